@@ -1,0 +1,92 @@
+# vsched — plain GNU make. `make` builds libvsched.a and ./vsched;
+# `make test` installs missing system packages (scripts/deps.sh) and runs
+# every check suite plus the conformance cases; `make asan` does the same
+# under AddressSanitizer + UndefinedBehaviorSanitizer in build-asan/.
+
+CC      ?= cc
+BUILD   ?= build
+LLVM_CONFIG ?= $(shell command -v llvm-config 2>/dev/null || command -v llvm-config-14 2>/dev/null || echo llvm-config)
+
+WARN    := -Wall -Wextra -Werror -Wno-unused-parameter -Wshadow -Wstrict-prototypes
+CFLAGS  ?= -O2 -g
+CFLAGS  += -std=c11 -D_GNU_SOURCE $(WARN) -MMD -MP -Iinclude -I.
+SANFLAGS :=
+LLVM_CFLAGS = $(shell $(LLVM_CONFIG) --cflags 2>/dev/null | sed 's/-std=[^ ]*//')
+LLVM_LIBS   = $(shell $(LLVM_CONFIG) --ldflags --libs core orcjit native passes target analysis 2>/dev/null) $(shell $(LLVM_CONFIG) --system-libs 2>/dev/null)
+CHECK_LIBS  = $(shell pkg-config --libs check 2>/dev/null || echo -lcheck -lsubunit -lm -lrt -lpthread)
+LIBS    = -lz3 -lpthread -lm
+
+KERNEL_SRC   := $(sort $(wildcard kernel/*.c))
+REWRITES_SRC := $(sort $(wildcard rewrites/*.c))
+SMT_SRC      := $(sort $(wildcard smt/*.c))
+BACKEND_SRC  := $(sort $(wildcard backend/*.c))
+API_SRC      := $(sort $(wildcard api/*.c))
+CLI_SRC      := $(sort $(wildcard cli/*.c))
+TEST_SRC     := $(sort $(wildcard tests/*.c))
+
+ifneq ($(BACKEND_SRC),)
+LIBS += $(LLVM_LIBS)
+endif
+
+LIB_SRC := $(KERNEL_SRC) $(REWRITES_SRC) $(SMT_SRC) $(BACKEND_SRC) $(API_SRC)
+LIB_OBJ := $(LIB_SRC:%.c=$(BUILD)/%.o)
+CLI_OBJ := $(CLI_SRC:%.c=$(BUILD)/%.o)
+TEST_OBJ := $(TEST_SRC:%.c=$(BUILD)/%.o)
+
+LIBVS   := $(BUILD)/libvsched.a
+VSCHED  := vsched
+ifneq ($(BUILD),build)
+VSCHED  := $(BUILD)/vsched
+endif
+TESTBIN := $(BUILD)/run_tests
+
+.PHONY: all test asan check-deps conformance fuzz clean demo bench
+all: $(LIBVS) $(VSCHED)
+
+$(BUILD)/backend/%.o: backend/%.c
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) $(SANFLAGS) $(LLVM_CFLAGS) -c $< -o $@
+
+$(BUILD)/%.o: %.c
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) $(SANFLAGS) -c $< -o $@
+
+$(LIBVS): $(LIB_OBJ)
+	@rm -f $@
+	ar rcs $@ $^
+
+$(VSCHED): $(CLI_OBJ) $(LIBVS)
+	$(CC) $(SANFLAGS) -o $@ $(CLI_OBJ) $(LIBVS) $(LIBS)
+
+$(TESTBIN): $(TEST_OBJ) $(LIBVS)
+	$(CC) $(SANFLAGS) -o $@ $(TEST_OBJ) $(LIBVS) $(CHECK_LIBS) $(LIBS)
+
+check-deps:
+	@scripts/deps.sh
+
+# The check suites run from the top so fixtures resolve as tests/data/...;
+# VS_SHARED points at the shared conformance cases (../shared by default).
+test: check-deps
+	@$(MAKE) --no-print-directory all $(TESTBIN)
+	VS_BIN=$(abspath $(VSCHED)) $(TESTBIN)
+	@$(MAKE) --no-print-directory conformance
+
+conformance: all
+	@if [ -d ../shared/conformance ]; then \
+	  ../shared/tools/run-cases.sh . ../shared/conformance; \
+	else echo "conformance: ../shared/conformance not found, skipped"; fi
+
+asan: check-deps
+	@$(MAKE) --no-print-directory BUILD=build-asan CC=clang \
+	  SANFLAGS="-fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer" \
+	  CFLAGS="-O1 -g" build-asan/vsched build-asan/run_tests
+	ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 CK_FORK=no \
+	  VS_BIN=$(abspath build-asan/vsched) build-asan/run_tests
+
+fuzz: check-deps
+	@scripts/fuzz.sh $(FUZZ_SECONDS)
+
+clean:
+	rm -rf build build-asan build-fuzz vsched
+
+-include $(LIB_OBJ:.o=.d) $(CLI_OBJ:.o=.d) $(TEST_OBJ:.o=.d)

@@ -1,0 +1,362 @@
+/* kernel/ir.h — the vsched IR: dtypes, expressions, statements, buffers,
+ * functions and modules, plus arenas, source spans and diagnostics.
+ * The IR is immutable once built: rewrites make new nodes and share the
+ * unchanged ones. Every node lives in an Arena and is never freed alone.
+ * This is the internal header of kernel/; include/vsched.h is the public API. */
+#ifndef VS_KERNEL_IR_H
+#define VS_KERNEL_IR_H
+
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+/* ---------- arena ---------- */
+
+typedef struct ArenaChunk ArenaChunk;
+typedef struct Arena {
+	ArenaChunk *head;
+	size_t used_total;
+	int next_var_id; /* ids for Var and Buffer: unique within the arena */
+} Arena;
+
+void arena_init(Arena *a);
+void arena_free(Arena *a);
+void *arena_alloc(Arena *a, size_t size); /* zeroed, 16-byte aligned */
+char *arena_strdup(Arena *a, const char *s);
+char *arena_strndup(Arena *a, const char *s, size_t n);
+char *arena_printf(Arena *a, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+char *arena_vprintf(Arena *a, const char *fmt, va_list ap);
+
+/* ---------- sources, spans, diagnostics ---------- */
+
+typedef struct Source {
+	const char *name; /* file name as given by the user */
+	const char *text; /* NUL-terminated whole text */
+} Source;
+
+/* A span is a position in a Source; line and col are 1-based. A node that
+ * did not come from text has src == NULL. */
+typedef struct Span {
+	const Source *src;
+	int line, col, len;
+} Span;
+
+typedef enum { DIAG_ERROR, DIAG_WARNING, DIAG_NOTE } DiagLevel;
+
+typedef struct Diag {
+	DiagLevel level;
+	Span span;
+	char *message;
+	struct Diag *next;
+} Diag;
+
+/* A list of diagnostics; library code appends, the CLI renders. */
+typedef struct DiagList {
+	Arena *arena;
+	Diag *first, *last;
+	int nerrors;
+} DiagList;
+
+void diag_init(DiagList *d, Arena *a);
+void diag_add(DiagList *d, DiagLevel level, Span span, const char *fmt, ...)
+	__attribute__((format(printf, 4, 5)));
+void diag_vadd(DiagList *d, DiagLevel level, Span span, const char *fmt,
+	       va_list ap);
+/* clang-style: "file:line:col: error: msg\n  <line>\n  ^\n" appended to
+ * a malloc'ed string (caller frees). */
+char *diag_render(const DiagList *d);
+char *diag_render_one(const Diag *g);
+
+/* ---------- growable strings (kernel/arena.c) ---------- */
+
+typedef struct StrBuf {
+	char *s; /* malloc'ed, NUL-terminated once anything was put */
+	size_t n, cap;
+} StrBuf;
+
+void sb_put(StrBuf *b, const char *s, size_t n);
+void sb_puts(StrBuf *b, const char *s);
+void sb_printf(StrBuf *b, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+char *sb_take(StrBuf *b); /* the string (never NULL); b is reset */
+
+/* ---------- dtypes ---------- */
+
+#define VS_DTYPES(X)                                                           \
+	X(DT_BOOL, "bool", 1, 0, 0)                                           \
+	X(DT_INT8, "int8", 8, 1, 0)                                            \
+	X(DT_INT16, "int16", 16, 1, 0)                                         \
+	X(DT_INT32, "int32", 32, 1, 0)                                         \
+	X(DT_INT64, "int64", 64, 1, 0)                                         \
+	X(DT_UINT8, "uint8", 8, 0, 0)                                          \
+	X(DT_FLOAT32, "float32", 32, 1, 1)                                     \
+	X(DT_FLOAT64, "float64", 64, 1, 1)                                     \
+	X(DT_HANDLE, "handle", 64, 0, 0)                                       \
+	X(DT_VOID, "void", 0, 0, 0)
+
+typedef enum {
+#define X(e, n, b, s, f) e,
+	VS_DTYPES(X)
+#undef X
+		DT_COUNT
+} DType;
+
+const char *dtype_name(DType t);
+bool dtype_from_name(const char *name, DType *out);
+int dtype_bits(DType t);
+bool dtype_is_float(DType t);
+bool dtype_is_int(DType t); /* integer types incl. uint8, excl. bool */
+bool dtype_is_signed(DType t);
+
+/* ---------- variables and buffers ---------- */
+
+/* A Var is one binding: a loop variable, a let variable, a scalar or handle
+ * parameter, or a variable bound by an index-map lambda. Vars are compared
+ * by identity; `id` is unique within the arena. */
+typedef struct Var {
+	const char *name;
+	DType dtype;
+	int id;
+	Span span;
+} Var;
+
+typedef enum { SCOPE_GLOBAL, SCOPE_LOCAL, SCOPE_SHARED } BufferScope;
+
+typedef enum {
+	PAD_NONE_GIVEN, /* no pad_value: padding may not be accessed */
+	PAD_VALUE,      /* pad_value is an expression (constant or of indices) */
+	PAD_UNDEF,      /* pad_value = T.undef() */
+} PadKind;
+
+struct Expr;
+
+/* Layout history of a buffer after transform_layout: the physical buffer
+ * replaces the logical one in the IR; this records how to map back. */
+typedef struct Layout {
+	struct Buffer *logical;    /* the buffer before the transform */
+	int nvars;                 /* = logical->ndim */
+	Var **vars;                /* lambda parameters (logical indices) */
+	struct Expr **map;         /* physical index k = map[k](vars), k < ndim */
+	Var **inv_vars;            /* physical index variables, ndim of them */
+	struct Expr **inverse;     /* logical index j = inverse[j](inv_vars) */
+	struct Expr *pad_predicate; /* over inv_vars: true on padding cells */
+	PadKind pad_kind;
+	struct Expr *pad_value;    /* PAD_VALUE: over inv_vars */
+} Layout;
+
+typedef struct Buffer {
+	const char *name;
+	DType dtype;
+	int ndim;
+	struct Expr **shape; /* extents, int expressions of scalar params */
+	BufferScope scope;
+	int id;
+	Span span;
+	int naxis_separators;
+	int *axis_separators; /* positions in [1, ndim), increasing */
+	const Layout *layout; /* NULL unless transformed */
+} Buffer;
+
+/* ---------- expressions ---------- */
+
+typedef enum {
+	OP_ADD, OP_SUB, OP_MUL,
+	OP_DIV,      /* true division: floats only */
+	OP_FLOORDIV, /* `//`: floor division */
+	OP_FLOORMOD, /* `%`: floor modulo, sign of the divisor */
+	OP_MIN, OP_MAX,
+	OP_EQ, OP_NE, OP_LT, OP_LE, OP_GT, OP_GE,
+	OP_AND, OP_OR,
+	OP_COUNT
+} BinOp;
+
+const char *binop_symbol(BinOp op); /* "+", "//", "min", "==", "and" ... */
+bool binop_is_compare(BinOp op);
+bool binop_is_logical(BinOp op);
+
+#define VS_EXPR_KINDS(X)                                                       \
+	X(EX_INT)    /* u.ival: integer or bool literal */                     \
+	X(EX_FLOAT)  /* u.fval: float literal (may be inf/-inf) */             \
+	X(EX_VAR)    /* u.var */                                               \
+	X(EX_BIN)    /* u.bin: op, a, b */                                     \
+	X(EX_NOT)    /* u.un.a: logical not */                                 \
+	X(EX_NEG)    /* u.un.a: arithmetic negation */                         \
+	X(EX_SELECT) /* u.sel: T.if_then_else(cond, a, b) */                   \
+	X(EX_CAST)   /* u.un.a, converted to node dtype */                     \
+	X(EX_LOAD)   /* u.load: buffer, nidx, idx */                           \
+	X(EX_UNDEF)  /* no fields: a fresh unconstrained value */              \
+	X(EX_LET)    /* u.let: var, value, body */
+
+typedef enum {
+#define X(k) k,
+	VS_EXPR_KINDS(X)
+#undef X
+		EX_COUNT
+} ExprKind;
+
+typedef struct Expr {
+	ExprKind kind;
+	DType dtype;
+	Span span;
+	union {
+		int64_t ival;
+		double fval;
+		Var *var;
+		struct { BinOp op; struct Expr *a, *b; } bin;
+		struct { struct Expr *a; } un;
+		struct { struct Expr *cond, *a, *b; } sel;
+		struct { Buffer *buf; int nidx; struct Expr **idx; } load;
+		struct { Var *var; struct Expr *value, *body; } let;
+	} u;
+} Expr;
+
+/* ---------- statements ---------- */
+
+typedef enum {
+	FOR_SERIAL, FOR_PARALLEL, FOR_VECTORIZED, FOR_UNROLLED
+} ForKind;
+
+const char *for_kind_name(ForKind k); /* "serial", "parallel", ... */
+
+#define VS_STMT_KINDS(X)                                                       \
+	X(ST_SEQ)    /* u.seq: n, items */                                     \
+	X(ST_FOR)    /* u.loop: var, min, extent, kind, body */                \
+	X(ST_IF)     /* u.cond: cond, then_s, else_s (NULL if none) */         \
+	X(ST_STORE)  /* u.store: buf, nidx, idx, value */                      \
+	X(ST_ASSUME) /* u.expr: the fact */                                    \
+	X(ST_EVAL)   /* u.expr */                                              \
+	X(ST_ALLOC)  /* u.alloc: buf, body (rest of the enclosing sequence) */ \
+	X(ST_BLOCK)  /* u.block: name, body */                                 \
+	X(ST_LET)    /* u.let: var, value, body (rest of the sequence) */      \
+	X(ST_PASS)   /* no fields */
+
+typedef enum {
+#define X(k) k,
+	VS_STMT_KINDS(X)
+#undef X
+		ST_COUNT
+} StmtKind;
+
+typedef struct Stmt {
+	StmtKind kind;
+	Span span;
+	union {
+		struct { int n; struct Stmt **items; } seq;
+		struct {
+			Var *var;
+			Expr *min, *extent;
+			ForKind kind;
+			struct Stmt *body;
+		} loop;
+		struct { Expr *cond; struct Stmt *then_s, *else_s; } cond;
+		struct { Buffer *buf; int nidx; Expr **idx; Expr *value; } store;
+		Expr *expr;
+		struct { Buffer *buf; struct Stmt *body; } alloc;
+		struct { const char *name; struct Stmt *body; } block;
+		struct { Var *var; Expr *value; struct Stmt *body; } let;
+	} u;
+} Stmt;
+
+/* ---------- functions and modules ---------- */
+
+typedef enum {
+	PARAM_BUFFER, /* `A: T.Buffer[...]`: u.buf */
+	PARAM_SCALAR, /* `n: T.int32`: var */
+	PARAM_HANDLE, /* `a: T.handle`, with buf bound by T.match_buffer */
+} ParamKind;
+
+typedef struct Param {
+	ParamKind kind;
+	Var *var;    /* scalar or handle variable; NULL for PARAM_BUFFER */
+	Buffer *buf; /* PARAM_BUFFER, PARAM_HANDLE */
+} Param;
+
+typedef struct Func {
+	const char *name;
+	int nparams;
+	Param *params;
+	Stmt *body;
+	Span span;
+} Func;
+
+typedef struct Module {
+	const char *name; /* class name; NULL for a single prim_func file */
+	int nfuncs;
+	Func **funcs;
+	Span span;
+} Module;
+
+/* ---------- constructors (kernel/ir.c) ----------
+ * Binary constructors compute the result dtype: comparisons and logic give
+ * bool; arithmetic keeps the operand dtype (operands must agree, except an
+ * integer literal adapts to the other side). They do no simplification. */
+
+Var *ir_var(Arena *a, const char *name, DType t, Span sp);
+Buffer *ir_buffer(Arena *a, const char *name, DType t, int ndim, Expr **shape,
+		  Span sp);
+Buffer *ir_buffer_copy(Arena *a, const Buffer *b); /* new id, same fields */
+
+Expr *ir_int(Arena *a, int64_t v, DType t, Span sp);
+Expr *ir_int32(Arena *a, int64_t v); /* int32 literal, no span */
+Expr *ir_bool(Arena *a, bool v);
+Expr *ir_float(Arena *a, double v, DType t, Span sp);
+Expr *ir_varref(Arena *a, Var *v, Span sp);
+Expr *ir_bin(Arena *a, BinOp op, Expr *x, Expr *y, Span sp);
+Expr *ir_not(Arena *a, Expr *x, Span sp);
+Expr *ir_neg(Arena *a, Expr *x, Span sp);
+Expr *ir_select(Arena *a, Expr *c, Expr *x, Expr *y, Span sp);
+Expr *ir_cast(Arena *a, DType t, Expr *x, Span sp);
+Expr *ir_load(Arena *a, Buffer *b, int nidx, Expr **idx, Span sp);
+Expr *ir_undef(Arena *a, DType t, Span sp);
+Expr *ir_let(Arena *a, Var *v, Expr *value, Expr *body, Span sp);
+/* shorthands without spans */
+Expr *ir_add(Arena *a, Expr *x, Expr *y);
+Expr *ir_sub(Arena *a, Expr *x, Expr *y);
+Expr *ir_mul(Arena *a, Expr *x, Expr *y);
+Expr *ir_and(Arena *a, Expr *x, Expr *y); /* NULL operand = true */
+Expr *ir_or(Arena *a, Expr *x, Expr *y);
+
+Stmt *ir_seq(Arena *a, int n, Stmt **items, Span sp); /* copies items */
+Stmt *ir_for(Arena *a, Var *v, Expr *min, Expr *extent, ForKind k,
+	     Stmt *body, Span sp);
+Stmt *ir_if(Arena *a, Expr *c, Stmt *then_s, Stmt *else_s, Span sp);
+Stmt *ir_store(Arena *a, Buffer *b, int nidx, Expr **idx, Expr *value,
+	       Span sp);
+Stmt *ir_assume(Arena *a, Expr *fact, Span sp);
+Stmt *ir_eval(Arena *a, Expr *e, Span sp);
+Stmt *ir_alloc(Arena *a, Buffer *b, Stmt *body, Span sp);
+Stmt *ir_block(Arena *a, const char *name, Stmt *body, Span sp);
+Stmt *ir_letstmt(Arena *a, Var *v, Expr *value, Stmt *body, Span sp);
+Stmt *ir_pass(Arena *a, Span sp);
+
+Func *ir_func(Arena *a, const char *name, int nparams, Param *params,
+	      Stmt *body, Span sp); /* copies params */
+Module *ir_module(Arena *a, const char *name, int nfuncs, Func **funcs,
+		  Span sp); /* copies funcs */
+Func *module_find_func(const Module *m, const char *name);
+
+/* ---------- structural equality and hashing (kernel/equal.c) ----------
+ * Bound variables (loops, lets, lambda params) are compared up to renaming;
+ * free variables, buffers and params by name, dtype and shape. Spans are
+ * ignored. */
+bool ir_expr_equal(const Expr *x, const Expr *y);
+bool ir_stmt_equal(const Stmt *x, const Stmt *y);
+bool ir_func_equal(const Func *x, const Func *y);
+bool ir_module_equal(const Module *x, const Module *y);
+uint64_t ir_expr_hash(const Expr *e);
+uint64_t ir_stmt_hash(const Stmt *s);
+
+/* ---------- substitution and traversal helpers (kernel/ir.c) ---------- */
+
+/* Replace variables by expressions; returns the original node when nothing
+ * changed (sharing). n pairs (from[i] -> to[i]). */
+Expr *ir_subst_expr(Arena *a, Expr *e, int n, Var **from, Expr **to);
+Stmt *ir_subst_stmt(Arena *a, Stmt *s, int n, Var **from, Expr **to);
+/* Replace every access to buffer `from` by `to` (same indices). */
+Stmt *ir_replace_buffer(Arena *a, Stmt *s, const Buffer *from, Buffer *to);
+bool ir_expr_uses_var(const Expr *e, const Var *v);
+bool ir_stmt_uses_var(const Stmt *s, const Var *v);
+
+#endif

@@ -1,0 +1,79 @@
+/* kernel/obligation.c — construction of obligation records and the names
+ * of verdicts and float modes. The meaning is in kernel/obligation.h. */
+#include "obligation.h"
+
+#include <string.h>
+
+const char *float_mode_name(FloatMode m)
+{
+	return m == FLOAT_IEEE ? "ieee" : "real";
+}
+
+const char *verdict_name(Verdict v)
+{
+	switch (v) {
+	case VERDICT_PROVEN: return "proven";
+	case VERDICT_REFUTED: return "refuted";
+	case VERDICT_UNKNOWN: return "not proven";
+	}
+	return "not proven";
+}
+
+static void *grow(Arena *a, void *old, int n, size_t elem)
+{
+	/* arrays in obligations are short; copy-on-grow keeps it simple */
+	void *p = arena_alloc(a, elem * (size_t)(n + 1));
+	if (old && n)
+		memcpy(p, old, elem * (size_t)n);
+	return p;
+}
+
+void oblist_push(Arena *a, ObligationList *l, Obligation *o)
+{
+	if (l->n == l->cap) {
+		int cap = l->cap ? l->cap * 2 : 8;
+		Obligation **items = arena_alloc(a, sizeof(*items) * (size_t)cap);
+		if (l->n)
+			memcpy(items, l->items, sizeof(*items) * (size_t)l->n);
+		l->items = items;
+		l->cap = cap;
+	}
+	l->items[l->n++] = o;
+}
+
+Obligation *obligation_new(Arena *a, const char *kind, const char *statement,
+			   int nvars, Var **vars, int nhyps, Expr **hyps,
+			   Expr *goal, Span origin)
+{
+	Obligation *o = arena_alloc(a, sizeof *o);
+	o->kind = arena_strdup(a, kind);
+	o->statement = arena_strdup(a, statement);
+	o->vars = grow(a, vars, nvars, sizeof(Var *));
+	o->nvars = nvars;
+	o->hyps = grow(a, hyps, nhyps, sizeof(Expr *));
+	o->nhyps = nhyps;
+	o->goal = goal;
+	o->origin = origin;
+	return o;
+}
+
+void obligation_add_hyp(Arena *a, Obligation *o, Expr *h)
+{
+	o->hyps = grow(a, o->hyps, o->nhyps, sizeof(Expr *));
+	o->hyps[o->nhyps++] = h;
+}
+
+void obligation_add_var(Arena *a, Obligation *o, Var *v)
+{
+	for (int i = 0; i < o->nvars; i++)
+		if (o->vars[i] == v)
+			return;
+	o->vars = grow(a, o->vars, o->nvars, sizeof(Var *));
+	o->vars[o->nvars++] = v;
+}
+
+void obligation_add_related(Arena *a, Obligation *o, Span sp)
+{
+	o->related = grow(a, o->related, o->nrelated, sizeof(Span));
+	o->related[o->nrelated++] = sp;
+}

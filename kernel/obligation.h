@@ -1,0 +1,95 @@
+/* kernel/obligation.h — proof obligations as data (semantics.md section 2),
+ * their verdicts and counterexample models. Rewrites build Obligations in
+ * the IR's own expression language; smt/ encodes and discharges them.
+ * Neither side of this header talks to a solver. */
+#ifndef VS_KERNEL_OBLIGATION_H
+#define VS_KERNEL_OBLIGATION_H
+
+#include "ir.h"
+
+typedef enum { FLOAT_REAL, FLOAT_IEEE } FloatMode;
+
+const char *float_mode_name(FloatMode m); /* "real" / "ieee" */
+
+/* "for all vars with hyps: goal". Loads in hyps/goal read one arbitrary
+ * state: each buffer's contents are an uninterpreted function of the index
+ * tuple (buffers are told apart by Buffer identity). Every EX_UNDEF is a
+ * fresh unconstrained value. Ranges of vars are ordinary hypotheses.
+ * Scalar params and other free variables that occur in hyps/goal but are
+ * not listed in vars are treated as universally quantified too. */
+typedef struct Obligation {
+	const char *kind;      /* "split.divisible", "reorder.no_conflict", ... */
+	const char *statement; /* one line, for people */
+	const char *rewrite;   /* "split(i, factor=4, tail=perfect)" */
+	int nvars;
+	Var **vars;
+	int nhyps;
+	Expr **hyps;
+	Expr *goal;
+	Span origin;  /* the statement or loop the obligation comes from */
+	int nrelated; /* accesses involved, for reports */
+	Span *related;
+} Obligation;
+
+typedef struct ObligationList {
+	int n, cap;
+	Obligation **items;
+} ObligationList;
+
+void oblist_push(Arena *a, ObligationList *l, Obligation *o);
+
+/* Build an obligation; vars/hyps are copied. */
+Obligation *obligation_new(Arena *a, const char *kind, const char *statement,
+			   int nvars, Var **vars, int nhyps, Expr **hyps,
+			   Expr *goal, Span origin);
+void obligation_add_hyp(Arena *a, Obligation *o, Expr *h);
+void obligation_add_var(Arena *a, Obligation *o, Var *v);
+void obligation_add_related(Arena *a, Obligation *o, Span sp);
+
+typedef enum {
+	VERDICT_PROVEN,	 /* hyps and not goal: unsat */
+	VERDICT_REFUTED, /* sat: model is a counterexample */
+	VERDICT_UNKNOWN, /* unknown, timeout, resource limit, unsupported */
+} Verdict;
+
+const char *verdict_name(Verdict v); /* "proven", "refuted", "not proven" */
+
+/* One value in a model. Integers and bools in ival; floats in fval (for
+ * ieee mode the exact value, -0.0 and NaN included); text is the value as
+ * the solver printed it. */
+typedef struct ModelValue {
+	bool is_float;
+	int64_t ival;
+	double fval;
+	const char *text;
+} ModelValue;
+
+typedef struct ModelVar {
+	Var *var;
+	ModelValue val;
+} ModelVar;
+
+typedef struct ModelCell {
+	Buffer *buf;
+	int nidx;
+	int64_t *idx;
+	ModelValue val;
+} ModelCell;
+
+typedef struct Model {
+	int nvars;
+	ModelVar *vars;
+	int ncells;
+	ModelCell *cells;
+} Model;
+
+typedef struct ObligationResult {
+	Verdict verdict;
+	const char *reason; /* for VERDICT_UNKNOWN: "timeout", "unsupported: ..." */
+	double seconds;
+	const char *smt2;   /* the self-contained SMT-LIB2 query */
+	Model *model;       /* VERDICT_REFUTED only */
+	bool cached;        /* answered from the cache of identical queries */
+} ObligationResult;
+
+#endif
