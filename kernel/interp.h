@@ -1,0 +1,105 @@
+/* kernel/interp.h — the reference interpreter: it defines what a kernel
+ * computes (semantics.md section 1). It runs a function on concrete
+ * buffers, detects undefined behaviour, tracks which cells were last
+ * written with T.undef(), generates random admissible inputs, and compares
+ * final states. */
+#ifndef VS_KERNEL_INTERP_H
+#define VS_KERNEL_INTERP_H
+
+#include "ir.h"
+
+/* Integer and bool values in i (wrapped to the dtype's width and
+ * sign-extended); floats in f (float32 values rounded to float). */
+typedef union Value {
+	int64_t i;
+	double f;
+} Value;
+
+typedef enum {
+	CELL_UNINIT = 0, /* never written, not an input: reading it is UB */
+	CELL_INIT,       /* holds a value */
+	CELL_UNDEF,      /* last write was T.undef(): readable, value arbitrary,
+			    excluded from output comparison */
+} CellState;
+
+typedef struct BufState {
+	const Buffer *buf;
+	int ndim;
+	int64_t *shape; /* concrete extents */
+	int64_t size;   /* product of shape */
+	Value *data;    /* row-major */
+	uint8_t *cell;  /* CellState per element */
+} BufState;
+
+typedef struct State {
+	const Func *func;
+	int nscalars;
+	Var **scalar_vars; /* PARAM_SCALAR vars in parameter order */
+	Value *scalars;
+	int nbufs;
+	BufState *bufs; /* one per buffer parameter, in parameter order */
+	Arena *arena;   /* owns everything above */
+} State;
+
+/* A state for f with the given scalar values (in parameter order); every
+ * buffer cell CELL_UNINIT with value 0. NULL + diagnostic if a shape is
+ * negative or too large. */
+State *state_new(Arena *a, const Func *f, const int64_t *scalars, DiagList *d);
+State *state_clone(Arena *a, const State *s);
+BufState *state_buffer(State *s, const char *name); /* by buffer name */
+int64_t bufstate_offset(const BufState *b, const int64_t *idx); /* -1 if OOB */
+
+typedef enum {
+	RUN_OK,
+	RUN_UB,            /* undefined behaviour: message and span say what */
+	RUN_ASSUME_FAILED, /* a T.assume was false: input not admissible */
+	RUN_LIMIT,         /* step limit reached */
+} RunStatus;
+
+typedef struct InterpCounts {
+	uint64_t loads, stores, branches, iterations;
+} InterpCounts;
+
+typedef struct InterpResult {
+	RunStatus status;
+	const char *message; /* arena-owned, for RUN_UB / RUN_ASSUME_FAILED */
+	Span span;
+	InterpCounts counts;
+} InterpResult;
+
+/* Run f on st (modified in place). step_limit 0 = default (10^8). */
+RunStatus interp_run(const Func *f, State *st, uint64_t step_limit,
+		     InterpResult *r);
+
+/* A random admissible input for f from seed: scalar params chosen small
+ * (0..64) satisfying the entry T.assume facts, every cell of every buffer
+ * parameter initialised with a small random value (floats are small
+ * dyadic rationals so re-associated sums stay exact), then cells repaired
+ * to satisfy facts of the shapes `cond or X[t] == v` and `X[t] ==
+ * T.undef()`. Returns NULL + diagnostic when no admissible input is found
+ * (the diagnostic names the fact). */
+State *interp_gen_input(Arena *a, const Func *f, uint64_t seed, DiagList *d);
+
+/* Copy the input cells of `from` into a state for g (same parameter
+ * names, same shapes). NULL + diagnostic when they do not match. */
+State *state_transfer(Arena *a, const State *from, const Func *g, DiagList *d);
+
+/* Compare the final states of P (before) and P' (after): every cell of
+ * every buffer parameter, except cells P marks CELL_UNDEF. Returns true if
+ * equal; otherwise *diff (malloc'ed) names the first differing location,
+ * e.g. "B[3, 1]: 7 vs 9". Float comparison is exact (bitwise for -0.0 vs
+ * 0.0 when ieee is true), or within rel_tol when rel_tol > 0. */
+bool state_equal(const State *before, const State *after, bool ieee,
+		 double rel_tol, char **diff);
+
+/* Differential check: `trials` random admissible inputs of a, transferred
+ * to b, both run, compared. Returns 0 if all agree, 1 on a difference or
+ * UB in b (report says which and the input), 2 if inputs cannot be made
+ * or transferred (report says why). report is malloc'ed. */
+int interp_equiv(const Func *a, const Func *b, int trials, uint64_t seed,
+		 char **report);
+
+/* Render a state's buffers (for `vsched interp`), malloc'ed. */
+char *state_format(const State *s);
+
+#endif

@@ -1,0 +1,61 @@
+/* smt/smt.h — discharging obligations with Z3 (the only module that
+ * includes z3.h), SMT-LIB2 text of every query, and proof logs.
+ * Verdicts follow semantics.md section 2: unsat -> proven, sat -> refuted
+ * with a model, anything else (unknown, timeout, resource limit,
+ * unsupported construct) -> not proven. */
+#ifndef VS_SMT_SMT_H
+#define VS_SMT_SMT_H
+
+#include "kernel/obligation.h"
+
+typedef struct SmtOptions {
+	unsigned timeout_ms; /* per query; 0 = default 10000 */
+	unsigned rlimit;     /* Z3 resource limit per query; 0 = default */
+	int threads;         /* solve independent obligations in parallel */
+} SmtOptions;
+
+typedef struct Solver Solver;
+
+Solver *smt_solver_new(const SmtOptions *opt);
+void smt_solver_free(Solver *s);
+const char *smt_solver_version(void); /* "z3 4.8.12" */
+
+/* Discharge one obligation: hyps AND NOT goal. Fills *out; the smt2 text,
+ * reason and model are allocated in a. Never proves on unknown. */
+void smt_discharge(Solver *s, Arena *a, const Obligation *o, FloatMode fm,
+		   ObligationResult *out);
+
+/* Discharge n obligations (independent), possibly on several threads.
+ * outs has n entries. */
+void smt_discharge_all(Solver *s, Arena *a, int n, Obligation *const *obs,
+		       FloatMode fm, ObligationResult *outs);
+
+/* The self-contained SMT-LIB2 query of an obligation: declarations,
+ * the hypotheses, (assert (not goal)), (check-sat). Running `z3 FILE` or
+ * `cvc5 FILE` on it prints sat/unsat. NULL + *why if a construct cannot
+ * be encoded. */
+const char *smt_query_text(Arena *a, const Obligation *o, FloatMode fm,
+			   const char **why);
+
+/* ---------- proof logs (smt/log.c) ----------
+ * DIR/index.jsonl: one JSON object per line, {"type":"rewrite",...} or
+ * {"type":"obligation",...}; DIR/ob-NNNN.smt2: one query per obligation
+ * with a comment header (kind, statement, solver, float mode, verdict,
+ * time, model). */
+typedef struct ProofLog ProofLog;
+
+ProofLog *proof_log_open(const char *dir, DiagList *d);
+void proof_log_rewrite(ProofLog *l, const char *primitive, const char *args,
+		       const char *result, const char *reason);
+void proof_log_obligation(ProofLog *l, const Obligation *o,
+			  const ObligationResult *r, FloatMode fm);
+void proof_log_close(ProofLog *l);
+
+/* `vsched log show`: summary (or JSON lines) to a malloc'ed string. */
+int proof_log_show(const char *dir, bool json, char **out);
+/* `vsched log check`: re-run every logged query with the `z3` or `cvc5`
+ * binary; 0 if every verdict agrees (proven stays unsat, refuted stays
+ * sat), 1 on any disagreement, 2 if the log cannot be read. */
+int proof_log_check(const char *dir, const char *solver, char **out);
+
+#endif
