@@ -8,8 +8,10 @@ BUILD   ?= build
 LLVM_CONFIG ?= $(shell command -v llvm-config 2>/dev/null || command -v llvm-config-14 2>/dev/null || echo llvm-config)
 
 WARN    := -Wall -Wextra -Werror -Wno-unused-parameter -Wshadow -Wstrict-prototypes
-CFLAGS  ?= -O2 -g
-CFLAGS  += -std=c11 -D_GNU_SOURCE $(WARN) -MMD -MP -Iinclude -I.
+# OPT may be overridden (make asan does); the rest always applies, even
+# when CFLAGS is given on the command line.
+OPT     ?= -O2 -g
+ALL_CFLAGS = -std=c11 -D_GNU_SOURCE $(WARN) -MMD -MP -Iinclude -I. $(OPT) $(CFLAGS)
 SANFLAGS :=
 LLVM_CFLAGS = $(shell $(LLVM_CONFIG) --cflags 2>/dev/null | sed 's/-std=[^ ]*//')
 LLVM_LIBS   = $(shell $(LLVM_CONFIG) --ldflags --libs core orcjit native passes target analysis 2>/dev/null) $(shell $(LLVM_CONFIG) --system-libs 2>/dev/null)
@@ -45,11 +47,11 @@ all: $(LIBVS) $(VSCHED)
 
 $(BUILD)/backend/%.o: backend/%.c
 	@mkdir -p $(dir $@)
-	$(CC) $(CFLAGS) $(SANFLAGS) $(LLVM_CFLAGS) -c $< -o $@
+	$(CC) $(ALL_CFLAGS) $(SANFLAGS) $(LLVM_CFLAGS) -c $< -o $@
 
 $(BUILD)/%.o: %.c
 	@mkdir -p $(dir $@)
-	$(CC) $(CFLAGS) $(SANFLAGS) -c $< -o $@
+	$(CC) $(ALL_CFLAGS) $(SANFLAGS) -c $< -o $@
 
 $(LIBVS): $(LIB_OBJ)
 	@rm -f $@
@@ -72,14 +74,12 @@ test: check-deps
 	@$(MAKE) --no-print-directory conformance
 
 conformance: all
-	@if [ -d ../shared/conformance ]; then \
-	  ../shared/tools/run-cases.sh . ../shared/conformance; \
-	else echo "conformance: ../shared/conformance not found, skipped"; fi
+	@scripts/conformance.sh ./$(VSCHED) ../shared
 
 asan: check-deps
 	@$(MAKE) --no-print-directory BUILD=build-asan CC=clang \
 	  SANFLAGS="-fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer" \
-	  CFLAGS="-O1 -g" build-asan/vsched build-asan/run_tests
+	  OPT="-O1 -g" build-asan/vsched build-asan/run_tests
 	ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 CK_FORK=no \
 	  VS_BIN=$(abspath build-asan/vsched) build-asan/run_tests
 

@@ -80,6 +80,12 @@ RunStatus interp_run(const Func *f, State *st, uint64_t step_limit,
  * (the diagnostic names the fact). */
 State *interp_gen_input(Arena *a, const Func *f, uint64_t seed, DiagList *d);
 
+/* Like interp_gen_input, but with the scalar parameters fixed (values in
+ * parameter order of the PARAM_SCALAR params); used to replay a
+ * counterexample. NULL + diagnostic if the entry facts reject them. */
+State *interp_gen_input_scalars(Arena *a, const Func *f, uint64_t seed,
+				const int64_t *scalars, DiagList *d);
+
 /* Copy the input cells of `from` into a state for g (same parameter
  * names, same shapes). NULL + diagnostic when they do not match. */
 State *state_transfer(Arena *a, const State *from, const Func *g, DiagList *d);
@@ -101,5 +107,27 @@ int interp_equiv(const Func *a, const Func *b, int trials, uint64_t seed,
 
 /* Render a state's buffers (for `vsched interp`), malloc'ed. */
 char *state_format(const State *s);
+
+
+/* ---------- additions (interp.c / inputs.c, used by smt/replay.c) ---------- */
+
+/* Like interp_gen_input, with the scalar params fixed (parameter order):
+ * NULL + diagnostic when they violate the entry facts or no admissible
+ * buffer contents are found for them. */
+State *interp_gen_input_scalars(Arena *a, const Func *f, uint64_t seed,
+				const int64_t *scalars, DiagList *d);
+
+/* Make st's buffers admissible for f: padding cells of transformed
+ * buffers uninitialised, then the entry T.assume facts (those before the
+ * first store, under loops and ifs too) of the shapes `c or X[t] == v`
+ * made true by writing cells, then all entry facts checked. RUN_OK, or
+ * RUN_ASSUME_FAILED naming the fact that could not be satisfied. */
+RunStatus interp_prepare_input(const Func *f, State *st, InterpResult *r);
+
+/* Whether the top-level entry facts that mention only scalar params hold
+ * for these scalar values (parameter order); r (messages in a) names a
+ * failing fact. */
+bool interp_scalar_facts_hold(const Func *f, const int64_t *scalars,
+			      Arena *a, InterpResult *r);
 
 #endif

@@ -1,0 +1,654 @@
+/* kernel/inputs.c — interpreter states: copying and transferring them,
+ * random admissible inputs (scalars that satisfy the entry facts, small
+ * exact values in every cell, cells repaired for `c or X[t] == v` facts),
+ * comparing final states (T.undef() cells excepted), rendering them, and
+ * the differential check interp_equiv built from these. */
+#include "interp.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define GEN_ATTEMPTS 32       /* full inputs tried before giving up */
+#define SCALAR_TRIES 2000     /* scalar tuples tried per input */
+#define SMALL_INPUT_CELLS 64  /* inputs this small are shown in reports */
+
+/* ---------- states ---------- */
+
+int64_t bufstate_offset(const BufState *b, const int64_t *idx)
+{
+	int64_t off = 0;
+	for (int k = 0; k < b->ndim; k++) {
+		if (idx[k] < 0 || idx[k] >= b->shape[k])
+			return -1;
+		off = off * b->shape[k] + idx[k];
+	}
+	return off;
+}
+
+State *state_clone(Arena *a, const State *s)
+{
+	State *c = arena_alloc(a, sizeof *c);
+	*c = *s;
+	c->arena = a;
+	c->scalar_vars = arena_alloc(a, sizeof(Var *) * (size_t)(s->nscalars + 1));
+	c->scalars = arena_alloc(a, sizeof(Value) * (size_t)(s->nscalars + 1));
+	if (s->nscalars) {
+		memcpy(c->scalar_vars, s->scalar_vars, sizeof(Var *) * (size_t)s->nscalars);
+		memcpy(c->scalars, s->scalars, sizeof(Value) * (size_t)s->nscalars);
+	}
+	c->bufs = arena_alloc(a, sizeof(BufState) * (size_t)(s->nbufs + 1));
+	for (int i = 0; i < s->nbufs; i++) {
+		const BufState *from = &s->bufs[i];
+		BufState *to = &c->bufs[i];
+		*to = *from;
+		to->shape = arena_alloc(a, sizeof(int64_t) * (size_t)(from->ndim + 1));
+		to->data = arena_alloc(a, sizeof(Value) * (size_t)(from->size + 1));
+		to->cell = arena_alloc(a, (size_t)(from->size + 1));
+		if (from->ndim)
+			memcpy(to->shape, from->shape, sizeof(int64_t) * (size_t)from->ndim);
+		if (from->size) {
+			memcpy(to->data, from->data, sizeof(Value) * (size_t)from->size);
+			memcpy(to->cell, from->cell, (size_t)from->size);
+		}
+	}
+	return c;
+}
+
+static const BufState *find_buffer(const State *s, const char *name)
+{
+	for (int i = 0; i < s->nbufs; i++)
+		if (strcmp(s->bufs[i].buf->name, name) == 0)
+			return &s->bufs[i];
+	return NULL;
+}
+
+BufState *state_buffer(State *s, const char *name)
+{
+	return (BufState *)find_buffer(s, name);
+}
+
+/* ---------- rendering values ---------- */
+
+/* The shortest text that reads back to x, with ".0" on whole numbers so a
+ * float looks like one; -0.0 keeps its sign. */
+static void put_float(StrBuf *b, double x)
+{
+	if (isnan(x)) {
+		sb_puts(b, "nan");
+		return;
+	}
+	if (isinf(x)) {
+		sb_puts(b, x < 0 ? "-inf" : "inf");
+		return;
+	}
+	char text[40];
+	for (int prec = 1; prec <= 17; prec++) {
+		snprintf(text, sizeof text, "%.*g", prec, x);
+		if (strtod(text, NULL) == x)
+			break;
+	}
+	sb_puts(b, text);
+	if (!strpbrk(text, ".en"))
+		sb_puts(b, ".0");
+}
+
+static void put_value(StrBuf *b, Value v, DType t)
+{
+	if (dtype_is_float(t))
+		put_float(b, v.f);
+	else
+		sb_printf(b, "%lld", (long long)v.i);
+}
+
+static void put_cell(StrBuf *b, const BufState *bs, int64_t off)
+{
+	switch ((CellState)bs->cell[off]) {
+	case CELL_UNINIT:
+		sb_puts(b, "?");
+		return;
+	case CELL_UNDEF:
+		sb_puts(b, "undef");
+		return;
+	case CELL_INIT:
+		put_value(b, bs->data[off], bs->buf->dtype);
+		return;
+	}
+	sb_puts(b, "?");
+}
+
+static void put_index(StrBuf *b, const char *name, int n, const int64_t *ix)
+{
+	sb_printf(b, "%s[", name);
+	for (int k = 0; k < n; k++)
+		sb_printf(b, "%s%lld", k ? ", " : "", (long long)ix[k]);
+	sb_puts(b, "]");
+}
+
+static void put_shape(StrBuf *b, const BufState *bs)
+{
+	sb_puts(b, "(");
+	for (int k = 0; k < bs->ndim; k++)
+		sb_printf(b, "%s%lld", k ? ", " : "", (long long)bs->shape[k]);
+	sb_puts(b, bs->ndim == 1 ? ",)" : ")");
+}
+
+/* Nested lists from dimension `dim` on, starting at offset `off`. */
+static void put_nested(StrBuf *b, const BufState *bs, int dim, int64_t off)
+{
+	if (dim == bs->ndim) {
+		put_cell(b, bs, off);
+		return;
+	}
+	int64_t stride = 1;
+	for (int k = dim + 1; k < bs->ndim; k++)
+		stride *= bs->shape[k];
+	sb_puts(b, "[");
+	for (int64_t i = 0; i < bs->shape[dim]; i++) {
+		if (i)
+			sb_puts(b, ", ");
+		put_nested(b, bs, dim + 1, off + i * stride);
+	}
+	sb_puts(b, "]");
+}
+
+static void put_scalars(StrBuf *b, const State *s, const char *sep)
+{
+	for (int i = 0; i < s->nscalars; i++) {
+		sb_printf(b, "%s%s = ", i ? sep : "", s->scalar_vars[i]->name);
+		put_value(b, s->scalars[i], s->scalar_vars[i]->dtype);
+	}
+}
+
+char *state_format(const State *s)
+{
+	StrBuf b = {0};
+	for (int i = 0; i < s->nscalars; i++) {
+		sb_printf(&b, "%s = ", s->scalar_vars[i]->name);
+		put_value(&b, s->scalars[i], s->scalar_vars[i]->dtype);
+		sb_puts(&b, "\n");
+	}
+	for (int i = 0; i < s->nbufs; i++) {
+		const BufState *bs = &s->bufs[i];
+		sb_printf(&b, "%s = ", bs->buf->name);
+		put_nested(&b, bs, 0, 0);
+		sb_puts(&b, "\n");
+	}
+	return sb_take(&b);
+}
+
+/* ---------- random inputs ---------- */
+
+typedef struct Rng {
+	uint64_t s;
+} Rng;
+
+static uint64_t rng_next(Rng *r) /* splitmix64 */
+{
+	uint64_t z = (r->s += 0x9E3779B97F4A7C15ull);
+	z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+	z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+	return z ^ (z >> 31);
+}
+
+static int64_t rng_range(Rng *r, int64_t lo, int64_t hi) /* inclusive */
+{
+	return lo + (int64_t)(rng_next(r) % (uint64_t)(hi - lo + 1));
+}
+
+/* A scalar: small (0..64), biased to edges and multiples of 8 and 16,
+ * where tails and divisibility facts live; `wide` adds negative values
+ * and values up to 4096. */
+static int64_t pick_scalar(Rng *r, DType t, bool wide)
+{
+	static const int64_t edges[] = {0,  1,  2,  3,  4,  7,	8,  9,	14, 15,
+					16, 17, 24, 31, 32, 33, 48, 63, 64};
+	if (t == DT_BOOL)
+		return rng_range(r, 0, 1);
+	if (wide) /* after many misses: negative and larger values too */
+		switch (rng_range(r, 0, 3)) {
+		case 0: return rng_range(r, -64, 64);
+		case 1: return rng_range(r, 0, 1024);
+		case 2: return (int64_t)1 << rng_range(r, 0, 12);
+		default: break;
+		}
+	switch (rng_range(r, 0, 9)) {
+	case 0: case 1: case 2: case 3:
+		return edges[rng_range(r, 0, (int64_t)(sizeof edges / sizeof *edges) - 1)];
+	case 4: case 5:
+		return 8 * rng_range(r, 0, 8);
+	case 6:
+		return 16 * rng_range(r, 0, 4);
+	default:
+		return rng_range(r, 0, 64);
+	}
+}
+
+/* Small values: ints in -8..8, floats k/4 with |k| <= 32 (sums of a few
+ * thousand of them are exact in float32, in any order). */
+static Value pick_cell(Rng *r, DType t)
+{
+	Value v;
+	if (dtype_is_float(t))
+		v.f = (double)rng_range(r, -32, 32) / 4.0;
+	else if (t == DT_BOOL)
+		v.i = rng_range(r, 0, 1);
+	else if (t == DT_UINT8)
+		v.i = rng_range(r, 0, 16);
+	else
+		v.i = rng_range(r, -8, 8);
+	return v;
+}
+
+static void fill_random(Rng *r, State *st)
+{
+	for (int i = 0; i < st->nbufs; i++) {
+		BufState *bs = &st->bufs[i];
+		for (int64_t k = 0; k < bs->size; k++) {
+			bs->data[k] = pick_cell(r, bs->buf->dtype);
+			bs->cell[k] = CELL_INIT;
+		}
+	}
+}
+
+/* The last reason an attempt failed, kept across scratch arenas. */
+typedef struct Failure {
+	char *message; /* malloc'ed */
+	Span span;
+} Failure;
+
+static void note_failure(Failure *f, const char *msg, Span sp)
+{
+	free(f->message);
+	f->message = strdup(msg ? msg : "unknown reason");
+	f->span = sp;
+}
+
+/* Scalars in `out` that satisfy the scalar-only entry facts. */
+static bool choose_scalars(const Func *f, Rng *r, int n, int64_t *out,
+			   Failure *why)
+{
+	Arena scratch;
+	arena_init(&scratch);
+	bool found = false;
+	for (int t = 0; t < SCALAR_TRIES && !found; t++) {
+		int k = 0;
+		for (int i = 0; i < f->nparams; i++)
+			if (f->params[i].kind == PARAM_SCALAR)
+				out[k++] = pick_scalar(r, f->params[i].var->dtype,
+						       t >= SCALAR_TRIES / 2);
+		InterpResult res;
+		found = interp_scalar_facts_hold(f, out, &scratch, &res);
+		if (!found)
+			note_failure(why, res.message, res.span);
+		if (!found && n == 0)
+			break; /* nothing to vary */
+	}
+	arena_free(&scratch);
+	return found;
+}
+
+/* One full attempt: a state for the scalars, random cells, repaired and
+ * checked; cloned into a on success. */
+static State *try_input(Arena *a, const Func *f, Rng *r, const int64_t *scalars,
+			Failure *why, bool *fatal)
+{
+	Arena scratch;
+	arena_init(&scratch);
+	DiagList d;
+	diag_init(&d, &scratch);
+	State *out = NULL;
+	State *st = state_new(&scratch, f, scalars, &d);
+	if (!st) {
+		note_failure(why, d.first ? d.first->message : NULL,
+			     d.first ? d.first->span : f->span);
+		*fatal = true; /* the same scalars fail the same way */
+	} else {
+		fill_random(r, st);
+		InterpResult res;
+		if (interp_prepare_input(f, st, &res) == RUN_OK)
+			out = state_clone(a, st);
+		else {
+			note_failure(why, res.message, res.span);
+			*fatal = res.status != RUN_ASSUME_FAILED;
+		}
+	}
+	arena_free(&scratch);
+	return out;
+}
+
+static State *generate(Arena *a, const Func *f, uint64_t seed,
+		       const int64_t *fixed, DiagList *d)
+{
+	Rng r = {seed * 0x2545F4914F6CDD1Dull + 0x9E3779B97F4A7C15ull};
+	int n = 0;
+	for (int i = 0; i < f->nparams; i++)
+		n += f->params[i].kind == PARAM_SCALAR;
+	int64_t *scalars = calloc((size_t)n + 1, sizeof(int64_t));
+	Failure why = {0};
+	State *st = NULL;
+	int attempts = 0;
+	const char *what = "no admissible input";
+	if (!scalars) {
+		diag_add(d, DIAG_ERROR, f->span, "out of memory");
+		return NULL;
+	}
+	while (attempts < GEN_ATTEMPTS && !st) {
+		bool fatal = false;
+		if (fixed) {
+			memcpy(scalars, fixed, sizeof(int64_t) * (size_t)n);
+			Arena scratch;
+			arena_init(&scratch);
+			InterpResult res;
+			bool ok = interp_scalar_facts_hold(f, scalars, &scratch, &res);
+			if (!ok)
+				note_failure(&why, res.message, res.span);
+			arena_free(&scratch);
+			if (!ok) {
+				what = "the given scalar values are not admissible";
+				break;
+			}
+		} else if (!choose_scalars(f, &r, n, scalars, &why)) {
+			what = "no scalar values found that are admissible";
+			break;
+		}
+		attempts++;
+		st = try_input(a, f, &r, scalars, &why, &fatal);
+		if (fatal && (fixed || n == 0))
+			break;
+	}
+	if (!st && attempts)
+		diag_add(d, DIAG_ERROR, why.span, "%s for %s (%d attempts): %s", what,
+			 f->name, attempts, why.message ? why.message : "unknown reason");
+	else if (!st)
+		diag_add(d, DIAG_ERROR, why.span, "%s for %s: %s", what, f->name,
+			 why.message ? why.message : "unknown reason");
+	free(why.message);
+	free(scalars);
+	return st;
+}
+
+State *interp_gen_input(Arena *a, const Func *f, uint64_t seed, DiagList *d)
+{
+	return generate(a, f, seed, NULL, d);
+}
+
+State *interp_gen_input_scalars(Arena *a, const Func *f, uint64_t seed,
+				const int64_t *scalars, DiagList *d)
+{
+	return generate(a, f, seed, scalars, d);
+}
+
+/* ---------- transfer ---------- */
+
+State *state_transfer(Arena *a, const State *from, const Func *g, DiagList *d)
+{
+	int n = 0;
+	for (int i = 0; i < g->nparams; i++)
+		n += g->params[i].kind == PARAM_SCALAR;
+	int64_t *scalars = arena_alloc(a, sizeof(int64_t) * (size_t)(n + 1));
+	Value *values = arena_alloc(a, sizeof(Value) * (size_t)(n + 1));
+	for (int i = 0, k = 0; i < g->nparams; i++) {
+		const Var *v = g->params[i].var;
+		if (g->params[i].kind != PARAM_SCALAR)
+			continue;
+		int j = 0;
+		while (j < from->nscalars && strcmp(from->scalar_vars[j]->name, v->name))
+			j++;
+		if (j == from->nscalars) {
+			diag_add(d, DIAG_ERROR, v->span,
+				 "cannot transfer the input to %s: no scalar %s in it",
+				 g->name, v->name);
+			return NULL;
+		}
+		values[k] = from->scalars[j];
+		scalars[k++] = dtype_is_float(from->scalar_vars[j]->dtype)
+				       ? (int64_t)from->scalars[j].f
+				       : from->scalars[j].i;
+	}
+	State *st = state_new(a, g, scalars, d);
+	if (!st)
+		return NULL;
+	for (int k = 0; k < n; k++)
+		if (dtype_is_float(st->scalar_vars[k]->dtype))
+			st->scalars[k] = values[k];
+	for (int i = 0; i < st->nbufs; i++) {
+		BufState *to = &st->bufs[i];
+		const BufState *src = find_buffer(from, to->buf->name);
+		bool same = src && src->ndim == to->ndim &&
+			    src->buf->dtype == to->buf->dtype;
+		for (int k = 0; same && k < to->ndim; k++)
+			same = src->shape[k] == to->shape[k];
+		if (!same) {
+			StrBuf b = {0};
+			sb_printf(&b, "cannot transfer the input to %s: buffer %s ", g->name,
+				  to->buf->name);
+			if (!src) {
+				sb_puts(&b, "is not in it");
+			} else {
+				sb_printf(&b, "is %s ", dtype_name(to->buf->dtype));
+				put_shape(&b, to);
+				sb_printf(&b, " there but %s ", dtype_name(src->buf->dtype));
+				put_shape(&b, src);
+				sb_puts(&b, " in the input");
+			}
+			char *msg = sb_take(&b);
+			diag_add(d, DIAG_ERROR, to->buf->span, "%s", msg);
+			free(msg);
+			return NULL;
+		}
+		if (to->size) {
+			memcpy(to->data, src->data, sizeof(Value) * (size_t)to->size);
+			memcpy(to->cell, src->cell, (size_t)to->size);
+		}
+	}
+	return st;
+}
+
+/* ---------- comparison ---------- */
+
+static bool floats_equal(double x, double y, bool ieee, double rel_tol)
+{
+	if (isnan(x) || isnan(y))
+		return isnan(x) && isnan(y);
+	if (x == y)
+		return !ieee || signbit(x) == signbit(y); /* -0.0 vs 0.0 */
+	if (rel_tol > 0 && isfinite(x) && isfinite(y))
+		return fabs(x - y) <= rel_tol * fmax(fabs(x), fabs(y));
+	return false;
+}
+
+static bool cells_equal(const BufState *b, const BufState *a, int64_t off,
+			bool ieee, double rel_tol)
+{
+	if (b->cell[off] != CELL_INIT)
+		return true; /* undef: anything; uninit: never read as output */
+	if (a->cell[off] != CELL_INIT)
+		return false;
+	if (dtype_is_float(b->buf->dtype))
+		return floats_equal(b->data[off].f, a->data[off].f, ieee, rel_tol);
+	return b->data[off].i == a->data[off].i;
+}
+
+static char *cell_diff(const BufState *b, const BufState *a, int64_t off)
+{
+	int64_t ix[64] = {0};
+	int n = b->ndim < 64 ? b->ndim : 64;
+	int64_t rest = off;
+	for (int k = b->ndim - 1; k >= 0; k--) {
+		if (k < 64)
+			ix[k] = rest % b->shape[k];
+		rest /= b->shape[k];
+	}
+	StrBuf s = {0};
+	put_index(&s, b->buf->name, n, ix);
+	sb_puts(&s, ": ");
+	put_cell(&s, b, off);
+	sb_puts(&s, " vs ");
+	put_cell(&s, a, off);
+	return sb_take(&s);
+}
+
+bool state_equal(const State *before, const State *after, bool ieee,
+		 double rel_tol, char **diff)
+{
+	if (diff)
+		*diff = NULL;
+	for (int i = 0; i < before->nbufs; i++) {
+		const BufState *b = &before->bufs[i];
+		const BufState *a = find_buffer(after, b->buf->name);
+		bool same = a && a->ndim == b->ndim;
+		for (int k = 0; same && k < b->ndim; k++)
+			same = a->shape[k] == b->shape[k];
+		if (!same) {
+			StrBuf s = {0};
+			sb_printf(&s, "%s: ", b->buf->name);
+			put_shape(&s, b);
+			sb_puts(&s, " vs ");
+			if (a)
+				put_shape(&s, a);
+			else
+				sb_puts(&s, "missing");
+			char *msg = sb_take(&s);
+			if (diff)
+				*diff = msg;
+			else
+				free(msg);
+			return false;
+		}
+		for (int64_t off = 0; off < b->size; off++) {
+			if (cells_equal(b, a, off, ieee, rel_tol))
+				continue;
+			if (diff)
+				*diff = cell_diff(b, a, off);
+			return false;
+		}
+	}
+	return true;
+}
+
+/* ---------- differential check ---------- */
+
+static int64_t total_cells(const State *s)
+{
+	int64_t n = 0;
+	for (int i = 0; i < s->nbufs; i++)
+		n += s->bufs[i].size;
+	return n;
+}
+
+static void put_input(StrBuf *b, const State *in)
+{
+	if (in->nscalars) {
+		sb_puts(b, "  input scalars: ");
+		put_scalars(b, in, ", ");
+		sb_puts(b, "\n");
+	}
+	if (total_cells(in) > SMALL_INPUT_CELLS)
+		return;
+	char *text = state_format(in);
+	sb_printf(b, "  input:\n%s", text);
+	free(text);
+}
+
+static void put_where(StrBuf *b, Span sp)
+{
+	if (sp.line > 0)
+		sb_printf(b, " (%s:%d:%d)", sp.src && sp.src->name ? sp.src->name : "<input>",
+			  sp.line, sp.col);
+}
+
+static const char *status_text(RunStatus s)
+{
+	switch (s) {
+	case RUN_OK: return "runs";
+	case RUN_UB: return "has undefined behaviour";
+	case RUN_ASSUME_FAILED: return "fails a T.assume";
+	case RUN_LIMIT: return "stops at the step limit";
+	}
+	return "stops";
+}
+
+typedef enum { TRIAL_SAME, TRIAL_SKIP, TRIAL_DIFF, TRIAL_ERROR } Trial;
+
+static Trial run_trial(const Func *fa, const Func *fb, int t, uint64_t seed,
+		       StrBuf *rep, Failure *skip)
+{
+	Arena ar;
+	arena_init(&ar);
+	DiagList d;
+	diag_init(&d, &ar);
+	Trial res = TRIAL_SAME;
+	char *text = NULL;
+	InterpResult r1, r2;
+	State *in = interp_gen_input(&ar, fa, seed, &d);
+	State *sa = in ? state_clone(&ar, in) : NULL;
+	State *sb = NULL;
+	if (!in) {
+		text = diag_render(&d);
+		sb_printf(rep, "cannot generate an input for %s:\n%s", fa->name, text);
+		res = TRIAL_ERROR;
+	} else if (interp_run(fa, sa, 0, &r1) != RUN_OK) {
+		note_failure(skip, r1.message, r1.span);
+		res = TRIAL_SKIP; /* not admissible, or a itself has UB here */
+	} else if (!(sb = state_transfer(&ar, in, fb, &d))) {
+		text = diag_render(&d);
+		sb_printf(rep, "%s", text);
+		res = TRIAL_ERROR;
+	} else if (interp_run(fb, sb, 0, &r2) != RUN_OK) {
+		sb_printf(rep, "trial %d (seed %llu): %s %s where %s runs without: %s",
+			  t, (unsigned long long)seed, fb->name, status_text(r2.status),
+			  fa->name, r2.message ? r2.message : "?");
+		put_where(rep, r2.span);
+		sb_puts(rep, "\n");
+		put_input(rep, in);
+		res = r2.status == RUN_LIMIT ? TRIAL_ERROR : TRIAL_DIFF;
+	} else if (!state_equal(sa, sb, false, 0, &text)) {
+		sb_printf(rep, "trial %d (seed %llu): outputs differ (%s vs %s) at %s\n",
+			  t, (unsigned long long)seed, fa->name, fb->name, text);
+		put_input(rep, in);
+		res = TRIAL_DIFF;
+	}
+	free(text);
+	arena_free(&ar);
+	return res;
+}
+
+int interp_equiv(const Func *a, const Func *b, int trials, uint64_t seed,
+		 char **report)
+{
+	StrBuf rep = {0};
+	Failure skip = {0};
+	int usable = 0, skipped = 0, rc = 0;
+	if (trials < 1)
+		trials = 1;
+	for (int t = 0; t < trials && rc == 0; t++) {
+		switch (run_trial(a, b, t, seed + (uint64_t)t, &rep, &skip)) {
+		case TRIAL_SAME: usable++; break;
+		case TRIAL_SKIP: skipped++; break;
+		case TRIAL_DIFF: rc = 1; break;
+		case TRIAL_ERROR: rc = 2; break;
+		}
+	}
+	if (rc == 0 && usable == 0) {
+		sb_printf(&rep, "no usable trial: %s does not run on any of %d generated inputs (last: %s)",
+			  a->name, trials, skip.message ? skip.message : "?");
+		put_where(&rep, skip.span);
+		sb_puts(&rep, "\n");
+		rc = 2;
+	} else if (rc == 0) {
+		sb_printf(&rep, "%d trials agree", usable);
+		if (skipped)
+			sb_printf(&rep, " (%d inputs skipped: %s does not run on them)",
+				  skipped, a->name);
+		sb_puts(&rep, "\n");
+	}
+	free(skip.message);
+	char *text = sb_take(&rep);
+	if (report)
+		*report = text;
+	else
+		free(text);
+	return rc;
+}
