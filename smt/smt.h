@@ -58,4 +58,12 @@ int proof_log_show(const char *dir, bool json, char **out);
  * sat), 1 on any disagreement, 2 if the log cannot be read. */
 int proof_log_check(const char *dir, const char *solver, char **out);
 
+/* Appended (smt/ owner): the first write failure of an open log ("proof
+ * log: cannot write ob-0003.smt2 in DIR: No space left on device"), or
+ * NULL while every write succeeded. proof_log_open reports only its own
+ * failure to d and keeps no pointer to it; check this before closing.
+ * proof_log_check also returns 2 when the solver is neither "z3" nor
+ * "cvc5" (NULL means z3) or its binary cannot be run. */
+const char *proof_log_error(const ProofLog *l);
+
 #endif

@@ -1,0 +1,957 @@
+/* smt/log.c — proof logs (semantics.md section 8): DIR/index.jsonl, one
+ * JSON object per rewrite and per obligation, and DIR/ob-NNNN.smt2, each
+ * query with a comment header. `log show` summarises a log; `log check`
+ * re-runs every logged query with the z3 or cvc5 binary and compares its
+ * sat/unsat with the logged verdict. */
+#include "smt.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <spawn.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+extern char **environ;
+
+enum { SOLVER_KILL_MS = 60000 };
+
+static const Span no_span;
+
+/* The DiagList given to proof_log_open serves the open only (callers
+ * pass short-lived ones): later write failures are kept here, the first
+ * one readable through proof_log_error. */
+struct ProofLog {
+	char *dir;
+	FILE *index;
+	int nobligations;
+	int nrewrites;
+	char *error;
+};
+
+/* ---------- writing ---------- */
+
+static void json_string(StrBuf *b, const char *s)
+{
+	if (!s) {
+		sb_puts(b, "null");
+		return;
+	}
+	sb_puts(b, "\"");
+	for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
+		switch (*p) {
+		case '"': sb_puts(b, "\\\""); break;
+		case '\\': sb_puts(b, "\\\\"); break;
+		case '\n': sb_puts(b, "\\n"); break;
+		case '\r': sb_puts(b, "\\r"); break;
+		case '\t': sb_puts(b, "\\t"); break;
+		case '\b': sb_puts(b, "\\b"); break;
+		case '\f': sb_puts(b, "\\f"); break;
+		default:
+			if (*p < 0x20)
+				sb_printf(b, "\\u%04x", *p);
+			else
+				sb_put(b, (const char *)p, 1);
+		}
+	}
+	sb_puts(b, "\"");
+}
+
+static void json_key(StrBuf *b, const char *key)
+{
+	sb_puts(b, ",");
+	json_string(b, key);
+	sb_puts(b, ":");
+}
+
+static bool make_dirs(const char *dir)
+{
+	char *path = strdup(dir);
+	if (!path)
+		return false;
+	bool ok = true;
+	for (char *p = path + 1; ok; p++) {
+		if (*p != '/' && *p != '\0')
+			continue;
+		char saved = *p;
+		*p = '\0';
+		if (mkdir(path, 0777) != 0 && errno != EEXIST)
+			ok = false;
+		*p = saved;
+		if (saved == '\0')
+			break;
+	}
+	struct stat st;
+	ok = ok && stat(path, &st) == 0 && S_ISDIR(st.st_mode);
+	free(path);
+	return ok;
+}
+
+static char *path_in(const char *dir, const char *file)
+{
+	char *out = NULL;
+	if (asprintf(&out, "%s/%s", dir, file) < 0)
+		return NULL;
+	return out;
+}
+
+ProofLog *proof_log_open(const char *dir, DiagList *d)
+{
+	if (!dir || !*dir) {
+		if (d)
+			diag_add(d, DIAG_ERROR, no_span,
+				 "proof log: no directory given");
+		return NULL;
+	}
+	if (!make_dirs(dir)) {
+		if (d)
+			diag_add(d, DIAG_ERROR, no_span,
+				 "proof log: cannot create directory %s: %s",
+				 dir, strerror(errno));
+		return NULL;
+	}
+	ProofLog *l = calloc(1, sizeof *l);
+	char *index = path_in(dir, "index.jsonl");
+	if (l)
+		l->dir = strdup(dir);
+	if (l && l->dir && index)
+		l->index = fopen(index, "w");
+	if (!l || !l->index) {
+		if (d)
+			diag_add(d, DIAG_ERROR, no_span,
+				 "proof log: cannot write %s: %s",
+				 index ? index : dir, strerror(errno));
+		if (l)
+			free(l->dir);
+		free(l);
+		free(index);
+		return NULL;
+	}
+	free(index);
+	return l;
+}
+
+static void write_failed(ProofLog *l, const char *what)
+{
+	if (l->error)
+		return;
+	if (asprintf(&l->error, "proof log: cannot write %s in %s: %s", what,
+		     l->dir, strerror(errno)) < 0)
+		l->error = NULL;
+	if (!l->error)
+		l->error = strdup("proof log: write failed");
+}
+
+const char *proof_log_error(const ProofLog *l)
+{
+	return l ? l->error : NULL;
+}
+
+static void write_line(ProofLog *l, StrBuf *b)
+{
+	sb_puts(b, "}\n");
+	char *line = sb_take(b);
+	if (fputs(line, l->index) == EOF || fflush(l->index) != 0)
+		write_failed(l, "index.jsonl");
+	free(line);
+}
+
+void proof_log_rewrite(ProofLog *l, const char *primitive, const char *args,
+		       const char *result, const char *reason)
+{
+	if (!l)
+		return;
+	StrBuf b = {0};
+	sb_puts(&b, "{\"type\":\"rewrite\"");
+	json_key(&b, "index");
+	sb_printf(&b, "%d", ++l->nrewrites);
+	json_key(&b, "primitive");
+	json_string(&b, primitive);
+	json_key(&b, "args");
+	json_string(&b, args);
+	json_key(&b, "result");
+	json_string(&b, result);
+	json_key(&b, "reason");
+	json_string(&b, reason);
+	write_line(l, &b);
+}
+
+static void origin_text(StrBuf *b, Span sp)
+{
+	if (!sp.src) {
+		sb_puts(b, "null");
+		return;
+	}
+	char *s = NULL;
+	if (asprintf(&s, "%s:%d:%d", sp.src->name ? sp.src->name : "?",
+		     sp.line, sp.col) < 0)
+		s = NULL;
+	json_string(b, s ? s : "?");
+	free(s);
+}
+
+/* "n = 3, A[5, 0] = -0.0" */
+static void model_text(StrBuf *b, const Model *m)
+{
+	const char *sep = "";
+	for (int i = 0; i < m->nvars; i++) {
+		sb_printf(b, "%s%s = %s", sep, m->vars[i].var->name,
+			  m->vars[i].val.text);
+		sep = ", ";
+	}
+	for (int i = 0; i < m->ncells; i++) {
+		const ModelCell *c = &m->cells[i];
+		sb_printf(b, "%s%s[", sep, c->buf->name);
+		for (int k = 0; k < c->nidx; k++)
+			sb_printf(b, "%s%lld", k ? ", " : "",
+				  (long long)c->idx[k]);
+		sb_printf(b, "] = %s", c->val.text);
+		sep = ", ";
+	}
+}
+
+static void model_json(StrBuf *b, const Model *m)
+{
+	if (!m) {
+		sb_puts(b, "null");
+		return;
+	}
+	sb_puts(b, "{\"vars\":[");
+	for (int i = 0; i < m->nvars; i++) {
+		sb_puts(b, i ? ",{\"name\":" : "{\"name\":");
+		json_string(b, m->vars[i].var->name);
+		json_key(b, "value");
+		json_string(b, m->vars[i].val.text);
+		sb_puts(b, "}");
+	}
+	sb_puts(b, "],\"cells\":[");
+	for (int i = 0; i < m->ncells; i++) {
+		const ModelCell *c = &m->cells[i];
+		sb_puts(b, i ? ",{\"buffer\":" : "{\"buffer\":");
+		json_string(b, c->buf->name);
+		json_key(b, "index");
+		sb_puts(b, "[");
+		for (int k = 0; k < c->nidx; k++)
+			sb_printf(b, "%s%lld", k ? "," : "", (long long)c->idx[k]);
+		sb_puts(b, "]");
+		json_key(b, "value");
+		json_string(b, c->val.text);
+		sb_puts(b, "}");
+	}
+	sb_puts(b, "]}");
+}
+
+/* A comment line of the .smt2 header: newlines would end the comment. */
+static void comment_line(StrBuf *b, const char *key, const char *value)
+{
+	sb_printf(b, "; %s: ", key);
+	for (const char *p = value ? value : "-"; *p; p++)
+		sb_put(b, *p == '\n' || *p == '\r' ? " " : p, 1);
+	sb_puts(b, "\n");
+}
+
+static void write_query_file(ProofLog *l, const char *file,
+			     const Obligation *o, const ObligationResult *r,
+			     FloatMode fm)
+{
+	StrBuf b = {0};
+	sb_printf(&b, "; vsched proof obligation %.*s\n",
+		  (int)(strlen(file) - 5), file);
+	comment_line(&b, "kind", o->kind);
+	comment_line(&b, "statement", o->statement);
+	comment_line(&b, "rewrite", o->rewrite);
+	if (o->origin.src) {
+		char *s = NULL;
+		if (asprintf(&s, "%s:%d:%d", o->origin.src->name,
+			     o->origin.line, o->origin.col) >= 0) {
+			comment_line(&b, "origin", s);
+			free(s);
+		}
+	}
+	comment_line(&b, "solver", smt_solver_version());
+	comment_line(&b, "float mode", float_mode_name(fm));
+	comment_line(&b, "verdict", verdict_name(r->verdict));
+	if (r->reason)
+		comment_line(&b, "reason", r->reason);
+	sb_printf(&b, "; seconds: %.6f%s\n", r->seconds,
+		  r->cached ? " (cached)" : "");
+	if (r->model) {
+		StrBuf m = {0};
+		model_text(&m, r->model);
+		char *mt = sb_take(&m);
+		comment_line(&b, "model", mt);
+		free(mt);
+	}
+	sb_puts(&b, r->smt2);
+	char *text = sb_take(&b);
+	char *path = path_in(l->dir, file);
+	FILE *f = path ? fopen(path, "w") : NULL;
+	if (!f || fputs(text, f) == EOF)
+		write_failed(l, file);
+	if (f && fclose(f) != 0)
+		write_failed(l, file);
+	free(path);
+	free(text);
+}
+
+void proof_log_obligation(ProofLog *l, const Obligation *o,
+			  const ObligationResult *r, FloatMode fm)
+{
+	if (!l || !o || !r)
+		return;
+	int id = ++l->nobligations;
+	char file[32];
+	snprintf(file, sizeof file, "ob-%04d.smt2", id);
+	if (r->smt2)
+		write_query_file(l, file, o, r, fm);
+	const char *version = smt_solver_version();
+	const char *space = strchr(version, ' ');
+	StrBuf b = {0};
+	sb_puts(&b, "{\"type\":\"obligation\"");
+	json_key(&b, "id");
+	sb_printf(&b, "%d", id);
+	json_key(&b, "kind");
+	json_string(&b, o->kind);
+	json_key(&b, "statement");
+	json_string(&b, o->statement);
+	json_key(&b, "rewrite");
+	json_string(&b, o->rewrite);
+	json_key(&b, "origin");
+	origin_text(&b, o->origin);
+	json_key(&b, "related");
+	sb_puts(&b, "[");
+	for (int i = 0; i < o->nrelated; i++) {
+		if (i)
+			sb_puts(&b, ",");
+		origin_text(&b, o->related[i]);
+	}
+	sb_puts(&b, "]");
+	json_key(&b, "solver");
+	json_string(&b, "z3");
+	json_key(&b, "solver_version");
+	json_string(&b, space ? space + 1 : version);
+	json_key(&b, "float_mode");
+	json_string(&b, float_mode_name(fm));
+	json_key(&b, "verdict");
+	json_string(&b, verdict_name(r->verdict));
+	json_key(&b, "reason");
+	json_string(&b, r->reason);
+	json_key(&b, "seconds");
+	sb_printf(&b, "%.6f", r->seconds);
+	json_key(&b, "cached");
+	sb_puts(&b, r->cached ? "true" : "false");
+	json_key(&b, "model");
+	model_json(&b, r->verdict == VERDICT_REFUTED ? r->model : NULL);
+	json_key(&b, "smt2");
+	json_string(&b, r->smt2 ? file : NULL);
+	write_line(l, &b);
+}
+
+void proof_log_close(ProofLog *l)
+{
+	if (!l)
+		return;
+	fclose(l->index);
+	free(l->error);
+	free(l->dir);
+	free(l);
+}
+
+/* ---------- reading: a small JSON parser for our own lines ---------- */
+
+typedef enum { J_NULL, J_BOOL, J_NUM, J_STR, J_ARR, J_OBJ } JKind;
+
+typedef struct JVal {
+	JKind kind;
+	bool b;
+	double num;
+	char *str;	    /* J_STR */
+	int n;		    /* J_ARR, J_OBJ */
+	char **keys;	    /* J_OBJ */
+	struct JVal *items; /* J_ARR, J_OBJ */
+} JVal;
+
+static void jfree(JVal *v)
+{
+	free(v->str);
+	for (int i = 0; i < v->n; i++) {
+		if (v->keys)
+			free(v->keys[i]);
+		jfree(&v->items[i]);
+	}
+	free(v->keys);
+	free(v->items);
+	memset(v, 0, sizeof *v);
+}
+
+static void jskip(const char **p)
+{
+	while (**p == ' ' || **p == '\t' || **p == '\r' || **p == '\n')
+		(*p)++;
+}
+
+static void put_utf8(StrBuf *b, unsigned cp)
+{
+	char u[4];
+	int n;
+	if (cp < 0x80) {
+		u[0] = (char)cp;
+		n = 1;
+	} else if (cp < 0x800) {
+		u[0] = (char)(0xc0 | (cp >> 6));
+		u[1] = (char)(0x80 | (cp & 0x3f));
+		n = 2;
+	} else if (cp < 0x10000) {
+		u[0] = (char)(0xe0 | (cp >> 12));
+		u[1] = (char)(0x80 | ((cp >> 6) & 0x3f));
+		u[2] = (char)(0x80 | (cp & 0x3f));
+		n = 3;
+	} else {
+		u[0] = (char)(0xf0 | (cp >> 18));
+		u[1] = (char)(0x80 | ((cp >> 12) & 0x3f));
+		u[2] = (char)(0x80 | ((cp >> 6) & 0x3f));
+		u[3] = (char)(0x80 | (cp & 0x3f));
+		n = 4;
+	}
+	sb_put(b, u, (size_t)n);
+}
+
+static bool hex4(const char *p, unsigned *out)
+{
+	unsigned v = 0;
+	for (int i = 0; i < 4; i++) {
+		char c = p[i];
+		int d = c >= '0' && c <= '9'   ? c - '0'
+			: c >= 'a' && c <= 'f' ? c - 'a' + 10
+			: c >= 'A' && c <= 'F' ? c - 'A' + 10
+					       : -1;
+		if (d < 0)
+			return false;
+		v = v * 16 + (unsigned)d;
+	}
+	*out = v;
+	return true;
+}
+
+static bool jstring(const char **p, char **out)
+{
+	StrBuf b = {0};
+	const char *s = *p + 1; /* past the quote */
+	for (;;) {
+		char c = *s++;
+		if (c == '"')
+			break;
+		if (c == '\0' || (unsigned char)c < 0x20)
+			goto bad;
+		if (c != '\\') {
+			sb_put(&b, &c, 1);
+			continue;
+		}
+		char e = *s++;
+		unsigned cp;
+		switch (e) {
+		case '"': sb_puts(&b, "\""); break;
+		case '\\': sb_puts(&b, "\\"); break;
+		case '/': sb_puts(&b, "/"); break;
+		case 'n': sb_puts(&b, "\n"); break;
+		case 'r': sb_puts(&b, "\r"); break;
+		case 't': sb_puts(&b, "\t"); break;
+		case 'b': sb_puts(&b, "\b"); break;
+		case 'f': sb_puts(&b, "\f"); break;
+		case 'u': {
+			if (!hex4(s, &cp))
+				goto bad;
+			s += 4;
+			unsigned lo;
+			if (cp >= 0xd800 && cp < 0xdc00 && s[0] == '\\' &&
+			    s[1] == 'u' && hex4(s + 2, &lo) && lo >= 0xdc00 &&
+			    lo < 0xe000) {
+				cp = 0x10000 + ((cp - 0xd800) << 10) + (lo - 0xdc00);
+				s += 6;
+			}
+			put_utf8(&b, cp);
+			break;
+		}
+		default: goto bad;
+		}
+	}
+	*p = s;
+	*out = sb_take(&b);
+	return true;
+bad:
+	free(sb_take(&b));
+	return false;
+}
+
+static bool jparse(const char **p, JVal *v, int depth);
+
+static bool jcontainer(const char **p, JVal *v, int depth, bool object)
+{
+	char close = object ? '}' : ']';
+	int cap = 0;
+	v->kind = object ? J_OBJ : J_ARR;
+	(*p)++;
+	jskip(p);
+	if (**p == close) {
+		(*p)++;
+		return true;
+	}
+	for (;;) {
+		if (v->n == cap) {
+			cap = cap ? cap * 2 : 8;
+			JVal *items = realloc(v->items, sizeof *items * (size_t)cap);
+			char **keys = object ? realloc(v->keys, sizeof *keys *
+									(size_t)cap)
+					     : NULL;
+			if (items)
+				v->items = items;
+			if (keys)
+				v->keys = keys;
+			if (!items || (object && !keys))
+				return false;
+		}
+		char *key = NULL;
+		if (object) {
+			jskip(p);
+			if (**p != '"' || !jstring(p, &key))
+				return false;
+			jskip(p);
+			if (**p != ':') {
+				free(key);
+				return false;
+			}
+			(*p)++;
+			v->keys[v->n] = key;
+		}
+		memset(&v->items[v->n], 0, sizeof v->items[v->n]);
+		v->n++;
+		if (!jparse(p, &v->items[v->n - 1], depth + 1))
+			return false;
+		jskip(p);
+		if (**p == close) {
+			(*p)++;
+			return true;
+		}
+		if (**p != ',')
+			return false;
+		(*p)++;
+	}
+}
+
+static bool jparse(const char **p, JVal *v, int depth)
+{
+	memset(v, 0, sizeof *v);
+	if (depth > 64)
+		return false;
+	jskip(p);
+	const char *s = *p;
+	switch (*s) {
+	case '{': return jcontainer(p, v, depth, true);
+	case '[': return jcontainer(p, v, depth, false);
+	case '"': v->kind = J_STR; return jstring(p, &v->str);
+	case 't':
+	case 'f':
+	case 'n': {
+		/* compare before advancing: never step over the NUL */
+		const char *word = *s == 't' ? "true" : *s == 'f' ? "false" : "null";
+		size_t len = strlen(word);
+		if (strncmp(s, word, len) != 0)
+			return false;
+		*p += len;
+		v->kind = *s == 'n' ? J_NULL : J_BOOL;
+		v->b = *s == 't';
+		return true;
+	}
+	default: {
+		char *end;
+		v->kind = J_NUM;
+		v->num = strtod(s, &end);
+		*p = end;
+		return end != s;
+	}
+	}
+}
+
+static const JVal *jget(const JVal *obj, const char *key)
+{
+	if (!obj || obj->kind != J_OBJ)
+		return NULL;
+	for (int i = 0; i < obj->n; i++)
+		if (strcmp(obj->keys[i], key) == 0)
+			return &obj->items[i];
+	return NULL;
+}
+
+static const char *jstr(const JVal *obj, const char *key)
+{
+	const JVal *v = jget(obj, key);
+	return v && v->kind == J_STR ? v->str : NULL;
+}
+
+static double jnum(const JVal *obj, const char *key)
+{
+	const JVal *v = jget(obj, key);
+	return v && v->kind == J_NUM ? v->num : 0;
+}
+
+/* The lines of DIR/index.jsonl, parsed. */
+typedef struct LogEntries {
+	char *text;
+	int n;
+	JVal *items;
+} LogEntries;
+
+static void entries_free(LogEntries *e)
+{
+	for (int i = 0; i < e->n; i++)
+		jfree(&e->items[i]);
+	free(e->items);
+	free(e->text);
+}
+
+static char *read_file(const char *path)
+{
+	FILE *f = fopen(path, "rb");
+	if (!f)
+		return NULL;
+	StrBuf b = {0};
+	char buf[4096];
+	size_t n;
+	while ((n = fread(buf, 1, sizeof buf, f)) > 0)
+		sb_put(&b, buf, n);
+	bool bad = ferror(f);
+	fclose(f);
+	char *text = sb_take(&b);
+	if (bad) {
+		free(text);
+		return NULL;
+	}
+	return text;
+}
+
+/* 0, or 2 with *why (malloc'ed) when the index cannot be read or parsed */
+static int read_entries(const char *dir, LogEntries *e, char **why)
+{
+	memset(e, 0, sizeof *e);
+	char *path = path_in(dir, "index.jsonl");
+	e->text = path ? read_file(path) : NULL;
+	if (!e->text) {
+		if (asprintf(why, "cannot read %s: %s\n", path ? path : dir,
+			     strerror(errno)) < 0)
+			*why = NULL;
+		free(path);
+		return 2;
+	}
+	int lineno = 0, cap = 0;
+	for (char *line = e->text; *line;) {
+		char *nl = strchr(line, '\n');
+		char *next = nl ? nl + 1 : line + strlen(line);
+		lineno++;
+		const char *p = line;
+		jskip(&p);
+		if (p >= next || *p == '\0') {
+			line = next;
+			continue;
+		}
+		if (e->n == cap) {
+			cap = cap ? cap * 2 : 32;
+			JVal *items = realloc(e->items, sizeof *items * (size_t)cap);
+			if (!items)
+				break;
+			e->items = items;
+		}
+		JVal *v = &e->items[e->n++];
+		bool ok = jparse(&p, v, 0) && v->kind == J_OBJ;
+		jskip(&p);
+		if (!ok || p < next - (nl ? 1 : 0)) {
+			if (asprintf(why, "%s:%d: malformed log line\n", path,
+				     lineno) < 0)
+				*why = NULL;
+			free(path);
+			return 2;
+		}
+		line = next;
+	}
+	free(path);
+	return 0;
+}
+
+/* ---------- log show ---------- */
+
+static const char *or_dash(const char *s) { return s ? s : "-"; }
+
+static void show_model(StrBuf *b, const JVal *m)
+{
+	const JVal *vars = jget(m, "vars"), *cells = jget(m, "cells");
+	const char *sep = "";
+	sb_puts(b, "      model: ");
+	for (int i = 0; vars && vars->kind == J_ARR && i < vars->n; i++) {
+		sb_printf(b, "%s%s = %s", sep, or_dash(jstr(&vars->items[i], "name")),
+			  or_dash(jstr(&vars->items[i], "value")));
+		sep = ", ";
+	}
+	for (int i = 0; cells && cells->kind == J_ARR && i < cells->n; i++) {
+		const JVal *c = &cells->items[i], *idx = jget(c, "index");
+		sb_printf(b, "%s%s[", sep, or_dash(jstr(c, "buffer")));
+		for (int k = 0; idx && idx->kind == J_ARR && k < idx->n; k++)
+			sb_printf(b, "%s%.0f", k ? ", " : "", idx->items[k].num);
+		sb_printf(b, "] = %s", or_dash(jstr(c, "value")));
+		sep = ", ";
+	}
+	sb_puts(b, "\n");
+}
+
+int proof_log_show(const char *dir, bool json, char **out)
+{
+	LogEntries e;
+	char *why = NULL;
+	if (read_entries(dir, &e, &why) != 0) {
+		*out = why ? why : strdup("cannot read the proof log\n");
+		entries_free(&e);
+		return 2;
+	}
+	if (json) {
+		*out = e.text;
+		e.text = NULL;
+		entries_free(&e);
+		return 0;
+	}
+	StrBuf b = {0};
+	int nrw = 0, nob = 0, nproven = 0, nrefuted = 0, nunknown = 0,
+	    ncached = 0;
+	double total = 0;
+	const char *last_rewrite = NULL;
+	sb_printf(&b, "proof log %s\n", dir);
+	for (int i = 0; i < e.n; i++) {
+		const JVal *v = &e.items[i];
+		const char *type = or_dash(jstr(v, "type"));
+		if (strcmp(type, "rewrite") == 0) {
+			nrw++;
+			const char *args = jstr(v, "args");
+			sb_printf(&b, "rewrite %s", or_dash(jstr(v, "primitive")));
+			if (args && *args)
+				sb_printf(&b, " [%s]", args);
+			sb_printf(&b, " -> %s", or_dash(jstr(v, "result")));
+			if (jstr(v, "reason"))
+				sb_printf(&b, " (%s)", jstr(v, "reason"));
+			sb_puts(&b, "\n");
+			last_rewrite = NULL; /* the next batch gets its header */
+			continue;
+		}
+		if (strcmp(type, "obligation") != 0)
+			continue;
+		nob++;
+		const char *verdict = or_dash(jstr(v, "verdict"));
+		const JVal *cached = jget(v, "cached");
+		bool was_cached = cached && cached->kind == J_BOOL && cached->b;
+		double secs = jnum(v, "seconds");
+		total += secs;
+		ncached += was_cached;
+		if (strcmp(verdict, "proven") == 0)
+			nproven++;
+		else if (strcmp(verdict, "refuted") == 0)
+			nrefuted++;
+		else
+			nunknown++;
+		const char *rw = jstr(v, "rewrite");
+		if (rw && (!last_rewrite || strcmp(rw, last_rewrite) != 0))
+			sb_printf(&b, "  obligations of %s:\n", rw);
+		last_rewrite = rw;
+		sb_printf(&b, "    ob-%04.0f %-10s %s  %.3fs%s\n", jnum(v, "id"),
+			  verdict, or_dash(jstr(v, "kind")), secs,
+			  was_cached ? "  (cached)" : "");
+		sb_printf(&b, "      %s\n", or_dash(jstr(v, "statement")));
+		if (jstr(v, "origin"))
+			sb_printf(&b, "      at %s\n", jstr(v, "origin"));
+		if (jstr(v, "reason"))
+			sb_printf(&b, "      reason: %s\n", jstr(v, "reason"));
+		const JVal *m = jget(v, "model");
+		if (m && m->kind == J_OBJ)
+			show_model(&b, m);
+	}
+	sb_printf(&b,
+		  "total: %d rewrite%s, %d obligation%s: %d proven, %d "
+		  "refuted, %d not proven (%d cached), %.3fs\n",
+		  nrw, nrw == 1 ? "" : "s", nob, nob == 1 ? "" : "s", nproven,
+		  nrefuted, nunknown, ncached, total);
+	*out = sb_take(&b);
+	entries_free(&e);
+	return 0;
+}
+
+/* ---------- log check ---------- */
+
+typedef enum { RUN_OK, RUN_NO_SOLVER, RUN_FAILED } RunStatus;
+
+/* Run argv with stdout and stderr into *output; stdin is /dev/null. */
+static RunStatus run_capture(char *const argv[], char **output)
+{
+	int fd[2];
+	*output = NULL;
+	if (pipe(fd) != 0)
+		return RUN_FAILED;
+	posix_spawn_file_actions_t fa;
+	posix_spawn_file_actions_init(&fa);
+	posix_spawn_file_actions_addopen(&fa, 0, "/dev/null", O_RDONLY, 0);
+	posix_spawn_file_actions_adddup2(&fa, fd[1], 1);
+	posix_spawn_file_actions_adddup2(&fa, fd[1], 2);
+	posix_spawn_file_actions_addclose(&fa, fd[0]);
+	posix_spawn_file_actions_addclose(&fa, fd[1]);
+	pid_t pid;
+	int rc = posix_spawnp(&pid, argv[0], &fa, NULL, argv, environ);
+	posix_spawn_file_actions_destroy(&fa);
+	close(fd[1]);
+	if (rc != 0) {
+		close(fd[0]);
+		return rc == ENOENT ? RUN_NO_SOLVER : RUN_FAILED;
+	}
+	/* the solvers get -T:30 / --tlimit=30000; a solver that hangs anyway
+	 * (z3 4.8.12's timers can deadlock) is killed after a minute */
+	StrBuf b = {0};
+	char buf[4096];
+	int waited_ms = 0;
+	for (;;) {
+		struct pollfd pfd = {fd[0], POLLIN, 0};
+		int ready = poll(&pfd, 1, 1000);
+		if (ready < 0 && errno == EINTR)
+			continue;
+		if (ready == 0) {
+			waited_ms += 1000;
+			if (waited_ms >= SOLVER_KILL_MS) {
+				kill(pid, SIGKILL);
+				sb_puts(&b, "\nkilled after 60 s\n");
+				break;
+			}
+			continue;
+		}
+		ssize_t n = read(fd[0], buf, sizeof buf);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			break;
+		sb_put(&b, buf, (size_t)n);
+	}
+	close(fd[0]);
+	int status = 0;
+	while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
+		;
+	*output = sb_take(&b);
+	/* a shell's "command not found" when spawnp went through sh */
+	if (WIFEXITED(status) && WEXITSTATUS(status) == 127)
+		return RUN_NO_SOLVER;
+	return RUN_OK;
+}
+
+/* The first line of the output that is an answer, or "no answer". */
+static const char *solver_answer(const char *output)
+{
+	static const char *const answers[] = {"unsat", "sat", "unknown",
+					      "timeout"};
+	for (const char *line = output; line && *line;) {
+		const char *end = strchr(line, '\n');
+		size_t len = end ? (size_t)(end - line) : strlen(line);
+		while (len && (line[len - 1] == '\r' || line[len - 1] == ' '))
+			len--;
+		for (size_t i = 0; i < sizeof answers / sizeof *answers; i++)
+			if (len == strlen(answers[i]) &&
+			    strncmp(line, answers[i], len) == 0)
+				return answers[i];
+		line = end ? end + 1 : NULL;
+	}
+	return "no answer";
+}
+
+typedef struct CheckTally {
+	int agree, disagree, unanswered, skipped;
+	bool no_solver;
+} CheckTally;
+
+static void check_entry(const char *dir, const char *solver, const JVal *v,
+			StrBuf *b, CheckTally *t)
+{
+	const char *verdict = or_dash(jstr(v, "verdict"));
+	const char *file = jstr(v, "smt2");
+	bool proven = strcmp(verdict, "proven") == 0;
+	bool refuted = strcmp(verdict, "refuted") == 0;
+	sb_printf(b, "ob-%04.0f  %-28s %-11s ", jnum(v, "id"),
+		  or_dash(jstr(v, "kind")), verdict);
+	if (!proven && !refuted) {
+		sb_puts(b, "-        skipped\n");
+		t->skipped++;
+		return;
+	}
+	/* a logged file name is a plain name inside the log directory */
+	if (!file || strchr(file, '/') || strcmp(file, "..") == 0) {
+		sb_puts(b, "-        NO QUERY FILE\n");
+		t->unanswered++;
+		return;
+	}
+	char *path = path_in(dir, file), *output = NULL;
+	char *z3_argv[] = {"z3", "-T:30", path, NULL};
+	char *cvc5_argv[] = {"cvc5", "--tlimit=30000", path, NULL};
+	RunStatus rs = path ? run_capture(strcmp(solver, "cvc5") == 0
+						  ? cvc5_argv
+						  : z3_argv,
+					  &output)
+			    : RUN_FAILED;
+	const char *answer = rs == RUN_OK ? solver_answer(output) : "not run";
+	const char *want = proven ? "unsat" : "sat";
+	sb_printf(b, "%-8s ", answer);
+	if (strcmp(answer, want) == 0) {
+		sb_puts(b, "ok\n");
+		t->agree++;
+	} else if (strcmp(answer, "sat") == 0 || strcmp(answer, "unsat") == 0) {
+		sb_printf(b, "DISAGREES (logged %s, expected %s)\n", verdict, want);
+		t->disagree++;
+	} else {
+		sb_printf(b, "NO ANSWER (expected %s)\n", want);
+		t->unanswered++;
+	}
+	t->no_solver |= rs == RUN_NO_SOLVER;
+	free(output);
+	free(path);
+}
+
+int proof_log_check(const char *dir, const char *solver, char **out)
+{
+	if (!solver || !*solver)
+		solver = "z3";
+	if (strcmp(solver, "z3") != 0 && strcmp(solver, "cvc5") != 0) {
+		if (asprintf(out, "unknown solver '%s' (z3 or cvc5)\n",
+			     solver) < 0)
+			*out = NULL;
+		return 2;
+	}
+	LogEntries e;
+	char *why = NULL;
+	if (read_entries(dir, &e, &why) != 0) {
+		*out = why ? why : strdup("cannot read the proof log\n");
+		entries_free(&e);
+		return 2;
+	}
+	StrBuf b = {0};
+	CheckTally t = {0};
+	sb_printf(&b, "re-checking %s with %s\n", dir, solver);
+	sb_printf(&b, "%-8s %-28s %-11s %-8s %s\n", "id", "kind", "logged",
+		  solver, "result");
+	for (int i = 0; i < e.n; i++)
+		if (strcmp(or_dash(jstr(&e.items[i], "type")), "obligation") == 0)
+			check_entry(dir, solver, &e.items[i], &b, &t);
+	sb_printf(&b,
+		  "summary: %d agree, %d disagree, %d without an answer, %d "
+		  "skipped (not proven)\n",
+		  t.agree, t.disagree, t.unanswered, t.skipped);
+	if (t.no_solver)
+		sb_printf(&b, "cannot run '%s': is it installed and on PATH?\n",
+			  solver);
+	*out = sb_take(&b);
+	entries_free(&e);
+	if (t.no_solver)
+		return 2;
+	return t.disagree || t.unanswered ? 1 : 0;
+}
