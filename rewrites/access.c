@@ -1,0 +1,514 @@
+/* rewrites/access.c — the accesses of one statement instance (buffer,
+ * read/write, indices, guard, inner loop variables) and the commutation
+ * obligations between two instances (semantics.md section 4: "S(p) and
+ * S(q) commute"), including the reduction exemption for real mode. */
+#include "rewrite.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+typedef struct Collector {
+	RwCtx *c;
+	AccessList *out;
+	int nsub, capsub;
+	Var **from;
+	Expr **to;
+	int nvol;
+	Buffer **vol;
+	int nlocal;
+	Buffer *local[RW_MAX_DEPTH]; /* allocated inside the instance */
+} Collector;
+
+static void push_sub(Collector *k, Var *v, Expr *e)
+{
+	if (k->nsub == k->capsub) {
+		int cap = k->capsub ? k->capsub * 2 : 16;
+		Var **f = arena_alloc(k->c->arena, sizeof(Var *) * (size_t)cap);
+		Expr **t = arena_alloc(k->c->arena, sizeof(Expr *) * (size_t)cap);
+		if (k->nsub) {
+			memcpy(f, k->from, sizeof(Var *) * (size_t)k->nsub);
+			memcpy(t, k->to, sizeof(Expr *) * (size_t)k->nsub);
+		}
+		k->from = f;
+		k->to = t;
+		k->capsub = cap;
+	}
+	k->from[k->nsub] = v;
+	k->to[k->nsub] = e;
+	k->nsub++;
+}
+
+static bool is_volatile(const Collector *k, const Buffer *b)
+{
+	for (int i = 0; i < k->nvol; i++)
+		if (k->vol[i] == b)
+			return true;
+	return false;
+}
+
+static bool is_local(const Collector *k, const Buffer *b)
+{
+	for (int i = 0; i < k->nlocal; i++)
+		if (k->local[i] == b)
+			return true;
+	return false;
+}
+
+/* Loads of buffers written in the region read a state we do not model:
+ * replace them by fresh unconstrained values. */
+static Expr *unvolatile(Collector *k, Expr *e)
+{
+	Arena *a = k->c->arena;
+	Expr *x, *y, *z;
+	switch (e->kind) {
+	case EX_INT:
+	case EX_FLOAT:
+	case EX_VAR:
+	case EX_UNDEF:
+		return e;
+	case EX_LOAD:
+		if (is_volatile(k, e->u.load.buf) || is_local(k, e->u.load.buf))
+			return ir_undef(a, e->dtype, e->span);
+		{
+			Expr **idx = arena_alloc(a, sizeof(Expr *) * (size_t)(e->u.load.nidx + 1));
+			for (int i = 0; i < e->u.load.nidx; i++)
+				idx[i] = unvolatile(k, e->u.load.idx[i]);
+			return ir_load(a, e->u.load.buf, e->u.load.nidx, idx, e->span);
+		}
+	case EX_BIN:
+		x = ir_bin(a, e->u.bin.op, unvolatile(k, e->u.bin.a),
+			   unvolatile(k, e->u.bin.b), e->span);
+		x->dtype = e->dtype;
+		return x;
+	case EX_NOT:
+		return ir_not(a, unvolatile(k, e->u.un.a), e->span);
+	case EX_NEG:
+		return ir_neg(a, unvolatile(k, e->u.un.a), e->span);
+	case EX_CAST:
+		return ir_cast(a, e->dtype, unvolatile(k, e->u.un.a), e->span);
+	case EX_SELECT:
+		x = unvolatile(k, e->u.sel.cond);
+		y = unvolatile(k, e->u.sel.a);
+		z = unvolatile(k, e->u.sel.b);
+		x = ir_select(a, x, y, z, e->span);
+		x->dtype = e->dtype;
+		return x;
+	case EX_LET:
+		return ir_let(a, e->u.let.var, unvolatile(k, e->u.let.value),
+			      unvolatile(k, e->u.let.body), e->span);
+	case EX_COUNT:
+		break;
+	}
+	abort();
+}
+
+static Expr *inst(Collector *k, Expr *e)
+{
+	return unvolatile(k, ir_subst_expr(k->c->arena, e, k->nsub, k->from, k->to));
+}
+
+static Access *push_access(Collector *k)
+{
+	AccessList *l = k->out;
+	if (l->n == l->cap) {
+		int cap = l->cap ? l->cap * 2 : 16;
+		Access *items = arena_alloc(k->c->arena, sizeof(Access) * (size_t)cap);
+		if (l->n)
+			memcpy(items, l->items, sizeof(Access) * (size_t)l->n);
+		l->items = items;
+		l->cap = cap;
+	}
+	Access *x = &l->items[l->n++];
+	memset(x, 0, sizeof *x);
+	return x;
+}
+
+static void push_hyp(Collector *k, Expr *h)
+{
+	AccessList *l = k->out;
+	Expr **hyps = arena_alloc(k->c->arena, sizeof(Expr *) * (size_t)(l->nhyps + 1));
+	if (l->nhyps)
+		memcpy(hyps, l->hyps, sizeof(Expr *) * (size_t)l->nhyps);
+	hyps[l->nhyps++] = h;
+	l->hyps = hyps;
+}
+
+static void push_var(Collector *k, Var *v)
+{
+	AccessList *l = k->out;
+	Var **vars = arena_alloc(k->c->arena, sizeof(Var *) * (size_t)(l->nvars + 1));
+	if (l->nvars)
+		memcpy(vars, l->vars, sizeof(Var *) * (size_t)l->nvars);
+	vars[l->nvars++] = v;
+	l->vars = vars;
+}
+
+static Expr **inst_list(Collector *k, int n, Expr **xs)
+{
+	Expr **out = arena_alloc(k->c->arena, sizeof(Expr *) * (size_t)(n + 1));
+	for (int i = 0; i < n; i++)
+		out[i] = inst(k, xs[i]);
+	return out;
+}
+
+/* Reads in an expression (original, uninstantiated), under guard. */
+static void reads_of(Collector *k, Expr *e, Expr *guard, const Stmt *store)
+{
+	switch (e->kind) {
+	case EX_INT:
+	case EX_FLOAT:
+	case EX_VAR:
+	case EX_UNDEF:
+		return;
+	case EX_LOAD: {
+		for (int i = 0; i < e->u.load.nidx; i++)
+			reads_of(k, e->u.load.idx[i], guard, store);
+		if (is_local(k, e->u.load.buf))
+			return;
+		Access *x = push_access(k);
+		x->buf = e->u.load.buf;
+		x->is_write = false;
+		x->nidx = e->u.load.nidx;
+		x->idx = inst_list(k, e->u.load.nidx, e->u.load.idx);
+		x->guard = guard;
+		x->span = e->span;
+		x->load = e;
+		x->store = store;
+		return;
+	}
+	case EX_BIN:
+		reads_of(k, e->u.bin.a, guard, store);
+		reads_of(k, e->u.bin.b, guard, store);
+		return;
+	case EX_NOT:
+	case EX_NEG:
+	case EX_CAST:
+		reads_of(k, e->u.un.a, guard, store);
+		return;
+	case EX_SELECT:
+		/* both arms under the outer guard: an over-approximation */
+		reads_of(k, e->u.sel.cond, guard, store);
+		reads_of(k, e->u.sel.a, guard, store);
+		reads_of(k, e->u.sel.b, guard, store);
+		return;
+	case EX_LET:
+		reads_of(k, e->u.let.value, guard, store);
+		reads_of(k, e->u.let.body, guard, store);
+		return;
+	case EX_COUNT:
+		break;
+	}
+	abort();
+}
+
+static bool expr_reads_buffer(const Expr *e, const Buffer *b)
+{
+	switch (e->kind) {
+	case EX_INT:
+	case EX_FLOAT:
+	case EX_VAR:
+	case EX_UNDEF:
+		return false;
+	case EX_LOAD:
+		if (e->u.load.buf == b)
+			return true;
+		for (int i = 0; i < e->u.load.nidx; i++)
+			if (expr_reads_buffer(e->u.load.idx[i], b))
+				return true;
+		return false;
+	case EX_BIN:
+		return expr_reads_buffer(e->u.bin.a, b) || expr_reads_buffer(e->u.bin.b, b);
+	case EX_NOT:
+	case EX_NEG:
+	case EX_CAST:
+		return expr_reads_buffer(e->u.un.a, b);
+	case EX_SELECT:
+		return expr_reads_buffer(e->u.sel.cond, b) ||
+		       expr_reads_buffer(e->u.sel.a, b) || expr_reads_buffer(e->u.sel.b, b);
+	case EX_LET:
+		return expr_reads_buffer(e->u.let.value, b) ||
+		       expr_reads_buffer(e->u.let.body, b);
+	case EX_COUNT:
+		break;
+	}
+	abort();
+}
+
+/* X[e] = X[e] op v (or v op X[e]) with op associative and commutative
+ * and v not reading X: the load of X[e] in the value, or NULL. */
+static const Expr *reduction_load(const Stmt *s, BinOp *op)
+{
+	const Expr *v = s->u.store.value;
+	if (v->kind != EX_BIN)
+		return NULL;
+	switch (v->u.bin.op) {
+	case OP_ADD: case OP_MUL: case OP_MIN: case OP_MAX:
+		break;
+	case OP_AND: case OP_OR:
+		if (v->dtype != DT_BOOL)
+			return NULL;
+		break;
+	case OP_SUB: case OP_DIV: case OP_FLOORDIV: case OP_FLOORMOD:
+	case OP_EQ: case OP_NE: case OP_LT: case OP_LE: case OP_GT:
+	case OP_GE: case OP_COUNT:
+		return NULL;
+	}
+	for (int side = 0; side < 2; side++) {
+		const Expr *x = side ? v->u.bin.b : v->u.bin.a;
+		const Expr *rest = side ? v->u.bin.a : v->u.bin.b;
+		if (x->kind != EX_LOAD || x->u.load.buf != s->u.store.buf ||
+		    x->u.load.nidx != s->u.store.nidx)
+			continue;
+		bool same = true;
+		for (int i = 0; i < x->u.load.nidx && same; i++)
+			same = ir_expr_equal(x->u.load.idx[i], s->u.store.idx[i]);
+		if (same && !expr_reads_buffer(rest, s->u.store.buf)) {
+			*op = v->u.bin.op;
+			return x;
+		}
+	}
+	return NULL;
+}
+
+static void collect(Collector *k, const Stmt *s, Expr *guard)
+{
+	Arena *a = k->c->arena;
+	switch (s->kind) {
+	case ST_SEQ:
+		for (int i = 0; i < s->u.seq.n; i++)
+			collect(k, s->u.seq.items[i], guard);
+		return;
+	case ST_FOR: {
+		reads_of(k, s->u.loop.min, guard, NULL);
+		reads_of(k, s->u.loop.extent, guard, NULL);
+		Var *v = rw_fresh_var(a, s->u.loop.var, "'");
+		Expr *lo = inst(k, s->u.loop.min), *ext = inst(k, s->u.loop.extent);
+		Expr *vr = ir_varref(a, v, (Span){0});
+		push_var(k, v);
+		int mark = k->nsub;
+		push_sub(k, s->u.loop.var, vr);
+		Expr *range = ir_and(a, ir_bin(a, OP_LE, lo, vr, (Span){0}),
+				     ir_bin(a, OP_LT, vr, ir_add(a, lo, ext), (Span){0}));
+		/* the range is part of the guard: the access happens only for
+		 * iterations that exist */
+		collect(k, s->u.loop.body, ir_and(a, guard, range));
+		k->nsub = mark;
+		return;
+	}
+	case ST_IF: {
+		reads_of(k, s->u.cond.cond, guard, NULL);
+		Expr *cnd = inst(k, s->u.cond.cond);
+		collect(k, s->u.cond.then_s, ir_and(a, guard, cnd));
+		if (s->u.cond.else_s)
+			collect(k, s->u.cond.else_s,
+				ir_and(a, guard, ir_not(a, cnd, (Span){0})));
+		return;
+	}
+	case ST_STORE: {
+		int first = k->out->n;
+		for (int i = 0; i < s->u.store.nidx; i++)
+			reads_of(k, s->u.store.idx[i], guard, s);
+		reads_of(k, s->u.store.value, guard, s);
+		if (is_local(k, s->u.store.buf))
+			return;
+		Access *w = push_access(k);
+		w->buf = s->u.store.buf;
+		w->is_write = true;
+		w->nidx = s->u.store.nidx;
+		w->idx = inst_list(k, s->u.store.nidx, s->u.store.idx);
+		w->guard = guard;
+		w->span = s->span;
+		w->store = s;
+		BinOp op;
+		const Expr *rl = reduction_load(s, &op);
+		if (!rl)
+			return;
+		w->in_reduction = true;
+		w->red_op = op;
+		/* the matching load among the reads just collected */
+		for (int i = first; i < k->out->n - 1; i++) {
+			Access *r = &k->out->items[i];
+			if (r->load == rl) {
+				r->in_reduction = true;
+				r->red_op = op;
+			}
+		}
+		return;
+	}
+	case ST_ASSUME:
+	case ST_EVAL:
+		reads_of(k, s->u.expr, guard, NULL);
+		return;
+	case ST_ALLOC:
+		if (k->nlocal < RW_MAX_DEPTH)
+			k->local[k->nlocal++] = s->u.alloc.buf;
+		collect(k, s->u.alloc.body, guard);
+		return;
+	case ST_BLOCK:
+		collect(k, s->u.block.body, guard);
+		return;
+	case ST_LET: {
+		reads_of(k, s->u.let.value, guard, NULL);
+		Var *v = rw_fresh_var(a, s->u.let.var, "'");
+		Expr *vr = ir_varref(a, v, (Span){0});
+		push_var(k, v);
+		push_hyp(k, ir_bin(a, OP_EQ, vr, inst(k, s->u.let.value), (Span){0}));
+		int mark = k->nsub;
+		push_sub(k, s->u.let.var, vr);
+		collect(k, s->u.let.body, guard);
+		k->nsub = mark;
+		return;
+	}
+	case ST_PASS:
+		return;
+	case ST_COUNT:
+		break;
+	}
+	abort();
+}
+
+void rw_collect_accesses(RwCtx *c, const Stmt *s, int n, Var **from, Expr **to,
+			 int nvolatile, Buffer **volatile_bufs, AccessList *out)
+{
+	Collector k;
+	memset(&k, 0, sizeof k);
+	k.c = c;
+	k.out = out;
+	k.nvol = nvolatile;
+	k.vol = volatile_bufs;
+	for (int i = 0; i < n; i++)
+		push_sub(&k, from[i], to[i]);
+	collect(&k, s, ir_bool(c->arena, true));
+}
+
+/* ---------- written buffers ---------- */
+
+typedef struct BufSet {
+	Arena *a;
+	int n, cap;
+	Buffer **items;
+} BufSet;
+
+static void bufset_add(BufSet *s, Buffer *b)
+{
+	for (int i = 0; i < s->n; i++)
+		if (s->items[i] == b)
+			return;
+	if (s->n == s->cap) {
+		int cap = s->cap ? s->cap * 2 : 8;
+		Buffer **items = arena_alloc(s->a, sizeof(Buffer *) * (size_t)cap);
+		if (s->n)
+			memcpy(items, s->items, sizeof(Buffer *) * (size_t)s->n);
+		s->items = items;
+		s->cap = cap;
+	}
+	s->items[s->n++] = b;
+}
+
+static void written(BufSet *set, const Stmt *s)
+{
+	switch (s->kind) {
+	case ST_SEQ:
+		for (int i = 0; i < s->u.seq.n; i++)
+			written(set, s->u.seq.items[i]);
+		return;
+	case ST_FOR:
+		written(set, s->u.loop.body);
+		return;
+	case ST_IF:
+		written(set, s->u.cond.then_s);
+		if (s->u.cond.else_s)
+			written(set, s->u.cond.else_s);
+		return;
+	case ST_STORE:
+		bufset_add(set, s->u.store.buf);
+		return;
+	case ST_ALLOC:
+		written(set, s->u.alloc.body);
+		return;
+	case ST_BLOCK:
+		written(set, s->u.block.body);
+		return;
+	case ST_LET:
+		written(set, s->u.let.body);
+		return;
+	case ST_ASSUME:
+	case ST_EVAL:
+	case ST_PASS:
+		return;
+	case ST_COUNT:
+		break;
+	}
+	abort();
+}
+
+int rw_written_buffers(Arena *a, const Stmt *s, Buffer ***out)
+{
+	BufSet set = {a, 0, 0, NULL};
+	written(&set, s);
+	*out = set.items;
+	return set.n;
+}
+
+/* ---------- commutation ---------- */
+
+static bool reduction_exempt(const RwCtx *c, const Access *x, const Access *y,
+			     bool allow)
+{
+	if (!allow || !x->in_reduction || !y->in_reduction || x->red_op != y->red_op)
+		return false;
+	/* Floats re-associate only in real mode (semantics.md section 1). */
+	if (dtype_is_float(x->buf->dtype) && c->float_mode == FLOAT_IEEE)
+		return false;
+	if (dtype_is_float(x->buf->dtype) && (x->red_op == OP_MIN || x->red_op == OP_MAX))
+		return c->float_mode == FLOAT_REAL;
+	return true;
+}
+
+static char *access_text(Arena *a, const Access *x)
+{
+	return arena_printf(a, "%s of %s at %d:%d", x->is_write ? "write" : "read",
+			    x->buf->name, x->span.line, x->span.col);
+}
+
+void rw_commute_obligations(RwCtx *c, const char *kind, const char *what,
+			    const Obligation *base, const AccessList *p,
+			    const AccessList *q, bool allow_reductions)
+{
+	Arena *a = c->arena;
+	for (int i = 0; i < p->n; i++) {
+		const Access *x = &p->items[i];
+		for (int j = 0; j < q->n; j++) {
+			const Access *y = &q->items[j];
+			if (x->buf != y->buf || (!x->is_write && !y->is_write))
+				continue;
+			if (x->nidx != y->nidx)
+				continue; /* cannot happen for one buffer */
+			if (reduction_exempt(c, x, y, allow_reductions))
+				continue;
+			/* goal: not (both happen and touch the same cell) */
+			Expr *same = NULL;
+			for (int d = 0; d < x->nidx; d++)
+				same = ir_and(a, same, ir_bin(a, OP_EQ, x->idx[d], y->idx[d], (Span){0}));
+			if (!same)
+				same = ir_bool(a, true);
+			Expr *goal = ir_not(a, ir_and(a, ir_and(a, x->guard, y->guard), same), (Span){0});
+			char *stmt = arena_printf(a, "%s: %s (first instance) and %s (second instance) never touch the same cell of %s",
+						  what, access_text(a, x), access_text(a, y), x->buf->name);
+			Obligation *o = obligation_new(a, kind, stmt, base->nvars, base->vars,
+						       base->nhyps, base->hyps, goal, base->origin);
+			o->rewrite = c->desc;
+			for (int v = 0; v < p->nvars; v++)
+				obligation_add_var(a, o, p->vars[v]);
+			for (int v = 0; v < q->nvars; v++)
+				obligation_add_var(a, o, q->vars[v]);
+			for (int h = 0; h < p->nhyps; h++)
+				obligation_add_hyp(a, o, p->hyps[h]);
+			for (int h = 0; h < q->nhyps; h++)
+				obligation_add_hyp(a, o, q->hyps[h]);
+			obligation_add_related(a, o, x->span);
+			obligation_add_related(a, o, y->span);
+			oblist_push(a, &c->obs, o);
+		}
+	}
+}

@@ -1,0 +1,430 @@
+/* rewrites/context.c — finding loops by name ("i#2"), the context that
+ * holds at a statement (enclosing loop ranges, path conditions, lets, entry
+ * facts over scalar parameters), replacing a statement along its path, and
+ * small integer folding for readable extents. */
+#include "rewrite.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+RwStatus rw_fail(RwCtx *c, RwStatus st, Span sp, const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	diag_vadd(c->diag, DIAG_ERROR, sp.src ? sp : c->call_span, fmt, ap);
+	va_end(ap);
+	return st;
+}
+
+/* ---------- walking to a loop ---------- */
+
+typedef struct Finder {
+	const char *name;
+	int want; /* k-th occurrence, 1-based; 0 = the only one */
+	int seen;
+	bool found;
+	StmtCtx cur, hit;
+	StrBuf names; /* every loop name, for the error message */
+	Arena *arena;
+} Finder;
+
+static void find_walk(Finder *f, Stmt *s);
+
+static void find_child(Finder *f, Stmt *s, int index)
+{
+	StmtCtx *c = &f->cur;
+	if (c->depth >= RW_MAX_DEPTH)
+		return;
+	c->path[c->depth++] = index;
+	find_walk(f, s);
+	c->depth--;
+}
+
+static void find_walk(Finder *f, Stmt *s)
+{
+	StmtCtx *c = &f->cur;
+	switch (s->kind) {
+	case ST_SEQ:
+		for (int i = 0; i < s->u.seq.n; i++)
+			find_child(f, s->u.seq.items[i], i);
+		return;
+	case ST_FOR:
+		sb_printf(&f->names, "%s%s", f->names.n ? ", " : "",
+			  s->u.loop.var->name);
+		if (strcmp(s->u.loop.var->name, f->name) == 0) {
+			f->seen++;
+			if (f->seen == f->want || f->want == 0) {
+				f->hit = *c;
+				f->hit.stmt = s;
+				f->found = true;
+			}
+		}
+		if (c->nloops >= RW_MAX_DEPTH)
+			return;
+		c->loops[c->nloops++] = s;
+		find_child(f, s->u.loop.body, 0);
+		c->nloops--;
+		return;
+	case ST_IF:
+		if (c->nconds >= RW_MAX_DEPTH)
+			return;
+		c->conds[c->nconds++] = s->u.cond.cond;
+		find_child(f, s->u.cond.then_s, 0);
+		if (s->u.cond.else_s) {
+			c->conds[c->nconds - 1] =
+				ir_not(f->arena, s->u.cond.cond, s->u.cond.cond->span);
+			find_child(f, s->u.cond.else_s, 1);
+		}
+		c->nconds--;
+		return;
+	case ST_ALLOC:
+		find_child(f, s->u.alloc.body, 0);
+		return;
+	case ST_BLOCK:
+		find_child(f, s->u.block.body, 0);
+		return;
+	case ST_LET:
+		if (c->nlets >= RW_MAX_DEPTH)
+			return;
+		c->lets[c->nlets++] = s;
+		find_child(f, s->u.let.body, 0);
+		c->nlets--;
+		return;
+	case ST_STORE:
+	case ST_ASSUME:
+	case ST_EVAL:
+	case ST_PASS:
+		return;
+	case ST_COUNT:
+		break;
+	}
+	abort();
+}
+
+RwStatus rw_find_loop(RwCtx *c, const char *name, StmtCtx *out)
+{
+	Finder f;
+	memset(&f, 0, sizeof f);
+	f.arena = c->arena;
+	const char *hash = strchr(name, '#');
+	if (hash) {
+		char *end;
+		long k = strtol(hash + 1, &end, 10);
+		if (*end || k < 1)
+			return rw_fail(c, RW_BAD_INPUT, c->call_span,
+				       "bad loop name '%s': expected NAME or NAME#K with K >= 1",
+				       name);
+		f.name = arena_strndup(c->arena, name, (size_t)(hash - name));
+		f.want = (int)k;
+	} else {
+		f.name = name;
+	}
+	find_walk(&f, c->func->body);
+	char *names = sb_take(&f.names);
+	RwStatus st = RW_OK;
+	if (!f.found) {
+		st = rw_fail(c, RW_BAD_INPUT, c->call_span,
+			     "no loop '%s' in function '%s' (loops: %s)", name,
+			     c->func->name, *names ? names : "none");
+	} else if (!hash && f.seen > 1) {
+		st = rw_fail(c, RW_BAD_INPUT, c->call_span,
+			     "loop name '%s' is ambiguous in function '%s': %d loops have it; write '%s#1' ... '%s#%d'",
+			     name, c->func->name, f.seen, name, name, f.seen);
+	} else {
+		*out = f.hit;
+	}
+	free(names);
+	return st;
+}
+
+/* ---------- replacing along a path ---------- */
+
+Stmt *rw_replace_at(Arena *a, Stmt *root, const int *path, int depth,
+		    Stmt *replacement)
+{
+	if (depth == 0)
+		return replacement;
+	int k = path[0];
+	Stmt *child;
+	switch (root->kind) {
+	case ST_SEQ: {
+		int n = root->u.seq.n;
+		Stmt *r = rw_replace_at(a, root->u.seq.items[k], path + 1, depth - 1, replacement);
+		/* splice a sequence into its parent so the IR stays flat, as
+		 * the parser would build it */
+		int m = r->kind == ST_SEQ ? r->u.seq.n : 1;
+		Stmt **items = arena_alloc(a, sizeof(Stmt *) * (size_t)(n + m));
+		memcpy(items, root->u.seq.items, sizeof(Stmt *) * (size_t)k);
+		if (r->kind == ST_SEQ)
+			memcpy(items + k, r->u.seq.items, sizeof(Stmt *) * (size_t)m);
+		else
+			items[k] = r;
+		memcpy(items + k + m, root->u.seq.items + k + 1, sizeof(Stmt *) * (size_t)(n - k - 1));
+		return ir_seq(a, n - 1 + m, items, root->span);
+	}
+	case ST_FOR:
+		child = rw_replace_at(a, root->u.loop.body, path + 1, depth - 1,
+				      replacement);
+		return ir_for(a, root->u.loop.var, root->u.loop.min,
+			      root->u.loop.extent, root->u.loop.kind, child,
+			      root->span);
+	case ST_IF:
+		if (k == 0)
+			return ir_if(a, root->u.cond.cond,
+				     rw_replace_at(a, root->u.cond.then_s, path + 1,
+						   depth - 1, replacement),
+				     root->u.cond.else_s, root->span);
+		return ir_if(a, root->u.cond.cond, root->u.cond.then_s,
+			     rw_replace_at(a, root->u.cond.else_s, path + 1,
+					   depth - 1, replacement),
+			     root->span);
+	case ST_ALLOC:
+		child = rw_replace_at(a, root->u.alloc.body, path + 1, depth - 1,
+				      replacement);
+		return ir_alloc(a, root->u.alloc.buf, child, root->span);
+	case ST_BLOCK:
+		child = rw_replace_at(a, root->u.block.body, path + 1, depth - 1,
+				      replacement);
+		return ir_block(a, root->u.block.name, child, root->span);
+	case ST_LET:
+		child = rw_replace_at(a, root->u.let.body, path + 1, depth - 1,
+				      replacement);
+		return ir_letstmt(a, root->u.let.var, root->u.let.value, child,
+				  root->span);
+	case ST_STORE:
+	case ST_ASSUME:
+	case ST_EVAL:
+	case ST_PASS:
+	case ST_COUNT:
+		break;
+	}
+	abort(); /* a path never goes through a leaf */
+}
+
+Func *rw_with_body(Arena *a, const Func *f, Stmt *body)
+{
+	return ir_func(a, f->name, f->nparams, f->params, body, f->span);
+}
+
+/* ---------- context hypotheses ---------- */
+
+Expr *rw_loop_range(Arena *a, const Stmt *loop, Expr *v)
+{
+	Expr *lo = ir_bin(a, OP_LE, loop->u.loop.min, v, (Span){0});
+	Expr *hi = ir_bin(a, OP_LT, v,
+			  ir_add(a, loop->u.loop.min, loop->u.loop.extent),
+			  (Span){0});
+	return ir_and(a, lo, hi);
+}
+
+bool rw_expr_has_load(const Expr *e)
+{
+	switch (e->kind) {
+	case EX_INT:
+	case EX_FLOAT:
+	case EX_VAR:
+	case EX_UNDEF:
+		return false;
+	case EX_LOAD:
+		return true;
+	case EX_BIN:
+		return rw_expr_has_load(e->u.bin.a) || rw_expr_has_load(e->u.bin.b);
+	case EX_NOT:
+	case EX_NEG:
+	case EX_CAST:
+		return rw_expr_has_load(e->u.un.a);
+	case EX_SELECT:
+		return rw_expr_has_load(e->u.sel.cond) ||
+		       rw_expr_has_load(e->u.sel.a) || rw_expr_has_load(e->u.sel.b);
+	case EX_LET:
+		return rw_expr_has_load(e->u.let.value) ||
+		       rw_expr_has_load(e->u.let.body);
+	case EX_COUNT:
+		break;
+	}
+	abort();
+}
+
+static bool is_scalar_param(const Func *f, const Var *v)
+{
+	for (int i = 0; i < f->nparams; i++)
+		if (f->params[i].kind == PARAM_SCALAR && f->params[i].var == v)
+			return true;
+	return false;
+}
+
+/* Only scalar parameters (no loop vars, no loads, no undef). */
+static bool scalar_only(const Func *f, const Expr *e)
+{
+	switch (e->kind) {
+	case EX_INT:
+	case EX_FLOAT:
+		return true;
+	case EX_VAR:
+		return is_scalar_param(f, e->u.var);
+	case EX_LOAD:
+	case EX_UNDEF:
+	case EX_LET:
+		return false;
+	case EX_BIN:
+		return scalar_only(f, e->u.bin.a) && scalar_only(f, e->u.bin.b);
+	case EX_NOT:
+	case EX_NEG:
+	case EX_CAST:
+		return scalar_only(f, e->u.un.a);
+	case EX_SELECT:
+		return scalar_only(f, e->u.sel.cond) && scalar_only(f, e->u.sel.a) &&
+		       scalar_only(f, e->u.sel.b);
+	case EX_COUNT:
+		break;
+	}
+	abort();
+}
+
+/* T.assume facts over scalar parameters that every execution reaches
+ * (not under a loop or a branch). Scalars never change, so a fact that
+ * must hold where it stands holds everywhere; an input that breaks it
+ * gives P undefined behaviour, and such inputs are outside the claim. */
+static void add_scalar_facts(RwCtx *c, Obligation *o, const Stmt *s)
+{
+	switch (s->kind) {
+	case ST_SEQ:
+		for (int i = 0; i < s->u.seq.n; i++)
+			add_scalar_facts(c, o, s->u.seq.items[i]);
+		return;
+	case ST_ASSUME:
+		if (scalar_only(c->func, s->u.expr))
+			obligation_add_hyp(c->arena, o, s->u.expr);
+		return;
+	case ST_ALLOC:
+		add_scalar_facts(c, o, s->u.alloc.body);
+		return;
+	case ST_BLOCK:
+		add_scalar_facts(c, o, s->u.block.body);
+		return;
+	case ST_LET:
+		add_scalar_facts(c, o, s->u.let.body);
+		return;
+	case ST_FOR:
+	case ST_IF:
+	case ST_STORE:
+	case ST_EVAL:
+	case ST_PASS:
+		return;
+	case ST_COUNT:
+		break;
+	}
+	abort();
+}
+
+static void add_param_ranges(RwCtx *c, Obligation *o)
+{
+	Arena *a = c->arena;
+	for (int i = 0; i < c->func->nparams; i++) {
+		const Param *p = &c->func->params[i];
+		if (p->kind != PARAM_SCALAR || !dtype_is_int(p->var->dtype))
+			continue;
+		int bits = dtype_bits(p->var->dtype);
+		int64_t lo = dtype_is_signed(p->var->dtype) ? -(INT64_C(1) << (bits - 1)) : 0;
+		int64_t hi = bits >= 64 ? INT64_MAX
+			     : dtype_is_signed(p->var->dtype) ? (INT64_C(1) << (bits - 1)) - 1
+							     : (INT64_C(1) << bits) - 1;
+		Expr *v = ir_varref(a, p->var, (Span){0});
+		Expr *r = ir_and(a, ir_bin(a, OP_LE, ir_int(a, lo, DT_INT64, (Span){0}), v, (Span){0}),
+				 ir_bin(a, OP_LE, v, ir_int(a, hi, DT_INT64, (Span){0}), (Span){0}));
+		obligation_add_hyp(a, o, r);
+		obligation_add_var(a, o, p->var);
+	}
+}
+
+void rw_add_context_hyps(RwCtx *c, Obligation *o, const StmtCtx *sc)
+{
+	Arena *a = c->arena;
+	add_param_ranges(c, o);
+	add_scalar_facts(c, o, c->func->body);
+	for (int i = 0; i < sc->nloops; i++) {
+		const Stmt *l = sc->loops[i];
+		obligation_add_var(a, o, l->u.loop.var);
+		obligation_add_hyp(a, o, rw_loop_range(a, l, ir_varref(a, l->u.loop.var, (Span){0})));
+	}
+	/* A condition that reads a buffer would need the state at that point;
+	 * leaving it out only weakens the hypotheses (sound). */
+	for (int i = 0; i < sc->nconds; i++)
+		if (!rw_expr_has_load(sc->conds[i]))
+			obligation_add_hyp(a, o, sc->conds[i]);
+	for (int i = 0; i < sc->nlets; i++) {
+		const Stmt *l = sc->lets[i];
+		obligation_add_var(a, o, l->u.let.var);
+		if (!rw_expr_has_load(l->u.let.value) && dtype_is_int(l->u.let.var->dtype))
+			obligation_add_hyp(a, o, ir_bin(a, OP_EQ, ir_varref(a, l->u.let.var, (Span){0}),
+							l->u.let.value, (Span){0}));
+	}
+}
+
+Var *rw_fresh_var(Arena *a, const Var *v, const char *suffix)
+{
+	return ir_var(a, arena_printf(a, "%s%s", v->name, suffix), v->dtype, v->span);
+}
+
+/* ---------- folding ---------- */
+
+bool rw_const_int(const Expr *e, int64_t *out)
+{
+	if (e->kind != EX_INT || e->dtype == DT_BOOL)
+		return false;
+	*out = e->u.ival;
+	return true;
+}
+
+static int64_t floordiv64(int64_t a, int64_t b)
+{
+	int64_t q = a / b;
+	if ((a % b != 0) && ((a < 0) != (b < 0)))
+		q--;
+	return q;
+}
+
+Expr *rw_fold(Arena *a, Expr *e)
+{
+	if (e->kind != EX_BIN)
+		return e;
+	Expr *x = rw_fold(a, e->u.bin.a), *y = rw_fold(a, e->u.bin.b);
+	int64_t p = 0, q = 0;
+	bool cx = rw_const_int(x, &p), cy = rw_const_int(y, &q);
+	/* stay far from overflow: fold only small constants */
+	bool small = cx && cy && p > -(INT64_C(1) << 30) && p < (INT64_C(1) << 30) &&
+		     q > -(INT64_C(1) << 30) && q < (INT64_C(1) << 30);
+	DType t = e->dtype;
+	switch (e->u.bin.op) {
+	case OP_ADD:
+		if (small) return ir_int(a, p + q, t, e->span);
+		if (cx && p == 0) return y;
+		if (cy && q == 0) return x;
+		break;
+	case OP_SUB:
+		if (small) return ir_int(a, p - q, t, e->span);
+		if (cy && q == 0) return x;
+		break;
+	case OP_MUL:
+		if (small) return ir_int(a, p * q, t, e->span);
+		if (cx && p == 1) return y;
+		if (cy && q == 1) return x;
+		break;
+	case OP_FLOORDIV:
+		if (small && q != 0) return ir_int(a, floordiv64(p, q), t, e->span);
+		if (cy && q == 1) return x;
+		break;
+	case OP_FLOORMOD:
+		if (small && q != 0) return ir_int(a, p - q * floordiv64(p, q), t, e->span);
+		break;
+	case OP_DIV: case OP_MIN: case OP_MAX: case OP_EQ: case OP_NE:
+	case OP_LT: case OP_LE: case OP_GT: case OP_GE: case OP_AND:
+	case OP_OR: case OP_COUNT:
+		break;
+	}
+	if (x == e->u.bin.a && y == e->u.bin.b)
+		return e;
+	Expr *r = ir_bin(a, e->u.bin.op, x, y, e->span);
+	r->dtype = e->dtype;
+	return r;
+}

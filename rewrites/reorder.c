@@ -1,0 +1,144 @@
+/* rewrites/reorder.c — reorder: permute loops of a perfect nest.
+ * Preconditions: the named loops lie on one perfectly nested chain, and no
+ * loop moves above a loop whose variable its range mentions. Obligations
+ * reorder.no_conflict: for all iterations p != q of the chain with
+ * p <_old q and q <_new p, S(p) and S(q) commute (reduction updates with
+ * the same associative-commutative operator commute in real mode). */
+#include "rewrite.h"
+
+#include <string.h>
+
+/* (x1, ..., xn) < (y1, ..., yn) lexicographically, in the given order */
+static Expr *lex_less(Arena *a, int n, const int *order, Expr **x, Expr **y)
+{
+	Expr *result = NULL;
+	for (int k = n - 1; k >= 0; k--) {
+		int d = order[k];
+		Expr *lt = ir_bin(a, OP_LT, x[d], y[d], (Span){0});
+		if (!result) {
+			result = lt;
+			continue;
+		}
+		Expr *eq = ir_bin(a, OP_EQ, x[d], y[d], (Span){0});
+		result = ir_or(a, lt, ir_and(a, eq, result));
+	}
+	return result;
+}
+
+/* One copy of the chain's iteration: fresh variables, their ranges. */
+static void chain_copy(Arena *a, int n, Stmt **chain, const char *suffix,
+		       Var **vars, Expr **refs, Obligation *base)
+{
+	Var *orig[RW_MAX_DEPTH];
+	for (int d = 0; d < n; d++) {
+		orig[d] = chain[d]->u.loop.var;
+		vars[d] = rw_fresh_var(a, orig[d], suffix);
+		refs[d] = ir_varref(a, vars[d], (Span){0});
+	}
+	for (int d = 0; d < n; d++) {
+		/* a range may mention outer chain variables: use this copy's */
+		Expr *lo = ir_subst_expr(a, chain[d]->u.loop.min, d, orig, refs);
+		Expr *ext = ir_subst_expr(a, chain[d]->u.loop.extent, d, orig, refs);
+		obligation_add_var(a, base, vars[d]);
+		obligation_add_hyp(a, base, ir_and(a, ir_bin(a, OP_LE, lo, refs[d], (Span){0}),
+						   ir_bin(a, OP_LT, refs[d], ir_add(a, lo, ext), (Span){0})));
+	}
+}
+
+RwStatus rw_reorder(RwCtx *c, int nloops, const char *const *loops)
+{
+	Arena *a = c->arena;
+	if (nloops < 1)
+		return rw_fail(c, RW_BAD_INPUT, c->call_span, "reorder: name at least one loop");
+	StmtCtx ctx[RW_MAX_DEPTH];
+	if (nloops > RW_MAX_DEPTH)
+		return rw_fail(c, RW_BAD_INPUT, c->call_span, "reorder: too many loops");
+	int top = 0;
+	for (int k = 0; k < nloops; k++) {
+		RwStatus st = rw_find_loop(c, loops[k], &ctx[k]);
+		if (st != RW_OK)
+			return st;
+		for (int m = 0; m < k; m++)
+			if (ctx[m].stmt == ctx[k].stmt)
+				return rw_fail(c, RW_BAD_INPUT, c->call_span,
+					       "reorder: loop '%s' is named twice", loops[k]);
+		if (ctx[k].depth < ctx[top].depth)
+			top = k;
+	}
+	/* the perfect chain from the outermost named loop down */
+	Stmt *chain[RW_MAX_DEPTH];
+	int n = 0, found = 0, last = 0;
+	for (Stmt *s = ctx[top].stmt; s->kind == ST_FOR && n < RW_MAX_DEPTH; s = s->u.loop.body) {
+		chain[n] = s;
+		for (int k = 0; k < nloops; k++)
+			if (ctx[k].stmt == s) {
+				found++;
+				last = n;
+			}
+		n++;
+	}
+	if (found != nloops)
+		return rw_fail(c, RW_PRECONDITION, c->call_span,
+			       "reorder: the loops must form one perfectly nested chain under '%s' (a loop body holds more than one statement or a loop is elsewhere)",
+			       loops[top]);
+	n = last + 1;
+	/* new[d] = index in chain of the loop placed at depth d */
+	int newpos[RW_MAX_DEPTH], next = 0;
+	for (int d = 0; d < n; d++) {
+		newpos[d] = d;
+		for (int k = 0; k < nloops; k++)
+			if (ctx[k].stmt == chain[d]) {
+				/* this slot holds the next named loop in the user's order */
+				for (int m = 0; m < n; m++)
+					if (chain[m] == ctx[next].stmt)
+						newpos[d] = m;
+				next++;
+			}
+	}
+	for (int d = 0; d < n; d++)
+		for (int e = d + 1; e < n; e++) {
+			const Stmt *outer = chain[newpos[d]], *inner = chain[newpos[e]];
+			Var *v = inner->u.loop.var;
+			if (ir_expr_uses_var(outer->u.loop.extent, v) || ir_expr_uses_var(outer->u.loop.min, v))
+				return rw_fail(c, RW_PRECONDITION, outer->span,
+					       "reorder: the range of loop '%s' depends on '%s', which would move inside it",
+					       outer->u.loop.var->name, v->name);
+		}
+	/* obligation: swapped pairs of iterations commute */
+	Obligation *base = obligation_new(a, "reorder.no_conflict", "", 0, NULL, 0, NULL,
+					  ir_bool(a, true), chain[0]->span);
+	rw_add_context_hyps(c, base, &ctx[top]);
+	Var *pv[RW_MAX_DEPTH], *qv[RW_MAX_DEPTH];
+	Expr *pr[RW_MAX_DEPTH], *qr[RW_MAX_DEPTH];
+	chain_copy(a, n, chain, "_p", pv, pr, base);
+	chain_copy(a, n, chain, "_q", qv, qr, base);
+	int oldorder[RW_MAX_DEPTH];
+	for (int d = 0; d < n; d++)
+		oldorder[d] = d;
+	obligation_add_hyp(a, base, lex_less(a, n, oldorder, pr, qr));
+	obligation_add_hyp(a, base, lex_less(a, n, newpos, qr, pr));
+	Stmt *body = chain[n - 1]->u.loop.body;
+	Buffer **vol;
+	int nvol = rw_written_buffers(a, chain[0], &vol);
+	Var *orig[RW_MAX_DEPTH];
+	for (int d = 0; d < n; d++)
+		orig[d] = chain[d]->u.loop.var;
+	AccessList ap, aq;
+	memset(&ap, 0, sizeof ap);
+	memset(&aq, 0, sizeof aq);
+	rw_collect_accesses(c, body, n, orig, pr, nvol, vol, &ap);
+	rw_collect_accesses(c, body, n, orig, qr, nvol, vol, &aq);
+	rw_commute_obligations(c, "reorder.no_conflict",
+			       "iterations p before q in the old order and q before p in the new order commute",
+			       base, &ap, &aq, true);
+	/* the new nest, innermost first */
+	Stmt *s = body;
+	for (int d = n - 1; d >= 0; d--) {
+		const Stmt *l = chain[newpos[d]];
+		s = ir_for(a, l->u.loop.var, l->u.loop.min, l->u.loop.extent, l->u.loop.kind, s,
+			   l->span);
+	}
+	c->out = rw_with_body(a, c->func, rw_replace_at(a, c->func->body, ctx[top].path,
+							ctx[top].depth, s));
+	return RW_OK;
+}

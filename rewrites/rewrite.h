@@ -1,0 +1,153 @@
+/* rewrites/rewrite.h — what every primitive shares: the rewrite context
+ * (input function, arguments, output function and its obligations), loop
+ * lookup by name ("i#2"), the facts and path conditions that hold at a
+ * loop, replacement of a statement along a path, access collection, and
+ * the commutation obligations of semantics.md section 4. A rewrite is a
+ * pure function: it never modifies its input and never calls a solver. */
+#ifndef VS_REWRITES_REWRITE_H
+#define VS_REWRITES_REWRITE_H
+
+#include "kernel/obligation.h"
+
+typedef enum {
+	RW_OK,           /* output built; obligations must still be proven */
+	RW_BAD_INPUT,    /* unknown loop/buffer, bad argument: exit 2 */
+	RW_PRECONDITION, /* the primitive does not apply to this program */
+	RW_UNSUPPORTED,  /* not implemented for this shape: rejects */
+} RwStatus;
+
+typedef struct RwCtx {
+	Arena *arena;
+	const Func *func; /* input: never modified */
+	FloatMode float_mode;
+	DiagList *diag;	   /* error messages for non-OK statuses */
+	Span call_span;	   /* the schedule-script call, for diagnostics */
+	const char *desc;  /* "split(i, factor=4, tail=guard)" */
+	ObligationList obs; /* filled by the primitive */
+	Func *out;	   /* the rewritten function on RW_OK */
+	/* Split with tail=guard asks for two candidate results: the schedule
+	 * commits `out` if every obligation is proven, else `fallback` (which
+	 * needs no obligation). NULL when there is no fallback. */
+	Func *fallback;
+	const char *fallback_note;
+} RwCtx;
+
+RwStatus rw_fail(RwCtx *c, RwStatus st, Span sp, const char *fmt, ...)
+	__attribute__((format(printf, 4, 5)));
+
+/* ---------- locating loops (rewrites/context.c) ---------- */
+
+#define RW_MAX_DEPTH 64
+
+/* Everything known at a statement: the path from the function body to it,
+ * the loops, conditions and lets around it. */
+typedef struct StmtCtx {
+	Stmt *stmt;
+	int depth;
+	int path[RW_MAX_DEPTH]; /* child index at each level */
+	int nloops;
+	Stmt *loops[RW_MAX_DEPTH]; /* enclosing ST_FOR, outermost first */
+	int nconds;
+	Expr *conds[RW_MAX_DEPTH]; /* path conditions (negated for else) */
+	int nlets;
+	Stmt *lets[RW_MAX_DEPTH]; /* enclosing ST_LET statements */
+} StmtCtx;
+
+/* Find loop "i" or "i#k" (k-th loop named i in program order, 1-based).
+ * RW_BAD_INPUT with a diagnostic listing the loops when it is absent or
+ * ambiguous ("i" when two loops are named i is ambiguous). */
+RwStatus rw_find_loop(RwCtx *c, const char *name, StmtCtx *out);
+
+/* Rebuild the function body with the statement at ctx->path replaced. */
+Stmt *rw_replace_at(Arena *a, Stmt *root, const int *path, int depth,
+		    Stmt *replacement);
+Func *rw_with_body(Arena *a, const Func *f, Stmt *body);
+
+/* Hypotheses that hold at the statement: ranges of enclosing loops, path
+ * conditions that do not read buffers, let equations, the entry T.assume
+ * facts that mention only scalar parameters, and the dtype ranges of
+ * scalar parameters. Appended to o->hyps; variables added to o->vars. */
+void rw_add_context_hyps(RwCtx *c, Obligation *o, const StmtCtx *sc);
+
+/* The range hypothesis `min <= v < min + extent`. */
+Expr *rw_loop_range(Arena *a, const Stmt *loop, Expr *var_value);
+
+/* True if the expression reads any buffer. */
+bool rw_expr_has_load(const Expr *e);
+
+/* A fresh variable named like v (same dtype). */
+Var *rw_fresh_var(Arena *a, const Var *v, const char *suffix);
+
+/* Fold constants in a small integer expression (extent arithmetic) so the
+ * printed IR stays readable; semantics-preserving by construction. */
+Expr *rw_fold(Arena *a, Expr *e);
+bool rw_const_int(const Expr *e, int64_t *out);
+
+/* ---------- accesses and commutation (rewrites/access.c) ---------- */
+
+typedef struct Access {
+	Buffer *buf;
+	bool is_write;
+	int nidx;
+	Expr **idx;    /* in terms of the instance's (fresh) variables */
+	Expr *guard;   /* conjunction of conditions under which it happens */
+	Span span;
+	const Expr *load;  /* the original load node (reads) */
+	const Stmt *store; /* the store it belongs to (writes, and the loads
+			      of a store's value/indices) */
+	bool in_reduction; /* access to X of a reduction update X[e] op= v */
+	BinOp red_op;
+} Access;
+
+typedef struct AccessList {
+	int n, cap;
+	Access *items;
+	int nvars;
+	Var **vars; /* fresh inner-loop and let variables introduced */
+	int nhyps;
+	Expr **hyps; /* their ranges and let equations */
+} AccessList;
+
+/* Collect the accesses of one instance of s, after substituting `n`
+ * variables (the instance's loop vars) by the given expressions. Inner
+ * loops get fresh variables (recorded with their ranges). Loads from the
+ * buffers in `volatile_bufs` (written somewhere in the region) are read in
+ * an unknown state, so inside indices and guards they are replaced by
+ * fresh unconstrained values: an over-approximation that keeps the check
+ * sound. */
+void rw_collect_accesses(RwCtx *c, const Stmt *s, int n, Var **from,
+			 Expr **to, int nvolatile, Buffer **volatile_bufs,
+			 AccessList *out);
+
+/* Buffers written anywhere in s. */
+int rw_written_buffers(Arena *a, const Stmt *s, Buffer ***out);
+
+/* Emit obligations "S(p) and S(q) commute" for two access lists of two
+ * instances: for every pair (one from each) on the same buffer with at
+ * least one write, "not (guards hold and indices equal)" under `base`
+ * hypotheses (copied in). With allow_reductions, two reduction accesses
+ * with the same associative-commutative operator are exempt (real mode
+ * for floats; always for integers). */
+void rw_commute_obligations(RwCtx *c, const char *kind, const char *what,
+			    const Obligation *base, const AccessList *p,
+			    const AccessList *q, bool allow_reductions);
+
+#endif
+
+/* ---------- the primitives (one file each) ----------
+ * Each fills c->out (and c->obs) or returns a failure status with a
+ * diagnostic in c->diag. Names of created loops come from the script's
+ * left-hand side; NULL gives defaults (i -> i_o, i_i; fused i_j_fused). */
+
+typedef enum { TAIL_GUARD, TAIL_PERFECT, TAIL_CUT, TAIL_CUT_AND_GUARD } SplitTail;
+bool split_tail_from_name(const char *name, SplitTail *out);
+const char *split_tail_name(SplitTail t);
+
+RwStatus rw_split(RwCtx *c, const char *loop, int64_t factor, SplitTail tail,
+		  const char *outer_name, const char *inner_name);
+RwStatus rw_fuse(RwCtx *c, const char *outer, const char *inner,
+		 const char *fused_name);
+RwStatus rw_reorder(RwCtx *c, int nloops, const char *const *loops);
+RwStatus rw_parallel(RwCtx *c, const char *loop);
+RwStatus rw_vectorize(RwCtx *c, const char *loop);
+RwStatus rw_unroll(RwCtx *c, const char *loop);

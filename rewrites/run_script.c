@@ -1,0 +1,200 @@
+/* rewrites/run_script.c — executing a `.sched` script on a schedule: each
+ * `sch.NAME(...)` call is checked for its arguments, dispatched to its
+ * primitive, and committed or rejected through sched_finish. Primitives
+ * named in interfaces.md that are not implemented yet reject with "not
+ * supported"; they never accept. */
+#include "schedule.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+typedef struct Call {
+	Schedule *s;
+	const Script *sc;
+	const ScriptCall *call;
+	DiagList *d;
+} Call;
+
+static StepStatus bad(Call *k, const ScriptArg *arg, const char *fmt, const char *x)
+{
+	diag_add(k->d, DIAG_ERROR, arg ? arg->span : k->call->span, fmt, x);
+	return STEP_BAD_INPUT;
+}
+
+/* A loop or buffer name: "i", "i#2", or a name bound by an earlier
+ * left-hand side (io). */
+static const char *arg_name(Call *k, int pos, const char *kw)
+{
+	const ScriptArg *a = script_arg(k->call, pos, kw);
+	if (!a || (a->kind != ARG_STRING && a->kind != ARG_NAME))
+		return NULL;
+	return a->str;
+}
+
+static const char *lhs(const Call *k, int i)
+{
+	return i < k->call->nlhs ? k->call->lhs[i] : NULL;
+}
+
+/* "split(\"i\", factor=4)": the call as the user wrote it */
+static const char *describe(Call *k)
+{
+	const ScriptCall *c = k->call;
+	StrBuf b = {0};
+	sb_printf(&b, "%s(", c->method);
+	for (int i = 0; i < c->nargs; i++) {
+		const ScriptArg *a = &c->args[i];
+		if (i)
+			sb_puts(&b, ", ");
+		if (a->keyword)
+			sb_printf(&b, "%s=", a->keyword);
+		if (a->end > a->start)
+			sb_put(&b, k->sc->src->text + a->start, (size_t)(a->end - a->start));
+	}
+	sb_puts(&b, ")");
+	char *s = sb_take(&b);
+	char *r = arena_strdup(k->s->arena, s);
+	free(s);
+	return r;
+}
+
+static StepStatus finish(Call *k, RwCtx *c, RwStatus st)
+{
+	StepReport *r = sched_finish(k->s, c, st);
+	return r->status;
+}
+
+static StepStatus do_split(Call *k, RwCtx *c)
+{
+	const char *loop = arg_name(k, 0, "loop");
+	if (!loop)
+		return bad(k, NULL, "%s: expected the loop to split, e.g. sch.split(\"i\", factor=4)", "split");
+	const ScriptArg *f = script_arg(k->call, 1, "factor");
+	if (!f || f->kind != ARG_INT)
+		return bad(k, f, "%s: factor must be an integer literal", "split");
+	SplitTail tail = TAIL_GUARD;
+	const ScriptArg *t = script_arg(k->call, 2, "tail");
+	if (t && (t->kind != ARG_STRING || !split_tail_from_name(t->str, &tail)))
+		return bad(k, t, "%s: tail must be \"guard\", \"perfect\", \"cut\" or \"cut_and_guard\"", "split");
+	if (k->call->nlhs != 0 && k->call->nlhs != 2)
+		return bad(k, NULL, "%s: split makes two loops: write `io, ii = sch.split(...)`", "split");
+	return finish(k, c, rw_split(c, loop, f->ival, tail, lhs(k, 0), lhs(k, 1)));
+}
+
+static StepStatus do_fuse(Call *k, RwCtx *c)
+{
+	const char *outer = arg_name(k, 0, NULL), *inner = arg_name(k, 1, NULL);
+	if (!outer || !inner || k->call->nargs != 2)
+		return bad(k, NULL, "%s: expected two loops, outer first: k = sch.fuse(\"i\", \"j\")", "fuse");
+	if (k->call->nlhs > 1)
+		return bad(k, NULL, "%s: fuse makes one loop", "fuse");
+	return finish(k, c, rw_fuse(c, outer, inner, lhs(k, 0)));
+}
+
+static StepStatus do_reorder(Call *k, RwCtx *c)
+{
+	int n = k->call->nargs;
+	const char **names = arena_alloc(k->s->arena, sizeof(char *) * (size_t)(n + 1));
+	for (int i = 0; i < n; i++) {
+		names[i] = arg_name(k, i, NULL);
+		if (!names[i])
+			return bad(k, &k->call->args[i], "%s: every argument must be a loop name", "reorder");
+	}
+	return finish(k, c, rw_reorder(c, n, names));
+}
+
+static StepStatus do_annotate(Call *k, RwCtx *c, RwStatus (*fn)(RwCtx *, const char *))
+{
+	const char *loop = arg_name(k, 0, "loop");
+	if (!loop)
+		return bad(k, NULL, "%s: expected a loop name", k->call->method);
+	return finish(k, c, fn(c, loop));
+}
+
+static StepStatus do_work_on(Call *k)
+{
+	const char *name = arg_name(k, 0, "func");
+	if (!name)
+		return bad(k, NULL, "%s: expected a function name", "work_on");
+	Module *m = k->s->mod;
+	for (int i = 0; i < m->nfuncs; i++)
+		if (strcmp(m->funcs[i]->name, name) == 0) {
+			k->s->func_index = i;
+			return STEP_COMMITTED;
+		}
+	return bad(k, script_arg(k->call, 0, "func"), "work_on: no function '%s' in the module", name);
+}
+
+static StepStatus do_float_mode(Call *k)
+{
+	const char *mode = arg_name(k, 0, "mode");
+	if (mode && strcmp(mode, "real") == 0)
+		k->s->float_mode = FLOAT_REAL;
+	else if (mode && strcmp(mode, "ieee") == 0)
+		k->s->float_mode = FLOAT_IEEE;
+	else
+		return bad(k, NULL, "%s: expected \"real\" or \"ieee\"", "float_mode");
+	return STEP_COMMITTED;
+}
+
+/* Primitives of interfaces.md whose obligations are not implemented yet:
+ * they reject, never accept. */
+static const char *const not_yet[] = {
+	"transform_layout", "sequential_buffer_access", "merge_adjacent_loops",
+	"fission", "remove_branching_through_overcompute",
+	"remove_overcompute_through_branching", "simplify", "remove_no_op",
+	"hoist_expression", "reduce_loop_extents", "merge_conditionals",
+	"cache_read", "cache_write", "compute_at", "reverse_compute_at",
+};
+
+static StepStatus run_call(Call *k)
+{
+	const char *m = k->call->method;
+	if (strcmp(m, "work_on") == 0)
+		return do_work_on(k);
+	if (strcmp(m, "float_mode") == 0)
+		return do_float_mode(k);
+	RwCtx c;
+	DiagList local;
+	diag_init(&local, k->s->arena);
+	sched_begin(k->s, &c, describe(k), k->call->span, &local);
+	StepStatus st;
+	if (strcmp(m, "split") == 0)
+		st = do_split(k, &c);
+	else if (strcmp(m, "fuse") == 0)
+		st = do_fuse(k, &c);
+	else if (strcmp(m, "reorder") == 0)
+		st = do_reorder(k, &c);
+	else if (strcmp(m, "parallel") == 0)
+		st = do_annotate(k, &c, rw_parallel);
+	else if (strcmp(m, "vectorize") == 0)
+		st = do_annotate(k, &c, rw_vectorize);
+	else if (strcmp(m, "unroll") == 0)
+		st = do_annotate(k, &c, rw_unroll);
+	else {
+		for (size_t i = 0; i < sizeof not_yet / sizeof *not_yet; i++)
+			if (strcmp(m, not_yet[i]) == 0) {
+				rw_fail(&c, RW_UNSUPPORTED, k->call->span,
+					"%s is not implemented in this version of vsched", m);
+				st = finish(k, &c, RW_UNSUPPORTED);
+				goto done;
+			}
+		return bad(k, NULL, "unknown schedule primitive 'sch.%s'", m);
+	}
+done:
+	/* rewrite diagnostics (bad names, preconditions) go to the caller */
+	for (Diag *g = local.first; g; g = g->next)
+		diag_add(k->d, g->level, g->span, "%s", g->message);
+	return st;
+}
+
+StepStatus sched_run_script(Schedule *s, const Script *sc, DiagList *d)
+{
+	for (int i = 0; i < sc->ncalls; i++) {
+		Call k = {s, sc, &sc->calls[i], d};
+		StepStatus st = run_call(&k);
+		if (st != STEP_COMMITTED)
+			return st;
+	}
+	return STEP_COMMITTED;
+}

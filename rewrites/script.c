@@ -1,0 +1,334 @@
+/* rewrites/script.c — the schedule-script reader: `.sched` text (one
+ * `sch.method(args)` call per line, `;` between calls, `#` comments, calls
+ * continued inside parentheses, optional `a, b = ` left-hand side) to a
+ * Script of calls whose arguments are classified (numbers, strings, names,
+ * None, booleans, T.undef(), lambdas, other expressions by text range). */
+#include "script.h"
+
+#include <string.h>
+
+#include "kernel/lex.h"
+
+typedef struct Reader {
+	Arena *a;
+	const Source *src;
+	DiagList *d;
+	Token *toks;
+	int n, pos;
+	bool failed;
+} Reader;
+
+static Token *peek(Reader *r) { return &r->toks[r->pos]; }
+
+static Token *peek_at(Reader *r, int k)
+{
+	int i = r->pos + k;
+	return &r->toks[i < r->n ? i : r->n - 1];
+}
+
+static Token *next(Reader *r)
+{
+	Token *t = &r->toks[r->pos];
+	if (r->pos < r->n - 1)
+		r->pos++;
+	return t;
+}
+
+static void error_at(Reader *r, Span sp, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+
+static void error_at(Reader *r, Span sp, const char *fmt, ...)
+{
+	if (r->failed)
+		return;
+	r->failed = true;
+	va_list ap;
+	va_start(ap, fmt);
+	diag_vadd(r->d, DIAG_ERROR, sp, fmt, ap);
+	va_end(ap);
+}
+
+static const char *found(Reader *r) { return tok_describe(r->a, peek(r)); }
+
+static bool expect(Reader *r, const char *s, const char *what)
+{
+	if (tok_is(peek(r), s)) {
+		next(r);
+		return true;
+	}
+	error_at(r, peek(r)->span, "expected '%s' %s, found %s", s, what,
+		 found(r));
+	return false;
+}
+
+/* The span covering tokens [first, last] (clipped to first's line). */
+static Span span_cover(const Token *first, const Token *last)
+{
+	Span sp = first->span;
+	if (last->span.line == sp.line && last->start + last->len > first->start)
+		sp.len = last->start + last->len - first->start;
+	return sp;
+}
+
+static bool is_open(const Token *t)
+{
+	return tok_is(t, "(") || tok_is(t, "[") || tok_is(t, "{");
+}
+
+static bool is_close(const Token *t)
+{
+	return tok_is(t, ")") || tok_is(t, "]") || tok_is(t, "}");
+}
+
+/* The end (exclusive token index) of the argument value starting at
+ * r->pos: up to ',' or ')' at bracket depth 0; a lambda's parameter list
+ * (up to its ':') is skipped first since it holds commas. */
+static int value_end(Reader *r)
+{
+	int i = r->pos, depth = 0;
+	if (tok_is(&r->toks[i], "lambda"))
+		while (i < r->n - 1 && !tok_is(&r->toks[i], ":"))
+			i++;
+	for (; i < r->n - 1; i++) {
+		Token *t = &r->toks[i];
+		if (t->kind == TK_NEWLINE)
+			break;
+		if (is_open(t))
+			depth++;
+		else if (is_close(t) && depth-- == 0)
+			break;
+		else if (depth == 0 && tok_is(t, ","))
+			break;
+	}
+	return i;
+}
+
+static bool is_undef_call(const Token *t, int n)
+{
+	return n >= 5 && tok_is(&t[0], "T") && tok_is(&t[1], ".") &&
+	       tok_is(&t[2], "undef") && tok_is(&t[3], "(") &&
+	       tok_is(&t[n - 1], ")");
+}
+
+static bool number_arg(Reader *r, ScriptArg *arg, const Token *t, bool neg)
+{
+	if (t->kind == TK_FLOAT) {
+		arg->kind = ARG_FLOAT;
+		arg->fval = neg ? -t->fval : t->fval;
+		return true;
+	}
+	uint64_t limit = (uint64_t)INT64_MAX + (neg ? 1u : 0u);
+	if (t->int_overflow || t->uval > limit) {
+		error_at(r, arg->span, "integer %s%s does not fit in int64",
+			 neg ? "-" : "", t->text);
+		return false;
+	}
+	arg->kind = ARG_INT;
+	arg->ival = neg ? (int64_t)(0 - t->uval) : (int64_t)t->uval;
+	return true;
+}
+
+/* Classify the value in tokens t[0, n). */
+static bool classify(Reader *r, ScriptArg *arg, const Token *t, int n)
+{
+	if (n == 1 && (t->kind == TK_INT || t->kind == TK_FLOAT))
+		return number_arg(r, arg, t, false);
+	if (n == 2 && (tok_is(&t[0], "-") || tok_is(&t[0], "+")) &&
+	    (t[1].kind == TK_INT || t[1].kind == TK_FLOAT))
+		return number_arg(r, arg, &t[1], tok_is(&t[0], "-"));
+	if (n == 1 && t->kind == TK_STRING) {
+		arg->kind = ARG_STRING;
+		arg->str = t->str;
+		return true;
+	}
+	if (n == 1 && t->kind == TK_NAME) {
+		if (strcmp(t->text, "None") == 0)
+			arg->kind = ARG_NONE;
+		else if (strcmp(t->text, "True") == 0 ||
+			 strcmp(t->text, "False") == 0) {
+			arg->kind = ARG_BOOL;
+			arg->ival = t->text[0] == 'T';
+		} else if (!lex_is_keyword(t->text)) {
+			arg->kind = ARG_NAME;
+			arg->str = t->text;
+		} else {
+			error_at(r, t->span, "expected an argument value, found '%s'",
+				 t->text);
+			return false;
+		}
+		return true;
+	}
+	if (tok_is(&t[0], "lambda"))
+		arg->kind = ARG_LAMBDA;
+	else if (is_undef_call(t, n))
+		arg->kind = ARG_UNDEF;
+	else
+		arg->kind = ARG_EXPR;
+	return true;
+}
+
+static bool parse_arg(Reader *r, ScriptArg *arg)
+{
+	memset(arg, 0, sizeof *arg);
+	if (peek(r)->kind == TK_NAME && tok_is(peek_at(r, 1), "=")) {
+		if (lex_is_keyword(peek(r)->text)) {
+			error_at(r, peek(r)->span, "expected an argument name, found '%s'",
+				 peek(r)->text);
+			return false;
+		}
+		arg->keyword = next(r)->text;
+		next(r);
+	}
+	int first = r->pos, end = value_end(r);
+	if (end == first) {
+		error_at(r, peek(r)->span, "expected an argument value, found %s",
+			 found(r));
+		return false;
+	}
+	const Token *t = &r->toks[first], *last = &r->toks[end - 1];
+	arg->start = t->start;
+	arg->end = last->start + last->len;
+	arg->span = span_cover(t, last);
+	r->pos = end;
+	return classify(r, arg, t, end - first);
+}
+
+static bool parse_args(Reader *r, ScriptCall *c)
+{
+	int cap = 4;
+	c->args = arena_alloc(r->a, sizeof(ScriptArg) * (size_t)cap);
+	while (!r->failed && !tok_is(peek(r), ")")) {
+		if (c->nargs == cap) {
+			ScriptArg *na = arena_alloc(r->a, sizeof(ScriptArg) * (size_t)cap * 2);
+			memcpy(na, c->args, sizeof(ScriptArg) * (size_t)c->nargs);
+			c->args = na;
+			cap *= 2;
+		}
+		ScriptArg *arg = &c->args[c->nargs];
+		Span arg_start = peek(r)->span;
+		if (!parse_arg(r, arg))
+			return false;
+		if (!arg->keyword && c->nargs > 0 && c->args[c->nargs - 1].keyword) {
+			error_at(r, arg->span, "positional argument after keyword "
+				 "argument");
+			return false;
+		}
+		for (int i = 0; arg->keyword && i < c->nargs; i++)
+			if (c->args[i].keyword &&
+			    strcmp(c->args[i].keyword, arg->keyword) == 0) {
+				error_at(r, arg_start, "argument '%s' given twice",
+					 arg->keyword);
+				return false;
+			}
+		c->nargs++;
+		if (tok_is(peek(r), ","))
+			next(r);
+		else
+			break;
+	}
+	return expect(r, ")", "to close the argument list");
+}
+
+/* `a, b =` before the call, if present. */
+static bool parse_lhs(Reader *r, ScriptCall *c)
+{
+	Token *t = peek(r);
+	if (t->kind != TK_NAME ||
+	    !(tok_is(peek_at(r, 1), ",") || tok_is(peek_at(r, 1), "=")))
+		return true;
+	int cap = 2;
+	c->lhs = arena_alloc(r->a, sizeof(char *) * (size_t)cap);
+	for (;;) {
+		Token *n = peek(r);
+		if (n->kind != TK_NAME || lex_is_keyword(n->text)) {
+			error_at(r, n->span, "expected a name on the left of '=', "
+				 "found %s", found(r));
+			return false;
+		}
+		if (c->nlhs == cap) {
+			const char **nl = arena_alloc(r->a, sizeof(char *) * (size_t)cap * 2);
+			memcpy(nl, c->lhs, sizeof(char *) * (size_t)c->nlhs);
+			c->lhs = nl;
+			cap *= 2;
+		}
+		c->lhs[c->nlhs++] = next(r)->text;
+		if (!tok_is(peek(r), ","))
+			break;
+		next(r);
+	}
+	return expect(r, "=", "after the names on the left");
+}
+
+static bool parse_call(Reader *r, ScriptCall *c)
+{
+	memset(c, 0, sizeof *c);
+	Token *first = peek(r);
+	if (!parse_lhs(r, c))
+		return false;
+	Token *s = peek(r);
+	if (!tok_is(s, "sch") || !tok_is(peek_at(r, 1), ".")) {
+		error_at(r, s->span, "expected 'sch.' call, found %s", found(r));
+		return false;
+	}
+	next(r);
+	next(r);
+	Token *m = peek(r);
+	if (m->kind != TK_NAME || lex_is_keyword(m->text)) {
+		error_at(r, m->span, "expected a method name after 'sch.', found %s",
+			 found(r));
+		return false;
+	}
+	c->method = next(r)->text;
+	if (!expect(r, "(", "after the method name") || !parse_args(r, c))
+		return false;
+	c->span = span_cover(first, &r->toks[r->pos - 1]);
+	return true;
+}
+
+Script *script_parse(Arena *a, const Source *src, DiagList *d)
+{
+	TokenList tl;
+	if (!lex_range(a, src, 0, (int)strlen(src->text), LEX_LINES, d, &tl))
+		return NULL;
+	Reader r = {a, src, d, tl.toks, tl.n, 0, false};
+	Script *sc = arena_alloc(a, sizeof *sc);
+	sc->src = src;
+	int cap = 8;
+	sc->calls = arena_alloc(a, sizeof(ScriptCall) * (size_t)cap);
+	while (!r.failed && peek(&r)->kind != TK_EOF) {
+		if (peek(&r)->kind == TK_NEWLINE || tok_is(peek(&r), ";")) {
+			next(&r);
+			continue;
+		}
+		if (sc->ncalls == cap) {
+			ScriptCall *nc = arena_alloc(a, sizeof(ScriptCall) * (size_t)cap * 2);
+			memcpy(nc, sc->calls, sizeof(ScriptCall) * (size_t)sc->ncalls);
+			sc->calls = nc;
+			cap *= 2;
+		}
+		if (!parse_call(&r, &sc->calls[sc->ncalls]))
+			break;
+		sc->ncalls++;
+		Token *t = peek(&r);
+		if (t->kind != TK_NEWLINE && t->kind != TK_EOF && !tok_is(t, ";"))
+			error_at(&r, t->span, "expected end of line or ';' after the "
+				 "call, found %s", found(&r));
+	}
+	return r.failed ? NULL : sc;
+}
+
+const ScriptArg *script_arg(const ScriptCall *c, int position,
+			    const char *keyword)
+{
+	int k = 0;
+	for (int i = 0; i < c->nargs; i++) {
+		const ScriptArg *arg = &c->args[i];
+		if (arg->keyword) {
+			if (keyword && strcmp(arg->keyword, keyword) == 0)
+				return arg;
+		} else if (position >= 0 && k++ == position) {
+			return arg;
+		}
+	}
+	return NULL;
+}

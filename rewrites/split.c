@@ -1,0 +1,169 @@
+/* rewrites/split.c — split: i -> io*c + ii with four tail strategies.
+ * Obligations (semantics.md section 4): perfect: N % c == 0; guard: none,
+ * the guard is dropped only if N % c == 0 is proven (the schedule tries
+ * the guard-free candidate and falls back); cut / cut_and_guard: N >= 0,
+ * because the tail loop's extent N % c is positive for negative N. */
+#include "rewrite.h"
+
+#include <string.h>
+
+bool split_tail_from_name(const char *name, SplitTail *out)
+{
+	static const char *const names[] = {"guard", "perfect", "cut", "cut_and_guard"};
+	for (int i = 0; i < 4; i++)
+		if (strcmp(name, names[i]) == 0) {
+			*out = (SplitTail)i;
+			return true;
+		}
+	return false;
+}
+
+const char *split_tail_name(SplitTail t)
+{
+	switch (t) {
+	case TAIL_GUARD: return "guard";
+	case TAIL_PERFECT: return "perfect";
+	case TAIL_CUT: return "cut";
+	case TAIL_CUT_AND_GUARD: return "cut_and_guard";
+	}
+	return "guard";
+}
+
+typedef struct SplitParts {
+	Stmt *loop;
+	Var *i, *io, *ii;
+	Expr *min, *n, *c;
+	ForKind outer_kind;
+} SplitParts;
+
+static Expr *lit(Arena *a, int64_t v, DType t) { return ir_int(a, v, t, (Span){0}); }
+
+/* min + base + ii, folded */
+static Expr *index_of(Arena *a, const SplitParts *p, Expr *base, Var *ii)
+{
+	Expr *e = ir_add(a, base, ir_varref(a, ii, (Span){0}));
+	return rw_fold(a, ir_add(a, p->min, e));
+}
+
+static Stmt *body_at(Arena *a, const SplitParts *p, Expr *index)
+{
+	Var *from[1] = {p->i};
+	Expr *to[1] = {index};
+	return ir_subst_stmt(a, p->loop->u.loop.body, 1, from, to);
+}
+
+static Expr *io_times_c(Arena *a, const SplitParts *p)
+{
+	return rw_fold(a, ir_mul(a, ir_varref(a, p->io, (Span){0}), p->c));
+}
+
+/* for io in range(outer): for ii in range(c): [if io*c + ii < N:] S */
+static Stmt *tiled(Arena *a, const SplitParts *p, Expr *outer_extent, bool guard)
+{
+	Span sp = p->loop->span;
+	Expr *rel = ir_add(a, io_times_c(a, p), ir_varref(a, p->ii, (Span){0}));
+	Stmt *body = body_at(a, p, index_of(a, p, io_times_c(a, p), p->ii));
+	if (guard)
+		body = ir_if(a, ir_bin(a, OP_LT, rw_fold(a, rel), p->n, sp), body, NULL, sp);
+	Stmt *inner = ir_for(a, p->ii, lit(a, 0, p->i->dtype), p->c, FOR_SERIAL, body, sp);
+	return ir_for(a, p->io, lit(a, 0, p->i->dtype), rw_fold(a, outer_extent),
+		      p->outer_kind, inner, sp);
+}
+
+/* the tail after N // c full tiles: extent N % c, or c with a guard */
+static Stmt *tail_loop(Arena *a, const SplitParts *p, bool guard)
+{
+	Span sp = p->loop->span;
+	Var *it = rw_fresh_var(a, p->ii, "_tail");
+	Expr *done = rw_fold(a, ir_mul(a, ir_bin(a, OP_FLOORDIV, p->n, p->c, sp), p->c));
+	Stmt *body = body_at(a, p, index_of(a, p, done, it));
+	Expr *extent = rw_fold(a, ir_bin(a, OP_FLOORMOD, p->n, p->c, sp));
+	if (guard) {
+		Expr *rel = rw_fold(a, ir_add(a, done, ir_varref(a, it, (Span){0})));
+		body = ir_if(a, ir_bin(a, OP_LT, rel, p->n, sp), body, NULL, sp);
+		extent = p->c;
+	}
+	return ir_for(a, it, lit(a, 0, p->i->dtype), extent, FOR_SERIAL, body, sp);
+}
+
+static void obligation_at(RwCtx *c, const StmtCtx *sc, const char *kind,
+			  const char *stmt, Expr *goal)
+{
+	Obligation *o = obligation_new(c->arena, kind, stmt, 0, NULL, 0, NULL, goal,
+				       sc->stmt->span);
+	o->rewrite = c->desc;
+	rw_add_context_hyps(c, o, sc);
+	oblist_push(c->arena, &c->obs, o);
+}
+
+RwStatus rw_split(RwCtx *c, const char *loop, int64_t factor, SplitTail tail,
+		  const char *outer_name, const char *inner_name)
+{
+	Arena *a = c->arena;
+	StmtCtx sc;
+	RwStatus st = rw_find_loop(c, loop, &sc);
+	if (st != RW_OK)
+		return st;
+	if (factor < 1)
+		return rw_fail(c, RW_BAD_INPUT, c->call_span,
+			       "split factor must be >= 1, got %lld", (long long)factor);
+	SplitParts p;
+	p.loop = sc.stmt;
+	p.i = sc.stmt->u.loop.var;
+	p.min = sc.stmt->u.loop.min;
+	p.n = sc.stmt->u.loop.extent;
+	p.c = lit(a, factor, p.i->dtype);
+	p.outer_kind = sc.stmt->u.loop.kind == FOR_PARALLEL ? FOR_PARALLEL : FOR_SERIAL;
+	p.io = ir_var(a, outer_name ? outer_name : arena_printf(a, "%s_o", p.i->name),
+		      p.i->dtype, sc.stmt->span);
+	p.ii = ir_var(a, inner_name ? inner_name : arena_printf(a, "%s_i", p.i->name),
+		      p.i->dtype, sc.stmt->span);
+
+	int64_t nval;
+	bool nconst = rw_const_int(p.n, &nval);
+	Expr *divisible = ir_bin(a, OP_EQ, ir_bin(a, OP_FLOORMOD, p.n, p.c, (Span){0}),
+				 lit(a, 0, p.i->dtype), (Span){0});
+	char *div_stmt = arena_printf(a, "the extent of loop %s is a multiple of %lld",
+				      p.i->name, (long long)factor);
+	Expr *ceil_tiles = ir_bin(a, OP_FLOORDIV, ir_add(a, p.n, lit(a, factor - 1, p.i->dtype)),
+				  p.c, (Span){0});
+	Expr *full_tiles = ir_bin(a, OP_FLOORDIV, p.n, p.c, (Span){0});
+	Stmt *guarded = tiled(a, &p, ceil_tiles, true);
+	Stmt *exact = tiled(a, &p, full_tiles, false);
+	Stmt *result = NULL;
+
+	switch (tail) {
+	case TAIL_PERFECT:
+		obligation_at(c, &sc, "split.divisible", div_stmt, divisible);
+		result = exact;
+		break;
+	case TAIL_GUARD:
+		if (nconst && nval % factor != 0) {
+			result = guarded; /* nothing to prove: the guard stays */
+			break;
+		}
+		obligation_at(c, &sc, "split.divisible", div_stmt, divisible);
+		result = exact;
+		c->fallback = rw_with_body(a, c->func, rw_replace_at(a, c->func->body, sc.path,
+								       sc.depth, guarded));
+		c->fallback_note = arena_printf(a, "guard 'io*%lld + ii < N' kept: divisibility not proven",
+						(long long)factor);
+		break;
+	case TAIL_CUT:
+	case TAIL_CUT_AND_GUARD: {
+		if (!(nconst && nval >= 0))
+			obligation_at(c, &sc, "split.nonneg_extent",
+				      arena_printf(a, "the extent of loop %s is not negative", p.i->name),
+				      ir_bin(a, OP_GE, p.n, lit(a, 0, p.i->dtype), (Span){0}));
+		if (nconst && nval % factor == 0) {
+			result = exact;
+			break;
+		}
+		Stmt *parts[2] = {exact, tail_loop(a, &p, tail == TAIL_CUT_AND_GUARD)};
+		result = ir_seq(a, 2, parts, sc.stmt->span);
+		break;
+	}
+	}
+	c->out = rw_with_body(a, c->func, rw_replace_at(a, c->func->body, sc.path, sc.depth, result));
+	return RW_OK;
+}
