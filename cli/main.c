@@ -1,3 +1,278 @@
-/* cli/main.c — placeholder entry until the CLI lands. */
+/* cli/main.c — the `vsched` command line (interfaces.md): a thin layer
+ * over include/vsched.h. Exit status: 0 success, 1 a rewrite was rejected
+ * or a check failed, 2 the input cannot be used. */
 #include <stdio.h>
-int main(void) { fprintf(stderr, "vsched: not built yet\n"); return 2; }
+#include <stdlib.h>
+#include <string.h>
+
+#include "vsched.h"
+
+static const char usage[] =
+	"usage:\n"
+	"  vsched run KERNEL.tir [--schedule S.sched] [--float real|ieee] [--log DIR]\n"
+	"             [-o OUT.tir] [--timeout-ms N] [--json]\n"
+	"  vsched interp KERNEL.tir [--func F] [--seed N]\n"
+	"  vsched equiv A.tir B.tir [--func F] [--trials N] [--seed N]\n"
+	"  vsched build KERNEL.tir [--schedule S.sched] --emit llvm|asm|obj|header -o OUT\n"
+	"  vsched log show DIR [--json]\n"
+	"  vsched log check DIR [--solver z3|cvc5]\n";
+
+typedef struct Opts {
+	const char *pos[3];
+	int npos;
+	const char *schedule, *floatmode, *log, *out, *func, *solver, *emit;
+	unsigned timeout_ms;
+	unsigned long seed;
+	int trials;
+	int json;
+} Opts;
+
+static int die_usage(const char *msg, const char *arg)
+{
+	fprintf(stderr, "vsched: %s%s%s\n%s", msg, arg ? ": " : "", arg ? arg : "", usage);
+	return 2;
+}
+
+static int parse_number(const char *s, unsigned long *out)
+{
+	char *end;
+	if (!s || !*s)
+		return 0;
+	*out = strtoul(s, &end, 10);
+	return *end == 0;
+}
+
+/* Options may come in any order after the command. */
+static int parse_opts(int argc, char **argv, int first, Opts *o)
+{
+	memset(o, 0, sizeof *o);
+	o->trials = 20;
+	o->seed = 1;
+	for (int i = first; i < argc; i++) {
+		const char *a = argv[i];
+		const char *next = i + 1 < argc ? argv[i + 1] : NULL;
+		unsigned long n;
+#define TAKE(field) do { if (!next) return die_usage("missing value after", a); o->field = next; i++; } while (0)
+		if (strcmp(a, "--schedule") == 0) TAKE(schedule);
+		else if (strcmp(a, "--float") == 0) TAKE(floatmode);
+		else if (strcmp(a, "--log") == 0) TAKE(log);
+		else if (strcmp(a, "-o") == 0) TAKE(out);
+		else if (strcmp(a, "--func") == 0) TAKE(func);
+		else if (strcmp(a, "--solver") == 0) TAKE(solver);
+		else if (strcmp(a, "--emit") == 0) TAKE(emit);
+		else if (strcmp(a, "--json") == 0) o->json = 1;
+		else if (strcmp(a, "--timeout-ms") == 0 || strcmp(a, "--seed") == 0 || strcmp(a, "--trials") == 0) {
+			if (!parse_number(next, &n))
+				return die_usage("expected a number after", a);
+			if (a[2] == 't' && a[3] == 'i') o->timeout_ms = (unsigned)n;
+			else if (a[2] == 's') o->seed = n;
+			else o->trials = (int)n;
+			i++;
+		} else if (a[0] == '-' && a[1])
+			return die_usage("unknown option", a);
+		else if (o->npos < 3)
+			o->pos[o->npos++] = a;
+		else
+			return die_usage("too many arguments", a);
+#undef TAKE
+	}
+	return 0;
+}
+
+static void json_str(FILE *f, const char *s)
+{
+	fputc('"', f);
+	for (; s && *s; s++) {
+		unsigned char ch = (unsigned char)*s;
+		if (ch == '"' || ch == '\\') fprintf(f, "\\%c", ch);
+		else if (ch == '\n') fputs("\\n", f);
+		else if (ch == '\t') fputs("\\t", f);
+		else if (ch < 0x20) fprintf(f, "\\u%04x", ch);
+		else fputc(ch, f);
+	}
+	fputc('"', f);
+}
+
+static void report_json(FILE *f, const vs_report *r)
+{
+	static const char *const st[] = {"committed", "rejected", "bad input"};
+	fputs("{\"step\":", f);
+	json_str(f, vs_report_step(r));
+	fprintf(f, ",\"status\":\"%s\",\"reason\":", st[vs_report_status(r)]);
+	json_str(f, vs_report_reason(r));
+	fputs(",\"obligations\":[", f);
+	for (int i = 0; i < vs_report_num_obligations(r); i++) {
+		const char *kind, *stmt, *verdict;
+		double secs;
+		vs_report_obligation(r, i, &kind, &stmt, &verdict, &secs);
+		fprintf(f, "%s{\"kind\":", i ? "," : "");
+		json_str(f, kind);
+		fputs(",\"statement\":", f);
+		json_str(f, stmt);
+		fputs(",\"verdict\":", f);
+		json_str(f, verdict);
+		fprintf(f, ",\"seconds\":%.6f}", secs);
+	}
+	fputs("],\"counterexample\":", f);
+	json_str(f, vs_report_counterexample(r));
+	fputs(",\"replay\":", f);
+	json_str(f, vs_report_replay(r));
+	fputs("}\n", f);
+}
+
+static int write_text(const char *path, const char *text)
+{
+	if (!path) {
+		fputs(text, stdout);
+		return 0;
+	}
+	FILE *f = fopen(path, "w");
+	if (!f) {
+		fprintf(stderr, "vsched: cannot write %s\n", path);
+		return 2;
+	}
+	fputs(text, f);
+	fclose(f);
+	return 0;
+}
+
+static int cmd_run(vs_context *ctx, const Opts *o)
+{
+	if (o->npos != 1)
+		return die_usage("run needs exactly one kernel file", NULL);
+	vs_module *m = vs_parse_file(ctx, o->pos[0]);
+	if (!m) {
+		fputs(vs_last_error(ctx), stderr);
+		return 2;
+	}
+	vs_options opt = {0};
+	opt.timeout_ms = o->timeout_ms;
+	opt.log_dir = o->log;
+	if (o->floatmode && strcmp(o->floatmode, "ieee") != 0 && strcmp(o->floatmode, "real") != 0)
+		return die_usage("--float must be real or ieee", o->floatmode);
+	opt.float_ieee = o->floatmode && strcmp(o->floatmode, "ieee") == 0;
+	vs_schedule *s = vs_schedule_new(ctx, m, &opt);
+	if (!s) {
+		fputs(vs_last_error(ctx), stderr);
+		return 2;
+	}
+	vs_status st = VS_OK;
+	if (o->schedule)
+		st = vs_run_script_file(s, o->schedule);
+	for (int i = 0; i < vs_num_reports(s); i++) {
+		const vs_report *r = vs_report_at(s, i);
+		if (o->json) {
+			report_json(stdout, r);
+			continue;
+		}
+		char *text = vs_report_text(r);
+		fputs(text, stderr);
+		free(text);
+	}
+	if (st != VS_OK) {
+		const char *err = vs_last_error(ctx);
+		if (*err)
+			fputs(err, stderr);
+		fprintf(stderr, "vsched: schedule stopped: %s\n",
+			st == VS_REJECTED ? "a step was rejected; the IR before it is kept" : "bad input");
+		vs_schedule_free(s);
+		return st == VS_REJECTED ? 1 : 2;
+	}
+	char *text = vs_module_print(vs_schedule_result(s));
+	int rc = o->json && !o->out ? 0 : write_text(o->out, text);
+	free(text);
+	vs_schedule_free(s);
+	return rc;
+}
+
+static int cmd_interp(vs_context *ctx, const Opts *o)
+{
+	if (o->npos != 1)
+		return die_usage("interp needs exactly one kernel file", NULL);
+	vs_module *m = vs_parse_file(ctx, o->pos[0]);
+	if (!m) {
+		fputs(vs_last_error(ctx), stderr);
+		return 2;
+	}
+	char *out = NULL;
+	vs_status st = vs_interp(ctx, m, o->func, o->seed, &out);
+	if (out)
+		fputs(out, stdout);
+	free(out);
+	if (st == VS_BAD_INPUT)
+		fputs(vs_last_error(ctx), stderr);
+	return (int)st;
+}
+
+static int cmd_equiv(vs_context *ctx, const Opts *o)
+{
+	if (o->npos != 2)
+		return die_usage("equiv needs two kernel files", NULL);
+	vs_module *a = vs_parse_file(ctx, o->pos[0]);
+	vs_module *b = a ? vs_parse_file(ctx, o->pos[1]) : NULL;
+	if (!a || !b) {
+		fputs(vs_last_error(ctx), stderr);
+		return 2;
+	}
+	char *report = NULL;
+	vs_status st = vs_equiv(ctx, a, b, o->func, o->trials, o->seed, &report);
+	if (report)
+		fputs(report, st == VS_OK ? stdout : stderr);
+	free(report);
+	if (st == VS_BAD_INPUT && *vs_last_error(ctx))
+		fputs(vs_last_error(ctx), stderr);
+	return (int)st;
+}
+
+static int cmd_log(const Opts *o)
+{
+	if (o->npos != 2)
+		return die_usage("log needs 'show DIR' or 'check DIR'", NULL);
+	char *out = NULL;
+	vs_status st;
+	if (strcmp(o->pos[0], "show") == 0)
+		st = vs_log_show(o->pos[1], o->json, &out);
+	else if (strcmp(o->pos[0], "check") == 0) {
+		const char *solver = o->solver ? o->solver : "z3";
+		if (strcmp(solver, "z3") != 0 && strcmp(solver, "cvc5") != 0)
+			return die_usage("--solver must be z3 or cvc5", solver);
+		st = vs_log_check(o->pos[1], solver, &out);
+	} else
+		return die_usage("unknown log command", o->pos[0]);
+	if (out)
+		fputs(out, st == VS_OK ? stdout : stderr);
+	free(out);
+	return (int)st;
+}
+
+int main(int argc, char **argv)
+{
+	if (argc < 2 || strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0) {
+		fputs(usage, argc < 2 ? stderr : stdout);
+		return argc < 2 ? 2 : 0;
+	}
+	Opts o;
+	int rc = parse_opts(argc, argv, 2, &o);
+	if (rc)
+		return rc;
+	const char *cmd = argv[1];
+	if (strcmp(cmd, "log") == 0)
+		return cmd_log(&o);
+	if (strcmp(cmd, "build") == 0) {
+		fprintf(stderr, "vsched: build: code generation is not implemented in this version\n");
+		return 2;
+	}
+	vs_context *ctx = vs_context_new();
+	if (!ctx)
+		return 2;
+	if (strcmp(cmd, "run") == 0)
+		rc = cmd_run(ctx, &o);
+	else if (strcmp(cmd, "interp") == 0)
+		rc = cmd_interp(ctx, &o);
+	else if (strcmp(cmd, "equiv") == 0)
+		rc = cmd_equiv(ctx, &o);
+	else
+		rc = die_usage("unknown command", cmd);
+	vs_context_free(ctx);
+	return rc;
+}

@@ -1,0 +1,437 @@
+/* api/vsched.c — the public API of include/vsched.h over the internal
+ * modules: a context owns one arena for every module, schedule and report
+ * it hands out, and the rendered diagnostics of the last failing call. */
+#include "vsched.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "kernel/interp.h"
+#include "kernel/parse.h"
+#include "kernel/print.h"
+#include "rewrites/schedule.h"
+#include "smt/smt.h"
+
+struct vs_module {
+	Module *m;
+};
+
+struct vs_schedule {
+	vs_context *ctx;
+	Schedule *s;
+	vs_schedule *next_live;
+	vs_module result;
+};
+
+struct vs_report {
+	StepReport r;
+};
+
+struct vs_context {
+	Arena arena;
+	char *error;
+	vs_schedule *live; /* schedules not yet freed */
+};
+
+vs_context *vs_context_new(void)
+{
+	vs_context *c = calloc(1, sizeof *c);
+	if (!c)
+		return NULL;
+	arena_init(&c->arena);
+	return c;
+}
+
+void vs_context_free(vs_context *c)
+{
+	if (!c)
+		return;
+	while (c->live)
+		vs_schedule_free(c->live);
+	free(c->error);
+	arena_free(&c->arena);
+	free(c);
+}
+
+const char *vs_last_error(const vs_context *c) { return c->error ? c->error : ""; }
+
+static void set_error(vs_context *c, const DiagList *d)
+{
+	free(c->error);
+	c->error = diag_render(d);
+}
+
+static void set_error_text(vs_context *c, const char *text)
+{
+	free(c->error);
+	c->error = strdup(text);
+}
+
+/* ---- kernels ---- */
+
+static vs_module *wrap_module(vs_context *c, Module *m)
+{
+	vs_module *vm = arena_alloc(&c->arena, sizeof *vm);
+	vm->m = m;
+	return vm;
+}
+
+static vs_module *parse_source(vs_context *c, Source *src, DiagList *d)
+{
+	Module *m = src ? parse_module(&c->arena, src, d) : NULL;
+	if (!m) {
+		set_error(c, d);
+		return NULL;
+	}
+	return wrap_module(c, m);
+}
+
+vs_module *vs_parse_file(vs_context *c, const char *path)
+{
+	DiagList d;
+	diag_init(&d, &c->arena);
+	return parse_source(c, source_read_file(&c->arena, path, &d), &d);
+}
+
+vs_module *vs_parse_string(vs_context *c, const char *name, const char *text)
+{
+	DiagList d;
+	diag_init(&d, &c->arena);
+	return parse_source(c, source_from_string(&c->arena, name, text), &d);
+}
+
+char *vs_module_print(const vs_module *m) { return print_module(m->m); }
+int vs_module_num_funcs(const vs_module *m) { return m->m->nfuncs; }
+
+const char *vs_module_func_name(const vs_module *m, int i)
+{
+	return i >= 0 && i < m->m->nfuncs ? m->m->funcs[i]->name : NULL;
+}
+
+/* ---- scheduling ---- */
+
+vs_schedule *vs_schedule_new(vs_context *c, const vs_module *m, const vs_options *opt)
+{
+	SmtOptions so = {0};
+	vs_options o = {0};
+	if (opt)
+		o = *opt;
+	so.timeout_ms = o.timeout_ms;
+	so.rlimit = o.rlimit;
+	so.threads = o.threads;
+	vs_schedule *vs = calloc(1, sizeof *vs);
+	if (!vs)
+		return NULL;
+	vs->ctx = c;
+	vs->s = sched_new(&c->arena, m->m, &so);
+	if (o.float_ieee)
+		vs->s->float_mode = FLOAT_IEEE;
+	if (o.log_dir) {
+		DiagList d;
+		diag_init(&d, &c->arena);
+		vs->s->log = proof_log_open(o.log_dir, &d);
+		if (!vs->s->log) {
+			set_error(c, &d);
+			sched_free(vs->s);
+			free(vs);
+			return NULL;
+		}
+	}
+	vs->next_live = c->live;
+	c->live = vs;
+	return vs;
+}
+
+void vs_schedule_free(vs_schedule *vs)
+{
+	if (!vs)
+		return;
+	vs_schedule **p = &vs->ctx->live;
+	while (*p && *p != vs)
+		p = &(*p)->next_live;
+	if (*p)
+		*p = vs->next_live;
+	sched_free(vs->s);
+	free(vs);
+}
+
+static vs_status step_status(StepStatus st)
+{
+	switch (st) {
+	case STEP_COMMITTED: return VS_OK;
+	case STEP_REJECTED: return VS_REJECTED;
+	case STEP_BAD_INPUT: return VS_BAD_INPUT;
+	}
+	return VS_BAD_INPUT;
+}
+
+vs_status vs_work_on(vs_schedule *vs, const char *func)
+{
+	Module *m = vs->s->mod;
+	for (int i = 0; i < m->nfuncs; i++)
+		if (strcmp(m->funcs[i]->name, func) == 0) {
+			vs->s->func_index = i;
+			return VS_OK;
+		}
+	set_error_text(vs->ctx, "work_on: no such function in the module");
+	return VS_BAD_INPUT;
+}
+
+vs_status vs_float_mode(vs_schedule *vs, const char *mode)
+{
+	if (mode && strcmp(mode, "real") == 0)
+		vs->s->float_mode = FLOAT_REAL;
+	else if (mode && strcmp(mode, "ieee") == 0)
+		vs->s->float_mode = FLOAT_IEEE;
+	else {
+		set_error_text(vs->ctx, "float_mode: expected \"real\" or \"ieee\"");
+		return VS_BAD_INPUT;
+	}
+	return VS_OK;
+}
+
+/* Begin a step, run the primitive, finish it, keep its diagnostics. */
+#define API_STEP(vs, descr, call)                                              \
+	do {                                                                   \
+		RwCtx c_;                                                      \
+		DiagList d_;                                                   \
+		diag_init(&d_, &(vs)->ctx->arena);                             \
+		sched_begin((vs)->s, &c_, (descr), (Span){0}, &d_);            \
+		RwCtx *c = &c_;                                                \
+		StepReport *r_ = sched_finish((vs)->s, c, (call));             \
+		if (r_->status != STEP_COMMITTED) {                            \
+			if (d_.first)                                          \
+				set_error((vs)->ctx, &d_);                     \
+			else                                                   \
+				set_error_text((vs)->ctx, r_->reason ? r_->reason : "rejected"); \
+		}                                                              \
+		return step_status(r_->status);                                \
+	} while (0)
+
+vs_status vs_split(vs_schedule *vs, const char *loop, long factor, const char *tail,
+		   const char *outer, const char *inner)
+{
+	SplitTail t = TAIL_GUARD;
+	if (tail && !split_tail_from_name(tail, &t)) {
+		set_error_text(vs->ctx, "split: tail must be guard, perfect, cut or cut_and_guard");
+		return VS_BAD_INPUT;
+	}
+	const char *desc = arena_printf(&vs->ctx->arena, "split(\"%s\", factor=%ld, tail=\"%s\")",
+					loop, factor, split_tail_name(t));
+	API_STEP(vs, desc, rw_split(c, loop, factor, t, outer, inner));
+}
+
+vs_status vs_fuse(vs_schedule *vs, const char *outer, const char *inner, const char *fused)
+{
+	const char *desc = arena_printf(&vs->ctx->arena, "fuse(\"%s\", \"%s\")", outer, inner);
+	API_STEP(vs, desc, rw_fuse(c, outer, inner, fused));
+}
+
+vs_status vs_reorder(vs_schedule *vs, int n, const char *const *loops)
+{
+	StrBuf b = {0};
+	sb_puts(&b, "reorder(");
+	for (int i = 0; i < n; i++)
+		sb_printf(&b, "%s\"%s\"", i ? ", " : "", loops[i]);
+	sb_puts(&b, ")");
+	char *tmp = sb_take(&b);
+	const char *desc = arena_strdup(&vs->ctx->arena, tmp);
+	free(tmp);
+	API_STEP(vs, desc, rw_reorder(c, n, loops));
+}
+
+vs_status vs_parallel(vs_schedule *vs, const char *loop)
+{
+	API_STEP(vs, arena_printf(&vs->ctx->arena, "parallel(\"%s\")", loop), rw_parallel(c, loop));
+}
+
+vs_status vs_vectorize(vs_schedule *vs, const char *loop)
+{
+	API_STEP(vs, arena_printf(&vs->ctx->arena, "vectorize(\"%s\")", loop), rw_vectorize(c, loop));
+}
+
+vs_status vs_unroll(vs_schedule *vs, const char *loop)
+{
+	API_STEP(vs, arena_printf(&vs->ctx->arena, "unroll(\"%s\")", loop), rw_unroll(c, loop));
+}
+
+static vs_status run_script(vs_schedule *vs, Source *src, DiagList *d)
+{
+	if (!src) {
+		set_error(vs->ctx, d);
+		return VS_BAD_INPUT;
+	}
+	Script *sc = script_parse(&vs->ctx->arena, src, d);
+	if (!sc) {
+		set_error(vs->ctx, d);
+		return VS_BAD_INPUT;
+	}
+	StepStatus st = sched_run_script(vs->s, sc, d);
+	if (st != STEP_COMMITTED) {
+		if (d->first)
+			set_error(vs->ctx, d);
+		else if (vs->s->nsteps && vs->s->steps[vs->s->nsteps - 1]->reason)
+			set_error_text(vs->ctx, vs->s->steps[vs->s->nsteps - 1]->reason);
+	}
+	return step_status(st);
+}
+
+vs_status vs_run_script_file(vs_schedule *vs, const char *path)
+{
+	DiagList d;
+	diag_init(&d, &vs->ctx->arena);
+	return run_script(vs, source_read_file(&vs->ctx->arena, path, &d), &d);
+}
+
+vs_status vs_run_script_string(vs_schedule *vs, const char *name, const char *text)
+{
+	DiagList d;
+	diag_init(&d, &vs->ctx->arena);
+	return run_script(vs, source_from_string(&vs->ctx->arena, name, text), &d);
+}
+
+const vs_module *vs_schedule_result(const vs_schedule *vs)
+{
+	vs_schedule *m = (vs_schedule *)vs;
+	m->result.m = vs->s->mod;
+	return &m->result;
+}
+
+/* ---- reports ---- */
+
+int vs_num_reports(const vs_schedule *vs) { return vs->s->nsteps; }
+
+const vs_report *vs_report_at(const vs_schedule *vs, int i)
+{
+	if (i < 0 || i >= vs->s->nsteps)
+		return NULL;
+	return (const vs_report *)vs->s->steps[i];
+}
+
+const vs_report *vs_last_report(const vs_schedule *vs)
+{
+	return vs_report_at(vs, vs->s->nsteps - 1);
+}
+
+vs_status vs_report_status(const vs_report *r) { return step_status(r->r.status); }
+const char *vs_report_step(const vs_report *r) { return r->r.desc; }
+const char *vs_report_reason(const vs_report *r) { return r->r.reason; }
+int vs_report_num_obligations(const vs_report *r) { return r->r.nobs; }
+
+void vs_report_obligation(const vs_report *r, int i, const char **kind,
+			  const char **statement, const char **verdict, double *seconds)
+{
+	if (i < 0 || i >= r->r.nobs)
+		return;
+	if (kind)
+		*kind = r->r.obs[i]->kind;
+	if (statement)
+		*statement = r->r.obs[i]->statement;
+	if (verdict)
+		*verdict = verdict_name(r->r.results[i].verdict);
+	if (seconds)
+		*seconds = r->r.results[i].seconds;
+}
+
+const char *vs_report_counterexample(const vs_report *r) { return r->r.counterexample; }
+
+const char *vs_report_replay(const vs_report *r)
+{
+	switch (r->r.replay) {
+	case REPLAY_NONE: return "none";
+	case REPLAY_CONFIRMED: return "confirmed";
+	case REPLAY_UNCONFIRMED: return "unconfirmed";
+	case REPLAY_IMPOSSIBLE: return "impossible";
+	}
+	return "none";
+}
+
+char *vs_report_text(const vs_report *r) { return sched_report_text(&r->r); }
+
+/* ---- interpreter ---- */
+
+static const Func *pick_func(vs_context *c, const Module *m, const char *name)
+{
+	if (!name)
+		return m->nfuncs ? m->funcs[0] : NULL;
+	const Func *f = module_find_func(m, name);
+	if (!f) {
+		char msg[256];
+		snprintf(msg, sizeof msg, "no function '%s' in the module", name);
+		set_error_text(c, msg);
+	}
+	return f;
+}
+
+vs_status vs_interp(vs_context *c, const vs_module *m, const char *func,
+		    unsigned long seed, char **out)
+{
+	*out = NULL;
+	const Func *f = pick_func(c, m->m, func);
+	if (!f)
+		return VS_BAD_INPUT;
+	DiagList d;
+	diag_init(&d, &c->arena);
+	Arena a;
+	arena_init(&a);
+	vs_status st = VS_OK;
+	State *in = interp_gen_input(&a, f, seed, &d);
+	if (!in) {
+		set_error(c, &d);
+		arena_free(&a);
+		return VS_BAD_INPUT;
+	}
+	State *run = state_clone(&a, in);
+	InterpResult r;
+	interp_run(f, run, 0, &r);
+	StrBuf b = {0};
+	char *text = state_format(in);
+	sb_printf(&b, "function %s, seed %lu\ninputs:\n%s", f->name, seed, text);
+	free(text);
+	if (r.status == RUN_OK) {
+		text = state_format(run);
+		sb_printf(&b, "outputs:\n%s", text);
+		free(text);
+	} else {
+		sb_printf(&b, "run stopped: %s\n", r.message ? r.message : "error");
+		st = VS_REJECTED;
+	}
+	sb_printf(&b, "counts: %llu loads, %llu stores, %llu branches, %llu iterations\n",
+		  (unsigned long long)r.counts.loads, (unsigned long long)r.counts.stores,
+		  (unsigned long long)r.counts.branches, (unsigned long long)r.counts.iterations);
+	*out = sb_take(&b);
+	arena_free(&a);
+	return st;
+}
+
+vs_status vs_equiv(vs_context *c, const vs_module *a, const vs_module *b,
+		   const char *func, int trials, unsigned long seed, char **report)
+{
+	*report = NULL;
+	const Func *fa = pick_func(c, a->m, func);
+	const Func *fb = fa ? pick_func(c, b->m, func ? func : fa->name) : NULL;
+	if (fa && !fb && !func && b->m->nfuncs == 1)
+		fb = b->m->funcs[0];
+	if (!fa || !fb) {
+		if (!fb && fa)
+			set_error_text(c, "the second kernel has no function of that name");
+		return VS_BAD_INPUT;
+	}
+	int rc = interp_equiv(fa, fb, trials, seed, report);
+	return rc == 0 ? VS_OK : rc == 1 ? VS_REJECTED : VS_BAD_INPUT;
+}
+
+/* ---- logs ---- */
+
+vs_status vs_log_show(const char *dir, bool json, char **out)
+{
+	int rc = proof_log_show(dir, json, out);
+	return rc == 0 ? VS_OK : rc == 1 ? VS_REJECTED : VS_BAD_INPUT;
+}
+
+vs_status vs_log_check(const char *dir, const char *solver, char **out)
+{
+	int rc = proof_log_check(dir, solver, out);
+	return rc == 0 ? VS_OK : rc == 1 ? VS_REJECTED : VS_BAD_INPUT;
+}

@@ -1,0 +1,102 @@
+/* vsched.h — the whole public API of libvsched: parse kernels, schedule
+ * them with primitives whose safety conditions are proven by Z3, inspect
+ * each step's report (obligations, verdicts, counterexample, replay), and
+ * check kernels against each other with the reference interpreter.
+ * Handles are opaque; strings returned as `char *` are malloc'ed and the
+ * caller frees them; `const char *` strings belong to the context. */
+#ifndef VSCHED_H
+#define VSCHED_H
+
+#include <stdbool.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef struct vs_context vs_context;
+typedef struct vs_module vs_module;
+typedef struct vs_schedule vs_schedule;
+typedef struct vs_report vs_report;
+
+/* Exit-status-like results: 0 ok, 1 rejected (a rewrite or check did not
+ * hold), 2 unusable input (syntax, unknown name, bad argument, I/O). */
+typedef enum { VS_OK = 0, VS_REJECTED = 1, VS_BAD_INPUT = 2 } vs_status;
+
+vs_context *vs_context_new(void);
+void vs_context_free(vs_context *ctx); /* frees every module and schedule */
+
+/* Diagnostics of the last failing call, clang style ("k.tir:3:5: error:
+ * ...", the line, a caret). Empty string if none. */
+const char *vs_last_error(const vs_context *ctx);
+
+/* ---- kernels ---- */
+vs_module *vs_parse_file(vs_context *ctx, const char *path);
+vs_module *vs_parse_string(vs_context *ctx, const char *name, const char *text);
+char *vs_module_print(const vs_module *m);
+int vs_module_num_funcs(const vs_module *m);
+const char *vs_module_func_name(const vs_module *m, int i);
+
+/* ---- scheduling ---- */
+typedef struct vs_options {
+	unsigned timeout_ms; /* per solver query; 0 = 10000 */
+	unsigned rlimit;     /* Z3 resource limit per query; 0 = default */
+	int threads;         /* solver threads; 0 = 1 */
+	const char *log_dir; /* write a proof log here; NULL = none */
+	bool float_ieee;     /* start in ieee float mode (default real) */
+} vs_options;
+
+vs_schedule *vs_schedule_new(vs_context *ctx, const vs_module *m, const vs_options *opt);
+void vs_schedule_free(vs_schedule *s);
+
+vs_status vs_work_on(vs_schedule *s, const char *func);
+vs_status vs_float_mode(vs_schedule *s, const char *mode); /* "real" | "ieee" */
+/* tail: "guard" (default when NULL), "perfect", "cut", "cut_and_guard";
+ * outer/inner name the new loops (NULL: i_o, i_i). */
+vs_status vs_split(vs_schedule *s, const char *loop, long factor, const char *tail,
+		   const char *outer, const char *inner);
+vs_status vs_fuse(vs_schedule *s, const char *outer, const char *inner, const char *fused);
+vs_status vs_reorder(vs_schedule *s, int nloops, const char *const *loops);
+vs_status vs_parallel(vs_schedule *s, const char *loop);
+vs_status vs_vectorize(vs_schedule *s, const char *loop);
+vs_status vs_unroll(vs_schedule *s, const char *loop);
+/* Run a .sched script (interfaces.md); stops at the first step that is not
+ * committed. */
+vs_status vs_run_script_file(vs_schedule *s, const char *path);
+vs_status vs_run_script_string(vs_schedule *s, const char *name, const char *text);
+
+/* The current result: every committed step proven. Owned by the context. */
+const vs_module *vs_schedule_result(const vs_schedule *s);
+
+/* ---- reports: one per step taken ---- */
+int vs_num_reports(const vs_schedule *s);
+const vs_report *vs_report_at(const vs_schedule *s, int i);
+const vs_report *vs_last_report(const vs_schedule *s); /* NULL if none */
+vs_status vs_report_status(const vs_report *r);
+const char *vs_report_step(const vs_report *r);   /* "split(\"i\", factor=4)" */
+const char *vs_report_reason(const vs_report *r); /* NULL when committed */
+int vs_report_num_obligations(const vs_report *r);
+/* verdict: "proven", "refuted" or "not proven" */
+void vs_report_obligation(const vs_report *r, int i, const char **kind,
+			  const char **statement, const char **verdict, double *seconds);
+const char *vs_report_counterexample(const vs_report *r); /* NULL if none */
+/* "none", "confirmed", "unconfirmed" or "impossible" */
+const char *vs_report_replay(const vs_report *r);
+char *vs_report_text(const vs_report *r);
+
+/* ---- the reference interpreter ---- */
+/* Run `func` (NULL: the first) on a random admissible input from seed;
+ * *out gets inputs and outputs as text. */
+vs_status vs_interp(vs_context *ctx, const vs_module *m, const char *func,
+		    unsigned long seed, char **out);
+/* Differential check on `trials` admissible inputs; VS_OK if all agree. */
+vs_status vs_equiv(vs_context *ctx, const vs_module *a, const vs_module *b,
+		   const char *func, int trials, unsigned long seed, char **report);
+
+/* ---- proof logs ---- */
+vs_status vs_log_show(const char *dir, bool json, char **out);
+vs_status vs_log_check(const char *dir, const char *solver, char **out); /* "z3" | "cvc5" */
+
+#ifdef __cplusplus
+}
+#endif
+#endif
