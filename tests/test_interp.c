@@ -1,0 +1,1141 @@
+/* tests/test_interp.c — the reference interpreter: arithmetic and
+ * wrapping, UB detection with messages and spans, T.undef() tracking,
+ * admissible input generation for the conformance fact shapes, state
+ * comparison and rendering, the differential check, and every
+ * conformance kernel run on generated inputs. */
+#include <check.h>
+#include <dirent.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "kernel/interp.h"
+#include "kernel/parse.h"
+
+static Arena arena;
+static const Span S0;
+static void setup(void) { arena_init(&arena); }
+static void teardown(void) { arena_free(&arena); }
+
+/* ---------- building IR by hand ---------- */
+
+static Span at(int line) { return (Span){NULL, line, 1, 1}; }
+static Expr *lit(int64_t v, DType t) { return ir_int(&arena, v, t, S0); }
+static Expr *i32(int64_t v) { return ir_int32(&arena, v); }
+static Expr *flt(double v) { return ir_float(&arena, v, DT_FLOAT32, S0); }
+static Expr *ref(Var *v) { return ir_varref(&arena, v, S0); }
+static Expr *bin(BinOp op, Expr *x, Expr *y) { return ir_bin(&arena, op, x, y, S0); }
+static Var *var(const char *name) { return ir_var(&arena, name, DT_INT32, S0); }
+
+static Buffer *buf(const char *name, DType t, int ndim, const int64_t *shape)
+{
+	Expr *ext[8];
+	for (int k = 0; k < ndim; k++)
+		ext[k] = i32(shape[k]);
+	return ir_buffer(&arena, name, t, ndim, ext, S0);
+}
+
+static Buffer *buf1(const char *name, DType t, int64_t n)
+{
+	return buf(name, t, 1, &n);
+}
+
+static Expr *ld(Buffer *b, Expr *i) { return ir_load(&arena, b, 1, &i, S0); }
+
+static Expr *ld2(Buffer *b, Expr *i, Expr *j)
+{
+	Expr *ix[2] = {i, j};
+	return ir_load(&arena, b, 2, ix, S0);
+}
+
+static Stmt *store(Buffer *b, Expr *i, Expr *v) { return ir_store(&arena, b, 1, &i, v, S0); }
+
+static Stmt *loop(Var *v, int64_t n, Stmt *body)
+{
+	return ir_for(&arena, v, i32(0), i32(n), FOR_SERIAL, body, S0);
+}
+
+static Stmt *seq2(Stmt *a, Stmt *b)
+{
+	Stmt *items[2] = {a, b};
+	return ir_seq(&arena, 2, items, S0);
+}
+
+static Stmt *seq3(Stmt *a, Stmt *b, Stmt *c)
+{
+	Stmt *items[3] = {a, b, c};
+	return ir_seq(&arena, 3, items, S0);
+}
+
+static Param pbuf(Buffer *b) { return (Param){PARAM_BUFFER, NULL, b}; }
+static Param pscalar(Var *v) { return (Param){PARAM_SCALAR, v, NULL}; }
+
+static Func *func1(Buffer *b, Stmt *body)
+{
+	Param p = pbuf(b);
+	return ir_func(&arena, "f", 1, &p, body, S0);
+}
+
+static Func *func2(Buffer *a, Buffer *b, Stmt *body)
+{
+	Param p[2] = {pbuf(a), pbuf(b)};
+	return ir_func(&arena, "f", 2, p, body, S0);
+}
+
+/* Run `R[0] = e` with R of dtype t; the stored value in *out. */
+static RunStatus run_expr(Expr *e, DType t, Value *out, InterpResult *r)
+{
+	Buffer *R = buf1("R", t, 1);
+	Func *f = func1(R, store(R, i32(0), e));
+	DiagList d;
+	diag_init(&d, &arena);
+	State *st = state_new(&arena, f, NULL, &d);
+	ck_assert_ptr_nonnull(st);
+	RunStatus s = interp_run(f, st, 0, r);
+	*out = st->bufs[0].data[0];
+	return s;
+}
+
+static int64_t int_result(Expr *e, DType t)
+{
+	Value v;
+	InterpResult r;
+	RunStatus s = run_expr(e, t, &v, &r);
+	ck_assert_msg(s == RUN_OK, "run failed: %s", r.message ? r.message : "?");
+	return v.i;
+}
+
+static double float_result(Expr *e)
+{
+	Value v;
+	InterpResult r;
+	ck_assert_int_eq(run_expr(e, DT_FLOAT32, &v, &r), RUN_OK);
+	return v.f;
+}
+
+static RunStatus run_fresh(Func *f, const int64_t *scalars, InterpResult *r, State **out);
+
+/* ---------- arithmetic ---------- */
+
+static const struct {
+	BinOp op;
+	DType t;
+	int64_t a, b, want;
+} int_cases[] = {
+	{OP_FLOORDIV, DT_INT32, -7, 2, -4},
+	{OP_FLOORMOD, DT_INT32, -7, 2, 1},
+	{OP_FLOORDIV, DT_INT32, 7, -2, -4},
+	{OP_FLOORMOD, DT_INT32, 7, -2, -1},
+	{OP_FLOORDIV, DT_INT32, -7, -2, 3},
+	{OP_FLOORMOD, DT_INT32, -7, -2, -1},
+	{OP_FLOORDIV, DT_INT32, -8, 2, -4},
+	{OP_FLOORMOD, DT_INT32, -8, 2, 0},
+	{OP_FLOORDIV, DT_INT32, 7, 2, 3},
+	{OP_FLOORMOD, DT_INT32, -1, 16, 15},
+	{OP_DIV, DT_INT32, -7, 2, -3}, /* `/` on ints truncates (TVM Div) */
+	{OP_ADD, DT_INT32, 2147483647, 1, -2147483648LL},
+	{OP_SUB, DT_INT32, -2147483648LL, 1, 2147483647},
+	{OP_MUL, DT_INT32, 65536, 65536, 0},
+	{OP_MUL, DT_INT32, 65537, 65537, 131073},
+	{OP_ADD, DT_INT8, 127, 1, -128},
+	{OP_MUL, DT_INT16, 300, 300, 24464},
+	{OP_ADD, DT_UINT8, 200, 100, 44},
+	{OP_SUB, DT_UINT8, 0, 1, 255},
+	{OP_ADD, DT_INT64, INT64_MAX, 1, INT64_MIN},
+	{OP_FLOORDIV, DT_INT64, INT64_MIN, -1, INT64_MIN},
+	{OP_FLOORMOD, DT_INT64, INT64_MIN, -1, 0},
+	{OP_FLOORDIV, DT_INT32, -2147483648LL, -1, -2147483648LL},
+	{OP_MIN, DT_INT32, -3, 2, -3},
+	{OP_MAX, DT_INT32, -3, 2, 2},
+	{OP_LT, DT_INT32, -3, 2, 1},
+	{OP_GE, DT_INT32, -3, 2, 0},
+	{OP_EQ, DT_UINT8, 255, 255, 1},
+	{OP_NE, DT_INT32, 4, 4, 0},
+};
+
+START_TEST(int_ops_floor_and_wrap)
+{
+	for (size_t i = 0; i < sizeof int_cases / sizeof *int_cases; i++) {
+		DType t = int_cases[i].t;
+		Expr *e = bin(int_cases[i].op, lit(int_cases[i].a, t), lit(int_cases[i].b, t));
+		DType rt = binop_is_compare(int_cases[i].op) ? DT_INT32 : t;
+		int64_t got = int_result(e, rt);
+		ck_assert_msg(got == int_cases[i].want, "case %zu: %lld %s %lld (%s) = %lld, want %lld",
+			      i, (long long)int_cases[i].a, binop_symbol(int_cases[i].op),
+			      (long long)int_cases[i].b, dtype_name(t), (long long)got,
+			      (long long)int_cases[i].want);
+	}
+}
+END_TEST
+
+START_TEST(float32_results_are_rounded)
+{
+	ck_assert(float_result(bin(OP_ADD, flt(0.1), flt(0.2))) == (double)(0.1f + 0.2f));
+	ck_assert(float_result(bin(OP_ADD, flt(16777216.0), flt(1.0))) == 16777216.0);
+	ck_assert(float_result(bin(OP_FLOORDIV, flt(-7.0), flt(2.0))) == -4.0);
+	ck_assert(float_result(bin(OP_FLOORMOD, flt(-7.0), flt(2.0))) == 1.0);
+	ck_assert(float_result(bin(OP_DIV, flt(1.0), flt(3.0))) == (double)(1.0f / 3.0f));
+	double z = float_result(ir_neg(&arena, flt(0.0), S0));
+	ck_assert(z == 0 && signbit(z));
+	/* an int literal beside a float adapts */
+	ck_assert(float_result(bin(OP_MUL, i32(2), flt(1.25))) == 2.5);
+}
+END_TEST
+
+START_TEST(casts_truncate_and_wrap)
+{
+	ck_assert_int_eq(int_result(ir_cast(&arena, DT_INT32, flt(-2.75), S0), DT_INT32), -2);
+	ck_assert_int_eq(int_result(ir_cast(&arena, DT_INT32, flt(2.75), S0), DT_INT32), 2);
+	ck_assert_int_eq(int_result(ir_cast(&arena, DT_INT8, i32(300), S0), DT_INT8), 44);
+	ck_assert_int_eq(int_result(ir_cast(&arena, DT_UINT8, i32(-1), S0), DT_UINT8), 255);
+	ck_assert_int_eq(int_result(ir_cast(&arena, DT_BOOL, i32(7), S0), DT_INT32), 1);
+	ck_assert(float_result(ir_cast(&arena, DT_FLOAT32, i32(16777217), S0)) == 16777216.0);
+	Value v;
+	InterpResult r;
+	Expr *big = ir_cast(&arena, DT_INT32, ir_float(&arena, 3e9, DT_FLOAT64, S0), at(9));
+	ck_assert_int_eq(run_expr(big, DT_INT32, &v, &r), RUN_UB);
+	ck_assert_ptr_nonnull(strstr(r.message, "out of range"));
+	ck_assert_int_eq(r.span.line, 9);
+}
+END_TEST
+
+START_TEST(select_and_logic_evaluate_lazily)
+{
+	Expr *div0 = bin(OP_FLOORDIV, i32(1), i32(0));
+	Expr *sel = ir_select(&arena, ir_bool(&arena, true), i32(5), div0, S0);
+	ck_assert_int_eq(int_result(sel, DT_INT32), 5);
+	Expr *c_or = bin(OP_OR, bin(OP_LT, i32(0), i32(1)), bin(OP_EQ, div0, i32(0)));
+	ck_assert_int_eq(int_result(c_or, DT_INT32), 1);
+	Expr *c_and = bin(OP_AND, bin(OP_GT, i32(0), i32(1)), bin(OP_EQ, div0, i32(0)));
+	ck_assert_int_eq(int_result(c_and, DT_INT32), 0);
+	/* a guard in front of an out-of-bounds load */
+	Buffer *A = buf1("A", DT_INT32, 3), *R = buf1("R", DT_INT32, 1);
+	Var *i = var("i");
+	Expr *guard = bin(OP_AND, bin(OP_LT, ref(i), i32(3)), bin(OP_GT, ld(A, ref(i)), i32(-100)));
+	Stmt *body = seq2(store(R, i32(0), i32(0)),
+			  loop(i, 5, ir_if(&arena, guard,
+					   store(R, i32(0), bin(OP_ADD, ld(R, i32(0)), i32(1))),
+					   NULL, S0)));
+	Func *f = func2(A, R, body);
+	DiagList d;
+	diag_init(&d, &arena);
+	State *st = interp_gen_input(&arena, f, 1, &d);
+	ck_assert_ptr_nonnull(st);
+	InterpResult r;
+	ck_assert_int_eq(interp_run(f, st, 0, &r), RUN_OK);
+	ck_assert_int_eq(st->bufs[1].data[0].i, 3);
+	ck_assert_uint_eq(r.counts.branches, 5);
+	ck_assert_uint_eq(r.counts.iterations, 5);
+	ck_assert_uint_eq(r.counts.stores, 4);
+	ck_assert_uint_eq(r.counts.loads, 6); /* 3 guarded A loads, 3 R loads */
+}
+END_TEST
+
+START_TEST(let_and_scalars)
+{
+	Var *x = var("x");
+	Expr *e = ir_let(&arena, x, i32(3), bin(OP_MUL, ref(x), ref(x)), S0);
+	ck_assert_int_eq(int_result(e, DT_INT32), 9);
+	/* scalar params are wrapped to their dtype */
+	Var *s = ir_var(&arena, "s", DT_INT8, S0);
+	Buffer *R = buf1("R", DT_INT32, 1);
+	Param p[2] = {pscalar(s), pbuf(R)};
+	Func *f = ir_func(&arena, "f", 2, p,
+			  store(R, i32(0), ir_cast(&arena, DT_INT32, ref(s), S0)), S0);
+	int64_t sv = 300;
+	DiagList d;
+	diag_init(&d, &arena);
+	State *st = state_new(&arena, f, &sv, &d);
+	ck_assert_int_eq(st->scalars[0].i, 44);
+	InterpResult r;
+	ck_assert_int_eq(interp_run(f, st, 0, &r), RUN_OK);
+	ck_assert_int_eq(st->bufs[0].data[0].i, 44);
+}
+END_TEST
+
+START_TEST(vars_from_two_arenas_with_equal_ids)
+{
+	/* ids are unique per arena only: a loop variable made in another
+	 * arena may share the id of a scalar parameter */
+	Var *n = var("n");
+	Arena other;
+	arena_init(&other);
+	Var *i = ir_var(&other, "i", DT_INT32, S0);
+	i->id = n->id;
+	Buffer *R = buf1("R", DT_INT32, 1);
+	Param p[2] = {pscalar(n), pbuf(R)};
+	Stmt *body = seq2(store(R, i32(0), i32(0)),
+			  loop(i, 3, store(R, i32(0), bin(OP_ADD, ld(R, i32(0)),
+							  bin(OP_ADD, ref(n), ref(i))))));
+	Func *f = ir_func(&arena, "f", 2, p, body, S0);
+	int64_t sc = 10;
+	InterpResult r;
+	State *st;
+	ck_assert_int_eq(run_fresh(f, &sc, &r, &st), RUN_OK);
+	ck_assert_int_eq(st->bufs[0].data[0].i, 33); /* (10+0) + (10+1) + (10+2) */
+	arena_free(&other);
+}
+END_TEST
+
+START_TEST(unbound_buffer_is_reported)
+{
+	Buffer *R = buf1("R", DT_INT32, 1), *X = buf1("X", DT_INT32, 1);
+	Func *f = func1(R, store(R, i32(0), ld(X, i32(0))));
+	InterpResult r;
+	ck_assert_int_eq(run_fresh(f, NULL, &r, NULL), RUN_UB);
+	ck_assert_str_eq(r.message, "load of buffer X, which is not in scope");
+}
+END_TEST
+
+/* ---------- undefined behaviour ---------- */
+
+static RunStatus run_fresh(Func *f, const int64_t *scalars, InterpResult *r, State **out)
+{
+	DiagList d;
+	diag_init(&d, &arena);
+	State *st = state_new(&arena, f, scalars, &d);
+	ck_assert_ptr_nonnull(st);
+	for (int i = 0; i < st->nbufs; i++)
+		for (int64_t k = 0; k < st->bufs[i].size; k++)
+			st->bufs[i].cell[k] = CELL_INIT;
+	if (out)
+		*out = st;
+	return interp_run(f, st, 0, r);
+}
+
+START_TEST(ub_out_of_bounds_load)
+{
+	int64_t shape[2] = {3, 4};
+	Buffer *A = buf("A", DT_INT32, 2, shape), *R = buf1("R", DT_INT32, 1);
+	Expr *bad = ld2(A, i32(3), i32(4));
+	bad->span = at(42);
+	Func *f = func2(A, R, store(R, i32(0), bad));
+	InterpResult r;
+	ck_assert_int_eq(run_fresh(f, NULL, &r, NULL), RUN_UB);
+	ck_assert_str_eq(r.message, "load A[3, 4] out of bounds of shape (3, 4)");
+	ck_assert_int_eq(r.span.line, 42);
+	/* negative indices are out of bounds too */
+	f = func2(A, R, store(R, i32(0), ld2(A, i32(0), i32(-1))));
+	ck_assert_int_eq(run_fresh(f, NULL, &r, NULL), RUN_UB);
+	ck_assert_str_eq(r.message, "load A[0, -1] out of bounds of shape (3, 4)");
+}
+END_TEST
+
+START_TEST(ub_out_of_bounds_store)
+{
+	Buffer *B = buf1("B", DT_INT32, 14);
+	Var *i = var("i");
+	Stmt *s = store(B, ref(i), i32(0));
+	s->span = at(7);
+	Func *f = func1(B, loop(i, 15, s));
+	InterpResult r;
+	State *st;
+	ck_assert_int_eq(run_fresh(f, NULL, &r, &st), RUN_UB);
+	ck_assert_str_eq(r.message, "store B[14] out of bounds of shape (14,)");
+	ck_assert_int_eq(r.span.line, 7);
+	ck_assert_uint_eq(r.counts.stores, 14);
+}
+END_TEST
+
+START_TEST(ub_read_of_uninitialised_local)
+{
+	Buffer *L = buf1("L", DT_INT32, 4), *R = buf1("R", DT_INT32, 1);
+	Expr *rd = ld(L, i32(2));
+	rd->span = at(5);
+	Stmt *body = ir_alloc(&arena, L,
+			      seq2(store(L, i32(1), i32(3)), store(R, i32(0), rd)), S0);
+	Func *f = func1(R, body);
+	InterpResult r;
+	ck_assert_int_eq(run_fresh(f, NULL, &r, NULL), RUN_UB);
+	ck_assert_str_eq(r.message, "read of uninitialised L[2]");
+	ck_assert_int_eq(r.span.line, 5);
+	/* the written cell reads fine */
+	f = func1(R, ir_alloc(&arena, L, seq2(store(L, i32(1), i32(3)),
+					      store(R, i32(0), ld(L, i32(1)))), S0));
+	State *st;
+	ck_assert_int_eq(run_fresh(f, NULL, &r, &st), RUN_OK);
+	ck_assert_int_eq(st->bufs[0].data[0].i, 3);
+}
+END_TEST
+
+START_TEST(ub_division_and_modulo_by_zero)
+{
+	Var *x = var("x"), *y = var("y");
+	Buffer *R = buf1("R", DT_INT32, 1);
+	BinOp ops[2] = {OP_FLOORDIV, OP_FLOORMOD};
+	for (int k = 0; k < 2; k++) {
+		Expr *e = ir_bin(&arena, ops[k], ref(x), ref(y), at(11 + k));
+		Param p[3] = {pscalar(x), pscalar(y), pbuf(R)};
+		Func *f = ir_func(&arena, "f", 3, p, store(R, i32(0), e), S0);
+		int64_t sc[2] = {7, 0};
+		InterpResult r;
+		ck_assert_int_eq(run_fresh(f, sc, &r, NULL), RUN_UB);
+		ck_assert_ptr_nonnull(strstr(r.message, k ? "modulo by zero" : "division by zero"));
+		ck_assert_int_eq(r.span.line, 11 + k);
+		sc[1] = -2;
+		State *st;
+		ck_assert_int_eq(run_fresh(f, sc, &r, &st), RUN_OK);
+		ck_assert_int_eq(st->bufs[0].data[0].i, k ? -1 : -4);
+	}
+}
+END_TEST
+
+START_TEST(failed_assume_is_not_ub)
+{
+	Var *n = var("n");
+	Buffer *R = buf1("R", DT_INT32, 1);
+	Stmt *as = ir_assume(&arena, bin(OP_GT, ref(n), i32(100)), at(3));
+	Param p[2] = {pscalar(n), pbuf(R)};
+	Func *f = ir_func(&arena, "f", 2, p, seq2(as, store(R, i32(0), ref(n))), S0);
+	int64_t sc = 3;
+	InterpResult r;
+	ck_assert_int_eq(run_fresh(f, &sc, &r, NULL), RUN_ASSUME_FAILED);
+	ck_assert_ptr_nonnull(strstr(r.message, "n > 100"));
+	ck_assert_ptr_nonnull(strstr(r.message, "does not hold"));
+	ck_assert_int_eq(r.span.line, 3);
+	sc = 101;
+	ck_assert_int_eq(run_fresh(f, &sc, &r, NULL), RUN_OK);
+}
+END_TEST
+
+START_TEST(undef_in_index_is_ub)
+{
+	Buffer *A = buf1("A", DT_INT32, 4);
+	Func *f = func1(A, store(A, ir_undef(&arena, DT_INT32, S0), i32(1)));
+	InterpResult r;
+	ck_assert_int_eq(run_fresh(f, NULL, &r, NULL), RUN_UB);
+	ck_assert_ptr_nonnull(strstr(r.message, "T.undef() used in an index"));
+}
+END_TEST
+
+START_TEST(step_limit_stops_the_run)
+{
+	Buffer *A = buf1("A", DT_INT32, 1);
+	Var *i = var("i");
+	Func *f = func1(A, loop(i, 1000, store(A, i32(0), ref(i))));
+	DiagList d;
+	diag_init(&d, &arena);
+	State *st = state_new(&arena, f, NULL, &d);
+	InterpResult r;
+	ck_assert_int_eq(interp_run(f, st, 100, &r), RUN_LIMIT);
+	ck_assert_ptr_nonnull(strstr(r.message, "step limit"));
+	ck_assert_int_eq(interp_run(f, st, 0, &r), RUN_OK);
+	ck_assert_int_eq(st->bufs[0].data[0].i, 999);
+}
+END_TEST
+
+/* ---------- T.undef() ---------- */
+
+START_TEST(undef_store_marks_cell)
+{
+	Buffer *B = buf1("B", DT_INT32, 5);
+	Expr *u = ir_undef(&arena, DT_INT32, S0);
+	Stmt *items[5] = {
+		store(B, i32(0), ir_undef(&arena, DT_INT32, S0)),
+		store(B, i32(1), bin(OP_MUL, i32(0), u)),              /* 0 * undef */
+		store(B, i32(2), bin(OP_ADD, ir_undef(&arena, DT_INT32, S0), i32(1))),
+		store(B, i32(3), bin(OP_MUL, ld(B, i32(0)), i32(2))), /* reads undef */
+		store(B, i32(4), bin(OP_MUL, ld(B, i32(0)), i32(0))), /* undef * 0 */
+	};
+	Func *f = func1(B, ir_seq(&arena, 5, items, S0));
+	InterpResult r;
+	State *st;
+	ck_assert_int_eq(run_fresh(f, NULL, &r, &st), RUN_OK);
+	const uint8_t *c = st->bufs[0].cell;
+	ck_assert_int_eq(c[0], CELL_UNDEF);
+	ck_assert_int_eq(c[1], CELL_INIT);
+	ck_assert_int_eq(st->bufs[0].data[1].i, 0);
+	ck_assert_int_eq(c[2], CELL_UNDEF);
+	ck_assert_int_eq(c[3], CELL_UNDEF);
+	ck_assert_int_eq(c[4], CELL_INIT);
+	ck_assert_int_eq(st->bufs[0].data[4].i, 0);
+	/* a let variable bound to T.undef() carries it to the store */
+	Var *x = var("x");
+	Stmt *let = ir_letstmt(&arena, x, ir_undef(&arena, DT_INT32, S0),
+			       seq2(store(B, i32(0), ref(x)), store(B, i32(1), i32(4))), S0);
+	f = func1(B, let);
+	ck_assert_int_eq(run_fresh(f, NULL, &r, &st), RUN_OK);
+	ck_assert_int_eq(st->bufs[0].cell[0], CELL_UNDEF);
+	ck_assert_int_eq(st->bufs[0].cell[1], CELL_INIT);
+}
+END_TEST
+
+/* for t in 0..4: T.assume(cond(t) or L[t] == T.undef()) after writing
+ * L[0] and L[1] of a local buffer L. */
+static Func *assume_readable(bool guard_low)
+{
+	Buffer *L = buf1("L", DT_INT32, 4), *R = buf1("R", DT_INT32, 1);
+	Var *t = var("t");
+	Expr *cond = guard_low ? bin(OP_GE, ref(t), i32(2)) : bin(OP_LT, ref(t), i32(2));
+	Expr *fact = bin(OP_OR, cond, bin(OP_EQ, ld(L, ref(t)), ir_undef(&arena, DT_INT32, S0)));
+	Stmt *body = seq3(store(L, i32(0), i32(1)), store(L, i32(1), i32(2)),
+			  seq2(loop(t, 4, ir_assume(&arena, fact, at(8))),
+			       store(R, i32(0), ld(L, i32(1)))));
+	return func1(R, ir_alloc(&arena, L, body, S0));
+}
+
+START_TEST(assume_undef_means_readable)
+{
+	InterpResult r;
+	State *st;
+	ck_assert_int_eq(run_fresh(assume_readable(true), NULL, &r, &st), RUN_OK);
+	ck_assert_int_eq(st->bufs[0].data[0].i, 2);
+	ck_assert_int_eq(run_fresh(assume_readable(false), NULL, &r, &st), RUN_ASSUME_FAILED);
+	ck_assert_ptr_nonnull(strstr(r.message, "at t=2"));
+	ck_assert_int_eq(r.span.line, 8);
+}
+END_TEST
+
+/* ---------- state comparison and rendering ---------- */
+
+static State *two_buffers(Func **fo)
+{
+	Buffer *B = buf1("B", DT_INT32, 4);
+	int64_t shape[2] = {2, 2};
+	Buffer *C = buf("C", DT_FLOAT32, 2, shape);
+	Func *f = func2(B, C, ir_pass(&arena, S0));
+	DiagList d;
+	diag_init(&d, &arena);
+	State *st = state_new(&arena, f, NULL, &d);
+	for (int i = 0; i < 4; i++) {
+		st->bufs[0].data[i].i = i;
+		st->bufs[0].cell[i] = CELL_INIT;
+		st->bufs[1].data[i].f = i * 0.5;
+		st->bufs[1].cell[i] = CELL_INIT;
+	}
+	if (fo)
+		*fo = f;
+	return st;
+}
+
+START_TEST(state_equal_reports_first_difference)
+{
+	State *a = two_buffers(NULL), *b = state_clone(&arena, a);
+	char *diff = NULL;
+	ck_assert(state_equal(a, b, false, 0, &diff));
+	ck_assert_ptr_null(diff);
+	a->bufs[0].data[3].i = 7;
+	b->bufs[0].data[3].i = 9;
+	ck_assert(!state_equal(a, b, false, 0, &diff));
+	ck_assert_str_eq(diff, "B[3]: 7 vs 9");
+	free(diff);
+	b->bufs[0].data[3].i = 7;
+	b->bufs[1].data[3].f = 2.0;
+	ck_assert(!state_equal(a, b, false, 0, &diff));
+	ck_assert_str_eq(diff, "C[1, 1]: 1.5 vs 2.0");
+	free(diff);
+	ck_assert(state_equal(a, b, false, 0.5, NULL)); /* within rel_tol */
+}
+END_TEST
+
+START_TEST(state_equal_ignores_undef_cells_of_before)
+{
+	State *a = two_buffers(NULL), *b = state_clone(&arena, a);
+	a->bufs[0].cell[2] = CELL_UNDEF;
+	b->bufs[0].data[2].i = 1234;
+	ck_assert(state_equal(a, b, false, 0, NULL));
+	b->bufs[0].cell[2] = CELL_UNINIT;
+	ck_assert(state_equal(a, b, false, 0, NULL));
+	a->bufs[0].cell[1] = CELL_UNINIT; /* never written in before */
+	b->bufs[0].data[1].i = 55;
+	ck_assert(state_equal(a, b, false, 0, NULL));
+	/* but after may not make a defined cell undefined */
+	char *diff = NULL;
+	b->bufs[0].cell[0] = CELL_UNDEF;
+	ck_assert(!state_equal(a, b, false, 0, &diff));
+	ck_assert_str_eq(diff, "B[0]: 0 vs undef");
+	free(diff);
+}
+END_TEST
+
+START_TEST(state_equal_ieee_signed_zero)
+{
+	State *a = two_buffers(NULL), *b = state_clone(&arena, a);
+	b->bufs[1].data[0].f = -0.0;
+	ck_assert(state_equal(a, b, false, 0, NULL));
+	char *diff = NULL;
+	ck_assert(!state_equal(a, b, true, 0, &diff));
+	ck_assert_str_eq(diff, "C[0, 0]: 0.0 vs -0.0");
+	free(diff);
+}
+END_TEST
+
+START_TEST(state_format_nested_lists)
+{
+	Var *n = var("n");
+	Buffer *B = buf1("B", DT_INT32, 3);
+	int64_t shape[2] = {2, 2};
+	Buffer *C = buf("C", DT_FLOAT32, 2, shape);
+	Param p[3] = {pscalar(n), pbuf(B), pbuf(C)};
+	Func *f = ir_func(&arena, "f", 3, p, ir_pass(&arena, S0), S0);
+	int64_t sc = 5;
+	DiagList d;
+	diag_init(&d, &arena);
+	State *st = state_new(&arena, f, &sc, &d);
+	st->bufs[0].cell[0] = CELL_INIT;
+	st->bufs[0].data[0].i = -3;
+	st->bufs[0].cell[1] = CELL_UNDEF;
+	for (int i = 0; i < 4; i++) {
+		st->bufs[1].cell[i] = CELL_INIT;
+		st->bufs[1].data[i].f = i * 0.25;
+	}
+	char *text = state_format(st);
+	ck_assert_str_eq(text, "n = 5\nB = [-3, undef, ?]\nC = [[0.0, 0.25], [0.5, 0.75]]\n");
+	free(text);
+}
+END_TEST
+
+START_TEST(state_transfer_checks_shapes)
+{
+	Func *f;
+	State *a = two_buffers(&f);
+	Buffer *B = buf1("B", DT_INT32, 4);
+	int64_t shape[2] = {2, 2};
+	Buffer *C = buf("C", DT_FLOAT32, 2, shape);
+	Func *g = func2(C, B, ir_pass(&arena, S0)); /* other order, same names */
+	DiagList d;
+	diag_init(&d, &arena);
+	State *t = state_transfer(&arena, a, g, &d);
+	ck_assert_ptr_nonnull(t);
+	ck_assert_str_eq(t->bufs[1].buf->name, "B");
+	ck_assert_int_eq(t->bufs[1].data[3].i, 3);
+	ck_assert(state_equal(a, t, true, 0, NULL));
+	Buffer *B16 = buf1("B", DT_INT32, 16);
+	Func *h = func2(B16, C, ir_pass(&arena, S0));
+	ck_assert_ptr_null(state_transfer(&arena, a, h, &d));
+	ck_assert_ptr_nonnull(strstr(d.last->message, "buffer B is int32 (16,) there but int32 (4,)"));
+}
+END_TEST
+
+/* ---------- input generation ---------- */
+
+START_TEST(gen_scalars_satisfy_entry_facts)
+{
+	Var *n = var("n");
+	Buffer *A = buf1("A", DT_INT32, 1), *B = buf1("B", DT_INT32, 1);
+	A->shape[0] = ref(n);
+	B->shape[0] = ref(n);
+	Var *i = var("i");
+	Expr *fact = bin(OP_AND, bin(OP_EQ, bin(OP_FLOORMOD, ref(n), i32(8)), i32(0)),
+			 bin(OP_GE, ref(n), i32(0)));
+	Stmt *body = seq2(ir_assume(&arena, fact, S0),
+			  loop(i, 0, store(B, ref(i), bin(OP_MUL, i32(2), ld(A, ref(i))))));
+	body->u.seq.items[1]->u.loop.extent = ref(n);
+	Param p[3] = {pbuf(A), pbuf(B), pscalar(n)};
+	Func *f = ir_func(&arena, "scale", 3, p, body, S0);
+	bool nonzero = false;
+	for (uint64_t seed = 0; seed < 20; seed++) {
+		DiagList d;
+		diag_init(&d, &arena);
+		State *st = interp_gen_input(&arena, f, seed, &d);
+		ck_assert_ptr_nonnull(st);
+		int64_t nv = st->scalars[0].i;
+		ck_assert_int_eq(nv % 8, 0);
+		ck_assert_int_ge(nv, 0);
+		ck_assert_int_eq(st->bufs[0].size, nv);
+		nonzero |= nv > 0;
+		InterpResult r;
+		ck_assert_int_eq(interp_run(f, st, 0, &r), RUN_OK);
+		for (int64_t k = 0; k < nv; k++)
+			ck_assert_int_eq(st->bufs[1].data[k].i, 2 * st->bufs[0].data[k].i);
+	}
+	ck_assert(nonzero);
+}
+END_TEST
+
+/* for io, ii in grid(4, 4): T.assume(4 * io + ii < 14 or A[io, ii] == v) */
+static Func *padded_fact(Expr *v, Expr *extra_guard)
+{
+	int64_t shape[2] = {4, 4};
+	Buffer *A = buf("A", DT_INT32, 2, shape), *S = buf1("S", DT_INT32, 1);
+	Var *io = var("io"), *ii = var("ii"), *jo = var("jo"), *ji = var("ji");
+	Expr *flat = bin(OP_ADD, bin(OP_MUL, i32(4), ref(io)), ref(ii));
+	Expr *fact = bin(OP_OR, bin(OP_LT, flat, i32(14)), bin(OP_EQ, ld2(A, ref(io), ref(ii)), v));
+	Stmt *as = ir_assume(&arena, fact, at(2));
+	if (extra_guard)
+		as = ir_if(&arena, extra_guard, as, NULL, S0);
+	Stmt *facts = loop(io, 4, loop(ii, 4, as));
+	Stmt *sum = loop(jo, 4, loop(ji, 4, store(S, i32(0), bin(OP_ADD, ld(S, i32(0)),
+								 ld2(A, ref(jo), ref(ji))))));
+	return func2(A, S, seq3(facts, store(S, i32(0), i32(0)), sum));
+}
+
+START_TEST(gen_repairs_padding_facts)
+{
+	Func *f = padded_fact(i32(0), NULL);
+	bool some_nonzero = false;
+	for (uint64_t seed = 0; seed < 10; seed++) {
+		DiagList d;
+		diag_init(&d, &arena);
+		State *st = interp_gen_input(&arena, f, seed, &d);
+		ck_assert_ptr_nonnull(st);
+		for (int k = 14; k < 16; k++)
+			ck_assert_int_eq(st->bufs[0].data[k].i, 0);
+		for (int k = 0; k < 14; k++)
+			some_nonzero |= st->bufs[0].data[k].i != 0;
+		InterpResult r;
+		ck_assert_int_eq(interp_run(f, st, 0, &r), RUN_OK);
+	}
+	ck_assert(some_nonzero);
+	/* `== T.undef()` only keeps the cells readable: values stay random */
+	f = padded_fact(ir_undef(&arena, DT_INT32, S0), NULL);
+	DiagList d;
+	diag_init(&d, &arena);
+	ck_assert_ptr_nonnull(interp_gen_input(&arena, f, 3, &d));
+}
+END_TEST
+
+START_TEST(gen_repairs_inequalities)
+{
+	Buffer *A = buf1("A", DT_INT32, 8), *F = buf1("F", DT_FLOAT32, 8);
+	Var *i = var("i"), *j = var("j");
+	Stmt *facts = seq3(loop(i, 8, ir_assume(&arena, bin(OP_GT, ld(A, ref(i)), i32(5)), S0)),
+			   loop(j, 8, ir_assume(&arena, bin(OP_GT, flt(-10.0), ld(F, ref(j))), S0)),
+			   store(A, i32(0), ld(A, i32(0))));
+	Func *f = func2(A, F, facts);
+	DiagList d;
+	diag_init(&d, &arena);
+	State *st = interp_gen_input(&arena, f, 4, &d);
+	ck_assert_ptr_nonnull(st);
+	for (int k = 0; k < 8; k++) {
+		ck_assert_int_gt(st->bufs[0].data[k].i, 5);
+		ck_assert(st->bufs[1].data[k].f < -10.0);
+	}
+}
+END_TEST
+
+START_TEST(gen_is_deterministic)
+{
+	Func *f = padded_fact(i32(1), NULL);
+	DiagList d;
+	diag_init(&d, &arena);
+	char *x = state_format(interp_gen_input(&arena, f, 5, &d));
+	char *y = state_format(interp_gen_input(&arena, f, 5, &d));
+	char *z = state_format(interp_gen_input(&arena, f, 6, &d));
+	ck_assert_str_eq(x, y);
+	ck_assert_str_ne(x, z);
+	free(x);
+	free(y);
+	free(z);
+}
+END_TEST
+
+START_TEST(gen_reports_unsatisfiable_fact)
+{
+	/* the padding must be 0 and 1 at once */
+	Func *f = padded_fact(i32(0), NULL);
+	Stmt *body = f->body;
+	Func *g = padded_fact(i32(1), NULL);
+	Stmt *items[2] = {body->u.seq.items[0], g->body};
+	Stmt *both = ir_seq(&arena, 2, items, S0);
+	Func *h = func2(f->params[0].buf, f->params[1].buf, both);
+	/* g's buffers are other objects: rebind them to f's */
+	h->body = ir_replace_buffer(&arena, both, g->params[0].buf, f->params[0].buf);
+	h->body = ir_replace_buffer(&arena, h->body, g->params[1].buf, f->params[1].buf);
+	DiagList d;
+	diag_init(&d, &arena);
+	ck_assert_ptr_null(interp_gen_input(&arena, h, 1, &d));
+	ck_assert_int_eq(d.nerrors, 1);
+	ck_assert_ptr_nonnull(strstr(d.first->message, "does not hold"));
+	ck_assert_ptr_nonnull(strstr(d.first->message, "A[io, ii] =="));
+	ck_assert_int_eq(d.first->span.line, 2);
+}
+END_TEST
+
+START_TEST(gen_fixed_scalars)
+{
+	Var *n = var("n");
+	Buffer *R = buf1("R", DT_INT32, 1);
+	Param p[2] = {pscalar(n), pbuf(R)};
+	Stmt *as = ir_assume(&arena, bin(OP_LT, ref(n), i32(10)), S0);
+	Func *f = ir_func(&arena, "f", 2, p, seq2(as, store(R, i32(0), ref(n))), S0);
+	int64_t good = 4, bad = 12;
+	DiagList d;
+	diag_init(&d, &arena);
+	State *st = interp_gen_input_scalars(&arena, f, 1, &good, &d);
+	ck_assert_ptr_nonnull(st);
+	ck_assert_int_eq(st->scalars[0].i, 4);
+	ck_assert_ptr_null(interp_gen_input_scalars(&arena, f, 1, &bad, &d));
+	ck_assert_ptr_nonnull(strstr(d.first->message, "n < 10"));
+}
+END_TEST
+
+START_TEST(gen_leaves_padding_of_layout_uninitialised)
+{
+	Func *f = padded_fact(i32(0), NULL);
+	Buffer *A = f->params[0].buf;
+	/* A as the physical buffer of a [14] -> [4, 4] transform */
+	Layout *lay = arena_alloc(&arena, sizeof *lay);
+	Var *inv[2] = {var("p0"), var("p1")};
+	lay->inv_vars = inv;
+	lay->pad_kind = PAD_VALUE;
+	lay->pad_predicate = bin(OP_GE, bin(OP_ADD, bin(OP_MUL, i32(4), ref(inv[0])), ref(inv[1])),
+				 i32(14));
+	A->layout = lay;
+	DiagList d;
+	diag_init(&d, &arena);
+	State *st = interp_gen_input(&arena, f, 2, &d);
+	ck_assert_ptr_nonnull(st);
+	ck_assert_int_eq(st->bufs[0].cell[15], CELL_INIT); /* by the fact */
+	ck_assert_int_eq(st->bufs[0].data[15].i, 0);
+	/* without the fact, the padding is uninitialised */
+	Param p[1] = {pbuf(A)};
+	Func *g = ir_func(&arena, "g", 1, p, ir_pass(&arena, S0), S0);
+	st = interp_gen_input(&arena, g, 2, &d);
+	ck_assert_int_eq(st->bufs[0].cell[13], CELL_INIT);
+	ck_assert_int_eq(st->bufs[0].cell[14], CELL_UNINIT);
+	ck_assert_int_eq(st->bufs[0].cell[15], CELL_UNINIT);
+	/* without a pad value, touching the padding at all is UB */
+	lay->pad_kind = PAD_NONE_GIVEN;
+	Buffer *R = buf1("R", DT_INT32, 1);
+	Func *h = func2(A, R, seq2(store(R, i32(0), ld2(A, i32(3), i32(1))),
+				   store(R, i32(0), ld2(A, i32(3), i32(3)))));
+	st = interp_gen_input(&arena, h, 2, &d);
+	ck_assert_ptr_nonnull(st);
+	InterpResult r;
+	ck_assert_int_eq(interp_run(h, st, 0, &r), RUN_UB);
+	ck_assert_str_eq(r.message, "load A[3, 3] touches padding of A, which has no pad_value");
+	A->layout = NULL;
+}
+END_TEST
+
+/* ---------- differential check ---------- */
+
+/* B[i] = 2 * A[i] for i < 14, then `extra` (may be NULL). */
+static Func *scale(Stmt *(*extra)(Buffer *A, Buffer *B, Var *i))
+{
+	Buffer *A = buf1("A", DT_INT32, 14), *B = buf1("B", DT_INT32, 14);
+	Var *i = var("i");
+	Stmt *body = store(B, ref(i), bin(OP_MUL, i32(2), ld(A, ref(i))));
+	if (extra)
+		body = seq2(body, extra(A, B, i));
+	return func2(A, B, loop(i, 14, body));
+}
+
+static Stmt *bump_b3(Buffer *A, Buffer *B, Var *i)
+{
+	return ir_if(&arena, bin(OP_EQ, ref(i), i32(3)),
+		     store(B, ref(i), bin(OP_ADD, ld(B, ref(i)), i32(1))), NULL, S0);
+}
+
+static Stmt *read_ahead(Buffer *A, Buffer *B, Var *i)
+{
+	return store(B, ref(i), bin(OP_ADD, ld(A, bin(OP_ADD, ref(i), i32(1))), i32(0)));
+}
+
+static Stmt *undef_b3(Buffer *A, Buffer *B, Var *i)
+{
+	return ir_if(&arena, bin(OP_EQ, ref(i), i32(3)),
+		     store(B, ref(i), ir_undef(&arena, DT_INT32, S0)), NULL, S0);
+}
+
+START_TEST(equiv_agrees_on_same_kernel)
+{
+	char *rep = NULL;
+	ck_assert_int_eq(interp_equiv(scale(NULL), scale(NULL), 5, 1, &rep), 0);
+	ck_assert_ptr_nonnull(strstr(rep, "5 trials agree"));
+	free(rep);
+}
+END_TEST
+
+START_TEST(equiv_detects_one_store_difference)
+{
+	char *rep = NULL;
+	ck_assert_int_eq(interp_equiv(scale(NULL), scale(bump_b3), 5, 1, &rep), 1);
+	ck_assert_ptr_nonnull(strstr(rep, "outputs differ"));
+	ck_assert_ptr_nonnull(strstr(rep, "B[3]: "));
+	free(rep);
+}
+END_TEST
+
+START_TEST(equiv_detects_ub_in_second)
+{
+	char *rep = NULL;
+	ck_assert_int_eq(interp_equiv(scale(NULL), scale(read_ahead), 3, 1, &rep), 1);
+	ck_assert_ptr_nonnull(strstr(rep, "load A[14] out of bounds of shape (14,)"));
+	free(rep);
+	/* UB in the first kernel on every input: no usable trial */
+	ck_assert_int_eq(interp_equiv(scale(read_ahead), scale(NULL), 3, 1, &rep), 2);
+	ck_assert_ptr_nonnull(strstr(rep, "no usable trial"));
+	free(rep);
+}
+END_TEST
+
+START_TEST(equiv_undef_in_first_is_anything)
+{
+	char *rep = NULL;
+	/* before leaves B[3] undefined: after may put anything there */
+	ck_assert_int_eq(interp_equiv(scale(undef_b3), scale(bump_b3), 3, 1, &rep), 0);
+	free(rep);
+	/* but not the other way round */
+	ck_assert_int_eq(interp_equiv(scale(bump_b3), scale(undef_b3), 3, 1, &rep), 1);
+	ck_assert_ptr_nonnull(strstr(rep, "vs undef"));
+	free(rep);
+}
+END_TEST
+
+START_TEST(equiv_reports_input_scalars)
+{
+	Var *n = var("n");
+	Buffer *R = buf1("R", DT_INT32, 1);
+	Param p[2] = {pscalar(n), pbuf(R)};
+	Stmt *as = ir_assume(&arena, bin(OP_EQ, ref(n), i32(24)), S0);
+	Func *f = ir_func(&arena, "f", 2, p, seq2(as, store(R, i32(0), ref(n))), S0);
+	Func *g = ir_func(&arena, "g", 2, p, store(R, i32(0), bin(OP_ADD, ref(n), i32(1))), S0);
+	char *rep = NULL;
+	ck_assert_int_eq(interp_equiv(f, g, 2, 1, &rep), 1);
+	ck_assert_ptr_nonnull(strstr(rep, "R[0]: 24 vs 25"));
+	ck_assert_ptr_nonnull(strstr(rep, "input scalars: n = 24"));
+	free(rep);
+}
+END_TEST
+
+/* ---------- conformance kernels ---------- */
+
+/* The shared folder (VS_SHARED, else ../shared), or NULL. */
+static const char *shared_dir(void)
+{
+	const char *env = getenv("VS_SHARED");
+	const char *dir = env && *env ? env : "../shared";
+	struct stat st;
+	return stat(arena_printf(&arena, "%s/conformance", dir), &st) == 0 ? dir : NULL;
+}
+
+static char *read_text(const char *path)
+{
+	FILE *f = fopen(path, "rb");
+	if (!f)
+		return NULL;
+	StrBuf b = {0};
+	char chunk[4096];
+	size_t n;
+	while ((n = fread(chunk, 1, sizeof chunk, f)) > 0)
+		sb_put(&b, chunk, n);
+	fclose(f);
+	char *s = sb_take(&b);
+	char *r = arena_strdup(&arena, s);
+	free(s);
+	return r;
+}
+
+static Module *parse_text(const char *name, const char *text)
+{
+	DiagList d;
+	diag_init(&d, &arena);
+	Module *m = parse_module(&arena, source_from_string(&arena, name, text), &d);
+	if (!m) {
+		char *msg = diag_render(&d);
+		ck_abort_msg("%s: parse failed:\n%s", name, msg);
+	}
+	return m;
+}
+
+/* The before.tir paths of the conformance cases (arena strings). */
+static char **case_dirs(int *n)
+{
+	*n = 0;
+	const char *shared = shared_dir();
+	if (!shared)
+		return NULL;
+	char *path = arena_printf(&arena, "%s/conformance", shared);
+	DIR *dir = opendir(path);
+	if (!dir)
+		return NULL;
+	char **out = NULL;
+	struct dirent *e;
+	while ((e = readdir(dir))) {
+		if (e->d_name[0] == '.')
+			continue;
+		char *p = arena_printf(&arena, "%s/%s/before.tir", path, e->d_name);
+		FILE *fp = fopen(p, "r");
+		if (!fp)
+			continue;
+		fclose(fp);
+		out = realloc(out, sizeof(char *) * (size_t)(*n + 1));
+		out[(*n)++] = p;
+	}
+	closedir(dir);
+	return out;
+}
+
+static Module *parse_file(const char *path)
+{
+	char *text = read_text(path);
+	return text ? parse_text(path, text) : NULL;
+}
+
+/* .../case/before.tir -> .../case/after.tir */
+static char *after_path(const char *before)
+{
+	const char *slash = strrchr(before, '/');
+	return arena_printf(&arena, "%.*safter.tir", (int)(slash + 1 - before), before);
+}
+
+static void run_on_inputs(const Func *f, const char *path)
+{
+	for (uint64_t seed = 1; seed <= 3; seed++) {
+		DiagList d;
+		diag_init(&d, &arena);
+		State *in = interp_gen_input(&arena, f, seed, &d);
+		if (!in) {
+			char *msg = diag_render(&d);
+			ck_abort_msg("%s/%s: no input: %s", path, f->name, msg);
+		}
+		InterpResult r;
+		RunStatus s = interp_run(f, in, 0, &r);
+		ck_assert_msg(s == RUN_OK, "%s/%s (seed %llu): %s", path, f->name,
+			      (unsigned long long)seed, r.message ? r.message : "?");
+	}
+}
+
+START_TEST(conformance_before_runs_without_ub)
+{
+	int n;
+	char **dirs = case_dirs(&n);
+	if (!dirs)
+		return; /* no shared folder here */
+	for (int i = 0; i < n; i++) {
+		Module *m = parse_file(dirs[i]);
+		ck_assert_msg(m != NULL, "cannot read %s", dirs[i]);
+		for (int k = 0; k < m->nfuncs; k++) {
+			run_on_inputs(m->funcs[k], dirs[i]);
+			char *rep = NULL;
+			int rc = interp_equiv(m->funcs[k], m->funcs[k], 3, 11, &rep);
+			ck_assert_msg(rc == 0, "%s/%s: self-equivalence: %s", dirs[i],
+				      m->funcs[k]->name, rep);
+			free(rep);
+		}
+	}
+	free(dirs);
+}
+END_TEST
+
+START_TEST(conformance_after_runs_without_ub)
+{
+	int n, seen = 0;
+	char **dirs = case_dirs(&n);
+	if (!dirs)
+		return;
+	for (int i = 0; i < n; i++) {
+		char *path = after_path(dirs[i]);
+		FILE *fp = fopen(path, "r");
+		if (fp) {
+			fclose(fp);
+			Module *before = parse_file(dirs[i]);
+			Module *after = parse_file(path);
+			for (int k = 0; k < after->nfuncs; k++)
+				run_on_inputs(after->funcs[k], path);
+			/* where the signatures agree, the interpreter agrees too */
+			char *rep = NULL;
+			int rc = interp_equiv(before->funcs[0], after->funcs[0], 4, 3, &rep);
+			ck_assert_msg(rc != 1, "%s: before and after differ: %s", path, rep);
+			free(rep);
+			seen++;
+		}
+	}
+	free(dirs);
+	ck_assert_int_gt(seen, 0);
+}
+END_TEST
+
+static const char multiple_buffer_after[] =
+	"@T.prim_func\n"
+	"def func(A: T.Buffer[(4, 4, 8, 8), \"int32\"], B: T.Buffer[(4, 4), \"int32\"]):\n"
+	"    for io, ii, jo, ji in T.grid(4, 4, 8, 8):\n"
+	"        T.assume(8 * jo + ji < 60 or A[io, ii, jo, ji] == 0)\n"
+	"    for io, ii, jo, ji in T.grid(4, 4, 8, 8):\n"
+	"        if 8 * jo + ji < 60:\n"
+	"            T.assume(4 * io + ii < 14 or A[io, ii, jo, ji] == T.undef())\n"
+	"    for io, ii in T.grid(4, 4):\n"
+	"        B[io, ii] = 0\n"
+	"        for jo, ji in T.grid(8, 8):\n"
+	"            B[io, ii] = B[io, ii] + A[io, ii, jo, ji]\n"
+	"    for io, ii in T.grid(4, 4):\n"
+	"        if 4 * io + ii >= 14:\n"
+	"            B[io, ii] = T.undef()\n";
+
+static const char offset_padding_after[] =
+	"@T.prim_func\n"
+	"def copy(A: T.Buffer[(3, 8), \"int32\"], B: T.Buffer[(16,), \"int32\"]):\n"
+	"    for io, ii in T.grid(3, 8):\n"
+	"        T.assume((io == 0 and ii >= 2) or io == 1 or (io == 2 and ii < 2) or A[io, ii] == 0)\n"
+	"    for i in T.serial(16):\n"
+	"        B[i] = A[(i + 2) // 8, (i + 2) % 8]\n";
+
+START_TEST(gen_conformance_fact_shapes)
+{
+	Module *m = parse_text("mbs.tir", multiple_buffer_after);
+	const Func *f = m->funcs[0];
+	for (uint64_t seed = 0; seed < 4; seed++) {
+		DiagList d;
+		diag_init(&d, &arena);
+		State *st = interp_gen_input(&arena, f, seed, &d);
+		ck_assert_ptr_nonnull(st);
+		const BufState *A = &st->bufs[0];
+		for (int64_t off = 0; off < A->size; off++) {
+			int64_t j = off % 64; /* 8 * jo + ji */
+			ck_assert_int_ne(A->cell[off], CELL_UNINIT);
+			if (j >= 60)
+				ck_assert_int_eq(A->data[off].i, 0);
+		}
+		InterpResult r;
+		ck_assert_int_eq(interp_run(f, st, 0, &r), RUN_OK);
+		/* rows 14 and 15 end undefined, the others are defined */
+		ck_assert_int_eq(st->bufs[1].cell[13], CELL_INIT);
+		ck_assert_int_eq(st->bufs[1].cell[14], CELL_UNDEF);
+		ck_assert_int_eq(st->bufs[1].cell[15], CELL_UNDEF);
+	}
+	m = parse_text("off.tir", offset_padding_after);
+	DiagList d;
+	diag_init(&d, &arena);
+	State *st = interp_gen_input(&arena, m->funcs[0], 9, &d);
+	ck_assert_ptr_nonnull(st);
+	int zeros_needed[] = {0, 1, 18, 19, 20, 21, 22, 23};
+	for (int k = 0; k < 8; k++)
+		ck_assert_int_eq(st->bufs[0].data[zeros_needed[k]].i, 0);
+}
+END_TEST
+
+Suite *suite_interp(void)
+{
+	Suite *s = suite_create("interp");
+	struct {
+		const char *name;
+		const TTest *tests[12];
+	} cases[] = {
+		{"arithmetic",
+		 {int_ops_floor_and_wrap, float32_results_are_rounded, casts_truncate_and_wrap,
+		  select_and_logic_evaluate_lazily, let_and_scalars,
+		  vars_from_two_arenas_with_equal_ids, unbound_buffer_is_reported}},
+		{"undefined_behaviour",
+		 {ub_out_of_bounds_load, ub_out_of_bounds_store, ub_read_of_uninitialised_local,
+		  ub_division_and_modulo_by_zero, failed_assume_is_not_ub, undef_in_index_is_ub,
+		  step_limit_stops_the_run}},
+		{"undef", {undef_store_marks_cell, assume_undef_means_readable}},
+		{"states",
+		 {state_equal_reports_first_difference, state_equal_ignores_undef_cells_of_before,
+		  state_equal_ieee_signed_zero, state_format_nested_lists,
+		  state_transfer_checks_shapes}},
+		{"generation",
+		 {gen_scalars_satisfy_entry_facts, gen_repairs_padding_facts, gen_repairs_inequalities,
+		  gen_is_deterministic,
+		  gen_reports_unsatisfiable_fact, gen_fixed_scalars,
+		  gen_leaves_padding_of_layout_uninitialised, gen_conformance_fact_shapes}},
+		{"equiv",
+		 {equiv_agrees_on_same_kernel, equiv_detects_one_store_difference,
+		  equiv_detects_ub_in_second, equiv_undef_in_first_is_anything,
+		  equiv_reports_input_scalars}},
+		{"conformance", {conformance_before_runs_without_ub, conformance_after_runs_without_ub}},
+	};
+	for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
+		TCase *tc = tcase_create(cases[i].name);
+		tcase_add_checked_fixture(tc, setup, teardown);
+		tcase_set_timeout(tc, 60);
+		for (int k = 0; k < 12 && cases[i].tests[k]; k++)
+			tcase_add_test(tc, cases[i].tests[k]);
+		suite_add_tcase(s, tc);
+	}
+	return s;
+}

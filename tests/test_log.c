@@ -1,0 +1,352 @@
+/* tests/test_log.c — proof logs: index.jsonl and ob-NNNN.smt2 written,
+ * `log show` (summary and JSON), `log check` with the z3 and cvc5
+ * binaries agreeing, a corrupted verdict caught, unreadable logs. */
+#include <check.h>
+#include <dirent.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "smt/smt.h"
+
+static Arena arena;
+static Solver *solver;
+static char dir[64];
+static const Span no_span;
+
+static void setup(void)
+{
+	arena_init(&arena);
+	solver = smt_solver_new(NULL);
+	strcpy(dir, "/tmp/vsched-log-XXXXXX");
+	ck_assert_ptr_nonnull(mkdtemp(dir));
+}
+
+static void remove_dir(const char *path)
+{
+	DIR *d = opendir(path);
+	if (!d)
+		return;
+	for (struct dirent *e; (e = readdir(d));) {
+		if (strcmp(e->d_name, ".") == 0 || strcmp(e->d_name, "..") == 0)
+			continue;
+		char *p = NULL;
+		if (asprintf(&p, "%s/%s", path, e->d_name) >= 0) {
+			unlink(p);
+			free(p);
+		}
+	}
+	closedir(d);
+	rmdir(path);
+}
+
+static void teardown(void)
+{
+	remove_dir(dir);
+	smt_solver_free(solver);
+	arena_free(&arena);
+}
+
+static char *slurp(const char *path)
+{
+	FILE *f = fopen(path, "rb");
+	if (!f)
+		return NULL;
+	fseek(f, 0, SEEK_END);
+	long n = ftell(f);
+	fseek(f, 0, SEEK_SET);
+	char *s = malloc((size_t)n + 1);
+	ck_assert_int_eq(fread(s, 1, (size_t)n, f), (size_t)n);
+	s[n] = '\0';
+	fclose(f);
+	return s;
+}
+
+static void spill(const char *path, const char *text)
+{
+	FILE *f = fopen(path, "wb");
+	ck_assert_ptr_nonnull(f);
+	fputs(text, f);
+	fclose(f);
+}
+
+static char *in_dir(const char *file)
+{
+	char *p = NULL;
+	ck_assert_int_ge(asprintf(&p, "%s/%s", dir, file), 0);
+	return p;
+}
+
+/* The text of a file in the log directory, or NULL. */
+static char *read_in(const char *file)
+{
+	char *p = in_dir(file);
+	char *text = slurp(p);
+	free(p);
+	return text;
+}
+
+static Expr *lit(int64_t v) { return ir_int32(&arena, v); }
+static Expr *ref(Var *v) { return ir_varref(&arena, v, no_span); }
+
+/* One rewrite with three obligations: n % 4 == 0 under n % 8 == 0
+ * (proven), A[i] == A[j] (refuted, with a model), and one that cannot be
+ * encoded (not proven). The statement of the second needs escaping. */
+static void write_sample_log(void)
+{
+	DiagList d;
+	diag_init(&d, &arena);
+	ProofLog *log = proof_log_open(dir, &d);
+	ck_assert_ptr_nonnull(log);
+	ck_assert_int_eq(d.nerrors, 0);
+
+	Source src = {"k.tir", "x\n"};
+	Var *n = ir_var(&arena, "n", DT_INT32, no_span);
+	Expr *hyp = ir_bin(&arena, OP_EQ, ir_bin(&arena, OP_FLOORMOD, ref(n), lit(8), no_span), lit(0),
+			   no_span);
+	Expr *goal = ir_bin(&arena, OP_EQ, ir_bin(&arena, OP_FLOORMOD, ref(n), lit(4), no_span), lit(0),
+			    no_span);
+	Obligation *o1 = obligation_new(&arena, "split.divisible", "n % 4 == 0", 1, &n, 1, &hyp, goal,
+					(Span){&src, 3, 5, 1});
+	o1->rewrite = "split(i, factor=4, tail=perfect)";
+
+	Expr *shape[1] = {lit(16)};
+	Buffer *A = ir_buffer(&arena, "A", DT_FLOAT32, 1, shape, no_span);
+	Var *i = ir_var(&arena, "i", DT_INT32, no_span), *j = ir_var(&arena, "j", DT_INT32, no_span);
+	Expr *ii[1] = {ref(i)}, *jj[1] = {ref(j)};
+	Var *vs[2] = {i, j};
+	Obligation *o2 = obligation_new(
+		&arena, "reorder.no_conflict", "A[i] == A[j] \"quoted\"\tand\nnewline \x01", 2, vs, 0,
+		NULL,
+		ir_bin(&arena, OP_EQ, ir_load(&arena, A, 1, ii, no_span), ir_load(&arena, A, 1, jj, no_span),
+		       no_span),
+		(Span){&src, 7, 9, 2});
+	o2->rewrite = "reorder(j, i)";
+	obligation_add_related(&arena, o2, (Span){&src, 8, 3, 1});
+
+	Var *h = ir_var(&arena, "h", DT_HANDLE, no_span);
+	Obligation *o3 = obligation_new(&arena, "weird", "handles", 0, NULL, 0, NULL,
+					ir_bin(&arena, OP_EQ, ref(h), ref(h), no_span), no_span);
+	o3->rewrite = "reorder(j, i)";
+
+	Obligation *obs[3] = {o1, o2, o3};
+	ObligationResult rs[3];
+	smt_discharge_all(solver, &arena, 3, obs, FLOAT_IEEE, rs);
+	ck_assert_int_eq(rs[0].verdict, VERDICT_PROVEN);
+	ck_assert_int_eq(rs[1].verdict, VERDICT_REFUTED);
+	ck_assert_int_eq(rs[2].verdict, VERDICT_UNKNOWN);
+	proof_log_obligation(log, o1, &rs[0], FLOAT_IEEE);
+	proof_log_rewrite(log, "split(i, factor=4, tail=perfect)", "main", "committed", NULL);
+	proof_log_obligation(log, o2, &rs[1], FLOAT_IEEE);
+	proof_log_obligation(log, o3, &rs[2], FLOAT_IEEE);
+	proof_log_rewrite(log, "reorder(j, i)", "main", "rejected", "refuted: reorder.no_conflict");
+	proof_log_close(log);
+}
+
+START_TEST(log_files_are_written)
+{
+	write_sample_log();
+	char *index = read_in("index.jsonl");
+	ck_assert_ptr_nonnull(index);
+	int lines = 0;
+	for (const char *p = index; *p; p++)
+		lines += *p == '\n';
+	ck_assert_int_eq(lines, 5);
+	ck_assert_ptr_nonnull(strstr(index, "\"type\":\"obligation\",\"id\":1,\"kind\":\"split.divisible\""));
+	ck_assert_ptr_nonnull(strstr(index, "\"origin\":\"k.tir:3:5\""));
+	ck_assert_ptr_nonnull(strstr(index, "\"related\":[\"k.tir:8:3\"]"));
+	ck_assert_ptr_nonnull(strstr(index, "\"float_mode\":\"ieee\""));
+	ck_assert_ptr_nonnull(strstr(index, "\"solver\":\"z3\",\"solver_version\":\"4."));
+	ck_assert_ptr_nonnull(strstr(index, "A[i] == A[j] \\\"quoted\\\"\\tand\\nnewline \\u0001"));
+	ck_assert_ptr_nonnull(strstr(index, "\"model\":{\"vars\":[{\"name\":\"i\",\"value\":"));
+	ck_assert_ptr_nonnull(strstr(index, "\"cells\":[{\"buffer\":\"A\",\"index\":["));
+	ck_assert_ptr_nonnull(strstr(index, "\"smt2\":\"ob-0001.smt2\""));
+	ck_assert_ptr_nonnull(strstr(index, "\"verdict\":\"not proven\""));
+	ck_assert_ptr_nonnull(strstr(index, "\"smt2\":null"));
+	free(index);
+	char *q1 = read_in("ob-0001.smt2");
+	ck_assert_ptr_nonnull(q1);
+	ck_assert(strncmp(q1, "; vsched proof obligation ob-0001\n; kind: split.divisible\n", 58) == 0);
+	ck_assert_ptr_nonnull(strstr(q1, "; verdict: proven\n"));
+	ck_assert_ptr_nonnull(strstr(q1, "(set-logic ALL)\n"));
+	ck_assert_ptr_nonnull(strstr(q1, "(check-sat)\n"));
+	free(q1);
+	char *q2 = read_in("ob-0002.smt2");
+	ck_assert_ptr_nonnull(q2);
+	/* the newline of the statement does not end the comment */
+	ck_assert_ptr_nonnull(strstr(q2, "; statement: A[i] == A[j] \"quoted\"\tand newline"));
+	ck_assert_ptr_nonnull(strstr(q2, "; model: i = "));
+	free(q2);
+	ck_assert_ptr_null(read_in("ob-0003.smt2"));
+}
+END_TEST
+
+START_TEST(log_show_summarises_and_prints_json)
+{
+	write_sample_log();
+	char *out = NULL;
+	ck_assert_int_eq(proof_log_show(dir, false, &out), 0);
+	ck_assert_ptr_nonnull(strstr(out, "obligations of split(i, factor=4, tail=perfect):"));
+	ck_assert_ptr_nonnull(strstr(out, "ob-0001 proven"));
+	ck_assert_ptr_nonnull(strstr(out, "split.divisible"));
+	ck_assert_ptr_nonnull(strstr(out, "ob-0002 refuted"));
+	ck_assert_ptr_nonnull(strstr(out, "A[i] == A[j] \"quoted\"\tand\nnewline"));
+	ck_assert_ptr_nonnull(strstr(out, "model: i = "));
+	ck_assert_ptr_nonnull(strstr(out, "at k.tir:7:9"));
+	ck_assert_ptr_nonnull(strstr(out, "rewrite reorder(j, i) [main] -> rejected (refuted: reorder.no_conflict)"));
+	ck_assert_ptr_nonnull(strstr(out, "reason: unsupported:"));
+	ck_assert_ptr_nonnull(strstr(out, "total: 2 rewrites, 3 obligations: 1 proven, 1 refuted, 1 not proven"));
+	free(out);
+	ck_assert_int_eq(proof_log_show(dir, true, &out), 0);
+	char *index = read_in("index.jsonl");
+	ck_assert_str_eq(out, index);
+	free(index);
+	free(out);
+}
+END_TEST
+
+START_TEST(log_check_agrees_with_z3_and_cvc5)
+{
+	write_sample_log();
+	char *out = NULL;
+	ck_assert_msg(proof_log_check(dir, "z3", &out) == 0, "%s", out);
+	ck_assert_ptr_nonnull(strstr(out, "summary: 2 agree, 0 disagree, 0 without an answer, 1 skipped"));
+	free(out);
+	ck_assert_msg(proof_log_check(dir, "cvc5", &out) == 0, "%s", out);
+	ck_assert_ptr_nonnull(strstr(out, "summary: 2 agree"));
+	free(out);
+	ck_assert_int_eq(proof_log_check(dir, NULL, &out), 0); /* z3 by default */
+	free(out);
+}
+END_TEST
+
+START_TEST(log_check_catches_a_corrupted_verdict)
+{
+	write_sample_log();
+	char *path = in_dir("index.jsonl");
+	char *index = slurp(path);
+	char *v = strstr(index, "\"verdict\":\"proven\"");
+	ck_assert_ptr_nonnull(v);
+	/* "proven" -> "refuted" needs one more byte: rebuild the line */
+	char *fixed = NULL;
+	ck_assert_int_ge(asprintf(&fixed, "%.*s\"verdict\":\"refuted\"%s", (int)(v - index), index,
+				  v + strlen("\"verdict\":\"proven\"")),
+			 0);
+	spill(path, fixed);
+	char *out = NULL;
+	ck_assert_int_eq(proof_log_check(dir, "z3", &out), 1);
+	ck_assert_ptr_nonnull(strstr(out, "DISAGREES"));
+	free(out);
+	ck_assert_int_eq(proof_log_check(dir, "cvc5", &out), 1);
+	free(out);
+	/* a query file that went missing is reported too */
+	spill(path, index);
+	char *q = in_dir("ob-0002.smt2");
+	unlink(q);
+	ck_assert_int_eq(proof_log_check(dir, "z3", &out), 1);
+	ck_assert_ptr_nonnull(strstr(out, "NO ANSWER"));
+	free(out);
+	free(q);
+	free(fixed);
+	free(index);
+	free(path);
+}
+END_TEST
+
+START_TEST(unreadable_logs_and_bad_solvers_give_2)
+{
+	char *out = NULL;
+	ck_assert_int_eq(proof_log_show("/nonexistent/vsched-log", false, &out), 2);
+	ck_assert_ptr_nonnull(strstr(out, "cannot read"));
+	free(out);
+	ck_assert_int_eq(proof_log_check("/nonexistent/vsched-log", "z3", &out), 2);
+	free(out);
+	ck_assert_int_eq(proof_log_check(dir, "yices", &out), 2);
+	ck_assert_ptr_nonnull(strstr(out, "unknown solver"));
+	free(out);
+	char *path = in_dir("index.jsonl");
+	spill(path, "{\"type\":\"rewrite\"}\n{\"type\": oops}\n");
+	ck_assert_int_eq(proof_log_show(dir, false, &out), 2);
+	ck_assert_ptr_nonnull(strstr(out, ":2: malformed"));
+	free(out);
+	free(path);
+	/* a directory that cannot be created */
+	DiagList d;
+	diag_init(&d, &arena);
+	ck_assert_ptr_null(proof_log_open("/proc/vsched-no/log", &d));
+	ck_assert_int_eq(d.nerrors, 1);
+}
+END_TEST
+
+START_TEST(empty_log_shows_zero_totals)
+{
+	DiagList d;
+	diag_init(&d, &arena);
+	char *sub = in_dir("a/b");
+	ProofLog *log = proof_log_open(sub, &d); /* nested directories made */
+	ck_assert_ptr_nonnull(log);
+	proof_log_close(log);
+	char *out = NULL;
+	ck_assert_int_eq(proof_log_show(sub, false, &out), 0);
+	ck_assert_ptr_nonnull(strstr(out, "total: 0 rewrites, 0 obligations"));
+	free(out);
+	ck_assert_int_eq(proof_log_check(sub, "z3", &out), 0);
+	free(out);
+	char *idx = NULL;
+	ck_assert_int_ge(asprintf(&idx, "%s/index.jsonl", sub), 0);
+	unlink(idx);
+	free(idx);
+	rmdir(sub);
+	char *a = in_dir("a");
+	rmdir(a);
+	free(a);
+	free(sub);
+}
+END_TEST
+
+START_TEST(write_failures_are_kept_for_the_caller)
+{
+	DiagList d;
+	diag_init(&d, &arena);
+	ProofLog *log = proof_log_open(dir, &d);
+	ck_assert_ptr_nonnull(log);
+	ck_assert_ptr_null(proof_log_error(log));
+	/* the directory disappears under the open log */
+	char *idx = in_dir("index.jsonl");
+	unlink(idx);
+	free(idx);
+	rmdir(dir);
+	Var *n = ir_var(&arena, "n", DT_INT32, no_span);
+	Obligation *o = obligation_new(&arena, "k", "s", 1, &n, 0, NULL,
+				       ir_bin(&arena, OP_GE, ref(n), ref(n), no_span), no_span);
+	ObligationResult r;
+	smt_discharge(solver, &arena, o, FLOAT_REAL, &r);
+	proof_log_obligation(log, o, &r, FLOAT_REAL);
+	ck_assert_ptr_nonnull(proof_log_error(log));
+	ck_assert_ptr_nonnull(strstr(proof_log_error(log), "ob-0001.smt2"));
+	proof_log_close(log);
+	ck_assert_int_eq(d.nerrors, 0);
+}
+END_TEST
+
+Suite *suite_log(void)
+{
+	Suite *s = suite_create("log");
+	TCase *tc = tcase_create("write");
+	tcase_add_checked_fixture(tc, setup, teardown);
+	tcase_set_timeout(tc, 60);
+	tcase_add_test(tc, log_files_are_written);
+	tcase_add_test(tc, log_show_summarises_and_prints_json);
+	tcase_add_test(tc, empty_log_shows_zero_totals);
+	tcase_add_test(tc, write_failures_are_kept_for_the_caller);
+	suite_add_tcase(s, tc);
+	tc = tcase_create("check");
+	tcase_add_checked_fixture(tc, setup, teardown);
+	tcase_set_timeout(tc, 120);
+	tcase_add_test(tc, log_check_agrees_with_z3_and_cvc5);
+	tcase_add_test(tc, log_check_catches_a_corrupted_verdict);
+	tcase_add_test(tc, unreadable_logs_and_bad_solvers_give_2);
+	suite_add_tcase(s, tc);
+	return s;
+}

@@ -1,0 +1,471 @@
+/* tests/test_loops.c — the loop primitives through the schedule: split
+ * (four tails), fuse, reorder, parallel / vectorize / unroll. Every
+ * accepted step is checked against the original with the interpreter;
+ * every rejection checks its reason and, where a model exists, that the
+ * replay confirms it. */
+#include <check.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <stdio.h>
+
+#include "testutil.h"
+
+static Arena arena;
+static void setup(void) { arena_init(&arena); }
+static void teardown(void) { arena_free(&arena); }
+
+static const char scale14[] =
+	"@T.prim_func\n"
+	"def scale(A: T.Buffer[(14,), \"int32\"], B: T.Buffer[(14,), \"int32\"]):\n"
+	"    for i in T.serial(14):\n"
+	"        B[i] = 2 * A[i]\n";
+
+static const char scale16[] =
+	"@T.prim_func\n"
+	"def scale(A: T.Buffer[(16,), \"int32\"], B: T.Buffer[(16,), \"int32\"]):\n"
+	"    for i in T.serial(16):\n"
+	"        B[i] = 2 * A[i]\n";
+
+static const char scale_n[] =
+	"@T.prim_func\n"
+	"def scale(a: T.handle, b: T.handle, n: T.int32):\n"
+	"    A = T.match_buffer(a, (n,), \"int32\")\n"
+	"    B = T.match_buffer(b, (n,), \"int32\")\n"
+	"    T.assume(%s)\n"
+	"    for i in T.serial(n):\n"
+	"        B[i] = 2 * A[i]\n";
+
+static const char wavefront[] =
+	"@T.prim_func\n"
+	"def wavefront(A: T.Buffer[(8, 9), \"int32\"]):\n"
+	"    for i, j in T.grid(7, 8):\n"
+	"        A[i + 1, j] = A[i, j + 1] + 1\n";
+
+static const char total_f32[] =
+	"@T.prim_func\n"
+	"def total(A: T.Buffer[(4, 8), \"float32\"], S: T.Buffer[(1,), \"float32\"]):\n"
+	"    S[0] = 0.0\n"
+	"    for i, j in T.grid(4, 8):\n"
+	"        S[0] = S[0] + A[i, j]\n";
+
+static int count_kind(const Stmt *s, StmtKind k)
+{
+	int n = s->kind == k;
+	switch (s->kind) {
+	case ST_SEQ:
+		for (int i = 0; i < s->u.seq.n; i++)
+			n += count_kind(s->u.seq.items[i], k);
+		return n;
+	case ST_FOR: return n + count_kind(s->u.loop.body, k);
+	case ST_IF:
+		return n + count_kind(s->u.cond.then_s, k) +
+		       (s->u.cond.else_s ? count_kind(s->u.cond.else_s, k) : 0);
+	case ST_ALLOC: return n + count_kind(s->u.alloc.body, k);
+	case ST_BLOCK: return n + count_kind(s->u.block.body, k);
+	case ST_LET: return n + count_kind(s->u.let.body, k);
+	case ST_STORE: case ST_ASSUME: case ST_EVAL: case ST_PASS: case ST_COUNT:
+		return n;
+	}
+	return n;
+}
+
+/* Apply `script`, expect commit, check with the interpreter. */
+static Schedule *accept(const char *kernel, const char *script)
+{
+	Module *m = tu_parse(&arena, "k.tir", kernel);
+	Schedule *s = tu_schedule(&arena, m);
+	StepStatus st = tu_run(s, script);
+	if (st != STEP_COMMITTED) {
+		char *t = s->nsteps ? sched_report_text(tu_last(s)) : strdup("no step");
+		ck_abort_msg("expected commit of %s:\n%s", script, t);
+	}
+	tu_assert_equiv(m->funcs[0], sched_func(s), 6);
+	return s;
+}
+
+/* Apply `script`, expect rejection whose reason mentions `why`. */
+static StepReport *reject(const char *kernel, const char *script, const char *why)
+{
+	Module *m = tu_parse(&arena, "k.tir", kernel);
+	Schedule *s = tu_schedule(&arena, m);
+	StepStatus st = tu_run(s, script);
+	ck_assert_msg(st == STEP_REJECTED, "expected rejection of %s, got %d", script, st);
+	StepReport *r = tu_last(s);
+	ck_assert_msg(r->reason && strstr(r->reason, why), "reason '%s' lacks '%s'",
+		      r->reason ? r->reason : "(none)", why);
+	ck_assert_ptr_eq(sched_func(s), m->funcs[0]); /* previous IR kept */
+	sched_free(s);
+	return r;
+}
+
+/* ---------- split ---------- */
+
+START_TEST(split_perfect_rejects_non_divisible_extent)
+{
+	StepReport *r = reject(scale14, "io, ii = sch.split(\"i\", factor=4, tail=\"perfect\")",
+			       "split.divisible");
+	ck_assert_int_eq(r->results[r->failed].verdict, VERDICT_REFUTED);
+	ck_assert_int_eq(r->replay, REPLAY_CONFIRMED);
+	ck_assert_ptr_nonnull(strstr(r->replay_text, "B["));
+}
+END_TEST
+
+START_TEST(split_perfect_accepts_divisible_extent)
+{
+	Schedule *s = accept(scale16, "io, ii = sch.split(\"i\", factor=4, tail=\"perfect\")");
+	ck_assert_int_eq(count_kind(sched_func(s)->body, ST_IF), 0);
+	ck_assert_int_eq(tu_last(s)->nobs, 1);
+	ck_assert_int_eq(tu_last(s)->results[0].verdict, VERDICT_PROVEN);
+	sched_free(s);
+}
+END_TEST
+
+START_TEST(split_guard_keeps_guard_when_not_divisible)
+{
+	Schedule *s = accept(scale14, "io, ii = sch.split(\"i\", factor=4)");
+	ck_assert_int_eq(count_kind(sched_func(s)->body, ST_IF), 1);
+	sched_free(s);
+}
+END_TEST
+
+START_TEST(split_guard_drops_guard_when_divisibility_is_proven)
+{
+	char k[1024];
+	snprintf(k, sizeof k, scale_n, "n % 8 == 0 and n >= 0");
+	Schedule *s = accept(k, "io, ii = sch.split(\"i\", factor=4)");
+	ck_assert_int_eq(count_kind(sched_func(s)->body, ST_IF), 0);
+	sched_free(s);
+	snprintf(k, sizeof k, scale_n, "n >= 0");
+	s = accept(k, "io, ii = sch.split(\"i\", factor=4)");
+	ck_assert_int_eq(count_kind(sched_func(s)->body, ST_IF), 1);
+	ck_assert_ptr_nonnull(tu_last(s)->note);
+	sched_free(s);
+}
+END_TEST
+
+START_TEST(split_perfect_symbolic_needs_assumption)
+{
+	char k[1024];
+	snprintf(k, sizeof k, scale_n, "n % 8 == 0 and n >= 0");
+	sched_free(accept(k, "io, ii = sch.split(\"i\", factor=4, tail=\"perfect\")"));
+	snprintf(k, sizeof k, scale_n, "n >= 0");
+	StepReport *r = reject(k, "io, ii = sch.split(\"i\", factor=4, tail=\"perfect\")",
+			       "split.divisible");
+	ck_assert_ptr_nonnull(strstr(r->counterexample, "n = "));
+	ck_assert_int_eq(r->replay, REPLAY_CONFIRMED);
+}
+END_TEST
+
+START_TEST(split_cut_makes_tail_loop_without_branches)
+{
+	Schedule *s = accept(scale14, "io, ii = sch.split(\"i\", factor=4, tail=\"cut\")");
+	ck_assert_int_eq(count_kind(sched_func(s)->body, ST_IF), 0);
+	ck_assert_int_eq(count_kind(sched_func(s)->body, ST_FOR), 3);
+	sched_free(s);
+	s = accept(scale14, "io, ii = sch.split(\"i\", factor=4, tail=\"cut_and_guard\")");
+	ck_assert_int_eq(count_kind(sched_func(s)->body, ST_IF), 1);
+	sched_free(s);
+}
+END_TEST
+
+START_TEST(split_cut_symbolic_needs_nonnegative_extent)
+{
+	char k[1024];
+	snprintf(k, sizeof k, scale_n, "n < 100");
+	StepReport *r = reject(k, "io, ii = sch.split(\"i\", factor=4, tail=\"cut\")",
+			       "split.nonneg_extent");
+	ck_assert_int_eq(r->results[r->failed].verdict, VERDICT_REFUTED);
+	snprintf(k, sizeof k, scale_n, "n >= 0");
+	sched_free(accept(k, "io, ii = sch.split(\"i\", factor=4, tail=\"cut\")"));
+}
+END_TEST
+
+START_TEST(split_loop_with_nonzero_min_keeps_offsets)
+{
+	static const char k[] =
+		"@T.prim_func\n"
+		"def f(A: T.Buffer[(20,), \"int32\"]):\n"
+		"    for i in T.serial(3, 17):\n"
+		"        A[i] = i\n";
+	sched_free(accept(k, "io, ii = sch.split(\"i\", factor=4)"));
+	sched_free(accept(k, "io, ii = sch.split(\"i\", factor=5, tail=\"cut\")"));
+}
+END_TEST
+
+START_TEST(split_bad_arguments_are_bad_input)
+{
+	Module *m = tu_parse(&arena, "k.tir", scale14);
+	Schedule *s = tu_schedule(&arena, m);
+	ck_assert_int_eq(tu_run(s, "sch.split(\"i\", factor=0)"), STEP_BAD_INPUT);
+	ck_assert_int_eq(tu_run(s, "sch.split(\"q\", factor=2)"), STEP_BAD_INPUT);
+	ck_assert_ptr_nonnull(strstr(tu_last(s)->reason, "no loop 'q'"));
+	ck_assert_int_eq(tu_run(s, "sch.split(\"i\", factor=2, tail=\"sideways\")"), STEP_BAD_INPUT);
+	sched_free(s);
+}
+END_TEST
+
+/* ---------- fuse ---------- */
+
+static const char add_one[] =
+	"@T.prim_func\n"
+	"def add_one(A: T.Buffer[(4, 6), \"int32\"], B: T.Buffer[(4, 6), \"int32\"]):\n"
+	"    for i, j in T.grid(4, 6):\n"
+	"        B[i, j] = A[i, j] + 1\n";
+
+START_TEST(fuse_perfect_nest_is_equivalent)
+{
+	Schedule *s = accept(add_one, "k = sch.fuse(\"i\", \"j\")");
+	const Stmt *b = sched_func(s)->body;
+	ck_assert_int_eq(count_kind(b, ST_FOR), 1);
+	sched_free(s);
+	/* split then fuse back */
+	sched_free(accept(add_one, "jo, ji = sch.split(\"j\", factor=3)\nk = sch.fuse(\"jo\", \"ji\")"));
+}
+END_TEST
+
+START_TEST(fuse_rejects_imperfect_and_dependent_nests)
+{
+	static const char imperfect[] =
+		"@T.prim_func\n"
+		"def f(A: T.Buffer[(4, 4), \"int32\"]):\n"
+		"    for i in T.serial(4):\n"
+		"        A[i, 0] = 0\n"
+		"        for j in T.serial(4):\n"
+		"            A[i, j] = 1\n";
+	reject(imperfect, "sch.fuse(\"i\", \"j\")", "perfectly nested");
+	static const char tri[] =
+		"@T.prim_func\n"
+		"def f(A: T.Buffer[(4, 4), \"int32\"]):\n"
+		"    for i in T.serial(4):\n"
+		"        for j in T.serial(i):\n"
+		"            A[i, j] = 1\n";
+	reject(tri, "sch.fuse(\"i\", \"j\")", "depends on 'i'");
+}
+END_TEST
+
+START_TEST(fuse_symbolic_extents_need_nonnegative)
+{
+	static const char k[] =
+		"@T.prim_func\n"
+		"def f(a: T.handle, n: T.int32, m: T.int32):\n"
+		"    A = T.match_buffer(a, (64,), \"int32\")\n"
+		"    T.assume(%s)\n"
+		"    for i in T.serial(n):\n"
+		"        for j in T.serial(m):\n"
+		"            A[0] = A[0] + 1\n";
+	char buf[1024];
+	snprintf(buf, sizeof buf, k, "n < 8 and m < 8");
+	reject(buf, "sch.fuse(\"i\", \"j\")", "fuse.nonneg_extents");
+	snprintf(buf, sizeof buf, k, "0 <= n and n < 8 and 0 <= m and m < 8");
+	sched_free(accept(buf, "sch.fuse(\"i\", \"j\")"));
+}
+END_TEST
+
+/* ---------- reorder ---------- */
+
+START_TEST(reorder_independent_nest_is_accepted)
+{
+	static const char k[] =
+		"@T.prim_func\n"
+		"def t(A: T.Buffer[(8, 16), \"float32\"], B: T.Buffer[(16, 8), \"float32\"]):\n"
+		"    for i, j in T.grid(8, 16):\n"
+		"        B[j, i] = 2.0 * A[i, j]\n";
+	Schedule *s = accept(k, "sch.reorder(\"j\", \"i\")");
+	ck_assert_str_eq(sched_func(s)->body->u.loop.var->name, "j");
+	sched_free(s);
+}
+END_TEST
+
+START_TEST(reorder_rejects_wavefront_dependence_with_confirmed_replay)
+{
+	StepReport *r = reject(wavefront, "sch.reorder(\"j\", \"i\")", "reorder.no_conflict");
+	ck_assert_int_eq(r->results[r->failed].verdict, VERDICT_REFUTED);
+	ck_assert_ptr_nonnull(strstr(r->counterexample, "i_p"));
+	ck_assert_ptr_nonnull(strstr(r->counterexample, "A[i + 1, j]"));
+	ck_assert_int_eq(r->replay, REPLAY_CONFIRMED);
+}
+END_TEST
+
+START_TEST(reorder_float_reduction_depends_on_float_mode)
+{
+	sched_free(accept(total_f32, "sch.reorder(\"j\", \"i\")"));
+	StepReport *r = reject(total_f32, "sch.float_mode(\"ieee\")\nsch.reorder(\"j\", \"i\")",
+			       "reorder.no_conflict");
+	ck_assert_int_eq(r->results[r->failed].verdict, VERDICT_REFUTED);
+	ck_assert_int_eq(r->replay, REPLAY_CONFIRMED);
+}
+END_TEST
+
+START_TEST(reorder_rejects_triangular_and_non_chain)
+{
+	static const char tri[] =
+		"@T.prim_func\n"
+		"def f(A: T.Buffer[(4, 4), \"int32\"]):\n"
+		"    for i in T.serial(4):\n"
+		"        for j in T.serial(i):\n"
+		"            A[i, j] = 1\n";
+	reject(tri, "sch.reorder(\"j\", \"i\")", "depends on");
+	static const char two[] =
+		"@T.prim_func\n"
+		"def f(A: T.Buffer[(4, 4), \"int32\"]):\n"
+		"    for i in T.serial(4):\n"
+		"        A[i, 0] = 0\n"
+		"        for j in T.serial(4):\n"
+		"            A[i, j] = 1\n";
+	reject(two, "sch.reorder(\"j\", \"i\")", "chain");
+}
+END_TEST
+
+START_TEST(reorder_three_loops_keeps_unnamed_loop_in_place)
+{
+	static const char k[] =
+		"@T.prim_func\n"
+		"def f(A: T.Buffer[(4, 5, 6), \"int32\"], B: T.Buffer[(6, 5, 4), \"int32\"]):\n"
+		"    for i, j, l in T.grid(4, 5, 6):\n"
+		"        B[l, j, i] = A[i, j, l] * 3\n";
+	Schedule *s = accept(k, "sch.reorder(\"l\", \"i\")");
+	const Stmt *b = sched_func(s)->body;
+	ck_assert_str_eq(b->u.loop.var->name, "l");
+	ck_assert_str_eq(b->u.loop.body->u.loop.var->name, "j");
+	sched_free(s);
+}
+END_TEST
+
+START_TEST(reorder_integer_reduction_commutes_in_ieee_mode)
+{
+	static const char k[] =
+		"@T.prim_func\n"
+		"def f(A: T.Buffer[(4, 8), \"int32\"], S: T.Buffer[(1,), \"int32\"]):\n"
+		"    S[0] = 0\n"
+		"    for i, j in T.grid(4, 8):\n"
+		"        S[0] = S[0] + A[i, j]\n";
+	sched_free(accept(k, "sch.float_mode(\"ieee\")\nsch.reorder(\"j\", \"i\")"));
+}
+END_TEST
+
+/* ---------- parallel, vectorize, unroll ---------- */
+
+START_TEST(parallel_accepts_independent_rows)
+{
+	static const char k[] =
+		"@T.prim_func\n"
+		"def rows(A: T.Buffer[(64, 32), \"int32\"], C: T.Buffer[(64,), \"int32\"]):\n"
+		"    for i in T.serial(64):\n"
+		"        C[i] = 0\n"
+		"        for j in T.serial(32):\n"
+		"            C[i] = C[i] + A[i, j]\n";
+	Schedule *s = accept(k, "sch.parallel(\"i\")");
+	ck_assert_int_eq(sched_func(s)->body->u.loop.kind, FOR_PARALLEL);
+	sched_free(s);
+}
+END_TEST
+
+START_TEST(parallel_rejects_reduction_race_without_replay)
+{
+	static const char k[] =
+		"@T.prim_func\n"
+		"def total(A: T.Buffer[(64,), \"int32\"], C: T.Buffer[(1,), \"int32\"]):\n"
+		"    C[0] = 0\n"
+		"    for i in T.serial(64):\n"
+		"        C[0] = C[0] + A[i]\n";
+	StepReport *r = reject(k, "sch.parallel(\"i\")", "parallel.no_race");
+	ck_assert_int_eq(r->replay, REPLAY_IMPOSSIBLE);
+	ck_assert_ptr_nonnull(strstr(r->counterexample, "i_1"));
+}
+END_TEST
+
+START_TEST(vectorize_and_unroll_need_constant_extent)
+{
+	char k[1024];
+	snprintf(k, sizeof k, scale_n, "n >= 0");
+	reject(k, "sch.vectorize(\"i\")", "constant extent");
+	reject(k, "sch.unroll(\"i\")", "constant extent");
+	Schedule *s = accept(scale16, "io, ii = sch.split(\"i\", factor=4)\nsch.vectorize(\"ii\")\nsch.unroll(\"io\")");
+	ck_assert_int_eq(sched_func(s)->body->u.loop.kind, FOR_UNROLLED);
+	sched_free(s);
+}
+END_TEST
+
+Suite *suite_split(void)
+{
+	Suite *s = suite_create("split");
+	TCase *tc = tcase_create("perfect");
+	tcase_add_checked_fixture(tc, setup, teardown);
+	tcase_set_timeout(tc, 60);
+	tcase_add_test(tc, split_perfect_rejects_non_divisible_extent);
+	tcase_add_test(tc, split_perfect_accepts_divisible_extent);
+	tcase_add_test(tc, split_perfect_symbolic_needs_assumption);
+	suite_add_tcase(s, tc);
+	tc = tcase_create("guard");
+	tcase_add_checked_fixture(tc, setup, teardown);
+	tcase_set_timeout(tc, 60);
+	tcase_add_test(tc, split_guard_keeps_guard_when_not_divisible);
+	tcase_add_test(tc, split_guard_drops_guard_when_divisibility_is_proven);
+	tcase_add_test(tc, split_loop_with_nonzero_min_keeps_offsets);
+	suite_add_tcase(s, tc);
+	tc = tcase_create("cut");
+	tcase_add_checked_fixture(tc, setup, teardown);
+	tcase_set_timeout(tc, 60);
+	tcase_add_test(tc, split_cut_makes_tail_loop_without_branches);
+	tcase_add_test(tc, split_cut_symbolic_needs_nonnegative_extent);
+	suite_add_tcase(s, tc);
+	tc = tcase_create("arguments");
+	tcase_add_checked_fixture(tc, setup, teardown);
+	tcase_add_test(tc, split_bad_arguments_are_bad_input);
+	suite_add_tcase(s, tc);
+	return s;
+}
+
+Suite *suite_fuse(void)
+{
+	Suite *s = suite_create("fuse");
+	TCase *tc = tcase_create("fuse");
+	tcase_add_checked_fixture(tc, setup, teardown);
+	tcase_set_timeout(tc, 60);
+	tcase_add_test(tc, fuse_perfect_nest_is_equivalent);
+	tcase_add_test(tc, fuse_rejects_imperfect_and_dependent_nests);
+	tcase_add_test(tc, fuse_symbolic_extents_need_nonnegative);
+	suite_add_tcase(s, tc);
+	return s;
+}
+
+Suite *suite_reorder(void)
+{
+	Suite *s = suite_create("reorder");
+	TCase *tc = tcase_create("dependence");
+	tcase_add_checked_fixture(tc, setup, teardown);
+	tcase_set_timeout(tc, 60);
+	tcase_add_test(tc, reorder_independent_nest_is_accepted);
+	tcase_add_test(tc, reorder_rejects_wavefront_dependence_with_confirmed_replay);
+	tcase_add_test(tc, reorder_three_loops_keeps_unnamed_loop_in_place);
+	suite_add_tcase(s, tc);
+	tc = tcase_create("reductions");
+	tcase_add_checked_fixture(tc, setup, teardown);
+	tcase_set_timeout(tc, 60);
+	tcase_add_test(tc, reorder_float_reduction_depends_on_float_mode);
+	tcase_add_test(tc, reorder_integer_reduction_commutes_in_ieee_mode);
+	suite_add_tcase(s, tc);
+	tc = tcase_create("preconditions");
+	tcase_add_checked_fixture(tc, setup, teardown);
+	tcase_add_test(tc, reorder_rejects_triangular_and_non_chain);
+	suite_add_tcase(s, tc);
+	return s;
+}
+
+Suite *suite_parallel(void)
+{
+	Suite *s = suite_create("parallel");
+	TCase *tc = tcase_create("races");
+	tcase_add_checked_fixture(tc, setup, teardown);
+	tcase_set_timeout(tc, 60);
+	tcase_add_test(tc, parallel_accepts_independent_rows);
+	tcase_add_test(tc, parallel_rejects_reduction_race_without_replay);
+	suite_add_tcase(s, tc);
+	tc = tcase_create("annotations");
+	tcase_add_checked_fixture(tc, setup, teardown);
+	tcase_set_timeout(tc, 60);
+	tcase_add_test(tc, vectorize_and_unroll_need_constant_extent);
+	suite_add_tcase(s, tc);
+	return s;
+}
