@@ -83,6 +83,10 @@ asan: check-deps
 	ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 CK_FORK=no \
 	  VS_BIN=$(abspath build-asan/vsched) build-asan/run_tests
 
+demo: check-deps
+	@$(MAKE) --no-print-directory all
+	@scripts/demo.sh
+
 fuzz: check-deps
 	@scripts/fuzz.sh $(FUZZ_SECONDS)
 

@@ -172,7 +172,7 @@ static int cmd_run(vs_context *ctx, const Opts *o)
 	if (st != VS_OK) {
 		const char *err = vs_last_error(ctx);
 		if (*err)
-			fputs(err, stderr);
+			fprintf(stderr, "%s%s", err, err[strlen(err) - 1] == '\n' ? "" : "\n");
 		fprintf(stderr, "vsched: schedule stopped: %s\n",
 			st == VS_REJECTED ? "a step was rejected; the IR before it is kept" : "bad input");
 		vs_schedule_free(s);
