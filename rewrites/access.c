@@ -17,7 +17,17 @@ typedef struct Collector {
 	Buffer **vol;
 	int nlocal;
 	Buffer *local[RW_MAX_DEPTH]; /* allocated inside the instance */
+	int nscope;
+	Var *scope[RW_MAX_DEPTH]; /* fresh loop/let variables around */
 } Collector;
+
+static void snapshot_scope(Collector *k, Access *x)
+{
+	x->nscope = k->nscope;
+	x->scope = arena_alloc(k->c->arena, sizeof(Var *) * (size_t)(k->nscope + 1));
+	if (k->nscope)
+		memcpy(x->scope, k->scope, sizeof(Var *) * (size_t)k->nscope);
+}
 
 static void push_sub(Collector *k, Var *v, Expr *e)
 {
@@ -174,6 +184,7 @@ static void reads_of(Collector *k, Expr *e, Expr *guard, const Stmt *store)
 		x->span = e->span;
 		x->load = e;
 		x->store = store;
+		snapshot_scope(k, x);
 		return;
 	}
 	case EX_BIN:
@@ -291,7 +302,11 @@ static void collect(Collector *k, const Stmt *s, Expr *guard)
 				     ir_bin(a, OP_LT, vr, ir_add(a, lo, ext), (Span){0}));
 		/* the range is part of the guard: the access happens only for
 		 * iterations that exist */
+		int depth = k->nscope;
+		if (depth < RW_MAX_DEPTH)
+			k->scope[k->nscope++] = v;
 		collect(k, s->u.loop.body, ir_and(a, guard, range));
+		k->nscope = depth;
 		k->nsub = mark;
 		return;
 	}
@@ -319,6 +334,8 @@ static void collect(Collector *k, const Stmt *s, Expr *guard)
 		w->guard = guard;
 		w->span = s->span;
 		w->store = s;
+		w->value = ir_subst_expr(k->c->arena, s->u.store.value, k->nsub, k->from, k->to);
+		snapshot_scope(k, w);
 		BinOp op;
 		const Expr *rl = reduction_load(s, &op);
 		if (!rl)
@@ -355,7 +372,11 @@ static void collect(Collector *k, const Stmt *s, Expr *guard)
 		push_hyp(k, ir_bin(a, OP_EQ, vr, inst(k, s->u.let.value), (Span){0}));
 		int mark = k->nsub;
 		push_sub(k, s->u.let.var, vr);
+		int depth = k->nscope;
+		if (depth < RW_MAX_DEPTH)
+			k->scope[k->nscope++] = v;
 		collect(k, s->u.let.body, guard);
+		k->nscope = depth;
 		k->nsub = mark;
 		return;
 	}

@@ -19,6 +19,7 @@ RwStatus rw_fail(RwCtx *c, RwStatus st, Span sp, const char *fmt, ...)
 /* ---------- walking to a loop ---------- */
 
 typedef struct Finder {
+	const Stmt *target; /* find this statement instead of a loop name */
 	const char *name;
 	int want; /* k-th occurrence, 1-based; 0 = the only one */
 	int seen;
@@ -43,15 +44,26 @@ static void find_child(Finder *f, Stmt *s, int index)
 static void find_walk(Finder *f, Stmt *s)
 {
 	StmtCtx *c = &f->cur;
+	if (f->target) {
+		if (f->found)
+			return;
+		if (s == f->target) {
+			f->hit = *c;
+			f->hit.stmt = s;
+			f->found = true;
+			return;
+		}
+	}
 	switch (s->kind) {
 	case ST_SEQ:
 		for (int i = 0; i < s->u.seq.n; i++)
 			find_child(f, s->u.seq.items[i], i);
 		return;
 	case ST_FOR:
-		sb_printf(&f->names, "%s%s", f->names.n ? ", " : "",
-			  s->u.loop.var->name);
-		if (strcmp(s->u.loop.var->name, f->name) == 0) {
+		if (!f->target)
+			sb_printf(&f->names, "%s%s", f->names.n ? ", " : "",
+				  s->u.loop.var->name);
+		if (!f->target && strcmp(s->u.loop.var->name, f->name) == 0) {
 			f->seen++;
 			if (f->seen == f->want || f->want == 0) {
 				f->hit = *c;
@@ -135,6 +147,19 @@ RwStatus rw_find_loop(RwCtx *c, const char *name, StmtCtx *out)
 	}
 	free(names);
 	return st;
+}
+
+bool rw_find_stmt(Arena *a, const Func *fn, const Stmt *target, StmtCtx *out)
+{
+	Finder f;
+	memset(&f, 0, sizeof f);
+	f.arena = a;
+	f.target = target;
+	find_walk(&f, fn->body);
+	free(sb_take(&f.names));
+	if (f.found)
+		*out = f.hit;
+	return f.found;
 }
 
 /* ---------- replacing along a path ---------- */

@@ -19,6 +19,7 @@ typedef enum {
 typedef struct RwCtx {
 	Arena *arena;
 	const Func *func; /* input: never modified */
+	const Module *module; /* the module func belongs to (never modified) */
 	FloatMode float_mode;
 	DiagList *diag;	   /* error messages for non-OK statuses */
 	Span call_span;	   /* the schedule-script call, for diagnostics */
@@ -30,6 +31,17 @@ typedef struct RwCtx {
 	 * needs no obligation). NULL when there is no fallback. */
 	Func *fallback;
 	const char *fallback_note;
+	/* A rewrite that changes several functions of the module (a layout
+	 * change of a parameter the functions share) sets out_module; out is
+	 * then the current function's new version. */
+	Module *out_module;
+	/* A precondition reported only once every obligation is proven: the
+	 * step then rejects with this reason ("not supported: ..."). Used
+	 * where a refutation, if there is one, tells the user more (a layout
+	 * map without a derivable inverse is first checked for injectivity). */
+	const char *reject_after;
+	/* A note for the report of a committed step. */
+	const char *note;
 } RwCtx;
 
 RwStatus rw_fail(RwCtx *c, RwStatus st, Span sp, const char *fmt, ...)
@@ -57,6 +69,9 @@ typedef struct StmtCtx {
  * RW_BAD_INPUT with a diagnostic listing the loops when it is absent or
  * ambiguous ("i" when two loops are named i is ambiguous). */
 RwStatus rw_find_loop(RwCtx *c, const char *name, StmtCtx *out);
+
+/* The context of statement `target` (found by identity) in fn. */
+bool rw_find_stmt(Arena *a, const Func *fn, const Stmt *target, StmtCtx *out);
 
 /* Rebuild the function body with the statement at ctx->path replaced. */
 Stmt *rw_replace_at(Arena *a, Stmt *root, const int *path, int depth,
@@ -97,6 +112,10 @@ typedef struct Access {
 			      of a store's value/indices) */
 	bool in_reduction; /* access to X of a reduction update X[e] op= v */
 	BinOp red_op;
+	Expr *value;	   /* writes: the stored value, instantiated (loads kept) */
+	int nscope;
+	Var **scope;	   /* fresh variables of the loops and lets around it,
+			      outermost first */
 } Access;
 
 typedef struct AccessList {
@@ -132,7 +151,6 @@ void rw_commute_obligations(RwCtx *c, const char *kind, const char *what,
 			    const Obligation *base, const AccessList *p,
 			    const AccessList *q, bool allow_reductions);
 
-#endif
 
 /* ---------- the primitives (one file each) ----------
  * Each fills c->out (and c->obs) or returns a failure status with a
@@ -151,3 +169,5 @@ RwStatus rw_reorder(RwCtx *c, int nloops, const char *const *loops);
 RwStatus rw_parallel(RwCtx *c, const char *loop);
 RwStatus rw_vectorize(RwCtx *c, const char *loop);
 RwStatus rw_unroll(RwCtx *c, const char *loop);
+
+#endif
