@@ -23,6 +23,8 @@ typedef struct Finder {
 	const char *name;
 	int want; /* k-th occurrence, 1-based; 0 = the only one */
 	int seen;
+	int seen_compute;  /* non-fact loops with the name */
+	StmtCtx hit_compute; /* the last of them */
 	bool found;
 	StmtCtx cur, hit;
 	StrBuf names; /* every loop name, for the error message */
@@ -64,6 +66,11 @@ static void find_walk(Finder *f, Stmt *s)
 			sb_printf(&f->names, "%s%s", f->names.n ? ", " : "",
 				  s->u.loop.var->name);
 		if (!f->target && strcmp(s->u.loop.var->name, f->name) == 0) {
+			if (!rw_is_fact_loop(s)) {
+				f->seen_compute++;
+				f->hit_compute = *c;
+				f->hit_compute.stmt = s;
+			}
 			f->seen++;
 			if (f->seen == f->want || f->want == 0) {
 				f->hit = *c;
@@ -113,6 +120,29 @@ static void find_walk(Finder *f, Stmt *s)
 	abort();
 }
 
+bool rw_is_fact_loop(const Stmt *s)
+{
+	switch (s->kind) {
+	case ST_FOR: return rw_is_fact_loop(s->u.loop.body);
+	case ST_SEQ:
+		for (int i = 0; i < s->u.seq.n; i++)
+			if (!rw_is_fact_loop(s->u.seq.items[i]))
+				return false;
+		return true;
+	case ST_IF:
+		return rw_is_fact_loop(s->u.cond.then_s) &&
+		       (!s->u.cond.else_s || rw_is_fact_loop(s->u.cond.else_s));
+	case ST_ASSUME: case ST_PASS: return true;
+	case ST_STORE: case ST_EVAL: case ST_ALLOC: case ST_BLOCK: case ST_LET: case ST_COUNT:
+		return false;
+	}
+	return false;
+}
+
+/* A plain name shared by several loops means the one that is not a fact
+ * loop (loops holding only T.assume statements, e.g. the padding facts
+ * transform_layout adds) when there is exactly one such: `ji` is the loop
+ * that computes. "ji#k" counts every loop in program order. */
 RwStatus rw_find_loop(RwCtx *c, const char *name, StmtCtx *out)
 {
 	Finder f;
@@ -132,6 +162,10 @@ RwStatus rw_find_loop(RwCtx *c, const char *name, StmtCtx *out)
 		f.name = name;
 	}
 	find_walk(&f, c->func->body);
+	if (!hash && f.seen > 1 && f.seen_compute == 1) {
+		f.seen = 1;
+		f.hit = f.hit_compute;
+	}
 	char *names = sb_take(&f.names);
 	RwStatus st = RW_OK;
 	if (!f.found) {
@@ -147,6 +181,101 @@ RwStatus rw_find_loop(RwCtx *c, const char *name, StmtCtx *out)
 	}
 	free(names);
 	return st;
+}
+
+/* ---------- visiting every statement with its context ---------- */
+
+typedef struct Walker {
+	Arena *arena;
+	StmtVisitor fn;
+	void *ud;
+	StmtCtx cur;
+} Walker;
+
+static void walk_stmt(Walker *w, Stmt *s);
+
+static void walk_child(Walker *w, Stmt *s, int index)
+{
+	StmtCtx *c = &w->cur;
+	if (c->depth >= RW_MAX_DEPTH)
+		return;
+	c->path[c->depth++] = index;
+	walk_stmt(w, s);
+	c->depth--;
+}
+
+static void walk_stmt(Walker *w, Stmt *s)
+{
+	StmtCtx *c = &w->cur;
+	c->stmt = s;
+	w->fn(w->ud, s, c);
+	switch (s->kind) {
+	case ST_SEQ:
+		for (int i = 0; i < s->u.seq.n; i++)
+			walk_child(w, s->u.seq.items[i], i);
+		return;
+	case ST_FOR:
+		if (c->nloops >= RW_MAX_DEPTH)
+			return;
+		c->loops[c->nloops++] = s;
+		walk_child(w, s->u.loop.body, 0);
+		c->nloops--;
+		return;
+	case ST_IF:
+		if (c->nconds >= RW_MAX_DEPTH)
+			return;
+		c->conds[c->nconds++] = s->u.cond.cond;
+		walk_child(w, s->u.cond.then_s, 0);
+		if (s->u.cond.else_s) {
+			c->conds[c->nconds - 1] = ir_not(w->arena, s->u.cond.cond, s->u.cond.cond->span);
+			walk_child(w, s->u.cond.else_s, 1);
+		}
+		c->nconds--;
+		return;
+	case ST_ALLOC: walk_child(w, s->u.alloc.body, 0); return;
+	case ST_BLOCK: walk_child(w, s->u.block.body, 0); return;
+	case ST_LET:
+		if (c->nlets >= RW_MAX_DEPTH)
+			return;
+		c->lets[c->nlets++] = s;
+		walk_child(w, s->u.let.body, 0);
+		c->nlets--;
+		return;
+	case ST_STORE: case ST_ASSUME: case ST_EVAL: case ST_PASS:
+		return;
+	case ST_COUNT:
+		break;
+	}
+	abort();
+}
+
+void rw_walk(Arena *a, const Func *f, StmtVisitor fn, void *ud)
+{
+	Walker w;
+	memset(&w, 0, sizeof w);
+	w.arena = a;
+	w.fn = fn;
+	w.ud = ud;
+	walk_stmt(&w, f->body);
+}
+
+Stmt *rw_stmt_at(Stmt *root, const int *path, int depth)
+{
+	Stmt *cur = root;
+	for (int d = 0; d < depth && cur; d++) {
+		int k = path[d];
+		switch (cur->kind) {
+		case ST_SEQ: cur = k < cur->u.seq.n ? cur->u.seq.items[k] : NULL; break;
+		case ST_FOR: cur = cur->u.loop.body; break;
+		case ST_IF: cur = k == 0 ? cur->u.cond.then_s : cur->u.cond.else_s; break;
+		case ST_ALLOC: cur = cur->u.alloc.body; break;
+		case ST_BLOCK: cur = cur->u.block.body; break;
+		case ST_LET: cur = cur->u.let.body; break;
+		case ST_STORE: case ST_ASSUME: case ST_EVAL: case ST_PASS: case ST_COUNT:
+			return NULL;
+		}
+	}
+	return cur;
 }
 
 bool rw_find_stmt(Arena *a, const Func *fn, const Stmt *target, StmtCtx *out)

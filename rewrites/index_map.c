@@ -565,6 +565,21 @@ static bool inverse_is_exact(Arena *a, const IndexMap *m)
 	return ng == m->nin; /* square: every group is a pivot row */
 }
 
+/* g_j stays below `extent` on the physical box (constant intervals). */
+static bool below_on_box(Arena *a, const IndexMap *m, Expr *g, Expr *extent)
+{
+	IndexMap box;
+	memset(&box, 0, sizeof box);
+	box.nin = m->nout;
+	box.in = m->phys;
+	box.in_extent = m->shape;
+	Interval iv;
+	const char *why;
+	int64_t hi, ext;
+	return interval(a, &box, g, &iv, &why) && const_of(iv.hi, &hi) && const_of(extent, &ext) &&
+	       hi < ext;
+}
+
 Expr *imap_pad_predicate(Arena *a, const IndexMap *m, Expr **full, bool *simplified)
 {
 	Expr **g = m->inverse;
@@ -579,7 +594,10 @@ Expr *imap_pad_predicate(Arena *a, const IndexMap *m, Expr **full, bool *simplif
 			*simplified = true;
 		else
 			inside = ir_and(a, inside, lo);
-		inside = ir_and(a, inside, hi);
+		if (below_on_box(a, m, g[j], m->in_extent[j]))
+			*simplified = true;
+		else
+			inside = ir_and(a, inside, hi);
 	}
 	bool exact = inverse_is_exact(a, m);
 	for (int k = 0; k < m->nout; k++) {

@@ -226,6 +226,7 @@ static void noop_obligation(Instance *in, const Access *w, ObligationList *out)
 			       arena_printf(a, "the extra instances of %s store into %s the value already there",
 					    in->where, w->buf->name),
 			       goal, w->span);
+	o->same_value = true;
 	if (w->guard)
 		obligation_add_hyp(a, o, w->guard);
 	rw_facts_instantiate(a, &in->values, goal, o);

@@ -65,10 +65,21 @@ typedef struct StmtCtx {
 	Stmt *lets[RW_MAX_DEPTH]; /* enclosing ST_LET statements */
 } StmtCtx;
 
-/* Find loop "i" or "i#k" (k-th loop named i in program order, 1-based).
+/* A loop nest that holds only T.assume statements (a fact loop). */
+bool rw_is_fact_loop(const Stmt *s);
+
+/* Find loop "i" or "i#k" (k-th loop named i in program order, 1-based; a
+ * plain name shared with fact loops means the one other loop).
  * RW_BAD_INPUT with a diagnostic listing the loops when it is absent or
  * ambiguous ("i" when two loops are named i is ambiguous). */
 RwStatus rw_find_loop(RwCtx *c, const char *name, StmtCtx *out);
+
+/* Call fn on every statement of f in program order (pre-order), with its
+ * context (ctx->stmt is the statement). */
+typedef void (*StmtVisitor)(void *ud, Stmt *s, const StmtCtx *ctx);
+void rw_walk(Arena *a, const Func *f, StmtVisitor fn, void *ud);
+/* The statement reached from root by the first `depth` steps of path. */
+Stmt *rw_stmt_at(Stmt *root, const int *path, int depth);
 
 /* The context of statement `target` (found by identity) in fn. */
 bool rw_find_stmt(Arena *a, const Func *fn, const Stmt *target, StmtCtx *out);

@@ -7,6 +7,7 @@
 
 #include "layout.h"
 #include "overcompute.h"
+#include "simplify.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -217,7 +218,7 @@ static StepStatus do_float_mode(Call *k)
  * they reject, never accept. */
 static const char *const not_yet[] = {
 	"sequential_buffer_access", "merge_adjacent_loops",
-	"fission", "simplify", "remove_no_op",
+	"fission", "remove_no_op",
 	"hoist_expression", "reduce_loop_extents", "merge_conditionals",
 	"cache_read", "cache_write", "compute_at", "reverse_compute_at",
 };
@@ -229,6 +230,11 @@ static StepStatus run_call(Call *k)
 		return do_work_on(k);
 	if (strcmp(m, "float_mode") == 0)
 		return do_float_mode(k);
+	if (strcmp(m, "simplify") == 0) {
+		if (k->call->nargs)
+			return bad(k, &k->call->args[0], "%s: takes no arguments", m);
+		return (StepStatus)sched_simplify(k->s, describe(k), k->call->span, k->d, true, true);
+	}
 	if (strcmp(m, "remove_branching_through_overcompute") == 0)
 		return do_overcompute(k, false);
 	if (strcmp(m, "remove_overcompute_through_branching") == 0)

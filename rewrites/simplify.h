@@ -1,0 +1,14 @@
+/* rewrites/simplify.h — simplify: untrusted simplification validated per
+ * replacement (simplify.equal), then structural clean-ups. */
+#ifndef VS_REWRITES_SIMPLIFY_H
+#define VS_REWRITES_SIMPLIFY_H
+
+#include "rewrite.h"
+
+struct Schedule;
+/* The whole call; returns a StepStatus. use_facts: replace loads by the
+ * values usable facts give. cleanups: the structural clean-ups. */
+int sched_simplify(struct Schedule *s, const char *desc, Span span, DiagList *d, bool use_facts,
+		   bool cleanups);
+
+#endif
