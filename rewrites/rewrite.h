@@ -30,6 +30,10 @@ typedef struct RwCtx {
 	 * needs no obligation). NULL when there is no fallback. */
 	Func *fallback;
 	const char *fallback_note;
+	/* What the fallback itself needs proven (split's guarded form: its
+	 * index arithmetic stays below the dtype maximum). The fallback is
+	 * committed only when every one of these is proven. */
+	ObligationList fallback_obs;
 } RwCtx;
 
 RwStatus rw_fail(RwCtx *c, RwStatus st, Span sp, const char *fmt, ...)
@@ -83,6 +87,22 @@ Var *rw_fresh_var(Arena *a, const Var *v, const char *suffix);
 Expr *rw_fold(Arena *a, Expr *e);
 bool rw_const_int(const Expr *e, int64_t *out);
 
+/* ---------- loop ranges and index arithmetic (rewrites/context.c) ----------
+ * Soundness guards shared by the loop primitives (see proofs/). */
+
+/* The largest value of an integer dtype (INT64_MAX for int64). */
+int64_t rw_dtype_max(DType t);
+
+/* True if loop's min or extent reads a buffer that `region` writes: the
+ * range is read once when the loop starts, so a rewrite that reads it
+ * again (a guard, a tail loop, a moved loop) would see another value. */
+bool rw_range_reads_written(Arena *a, const Stmt *loop, const Stmt *region);
+
+/* An obligation "goal" at the statement sc, with its context hypotheses,
+ * pushed on `list` (c->obs or c->fallback_obs). */
+Obligation *rw_obligation_at(RwCtx *c, ObligationList *list, const StmtCtx *sc,
+			     const char *kind, const char *statement, Expr *goal);
+
 /* ---------- accesses and commutation (rewrites/access.c) ---------- */
 
 typedef struct Access {
@@ -132,7 +152,13 @@ void rw_commute_obligations(RwCtx *c, const char *kind, const char *what,
 			    const Obligation *base, const AccessList *p,
 			    const AccessList *q, bool allow_reductions);
 
-#endif
+/* Race freedom of `loop` as it stands (semantics.md section 4, parallel /
+ * vectorize): for two iterations v1 < v2 of its range, no access of one
+ * touches a cell the other writes; reductions included. `base` holds the
+ * hypotheses of the loop's context (copied, not changed). Used by
+ * parallel/vectorize and by reorder when a labelled loop moves. */
+void rw_race_obligations(RwCtx *c, const char *kind, const Obligation *base,
+			 const Stmt *loop);
 
 /* ---------- the primitives (one file each) ----------
  * Each fills c->out (and c->obs) or returns a failure status with a
@@ -151,3 +177,5 @@ RwStatus rw_reorder(RwCtx *c, int nloops, const char *const *loops);
 RwStatus rw_parallel(RwCtx *c, const char *loop);
 RwStatus rw_vectorize(RwCtx *c, const char *loop);
 RwStatus rw_unroll(RwCtx *c, const char *loop);
+
+#endif
