@@ -1,0 +1,245 @@
+/* tests/test_report.c — counterexample reports (semantics.md section 6):
+ * the refuted obligation in words, the values of loop variables,
+ * parameters and buffer cells from the model, the source lines of the
+ * accesses, and the replay with its verdict (confirmed, unconfirmed, not
+ * possible); unproven steps name their reason. `vsched run --json` and
+ * `vsched log show --json` print valid JSON lines with those fields. */
+#include <check.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "testutil.h"
+
+static Arena arena;
+static char dir[64];
+static void setup(void)
+{
+	arena_init(&arena);
+	tu_tmpdir(dir, sizeof dir);
+}
+static void teardown(void)
+{
+	arena_free(&arena);
+	tu_rmdir(dir);
+}
+
+/* the guard reads C, so the model has buffer cells as well as the two
+ * iterations */
+static const char wave[] =
+	"@T.prim_func\n"
+	"def wave(A: T.Buffer[(8, 9), \"int32\"], C: T.Buffer[(8,), \"int32\"]):\n"
+	"    for i, j in T.grid(7, 8):\n"
+	"        if C[j] > 0:\n"
+	"            A[i + 1, j] = A[i, j + 1] + 1\n";
+
+static const char scale_n[] =
+	"@T.prim_func\n"
+	"def scale(a: T.handle, b: T.handle, n: T.int32):\n"
+	"    A = T.match_buffer(a, (n,), \"int32\")\n"
+	"    B = T.match_buffer(b, (n,), \"int32\")\n"
+	"    T.assume(0 <= n and n <= 64)\n"
+	"    for i in T.serial(n):\n"
+	"        B[i] = 2 * A[i]\n";
+
+static const char total[] =
+	"@T.prim_func\n"
+	"def total(A: T.Buffer[(64,), \"int32\"], C: T.Buffer[(1,), \"int32\"]):\n"
+	"    C[0] = 0\n"
+	"    for i in T.serial(64):\n"
+	"        C[0] = C[0] + A[i]\n";
+
+static void has(const char *text, const char *what)
+{
+	ck_assert_msg(text && strstr(text, what) != NULL, "expected \"%s\" in:\n%s", what,
+		      text ? text : "(null)");
+}
+
+/* Run `script` on `kernel` (file name k.tir); the rejected step's text. */
+static char *rejected_text(const char *kernel, const char *script, const SmtOptions *opt,
+			   StepReport **out)
+{
+	Module *m = tu_parse(&arena, "k.tir", kernel);
+	Schedule *s = opt ? sched_new(&arena, m, opt) : tu_schedule(&arena, m);
+	ck_assert_int_eq(tu_run(s, script), STEP_REJECTED);
+	StepReport *r = tu_last(s);
+	if (out)
+		*out = r;
+	char *text = sched_report_text(r);
+	sched_free(s);
+	return text;
+}
+
+START_TEST(counterexample_has_iterations_cells_source_lines_and_replay)
+{
+	StepReport *r;
+	char *t = rejected_text(wave, "sch.reorder(\"j\", \"i\")", NULL, &r);
+	/* the obligation in words */
+	has(t, "counterexample (reorder.no_conflict): iterations p before q in the old order");
+	has(t, "write of A at 5:13 (first instance) and read of A at 5:27 (second instance)");
+	/* the two iterations, by loop variable */
+	has(t, "values: i_p = ");
+	has(t, "j_p = ");
+	has(t, "i_q = ");
+	has(t, "j_q = ");
+	/* the buffer cells the guard reads */
+	has(t, "cells: C[");
+	/* the source lines of the loop and the accesses */
+	has(t, "k.tir:3:5:     for i, j in T.grid(7, 8):");
+	has(t, "k.tir:5:13:             A[i + 1, j] = A[i, j + 1] + 1");
+	/* the replay and its verdict, with the first difference */
+	has(t, "replay: confirmed");
+	has(t, "first difference (before vs after): A[");
+	ck_assert_int_eq(r->replay, REPLAY_CONFIRMED);
+	free(t);
+}
+END_TEST
+
+START_TEST(scalar_parameters_appear_in_the_counterexample)
+{
+	char *t = rejected_text(scale_n, "io, ii = sch.split(\"i\", factor=4, tail=\"perfect\")", NULL,
+				NULL);
+	has(t, "counterexample (split.divisible): the extent of loop i is a multiple of 4");
+	has(t, "values: n = ");
+	has(t, "k.tir:6:5:     for i in T.serial(n):");
+	has(t, "replay: confirmed");
+	has(t, "input scalars: n = ");
+	free(t);
+}
+END_TEST
+
+START_TEST(race_report_says_replay_is_not_possible)
+{
+	char *t = rejected_text(total, "sch.parallel(\"i\")", NULL, NULL);
+	has(t, "counterexample (parallel.no_race)");
+	has(t, "i_1 = ");
+	has(t, "i_2 = ");
+	has(t, ":         C[0] = C[0] + A[i]");
+	has(t, "k.tir:5:");
+	has(t, "replay: not possible: the interpreter runs parallel and vector loops one iteration at a time");
+	free(t);
+}
+END_TEST
+
+/* A write-write conflict whose last writer is the same in both orders:
+ * refuted, but no input shows a difference; the report says so. */
+START_TEST(unconfirmed_replay_is_reported_as_such)
+{
+	static const char k[] =
+		"@T.prim_func\n"
+		"def f(A: T.Buffer[(4,), \"int32\"]):\n"
+		"    for i, j in T.grid(4, 4):\n"
+		"        A[0] = 7\n";
+	StepReport *r;
+	char *t = rejected_text(k, "sch.reorder(\"j\", \"i\")", NULL, &r);
+	has(t, "replay: unconfirmed");
+	has(t, "the obligation is still refuted");
+	ck_assert_int_eq(r->replay, REPLAY_UNCONFIRMED);
+	free(t);
+}
+END_TEST
+
+START_TEST(unproven_step_names_its_reason_and_has_no_counterexample)
+{
+	SmtOptions opt = {0};
+	opt.rlimit = 1;
+	StepReport *r;
+	char *t = rejected_text(wave, "sch.reorder(\"j\", \"i\")", &opt, &r);
+	has(t, "REJECTED");
+	has(t, "not proven (resource limit)");
+	ck_assert_ptr_null(strstr(t, "counterexample ("));
+	ck_assert_int_eq(r->replay, REPLAY_NONE);
+	free(t);
+}
+END_TEST
+
+/* ---------- JSON lines ---------- */
+
+static char *run_json(int want, const char *kernel, const char *script)
+{
+	char k[128], s[128], cmd[1024];
+	snprintf(k, sizeof k, "%s/k.tir", dir);
+	snprintf(s, sizeof s, "%s/s.sched", dir);
+	FILE *f = fopen(k, "w");
+	fputs(kernel, f);
+	fclose(f);
+	f = fopen(s, "w");
+	fputs(script, f);
+	fclose(f);
+	snprintf(cmd, sizeof cmd, "'%s' run '%s' --schedule '%s' --json --log '%s/log'",
+		 tu_vsched_bin(), k, s, dir);
+	char *out, *err;
+	int rc = tu_sh(cmd, &out, &err);
+	ck_assert_msg(rc == want, "exit %d, expected %d:\n%s", rc, want, err);
+	free(err);
+	return out;
+}
+
+static int check_json_lines(char *out)
+{
+	int n = 0;
+	for (char *line = strtok(out, "\n"); line; line = strtok(NULL, "\n"), n++)
+		ck_assert_msg(tu_json_valid(line), "not a JSON line: %s", line);
+	return n;
+}
+
+START_TEST(run_json_prints_valid_json_lines)
+{
+	char *out = run_json(1, wave, "io, ii = sch.split(\"i\", factor=7)\nsch.reorder(\"j\", \"io\")\n");
+	has(out, "\"status\":\"committed\"");
+	has(out, "\"status\":\"rejected\"");
+	has(out, "\"kind\":\"reorder.no_conflict\"");
+	has(out, "\"verdict\":\"refuted\"");
+	has(out, "\"replay\":\"confirmed\"");
+	has(out, "values: i");  /* the counterexample text, escaped */
+	has(out, "\\n    cells: C[");
+	ck_assert_int_eq(check_json_lines(out), 2);
+	free(out);
+	/* quotes, backslashes and control characters in names stay escaped */
+	out = run_json(0, wave, "io, ii = sch.split(\"i\", factor=7)  # \"quoted\" \\ \t\n");
+	ck_assert_int_eq(check_json_lines(out), 1);
+	free(out);
+	/* log show --json */
+	char cmd[512];
+	snprintf(cmd, sizeof cmd, "'%s' log show '%s/log' --json", tu_vsched_bin(), dir);
+	char *err;
+	ck_assert_int_eq(tu_sh(cmd, &out, &err), 0);
+	has(out, "\"type\"");
+	ck_assert_int_ge(check_json_lines(out), 1);
+	free(out);
+	free(err);
+}
+END_TEST
+
+START_TEST(json_checker_rejects_what_is_not_json)
+{
+	ck_assert(tu_json_valid("{\"a\":[1,2.5e-3,true,null,\"x\\n\\u00e9\"]}"));
+	ck_assert(!tu_json_valid("{\"a\":1,}"));
+	ck_assert(!tu_json_valid("{\"a\":\"tab\there\"}"));
+	ck_assert(!tu_json_valid("{\"a\":01}"));
+	ck_assert(!tu_json_valid("{\"a\":1} x"));
+	ck_assert(!tu_json_valid("{'a':1}"));
+	ck_assert(!tu_json_valid("{\"a\":\"\\q\"}"));
+}
+END_TEST
+
+Suite *suite_report(void)
+{
+	Suite *s = suite_create("report");
+	TCase *tc = tcase_create("counterexamples");
+	tcase_add_checked_fixture(tc, setup, teardown);
+	tcase_set_timeout(tc, 120);
+	tcase_add_test(tc, counterexample_has_iterations_cells_source_lines_and_replay);
+	tcase_add_test(tc, scalar_parameters_appear_in_the_counterexample);
+	tcase_add_test(tc, race_report_says_replay_is_not_possible);
+	tcase_add_test(tc, unconfirmed_replay_is_reported_as_such);
+	tcase_add_test(tc, unproven_step_names_its_reason_and_has_no_counterexample);
+	suite_add_tcase(s, tc);
+	tc = tcase_create("json");
+	tcase_add_checked_fixture(tc, setup, teardown);
+	tcase_set_timeout(tc, 120);
+	tcase_add_test(tc, run_json_prints_valid_json_lines);
+	tcase_add_test(tc, json_checker_rejects_what_is_not_json);
+	suite_add_tcase(s, tc);
+	return s;
+}
