@@ -381,6 +381,17 @@ void rw_collect_accesses(RwCtx *c, const Stmt *s, int n, Var **from, Expr **to,
 	collect(&k, s, ir_bool(c->arena, true));
 }
 
+void rw_name_instance(Arena *a, AccessList *l, const char *suffix)
+{
+	for (int i = 0; i < l->nvars; i++) {
+		const char *name = l->vars[i]->name;
+		size_t n = strlen(name);
+		if (n && name[n - 1] == '\'')
+			n--;
+		l->vars[i]->name = arena_printf(a, "%.*s%s", (int)n, name, suffix);
+	}
+}
+
 /* ---------- written buffers ---------- */
 
 typedef struct BufSet {

@@ -30,6 +30,8 @@ void rw_race_obligations(RwCtx *c, const char *kind, const Obligation *base_in,
 	memset(&q, 0, sizeof q);
 	rw_collect_accesses(c, l->u.loop.body, 1, &v, &r1, nvol, vol, &p);
 	rw_collect_accesses(c, l->u.loop.body, 1, &v, &r2, nvol, vol, &q);
+	rw_name_instance(a, &p, "_1");
+	rw_name_instance(a, &q, "_2");
 	rw_commute_obligations(c, kind, "two different iterations run at once without a race",
 			       base, &p, &q, false);
 }

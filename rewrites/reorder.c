@@ -168,6 +168,8 @@ RwStatus rw_reorder(RwCtx *c, int nloops, const char *const *loops)
 	memset(&aq, 0, sizeof aq);
 	rw_collect_accesses(c, body, n, orig, pr, nvol, vol, &ap);
 	rw_collect_accesses(c, body, n, orig, qr, nvol, vol, &aq);
+	rw_name_instance(a, &ap, "_p");
+	rw_name_instance(a, &aq, "_q");
 	rw_commute_obligations(c, "reorder.no_conflict",
 			       "iterations p before q in the old order and q before p in the new order commute",
 			       base, &ap, &aq, true);

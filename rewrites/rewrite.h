@@ -139,6 +139,11 @@ void rw_collect_accesses(RwCtx *c, const Stmt *s, int n, Var **from,
 			 Expr **to, int nvolatile, Buffer **volatile_bufs,
 			 AccessList *out);
 
+/* Name the fresh inner-loop and let variables of one instance after the
+ * instance ("k'" -> "k_p"), so a counterexample tells the two instances'
+ * values apart. */
+void rw_name_instance(Arena *a, AccessList *l, const char *suffix);
+
 /* Buffers written anywhere in s. */
 int rw_written_buffers(Arena *a, const Stmt *s, Buffer ***out);
 

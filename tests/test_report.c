@@ -223,6 +223,202 @@ START_TEST(json_checker_rejects_what_is_not_json)
 }
 END_TEST
 
+/* ---------- proofs/ pages: their examples still give what they show ---------- */
+
+typedef struct PageExample {
+	char name[64];
+	int exit;
+	StrBuf kernel, schedule, err, out;
+} PageExample;
+
+/* "0.013s" -> "N.NNNs", " (cached)" removed: times and cache hits vary */
+static char *normalise(const char *line)
+{
+	StrBuf b = {0};
+	for (const char *p = line; *p;) {
+		if (strncmp(p, " (cached)", 9) == 0) {
+			p += 9;
+			continue;
+		}
+		const char *q = p;
+		while (*q >= '0' && *q <= '9')
+			q++;
+		if (q > p && q[0] == '.' && q[1] >= '0' && q[1] <= '9' && q[2] >= '0' && q[2] <= '9' &&
+		    q[3] >= '0' && q[3] <= '9' && q[4] == 's') {
+			sb_puts(&b, "N.NNNs");
+			p = q + 5;
+			continue;
+		}
+		sb_put(&b, p, 1);
+		p++;
+	}
+	return sb_take(&b);
+}
+
+/* The first line of `want` (malloc'ed) that does not appear in `got`
+ * after the lines before it, or NULL when all do ("..." lines skip). */
+static char *missing_line(const char *want, const char *got)
+{
+	char *w = strdup(want), *g = normalise(got), *missing = NULL;
+	const char *pos = g;
+	char *save = NULL;
+	for (char *line = strtok_r(w, "\n", &save); line && !missing;
+	     line = strtok_r(NULL, "\n", &save)) {
+		if (strcmp(line, "...") == 0)
+			continue;
+		char *nl = normalise(line);
+		size_t n = strlen(nl);
+		const char *hit = pos;
+		/* a whole line: it starts a line and ends one */
+		while ((hit = strstr(hit, nl)) &&
+		       !((hit == g || hit[-1] == '\n') && (hit[n] == '\n' || hit[n] == 0)))
+			hit++;
+		if (hit)
+			pos = hit + n;
+		else
+			missing = strdup(line);
+		free(nl);
+	}
+	free(w);
+	free(g);
+	return missing;
+}
+
+static void assert_lines_in_order(const char *page, const char *name, const char *what,
+				  const char *want, const char *got)
+{
+	char *line = missing_line(want, got);
+	ck_assert_msg(line == NULL,
+		      "proofs/%s, example %s is stale: %s line\n  %s\nnot found (in order) in the output of vsched:\n%s",
+		      page, name, what, line, got);
+}
+
+static void run_page_example(const char *page, PageExample *e)
+{
+	char tmp[64], path[256];
+	tu_tmpdir(tmp, sizeof tmp);
+	snprintf(path, sizeof path, "%s/%s.tir", tmp, e->name);
+	FILE *f = fopen(path, "w");
+	fputs(e->kernel.s ? e->kernel.s : "", f);
+	fclose(f);
+	snprintf(path, sizeof path, "%s/%s.sched", tmp, e->name);
+	f = fopen(path, "w");
+	fputs(e->schedule.s ? e->schedule.s : "", f);
+	fclose(f);
+	/* run in the example's folder, so reports name NAME.tir as the page does */
+	const char *bin = tu_vsched_bin();
+	char *abs = bin[0] == '/' ? strdup(bin) : realpath(bin, NULL);
+	ck_assert_msg(abs != NULL, "cannot find %s", bin);
+	char cmd[1024];
+	snprintf(cmd, sizeof cmd, "cd '%s' && '%s' run %s.tir --schedule %s.sched", tmp, abs, e->name,
+		 e->name);
+	free(abs);
+	char *out, *err;
+	int rc = tu_sh(cmd, &out, &err);
+	tu_rmdir(tmp);
+	ck_assert_msg(rc == e->exit, "proofs/%s, example %s is stale: exit %d, the page says %d\n%s",
+		      page, e->name, rc, e->exit, err);
+	assert_lines_in_order(page, e->name, "stderr", e->err.s ? e->err.s : "", err);
+	assert_lines_in_order(page, e->name, "stdout", e->out.s ? e->out.s : "", out);
+	free(out);
+	free(err);
+}
+
+static void free_example(PageExample *e)
+{
+	free(e->kernel.s);
+	free(e->schedule.s);
+	free(e->err.s);
+	free(e->out.s);
+	memset(e, 0, sizeof *e);
+}
+
+/* Run every example of one page; returns how many ran with exit 0 and 1. */
+static void check_page(const char *page, int *accepted, int *rejected)
+{
+	char path[256];
+	snprintf(path, sizeof path, "proofs/%s", page);
+	char *text = tu_read_file(path);
+	ck_assert_msg(text != NULL, "cannot read %s (tests run from the top of the tree)", path);
+	PageExample e;
+	memset(&e, 0, sizeof e);
+	bool open = false;
+	StrBuf *into = NULL;
+	char *save = NULL;
+	for (char *line = strtok_r(text, "\n", &save);; line = strtok_r(NULL, "\n", &save)) {
+		bool marker = line && strncmp(line, "<!-- vsched-example: ", 21) == 0;
+		if (!line || marker) {
+			if (open) {
+				ck_assert_msg(e.kernel.s && e.schedule.s,
+					      "proofs/%s, example %s: kernel or schedule block missing",
+					      page, e.name);
+				run_page_example(page, &e);
+				*(e.exit == 0 ? accepted : rejected) += 1;
+				free_example(&e);
+			}
+			if (!line)
+				break;
+			open = sscanf(line + 21, "%63s exit=%d", e.name, &e.exit) == 2;
+			ck_assert_msg(open, "proofs/%s: bad example marker: %s", page, line);
+			continue;
+		}
+		if (!open)
+			continue;
+		if (into) {
+			if (strcmp(line, "```") == 0)
+				into = NULL;
+			else
+				sb_printf(into, "%s\n", line);
+			continue;
+		}
+		if (strcmp(line, "```python kernel") == 0)
+			into = &e.kernel;
+		else if (strcmp(line, "```python schedule") == 0)
+			into = &e.schedule;
+		else if (strcmp(line, "```text stderr") == 0)
+			into = &e.err;
+		else if (strcmp(line, "```python stdout") == 0)
+			into = &e.out;
+	}
+	free(text);
+}
+
+START_TEST(proofs_pages_examples_still_hold)
+{
+	static const char *const pages[] = {"split.md", "fuse.md", "reorder.md", "parallel.md"};
+	for (size_t i = 0; i < sizeof pages / sizeof *pages; i++) {
+		int accepted = 0, rejected = 0;
+		check_page(pages[i], &accepted, &rejected);
+		ck_assert_msg(accepted >= 1 && rejected >= 1,
+			      "proofs/%s needs an accepted and a rejected example (%d, %d)", pages[i],
+			      accepted, rejected);
+	}
+	/* the index names every page */
+	char *index = tu_read_file("proofs/README.md");
+	ck_assert_ptr_nonnull(index);
+	for (size_t i = 0; i < sizeof pages / sizeof *pages; i++)
+		has(index, pages[i]);
+	free(index);
+}
+END_TEST
+
+START_TEST(stale_example_is_detected)
+{
+	const char *got = "step x: committed\n  obligation a proven 0.010s  s\nresult\n";
+	char *m = missing_line("step x: committed\n...\n  obligation a proven 9.999s  s\n", got);
+	ck_assert_ptr_null(m); /* times are compared as N.NNNs */
+	m = missing_line("  obligation a proven 0.010s  s\nstep x: committed\n", got);
+	ck_assert_str_eq(m, "step x: committed"); /* order matters */
+	free(m);
+	m = missing_line("step x: REJECTED\n", got);
+	ck_assert_str_eq(m, "step x: REJECTED");
+	free(m);
+	m = missing_line("resul\n", got); /* whole lines only */
+	ck_assert_str_eq(m, "resul");
+	free(m);
+}
+END_TEST
+
 Suite *suite_report(void)
 {
 	Suite *s = suite_create("report");
@@ -240,6 +436,11 @@ Suite *suite_report(void)
 	tcase_set_timeout(tc, 120);
 	tcase_add_test(tc, run_json_prints_valid_json_lines);
 	tcase_add_test(tc, json_checker_rejects_what_is_not_json);
+	suite_add_tcase(s, tc);
+	tc = tcase_create("proofs_pages");
+	tcase_set_timeout(tc, 120);
+	tcase_add_test(tc, proofs_pages_examples_still_hold);
+	tcase_add_test(tc, stale_example_is_detected);
 	suite_add_tcase(s, tc);
 	return s;
 }
