@@ -493,13 +493,13 @@ void rw_commute_obligations(RwCtx *c, const char *kind, const char *what,
 			const Access *y = &q->items[j];
 			if (x->buf != y->buf || (!x->is_write && !y->is_write))
 				continue;
-			if (x->nidx != y->nidx)
-				continue; /* cannot happen for one buffer */
 			if (reduction_exempt(c, x, y, allow_reductions))
 				continue;
-			/* goal: not (both happen and touch the same cell) */
+			/* goal: not (both happen and touch the same cell). Index
+			 * lists of different lengths (never for one buffer today)
+			 * cannot be compared: assume they may meet. */
 			Expr *same = NULL;
-			for (int d = 0; d < x->nidx; d++)
+			for (int d = 0; d < x->nidx && x->nidx == y->nidx; d++)
 				same = ir_and(a, same, ir_bin(a, OP_EQ, x->idx[d], y->idx[d], (Span){0}));
 			if (!same)
 				same = ir_bool(a, true);
