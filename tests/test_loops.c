@@ -689,6 +689,27 @@ START_TEST(reorder_below_a_parallel_loop_needs_no_new_race_check)
 }
 END_TEST
 
+/* The shape of an allocation is read when the allocation runs: a read
+ * like any other, which another iteration's write races with. */
+static const char alloc_shape_reads[] =
+	"@T.prim_func\n"
+	"def f(A: T.Buffer[(8,), \"int32\"], C: T.Buffer[(2, 4), \"int32\"]):\n"
+	"    for i, j in T.grid(2, 4):\n"
+	"        B = T.alloc_buffer([T.max(A[0], 1)], \"int32\")\n"
+	"        B[0] = i + j\n"
+	"        C[i, j] = B[0]\n"
+	"        if i == 0 and j == 1:\n"
+	"            A[0] = 3\n";
+
+START_TEST(allocation_shapes_are_reads_for_races_and_dependences)
+{
+	StepReport *r = reject(alloc_shape_reads, "sch.parallel(\"j\")", "parallel.no_race");
+	ck_assert_ptr_nonnull(strstr(r->reason, "read of A at 4:"));
+	r = reject(alloc_shape_reads, "sch.reorder(\"j\", \"i\")", "reorder.no_conflict");
+	ck_assert_ptr_nonnull(strstr(r->reason, "of A at 4:"));
+}
+END_TEST
+
 static TCase *review_tcase(const char *name)
 {
 	TCase *tc = tcase_create(name);
@@ -726,6 +747,7 @@ static TCase *reorder_review_cases(void)
 	tcase_add_test(tc, reorder_rejects_extent_read_from_a_buffer_the_nest_writes);
 	tcase_add_test(tc, reorder_rechecks_races_of_a_parallel_loop_that_moves);
 	tcase_add_test(tc, reorder_below_a_parallel_loop_needs_no_new_race_check);
+	tcase_add_test(tc, allocation_shapes_are_reads_for_races_and_dependences);
 	return tc;
 }
 
