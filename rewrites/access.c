@@ -340,6 +340,9 @@ static void collect(Collector *k, const Stmt *s, Expr *guard)
 		reads_of(k, s->u.expr, guard, NULL);
 		return;
 	case ST_ALLOC:
+		/* the shape is read when the allocation runs, outside its scope */
+		for (int i = 0; i < s->u.alloc.buf->ndim; i++)
+			reads_of(k, s->u.alloc.buf->shape[i], guard, NULL);
 		if (k->nlocal < RW_MAX_DEPTH)
 			k->local[k->nlocal++] = s->u.alloc.buf;
 		collect(k, s->u.alloc.body, guard);
