@@ -324,11 +324,9 @@ static void add_param_ranges(RwCtx *c, Obligation *o)
 		const Param *p = &c->func->params[i];
 		if (p->kind != PARAM_SCALAR || !dtype_is_int(p->var->dtype))
 			continue;
-		int bits = dtype_bits(p->var->dtype);
-		int64_t lo = dtype_is_signed(p->var->dtype) ? -(INT64_C(1) << (bits - 1)) : 0;
-		int64_t hi = bits >= 64 ? INT64_MAX
-			     : dtype_is_signed(p->var->dtype) ? (INT64_C(1) << (bits - 1)) - 1
-							     : (INT64_C(1) << bits) - 1;
+		/* -MAX - 1, not -(1 << 63): that shift is undefined for int64 */
+		int64_t hi = rw_dtype_max(p->var->dtype);
+		int64_t lo = dtype_is_signed(p->var->dtype) ? -hi - 1 : 0;
 		Expr *v = ir_varref(a, p->var, (Span){0});
 		Expr *r = ir_and(a, ir_bin(a, OP_LE, ir_int(a, lo, DT_INT64, (Span){0}), v, (Span){0}),
 				 ir_bin(a, OP_LE, v, ir_int(a, hi, DT_INT64, (Span){0}), (Span){0}));
