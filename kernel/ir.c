@@ -519,12 +519,23 @@ static Stmt *subst_s(const Subst *s, Stmt *st)
 	case ST_EVAL:
 		x = subst_e(s, st->u.expr);
 		return x == st->u.expr ? st : ir_eval(s->a, x, st->span);
-	case ST_ALLOC:
+	case ST_ALLOC: {
 		b = subst_s(s, st->u.alloc.body);
 		if (s->buf_from && st->u.alloc.buf == s->buf_from)
 			return ir_alloc(s->a, s->buf_to, b, st->span);
+		/* the shape may mention a substituted variable (an allocation
+		 * inside a loop that is split or fused): a new buffer with the
+		 * new shape, and the body's accesses moved to it */
+		const Buffer *old = st->u.alloc.buf;
+		Expr **shape = subst_list(s, old->ndim, old->shape, &ch);
+		if (ch) {
+			Buffer *nb = ir_buffer_copy(s->a, old);
+			nb->shape = shape;
+			return ir_alloc(s->a, nb, ir_replace_buffer(s->a, b, old, nb), st->span);
+		}
 		return b == st->u.alloc.body ? st
 					     : ir_alloc(s->a, st->u.alloc.buf, b, st->span);
+	}
 	case ST_BLOCK:
 		b = subst_s(s, st->u.block.body);
 		return b == st->u.block.body

@@ -357,6 +357,9 @@ static void collect(Collector *k, const Stmt *s, Expr *guard)
 		reads_of(k, s->u.expr, guard, NULL);
 		return;
 	case ST_ALLOC:
+		/* the shape is read when the allocation runs, outside its scope */
+		for (int i = 0; i < s->u.alloc.buf->ndim; i++)
+			reads_of(k, s->u.alloc.buf->shape[i], guard, NULL);
 		if (k->nlocal < RW_MAX_DEPTH)
 			k->local[k->nlocal++] = s->u.alloc.buf;
 		collect(k, s->u.alloc.body, guard);
@@ -400,6 +403,17 @@ void rw_collect_accesses(RwCtx *c, const Stmt *s, int n, Var **from, Expr **to,
 	for (int i = 0; i < n; i++)
 		push_sub(&k, from[i], to[i]);
 	collect(&k, s, ir_bool(c->arena, true));
+}
+
+void rw_name_instance(Arena *a, AccessList *l, const char *suffix)
+{
+	for (int i = 0; i < l->nvars; i++) {
+		const char *name = l->vars[i]->name;
+		size_t n = strlen(name);
+		if (n && name[n - 1] == '\'')
+			n--;
+		l->vars[i]->name = arena_printf(a, "%.*s%s", (int)n, name, suffix);
+	}
 }
 
 /* ---------- written buffers ---------- */
@@ -503,13 +517,13 @@ void rw_commute_obligations(RwCtx *c, const char *kind, const char *what,
 			const Access *y = &q->items[j];
 			if (x->buf != y->buf || (!x->is_write && !y->is_write))
 				continue;
-			if (x->nidx != y->nidx)
-				continue; /* cannot happen for one buffer */
 			if (reduction_exempt(c, x, y, allow_reductions))
 				continue;
-			/* goal: not (both happen and touch the same cell) */
+			/* goal: not (both happen and touch the same cell). Index
+			 * lists of different lengths (never for one buffer today)
+			 * cannot be compared: assume they may meet. */
 			Expr *same = NULL;
-			for (int d = 0; d < x->nidx; d++)
+			for (int d = 0; d < x->nidx && x->nidx == y->nidx; d++)
 				same = ir_and(a, same, ir_bin(a, OP_EQ, x->idx[d], y->idx[d], (Span){0}));
 			if (!same)
 				same = ir_bool(a, true);

@@ -478,17 +478,34 @@ static void add_param_ranges(RwCtx *c, Obligation *o)
 		const Param *p = &c->func->params[i];
 		if (p->kind != PARAM_SCALAR || !dtype_is_int(p->var->dtype))
 			continue;
-		int bits = dtype_bits(p->var->dtype);
-		int64_t lo = dtype_is_signed(p->var->dtype) ? -(INT64_C(1) << (bits - 1)) : 0;
-		int64_t hi = bits >= 64 ? INT64_MAX
-			     : dtype_is_signed(p->var->dtype) ? (INT64_C(1) << (bits - 1)) - 1
-							     : (INT64_C(1) << bits) - 1;
+		/* -MAX - 1, not -(1 << 63): that shift is undefined for int64 */
+		int64_t hi = rw_dtype_max(p->var->dtype);
+		int64_t lo = dtype_is_signed(p->var->dtype) ? -hi - 1 : 0;
 		Expr *v = ir_varref(a, p->var, (Span){0});
 		Expr *r = ir_and(a, ir_bin(a, OP_LE, ir_int(a, lo, DT_INT64, (Span){0}), v, (Span){0}),
 				 ir_bin(a, OP_LE, v, ir_int(a, hi, DT_INT64, (Span){0}), (Span){0}));
 		obligation_add_hyp(a, o, r);
 		obligation_add_var(a, o, p->var);
 	}
+}
+
+/* `min <= v < min + extent` of an enclosing loop. Its bounds were read
+ * when that loop started; a bound that reads a buffer may have changed
+ * since (the loop body may write it before the statement at hand), and
+ * loads in an obligation read the state *at* that statement, so such a
+ * bound is left out (weaker hypotheses: sound). */
+static void add_loop_range(RwCtx *c, Obligation *o, const Stmt *l)
+{
+	Arena *a = c->arena;
+	Expr *v = ir_varref(a, l->u.loop.var, (Span){0});
+	bool min_ok = !rw_expr_has_load(l->u.loop.min);
+	bool ext_ok = !rw_expr_has_load(l->u.loop.extent);
+	if (min_ok && ext_ok) {
+		obligation_add_hyp(a, o, rw_loop_range(a, l, v));
+		return;
+	}
+	if (min_ok)
+		obligation_add_hyp(a, o, ir_bin(a, OP_LE, l->u.loop.min, v, (Span){0}));
 }
 
 void rw_add_context_hyps(RwCtx *c, Obligation *o, const StmtCtx *sc)
@@ -499,7 +516,7 @@ void rw_add_context_hyps(RwCtx *c, Obligation *o, const StmtCtx *sc)
 	for (int i = 0; i < sc->nloops; i++) {
 		const Stmt *l = sc->loops[i];
 		obligation_add_var(a, o, l->u.loop.var);
-		obligation_add_hyp(a, o, rw_loop_range(a, l, ir_varref(a, l->u.loop.var, (Span){0})));
+		add_loop_range(c, o, l);
 	}
 	/* A condition that reads a buffer would need the state at that point;
 	 * leaving it out only weakens the hypotheses (sound). */
@@ -538,6 +555,26 @@ static int64_t floordiv64(int64_t a, int64_t b)
 	return q;
 }
 
+/* A folded literal must hold its value in its dtype: otherwise the
+ * interpreter (and generated code) would wrap it, and the fold would
+ * change the program. Such expressions are left unfolded. */
+static bool fits_dtype(int64_t v, DType t)
+{
+	if (!dtype_is_int(t))
+		return false;
+	int bits = dtype_bits(t);
+	if (bits >= 64)
+		return true;
+	if (!dtype_is_signed(t))
+		return v >= 0 && v <= rw_dtype_max(t);
+	return v >= -rw_dtype_max(t) - 1 && v <= rw_dtype_max(t);
+}
+
+static Expr *folded(Arena *a, Expr *e, int64_t v)
+{
+	return fits_dtype(v, e->dtype) ? ir_int(a, v, e->dtype, e->span) : NULL;
+}
+
 Expr *rw_fold(Arena *a, Expr *e)
 {
 	if (e->kind != EX_BIN)
@@ -548,28 +585,28 @@ Expr *rw_fold(Arena *a, Expr *e)
 	/* stay far from overflow: fold only small constants */
 	bool small = cx && cy && p > -(INT64_C(1) << 30) && p < (INT64_C(1) << 30) &&
 		     q > -(INT64_C(1) << 30) && q < (INT64_C(1) << 30);
-	DType t = e->dtype;
+	Expr *r = NULL;
 	switch (e->u.bin.op) {
 	case OP_ADD:
-		if (small) return ir_int(a, p + q, t, e->span);
+		if (small && (r = folded(a, e, p + q))) return r;
 		if (cx && p == 0) return y;
 		if (cy && q == 0) return x;
 		break;
 	case OP_SUB:
-		if (small) return ir_int(a, p - q, t, e->span);
+		if (small && (r = folded(a, e, p - q))) return r;
 		if (cy && q == 0) return x;
 		break;
 	case OP_MUL:
-		if (small) return ir_int(a, p * q, t, e->span);
+		if (small && (r = folded(a, e, p * q))) return r;
 		if (cx && p == 1) return y;
 		if (cy && q == 1) return x;
 		break;
 	case OP_FLOORDIV:
-		if (small && q != 0) return ir_int(a, floordiv64(p, q), t, e->span);
+		if (small && q != 0 && (r = folded(a, e, floordiv64(p, q)))) return r;
 		if (cy && q == 1) return x;
 		break;
 	case OP_FLOORMOD:
-		if (small && q != 0) return ir_int(a, p - q * floordiv64(p, q), t, e->span);
+		if (small && q != 0 && (r = folded(a, e, p - q * floordiv64(p, q)))) return r;
 		break;
 	case OP_DIV: case OP_MIN: case OP_MAX: case OP_EQ: case OP_NE:
 	case OP_LT: case OP_LE: case OP_GT: case OP_GE: case OP_AND:
@@ -578,7 +615,70 @@ Expr *rw_fold(Arena *a, Expr *e)
 	}
 	if (x == e->u.bin.a && y == e->u.bin.b)
 		return e;
-	Expr *r = ir_bin(a, e->u.bin.op, x, y, e->span);
+	r = ir_bin(a, e->u.bin.op, x, y, e->span);
 	r->dtype = e->dtype;
 	return r;
+}
+
+/* ---------- loop ranges and index arithmetic ---------- */
+
+int64_t rw_dtype_max(DType t)
+{
+	int bits = dtype_bits(t);
+	if (bits >= 64)
+		return INT64_MAX;
+	return dtype_is_signed(t) ? (INT64_C(1) << (bits - 1)) - 1 : (INT64_C(1) << bits) - 1;
+}
+
+static bool reads_any(const Expr *e, int n, Buffer **bufs)
+{
+	switch (e->kind) {
+	case EX_INT:
+	case EX_FLOAT:
+	case EX_VAR:
+	case EX_UNDEF:
+		return false;
+	case EX_LOAD:
+		for (int i = 0; i < n; i++)
+			if (bufs[i] == e->u.load.buf)
+				return true;
+		for (int i = 0; i < e->u.load.nidx; i++)
+			if (reads_any(e->u.load.idx[i], n, bufs))
+				return true;
+		return false;
+	case EX_BIN:
+		return reads_any(e->u.bin.a, n, bufs) || reads_any(e->u.bin.b, n, bufs);
+	case EX_NOT:
+	case EX_NEG:
+	case EX_CAST:
+		return reads_any(e->u.un.a, n, bufs);
+	case EX_SELECT:
+		return reads_any(e->u.sel.cond, n, bufs) || reads_any(e->u.sel.a, n, bufs) ||
+		       reads_any(e->u.sel.b, n, bufs);
+	case EX_LET:
+		return reads_any(e->u.let.value, n, bufs) || reads_any(e->u.let.body, n, bufs);
+	case EX_COUNT:
+		break;
+	}
+	abort();
+}
+
+bool rw_range_reads_written(Arena *a, const Stmt *loop, const Stmt *region)
+{
+	if (!rw_expr_has_load(loop->u.loop.min) && !rw_expr_has_load(loop->u.loop.extent))
+		return false;
+	Buffer **bufs;
+	int n = rw_written_buffers(a, region, &bufs);
+	return reads_any(loop->u.loop.min, n, bufs) || reads_any(loop->u.loop.extent, n, bufs);
+}
+
+Obligation *rw_obligation_at(RwCtx *c, ObligationList *list, const StmtCtx *sc,
+			     const char *kind, const char *statement, Expr *goal)
+{
+	Obligation *o = obligation_new(c->arena, kind, statement, 0, NULL, 0, NULL, goal,
+				       sc->stmt->span);
+	o->rewrite = c->desc;
+	rw_add_context_hyps(c, o, sc);
+	oblist_push(c->arena, list, o);
+	return o;
 }

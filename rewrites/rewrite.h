@@ -42,6 +42,10 @@ typedef struct RwCtx {
 	const char *reject_after;
 	/* A note for the report of a committed step. */
 	const char *note;
+	/* What the fallback itself needs proven (split's guarded form: its
+	 * index arithmetic stays below the dtype maximum). The fallback is
+	 * committed only when every one of these is proven. */
+	ObligationList fallback_obs;
 } RwCtx;
 
 RwStatus rw_fail(RwCtx *c, RwStatus st, Span sp, const char *fmt, ...)
@@ -109,6 +113,22 @@ Var *rw_fresh_var(Arena *a, const Var *v, const char *suffix);
 Expr *rw_fold(Arena *a, Expr *e);
 bool rw_const_int(const Expr *e, int64_t *out);
 
+/* ---------- loop ranges and index arithmetic (rewrites/context.c) ----------
+ * Soundness guards shared by the loop primitives (see proofs/). */
+
+/* The largest value of an integer dtype (INT64_MAX for int64). */
+int64_t rw_dtype_max(DType t);
+
+/* True if loop's min or extent reads a buffer that `region` writes: the
+ * range is read once when the loop starts, so a rewrite that reads it
+ * again (a guard, a tail loop, a moved loop) would see another value. */
+bool rw_range_reads_written(Arena *a, const Stmt *loop, const Stmt *region);
+
+/* An obligation "goal" at the statement sc, with its context hypotheses,
+ * pushed on `list` (c->obs or c->fallback_obs). */
+Obligation *rw_obligation_at(RwCtx *c, ObligationList *list, const StmtCtx *sc,
+			     const char *kind, const char *statement, Expr *goal);
+
 /* ---------- accesses and commutation (rewrites/access.c) ---------- */
 
 typedef struct Access {
@@ -149,6 +169,11 @@ void rw_collect_accesses(RwCtx *c, const Stmt *s, int n, Var **from,
 			 Expr **to, int nvolatile, Buffer **volatile_bufs,
 			 AccessList *out);
 
+/* Name the fresh inner-loop and let variables of one instance after the
+ * instance ("k'" -> "k_p"), so a counterexample tells the two instances'
+ * values apart. */
+void rw_name_instance(Arena *a, AccessList *l, const char *suffix);
+
 /* Buffers written anywhere in s. */
 int rw_written_buffers(Arena *a, const Stmt *s, Buffer ***out);
 
@@ -162,6 +187,13 @@ void rw_commute_obligations(RwCtx *c, const char *kind, const char *what,
 			    const Obligation *base, const AccessList *p,
 			    const AccessList *q, bool allow_reductions);
 
+/* Race freedom of `loop` as it stands (semantics.md section 4, parallel /
+ * vectorize): for two iterations v1 < v2 of its range, no access of one
+ * touches a cell the other writes; reductions included. `base` holds the
+ * hypotheses of the loop's context (copied, not changed). Used by
+ * parallel/vectorize and by reorder when a labelled loop moves. */
+void rw_race_obligations(RwCtx *c, const char *kind, const Obligation *base,
+			 const Stmt *loop);
 
 /* ---------- the primitives (one file each) ----------
  * Each fills c->out (and c->obs) or returns a failure status with a

@@ -1,7 +1,8 @@
 /* rewrites/schedule.c — applying a primitive: discharge its obligations,
  * commit only if all are proven (semantics.md section 2), otherwise keep
  * the previous IR and explain. The guard-dropping split tries a candidate
- * and falls back to a version that needs no proof. */
+ * and falls back to the guarded version, which is committed only when its
+ * own obligations (index arithmetic within the dtype) are proven too. */
 #include "schedule.h"
 
 #include <stdarg.h>
@@ -77,20 +78,30 @@ static const char *diag_text(Arena *a, const DiagList *d)
 	return d->last->message ? arena_strdup(a, d->last->message) : "";
 }
 
-/* Discharge every obligation; index of the first not proven, or -1. */
+/* Discharge every obligation of `obs` and append them with their results
+ * to the report; index (in the report) of the first not proven, or -1. */
 static int discharge(Schedule *s, StepReport *r, const ObligationList *obs)
 {
-	r->nobs = obs->n;
-	r->obs = obs->items;
-	r->results = arena_alloc(s->arena, sizeof(ObligationResult) * (size_t)(obs->n + 1));
-	if (obs->n)
+	int base = r->nobs, n = base + obs->n;
+	Obligation **all = arena_alloc(s->arena, sizeof(Obligation *) * (size_t)(n + 1));
+	ObligationResult *res = arena_alloc(s->arena, sizeof(ObligationResult) * (size_t)(n + 1));
+	if (base) {
+		memcpy(all, r->obs, sizeof(Obligation *) * (size_t)base);
+		memcpy(res, r->results, sizeof(ObligationResult) * (size_t)base);
+	}
+	if (obs->n) {
+		memcpy(all + base, obs->items, sizeof(Obligation *) * (size_t)obs->n);
 		smt_discharge_all(s->solver, s->arena, obs->n, obs->items, s->float_mode,
-				  r->results);
+				  res + base);
+	}
+	r->nobs = n;
+	r->obs = all;
+	r->results = res;
 	int failed = -1;
-	for (int i = 0; i < obs->n; i++) {
+	for (int i = base; i < n; i++) {
 		if (s->log)
-			proof_log_obligation(s->log, obs->items[i], &r->results[i], s->float_mode);
-		if (failed < 0 && r->results[i].verdict != VERDICT_PROVEN)
+			proof_log_obligation(s->log, all[i], &res[i], s->float_mode);
+		if (failed < 0 && res[i].verdict != VERDICT_PROVEN)
 			failed = i;
 	}
 	return failed;
@@ -151,23 +162,30 @@ StepReport *sched_finish(Schedule *s, RwCtx *c, RwStatus st)
 		log_step(s, r);
 		return r;
 	}
+	const Func *rejected = c->out;
 	if (c->fallback) {
-		/* the candidate needed a proof it did not get; the fallback needs
-		 * none (split with tail=guard keeps its guard) */
-		set_func(s, c->fallback);
-		r->status = STEP_COMMITTED;
-		r->note = c->fallback_note;
-		log_step(s, r);
-		return r;
+		/* the candidate needed a proof it did not get; the fallback
+		 * (split with tail=guard keeps its guard) is committed when its
+		 * own obligations are proven */
+		int fb_failed = discharge(s, r, &c->fallback_obs);
+		if (fb_failed < 0) {
+			set_func(s, c->fallback);
+			r->status = STEP_COMMITTED;
+			r->note = c->fallback_note;
+			log_step(s, r);
+			return r;
+		}
+		failed = fb_failed;
+		rejected = c->fallback;
 	}
 	r->status = STEP_REJECTED;
 	r->failed = failed;
-	const Obligation *o = c->obs.items[failed];
+	const Obligation *o = r->obs[failed];
 	const ObligationResult *res = &r->results[failed];
 	if (res->verdict == VERDICT_REFUTED) {
 		r->reason = arena_printf(a, "obligation %s refuted: %s", o->kind, o->statement);
 		ReplayOutcome ro;
-		r->counterexample = replay_explain(a, o, res, c->func, c->out, s->float_mode,
+		r->counterexample = replay_explain(a, o, res, c->func, rejected, s->float_mode,
 						   s->replay_seed, &ro);
 		r->replay = ro.status;
 		r->replay_text = ro.text;
