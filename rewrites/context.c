@@ -304,12 +304,15 @@ Stmt *rw_replace_at(Arena *a, Stmt *root, const int *path, int depth,
 	case ST_SEQ: {
 		int n = root->u.seq.n;
 		Stmt *r = rw_replace_at(a, root->u.seq.items[k], path + 1, depth - 1, replacement);
-		/* splice a sequence into its parent so the IR stays flat, as
-		 * the parser would build it */
-		int m = r->kind == ST_SEQ ? r->u.seq.n : 1;
+		/* splice a replacement sequence into its parent so the IR
+		 * stays flat, as the parser would build it (only the
+		 * replacement itself: flattening a rebuilt inner sequence
+		 * would move the paths of statements below it) */
+		bool splice = r->kind == ST_SEQ && depth == 1;
+		int m = splice ? r->u.seq.n : 1;
 		Stmt **items = arena_alloc(a, sizeof(Stmt *) * (size_t)(n + m));
 		memcpy(items, root->u.seq.items, sizeof(Stmt *) * (size_t)k);
-		if (r->kind == ST_SEQ)
+		if (splice)
 			memcpy(items + k, r->u.seq.items, sizeof(Stmt *) * (size_t)m);
 		else
 			items[k] = r;

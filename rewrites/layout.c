@@ -179,10 +179,20 @@ static bool allocates(const Stmt *s, const Buffer *b)
 	return false;
 }
 
+/* x; y as one flat sequence */
 static Stmt *seq2(Arena *a, Stmt *x, Stmt *y)
 {
-	Stmt *items[2] = {x, y};
-	return ir_seq(a, 2, items, x->span);
+	int nx = x->kind == ST_SEQ ? x->u.seq.n : 1, ny = y->kind == ST_SEQ ? y->u.seq.n : 1;
+	Stmt **items = arena_alloc(a, sizeof(Stmt *) * (size_t)(nx + ny));
+	if (x->kind == ST_SEQ)
+		memcpy(items, x->u.seq.items, sizeof(Stmt *) * (size_t)nx);
+	else
+		items[0] = x;
+	if (y->kind == ST_SEQ)
+		memcpy(items + nx, y->u.seq.items, sizeof(Stmt *) * (size_t)ny);
+	else
+		items[nx] = y;
+	return ir_seq(a, nx + ny, items, x->span);
 }
 
 /* s with `stage` placed right after the statement that last writes b, at

@@ -309,9 +309,10 @@ static bool find_overwriter(const Func *f, const StmtCtx *sc, const Buffer *x, O
 	}
 	memset(ow, 0, sizeof *ow);
 	for (int d = n - 1; d >= 0; d--) {
+		/* other iterations of loops around the candidate run between
+		 * the dead write and W: dead_untouched covers them, as they
+		 * are part of the branch statement at W's level */
 		const Stmt *s = levels[d];
-		if (s->kind == ST_FOR)
-			return false; /* later iterations come before a W outside */
 		if (s->kind != ST_SEQ)
 			continue;
 		int k = sc->path[d];

@@ -7,6 +7,7 @@
 
 #include "layout.h"
 #include "overcompute.h"
+#include "seq_access.h"
 #include "simplify.h"
 
 #include <stdlib.h>
@@ -217,7 +218,7 @@ static StepStatus do_float_mode(Call *k)
 /* Primitives of interfaces.md whose obligations are not implemented yet:
  * they reject, never accept. */
 static const char *const not_yet[] = {
-	"sequential_buffer_access", "merge_adjacent_loops",
+	"merge_adjacent_loops",
 	"fission", "remove_no_op",
 	"hoist_expression", "reduce_loop_extents", "merge_conditionals",
 	"cache_read", "cache_write", "compute_at", "reverse_compute_at",
@@ -230,6 +231,13 @@ static StepStatus run_call(Call *k)
 		return do_work_on(k);
 	if (strcmp(m, "float_mode") == 0)
 		return do_float_mode(k);
+	if (strcmp(m, "sequential_buffer_access") == 0) {
+		const char *buffer = arg_name(k, 0, "buffer");
+		if (!buffer)
+			return bad(k, NULL, "%s: expected buffer=\"NAME\"", m);
+		return (StepStatus)sched_sequential_buffer_access(k->s, describe(k), k->call->span, k->d,
+								  kw_name(k, "block"), buffer);
+	}
 	if (strcmp(m, "simplify") == 0) {
 		if (k->call->nargs)
 			return bad(k, &k->call->args[0], "%s: takes no arguments", m);

@@ -40,6 +40,8 @@ typedef struct Collect {
 	const Func *f;
 	FloatMode fm;
 	bool use_facts;
+	const int *prefix; /* only statements under this path */
+	int prefix_depth;
 	int n, cap;
 	Candidate *items;
 } Collect;
@@ -73,6 +75,11 @@ static void try_expr(Collect *k, const StmtCtx *ctx, const Bounds *b, const Fact
 static void visit(void *ud, Stmt *s, const StmtCtx *ctx)
 {
 	Collect *k = ud;
+	if (ctx->depth < k->prefix_depth)
+		return;
+	for (int i = 0; i < k->prefix_depth; i++)
+		if (ctx->path[i] != k->prefix[i])
+			return;
 	Bounds b;
 	FactSet fs;
 	memset(&fs, 0, sizeof fs);
@@ -260,20 +267,19 @@ static void find_cleanup(void *ud, Stmt *s, const StmtCtx *ctx)
 
 /* ---------- the call ---------- */
 
-int sched_simplify(Schedule *s, const char *desc, Span span, DiagList *d, bool use_facts,
-		   bool cleanups)
+void simplify_in(Compound *k, const char *desc, bool use_facts, bool cleanups, const int *prefix,
+		 int prefix_depth)
 {
-	Compound k;
-	sched_compound_begin(s, &k, desc, span, d);
+	Schedule *s = k->s;
 	Arena *a = s->arena;
-	Func *f = sched_compound_func(&k);
-	Collect col = {a, f, s->float_mode, use_facts, 0, 0, NULL};
+	Func *f = sched_compound_func(k);
+	Collect col = {a, f, s->float_mode, use_facts, prefix, prefix_depth, 0, 0, NULL};
 	rw_walk(a, f, visit, &col);
 	int applied = 0, kept = 0;
 	for (int i = 0; i < col.n; i++) {
 		const Candidate *cand = &col.items[i];
 		RwCtx c;
-		sched_sub_begin(&k, &c, desc);
+		sched_sub_begin(k, &c, desc);
 		FactSet fs;
 		memset(&fs, 0, sizeof fs);
 		if (use_facts)
@@ -282,15 +288,15 @@ int sched_simplify(Schedule *s, const char *desc, Span span, DiagList *d, bool u
 		oblist_push(a, &obs, equal_obligation(&c, cand, &fs));
 		/* replace in the current function: the tree's shape has not
 		 * changed, only expressions, so the path still leads there */
-		Func *cur = sched_compound_func(&k);
+		Func *cur = sched_compound_func(k);
 		Stmt *at = rw_stmt_at(cur->body, cand->ctx.path, cand->ctx.depth);
 		if (!at || at->kind != cand->ctx.stmt->kind)
 			continue;
 		Stmt *repl = with_slot(a, at, cand->slot, cand->new);
 		Func *out = rw_with_body(a, cur, rw_replace_at(a, cur->body, cand->ctx.path,
 							       cand->ctx.depth, repl));
-		if (sched_prove(&k, &obs, cur, out)) {
-			sched_compound_set(&k, out);
+		if (sched_prove(k, &obs, cur, out)) {
+			sched_compound_set(k, out);
 			applied++;
 		} else {
 			kept++;
@@ -301,17 +307,25 @@ int sched_simplify(Schedule *s, const char *desc, Span span, DiagList *d, bool u
 		Found fd;
 		memset(&fd, 0, sizeof fd);
 		fd.a = a;
-		Func *cur = sched_compound_func(&k);
+		Func *cur = sched_compound_func(k);
 		rw_walk(a, cur, find_cleanup, &fd);
 		if (!fd.hit)
 			break;
 		Func *out = rw_with_body(a, cur, rw_replace_at(a, cur->body, fd.ctx.path, fd.ctx.depth,
 							       fd.replacement));
-		sched_compound_set(&k, out);
+		sched_compound_set(k, out);
 		cleaned++;
 	}
-	sched_compound_note(&k, "%d replacement%s proven and applied, %d not proven (kept), %d structural clean-up%s",
+	sched_compound_note(k, "simplify: %d replacement%s proven and applied, %d not proven (kept), %d structural clean-up%s",
 			    applied, applied == 1 ? "" : "s", kept, cleaned, cleaned == 1 ? "" : "s");
-	k.fail = -1; /* unproven candidates are skipped, not failures */
+	k->fail = -1; /* unproven candidates are skipped, not failures */
+}
+
+int sched_simplify(Schedule *s, const char *desc, Span span, DiagList *d, bool use_facts,
+		   bool cleanups)
+{
+	Compound k;
+	sched_compound_begin(s, &k, desc, span, d);
+	simplify_in(&k, desc, use_facts, cleanups, NULL, 0);
 	return sched_compound_end(&k, STEP_COMMITTED, NULL)->status;
 }
