@@ -367,6 +367,27 @@ static bool lin_range(const Bounds *b, const LinF *l, int64_t *lo, int64_t *hi)
 
 /* ---------- rules ---------- */
 
+static int node_count(const Expr *e)
+{
+	switch (e->kind) {
+	case EX_BIN: return 1 + node_count(e->u.bin.a) + node_count(e->u.bin.b);
+	case EX_NOT: case EX_NEG: case EX_CAST: return 1 + node_count(e->u.un.a);
+	case EX_SELECT:
+		return 1 + node_count(e->u.sel.cond) + node_count(e->u.sel.a) + node_count(e->u.sel.b);
+	case EX_LOAD: {
+		int n = 1;
+		for (int i = 0; i < e->u.load.nidx; i++)
+			n += node_count(e->u.load.idx[i]);
+		return n;
+	}
+	case EX_LET: return 1 + node_count(e->u.let.value) + node_count(e->u.let.body);
+	case EX_INT: return e->u.ival < 0 ? 2 : 1; /* -2 reads as a negation */
+	case EX_FLOAT: case EX_VAR: case EX_UNDEF: case EX_COUNT:
+		return 1;
+	}
+	return 1;
+}
+
 static Expr *mark(Simplifier *s, Expr *e)
 {
 	s->changed = true;
@@ -389,7 +410,9 @@ static Expr *divmod_rule(Simplifier *s, Expr *e, Expr *num, int64_t c)
 		else
 			lin_add_atom(&r, l.atom[i], l.coef[i]);
 	}
-	int64_t k0 = fdiv(l.c, c);
+	/* whole multiples of c leave the constant, keeping its sign:
+	 * (8*io + ii - 2) // 8 -> io + (ii - 2) // 8 */
+	int64_t k0 = l.c / c;
 	q.c = k0;
 	r.c = l.c - k0 * c;
 	int64_t lo, hi;
@@ -503,8 +526,11 @@ static Expr *simp_bin(Simplifier *s, Expr *e)
 		}
 		if (dtype_is_int(e->dtype)) {
 			LinF l;
-			if (lin_of(e, &l) && lin_terms(&l) < l.nsyntax)
-				return mark(s, lin_expr(s->a, &l, e->dtype));
+			if (!lin_of(e, &l))
+				return e;
+			Expr *n = lin_expr(s->a, &l, e->dtype);
+			if (lin_terms(&l) < l.nsyntax || node_count(n) < node_count(e))
+				return mark(s, n);
 		}
 		return e;
 	case OP_MIN: case OP_MAX: {
@@ -636,4 +662,25 @@ Expr *arith_simplify(Simplifier *s, Expr *e)
 		break;
 	}
 	return e;
+}
+
+bool arith_linear(Expr *e, int nvars, Var *const *vars, int64_t *coef, int64_t *c)
+{
+	LinF l;
+	if (!lin_of(e, &l))
+		return false;
+	for (int j = 0; j < nvars; j++)
+		coef[j] = 0;
+	for (int i = 0; i < l.n; i++) {
+		if (!l.coef[i])
+			continue;
+		int j = 0;
+		while (j < nvars && !(l.atom[i]->kind == EX_VAR && l.atom[i]->u.var == vars[j]))
+			j++;
+		if (j == nvars)
+			return false; /* another term */
+		coef[j] = l.coef[i];
+	}
+	*c = l.c;
+	return true;
 }

@@ -39,4 +39,8 @@ Expr *arith_simplify(Simplifier *s, Expr *e);
  * unbounded. */
 bool arith_range(const Bounds *b, const Expr *e, int64_t *lo, int64_t *hi);
 
+/* e == sum coef[j] * vars[j] + c exactly (linear, constant coefficients,
+ * no other term)? */
+bool arith_linear(Expr *e, int nvars, Var *const *vars, int64_t *coef, int64_t *c);
+
 #endif

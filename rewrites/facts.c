@@ -85,27 +85,36 @@ static void reads_of(const Expr *e, BufList *l)
 	}
 }
 
-/* Buffers written in s, except by the store `skip`. */
+/* Buffers written in s, except by the statements `skip` and `skip2`. */
+static void writes_of2(const Stmt *s, const Stmt *skip, const Stmt *skip2, BufList *l);
+
 static void writes_of(const Stmt *s, const Stmt *skip, BufList *l)
 {
+	writes_of2(s, skip, NULL, l);
+}
+
+static void writes_of2(const Stmt *s, const Stmt *skip, const Stmt *skip2, BufList *l)
+{
+	if (s == skip2)
+		return;
 	switch (s->kind) {
 	case ST_SEQ:
 		for (int i = 0; i < s->u.seq.n; i++)
-			writes_of(s->u.seq.items[i], skip, l);
+			writes_of2(s->u.seq.items[i], skip, skip2, l);
 		return;
-	case ST_FOR: writes_of(s->u.loop.body, skip, l); return;
+	case ST_FOR: writes_of2(s->u.loop.body, skip, skip2, l); return;
 	case ST_IF:
-		writes_of(s->u.cond.then_s, skip, l);
+		writes_of2(s->u.cond.then_s, skip, skip2, l);
 		if (s->u.cond.else_s)
-			writes_of(s->u.cond.else_s, skip, l);
+			writes_of2(s->u.cond.else_s, skip, skip2, l);
 		return;
 	case ST_STORE:
 		if (s != skip)
 			bl_add(l, s->u.store.buf);
 		return;
-	case ST_ALLOC: writes_of(s->u.alloc.body, skip, l); return;
-	case ST_BLOCK: writes_of(s->u.block.body, skip, l); return;
-	case ST_LET: writes_of(s->u.let.body, skip, l); return;
+	case ST_ALLOC: writes_of2(s->u.alloc.body, skip, skip2, l); return;
+	case ST_BLOCK: writes_of2(s->u.block.body, skip, skip2, l); return;
+	case ST_LET: writes_of2(s->u.let.body, skip, skip2, l); return;
 	case ST_ASSUME: case ST_EVAL: case ST_PASS: case ST_COUNT:
 		return;
 	}
@@ -344,7 +353,8 @@ static void keep_usable(Arena *a, const Stmt *item, const BufList *after, bool f
 	}
 }
 
-void rw_facts_at(Arena *a, const Func *f, const StmtCtx *sc, bool for_values, FactSet *out)
+void rw_facts_at(Arena *a, const Func *f, const StmtCtx *sc, bool for_values,
+		 const Stmt *exclude, FactSet *out)
 {
 	memset(out, 0, sizeof *out);
 	const Stmt *cur = f->body;
@@ -357,7 +367,7 @@ void rw_facts_at(Arena *a, const Func *f, const StmtCtx *sc, bool for_values, Fa
 			for (int j = 0; j < k; j++) {
 				BufList after = {0};
 				for (int m = j + 1; m <= k; m++)
-					writes_of(cur->u.seq.items[m], NULL, &after);
+					writes_of2(cur->u.seq.items[m], NULL, exclude, &after);
 				keep_usable(a, cur->u.seq.items[j], &after, for_values, out);
 			}
 			cur = cur->u.seq.items[k];

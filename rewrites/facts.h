@@ -36,8 +36,11 @@ typedef struct FactSet {
  * are not written between them and it, including anywhere in the loops
  * around it and in the statement itself. With for_values false, every
  * earlier fact is kept: a cell once initialised stays readable, whatever
- * is written to it later (readability only, never values). */
-void rw_facts_at(Arena *a, const Func *f, const StmtCtx *sc, bool for_values, FactSet *out);
+ * is written to it later (readability only, never values). The writes
+ * of `exclude` (may be NULL) do not count: remove_no_op proves every
+ * instance of that store a no-op, so by induction they change nothing. */
+void rw_facts_at(Arena *a, const Func *f, const StmtCtx *sc, bool for_values,
+		 const Stmt *exclude, FactSet *out);
 
 /* Add to o, for every load in e (and in the hypotheses this adds, one more
  * round), the facts instantiated at that load's indices:

@@ -18,6 +18,7 @@
 #include <string.h>
 
 #include "schedule.h"
+#include "simplify.h"
 
 #include "facts.h"
 #include "index_map.h"
@@ -130,6 +131,7 @@ typedef struct Instance {
 	AccessList acc;
 	FactSet values, readable;
 	const char *where; /* "the branch at line 7" */
+	const char *instances; /* "extra instances", "instances" */
 } Instance;
 
 static Obligation *derive(Instance *in, const char *kind, const char *stmt, Expr *goal,
@@ -223,8 +225,8 @@ static void noop_obligation(Instance *in, const Access *w, ObligationList *out)
 	Expr *cell = ir_load(a, w->buf, w->nidx, w->idx, w->span);
 	Expr *goal = ir_bin(a, OP_EQ, w->value, cell, nospan());
 	Obligation *o = derive(in, "overcompute.no_op",
-			       arena_printf(a, "the extra instances of %s store into %s the value already there",
-					    in->where, w->buf->name),
+			       arena_printf(a, "the %s of %s store into %s the value already there",
+					    in->instances, in->where, w->buf->name),
 			       goal, w->span);
 	o->same_value = true;
 	if (w->guard)
@@ -370,7 +372,7 @@ static void untouched(Instance *in, const Access *w, const Stmt *s, bool reads_o
 			continue;
 		Expr *hit = ir_and(a, r->guard, same_cell(a, w->nidx, r->idx, w->idx));
 		Obligation *o = derive(in, kind,
-				       arena_printf(a, "%s: the %s of %s at %d:%d never touches the cell the extra instance writes",
+				       arena_printf(a, "%s: the %s of %s at %d:%d never touches the cell the skipped write writes",
 						    why, r->is_write ? "write" : "read", r->buf->name,
 						    r->span.line, r->span.col),
 				       ir_not(a, hit, nospan()), w->span);
@@ -418,8 +420,8 @@ static bool dead_obligations(Instance *in, const Access *w, const Func *real,
 		widx[k] = ir_subst_expr(a, st->store->u.store.idx[k], st->nloops, sv, t0);
 	covers = ir_and(a, covers, same_cell(a, w->nidx, widx, w->idx));
 	Obligation *o = derive(in, "overcompute.dead_overwritten",
-			       arena_printf(a, "the cell of %s the extra instances of %s write is overwritten later by the stage at line %d",
-					    w->buf->name, in->where, ow.stage_stmt->span.line),
+			       arena_printf(a, "the cell of %s the %s of %s write is overwritten later by the stage at line %d",
+					    w->buf->name, in->instances, in->where, ow.stage_stmt->span.line),
 			       covers, w->span);
 	if (w->guard)
 		obligation_add_hyp(a, o, w->guard);
@@ -446,13 +448,16 @@ static bool dead_obligations(Instance *in, const Access *w, const Func *real,
 
 /* Build the extra-instance context for `if c: S` at sc. */
 static RwStatus make_instance(RwCtx *c, const StmtCtx *sc, Stmt *body, Expr *skip_cond,
-			      Instance *in)
+			      const Stmt *all_skipped, Instance *in)
 {
 	Arena *a = c->arena;
 	memset(in, 0, sizeof *in);
 	in->c = c;
 	in->sc = sc;
-	in->where = arena_printf(a, "the branch at line %d", sc->stmt->span.line);
+	in->instances = skip_cond ? "extra instances" : "skipped instances";
+	in->where = all_skipped ? arena_printf(a, "the store at line %d", sc->stmt->span.line)
+		    : skip_cond ? arena_printf(a, "the branch at line %d", sc->stmt->span.line)
+				: arena_printf(a, "the store at line %d on padding", sc->stmt->span.line);
 	const char *why = unsupported_in(body);
 	if (why)
 		return rw_fail(c, RW_UNSUPPORTED, sc->stmt->span,
@@ -472,8 +477,8 @@ static RwStatus make_instance(RwCtx *c, const StmtCtx *sc, Stmt *body, Expr *ski
 	for (int h = 0; h < in->acc.nhyps; h++)
 		obligation_add_hyp(a, base, in->acc.hyps[h]);
 	in->base = base;
-	rw_facts_at(a, c->func, sc, true, &in->values);
-	rw_facts_at(a, c->func, sc, false, &in->readable);
+	rw_facts_at(a, c->func, sc, true, all_skipped, &in->values);
+	rw_facts_at(a, c->func, sc, false, NULL, &in->readable);
 	return RW_OK;
 }
 
@@ -496,7 +501,17 @@ static RwStatus plan_stores(Instance *in, OcPlan *plan, const Func *real)
 	return RW_OK;
 }
 
+static RwStatus plan_for(RwCtx *c, const Stmt *target, OcPlan *plan, bool remove,
+			 bool every_instance);
+
 RwStatus rw_overcompute_plan(RwCtx *c, const Stmt *target, OcPlan *plan, bool remove)
+{
+	return plan_for(c, target, plan, remove, false);
+}
+
+/* every_instance: all instances of target are skipped (remove_no_op) */
+static RwStatus plan_for(RwCtx *c, const Stmt *target, OcPlan *plan, bool remove,
+			 bool every_instance)
 {
 	Arena *a = c->arena;
 	memset(plan, 0, sizeof *plan);
@@ -519,7 +534,7 @@ RwStatus rw_overcompute_plan(RwCtx *c, const Stmt *target, OcPlan *plan, bool re
 		skip = NULL;
 	}
 	Instance *in = arena_alloc(a, sizeof *in);
-	RwStatus st = make_instance(c, &sc, body, skip, in);
+	RwStatus st = make_instance(c, &sc, body, skip, every_instance ? target : NULL, in);
 	if (st != RW_OK)
 		return st;
 	plan->instance = in;
@@ -662,6 +677,57 @@ RwStatus rw_branch_plan(RwCtx *c, const Stmt *store, OcPlan *plan)
 	return plan_stores(plan->instance, plan, plan->out);
 }
 
+/* `X[e] = v` -> nothing (remove_no_op): every instance of the store is
+ * skipped, so each must be a no-op or dead, exactly as the extra
+ * instances of overcompute; removing instances adds no undefined
+ * behaviour, so no safety obligations. */
+RwStatus rw_remove_store_plan(RwCtx *c, const Stmt *store, OcPlan *plan)
+{
+	Arena *a = c->arena;
+	RwStatus st = plan_for(c, store, plan, false, true);
+	if (st != RW_OK)
+		return st;
+	plan->out = rw_with_body(a, c->func, rw_replace_at(a, c->func->body, plan->sc->path,
+							   plan->sc->depth, ir_pass(a, store->span)));
+	return plan_stores(plan->instance, plan, plan->out);
+}
+
+static void collect_stores(const Stmt *s, Arena *a, OcCandidates *cs)
+{
+	switch (s->kind) {
+	case ST_SEQ:
+		for (int i = 0; i < s->u.seq.n; i++)
+			collect_stores(s->u.seq.items[i], a, cs);
+		return;
+	case ST_FOR: collect_stores(s->u.loop.body, a, cs); return;
+	case ST_IF:
+		collect_stores(s->u.cond.then_s, a, cs);
+		if (s->u.cond.else_s)
+			collect_stores(s->u.cond.else_s, a, cs);
+		return;
+	case ST_STORE: add_candidate(cs, a, s); return;
+	case ST_ALLOC: collect_stores(s->u.alloc.body, a, cs); return;
+	case ST_BLOCK: collect_stores(s->u.block.body, a, cs); return;
+	case ST_LET: collect_stores(s->u.let.body, a, cs); return;
+	case ST_ASSUME: case ST_EVAL: case ST_PASS: case ST_COUNT:
+		return;
+	}
+}
+
+RwStatus rw_store_candidates(RwCtx *c, const char *block, OcCandidates *out)
+{
+	memset(out, 0, sizeof *out);
+	const Stmt *scope = c->func->body;
+	if (block) {
+		scope = rw_find_block(c->func, block);
+		if (!scope)
+			return rw_fail(c, RW_BAD_INPUT, c->call_span, "no block '%s' in function '%s'",
+				       block, c->func->name);
+	}
+	collect_stores(scope, c->arena, out);
+	return RW_OK;
+}
+
 /* ---------- driving a whole call ---------- */
 
 /* One candidate: safety, then each store dead (where a later stage could
@@ -699,7 +765,8 @@ int sched_overcompute(Schedule *s, const char *desc, Span span, DiagList *d,
 		RwCtx c;
 		sched_sub_begin(&k, &c, desc);
 		OcCandidates cs;
-		RwStatus st = args->add_branches
+		RwStatus st = args->remove_stores ? rw_store_candidates(&c, args->block, &cs)
+			      : args->add_branches
 				      ? rw_padded_store_candidates(&c, args->block, &cs)
 				      : rw_overcompute_candidates(&c, args->block, args->loop, &cs);
 		if (st != RW_OK) {
@@ -722,8 +789,9 @@ int sched_overcompute(Schedule *s, const char *desc, Span span, DiagList *d,
 		}
 		tried[ntried++] = next;
 		OcPlan plan;
-		st = args->add_branches ? rw_branch_plan(&c, next, &plan)
-					: rw_overcompute_plan(&c, next, &plan, true);
+		st = args->remove_stores  ? rw_remove_store_plan(&c, next, &plan)
+		     : args->add_branches ? rw_branch_plan(&c, next, &plan)
+					  : rw_overcompute_plan(&c, next, &plan, true);
 		bool ok = false;
 		if (st == RW_OK) {
 			ok = prove_plan(&k, c.func, &plan);
@@ -741,15 +809,23 @@ int sched_overcompute(Schedule *s, const char *desc, Span span, DiagList *d,
 		if (args->strict)
 			return sched_compound_end(&k, STEP_REJECTED, NULL)->status;
 		kept++;
-		sched_compound_note(&k, "%s at line %d kept: %s",
-				    args->add_branches ? "store" : "branch", next->span.line,
-				    k.fail_reason ? k.fail_reason : "not proven");
+		if (!args->remove_stores) /* most stores are not no-ops: no note each */
+			sched_compound_note(&k, "%s at line %d kept: %s",
+					    args->add_branches ? "store" : "branch", next->span.line,
+					    k.fail_reason ? k.fail_reason : "not proven");
 	}
+	const char *what = args->remove_stores ? "no-op or dead stores removed"
+			   : args->add_branches ? "stores guarded" : "branches removed";
 	if (!done && !kept)
 		sched_compound_note(&k, "no candidate %s in scope",
-				    args->add_branches ? "store to a padded buffer" : "branch around a store");
+				    args->remove_stores ? "store"
+				    : args->add_branches ? "store to a padded buffer" : "branch around a store");
 	else
-		sched_compound_note(&k, "%d %s", done,
-				    args->add_branches ? "stores guarded" : "branches removed");
+		sched_compound_note(&k, "%d %s", done, what);
+	k.fail = args->strict ? k.fail : -1;
+	if (args->remove_stores && done) {
+		/* the removed stores leave `pass`, empty branches and loops */
+		simplify_in(&k, "remove_no_op: clean-up", false, true, NULL, 0);
+	}
 	return sched_compound_end(&k, STEP_COMMITTED, NULL)->status;
 }

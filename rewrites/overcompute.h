@@ -43,13 +43,19 @@ RwStatus rw_padded_store_candidates(RwCtx *c, const char *block, OcCandidates *o
 /* `X[e] = v` -> `if not pad(e): X[e] = v`. */
 RwStatus rw_branch_plan(RwCtx *c, const Stmt *store, OcPlan *plan);
 
+/* Every store in block (or the function), and `X[e] = v` -> nothing
+ * (remove_no_op: each instance a no-op or dead). */
+RwStatus rw_store_candidates(RwCtx *c, const char *block, OcCandidates *out);
+RwStatus rw_remove_store_plan(RwCtx *c, const Stmt *store, OcPlan *plan);
+
 /* The whole call on a schedule: every candidate in turn, each committed
  * once proven; strict makes any unproven candidate reject the call.
  * add_branches: remove_overcompute_through_branching. */
 typedef struct OcArgs {
 	const char *block, *loop;
 	bool strict;
-	bool add_branches;
+	bool add_branches;  /* remove_overcompute_through_branching */
+	bool remove_stores; /* remove_no_op */
 } OcArgs;
 
 struct Schedule;

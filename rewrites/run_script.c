@@ -219,7 +219,7 @@ static StepStatus do_float_mode(Call *k)
  * they reject, never accept. */
 static const char *const not_yet[] = {
 	"merge_adjacent_loops",
-	"fission", "remove_no_op",
+	"fission",
 	"hoist_expression", "reduce_loop_extents", "merge_conditionals",
 	"cache_read", "cache_write", "compute_at", "reverse_compute_at",
 };
@@ -247,6 +247,15 @@ static StepStatus run_call(Call *k)
 		return do_overcompute(k, false);
 	if (strcmp(m, "remove_overcompute_through_branching") == 0)
 		return do_overcompute(k, true);
+	if (strcmp(m, "remove_no_op") == 0) {
+		OcArgs args = {0};
+		args.block = kw_name(k, "block");
+		args.remove_stores = true;
+		for (int i = 0; i < k->call->nargs; i++)
+			if (!k->call->args[i].keyword || strcmp(k->call->args[i].keyword, "block"))
+				return bad(k, &k->call->args[i], "%s: expected block= only", m);
+		return (StepStatus)sched_overcompute(k->s, describe(k), k->call->span, k->d, &args);
+	}
 	RwCtx c;
 	DiagList local;
 	diag_init(&local, k->s->arena);

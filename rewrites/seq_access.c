@@ -15,6 +15,7 @@
 
 #include <string.h>
 
+#include "arith.h"
 #include "layout.h"
 #include "schedule.h"
 #include "simplify.h"
@@ -438,6 +439,178 @@ static RwStatus rw_fission_after(RwCtx *c, Stmt *loop, int k, Stmt **second_loop
 	return RW_OK;
 }
 
+/* ---------- pure integer lets, inlined ---------- */
+
+/* `x = e; S` -> S[x := e] for integer e without loads: e has no effect and
+ * reads no state, so every use of x sees the same value either way (this
+ * needs no obligation; it is what a let means). */
+static Stmt *inline_lets(Arena *a, Stmt *s, int *count)
+{
+	switch (s->kind) {
+	case ST_SEQ: {
+		Stmt **items = NULL;
+		for (int i = 0; i < s->u.seq.n; i++) {
+			Stmt *x = inline_lets(a, s->u.seq.items[i], count);
+			if (x != s->u.seq.items[i] && !items) {
+				items = arena_alloc(a, sizeof(Stmt *) * (size_t)s->u.seq.n);
+				memcpy(items, s->u.seq.items, sizeof(Stmt *) * (size_t)i);
+			}
+			if (items)
+				items[i] = x;
+		}
+		return items ? ir_seq(a, s->u.seq.n, items, s->span) : s;
+	}
+	case ST_FOR: {
+		Stmt *b = inline_lets(a, s->u.loop.body, count);
+		return b == s->u.loop.body ? s
+					   : ir_for(a, s->u.loop.var, s->u.loop.min, s->u.loop.extent,
+						    s->u.loop.kind, b, s->span);
+	}
+	case ST_IF: {
+		Stmt *t = inline_lets(a, s->u.cond.then_s, count);
+		Stmt *e = s->u.cond.else_s ? inline_lets(a, s->u.cond.else_s, count) : NULL;
+		return t == s->u.cond.then_s && e == s->u.cond.else_s ? s
+								       : ir_if(a, s->u.cond.cond, t, e, s->span);
+	}
+	case ST_LET: {
+		Stmt *b = inline_lets(a, s->u.let.body, count);
+		if (dtype_is_int(s->u.let.var->dtype) && !rw_expr_has_load(s->u.let.value)) {
+			(*count)++;
+			Var *v = s->u.let.var;
+			Expr *val = s->u.let.value;
+			return ir_subst_stmt(a, b, 1, &v, &val);
+		}
+		return b == s->u.let.body ? s : ir_letstmt(a, s->u.let.var, s->u.let.value, b, s->span);
+	}
+	case ST_BLOCK: {
+		Stmt *b = inline_lets(a, s->u.block.body, count);
+		return b == s->u.block.body ? s : ir_block(a, s->u.block.name, b, s->span);
+	}
+	case ST_ALLOC: case ST_STORE: case ST_ASSUME: case ST_EVAL: case ST_PASS: case ST_COUNT:
+		return s;
+	}
+	return s;
+}
+
+/* ---------- skew ---------- */
+
+/* for x in [xlo, xlo+nx): for y in [ylo, ylo+ny): S(x, y)  ->
+ *   for z in [0, ze): for y in [ylo, ylo+ny):
+ *     if xlo <= X(z, y) < xlo + nx: S(X(z, y), y)
+ * with z = ax*x + ay*y + b - lo_e, ax = +-1, so X(z, y) = ax*(z + lo_e -
+ * b - ay*y) and (x, y) <-> (z, y) is a bijection. The order of iterations
+ * changes from (x, y) to (z, y): skew.no_conflict asks, as reorder does,
+ * that every pair whose order flips commutes (reductions re-associate only
+ * in real mode); skew.cover that every old iteration has its z. */
+static RwStatus rw_skew(RwCtx *c, Stmt *xl, int64_t ax, int64_t ay, int64_t b, const char *zname)
+{
+	Arena *a = c->arena;
+	StmtCtx sc;
+	if (!rw_find_stmt(a, c->func, xl, &sc))
+		return rw_fail(c, RW_BAD_INPUT, c->call_span, "skew: loop not found");
+	Stmt *yl = xl->u.loop.body;
+	int64_t xlo, nx, ylo, ny;
+	if (yl->kind != ST_FOR || !rw_const_int(xl->u.loop.min, &xlo) ||
+	    !rw_const_int(xl->u.loop.extent, &nx) || !rw_const_int(yl->u.loop.min, &ylo) ||
+	    !rw_const_int(yl->u.loop.extent, &ny) || nx <= 0 || ny <= 0 || (ax != 1 && ax != -1))
+		return rw_fail(c, RW_UNSUPPORTED, xl->span,
+			       "sequential_buffer_access: skewing loops %s and %s needs a perfect nest with constant bounds and a unit coefficient",
+			       xl->u.loop.var->name, yl->kind == ST_FOR ? yl->u.loop.var->name : "?");
+	Var *x = xl->u.loop.var, *y = yl->u.loop.var;
+	DType t = x->dtype;
+	int64_t corners[4] = {ax * xlo + ay * ylo, ax * xlo + ay * (ylo + ny - 1),
+			      ax * (xlo + nx - 1) + ay * ylo, ax * (xlo + nx - 1) + ay * (ylo + ny - 1)};
+	int64_t lo_e = corners[0], hi_e = corners[0];
+	for (int i = 1; i < 4; i++) {
+		if (corners[i] < lo_e) lo_e = corners[i];
+		if (corners[i] > hi_e) hi_e = corners[i];
+	}
+	int64_t ze = hi_e - lo_e + 1;
+	int bits = dtype_bits(t);
+	int64_t tmax = bits >= 64 ? INT64_MAX : (INT64_C(1) << (bits - 1)) - 1;
+	if (ze > tmax / 4 || lo_e < -tmax / 4 || hi_e > tmax / 4)
+		return rw_fail(c, RW_PRECONDITION, xl->span, "skew: the new range would overflow %s",
+			       dtype_name(t));
+	lo_e += b; /* of e = ax*x + ay*y + b */
+	Var *z = ir_var(a, zname, t, xl->span);
+	Expr *zr = ir_varref(a, z, nospan()), *yr = ir_varref(a, y, nospan());
+	/* X(z, y) = ax * (z + lo_e - b - ay*y) */
+	Expr *inner = ir_add(a, zr, ir_int(a, lo_e - b, t, nospan()));
+	inner = ir_sub(a, inner, ir_mul(a, ir_int(a, ay, t, nospan()), yr));
+	Expr *xval = ax == 1 ? inner : ir_sub(a, ir_int(a, 0, t, nospan()), inner);
+	Simplifier simp = {a, NULL, NULL, c->float_mode, false};
+	Bounds none;
+	memset(&none, 0, sizeof none);
+	simp.bounds = &none;
+	xval = arith_simplify(&simp, xval);
+	Var *from[1] = {x};
+	Expr *to[1] = {xval};
+	Stmt *body = ir_subst_stmt(a, yl->u.loop.body, 1, from, to);
+	Expr *guard = ir_and(a, ir_bin(a, OP_LE, ir_int(a, xlo, t, nospan()), xval, nospan()),
+			     ir_bin(a, OP_LT, xval, ir_int(a, xlo + nx, t, nospan()), nospan()));
+	Stmt *ny_loop = ir_for(a, y, yl->u.loop.min, yl->u.loop.extent, FOR_SERIAL,
+			       ir_if(a, guard, body, NULL, xl->span), yl->span);
+	Stmt *nz_loop = ir_for(a, z, ir_int(a, 0, t, nospan()), ir_int(a, ze, t, nospan()),
+			       FOR_SERIAL, ny_loop, xl->span);
+	/* skew.cover: 0 <= ax*x + ay*y + b - lo_e < ze on the old domain */
+	Expr *xr = ir_varref(a, x, nospan());
+	Expr *zv = ir_sub(a, ir_add(a, ir_add(a, ir_mul(a, ir_int(a, ax, t, nospan()), xr),
+					      ir_mul(a, ir_int(a, ay, t, nospan()), yr)),
+				    ir_int(a, b, t, nospan())),
+			  ir_int(a, lo_e, t, nospan()));
+	Obligation *o = obligation_new(a, "skew.cover",
+				       arena_printf(a, "every iteration of loops %s, %s has its place in the skewed loop %s",
+						    x->name, y->name, zname),
+				       0, NULL, 0, NULL,
+				       ir_and(a, ir_bin(a, OP_LE, ir_int(a, 0, t, nospan()), zv, nospan()),
+					      ir_bin(a, OP_LT, zv, ir_int(a, ze, t, nospan()), nospan())),
+				       xl->span);
+	o->rewrite = c->desc;
+	rw_add_context_hyps(c, o, &sc);
+	obligation_add_var(a, o, x);
+	obligation_add_var(a, o, y);
+	obligation_add_hyp(a, o, rw_loop_range(a, xl, xr));
+	obligation_add_hyp(a, o, rw_loop_range(a, yl, yr));
+	oblist_push(a, &c->obs, o);
+	/* skew.no_conflict: p before q in (x, y) order and after it in (z, y)
+	 * order must commute */
+	Var *x1 = rw_fresh_var(a, x, "_p"), *y1 = rw_fresh_var(a, y, "_p");
+	Var *x2 = rw_fresh_var(a, x, "_q"), *y2 = rw_fresh_var(a, y, "_q");
+	Expr *X1 = ir_varref(a, x1, nospan()), *Y1 = ir_varref(a, y1, nospan());
+	Expr *X2 = ir_varref(a, x2, nospan()), *Y2 = ir_varref(a, y2, nospan());
+	Obligation *base = obligation_new(a, "skew.no_conflict", "", 0, NULL, 0, NULL,
+					  ir_bool(a, true), xl->span);
+	rw_add_context_hyps(c, base, &sc);
+	Var *vs[4] = {x1, y1, x2, y2};
+	for (int i = 0; i < 4; i++)
+		obligation_add_var(a, base, vs[i]);
+	obligation_add_hyp(a, base, rw_loop_range(a, xl, X1));
+	obligation_add_hyp(a, base, rw_loop_range(a, xl, X2));
+	obligation_add_hyp(a, base, rw_loop_range(a, yl, Y1));
+	obligation_add_hyp(a, base, rw_loop_range(a, yl, Y2));
+	Expr *old_lt = ir_or(a, ir_bin(a, OP_LT, X1, X2, nospan()),
+			     ir_and(a, ir_bin(a, OP_EQ, X1, X2, nospan()), ir_bin(a, OP_LT, Y1, Y2, nospan())));
+	Expr *z1 = ir_add(a, ir_mul(a, ir_int(a, ax, t, nospan()), X1), ir_mul(a, ir_int(a, ay, t, nospan()), Y1));
+	Expr *z2 = ir_add(a, ir_mul(a, ir_int(a, ax, t, nospan()), X2), ir_mul(a, ir_int(a, ay, t, nospan()), Y2));
+	Expr *new_gt = ir_or(a, ir_bin(a, OP_LT, z2, z1, nospan()),
+			     ir_and(a, ir_bin(a, OP_EQ, z2, z1, nospan()), ir_bin(a, OP_LT, Y2, Y1, nospan())));
+	obligation_add_hyp(a, base, old_lt);
+	obligation_add_hyp(a, base, new_gt);
+	Buffer **vol;
+	int nvol = rw_written_buffers(a, xl, &vol);
+	Var *orig[2] = {x, y};
+	Expr *p[2] = {X1, Y1}, *q[2] = {X2, Y2};
+	AccessList ap, aq;
+	memset(&ap, 0, sizeof ap);
+	memset(&aq, 0, sizeof aq);
+	rw_collect_accesses(c, yl->u.loop.body, 2, orig, p, nvol, vol, &ap);
+	rw_collect_accesses(c, yl->u.loop.body, 2, orig, q, nvol, vol, &aq);
+	rw_commute_obligations(c, "skew.no_conflict",
+			       "iterations whose order the skew swaps commute", base, &ap, &aq, true);
+	c->out = rw_with_body(a, c->func, rw_replace_at(a, c->func->body, sc.path, sc.depth, nz_loop));
+	return RW_OK;
+}
+
 /* ---------- the nests in scope ---------- */
 
 typedef struct Nests {
@@ -596,9 +769,46 @@ static bool process_nest(Compound *k, const char *desc, const Buffer *buf0, Stmt
 							sched_compound_func(k)->body, path) >= 0 ? depth : depth;
 				goto next_round;
 			}
-			*why = arena_printf(a, "walking %s sequentially needs a skew of the loops in its index %d, which is not implemented yet",
-					    buf->name, i);
-			return false;
+			/* a perfect nest x { y { S } }: skew to (z, y), z following
+			 * the index */
+			Stmt *inner = outer->u.loop.body;
+			Var *xy[2] = {outer->u.loop.var, inner->kind == ST_FOR ? inner->u.loop.var : NULL};
+			int64_t coef[2], off;
+			if (!xy[1] || !arith_linear(ref.idx[i]->kind == EX_BIN &&
+							    (ref.idx[i]->u.bin.op == OP_FLOORDIV ||
+							     ref.idx[i]->u.bin.op == OP_FLOORMOD)
+						    ? ref.idx[i]->u.bin.a : ref.idx[i],
+						    2, xy, coef, &off) ||
+			    !coef[0] || !coef[1]) {
+				*why = arena_printf(a, "walking %s sequentially needs index %d to be linear in two perfectly nested loops",
+						    buf->name, i);
+				return false;
+			}
+			const char *zname = buf->layout && buf->layout->nvars == ref.nidx - 1
+						    ? buf->layout->vars[0]->name : "z";
+			if (buf->layout && buf->layout->nvars >= 1) {
+				/* name the walk after the logical index it follows */
+				const Layout *l0 = buf->layout;
+				while (l0->logical->layout)
+					l0 = l0->logical->layout;
+				zname = l0->vars[0]->name;
+			}
+			sched_sub_begin(k, &c, arena_printf(a, "%s: skew of loops %s, %s", desc,
+							    xy[0]->name, xy[1]->name));
+			if (!step_ok(k, &c, rw_skew(&c, outer, coef[0], coef[1], off, zname)))
+				return false;
+			{
+				Func *cur = sched_compound_func(k);
+				int nl_count = 0;
+				Stmt *n2 = inline_lets(a, nest_at(k, path, depth), &nl_count);
+				if (nl_count) {
+					sched_compound_set(k, rw_with_body(a, cur, rw_replace_at(a, cur->body, path, depth, n2)));
+					sched_compound_note(k, "%d integer let%s inlined", nl_count,
+							    nl_count == 1 ? "" : "s");
+				}
+			}
+			simplify_in(k, desc, false, false, path, depth);
+			goto next_round;
 		}
 		/* 2. split the digits (x + b) // c, (x + b) % c */
 		for (int i = 0; i < ref.nidx; i++) {

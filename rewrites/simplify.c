@@ -91,7 +91,7 @@ static void visit(void *ud, Stmt *s, const StmtCtx *ctx)
 	}
 	arith_bounds_at(k->f, ctx, &b);
 	if (k->use_facts)
-		rw_facts_at(k->a, k->f, ctx, true, &fs);
+		rw_facts_at(k->a, k->f, ctx, true, NULL, &fs);
 	switch (s->kind) {
 	case ST_FOR:
 		try_expr(k, ctx, &b, &fs, 0, s->u.loop.min);
@@ -283,7 +283,7 @@ void simplify_in(Compound *k, const char *desc, bool use_facts, bool cleanups, c
 		FactSet fs;
 		memset(&fs, 0, sizeof fs);
 		if (use_facts)
-			rw_facts_at(a, f, &cand->ctx, true, &fs);
+			rw_facts_at(a, f, &cand->ctx, true, NULL, &fs);
 		ObligationList obs = {0};
 		oblist_push(a, &obs, equal_obligation(&c, cand, &fs));
 		/* replace in the current function: the tree's shape has not
