@@ -620,6 +620,26 @@ Expr *arith_simplify(Simplifier *s, Expr *e)
 		x = arith_simplify(s, e->u.un.a);
 		if (is_bool_lit(x, &b))
 			return mark(s, ir_bool(s->a, !b));
+		if (x->kind == EX_NOT)
+			return mark(s, x->u.un.a);
+		/* not (a < b) -> a >= b on integers (floats: NaN breaks it) */
+		if (x->kind == EX_BIN && binop_is_compare(x->u.bin.op) &&
+		    dtype_is_int(x->u.bin.a->dtype) && dtype_is_int(x->u.bin.b->dtype)) {
+			BinOp inv = x->u.bin.op;
+			switch (x->u.bin.op) {
+			case OP_LT: inv = OP_GE; break;
+			case OP_LE: inv = OP_GT; break;
+			case OP_GT: inv = OP_LE; break;
+			case OP_GE: inv = OP_LT; break;
+			case OP_EQ: inv = OP_NE; break;
+			case OP_NE: inv = OP_EQ; break;
+			case OP_ADD: case OP_SUB: case OP_MUL: case OP_DIV: case OP_FLOORDIV:
+			case OP_FLOORMOD: case OP_MIN: case OP_MAX: case OP_AND: case OP_OR:
+			case OP_COUNT:
+				break;
+			}
+			return mark(s, ir_bin(s->a, inv, x->u.bin.a, x->u.bin.b, e->span));
+		}
 		return x == e->u.un.a ? e : ir_not(s->a, x, e->span);
 	case EX_NEG:
 		x = arith_simplify(s, e->u.un.a);

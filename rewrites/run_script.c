@@ -5,6 +5,7 @@
  * supported"; they never accept. */
 #include "schedule.h"
 
+#include "hoist.h"
 #include "layout.h"
 #include "overcompute.h"
 #include "seq_access.h"
@@ -220,7 +221,7 @@ static StepStatus do_float_mode(Call *k)
 static const char *const not_yet[] = {
 	"merge_adjacent_loops",
 	"fission",
-	"hoist_expression", "reduce_loop_extents", "merge_conditionals",
+	"merge_conditionals",
 	"cache_read", "cache_write", "compute_at", "reverse_compute_at",
 };
 
@@ -238,6 +239,33 @@ static StepStatus run_call(Call *k)
 		return (StepStatus)sched_sequential_buffer_access(k->s, describe(k), k->call->span, k->d,
 								  kw_name(k, "block"), buffer);
 	}
+	if (strcmp(m, "hoist_expression") == 0) {
+		HoistArgs args = {0};
+		args.block = kw_name(k, "block");
+		args.loop = kw_name(k, "loop");
+		const char *conds = arg_name(k, 0, "conditionals");
+		const char *lets = kw_name(k, "let_bindings");
+		if (lets && strcmp(lets, "none") != 0)
+			return bad(k, script_arg(k->call, -1, "let_bindings"),
+				   "%s: only let_bindings=\"none\" is supported", m);
+		if (!conds)
+			conds = "if_else_stmt|boolean_expression";
+		for (const char *p = conds; *p;) {
+			const char *bar = strchr(p, '|');
+			size_t n = bar ? (size_t)(bar - p) : strlen(p);
+			if (n == 12 && !strncmp(p, "if_else_stmt", n))
+				args.if_else_stmt = true;
+			else if (n == 18 && !strncmp(p, "boolean_expression", n))
+				args.boolean_expression = true;
+			else if (!(n == 4 && !strncmp(p, "none", n)))
+				return bad(k, NULL, "%s: conditionals must be \"none\", \"if_else_stmt\" or \"boolean_expression\" (joined with |)", m);
+			p += n + (bar != NULL);
+		}
+		return (StepStatus)sched_hoist_expression(k->s, describe(k), k->call->span, k->d, &args);
+	}
+	if (strcmp(m, "reduce_loop_extents") == 0)
+		return (StepStatus)sched_reduce_loop_extents(k->s, describe(k), k->call->span, k->d,
+							     kw_name(k, "block"));
 	if (strcmp(m, "simplify") == 0) {
 		if (k->call->nargs)
 			return bad(k, &k->call->args[0], "%s: takes no arguments", m);

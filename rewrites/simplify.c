@@ -201,6 +201,11 @@ static Stmt *cleanup(Arena *a, Stmt *s, const char **what)
 			*what = "an empty else part";
 			return ir_if(a, s->u.cond.cond, s->u.cond.then_s, NULL, s->span);
 		}
+		if (s->u.cond.else_s && is_pass(s->u.cond.then_s)) {
+			*what = "an empty then part";
+			return ir_if(a, ir_not(a, s->u.cond.cond, s->u.cond.cond->span), s->u.cond.else_s,
+				     NULL, s->span);
+		}
 		return NULL;
 	case ST_FOR:
 		if (is_pass(s->u.loop.body)) {
