@@ -107,8 +107,9 @@ static int discharge(Schedule *s, StepReport *r, const ObligationList *obs)
 	return failed;
 }
 
-static void log_step(Schedule *s, const StepReport *r)
+static void log_step(Schedule *s, StepReport *r)
 {
+	r->result = sched_func(s);
 	if (!s->log)
 		return;
 	const char *result = r->status == STEP_COMMITTED ? "committed"

@@ -34,6 +34,7 @@ typedef struct StepReport {
 	ReplayStatus replay;
 	char *replay_text;
 	DiagList diags;
+	const Func *result; /* the current function after the step */
 } StepReport;
 
 typedef struct Schedule {
