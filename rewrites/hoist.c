@@ -18,6 +18,7 @@
 #include <string.h>
 
 #include "arith.h"
+#include "index_map.h"
 #include "layout.h"
 #include "schedule.h"
 
@@ -116,6 +117,57 @@ static bool may_fault(const Expr *e)
 	return true;
 }
 
+/* When evaluating e cannot fault: its loads inside their buffers' shapes
+ * (parameter buffers without padding: every cell is an input) and its
+ * divisors not zero. NULL when that cannot be stated here. */
+static Expr *safe_to_eval(Arena *a, const Func *f, const Expr *e)
+{
+	int64_t k;
+	Expr *x, *y;
+	switch (e->kind) {
+	case EX_INT: case EX_FLOAT: case EX_VAR:
+		return ir_bool(a, true);
+	case EX_UNDEF: case EX_COUNT:
+		return NULL;
+	case EX_LOAD: {
+		const Buffer *b = e->u.load.buf;
+		bool param = false;
+		for (int i = 0; i < f->nparams; i++)
+			param |= f->params[i].buf == b;
+		if (!param || b->layout)
+			return NULL;
+		Expr *all = imap_in_box(a, e->u.load.nidx, e->u.load.idx, b->shape);
+		for (int i = 0; i < e->u.load.nidx && all; i++) {
+			Expr *s = safe_to_eval(a, f, e->u.load.idx[i]);
+			all = s ? ir_and(a, all, s) : NULL;
+		}
+		return all;
+	}
+	case EX_BIN:
+		x = safe_to_eval(a, f, e->u.bin.a);
+		y = safe_to_eval(a, f, e->u.bin.b);
+		if (!x || !y)
+			return NULL;
+		x = ir_and(a, x, y);
+		if ((e->u.bin.op == OP_FLOORDIV || e->u.bin.op == OP_FLOORMOD ||
+		     (e->u.bin.op == OP_DIV && !dtype_is_float(e->dtype))) &&
+		    !(rw_const_int(e->u.bin.b, &k) && k != 0))
+			x = ir_and(a, x, ir_bin(a, OP_NE, e->u.bin.b, ir_int(a, 0, e->u.bin.b->dtype, nospan()),
+						 nospan()));
+		return x;
+	case EX_NOT: case EX_NEG: case EX_CAST:
+		return safe_to_eval(a, f, e->u.un.a);
+	case EX_SELECT:
+		x = safe_to_eval(a, f, e->u.sel.cond);
+		y = safe_to_eval(a, f, e->u.sel.a);
+		Expr *z = safe_to_eval(a, f, e->u.sel.b);
+		return x && y && z ? ir_and(a, x, ir_and(a, y, z)) : NULL;
+	case EX_LET:
+		return NULL;
+	}
+	return NULL;
+}
+
 /* ---------- loops in scope ---------- */
 
 typedef struct Loops {
@@ -181,13 +233,16 @@ static RwStatus hoist_if(RwCtx *c, Stmt *l)
 		return rw_fail(c, RW_BAD_INPUT, l->span, "hoist: loop not found");
 	Expr *cond = s->u.cond.cond;
 	if (may_fault(cond)) {
-		/* hoist.nonempty: the loop evaluates c at least once already */
+		/* hoist.nonempty: the loop evaluates c at least once already, or
+		 * evaluating c cannot fault */
+		Expr *goal = ir_bin(a, OP_GT, l->u.loop.extent, ir_int32(a, 0), nospan());
+		Expr *safe = safe_to_eval(a, c->func, cond);
+		if (safe)
+			goal = ir_or(a, goal, safe);
 		Obligation *o = obligation_new(a, "hoist.nonempty",
-					       arena_printf(a, "loop %s runs at least once, so evaluating the hoisted condition adds no fault",
+					       arena_printf(a, "loop %s runs at least once, or evaluating the hoisted condition cannot fault",
 							    l->u.loop.var->name),
-					       0, NULL, 0, NULL,
-					       ir_bin(a, OP_GT, l->u.loop.extent, ir_int32(a, 0), nospan()),
-					       l->span);
+					       0, NULL, 0, NULL, goal, l->span);
 		o->rewrite = c->desc;
 		rw_add_context_hyps(c, o, &sc);
 		oblist_push(a, &c->obs, o);
@@ -446,7 +501,7 @@ static void cuts(Arena *a, const Expr *c, const Var *v, RangeCut *r)
 	}
 }
 
-static RwStatus reduce_one(RwCtx *c, Stmt *l, bool *changed)
+static RwStatus reduce_one(RwCtx *c, Stmt *l, bool *changed, Stmt **made)
 {
 	Arena *a = c->arena;
 	*changed = false;
@@ -505,6 +560,7 @@ static RwStatus reduce_one(RwCtx *c, Stmt *l, bool *changed)
 	rw_add_context_hyps(c, o, &sc);
 	oblist_push(a, &c->obs, o);
 	Stmt *nl = ir_for(a, v, nlo, next, l->u.loop.kind, b, l->span);
+	*made = nl;
 	c->out = rw_with_body(a, c->func, rw_replace_at(a, c->func->body, sc.path, sc.depth, nl));
 	*changed = true;
 	return RW_OK;
@@ -540,13 +596,16 @@ int sched_reduce_loop_extents(Schedule *s, const char *desc, Span span, DiagList
 			break;
 		tried[ntried++] = next;
 		bool changed;
-		st = reduce_one(&c, next, &changed);
+		Stmt *made = NULL;
+		st = reduce_one(&c, next, &changed, &made);
 		if (st != RW_OK || !changed)
 			continue;
 		bool proven;
 		sched_sub_finish(&k, &c, st, &proven);
 		if (!proven)
 			return sched_compound_end(&k, STEP_REJECTED, NULL)->status;
+		if (ntried < 256)
+			tried[ntried++] = made; /* narrowed once */
 		done++;
 	}
 	sched_compound_note(&k, "%d loop%s narrowed", done, done == 1 ? "" : "s");

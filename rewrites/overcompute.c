@@ -515,9 +515,11 @@ static RwStatus plan_for(RwCtx *c, const Stmt *target, OcPlan *plan, bool remove
 {
 	Arena *a = c->arena;
 	memset(plan, 0, sizeof *plan);
-	StmtCtx sc;
-	if (!rw_find_stmt(a, c->func, target, &sc))
+	/* the instance keeps a pointer to the context: it lives in the arena */
+	StmtCtx *scp = arena_alloc(a, sizeof *scp);
+	if (!rw_find_stmt(a, c->func, target, scp))
 		return rw_fail(c, RW_BAD_INPUT, c->call_span, "overcompute: candidate not found");
+	const StmtCtx sc = *scp;
 	plan->line = target->span.line;
 	Stmt *body;
 	Expr *skip;
@@ -534,12 +536,11 @@ static RwStatus plan_for(RwCtx *c, const Stmt *target, OcPlan *plan, bool remove
 		skip = NULL;
 	}
 	Instance *in = arena_alloc(a, sizeof *in);
-	RwStatus st = make_instance(c, &sc, body, skip, every_instance ? target : NULL, in);
+	RwStatus st = make_instance(c, scp, body, skip, every_instance ? target : NULL, in);
 	if (st != RW_OK)
 		return st;
 	plan->instance = in;
-	plan->sc = arena_alloc(a, sizeof(StmtCtx));
-	*plan->sc = sc;
+	plan->sc = scp;
 	if (!remove)
 		return RW_OK; /* rw_branch_plan finishes it */
 	safety_obligations(in, &plan->safety);
