@@ -1,10 +1,14 @@
-/* smt/encode.c — an Obligation as Z3 terms: integers are mathematical
- * (Z3 Int) with floor `//` and `%`; bool is Bool; floats are Real (real
- * mode) or IEEE binary32/64 with round-to-nearest-even (ieee mode); each
- * buffer is an uninterpreted function of its index tuple; every T.undef()
- * is a fresh constant; a float == between propositions holds under both
- * IEEE and same-value readings. Anything else fails "unsupported: ...". */
+/* smt/encode.c — an Obligation as Z3 terms: integers are Z3 Ints holding
+ * exactly the interpreter's values: +, -, *, negation, `//`, integer
+ * conversions and literals wrap to their dtype (two's complement, as
+ * kernel/interp.c) unless range.c proves the exact result fits; `//` and
+ * `%` are floor; bool is Bool; floats are Real (real mode) or IEEE
+ * binary32/64 with round-to-nearest-even (ieee mode); each buffer is an
+ * uninterpreted function of its index tuple; every T.undef() is a fresh
+ * constant; a float == between propositions holds under both IEEE and
+ * same-value readings. Anything else fails "unsupported: ...". */
 #include "encode.h"
+#include "range.h"
 
 #include <math.h>
 #include <stdarg.h>
@@ -216,6 +220,7 @@ struct EncodeState {
 	int nenv, capenv;
 	Binding *env; /* let bindings, innermost last */
 	bool saw_undef;
+	RangeInfo *ranges; /* intervals: where a wrap-around can be left out */
 	int capsyms, caploads;
 	Z3_sort s_bool, s_int, s_real, s_f32, s_f64;
 	Z3_ast rne;
@@ -343,8 +348,8 @@ static char *symbol_name(const char *base, int index)
 	return out;
 }
 
-static int add_sym(SmtEncoding *e, SymKind kind, const char *base, int arity,
-		   Z3_sort *domain, Z3_sort range)
+static int add_sym(SmtEncoding *e, SymKind kind, DType dtype, const char *base,
+		   int arity, Z3_sort *domain, Z3_sort range)
 {
 	EncodeState *st = e->st;
 	if (e->nsyms == st->capsyms) {
@@ -367,6 +372,7 @@ static int add_sym(SmtEncoding *e, SymKind kind, const char *base, int arity,
 	SmtSym *s = &e->syms[e->nsyms];
 	memset(s, 0, sizeof *s);
 	s->kind = kind;
+	s->dtype = dtype;
 	s->arity = arity;
 	s->decl = d;
 	if (arity == 0 && kind != SYM_BUFFER &&
@@ -383,7 +389,7 @@ static int var_sym(SmtEncoding *e, Var *v)
 	Z3_sort s = sort_of(e, v->dtype);
 	if (!s)
 		return -1;
-	int k = add_sym(e, SYM_VAR, v->name, 0, NULL, s);
+	int k = add_sym(e, SYM_VAR, v->dtype, v->name, 0, NULL, s);
 	if (k < 0)
 		return -1;
 	e->syms[k].var = v;
@@ -410,7 +416,7 @@ static int buffer_sym(SmtEncoding *e, Buffer *b, int arity)
 	Z3_sort dom[arity > 0 ? arity : 1];
 	for (int i = 0; i < arity; i++)
 		dom[i] = e->st->s_int;
-	int k = add_sym(e, SYM_BUFFER, b->name, arity, dom, range);
+	int k = add_sym(e, SYM_BUFFER, b->dtype, b->name, arity, dom, range);
 	if (k < 0)
 		return -1;
 	e->syms[k].buf = b;
@@ -515,11 +521,59 @@ static Z3_ast real_trunc(SmtEncoding *e, Z3_ast r)
 	return mk_ite(e, nonneg, down, up);
 }
 
-/* Convert a term of dtype `from` to dtype `to`. Integer types are all
- * mathematical integers: conversions between them are the identity and
- * wrap-around on narrowing or unsigned overflow is NOT modelled (semantics
- * section 1: overflow is checked only on flattened indices). */
-static Z3_ast convert(SmtEncoding *e, Z3_ast a, DType from, DType to)
+/* ---------- two's complement ----------
+ * The interpreter wraps every integer result to its dtype, and so does
+ * this encoding. A wrap is left out where range.c's intervals prove the
+ * exact result inside the dtype (typical index arithmetic such as i*4 + ii
+ * under its loop ranges), which keeps those queries linear and free of
+ * mod. That is exact, not an approximation: the intervals hold in every
+ * state the interpreter can reach that satisfies the query (hypotheses,
+ * negated goal), and add_range_facts asserts the bounds they rest on, so
+ * they hold in every model too; there each left-out wrap is the identity,
+ * and the query has the same models as with every wrap written. */
+
+/* 2^bits as an Int numeral, bits <= 64. */
+static Z3_ast power_of_two(SmtEncoding *e, int bits)
+{
+	char text[24];
+	if (bits >= 64)
+		snprintf(text, sizeof text, "18446744073709551616");
+	else
+		snprintf(text, sizeof text, "%llu", 1ULL << bits);
+	return own(e, Z3_mk_numeral(e->ctx, text, e->st->s_int));
+}
+
+/* x wrapped into integer dtype t exactly as kernel/interp.c's wrap_int:
+ * ((x + 2^(b-1)) mod 2^b) - 2^(b-1) when signed, x mod 2^b when not.
+ * SMT-LIB mod by a positive constant is floor modulo and stays linear
+ * (z3 and cvc5 give it a bounded quotient). */
+static Z3_ast wrap(SmtEncoding *e, Z3_ast x, DType t)
+{
+	if (!x)
+		return NULL;
+	int bits = dtype_bits(t);
+	Z3_ast modulus = power_of_two(e, bits);
+	e->wraps++;
+	if (!dtype_is_signed(t))
+		return mk2(e, Z3_mk_mod, x, modulus);
+	Z3_ast half = power_of_two(e, bits - 1);
+	Z3_ast shifted = mkn(e, Z3_mk_add, x, half);
+	return mkn(e, Z3_mk_sub, mk2(e, Z3_mk_mod, shifted, modulus), half);
+}
+
+/* x, an exact result known to lie in r when `bounded`, as a value of t:
+ * the wrap is left out only where r proves it the identity. */
+static Z3_ast fit(SmtEncoding *e, Z3_ast x, bool bounded, IntRange r, DType t)
+{
+	return bounded && range_fits(r, t) ? x : wrap(e, x, t);
+}
+
+/* Convert a term of dtype `from` to dtype `to`, as kernel/interp.c's
+ * convert does. Between integer dtypes the value wraps to `to` unless src
+ * (the range of a) fits; bool is 0/1; float -> int truncates and then
+ * wraps (out of range is UB in the interpreter: any value of `to`). */
+static Z3_ast convert(SmtEncoding *e, Z3_ast a, DType from, DType to,
+		      IntRange src)
 {
 	if (!a)
 		return NULL;
@@ -531,8 +585,10 @@ static Z3_ast convert(SmtEncoding *e, Z3_ast a, DType from, DType to)
 	if (cf == CL_NONE || ct == CL_NONE)
 		return fail(e, "unsupported: conversion from %s to %s",
 			    dtype_text(from), dtype_text(to));
-	if (cf == ct && cf != CL_FLOAT)
+	if (cf == CL_BOOL && ct == CL_BOOL)
 		return a;
+	if (cf == CL_INT && ct == CL_INT)
+		return fit(e, a, true, src, to);
 	if (cf == CL_FLOAT && ct == CL_FLOAT) /* float32 <-> float64 */
 		return ieee ? own(e, Z3_mk_fpa_to_fp_float(c, e->st->rne, a,
 							   sort_of(e, to)))
@@ -558,12 +614,13 @@ static Z3_ast convert(SmtEncoding *e, Z3_ast a, DType from, DType to)
 	/* float -> int truncates toward zero; inf and NaN give an
 	 * unconstrained value (fp.to_real is unspecified there; C: UB) */
 	Z3_ast r = ieee ? own(e, Z3_mk_fpa_to_real(c, a)) : a;
-	return r ? real_trunc(e, r) : NULL;
+	return r ? wrap(e, real_trunc(e, r), to) : NULL;
 }
 
 /* ---------- expressions ---------- */
 
 static Z3_ast enc(SmtEncoding *e, const Expr *x);
+static bool range_here(SmtEncoding *e, const Expr *x, DType to, IntRange *out);
 
 /* Encode x as a value of dtype `to`. An integer literal in a float
  * context denotes the float of that value (ir.c lets literals adapt). */
@@ -575,7 +632,21 @@ static Z3_ast enc_as(SmtEncoding *e, const Expr *x, DType to)
 	    class_of(to) == CL_FLOAT && x->u.ival >= -(1LL << 53) &&
 	    x->u.ival <= (1LL << 53))
 		return mk_float(e, (double)x->u.ival, to);
-	return convert(e, enc(e, x), x->dtype, to);
+	IntRange src = {0, 0};
+	if (class_of(x->dtype) == CL_INT && class_of(to) == CL_INT &&
+	    x->dtype != to && !range_here(e, x, x->dtype, &src))
+		return NULL;
+	return convert(e, enc(e, x), x->dtype, to, src);
+}
+
+/* The range of x's value (as encoded) converted to integer dtype `to`. */
+static bool range_here(SmtEncoding *e, const Expr *x, DType to, IntRange *out)
+{
+	IntRange v;
+	if (!ranges_value(e->st->ranges, x, &v))
+		return fail(e, "out of memory"), false;
+	*out = range_convert(v, x->dtype, to);
+	return true;
 }
 
 /* The common dtype of a comparison's operands: the rule of ir.c's
@@ -778,6 +849,26 @@ static Z3_ast enc_compare(SmtEncoding *e, BinOp op, Z3_ast a, Z3_ast b,
 	return fail(e, "internal: %s is not a comparison", binop_symbol(op));
 }
 
+/* kernel/interp.c compares integers and bools by value, each at its own
+ * dtype and without converting one to the other's: int8 -1 < uint8 255,
+ * and `x < 200` for an int8 x does not wrap the int32 200. Two bools
+ * compare as Bool; anything with a float at the common float dtype. */
+static Z3_ast enc_comparison(SmtEncoding *e, BinOp op, const Expr *l,
+			     const Expr *r)
+{
+	ValueClass cl = class_of(l->dtype), cr = class_of(r->dtype);
+	bool by_value = (cl == CL_INT || cl == CL_BOOL) &&
+			(cr == CL_INT || cr == CL_BOOL) &&
+			!(cl == CL_BOOL && cr == CL_BOOL);
+	if (!by_value) {
+		DType t = operand_dtype(l, r);
+		return enc_compare(e, op, enc_as(e, l, t), enc_as(e, r, t), t);
+	}
+	Z3_ast a = enc_as(e, l, cl == CL_BOOL ? DT_INT64 : l->dtype);
+	Z3_ast b = enc_as(e, r, cr == CL_BOOL ? DT_INT64 : r->dtype);
+	return enc_compare(e, op, a, b, DT_INT64);
+}
+
 static Z3_ast enc_bin(SmtEncoding *e, const Expr *x)
 {
 	BinOp op = x->u.bin.op;
@@ -789,14 +880,21 @@ static Z3_ast enc_bin(SmtEncoding *e, const Expr *x)
 	if (binop_is_logical(op))
 		return mkn(e, op == OP_AND ? Z3_mk_and : Z3_mk_or,
 			   enc_as(e, l, DT_BOOL), enc_as(e, r, DT_BOOL));
-	DType t = binop_is_compare(op) ? operand_dtype(l, r) : x->dtype;
+	if (binop_is_compare(op))
+		return enc_comparison(e, op, l, r);
+	DType t = x->dtype;
 	Z3_ast a = enc_as(e, l, t), b = enc_as(e, r, t);
 	if (!a || !b)
 		return NULL;
-	if (binop_is_compare(op))
-		return enc_compare(e, op, a, b, t);
 	switch (class_of(t)) {
-	case CL_INT: return enc_int_arith(e, op, a, b, t);
+	case CL_INT: {
+		/* the exact result, wrapped unless the ranges prove it fits */
+		IntRange ra, rb, m;
+		if (!range_here(e, l, t, &ra) || !range_here(e, r, t, &rb))
+			return NULL;
+		bool bounded = range_arith(op, ra, rb, &m);
+		return fit(e, enc_int_arith(e, op, a, b, t), bounded, m, t);
+	}
 	case CL_FLOAT:
 		return e->fm == FLOAT_IEEE ? enc_ieee_arith(e, op, a, b)
 					   : enc_real_arith(e, op, a, b);
@@ -810,8 +908,13 @@ static Z3_ast enc_bin(SmtEncoding *e, const Expr *x)
 static Z3_ast enc_neg(SmtEncoding *e, const Expr *x)
 {
 	Z3_ast a = enc_as(e, x->u.un.a, x->dtype);
+	IntRange ra;
 	switch (class_of(x->dtype)) {
-	case CL_INT: return mk_neg(e, a);
+	case CL_INT: /* -INT_MIN wraps to INT_MIN */
+		if (!range_here(e, x->u.un.a, x->dtype, &ra))
+			return NULL;
+		return fit(e, mk_neg(e, a), true, (IntRange){-ra.hi, -ra.lo},
+			   x->dtype);
 	case CL_FLOAT:
 		if (e->fm == FLOAT_REAL)
 			return mk_neg(e, a);
@@ -821,6 +924,8 @@ static Z3_ast enc_neg(SmtEncoding *e, const Expr *x)
 	}
 	return fail(e, "unsupported: negation of %s", dtype_text(x->dtype));
 }
+
+static bool note_load(SmtEncoding *e, int k, int n, Z3_ast *args, Z3_ast app);
 
 static Z3_ast enc_load(SmtEncoding *e, const Expr *x)
 {
@@ -844,15 +949,26 @@ static Z3_ast enc_load(SmtEncoding *e, const Expr *x)
 		return NULL;
 	Z3_ast app = own(e, Z3_mk_app(e->ctx, e->syms[k].decl, (unsigned)n,
 				      args));
+	if (!app || !note_load(e, k, n, args, app))
+		return NULL;
+	IntRange cell = {0, 0};
+	range_of_dtype(b->dtype, &cell);
+	return x->dtype == b->dtype ? app
+				    : convert(e, app, b->dtype, x->dtype, cell);
+}
+
+/* Record a distinct load application for the model and the range facts. */
+static bool note_load(SmtEncoding *e, int k, int n, Z3_ast *args, Z3_ast app)
+{
 	uintptr_t seen;
-	if (!app || pm_get(&e->st->loadset, app, &seen))
-		return app;
+	if (pm_get(&e->st->loadset, app, &seen))
+		return true;
 	EncodeState *st = e->st;
 	if (e->nloads == st->caploads) {
 		int cap = st->caploads ? st->caploads * 2 : 16;
 		SmtLoad *p = realloc(e->loads, (size_t)cap * sizeof *p);
 		if (!p)
-			return fail(e, "out of memory");
+			return fail(e, "out of memory"), false;
 		e->loads = p;
 		st->caploads = cap;
 	}
@@ -860,14 +976,14 @@ static Z3_ast enc_load(SmtEncoding *e, const Expr *x)
 	ld->idx = malloc(sizeof(Z3_ast) * (size_t)(n > 0 ? n : 1));
 	if (!ld->idx || !pm_put(&st->loadset, app, 1)) {
 		free(ld->idx);
-		return fail(e, "out of memory");
+		return fail(e, "out of memory"), false;
 	}
 	ld->sym = k;
 	ld->nidx = n;
 	memcpy(ld->idx, args, sizeof(Z3_ast) * (size_t)n);
 	ld->app = app;
 	e->nloads++;
-	return app;
+	return true;
 }
 
 /* Bind a let variable for the encoding of its body (innermost last). */
@@ -888,23 +1004,49 @@ static bool bind(SmtEncoding *e, const Var *v, Z3_ast value)
 	return true;
 }
 
-static Z3_ast enc_let(SmtEncoding *e, const Expr *x)
+/* Bind a let variable in both environments: its term and its range. */
+static bool bind_let(SmtEncoding *e, const Expr *x)
 {
 	if (!bind(e, x->u.let.var, enc_as(e, x->u.let.value, x->u.let.var->dtype)))
+		return false;
+	if (ranges_push_let(e->st->ranges, x->u.let.var, x->u.let.value))
+		return true;
+	e->st->nenv--;
+	return fail(e, "out of memory"), false;
+}
+
+static void unbind_let(SmtEncoding *e)
+{
+	e->st->nenv--;
+	ranges_pop_let(e->st->ranges);
+}
+
+static Z3_ast enc_let(SmtEncoding *e, const Expr *x)
+{
+	if (!bind_let(e, x))
 		return NULL;
 	Z3_ast body = enc_as(e, x->u.let.body, x->dtype);
-	e->st->nenv--;
+	unbind_let(e);
 	return body;
 }
 
-static Z3_ast enc_var(SmtEncoding *e, Var *v)
+static Z3_ast enc_var(SmtEncoding *e, const Expr *x)
 {
 	EncodeState *st = e->st;
-	for (int i = st->nenv; i-- > 0;)
+	Var *v = x->u.var;
+	Z3_ast value = NULL;
+	for (int i = st->nenv; i-- > 0 && !value;)
 		if (st->env[i].var == v)
-			return st->env[i].value;
-	int k = var_sym(e, v);
-	return k < 0 ? NULL : e->syms[k].value;
+			value = st->env[i].value;
+	int k = value ? 0 : var_sym(e, v);
+	if (!value && k >= 0) {
+		value = e->syms[k].value;
+		e->syms[k].occurs = true;
+	}
+	if (!value || x->dtype == v->dtype)
+		return value;
+	return convert(e, value, v->dtype, x->dtype,
+		       ranges_binding(st->ranges, v));
 }
 
 static Z3_ast enc_undef(SmtEncoding *e, const Expr *x)
@@ -913,7 +1055,7 @@ static Z3_ast enc_undef(SmtEncoding *e, const Expr *x)
 	if (!s)
 		return NULL;
 	e->st->saw_undef = true;
-	int k = add_sym(e, SYM_UNDEF, "undef", 0, NULL, s);
+	int k = add_sym(e, SYM_UNDEF, x->dtype, "undef", 0, NULL, s);
 	return k < 0 ? NULL : e->syms[k].value;
 }
 
@@ -927,7 +1069,7 @@ static Z3_ast enc_literal(SmtEncoding *e, const Expr *x)
 				      dtype_text(x->dtype));
 	switch (cl) {
 	case CL_BOOL: return mk_bool(e, x->u.ival != 0);
-	case CL_INT: return mk_int(e, x->u.ival);
+	case CL_INT: return mk_int(e, range_wrap_value(x->u.ival, x->dtype));
 	case CL_FLOAT: return mk_float(e, (double)x->u.ival, x->dtype);
 	case CL_NONE: break;
 	}
@@ -939,7 +1081,7 @@ static Z3_ast enc_kind(SmtEncoding *e, const Expr *x)
 	switch (x->kind) {
 	case EX_INT:
 	case EX_FLOAT: return enc_literal(e, x);
-	case EX_VAR: return enc_var(e, x->u.var);
+	case EX_VAR: return enc_var(e, x);
 	case EX_BIN: return enc_bin(e, x);
 	case EX_NOT: return mk_not(e, enc_as(e, x->u.un.a, DT_BOOL));
 	case EX_NEG: return enc_neg(e, x);
@@ -1029,10 +1171,10 @@ static Z3_ast enc_value_equality(SmtEncoding *e, const Expr *x, Polarity pol)
 
 static Z3_ast enc_prop_let(SmtEncoding *e, const Expr *x, Polarity pol)
 {
-	if (!bind(e, x->u.let.var, enc_as(e, x->u.let.value, x->u.let.var->dtype)))
+	if (!bind_let(e, x))
 		return NULL;
 	Z3_ast body = enc_prop(e, x->u.let.body, pol);
-	e->st->nenv--;
+	unbind_let(e);
 	return body;
 }
 
@@ -1061,6 +1203,53 @@ static Z3_ast enc_prop(SmtEncoding *e, const Expr *x, Polarity pol)
 
 /* ---------- obligations ---------- */
 
+static Z3_ast in_range(SmtEncoding *e, Z3_ast x, IntRange r)
+{
+	Z3_ast lo = mk_int(e, (int64_t)r.lo), hi = mk_int(e, (int64_t)r.hi);
+	return mkn(e, Z3_mk_and, mk2(e, Z3_mk_le, lo, x), mk2(e, Z3_mk_le, x, hi));
+}
+
+/* The range facts, first in asserts (then `more` entries follow): every
+ * integer variable, T.undef() and buffer cell read holds a value of its
+ * dtype, and a variable lies within what ranges_learn derived from the
+ * hypotheses. Each fact follows from the dtypes and the hypotheses, so
+ * it removes no state the interpreter can reach; it is what makes every
+ * wrap-around left out by the ranges exact in every model. */
+static bool add_range_facts(SmtEncoding *e, int more)
+{
+	int n = 0;
+	for (int i = 0; i < e->nsyms; i++)
+		n += e->syms[i].kind != SYM_BUFFER;
+	e->asserts = calloc((size_t)(n + e->nloads + more), sizeof *e->asserts);
+	if (!e->asserts)
+		return fail(e, "out of memory"), false;
+	for (int i = 0; i < e->nsyms; i++) {
+		const SmtSym *s = &e->syms[i];
+		IntRange r;
+		if (s->kind == SYM_BUFFER || class_of(s->dtype) != CL_INT ||
+		    !range_of_dtype(s->dtype, &r))
+			continue;
+		/* a variable that occurs nowhere can take any value */
+		if (s->kind == SYM_VAR &&
+		    (!s->occurs || ranges_var_stated(e->st->ranges, s->var)))
+			continue;
+		if (s->kind == SYM_VAR)
+			r = ranges_var(e->st->ranges, s->var);
+		if (!(e->asserts[e->nasserts++] = in_range(e, s->value, r)))
+			return false;
+	}
+	for (int i = 0; i < e->nloads; i++) {
+		IntRange r;
+		DType t = e->syms[e->loads[i].sym].dtype;
+		if (class_of(t) != CL_INT || !range_of_dtype(t, &r))
+			continue;
+		if (!(e->asserts[e->nasserts++] = in_range(e, e->loads[i].app, r)))
+			return false;
+	}
+	e->nranges = e->nasserts;
+	return true;
+}
+
 bool smt_encode(Z3_context c, const Obligation *o, FloatMode fm,
 		SmtEncoding *e)
 {
@@ -1077,23 +1266,32 @@ bool smt_encode(Z3_context c, const Obligation *o, FloatMode fm,
 		return fail(e, "internal: obligation without a goal"), false;
 	if (!make_sorts(e))
 		return false;
+	if (!(e->st->ranges = ranges_new()) ||
+	    !ranges_learn(e->st->ranges, o->nhyps, o->hyps, o->goal))
+		return fail(e, "out of memory"), false;
 	for (int i = 0; i < o->nvars; i++)
 		if (o->vars[i] && var_sym(e, o->vars[i]) < 0)
 			return false;
-	e->asserts = calloc((size_t)o->nhyps + 1, sizeof *e->asserts);
-	if (!e->asserts)
+	Z3_ast *props = calloc((size_t)o->nhyps + 1, sizeof *props);
+	if (!props)
 		return fail(e, "out of memory"), false;
+	int nprops = 0;
 	for (int i = 0; i < o->nhyps; i++) {
 		Z3_ast h = enc_prop(e, o->hyps[i], POL_ASSERTED);
 		if (!h)
-			return false;
-		e->asserts[e->nasserts++] = h;
+			break;
+		props[nprops++] = h;
 	}
-	Z3_ast ng = mk_not(e, enc_prop(e, o->goal, POL_DENIED));
-	if (!ng)
-		return false;
-	e->asserts[e->nasserts++] = ng;
-	return !e->error;
+	Z3_ast ng = nprops == o->nhyps
+			    ? mk_not(e, enc_prop(e, o->goal, POL_DENIED))
+			    : NULL;
+	if (ng)
+		props[nprops++] = ng;
+	bool ok = ng && add_range_facts(e, nprops);
+	for (int i = 0; ok && i < nprops; i++)
+		e->asserts[e->nasserts++] = props[i];
+	free(props);
+	return ok && !e->error;
 }
 
 char *smt_encoding_text(SmtEncoding *e)
@@ -1110,6 +1308,11 @@ char *smt_encoding_text(SmtEncoding *e)
 		sb_puts(&b, "\n");
 	}
 	for (int i = 0; i < e->nasserts; i++) {
+		if (i == 0 && e->nranges > 0)
+			sb_puts(&b, "; value ranges: dtypes, and bounds that the "
+				    "assertions below imply\n");
+		if (i == e->nranges)
+			sb_puts(&b, "; hypotheses, then the negated goal\n");
 		const char *t = Z3_ast_to_string(c, e->asserts[i]);
 		if (!t || smt_z3_error(&msg))
 			goto failed;
@@ -1136,6 +1339,7 @@ void smt_encoding_free(SmtEncoding *e)
 		pm_free(&st->bufs);
 		pm_free(&st->memo);
 		pm_free(&st->loadset);
+		ranges_free(st->ranges);
 		free(st->env);
 		free(st);
 	}
