@@ -628,10 +628,10 @@ static Z3_ast enc_as(SmtEncoding *e, const Expr *x, DType to)
 {
 	if (!x)
 		return fail(e, "internal: missing expression");
+	int64_t lit = x->kind == EX_INT ? range_wrap_value(x->u.ival, x->dtype) : 0;
 	if (x->kind == EX_INT && class_of(x->dtype) == CL_INT &&
-	    class_of(to) == CL_FLOAT && x->u.ival >= -(1LL << 53) &&
-	    x->u.ival <= (1LL << 53))
-		return mk_float(e, (double)x->u.ival, to);
+	    class_of(to) == CL_FLOAT && lit >= -(1LL << 53) && lit <= (1LL << 53))
+		return mk_float(e, (double)lit, to);
 	IntRange src = {0, 0};
 	if (class_of(x->dtype) == CL_INT && class_of(to) == CL_INT &&
 	    x->dtype != to && !range_here(e, x, x->dtype, &src))
@@ -649,20 +649,27 @@ static bool range_here(SmtEncoding *e, const Expr *x, DType to, IntRange *out)
 	return true;
 }
 
-/* The common dtype of a comparison's operands: the rule of ir.c's
- * constructors (an integer literal adapts, float wins, wider wins). */
+/* The dtype a comparison with a float meets at: kernel/interp.c compares
+ * in float64 (exact for float32 and for integers up to 2^53), so an int32
+ * 16777217 stays above a float32 16777216.0. Two float32 values, or a
+ * float and an integer literal its dtype holds exactly, compare the same
+ * at the float's own dtype. Integers compare by value (enc_comparison). */
 static DType operand_dtype(const Expr *x, const Expr *y)
 {
 	if (x->dtype == y->dtype)
 		return x->dtype;
-	if (x->kind == EX_INT && x->dtype != DT_BOOL)
-		return y->dtype;
-	if (y->kind == EX_INT && y->dtype != DT_BOOL)
-		return x->dtype;
-	if (dtype_is_float(x->dtype) != dtype_is_float(y->dtype))
-		return dtype_is_float(x->dtype) ? x->dtype : y->dtype;
-	return dtype_bits(x->dtype) >= dtype_bits(y->dtype) ? x->dtype
-							    : y->dtype;
+	bool fx = dtype_is_float(x->dtype), fy = dtype_is_float(y->dtype);
+	if (!fx && !fy)
+		return dtype_bits(x->dtype) >= dtype_bits(y->dtype) ? x->dtype
+								    : y->dtype;
+	if (fx && fy)
+		return DT_FLOAT64;
+	const Expr *f = fx ? x : y, *i = fx ? y : x;
+	int64_t exact = f->dtype == DT_FLOAT32 ? INT64_C(1) << 24 : INT64_C(1) << 53;
+	int64_t v = i->kind == EX_INT ? range_wrap_value(i->u.ival, i->dtype) : 0;
+	if (i->kind == EX_INT && i->dtype != DT_BOOL && v >= -exact && v <= exact)
+		return f->dtype;
+	return DT_FLOAT64;
 }
 
 /* The divisor as a constant, when it is one (possibly after Z3's

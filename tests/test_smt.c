@@ -428,6 +428,23 @@ START_TEST(casts_truncate_and_convert)
 			ref(i));
 	ck_assert_int_eq(verdict_of(ob(1, &h, back), FLOAT_IEEE), VERDICT_REFUTED);
 	ck_assert_int_eq(verdict_of(ob(1, &h, back), FLOAT_REAL), VERDICT_PROVEN);
+	/* a comparison of an integer with a float is in float64, as in the
+	 * interpreter: 2^24 + 1 stays above the float32 2^24 */
+	Var *f = var("f", DT_FLOAT32);
+	Expr *hf = eq(ref(f), flit(16777216.0, DT_FLOAT32));
+	for (int m = 0; m < 2; m++) {
+		FloatMode fm = m ? FLOAT_IEEE : FLOAT_REAL;
+		ck_assert_int_eq(verdict_of(ob(1, &hf, bin(OP_LT, ref(f), lit(16777217))), fm), VERDICT_PROVEN);
+		Expr *hfi[2] = {hf, h};
+		ck_assert_int_eq(verdict_of(ob(2, hfi, bin(OP_LT, ref(f), ref(i))), fm), VERDICT_PROVEN);
+		/* an int8 literal 200 is -56 there too */
+		ck_assert_int_eq(verdict_of(ob(1, &hf, bin(OP_GT, ref(f), ir_int(&arena, 200, DT_INT8, no_span))), fm),
+				 VERDICT_PROVEN);
+		ck_assert_int_eq(verdict_of(ob(0, NULL, eq(ir_add(&arena, flit(0.5, DT_FLOAT32),
+								   ir_int(&arena, 200, DT_INT8, no_span)),
+							   flit(-55.5, DT_FLOAT32))), fm),
+				 VERDICT_PROVEN);
+	}
 	/* an integer literal next to a float adapts to the float */
 	Var *x = var("x", DT_FLOAT32);
 	Expr *g = eq(ir_mul(&arena, ref(x), lit(2)), ir_add(&arena, ref(x), ref(x)));
@@ -734,6 +751,15 @@ START_TEST(overflow_refutes_mathematical_identities)
 	ck_assert_msg(v >= INT32_MIN && v <= INT32_MAX, "X[i] = %lld is no int32", (long long)v);
 	ck_assert_msg(2 * v > INT32_MAX || 2 * v < INT32_MIN, "X[i] = %lld does not overflow",
 		      (long long)v);
+	/* split(i, 100) of an int8 loop of 120: the index io*100 + ii
+	 * wraps past 127 while i never did (guard true at B[-128]) */
+	Var *io = var("io", DT_INT8), *in = var("ii", DT_INT8);
+	Expr *split_index = ir_add(&arena, ir_mul(&arena, ref(io), lit(100)), ref(in));
+	Expr *tile[3] = {within(io, 0, 1), within(in, 0, 99), bin(OP_LT, split_index, lit(120))};
+	r = check_in(ob(3, tile, bin(OP_LE, lit(0), split_index)), FLOAT_REAL);
+	ck_assert_int_eq(r.verdict, VERDICT_REFUTED);
+	ck_assert_int_eq(model_var(&r, io)->val.ival, 1);
+	ck_assert_int_ge(model_var(&r, in)->val.ival, 28);
 	/* where the ranges rule overflow out, the identity is proven */
 	Expr *small = within(x, -(1 << 29), 1 << 29);
 	ck_assert_int_eq(verdict_of(ob(1, &small, eq(bin(OP_FLOORDIV, ir_mul(&arena, ref(x), lit(2)),
