@@ -144,6 +144,20 @@ bool range_arith(BinOp op, IntRange a, IntRange b, IntRange *out)
 	return false;
 }
 
+/* The range of an exact result r once the encoder has fitted it to t:
+ * r itself when it fits (no wrap), the wrapped value of a constant, else
+ * all of t. */
+static IntRange fitted(IntRange r, DType t)
+{
+	if (range_fits(r, t))
+		return r;
+	if (r.lo == r.hi) {
+		Wide w = range_wrap_value(r.lo, t);
+		return (IntRange){w, w};
+	}
+	return dtype_range(t);
+}
+
 IntRange range_convert(IntRange r, DType from, DType to)
 {
 	if (to == DT_BOOL)
@@ -151,7 +165,7 @@ IntRange range_convert(IntRange r, DType from, DType to)
 	IntRange f;
 	if (!range_of_dtype(from, &f))
 		return dtype_range(to); /* float -> int: wrapped (encode.c) */
-	return range_fits(r, to) ? r : dtype_range(to);
+	return fitted(r, to);
 }
 
 /* ---------- maps keyed by (pointer, let environment) ---------- */
@@ -326,7 +340,7 @@ static bool bin_range(RangeInfo *r, const Expr *x, IntRange *out)
 	}
 	if (!range_as(r, x->u.bin.a, t, &a) || !range_as(r, x->u.bin.b, t, &b))
 		return false;
-	*out = range_arith(op, a, b, &m) && range_fits(m, t) ? m : dtype_range(t);
+	*out = range_arith(op, a, b, &m) ? fitted(m, t) : dtype_range(t);
 	return true;
 }
 
@@ -336,7 +350,7 @@ static bool neg_range(RangeInfo *r, const Expr *x, IntRange *out)
 	if (!range_as(r, x->u.un.a, x->dtype, &a))
 		return false;
 	IntRange m = {-a.hi, -a.lo};
-	*out = modest(a) && range_fits(m, x->dtype) ? m : dtype_range(x->dtype);
+	*out = modest(a) ? fitted(m, x->dtype) : dtype_range(x->dtype);
 	return true;
 }
 
