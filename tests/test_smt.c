@@ -1060,7 +1060,7 @@ START_TEST(interval_arithmetic_contains_every_result)
 		for (int k = 0; k < 2; k++) {
 			int64_t x = value_of(diff_value(&g), t), y = value_of(diff_value(&g), t);
 			if (diff_pick(&g, 2))
-				y = value_of(x + (int64_t)diff_pick(&g, 20), t);
+				y = value_of((int64_t)((uint64_t)x + diff_pick(&g, 20)), t);
 			*rs[k] = (IntRange){x < y ? x : y, x < y ? y : x};
 			Wide span = rs[k]->hi - rs[k]->lo;
 			p[k] = rs[k]->lo + (span ? (Wide)(diff_next(&g) % (uint64_t)(span > (Wide)UINT64_MAX ? UINT64_MAX : span)) : 0);
