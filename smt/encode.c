@@ -1257,6 +1257,16 @@ static bool add_range_facts(SmtEncoding *e, int more)
 	return true;
 }
 
+/* The hypotheses, then (not goal): o->nhyps + 1 entries of props. */
+static bool encode_props(SmtEncoding *e, const Obligation *o, Z3_ast *props)
+{
+	for (int i = 0; i < o->nhyps; i++)
+		if (!(props[i] = enc_prop(e, o->hyps[i], POL_ASSERTED)))
+			return false;
+	props[o->nhyps] = mk_not(e, enc_prop(e, o->goal, POL_DENIED));
+	return props[o->nhyps] != NULL;
+}
+
 bool smt_encode(Z3_context c, const Obligation *o, FloatMode fm,
 		SmtEncoding *e)
 {
@@ -1282,20 +1292,9 @@ bool smt_encode(Z3_context c, const Obligation *o, FloatMode fm,
 	Z3_ast *props = calloc((size_t)o->nhyps + 1, sizeof *props);
 	if (!props)
 		return fail(e, "out of memory"), false;
-	int nprops = 0;
-	for (int i = 0; i < o->nhyps; i++) {
-		Z3_ast h = enc_prop(e, o->hyps[i], POL_ASSERTED);
-		if (!h)
-			break;
-		props[nprops++] = h;
-	}
-	Z3_ast ng = nprops == o->nhyps
-			    ? mk_not(e, enc_prop(e, o->goal, POL_DENIED))
-			    : NULL;
-	if (ng)
-		props[nprops++] = ng;
-	bool ok = ng && add_range_facts(e, nprops);
-	for (int i = 0; ok && i < nprops; i++)
+	/* the range facts go first but are known only once all is encoded */
+	bool ok = encode_props(e, o, props) && add_range_facts(e, o->nhyps + 1);
+	for (int i = 0; ok && i <= o->nhyps; i++)
 		e->asserts[e->nasserts++] = props[i];
 	free(props);
 	return ok && !e->error;
