@@ -1,7 +1,9 @@
 /* tests/test_smt.c — smt/: encoding (floor division for every sign,
  * buffers as uninterpreted functions, real vs IEEE floats, casts, lets,
- * undef), verdicts and models, limits, unsupported constructs, the query
- * text re-checked by the z3 and cvc5 binaries, the cache, threads. */
+ * undef, integers wrapping to their dtype like the interpreter, interval
+ * ranges that leave wraps out), verdicts and models, limits, unsupported
+ * constructs, the query text re-checked by the z3 and cvc5 binaries, the
+ * cache, threads, and a differential test against the interpreter. */
 #include <check.h>
 #include <float.h>
 #include <math.h>
