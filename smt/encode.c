@@ -221,6 +221,8 @@ struct EncodeState {
 	Binding *env; /* let bindings, innermost last */
 	bool saw_undef;
 	RangeInfo *ranges; /* intervals: where a wrap-around can be left out */
+	RangeInfo *stated; /* the same from the bounds the query states */
+	bool uses_learnt;  /* a left-out wrap needs more than `stated` */
 	int capsyms, caploads;
 	Z3_sort s_bool, s_int, s_real, s_f32, s_f64;
 	Z3_ast rne;
@@ -561,19 +563,13 @@ static Z3_ast wrap(SmtEncoding *e, Z3_ast x, DType t)
 	return mkn(e, Z3_mk_sub, mk2(e, Z3_mk_mod, shifted, modulus), half);
 }
 
-/* x, an exact result known to lie in r when `bounded`, as a value of t:
- * the wrap is left out only where r proves it the identity. */
-static Z3_ast fit(SmtEncoding *e, Z3_ast x, bool bounded, IntRange r, DType t)
-{
-	return bounded && range_fits(r, t) ? x : wrap(e, x, t);
-}
-
 /* Convert a term of dtype `from` to dtype `to`, as kernel/interp.c's
- * convert does. Between integer dtypes the value wraps to `to` unless src
- * (the range of a) fits; bool is 0/1; float -> int truncates and then
- * wraps (out of range is UB in the interpreter: any value of `to`). */
+ * convert does. Between integer dtypes the value wraps to `to` unless
+ * `fits` (the ranges prove a already in `to`); bool is 0/1; float -> int
+ * truncates and then wraps (out of range is UB in the interpreter: any
+ * value of `to`). */
 static Z3_ast convert(SmtEncoding *e, Z3_ast a, DType from, DType to,
-		      IntRange src)
+		      bool fits)
 {
 	if (!a)
 		return NULL;
@@ -588,7 +584,7 @@ static Z3_ast convert(SmtEncoding *e, Z3_ast a, DType from, DType to,
 	if (cf == CL_BOOL && ct == CL_BOOL)
 		return a;
 	if (cf == CL_INT && ct == CL_INT)
-		return fit(e, a, true, src, to);
+		return fits ? a : wrap(e, a, to);
 	if (cf == CL_FLOAT && ct == CL_FLOAT) /* float32 <-> float64 */
 		return ieee ? own(e, Z3_mk_fpa_to_fp_float(c, e->st->rne, a,
 							   sort_of(e, to)))
@@ -620,7 +616,14 @@ static Z3_ast convert(SmtEncoding *e, Z3_ast a, DType from, DType to,
 /* ---------- expressions ---------- */
 
 static Z3_ast enc(SmtEncoding *e, const Expr *x);
-static bool range_here(SmtEncoding *e, const Expr *x, DType to, IntRange *out);
+
+typedef enum {
+	FIT_VALUE,  /* x's value converted to another dtype */
+	FIT_RESULT, /* the exact result of x (integer arithmetic, negation) */
+} FitWhat;
+
+static bool leave_out_wrap(SmtEncoding *e, const Expr *x, FitWhat what,
+			   DType t, bool *fits);
 
 /* Encode x as a value of dtype `to`. An integer literal in a float
  * context denotes the float of that value (ir.c lets literals adapt). */
@@ -632,20 +635,63 @@ static Z3_ast enc_as(SmtEncoding *e, const Expr *x, DType to)
 	if (x->kind == EX_INT && class_of(x->dtype) == CL_INT &&
 	    class_of(to) == CL_FLOAT && lit >= -(1LL << 53) && lit <= (1LL << 53))
 		return mk_float(e, (double)lit, to);
-	IntRange src = {0, 0};
+	bool fits = false;
 	if (class_of(x->dtype) == CL_INT && class_of(to) == CL_INT &&
-	    x->dtype != to && !range_here(e, x, x->dtype, &src))
+	    x->dtype != to && !leave_out_wrap(e, x, FIT_VALUE, to, &fits))
 		return NULL;
-	return convert(e, enc(e, x), x->dtype, to, src);
+	return convert(e, enc(e, x), x->dtype, to, fits);
 }
 
-/* The range of x's value (as encoded) converted to integer dtype `to`. */
-static bool range_here(SmtEncoding *e, const Expr *x, DType to, IntRange *out)
+/* The range of x's value (as encoded) by r, converted to integer `to`. */
+static bool range_by(SmtEncoding *e, RangeInfo *r, const Expr *x, DType to,
+		     IntRange *out)
 {
 	IntRange v;
-	if (!ranges_value(e->st->ranges, x, &v))
+	if (!ranges_value(r, x, &v))
 		return fail(e, "out of memory"), false;
 	*out = range_convert(v, x->dtype, to);
+	return true;
+}
+
+/* Whether r's bounds prove the exact value `what` of x inside t. */
+static bool fits_by(SmtEncoding *e, RangeInfo *r, const Expr *x, FitWhat what,
+		    DType t, bool *fits)
+{
+	IntRange a, b, m;
+	if (what == FIT_VALUE) {
+		if (!range_by(e, r, x, x->dtype, &a))
+			return false;
+		*fits = range_fits(a, t);
+		return true;
+	}
+	if (x->kind == EX_NEG) {
+		if (!range_by(e, r, x->u.un.a, t, &a))
+			return false;
+		*fits = range_fits((IntRange){-a.hi, -a.lo}, t);
+		return true;
+	}
+	if (x->kind != EX_BIN)
+		return fail(e, "internal: no exact result to fit"), false;
+	if (!range_by(e, r, x->u.bin.a, t, &a) || !range_by(e, r, x->u.bin.b, t, &b))
+		return false;
+	*fits = range_arith(x->u.bin.op, a, b, &m) && range_fits(m, t);
+	return true;
+}
+
+/* Whether the wrap of x to t can be left out (the ranges prove it the
+ * identity). When only bounds learnt beyond what the query states prove
+ * it, add_range_facts must assert those: uses_learnt. */
+static bool leave_out_wrap(SmtEncoding *e, const Expr *x, FitWhat what,
+			   DType t, bool *fits)
+{
+	EncodeState *st = e->st;
+	if (!fits_by(e, st->ranges, x, what, t, fits))
+		return false;
+	bool stated = true;
+	if (*fits && !st->uses_learnt &&
+	    !fits_by(e, st->stated, x, what, t, &stated))
+		return false;
+	st->uses_learnt |= !stated;
 	return true;
 }
 
@@ -896,11 +942,11 @@ static Z3_ast enc_bin(SmtEncoding *e, const Expr *x)
 	switch (class_of(t)) {
 	case CL_INT: {
 		/* the exact result, wrapped unless the ranges prove it fits */
-		IntRange ra, rb, m;
-		if (!range_here(e, l, t, &ra) || !range_here(e, r, t, &rb))
+		bool fits;
+		if (!leave_out_wrap(e, x, FIT_RESULT, t, &fits))
 			return NULL;
-		bool bounded = range_arith(op, ra, rb, &m);
-		return fit(e, enc_int_arith(e, op, a, b, t), bounded, m, t);
+		Z3_ast exact = enc_int_arith(e, op, a, b, t);
+		return fits ? exact : wrap(e, exact, t);
 	}
 	case CL_FLOAT:
 		return e->fm == FLOAT_IEEE ? enc_ieee_arith(e, op, a, b)
@@ -915,13 +961,12 @@ static Z3_ast enc_bin(SmtEncoding *e, const Expr *x)
 static Z3_ast enc_neg(SmtEncoding *e, const Expr *x)
 {
 	Z3_ast a = enc_as(e, x->u.un.a, x->dtype);
-	IntRange ra;
+	bool fits;
 	switch (class_of(x->dtype)) {
 	case CL_INT: /* -INT_MIN wraps to INT_MIN */
-		if (!range_here(e, x->u.un.a, x->dtype, &ra))
+		if (!leave_out_wrap(e, x, FIT_RESULT, x->dtype, &fits))
 			return NULL;
-		return fit(e, mk_neg(e, a), true, (IntRange){-ra.hi, -ra.lo},
-			   x->dtype);
+		return fits ? mk_neg(e, a) : wrap(e, mk_neg(e, a), x->dtype);
 	case CL_FLOAT:
 		if (e->fm == FLOAT_REAL)
 			return mk_neg(e, a);
@@ -959,9 +1004,9 @@ static Z3_ast enc_load(SmtEncoding *e, const Expr *x)
 	if (!app || !note_load(e, k, n, args, app))
 		return NULL;
 	IntRange cell = {0, 0};
-	range_of_dtype(b->dtype, &cell);
+	bool fits = range_of_dtype(b->dtype, &cell) && range_fits(cell, x->dtype);
 	return x->dtype == b->dtype ? app
-				    : convert(e, app, b->dtype, x->dtype, cell);
+				    : convert(e, app, b->dtype, x->dtype, fits);
 }
 
 /* Record a distinct load application for the model and the range facts. */
@@ -1016,16 +1061,24 @@ static bool bind_let(SmtEncoding *e, const Expr *x)
 {
 	if (!bind(e, x->u.let.var, enc_as(e, x->u.let.value, x->u.let.var->dtype)))
 		return false;
-	if (ranges_push_let(e->st->ranges, x->u.let.var, x->u.let.value))
-		return true;
-	e->st->nenv--;
-	return fail(e, "out of memory"), false;
+	EncodeState *st = e->st;
+	if (!ranges_push_let(st->ranges, x->u.let.var, x->u.let.value)) {
+		st->nenv--;
+		return fail(e, "out of memory"), false;
+	}
+	if (!ranges_push_let(st->stated, x->u.let.var, x->u.let.value)) {
+		st->nenv--;
+		ranges_pop_let(st->ranges);
+		return fail(e, "out of memory"), false;
+	}
+	return true;
 }
 
 static void unbind_let(SmtEncoding *e)
 {
 	e->st->nenv--;
 	ranges_pop_let(e->st->ranges);
+	ranges_pop_let(e->st->stated);
 }
 
 static Z3_ast enc_let(SmtEncoding *e, const Expr *x)
@@ -1052,8 +1105,9 @@ static Z3_ast enc_var(SmtEncoding *e, const Expr *x)
 	}
 	if (!value || x->dtype == v->dtype)
 		return value;
-	return convert(e, value, v->dtype, x->dtype,
-		       ranges_binding(st->ranges, v));
+	bool fits = range_fits(ranges_binding(st->ranges, v), x->dtype);
+	st->uses_learnt |= fits && !range_fits(ranges_binding(st->stated, v), x->dtype);
+	return convert(e, value, v->dtype, x->dtype, fits);
 }
 
 static Z3_ast enc_undef(SmtEncoding *e, const Expr *x)
@@ -1230,6 +1284,8 @@ static bool add_range_facts(SmtEncoding *e, int more)
 	e->asserts = calloc((size_t)(n + e->nloads + more), sizeof *e->asserts);
 	if (!e->asserts)
 		return fail(e, "out of memory"), false;
+	/* the bounds some left-out wrap rests on */
+	RangeInfo *basis = e->st->uses_learnt ? e->st->ranges : e->st->stated;
 	for (int i = 0; i < e->nsyms; i++) {
 		const SmtSym *s = &e->syms[i];
 		IntRange r;
@@ -1238,10 +1294,10 @@ static bool add_range_facts(SmtEncoding *e, int more)
 			continue;
 		/* a variable that occurs nowhere can take any value */
 		if (s->kind == SYM_VAR &&
-		    (!s->occurs || ranges_var_stated(e->st->ranges, s->var)))
+		    (!s->occurs || ranges_var_stated(basis, s->var)))
 			continue;
 		if (s->kind == SYM_VAR)
-			r = ranges_var(e->st->ranges, s->var);
+			r = ranges_var(basis, s->var);
 		if (!(e->asserts[e->nasserts++] = in_range(e, s->value, r)))
 			return false;
 	}
@@ -1283,8 +1339,10 @@ bool smt_encode(Z3_context c, const Obligation *o, FloatMode fm,
 		return fail(e, "internal: obligation without a goal"), false;
 	if (!make_sorts(e))
 		return false;
-	if (!(e->st->ranges = ranges_new()) ||
-	    !ranges_learn(e->st->ranges, o->nhyps, o->hyps, o->goal))
+	EncodeState *st = e->st;
+	if (!(st->ranges = ranges_new(false)) || !(st->stated = ranges_new(true)) ||
+	    !ranges_learn(st->ranges, o->nhyps, o->hyps, o->goal) ||
+	    !ranges_learn(st->stated, o->nhyps, o->hyps, o->goal))
 		return fail(e, "out of memory"), false;
 	for (int i = 0; i < o->nvars; i++)
 		if (o->vars[i] && var_sym(e, o->vars[i]) < 0)
@@ -1346,6 +1404,7 @@ void smt_encoding_free(SmtEncoding *e)
 		pm_free(&st->memo);
 		pm_free(&st->loadset);
 		ranges_free(st->ranges);
+		ranges_free(st->stated);
 		free(st->env);
 		free(st);
 	}

@@ -268,9 +268,16 @@ struct RangeInfo {
 	int nenv, capenv;
 	LetRange *env;
 	uint32_t next_env;
+	bool stated_only; /* learn only bounds the query states (see .h) */
 };
 
-RangeInfo *ranges_new(void) { return calloc(1, sizeof(RangeInfo)); }
+RangeInfo *ranges_new(bool stated_only)
+{
+	RangeInfo *r = calloc(1, sizeof(RangeInfo));
+	if (r)
+		r->stated_only = stated_only;
+	return r;
+}
 
 void ranges_free(RangeInfo *r)
 {
@@ -570,7 +577,7 @@ static bool tighten(RangeInfo *r, const Var *v, BinOp op, const Expr *e,
 		    IntRange other, bool *changed)
 {
 	IntRange cur = ranges_var(r, v), d = dtype_range(v->dtype), nb, db;
-	if (!narrowed(cur, op, other, &nb))
+	if ((r->stated_only && !closed(e)) || !narrowed(cur, op, other, &nb))
 		return true;
 	if (closed(e) && narrowed(direct_bound(r, v), op, other, &db) &&
 	    !map_put(&r->direct, (RangeKey){v, 0}, db))

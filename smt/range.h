@@ -32,7 +32,9 @@ IntRange range_convert(IntRange r, DType from, DType to);
 
 typedef struct RangeInfo RangeInfo;
 
-RangeInfo *ranges_new(void);
+/* stated_only: learn only from comparisons with constants, the bounds
+ * every model of the query satisfies without any range fact. */
+RangeInfo *ranges_new(bool stated_only);
 void ranges_free(RangeInfo *r);
 /* Learn variable bounds from the query hyps AND NOT goal: from every
  * comparison `v op e` / `e op v` (v a variable, possibly under casts

@@ -850,13 +850,18 @@ START_TEST(ranges_keep_index_arithmetic_wrap_free)
 	Obligation *o = ob(2, loops, bin(OP_LT, idx, lit(64)));
 	ck_assert_int_eq(verdict_of(o, FLOAT_REAL), VERDICT_PROVEN);
 	ck_assert_ptr_null(strstr(text_of(o), "mod"));
+	/* the hypotheses state those bounds: no range fact repeats them, nor
+	 * one that i < ii implies but no left-out wrap needs */
+	Expr *ordered[3] = {loops[0], loops[1], bin(OP_LT, ref(i), ref(ii))};
+	const char *t = text_of(ob(3, ordered, bin(OP_LT, idx, lit(64))));
+	ck_assert_msg(strstr(t, "value ranges") == NULL, "%s", t);
 	/* symbolic extent: 0 <= i < n, n <= 1024 (an assumption) */
 	Expr *sym[3] = {ir_and(&arena, bin(OP_LE, lit(0), ref(i)), bin(OP_LT, ref(i), ref(n))),
 			loops[1], bin(OP_LE, ref(n), lit(1024))};
 	Expr *goal = bin(OP_LT, idx, ir_mul(&arena, ref(n), lit(4)));
 	o = ob(3, sym, goal);
 	ck_assert_int_eq(verdict_of(o, FLOAT_REAL), VERDICT_PROVEN);
-	const char *t = text_of(o);
+	t = text_of(o);
 	ck_assert_msg(strstr(t, "mod") == NULL, "%s", t);
 	/* the bound n < 1024 narrows i, and the query says so */
 	ck_assert_ptr_nonnull(strstr(t, "(<= i_0 1023)"));
@@ -1128,7 +1133,7 @@ START_TEST(random_expressions_agree_with_the_interpreter)
 		checked++;
 		/* the interval of e under the bounds of the hypotheses holds
 		 * the interpreter's value */
-		RangeInfo *ri = ranges_new();
+		RangeInfo *ri = ranges_new(false);
 		IntRange in;
 		ck_assert(ranges_learn(ri, 12, hyps, ir_bool(&arena, true)));
 		ck_assert(ranges_value(ri, e, &in));
@@ -1153,6 +1158,55 @@ START_TEST(random_expressions_agree_with_the_interpreter)
 	}
 	ck_assert_int_eq(checked, CASES);
 	ck_assert_int_gt(wrapped, CASES / 10); /* the wraps were exercised */
+}
+END_TEST
+
+/* A counterexample is a reachable state: for random e and c, when
+ * `lo <= v <= hi for each v => e <= c` is refuted, the interpreter at the
+ * model's values computes e > c (every variable inside its dtype). */
+START_TEST(random_counterexamples_are_interpreter_states)
+{
+	enum { CASES = 120 };
+	DType dts[6] = {DT_INT8, DT_INT8, DT_INT32, DT_INT32, DT_UINT8, DT_INT64};
+	const char *names[6] = {"a", "b", "x", "y", "u", "l"};
+	Var *vars[6];
+	for (int k = 0; k < 6; k++)
+		vars[k] = var(names[k], dts[k]);
+	DiffGen g = {0x94D049BB133111EBull, 6, vars};
+	int refuted = 0, proven = 0;
+	for (int c = 0; c < CASES; c++) {
+		Expr *e = diff_expr(&g, 1 + (int)diff_pick(&g, 2));
+		Expr *hyps[6];
+		for (int k = 0; k < 6; k++) {
+			int64_t p = value_of(diff_value(&g), dts[k]), q = value_of(diff_value(&g), dts[k]);
+			hyps[k] = diff_pick(&g, 2) ? within(vars[k], p < q ? p : q, p < q ? q : p)
+						   : bin(OP_GE, ref(vars[k]), lit64(p));
+		}
+		int64_t bound = diff_value(&g);
+		ObligationResult r = check_in(ob(6, hyps, bin(OP_LE, e, lit64(bound))), FLOAT_REAL);
+		proven += r.verdict == VERDICT_PROVEN;
+		if (r.verdict != VERDICT_REFUTED)
+			continue;
+		int64_t values[6];
+		for (int k = 0; k < 6; k++) {
+			const ModelVar *mv = NULL;
+			for (int m = 0; m < r.model->nvars; m++)
+				if (r.model->vars[m].var == vars[k])
+					mv = &r.model->vars[m];
+			values[k] = mv ? mv->val.ival : 0; /* absent: unconstrained */
+			ck_assert_msg(values[k] == value_of(values[k], dts[k]),
+				      "case %d: %s = %lld is no %s\n%s", c, names[k],
+				      (long long)values[k], dtype_name(dts[k]), r.smt2);
+		}
+		int64_t got;
+		if (!interp_value(&g, e, values, &got))
+			continue; /* the model divides by zero: UB, any value */
+		refuted++;
+		ck_assert_msg(got > bound, "case %d: the interpreter computes %lld <= %lld\n%s", c,
+			      (long long)got, (long long)bound, r.smt2);
+	}
+	ck_assert_int_gt(refuted, CASES / 5);
+	ck_assert_int_gt(proven, CASES / 20);
 }
 END_TEST
 
@@ -1288,6 +1342,7 @@ Suite *suite_smt(void)
 	tcase_add_test(tc, wrapping_text_agrees_with_z3_and_cvc5);
 	tcase_add_test(tc, interval_arithmetic_contains_every_result);
 	tcase_add_test(tc, random_expressions_agree_with_the_interpreter);
+	tcase_add_test(tc, random_counterexamples_are_interpreter_states);
 	suite_add_tcase(s, tc);
 
 	tc = tcase_create("cache_threads");
