@@ -1271,11 +1271,13 @@ static Z3_ast in_range(SmtEncoding *e, Z3_ast x, IntRange r)
 }
 
 /* The range facts, first in asserts (then `more` entries follow): every
- * integer variable, T.undef() and buffer cell read holds a value of its
- * dtype, and a variable lies within what ranges_learn derived from the
- * hypotheses. Each fact follows from the dtypes and the hypotheses, so
- * it removes no state the interpreter can reach; it is what makes every
- * wrap-around left out by the ranges exact in every model. */
+ * integer T.undef() and buffer cell read holds a value of its dtype, and
+ * every variable that occurs lies within its dtype and, when a left-out
+ * wrap rests on them (uses_learnt), the bounds ranges_learn derived from
+ * the query; a fact the query states itself is left out. Each fact
+ * follows from the dtypes and the query, so it removes no state the
+ * interpreter can reach. Proofs are sound without them; they make every
+ * model a reachable state: counterexamples are real. */
 static bool add_range_facts(SmtEncoding *e, int more)
 {
 	int n = 0;
