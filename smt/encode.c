@@ -528,11 +528,12 @@ static Z3_ast real_trunc(SmtEncoding *e, Z3_ast r)
  * this encoding. A wrap is left out where range.c's intervals prove the
  * exact result inside the dtype (typical index arithmetic such as i*4 + ii
  * under its loop ranges), which keeps those queries linear and free of
- * mod. That is exact, not an approximation: the intervals hold in every
- * state the interpreter can reach that satisfies the query (hypotheses,
- * negated goal), and add_range_facts asserts the bounds they rest on, so
- * they hold in every model too; there each left-out wrap is the identity,
- * and the query has the same models as with every wrap written. */
+ * mod. That is sound: the intervals hold in every state the interpreter
+ * can reach that satisfies the query (hypotheses, negated goal), where a
+ * left-out wrap is the identity. It is also exact: the bounds a left-out
+ * wrap rests on are stated by the query or asserted by add_range_facts,
+ * so they hold in every model too, and the query has the same models as
+ * with every wrap written. */
 
 /* 2^bits as an Int numeral, bits <= 64. */
 static Z3_ast power_of_two(SmtEncoding *e, int bits)
