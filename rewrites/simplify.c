@@ -159,9 +159,9 @@ static Obligation *equal_obligation(RwCtx *c, const Candidate *k, const FactSet 
 		goal = ir_and(a, goal, ir_bin(a, OP_EQ, k->log.from[i], k->log.to[i], nospan()));
 		if (i < 3) {
 			char *p = print_expr_text(a, k->log.from[i]), *q = print_expr_text(a, k->log.to[i]);
-			sb_printf(&text, "%s%s == %s", i ? ", " : "", p, q);
+			sb_printf(&text, "%s%s -> %s", i ? "; " : "", p, q);
 		} else if (i == 3) {
-			sb_printf(&text, ", ... (%d rewrites)", k->log.n);
+			sb_printf(&text, "; ... (%d rewrites)", k->log.n);
 		}
 	}
 	if (!goal) /* nothing logged: state the whole equality */
@@ -170,7 +170,7 @@ static Obligation *equal_obligation(RwCtx *c, const Candidate *k, const FactSet 
 	char *what = arena_strdup(a, diffs);
 	free(diffs);
 	Obligation *o = obligation_new(a, "simplify.equal",
-				       arena_printf(a, "%s at line %d", what, k->ctx.stmt->span.line),
+				       arena_printf(a, "line %d: %s", k->ctx.stmt->span.line, what),
 				       0, NULL, 0, NULL, goal, k->ctx.stmt->span);
 	o->rewrite = c->desc;
 	o->same_value = true;
