@@ -605,6 +605,7 @@ static Expr *known_load(Simplifier *s, Expr *e)
 		Simplifier sub = *s;
 		sub.facts = NULL;
 		sub.changed = false;
+		sub.log = NULL; /* deciding applicability rewrites nothing */
 		Expr *ok = f->guard ? ir_subst_expr(s->a, f->guard, f->nvars, f->vars, t0) : NULL;
 		if (f->unless)
 			ok = ir_and(s->a, ok, ir_not(s->a, ir_subst_expr(s->a, f->unless, f->nvars, f->vars, t0),
