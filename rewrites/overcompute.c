@@ -505,6 +505,150 @@ static RwStatus plan_stores(Instance *in, OcPlan *plan, const Func *real)
 	return RW_OK;
 }
 
+/* ---------- two branches: the kept one does what the other did ---------- */
+
+/* Walk the kept branch k and the dropped branch d in step; where their
+ * expressions differ, the obligation overcompute.same_effect says they are
+ * equal in the dropped branch's cases (loads in one arbitrary state, which
+ * both read alike: the stores before them wrote equal values to the same
+ * cells). Loops and lets of d are renamed to k's. False when the shapes
+ * differ (not supported). */
+typedef struct Align {
+	Instance *in;
+	ObligationList *out;
+	int nhyps;
+	Expr *hyps[RW_MAX_DEPTH];
+	int nvars;
+	Var *vars[RW_MAX_DEPTH];
+} Align;
+
+static void same_pair(Align *al, Expr *x, Expr *y, Span sp)
+{
+	if (ir_expr_equal(x, y))
+		return;
+	Arena *a = al->in->c->arena;
+	Obligation *o = derive(al->in, "overcompute.same_effect",
+			       arena_printf(a, "in the cases of the dropped branch, the kept branch of %s computes what the dropped one did",
+					    al->in->where),
+			       ir_bin(a, OP_EQ, x, y, nospan()), sp);
+	o->same_value = true;
+	for (int i = 0; i < al->nvars; i++)
+		obligation_add_var(a, o, al->vars[i]);
+	for (int i = 0; i < al->nhyps; i++)
+		obligation_add_hyp(a, o, al->hyps[i]);
+	rw_facts_instantiate(a, &al->in->values, o->goal, o);
+	oblist_push(a, al->out, o);
+}
+
+static bool push_hyp_al(Align *al, Expr *h)
+{
+	if (al->nhyps == RW_MAX_DEPTH)
+		return false;
+	al->hyps[al->nhyps++] = h;
+	return true;
+}
+
+static bool align(Align *al, const Stmt *k, const Stmt *d)
+{
+	Arena *a = al->in->c->arena;
+	if (k->kind != d->kind)
+		return false;
+	int nh = al->nhyps, nv = al->nvars;
+	bool ok = true;
+	switch (k->kind) {
+	case ST_SEQ:
+		if (k->u.seq.n != d->u.seq.n)
+			return false;
+		for (int i = 0; i < k->u.seq.n && ok; i++)
+			ok = align(al, k->u.seq.items[i], d->u.seq.items[i]);
+		return ok;
+	case ST_FOR: {
+		if (k->u.loop.kind != d->u.loop.kind || al->nvars == RW_MAX_DEPTH)
+			return false;
+		same_pair(al, k->u.loop.min, d->u.loop.min, k->span);
+		same_pair(al, k->u.loop.extent, d->u.loop.extent, k->span);
+		Var *dv = d->u.loop.var;
+		Expr *kv = ir_varref(a, k->u.loop.var, nospan());
+		Stmt *dbody = ir_subst_stmt(a, d->u.loop.body, 1, &dv, &kv);
+		al->vars[al->nvars++] = k->u.loop.var;
+		ok = push_hyp_al(al, rw_loop_range(a, k, kv)) && align(al, k->u.loop.body, dbody);
+		break;
+	}
+	case ST_IF:
+		if (!k->u.cond.else_s != !d->u.cond.else_s)
+			return false;
+		same_pair(al, k->u.cond.cond, d->u.cond.cond, k->span);
+		ok = push_hyp_al(al, k->u.cond.cond) && align(al, k->u.cond.then_s, d->u.cond.then_s);
+		al->nhyps = nh;
+		if (ok && k->u.cond.else_s)
+			ok = push_hyp_al(al, ir_not(a, k->u.cond.cond, nospan())) &&
+			     align(al, k->u.cond.else_s, d->u.cond.else_s);
+		break;
+	case ST_STORE:
+		if (k->u.store.buf != d->u.store.buf || k->u.store.nidx != d->u.store.nidx)
+			return false;
+		for (int i = 0; i < k->u.store.nidx; i++)
+			same_pair(al, k->u.store.idx[i], d->u.store.idx[i], k->span);
+		same_pair(al, k->u.store.value, d->u.store.value, k->span);
+		return true;
+	case ST_LET: {
+		if (al->nvars == RW_MAX_DEPTH)
+			return false;
+		same_pair(al, k->u.let.value, d->u.let.value, k->span);
+		Var *dv = d->u.let.var;
+		Expr *kv = ir_varref(a, k->u.let.var, nospan());
+		Stmt *dbody = ir_subst_stmt(a, d->u.let.body, 1, &dv, &kv);
+		al->vars[al->nvars++] = k->u.let.var;
+		ok = (rw_expr_has_load(k->u.let.value) ||
+		      push_hyp_al(al, ir_bin(a, OP_EQ, kv, k->u.let.value, nospan()))) &&
+		     align(al, k->u.let.body, dbody);
+		break;
+	}
+	case ST_ASSUME: case ST_EVAL:
+		same_pair(al, k->u.expr, d->u.expr, k->span);
+		return true;
+	case ST_BLOCK:
+		return align(al, k->u.block.body, d->u.block.body);
+	case ST_PASS:
+		return true;
+	case ST_ALLOC: case ST_COUNT:
+		return false;
+	}
+	al->nhyps = nh;
+	al->nvars = nv;
+	return ok;
+}
+
+/* `if c: S1 else: S2` -> the branch kept, S1 (keep_then) or S2. */
+static RwStatus two_branch_plan(RwCtx *c, const Stmt *target, StmtCtx *scp, bool keep_then,
+				OcPlan *plan)
+{
+	Arena *a = c->arena;
+	Stmt *kept = keep_then ? target->u.cond.then_s : target->u.cond.else_s;
+	Stmt *dropped = keep_then ? target->u.cond.else_s : target->u.cond.then_s;
+	Expr *cond = target->u.cond.cond;
+	Expr *skip = keep_then ? ir_not(a, cond, nospan()) : cond;
+	Instance *in = arena_alloc(a, sizeof *in);
+	RwStatus st = make_instance(c, scp, kept, skip, NULL, in);
+	if (st != RW_OK)
+		return st;
+	plan->instance = in;
+	plan->sc = scp;
+	Align al;
+	memset(&al, 0, sizeof al);
+	al.in = in;
+	al.out = &plan->safety;
+	if (!align(&al, kept, dropped))
+		return rw_fail(c, RW_UNSUPPORTED, target->span,
+			       "overcompute: the two branches differ in shape (only branches that differ in expressions can be merged)");
+	/* the kept branch also runs safely there */
+	safety_obligations(in, &plan->safety);
+	plan->nstores = 0;
+	plan->out = rw_with_body(a, c->func, rw_replace_at(a, c->func->body, scp->path, scp->depth,
+							   kept));
+	return RW_OK;
+}
+
 static RwStatus plan_for(RwCtx *c, const Stmt *target, OcPlan *plan, bool remove,
 			 bool every_instance);
 
@@ -530,9 +674,22 @@ static RwStatus plan_for(RwCtx *c, const Stmt *target, OcPlan *plan, bool remove
 	if (remove) {
 		if (target->kind != ST_IF)
 			return rw_fail(c, RW_BAD_INPUT, target->span, "overcompute: not a branch");
-		if (target->u.cond.else_s)
-			return rw_fail(c, RW_UNSUPPORTED, target->span,
-				       "overcompute: removing a branch with an else part is not supported yet");
+		if (target->u.cond.else_s) {
+			/* keep the then part, else the else part */
+			OcPlan first;
+			memset(&first, 0, sizeof first);
+			first.line = plan->line;
+			RwStatus st = two_branch_plan(c, target, scp, true, &first);
+			if (st == RW_OK) {
+				*plan = first;
+				plan->alternative = arena_alloc(a, sizeof(OcPlan));
+				memset(plan->alternative, 0, sizeof(OcPlan));
+				plan->alternative->line = plan->line;
+				if (two_branch_plan(c, target, scp, false, plan->alternative) != RW_OK)
+					plan->alternative = NULL;
+			}
+			return st;
+		}
 		body = target->u.cond.then_s;
 		skip = ir_not(a, target->u.cond.cond, nospan());
 	} else {
@@ -800,6 +957,10 @@ int sched_overcompute(Schedule *s, const char *desc, Span span, DiagList *d,
 		bool ok = false;
 		if (st == RW_OK) {
 			ok = prove_plan(&k, c.func, &plan);
+			if (!ok && plan.alternative && prove_plan(&k, c.func, plan.alternative)) {
+				plan = *plan.alternative;
+				ok = true;
+			}
 		} else {
 			bool proven;
 			sched_sub_finish(&k, &c, st, &proven);

@@ -29,6 +29,7 @@ typedef struct OcPlan {
 	OcStorePlan *stores;	 /* each: dead or no-op proven */
 	struct Instance *instance;
 	StmtCtx *sc;
+	struct OcPlan *alternative; /* if/else: keeping the other branch */
 } OcPlan;
 
 /* Branches in scope that guard stores: those directly in loop `loop`, or
