@@ -15,6 +15,7 @@
 #include "facts.h"
 #include "index_map.h"
 #include "layout.h"
+#include "merge.h"
 
 static Span nospan(void) { return (Span){0}; }
 
@@ -428,31 +429,29 @@ static void find_witness(Witness *w, const Stmt *s, const Buffer *b, int depth)
 	}
 }
 
-/* idx == v + e (or e + v, v - e, v) for a loop variable v of w. */
-static bool split_index(Arena *a, const Witness *w, const Expr *idx, int *loop, Expr **offset)
+/* idx == v + e (or e + v, v - e, v) for a loop variable v of w; the
+ * lowest cell written is then min(v) + e (or min(v) - e). */
+static bool split_index(Arena *a, const Witness *w, const Expr *idx, int *loop, Expr **lo)
 {
 	for (int m = 0; m < w->nloops; m++) {
-		Var *v = w->loops[m]->u.loop.var;
-		const Expr *rest = NULL;
-		bool negate = false;
+		const Stmt *l = w->loops[m];
+		Var *v = l->u.loop.var;
 		if (idx->kind == EX_VAR && idx->u.var == v) {
 			*loop = m;
-			*offset = ir_int(a, 0, idx->dtype, nospan());
+			*lo = l->u.loop.min;
 			return true;
 		}
 		if (idx->kind != EX_BIN || (idx->u.bin.op != OP_ADD && idx->u.bin.op != OP_SUB))
 			continue;
-		const Expr *x = idx->u.bin.a, *y = idx->u.bin.b;
-		if (x->kind == EX_VAR && x->u.var == v) {
+		const Expr *x = idx->u.bin.a, *y = idx->u.bin.b, *rest = NULL;
+		if (x->kind == EX_VAR && x->u.var == v)
 			rest = y;
-			negate = idx->u.bin.op == OP_SUB;
-		} else if (idx->u.bin.op == OP_ADD && y->kind == EX_VAR && y->u.var == v) {
+		else if (idx->u.bin.op == OP_ADD && y->kind == EX_VAR && y->u.var == v)
 			rest = x;
-		}
 		if (!rest || mentions_loops(rest, w))
 			continue;
 		*loop = m;
-		*offset = negate ? ir_neg(a, (Expr *)rest, nospan()) : (Expr *)rest;
+		*lo = rw_fold(a, ir_bin(a, idx->u.bin.op, l->u.loop.min, (Expr *)rest, nospan()));
 		return true;
 	}
 	return false;
@@ -477,11 +476,11 @@ static bool witness_box(Arena *a, const Stmt *target, const Buffer *b, Box *box)
 	box->extent = arena_alloc(a, sizeof(Expr *) * (size_t)(b->ndim + 1));
 	for (int k = 0; k < b->ndim; k++) {
 		int m;
-		Expr *off;
-		if (!split_index(a, &w, w.store->u.store.idx[k], &m, &off) || used[m])
+		Expr *lo;
+		if (!split_index(a, &w, w.store->u.store.idx[k], &m, &lo) || used[m])
 			return false;
 		used[m] = true;
-		box->lo[k] = rw_fold(a, ir_add(a, w.loops[m]->u.loop.min, off));
+		box->lo[k] = lo;
 		box->extent[k] = w.loops[m]->u.loop.extent;
 	}
 	return true;
@@ -537,8 +536,11 @@ static Expr *in_box(Arena *a, const Box *box, int n, Expr **idx)
 /* ---------- obligations ---------- */
 
 /* cache.covers, one per access X[idx] of the block (inner loop variables
- * fresh, with their ranges):  guard -> lo <= idx < lo + extent. The
- * redirected access then reads or writes a cell the copy stages move. */
+ * fresh, with their ranges):
+ *     guard and 0 <= idx < shape  ->  lo <= idx < lo + extent
+ * The redirected access then reads or writes a cell the copy stages move.
+ * An access outside the shape is undefined behaviour of the original, so
+ * runs that make one are outside the claim (semantics.md section 1). */
 static void cover_obligations(RwCtx *c, const StmtCtx *sc, const Stmt *target, Buffer *buf,
 			      const Box *box, const char *cache)
 {
@@ -552,7 +554,8 @@ static void cover_obligations(RwCtx *c, const StmtCtx *sc, const Stmt *target, B
 		const Access *x = &acc.items[i];
 		if (x->buf != buf)
 			continue;
-		Expr *goal = ir_or(a, ir_not(a, x->guard, nospan()), in_box(a, box, x->nidx, x->idx));
+		Expr *happens = ir_and(a, x->guard, imap_in_box(a, x->nidx, x->idx, buf->shape));
+		Expr *goal = ir_or(a, ir_not(a, happens, nospan()), in_box(a, box, x->nidx, x->idx));
 		Obligation *o = rw_obligation_at(
 			c, &c->obs, sc, "cache.covers",
 			arena_printf(a, "the region staged in %s covers the %s of %s at %d:%d", cache,
@@ -680,6 +683,27 @@ static Stmt *seq_of(Arena *a, int n, Stmt **items, Span sp)
 	return n == 1 ? items[0] : ir_seq(a, n, items, sp);
 }
 
+/* The body with the block at sc replaced by `staged` (an allocation).
+ * An allocation's body is the rest of its sequence, so the statements
+ * after the block move into it: the printed text parses back the same. */
+static Stmt *place_staged(Arena *a, Stmt *root, const StmtCtx *sc, Stmt *staged)
+{
+	int d = sc->depth;
+	Stmt *parent = d > 0 ? rw_stmt_at(root, sc->path, d - 1) : NULL;
+	if (!parent || parent->kind != ST_SEQ)
+		return rw_replace_at(a, root, sc->path, d, staged);
+	int n = parent->u.seq.n, k = sc->path[d - 1];
+	Stmt *inner = staged->u.alloc.body;
+	if (k + 1 < n) {
+		Stmt *rest = seq_of(a, n - k - 1, parent->u.seq.items + k + 1, parent->span);
+		inner = rw_append_stmt(a, inner, rest);
+	}
+	Stmt **items = arena_alloc(a, sizeof(Stmt *) * (size_t)(k + 1));
+	memcpy(items, parent->u.seq.items, sizeof(Stmt *) * (size_t)k);
+	items[k] = ir_alloc(a, staged->u.alloc.buf, inner, staged->span);
+	return rw_replace_at(a, root, sc->path, d - 1, seq_of(a, k + 1, items, parent->span));
+}
+
 RwStatus rw_cache(RwCtx *c, const CacheArgs *args)
 {
 	Arena *a = c->arena;
@@ -744,13 +768,17 @@ RwStatus rw_cache(RwCtx *c, const CacheArgs *args)
 	/* cache_write: no read of the destination between use and copy-out.
 	 * Every access of the target is redirected and the copy-out follows
 	 * it directly, so nothing reads buf in between. */
-	Stmt *items[3];
+	Stmt *tgt = ir_replace_buffer(a, site.target, buf, cache);
+	int ntgt = tgt->kind == ST_SEQ ? tgt->u.seq.n : 1;
+	Stmt **items = arena_alloc(a, sizeof(Stmt *) * (size_t)(ntgt + 2));
 	int n = 0;
 	if (copy_in) {
 		const char *blk = unique_block_name(a, f, args->write ? arena_printf(a, "%s_in", name) : name);
 		items[n++] = copy_stage(a, blk, &box, vs, cache, buf, c->call_span);
 	}
-	items[n++] = ir_replace_buffer(a, site.target, buf, cache);
+	/* one flat sequence, as the parser builds it */
+	for (int i = 0; i < ntgt; i++)
+		items[n++] = tgt->kind == ST_SEQ ? tgt->u.seq.items[i] : tgt;
 	if (args->write) {
 		Var **out_vars = copy_in ? copy_vars(a, f, &box, vs) : vs;
 		const char *blk = unique_block_name(a, f, arena_printf(a, "%s_out", name));
@@ -759,7 +787,7 @@ RwStatus rw_cache(RwCtx *c, const CacheArgs *args)
 	Stmt *staged = ir_alloc(a, cache, seq_of(a, n, items, c->call_span), c->call_span);
 	Stmt *body;
 	if (!site.whole) {
-		body = rw_replace_at(a, f->body, site.sc.path, site.sc.depth, staged);
+		body = place_staged(a, f->body, &site.sc, staged);
 	} else if (site.nlead == 0) {
 		body = staged;
 	} else {
