@@ -1,12 +1,8 @@
-/* rewrites/cache.c — cache_read and cache_write (seed 000, "Enhancement -
- * cache_read, cache_write"; semantics.md section 4): a new buffer of the
- * same shape is allocated around one block; cache_read copies a region of
- * the source into it just before the block and redirects the block's
- * reads; cache_write redirects the block's reads and writes, copies the
- * region in first when needed, and copies it back right after the block.
- * Obligations: cache.covers (the region covers every access replaced),
- * cache.readable (the copy-in reads only initialised cells), and the race
- * check of enclosing parallel or vectorized loops (proofs/cache.md). */
+/* rewrites/cache.c — cache_read / cache_write (seed 000; semantics.md 4):
+ * stage a box of a buffer through a new allocation around one block, with
+ * copy-in before it (cache_read, and cache_write when needed) and copy-out
+ * after it (cache_write). Obligations cache.covers, cache.readable and the
+ * race check of labelled loops around the block (proofs/cache.md). */
 #include "cache.h"
 
 #include <string.h>

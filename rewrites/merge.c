@@ -1,10 +1,8 @@
-/* rewrites/merge.c — merge_adjacent_loops: `for i: S1; for j: S2` (two
- * adjacent loops of one sequence) -> `for i: S1(i); S2(i)` (seed 000,
- * "Utility - Merge Adjacent Loops"; semantics.md section 4). Obligations:
- * merge.same_domain (when the ranges are not the same expressions) and
- * merge.no_conflict: for all i > j in the domain, S1(i) and S2(j) commute
- * (proofs/merge.md). Also the commutation check fission shares, and the
- * call without loop names that merges every adjacent pair it can prove. */
+/* rewrites/merge.c — merge_adjacent_loops: `for i: S1; for j: S2` ->
+ * `for i: S1(i); S2(i)` (seed 000, "Utility - Merge Adjacent Loops").
+ * Obligations merge.same_domain and merge.no_conflict: for all i > j,
+ * S1(i) and S2(j) commute (proofs/merge.md). Also the commutation check
+ * fission shares, and the call without names that merges every pair. */
 #include "merge.h"
 
 #include <stdlib.h>

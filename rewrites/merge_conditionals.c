@@ -1,13 +1,9 @@
-/* rewrites/merge_conditionals.c — merge_conditionals: `if c1: T1 else: E1`
- * directly followed by `if c2: T2 else: E2` becomes `if c1: T1; T2 else:
- * E1; E2` (identical) or `if c1: T1; E2 else: E1; T2` (complementary),
- * seed 000 "Enhancement - Simplify". The second condition is read after
- * the first if ran, so it is compared in that state: P = c2 after T1,
- * Q = c2 after E1, both over the state before the first if (rw_cond_after).
- * Obligations (proofs/merge_conditionals.md), under the context at the
- * first if and the facts there:
- *   merge_conditionals.identical:     c1 -> P   and   not c1 -> not Q
- *   merge_conditionals.complementary: c1 -> not P and not c1 -> Q */
+/* rewrites/merge_conditionals.c — two adjacent ifs with identical or
+ * complementary conditions become one (seed 000, "Enhancement -
+ * Simplify"). The second condition is compared in the state after the
+ * first if (rw_cond_after, a weakest precondition through its stores):
+ * obligations merge_conditionals.identical / .complementary
+ * (proofs/merge_conditionals.md). */
 #include "merge_conditionals.h"
 
 #include <stdlib.h>

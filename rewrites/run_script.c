@@ -362,8 +362,10 @@ static StepStatus run_call(Call *k)
 		st = do_transform_layout(k, &c);
 	else if (strcmp(m, "fission") == 0)
 		st = do_fission(k, &c);
-	else if (strcmp(m, "cache_read") == 0 || strcmp(m, "cache_write") == 0)
-		st = do_cache(k, &c, m[6] == 'w');
+	else if (strcmp(m, "cache_read") == 0)
+		st = do_cache(k, &c, false);
+	else if (strcmp(m, "cache_write") == 0)
+		st = do_cache(k, &c, true);
 	else {
 		for (size_t i = 0; i < sizeof not_yet / sizeof *not_yet; i++)
 			if (strcmp(m, not_yet[i]) == 0) {
