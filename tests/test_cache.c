@@ -380,6 +380,27 @@ START_TEST(cache_write_of_a_read_modify_write_copies_in)
 }
 END_TEST
 
+/* Without block=: the function body after its entry facts, with the
+ * copy-in after them and the copy-out at the end. */
+START_TEST(cache_write_without_block_stages_the_whole_function)
+{
+	static const char k[] =
+		"@T.prim_func\n"
+		"def f(A: T.Buffer[(14,), \"float32\"], B: T.Buffer[(14,), \"float32\"], n: T.int32):\n"
+		"    T.assume(1 <= n and n <= 14)\n"
+		"    for i in T.serial(n):\n"
+		"        B[i] = 2.0 * A[i]\n"
+		"    for i in T.serial(n, 14):\n"
+		"        B[i] = B[i - 1] + 1.0\n";
+	Schedule *s = accept(k, "sch.cache_write(buffer=\"B\", scope=\"local\")");
+	const Stmt *body = alloc_body(sched_func(s)->body, "B_local");
+	char *order = block_order(body);
+	ck_assert_str_eq(order, "B_local_in,-,-,B_local_out");
+	free(order);
+	sched_free(s);
+}
+END_TEST
+
 /* A partial write of an allocated buffer: the copy-in would read cells
  * nothing initialised. */
 START_TEST(cache_write_copy_in_of_uninitialised_cells_is_rejected)
@@ -446,6 +467,7 @@ Suite *suite_cache(void)
 	tcase_set_timeout(tc, 120);
 	tcase_add_test(tc, cache_write_of_a_full_write_needs_no_copy_in);
 	tcase_add_test(tc, cache_write_of_a_read_modify_write_copies_in);
+	tcase_add_test(tc, cache_write_without_block_stages_the_whole_function);
 	tcase_add_test(tc, cache_write_copy_in_of_uninitialised_cells_is_rejected);
 	suite_add_tcase(s, tc);
 	tc = tcase_create("api");

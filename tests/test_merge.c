@@ -628,6 +628,9 @@ START_TEST(api_merge_fission_and_conditionals)
 	ck_assert_int_eq(vs_merge_adjacent_loops(s, NULL, NULL), VS_OK); /* nothing to merge */
 	ck_assert_int_eq(vs_merge_conditionals(s, NULL, false), VS_OK);
 	ck_assert_int_eq(vs_merge_conditionals(s, "nope", false), VS_BAD_INPUT);
+	char *report = NULL;
+	ck_assert_int_eq(vs_equiv(ctx, m, vs_schedule_result(s), NULL, 8, 5, &report), VS_OK);
+	free(report);
 	vs_schedule_free(s);
 
 	m = vs_parse_string(ctx, "s.tir", stencil);
