@@ -11,6 +11,10 @@
 #include "kernel/parse.h"
 #include "kernel/print.h"
 #include "rewrites/schedule.h"
+/* merge, fission, merge_conditionals, caches */
+#include "rewrites/cache.h"
+#include "rewrites/merge.h"
+#include "rewrites/merge_conditionals.h"
 #include "smt/smt.h"
 
 struct vs_module {
@@ -285,6 +289,88 @@ vs_status vs_unroll(vs_schedule *vs, const char *loop)
 	if (null_arg(vs->ctx, "unroll", loop))
 		return VS_BAD_INPUT;
 	API_STEP(vs, arena_printf(&vs->ctx->arena, "unroll(\"%s\")", loop), rw_unroll(c, loop));
+}
+
+/* ---------- adjacent loops, conditionals, caches ---------- */
+
+/* A call made of proven sub-steps (schedule.h, compound calls). */
+static vs_status compound_status(vs_schedule *vs, DiagList *d, int st)
+{
+	if (st != STEP_COMMITTED) {
+		const StepReport *r = vs->s->nsteps ? vs->s->steps[vs->s->nsteps - 1] : NULL;
+		if (d->first)
+			set_error(vs->ctx, d);
+		else
+			set_error_text(vs->ctx, r && r->reason ? r->reason : "rejected");
+	}
+	return step_status((StepStatus)st);
+}
+
+vs_status vs_merge_adjacent_loops(vs_schedule *vs, const char *l1, const char *l2)
+{
+	if (!l1 && !l2) {
+		DiagList d;
+		diag_init(&d, &vs->ctx->arena);
+		return compound_status(vs, &d, sched_merge_all_loops(vs->s, "merge_adjacent_loops()",
+								     (Span){0}, &d));
+	}
+	if (null_arg(vs->ctx, "merge_adjacent_loops", l1) ||
+	    null_arg(vs->ctx, "merge_adjacent_loops", l2))
+		return VS_BAD_INPUT;
+	const char *desc = arena_printf(&vs->ctx->arena, "merge_adjacent_loops(\"%s\", \"%s\")", l1, l2);
+	API_STEP(vs, desc, rw_merge_adjacent_loops(c, l1, l2));
+}
+
+vs_status vs_fission(vs_schedule *vs, const char *loop, long after)
+{
+	if (null_arg(vs->ctx, "fission", loop))
+		return VS_BAD_INPUT;
+	const char *desc = arena_printf(&vs->ctx->arena, "fission(\"%s\", after=%ld)", loop, after);
+	API_STEP(vs, desc, rw_fission(c, loop, after));
+}
+
+vs_status vs_merge_conditionals(vs_schedule *vs, const char *block, bool strict)
+{
+	DiagList d;
+	diag_init(&d, &vs->ctx->arena);
+	const char *desc = block ? arena_printf(&vs->ctx->arena, "merge_conditionals(block=\"%s\"%s)",
+						block, strict ? ", strict=True" : "")
+				 : strict ? "merge_conditionals(strict=True)" : "merge_conditionals()";
+	return compound_status(vs, &d, sched_merge_conditionals(vs->s, desc, (Span){0}, &d, block,
+								 strict));
+}
+
+static vs_status cache_step(vs_schedule *vs, bool write, const char *block, const char *buffer,
+			    const char *scope, const char *name)
+{
+	const char *what = write ? "cache_write" : "cache_read";
+	if (null_arg(vs->ctx, what, buffer))
+		return VS_BAD_INPUT;
+	CacheArgs args = {buffer, block, scope, name, write};
+	StrBuf b = {0};
+	sb_printf(&b, "%s(", what);
+	if (block)
+		sb_printf(&b, "block=\"%s\", ", block);
+	sb_printf(&b, "buffer=\"%s\"", buffer);
+	if (scope)
+		sb_printf(&b, ", scope=\"%s\"", scope);
+	sb_puts(&b, ")");
+	char *tmp = sb_take(&b);
+	const char *desc = arena_strdup(&vs->ctx->arena, tmp);
+	free(tmp);
+	API_STEP(vs, desc, rw_cache(c, &args));
+}
+
+vs_status vs_cache_read(vs_schedule *vs, const char *block, const char *buffer, const char *scope,
+			const char *name)
+{
+	return cache_step(vs, false, block, buffer, scope, name);
+}
+
+vs_status vs_cache_write(vs_schedule *vs, const char *block, const char *buffer, const char *scope,
+			 const char *name)
+{
+	return cache_step(vs, true, block, buffer, scope, name);
 }
 
 static vs_status run_script(vs_schedule *vs, Source *src, DiagList *d)

@@ -59,6 +59,23 @@ vs_status vs_reorder(vs_schedule *s, int nloops, const char *const *loops);
 vs_status vs_parallel(vs_schedule *s, const char *loop);
 vs_status vs_vectorize(vs_schedule *s, const char *loop);
 vs_status vs_unroll(vs_schedule *s, const char *loop);
+/* ---- adjacent loops, conditionals, caches (proofs/merge.md,
+ * proofs/merge_conditionals.md, proofs/cache.md) ---- */
+/* Merge loop l2 into loop l1 right before it ("i#1", "i#2"); both NULL:
+ * every adjacent pair of loops of the same kind and range, level by level. */
+vs_status vs_merge_adjacent_loops(vs_schedule *s, const char *l1, const char *l2);
+/* Split loop's body after its statement `after` (0-based) into two loops. */
+vs_status vs_fission(vs_schedule *s, const char *loop, long after);
+/* Merge adjacent if statements with identical or complementary conditions
+ * in block (NULL: the whole function); strict: any pair left apart rejects. */
+vs_status vs_merge_conditionals(vs_schedule *s, const char *block, bool strict);
+/* Stage `buffer` through a new buffer `name` (NULL: BUFFER_SCOPE) of scope
+ * "global" | "local" | "shared" (NULL: the buffer's) around `block` (NULL:
+ * the function body). */
+vs_status vs_cache_read(vs_schedule *s, const char *block, const char *buffer, const char *scope,
+			const char *name);
+vs_status vs_cache_write(vs_schedule *s, const char *block, const char *buffer, const char *scope,
+			 const char *name);
 /* Run a .sched script (interfaces.md); stops at the first step that is not
  * committed. */
 vs_status vs_run_script_file(vs_schedule *s, const char *path);

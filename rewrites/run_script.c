@@ -10,6 +10,10 @@
 #include "overcompute.h"
 #include "seq_access.h"
 #include "simplify.h"
+/* merge_adjacent_loops, fission, merge_conditionals, cache_read/write */
+#include "cache.h"
+#include "merge.h"
+#include "merge_conditionals.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -216,13 +220,106 @@ static StepStatus do_float_mode(Call *k)
 	return STEP_COMMITTED;
 }
 
+/* ---------- merge_adjacent_loops, fission, merge_conditionals,
+ * cache_read, cache_write ---------- */
+
+/* Only the keywords in `allowed` (NULL-terminated). */
+static StepStatus check_keywords(Call *k, const char *const *allowed)
+{
+	for (int i = 0; i < k->call->nargs; i++) {
+		const char *kw = k->call->args[i].keyword;
+		if (!kw)
+			continue;
+		bool ok = false;
+		for (int j = 0; allowed[j] && !ok; j++)
+			ok = strcmp(kw, allowed[j]) == 0;
+		if (!ok)
+			return bad(k, &k->call->args[i], "%s: unexpected keyword argument", k->call->method);
+	}
+	return STEP_COMMITTED;
+}
+
+static StepStatus do_merge_adjacent_loops(Call *k)
+{
+	const char *m = k->call->method;
+	static const char *const none[] = {NULL};
+	if (check_keywords(k, none) != STEP_COMMITTED)
+		return STEP_BAD_INPUT;
+	if (k->call->nlhs)
+		return bad(k, NULL, "%s: merge_adjacent_loops returns nothing", m);
+	if (k->call->nargs == 0)
+		return (StepStatus)sched_merge_all_loops(k->s, describe(k), k->call->span, k->d);
+	const char *l1 = arg_name(k, 0, NULL), *l2 = arg_name(k, 1, NULL);
+	if (!l1 || !l2 || k->call->nargs != 2)
+		return bad(k, NULL, "%s: expected two adjacent loops, e.g. sch.merge_adjacent_loops(\"i#1\", \"i#2\"), or none to merge every adjacent pair", m);
+	RwCtx c;
+	DiagList local;
+	diag_init(&local, k->s->arena);
+	sched_begin(k->s, &c, describe(k), k->call->span, &local);
+	StepStatus st = finish(k, &c, rw_merge_adjacent_loops(&c, l1, l2));
+	for (Diag *g = local.first; g; g = g->next)
+		diag_add(k->d, g->level, g->span, "%s", g->message);
+	return st;
+}
+
+static StepStatus do_fission(Call *k, RwCtx *c)
+{
+	static const char *const kws[] = {"loop", "after", NULL};
+	if (check_keywords(k, kws) != STEP_COMMITTED)
+		return STEP_BAD_INPUT;
+	const char *loop = arg_name(k, 0, "loop");
+	const ScriptArg *after = script_arg(k->call, 1, "after");
+	if (!loop || !after || after->kind != ARG_INT)
+		return bad(k, after, "%s: expected a loop and after=K (the index of the last statement kept in it), e.g. sch.fission(\"i\", after=0)", "fission");
+	if (k->call->nlhs)
+		return bad(k, NULL, "%s: fission returns nothing", "fission");
+	return finish(k, c, rw_fission(c, loop, after->ival));
+}
+
+static StepStatus do_merge_conditionals(Call *k)
+{
+	static const char *const kws[] = {"block", "strict", NULL};
+	if (check_keywords(k, kws) != STEP_COMMITTED)
+		return STEP_BAD_INPUT;
+	for (int i = 0; i < k->call->nargs; i++)
+		if (!k->call->args[i].keyword)
+			return bad(k, &k->call->args[i], "%s: expected block= and strict= only",
+				   k->call->method);
+	const ScriptArg *strict = script_arg(k->call, -1, "strict");
+	if (strict && strict->kind != ARG_BOOL)
+		return bad(k, strict, "%s: strict must be True or False", k->call->method);
+	if (k->call->nlhs)
+		return bad(k, NULL, "%s: merge_conditionals returns nothing", k->call->method);
+	return (StepStatus)sched_merge_conditionals(k->s, describe(k), k->call->span, k->d,
+						     kw_name(k, "block"), strict && strict->ival);
+}
+
+static StepStatus do_cache(Call *k, RwCtx *c, bool write)
+{
+	static const char *const kws[] = {"block", "buffer", "scope", NULL};
+	const char *m = k->call->method;
+	if (check_keywords(k, kws) != STEP_COMMITTED)
+		return STEP_BAD_INPUT;
+	CacheArgs args = {0};
+	args.write = write;
+	args.buffer = arg_name(k, 0, "buffer");
+	if (!args.buffer)
+		return bad(k, NULL, "%s: expected buffer=\"NAME\"", m);
+	args.block = kw_name(k, "block");
+	const ScriptArg *scope = script_arg(k->call, 1, "scope");
+	if (scope && scope->kind != ARG_STRING)
+		return bad(k, scope, "%s: scope must be a string: \"global\", \"local\" or \"shared\"", m);
+	args.scope = scope ? scope->str : NULL;
+	if (k->call->nlhs > 1)
+		return bad(k, NULL, "%s: makes one buffer: write `A_local = sch.%s(...)`", m);
+	args.name = lhs(k, 0);
+	return finish(k, c, rw_cache(c, &args));
+}
+
 /* Primitives of interfaces.md whose obligations are not implemented yet:
  * they reject, never accept. */
 static const char *const not_yet[] = {
-	"merge_adjacent_loops",
-	"fission",
-	"merge_conditionals",
-	"cache_read", "cache_write", "compute_at", "reverse_compute_at",
+	"compute_at", "reverse_compute_at",
 };
 
 static StepStatus run_call(Call *k)
@@ -284,6 +381,10 @@ static StepStatus run_call(Call *k)
 				return bad(k, &k->call->args[i], "%s: expected block= only", m);
 		return (StepStatus)sched_overcompute(k->s, describe(k), k->call->span, k->d, &args);
 	}
+	if (strcmp(m, "merge_adjacent_loops") == 0)
+		return do_merge_adjacent_loops(k);
+	if (strcmp(m, "merge_conditionals") == 0)
+		return do_merge_conditionals(k);
 	RwCtx c;
 	DiagList local;
 	diag_init(&local, k->s->arena);
@@ -303,6 +404,12 @@ static StepStatus run_call(Call *k)
 		st = do_annotate(k, &c, rw_unroll);
 	else if (strcmp(m, "transform_layout") == 0)
 		st = do_transform_layout(k, &c);
+	else if (strcmp(m, "fission") == 0)
+		st = do_fission(k, &c);
+	else if (strcmp(m, "cache_read") == 0)
+		st = do_cache(k, &c, false);
+	else if (strcmp(m, "cache_write") == 0)
+		st = do_cache(k, &c, true);
 	else {
 		for (size_t i = 0; i < sizeof not_yet / sizeof *not_yet; i++)
 			if (strcmp(m, not_yet[i]) == 0) {

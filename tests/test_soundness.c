@@ -1,7 +1,9 @@
 /* tests/test_soundness.c — property test: random small int32 kernels
  * (several nests, affine reads at offsets, guards, reductions) and random
  * sequences of primitives; every committed step is compared with the
- * original kernel by the interpreter on random admissible inputs. Also
+ * original kernel by the interpreter on random admissible inputs (split,
+ * fuse, reorder, parallel, vectorize, unroll, merge_adjacent_loops with a
+ * following loop, fission of a body of several statements). Also
  * shows the comparison can fail: deliberately wrong variants of split and
  * reorder (no obligations discharged) are caught, and the real primitives
  * reject the same cases. VS_SOUNDNESS_STEPS overrides the step count. */
@@ -11,6 +13,8 @@
 #include <string.h>
 
 #include "testutil.h"
+
+#include "rewrites/merge.h"
 
 static uint64_t rng_state;
 
@@ -110,13 +114,19 @@ static char *gen_kernel(void)
 		      " C: T.Buffer[(24,), \"int32\"]):\n");
 	int nests = 1 + (int)rnd(2);
 	static const unsigned extents[] = {3, 4, 5, 6, 8};
+	unsigned first[3] = {0, 0, 0};
 	for (int n = 0; n < nests; n++) {
 		int depth = 1 + (int)rnd(3);
+		/* half the second nests reuse the first one's ranges, so that
+		 * merge_adjacent_loops has something to merge */
+		bool same = n > 0 && rnd(2);
 		for (int d = 0; d < depth; d++) {
 			snprintf(g.vars[d], sizeof g.vars[d], "%c%d", "ijk"[d], n);
 			indent(&g, d + 1);
-			unsigned e = extents[rnd(5)];
-			if (rnd(6) == 0)
+			unsigned e = same && first[d] ? first[d] : extents[rnd(5)];
+			if (n == 0)
+				first[d] = e;
+			if (!same && rnd(6) == 0)
 				sb_printf(&g.b, "for %s in T.serial(1, %u):\n", g.vars[d], e + 1);
 			else
 				sb_printf(&g.b, "for %s in T.serial(%u):\n", g.vars[d], e);
@@ -179,15 +189,69 @@ static const char *child_name(const LoopRef *loops, int n, const Stmt *child)
 
 typedef struct Tally {
 	int steps, committed, rejected, disagreements;
+	int merge[2], fission[2]; /* committed, rejected */
 	char first_failure[4096];
 } Tally;
+
+/* The statement right after `loop` in its sequence, or NULL. */
+static const Stmt *next_sibling(const Stmt *s, const Stmt *loop)
+{
+	const Stmt *r = NULL;
+	switch (s->kind) {
+	case ST_SEQ:
+		for (int i = 0; i < s->u.seq.n && !r; i++) {
+			if (s->u.seq.items[i] == loop)
+				return i + 1 < s->u.seq.n ? s->u.seq.items[i + 1] : NULL;
+			r = next_sibling(s->u.seq.items[i], loop);
+		}
+		return r;
+	case ST_FOR: return next_sibling(s->u.loop.body, loop);
+	case ST_IF:
+		r = next_sibling(s->u.cond.then_s, loop);
+		return r || !s->u.cond.else_s ? r : next_sibling(s->u.cond.else_s, loop);
+	case ST_ALLOC: return next_sibling(s->u.alloc.body, loop);
+	case ST_BLOCK: return next_sibling(s->u.block.body, loop);
+	case ST_LET: return next_sibling(s->u.let.body, loop);
+	case ST_STORE: case ST_ASSUME: case ST_EVAL: case ST_PASS: case ST_COUNT:
+		return NULL;
+	}
+	return NULL;
+}
+
+/* merge_adjacent_loops with the next loop, or fission of a body with
+ * several statements; false when neither applies to l. */
+static bool merge_or_fission(RwCtx *c, const LoopRef *loops, int n, const LoopRef *l, char *desc,
+			     size_t dn, RwStatus *st)
+{
+	const Stmt *next = next_sibling(c->func->body, l->loop);
+	const char *sib = next && next->kind == ST_FOR ? child_name(loops, n, next) : NULL;
+	const Stmt *body = l->loop->u.loop.body;
+	if (sib && rnd(3)) {
+		snprintf(desc, dn, "merge_adjacent_loops(%s, %s)", l->name, sib);
+		*st = rw_merge_adjacent_loops(c, l->name, sib);
+		return true;
+	}
+	if (body->kind == ST_SEQ && body->u.seq.n >= 2) {
+		int64_t after = rnd((unsigned)body->u.seq.n - 1);
+		snprintf(desc, dn, "fission(%s, after=%lld)", l->name, (long long)after);
+		*st = rw_fission(c, l->name, after);
+		return true;
+	}
+	return false;
+}
 
 static RwStatus random_step(RwCtx *c, const LoopRef *loops, int n, char *desc, size_t dn)
 {
 	const LoopRef *l = &loops[rnd((unsigned)n)];
 	const Stmt *body = l->loop->u.loop.body;
 	const char *child = body->kind == ST_FOR ? child_name(loops, n, body) : NULL;
-	switch (rnd(6)) {
+	RwStatus st;
+	switch (rnd(8)) {
+	case 6:
+	case 7:
+		if (merge_or_fission(c, loops, n, l, desc, dn, &st))
+			return st;
+		/* fall through */
 	case 0:
 	case 1: {
 		int64_t factor = 1 + rnd(5);
@@ -241,6 +305,9 @@ static void run_kernel(Arena *a, Tally *t, int nsteps, unsigned seed)
 		c.desc = arena_strdup(a, desc);
 		StepReport *r = sched_finish(s, &c, st);
 		t->steps++;
+		int *kind = strncmp(desc, "merge", 5) == 0 ? t->merge : strncmp(desc, "fission", 7) == 0 ? t->fission : NULL;
+		if (kind)
+			kind[r->status != STEP_COMMITTED]++;
 		if (r->status != STEP_COMMITTED) {
 			t->rejected++;
 			continue;
@@ -275,13 +342,16 @@ START_TEST(random_schedules_agree_with_interpreter)
 		run_kernel(&a, &t, 8, kernel * 131u + 1);
 		arena_free(&a);
 	}
-	fprintf(stderr, "soundness: %d steps, %d committed, %d rejected, %d disagreements\n",
-		t.steps, t.committed, t.rejected, t.disagreements);
+	fprintf(stderr, "soundness: %d steps, %d committed, %d rejected, %d disagreements"
+		"; merge %d/%d, fission %d/%d (committed/rejected)\n",
+		t.steps, t.committed, t.rejected, t.disagreements, t.merge[0], t.merge[1], t.fission[0],
+		t.fission[1]);
 	ck_assert_msg(t.disagreements == 0, "interpreter disagrees:\n%s", t.first_failure);
 	ck_assert_int_ge(t.steps, target);
 	/* both outcomes must be exercised, or the test proves nothing */
 	ck_assert_int_gt(t.committed, t.steps / 5);
 	ck_assert_int_gt(t.rejected, t.steps / 20);
+	ck_assert(t.merge[0] > 0 && t.merge[1] > 0 && t.fission[0] > 0 && t.fission[1] > 0);
 }
 END_TEST
 

@@ -1,0 +1,19 @@
+/* rewrites/cache.h — cache_read and cache_write: stage a buffer through a
+ * new allocated buffer of the same shape around one block (or the whole
+ * function), semantics.md section 4. */
+#ifndef VS_REWRITES_CACHE_H
+#define VS_REWRITES_CACHE_H
+
+#include "rewrite.h"
+
+typedef struct CacheArgs {
+	const char *buffer; /* the buffer to stage */
+	const char *block;  /* NULL: the function body after its entry facts */
+	const char *scope;  /* "global" | "local" | "shared"; NULL: the buffer's */
+	const char *name;   /* the new buffer (left-hand side); NULL: BUF_SCOPE */
+	bool write;	    /* cache_write (else cache_read) */
+} CacheArgs;
+
+RwStatus rw_cache(RwCtx *c, const CacheArgs *args);
+
+#endif

@@ -1,0 +1,467 @@
+/* rewrites/merge_conditionals.c — two adjacent ifs with identical or
+ * complementary conditions become one (seed 000, "Enhancement -
+ * Simplify"). The second condition is compared in the state after the
+ * first if (rw_cond_after, a weakest precondition through its stores):
+ * obligations merge_conditionals.identical / .complementary
+ * (proofs/merge_conditionals.md). */
+#include "merge_conditionals.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "facts.h"
+#include "kernel/print.h"
+#include "layout.h"
+#include "merge.h"
+#include "schedule.h"
+
+static Span nospan(void) { return (Span){0}; }
+
+/* ---------- the condition in the state after a statement ---------- */
+
+/* Larger conditions are not supported: each store can double the loads. */
+#define MAX_AFTER_NODES 20000
+
+typedef struct After {
+	Arena *a;
+	const char *why;
+} After;
+
+static int expr_nodes(const Expr *e)
+{
+	switch (e->kind) {
+	case EX_INT: case EX_FLOAT: case EX_VAR: case EX_UNDEF:
+		return 1;
+	case EX_LOAD: {
+		int n = 1;
+		for (int i = 0; i < e->u.load.nidx; i++)
+			n += expr_nodes(e->u.load.idx[i]);
+		return n;
+	}
+	case EX_BIN: return 1 + expr_nodes(e->u.bin.a) + expr_nodes(e->u.bin.b);
+	case EX_NOT: case EX_NEG: case EX_CAST: return 1 + expr_nodes(e->u.un.a);
+	case EX_SELECT:
+		return 1 + expr_nodes(e->u.sel.cond) + expr_nodes(e->u.sel.a) + expr_nodes(e->u.sel.b);
+	case EX_LET: return 1 + expr_nodes(e->u.let.value) + expr_nodes(e->u.let.body);
+	case EX_COUNT: break;
+	}
+	return 1;
+}
+
+/* e read after the store st, over the state before it: every load
+ * X[idx] of the stored buffer becomes T.if_then_else(idx == e', v, X[idx])
+ * with the load's own indices rewritten first (they are read after the
+ * store too). The store's indices e' and value v are read before it. */
+static Expr *through_store(After *w, Expr *e, const Stmt *st)
+{
+	Arena *a = w->a;
+	Expr *x, *y, *z;
+	switch (e->kind) {
+	case EX_INT: case EX_FLOAT: case EX_VAR: case EX_UNDEF:
+		return e;
+	case EX_LOAD: {
+		int n = e->u.load.nidx;
+		Expr **idx = arena_alloc(a, sizeof(Expr *) * (size_t)(n + 1));
+		bool changed = false;
+		for (int i = 0; i < n; i++) {
+			idx[i] = through_store(w, e->u.load.idx[i], st);
+			changed |= idx[i] != e->u.load.idx[i];
+		}
+		Expr *load = changed ? ir_load(a, e->u.load.buf, n, idx, e->span) : e;
+		if (e->u.load.buf != st->u.store.buf)
+			return load;
+		Expr *same = NULL;
+		for (int i = 0; i < n && i < st->u.store.nidx; i++)
+			same = ir_and(a, same, ir_bin(a, OP_EQ, idx[i], st->u.store.idx[i], nospan()));
+		x = ir_select(a, same ? same : ir_bool(a, true), st->u.store.value, load, e->span);
+		x->dtype = e->dtype;
+		return x;
+	}
+	case EX_BIN:
+		x = through_store(w, e->u.bin.a, st);
+		y = through_store(w, e->u.bin.b, st);
+		if (x == e->u.bin.a && y == e->u.bin.b)
+			return e;
+		z = ir_bin(a, e->u.bin.op, x, y, e->span);
+		z->dtype = e->dtype;
+		return z;
+	case EX_NOT:
+		x = through_store(w, e->u.un.a, st);
+		return x == e->u.un.a ? e : ir_not(a, x, e->span);
+	case EX_NEG:
+		x = through_store(w, e->u.un.a, st);
+		return x == e->u.un.a ? e : ir_neg(a, x, e->span);
+	case EX_CAST:
+		x = through_store(w, e->u.un.a, st);
+		return x == e->u.un.a ? e : ir_cast(a, e->dtype, x, e->span);
+	case EX_SELECT:
+		x = through_store(w, e->u.sel.cond, st);
+		y = through_store(w, e->u.sel.a, st);
+		z = through_store(w, e->u.sel.b, st);
+		if (x == e->u.sel.cond && y == e->u.sel.a && z == e->u.sel.b)
+			return e;
+		x = ir_select(a, x, y, z, e->span);
+		x->dtype = e->dtype;
+		return x;
+	case EX_LET:
+		x = through_store(w, e->u.let.value, st);
+		y = through_store(w, e->u.let.body, st);
+		if (x == e->u.let.value && y == e->u.let.body)
+			return e;
+		return ir_let(a, e->u.let.var, x, y, e->span);
+	case EX_COUNT:
+		break;
+	}
+	return e;
+}
+
+static bool reads_any(const Expr *e, int n, Buffer **bufs)
+{
+	switch (e->kind) {
+	case EX_INT: case EX_FLOAT: case EX_VAR: case EX_UNDEF:
+		return false;
+	case EX_LOAD:
+		for (int i = 0; i < n; i++)
+			if (bufs[i] == e->u.load.buf)
+				return true;
+		for (int i = 0; i < e->u.load.nidx; i++)
+			if (reads_any(e->u.load.idx[i], n, bufs))
+				return true;
+		return false;
+	case EX_BIN: return reads_any(e->u.bin.a, n, bufs) || reads_any(e->u.bin.b, n, bufs);
+	case EX_NOT: case EX_NEG: case EX_CAST: return reads_any(e->u.un.a, n, bufs);
+	case EX_SELECT:
+		return reads_any(e->u.sel.cond, n, bufs) || reads_any(e->u.sel.a, n, bufs) ||
+		       reads_any(e->u.sel.b, n, bufs);
+	case EX_LET: return reads_any(e->u.let.value, n, bufs) || reads_any(e->u.let.body, n, bufs);
+	case EX_COUNT: break;
+	}
+	return true;
+}
+
+/* The weakest precondition of "e" over s, backwards through s. */
+static Expr *after_stmt(After *w, const Stmt *s, Expr *e)
+{
+	Arena *a = w->a;
+	switch (s->kind) {
+	case ST_SEQ:
+		for (int i = s->u.seq.n - 1; i >= 0 && e; i--)
+			e = after_stmt(w, s->u.seq.items[i], e);
+		return e;
+	case ST_STORE:
+		e = through_store(w, e, s);
+		if (expr_nodes(e) > MAX_AFTER_NODES) {
+			w->why = "the second condition grows too large through the stores of the first if";
+			return NULL;
+		}
+		return e;
+	case ST_IF: {
+		/* the branch condition is read before the branch: same state */
+		Expr *t = after_stmt(w, s->u.cond.then_s, e);
+		Expr *f = t && s->u.cond.else_s ? after_stmt(w, s->u.cond.else_s, e) : e;
+		if (!t || !f)
+			return NULL;
+		if (t == e && f == e)
+			return e;
+		Expr *x = ir_select(a, s->u.cond.cond, t, f, s->span);
+		x->dtype = e->dtype;
+		return x;
+	}
+	case ST_FOR: {
+		Buffer **bufs;
+		int n = rw_written_buffers(a, s, &bufs);
+		if (reads_any(e, n, bufs)) {
+			w->why = arena_printf(a, "loop '%s' at line %d writes a buffer the second condition reads; the state after a loop is not modelled",
+					      s->u.loop.var->name, s->span.line);
+			return NULL;
+		}
+		return e;
+	}
+	case ST_LET: {
+		/* the let's value is read before its body runs */
+		Expr *b = after_stmt(w, s->u.let.body, e);
+		if (!b || b == e)
+			return b;
+		Var *v = s->u.let.var;
+		Expr *value = s->u.let.value;
+		return ir_subst_expr(a, b, 1, &v, &value);
+	}
+	case ST_ALLOC: return after_stmt(w, s->u.alloc.body, e);
+	case ST_BLOCK: return after_stmt(w, s->u.block.body, e);
+	case ST_ASSUME: case ST_EVAL: case ST_PASS:
+		return e;
+	case ST_COUNT:
+		break;
+	}
+	return e;
+}
+
+Expr *rw_cond_after(Arena *a, const Stmt *s, Expr *cond, const char **why)
+{
+	After w = {a, NULL};
+	Expr *e = after_stmt(&w, s, cond);
+	if (!e)
+		*why = w.why;
+	return e;
+}
+
+/* ---------- one pair ---------- */
+
+typedef enum { MERGE_IDENTICAL, MERGE_COMPLEMENTARY } MergeKind;
+
+static char *expr_text(Arena *a, const Expr *e)
+{
+	char *s = print_expr(e);
+	char *r = arena_strdup(a, s);
+	free(s);
+	return r;
+}
+
+static Expr *implies(Arena *a, Expr *p, Expr *q)
+{
+	return ir_or(a, ir_not(a, p, nospan()), q);
+}
+
+static void pair_obligation(RwCtx *c, const StmtCtx *sc, const FactSet *fs, const char *kind,
+			    const char *statement, Expr *goal, const Stmt *if2)
+{
+	Obligation *o = rw_obligation_at(c, &c->obs, sc, kind, statement, goal);
+	rw_facts_instantiate(c->arena, fs, goal, o);
+	obligation_add_related(c->arena, o, if2->span);
+}
+
+/* The merged statement of the pair, with its obligations in c->obs. */
+static RwStatus merge_pair(RwCtx *c, const StmtCtx *sc, const Stmt *if1, const Stmt *if2,
+			   MergeKind mk, Stmt **out)
+{
+	Arena *a = c->arena;
+	Expr *c1 = if1->u.cond.cond, *c2 = if2->u.cond.cond;
+	const char *why = NULL;
+	Expr *p = rw_cond_after(a, if1->u.cond.then_s, c2, &why);
+	Expr *q = p && if1->u.cond.else_s ? rw_cond_after(a, if1->u.cond.else_s, c2, &why) : c2;
+	if (!p || !q)
+		return rw_fail(c, RW_UNSUPPORTED, if1->span, "merge_conditionals: %s", why);
+	FactSet fs;
+	memset(&fs, 0, sizeof fs);
+	rw_facts_at(a, c->func, sc, true, NULL, &fs);
+	const char *t1 = expr_text(a, c1), *t2 = expr_text(a, c2);
+	int l1 = if1->span.line, l2 = if2->span.line;
+	Stmt *then_s, *else_s;
+	Stmt *e1 = if1->u.cond.else_s, *e2 = if2->u.cond.else_s;
+	if (mk == MERGE_IDENTICAL) {
+		/* c1 -> P: where the first branch is taken, so is the second */
+		pair_obligation(c, sc, &fs, "merge_conditionals.identical",
+				arena_printf(a, "where %s (line %d) holds, %s (line %d) holds after the then part of the first if",
+					     t1, l1, t2, l2),
+				implies(a, c1, p), if2);
+		/* not c1 -> not Q */
+		pair_obligation(c, sc, &fs, "merge_conditionals.identical",
+				arena_printf(a, "where %s (line %d) fails, %s (line %d) fails after the else part of the first if",
+					     t1, l1, t2, l2),
+				implies(a, ir_not(a, c1, nospan()), ir_not(a, q, nospan())), if2);
+		then_s = rw_append_stmt(a, if1->u.cond.then_s, if2->u.cond.then_s);
+		else_s = !e1 ? e2 : !e2 ? e1 : rw_append_stmt(a, e1, e2);
+	} else {
+		/* c1 -> not P */
+		pair_obligation(c, sc, &fs, "merge_conditionals.complementary",
+				arena_printf(a, "where %s (line %d) holds, %s (line %d) fails after the then part of the first if",
+					     t1, l1, t2, l2),
+				implies(a, c1, ir_not(a, p, nospan())), if2);
+		/* not c1 -> Q */
+		pair_obligation(c, sc, &fs, "merge_conditionals.complementary",
+				arena_printf(a, "where %s (line %d) fails, %s (line %d) holds after the else part of the first if",
+					     t1, l1, t2, l2),
+				implies(a, ir_not(a, c1, nospan()), q), if2);
+		then_s = e2 ? rw_append_stmt(a, if1->u.cond.then_s, e2) : if1->u.cond.then_s;
+		else_s = !e1 ? if2->u.cond.then_s : rw_append_stmt(a, e1, if2->u.cond.then_s);
+	}
+	*out = ir_if(a, c1, then_s, else_s, if1->span);
+	return RW_OK;
+}
+
+/* The function with the pair (items k, k+1 of the sequence at `seq`)
+ * replaced by `merged`. */
+static Func *with_merged(Arena *a, const Func *f, const StmtCtx *seq, int k, Stmt *merged)
+{
+	Stmt *parent = seq->stmt;
+	int n = parent->u.seq.n;
+	Stmt **items = arena_alloc(a, sizeof(Stmt *) * (size_t)n);
+	memcpy(items, parent->u.seq.items, sizeof(Stmt *) * (size_t)k);
+	items[k] = merged;
+	memcpy(items + k + 1, parent->u.seq.items + k + 2, sizeof(Stmt *) * (size_t)(n - k - 2));
+	Stmt *np = n - 1 == 1 ? items[0] : ir_seq(a, n - 1, items, parent->span);
+	return rw_with_body(a, f, rw_replace_at(a, f->body, seq->path, seq->depth, np));
+}
+
+/* ---------- candidates ---------- */
+
+typedef struct PairKey {
+	const Stmt *first, *second;
+} PairKey;
+
+typedef struct Finder {
+	const PairKey *tried;
+	int ntried;
+	const StmtCtx *scope; /* the block, or NULL */
+	bool found;
+	StmtCtx seq;  /* the sequence holding the pair */
+	int k;        /* the first if's index in it */
+} Finder;
+
+static bool inside(const StmtCtx *ctx, const StmtCtx *scope)
+{
+	if (!scope)
+		return true;
+	if (ctx->depth < scope->depth)
+		return false;
+	for (int i = 0; i < scope->depth; i++)
+		if (ctx->path[i] != scope->path[i])
+			return false;
+	return true;
+}
+
+static void find_pair(void *ud, Stmt *s, const StmtCtx *ctx)
+{
+	Finder *f = ud;
+	if (f->found || s->kind != ST_SEQ || !inside(ctx, f->scope) || ctx->depth + 1 >= RW_MAX_DEPTH)
+		return;
+	for (int i = 0; i + 1 < s->u.seq.n; i++) {
+		const Stmt *x = s->u.seq.items[i], *y = s->u.seq.items[i + 1];
+		if (x->kind != ST_IF || y->kind != ST_IF)
+			continue;
+		bool seen = false;
+		for (int j = 0; j < f->ntried && !seen; j++)
+			seen = f->tried[j].first == x && f->tried[j].second == y;
+		if (seen)
+			continue;
+		f->seq = *ctx;
+		f->seq.stmt = s;
+		f->k = i;
+		f->found = true;
+		return;
+	}
+}
+
+/* Which merges to try: identical for equal conditions, complementary for
+ * `c` and `not c`, otherwise both (identical first). */
+static int orientations(const Expr *c1, const Expr *c2, MergeKind *out)
+{
+	if (ir_expr_equal(c1, c2)) {
+		out[0] = MERGE_IDENTICAL;
+		return 1;
+	}
+	if ((c2->kind == EX_NOT && ir_expr_equal(c2->u.un.a, c1)) ||
+	    (c1->kind == EX_NOT && ir_expr_equal(c1->u.un.a, c2))) {
+		out[0] = MERGE_COMPLEMENTARY;
+		return 1;
+	}
+	out[0] = MERGE_IDENTICAL;
+	out[1] = MERGE_COMPLEMENTARY;
+	return 2;
+}
+
+/* Try one pair; true when merged (the compound's function is updated). */
+static bool try_pair(Compound *k, const char *desc, const Finder *fd)
+{
+	Arena *a = k->s->arena;
+	const Stmt *if1 = fd->seq.stmt->u.seq.items[fd->k];
+	const Stmt *if2 = fd->seq.stmt->u.seq.items[fd->k + 1];
+	StmtCtx sc = fd->seq;
+	sc.path[sc.depth++] = fd->k;
+	sc.stmt = (Stmt *)if1;
+	MergeKind kinds[2];
+	int nk = orientations(if1->u.cond.cond, if2->u.cond.cond, kinds);
+	/* the first failure is reported when no orientation is proven */
+	int fail = -1;
+	const Func *fail_before = NULL, *fail_after = NULL;
+	const char *fail_reason = NULL;
+	for (int i = 0; i < nk; i++) {
+		RwCtx c;
+		sched_sub_begin(k, &c, desc);
+		Stmt *merged = NULL;
+		RwStatus st = merge_pair(&c, &sc, if1, if2, kinds[i], &merged);
+		if (st == RW_OK)
+			c.out = with_merged(a, c.func, &fd->seq, fd->k, merged);
+		bool proven = false;
+		sched_sub_finish(k, &c, st, &proven);
+		if (proven)
+			return true;
+		if (i == 0) {
+			fail = k->fail;
+			fail_before = k->fail_before;
+			fail_after = k->fail_after;
+			fail_reason = k->fail_reason;
+		}
+		if (st != RW_OK)
+			break; /* not supported: the other orientation fails the same way */
+	}
+	k->fail = fail;
+	k->fail_before = fail_before;
+	k->fail_after = fail_after;
+	k->fail_reason = fail_reason;
+	return false;
+}
+
+int sched_merge_conditionals(Schedule *s, const char *desc, Span span, DiagList *d,
+			     const char *block, bool strict)
+{
+	Compound k;
+	sched_compound_begin(s, &k, desc, span, d);
+	Arena *a = s->arena;
+	int cap = 32, done = 0, kept = 0;
+	PairKey *tried = arena_alloc(a, sizeof(PairKey) * (size_t)cap);
+	int ntried = 0;
+	for (;;) {
+		const Func *f = sched_compound_func(&k);
+		StmtCtx scope;
+		if (block) {
+			Stmt *blk = rw_find_block(f, block);
+			if (!blk || !rw_find_stmt(a, f, blk, &scope)) {
+				diag_add(d, DIAG_ERROR, span, "merge_conditionals: no block '%s' in function '%s'",
+					 block, f->name);
+				k.fail = -1;
+				return sched_compound_end(&k, STEP_BAD_INPUT,
+							  arena_printf(a, "no block '%s' in function '%s'", block,
+								       f->name))->status;
+			}
+		}
+		Finder fd;
+		memset(&fd, 0, sizeof fd);
+		fd.tried = tried;
+		fd.ntried = ntried;
+		fd.scope = block ? &scope : NULL;
+		rw_walk(a, f, find_pair, &fd);
+		if (!fd.found)
+			break;
+		if (ntried == cap) {
+			PairKey *t = arena_alloc(a, sizeof(PairKey) * (size_t)(cap * 2));
+			memcpy(t, tried, sizeof(PairKey) * (size_t)cap);
+			tried = t;
+			cap *= 2;
+		}
+		const Stmt *if1 = fd.seq.stmt->u.seq.items[fd.k];
+		tried[ntried].first = if1;
+		tried[ntried++].second = fd.seq.stmt->u.seq.items[fd.k + 1];
+		if (try_pair(&k, desc, &fd)) {
+			done++;
+			continue;
+		}
+		if (strict)
+			return sched_compound_end(&k, STEP_REJECTED, NULL)->status;
+		kept++;
+		sched_compound_note(&k, "if statements at lines %d and %d kept apart: %s", if1->span.line,
+				    fd.seq.stmt->u.seq.items[fd.k + 1]->span.line,
+				    k.fail_reason ? k.fail_reason : "not proven");
+	}
+	if (!done && kept) {
+		/* one failure: the reason says it all */
+		if (kept == 1)
+			free(sb_take(&k.notes));
+		return sched_compound_end(&k, STEP_REJECTED, NULL)->status;
+	}
+	if (!done)
+		sched_compound_note(&k, "no adjacent if statements in scope");
+	else
+		sched_compound_note(&k, "%d pair%s of if statements merged", done, done == 1 ? "" : "s");
+	return sched_compound_end(&k, STEP_COMMITTED, NULL)->status;
+}

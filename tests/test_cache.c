@@ -1,0 +1,479 @@
+/* tests/test_cache.c — cache_read and cache_write through the schedule and
+ * the C API: the staged program is compared with the original by the
+ * interpreter, the copy stages are where semantics.md and seed 000 put
+ * them (cache_read's copy before the block, a later transform_layout's pad
+ * stage right after that copy), and the rejections name their reason with
+ * a confirmed replay where the solver refuted an obligation. */
+#include <check.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "rewrites/layout.h"
+#include "testutil.h"
+#include "vsched.h"
+
+static Arena arena;
+static void setup(void) { arena_init(&arena); }
+static void teardown(void) { arena_free(&arena); }
+
+static Schedule *accept(const char *kernel, const char *script)
+{
+	Module *m = tu_parse(&arena, "k.tir", kernel);
+	Schedule *s = tu_schedule(&arena, m);
+	StepStatus st = tu_run(s, script);
+	if (st != STEP_COMMITTED) {
+		char *t = s->nsteps ? sched_report_text(tu_last(s)) : strdup("no step");
+		ck_abort_msg("expected commit of %s:\n%s", script, t);
+	}
+	tu_assert_equiv(m->funcs[0], sched_func(s), 8);
+	char *text = print_func(sched_func(s));
+	Module *back = tu_parse(&arena, "printed.tir", text);
+	ck_assert_msg(ir_func_equal(back->funcs[0], sched_func(s)), "printed form does not parse back:\n%s",
+		      text);
+	free(text);
+	return s;
+}
+
+static StepReport *reject(const char *kernel, const char *script, const char *why)
+{
+	Module *m = tu_parse(&arena, "k.tir", kernel);
+	Schedule *s = tu_schedule(&arena, m);
+	StepStatus st = tu_run(s, script);
+	ck_assert_msg(st == STEP_REJECTED, "expected rejection of %s, got %d", script, st);
+	StepReport *r = tu_last(s);
+	ck_assert_msg(r->reason && strstr(r->reason, why), "reason '%s' lacks '%s'",
+		      r->reason ? r->reason : "(none)", why);
+	ck_assert_ptr_eq(sched_func(s), m->funcs[0]);
+	sched_free(s);
+	return r;
+}
+
+static StepReport *refuted(const char *kernel, const char *script, const char *kind)
+{
+	StepReport *r = reject(kernel, script, kind);
+	ck_assert_int_ge(r->failed, 0);
+	ck_assert_int_eq(r->results[r->failed].verdict, VERDICT_REFUTED);
+	ck_assert_msg(r->replay == REPLAY_CONFIRMED, "replay not confirmed:\n%s", sched_report_text(r));
+	return r;
+}
+
+static void bad_input(const char *kernel, const char *script, const char *why)
+{
+	Module *m = tu_parse(&arena, "k.tir", kernel);
+	Schedule *s = tu_schedule(&arena, m);
+	DiagList d;
+	diag_init(&d, &arena);
+	Script *sc = script_parse(&arena, source_from_string(&arena, "t.sched", script), &d);
+	ck_assert_ptr_nonnull(sc);
+	StepStatus st = sched_run_script(s, sc, &d);
+	char *text = diag_render(&d);
+	ck_assert_msg(st == STEP_BAD_INPUT, "expected bad input for %s, got %d", script, st);
+	ck_assert_msg(strstr(text, why), "diagnostics lack '%s':\n%s", why, text);
+	free(text);
+	sched_free(s);
+}
+
+/* The statements of the body of the allocation of `name`, or NULL. */
+static const Stmt *alloc_body(const Stmt *s, const char *name)
+{
+	switch (s->kind) {
+	case ST_SEQ:
+		for (int i = 0; i < s->u.seq.n; i++) {
+			const Stmt *r = alloc_body(s->u.seq.items[i], name);
+			if (r)
+				return r;
+		}
+		return NULL;
+	case ST_ALLOC:
+		if (strcmp(s->u.alloc.buf->name, name) == 0)
+			return s->u.alloc.body;
+		return alloc_body(s->u.alloc.body, name);
+	case ST_FOR: return alloc_body(s->u.loop.body, name);
+	case ST_BLOCK: return alloc_body(s->u.block.body, name);
+	case ST_LET: return alloc_body(s->u.let.body, name);
+	case ST_IF: {
+		const Stmt *r = alloc_body(s->u.cond.then_s, name);
+		return r || !s->u.cond.else_s ? r : alloc_body(s->u.cond.else_s, name);
+	}
+	case ST_STORE: case ST_ASSUME: case ST_EVAL: case ST_PASS: case ST_COUNT:
+		return NULL;
+	}
+	return NULL;
+}
+
+/* The names of the blocks directly in a sequence, comma separated. */
+static char *block_order(const Stmt *s)
+{
+	StrBuf b = {0};
+	int n = s->kind == ST_SEQ ? s->u.seq.n : 1;
+	for (int i = 0; i < n; i++) {
+		const Stmt *x = s->kind == ST_SEQ ? s->u.seq.items[i] : s;
+		sb_printf(&b, "%s%s", b.n ? "," : "", x->kind == ST_BLOCK ? x->u.block.name : "-");
+	}
+	return sb_take(&b);
+}
+
+/* Seed 000, "Allocate internal buffer containing transformation padding". */
+static const char row_sum[] =
+	"@T.prim_func\n"
+	"def func(A: T.Buffer[(14,), \"int32\"], B: T.Buffer[(1,), \"int32\"]):\n"
+	"    B[0] = 0\n"
+	"    with T.block(\"compute\"):\n"
+	"        for i in T.serial(14):\n"
+	"            B[0] = B[0] + A[i]\n";
+
+/* ---------- cache_read ---------- */
+
+START_TEST(cache_read_stages_the_input_before_the_block)
+{
+	Schedule *s = accept(row_sum, "A_local = sch.cache_read(block=\"compute\", buffer=\"A\", scope=\"local\")");
+	const Stmt *body = alloc_body(sched_func(s)->body, "A_local");
+	ck_assert_ptr_nonnull(body);
+	char *order = block_order(body);
+	ck_assert_str_eq(order, "A_local,compute");
+	free(order);
+	/* the block reads the cache, nothing else reads A any more */
+	const Stmt *copy = body->u.seq.items[0]->u.block.body;
+	ck_assert_int_eq(copy->kind, ST_FOR);
+	ck_assert_int_eq(copy->u.loop.extent->u.ival, 14);
+	ck_assert_int_eq(rw_stmt_accesses(body->u.seq.items[1], sched_func(s)->params[0].buf, false), 0);
+	ck_assert_int_eq(tu_last(s)->nobs, 1);
+	ck_assert_str_eq(tu_last(s)->obs[0]->kind, "cache.covers");
+	sched_free(s);
+}
+END_TEST
+
+START_TEST(transform_layout_of_the_cache_pads_right_after_the_copy)
+{
+	Schedule *s = accept(row_sum,
+			     "A_local = sch.cache_read(block=\"compute\", buffer=\"A\", scope=\"local\")\n"
+			     "sch.transform_layout(buffer=\"A_local\", index_map=lambda i: [i // 4, i % 4], pad_value=0)");
+	const Stmt *body = alloc_body(sched_func(s)->body, "A_local");
+	char *order = block_order(body);
+	ck_assert_str_eq(order, "A_local,A_local_pad,compute");
+	free(order);
+	sched_free(s);
+	/* the conformance case up to the step the lead owns */
+	const char *dir = tu_shared_dir();
+	if (!dir)
+		return;
+	char path[4096], after[4096];
+	snprintf(path, sizeof path, "%s/conformance/internal_cache_zero_padding/before.tir", dir);
+	snprintf(after, sizeof after, "%s/conformance/internal_cache_zero_padding/after.tir", dir);
+	char *before_text = tu_read_file(path), *after_text = tu_read_file(after);
+	if (!before_text || !after_text) {
+		free(before_text);
+		free(after_text);
+		return;
+	}
+	s = accept(before_text, "A_local = sch.cache_read(block=\"compute\", buffer=\"A\", scope=\"local\")\n"
+				"sch.transform_layout(buffer=\"A_local\", index_map=lambda i: [i // 4, i % 4], pad_value=0)");
+	Module *want = tu_parse(&arena, "after.tir", after_text);
+	tu_assert_equiv(want->funcs[0], sched_func(s), 8);
+	sched_free(s);
+	free(before_text);
+	free(after_text);
+}
+END_TEST
+
+START_TEST(cache_read_copies_only_the_region_read)
+{
+	static const char k[] =
+		"@T.prim_func\n"
+		"def f(A: T.Buffer[(16,), \"float32\"], B: T.Buffer[(8,), \"float32\"]):\n"
+		"    with T.block(\"b\"):\n"
+		"        for i in T.serial(8):\n"
+		"            B[i] = A[i + 2] + A[i + 3]\n";
+	Schedule *s = accept(k, "A_s = sch.cache_read(block=\"b\", buffer=\"A\", scope=\"shared\")");
+	const Stmt *body = alloc_body(sched_func(s)->body, "A_s");
+	const Stmt *copy = body->u.seq.items[0]->u.block.body;
+	ck_assert_int_eq(copy->u.loop.min->u.ival, 2);
+	ck_assert_int_eq(copy->u.loop.extent->u.ival, 9);
+	ck_assert_int_eq(tu_last(s)->nobs, 2);
+	sched_free(s);
+	/* a guarded read past the end: the region is clipped to the shape */
+	static const char guarded[] =
+		"@T.prim_func\n"
+		"def f(A: T.Buffer[(16,), \"float32\"], B: T.Buffer[(16,), \"float32\"]):\n"
+		"    with T.block(\"b\"):\n"
+		"        for i in T.serial(16):\n"
+		"            if A[i] > 0.0:\n"
+		"                B[i] = A[T.min(i + 1, 15)]\n";
+	sched_free(accept(guarded, "sch.cache_read(block=\"b\", buffer=\"A\", scope=\"local\")"));
+}
+END_TEST
+
+START_TEST(cache_read_without_block_stages_the_whole_function)
+{
+	static const char k[] =
+		"@T.prim_func\n"
+		"def f(A: T.Buffer[(8,), \"int32\"], B: T.Buffer[(8,), \"int32\"], n: T.int32):\n"
+		"    T.assume(0 <= n and n <= 8)\n"
+		"    for i in T.serial(n):\n"
+		"        B[i] = A[i]\n"
+		"    for i in T.serial(8):\n"
+		"        B[i] = B[i] + A[7 - i]\n";
+	Schedule *s = accept(k, "A_l = sch.cache_read(buffer=\"A\", scope=\"local\")");
+	const Stmt *top = sched_func(s)->body;
+	ck_assert_int_eq(top->kind, ST_SEQ);
+	ck_assert_int_eq(top->u.seq.items[0]->kind, ST_ASSUME); /* the entry fact stays first */
+	ck_assert_int_eq(top->u.seq.items[1]->kind, ST_ALLOC);
+	sched_free(s);
+}
+END_TEST
+
+/* The copy reads every cell of the region, even ones the block's own
+ * guard would skip: uninitialised cells of an allocated buffer reject. */
+START_TEST(cache_read_of_uninitialised_cells_is_rejected)
+{
+	static const char k[] =
+		"@T.prim_func\n"
+		"def f(A: T.Buffer[(14,), \"int32\"], B: T.Buffer[(14,), \"int32\"]):\n"
+		"    C = T.alloc_buffer([14], \"int32\")\n"
+		"    for i in T.serial(1, 13):\n"
+		"        C[i] = A[i] * 2\n"
+		"    with T.block(\"use\"):\n"
+		"        for i in T.serial(14):\n"
+		"            if A[i] > 0 and 0 < i and i < 13:\n"
+		"                B[i] = C[i]\n";
+	/* the bounds of i come from the guard: C[1 .. 12], all produced */
+	sched_free(accept(k, "sch.cache_read(block=\"use\", buffer=\"C\", scope=\"local\")"));
+	static const char bad[] =
+		"@T.prim_func\n"
+		"def f(A: T.Buffer[(14,), \"int32\"], B: T.Buffer[(14,), \"int32\"]):\n"
+		"    C = T.alloc_buffer([14], \"int32\")\n"
+		"    for i in T.serial(1, 13):\n"
+		"        C[i] = A[i] * 2\n"
+		"    with T.block(\"use\"):\n"
+		"        for i in T.serial(1, 13):\n"
+		"            B[i] = C[T.max(i, A[0] // 1000 + 1)]\n";
+	/* here the region proposal is the whole of C: C[0] is never written */
+	StepReport *r = refuted(bad, "sch.cache_read(block=\"use\", buffer=\"C\", scope=\"local\")",
+				"cache.readable");
+	ck_assert_ptr_nonnull(strstr(r->replay_text, "uninitialised C["));
+}
+END_TEST
+
+START_TEST(cache_read_rejects_blocks_that_write_the_buffer_and_bad_names)
+{
+	static const char writes[] =
+		"@T.prim_func\n"
+		"def f(A: T.Buffer[(8,), \"int32\"]):\n"
+		"    with T.block(\"b\"):\n"
+		"        for i in T.serial(8):\n"
+		"            A[i] = A[i] + 1\n";
+	reject(writes, "sch.cache_read(block=\"b\", buffer=\"A\", scope=\"local\")", "use cache_write");
+	bad_input(row_sum, "sch.cache_read(block=\"compute\", buffer=\"Q\", scope=\"local\")", "no buffer 'Q'");
+	bad_input(row_sum, "sch.cache_read(block=\"nope\", buffer=\"A\", scope=\"local\")", "no block 'nope'");
+	bad_input(row_sum, "B = sch.cache_read(block=\"compute\", buffer=\"A\", scope=\"local\")",
+		  "already has a buffer 'B'");
+	bad_input(row_sum, "sch.cache_read(block=\"compute\", buffer=\"A\", scope=\"texture\")", "scope must be");
+	bad_input(row_sum, "sch.cache_read(block=\"compute\", buffer=\"A\", colour=\"red\")",
+		  "unexpected keyword");
+	bad_input(row_sum, "sch.cache_read(block=\"compute\")", "expected buffer=");
+	static const char other[] =
+		"@T.prim_func\n"
+		"def f(A: T.Buffer[(8,), \"int32\"], B: T.Buffer[(8,), \"int32\"]):\n"
+		"    A[0] = 1\n"
+		"    with T.block(\"b\"):\n"
+		"        B[0] = 2\n";
+	bad_input(other, "sch.cache_read(block=\"b\", buffer=\"A\", scope=\"local\")", "does not access");
+	static const char inner[] =
+		"@T.prim_func\n"
+		"def f(B: T.Buffer[(8,), \"int32\"]):\n"
+		"    C = T.alloc_buffer([8], \"int32\")\n"
+		"    for i in T.serial(8):\n"
+		"        C[i] = i\n"
+		"    for i in T.serial(8):\n"
+		"        B[i] = C[i]\n";
+	bad_input(inner, "sch.cache_read(buffer=\"C\", scope=\"local\")", "name the block");
+}
+END_TEST
+
+/* Each parallel iteration now copies the whole region: iterations read
+ * cells the others write, a race the original did not have. */
+START_TEST(cache_read_inside_a_parallel_loop_checks_races_again)
+{
+	static const char ok[] =
+		"@T.prim_func\n"
+		"def f(A: T.Buffer[(16,), \"int32\"], B: T.Buffer[(8,), \"int32\"]):\n"
+		"    for i in T.parallel(8):\n"
+		"        with T.block(\"b\"):\n"
+		"            B[i] = A[2 * i] + A[2 * i + 1]\n";
+	sched_free(accept(ok, "sch.cache_read(block=\"b\", buffer=\"A\", scope=\"local\")"));
+	static const char racy[] =
+		"@T.prim_func\n"
+		"def f(A: T.Buffer[(16,), \"int32\"], B: T.Buffer[(8,), \"int32\"]):\n"
+		"    for i in T.parallel(8):\n"
+		"        A[2 * i + 1] = i\n"
+		"        with T.block(\"b\"):\n"
+		"            B[i] = A[2 * i]\n";
+	StepReport *r = reject(racy, "sch.cache_read(block=\"b\", buffer=\"A\", scope=\"local\")",
+			       "parallel.no_race");
+	ck_assert_int_eq(r->results[r->failed].verdict, VERDICT_REFUTED);
+}
+END_TEST
+
+/* ---------- cache_write ---------- */
+
+static const char doubler[] =
+	"@T.prim_func\n"
+	"def func(A: T.Buffer[(14,), \"float32\"], B: T.Buffer[(14,), \"float32\"]):\n"
+	"    with T.block(\"compute\"):\n"
+	"        for i in T.serial(14):\n"
+	"            B[i] = 2.0 * A[i]\n";
+
+/* Seed 000's B_cache: the block writes every cell, so no copy-in. */
+START_TEST(cache_write_of_a_full_write_needs_no_copy_in)
+{
+	Schedule *s = accept(doubler, "B_local = sch.cache_write(block=\"compute\", buffer=\"B\", scope=\"local\")");
+	const Stmt *body = alloc_body(sched_func(s)->body, "B_local");
+	char *order = block_order(body);
+	ck_assert_str_eq(order, "compute,B_local_out");
+	free(order);
+	ck_assert_ptr_nonnull(strstr(tu_last(s)->note, "no copy-in"));
+	sched_free(s);
+	/* an intermediate buffer, written over an offset range */
+	static const char inter[] =
+		"@T.prim_func\n"
+		"def f(A: T.Buffer[(14,), \"float32\"], B: T.Buffer[(14,), \"float32\"]):\n"
+		"    C = T.alloc_buffer([14], \"float32\")\n"
+		"    with T.block(\"compute\"):\n"
+		"        for i in T.serial(1, 13):\n"
+		"            C[i - 1] = 2.0 * A[i]\n"
+		"    for i in T.serial(12):\n"
+		"        B[i] = C[i]\n";
+	s = accept(inter, "C_l = sch.cache_write(block=\"compute\", buffer=\"C\", scope=\"local\")");
+	ck_assert_ptr_nonnull(tu_last(s)->note);
+	sched_free(s);
+	/* two dimensions, loops swapped */
+	static const char twod[] =
+		"@T.prim_func\n"
+		"def f(A: T.Buffer[(4, 6), \"int32\"], B: T.Buffer[(4, 6), \"int32\"]):\n"
+		"    with T.block(\"t\"):\n"
+		"        for j, i in T.grid(6, 4):\n"
+		"            B[i, j] = A[i, j] + i\n";
+	s = accept(twod, "sch.cache_write(block=\"t\", buffer=\"B\", scope=\"local\")");
+	ck_assert_ptr_nonnull(tu_last(s)->note);
+	sched_free(s);
+}
+END_TEST
+
+START_TEST(cache_write_of_a_read_modify_write_copies_in)
+{
+	static const char k[] =
+		"@T.prim_func\n"
+		"def f(A: T.Buffer[(14,), \"float32\"], B: T.Buffer[(14,), \"float32\"]):\n"
+		"    with T.block(\"compute\"):\n"
+		"        for i in T.serial(14):\n"
+		"            if i > 2:\n"
+		"                B[i] = B[i] + 2.0 * A[i]\n";
+	Schedule *s = accept(k, "B_local = sch.cache_write(block=\"compute\", buffer=\"B\", scope=\"local\")");
+	const Stmt *body = alloc_body(sched_func(s)->body, "B_local");
+	char *order = block_order(body);
+	ck_assert_str_eq(order, "B_local_in,compute,B_local_out");
+	free(order);
+	sched_free(s);
+	/* a reduction into one cell */
+	sched_free(accept(row_sum, "sch.cache_write(block=\"compute\", buffer=\"B\", scope=\"local\")"));
+}
+END_TEST
+
+/* Without block=: the function body after its entry facts, with the
+ * copy-in after them and the copy-out at the end. */
+START_TEST(cache_write_without_block_stages_the_whole_function)
+{
+	static const char k[] =
+		"@T.prim_func\n"
+		"def f(A: T.Buffer[(14,), \"float32\"], B: T.Buffer[(14,), \"float32\"], n: T.int32):\n"
+		"    T.assume(1 <= n and n <= 14)\n"
+		"    for i in T.serial(n):\n"
+		"        B[i] = 2.0 * A[i]\n"
+		"    for i in T.serial(n, 14):\n"
+		"        B[i] = B[i - 1] + 1.0\n";
+	Schedule *s = accept(k, "sch.cache_write(buffer=\"B\", scope=\"local\")");
+	const Stmt *body = alloc_body(sched_func(s)->body, "B_local");
+	char *order = block_order(body);
+	ck_assert_str_eq(order, "B_local_in,-,-,B_local_out");
+	free(order);
+	sched_free(s);
+}
+END_TEST
+
+/* A partial write of an allocated buffer: the copy-in would read cells
+ * nothing initialised. */
+START_TEST(cache_write_copy_in_of_uninitialised_cells_is_rejected)
+{
+	static const char k[] =
+		"@T.prim_func\n"
+		"def f(A: T.Buffer[(14,), \"float32\"], B: T.Buffer[(14,), \"float32\"]):\n"
+		"    C = T.alloc_buffer([14], \"float32\")\n"
+		"    with T.block(\"compute\"):\n"
+		"        for i in T.serial(1, 13):\n"
+		"            if i < 12:\n"
+		"                C[i] = 2.0 * A[i]\n"
+		"    for i in T.serial(1, 12):\n"
+		"        B[i] = C[i]\n";
+	StepReport *r = refuted(k, "sch.cache_write(block=\"compute\", buffer=\"C\", scope=\"local\")",
+				"cache.readable");
+	ck_assert_ptr_nonnull(strstr(r->counterexample, "ax0 = "));
+	reject(row_sum, "sch.cache_write(block=\"compute\", buffer=\"A\", scope=\"local\")", "use cache_read");
+}
+END_TEST
+
+/* ---------- the C API ---------- */
+
+START_TEST(api_cache_read_and_write)
+{
+	vs_context *ctx = vs_context_new();
+	vs_module *m = vs_parse_string(ctx, "k.tir", row_sum);
+	vs_schedule *s = vs_schedule_new(ctx, m, NULL);
+	ck_assert_int_eq(vs_cache_read(s, "compute", "A", "local", "A_local"), VS_OK);
+	ck_assert_int_eq(vs_cache_write(s, "compute", "B", NULL, NULL), VS_OK);
+	char *text = vs_module_print(vs_schedule_result(s));
+	ck_assert_ptr_nonnull(strstr(text, "A_local = T.alloc_buffer([14], \"int32\", scope=\"local\")"));
+	ck_assert_ptr_nonnull(strstr(text, "B_global = T.alloc_buffer"));
+	free(text);
+	char *report = NULL;
+	ck_assert_int_eq(vs_equiv(ctx, m, vs_schedule_result(s), NULL, 8, 3, &report), VS_OK);
+	free(report);
+	ck_assert_int_eq(vs_cache_read(s, "compute", NULL, "local", NULL), VS_BAD_INPUT);
+	ck_assert_int_eq(vs_cache_read(s, "compute", "A", "local", "A_local"), VS_BAD_INPUT);
+	ck_assert_ptr_nonnull(strstr(vs_last_error(ctx), "already has a buffer"));
+	ck_assert_int_eq(vs_cache_write(s, "compute", "A_local", "local", NULL), VS_REJECTED);
+	ck_assert_ptr_nonnull(strstr(vs_last_error(ctx), "does not write"));
+	vs_schedule_free(s);
+	vs_context_free(ctx);
+}
+END_TEST
+
+Suite *suite_cache(void)
+{
+	Suite *s = suite_create("cache");
+	TCase *tc = tcase_create("cache_read");
+	tcase_add_checked_fixture(tc, setup, teardown);
+	tcase_set_timeout(tc, 120);
+	tcase_add_test(tc, cache_read_stages_the_input_before_the_block);
+	tcase_add_test(tc, transform_layout_of_the_cache_pads_right_after_the_copy);
+	tcase_add_test(tc, cache_read_copies_only_the_region_read);
+	tcase_add_test(tc, cache_read_without_block_stages_the_whole_function);
+	tcase_add_test(tc, cache_read_of_uninitialised_cells_is_rejected);
+	tcase_add_test(tc, cache_read_rejects_blocks_that_write_the_buffer_and_bad_names);
+	tcase_add_test(tc, cache_read_inside_a_parallel_loop_checks_races_again);
+	suite_add_tcase(s, tc);
+	tc = tcase_create("cache_write");
+	tcase_add_checked_fixture(tc, setup, teardown);
+	tcase_set_timeout(tc, 120);
+	tcase_add_test(tc, cache_write_of_a_full_write_needs_no_copy_in);
+	tcase_add_test(tc, cache_write_of_a_read_modify_write_copies_in);
+	tcase_add_test(tc, cache_write_without_block_stages_the_whole_function);
+	tcase_add_test(tc, cache_write_copy_in_of_uninitialised_cells_is_rejected);
+	suite_add_tcase(s, tc);
+	tc = tcase_create("api");
+	tcase_add_checked_fixture(tc, setup, teardown);
+	tcase_set_timeout(tc, 120);
+	tcase_add_test(tc, api_cache_read_and_write);
+	suite_add_tcase(s, tc);
+	return s;
+}

@@ -1,0 +1,714 @@
+/* tests/test_merge.c — merge_adjacent_loops, fission and merge_conditionals
+ * through the schedule and the C API. Every accepted step is checked
+ * against the original with the interpreter; every rejection checks its
+ * reason and, where the solver refuted an obligation, that the replay
+ * confirms it (seed 000: the stencil merge and the data-dependent
+ * conditional merge must be rejected with a counterexample). */
+#include <check.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "testutil.h"
+#include "vsched.h"
+
+static Arena arena;
+static void setup(void) { arena_init(&arena); }
+static void teardown(void) { arena_free(&arena); }
+
+static int count_kind(const Stmt *s, StmtKind k)
+{
+	int n = s->kind == k;
+	switch (s->kind) {
+	case ST_SEQ:
+		for (int i = 0; i < s->u.seq.n; i++)
+			n += count_kind(s->u.seq.items[i], k);
+		return n;
+	case ST_FOR: return n + count_kind(s->u.loop.body, k);
+	case ST_IF:
+		return n + count_kind(s->u.cond.then_s, k) +
+		       (s->u.cond.else_s ? count_kind(s->u.cond.else_s, k) : 0);
+	case ST_ALLOC: return n + count_kind(s->u.alloc.body, k);
+	case ST_BLOCK: return n + count_kind(s->u.block.body, k);
+	case ST_LET: return n + count_kind(s->u.let.body, k);
+	case ST_STORE: case ST_ASSUME: case ST_EVAL: case ST_PASS: case ST_COUNT:
+		return n;
+	}
+	return n;
+}
+
+/* The printed result parses back to the same function. */
+static void assert_reparses(const Func *f)
+{
+	char *text = print_func(f);
+	Module *m = tu_parse(&arena, "printed.tir", text);
+	ck_assert_msg(ir_func_equal(m->funcs[0], f), "printed form does not parse back:\n%s", text);
+	free(text);
+}
+
+/* Apply `script`, expect commit, check with the interpreter. */
+static Schedule *accept(const char *kernel, const char *script)
+{
+	Module *m = tu_parse(&arena, "k.tir", kernel);
+	Schedule *s = tu_schedule(&arena, m);
+	StepStatus st = tu_run(s, script);
+	if (st != STEP_COMMITTED) {
+		char *t = s->nsteps ? sched_report_text(tu_last(s)) : strdup("no step");
+		ck_abort_msg("expected commit of %s:\n%s", script, t);
+	}
+	tu_assert_equiv(m->funcs[0], sched_func(s), 8);
+	assert_reparses(sched_func(s));
+	return s;
+}
+
+/* Apply `script`, expect rejection whose reason mentions `why`; the
+ * previous IR stays. */
+static StepReport *reject(const char *kernel, const char *script, const char *why)
+{
+	Module *m = tu_parse(&arena, "k.tir", kernel);
+	Schedule *s = tu_schedule(&arena, m);
+	StepStatus st = tu_run(s, script);
+	ck_assert_msg(st == STEP_REJECTED, "expected rejection of %s, got %d", script, st);
+	StepReport *r = tu_last(s);
+	ck_assert_msg(r->reason && strstr(r->reason, why), "reason '%s' lacks '%s'",
+		      r->reason ? r->reason : "(none)", why);
+	ck_assert_ptr_eq(sched_func(s), m->funcs[0]);
+	sched_free(s);
+	return r;
+}
+
+/* A rejection by a refuted obligation whose replay shows the difference. */
+static StepReport *refuted(const char *kernel, const char *script, const char *kind)
+{
+	StepReport *r = reject(kernel, script, kind);
+	ck_assert_int_ge(r->failed, 0);
+	ck_assert_int_eq(r->results[r->failed].verdict, VERDICT_REFUTED);
+	ck_assert_msg(r->replay == REPLAY_CONFIRMED, "replay not confirmed:\n%s", sched_report_text(r));
+	return r;
+}
+
+/* Bad input (exit 2): the diagnostics mention `why`. */
+static void bad_input(const char *kernel, const char *script, const char *why)
+{
+	Module *m = tu_parse(&arena, "k.tir", kernel);
+	Schedule *s = tu_schedule(&arena, m);
+	DiagList d;
+	diag_init(&d, &arena);
+	Script *sc = script_parse(&arena, source_from_string(&arena, "t.sched", script), &d);
+	ck_assert_ptr_nonnull(sc);
+	StepStatus st = sched_run_script(s, sc, &d);
+	char *text = diag_render(&d);
+	ck_assert_msg(st == STEP_BAD_INPUT, "expected bad input for %s, got %d", script, st);
+	ck_assert_msg(strstr(text, why), "diagnostics lack '%s':\n%s", why, text);
+	free(text);
+	ck_assert_ptr_eq(sched_func(s), m->funcs[0]);
+	sched_free(s);
+}
+
+/* ---------- merge_adjacent_loops ---------- */
+
+static const char elementwise[] =
+	"@T.prim_func\n"
+	"def func(A: T.Buffer[(16,), \"float32\"]):\n"
+	"    for i in T.serial(16):\n"
+	"        A[i] = 0.0\n"
+	"    for i in T.serial(16):\n"
+	"        A[i] = 1.0\n";
+
+static const char stencil[] =
+	"@T.prim_func\n"
+	"def func(A: T.Buffer[(16,), \"float32\"]):\n"
+	"    for i in T.serial(16):\n"
+	"        A[i] = T.cast(i, \"float32\")\n"
+	"    for i in T.serial(16):\n"
+	"        if 0 < i < 15:\n"
+	"            A[i] = A[i - 1] + A[i] + A[i + 1]\n";
+
+START_TEST(merge_elementwise_loops_is_accepted)
+{
+	Schedule *s = accept(elementwise, "sch.merge_adjacent_loops(\"i#1\", \"i#2\")");
+	ck_assert_int_eq(count_kind(sched_func(s)->body, ST_FOR), 1);
+	ck_assert_int_eq(count_kind(sched_func(s)->body, ST_STORE), 2);
+	sched_free(s);
+}
+END_TEST
+
+START_TEST(merge_second_loop_reading_earlier_iterations_is_accepted)
+{
+	static const char k[] =
+		"@T.prim_func\n"
+		"def func(A: T.Buffer[(16,), \"float32\"]):\n"
+		"    for i in T.serial(16):\n"
+		"        A[i] = 0.0\n"
+		"    for i in T.serial(16):\n"
+		"        if i > 0:\n"
+		"            A[i] = A[i - 1] + 1.0\n";
+	sched_free(accept(k, "sch.merge_adjacent_loops(\"i#1\", \"i#2\")"));
+}
+END_TEST
+
+START_TEST(merge_stencil_is_rejected_with_confirmed_replay)
+{
+	StepReport *r = refuted(stencil, "sch.merge_adjacent_loops(\"i#1\", \"i#2\")",
+				"merge.no_conflict");
+	/* the two iterations: i of the first loop after j = i - 1 of the second */
+	ck_assert_ptr_nonnull(strstr(r->counterexample, "i_1 = "));
+	ck_assert_ptr_nonnull(strstr(r->counterexample, "i_2 = "));
+	ck_assert_ptr_nonnull(strstr(r->reason, "read of A at 7:38"));
+}
+END_TEST
+
+START_TEST(merge_symbolic_domains_need_a_proof)
+{
+	static const char k[] =
+		"@T.prim_func\n"
+		"def f(a: T.handle, b: T.handle, n: T.int32, m: T.int32):\n"
+		"    A = T.match_buffer(a, (64,), \"int32\")\n"
+		"    B = T.match_buffer(b, (64,), \"int32\")\n"
+		"    T.assume(0 <= n and n <= 64 and 0 <= m and m <= 64%s)\n"
+		"    for i in T.serial(n):\n"
+		"        A[i] = i\n"
+		"    for j in T.serial(m):\n"
+		"        B[j] = 2 * j\n";
+	char text[1024];
+	snprintf(text, sizeof text, k, " and n == m");
+	Schedule *s = accept(text, "sch.merge_adjacent_loops(\"i\", \"j\")");
+	ck_assert_str_eq(tu_last(s)->obs[0]->kind, "merge.same_domain");
+	ck_assert_int_eq(tu_last(s)->results[0].verdict, VERDICT_PROVEN);
+	sched_free(s);
+	snprintf(text, sizeof text, k, "");
+	refuted(text, "sch.merge_adjacent_loops(\"i\", \"j\")", "merge.same_domain");
+}
+END_TEST
+
+START_TEST(merge_reductions_commute_except_ieee_floats)
+{
+	static const char ints[] =
+		"@T.prim_func\n"
+		"def f(A: T.Buffer[(8,), \"int32\"], B: T.Buffer[(8,), \"int32\"], C: T.Buffer[(1,), \"int32\"]):\n"
+		"    for i in T.serial(8):\n"
+		"        C[0] = C[0] + A[i]\n"
+		"    for i in T.serial(8):\n"
+		"        C[0] = C[0] + B[i]\n";
+	sched_free(accept(ints, "sch.merge_adjacent_loops(\"i#1\", \"i#2\")"));
+	static const char floats[] =
+		"@T.prim_func\n"
+		"def f(A: T.Buffer[(8,), \"float32\"], B: T.Buffer[(8,), \"float32\"], C: T.Buffer[(1,), \"float32\"]):\n"
+		"    for i in T.serial(8):\n"
+		"        C[0] = C[0] + A[i]\n"
+		"    for i in T.serial(8):\n"
+		"        C[0] = C[0] + B[i]\n";
+	sched_free(accept(floats, "sch.merge_adjacent_loops(\"i#1\", \"i#2\")"));
+	StepReport *r = reject(floats, "sch.float_mode(\"ieee\")\nsch.merge_adjacent_loops(\"i#1\", \"i#2\")",
+			       "merge.no_conflict");
+	ck_assert_int_eq(r->results[r->failed].verdict, VERDICT_REFUTED);
+	/* a reduction update and a plain read of the same cell still conflict */
+	static const char mixed[] =
+		"@T.prim_func\n"
+		"def f(A: T.Buffer[(8,), \"int32\"], B: T.Buffer[(8,), \"int32\"], C: T.Buffer[(1,), \"int32\"]):\n"
+		"    for i in T.serial(8):\n"
+		"        C[0] = C[0] + A[i]\n"
+		"    for i in T.serial(8):\n"
+		"        B[i] = C[0]\n";
+	refuted(mixed, "sch.merge_adjacent_loops(\"i#1\", \"i#2\")", "merge.no_conflict");
+}
+END_TEST
+
+START_TEST(merge_of_parallel_loops_proves_the_label_again)
+{
+	static const char ok[] =
+		"@T.prim_func\n"
+		"def f(A: T.Buffer[(16,), \"int32\"], B: T.Buffer[(16,), \"int32\"]):\n"
+		"    for i in T.parallel(16):\n"
+		"        A[i] = i\n"
+		"    for i in T.parallel(16):\n"
+		"        B[i] = A[i] + 1\n";
+	Schedule *s = accept(ok, "sch.merge_adjacent_loops(\"i#1\", \"i#2\")");
+	const Stmt *l = sched_func(s)->body;
+	ck_assert_int_eq(l->kind, ST_FOR);
+	ck_assert_int_eq(l->u.loop.kind, FOR_PARALLEL);
+	sched_free(s);
+	/* merged, iteration i reads A[i - 1], which iteration i - 1 writes:
+	 * serially fine, but a race once parallel */
+	static const char racy[] =
+		"@T.prim_func\n"
+		"def f(A: T.Buffer[(16,), \"int32\"], B: T.Buffer[(16,), \"int32\"]):\n"
+		"    for i in T.parallel(16):\n"
+		"        A[i] = i\n"
+		"    for i in T.parallel(16):\n"
+		"        if i > 0:\n"
+		"            B[i] = A[i - 1]\n";
+	StepReport *r = reject(racy, "sch.merge_adjacent_loops(\"i#1\", \"i#2\")", "parallel.no_race");
+	ck_assert_int_eq(r->replay, REPLAY_IMPOSSIBLE);
+}
+END_TEST
+
+START_TEST(merge_preconditions_and_bad_names)
+{
+	static const char apart[] =
+		"@T.prim_func\n"
+		"def f(A: T.Buffer[(16,), \"int32\"]):\n"
+		"    for i in T.serial(16):\n"
+		"        A[i] = i\n"
+		"    A[0] = 7\n"
+		"    for i in T.serial(16):\n"
+		"        A[i] = A[i] + 1\n";
+	reject(apart, "sch.merge_adjacent_loops(\"i#1\", \"i#2\")", "does not directly follow");
+	/* the order matters: the second loop follows the first */
+	reject(elementwise, "sch.merge_adjacent_loops(\"i#2\", \"i#1\")", "does not directly follow");
+	static const char kinds[] =
+		"@T.prim_func\n"
+		"def f(A: T.Buffer[(16,), \"int32\"]):\n"
+		"    for i in T.serial(16):\n"
+		"        A[i] = i\n"
+		"    for i in T.parallel(16):\n"
+		"        A[i] = A[i] + 1\n";
+	reject(kinds, "sch.merge_adjacent_loops(\"i#1\", \"i#2\")", "different kinds");
+	static const char ranged[] =
+		"@T.prim_func\n"
+		"def f(A: T.Buffer[(16,), \"int32\"], N: T.Buffer[(1,), \"int32\"]):\n"
+		"    T.assume(0 <= N[0] and N[0] <= 16)\n"
+		"    for i in T.serial(16):\n"
+		"        N[0] = 3\n"
+		"    for j in T.serial(N[0]):\n"
+		"        A[j] = 1\n";
+	reject(ranged, "sch.merge_adjacent_loops(\"i\", \"j\")", "not supported");
+	bad_input(elementwise, "sch.merge_adjacent_loops(\"i#1\", \"i#1\")", "same loop");
+	bad_input(elementwise, "sch.merge_adjacent_loops(\"i#1\", \"k\")", "no loop 'k'");
+	bad_input(elementwise, "sch.merge_adjacent_loops(\"i#1\")", "expected two adjacent loops");
+}
+END_TEST
+
+/* S1 ends in a let: the merged body puts S2 inside it, as the printed text
+ * reads (assert_reparses in accept). */
+START_TEST(merge_after_a_let_keeps_the_printed_form)
+{
+	static const char k[] =
+		"@T.prim_func\n"
+		"def f(A: T.Buffer[(8,), \"int32\"], B: T.Buffer[(8,), \"int32\"], C: T.Buffer[(8,), \"int32\"]):\n"
+		"    for i in T.serial(8):\n"
+		"        t = A[i] * 2\n"
+		"        B[i] = t + 1\n"
+		"    for i in T.serial(8):\n"
+		"        C[i] = B[i]\n";
+	sched_free(accept(k, "sch.merge_adjacent_loops(\"i#1\", \"i#2\")"));
+}
+END_TEST
+
+/* Seed 000, "Explicitly write next operator's desired default": the
+ * producer's two nests merge level by level, then the branches. */
+START_TEST(merge_without_names_merges_nests_level_by_level)
+{
+	static const char k[] =
+		"@T.prim_func\n"
+		"def producer(A: T.Buffer[(4, 4), \"int32\"]):\n"
+		"    for io, ii in T.grid(4, 4):\n"
+		"        if 4 * io + ii < 14:\n"
+		"            A[io, ii] = 1000 + 4 * io + ii\n"
+		"    for io, ii in T.grid(4, 4):\n"
+		"        if 4 * io + ii >= 14:\n"
+		"            A[io, ii] = 0\n";
+	Schedule *s = accept(k, "sch.merge_adjacent_loops()");
+	ck_assert_int_eq(count_kind(sched_func(s)->body, ST_FOR), 2);
+	ck_assert_ptr_nonnull(strstr(tu_last(s)->note, "2 pairs of loops merged"));
+	sched_free(s);
+	s = accept(k, "sch.merge_adjacent_loops()\nsch.merge_conditionals()");
+	ck_assert_int_eq(count_kind(sched_func(s)->body, ST_IF), 1);
+	sched_free(s);
+	/* nothing to merge but a failing pair: rejected with its reason */
+	refuted(stencil, "sch.merge_adjacent_loops()", "merge.no_conflict");
+}
+END_TEST
+
+/* ---------- fission ---------- */
+
+static const char three[] =
+	"@T.prim_func\n"
+	"def f(A: T.Buffer[(16,), \"int32\"], B: T.Buffer[(16,), \"int32\"]):\n"
+	"    for i in T.serial(16):\n"
+	"        A[i] = i\n"
+	"        B[i] = A[i] * 2\n"
+	"        if i > 0:\n"
+	"            B[i] = B[i] + A[i - 1]\n";
+
+START_TEST(fission_of_independent_parts_is_accepted)
+{
+	for (int k = 0; k < 2; k++) {
+		char script[64];
+		snprintf(script, sizeof script, "sch.fission(\"i\", after=%d)", k);
+		Schedule *s = accept(three, script);
+		ck_assert_int_eq(count_kind(sched_func(s)->body, ST_FOR), 2);
+		sched_free(s);
+	}
+	/* reading ahead of the writes is fine too: the reads see inputs both ways */
+	static const char ahead[] =
+		"@T.prim_func\n"
+		"def f(A: T.Buffer[(16,), \"int32\"], B: T.Buffer[(16,), \"int32\"]):\n"
+		"    for i in T.serial(16):\n"
+		"        B[i] = A[T.min(i + 1, 15)]\n"
+		"        A[i] = i\n";
+	sched_free(accept(ahead, "sch.fission(\"i\", after=0)"));
+}
+END_TEST
+
+START_TEST(fission_rejects_a_read_of_an_earlier_iterations_write)
+{
+	static const char k[] =
+		"@T.prim_func\n"
+		"def f(A: T.Buffer[(16,), \"int32\"], B: T.Buffer[(16,), \"int32\"]):\n"
+		"    for i in T.serial(16):\n"
+		"        B[i] = A[T.max(i - 1, 0)]\n"
+		"        A[i] = i\n";
+	StepReport *r = refuted(k, "sch.fission(\"i\", after=0)", "fission.no_conflict");
+	ck_assert_ptr_nonnull(strstr(r->reason, "read of A at 4:16"));
+}
+END_TEST
+
+START_TEST(fission_then_merge_gives_the_original_back)
+{
+	Module *m = tu_parse(&arena, "k.tir", three);
+	Schedule *s = tu_schedule(&arena, m);
+	ck_assert_int_eq(tu_run(s, "sch.fission(\"i\", after=0)\nsch.merge_adjacent_loops(\"i#1\", \"i#2\")"),
+			 STEP_COMMITTED);
+	ck_assert(ir_func_equal(sched_func(s), m->funcs[0]));
+	sched_free(s);
+}
+END_TEST
+
+START_TEST(fission_keeps_loop_kinds_and_checks_arguments)
+{
+	static const char par[] =
+		"@T.prim_func\n"
+		"def f(A: T.Buffer[(16,), \"int32\"], B: T.Buffer[(16,), \"int32\"]):\n"
+		"    for i in T.parallel(16):\n"
+		"        A[i] = i\n"
+		"        B[i] = A[i] + 1\n";
+	Schedule *s = accept(par, "sch.fission(\"i\", after=0)");
+	const Stmt *b = sched_func(s)->body;
+	ck_assert_int_eq(b->kind, ST_SEQ);
+	ck_assert_int_eq(b->u.seq.items[0]->u.loop.kind, FOR_PARALLEL);
+	ck_assert_int_eq(b->u.seq.items[1]->u.loop.kind, FOR_PARALLEL);
+	sched_free(s);
+	bad_input(three, "sch.fission(\"i\", after=2)", "after=2");
+	bad_input(three, "sch.fission(\"i\", after=-1)", "after=-1");
+	bad_input(three, "sch.fission(\"i\")", "after=K");
+	static const char one[] =
+		"@T.prim_func\n"
+		"def f(A: T.Buffer[(16,), \"int32\"]):\n"
+		"    for i in T.serial(16):\n"
+		"        A[i] = i\n";
+	reject(one, "sch.fission(\"i\", after=0)", "single statement");
+	static const char ranged[] =
+		"@T.prim_func\n"
+		"def f(A: T.Buffer[(16,), \"int32\"], N: T.Buffer[(1,), \"int32\"]):\n"
+		"    T.assume(0 <= N[0] and N[0] <= 16)\n"
+		"    for i in T.serial(N[0]):\n"
+		"        N[0] = 3\n"
+		"        A[i] = 1\n";
+	reject(ranged, "sch.fission(\"i\", after=0)", "not supported");
+}
+END_TEST
+
+/* ---------- merge_conditionals ---------- */
+
+START_TEST(identical_conditions_are_merged)
+{
+	static const char k[] =
+		"@T.prim_func\n"
+		"def func(A: T.Buffer[16, \"float32\"], B: T.Buffer[16, \"float32\"]):\n"
+		"    for i in T.serial(16):\n"
+		"        if i < 8:\n"
+		"            A[i] = 0.0\n"
+		"        else:\n"
+		"            A[i] = 1.0\n"
+		"        if i // 8 == 0:\n"
+		"            B[i] = 2.0\n"
+		"        else:\n"
+		"            B[i] = 3.0\n";
+	Schedule *s = accept(k, "sch.merge_conditionals()");
+	ck_assert_int_eq(count_kind(sched_func(s)->body, ST_IF), 1);
+	ck_assert_str_eq(tu_last(s)->obs[0]->kind, "merge_conditionals.identical");
+	sched_free(s);
+}
+END_TEST
+
+START_TEST(complementary_conditions_are_merged)
+{
+	static const char k[] =
+		"@T.prim_func\n"
+		"def func(A: T.Buffer[(4, 4), \"float32\"], B: T.Buffer[(4, 4), \"float32\"]):\n"
+		"    for i, j in T.grid(4, 4):\n"
+		"        if 4 * i + j < 14:\n"
+		"            A[i, j] = 0.0\n"
+		"        else:\n"
+		"            A[i, j] = 1.0\n"
+		"        if i == 3 and j >= 2:\n"
+		"            B[i, j] = 2.0\n"
+		"        else:\n"
+		"            B[i, j] = 3.0\n";
+	Schedule *s = accept(k, "sch.merge_conditionals()");
+	ck_assert_int_eq(count_kind(sched_func(s)->body, ST_IF), 1);
+	/* the then part of the merged if holds the second if's else part */
+	const Stmt *loop = sched_func(s)->body->u.loop.body;
+	const Stmt *merged = loop->u.loop.body;
+	ck_assert_int_eq(merged->kind, ST_IF);
+	const Stmt *second = merged->u.cond.then_s->u.seq.items[1];
+	ck_assert_double_eq(second->u.store.value->u.fval, 3.0);
+	sched_free(s);
+	/* `c` then `not c`, no else parts: then and else parts swap in */
+	static const char neg[] =
+		"@T.prim_func\n"
+		"def f(A: T.Buffer[(8,), \"int32\"], B: T.Buffer[(8,), \"int32\"]):\n"
+		"    for i in T.serial(8):\n"
+		"        if i < 3:\n"
+		"            A[i] = 1\n"
+		"        if not i < 3:\n"
+		"            B[i] = 2\n";
+	s = accept(neg, "sch.merge_conditionals()");
+	ck_assert_int_eq(tu_last(s)->nobs, 2);
+	ck_assert_str_eq(tu_last(s)->obs[0]->kind, "merge_conditionals.complementary");
+	sched_free(s);
+}
+END_TEST
+
+/* Seed 000: "Data-dependent conditional, may not be merged". */
+START_TEST(data_dependent_conditions_are_rejected_with_confirmed_replay)
+{
+	static const char k[] =
+		"@T.prim_func\n"
+		"def func(A: T.Buffer[16, \"float32\"], B: T.Buffer[16, \"float32\"]):\n"
+		"    for i in T.serial(16):\n"
+		"        if A[i] < 0.0:\n"
+		"            A[i] = A[i] + 1.0\n"
+		"        if A[i] < 0.0:\n"
+		"            A[i] = 0.0\n";
+	StepReport *r = refuted(k, "sch.merge_conditionals()", "merge_conditionals.identical");
+	ck_assert_ptr_nonnull(strstr(r->counterexample, "cells: A["));
+	ck_assert_ptr_nonnull(strstr(r->reason, "after the then part of the first if"));
+	/* in ieee mode too */
+	refuted(k, "sch.float_mode(\"ieee\")\nsch.merge_conditionals()", "merge_conditionals.identical");
+}
+END_TEST
+
+/* The condition reads a buffer the first if writes, but the write keeps
+ * it true: proven in the state after the first if. */
+START_TEST(condition_preserved_by_the_first_if_is_merged)
+{
+	static const char k[] =
+		"@T.prim_func\n"
+		"def f(A: T.Buffer[(16,), \"float32\"], B: T.Buffer[(16,), \"float32\"]):\n"
+		"    for i in T.serial(16):\n"
+		"        if A[i] < 0.0:\n"
+		"            A[i] = A[i] - 1.0\n"
+		"            A[15 - i] = 5.0\n"
+		"        if A[i] < 0.0:\n"
+		"            B[i] = 1.0\n";
+	/* the second store hits A[i] when i == 15 - i: never for integers */
+	Schedule *s = accept(k, "sch.merge_conditionals()");
+	ck_assert_int_eq(count_kind(sched_func(s)->body, ST_IF), 1);
+	sched_free(s);
+	/* a let and a nested branch on the way (float32 in real mode: with
+	 * int32, A[i] + 1 and A[i] * 2 wrap and can turn the sign) */
+	static const char let[] =
+		"@T.prim_func\n"
+		"def f(A: T.Buffer[(16,), \"float32\"], B: T.Buffer[(16,), \"float32\"]):\n"
+		"    for i in T.serial(16):\n"
+		"        if A[i] > 0.0:\n"
+		"            if i < 4:\n"
+		"                A[i] = A[i] + 1.0\n"
+		"            t = A[i] * 2.0\n"
+		"            A[i] = t\n"
+		"        if A[i] > 0.0:\n"
+		"            B[i] = 1.0\n"
+		"        else:\n"
+		"            B[i] = 2.0\n";
+	sched_free(accept(let, "sch.merge_conditionals()"));
+	/* the same with a store that can make the condition false */
+	static const char breaks[] =
+		"@T.prim_func\n"
+		"def f(A: T.Buffer[(16,), \"int32\"], B: T.Buffer[(16,), \"int32\"]):\n"
+		"    for i in T.serial(16):\n"
+		"        if A[i] > 0:\n"
+		"            A[i] = A[i] - 3\n"
+		"        if A[i] > 0:\n"
+		"            B[i] = 1\n";
+	refuted(breaks, "sch.merge_conditionals()", "merge_conditionals.identical");
+	/* and integers that wrap: A[i] > 0 does not keep A[i] + 1 > 0 */
+	static const char wraps[] =
+		"@T.prim_func\n"
+		"def f(A: T.Buffer[(16,), \"int32\"], B: T.Buffer[(16,), \"int32\"]):\n"
+		"    for i in T.serial(16):\n"
+		"        if A[i] > 0:\n"
+		"            A[i] = A[i] + 1\n"
+		"        if A[i] > 0:\n"
+		"            B[i] = 1\n";
+	StepReport *r = refuted(wraps, "sch.merge_conditionals()", "merge_conditionals.identical");
+	ck_assert_ptr_nonnull(strstr(r->counterexample, "2147483647"));
+}
+END_TEST
+
+START_TEST(loop_writing_the_condition_is_not_supported)
+{
+	static const char k[] =
+		"@T.prim_func\n"
+		"def f(A: T.Buffer[(16,), \"int32\"], B: T.Buffer[(16,), \"int32\"], n: T.int32):\n"
+		"    if n > 0:\n"
+		"        for j in T.serial(16):\n"
+		"            A[j] = 0\n"
+		"    if n > 0:\n"
+		"        B[0] = A[3]\n"
+		"    if A[3] > 0:\n"
+		"        B[1] = 1\n";
+	/* the first pair merges (the condition reads no buffer); the merged
+	 * if and the third stay apart: the loop writes A, which it reads */
+	Schedule *s = accept(k, "sch.merge_conditionals()");
+	ck_assert_ptr_nonnull(strstr(tu_last(s)->note, "not supported"));
+	ck_assert_int_eq(count_kind(sched_func(s)->body, ST_IF), 2);
+	sched_free(s);
+	reject(k, "sch.merge_conditionals(strict=True)", "not supported");
+	static const char only[] =
+		"@T.prim_func\n"
+		"def f(A: T.Buffer[(16,), \"int32\"], B: T.Buffer[(16,), \"int32\"]):\n"
+		"    if B[0] > 0:\n"
+		"        for j in T.serial(16):\n"
+		"            A[j] = 0\n"
+		"    if A[3] > 0:\n"
+		"        B[1] = 1\n";
+	reject(only, "sch.merge_conditionals()", "the state after a loop is not modelled");
+	/* a loop that writes other buffers is fine */
+	static const char other[] =
+		"@T.prim_func\n"
+		"def f(A: T.Buffer[(16,), \"int32\"], B: T.Buffer[(16,), \"int32\"]):\n"
+		"    if A[3] > 0:\n"
+		"        for j in T.serial(16):\n"
+		"            B[j] = 0\n"
+		"    if A[3] > 0:\n"
+		"        B[1] = 1\n";
+	sched_free(accept(other, "sch.merge_conditionals()"));
+}
+END_TEST
+
+START_TEST(merge_conditionals_scope_and_arguments)
+{
+	static const char k[] =
+		"@T.prim_func\n"
+		"def f(A: T.Buffer[(8,), \"int32\"], B: T.Buffer[(8,), \"int32\"]):\n"
+		"    for i in T.serial(8):\n"
+		"        if i < 3:\n"
+		"            A[i] = 1\n"
+		"        if i < 3:\n"
+		"            B[i] = 2\n"
+		"    with T.block(\"b\"):\n"
+		"        for j in T.serial(8):\n"
+		"            if j < 5:\n"
+		"                A[j] = A[j] + 1\n"
+		"            if j < 5:\n"
+		"                B[j] = B[j] + 1\n";
+	Schedule *s = accept(k, "sch.merge_conditionals(block=\"b\")");
+	ck_assert_int_eq(count_kind(sched_func(s)->body, ST_IF), 3);
+	sched_free(s);
+	s = accept(k, "sch.merge_conditionals()");
+	ck_assert_int_eq(count_kind(sched_func(s)->body, ST_IF), 2);
+	sched_free(s);
+	static const char none[] =
+		"@T.prim_func\n"
+		"def f(A: T.Buffer[(8,), \"int32\"]):\n"
+		"    A[0] = 1\n";
+	s = accept(none, "sch.merge_conditionals()");
+	ck_assert_ptr_nonnull(strstr(tu_last(s)->note, "no adjacent if statements"));
+	sched_free(s);
+	bad_input(k, "sch.merge_conditionals(block=\"nope\")", "no block 'nope'");
+	bad_input(k, "sch.merge_conditionals(\"b\")", "block= and strict= only");
+	bad_input(k, "sch.merge_conditionals(strict=1)", "True or False");
+}
+END_TEST
+
+/* ---------- the C API ---------- */
+
+START_TEST(api_merge_fission_and_conditionals)
+{
+	vs_context *ctx = vs_context_new();
+	vs_module *m = vs_parse_string(ctx, "k.tir", three);
+	ck_assert_ptr_nonnull(m);
+	vs_schedule *s = vs_schedule_new(ctx, m, NULL);
+	ck_assert_int_eq(vs_fission(s, "i", 0), VS_OK);
+	ck_assert_int_eq(vs_merge_adjacent_loops(s, "i#1", "i#2"), VS_OK);
+	ck_assert_int_eq(vs_fission(s, "i", 7), VS_BAD_INPUT);
+	ck_assert_ptr_nonnull(strstr(vs_last_error(ctx), "after=7"));
+	ck_assert_int_eq(vs_fission(s, NULL, 0), VS_BAD_INPUT);
+	ck_assert_int_eq(vs_merge_adjacent_loops(s, "i", NULL), VS_BAD_INPUT);
+	ck_assert_int_eq(vs_merge_adjacent_loops(s, NULL, NULL), VS_OK); /* nothing to merge */
+	ck_assert_int_eq(vs_merge_conditionals(s, NULL, false), VS_OK);
+	ck_assert_int_eq(vs_merge_conditionals(s, "nope", false), VS_BAD_INPUT);
+	char *report = NULL;
+	ck_assert_int_eq(vs_equiv(ctx, m, vs_schedule_result(s), NULL, 8, 5, &report), VS_OK);
+	free(report);
+	vs_schedule_free(s);
+
+	m = vs_parse_string(ctx, "s.tir", stencil);
+	s = vs_schedule_new(ctx, m, NULL);
+	ck_assert_int_eq(vs_merge_adjacent_loops(s, "i#1", "i#2"), VS_REJECTED);
+	const vs_report *r = vs_last_report(s);
+	ck_assert_str_eq(vs_report_replay(r), "confirmed");
+	ck_assert_ptr_nonnull(strstr(vs_report_reason(r), "merge.no_conflict"));
+	vs_schedule_free(s);
+
+	static const char dd[] =
+		"@T.prim_func\n"
+		"def func(A: T.Buffer[16, \"float32\"]):\n"
+		"    for i in T.serial(16):\n"
+		"        if A[i] < 0.0:\n"
+		"            A[i] = A[i] + 1.0\n"
+		"        if A[i] < 0.0:\n"
+		"            A[i] = 0.0\n";
+	m = vs_parse_string(ctx, "d.tir", dd);
+	s = vs_schedule_new(ctx, m, NULL);
+	ck_assert_int_eq(vs_merge_conditionals(s, NULL, true), VS_REJECTED);
+	ck_assert_str_eq(vs_report_replay(vs_last_report(s)), "confirmed");
+	ck_assert_ptr_nonnull(strstr(vs_last_error(ctx), "merge_conditionals.identical"));
+	vs_schedule_free(s);
+	vs_context_free(ctx);
+}
+END_TEST
+
+Suite *suite_merge(void)
+{
+	Suite *s = suite_create("merge");
+	TCase *tc = tcase_create("merge_adjacent_loops");
+	tcase_add_checked_fixture(tc, setup, teardown);
+	tcase_set_timeout(tc, 120);
+	tcase_add_test(tc, merge_elementwise_loops_is_accepted);
+	tcase_add_test(tc, merge_second_loop_reading_earlier_iterations_is_accepted);
+	tcase_add_test(tc, merge_stencil_is_rejected_with_confirmed_replay);
+	tcase_add_test(tc, merge_symbolic_domains_need_a_proof);
+	tcase_add_test(tc, merge_reductions_commute_except_ieee_floats);
+	tcase_add_test(tc, merge_of_parallel_loops_proves_the_label_again);
+	tcase_add_test(tc, merge_preconditions_and_bad_names);
+	tcase_add_test(tc, merge_after_a_let_keeps_the_printed_form);
+	tcase_add_test(tc, merge_without_names_merges_nests_level_by_level);
+	suite_add_tcase(s, tc);
+	tc = tcase_create("fission");
+	tcase_add_checked_fixture(tc, setup, teardown);
+	tcase_set_timeout(tc, 120);
+	tcase_add_test(tc, fission_of_independent_parts_is_accepted);
+	tcase_add_test(tc, fission_rejects_a_read_of_an_earlier_iterations_write);
+	tcase_add_test(tc, fission_then_merge_gives_the_original_back);
+	tcase_add_test(tc, fission_keeps_loop_kinds_and_checks_arguments);
+	suite_add_tcase(s, tc);
+	tc = tcase_create("merge_conditionals");
+	tcase_add_checked_fixture(tc, setup, teardown);
+	tcase_set_timeout(tc, 120);
+	tcase_add_test(tc, identical_conditions_are_merged);
+	tcase_add_test(tc, complementary_conditions_are_merged);
+	tcase_add_test(tc, data_dependent_conditions_are_rejected_with_confirmed_replay);
+	tcase_add_test(tc, condition_preserved_by_the_first_if_is_merged);
+	tcase_add_test(tc, loop_writing_the_condition_is_not_supported);
+	tcase_add_test(tc, merge_conditionals_scope_and_arguments);
+	suite_add_tcase(s, tc);
+	tc = tcase_create("api");
+	tcase_add_checked_fixture(tc, setup, teardown);
+	tcase_set_timeout(tc, 120);
+	tcase_add_test(tc, api_merge_fission_and_conditionals);
+	suite_add_tcase(s, tc);
+	return s;
+}
