@@ -137,6 +137,20 @@ static StepStatus do_float_mode(Call *k)
 	return STEP_COMMITTED;
 }
 
+/* ---------- compute_at / reverse_compute_at ----------
+ * sch.compute_at(block="B", loop="xo") or sch.compute_at("B", "xo"). */
+static StepStatus do_attach(Call *k, RwCtx *c,
+			    RwStatus (*fn)(RwCtx *, const char *, const char *))
+{
+	const char *m = k->call->method;
+	const char *block = arg_name(k, 0, "block"), *loop = arg_name(k, 1, "loop");
+	if (!block || !loop || k->call->nargs != 2)
+		return bad(k, NULL, "%s: expected a block and a loop, e.g. (block=\"B\", loop=\"xo\")", m);
+	if (k->call->nlhs != 0)
+		return bad(k, NULL, "%s: creates nothing to name", m);
+	return finish(k, c, fn(c, block, loop));
+}
+
 /* Primitives of interfaces.md whose obligations are not implemented yet:
  * they reject, never accept. */
 static const char *const not_yet[] = {
@@ -144,7 +158,7 @@ static const char *const not_yet[] = {
 	"fission", "remove_branching_through_overcompute",
 	"remove_overcompute_through_branching", "simplify", "remove_no_op",
 	"hoist_expression", "reduce_loop_extents", "merge_conditionals",
-	"cache_read", "cache_write", "compute_at", "reverse_compute_at",
+	"cache_read", "cache_write",
 };
 
 static StepStatus run_call(Call *k)
@@ -171,6 +185,10 @@ static StepStatus run_call(Call *k)
 		st = do_annotate(k, &c, rw_vectorize);
 	else if (strcmp(m, "unroll") == 0)
 		st = do_annotate(k, &c, rw_unroll);
+	else if (strcmp(m, "compute_at") == 0)
+		st = do_attach(k, &c, rw_compute_at);
+	else if (strcmp(m, "reverse_compute_at") == 0)
+		st = do_attach(k, &c, rw_reverse_compute_at);
 	else {
 		for (size_t i = 0; i < sizeof not_yet / sizeof *not_yet; i++)
 			if (strcmp(m, not_yet[i]) == 0) {

@@ -112,6 +112,7 @@ StepReport *sched_finish(Schedule *s, RwCtx *c, RwStatus st)
 	r->span = c->call_span;
 	r->failed = -1;
 	r->replay = REPLAY_NONE;
+	r->note = c->note;
 	push_step(s, r);
 	switch (st) {
 	case RW_OK:
