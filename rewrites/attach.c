@@ -126,6 +126,33 @@ Stmt *attach_stmt_at(Stmt *root, const int *path, int depth)
 	return s;
 }
 
+void attach_ctx_at(RwCtx *c, const StmtCtx *deep, int depth, StmtCtx *out)
+{
+	memset(out, 0, sizeof *out);
+	Stmt *n = c->func->body;
+	for (int d = 0; d < depth; d++) {
+		switch (n->kind) {
+		case ST_FOR:
+			out->loops[out->nloops++] = n;
+			break;
+		case ST_IF:
+			out->conds[out->nconds++] = deep->path[d] == 0
+							    ? n->u.cond.cond
+							    : ir_not(c->arena, n->u.cond.cond, n->u.cond.cond->span);
+			break;
+		case ST_LET:
+			out->lets[out->nlets++] = n;
+			break;
+		case ST_SEQ: case ST_ALLOC: case ST_BLOCK: case ST_STORE: case ST_ASSUME:
+		case ST_EVAL: case ST_PASS: case ST_COUNT:
+			break;
+		}
+		out->path[out->depth++] = deep->path[d];
+		n = attach_stmt_at(n, deep->path + d, 1);
+	}
+	out->stmt = n;
+}
+
 RwStatus attach_site(RwCtx *c, const char *block, const char *loop, bool loop_after,
 		     AttachSite *out)
 {

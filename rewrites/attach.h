@@ -30,6 +30,10 @@ RwStatus attach_find_block(RwCtx *c, const char *name, StmtCtx *out);
 RwStatus attach_site(RwCtx *c, const char *block, const char *loop, bool loop_after,
 		     AttachSite *out);
 
+/* The context of the statement at `depth` on the path of `deep` (a
+ * prefix of it: enclosing loops, conditions and lets). */
+void attach_ctx_at(RwCtx *c, const StmtCtx *deep, int depth, StmtCtx *out);
+
 /* The statement at a path from root. */
 Stmt *attach_stmt_at(Stmt *root, const int *path, int depth);
 

@@ -572,7 +572,8 @@ static Stmt *cons_stmt(ConsWalk *w, Stmt *s)
 /* A read of B outside the attach loop's body is no longer served: it
  * must never run (goal: not its guard). This is how a consumer that reads
  * the producer before the attach point is rejected. */
-static void outside_obligations(RwCtx *c, const AttachSite *s, const Producer *p)
+static void outside_obligations(RwCtx *c, const AttachSite *s, const Producer *p,
+				int alloc_depth)
 {
 	Arena *a = c->arena;
 	if (!reads_outside(c, s, p->buf))
@@ -581,9 +582,12 @@ static void outside_obligations(RwCtx *c, const AttachSite *s, const Producer *p
 	int nvol = attach_written_buffers(c, &vol);
 	AccessList acc;
 	memset(&acc, 0, sizeof acc);
-	rw_collect_accesses(c, body_without(c, s), 0, NULL, NULL, nvol, vol, &acc);
+	/* from inside the allocation: accesses to buffers allocated in the
+	 * collected statement are not collected */
 	StmtCtx top;
-	memset(&top, 0, sizeof top);
+	attach_ctx_at(c, &s->block, alloc_depth, &top);
+	Stmt *al = attach_stmt_at(body_without(c, s), s->block.path, alloc_depth);
+	rw_collect_accesses(c, al->u.alloc.body, 0, NULL, NULL, nvol, vol, &acc);
 	for (int i = 0; i < acc.n; i++) {
 		const Access *x = &acc.items[i];
 		if (x->is_write || x->buf != p->buf)
@@ -783,7 +787,7 @@ RwStatus rw_compute_at(RwCtx *c, const char *block, const char *loop)
 	within_obligation(c, &s, &p, &pl);
 	if (pl.any_shrunk)
 		fit_obligation(c, &s, &p, &pl);
-	outside_obligations(c, &s, &p);
+	outside_obligations(c, &s, &p, alloc_depth);
 	inputs_obligations(c, &s, &p, moved);
 	c->note = region_note(c, &s, &p, &pl, &box);
 	c->out = rw_with_body(a, c->func, rebuild_body(c, &s, new_loop, &pl, alloc_depth));

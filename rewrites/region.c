@@ -1070,3 +1070,29 @@ void rg_access_box(RgEnv *env, const Stmt *s, const Buffer *buf, bool writes, Rg
 	box_stmt(&w, s);
 	rg_pop(env, nv, ng);
 }
+
+bool rg_linear(RgEnv *e, Expr *x, int n, Var *const *vars, int64_t *coef, Expr **rest)
+{
+	Lin l = lin_of(e, x);
+	if (l.bad)
+		return false;
+	Lin r = lin_const(l.k);
+	for (int i = 0; i < n; i++)
+		coef[i] = 0;
+	for (int t = 0; t < l.n; t++) {
+		int hit = -1;
+		for (int i = 0; i < n && hit < 0; i++)
+			if (l.atom[t]->kind == EX_VAR && l.atom[t]->u.var == vars[i])
+				hit = i;
+		if (hit >= 0) {
+			coef[hit] += l.coef[t];
+			continue;
+		}
+		for (int i = 0; i < n; i++)
+			if (ir_expr_uses_var(l.atom[t], vars[i]))
+				return false;
+		lin_add_term(&r, l.atom[t], l.coef[t]);
+	}
+	*rest = lin_expr(e->a, &r, x->dtype);
+	return true;
+}

@@ -51,6 +51,10 @@ bool rg_same(const Expr *x, const Expr *y);
 /* True if x - y simplifies to the constant 0. */
 bool rg_equal(RgEnv *e, Expr *x, Expr *y);
 
+/* x = sum coef[i] * vars[i] + rest with rest free of vars (after
+ * simplification); false when x is not of that form. */
+bool rg_linear(RgEnv *e, Expr *x, int n, Var *const *vars, int64_t *coef, Expr **rest);
+
 /* Numeric interval of an integer expression over the ranges of every
  * variable in env (fixed ones included); false when unknown. */
 bool rg_num_bounds(RgEnv *e, const Expr *x, int64_t *lo, int64_t *hi);
