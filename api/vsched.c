@@ -256,6 +256,24 @@ vs_status vs_unroll(vs_schedule *vs, const char *loop)
 	API_STEP(vs, arena_printf(&vs->ctx->arena, "unroll(\"%s\")", loop), rw_unroll(c, loop));
 }
 
+/* ---- compute_at / reverse_compute_at ---- */
+
+vs_status vs_compute_at(vs_schedule *vs, const char *block, const char *loop)
+{
+	const char *desc = arena_printf(&vs->ctx->arena, "compute_at(block=\"%s\", loop=\"%s\")",
+					block, loop);
+	API_STEP(vs, desc, rw_compute_at(c, block, loop));
+}
+
+vs_status vs_reverse_compute_at(vs_schedule *vs, const char *block, const char *loop)
+{
+	const char *desc = arena_printf(&vs->ctx->arena,
+					"reverse_compute_at(block=\"%s\", loop=\"%s\")", block, loop);
+	API_STEP(vs, desc, rw_reverse_compute_at(c, block, loop));
+}
+
+const char *vs_report_note(const vs_report *r) { return r->r.note; }
+
 static vs_status run_script(vs_schedule *vs, Source *src, DiagList *d)
 {
 	if (!src) {

@@ -218,114 +218,146 @@ bool rg_same(const Expr *x, const Expr *y)
 
 /* ---------- numeric bounds ---------- */
 
-static bool num_bounds(RgEnv *e, const Expr *x, int64_t *lo, int64_t *hi, int depth);
+/* Partial bounds: either side may be unknown (a loop whose extent is a
+ * parameter still has a lower bound). */
+typedef struct NB {
+	bool has_lo, has_hi;
+	int64_t lo, hi;
+} NB;
 
-static bool var_bounds(RgEnv *e, const Var *v, int64_t *lo, int64_t *hi, int depth)
+static const NB nb_none;
+
+static NB nb_point(int64_t v)
+{
+	NB r = {small(v), small(v), v, v};
+	return r;
+}
+
+static NB nb_check(NB r)
+{
+	r.has_lo &= small(r.lo);
+	r.has_hi &= small(r.hi);
+	return r;
+}
+
+static NB nb_of(RgEnv *e, const Expr *x, int depth);
+
+static NB nb_var(RgEnv *e, const Var *v, int depth)
 {
 	const RgVar *r = rg_lookup(e, v);
 	if (!r)
-		return false;
+		return nb_none;
 	if (!r->min)
-		return num_bounds(e, r->value, lo, hi, depth + 1);
-	int64_t mlo, mhi, elo, ehi;
-	if (!num_bounds(e, r->min, &mlo, &mhi, depth + 1) ||
-	    !num_bounds(e, r->extent, &elo, &ehi, depth + 1))
-		return false;
+		return nb_of(e, r->value, depth + 1);
+	NB m = nb_of(e, r->min, depth + 1), x = nb_of(e, r->extent, depth + 1);
 	/* a value exists only when the loop runs (extent >= 1) */
-	*lo = mlo;
-	*hi = mhi + (ehi >= 1 ? ehi : 1) - 1;
-	return true;
+	NB out = {m.has_lo, m.has_hi && x.has_hi, m.lo, m.hi + (x.hi >= 1 ? x.hi : 1) - 1};
+	return nb_check(out);
 }
 
-static bool corners(int64_t a, int64_t b, int64_t c, int64_t d, int64_t *lo, int64_t *hi)
+static bool nb_full(NB x) { return x.has_lo && x.has_hi; }
+
+static NB nb_corners(int64_t a, int64_t b, int64_t c, int64_t d)
 {
 	int64_t v[4] = {a, b, c, d};
-	*lo = *hi = v[0];
+	NB r = {true, true, v[0], v[0]};
 	for (int i = 0; i < 4; i++) {
 		if (!small(v[i]))
-			return false;
-		if (v[i] < *lo)
-			*lo = v[i];
-		if (v[i] > *hi)
-			*hi = v[i];
+			return nb_none;
+		r.lo = v[i] < r.lo ? v[i] : r.lo;
+		r.hi = v[i] > r.hi ? v[i] : r.hi;
 	}
-	return true;
+	return r;
 }
 
-static bool bin_bounds(RgEnv *e, const Expr *x, int64_t *lo, int64_t *hi, int depth)
+static NB nb_scale(NB a, int64_t c)
 {
-	int64_t al, ah, bl, bh;
-	if (!num_bounds(e, x->u.bin.a, &al, &ah, depth + 1) ||
-	    !num_bounds(e, x->u.bin.b, &bl, &bh, depth + 1))
-		return false;
+	if (!small(c) || (a.has_lo && llabs(a.lo) > RG_BIG / (llabs(c) + 1)) ||
+	    (a.has_hi && llabs(a.hi) > RG_BIG / (llabs(c) + 1)))
+		return nb_none;
+	NB r = c >= 0 ? (NB){a.has_lo, a.has_hi, a.lo * c, a.hi * c}
+		      : (NB){a.has_hi, a.has_lo, a.hi * c, a.lo * c};
+	return nb_check(r);
+}
+
+static NB nb_bin(RgEnv *e, const Expr *x, int depth)
+{
+	NB a = nb_of(e, x->u.bin.a, depth + 1), b = nb_of(e, x->u.bin.b, depth + 1);
+	bool bconst = nb_full(b) && b.lo == b.hi;
 	switch (x->u.bin.op) {
-	case OP_ADD: *lo = al + bl; *hi = ah + bh; return small(*lo) && small(*hi);
-	case OP_SUB: *lo = al - bh; *hi = ah - bl; return small(*lo) && small(*hi);
+	case OP_ADD:
+		return nb_check((NB){a.has_lo && b.has_lo, a.has_hi && b.has_hi, a.lo + b.lo, a.hi + b.hi});
+	case OP_SUB:
+		return nb_check((NB){a.has_lo && b.has_hi, a.has_hi && b.has_lo, a.lo - b.hi, a.hi - b.lo});
 	case OP_MUL:
-		return corners(al * bl, al * bh, ah * bl, ah * bh, lo, hi);
+		if (bconst)
+			return nb_scale(a, b.lo);
+		if (nb_full(a) && a.lo == a.hi)
+			return nb_scale(b, a.lo);
+		if (!nb_full(a) || !nb_full(b))
+			return nb_none;
+		return nb_corners(a.lo * b.lo, a.lo * b.hi, a.hi * b.lo, a.hi * b.hi);
 	case OP_FLOORDIV:
-		if (bl <= 0)
-			return false;
-		return corners(fdiv(al, bl), fdiv(al, bh), fdiv(ah, bl), fdiv(ah, bh), lo, hi);
+		if (bconst && b.lo > 0) /* monotone */
+			return (NB){a.has_lo, a.has_hi, a.has_lo ? fdiv(a.lo, b.lo) : 0,
+				    a.has_hi ? fdiv(a.hi, b.lo) : 0};
+		if (!nb_full(a) || !nb_full(b) || b.lo <= 0)
+			return nb_none;
+		return nb_corners(fdiv(a.lo, b.lo), fdiv(a.lo, b.hi), fdiv(a.hi, b.lo), fdiv(a.hi, b.hi));
 	case OP_FLOORMOD:
-		if (bl <= 0)
-			return false;
-		if (bl == bh && fdiv(al, bl) == fdiv(ah, bl)) {
-			*lo = fmod64(al, bl);
-			*hi = fmod64(ah, bl);
-			return true;
-		}
-		*lo = 0;
-		*hi = bh - 1;
-		return true;
-	case OP_MIN: *lo = al < bl ? al : bl; *hi = ah < bh ? ah : bh; return true;
-	case OP_MAX: *lo = al > bl ? al : bl; *hi = ah > bh ? ah : bh; return true;
+		if (!b.has_lo || !b.has_hi || b.lo <= 0)
+			return nb_none;
+		if (bconst && nb_full(a) && fdiv(a.lo, b.lo) == fdiv(a.hi, b.lo))
+			return (NB){true, true, fmod64(a.lo, b.lo), fmod64(a.hi, b.lo)};
+		return (NB){true, true, 0, b.hi - 1};
+	case OP_MIN:
+		return (NB){a.has_lo && b.has_lo, a.has_hi || b.has_hi,
+			    a.lo < b.lo ? a.lo : b.lo,
+			    !a.has_hi ? b.hi : !b.has_hi ? a.hi : a.hi < b.hi ? a.hi : b.hi};
+	case OP_MAX:
+		return (NB){a.has_lo || b.has_lo, a.has_hi && b.has_hi,
+			    !a.has_lo ? b.lo : !b.has_lo ? a.lo : a.lo > b.lo ? a.lo : b.lo,
+			    a.hi > b.hi ? a.hi : b.hi};
 	case OP_DIV: case OP_EQ: case OP_NE: case OP_LT: case OP_LE: case OP_GT:
 	case OP_GE: case OP_AND: case OP_OR: case OP_COUNT:
 		break;
 	}
-	return false;
+	return nb_none;
 }
 
-static bool num_bounds(RgEnv *e, const Expr *x, int64_t *lo, int64_t *hi, int depth)
+static NB nb_of(RgEnv *e, const Expr *x, int depth)
 {
 	if (depth > 64 || !dtype_is_int(x->dtype))
-		return false;
-	int64_t al, ah, bl, bh;
+		return nb_none;
+	NB a, b;
 	switch (x->kind) {
 	case EX_INT:
-		*lo = *hi = x->u.ival;
-		return small(x->u.ival);
+		return nb_point(x->u.ival);
 	case EX_VAR:
-		return var_bounds(e, x->u.var, lo, hi, depth);
+		return nb_var(e, x->u.var, depth);
 	case EX_BIN:
-		return bin_bounds(e, x, lo, hi, depth);
+		return nb_bin(e, x, depth);
 	case EX_NEG:
-		if (!num_bounds(e, x->u.un.a, &al, &ah, depth + 1))
-			return false;
-		*lo = -ah;
-		*hi = -al;
-		return true;
+		a = nb_of(e, x->u.un.a, depth + 1);
+		return (NB){a.has_hi, a.has_lo, -a.hi, -a.lo};
 	case EX_SELECT:
-		if (!num_bounds(e, x->u.sel.a, &al, &ah, depth + 1) ||
-		    !num_bounds(e, x->u.sel.b, &bl, &bh, depth + 1))
-			return false;
-		*lo = al < bl ? al : bl;
-		*hi = ah > bh ? ah : bh;
-		return true;
+		a = nb_of(e, x->u.sel.a, depth + 1);
+		b = nb_of(e, x->u.sel.b, depth + 1);
+		return (NB){a.has_lo && b.has_lo, a.has_hi && b.has_hi, a.lo < b.lo ? a.lo : b.lo,
+			    a.hi > b.hi ? a.hi : b.hi};
 	case EX_CAST:
 		/* widening integer casts keep the value */
 		if (!dtype_is_int(x->u.un.a->dtype) ||
 		    dtype_bits(x->u.un.a->dtype) > dtype_bits(x->dtype) ||
 		    dtype_is_signed(x->u.un.a->dtype) != dtype_is_signed(x->dtype))
-			return false;
-		return num_bounds(e, x->u.un.a, lo, hi, depth + 1);
+			return nb_none;
+		return nb_of(e, x->u.un.a, depth + 1);
 	case EX_FLOAT:
 	case EX_NOT:
 	case EX_LOAD:
 	case EX_UNDEF:
 	case EX_LET:
-		return false;
+		return nb_none;
 	case EX_COUNT:
 		break;
 	}
@@ -334,7 +366,10 @@ static bool num_bounds(RgEnv *e, const Expr *x, int64_t *lo, int64_t *hi, int de
 
 bool rg_num_bounds(RgEnv *e, const Expr *x, int64_t *lo, int64_t *hi)
 {
-	return num_bounds(e, x, lo, hi, 0);
+	NB r = nb_of(e, x, 0);
+	*lo = r.lo;
+	*hi = r.hi;
+	return nb_full(r);
 }
 
 /* ---------- linear forms ---------- */
@@ -447,25 +482,23 @@ static Expr *lin_expr(Arena *a, const Lin *l, DType t)
 	return acc;
 }
 
+static NB lin_nb(RgEnv *e, const Lin *l)
+{
+	NB sum = nb_point(l->k);
+	for (int i = 0; i < l->n; i++) {
+		NB t = nb_scale(nb_of(e, l->atom[i], 0), l->coef[i]);
+		sum = nb_check((NB){sum.has_lo && t.has_lo, sum.has_hi && t.has_hi, sum.lo + t.lo,
+				    sum.hi + t.hi});
+	}
+	return sum;
+}
+
 static bool lin_num_bounds(RgEnv *e, const Lin *l, int64_t *lo, int64_t *hi)
 {
-	int64_t sl = l->k, sh = l->k;
-	for (int i = 0; i < l->n; i++) {
-		int64_t al, ah;
-		if (!rg_num_bounds(e, l->atom[i], &al, &ah))
-			return false;
-		int64_t c = l->coef[i];
-		int64_t x = c * al, y = c * ah;
-		if (!small(al) || !small(ah) || llabs(c) > RG_BIG / (llabs(al) + llabs(ah) + 1))
-			return false;
-		sl += x < y ? x : y;
-		sh += x < y ? y : x;
-		if (!small(sl) || !small(sh))
-			return false;
-	}
-	*lo = sl;
-	*hi = sh;
-	return true;
+	NB r = lin_nb(e, l);
+	*lo = r.lo;
+	*hi = r.hi;
+	return nb_full(r);
 }
 
 static Lin lin_of(RgEnv *e, Expr *x);
@@ -514,18 +547,51 @@ static Lin lin_floormod(RgEnv *e, const Lin *l, int64_t c, DType t)
 	return lin_atom(ir_bin(e->a, OP_FLOORMOD, lin_expr(e->a, &r, t), lit(e->a, c, t), no_span));
 }
 
+/* Upper (or lower) bound of l as a constant after replacing each loop
+ * variable by its symbolic last (or first) value once: j + 1 - n <= 0
+ * when j runs below n. */
+static bool lin_sym_bound(RgEnv *e, const Lin *l, bool upper, int64_t *out)
+{
+	Lin r = lin_const(l->k);
+	for (int i = 0; i < l->n; i++) {
+		Expr *a = l->atom[i];
+		const RgVar *v = a->kind == EX_VAR ? rg_lookup(e, a->u.var) : NULL;
+		if (!v || !v->min || rw_expr_has_load(v->min) || rw_expr_has_load(v->extent)) {
+			lin_add_term(&r, a, l->coef[i]);
+			continue;
+		}
+		bool take_last = (l->coef[i] > 0) == upper;
+		Expr *end = take_last ? ir_sub(e->a, ir_add(e->a, v->min, v->extent),
+					       ir_int(e->a, 1, a->dtype, no_span))
+				      : v->min;
+		Lin t = lin_of(e, end);
+		r = lin_combine(r, &t, l->coef[i]);
+		if (r.bad)
+			return false;
+	}
+	if (r.bad || r.n)
+		return false;
+	*out = r.k;
+	return true;
+}
+
 static Lin lin_minmax(RgEnv *e, Expr *x)
 {
 	Lin la = lin_of(e, x->u.bin.a), lb = lin_of(e, x->u.bin.b);
 	if (la.bad || lb.bad)
 		return lin_atom(x);
 	Lin d = lin_combine(la, &lb, -1);
-	int64_t lo, hi;
 	bool is_min = x->u.bin.op == OP_MIN;
-	if (!d.bad && lin_num_bounds(e, &d, &lo, &hi)) {
-		if (hi <= 0) /* a <= b */
+	if (!d.bad) {
+		NB r = lin_nb(e, &d);
+		if (r.has_hi && r.hi <= 0) /* a <= b */
 			return is_min ? la : lb;
-		if (lo >= 0) /* a >= b */
+		if (r.has_lo && r.lo >= 0) /* a >= b */
+			return is_min ? lb : la;
+		int64_t v;
+		if (lin_sym_bound(e, &d, true, &v) && v <= 0)
+			return is_min ? la : lb;
+		if (lin_sym_bound(e, &d, false, &v) && v >= 0)
 			return is_min ? lb : la;
 	}
 	Expr *r = ir_bin(e->a, x->u.bin.op, lin_expr(e->a, &la, x->dtype),
@@ -622,9 +688,11 @@ static Lin lin_of(RgEnv *e, Expr *x)
 	abort();
 }
 
-static bool compare_holds(BinOp op, int64_t lo, int64_t hi, bool *value)
+static bool compare_holds(BinOp op, NB r, bool *value)
 {
-	/* the difference a - b lies in [lo, hi] */
+	/* the difference a - b lies in [lo, hi]; an unknown side never
+	 * decides */
+	int64_t lo = r.has_lo ? r.lo : -RG_BIG * 4, hi = r.has_hi ? r.hi : RG_BIG * 4;
 	switch (op) {
 	case OP_LT: if (hi < 0) { *value = true; return true; } if (lo >= 0) { *value = false; return true; } return false;
 	case OP_LE: if (hi <= 0) { *value = true; return true; } if (lo > 0) { *value = false; return true; } return false;
@@ -649,9 +717,8 @@ static Expr *simplify_cond(RgEnv *e, Expr *x)
 	if (la.bad || lb.bad)
 		return x;
 	Lin d = lin_combine(la, &lb, -1);
-	int64_t lo, hi;
 	bool v;
-	if (!d.bad && lin_num_bounds(e, &d, &lo, &hi) && compare_holds(x->u.bin.op, lo, hi, &v))
+	if (!d.bad && compare_holds(x->u.bin.op, lin_nb(e, &d), &v))
 		return ir_bool(e->a, v);
 	return ir_bin(e->a, x->u.bin.op, lin_expr(e->a, &la, x->u.bin.a->dtype),
 		      lin_expr(e->a, &lb, x->u.bin.b->dtype), x->span);

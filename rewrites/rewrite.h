@@ -135,7 +135,6 @@ void rw_commute_obligations(RwCtx *c, const char *kind, const char *what,
 			    const Obligation *base, const AccessList *p,
 			    const AccessList *q, bool allow_reductions);
 
-#endif
 
 /* ---------- the primitives (one file each) ----------
  * Each fills c->out (and c->obs) or returns a failure status with a
@@ -164,3 +163,5 @@ RwStatus rw_unroll(RwCtx *c, const char *loop);
  * the consumer instances whose input that iteration produced. */
 RwStatus rw_compute_at(RwCtx *c, const char *block, const char *loop);
 RwStatus rw_reverse_compute_at(RwCtx *c, const char *block, const char *loop);
+
+#endif
