@@ -93,4 +93,17 @@ fuzz: check-deps
 clean:
 	rm -rf build build-asan build-fuzz vsched
 
+# ---- examples: C programs over the public header only (include/vsched.h,
+# no internal headers on the include path). `make examples` builds them
+# into $(BUILD)/examples/; the test binary depends on them, and the `api`
+# check suite runs them (make test and make asan alike).
+EXAMPLE_SRC := $(sort $(wildcard examples/*.c))
+EXAMPLE_BIN := $(EXAMPLE_SRC:%.c=$(BUILD)/%)
+.PHONY: examples
+examples: $(EXAMPLE_BIN)
+$(BUILD)/examples/%: examples/%.c $(LIBVS)
+	@mkdir -p $(dir $@)
+	$(CC) -std=c11 $(WARN) -Iinclude $(OPT) $(CFLAGS) $(SANFLAGS) $< -o $@ $(LIBVS) $(LIBS)
+$(TESTBIN): $(EXAMPLE_BIN)
+
 -include $(LIB_OBJ:.o=.d) $(CLI_OBJ:.o=.d) $(TEST_OBJ:.o=.d)

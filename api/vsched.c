@@ -68,6 +68,18 @@ static void set_error_text(vs_context *c, const char *text)
 	c->error = strdup(text);
 }
 
+/* ---- argument checks: a NULL name is bad input, never a crash ---- */
+
+static bool null_arg(vs_context *c, const char *what, const void *arg)
+{
+	if (arg)
+		return false;
+	char msg[128];
+	snprintf(msg, sizeof msg, "%s: missing (NULL) argument", what);
+	set_error_text(c, msg);
+	return true;
+}
+
 /* ---- kernels ---- */
 
 static vs_module *wrap_module(vs_context *c, Module *m)
@@ -168,13 +180,17 @@ static vs_status step_status(StepStatus st)
 
 vs_status vs_work_on(vs_schedule *vs, const char *func)
 {
+	if (null_arg(vs->ctx, "work_on", func))
+		return VS_BAD_INPUT;
 	Module *m = vs->s->mod;
 	for (int i = 0; i < m->nfuncs; i++)
 		if (strcmp(m->funcs[i]->name, func) == 0) {
 			vs->s->func_index = i;
 			return VS_OK;
 		}
-	set_error_text(vs->ctx, "work_on: no such function in the module");
+	char msg[300];
+	snprintf(msg, sizeof msg, "work_on: no function '%.200s' in the module", func);
+	set_error_text(vs->ctx, msg);
 	return VS_BAD_INPUT;
 }
 
@@ -213,6 +229,8 @@ vs_status vs_split(vs_schedule *vs, const char *loop, long factor, const char *t
 		   const char *outer, const char *inner)
 {
 	SplitTail t = TAIL_GUARD;
+	if (null_arg(vs->ctx, "split", loop))
+		return VS_BAD_INPUT;
 	if (tail && !split_tail_from_name(tail, &t)) {
 		set_error_text(vs->ctx, "split: tail must be guard, perfect, cut or cut_and_guard");
 		return VS_BAD_INPUT;
@@ -224,12 +242,19 @@ vs_status vs_split(vs_schedule *vs, const char *loop, long factor, const char *t
 
 vs_status vs_fuse(vs_schedule *vs, const char *outer, const char *inner, const char *fused)
 {
+	if (null_arg(vs->ctx, "fuse", outer) || null_arg(vs->ctx, "fuse", inner))
+		return VS_BAD_INPUT;
 	const char *desc = arena_printf(&vs->ctx->arena, "fuse(\"%s\", \"%s\")", outer, inner);
 	API_STEP(vs, desc, rw_fuse(c, outer, inner, fused));
 }
 
 vs_status vs_reorder(vs_schedule *vs, int n, const char *const *loops)
 {
+	if (n > 0 && null_arg(vs->ctx, "reorder", loops))
+		return VS_BAD_INPUT;
+	for (int i = 0; i < n; i++)
+		if (null_arg(vs->ctx, "reorder", loops[i]))
+			return VS_BAD_INPUT;
 	StrBuf b = {0};
 	sb_puts(&b, "reorder(");
 	for (int i = 0; i < n; i++)
@@ -243,16 +268,22 @@ vs_status vs_reorder(vs_schedule *vs, int n, const char *const *loops)
 
 vs_status vs_parallel(vs_schedule *vs, const char *loop)
 {
+	if (null_arg(vs->ctx, "parallel", loop))
+		return VS_BAD_INPUT;
 	API_STEP(vs, arena_printf(&vs->ctx->arena, "parallel(\"%s\")", loop), rw_parallel(c, loop));
 }
 
 vs_status vs_vectorize(vs_schedule *vs, const char *loop)
 {
+	if (null_arg(vs->ctx, "vectorize", loop))
+		return VS_BAD_INPUT;
 	API_STEP(vs, arena_printf(&vs->ctx->arena, "vectorize(\"%s\")", loop), rw_vectorize(c, loop));
 }
 
 vs_status vs_unroll(vs_schedule *vs, const char *loop)
 {
+	if (null_arg(vs->ctx, "unroll", loop))
+		return VS_BAD_INPUT;
 	API_STEP(vs, arena_printf(&vs->ctx->arena, "unroll(\"%s\")", loop), rw_unroll(c, loop));
 }
 
@@ -340,8 +371,18 @@ int vs_report_num_obligations(const vs_report *r) { return r->r.nobs; }
 void vs_report_obligation(const vs_report *r, int i, const char **kind,
 			  const char **statement, const char **verdict, double *seconds)
 {
-	if (i < 0 || i >= r->r.nobs)
+	if (i < 0 || i >= r->r.nobs) {
+		/* nothing to report: clear the outputs, never leave them unset */
+		if (kind)
+			*kind = NULL;
+		if (statement)
+			*statement = NULL;
+		if (verdict)
+			*verdict = NULL;
+		if (seconds)
+			*seconds = 0;
 		return;
+	}
 	if (kind)
 		*kind = r->r.obs[i]->kind;
 	if (statement)

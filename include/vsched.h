@@ -87,7 +87,8 @@ const char *vs_report_reason(const vs_report *r); /* NULL when committed */
  * NULL. */
 const char *vs_report_note(const vs_report *r);
 int vs_report_num_obligations(const vs_report *r);
-/* verdict: "proven", "refuted" or "not proven" */
+/* verdict: "proven", "refuted" or "not proven"; any output pointer may be
+ * NULL; for i out of range the outputs are set to NULL (seconds to 0). */
 void vs_report_obligation(const vs_report *r, int i, const char **kind,
 			  const char **statement, const char **verdict, double *seconds);
 const char *vs_report_counterexample(const vs_report *r); /* NULL if none */

@@ -382,6 +382,80 @@ State *interp_gen_input_scalars(Arena *a, const Func *f, uint64_t seed,
 
 /* ---------- transfer ---------- */
 
+
+/* ---------- cells through layouts ---------- */
+
+static void index_of(const BufState *b, int64_t off, int64_t *ix)
+{
+	for (int k = b->ndim - 1; k >= 0; k--) {
+		ix[k] = off % b->shape[k];
+		off /= b->shape[k];
+	}
+}
+
+typedef enum { VIEW_NONE, VIEW_SAME, VIEW_EXTEND, VIEW_PROJECT } ViewKind;
+
+static bool same_shape(const BufState *x, const BufState *y)
+{
+	bool same = x->ndim == y->ndim && x->buf->dtype == y->buf->dtype;
+	for (int k = 0; same && k < x->ndim; k++)
+		same = x->shape[k] == y->shape[k];
+	return same;
+}
+
+/* How cells of `src` correspond to cells of `dst`: the same shape (cell by
+ * cell), dst a transformed version of src (src's logical cell x is dst's
+ * cell F(x)), or src a transformed version of dst. */
+static ViewKind view_of(const BufState *src, const BufState *dst)
+{
+	if (same_shape(src, dst))
+		return VIEW_SAME;
+	if (src->buf->dtype != dst->buf->dtype)
+		return VIEW_NONE;
+	if (layout_chain_has(dst->buf, src->buf))
+		return VIEW_EXTEND;
+	if (layout_chain_has(src->buf, dst->buf))
+		return VIEW_PROJECT;
+	return VIEW_NONE;
+}
+
+/* For each cell x of the logical one of (a, b), call fn with the offsets of
+ * x in the logical buffer and F(x) in the physical one. False if a mapped
+ * index falls outside the physical shape (the layout is broken). */
+static bool for_each_mapped(const BufState *logical, const BufState *phys,
+			    bool (*fn)(void *ctx, int64_t loff, int64_t poff), void *ctx)
+{
+	int64_t x[64], t[64];
+	if (logical->ndim > 64 || phys->ndim > 64)
+		return false;
+	for (int64_t off = 0; off < logical->size; off++) {
+		index_of(logical, off, x);
+		if (!layout_chain_apply(phys->buf, logical->buf, x, t))
+			return false;
+		int64_t poff = bufstate_offset(phys, t);
+		if (poff < 0)
+			return false;
+		if (!fn(ctx, off, poff))
+			return false;
+	}
+	return true;
+}
+
+typedef struct CopyCtx {
+	const BufState *src;
+	BufState *dst;
+	bool src_logical;
+} CopyCtx;
+
+static bool copy_cell(void *p, int64_t loff, int64_t poff)
+{
+	CopyCtx *c = p;
+	int64_t from = c->src_logical ? loff : poff, to = c->src_logical ? poff : loff;
+	c->dst->data[to] = c->src->data[from];
+	c->dst->cell[to] = c->src->cell[from];
+	return true;
+}
+
 State *state_transfer(Arena *a, const State *from, const Func *g, DiagList *d)
 {
 	int n = 0;
@@ -413,14 +487,12 @@ State *state_transfer(Arena *a, const State *from, const Func *g, DiagList *d)
 	for (int k = 0; k < n; k++)
 		if (dtype_is_float(st->scalar_vars[k]->dtype))
 			st->scalars[k] = values[k];
+	bool extended = false;
 	for (int i = 0; i < st->nbufs; i++) {
 		BufState *to = &st->bufs[i];
 		const BufState *src = find_buffer(from, to->buf->name);
-		bool same = src && src->ndim == to->ndim &&
-			    src->buf->dtype == to->buf->dtype;
-		for (int k = 0; same && k < to->ndim; k++)
-			same = src->shape[k] == to->shape[k];
-		if (!same) {
+		ViewKind view = src ? view_of(src, to) : VIEW_NONE;
+		if (view == VIEW_NONE) {
 			StrBuf b = {0};
 			sb_printf(&b, "cannot transfer the input to %s: buffer %s ", g->name,
 				  to->buf->name);
@@ -438,9 +510,35 @@ State *state_transfer(Arena *a, const State *from, const Func *g, DiagList *d)
 			free(msg);
 			return NULL;
 		}
-		if (to->size) {
-			memcpy(to->data, src->data, sizeof(Value) * (size_t)to->size);
-			memcpy(to->cell, src->cell, (size_t)to->size);
+		if (view == VIEW_SAME) {
+			if (to->size) {
+				memcpy(to->data, src->data, sizeof(Value) * (size_t)to->size);
+				memcpy(to->cell, src->cell, (size_t)to->size);
+			}
+			continue;
+		}
+		/* through the layout: logical cell x is physical cell F(x);
+		 * padding cells of an extended buffer start uninitialised */
+		CopyCtx cc = {src, to, view == VIEW_EXTEND};
+		bool ok = view == VIEW_EXTEND ? for_each_mapped(src, to, copy_cell, &cc)
+					      : for_each_mapped(to, src, copy_cell, &cc);
+		if (!ok) {
+			diag_add(d, DIAG_ERROR, to->buf->span,
+				 "cannot transfer buffer %s to %s: its layout maps a cell outside the shape",
+				 to->buf->name, g->name);
+			return NULL;
+		}
+		extended |= view == VIEW_EXTEND;
+	}
+	if (extended) {
+		/* the padding of a transformed input holds what g's entry
+		 * facts say (a pad value, or anything readable) */
+		InterpResult r;
+		if (interp_prepare_input(g, st, &r) != RUN_OK) {
+			diag_add(d, DIAG_ERROR, r.span,
+				 "cannot extend the input to the layout of %s: %s", g->name,
+				 r.message ? r.message : "its entry facts cannot be met");
+			return NULL;
 		}
 	}
 	return st;
@@ -459,34 +557,53 @@ static bool floats_equal(double x, double y, bool ieee, double rel_tol)
 	return false;
 }
 
-static bool cells_equal(const BufState *b, const BufState *a, int64_t off,
-			bool ieee, double rel_tol)
+typedef struct CmpCtx {
+	const BufState *b, *a; /* before, after */
+	bool before_logical;
+	bool ieee;
+	double tol;
+	int64_t boff, aoff; /* the first difference */
+} CmpCtx;
+
+static bool cells_equal2(const BufState *b, int64_t boff, const BufState *a, int64_t aoff,
+			 bool ieee, double rel_tol)
 {
-	if (b->cell[off] != CELL_INIT)
+	if (b->cell[boff] != CELL_INIT)
 		return true; /* undef: anything; uninit: never read as output */
-	if (a->cell[off] != CELL_INIT)
+	if (a->cell[aoff] != CELL_INIT)
 		return false;
 	if (dtype_is_float(b->buf->dtype))
-		return floats_equal(b->data[off].f, a->data[off].f, ieee, rel_tol);
-	return b->data[off].i == a->data[off].i;
+		return floats_equal(b->data[boff].f, a->data[aoff].f, ieee, rel_tol);
+	return b->data[boff].i == a->data[aoff].i;
 }
 
-static char *cell_diff(const BufState *b, const BufState *a, int64_t off)
+static bool compare_cell(void *p, int64_t loff, int64_t poff)
+{
+	CmpCtx *c = p;
+	c->boff = c->before_logical ? loff : poff;
+	c->aoff = c->before_logical ? poff : loff;
+	return cells_equal2(c->b, c->boff, c->a, c->aoff, c->ieee, c->tol);
+}
+
+static char *cell_diff2(const BufState *b, int64_t boff, const BufState *a, int64_t aoff)
 {
 	int64_t ix[64] = {0};
-	int n = b->ndim < 64 ? b->ndim : 64;
-	int64_t rest = off;
-	for (int k = b->ndim - 1; k >= 0; k--) {
-		if (k < 64)
-			ix[k] = rest % b->shape[k];
-		rest /= b->shape[k];
-	}
+	if (b->ndim > 64)
+		return strdup("?");
+	index_of(b, boff, ix);
 	StrBuf s = {0};
-	put_index(&s, b->buf->name, n, ix);
+	put_index(&s, b->buf->name, b->ndim, ix);
+	if (a->ndim <= 64 && !same_shape(a, b)) {
+		int64_t jx[64];
+		index_of(a, aoff, jx);
+		sb_puts(&s, " (");
+		put_index(&s, a->buf->name, a->ndim, jx);
+		sb_puts(&s, " after)");
+	}
 	sb_puts(&s, ": ");
-	put_cell(&s, b, off);
+	put_cell(&s, b, boff);
 	sb_puts(&s, " vs ");
-	put_cell(&s, a, off);
+	put_cell(&s, a, aoff);
 	return sb_take(&s);
 }
 
@@ -498,10 +615,8 @@ bool state_equal(const State *before, const State *after, bool ieee,
 	for (int i = 0; i < before->nbufs; i++) {
 		const BufState *b = &before->bufs[i];
 		const BufState *a = find_buffer(after, b->buf->name);
-		bool same = a && a->ndim == b->ndim;
-		for (int k = 0; same && k < b->ndim; k++)
-			same = a->shape[k] == b->shape[k];
-		if (!same) {
+		ViewKind view = a ? view_of(b, a) : VIEW_NONE;
+		if (view == VIEW_NONE) {
 			StrBuf s = {0};
 			sb_printf(&s, "%s: ", b->buf->name);
 			put_shape(&s, b);
@@ -517,15 +632,44 @@ bool state_equal(const State *before, const State *after, bool ieee,
 				free(msg);
 			return false;
 		}
-		for (int64_t off = 0; off < b->size; off++) {
-			if (cells_equal(b, a, off, ieee, rel_tol))
-				continue;
-			if (diff)
-				*diff = cell_diff(b, a, off);
-			return false;
+		CmpCtx c = {b, a, view != VIEW_PROJECT, ieee, rel_tol, 0, 0};
+		bool same;
+		if (view == VIEW_SAME) {
+			same = true;
+			for (int64_t off = 0; off < b->size && same; off++) {
+				c.boff = c.aoff = off;
+				same = cells_equal2(b, off, a, off, ieee, rel_tol);
+			}
+		} else if (view == VIEW_EXTEND) {
+			same = for_each_mapped(b, a, compare_cell, &c);
+		} else {
+			same = for_each_mapped(a, b, compare_cell, &c);
 		}
+		if (same)
+			continue;
+		if (diff)
+			*diff = cell_diff2(b, c.boff, a, c.aoff);
+		return false;
 	}
 	return true;
+}
+
+/* Whether b changed the layout of one of a's buffers (same name, b's
+ * buffer transformed from a's). */
+static bool refines_layout(const Func *a, const Func *b)
+{
+	for (int i = 0; i < b->nparams; i++) {
+		const Buffer *pb = b->params[i].buf;
+		if (!pb || !pb->layout)
+			continue;
+		for (int j = 0; j < a->nparams; j++) {
+			const Buffer *pa = a->params[j].buf;
+			if (pa && pa != pb && strcmp(pa->name, pb->name) == 0 &&
+			    layout_chain_has(pb, pa))
+				return true;
+		}
+	}
+	return false;
 }
 
 /* ---------- differential check ---------- */
@@ -582,7 +726,12 @@ static Trial run_trial(const Func *fa, const Func *fb, int t, uint64_t seed,
 	Trial res = TRIAL_SAME;
 	char *text = NULL;
 	InterpResult r1, r2;
-	State *in = interp_gen_input(&ar, fa, seed, &d);
+	/* After a layout change, inputs come from the transformed function
+	 * (its padding facts decide the padding) and a gets their logical
+	 * view. */
+	bool from_b = refines_layout(fa, fb);
+	State *gen = interp_gen_input(&ar, from_b ? fb : fa, seed, &d);
+	State *in = gen && from_b ? state_transfer(&ar, gen, fa, &d) : gen;
 	State *sa = in ? state_clone(&ar, in) : NULL;
 	State *sb = NULL;
 	if (!in) {
@@ -592,7 +741,7 @@ static Trial run_trial(const Func *fa, const Func *fb, int t, uint64_t seed,
 	} else if (interp_run(fa, sa, 0, &r1) != RUN_OK) {
 		note_failure(skip, r1.message, r1.span);
 		res = TRIAL_SKIP; /* not admissible, or a itself has UB here */
-	} else if (!(sb = state_transfer(&ar, in, fb, &d))) {
+	} else if (!(sb = from_b ? state_clone(&ar, gen) : state_transfer(&ar, in, fb, &d))) {
 		text = diag_render(&d);
 		sb_printf(rep, "%s", text);
 		res = TRIAL_ERROR;

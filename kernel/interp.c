@@ -483,10 +483,10 @@ static bool eval_int(Interp *in, const Expr *e, int64_t *out, const char *what)
 	return true;
 }
 
-/* Whether the physical index ix (n dimensions) is padding: the layout's
- * predicate over its physical index variables. */
-static bool is_padding(Interp *in, const Layout *lay, int n, const int64_t *ix,
-		       bool *pad)
+/* Whether predicate `pred` of the layout (over its physical index
+ * variables) holds at the physical index ix (n dimensions). */
+static bool is_padding(Interp *in, const Layout *lay, const Expr *pred, int n,
+		       const int64_t *ix, bool *pad)
 {
 	SavedVar saved[MAX_DIMS];
 	int bound = 0;
@@ -498,8 +498,8 @@ static bool is_padding(Interp *in, const Layout *lay, int n, const int64_t *ix,
 			      &saved[bound]);
 		bound += ok;
 	}
-	if (ok && (ok = eval(in, lay->pad_predicate, &p)))
-		*pad = truth(p.v, lay->pad_predicate->dtype);
+	if (ok && (ok = eval(in, pred, &p)))
+		*pad = truth(p.v, pred->dtype);
 	while (bound-- > 0)
 		unbind_var(in, lay->inv_vars[bound], &saved[bound]);
 	return ok;
@@ -532,12 +532,14 @@ static BufState *access_cell(Interp *in, const Buffer *b, int nidx,
 		return NULL;
 	}
 	const Layout *lay = bs->buf->layout;
-	if (!lay || lay->pad_kind != PAD_NONE_GIVEN || !lay->pad_predicate ||
-	    !lay->inv_vars)
+	const Expr *forbidden = !lay ? NULL
+				: lay->forbidden ? lay->forbidden
+				: lay->pad_kind == PAD_NONE_GIVEN ? lay->pad_predicate : NULL;
+	if (!forbidden || !lay->inv_vars)
 		return bs;
 	/* padding without a pad value may not be touched (semantics.md 1) */
 	bool pad;
-	if (!is_padding(in, lay, nidx, ix, &pad))
+	if (!is_padding(in, lay, forbidden, nidx, ix, &pad))
 		return NULL;
 	if (pad) {
 		fail(in, RUN_UB, sp, "%s %s touches padding of %s, which has no pad_value",
@@ -1365,7 +1367,8 @@ static bool run_entry(Interp *in, const Stmt *s, bool *stopped)
 static bool clear_padding(Interp *in, BufState *bs)
 {
 	const Layout *lay = bs->buf->layout;
-	if (!lay || !lay->pad_predicate || !lay->inv_vars || bs->ndim > MAX_DIMS)
+	const Expr *pred = lay ? (lay->all_padding ? lay->all_padding : lay->pad_predicate) : NULL;
+	if (!pred || !lay->inv_vars || bs->ndim > MAX_DIMS)
 		return true;
 	int64_t ix[MAX_DIMS] = {0};
 	for (int64_t off = 0; off < bs->size; off++) {
@@ -1375,7 +1378,7 @@ static bool clear_padding(Interp *in, BufState *bs)
 			rest /= bs->shape[k];
 		}
 		bool pad;
-		if (!is_padding(in, lay, bs->ndim, ix, &pad))
+		if (!is_padding(in, lay, pred, bs->ndim, ix, &pad))
 			return false;
 		if (pad)
 			bs->cell[off] = CELL_UNINIT;
@@ -1484,4 +1487,69 @@ bool interp_scalar_facts_hold(const Func *f, const int64_t *scalars, Arena *a,
 	ok = ok && !in.failed;
 	interp_destroy(&in);
 	return ok;
+}
+
+/* ---------- layouts ---------- */
+
+/* One step: t = lay->map(x), nout physical indices. */
+static bool apply_step(Interp *in, const Layout *lay, int nout, const int64_t *x,
+		       int64_t *t)
+{
+	SavedVar saved[MAX_DIMS];
+	int bound = 0;
+	bool ok = lay->nvars <= MAX_DIMS;
+	while (ok && bound < lay->nvars) {
+		ok = bind_var(in, lay->vars[bound], (Value){.i = x[bound]}, &saved[bound]);
+		bound += ok;
+	}
+	for (int k = 0; ok && k < nout; k++) {
+		TVal v;
+		ok = eval(in, lay->map[k], &v) && !v.undef;
+		if (ok)
+			t[k] = v.v.i;
+	}
+	while (bound-- > 0)
+		unbind_var(in, lay->vars[bound], &saved[bound]);
+	return ok;
+}
+
+bool layout_chain_apply(const Buffer *phys, const Buffer *logical, const int64_t *x,
+			int64_t *t)
+{
+	const Layout *chain[MAX_DIMS];
+	int n = 0;
+	const Buffer *b = phys;
+	while (b != logical && b->layout && n < MAX_DIMS) {
+		chain[n++] = b->layout;
+		b = b->layout->logical;
+	}
+	if (b != logical)
+		return false;
+	Arena scratch;
+	arena_init(&scratch);
+	Interp in;
+	interp_init(&in, &scratch, 0);
+	int64_t cur[MAX_DIMS], next[MAX_DIMS];
+	bool ok = logical->ndim <= MAX_DIMS;
+	for (int k = 0; ok && k < logical->ndim; k++)
+		cur[k] = x[k];
+	for (int i = n - 1; ok && i >= 0; i--) {
+		const Buffer *out = i ? chain[i - 1]->logical : phys;
+		ok = out->ndim <= MAX_DIMS && apply_step(&in, chain[i], out->ndim, cur, next);
+		for (int k = 0; ok && k < out->ndim; k++)
+			cur[k] = next[k];
+	}
+	for (int k = 0; ok && k < phys->ndim; k++)
+		t[k] = cur[k];
+	interp_destroy(&in);
+	arena_free(&scratch);
+	return ok;
+}
+
+bool layout_chain_has(const Buffer *phys, const Buffer *logical)
+{
+	for (const Buffer *b = phys; b; b = b->layout ? b->layout->logical : NULL)
+		if (b == logical)
+			return true;
+	return false;
 }

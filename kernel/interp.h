@@ -105,17 +105,17 @@ bool state_equal(const State *before, const State *after, bool ieee,
 int interp_equiv(const Func *a, const Func *b, int trials, uint64_t seed,
 		 char **report);
 
+/* Layout chains (transform_layout, possibly applied several times): true
+ * if `logical` is phys or a buffer phys was transformed from; then
+ * layout_chain_apply computes the physical index t of logical index x. */
+bool layout_chain_has(const Buffer *phys, const Buffer *logical);
+bool layout_chain_apply(const Buffer *phys, const Buffer *logical, const int64_t *x,
+			int64_t *t);
+
 /* Render a state's buffers (for `vsched interp`), malloc'ed. */
 char *state_format(const State *s);
 
 
-/* ---------- additions (interp.c / inputs.c, used by smt/replay.c) ---------- */
-
-/* Like interp_gen_input, with the scalar params fixed (parameter order):
- * NULL + diagnostic when they violate the entry facts or no admissible
- * buffer contents are found for them. */
-State *interp_gen_input_scalars(Arena *a, const Func *f, uint64_t seed,
-				const int64_t *scalars, DiagList *d);
 
 /* Make st's buffers admissible for f: padding cells of transformed
  * buffers uninitialised, then the entry T.assume facts (those before the

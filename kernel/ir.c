@@ -365,7 +365,23 @@ typedef struct Subst {
 	Expr **to;
 	const Buffer *buf_from; /* buffer replacement, or NULL */
 	Buffer *buf_to;
+	/* with buf_from: the new indices are map[k](vars := old indices) */
+	int map_nvars, map_nout;
+	Var **map_vars;
+	Expr **map;
 } Subst;
+
+/* The indices of an access to buf_from after the buffer replacement. */
+static Expr **remap_indices(const Subst *s, int *nidx, Expr **idx)
+{
+	if (!s->map)
+		return idx;
+	Expr **out = arena_alloc(s->a, sizeof(Expr *) * (size_t)(s->map_nout + 1));
+	for (int k = 0; k < s->map_nout; k++)
+		out[k] = ir_subst_expr(s->a, s->map[k], s->map_nvars, s->map_vars, idx);
+	*nidx = s->map_nout;
+	return out;
+}
 
 static Expr *subst_e(const Subst *s, Expr *e);
 
@@ -430,8 +446,11 @@ static Expr *subst_e(const Subst *s, Expr *e)
 		bool rebuf = s->buf_from && e->u.load.buf == s->buf_from;
 		if (!ch && !rebuf)
 			return e;
-		return ir_load(s->a, rebuf ? s->buf_to : e->u.load.buf,
-			       e->u.load.nidx, idx, e->span);
+		int n = e->u.load.nidx;
+		if (rebuf)
+			idx = remap_indices(s, &n, idx);
+		return ir_load(s->a, rebuf ? s->buf_to : e->u.load.buf, n, idx,
+			       e->span);
 	}
 	case EX_LET:
 		x = subst_e(s, e->u.let.value);
@@ -488,8 +507,11 @@ static Stmt *subst_s(const Subst *s, Stmt *st)
 		bool rebuf = s->buf_from && st->u.store.buf == s->buf_from;
 		if (!ch && !rebuf && x == st->u.store.value)
 			return st;
-		return ir_store(s->a, rebuf ? s->buf_to : st->u.store.buf,
-				st->u.store.nidx, idx, x, st->span);
+		int n = st->u.store.nidx;
+		if (rebuf)
+			idx = remap_indices(s, &n, idx);
+		return ir_store(s->a, rebuf ? s->buf_to : st->u.store.buf, n, idx,
+				x, st->span);
 	}
 	case ST_ASSUME:
 		x = subst_e(s, st->u.expr);
@@ -497,12 +519,23 @@ static Stmt *subst_s(const Subst *s, Stmt *st)
 	case ST_EVAL:
 		x = subst_e(s, st->u.expr);
 		return x == st->u.expr ? st : ir_eval(s->a, x, st->span);
-	case ST_ALLOC:
+	case ST_ALLOC: {
 		b = subst_s(s, st->u.alloc.body);
 		if (s->buf_from && st->u.alloc.buf == s->buf_from)
 			return ir_alloc(s->a, s->buf_to, b, st->span);
+		/* the shape may mention a substituted variable (an allocation
+		 * inside a loop that is split or fused): a new buffer with the
+		 * new shape, and the body's accesses moved to it */
+		const Buffer *old = st->u.alloc.buf;
+		Expr **shape = subst_list(s, old->ndim, old->shape, &ch);
+		if (ch) {
+			Buffer *nb = ir_buffer_copy(s->a, old);
+			nb->shape = shape;
+			return ir_alloc(s->a, nb, ir_replace_buffer(s->a, b, old, nb), st->span);
+		}
 		return b == st->u.alloc.body ? st
 					     : ir_alloc(s->a, st->u.alloc.buf, b, st->span);
+	}
 	case ST_BLOCK:
 		b = subst_s(s, st->u.block.body);
 		return b == st->u.block.body
@@ -524,20 +557,36 @@ static Stmt *subst_s(const Subst *s, Stmt *st)
 
 Expr *ir_subst_expr(Arena *a, Expr *e, int n, Var **from, Expr **to)
 {
-	Subst s = {a, n, from, to, NULL, NULL};
+	Subst s = {.a = a, .n = n, .from = from, .to = to};
 	return subst_e(&s, e);
 }
 
 Stmt *ir_subst_stmt(Arena *a, Stmt *st, int n, Var **from, Expr **to)
 {
-	Subst s = {a, n, from, to, NULL, NULL};
+	Subst s = {.a = a, .n = n, .from = from, .to = to};
 	return subst_s(&s, st);
 }
 
 Stmt *ir_replace_buffer(Arena *a, Stmt *st, const Buffer *from, Buffer *to)
 {
-	Subst s = {a, 0, NULL, NULL, from, to};
+	Subst s = {.a = a, .buf_from = from, .buf_to = to};
 	return subst_s(&s, st);
+}
+
+Stmt *ir_remap_buffer(Arena *a, Stmt *st, const Buffer *from, Buffer *to,
+		      int nvars, Var **vars, int nout, Expr **map)
+{
+	Subst s = {.a = a, .buf_from = from, .buf_to = to, .map_nvars = nvars,
+		   .map_nout = nout, .map_vars = vars, .map = map};
+	return subst_s(&s, st);
+}
+
+Expr *ir_remap_buffer_expr(Arena *a, Expr *e, const Buffer *from, Buffer *to,
+			   int nvars, Var **vars, int nout, Expr **map)
+{
+	Subst s = {.a = a, .buf_from = from, .buf_to = to, .map_nvars = nvars,
+		   .map_nout = nout, .map_vars = vars, .map = map};
+	return subst_e(&s, e);
 }
 
 bool ir_expr_uses_var(const Expr *e, const Var *v)

@@ -133,7 +133,9 @@ typedef enum {
 struct Expr;
 
 /* Layout history of a buffer after transform_layout: the physical buffer
- * replaces the logical one in the IR; this records how to map back. */
+ * replaces the logical one in the IR; this records how to map back. A
+ * buffer transformed twice has a layout whose `logical` buffer has a
+ * layout too (seed 000, "Multiple Buffer Semantics"). */
 typedef struct Layout {
 	struct Buffer *logical;    /* the buffer before the transform */
 	int nvars;                 /* = logical->ndim */
@@ -141,9 +143,15 @@ typedef struct Layout {
 	struct Expr **map;         /* physical index k = map[k](vars), k < ndim */
 	Var **inv_vars;            /* physical index variables, ndim of them */
 	struct Expr **inverse;     /* logical index j = inverse[j](inv_vars) */
-	struct Expr *pad_predicate; /* over inv_vars: true on padding cells */
+	struct Expr *pad_predicate; /* over inv_vars: padding of this step */
 	PadKind pad_kind;
 	struct Expr *pad_value;    /* PAD_VALUE: over inv_vars */
+	/* Over inv_vars, for the whole chain: padding of this or an earlier
+	 * step (uninitialised at entry unless a fact covers it), and padding
+	 * whose step has no pad_value (access forbidden). NULL: fall back to
+	 * pad_predicate (and pad_kind) of this step alone. */
+	struct Expr *all_padding;
+	struct Expr *forbidden;
 } Layout;
 
 typedef struct Buffer {
@@ -356,6 +364,13 @@ Expr *ir_subst_expr(Arena *a, Expr *e, int n, Var **from, Expr **to);
 Stmt *ir_subst_stmt(Arena *a, Stmt *s, int n, Var **from, Expr **to);
 /* Replace every access to buffer `from` by `to` (same indices). */
 Stmt *ir_replace_buffer(Arena *a, Stmt *s, const Buffer *from, Buffer *to);
+/* Replace every access from[x] by to[map(x)]: the new k-th index is
+ * map[k] with vars[i] := the old i-th index (nvars = from->ndim, nout =
+ * to->ndim). An allocation of `from` becomes an allocation of `to`. */
+Stmt *ir_remap_buffer(Arena *a, Stmt *s, const Buffer *from, Buffer *to,
+		      int nvars, Var **vars, int nout, Expr **map);
+Expr *ir_remap_buffer_expr(Arena *a, Expr *e, const Buffer *from, Buffer *to,
+			   int nvars, Var **vars, int nout, Expr **map);
 bool ir_expr_uses_var(const Expr *e, const Var *v);
 bool ir_stmt_uses_var(const Stmt *s, const Var *v);
 

@@ -26,6 +26,11 @@ typedef struct Obligation {
 	int nhyps;
 	Expr **hyps;
 	Expr *goal;
+	/* The goal's float equalities mean "the same value" (SMT `=`: -0.0
+	 * and 0.0 differ, NaN equals NaN) rather than the program's IEEE
+	 * `==`: set by no-op and simplification goals, where a store or a
+	 * replacement must leave exactly the value that was there. */
+	bool same_value;
 	Span origin;  /* the statement or loop the obligation comes from */
 	int nrelated; /* accesses involved, for reports */
 	Span *related;

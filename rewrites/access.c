@@ -17,7 +17,17 @@ typedef struct Collector {
 	Buffer **vol;
 	int nlocal;
 	Buffer *local[RW_MAX_DEPTH]; /* allocated inside the instance */
+	int nscope;
+	Var *scope[RW_MAX_DEPTH]; /* fresh loop/let variables around */
 } Collector;
+
+static void snapshot_scope(Collector *k, Access *x)
+{
+	x->nscope = k->nscope;
+	x->scope = arena_alloc(k->c->arena, sizeof(Var *) * (size_t)(k->nscope + 1));
+	if (k->nscope)
+		memcpy(x->scope, k->scope, sizeof(Var *) * (size_t)k->nscope);
+}
 
 static void push_sub(Collector *k, Var *v, Expr *e)
 {
@@ -174,6 +184,7 @@ static void reads_of(Collector *k, Expr *e, Expr *guard, const Stmt *store)
 		x->span = e->span;
 		x->load = e;
 		x->store = store;
+		snapshot_scope(k, x);
 		return;
 	}
 	case EX_BIN:
@@ -291,7 +302,11 @@ static void collect(Collector *k, const Stmt *s, Expr *guard)
 				     ir_bin(a, OP_LT, vr, ir_add(a, lo, ext), (Span){0}));
 		/* the range is part of the guard: the access happens only for
 		 * iterations that exist */
+		int depth = k->nscope;
+		if (depth < RW_MAX_DEPTH)
+			k->scope[k->nscope++] = v;
 		collect(k, s->u.loop.body, ir_and(a, guard, range));
+		k->nscope = depth;
 		k->nsub = mark;
 		return;
 	}
@@ -319,6 +334,8 @@ static void collect(Collector *k, const Stmt *s, Expr *guard)
 		w->guard = guard;
 		w->span = s->span;
 		w->store = s;
+		w->value = ir_subst_expr(k->c->arena, s->u.store.value, k->nsub, k->from, k->to);
+		snapshot_scope(k, w);
 		BinOp op;
 		const Expr *rl = reduction_load(s, &op);
 		if (!rl)
@@ -340,6 +357,9 @@ static void collect(Collector *k, const Stmt *s, Expr *guard)
 		reads_of(k, s->u.expr, guard, NULL);
 		return;
 	case ST_ALLOC:
+		/* the shape is read when the allocation runs, outside its scope */
+		for (int i = 0; i < s->u.alloc.buf->ndim; i++)
+			reads_of(k, s->u.alloc.buf->shape[i], guard, NULL);
 		if (k->nlocal < RW_MAX_DEPTH)
 			k->local[k->nlocal++] = s->u.alloc.buf;
 		collect(k, s->u.alloc.body, guard);
@@ -355,7 +375,11 @@ static void collect(Collector *k, const Stmt *s, Expr *guard)
 		push_hyp(k, ir_bin(a, OP_EQ, vr, inst(k, s->u.let.value), (Span){0}));
 		int mark = k->nsub;
 		push_sub(k, s->u.let.var, vr);
+		int depth = k->nscope;
+		if (depth < RW_MAX_DEPTH)
+			k->scope[k->nscope++] = v;
 		collect(k, s->u.let.body, guard);
+		k->nscope = depth;
 		k->nsub = mark;
 		return;
 	}
@@ -379,6 +403,17 @@ void rw_collect_accesses(RwCtx *c, const Stmt *s, int n, Var **from, Expr **to,
 	for (int i = 0; i < n; i++)
 		push_sub(&k, from[i], to[i]);
 	collect(&k, s, ir_bool(c->arena, true));
+}
+
+void rw_name_instance(Arena *a, AccessList *l, const char *suffix)
+{
+	for (int i = 0; i < l->nvars; i++) {
+		const char *name = l->vars[i]->name;
+		size_t n = strlen(name);
+		if (n && name[n - 1] == '\'')
+			n--;
+		l->vars[i]->name = arena_printf(a, "%.*s%s", (int)n, name, suffix);
+	}
 }
 
 /* ---------- written buffers ---------- */
@@ -482,13 +517,13 @@ void rw_commute_obligations(RwCtx *c, const char *kind, const char *what,
 			const Access *y = &q->items[j];
 			if (x->buf != y->buf || (!x->is_write && !y->is_write))
 				continue;
-			if (x->nidx != y->nidx)
-				continue; /* cannot happen for one buffer */
 			if (reduction_exempt(c, x, y, allow_reductions))
 				continue;
-			/* goal: not (both happen and touch the same cell) */
+			/* goal: not (both happen and touch the same cell). Index
+			 * lists of different lengths (never for one buffer today)
+			 * cannot be compared: assume they may meet. */
 			Expr *same = NULL;
-			for (int d = 0; d < x->nidx; d++)
+			for (int d = 0; d < x->nidx && x->nidx == y->nidx; d++)
 				same = ir_and(a, same, ir_bin(a, OP_EQ, x->idx[d], y->idx[d], (Span){0}));
 			if (!same)
 				same = ir_bool(a, true);

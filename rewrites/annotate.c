@@ -1,10 +1,40 @@
 /* rewrites/annotate.c — parallel, vectorize and unroll: change a loop's
  * kind. Obligations for parallel and vectorize: for all i != j in the
  * loop's range, S(i) and S(j) commute, reductions included (a parallel
- * reduction races). vectorize and unroll need a constant extent. */
+ * reduction races). vectorize and unroll need a constant extent. The race
+ * check is shared with reorder, which re-proves it for a labelled loop
+ * that moves to a place with other loops around it (proofs/parallel.md). */
 #include "rewrite.h"
 
 #include <string.h>
+
+void rw_race_obligations(RwCtx *c, const char *kind, const Obligation *base_in,
+			 const Stmt *l)
+{
+	Arena *a = c->arena;
+	Var *v = l->u.loop.var;
+	Var *v1 = rw_fresh_var(a, v, "_1"), *v2 = rw_fresh_var(a, v, "_2");
+	Expr *r1 = ir_varref(a, v1, (Span){0}), *r2 = ir_varref(a, v2, (Span){0});
+	Obligation *base = obligation_new(a, kind, "", base_in->nvars, base_in->vars,
+					  base_in->nhyps, base_in->hyps, ir_bool(a, true), l->span);
+	obligation_add_var(a, base, v1);
+	obligation_add_var(a, base, v2);
+	obligation_add_hyp(a, base, rw_loop_range(a, l, r1));
+	obligation_add_hyp(a, base, rw_loop_range(a, l, r2));
+	/* each unordered pair once: i1 < i2, accesses of both in every order */
+	obligation_add_hyp(a, base, ir_bin(a, OP_LT, r1, r2, (Span){0}));
+	Buffer **vol;
+	int nvol = rw_written_buffers(a, l, &vol);
+	AccessList p, q;
+	memset(&p, 0, sizeof p);
+	memset(&q, 0, sizeof q);
+	rw_collect_accesses(c, l->u.loop.body, 1, &v, &r1, nvol, vol, &p);
+	rw_collect_accesses(c, l->u.loop.body, 1, &v, &r2, nvol, vol, &q);
+	rw_name_instance(a, &p, "_1");
+	rw_name_instance(a, &q, "_2");
+	rw_commute_obligations(c, kind, "two different iterations run at once without a race",
+			       base, &p, &q, false);
+}
 
 static RwStatus annotate(RwCtx *c, const char *loop, ForKind kind, bool check_races,
 			 bool need_const)
@@ -21,28 +51,11 @@ static RwStatus annotate(RwCtx *c, const char *loop, ForKind kind, bool check_ra
 			       "%s: loop '%s' needs a constant extent (split it first)",
 			       for_kind_name(kind), l->u.loop.var->name);
 	if (check_races) {
-		Var *v = l->u.loop.var;
-		Var *v1 = rw_fresh_var(a, v, "_1"), *v2 = rw_fresh_var(a, v, "_2");
-		Expr *r1 = ir_varref(a, v1, (Span){0}), *r2 = ir_varref(a, v2, (Span){0});
 		Obligation *base = obligation_new(a, "parallel.no_race", "", 0, NULL, 0, NULL,
 						  ir_bool(a, true), l->span);
 		rw_add_context_hyps(c, base, &sc);
-		obligation_add_var(a, base, v1);
-		obligation_add_var(a, base, v2);
-		obligation_add_hyp(a, base, rw_loop_range(a, l, r1));
-		obligation_add_hyp(a, base, rw_loop_range(a, l, r2));
-		/* each unordered pair once: i1 < i2, accesses of both in every order */
-		obligation_add_hyp(a, base, ir_bin(a, OP_LT, r1, r2, (Span){0}));
-		Buffer **vol;
-		int nvol = rw_written_buffers(a, l, &vol);
-		AccessList p, q;
-		memset(&p, 0, sizeof p);
-		memset(&q, 0, sizeof q);
-		rw_collect_accesses(c, l->u.loop.body, 1, &v, &r1, nvol, vol, &p);
-		rw_collect_accesses(c, l->u.loop.body, 1, &v, &r2, nvol, vol, &q);
-		rw_commute_obligations(c, kind == FOR_PARALLEL ? "parallel.no_race" : "vectorize.no_race",
-				       "two different iterations run at once without a race",
-				       base, &p, &q, false);
+		rw_race_obligations(c, kind == FOR_PARALLEL ? "parallel.no_race" : "vectorize.no_race",
+				    base, l);
 	}
 	Stmt *nl = ir_for(a, l->u.loop.var, l->u.loop.min, l->u.loop.extent, kind,
 			  l->u.loop.body, l->span);

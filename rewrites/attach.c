@@ -557,3 +557,65 @@ bool attach_stmt_writes(const Stmt *s, const Buffer *buf, const Stmt **where)
 	}
 	abort();
 }
+
+/* ---------- overflow of generated arithmetic ---------- */
+
+static Expr *fits(Arena *a, Expr *e)
+{
+	int64_t hi = rw_dtype_max(e->dtype);
+	int64_t lo = dtype_is_signed(e->dtype) ? -hi - 1 : 0;
+	return ir_and(a, ir_bin(a, OP_LE, ir_int(a, lo, DT_INT64, (Span){0}), e, (Span){0}),
+		      ir_bin(a, OP_LE, e, ir_int(a, hi, DT_INT64, (Span){0}), (Span){0}));
+}
+
+Expr *attach_no_overflow(Arena *a, const Expr *e)
+{
+	Expr *r = NULL;
+	switch (e->kind) {
+	case EX_INT: case EX_FLOAT: case EX_VAR: case EX_UNDEF: case EX_LOAD:
+		return NULL;
+	case EX_BIN:
+		r = ir_and(a, attach_no_overflow(a, e->u.bin.a), attach_no_overflow(a, e->u.bin.b));
+		if (dtype_is_int(e->dtype) &&
+		    (e->u.bin.op == OP_ADD || e->u.bin.op == OP_SUB || e->u.bin.op == OP_MUL))
+			r = ir_and(a, r, fits(a, (Expr *)e));
+		return r;
+	case EX_NEG:
+		r = attach_no_overflow(a, e->u.un.a);
+		return dtype_is_int(e->dtype) ? ir_and(a, r, fits(a, (Expr *)e)) : r;
+	case EX_NOT:
+	case EX_CAST:
+		return attach_no_overflow(a, e->u.un.a);
+	case EX_SELECT:
+		return ir_and(a, attach_no_overflow(a, e->u.sel.cond),
+			      ir_and(a, attach_no_overflow(a, e->u.sel.a), attach_no_overflow(a, e->u.sel.b)));
+	case EX_LET:
+		return ir_and(a, attach_no_overflow(a, e->u.let.value), attach_no_overflow(a, e->u.let.body));
+	case EX_COUNT:
+		break;
+	}
+	abort();
+}
+
+/* no_overflow: the new loop bounds, computed in the loop variable's
+ * dtype, do not overflow: every sum, difference and product in lo_k and
+ * ext_k, and lo_k + ext_k (the loop runs its variable up to it), fits. */
+void attach_bounds_overflow(RwCtx *c, const AttachSite *s, int n, Stmt *const *loops,
+			    Expr *const *lo, Expr *const *ext, const char *what,
+			    const char *kind, Span origin)
+{
+	Arena *a = c->arena;
+	Expr *goal = NULL;
+	for (int k = 0; k < n; k++) {
+		goal = ir_and(a, goal, attach_no_overflow(a, lo[k]));
+		goal = ir_and(a, goal, attach_no_overflow(a, ext[k]));
+		Expr *end = ir_add(a, lo[k], ext[k]);
+		end->dtype = loops[k]->u.loop.var->dtype;
+		goal = ir_and(a, goal, attach_no_overflow(a, end));
+	}
+	if (!goal)
+		return;
+	char *stmt = arena_printf(a, "the loop bounds of block \"%s\" in an iteration of %s stay within their dtype",
+				  what, s->loop.stmt->u.loop.var->name);
+	oblist_push(a, &c->obs, attach_base(c, s, kind, stmt, goal, origin));
+}

@@ -88,6 +88,19 @@ bool attach_expr_reads(const Expr *e, const Buffer *buf);
 bool attach_stmt_reads(const Stmt *s, const Buffer *buf);
 bool attach_expr_has_undef(const Expr *e);
 
+/* Every integer sum, difference, product and negation inside e (e
+ * included) lies in its dtype's range: the generated code computes them
+ * in that dtype, the proofs in mathematical integers. NULL when e has no
+ * such subterm. */
+Expr *attach_no_overflow(Arena *a, const Expr *e);
+
+/* Obligation `kind`: the n new loops' bounds (lo[k], ext[k] and their
+ * sum, computed in the loop variable's dtype) do not overflow, in the
+ * context of the attach loop's body. Nothing when there is no arithmetic. */
+void attach_bounds_overflow(RwCtx *c, const AttachSite *s, int n, Stmt *const *loops,
+			    Expr *const *lo, Expr *const *ext, const char *block, const char *kind,
+			    Span origin);
+
 /* (x1..xn) <lex (y1..yn); x == y when n == 0 is false. */
 Expr *attach_lex_less(Arena *a, int n, Expr **x, Expr **y);
 

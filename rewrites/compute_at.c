@@ -333,11 +333,12 @@ static Stmt *moved_producer(RwCtx *c, const AttachSite *s, RgEnv *env, const Pro
 		Expr *raw = ir_sub(a, idx[d], pl->base[d]);
 		idx[d] = rg_simplify(env, raw);
 		same = ir_and(a, same, ir_bin(a, OP_EQ, idx[d], raw, (Span){0}));
+		same = ir_and(a, same, attach_no_overflow(a, idx[d]));
 	}
 	rg_pop(env, nv, ng);
 	if (same) {
 		/* index: the simplified store index is the rebased one */
-		char *stmt = arena_printf(a, "the store of block \"%s\" writes the cell of %s it wrote before, moved by the base of the region",
+		char *stmt = arena_printf(a, "the store of block \"%s\" writes the cell of %s it wrote before, moved by the base of the region, without overflow",
 					  p->block->u.block.name, p->buf->name);
 		oblist_push(a, &c->obs, producer_obligation(c, s, p, pl, "compute_at.index", stmt, same, true));
 	}
@@ -435,9 +436,10 @@ static Expr *rebase_load(ConsWalk *w, Expr *e, Expr **idx)
 		Expr *raw = ir_sub(a, e->u.load.idx[d], pl->base[d]);
 		out[d] = rg_simplify(w->env, ir_sub(a, idx[d], pl->base[d]));
 		same = ir_and(a, same, ir_bin(a, OP_EQ, out[d], raw, (Span){0}));
+		same = ir_and(a, same, attach_no_overflow(a, out[d]));
 	}
 	if (same) {
-		char *stmt = arena_printf(a, "the read of %s at line %d reads the same cell, moved by the base of the region",
+		char *stmt = arena_printf(a, "the read of %s at line %d reads the same cell, moved by the base of the region, without overflow",
 					  w->p->buf->name, e->span.line);
 		oblist_push(a, &w->c->obs, read_obligation(w, "compute_at.index", stmt, same, e->span));
 	}
@@ -785,6 +787,8 @@ RwStatus rw_compute_at(RwCtx *c, const char *block, const char *loop)
 				ir_seq(a, nb + 1, items, l->span), l->span);
 	/* index and cover obligations came with the rewritten code above */
 	within_obligation(c, &s, &p, &pl);
+	attach_bounds_overflow(c, &s, p.nloops, p.loops, pl.lo, pl.ext, block,
+			       "compute_at.no_overflow", p.block->span);
 	if (pl.any_shrunk)
 		fit_obligation(c, &s, &p, &pl);
 	outside_obligations(c, &s, &p, alloc_depth);

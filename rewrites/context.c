@@ -19,9 +19,12 @@ RwStatus rw_fail(RwCtx *c, RwStatus st, Span sp, const char *fmt, ...)
 /* ---------- walking to a loop ---------- */
 
 typedef struct Finder {
+	const Stmt *target; /* find this statement instead of a loop name */
 	const char *name;
 	int want; /* k-th occurrence, 1-based; 0 = the only one */
 	int seen;
+	int seen_compute;  /* non-fact loops with the name */
+	StmtCtx hit_compute; /* the last of them */
 	bool found;
 	StmtCtx cur, hit;
 	StrBuf names; /* every loop name, for the error message */
@@ -43,15 +46,31 @@ static void find_child(Finder *f, Stmt *s, int index)
 static void find_walk(Finder *f, Stmt *s)
 {
 	StmtCtx *c = &f->cur;
+	if (f->target) {
+		if (f->found)
+			return;
+		if (s == f->target) {
+			f->hit = *c;
+			f->hit.stmt = s;
+			f->found = true;
+			return;
+		}
+	}
 	switch (s->kind) {
 	case ST_SEQ:
 		for (int i = 0; i < s->u.seq.n; i++)
 			find_child(f, s->u.seq.items[i], i);
 		return;
 	case ST_FOR:
-		sb_printf(&f->names, "%s%s", f->names.n ? ", " : "",
-			  s->u.loop.var->name);
-		if (strcmp(s->u.loop.var->name, f->name) == 0) {
+		if (!f->target)
+			sb_printf(&f->names, "%s%s", f->names.n ? ", " : "",
+				  s->u.loop.var->name);
+		if (!f->target && strcmp(s->u.loop.var->name, f->name) == 0) {
+			if (!rw_is_fact_loop(s)) {
+				f->seen_compute++;
+				f->hit_compute = *c;
+				f->hit_compute.stmt = s;
+			}
 			f->seen++;
 			if (f->seen == f->want || f->want == 0) {
 				f->hit = *c;
@@ -101,6 +120,29 @@ static void find_walk(Finder *f, Stmt *s)
 	abort();
 }
 
+bool rw_is_fact_loop(const Stmt *s)
+{
+	switch (s->kind) {
+	case ST_FOR: return rw_is_fact_loop(s->u.loop.body);
+	case ST_SEQ:
+		for (int i = 0; i < s->u.seq.n; i++)
+			if (!rw_is_fact_loop(s->u.seq.items[i]))
+				return false;
+		return true;
+	case ST_IF:
+		return rw_is_fact_loop(s->u.cond.then_s) &&
+		       (!s->u.cond.else_s || rw_is_fact_loop(s->u.cond.else_s));
+	case ST_ASSUME: case ST_PASS: return true;
+	case ST_STORE: case ST_EVAL: case ST_ALLOC: case ST_BLOCK: case ST_LET: case ST_COUNT:
+		return false;
+	}
+	return false;
+}
+
+/* A plain name shared by several loops means the one that is not a fact
+ * loop (loops holding only T.assume statements, e.g. the padding facts
+ * transform_layout adds) when there is exactly one such: `ji` is the loop
+ * that computes. "ji#k" counts every loop in program order. */
 RwStatus rw_find_loop(RwCtx *c, const char *name, StmtCtx *out)
 {
 	Finder f;
@@ -120,6 +162,10 @@ RwStatus rw_find_loop(RwCtx *c, const char *name, StmtCtx *out)
 		f.name = name;
 	}
 	find_walk(&f, c->func->body);
+	if (!hash && f.seen > 1 && f.seen_compute == 1) {
+		f.seen = 1;
+		f.hit = f.hit_compute;
+	}
 	char *names = sb_take(&f.names);
 	RwStatus st = RW_OK;
 	if (!f.found) {
@@ -137,6 +183,114 @@ RwStatus rw_find_loop(RwCtx *c, const char *name, StmtCtx *out)
 	return st;
 }
 
+/* ---------- visiting every statement with its context ---------- */
+
+typedef struct Walker {
+	Arena *arena;
+	StmtVisitor fn;
+	void *ud;
+	StmtCtx cur;
+} Walker;
+
+static void walk_stmt(Walker *w, Stmt *s);
+
+static void walk_child(Walker *w, Stmt *s, int index)
+{
+	StmtCtx *c = &w->cur;
+	if (c->depth >= RW_MAX_DEPTH)
+		return;
+	c->path[c->depth++] = index;
+	walk_stmt(w, s);
+	c->depth--;
+}
+
+static void walk_stmt(Walker *w, Stmt *s)
+{
+	StmtCtx *c = &w->cur;
+	c->stmt = s;
+	w->fn(w->ud, s, c);
+	switch (s->kind) {
+	case ST_SEQ:
+		for (int i = 0; i < s->u.seq.n; i++)
+			walk_child(w, s->u.seq.items[i], i);
+		return;
+	case ST_FOR:
+		if (c->nloops >= RW_MAX_DEPTH)
+			return;
+		c->loops[c->nloops++] = s;
+		walk_child(w, s->u.loop.body, 0);
+		c->nloops--;
+		return;
+	case ST_IF:
+		if (c->nconds >= RW_MAX_DEPTH)
+			return;
+		c->conds[c->nconds++] = s->u.cond.cond;
+		walk_child(w, s->u.cond.then_s, 0);
+		if (s->u.cond.else_s) {
+			c->conds[c->nconds - 1] = ir_not(w->arena, s->u.cond.cond, s->u.cond.cond->span);
+			walk_child(w, s->u.cond.else_s, 1);
+		}
+		c->nconds--;
+		return;
+	case ST_ALLOC: walk_child(w, s->u.alloc.body, 0); return;
+	case ST_BLOCK: walk_child(w, s->u.block.body, 0); return;
+	case ST_LET:
+		if (c->nlets >= RW_MAX_DEPTH)
+			return;
+		c->lets[c->nlets++] = s;
+		walk_child(w, s->u.let.body, 0);
+		c->nlets--;
+		return;
+	case ST_STORE: case ST_ASSUME: case ST_EVAL: case ST_PASS:
+		return;
+	case ST_COUNT:
+		break;
+	}
+	abort();
+}
+
+void rw_walk(Arena *a, const Func *f, StmtVisitor fn, void *ud)
+{
+	Walker w;
+	memset(&w, 0, sizeof w);
+	w.arena = a;
+	w.fn = fn;
+	w.ud = ud;
+	walk_stmt(&w, f->body);
+}
+
+Stmt *rw_stmt_at(Stmt *root, const int *path, int depth)
+{
+	Stmt *cur = root;
+	for (int d = 0; d < depth && cur; d++) {
+		int k = path[d];
+		switch (cur->kind) {
+		case ST_SEQ: cur = k < cur->u.seq.n ? cur->u.seq.items[k] : NULL; break;
+		case ST_FOR: cur = cur->u.loop.body; break;
+		case ST_IF: cur = k == 0 ? cur->u.cond.then_s : cur->u.cond.else_s; break;
+		case ST_ALLOC: cur = cur->u.alloc.body; break;
+		case ST_BLOCK: cur = cur->u.block.body; break;
+		case ST_LET: cur = cur->u.let.body; break;
+		case ST_STORE: case ST_ASSUME: case ST_EVAL: case ST_PASS: case ST_COUNT:
+			return NULL;
+		}
+	}
+	return cur;
+}
+
+bool rw_find_stmt(Arena *a, const Func *fn, const Stmt *target, StmtCtx *out)
+{
+	Finder f;
+	memset(&f, 0, sizeof f);
+	f.arena = a;
+	f.target = target;
+	find_walk(&f, fn->body);
+	free(sb_take(&f.names));
+	if (f.found)
+		*out = f.hit;
+	return f.found;
+}
+
 /* ---------- replacing along a path ---------- */
 
 Stmt *rw_replace_at(Arena *a, Stmt *root, const int *path, int depth,
@@ -150,12 +304,15 @@ Stmt *rw_replace_at(Arena *a, Stmt *root, const int *path, int depth,
 	case ST_SEQ: {
 		int n = root->u.seq.n;
 		Stmt *r = rw_replace_at(a, root->u.seq.items[k], path + 1, depth - 1, replacement);
-		/* splice a sequence into its parent so the IR stays flat, as
-		 * the parser would build it */
-		int m = r->kind == ST_SEQ ? r->u.seq.n : 1;
+		/* splice a replacement sequence into its parent so the IR
+		 * stays flat, as the parser would build it (only the
+		 * replacement itself: flattening a rebuilt inner sequence
+		 * would move the paths of statements below it) */
+		bool splice = r->kind == ST_SEQ && depth == 1;
+		int m = splice ? r->u.seq.n : 1;
 		Stmt **items = arena_alloc(a, sizeof(Stmt *) * (size_t)(n + m));
 		memcpy(items, root->u.seq.items, sizeof(Stmt *) * (size_t)k);
-		if (r->kind == ST_SEQ)
+		if (splice)
 			memcpy(items + k, r->u.seq.items, sizeof(Stmt *) * (size_t)m);
 		else
 			items[k] = r;
@@ -324,17 +481,34 @@ static void add_param_ranges(RwCtx *c, Obligation *o)
 		const Param *p = &c->func->params[i];
 		if (p->kind != PARAM_SCALAR || !dtype_is_int(p->var->dtype))
 			continue;
-		int bits = dtype_bits(p->var->dtype);
-		int64_t lo = dtype_is_signed(p->var->dtype) ? -(INT64_C(1) << (bits - 1)) : 0;
-		int64_t hi = bits >= 64 ? INT64_MAX
-			     : dtype_is_signed(p->var->dtype) ? (INT64_C(1) << (bits - 1)) - 1
-							     : (INT64_C(1) << bits) - 1;
+		/* -MAX - 1, not -(1 << 63): that shift is undefined for int64 */
+		int64_t hi = rw_dtype_max(p->var->dtype);
+		int64_t lo = dtype_is_signed(p->var->dtype) ? -hi - 1 : 0;
 		Expr *v = ir_varref(a, p->var, (Span){0});
 		Expr *r = ir_and(a, ir_bin(a, OP_LE, ir_int(a, lo, DT_INT64, (Span){0}), v, (Span){0}),
 				 ir_bin(a, OP_LE, v, ir_int(a, hi, DT_INT64, (Span){0}), (Span){0}));
 		obligation_add_hyp(a, o, r);
 		obligation_add_var(a, o, p->var);
 	}
+}
+
+/* `min <= v < min + extent` of an enclosing loop. Its bounds were read
+ * when that loop started; a bound that reads a buffer may have changed
+ * since (the loop body may write it before the statement at hand), and
+ * loads in an obligation read the state *at* that statement, so such a
+ * bound is left out (weaker hypotheses: sound). */
+static void add_loop_range(RwCtx *c, Obligation *o, const Stmt *l)
+{
+	Arena *a = c->arena;
+	Expr *v = ir_varref(a, l->u.loop.var, (Span){0});
+	bool min_ok = !rw_expr_has_load(l->u.loop.min);
+	bool ext_ok = !rw_expr_has_load(l->u.loop.extent);
+	if (min_ok && ext_ok) {
+		obligation_add_hyp(a, o, rw_loop_range(a, l, v));
+		return;
+	}
+	if (min_ok)
+		obligation_add_hyp(a, o, ir_bin(a, OP_LE, l->u.loop.min, v, (Span){0}));
 }
 
 void rw_add_context_hyps(RwCtx *c, Obligation *o, const StmtCtx *sc)
@@ -345,7 +519,7 @@ void rw_add_context_hyps(RwCtx *c, Obligation *o, const StmtCtx *sc)
 	for (int i = 0; i < sc->nloops; i++) {
 		const Stmt *l = sc->loops[i];
 		obligation_add_var(a, o, l->u.loop.var);
-		obligation_add_hyp(a, o, rw_loop_range(a, l, ir_varref(a, l->u.loop.var, (Span){0})));
+		add_loop_range(c, o, l);
 	}
 	/* A condition that reads a buffer would need the state at that point;
 	 * leaving it out only weakens the hypotheses (sound). */
@@ -384,6 +558,26 @@ static int64_t floordiv64(int64_t a, int64_t b)
 	return q;
 }
 
+/* A folded literal must hold its value in its dtype: otherwise the
+ * interpreter (and generated code) would wrap it, and the fold would
+ * change the program. Such expressions are left unfolded. */
+static bool fits_dtype(int64_t v, DType t)
+{
+	if (!dtype_is_int(t))
+		return false;
+	int bits = dtype_bits(t);
+	if (bits >= 64)
+		return true;
+	if (!dtype_is_signed(t))
+		return v >= 0 && v <= rw_dtype_max(t);
+	return v >= -rw_dtype_max(t) - 1 && v <= rw_dtype_max(t);
+}
+
+static Expr *folded(Arena *a, Expr *e, int64_t v)
+{
+	return fits_dtype(v, e->dtype) ? ir_int(a, v, e->dtype, e->span) : NULL;
+}
+
 Expr *rw_fold(Arena *a, Expr *e)
 {
 	if (e->kind != EX_BIN)
@@ -394,28 +588,28 @@ Expr *rw_fold(Arena *a, Expr *e)
 	/* stay far from overflow: fold only small constants */
 	bool small = cx && cy && p > -(INT64_C(1) << 30) && p < (INT64_C(1) << 30) &&
 		     q > -(INT64_C(1) << 30) && q < (INT64_C(1) << 30);
-	DType t = e->dtype;
+	Expr *r = NULL;
 	switch (e->u.bin.op) {
 	case OP_ADD:
-		if (small) return ir_int(a, p + q, t, e->span);
+		if (small && (r = folded(a, e, p + q))) return r;
 		if (cx && p == 0) return y;
 		if (cy && q == 0) return x;
 		break;
 	case OP_SUB:
-		if (small) return ir_int(a, p - q, t, e->span);
+		if (small && (r = folded(a, e, p - q))) return r;
 		if (cy && q == 0) return x;
 		break;
 	case OP_MUL:
-		if (small) return ir_int(a, p * q, t, e->span);
+		if (small && (r = folded(a, e, p * q))) return r;
 		if (cx && p == 1) return y;
 		if (cy && q == 1) return x;
 		break;
 	case OP_FLOORDIV:
-		if (small && q != 0) return ir_int(a, floordiv64(p, q), t, e->span);
+		if (small && q != 0 && (r = folded(a, e, floordiv64(p, q)))) return r;
 		if (cy && q == 1) return x;
 		break;
 	case OP_FLOORMOD:
-		if (small && q != 0) return ir_int(a, p - q * floordiv64(p, q), t, e->span);
+		if (small && q != 0 && (r = folded(a, e, p - q * floordiv64(p, q)))) return r;
 		break;
 	case OP_DIV: case OP_MIN: case OP_MAX: case OP_EQ: case OP_NE:
 	case OP_LT: case OP_LE: case OP_GT: case OP_GE: case OP_AND:
@@ -424,7 +618,70 @@ Expr *rw_fold(Arena *a, Expr *e)
 	}
 	if (x == e->u.bin.a && y == e->u.bin.b)
 		return e;
-	Expr *r = ir_bin(a, e->u.bin.op, x, y, e->span);
+	r = ir_bin(a, e->u.bin.op, x, y, e->span);
 	r->dtype = e->dtype;
 	return r;
+}
+
+/* ---------- loop ranges and index arithmetic ---------- */
+
+int64_t rw_dtype_max(DType t)
+{
+	int bits = dtype_bits(t);
+	if (bits >= 64)
+		return INT64_MAX;
+	return dtype_is_signed(t) ? (INT64_C(1) << (bits - 1)) - 1 : (INT64_C(1) << bits) - 1;
+}
+
+static bool reads_any(const Expr *e, int n, Buffer **bufs)
+{
+	switch (e->kind) {
+	case EX_INT:
+	case EX_FLOAT:
+	case EX_VAR:
+	case EX_UNDEF:
+		return false;
+	case EX_LOAD:
+		for (int i = 0; i < n; i++)
+			if (bufs[i] == e->u.load.buf)
+				return true;
+		for (int i = 0; i < e->u.load.nidx; i++)
+			if (reads_any(e->u.load.idx[i], n, bufs))
+				return true;
+		return false;
+	case EX_BIN:
+		return reads_any(e->u.bin.a, n, bufs) || reads_any(e->u.bin.b, n, bufs);
+	case EX_NOT:
+	case EX_NEG:
+	case EX_CAST:
+		return reads_any(e->u.un.a, n, bufs);
+	case EX_SELECT:
+		return reads_any(e->u.sel.cond, n, bufs) || reads_any(e->u.sel.a, n, bufs) ||
+		       reads_any(e->u.sel.b, n, bufs);
+	case EX_LET:
+		return reads_any(e->u.let.value, n, bufs) || reads_any(e->u.let.body, n, bufs);
+	case EX_COUNT:
+		break;
+	}
+	abort();
+}
+
+bool rw_range_reads_written(Arena *a, const Stmt *loop, const Stmt *region)
+{
+	if (!rw_expr_has_load(loop->u.loop.min) && !rw_expr_has_load(loop->u.loop.extent))
+		return false;
+	Buffer **bufs;
+	int n = rw_written_buffers(a, region, &bufs);
+	return reads_any(loop->u.loop.min, n, bufs) || reads_any(loop->u.loop.extent, n, bufs);
+}
+
+Obligation *rw_obligation_at(RwCtx *c, ObligationList *list, const StmtCtx *sc,
+			     const char *kind, const char *statement, Expr *goal)
+{
+	Obligation *o = obligation_new(c->arena, kind, statement, 0, NULL, 0, NULL, goal,
+				       sc->stmt->span);
+	o->rewrite = c->desc;
+	rw_add_context_hyps(c, o, sc);
+	oblist_push(c->arena, list, o);
+	return o;
 }

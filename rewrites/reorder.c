@@ -1,9 +1,13 @@
 /* rewrites/reorder.c — reorder: permute loops of a perfect nest.
- * Preconditions: the named loops lie on one perfectly nested chain, and no
- * loop moves above a loop whose variable its range mentions. Obligations
+ * Preconditions: the named loops lie on one perfectly nested chain, no
+ * loop moves above a loop whose variable its range mentions, and no range
+ * of the chain reads a buffer the nest writes. Obligations
  * reorder.no_conflict: for all iterations p != q of the chain with
  * p <_old q and q <_new p, S(p) and S(q) commute (reduction updates with
- * the same associative-commutative operator commute in real mode). */
+ * the same associative-commutative operator commute in real mode). A
+ * parallel or vectorized loop of the chain whose set of enclosing chain
+ * loops changes gets its race check again where it lands
+ * (parallel.no_race / vectorize.no_race; proofs/reorder.md). */
 #include "rewrite.h"
 
 #include <string.h>
@@ -43,6 +47,35 @@ static void chain_copy(Arena *a, int n, Stmt **chain, const char *suffix,
 		obligation_add_hyp(a, base, ir_and(a, ir_bin(a, OP_LE, lo, refs[d], (Span){0}),
 						   ir_bin(a, OP_LT, refs[d], ir_add(a, lo, ext), (Span){0})));
 	}
+}
+
+/* A parallel or vectorized label was proven for the loops around it: its
+ * instances are "everything below it, for fixed values of the loops
+ * above". If the chain loops above it at new depth d are the same set as
+ * before, its instances are the same sets of iterations, merely run in
+ * another order, and they still commute. Otherwise (a loop moved across
+ * it) the race check is made again on the new nest. */
+static void recheck_label(RwCtx *c, const StmtCtx *top, Stmt *const *chain,
+			  const int *newpos, Stmt *const *nest, int d)
+{
+	Arena *a = c->arena;
+	const Stmt *l = nest[d];
+	if (l->u.loop.kind != FOR_PARALLEL && l->u.loop.kind != FOR_VECTORIZED)
+		return;
+	bool same_outer = newpos[d] == d;
+	for (int e = 0; e < d && same_outer; e++)
+		same_outer = newpos[e] < d;
+	if (same_outer)
+		return;
+	const char *kind = l->u.loop.kind == FOR_PARALLEL ? "parallel.no_race" : "vectorize.no_race";
+	Obligation *base = obligation_new(a, kind, "", 0, NULL, 0, NULL, ir_bool(a, true), l->span);
+	rw_add_context_hyps(c, base, top);
+	for (int e = 0; e < d; e++) {
+		const Stmt *outer = chain[newpos[e]];
+		obligation_add_var(a, base, outer->u.loop.var);
+		obligation_add_hyp(a, base, rw_loop_range(a, outer, ir_varref(a, outer->u.loop.var, (Span){0})));
+	}
+	rw_race_obligations(c, kind, base, l);
 }
 
 RwStatus rw_reorder(RwCtx *c, int nloops, const char *const *loops)
@@ -104,6 +137,13 @@ RwStatus rw_reorder(RwCtx *c, int nloops, const char *const *loops)
 					       "reorder: the range of loop '%s' depends on '%s', which would move inside it",
 					       outer->u.loop.var->name, v->name);
 		}
+	/* a range is read when its loop starts: moved, it would be read at
+	 * other times, between other writes of the nest */
+	for (int d = 0; d < n; d++)
+		if (rw_range_reads_written(a, chain[d], chain[0]))
+			return rw_fail(c, RW_UNSUPPORTED, chain[d]->span,
+				       "reorder: the range of loop '%s' reads a buffer that the nest writes",
+				       chain[d]->u.loop.var->name);
 	/* obligation: swapped pairs of iterations commute */
 	Obligation *base = obligation_new(a, "reorder.no_conflict", "", 0, NULL, 0, NULL,
 					  ir_bool(a, true), chain[0]->span);
@@ -128,16 +168,21 @@ RwStatus rw_reorder(RwCtx *c, int nloops, const char *const *loops)
 	memset(&aq, 0, sizeof aq);
 	rw_collect_accesses(c, body, n, orig, pr, nvol, vol, &ap);
 	rw_collect_accesses(c, body, n, orig, qr, nvol, vol, &aq);
+	rw_name_instance(a, &ap, "_p");
+	rw_name_instance(a, &aq, "_q");
 	rw_commute_obligations(c, "reorder.no_conflict",
 			       "iterations p before q in the old order and q before p in the new order commute",
 			       base, &ap, &aq, true);
 	/* the new nest, innermost first */
-	Stmt *s = body;
+	Stmt *s = body, *nest[RW_MAX_DEPTH];
 	for (int d = n - 1; d >= 0; d--) {
 		const Stmt *l = chain[newpos[d]];
 		s = ir_for(a, l->u.loop.var, l->u.loop.min, l->u.loop.extent, l->u.loop.kind, s,
 			   l->span);
+		nest[d] = s;
 	}
+	for (int d = 0; d < n; d++)
+		recheck_label(c, &ctx[top], chain, newpos, nest, d);
 	c->out = rw_with_body(a, c->func, rw_replace_at(a, c->func->body, ctx[top].path,
 							ctx[top].depth, s));
 	return RW_OK;

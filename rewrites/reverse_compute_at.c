@@ -606,6 +606,8 @@ RwStatus rw_reverse_compute_at(RwCtx *c, const char *block, const char *loop)
 		return st;
 	Stmt *moved = moved_consumer(c, &k, &pl);
 	placement_obligations(c, &s, &k, &pl);
+	attach_bounds_overflow(c, &s, k.nloops, k.loops, pl.lo, pl.ext, block,
+			       "reverse_compute_at.no_overflow", k.block->span);
 	if ((st = all_obligation(c, &s, &k, &pl)) != RW_OK)
 		return st;
 	commute_obligations(c, &s, &k, &pl, moved);

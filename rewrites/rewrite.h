@@ -19,6 +19,7 @@ typedef enum {
 typedef struct RwCtx {
 	Arena *arena;
 	const Func *func; /* input: never modified */
+	const Module *module; /* the module func belongs to (never modified) */
 	FloatMode float_mode;
 	DiagList *diag;	   /* error messages for non-OK statuses */
 	Span call_span;	   /* the schedule-script call, for diagnostics */
@@ -30,9 +31,21 @@ typedef struct RwCtx {
 	 * needs no obligation). NULL when there is no fallback. */
 	Func *fallback;
 	const char *fallback_note;
-	/* A remark for the step report whatever the outcome (compute_at: the
-	 * inferred region and whether it is exact). NULL when none. */
+	/* A rewrite that changes several functions of the module (a layout
+	 * change of a parameter the functions share) sets out_module; out is
+	 * then the current function's new version. */
+	Module *out_module;
+	/* A precondition reported only once every obligation is proven: the
+	 * step then rejects with this reason ("not supported: ..."). Used
+	 * where a refutation, if there is one, tells the user more (a layout
+	 * map without a derivable inverse is first checked for injectivity). */
+	const char *reject_after;
+	/* A note for the report of a committed step. */
 	const char *note;
+	/* What the fallback itself needs proven (split's guarded form: its
+	 * index arithmetic stays below the dtype maximum). The fallback is
+	 * committed only when every one of these is proven. */
+	ObligationList fallback_obs;
 } RwCtx;
 
 RwStatus rw_fail(RwCtx *c, RwStatus st, Span sp, const char *fmt, ...)
@@ -56,10 +69,24 @@ typedef struct StmtCtx {
 	Stmt *lets[RW_MAX_DEPTH]; /* enclosing ST_LET statements */
 } StmtCtx;
 
-/* Find loop "i" or "i#k" (k-th loop named i in program order, 1-based).
+/* A loop nest that holds only T.assume statements (a fact loop). */
+bool rw_is_fact_loop(const Stmt *s);
+
+/* Find loop "i" or "i#k" (k-th loop named i in program order, 1-based; a
+ * plain name shared with fact loops means the one other loop).
  * RW_BAD_INPUT with a diagnostic listing the loops when it is absent or
  * ambiguous ("i" when two loops are named i is ambiguous). */
 RwStatus rw_find_loop(RwCtx *c, const char *name, StmtCtx *out);
+
+/* Call fn on every statement of f in program order (pre-order), with its
+ * context (ctx->stmt is the statement). */
+typedef void (*StmtVisitor)(void *ud, Stmt *s, const StmtCtx *ctx);
+void rw_walk(Arena *a, const Func *f, StmtVisitor fn, void *ud);
+/* The statement reached from root by the first `depth` steps of path. */
+Stmt *rw_stmt_at(Stmt *root, const int *path, int depth);
+
+/* The context of statement `target` (found by identity) in fn. */
+bool rw_find_stmt(Arena *a, const Func *fn, const Stmt *target, StmtCtx *out);
 
 /* Rebuild the function body with the statement at ctx->path replaced. */
 Stmt *rw_replace_at(Arena *a, Stmt *root, const int *path, int depth,
@@ -86,6 +113,22 @@ Var *rw_fresh_var(Arena *a, const Var *v, const char *suffix);
 Expr *rw_fold(Arena *a, Expr *e);
 bool rw_const_int(const Expr *e, int64_t *out);
 
+/* ---------- loop ranges and index arithmetic (rewrites/context.c) ----------
+ * Soundness guards shared by the loop primitives (see proofs/). */
+
+/* The largest value of an integer dtype (INT64_MAX for int64). */
+int64_t rw_dtype_max(DType t);
+
+/* True if loop's min or extent reads a buffer that `region` writes: the
+ * range is read once when the loop starts, so a rewrite that reads it
+ * again (a guard, a tail loop, a moved loop) would see another value. */
+bool rw_range_reads_written(Arena *a, const Stmt *loop, const Stmt *region);
+
+/* An obligation "goal" at the statement sc, with its context hypotheses,
+ * pushed on `list` (c->obs or c->fallback_obs). */
+Obligation *rw_obligation_at(RwCtx *c, ObligationList *list, const StmtCtx *sc,
+			     const char *kind, const char *statement, Expr *goal);
+
 /* ---------- accesses and commutation (rewrites/access.c) ---------- */
 
 typedef struct Access {
@@ -100,6 +143,10 @@ typedef struct Access {
 			      of a store's value/indices) */
 	bool in_reduction; /* access to X of a reduction update X[e] op= v */
 	BinOp red_op;
+	Expr *value;	   /* writes: the stored value, instantiated (loads kept) */
+	int nscope;
+	Var **scope;	   /* fresh variables of the loops and lets around it,
+			      outermost first */
 } Access;
 
 typedef struct AccessList {
@@ -122,6 +169,11 @@ void rw_collect_accesses(RwCtx *c, const Stmt *s, int n, Var **from,
 			 Expr **to, int nvolatile, Buffer **volatile_bufs,
 			 AccessList *out);
 
+/* Name the fresh inner-loop and let variables of one instance after the
+ * instance ("k'" -> "k_p"), so a counterexample tells the two instances'
+ * values apart. */
+void rw_name_instance(Arena *a, AccessList *l, const char *suffix);
+
 /* Buffers written anywhere in s. */
 int rw_written_buffers(Arena *a, const Stmt *s, Buffer ***out);
 
@@ -135,6 +187,13 @@ void rw_commute_obligations(RwCtx *c, const char *kind, const char *what,
 			    const Obligation *base, const AccessList *p,
 			    const AccessList *q, bool allow_reductions);
 
+/* Race freedom of `loop` as it stands (semantics.md section 4, parallel /
+ * vectorize): for two iterations v1 < v2 of its range, no access of one
+ * touches a cell the other writes; reductions included. `base` holds the
+ * hypotheses of the loop's context (copied, not changed). Used by
+ * parallel/vectorize and by reorder when a labelled loop moves. */
+void rw_race_obligations(RwCtx *c, const char *kind, const Obligation *base,
+			 const Stmt *loop);
 
 /* ---------- the primitives (one file each) ----------
  * Each fills c->out (and c->obs) or returns a failure status with a

@@ -5,6 +5,12 @@
  * supported"; they never accept. */
 #include "schedule.h"
 
+#include "hoist.h"
+#include "layout.h"
+#include "overcompute.h"
+#include "seq_access.h"
+#include "simplify.h"
+
 #include <stdlib.h>
 #include <string.h>
 
@@ -111,6 +117,79 @@ static StepStatus do_annotate(Call *k, RwCtx *c, RwStatus (*fn)(RwCtx *, const c
 	return finish(k, c, fn(c, loop));
 }
 
+static const char *kw_name(Call *k, const char *kw)
+{
+	const ScriptArg *a = script_arg(k->call, -1, kw);
+	return a && (a->kind == ARG_STRING || a->kind == ARG_NAME) ? a->str : NULL;
+}
+
+static StepStatus do_transform_layout(Call *k, RwCtx *c)
+{
+	const char *what = "transform_layout";
+	LayoutArgs args;
+	memset(&args, 0, sizeof args);
+	args.src = k->sc->src;
+	args.buffer = arg_name(k, 0, "buffer");
+	if (!args.buffer)
+		return bad(k, NULL, "%s: expected buffer=\"NAME\"", what);
+	args.block = kw_name(k, "block");
+	args.func = kw_name(k, "func");
+	const ScriptArg *map = script_arg(k->call, 1, "index_map");
+	if (!map || map->kind != ARG_LAMBDA)
+		return bad(k, map, "%s: expected index_map=lambda ...: [...]", what);
+	args.map_start = map->start;
+	args.map_end = map->end;
+	const ScriptArg *inv = script_arg(k->call, -1, "inverse");
+	if (inv && inv->kind != ARG_LAMBDA)
+		return bad(k, inv, "%s: inverse must be a lambda of the physical indices", what);
+	if (inv) {
+		args.inv_start = inv->start;
+		args.inv_end = inv->end;
+	}
+	const ScriptArg *pad = script_arg(k->call, 2, "pad_value");
+	args.pad_kind = LAYOUT_PAD_NONE;
+	if (pad) {
+		args.pad_span = pad->span;
+		args.pad_start = pad->start;
+		args.pad_end = pad->end;
+		switch (pad->kind) {
+		case ARG_INT: args.pad_kind = LAYOUT_PAD_INT; args.pad_int = pad->ival; break;
+		case ARG_FLOAT: args.pad_kind = LAYOUT_PAD_FLOAT; args.pad_float = pad->fval; break;
+		case ARG_NONE: args.pad_kind = LAYOUT_PAD_NONE; break;
+		case ARG_UNDEF: args.pad_kind = LAYOUT_PAD_UNDEF; break;
+		case ARG_LAMBDA: args.pad_kind = LAYOUT_PAD_LAMBDA; break;
+		case ARG_EXPR: args.pad_kind = LAYOUT_PAD_EXPR; break;
+		case ARG_STRING: case ARG_BOOL: case ARG_NAME:
+			return bad(k, pad, "%s: pad_value must be a number, None, T.undef() or a lambda", what);
+		}
+	}
+	if (k->call->nlhs > 0)
+		return bad(k, NULL, "%s: transform_layout returns nothing", what);
+	return finish(k, c, rw_transform_layout(c, &args));
+}
+
+static StepStatus do_overcompute(Call *k, bool add_branches)
+{
+	OcArgs args = {0};
+	args.block = kw_name(k, "block");
+	args.loop = kw_name(k, "loop");
+	args.add_branches = add_branches;
+	const ScriptArg *strict = script_arg(k->call, -1, "strict");
+	if (strict && strict->kind != ARG_BOOL)
+		return bad(k, strict, "%s: strict must be True or False", k->call->method);
+	args.strict = strict && strict->ival;
+	if (add_branches && args.loop)
+		return bad(k, script_arg(k->call, -1, "loop"), "%s: loop= is not supported; use block=",
+			   k->call->method);
+	for (int i = 0; i < k->call->nargs; i++) {
+		const char *kw = k->call->args[i].keyword;
+		if (!kw || (strcmp(kw, "block") && strcmp(kw, "loop") && strcmp(kw, "strict")))
+			return bad(k, &k->call->args[i], "%s: expected block=, loop= and strict= only",
+				   k->call->method);
+	}
+	return (StepStatus)sched_overcompute(k->s, describe(k), k->call->span, k->d, &args);
+}
+
 static StepStatus do_work_on(Call *k)
 {
 	const char *name = arg_name(k, 0, "func");
@@ -154,10 +233,9 @@ static StepStatus do_attach(Call *k, RwCtx *c,
 /* Primitives of interfaces.md whose obligations are not implemented yet:
  * they reject, never accept. */
 static const char *const not_yet[] = {
-	"transform_layout", "sequential_buffer_access", "merge_adjacent_loops",
-	"fission", "remove_branching_through_overcompute",
-	"remove_overcompute_through_branching", "simplify", "remove_no_op",
-	"hoist_expression", "reduce_loop_extents", "merge_conditionals",
+	"merge_adjacent_loops",
+	"fission",
+	"merge_conditionals",
 	"cache_read", "cache_write",
 };
 
@@ -168,6 +246,58 @@ static StepStatus run_call(Call *k)
 		return do_work_on(k);
 	if (strcmp(m, "float_mode") == 0)
 		return do_float_mode(k);
+	if (strcmp(m, "sequential_buffer_access") == 0) {
+		const char *buffer = arg_name(k, 0, "buffer");
+		if (!buffer)
+			return bad(k, NULL, "%s: expected buffer=\"NAME\"", m);
+		return (StepStatus)sched_sequential_buffer_access(k->s, describe(k), k->call->span, k->d,
+								  kw_name(k, "block"), buffer);
+	}
+	if (strcmp(m, "hoist_expression") == 0) {
+		HoistArgs args = {0};
+		args.block = kw_name(k, "block");
+		args.loop = kw_name(k, "loop");
+		const char *conds = arg_name(k, 0, "conditionals");
+		const char *lets = kw_name(k, "let_bindings");
+		if (lets && strcmp(lets, "none") != 0)
+			return bad(k, script_arg(k->call, -1, "let_bindings"),
+				   "%s: only let_bindings=\"none\" is supported", m);
+		if (!conds)
+			conds = "if_else_stmt|boolean_expression";
+		for (const char *p = conds; *p;) {
+			const char *bar = strchr(p, '|');
+			size_t n = bar ? (size_t)(bar - p) : strlen(p);
+			if (n == 12 && !strncmp(p, "if_else_stmt", n))
+				args.if_else_stmt = true;
+			else if (n == 18 && !strncmp(p, "boolean_expression", n))
+				args.boolean_expression = true;
+			else if (!(n == 4 && !strncmp(p, "none", n)))
+				return bad(k, NULL, "%s: conditionals must be \"none\", \"if_else_stmt\" or \"boolean_expression\" (joined with |)", m);
+			p += n + (bar != NULL);
+		}
+		return (StepStatus)sched_hoist_expression(k->s, describe(k), k->call->span, k->d, &args);
+	}
+	if (strcmp(m, "reduce_loop_extents") == 0)
+		return (StepStatus)sched_reduce_loop_extents(k->s, describe(k), k->call->span, k->d,
+							     kw_name(k, "block"));
+	if (strcmp(m, "simplify") == 0) {
+		if (k->call->nargs)
+			return bad(k, &k->call->args[0], "%s: takes no arguments", m);
+		return (StepStatus)sched_simplify(k->s, describe(k), k->call->span, k->d, true, true);
+	}
+	if (strcmp(m, "remove_branching_through_overcompute") == 0)
+		return do_overcompute(k, false);
+	if (strcmp(m, "remove_overcompute_through_branching") == 0)
+		return do_overcompute(k, true);
+	if (strcmp(m, "remove_no_op") == 0) {
+		OcArgs args = {0};
+		args.block = kw_name(k, "block");
+		args.remove_stores = true;
+		for (int i = 0; i < k->call->nargs; i++)
+			if (!k->call->args[i].keyword || strcmp(k->call->args[i].keyword, "block"))
+				return bad(k, &k->call->args[i], "%s: expected block= only", m);
+		return (StepStatus)sched_overcompute(k->s, describe(k), k->call->span, k->d, &args);
+	}
 	RwCtx c;
 	DiagList local;
 	diag_init(&local, k->s->arena);
@@ -189,6 +319,8 @@ static StepStatus run_call(Call *k)
 		st = do_attach(k, &c, rw_compute_at);
 	else if (strcmp(m, "reverse_compute_at") == 0)
 		st = do_attach(k, &c, rw_reverse_compute_at);
+	else if (strcmp(m, "transform_layout") == 0)
+		st = do_transform_layout(k, &c);
 	else {
 		for (size_t i = 0; i < sizeof not_yet / sizeof *not_yet; i++)
 			if (strcmp(m, not_yet[i]) == 0) {

@@ -1,9 +1,11 @@
 /* rewrites/schedule.c — applying a primitive: discharge its obligations,
  * commit only if all are proven (semantics.md section 2), otherwise keep
  * the previous IR and explain. The guard-dropping split tries a candidate
- * and falls back to a version that needs no proof. */
+ * and falls back to the guarded version, which is committed only when its
+ * own obligations (index arithmetic within the dtype) are proven too. */
 #include "schedule.h"
 
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -41,6 +43,7 @@ void sched_begin(Schedule *s, RwCtx *c, const char *desc, Span call_span, DiagLi
 	memset(c, 0, sizeof *c);
 	c->arena = s->arena;
 	c->func = sched_func(s);
+	c->module = s->mod;
 	c->float_mode = s->float_mode;
 	c->diag = d;
 	c->call_span = call_span;
@@ -75,27 +78,38 @@ static const char *diag_text(Arena *a, const DiagList *d)
 	return d->last->message ? arena_strdup(a, d->last->message) : "";
 }
 
-/* Discharge every obligation; index of the first not proven, or -1. */
+/* Discharge every obligation of `obs` and append them with their results
+ * to the report; index (in the report) of the first not proven, or -1. */
 static int discharge(Schedule *s, StepReport *r, const ObligationList *obs)
 {
-	r->nobs = obs->n;
-	r->obs = obs->items;
-	r->results = arena_alloc(s->arena, sizeof(ObligationResult) * (size_t)(obs->n + 1));
-	if (obs->n)
+	int base = r->nobs, n = base + obs->n;
+	Obligation **all = arena_alloc(s->arena, sizeof(Obligation *) * (size_t)(n + 1));
+	ObligationResult *res = arena_alloc(s->arena, sizeof(ObligationResult) * (size_t)(n + 1));
+	if (base) {
+		memcpy(all, r->obs, sizeof(Obligation *) * (size_t)base);
+		memcpy(res, r->results, sizeof(ObligationResult) * (size_t)base);
+	}
+	if (obs->n) {
+		memcpy(all + base, obs->items, sizeof(Obligation *) * (size_t)obs->n);
 		smt_discharge_all(s->solver, s->arena, obs->n, obs->items, s->float_mode,
-				  r->results);
+				  res + base);
+	}
+	r->nobs = n;
+	r->obs = all;
+	r->results = res;
 	int failed = -1;
-	for (int i = 0; i < obs->n; i++) {
+	for (int i = base; i < n; i++) {
 		if (s->log)
-			proof_log_obligation(s->log, obs->items[i], &r->results[i], s->float_mode);
-		if (failed < 0 && r->results[i].verdict != VERDICT_PROVEN)
+			proof_log_obligation(s->log, all[i], &res[i], s->float_mode);
+		if (failed < 0 && res[i].verdict != VERDICT_PROVEN)
 			failed = i;
 	}
 	return failed;
 }
 
-static void log_step(Schedule *s, const StepReport *r)
+static void log_step(Schedule *s, StepReport *r)
 {
+	r->result = sched_func(s);
 	if (!s->log)
 		return;
 	const char *result = r->status == STEP_COMMITTED ? "committed"
@@ -112,7 +126,6 @@ StepReport *sched_finish(Schedule *s, RwCtx *c, RwStatus st)
 	r->span = c->call_span;
 	r->failed = -1;
 	r->replay = REPLAY_NONE;
-	r->note = c->note;
 	push_step(s, r);
 	switch (st) {
 	case RW_OK:
@@ -134,35 +147,224 @@ StepReport *sched_finish(Schedule *s, RwCtx *c, RwStatus st)
 		return r;
 	}
 	int failed = discharge(s, r, &c->obs);
-	if (failed < 0) {
-		set_func(s, c->out);
-		r->status = STEP_COMMITTED;
+	if (failed < 0 && c->reject_after) {
+		r->status = STEP_REJECTED;
+		r->reason = arena_printf(a, "not supported: %s", c->reject_after);
 		log_step(s, r);
 		return r;
 	}
-	if (c->fallback) {
-		/* the candidate needed a proof it did not get; the fallback needs
-		 * none (split with tail=guard keeps its guard) */
-		set_func(s, c->fallback);
+	if (failed < 0) {
+		if (c->out_module)
+			s->mod = c->out_module;
+		else
+			set_func(s, c->out);
 		r->status = STEP_COMMITTED;
-		r->note = c->fallback_note;
+		r->note = c->note;
 		log_step(s, r);
 		return r;
+	}
+	const Func *rejected = c->out;
+	if (c->fallback) {
+		/* the candidate needed a proof it did not get; the fallback
+		 * (split with tail=guard keeps its guard) is committed when its
+		 * own obligations are proven */
+		int fb_failed = discharge(s, r, &c->fallback_obs);
+		if (fb_failed < 0) {
+			set_func(s, c->fallback);
+			r->status = STEP_COMMITTED;
+			r->note = c->fallback_note;
+			log_step(s, r);
+			return r;
+		}
+		failed = fb_failed;
+		rejected = c->fallback;
 	}
 	r->status = STEP_REJECTED;
 	r->failed = failed;
-	const Obligation *o = c->obs.items[failed];
+	const Obligation *o = r->obs[failed];
 	const ObligationResult *res = &r->results[failed];
 	if (res->verdict == VERDICT_REFUTED) {
 		r->reason = arena_printf(a, "obligation %s refuted: %s", o->kind, o->statement);
 		ReplayOutcome ro;
-		r->counterexample = replay_explain(a, o, res, c->func, c->out, s->float_mode,
+		r->counterexample = replay_explain(a, o, res, c->func, rejected, s->float_mode,
 						   s->replay_seed, &ro);
 		r->replay = ro.status;
 		r->replay_text = ro.text;
 	} else {
 		r->reason = arena_printf(a, "obligation %s not proven (%s): %s", o->kind,
 					 res->reason ? res->reason : "unknown", o->statement);
+	}
+	log_step(s, r);
+	return r;
+}
+
+/* ---------- compound calls ---------- */
+
+void sched_compound_begin(Schedule *s, Compound *k, const char *desc, Span call_span,
+			  DiagList *d)
+{
+	memset(k, 0, sizeof *k);
+	k->s = s;
+	k->start = s->mod;
+	k->fail = -1;
+	k->diag = d;
+	StepReport *r = arena_alloc(s->arena, sizeof *r);
+	r->desc = arena_strdup(s->arena, desc);
+	r->func = sched_func(s)->name;
+	r->span = call_span;
+	r->failed = -1;
+	r->replay = REPLAY_NONE;
+	k->r = r;
+	push_step(s, r);
+}
+
+void sched_sub_begin(Compound *k, RwCtx *c, const char *desc)
+{
+	sched_begin(k->s, c, desc, k->r->span, k->diag);
+}
+
+Func *sched_compound_func(const Compound *k) { return sched_func(k->s); }
+
+static void reserve_obs(Compound *k, int more)
+{
+	StepReport *r = k->r;
+	if (r->nobs + more <= k->cap)
+		return;
+	int cap = k->cap ? k->cap * 2 : 16;
+	while (cap < r->nobs + more)
+		cap *= 2;
+	Obligation **obs = arena_alloc(k->s->arena, sizeof(Obligation *) * (size_t)cap);
+	ObligationResult *res = arena_alloc(k->s->arena, sizeof(ObligationResult) * (size_t)cap);
+	if (r->nobs) {
+		memcpy(obs, r->obs, sizeof(Obligation *) * (size_t)r->nobs);
+		memcpy(res, r->results, sizeof(ObligationResult) * (size_t)r->nobs);
+	}
+	r->obs = obs;
+	r->results = res;
+	k->cap = cap;
+}
+
+bool sched_prove(Compound *k, const ObligationList *obs, const Func *before,
+		 const Func *after)
+{
+	Schedule *s = k->s;
+	StepReport *r = k->r;
+	if (obs->n == 0)
+		return true;
+	reserve_obs(k, obs->n);
+	int base = r->nobs;
+	memcpy(r->obs + base, obs->items, sizeof(Obligation *) * (size_t)obs->n);
+	smt_discharge_all(s->solver, s->arena, obs->n, obs->items, s->float_mode,
+			  r->results + base);
+	r->nobs += obs->n;
+	int failed = -1;
+	for (int i = 0; i < obs->n; i++) {
+		if (s->log)
+			proof_log_obligation(s->log, obs->items[i], &r->results[base + i],
+					     s->float_mode);
+		if (failed < 0 && r->results[base + i].verdict != VERDICT_PROVEN)
+			failed = base + i;
+	}
+	if (failed < 0)
+		return true;
+	const Obligation *o = r->obs[failed];
+	const ObligationResult *res = &r->results[failed];
+	k->fail = failed;
+	k->fail_before = before;
+	k->fail_after = after;
+	if (res->verdict == VERDICT_REFUTED)
+		k->fail_reason = arena_printf(s->arena, "obligation %s refuted: %s", o->kind,
+					      o->statement);
+	else
+		k->fail_reason = arena_printf(s->arena, "obligation %s not proven (%s): %s",
+					      o->kind, res->reason ? res->reason : "unknown",
+					      o->statement);
+	return false;
+}
+
+RwStatus sched_sub_finish(Compound *k, RwCtx *c, RwStatus st, bool *proven)
+{
+	Schedule *s = k->s;
+	*proven = false;
+	switch (st) {
+	case RW_OK:
+		break;
+	case RW_BAD_INPUT:
+		k->fail = -1;
+		k->fail_reason = diag_text(s->arena, c->diag);
+		return st;
+	case RW_PRECONDITION:
+		k->fail = -1;
+		k->fail_reason = arena_printf(s->arena, "precondition: %s", diag_text(s->arena, c->diag));
+		return st;
+	case RW_UNSUPPORTED:
+		k->fail = -1;
+		k->fail_reason = arena_printf(s->arena, "not supported: %s", diag_text(s->arena, c->diag));
+		return st;
+	}
+	if (!sched_prove(k, &c->obs, c->func, c->out))
+		return st;
+	if (c->reject_after) {
+		k->fail = -1;
+		k->fail_reason = arena_printf(s->arena, "not supported: %s", c->reject_after);
+		return st;
+	}
+	if (c->out_module)
+		s->mod = c->out_module;
+	else
+		set_func(s, c->out);
+	if (s->log)
+		proof_log_rewrite(s->log, c->desc, c->func->name, "committed", c->note);
+	if (c->note)
+		sched_compound_note(k, "%s", c->note);
+	k->nsub++;
+	*proven = true;
+	return st;
+}
+
+void sched_compound_set(Compound *k, Func *f)
+{
+	set_func(k->s, f);
+	k->nsub++;
+}
+
+void sched_compound_note(Compound *k, const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	char *msg = arena_vprintf(k->s->arena, fmt, ap);
+	va_end(ap);
+	sb_printf(&k->notes, "%s%s", k->notes.n ? "; " : "", msg);
+}
+
+StepReport *sched_compound_end(Compound *k, StepStatus st, const char *reason)
+{
+	Schedule *s = k->s;
+	StepReport *r = k->r;
+	Arena *a = s->arena;
+	char *notes = k->notes.n ? sb_take(&k->notes) : NULL;
+	if (notes) {
+		r->note = arena_strdup(a, notes);
+		free(notes);
+	}
+	r->status = st;
+	if (st == STEP_COMMITTED) {
+		log_step(s, r);
+		return r;
+	}
+	s->mod = k->start;
+	r->reason = reason ? reason : (k->fail_reason ? k->fail_reason : "rejected");
+	if (k->fail >= 0 && st == STEP_REJECTED) {
+		r->failed = k->fail;
+		const ObligationResult *res = &r->results[k->fail];
+		if (res->verdict == VERDICT_REFUTED) {
+			ReplayOutcome ro;
+			r->counterexample = replay_explain(a, r->obs[k->fail], res, k->fail_before,
+							   k->fail_after, s->float_mode,
+							   s->replay_seed, &ro);
+			r->replay = ro.status;
+			r->replay_text = ro.text;
+		}
 	}
 	log_step(s, r);
 	return r;

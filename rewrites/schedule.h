@@ -34,6 +34,7 @@ typedef struct StepReport {
 	ReplayStatus replay;
 	char *replay_text;
 	DiagList diags;
+	const Func *result; /* the current function after the step */
 } StepReport;
 
 typedef struct Schedule {
@@ -61,6 +62,54 @@ void sched_begin(Schedule *s, RwCtx *c, const char *desc, Span call_span,
 /* Discharge c's obligations and commit or reject; returns the report
  * (also kept in s->steps). */
 StepReport *sched_finish(Schedule *s, RwCtx *c, RwStatus st);
+
+/* ---------- compound calls ----------
+ * A call made of several sub-rewrites (simplify's replacements, the
+ * candidates of overcompute removal, the split/fuse/reorder steps of
+ * sequential_buffer_access). Each sub-rewrite is proven on the function
+ * the previous ones produced and becomes the compound's current state; the
+ * call ends committed (the last state, with notes on what was skipped) or
+ * rejected (the module as it was before the call, with the counterexample
+ * of the failure that decided it). Every obligation discharged goes into
+ * the call's one report and the proof log. */
+typedef struct Compound {
+	Schedule *s;
+	StepReport *r;
+	Module *start;	 /* restored on rejection */
+	int cap;	 /* of r->obs / r->results */
+	int fail;	 /* the tentative failure: obligation index, or -1 */
+	const Func *fail_before, *fail_after;
+	const char *fail_reason; /* "obligation X refuted: ..." */
+	StrBuf notes;
+	DiagList *diag;
+	int nsub; /* sub-rewrites committed */
+} Compound;
+
+void sched_compound_begin(Schedule *s, Compound *k, const char *desc, Span call_span,
+			  DiagList *d);
+/* A rewrite context on the compound's current function. */
+void sched_sub_begin(Compound *k, RwCtx *c, const char *desc);
+/* Discharge obs; true when all are proven. Otherwise the first obligation
+ * not proven becomes the tentative failure (replayed on before/after if it
+ * ends up deciding the call). */
+bool sched_prove(Compound *k, const ObligationList *obs, const Func *before,
+		 const Func *after);
+/* A sub-rewrite's result: on RW_OK its obligations are proven and c->out
+ * (or c->out_module) becomes current. Returns the status; RW_OK with false
+ * in *proven when an obligation failed. Non-OK statuses record their
+ * diagnostic as the tentative failure reason. */
+RwStatus sched_sub_finish(Compound *k, RwCtx *c, RwStatus st, bool *proven);
+/* Make f the compound's current function: its obligations were proven
+ * with sched_prove. */
+void sched_compound_set(Compound *k, Func *f);
+void sched_compound_note(Compound *k, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+/* The current function of the compound. */
+Func *sched_compound_func(const Compound *k);
+/* End the call: committed, or rejected with `reason` (NULL: the tentative
+ * failure's reason) and, when the tentative failure is an obligation, its
+ * counterexample and replay; a rejected call restores the module. */
+StepReport *sched_compound_end(Compound *k, StepStatus st, const char *reason);
 
 /* Run a whole schedule script; stops at the first step that is not
  * committed. Returns that step's status (STEP_COMMITTED if all were). */

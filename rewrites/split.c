@@ -1,8 +1,10 @@
 /* rewrites/split.c — split: i -> io*c + ii with four tail strategies.
- * Obligations (semantics.md section 4): perfect: N % c == 0; guard: none,
- * the guard is dropped only if N % c == 0 is proven (the schedule tries
- * the guard-free candidate and falls back); cut / cut_and_guard: N >= 0,
- * because the tail loop's extent N % c is positive for negative N. */
+ * Obligations (semantics.md section 4, proofs/split.md): perfect:
+ * N % c == 0; guard: none, the guard is dropped only if N % c == 0 is
+ * proven (the schedule tries the guard-free candidate and falls back);
+ * cut / cut_and_guard: N >= 0, because the tail loop's extent N % c is
+ * positive for negative N. Guarded forms also need split.no_overflow:
+ * io*c + ii runs up to N + c - 2 in the loop variable's dtype. */
 #include "rewrite.h"
 
 #include <string.h>
@@ -33,7 +35,7 @@ typedef struct SplitParts {
 	Stmt *loop;
 	Var *i, *io, *ii;
 	Expr *min, *n, *c;
-	ForKind outer_kind;
+	ForKind outer_kind, inner_kind;
 } SplitParts;
 
 static Expr *lit(Arena *a, int64_t v, DType t) { return ir_int(a, v, t, (Span){0}); }
@@ -65,7 +67,7 @@ static Stmt *tiled(Arena *a, const SplitParts *p, Expr *outer_extent, bool guard
 	Stmt *body = body_at(a, p, index_of(a, p, io_times_c(a, p), p->ii));
 	if (guard)
 		body = ir_if(a, ir_bin(a, OP_LT, rw_fold(a, rel), p->n, sp), body, NULL, sp);
-	Stmt *inner = ir_for(a, p->ii, lit(a, 0, p->i->dtype), p->c, FOR_SERIAL, body, sp);
+	Stmt *inner = ir_for(a, p->ii, lit(a, 0, p->i->dtype), p->c, p->inner_kind, body, sp);
 	return ir_for(a, p->io, lit(a, 0, p->i->dtype), rw_fold(a, outer_extent),
 		      p->outer_kind, inner, sp);
 }
@@ -89,11 +91,53 @@ static Stmt *tail_loop(Arena *a, const SplitParts *p, bool guard)
 static void obligation_at(RwCtx *c, const StmtCtx *sc, const char *kind,
 			  const char *stmt, Expr *goal)
 {
-	Obligation *o = obligation_new(c->arena, kind, stmt, 0, NULL, 0, NULL, goal,
-				       sc->stmt->span);
-	o->rewrite = c->desc;
-	rw_add_context_hyps(c, o, sc);
-	oblist_push(c->arena, &c->obs, o);
+	rw_obligation_at(c, &c->obs, sc, kind, stmt, goal);
+}
+
+/* Loop kinds that stay valid (proofs/split.md): a parallel loop's
+ * iterations commute pairwise, so do the tiles of io (unions of them);
+ * a vectorized or unrolled loop's label moves to ii, whose extent c is
+ * constant and whose iterations are some of the original ones. The tail
+ * loop of cut is serial. */
+static void split_kinds(ForKind k, ForKind *outer, ForKind *inner)
+{
+	*outer = FOR_SERIAL;
+	*inner = FOR_SERIAL;
+	switch (k) {
+	case FOR_SERIAL: return;
+	case FOR_PARALLEL: *outer = FOR_PARALLEL; return;
+	case FOR_VECTORIZED:
+	case FOR_UNROLLED: *inner = k; return;
+	}
+}
+
+/* split.no_overflow, for the guarded forms: the guard computes
+ * io*c + ii (and the guarded tail (N // c)*c + t) up to N + c - 2 in the
+ * loop variable's dtype, and the tile count (N + c - 1) // c adds c - 1
+ * to N; the original loop never computes more than its last index. So
+ * N + (c - 1) must fit: N <= MAX - (c - 1), with the bound a literal so
+ * the goal itself cannot overflow under any integer encoding. Pushed on
+ * `list`; nothing when N is a constant that fits. */
+static void no_overflow_obligation(RwCtx *c, ObligationList *list, const StmtCtx *sc,
+				   const SplitParts *p, int64_t factor)
+{
+	Arena *a = c->arena;
+	DType t = p->i->dtype;
+	int64_t bound = rw_dtype_max(t) - (factor - 1);
+	int64_t nval;
+	Expr *goal = ir_bin(a, OP_LE, p->n, lit(a, bound, t), (Span){0});
+	if (rw_const_int(p->n, &nval)) {
+		/* a constant tile count is computed here, not at run time: the
+		 * largest guard value is N - N % c + c - 1 (when N % c != 0) */
+		int64_t r = nval > 0 ? nval % factor : 0;
+		if (r == 0 || nval - r <= bound)
+			return;
+		goal = ir_bin(a, OP_LE, lit(a, nval - r, t), lit(a, bound, t), (Span){0});
+	}
+	rw_obligation_at(c, list, sc, "split.no_overflow",
+			 arena_printf(a, "io*%lld + ii stays within %s: the extent of loop %s is at most %lld",
+				      (long long)factor, dtype_name(t), p->i->name, (long long)bound),
+			 goal);
 }
 
 RwStatus rw_split(RwCtx *c, const char *loop, int64_t factor, SplitTail tail,
@@ -107,13 +151,22 @@ RwStatus rw_split(RwCtx *c, const char *loop, int64_t factor, SplitTail tail,
 	if (factor < 1)
 		return rw_fail(c, RW_BAD_INPUT, c->call_span,
 			       "split factor must be >= 1, got %lld", (long long)factor);
+	DType it = sc.stmt->u.loop.var->dtype;
+	if (!dtype_is_int(it) || factor > rw_dtype_max(it))
+		return rw_fail(c, RW_BAD_INPUT, c->call_span,
+			       "split factor %lld does not fit the %s loop variable '%s'",
+			       (long long)factor, dtype_name(it), sc.stmt->u.loop.var->name);
+	if (rw_range_reads_written(a, sc.stmt, sc.stmt))
+		return rw_fail(c, RW_UNSUPPORTED, sc.stmt->span,
+			       "split: the range of loop '%s' reads a buffer that the loop writes (the split loop would read it again later)",
+			       sc.stmt->u.loop.var->name);
 	SplitParts p;
 	p.loop = sc.stmt;
 	p.i = sc.stmt->u.loop.var;
 	p.min = sc.stmt->u.loop.min;
 	p.n = sc.stmt->u.loop.extent;
 	p.c = lit(a, factor, p.i->dtype);
-	p.outer_kind = sc.stmt->u.loop.kind == FOR_PARALLEL ? FOR_PARALLEL : FOR_SERIAL;
+	split_kinds(sc.stmt->u.loop.kind, &p.outer_kind, &p.inner_kind);
 	p.io = ir_var(a, outer_name ? outer_name : arena_printf(a, "%s_o", p.i->name),
 		      p.i->dtype, sc.stmt->span);
 	p.ii = ir_var(a, inner_name ? inner_name : arena_printf(a, "%s_i", p.i->name),
@@ -127,6 +180,8 @@ RwStatus rw_split(RwCtx *c, const char *loop, int64_t factor, SplitTail tail,
 				      p.i->name, (long long)factor);
 	Expr *ceil_tiles = ir_bin(a, OP_FLOORDIV, ir_add(a, p.n, lit(a, factor - 1, p.i->dtype)),
 				  p.c, (Span){0});
+	if (nconst) /* folded here: N + c - 1 may not fit the dtype */
+		ceil_tiles = lit(a, nval >= 0 ? nval / factor + (nval % factor != 0) : 0, p.i->dtype);
 	Expr *full_tiles = ir_bin(a, OP_FLOORDIV, p.n, p.c, (Span){0});
 	Stmt *guarded = tiled(a, &p, ceil_tiles, true);
 	Stmt *exact = tiled(a, &p, full_tiles, false);
@@ -139,7 +194,9 @@ RwStatus rw_split(RwCtx *c, const char *loop, int64_t factor, SplitTail tail,
 		break;
 	case TAIL_GUARD:
 		if (nconst && nval % factor != 0) {
-			result = guarded; /* nothing to prove: the guard stays */
+			/* the guard stays; only its arithmetic needs a proof */
+			no_overflow_obligation(c, &c->obs, &sc, &p, factor);
+			result = guarded;
 			break;
 		}
 		obligation_at(c, &sc, "split.divisible", div_stmt, divisible);
@@ -148,6 +205,7 @@ RwStatus rw_split(RwCtx *c, const char *loop, int64_t factor, SplitTail tail,
 								       sc.depth, guarded));
 		c->fallback_note = arena_printf(a, "guard 'io*%lld + ii < N' kept: divisibility not proven",
 						(long long)factor);
+		no_overflow_obligation(c, &c->fallback_obs, &sc, &p, factor);
 		break;
 	case TAIL_CUT:
 	case TAIL_CUT_AND_GUARD: {
@@ -159,6 +217,8 @@ RwStatus rw_split(RwCtx *c, const char *loop, int64_t factor, SplitTail tail,
 			result = exact;
 			break;
 		}
+		if (tail == TAIL_CUT_AND_GUARD)
+			no_overflow_obligation(c, &c->obs, &sc, &p, factor);
 		Stmt *parts[2] = {exact, tail_loop(a, &p, tail == TAIL_CUT_AND_GUARD)};
 		result = ir_seq(a, 2, parts, sc.stmt->span);
 		break;

@@ -216,6 +216,7 @@ struct EncodeState {
 	int nenv, capenv;
 	Binding *env; /* let bindings, innermost last */
 	bool saw_undef;
+	bool same_value_goal; /* encoding the goal of a same_value obligation */
 	int capsyms, caploads;
 	Z3_sort s_bool, s_int, s_real, s_f32, s_f64;
 	Z3_ast rne;
@@ -1023,6 +1024,8 @@ static Z3_ast enc_value_equality(SmtEncoding *e, const Expr *x, Polarity pol)
 	if (x->u.bin.op == OP_NE) /* a != b is not (a == b) */
 		pol = flip(pol);
 	Z3_ast ieee = mk2(e, Z3_mk_fpa_eq, a, b), same = mk2(e, Z3_mk_eq, a, b);
+	if (e->st->same_value_goal) /* the obligation says which reading */
+		return x->u.bin.op == OP_NE ? mk_not(e, same) : same;
 	Z3_ast r = mkn(e, pol == POL_ASSERTED ? Z3_mk_or : Z3_mk_and, ieee, same);
 	return x->u.bin.op == OP_NE ? mk_not(e, r) : r;
 }
@@ -1089,7 +1092,9 @@ bool smt_encode(Z3_context c, const Obligation *o, FloatMode fm,
 			return false;
 		e->asserts[e->nasserts++] = h;
 	}
+	e->st->same_value_goal = o->same_value;
 	Z3_ast ng = mk_not(e, enc_prop(e, o->goal, POL_DENIED));
+	e->st->same_value_goal = false;
 	if (!ng)
 		return false;
 	e->asserts[e->nasserts++] = ng;

@@ -181,6 +181,14 @@ static void assert_note(const StepReport *r, const char *want)
 		      r->note ? r->note : "(none)", want);
 }
 
+static bool has_obligation(const StepReport *r, const char *kind)
+{
+	for (int i = 0; i < r->nobs; i++)
+		if (strcmp(r->obs[i]->kind, kind) == 0)
+			return true;
+	return false;
+}
+
 static void assert_all_proven(const StepReport *r)
 {
 	ck_assert_int_gt(r->nobs, 0);
@@ -337,6 +345,9 @@ START_TEST(ex6_split_by_3_gives_tightest_provable_box)
 	assert_all_proven(r);
 	assert_note(r, "the cells read are not a box: this is the tightest box around them (xo=1: the box holds 8 cells, 3 are read)");
 	ck_assert_str_eq(shape_of(sched_func(s), "B"), "[2, 4]");
+	/* the new bounds compute xo * 3 + 2 and friends in int32 */
+	ck_assert(has_obligation(r, "compute_at.no_overflow"));
+	ck_assert(has_obligation(r, "compute_at.fit"));
 	/* per iteration 3, 8, 8, 3, 3, 1 elements of B (the minimal boxes of
 	 * the seed's last figure), plus the 16 of C; TVM: 6 x 16 + 16 */
 	ck_assert_int_eq(stores_of(sched_func(s)), 26 + 16);

@@ -116,6 +116,132 @@ START_TEST(work_on_selects_module_function)
 }
 END_TEST
 
+/* ---------- limits through the schedule (closure branch) ----------
+ * Every primitive that has obligations rejects a step whose obligations
+ * are not proven within the limits; the fallback of split's guard tail is
+ * committed only when its own obligations are proven. */
+
+/* A true obligation no solver proves quickly: the hypotheses say
+ * x^3 + y^3 == z^3 for positive integers (no solution), so every goal
+ * holds, but only a proof of Fermat's n = 3 case shows it. */
+static const char fermat[] =
+	"@T.prim_func\n"
+	"def f(A: T.Buffer[(16,), \"int32\"], x: T.int64, y: T.int64, z: T.int64):\n"
+	"    T.assume(1 <= x and 1 <= y and 1 <= z and x * x * x + y * y * y == z * z * z)\n"
+	"    for i in T.serial(14):\n"
+	"        A[i] = 1\n";
+
+static StepReport *limited_step(const char *kernel, const char *script, unsigned timeout_ms,
+				unsigned rlimit, StepStatus want, Module **mod, Schedule **out)
+{
+	Module *m = tu_parse(&arena, "k.tir", kernel);
+	SmtOptions opt = {0};
+	opt.timeout_ms = timeout_ms;
+	opt.rlimit = rlimit;
+	Schedule *s = sched_new(&arena, m, &opt);
+	StepStatus st = tu_run(s, script);
+	StepReport *r = tu_last(s);
+	if (st != want) {
+		char *t = sched_report_text(r);
+		ck_abort_msg("%s: status %d, expected %d\n%s", script, st, want, t);
+	}
+	if (mod)
+		*mod = m;
+	if (out)
+		*out = s;
+	else
+		sched_free(s);
+	return r;
+}
+
+START_TEST(timeout_rejects_split_perfect)
+{
+	StepReport *r = limited_step(fermat, "io, ii = sch.split(\"i\", factor=4, tail=\"perfect\")",
+				     200, 0, STEP_REJECTED, NULL, NULL);
+	ck_assert_int_eq(r->results[r->failed].verdict, VERDICT_UNKNOWN);
+	ck_assert_str_eq(r->results[r->failed].reason, "timeout");
+	ck_assert_ptr_nonnull(strstr(r->reason, "not proven (timeout)"));
+	ck_assert_ptr_null(r->counterexample);
+	ck_assert_int_eq(r->replay, REPLAY_NONE);
+}
+END_TEST
+
+START_TEST(resource_limit_rejects_every_primitive_with_obligations)
+{
+	static const char nest[] =
+		"@T.prim_func\n"
+		"def f(a: T.handle, n: T.int32, m: T.int32):\n"
+		"    A = T.match_buffer(a, (64, 64), \"int32\")\n"
+		"    T.assume(0 <= n and n <= 64 and 0 <= m and m <= 64)\n"
+		"    for i in T.serial(n):\n"
+		"        for j in T.serial(m):\n"
+		"            A[i, j] = i * j\n";
+	static const char *const scripts[] = {
+		"io, ii = sch.split(\"i\", factor=4, tail=\"perfect\")",
+		"io, ii = sch.split(\"i\", factor=4, tail=\"cut\")",
+		"k = sch.fuse(\"i\", \"j\")",
+		"sch.reorder(\"j\", \"i\")",
+		"sch.parallel(\"i\")",
+	};
+	for (size_t k = 0; k < sizeof scripts / sizeof *scripts; k++) {
+		Module *m;
+		Schedule *s;
+		StepReport *r = limited_step(nest, scripts[k], 10000, 1, STEP_REJECTED, &m, &s);
+		ck_assert_msg(r->failed >= 0 && r->results[r->failed].verdict == VERDICT_UNKNOWN,
+			      "%s: %s", scripts[k], r->reason);
+		ck_assert_ptr_nonnull(strstr(r->reason, "not proven (resource limit)"));
+		ck_assert_ptr_eq(sched_func(s), m->funcs[0]);
+		sched_free(s);
+	}
+}
+END_TEST
+
+/* split's guard tail: an unproven divisibility keeps the guard (the
+ * fallback), but an unproven fallback obligation rejects the step. */
+START_TEST(unproven_guard_split_falls_back_only_when_the_fallback_is_proven)
+{
+	static const char scale_n[] =
+		"@T.prim_func\n"
+		"def scale(a: T.handle, b: T.handle, n: T.int32):\n"
+		"    A = T.match_buffer(a, (n,), \"int32\")\n"
+		"    B = T.match_buffer(b, (n,), \"int32\")\n"
+		"    T.assume(0 <= n and n <= 64 and n % 8 == 0)\n"
+		"    for i in T.serial(n):\n"
+		"        B[i] = 2 * A[i]\n";
+	const char *k = scale_n;
+	/* resource limit: divisibility and the fallback's bound unproven */
+	StepReport *r = limited_step(k, "io, ii = sch.split(\"i\", factor=4)", 10000, 1,
+				     STEP_REJECTED, NULL, NULL);
+	ck_assert_ptr_nonnull(strstr(r->reason, "split.no_overflow not proven"));
+	ck_assert_int_eq(r->nobs, 2);
+	ck_assert_str_eq(r->obs[0]->kind, "split.divisible");
+	ck_assert_int_eq(r->results[0].verdict, VERDICT_UNKNOWN);
+	/* with a normal budget the guard is dropped */
+	Module *m;
+	Schedule *s;
+	r = limited_step(k, "io, ii = sch.split(\"i\", factor=4)", 10000, 0, STEP_COMMITTED, &m, &s);
+	ck_assert_ptr_null(r->note);
+	tu_assert_equiv(m->funcs[0], sched_func(s), 4);
+	sched_free(s);
+	/* a constant extent in a context no solver decides: the guard stays,
+	 * and nothing needs the solver (the kernel has no admissible input,
+	 * so there is nothing to compare with the interpreter) */
+	r = limited_step(fermat, "io, ii = sch.split(\"i\", factor=4)", 200, 0, STEP_COMMITTED, NULL, NULL);
+	ck_assert_int_eq(r->nobs, 0);
+}
+END_TEST
+
+static TCase *limits_tcase(void)
+{
+	TCase *tc = tcase_create("limits");
+	tcase_add_checked_fixture(tc, setup, teardown);
+	tcase_set_timeout(tc, 60);
+	tcase_add_test(tc, timeout_rejects_split_perfect);
+	tcase_add_test(tc, resource_limit_rejects_every_primitive_with_obligations);
+	tcase_add_test(tc, unproven_guard_split_falls_back_only_when_the_fallback_is_proven);
+	return tc;
+}
+
 Suite *suite_schedule(void)
 {
 	Suite *s = suite_create("schedule");
@@ -132,5 +258,6 @@ Suite *suite_schedule(void)
 	tcase_add_test(tc, ambiguous_loop_name_needs_index);
 	tcase_add_test(tc, work_on_selects_module_function);
 	suite_add_tcase(s, tc);
+	suite_add_tcase(s, limits_tcase());
 	return s;
 }

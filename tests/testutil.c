@@ -4,7 +4,10 @@
 #include <check.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 Module *tu_parse(Arena *a, const char *name, const char *text)
 {
@@ -93,4 +96,178 @@ char *tu_join(char *out, size_t n, const char *a, const char *b)
 	int len = snprintf(out, n, "%s/%s", a, b);
 	ck_assert_msg(len >= 0 && (size_t)len < n, "path too long: %s/%s", a, b);
 	return out;
+}
+
+/* ---------- running the vsched program ---------- */
+
+const char *tu_vsched_bin(void)
+{
+	const char *env = getenv("VS_BIN");
+	return env && *env ? env : "./vsched";
+}
+
+void tu_tmpdir(char *out, size_t n)
+{
+	snprintf(out, n, "/tmp/vsched-test-XXXXXX");
+	ck_assert_ptr_nonnull(mkdtemp(out));
+}
+
+void tu_rmdir(const char *dir)
+{
+	char cmd[4200];
+	snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
+	if (system(cmd) != 0)
+		fprintf(stderr, "tests: could not remove %s\n", dir);
+}
+
+int tu_sh(const char *cmd, char **out, char **err)
+{
+	char dir[64];
+	tu_tmpdir(dir, sizeof dir);
+	char *full = NULL;
+	ck_assert_int_ge(asprintf(&full, "(%s) > '%s/out' 2> '%s/err' < /dev/null", cmd, dir, dir), 0);
+	int rc = system(full);
+	free(full);
+	char path[128];
+	snprintf(path, sizeof path, "%s/out", dir);
+	char *o = tu_read_file(path);
+	snprintf(path, sizeof path, "%s/err", dir);
+	char *e = tu_read_file(path);
+	tu_rmdir(dir);
+	if (out)
+		*out = o ? o : strdup("");
+	else
+		free(o);
+	if (err)
+		*err = e ? e : strdup("");
+	else
+		free(e);
+	return rc != -1 && WIFEXITED(rc) ? WEXITSTATUS(rc) : -1;
+}
+
+/* A small recursive-descent JSON checker: enough to say that --json
+ * output is well-formed, not a parser. */
+typedef struct JsonIn {
+	const char *p;
+	int depth;
+} JsonIn;
+
+static bool json_value(JsonIn *j);
+
+static void json_ws(JsonIn *j)
+{
+	while (*j->p == ' ' || *j->p == '\t' || *j->p == '\n' || *j->p == '\r')
+		j->p++;
+}
+
+static bool json_string(JsonIn *j)
+{
+	if (*j->p != '"')
+		return false;
+	for (j->p++; *j->p != '"'; j->p++) {
+		unsigned char ch = (unsigned char)*j->p;
+		if (ch < 0x20)
+			return false;
+		if (ch != '\\')
+			continue;
+		j->p++;
+		if (*j->p == 'u') {
+			for (int k = 1; k <= 4; k++)
+				if (!strchr("0123456789abcdefABCDEF", j->p[k]) || !j->p[k])
+					return false;
+			j->p += 4;
+		} else if (!*j->p || !strchr("\"\\/bfnrt", *j->p)) {
+			return false;
+		}
+	}
+	j->p++;
+	return true;
+}
+
+static bool json_number(JsonIn *j)
+{
+	const char *s = j->p;
+	if (*j->p == '-')
+		j->p++;
+	if (*j->p == '0')
+		j->p++;
+	else if (*j->p >= '1' && *j->p <= '9')
+		while (*j->p >= '0' && *j->p <= '9')
+			j->p++;
+	else
+		return false;
+	if (*j->p == '.') {
+		j->p++;
+		if (!(*j->p >= '0' && *j->p <= '9'))
+			return false;
+		while (*j->p >= '0' && *j->p <= '9')
+			j->p++;
+	}
+	if (*j->p == 'e' || *j->p == 'E') {
+		j->p++;
+		if (*j->p == '+' || *j->p == '-')
+			j->p++;
+		if (!(*j->p >= '0' && *j->p <= '9'))
+			return false;
+		while (*j->p >= '0' && *j->p <= '9')
+			j->p++;
+	}
+	return j->p > s;
+}
+
+static bool json_list(JsonIn *j, char close, bool members)
+{
+	j->p++;
+	json_ws(j);
+	if (*j->p == close) {
+		j->p++;
+		return true;
+	}
+	for (;;) {
+		json_ws(j);
+		if (members) {
+			if (!json_string(j))
+				return false;
+			json_ws(j);
+			if (*j->p++ != ':')
+				return false;
+		}
+		if (!json_value(j))
+			return false;
+		json_ws(j);
+		if (*j->p == close) {
+			j->p++;
+			return true;
+		}
+		if (*j->p++ != ',')
+			return false;
+	}
+}
+
+static bool json_value(JsonIn *j)
+{
+	if (++j->depth > 200)
+		return false;
+	json_ws(j);
+	bool ok;
+	switch (*j->p) {
+	case '{': ok = json_list(j, '}', true); break;
+	case '[': ok = json_list(j, ']', false); break;
+	case '"': ok = json_string(j); break;
+	case 't': ok = strncmp(j->p, "true", 4) == 0 && (j->p += 4); break;
+	case 'f': ok = strncmp(j->p, "false", 5) == 0 && (j->p += 5); break;
+	case 'n': ok = strncmp(j->p, "null", 4) == 0 && (j->p += 4); break;
+	default: ok = json_number(j); break;
+	}
+	j->depth--;
+	return ok;
+}
+
+bool tu_json_valid(const char *text)
+{
+	JsonIn j = {text, 0};
+	if (!json_value(&j))
+		return false;
+	json_ws(&j);
+	return *j.p == 0;
 }

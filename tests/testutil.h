@@ -29,4 +29,19 @@ char *tu_join(char *out, size_t n, const char *a, const char *b);
 /* Read a whole file (malloc'ed) or NULL. */
 char *tu_read_file(const char *path);
 
+/* ---------- running the vsched program (suites cli, report, proofs) ---------- */
+
+/* The vsched binary: VS_BIN, else ./vsched (tests run from the top). */
+const char *tu_vsched_bin(void);
+/* Run `sh -c cmd` with stdout and stderr captured (malloc'ed, never
+ * NULL; the caller frees); returns the exit status, or -1 if the command
+ * did not exit normally. */
+int tu_sh(const char *cmd, char **out, char **err);
+/* A fresh directory under /tmp (static buffer of the caller's). */
+void tu_tmpdir(char *out, size_t n);
+void tu_rmdir(const char *dir);
+/* True if `text` is valid JSON (one value, RFC 8259; surrounding
+ * whitespace allowed). */
+bool tu_json_valid(const char *text);
+
 #endif

@@ -1,0 +1,706 @@
+/* rewrites/arith.c — the untrusted simplifier (see arith.h). Integer
+ * expressions are put in linear form (constant coefficients over atoms);
+ * (Q*c + R) // c and % c fold when R's interval fits one period;
+ * comparisons fold when an interval decides them. Every result is only a
+ * proposal: simplify proves old == new before using it. */
+#include "arith.h"
+
+#include <string.h>
+
+#include "index_map.h"
+
+#define MAX_TERMS 32
+#define BIG ((int64_t)1 << 40) /* intervals beyond this are "unbounded" */
+
+static Span nospan(void) { return (Span){0}; }
+
+/* ---------- bounds ---------- */
+
+static int bound_index(Bounds *b, const Var *v, bool add)
+{
+	for (int i = 0; i < b->n; i++)
+		if (b->vars[i] == v)
+			return i;
+	if (!add || b->n == ARITH_MAX_VARS)
+		return -1;
+	b->vars[b->n] = v;
+	b->lo[b->n] = -BIG;
+	b->hi[b->n] = BIG;
+	return b->n++;
+}
+
+static void tighten(Bounds *b, const Var *v, int64_t lo, int64_t hi)
+{
+	int i = bound_index(b, v, true);
+	if (i < 0)
+		return;
+	if (lo > b->lo[i])
+		b->lo[i] = lo;
+	if (hi < b->hi[i])
+		b->hi[i] = hi;
+}
+
+/* var op const, or const op var */
+static void assume_compare(Bounds *b, BinOp op, const Expr *x, const Expr *y, bool negated)
+{
+	int64_t c;
+	const Expr *v = x;
+	if (x->kind == EX_VAR && rw_const_int(y, &c)) {
+		v = x;
+	} else if (y->kind == EX_VAR && rw_const_int(x, &c)) {
+		v = y;
+		switch (op) { /* c op v  ==  v op' c */
+		case OP_LT: op = OP_GT; break;
+		case OP_LE: op = OP_GE; break;
+		case OP_GT: op = OP_LT; break;
+		case OP_GE: op = OP_LE; break;
+		case OP_EQ: case OP_NE: break;
+		case OP_ADD: case OP_SUB: case OP_MUL: case OP_DIV: case OP_FLOORDIV:
+		case OP_FLOORMOD: case OP_MIN: case OP_MAX: case OP_AND: case OP_OR:
+		case OP_COUNT:
+			return;
+		}
+	} else {
+		return;
+	}
+	if (negated) {
+		switch (op) {
+		case OP_LT: op = OP_GE; break;
+		case OP_LE: op = OP_GT; break;
+		case OP_GT: op = OP_LE; break;
+		case OP_GE: op = OP_LT; break;
+		case OP_EQ: op = OP_NE; break;
+		case OP_NE: op = OP_EQ; break;
+		case OP_ADD: case OP_SUB: case OP_MUL: case OP_DIV: case OP_FLOORDIV:
+		case OP_FLOORMOD: case OP_MIN: case OP_MAX: case OP_AND: case OP_OR:
+		case OP_COUNT:
+			return;
+		}
+	}
+	if (c <= -BIG || c >= BIG)
+		return;
+	switch (op) {
+	case OP_LT: tighten(b, v->u.var, -BIG, c - 1); return;
+	case OP_LE: tighten(b, v->u.var, -BIG, c); return;
+	case OP_GT: tighten(b, v->u.var, c + 1, BIG); return;
+	case OP_GE: tighten(b, v->u.var, c, BIG); return;
+	case OP_EQ: tighten(b, v->u.var, c, c); return;
+	case OP_NE: case OP_ADD: case OP_SUB: case OP_MUL: case OP_DIV: case OP_FLOORDIV:
+	case OP_FLOORMOD: case OP_MIN: case OP_MAX: case OP_AND: case OP_OR: case OP_COUNT:
+		return;
+	}
+}
+
+static void assume_rec(Bounds *b, const Expr *e, bool negated)
+{
+	if (e->kind == EX_NOT) {
+		assume_rec(b, e->u.un.a, !negated);
+		return;
+	}
+	if (e->kind != EX_BIN)
+		return;
+	BinOp op = e->u.bin.op;
+	if ((op == OP_AND && !negated) || (op == OP_OR && negated)) {
+		assume_rec(b, e->u.bin.a, negated);
+		assume_rec(b, e->u.bin.b, negated);
+		return;
+	}
+	if (binop_is_compare(op))
+		assume_compare(b, op, e->u.bin.a, e->u.bin.b, negated);
+}
+
+void arith_bounds_assume(Bounds *b, const Expr *cond) { assume_rec(b, cond, false); }
+
+void arith_bounds_at(const Func *f, const StmtCtx *sc, Bounds *b)
+{
+	memset(b, 0, sizeof *b);
+	for (int i = 0; i < f->nparams; i++) {
+		const Var *v = f->params[i].var;
+		if (f->params[i].kind != PARAM_SCALAR || !dtype_is_int(v->dtype))
+			continue;
+		int bits = dtype_bits(v->dtype);
+		if (bits < 40)
+			tighten(b, v, dtype_is_signed(v->dtype) ? -(INT64_C(1) << (bits - 1)) : 0,
+				dtype_is_signed(v->dtype) ? (INT64_C(1) << (bits - 1)) - 1
+							  : (INT64_C(1) << bits) - 1);
+	}
+	/* entry facts over scalars (top level only) */
+	const Stmt *s = f->body;
+	while (s) {
+		if (s->kind == ST_SEQ) {
+			for (int i = 0; i < s->u.seq.n; i++)
+				if (s->u.seq.items[i]->kind == ST_ASSUME &&
+				    !rw_expr_has_load(s->u.seq.items[i]->u.expr))
+					arith_bounds_assume(b, s->u.seq.items[i]->u.expr);
+			s = NULL;
+		} else if (s->kind == ST_ASSUME) {
+			if (!rw_expr_has_load(s->u.expr))
+				arith_bounds_assume(b, s->u.expr);
+			s = NULL;
+		} else {
+			s = NULL;
+		}
+	}
+	for (int i = 0; i < sc->nloops; i++) {
+		const Stmt *l = sc->loops[i];
+		int64_t mlo, mhi, elo, ehi;
+		if (arith_range(b, l->u.loop.min, &mlo, &mhi) &&
+		    arith_range(b, l->u.loop.extent, &elo, &ehi))
+			tighten(b, l->u.loop.var, mlo, mhi + ehi - 1);
+	}
+	for (int i = 0; i < sc->nconds; i++)
+		arith_bounds_assume(b, sc->conds[i]);
+}
+
+/* ---------- intervals ---------- */
+
+static int64_t fdiv(int64_t x, int64_t y)
+{
+	int64_t q = x / y;
+	if (x % y != 0 && (x < 0) != (y < 0))
+		q--;
+	return q;
+}
+
+static bool range_rec(const Bounds *b, const Expr *e, int64_t *lo, int64_t *hi, int depth);
+
+static bool ok_range(int64_t lo, int64_t hi) { return lo > -BIG && hi < BIG && lo <= hi; }
+
+static bool range_rec(const Bounds *b, const Expr *e, int64_t *lo, int64_t *hi, int depth)
+{
+	int64_t a0, a1, b0, b1, c;
+	if (depth > 64 || !dtype_is_int(e->dtype))
+		return false;
+	switch (e->kind) {
+	case EX_INT:
+		*lo = *hi = e->u.ival;
+		return e->u.ival > -BIG && e->u.ival < BIG;
+	case EX_VAR:
+		for (int i = 0; i < b->n; i++)
+			if (b->vars[i] == e->u.var) {
+				*lo = b->lo[i];
+				*hi = b->hi[i];
+				return ok_range(*lo, *hi);
+			}
+		return false;
+	case EX_NEG:
+		if (!range_rec(b, e->u.un.a, &a0, &a1, depth + 1))
+			return false;
+		*lo = -a1;
+		*hi = -a0;
+		return true;
+	case EX_BIN:
+		break;
+	case EX_LOAD: {
+		int bits = dtype_bits(e->dtype);
+		if (bits >= 40)
+			return false;
+		*lo = dtype_is_signed(e->dtype) ? -(INT64_C(1) << (bits - 1)) : 0;
+		*hi = dtype_is_signed(e->dtype) ? (INT64_C(1) << (bits - 1)) - 1 : (INT64_C(1) << bits) - 1;
+		return true;
+	}
+	case EX_FLOAT: case EX_NOT: case EX_SELECT: case EX_CAST: case EX_UNDEF:
+	case EX_LET: case EX_COUNT:
+		return false;
+	}
+	BinOp op = e->u.bin.op;
+	if (!range_rec(b, e->u.bin.a, &a0, &a1, depth + 1))
+		return false;
+	if ((op == OP_FLOORDIV || op == OP_FLOORMOD) && rw_const_int(e->u.bin.b, &c) && c > 0) {
+		if (op == OP_FLOORDIV) {
+			*lo = fdiv(a0, c);
+			*hi = fdiv(a1, c);
+		} else if (fdiv(a0, c) == fdiv(a1, c)) {
+			*lo = a0 - c * fdiv(a0, c);
+			*hi = a1 - c * fdiv(a1, c);
+		} else {
+			*lo = 0;
+			*hi = c - 1;
+		}
+		return true;
+	}
+	if (!range_rec(b, e->u.bin.b, &b0, &b1, depth + 1))
+		return false;
+	switch (op) {
+	case OP_ADD: *lo = a0 + b0; *hi = a1 + b1; break;
+	case OP_SUB: *lo = a0 - b1; *hi = a1 - b0; break;
+	case OP_MUL: {
+		int64_t p[4] = {a0 * b0, a0 * b1, a1 * b0, a1 * b1};
+		*lo = *hi = p[0];
+		for (int i = 1; i < 4; i++) {
+			if (p[i] < *lo) *lo = p[i];
+			if (p[i] > *hi) *hi = p[i];
+		}
+		break;
+	}
+	case OP_MIN: *lo = a0 < b0 ? a0 : b0; *hi = a1 < b1 ? a1 : b1; break;
+	case OP_MAX: *lo = a0 > b0 ? a0 : b0; *hi = a1 > b1 ? a1 : b1; break;
+	case OP_DIV: case OP_FLOORDIV: case OP_FLOORMOD: case OP_EQ: case OP_NE:
+	case OP_LT: case OP_LE: case OP_GT: case OP_GE: case OP_AND: case OP_OR:
+	case OP_COUNT:
+		return false;
+	}
+	return ok_range(*lo, *hi);
+}
+
+bool arith_range(const Bounds *b, const Expr *e, int64_t *lo, int64_t *hi)
+{
+	return range_rec(b, e, lo, hi, 0);
+}
+
+/* ---------- linear forms ---------- */
+
+typedef struct LinF {
+	int n;
+	Expr *atom[MAX_TERMS];
+	int64_t coef[MAX_TERMS];
+	int64_t c;
+	int nsyntax; /* terms as written, to tell whether normalising helped */
+} LinF;
+
+static bool lin_add_atom(LinF *l, Expr *atom, int64_t coef)
+{
+	for (int i = 0; i < l->n; i++)
+		if (ir_expr_equal(l->atom[i], atom)) {
+			l->coef[i] += coef;
+			return true;
+		}
+	if (l->n == MAX_TERMS)
+		return false;
+	l->atom[l->n] = atom;
+	l->coef[l->n++] = coef;
+	return true;
+}
+
+static bool small(int64_t v) { return v > -BIG && v < BIG; }
+
+/* l += k * e */
+static bool lin_acc(LinF *l, Expr *e, int64_t k, int depth)
+{
+	int64_t c;
+	if (depth > 64)
+		return false;
+	if (rw_const_int(e, &c)) {
+		if (!small(c) || !small(k * c))
+			return false;
+		l->c += k * c;
+		l->nsyntax++;
+		return true;
+	}
+	if (e->kind == EX_NEG)
+		return lin_acc(l, e->u.un.a, -k, depth + 1);
+	if (e->kind == EX_BIN && (e->u.bin.op == OP_ADD || e->u.bin.op == OP_SUB))
+		return lin_acc(l, e->u.bin.a, k, depth + 1) &&
+		       lin_acc(l, e->u.bin.b, e->u.bin.op == OP_ADD ? k : -k, depth + 1);
+	if (e->kind == EX_BIN && e->u.bin.op == OP_MUL) {
+		if (rw_const_int(e->u.bin.a, &c) && small(c))
+			return lin_acc(l, e->u.bin.b, k * c, depth + 1);
+		if (rw_const_int(e->u.bin.b, &c) && small(c))
+			return lin_acc(l, e->u.bin.a, k * c, depth + 1);
+	}
+	l->nsyntax++;
+	return lin_add_atom(l, e, k);
+}
+
+static bool lin_of(Expr *e, LinF *l)
+{
+	memset(l, 0, sizeof *l);
+	return dtype_is_int(e->dtype) && lin_acc(l, e, 1, 0);
+}
+
+static int lin_terms(const LinF *l)
+{
+	int n = l->c != 0;
+	for (int i = 0; i < l->n; i++)
+		n += l->coef[i] != 0;
+	return n;
+}
+
+/* The expression of a linear form, terms in order, `c * x` for c != 1. */
+static Expr *lin_expr(Arena *a, const LinF *l, DType t)
+{
+	Expr *sum = NULL;
+	for (int i = 0; i < l->n; i++) {
+		int64_t k = l->coef[i];
+		if (!k)
+			continue;
+		Expr *x = l->atom[i];
+		bool neg = k < 0 && sum;
+		int64_t m = neg ? -k : k;
+		Expr *term = m == 1 ? x : ir_bin(a, OP_MUL, ir_int(a, m, t, nospan()), x, nospan());
+		if (m != 1)
+			term->dtype = t;
+		if (!sum)
+			sum = term;
+		else {
+			sum = ir_bin(a, neg ? OP_SUB : OP_ADD, sum, term, nospan());
+			sum->dtype = t;
+		}
+	}
+	if (!sum)
+		return ir_int(a, l->c, t, nospan());
+	if (l->c) {
+		sum = ir_bin(a, l->c < 0 ? OP_SUB : OP_ADD, sum,
+			     ir_int(a, l->c < 0 ? -l->c : l->c, t, nospan()), nospan());
+		sum->dtype = t;
+	}
+	return sum;
+}
+
+static bool lin_range(const Bounds *b, const LinF *l, int64_t *lo, int64_t *hi)
+{
+	*lo = *hi = l->c;
+	for (int i = 0; i < l->n; i++) {
+		if (!l->coef[i])
+			continue;
+		int64_t a0, a1;
+		if (!arith_range(b, l->atom[i], &a0, &a1))
+			return false;
+		int64_t k = l->coef[i];
+		*lo += k > 0 ? k * a0 : k * a1;
+		*hi += k > 0 ? k * a1 : k * a0;
+		if (!small(*lo) || !small(*hi))
+			return false;
+	}
+	return true;
+}
+
+/* ---------- rules ---------- */
+
+static int node_count(const Expr *e)
+{
+	switch (e->kind) {
+	case EX_BIN: return 1 + node_count(e->u.bin.a) + node_count(e->u.bin.b);
+	case EX_NOT: case EX_NEG: case EX_CAST: return 1 + node_count(e->u.un.a);
+	case EX_SELECT:
+		return 1 + node_count(e->u.sel.cond) + node_count(e->u.sel.a) + node_count(e->u.sel.b);
+	case EX_LOAD: {
+		int n = 1;
+		for (int i = 0; i < e->u.load.nidx; i++)
+			n += node_count(e->u.load.idx[i]);
+		return n;
+	}
+	case EX_LET: return 1 + node_count(e->u.let.value) + node_count(e->u.let.body);
+	case EX_INT: return e->u.ival < 0 ? 2 : 1; /* -2 reads as a negation */
+	case EX_FLOAT: case EX_VAR: case EX_UNDEF: case EX_COUNT:
+		return 1;
+	}
+	return 1;
+}
+
+static Expr *mark(Simplifier *s, Expr *e)
+{
+	s->changed = true;
+	return e;
+}
+
+/* (Q*c + R) // c and % c */
+static Expr *divmod_rule(Simplifier *s, Expr *e, Expr *num, int64_t c)
+{
+	LinF l, q, r;
+	if (!lin_of(num, &l))
+		return e;
+	memset(&q, 0, sizeof q);
+	memset(&r, 0, sizeof r);
+	for (int i = 0; i < l.n; i++) {
+		if (!l.coef[i])
+			continue;
+		if (l.coef[i] % c == 0)
+			lin_add_atom(&q, l.atom[i], l.coef[i] / c);
+		else
+			lin_add_atom(&r, l.atom[i], l.coef[i]);
+	}
+	/* whole multiples of c leave the constant, keeping its sign:
+	 * (8*io + ii - 2) // 8 -> io + (ii - 2) // 8 */
+	int64_t k0 = l.c / c;
+	q.c = k0;
+	r.c = l.c - k0 * c;
+	int64_t lo, hi;
+	bool is_div = e->u.bin.op == OP_FLOORDIV;
+	if (lin_range(s->bounds, &r, &lo, &hi) && fdiv(lo, c) == fdiv(hi, c)) {
+		int64_t k = fdiv(lo, c);
+		if (is_div) {
+			q.c += k;
+			return mark(s, lin_expr(s->a, &q, e->dtype));
+		}
+		r.c -= k * c;
+		return mark(s, lin_expr(s->a, &r, e->dtype));
+	}
+	if (lin_terms(&q) == 0 || (q.c != 0 && lin_terms(&q) == 1 && r.n == l.n))
+		return e; /* nothing to take out */
+	Expr *rest = lin_expr(s->a, &r, e->dtype);
+	Expr *cc = ir_int(s->a, c, e->dtype, nospan());
+	Expr *inner = ir_bin(s->a, e->u.bin.op, rest, cc, nospan());
+	inner->dtype = e->dtype;
+	if (!is_div)
+		return mark(s, inner);
+	LinF out = q;
+	lin_add_atom(&out, inner, 1);
+	return mark(s, lin_expr(s->a, &out, e->dtype));
+}
+
+static Expr *bool_lit(Simplifier *s, bool v) { return mark(s, ir_bool(s->a, v)); }
+
+static Expr *compare_rule(Simplifier *s, Expr *e)
+{
+	Expr *x = e->u.bin.a, *y = e->u.bin.b;
+	if (!dtype_is_int(x->dtype) || !dtype_is_int(y->dtype))
+		return e;
+	LinF d;
+	memset(&d, 0, sizeof d);
+	if (!lin_acc(&d, y, 1, 0) || !lin_acc(&d, x, -1, 0))
+		return e;
+	int64_t lo, hi; /* of y - x */
+	if (!lin_range(s->bounds, &d, &lo, &hi))
+		return e;
+	switch (e->u.bin.op) {
+	case OP_LT: if (lo > 0) return bool_lit(s, true); if (hi <= 0) return bool_lit(s, false); break;
+	case OP_LE: if (lo >= 0) return bool_lit(s, true); if (hi < 0) return bool_lit(s, false); break;
+	case OP_GT: if (hi < 0) return bool_lit(s, true); if (lo >= 0) return bool_lit(s, false); break;
+	case OP_GE: if (hi <= 0) return bool_lit(s, true); if (lo > 0) return bool_lit(s, false); break;
+	case OP_EQ: if (lo == 0 && hi == 0) return bool_lit(s, true); if (lo > 0 || hi < 0) return bool_lit(s, false); break;
+	case OP_NE: if (lo == 0 && hi == 0) return bool_lit(s, false); if (lo > 0 || hi < 0) return bool_lit(s, true); break;
+	case OP_ADD: case OP_SUB: case OP_MUL: case OP_DIV: case OP_FLOORDIV: case OP_FLOORMOD:
+	case OP_MIN: case OP_MAX: case OP_AND: case OP_OR: case OP_COUNT:
+		break;
+	}
+	return e;
+}
+
+static bool is_bool_lit(const Expr *e, bool *v)
+{
+	if (e->kind != EX_INT || e->dtype != DT_BOOL)
+		return false;
+	*v = e->u.ival != 0;
+	return true;
+}
+
+static bool is_float_lit(const Expr *e, double v)
+{
+	return e->kind == EX_FLOAT && e->u.fval == v;
+}
+
+static Expr *rebuild_bin(Simplifier *s, Expr *e, Expr *x, Expr *y)
+{
+	if (x == e->u.bin.a && y == e->u.bin.b)
+		return e;
+	Expr *r = ir_bin(s->a, e->u.bin.op, x, y, e->span);
+	r->dtype = e->dtype;
+	return r;
+}
+
+static Expr *simp_bin(Simplifier *s, Expr *e)
+{
+	Expr *x = arith_simplify(s, e->u.bin.a), *y = arith_simplify(s, e->u.bin.b);
+	e = rebuild_bin(s, e, x, y);
+	BinOp op = e->u.bin.op;
+	bool bx, by;
+	int64_t c;
+	switch (op) {
+	case OP_AND:
+		if (is_bool_lit(x, &bx)) return mark(s, bx ? y : x);
+		if (is_bool_lit(y, &by)) return mark(s, by ? x : y);
+		return e;
+	case OP_OR:
+		if (is_bool_lit(x, &bx)) return mark(s, bx ? x : y);
+		if (is_bool_lit(y, &by)) return mark(s, by ? y : x);
+		return e;
+	case OP_EQ: case OP_NE: case OP_LT: case OP_LE: case OP_GT: case OP_GE:
+		return compare_rule(s, e);
+	case OP_FLOORDIV: case OP_FLOORMOD:
+		if (dtype_is_int(e->dtype) && rw_const_int(y, &c) && c > 0)
+			return divmod_rule(s, e, x, c);
+		return e;
+	case OP_ADD: case OP_SUB: case OP_MUL:
+		if (dtype_is_float(e->dtype)) {
+			if (s->fm != FLOAT_REAL)
+				return e; /* IEEE identities are not ours to assume */
+			if (op == OP_ADD && is_float_lit(y, 0.0)) return mark(s, x);
+			if (op == OP_ADD && is_float_lit(x, 0.0)) return mark(s, y);
+			if (op == OP_SUB && is_float_lit(y, 0.0)) return mark(s, x);
+			if (op == OP_MUL && is_float_lit(y, 1.0)) return mark(s, x);
+			if (op == OP_MUL && is_float_lit(x, 1.0)) return mark(s, y);
+			if (op == OP_MUL && (is_float_lit(x, 0.0) || is_float_lit(y, 0.0)))
+				return mark(s, ir_float(s->a, 0.0, e->dtype, nospan()));
+			return e;
+		}
+		if (dtype_is_int(e->dtype)) {
+			LinF l;
+			if (!lin_of(e, &l))
+				return e;
+			Expr *n = lin_expr(s->a, &l, e->dtype);
+			if (lin_terms(&l) < l.nsyntax || node_count(n) < node_count(e))
+				return mark(s, n);
+		}
+		return e;
+	case OP_MIN: case OP_MAX: {
+		int64_t a0, a1, b0, b1;
+		if (!arith_range(s->bounds, x, &a0, &a1) || !arith_range(s->bounds, y, &b0, &b1))
+			return e;
+		if (op == OP_MIN && a1 <= b0) return mark(s, x);
+		if (op == OP_MIN && b1 <= a0) return mark(s, y);
+		if (op == OP_MAX && a0 >= b1) return mark(s, x);
+		if (op == OP_MAX && b0 >= a1) return mark(s, y);
+		return e;
+	}
+	case OP_DIV: case OP_COUNT:
+		return e;
+	}
+	return e;
+}
+
+/* A load whose value a usable fact states at this point. */
+static Expr *known_load(Simplifier *s, Expr *e)
+{
+	if (!s->facts)
+		return e;
+	for (int j = 0; j < s->facts->n; j++) {
+		const Fact *f = &s->facts->items[j];
+		if (f->buf != e->u.load.buf || f->nidx != e->u.load.nidx)
+			continue;
+		/* the value side of `unless or X[idx] == v` / `X[idx] = v` */
+		Expr *eq = f->unless ? f->body->u.bin.b : f->body;
+		if (eq->kind != EX_BIN || eq->u.bin.op != OP_EQ)
+			continue;
+		Expr *v = eq->u.bin.a->kind == EX_LOAD && eq->u.bin.a->u.load.buf == f->buf
+				  ? eq->u.bin.b : eq->u.bin.a;
+		if (v->kind == EX_UNDEF || rw_expr_has_load(v))
+			continue;
+		IndexMap m;
+		memset(&m, 0, sizeof m);
+		m.nin = f->nvars;
+		m.in = f->vars;
+		m.nout = f->nidx;
+		m.out = f->idx;
+		m.phys = arena_alloc(s->a, sizeof(Var *) * (size_t)(f->nidx + 1));
+		for (int k = 0; k < f->nidx; k++)
+			m.phys[k] = ir_var(s->a, "t", DT_INT32, nospan());
+		const char *why;
+		if (f->nvars && !imap_derive_inverse(s->a, &m, &why))
+			continue;
+		Expr **t0 = arena_alloc(s->a, sizeof(Expr *) * (size_t)(f->nvars + 1));
+		for (int i = 0; i < f->nvars; i++)
+			t0[i] = ir_subst_expr(s->a, m.inverse[i], f->nidx, m.phys, e->u.load.idx);
+		/* the fact must apply here: its guard true, `unless` false, and
+		 * its cell this one */
+		Simplifier sub = *s;
+		sub.facts = NULL;
+		sub.changed = false;
+		Expr *ok = f->guard ? ir_subst_expr(s->a, f->guard, f->nvars, f->vars, t0) : NULL;
+		if (f->unless)
+			ok = ir_and(s->a, ok, ir_not(s->a, ir_subst_expr(s->a, f->unless, f->nvars, f->vars, t0),
+						     nospan()));
+		for (int k = 0; k < f->nidx; k++)
+			ok = ir_and(s->a, ok, ir_bin(s->a, OP_EQ,
+						     ir_subst_expr(s->a, f->idx[k], f->nvars, f->vars, t0),
+						     e->u.load.idx[k], nospan()));
+		bool holds;
+		if (!ok || !is_bool_lit(arith_simplify(&sub, ok), &holds) || !holds)
+			continue;
+		Expr *val = ir_subst_expr(s->a, v, f->nvars, f->vars, t0);
+		if (val->dtype != e->dtype)
+			continue;
+		return mark(s, val);
+	}
+	return e;
+}
+
+Expr *arith_simplify(Simplifier *s, Expr *e)
+{
+	Expr *x;
+	bool b;
+	switch (e->kind) {
+	case EX_INT: case EX_FLOAT: case EX_UNDEF:
+		return e;
+	case EX_VAR:
+		return e;
+	case EX_BIN:
+		return simp_bin(s, e);
+	case EX_NOT:
+		x = arith_simplify(s, e->u.un.a);
+		if (is_bool_lit(x, &b))
+			return mark(s, ir_bool(s->a, !b));
+		if (x->kind == EX_NOT)
+			return mark(s, x->u.un.a);
+		/* not (a < b) -> a >= b on integers (floats: NaN breaks it) */
+		if (x->kind == EX_BIN && binop_is_compare(x->u.bin.op) &&
+		    dtype_is_int(x->u.bin.a->dtype) && dtype_is_int(x->u.bin.b->dtype)) {
+			BinOp inv = x->u.bin.op;
+			switch (x->u.bin.op) {
+			case OP_LT: inv = OP_GE; break;
+			case OP_LE: inv = OP_GT; break;
+			case OP_GT: inv = OP_LE; break;
+			case OP_GE: inv = OP_LT; break;
+			case OP_EQ: inv = OP_NE; break;
+			case OP_NE: inv = OP_EQ; break;
+			case OP_ADD: case OP_SUB: case OP_MUL: case OP_DIV: case OP_FLOORDIV:
+			case OP_FLOORMOD: case OP_MIN: case OP_MAX: case OP_AND: case OP_OR:
+			case OP_COUNT:
+				break;
+			}
+			return mark(s, ir_bin(s->a, inv, x->u.bin.a, x->u.bin.b, e->span));
+		}
+		return x == e->u.un.a ? e : ir_not(s->a, x, e->span);
+	case EX_NEG:
+		x = arith_simplify(s, e->u.un.a);
+		return x == e->u.un.a ? e : ir_neg(s->a, x, e->span);
+	case EX_CAST:
+		x = arith_simplify(s, e->u.un.a);
+		return x == e->u.un.a ? e : ir_cast(s->a, e->dtype, x, e->span);
+	case EX_SELECT: {
+		Expr *c = arith_simplify(s, e->u.sel.cond);
+		if (is_bool_lit(c, &b))
+			return mark(s, arith_simplify(s, b ? e->u.sel.a : e->u.sel.b));
+		Expr *p = arith_simplify(s, e->u.sel.a), *q = arith_simplify(s, e->u.sel.b);
+		if (c == e->u.sel.cond && p == e->u.sel.a && q == e->u.sel.b)
+			return e;
+		x = ir_select(s->a, c, p, q, e->span);
+		x->dtype = e->dtype;
+		return x;
+	}
+	case EX_LOAD: {
+		Expr **idx = NULL;
+		for (int i = 0; i < e->u.load.nidx; i++) {
+			Expr *y = arith_simplify(s, e->u.load.idx[i]);
+			if (y != e->u.load.idx[i] && !idx) {
+				idx = arena_alloc(s->a, sizeof(Expr *) * (size_t)(e->u.load.nidx + 1));
+				memcpy(idx, e->u.load.idx, sizeof(Expr *) * (size_t)i);
+			}
+			if (idx)
+				idx[i] = y;
+		}
+		Expr *l = idx ? ir_load(s->a, e->u.load.buf, e->u.load.nidx, idx, e->span) : e;
+		return known_load(s, l);
+	}
+	case EX_LET: {
+		Expr *v = arith_simplify(s, e->u.let.value), *body = arith_simplify(s, e->u.let.body);
+		if (v == e->u.let.value && body == e->u.let.body)
+			return e;
+		return ir_let(s->a, e->u.let.var, v, body, e->span);
+	}
+	case EX_COUNT:
+		break;
+	}
+	return e;
+}
+
+bool arith_linear(Expr *e, int nvars, Var *const *vars, int64_t *coef, int64_t *c)
+{
+	LinF l;
+	if (!lin_of(e, &l))
+		return false;
+	for (int j = 0; j < nvars; j++)
+		coef[j] = 0;
+	for (int i = 0; i < l.n; i++) {
+		if (!l.coef[i])
+			continue;
+		int j = 0;
+		while (j < nvars && !(l.atom[i]->kind == EX_VAR && l.atom[i]->u.var == vars[j]))
+			j++;
+		if (j == nvars)
+			return false; /* another term */
+		coef[j] = l.coef[i];
+	}
+	*c = l.c;
+	return true;
+}

@@ -1,0 +1,46 @@
+/* rewrites/arith.h — the untrusted expression simplifier behind simplify,
+ * hoist_expression and sequential_buffer_access: linear forms, floor
+ * division and modulo by constants under known bounds, comparisons and
+ * logic decided by intervals, float identities in real mode, and loads
+ * replaced by the values facts give. It proposes; callers prove e == e'. */
+#ifndef VS_REWRITES_ARITH_H
+#define VS_REWRITES_ARITH_H
+
+#include "facts.h"
+
+#define ARITH_MAX_VARS 64
+
+/* Constant bounds of variables at a program point. */
+typedef struct Bounds {
+	int n;
+	const Var *vars[ARITH_MAX_VARS];
+	int64_t lo[ARITH_MAX_VARS], hi[ARITH_MAX_VARS]; /* inclusive */
+} Bounds;
+
+/* Bounds from the context of a statement: loop ranges, path conditions
+ * and entry facts over scalars that compare a variable with a constant. */
+void arith_bounds_at(const Func *f, const StmtCtx *sc, Bounds *b);
+/* Tighten with one condition known to hold (conjunctions of var-vs-const
+ * comparisons; anything else is ignored). */
+void arith_bounds_assume(Bounds *b, const Expr *cond);
+
+typedef struct Simplifier {
+	Arena *a;
+	const Bounds *bounds;
+	const FactSet *facts; /* value facts for loads, or NULL */
+	FloatMode fm;
+	bool changed; /* a rule fired */
+} Simplifier;
+
+/* The simplified expression (e itself when no rule fired). */
+Expr *arith_simplify(Simplifier *s, Expr *e);
+
+/* Constant interval of an integer expression under the bounds; false if
+ * unbounded. */
+bool arith_range(const Bounds *b, const Expr *e, int64_t *lo, int64_t *hi);
+
+/* e == sum coef[j] * vars[j] + c exactly (linear, constant coefficients,
+ * no other term)? */
+bool arith_linear(Expr *e, int nvars, Var *const *vars, int64_t *coef, int64_t *c);
+
+#endif

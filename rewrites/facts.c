@@ -1,0 +1,548 @@
+/* rewrites/facts.c — facts usable at a program point (semantics.md 3):
+ * T.assume statements and producer stores that come before it, kept only
+ * while nothing between them and it (the loops around it and the
+ * statement itself included) writes a buffer they mention; their
+ * instantiation at the loads of an obligation; readable cells. */
+#include "facts.h"
+
+#include <string.h>
+
+#include "index_map.h"
+
+#define MAX_FACT_VARS 16
+
+static Span nospan(void) { return (Span){0}; }
+
+static void push_fact(Arena *a, FactSet *fs, const Fact *f)
+{
+	if (fs->n == fs->cap) {
+		int cap = fs->cap ? fs->cap * 2 : 8;
+		Fact *items = arena_alloc(a, sizeof(Fact) * (size_t)cap);
+		if (fs->n)
+			memcpy(items, fs->items, sizeof(Fact) * (size_t)fs->n);
+		fs->items = items;
+		fs->cap = cap;
+	}
+	fs->items[fs->n++] = *f;
+}
+
+bool rw_is_param(const Func *f, const Buffer *buf)
+{
+	for (int i = 0; i < f->nparams; i++)
+		if (f->params[i].buf == buf)
+			return true;
+	return false;
+}
+
+/* ---------- buffers read and written ---------- */
+
+typedef struct BufList {
+	int n;
+	Buffer *items[64];
+	bool overflow;
+} BufList;
+
+static void bl_add(BufList *l, Buffer *b)
+{
+	for (int i = 0; i < l->n; i++)
+		if (l->items[i] == b)
+			return;
+	if (l->n < 64)
+		l->items[l->n++] = b;
+	else
+		l->overflow = true;
+}
+
+static bool bl_has(const BufList *l, const Buffer *b)
+{
+	if (l->overflow)
+		return true; /* unknown: assume written */
+	for (int i = 0; i < l->n; i++)
+		if (l->items[i] == b)
+			return true;
+	return false;
+}
+
+static void reads_of(const Expr *e, BufList *l)
+{
+	switch (e->kind) {
+	case EX_INT: case EX_FLOAT: case EX_VAR: case EX_UNDEF:
+		return;
+	case EX_LOAD:
+		bl_add(l, e->u.load.buf);
+		for (int i = 0; i < e->u.load.nidx; i++)
+			reads_of(e->u.load.idx[i], l);
+		return;
+	case EX_BIN: reads_of(e->u.bin.a, l); reads_of(e->u.bin.b, l); return;
+	case EX_NOT: case EX_NEG: case EX_CAST: reads_of(e->u.un.a, l); return;
+	case EX_SELECT:
+		reads_of(e->u.sel.cond, l);
+		reads_of(e->u.sel.a, l);
+		reads_of(e->u.sel.b, l);
+		return;
+	case EX_LET: reads_of(e->u.let.value, l); reads_of(e->u.let.body, l); return;
+	case EX_COUNT: return;
+	}
+}
+
+/* Buffers written in s, except by the statements `skip` and `skip2`. */
+static void writes_of2(const Stmt *s, const Stmt *skip, const Stmt *skip2, BufList *l);
+
+static void writes_of(const Stmt *s, const Stmt *skip, BufList *l)
+{
+	writes_of2(s, skip, NULL, l);
+}
+
+static void writes_of2(const Stmt *s, const Stmt *skip, const Stmt *skip2, BufList *l)
+{
+	if (s == skip2)
+		return;
+	switch (s->kind) {
+	case ST_SEQ:
+		for (int i = 0; i < s->u.seq.n; i++)
+			writes_of2(s->u.seq.items[i], skip, skip2, l);
+		return;
+	case ST_FOR: writes_of2(s->u.loop.body, skip, skip2, l); return;
+	case ST_IF:
+		writes_of2(s->u.cond.then_s, skip, skip2, l);
+		if (s->u.cond.else_s)
+			writes_of2(s->u.cond.else_s, skip, skip2, l);
+		return;
+	case ST_STORE:
+		if (s != skip)
+			bl_add(l, s->u.store.buf);
+		return;
+	case ST_ALLOC: writes_of2(s->u.alloc.body, skip, skip2, l); return;
+	case ST_BLOCK: writes_of2(s->u.block.body, skip, skip2, l); return;
+	case ST_LET: writes_of2(s->u.let.body, skip, skip2, l); return;
+	case ST_ASSUME: case ST_EVAL: case ST_PASS: case ST_COUNT:
+		return;
+	}
+}
+
+static int count_stores_to(const Stmt *s, const Buffer *b)
+{
+	switch (s->kind) {
+	case ST_SEQ: {
+		int n = 0;
+		for (int i = 0; i < s->u.seq.n; i++)
+			n += count_stores_to(s->u.seq.items[i], b);
+		return n;
+	}
+	case ST_FOR: return count_stores_to(s->u.loop.body, b);
+	case ST_IF:
+		return count_stores_to(s->u.cond.then_s, b) +
+		       (s->u.cond.else_s ? count_stores_to(s->u.cond.else_s, b) : 0);
+	case ST_STORE: return s->u.store.buf == b;
+	case ST_ALLOC: return count_stores_to(s->u.alloc.body, b);
+	case ST_BLOCK: return count_stores_to(s->u.block.body, b);
+	case ST_LET: return count_stores_to(s->u.let.body, b);
+	case ST_ASSUME: case ST_EVAL: case ST_PASS: case ST_COUNT:
+		return 0;
+	}
+	return 0;
+}
+
+/* ---------- collecting facts in one statement ---------- */
+
+typedef struct Walk {
+	Arena *a;
+	const Stmt *item; /* the top statement being searched */
+	int nvars;
+	Var *vars[MAX_FACT_VARS];
+	bool is_let[MAX_FACT_VARS]; /* bound by a let, not a loop */
+	int nguards;
+	Expr *guards[64];
+	bool too_deep;
+	FactSet found;
+} Walk;
+
+static Expr *guard_now(Walk *w)
+{
+	Expr *g = NULL;
+	for (int i = 0; i < w->nguards; i++)
+		g = ir_and(w->a, g, w->guards[i]);
+	return g;
+}
+
+static Var **vars_now(Walk *w)
+{
+	Var **vs = arena_alloc(w->a, sizeof(Var *) * (size_t)(w->nvars + 1));
+	memcpy(vs, w->vars, sizeof(Var *) * (size_t)w->nvars);
+	return vs;
+}
+
+/* `c or X[idx] == v` (or just X[idx] == v): the readable cells it names. */
+static void assume_shape(Arena *a, Expr *body, Fact *f)
+{
+	Expr *unless = NULL, *eq = body;
+	if (body->kind == EX_BIN && body->u.bin.op == OP_OR) {
+		eq = body->u.bin.b;
+		unless = body->u.bin.a;
+	}
+	if (eq->kind != EX_BIN || eq->u.bin.op != OP_EQ)
+		return;
+	Expr *load = eq->u.bin.a->kind == EX_LOAD ? eq->u.bin.a
+		     : eq->u.bin.b->kind == EX_LOAD ? eq->u.bin.b : NULL;
+	if (!load)
+		return;
+	f->buf = load->u.load.buf;
+	f->nidx = load->u.load.nidx;
+	f->idx = load->u.load.idx;
+	f->unless = unless;
+	(void)a;
+}
+
+/* A store is a fact X[idx] == v when it is the only store to X in the
+ * item, its value and guard do not read X, and every loop variable around
+ * it (inside the item) is one whole index: distinct iterations write
+ * distinct cells, so each cell keeps the one value written there. */
+static bool store_is_fact(Walk *w, const Stmt *s)
+{
+	const Buffer *x = s->u.store.buf;
+	if (count_stores_to(w->item, x) != 1)
+		return false;
+	BufList r = {0};
+	reads_of(s->u.store.value, &r);
+	for (int i = 0; i < w->nguards; i++)
+		reads_of(w->guards[i], &r);
+	if (bl_has(&r, x))
+		return false;
+	for (int v = 0; v < w->nvars; v++) {
+		int uses = 0;
+		bool whole = false;
+		for (int k = 0; k < s->u.store.nidx; k++) {
+			const Expr *e = s->u.store.idx[k];
+			if (e->kind == EX_VAR && e->u.var == w->vars[v]) {
+				whole = true;
+				uses++;
+			} else if (ir_expr_uses_var(e, w->vars[v])) {
+				uses++;
+			}
+		}
+		/* let variables may appear anywhere; loop variables must index */
+		if (!w->is_let[v] && !(whole && uses == 1))
+			return false;
+	}
+	return true;
+}
+
+static void walk(Walk *w, const Stmt *s)
+{
+	Arena *a = w->a;
+	switch (s->kind) {
+	case ST_SEQ:
+		for (int i = 0; i < s->u.seq.n; i++)
+			walk(w, s->u.seq.items[i]);
+		return;
+	case ST_FOR: {
+		if (w->nvars >= MAX_FACT_VARS || w->nguards >= 63) {
+			w->too_deep = true;
+			return;
+		}
+		Var *v = s->u.loop.var;
+		w->is_let[w->nvars] = false;
+		w->vars[w->nvars++] = v;
+		w->guards[w->nguards++] = rw_loop_range(a, s, ir_varref(a, v, nospan()));
+		walk(w, s->u.loop.body);
+		w->nvars--;
+		w->nguards--;
+		return;
+	}
+	case ST_IF:
+		if (w->nguards >= 63) {
+			w->too_deep = true;
+			return;
+		}
+		w->guards[w->nguards++] = s->u.cond.cond;
+		walk(w, s->u.cond.then_s);
+		if (s->u.cond.else_s) {
+			w->guards[w->nguards - 1] = ir_not(a, s->u.cond.cond, nospan());
+			walk(w, s->u.cond.else_s);
+		}
+		w->nguards--;
+		return;
+	case ST_LET: {
+		if (w->nvars >= MAX_FACT_VARS || w->nguards >= 63) {
+			w->too_deep = true;
+			return;
+		}
+		Var *v = s->u.let.var;
+		Expr *eq = ir_bin(a, OP_EQ, ir_varref(a, v, nospan()), s->u.let.value, nospan());
+		w->is_let[w->nvars] = true;
+		w->vars[w->nvars++] = v;
+		w->guards[w->nguards++] = eq;
+		walk(w, s->u.let.body);
+		w->nvars--;
+		w->nguards--;
+		return;
+	}
+	case ST_ALLOC: walk(w, s->u.alloc.body); return;
+	case ST_BLOCK: walk(w, s->u.block.body); return;
+	case ST_ASSUME: {
+		Fact f;
+		memset(&f, 0, sizeof f);
+		f.stmt = s;
+		f.nvars = w->nvars;
+		f.vars = vars_now(w);
+		f.guard = guard_now(w);
+		f.body = s->u.expr;
+		assume_shape(a, s->u.expr, &f);
+		push_fact(a, &w->found, &f);
+		return;
+	}
+	case ST_STORE: {
+		if (!store_is_fact(w, s))
+			return;
+		Fact f;
+		memset(&f, 0, sizeof f);
+		f.stmt = s;
+		f.from_store = true;
+		f.nvars = w->nvars;
+		f.vars = vars_now(w);
+		f.guard = guard_now(w);
+		Expr *cell = ir_load(a, s->u.store.buf, s->u.store.nidx, s->u.store.idx, s->span);
+		f.body = ir_bin(a, OP_EQ, cell, s->u.store.value, nospan());
+		f.buf = s->u.store.buf;
+		f.nidx = s->u.store.nidx;
+		f.idx = s->u.store.idx;
+		push_fact(a, &w->found, &f);
+		return;
+	}
+	case ST_EVAL: case ST_PASS: case ST_COUNT:
+		return;
+	}
+}
+
+/* ---------- facts at a point ---------- */
+
+static void mentioned(const Fact *f, BufList *l)
+{
+	reads_of(f->body, l);
+	if (f->guard)
+		reads_of(f->guard, l);
+}
+
+/* Keep the facts of `item` whose buffers `between` does not write (the
+ * item's own other writes count as between). */
+static void keep_usable(Arena *a, const Stmt *item, const BufList *after, bool for_values,
+			FactSet *out)
+{
+	Walk w;
+	memset(&w, 0, sizeof w);
+	w.a = a;
+	w.item = item;
+	walk(&w, item);
+	if (w.too_deep)
+		return;
+	for (int i = 0; i < w.found.n; i++) {
+		const Fact *f = &w.found.items[i];
+		if (!for_values) {
+			push_fact(a, out, f);
+			continue;
+		}
+		BufList between = *after;
+		writes_of(item, f->from_store ? f->stmt : NULL, &between);
+		BufList m = {0};
+		mentioned(f, &m);
+		bool ok = !m.overflow;
+		for (int k = 0; k < m.n && ok; k++)
+			ok = !bl_has(&between, m.items[k]);
+		if (ok)
+			push_fact(a, out, f);
+	}
+}
+
+void rw_facts_at(Arena *a, const Func *f, const StmtCtx *sc, bool for_values,
+		 const Stmt *exclude, FactSet *out)
+{
+	memset(out, 0, sizeof *out);
+	const Stmt *cur = f->body;
+	for (int level = 0; level < sc->depth && cur; level++) {
+		int k = sc->path[level];
+		switch (cur->kind) {
+		case ST_SEQ: {
+			/* writes of items j+1 .. k and anywhere in item k (it
+			 * holds the target, the loops around it and the target) */
+			for (int j = 0; j < k; j++) {
+				BufList after = {0};
+				for (int m = j + 1; m <= k; m++)
+					writes_of2(cur->u.seq.items[m], NULL, exclude, &after);
+				keep_usable(a, cur->u.seq.items[j], &after, for_values, out);
+			}
+			cur = cur->u.seq.items[k];
+			break;
+		}
+		case ST_FOR: cur = cur->u.loop.body; break;
+		case ST_IF: cur = k == 0 ? cur->u.cond.then_s : cur->u.cond.else_s; break;
+		case ST_ALLOC: cur = cur->u.alloc.body; break;
+		case ST_BLOCK: cur = cur->u.block.body; break;
+		case ST_LET: cur = cur->u.let.body; break;
+		case ST_STORE: case ST_ASSUME: case ST_EVAL: case ST_PASS: case ST_COUNT:
+			cur = NULL;
+			break;
+		}
+	}
+}
+
+/* ---------- instantiation ---------- */
+
+/* The fact's variables solved from a load of the fact's cell:
+ * t0 with idx(t0) == at, or NULL if the index does not determine them. */
+static Expr **solve(Arena *a, const Fact *f, int nidx, Expr **fidx, Expr **at)
+{
+	if (f->nvars == 0)
+		return arena_alloc(a, sizeof(Expr *));
+	IndexMap m;
+	memset(&m, 0, sizeof m);
+	m.nin = f->nvars;
+	m.in = f->vars;
+	m.nout = nidx;
+	m.out = fidx;
+	m.phys = arena_alloc(a, sizeof(Var *) * (size_t)(nidx + 1));
+	for (int k = 0; k < nidx; k++)
+		m.phys[k] = ir_var(a, "t", DT_INT32, nospan());
+	const char *why;
+	/* a variable that is a let of the others is determined by them */
+	if (!imap_derive_inverse(a, &m, &why))
+		return NULL;
+	Expr **t0 = arena_alloc(a, sizeof(Expr *) * (size_t)(f->nvars + 1));
+	for (int j = 0; j < f->nvars; j++)
+		t0[j] = ir_subst_expr(a, m.inverse[j], nidx, m.phys, at);
+	return t0;
+}
+
+typedef struct LoadRef {
+	Buffer *buf;
+	int nidx;
+	Expr **idx;
+} LoadRef;
+
+static void loads_in(const Expr *e, LoadRef *out, int *n, int cap)
+{
+	switch (e->kind) {
+	case EX_INT: case EX_FLOAT: case EX_VAR: case EX_UNDEF:
+		return;
+	case EX_LOAD:
+		if (*n < cap)
+			out[(*n)++] = (LoadRef){e->u.load.buf, e->u.load.nidx, e->u.load.idx};
+		for (int i = 0; i < e->u.load.nidx; i++)
+			loads_in(e->u.load.idx[i], out, n, cap);
+		return;
+	case EX_BIN: loads_in(e->u.bin.a, out, n, cap); loads_in(e->u.bin.b, out, n, cap); return;
+	case EX_NOT: case EX_NEG: case EX_CAST: loads_in(e->u.un.a, out, n, cap); return;
+	case EX_SELECT:
+		loads_in(e->u.sel.cond, out, n, cap);
+		loads_in(e->u.sel.a, out, n, cap);
+		loads_in(e->u.sel.b, out, n, cap);
+		return;
+	case EX_LET: loads_in(e->u.let.value, out, n, cap); loads_in(e->u.let.body, out, n, cap); return;
+	case EX_COUNT: return;
+	}
+}
+
+static bool has_undef(const Expr *e)
+{
+	switch (e->kind) {
+	case EX_UNDEF: return true;
+	case EX_INT: case EX_FLOAT: case EX_VAR: return false;
+	case EX_LOAD:
+		for (int i = 0; i < e->u.load.nidx; i++)
+			if (has_undef(e->u.load.idx[i]))
+				return true;
+		return false;
+	case EX_BIN: return has_undef(e->u.bin.a) || has_undef(e->u.bin.b);
+	case EX_NOT: case EX_NEG: case EX_CAST: return has_undef(e->u.un.a);
+	case EX_SELECT: return has_undef(e->u.sel.cond) || has_undef(e->u.sel.a) || has_undef(e->u.sel.b);
+	case EX_LET: return has_undef(e->u.let.value) || has_undef(e->u.let.body);
+	case EX_COUNT: return false;
+	}
+	return false;
+}
+
+static bool hyp_present(const Obligation *o, const Expr *h)
+{
+	for (int i = 0; i < o->nhyps; i++)
+		if (ir_expr_equal(o->hyps[i], h))
+			return true;
+	return false;
+}
+
+/* guard(t0) -> body(t0) */
+static Expr *instance(Arena *a, const Fact *f, Expr **t0)
+{
+	Expr *body = ir_subst_expr(a, f->body, f->nvars, f->vars, t0);
+	if (!f->guard)
+		return body;
+	Expr *g = ir_subst_expr(a, f->guard, f->nvars, f->vars, t0);
+	return ir_or(a, ir_not(a, g, nospan()), body);
+}
+
+static void instantiate_round(Arena *a, const FactSet *fs, const Expr *e, Obligation *o,
+			      int depth)
+{
+	LoadRef loads[64];
+	int n = 0;
+	loads_in(e, loads, &n, 64);
+	for (int i = 0; i < n; i++) {
+		for (int j = 0; j < fs->n; j++) {
+			const Fact *f = &fs->items[j];
+			if (has_undef(f->body))
+				continue; /* readable, but no value */
+			LoadRef fl[16];
+			int nf = 0;
+			loads_in(f->body, fl, &nf, 16);
+			for (int k = 0; k < nf; k++) {
+				if (fl[k].buf != loads[i].buf || fl[k].nidx != loads[i].nidx)
+					continue;
+				Expr **t0 = solve(a, f, fl[k].nidx, fl[k].idx, loads[i].idx);
+				if (!t0)
+					continue;
+				Expr *h = instance(a, f, t0);
+				if (hyp_present(o, h))
+					continue;
+				obligation_add_hyp(a, o, h);
+				if (depth > 0)
+					instantiate_round(a, fs, h, o, depth - 1);
+			}
+		}
+	}
+}
+
+void rw_facts_instantiate(Arena *a, const FactSet *fs, const Expr *e, Obligation *o)
+{
+	instantiate_round(a, fs, e, o, 1);
+}
+
+/* ---------- readable cells ---------- */
+
+Expr *rw_readable(Arena *a, const Func *f, const FactSet *fs, Buffer *buf, int nidx,
+		  Expr **idx)
+{
+	Expr *any = NULL;
+	if (rw_is_param(f, buf)) {
+		const Layout *lay = buf->layout;
+		Expr *pad = lay ? (lay->all_padding ? lay->all_padding : lay->pad_predicate) : NULL;
+		if (!pad)
+			return ir_bool(a, true);
+		any = ir_not(a, ir_subst_expr(a, pad, nidx, lay->inv_vars, idx), nospan());
+	}
+	for (int j = 0; j < fs->n; j++) {
+		const Fact *x = &fs->items[j];
+		if (x->buf != buf || x->nidx != nidx)
+			continue;
+		Expr **t0 = solve(a, x, x->nidx, x->idx, idx);
+		if (!t0)
+			continue;
+		Expr *cond = x->guard ? ir_subst_expr(a, x->guard, x->nvars, x->vars, t0) : NULL;
+		if (x->unless)
+			cond = ir_and(a, cond, ir_not(a, ir_subst_expr(a, x->unless, x->nvars, x->vars, t0),
+						      nospan()));
+		for (int k = 0; k < nidx; k++) {
+			Expr *at = ir_subst_expr(a, x->idx[k], x->nvars, x->vars, t0);
+			cond = ir_and(a, cond, ir_bin(a, OP_EQ, at, idx[k], nospan()));
+		}
+		any = any ? ir_or(a, any, cond ? cond : ir_bool(a, true)) : (cond ? cond : ir_bool(a, true));
+	}
+	return any ? any : ir_bool(a, false);
+}

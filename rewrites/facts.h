@@ -1,0 +1,61 @@
+/* rewrites/facts.h — what is known at a program point (semantics.md
+ * section 3): T.assume facts and the values written by earlier producer
+ * stages (`for t: [if p(t):] X[idx(t)] = v(t)`), each usable while nothing
+ * in between can write the buffers it mentions. Facts are instantiated by
+ * the project at the loads an obligation needs, so queries stay
+ * quantifier-free; the readable (initialised) cells of a buffer come from
+ * the same facts. */
+#ifndef VS_REWRITES_FACTS_H
+#define VS_REWRITES_FACTS_H
+
+#include "rewrite.h"
+
+typedef struct Fact {
+	const Stmt *stmt; /* the T.assume or the producer's store */
+	int nvars;
+	Var **vars;  /* bound: the loops (and lets) around it */
+	Expr *guard; /* when it was established: loop ranges, conditions (NULL = true) */
+	Expr *body;  /* what holds */
+	/* The cells the fact makes readable: buf[idx(vars)] wherever guard
+	 * holds and `unless` does not (assume `c or X[idx] == v`, or a
+	 * producer store). NULL buf: the fact says nothing of that kind. */
+	Buffer *buf;
+	int nidx;
+	Expr **idx;
+	Expr *unless;
+	bool from_store;
+} Fact;
+
+typedef struct FactSet {
+	int n, cap;
+	Fact *items;
+} FactSet;
+
+/* The facts usable at the statement sc->stmt of f (sc from the walk that
+ * found it): those established before it in program order whose buffers
+ * are not written between them and it, including anywhere in the loops
+ * around it and in the statement itself. With for_values false, every
+ * earlier fact is kept: a cell once initialised stays readable, whatever
+ * is written to it later (readability only, never values). The writes
+ * of `exclude` (may be NULL) do not count: remove_no_op proves every
+ * instance of that store a no-op, so by induction they change nothing. */
+void rw_facts_at(Arena *a, const Func *f, const StmtCtx *sc, bool for_values,
+		 const Stmt *exclude, FactSet *out);
+
+/* Add to o, for every load in e (and in the hypotheses this adds, one more
+ * round), the facts instantiated at that load's indices:
+ * guard(t0) -> body(t0) with t0 the fact's variables solved from the load.
+ * Facts whose value is T.undef() add nothing (they carry no value). */
+void rw_facts_instantiate(Arena *a, const FactSet *fs, const Expr *e, Obligation *o);
+
+/* Whether the cell buf[idx] is readable (initialised) at the point the
+ * facts were collected for: a logical cell of a parameter, or a cell some
+ * fact covers. `written` is an extra disjunct (earlier writes of the same
+ * instance), may be NULL. */
+Expr *rw_readable(Arena *a, const Func *f, const FactSet *fs, Buffer *buf, int nidx,
+		  Expr **idx);
+
+/* Whether buf is a parameter of f. */
+bool rw_is_param(const Func *f, const Buffer *buf);
+
+#endif

@@ -1,0 +1,614 @@
+/* rewrites/index_map.c — the physical shape of an index map (intervals),
+ * a derived candidate left inverse (mixed-radix digits of affine terms,
+ * then a rational solve), and the padding predicate. transform_layout
+ * proves every one of these claims; this file only proposes them. */
+#include "index_map.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "rewrite.h"
+
+#define MAX_IN 16
+#define INF_RADIX 0 /* m == 0: no modulo (the top digit) */
+
+static Expr *lit(Arena *a, int64_t v) { return ir_int32(a, v); }
+
+static Expr *fold(Arena *a, Expr *e) { return rw_fold(a, e); }
+
+/* ---------- intervals ---------- */
+
+typedef struct Interval {
+	Expr *lo, *hi; /* inclusive */
+} Interval;
+
+static bool const_of(const Expr *e, int64_t *v) { return rw_const_int(e, v); }
+
+static int64_t floordiv64(int64_t x, int64_t y)
+{
+	int64_t q = x / y;
+	if (x % y != 0 && (x < 0) != (y < 0))
+		q--;
+	return q;
+}
+
+static int var_index(const IndexMap *m, const Var *v)
+{
+	for (int i = 0; i < m->nin; i++)
+		if (m->in[i] == v)
+			return i;
+	return -1;
+}
+
+static bool interval(Arena *a, const IndexMap *m, const Expr *e, Interval *out,
+		     const char **why)
+{
+	Interval x, y;
+	int64_t c;
+	switch (e->kind) {
+	case EX_INT:
+		out->lo = out->hi = (Expr *)e;
+		return true;
+	case EX_VAR: {
+		int i = var_index(m, e->u.var);
+		if (i < 0) { /* a scalar parameter: one value per run */
+			out->lo = out->hi = (Expr *)e;
+			return true;
+		}
+		out->lo = lit(a, 0);
+		out->hi = fold(a, ir_sub(a, m->in_extent[i], lit(a, 1)));
+		return true;
+	}
+	case EX_NEG:
+		if (!interval(a, m, e->u.un.a, &x, why))
+			return false;
+		out->lo = fold(a, ir_sub(a, lit(a, 0), x.hi));
+		out->hi = fold(a, ir_sub(a, lit(a, 0), x.lo));
+		return true;
+	case EX_BIN:
+		break;
+	case EX_FLOAT: case EX_NOT: case EX_SELECT: case EX_CAST: case EX_LOAD:
+	case EX_UNDEF: case EX_LET: case EX_COUNT:
+		*why = "an index map output may use only + - * // % min max of indices and constants";
+		return false;
+	}
+	BinOp op = e->u.bin.op;
+	if (op == OP_MUL) {
+		const Expr *k = e->u.bin.a, *other = e->u.bin.b;
+		if (!const_of(k, &c)) {
+			k = e->u.bin.b;
+			other = e->u.bin.a;
+		}
+		if (!const_of(k, &c)) {
+			*why = "an index map output multiplies two non-constants";
+			return false;
+		}
+		if (!interval(a, m, other, &x, why))
+			return false;
+		Expr *l = fold(a, ir_mul(a, x.lo, (Expr *)k)), *h = fold(a, ir_mul(a, x.hi, (Expr *)k));
+		out->lo = c >= 0 ? l : h;
+		out->hi = c >= 0 ? h : l;
+		return true;
+	}
+	if (!interval(a, m, e->u.bin.a, &x, why))
+		return false;
+	switch (op) {
+	case OP_ADD: case OP_SUB: case OP_MIN: case OP_MAX:
+		if (!interval(a, m, e->u.bin.b, &y, why))
+			return false;
+		break;
+	case OP_FLOORDIV: case OP_FLOORMOD:
+		if (!const_of(e->u.bin.b, &c) || c <= 0) {
+			*why = "an index map output divides by something other than a positive constant";
+			return false;
+		}
+		break;
+	case OP_MUL: case OP_DIV: case OP_EQ: case OP_NE: case OP_LT: case OP_LE:
+	case OP_GT: case OP_GE: case OP_AND: case OP_OR: case OP_COUNT:
+		*why = "an index map output may use only + - * // % min max of indices and constants";
+		return false;
+	}
+	switch (op) {
+	case OP_ADD:
+		out->lo = fold(a, ir_add(a, x.lo, y.lo));
+		out->hi = fold(a, ir_add(a, x.hi, y.hi));
+		return true;
+	case OP_SUB:
+		out->lo = fold(a, ir_sub(a, x.lo, y.hi));
+		out->hi = fold(a, ir_sub(a, x.hi, y.lo));
+		return true;
+	case OP_MIN:
+	case OP_MAX:
+		out->lo = fold(a, ir_bin(a, op, x.lo, y.lo, (Span){0}));
+		out->hi = fold(a, ir_bin(a, op, x.hi, y.hi, (Span){0}));
+		return true;
+	case OP_FLOORDIV:
+		out->lo = fold(a, ir_bin(a, OP_FLOORDIV, x.lo, e->u.bin.b, (Span){0}));
+		out->hi = fold(a, ir_bin(a, OP_FLOORDIV, x.hi, e->u.bin.b, (Span){0}));
+		return true;
+	case OP_FLOORMOD: {
+		int64_t lo, hi;
+		if (const_of(x.lo, &lo) && const_of(x.hi, &hi) && floordiv64(lo, c) == floordiv64(hi, c)) {
+			out->lo = lit(a, lo - c * floordiv64(lo, c));
+			out->hi = lit(a, hi - c * floordiv64(hi, c));
+		} else {
+			out->lo = lit(a, 0);
+			out->hi = lit(a, c - 1);
+		}
+		return true;
+	}
+	case OP_MUL: case OP_DIV: case OP_EQ: case OP_NE: case OP_LT: case OP_LE:
+	case OP_GT: case OP_GE: case OP_AND: case OP_OR: case OP_COUNT:
+		break;
+	}
+	return false;
+}
+
+bool imap_shape(Arena *a, IndexMap *m, const char **why)
+{
+	m->shape = arena_alloc(a, sizeof(Expr *) * (size_t)(m->nout + 1));
+	for (int k = 0; k < m->nout; k++) {
+		Interval iv;
+		if (!interval(a, m, m->out[k], &iv, why))
+			return false;
+		m->shape[k] = fold(a, ir_add(a, iv.hi, lit(a, 1)));
+	}
+	return true;
+}
+
+/* ---------- quasi-affine outputs: (e // d) % m with e affine ---------- */
+
+typedef struct Lin {
+	int64_t coef[MAX_IN];
+	int64_t c;
+} Lin;
+
+static bool lin_of(const IndexMap *m, const Expr *e, Lin *out)
+{
+	Lin x, y;
+	int64_t c;
+	memset(out, 0, sizeof *out);
+	switch (e->kind) {
+	case EX_INT:
+		out->c = e->u.ival;
+		return e->dtype != DT_BOOL;
+	case EX_VAR: {
+		int i = var_index(m, e->u.var);
+		if (i < 0)
+			return false;
+		out->coef[i] = 1;
+		return true;
+	}
+	case EX_NEG:
+		if (!lin_of(m, e->u.un.a, &x))
+			return false;
+		for (int i = 0; i < m->nin; i++)
+			out->coef[i] = -x.coef[i];
+		out->c = -x.c;
+		return true;
+	case EX_BIN:
+		break;
+	case EX_FLOAT: case EX_NOT: case EX_SELECT: case EX_CAST: case EX_LOAD:
+	case EX_UNDEF: case EX_LET: case EX_COUNT:
+		return false;
+	}
+	switch (e->u.bin.op) {
+	case OP_ADD:
+	case OP_SUB: {
+		if (!lin_of(m, e->u.bin.a, &x) || !lin_of(m, e->u.bin.b, &y))
+			return false;
+		int64_t s = e->u.bin.op == OP_ADD ? 1 : -1;
+		for (int i = 0; i < m->nin; i++)
+			out->coef[i] = x.coef[i] + s * y.coef[i];
+		out->c = x.c + s * y.c;
+		return true;
+	}
+	case OP_MUL: {
+		const Expr *k = e->u.bin.a, *other = e->u.bin.b;
+		if (!const_of(k, &c)) {
+			k = e->u.bin.b;
+			other = e->u.bin.a;
+		}
+		if (!const_of(k, &c) || !lin_of(m, other, &x))
+			return false;
+		for (int i = 0; i < m->nin; i++)
+			out->coef[i] = c * x.coef[i];
+		out->c = c * x.c;
+		return true;
+	}
+	case OP_DIV: case OP_FLOORDIV: case OP_FLOORMOD: case OP_MIN: case OP_MAX:
+	case OP_EQ: case OP_NE: case OP_LT: case OP_LE: case OP_GT: case OP_GE:
+	case OP_AND: case OP_OR: case OP_COUNT:
+		return false;
+	}
+	return false;
+}
+
+typedef struct Digit {
+	Lin e;
+	int64_t d, m; /* (e // d) % m; m == INF_RADIX: no modulo */
+} Digit;
+
+/* Classify an output as a digit of an affine expression. */
+static bool digit_of(const IndexMap *m, const Expr *out, Digit *dg)
+{
+	int64_t c;
+	dg->d = 1;
+	dg->m = INF_RADIX;
+	const Expr *x = out;
+	if (x->kind == EX_BIN && x->u.bin.op == OP_FLOORMOD && const_of(x->u.bin.b, &c) && c > 0) {
+		dg->m = c;
+		x = x->u.bin.a;
+	}
+	/* (y % M) // d with d | M is the digit (y // d) % (M / d) */
+	if (dg->m == INF_RADIX && x->kind == EX_BIN && x->u.bin.op == OP_FLOORDIV &&
+	    const_of(x->u.bin.b, &c) && c > 0 && x->u.bin.a->kind == EX_BIN &&
+	    x->u.bin.a->u.bin.op == OP_FLOORMOD) {
+		int64_t big;
+		const Expr *inner = x->u.bin.a;
+		if (const_of(inner->u.bin.b, &big) && big > 0 && big % c == 0) {
+			dg->d = c;
+			dg->m = big / c;
+			return lin_of(m, inner->u.bin.a, &dg->e);
+		}
+	}
+	while (x->kind == EX_BIN && x->u.bin.op == OP_FLOORDIV && const_of(x->u.bin.b, &c) && c > 0) {
+		dg->d *= c;
+		x = x->u.bin.a;
+	}
+	return lin_of(m, x, &dg->e);
+}
+
+static bool lin_equal(const IndexMap *m, const Lin *x, const Lin *y)
+{
+	if (x->c != y->c)
+		return false;
+	for (int i = 0; i < m->nin; i++)
+		if (x->coef[i] != y->coef[i])
+			return false;
+	return true;
+}
+
+/* ---------- names ---------- */
+
+static int single_var(const IndexMap *m, const Lin *e)
+{
+	int found = -1;
+	for (int i = 0; i < m->nin; i++)
+		if (e->coef[i]) {
+			if (found >= 0)
+				return -1;
+			found = i;
+		}
+	return found;
+}
+
+/* Physical variables live in their own scope (the padding loops, the
+ * predicate): they need only be distinct among themselves. */
+static bool name_taken(const IndexMap *m, int upto, const char *name)
+{
+	for (int k = 0; k < upto; k++)
+		if (strcmp(m->phys[k]->name, name) == 0)
+			return true;
+	return false;
+}
+
+void imap_name_phys(Arena *a, IndexMap *m)
+{
+	m->phys = arena_alloc(a, sizeof(Var *) * (size_t)(m->nout + 1));
+	for (int k = 0; k < m->nout; k++) {
+		Digit dg;
+		const char *name = NULL;
+		if (digit_of(m, m->out[k], &dg)) {
+			int v = single_var(m, &dg.e);
+			if (v >= 0) {
+				const char *base = m->in[v]->name;
+				const char *suffix = dg.d > 1 && dg.m != INF_RADIX ? "m"
+						     : dg.d > 1		       ? "o"
+						     : dg.m != INF_RADIX	       ? "i"
+										       : "";
+				name = arena_printf(a, "%s%s", base, suffix);
+			}
+		}
+		if (!name)
+			name = arena_printf(a, "t%d", k);
+		if (name_taken(m, k, name))
+			name = arena_printf(a, "%s_%d", name, k);
+		DType t = m->in_extent && m->nin ? m->in[0]->dtype : DT_INT32;
+		m->phys[k] = ir_var(a, name, t, (Span){0});
+	}
+}
+
+/* ---------- the inverse ---------- */
+
+typedef struct Frac {
+	int64_t n, d; /* d > 0 */
+} Frac;
+
+static int64_t gcd64(int64_t x, int64_t y)
+{
+	if (x < 0)
+		x = -x;
+	if (y < 0)
+		y = -y;
+	while (y) {
+		int64_t t = x % y;
+		x = y;
+		y = t;
+	}
+	return x ? x : 1;
+}
+
+static Frac frac(int64_t n, int64_t d)
+{
+	if (d < 0) {
+		n = -n;
+		d = -d;
+	}
+	int64_t g = gcd64(n, d);
+	return (Frac){n / g, d / g};
+}
+
+static Frac fsub(Frac x, Frac y) { return frac(x.n * y.d - y.n * x.d, x.d * y.d); }
+static Frac fmul(Frac x, Frac y) { return frac(x.n * y.n, x.d * y.d); }
+static Frac fdiv(Frac x, Frac y) { return frac(x.n * y.d, x.d * y.n); }
+
+/* the numbers stay small for real index maps; refuse anything else */
+static bool frac_small(Frac x) { return x.n > -(1 << 20) && x.n < (1 << 20) && x.d < (1 << 20); }
+
+typedef struct Group {
+	Lin e;
+	Expr *value; /* e(x) as an expression of the physical variables */
+	bool used;   /* a pivot row of the solve */
+} Group;
+
+/* Groups of digits of one affine e in a mixed radix: e = sum d_k * t_k. */
+static int make_groups(Arena *a, const IndexMap *m, Group *groups, const char **why)
+{
+	Digit dg[64];
+	bool done[64] = {false};
+	int ng = 0;
+	if (m->nout > 64) {
+		*why = "too many outputs";
+		return -1;
+	}
+	for (int k = 0; k < m->nout; k++)
+		if (!digit_of(m, m->out[k], &dg[k])) {
+			*why = "an output is not a digit (e // d) % m of an affine expression of the indices";
+			return -1;
+		}
+	for (int k = 0; k < m->nout; k++) {
+		if (done[k])
+			continue;
+		int members[64], n = 0;
+		for (int j = k; j < m->nout; j++)
+			if (!done[j] && lin_equal(m, &dg[j].e, &dg[k].e)) {
+				members[n++] = j;
+				done[j] = true;
+			}
+		/* sort by divisor */
+		for (int i = 1; i < n; i++)
+			for (int j = i; j > 0 && dg[members[j]].d < dg[members[j - 1]].d; j--) {
+				int t = members[j];
+				members[j] = members[j - 1];
+				members[j - 1] = t;
+			}
+		int64_t expect = 1;
+		for (int i = 0; i < n; i++) {
+			const Digit *x = &dg[members[i]];
+			bool last = i == n - 1;
+			if (x->d != expect || (!last && x->m == INF_RADIX)) {
+				*why = "the outputs that use one index expression are not the digits of a mixed radix (e // d, e % d, ...)";
+				return -1;
+			}
+			if (!last)
+				expect = x->d * x->m;
+		}
+		/* e = sum d_k * t_k, the top digit first as people write it */
+		Expr *value = NULL;
+		for (int i = n - 1; i >= 0; i--) {
+			const Digit *x = &dg[members[i]];
+			Expr *t = ir_varref(a, m->phys[members[i]], (Span){0});
+			Expr *term = x->d == 1 ? t : ir_mul(a, lit(a, x->d), t);
+			value = value ? ir_add(a, value, term) : term;
+		}
+		groups[ng].e = dg[k].e;
+		groups[ng].value = fold(a, value);
+		groups[ng].used = false;
+		ng++;
+	}
+	return ng;
+}
+
+bool imap_derive_inverse(Arena *a, IndexMap *m, const char **why)
+{
+	m->inverse = NULL;
+	if (m->nin > MAX_IN) {
+		*why = "too many logical dimensions";
+		return false;
+	}
+	Group groups[64];
+	int ng = make_groups(a, m, groups, why);
+	if (ng < 0)
+		return false;
+	/* Solve A x = r (r_g = value_g - c_g) by Gauss-Jordan elimination on
+	 * the augmented matrix [A | I] over the rationals: row g of the
+	 * result expresses a combination of the r's. */
+	int n = m->nin;
+	Frac A[64][MAX_IN], T[64][64];
+	for (int g = 0; g < ng; g++) {
+		for (int j = 0; j < n; j++)
+			A[g][j] = frac(groups[g].e.coef[j], 1);
+		for (int h = 0; h < ng; h++)
+			T[g][h] = frac(g == h, 1);
+	}
+	int pivot_row[MAX_IN];
+	int row = 0;
+	for (int j = 0; j < n; j++) {
+		int p = -1;
+		for (int g = row; g < ng && p < 0; g++)
+			if (A[g][j].n)
+				p = g;
+		if (p < 0) {
+			*why = arena_printf(a, "the map does not determine logical index %s", m->in[j]->name);
+			return false;
+		}
+		for (int x = 0; x < n; x++) {
+			Frac t = A[p][x];
+			A[p][x] = A[row][x];
+			A[row][x] = t;
+		}
+		for (int x = 0; x < ng; x++) {
+			Frac t = T[p][x];
+			T[p][x] = T[row][x];
+			T[row][x] = t;
+		}
+		Frac piv = A[row][j];
+		for (int x = 0; x < n; x++)
+			A[row][x] = fdiv(A[row][x], piv);
+		for (int x = 0; x < ng; x++)
+			T[row][x] = fdiv(T[row][x], piv);
+		for (int g = 0; g < ng; g++) {
+			if (g == row || !A[g][j].n)
+				continue;
+			Frac f = A[g][j];
+			for (int x = 0; x < n; x++)
+				A[g][x] = fsub(A[g][x], fmul(f, A[row][x]));
+			for (int x = 0; x < ng; x++)
+				T[g][x] = fsub(T[g][x], fmul(f, T[row][x]));
+		}
+		pivot_row[j] = row++;
+	}
+	m->inverse = arena_alloc(a, sizeof(Expr *) * (size_t)(n + 1));
+	for (int j = 0; j < n; j++) {
+		const Frac *q = T[pivot_row[j]];
+		int64_t den = 1;
+		for (int g = 0; g < ng; g++) {
+			if (!frac_small(q[g])) {
+				*why = "the map's coefficients are too large";
+				m->inverse = NULL;
+				return false;
+			}
+			den = den / gcd64(den, q[g].d) * q[g].d;
+		}
+		Expr *sum = NULL;
+		for (int g = 0; g < ng; g++) {
+			if (!q[g].n)
+				continue;
+			groups[g].used = true;
+			int64_t coef = q[g].n * (den / q[g].d);
+			Expr *r = fold(a, ir_sub(a, groups[g].value, lit(a, groups[g].e.c)));
+			Expr *term = fold(a, ir_mul(a, lit(a, coef), r));
+			if (coef == -1)
+				term = fold(a, ir_sub(a, lit(a, 0), r));
+			sum = sum ? fold(a, ir_add(a, sum, term)) : term;
+		}
+		if (!sum)
+			sum = lit(a, 0);
+		if (den != 1)
+			sum = ir_bin(a, OP_FLOORDIV, sum, lit(a, den), (Span){0});
+		m->inverse[j] = sum;
+	}
+	return true;
+}
+
+/* ---------- predicates ---------- */
+
+Expr *imap_in_box(Arena *a, int n, Expr **idx, Expr **extent)
+{
+	Expr *all = NULL;
+	for (int k = 0; k < n; k++) {
+		Expr *lo = ir_bin(a, OP_LE, lit(a, 0), idx[k], (Span){0});
+		Expr *hi = ir_bin(a, OP_LT, idx[k], extent[k], (Span){0});
+		all = ir_and(a, all, ir_and(a, lo, hi));
+	}
+	return all;
+}
+
+/* e is a sum of non-negative multiples of physical variables plus a
+ * non-negative constant: it is >= 0 on the physical box. */
+static bool nonneg_on_box(const Expr *e)
+{
+	int64_t c;
+	if (const_of(e, &c))
+		return c >= 0;
+	switch (e->kind) {
+	case EX_VAR:
+		return true;
+	case EX_BIN:
+		if (e->u.bin.op == OP_ADD)
+			return nonneg_on_box(e->u.bin.a) && nonneg_on_box(e->u.bin.b);
+		if (e->u.bin.op == OP_MUL)
+			return nonneg_on_box(e->u.bin.a) && nonneg_on_box(e->u.bin.b);
+		if (e->u.bin.op == OP_FLOORDIV || e->u.bin.op == OP_FLOORMOD)
+			return nonneg_on_box(e->u.bin.a) && const_of(e->u.bin.b, &c) && c > 0;
+		return false;
+	case EX_INT: case EX_FLOAT: case EX_NOT: case EX_NEG: case EX_SELECT:
+	case EX_CAST: case EX_LOAD: case EX_UNDEF: case EX_LET: case EX_COUNT:
+		return false;
+	}
+	return false;
+}
+
+/* The inverse is exact: no division, so A g(t) + c == value(t) for the
+ * pivot rows, and every output belongs to a pivot row. */
+static bool inverse_is_exact(Arena *a, const IndexMap *m)
+{
+	for (int j = 0; j < m->nin; j++) {
+		const Expr *g = m->inverse[j];
+		if (g->kind == EX_BIN && g->u.bin.op == OP_FLOORDIV)
+			return false;
+	}
+	const char *why;
+	Group groups[64];
+	int ng = make_groups(a, m, groups, &why);
+	return ng == m->nin; /* square: every group is a pivot row */
+}
+
+/* g_j stays below `extent` on the physical box (constant intervals). */
+static bool below_on_box(Arena *a, const IndexMap *m, Expr *g, Expr *extent)
+{
+	IndexMap box;
+	memset(&box, 0, sizeof box);
+	box.nin = m->nout;
+	box.in = m->phys;
+	box.in_extent = m->shape;
+	Interval iv;
+	const char *why;
+	int64_t hi, ext;
+	return interval(a, &box, g, &iv, &why) && const_of(iv.hi, &hi) && const_of(extent, &ext) &&
+	       hi < ext;
+}
+
+Expr *imap_pad_predicate(Arena *a, const IndexMap *m, Expr **full, bool *simplified)
+{
+	Expr **g = m->inverse;
+	Var **from = m->in;
+	Expr *inside_full = NULL, *inside = NULL;
+	*simplified = false;
+	for (int j = 0; j < m->nin; j++) {
+		Expr *lo = ir_bin(a, OP_LE, lit(a, 0), g[j], (Span){0});
+		Expr *hi = ir_bin(a, OP_LT, g[j], m->in_extent[j], (Span){0});
+		inside_full = ir_and(a, inside_full, ir_and(a, lo, hi));
+		if (nonneg_on_box(g[j]))
+			*simplified = true;
+		else
+			inside = ir_and(a, inside, lo);
+		if (below_on_box(a, m, g[j], m->in_extent[j]))
+			*simplified = true;
+		else
+			inside = ir_and(a, inside, hi);
+	}
+	bool exact = inverse_is_exact(a, m);
+	for (int k = 0; k < m->nout; k++) {
+		Expr *fg = fold(a, ir_subst_expr(a, m->out[k], m->nin, from, g));
+		Expr *eq = ir_bin(a, OP_EQ, fg, ir_varref(a, m->phys[k], (Span){0}), (Span){0});
+		inside_full = ir_and(a, inside_full, eq);
+		if (exact)
+			*simplified = true;
+		else
+			inside = ir_and(a, inside, eq);
+	}
+	*full = ir_not(a, inside_full ? inside_full : ir_bool(a, true), (Span){0});
+	return ir_not(a, inside ? inside : ir_bool(a, true), (Span){0});
+}

@@ -1,0 +1,760 @@
+/* rewrites/layout.c — transform_layout: every access X[x] becomes X'[f(x)]
+ * (seed 000, seed 001, semantics.md section 4). Obligations over the
+ * logical domain D: layout.in_bounds (0 <= f_k(x) < S_k), layout.injective
+ * (f(x) == f(y) -> x == y), layout.left_inverse (g(f(x)) == x for the
+ * derived or given g), layout.pad_predicate when the printed padding
+ * predicate was shortened, layout.pad_value_reads for a pad value that
+ * reads the buffer. With a pad value, a stage after the last write fills
+ * the padding (produced buffers) or an entry T.assume states it (inputs). */
+#include "layout.h"
+
+#include <string.h>
+
+#include "index_map.h"
+#include "kernel/parse.h"
+
+static Span nospan(void) { return (Span){0}; }
+
+static Expr *varref(Arena *a, Var *v) { return ir_varref(a, v, nospan()); }
+
+static Expr **varrefs(Arena *a, int n, Var **vs)
+{
+	Expr **out = arena_alloc(a, sizeof(Expr *) * (size_t)(n + 1));
+	for (int i = 0; i < n; i++)
+		out[i] = varref(a, vs[i]);
+	return out;
+}
+
+/* ---------- finding the buffer ---------- */
+
+static Buffer *find_alloc(Stmt *s, const char *name)
+{
+	switch (s->kind) {
+	case ST_SEQ:
+		for (int i = 0; i < s->u.seq.n; i++) {
+			Buffer *b = find_alloc(s->u.seq.items[i], name);
+			if (b)
+				return b;
+		}
+		return NULL;
+	case ST_FOR: return find_alloc(s->u.loop.body, name);
+	case ST_IF: {
+		Buffer *b = find_alloc(s->u.cond.then_s, name);
+		return b ? b : s->u.cond.else_s ? find_alloc(s->u.cond.else_s, name) : NULL;
+	}
+	case ST_ALLOC:
+		if (strcmp(s->u.alloc.buf->name, name) == 0)
+			return s->u.alloc.buf;
+		return find_alloc(s->u.alloc.body, name);
+	case ST_BLOCK: return find_alloc(s->u.block.body, name);
+	case ST_LET: return find_alloc(s->u.let.body, name);
+	case ST_STORE: case ST_ASSUME: case ST_EVAL: case ST_PASS: case ST_COUNT:
+		return NULL;
+	}
+	return NULL;
+}
+
+/* The buffer named `name` in f: a parameter or an allocation. */
+static Buffer *find_buffer(const Func *f, const char *name, bool *is_param)
+{
+	for (int i = 0; i < f->nparams; i++) {
+		Buffer *b = f->params[i].buf;
+		if (b && strcmp(b->name, name) == 0) {
+			*is_param = true;
+			return b;
+		}
+	}
+	*is_param = false;
+	return find_alloc(f->body, name);
+}
+
+static Stmt *find_block(Stmt *s, const char *name)
+{
+	switch (s->kind) {
+	case ST_SEQ:
+		for (int i = 0; i < s->u.seq.n; i++) {
+			Stmt *b = find_block(s->u.seq.items[i], name);
+			if (b)
+				return b;
+		}
+		return NULL;
+	case ST_FOR: return find_block(s->u.loop.body, name);
+	case ST_IF: {
+		Stmt *b = find_block(s->u.cond.then_s, name);
+		return b ? b : s->u.cond.else_s ? find_block(s->u.cond.else_s, name) : NULL;
+	}
+	case ST_ALLOC: return find_block(s->u.alloc.body, name);
+	case ST_BLOCK:
+		if (strcmp(s->u.block.name, name) == 0)
+			return s;
+		return find_block(s->u.block.body, name);
+	case ST_LET: return find_block(s->u.let.body, name);
+	case ST_STORE: case ST_ASSUME: case ST_EVAL: case ST_PASS: case ST_COUNT:
+		return NULL;
+	}
+	return NULL;
+}
+
+Stmt *rw_find_block(const Func *f, const char *name) { return find_block(f->body, name); }
+
+/* ---------- reads and writes of a buffer ---------- */
+
+static bool expr_reads(const Expr *e, const Buffer *b)
+{
+	switch (e->kind) {
+	case EX_INT: case EX_FLOAT: case EX_VAR: case EX_UNDEF:
+		return false;
+	case EX_LOAD:
+		if (e->u.load.buf == b)
+			return true;
+		for (int i = 0; i < e->u.load.nidx; i++)
+			if (expr_reads(e->u.load.idx[i], b))
+				return true;
+		return false;
+	case EX_BIN: return expr_reads(e->u.bin.a, b) || expr_reads(e->u.bin.b, b);
+	case EX_NOT: case EX_NEG: case EX_CAST: return expr_reads(e->u.un.a, b);
+	case EX_SELECT:
+		return expr_reads(e->u.sel.cond, b) || expr_reads(e->u.sel.a, b) ||
+		       expr_reads(e->u.sel.b, b);
+	case EX_LET: return expr_reads(e->u.let.value, b) || expr_reads(e->u.let.body, b);
+	case EX_COUNT: break;
+	}
+	return false;
+}
+
+bool rw_stmt_accesses(const Stmt *s, const Buffer *b, bool writes_only)
+{
+	switch (s->kind) {
+	case ST_SEQ:
+		for (int i = 0; i < s->u.seq.n; i++)
+			if (rw_stmt_accesses(s->u.seq.items[i], b, writes_only))
+				return true;
+		return false;
+	case ST_FOR:
+		return (!writes_only && (expr_reads(s->u.loop.min, b) || expr_reads(s->u.loop.extent, b))) ||
+		       rw_stmt_accesses(s->u.loop.body, b, writes_only);
+	case ST_IF:
+		return (!writes_only && expr_reads(s->u.cond.cond, b)) ||
+		       rw_stmt_accesses(s->u.cond.then_s, b, writes_only) ||
+		       (s->u.cond.else_s && rw_stmt_accesses(s->u.cond.else_s, b, writes_only));
+	case ST_STORE:
+		if (s->u.store.buf == b)
+			return true;
+		if (writes_only)
+			return false;
+		for (int i = 0; i < s->u.store.nidx; i++)
+			if (expr_reads(s->u.store.idx[i], b))
+				return true;
+		return expr_reads(s->u.store.value, b);
+	case ST_ASSUME: case ST_EVAL:
+		return !writes_only && expr_reads(s->u.expr, b);
+	case ST_ALLOC: return rw_stmt_accesses(s->u.alloc.body, b, writes_only);
+	case ST_BLOCK: return rw_stmt_accesses(s->u.block.body, b, writes_only);
+	case ST_LET:
+		return (!writes_only && expr_reads(s->u.let.value, b)) ||
+		       rw_stmt_accesses(s->u.let.body, b, writes_only);
+	case ST_PASS: case ST_COUNT:
+		return false;
+	}
+	return false;
+}
+
+/* ---------- placing the padding stage ---------- */
+
+static bool allocates(const Stmt *s, const Buffer *b)
+{
+	switch (s->kind) {
+	case ST_SEQ:
+		for (int i = 0; i < s->u.seq.n; i++)
+			if (allocates(s->u.seq.items[i], b))
+				return true;
+		return false;
+	case ST_ALLOC: return s->u.alloc.buf == b || allocates(s->u.alloc.body, b);
+	case ST_LET: return allocates(s->u.let.body, b);
+	case ST_BLOCK: return allocates(s->u.block.body, b);
+	case ST_FOR: case ST_IF: case ST_STORE: case ST_ASSUME: case ST_EVAL:
+	case ST_PASS: case ST_COUNT:
+		return false;
+	}
+	return false;
+}
+
+/* x; y as one flat sequence */
+static Stmt *seq2(Arena *a, Stmt *x, Stmt *y)
+{
+	int nx = x->kind == ST_SEQ ? x->u.seq.n : 1, ny = y->kind == ST_SEQ ? y->u.seq.n : 1;
+	Stmt **items = arena_alloc(a, sizeof(Stmt *) * (size_t)(nx + ny));
+	if (x->kind == ST_SEQ)
+		memcpy(items, x->u.seq.items, sizeof(Stmt *) * (size_t)nx);
+	else
+		items[0] = x;
+	if (y->kind == ST_SEQ)
+		memcpy(items + nx, y->u.seq.items, sizeof(Stmt *) * (size_t)ny);
+	else
+		items[nx] = y;
+	return ir_seq(a, nx + ny, items, x->span);
+}
+
+/* s with `stage` placed right after the statement that last writes b, at
+ * the outermost level of the binder spine (let / allocate bodies, and the
+ * block that allocates b). */
+Stmt *rw_insert_after_last_write(Arena *a, Stmt *s, const Buffer *b, Stmt *stage)
+{
+	switch (s->kind) {
+	case ST_SEQ: {
+		int k = -1;
+		for (int i = 0; i < s->u.seq.n; i++)
+			if (rw_stmt_accesses(s->u.seq.items[i], b, true))
+				k = i;
+		if (k < 0)
+			return s;
+		Stmt *x = s->u.seq.items[k];
+		Stmt *nx = rw_insert_after_last_write(a, x, b, stage);
+		int n = s->u.seq.n;
+		Stmt **items = arena_alloc(a, sizeof(Stmt *) * (size_t)(n + 2));
+		memcpy(items, s->u.seq.items, sizeof(Stmt *) * (size_t)n);
+		if (nx != x && (x->kind == ST_ALLOC || x->kind == ST_LET ||
+				(x->kind == ST_BLOCK && allocates(x, b)))) {
+			items[k] = nx;
+			return ir_seq(a, n, items, s->span);
+		}
+		memmove(items + k + 2, items + k + 1, sizeof(Stmt *) * (size_t)(n - k - 1));
+		items[k + 1] = stage;
+		return ir_seq(a, n + 1, items, s->span);
+	}
+	case ST_ALLOC:
+		return ir_alloc(a, s->u.alloc.buf,
+				rw_insert_after_last_write(a, s->u.alloc.body, b, stage), s->span);
+	case ST_LET:
+		return ir_letstmt(a, s->u.let.var, s->u.let.value,
+				  rw_insert_after_last_write(a, s->u.let.body, b, stage), s->span);
+	case ST_BLOCK:
+		if (allocates(s, b))
+			return ir_block(a, s->u.block.name,
+					rw_insert_after_last_write(a, s->u.block.body, b, stage),
+					s->span);
+		return seq2(a, s, stage);
+	case ST_FOR: case ST_IF: case ST_STORE: case ST_ASSUME: case ST_EVAL:
+	case ST_PASS: case ST_COUNT:
+		return seq2(a, s, stage);
+	}
+	return s;
+}
+
+/* for t in grid(shape): body(t), outermost first */
+static Stmt *grid(Arena *a, int n, Var **vars, Expr **extent, Stmt *body, Span sp)
+{
+	for (int k = n - 1; k >= 0; k--)
+		body = ir_for(a, vars[k], ir_int(a, 0, vars[k]->dtype, nospan()), extent[k],
+			      FOR_SERIAL, body, sp);
+	return body;
+}
+
+static const char *unique_block_name(Arena *a, const Func *f, const char *base)
+{
+	const char *name = base;
+	for (int k = 1; find_block(f->body, name); k++)
+		name = arena_printf(a, "%s_%d", base, k);
+	return name;
+}
+
+/* ---------- the pad value ---------- */
+
+typedef struct PadSpec {
+	PadKind kind;
+	Expr *value; /* PAD_VALUE: over the physical variables */
+} PadSpec;
+
+static bool loads_only(const Expr *e, const Buffer *b)
+{
+	switch (e->kind) {
+	case EX_INT: case EX_FLOAT: case EX_VAR: case EX_UNDEF:
+		return true;
+	case EX_LOAD:
+		if (e->u.load.buf != b)
+			return false;
+		for (int i = 0; i < e->u.load.nidx; i++)
+			if (!loads_only(e->u.load.idx[i], b))
+				return false;
+		return true;
+	case EX_BIN: return loads_only(e->u.bin.a, b) && loads_only(e->u.bin.b, b);
+	case EX_NOT: case EX_NEG: case EX_CAST: return loads_only(e->u.un.a, b);
+	case EX_SELECT:
+		return loads_only(e->u.sel.cond, b) && loads_only(e->u.sel.a, b) &&
+		       loads_only(e->u.sel.b, b);
+	case EX_LET: return loads_only(e->u.let.value, b) && loads_only(e->u.let.body, b);
+	case EX_COUNT: break;
+	}
+	return false;
+}
+
+/* A constant of the buffer's dtype. */
+static Expr *convert_const(Arena *a, Expr *e, DType t)
+{
+	if (e->kind == EX_INT && dtype_is_float(t))
+		return ir_float(a, (double)e->u.ival, t, e->span);
+	if (e->kind == EX_FLOAT && dtype_is_float(t))
+		return ir_float(a, e->u.fval, t, e->span);
+	if (e->dtype == t)
+		return e;
+	return ir_cast(a, t, e, e->span);
+}
+
+/* The pad value for function f (whose logical buffer is `logical`, new
+ * buffer `phys`, physical variables `pv`). */
+static RwStatus pad_spec(RwCtx *c, const LayoutArgs *args, const Func *f, Buffer *logical,
+			 Buffer *phys, int npv, Var **pv, PadSpec *out)
+{
+	Arena *a = c->arena;
+	out->value = NULL;
+	switch (args->pad_kind) {
+	case LAYOUT_PAD_NONE:
+		out->kind = PAD_NONE_GIVEN;
+		return RW_OK;
+	case LAYOUT_PAD_UNDEF:
+		out->kind = PAD_UNDEF;
+		return RW_OK;
+	case LAYOUT_PAD_INT:
+		out->kind = PAD_VALUE;
+		out->value = convert_const(a, ir_int(a, args->pad_int, DT_INT64, args->pad_span), phys->dtype);
+		if (!dtype_is_float(phys->dtype))
+			out->value = ir_int(a, args->pad_int, phys->dtype, args->pad_span);
+		return RW_OK;
+	case LAYOUT_PAD_FLOAT:
+		if (!dtype_is_float(phys->dtype))
+			return rw_fail(c, RW_BAD_INPUT, args->pad_span,
+				       "transform_layout: pad_value %g is a float but buffer %s is %s",
+				       args->pad_float, phys->name, dtype_name(phys->dtype));
+		out->kind = PAD_VALUE;
+		out->value = ir_float(a, args->pad_float, phys->dtype, args->pad_span);
+		return RW_OK;
+	case LAYOUT_PAD_EXPR:
+	case LAYOUT_PAD_LAMBDA:
+		break;
+	}
+	DiagList d;
+	diag_init(&d, a);
+	ParseScope scope = {f, 0, NULL};
+	Expr *body;
+	if (args->pad_kind == LAYOUT_PAD_LAMBDA) {
+		Lambda *l = parse_lambda_range(a, args->src, args->pad_start, args->pad_end, &scope, &d);
+		if (!l || l->nbody != 1 || l->bracketed || l->nparams != npv) {
+			if (l)
+				return rw_fail(c, RW_BAD_INPUT, args->pad_span,
+					       "transform_layout: pad_value must be a lambda of the %d physical indices returning one value",
+					       npv);
+			for (Diag *g = d.first; g; g = g->next)
+				diag_add(c->diag, g->level, g->span, "%s", g->message);
+			return RW_BAD_INPUT;
+		}
+		Expr **refs = varrefs(a, npv, pv);
+		body = ir_subst_expr(a, l->body[0], npv, l->params, refs);
+	} else {
+		body = parse_expr_range(a, args->src, args->pad_start, args->pad_end, &scope, &d);
+		if (!body) {
+			for (Diag *g = d.first; g; g = g->next)
+				diag_add(c->diag, g->level, g->span, "%s", g->message);
+			return RW_BAD_INPUT;
+		}
+	}
+	if (body->kind == EX_UNDEF) {
+		out->kind = PAD_UNDEF;
+		return RW_OK;
+	}
+	if (!loads_only(body, logical))
+		return rw_fail(c, RW_BAD_INPUT, args->pad_span,
+			       "transform_layout: a pad value may read only the buffer %s itself (seed 000)",
+			       logical->name);
+	/* B in the pad value names the transformed buffer, at physical indices */
+	body = ir_remap_buffer_expr(a, body, logical, phys, 0, NULL, 0, NULL);
+	out->kind = PAD_VALUE;
+	out->value = body->kind == EX_INT || body->kind == EX_FLOAT ? convert_const(a, body, phys->dtype)
+								    : body;
+	if (out->value->dtype != phys->dtype)
+		out->value = ir_cast(a, phys->dtype, out->value, args->pad_span);
+	return RW_OK;
+}
+
+/* ---------- obligations ---------- */
+
+static Obligation *new_ob(RwCtx *c, const char *kind, const char *stmt, Expr *goal)
+{
+	Obligation *o = obligation_new(c->arena, kind, stmt, 0, NULL, 0, NULL, goal, c->call_span);
+	o->rewrite = c->desc;
+	StmtCtx none;
+	memset(&none, 0, sizeof none);
+	rw_add_context_hyps(c, o, &none);
+	return o;
+}
+
+static void add_vars(Arena *a, Obligation *o, int n, Var **vs)
+{
+	for (int i = 0; i < n; i++)
+		obligation_add_var(a, o, vs[i]);
+}
+
+static void map_obligations(RwCtx *c, const IndexMap *m, const Buffer *logical)
+{
+	Arena *a = c->arena;
+	Expr **x = varrefs(a, m->nin, m->in);
+	Expr *in_d = imap_in_box(a, m->nin, x, m->in_extent);
+	/* layout.in_bounds: 0 <= f_k(x) < S_k on D */
+	for (int k = 0; k < m->nout; k++) {
+		Expr *goal = imap_in_box(a, 1, &m->out[k], &m->shape[k]);
+		Obligation *o = new_ob(c, "layout.in_bounds",
+				       arena_printf(a, "output %d of the index map of %s stays inside the physical shape",
+						    k, logical->name),
+				       goal);
+		add_vars(a, o, m->nin, m->in);
+		if (in_d)
+			obligation_add_hyp(a, o, in_d);
+		obligation_add_related(a, o, logical->span);
+		oblist_push(a, &c->obs, o);
+	}
+	/* layout.injective: f(x) == f(y) -> x == y on D */
+	Var **y = arena_alloc(a, sizeof(Var *) * (size_t)(m->nin + 1));
+	for (int i = 0; i < m->nin; i++)
+		y[i] = rw_fresh_var(a, m->in[i], "_2");
+	Expr **yr = varrefs(a, m->nin, y);
+	Expr *same_out = NULL, *same_in = NULL;
+	for (int k = 0; k < m->nout; k++) {
+		Expr *fy = ir_subst_expr(a, m->out[k], m->nin, m->in, yr);
+		same_out = ir_and(a, same_out, ir_bin(a, OP_EQ, m->out[k], fy, nospan()));
+	}
+	for (int i = 0; i < m->nin; i++)
+		same_in = ir_and(a, same_in, ir_bin(a, OP_EQ, x[i], yr[i], nospan()));
+	Obligation *o = new_ob(c, "layout.injective",
+			       arena_printf(a, "the index map sends different indices of %s to different cells",
+					    logical->name),
+			       same_in ? same_in : ir_bool(a, true));
+	add_vars(a, o, m->nin, m->in);
+	add_vars(a, o, m->nin, y);
+	if (in_d)
+		obligation_add_hyp(a, o, in_d);
+	Expr *in_d2 = imap_in_box(a, m->nin, yr, m->in_extent);
+	if (in_d2)
+		obligation_add_hyp(a, o, in_d2);
+	if (same_out)
+		obligation_add_hyp(a, o, same_out);
+	obligation_add_related(a, o, logical->span);
+	oblist_push(a, &c->obs, o);
+	if (!m->inverse)
+		return;
+	/* layout.left_inverse: g(f(x)) == x on D */
+	Expr *goal = NULL;
+	for (int j = 0; j < m->nin; j++) {
+		Expr *gf = ir_subst_expr(a, m->inverse[j], m->nout, m->phys, m->out);
+		goal = ir_and(a, goal, ir_bin(a, OP_EQ, gf, x[j], nospan()));
+	}
+	o = new_ob(c, "layout.left_inverse",
+		   arena_printf(a, "the inverse map recovers every index of %s", logical->name),
+		   goal ? goal : ir_bool(a, true));
+	add_vars(a, o, m->nin, m->in);
+	if (in_d)
+		obligation_add_hyp(a, o, in_d);
+	oblist_push(a, &c->obs, o);
+}
+
+static void pad_predicate_obligation(RwCtx *c, const IndexMap *m, Expr *pad, Expr *full,
+				     const Buffer *logical)
+{
+	Arena *a = c->arena;
+	Expr **t = varrefs(a, m->nout, m->phys);
+	Obligation *o = new_ob(c, "layout.pad_predicate",
+			       arena_printf(a, "the shortened padding predicate of %s is exact on the physical shape",
+					    logical->name),
+			       ir_bin(a, OP_EQ, pad, full, nospan()));
+	add_vars(a, o, m->nout, m->phys);
+	Expr *box = imap_in_box(a, m->nout, t, m->shape);
+	if (box)
+		obligation_add_hyp(a, o, box);
+	oblist_push(a, &c->obs, o);
+}
+
+/* Loads of the buffer in a pad value read inside the shape and outside
+ * the padding (the padding is being filled in some order). */
+static void pad_reads(RwCtx *c, const IndexMap *m, const Expr *e, const Buffer *phys,
+		      const Layout *lay, Expr *pad)
+{
+	Arena *a = c->arena;
+	switch (e->kind) {
+	case EX_INT: case EX_FLOAT: case EX_VAR: case EX_UNDEF:
+		return;
+	case EX_LOAD: {
+		for (int i = 0; i < e->u.load.nidx; i++)
+			pad_reads(c, m, e->u.load.idx[i], phys, lay, pad);
+		Expr *inside = imap_in_box(a, phys->ndim, e->u.load.idx, phys->shape);
+		Expr *all = lay->all_padding ? lay->all_padding : lay->pad_predicate;
+		Expr *is_pad = ir_subst_expr(a, all, m->nout, m->phys, e->u.load.idx);
+		Expr *goal = ir_and(a, inside, ir_not(a, is_pad, nospan()));
+		Obligation *o = new_ob(c, "layout.pad_value_reads",
+				       arena_printf(a, "the pad value reads %s inside its shape and outside its padding",
+						    phys->name),
+				       goal);
+		add_vars(a, o, m->nout, m->phys);
+		Expr **t = varrefs(a, m->nout, m->phys);
+		Expr *box = imap_in_box(a, m->nout, t, m->shape);
+		if (box)
+			obligation_add_hyp(a, o, box);
+		obligation_add_hyp(a, o, pad);
+		obligation_add_related(a, o, e->span);
+		oblist_push(a, &c->obs, o);
+		return;
+	}
+	case EX_BIN:
+		pad_reads(c, m, e->u.bin.a, phys, lay, pad);
+		pad_reads(c, m, e->u.bin.b, phys, lay, pad);
+		return;
+	case EX_NOT: case EX_NEG: case EX_CAST:
+		pad_reads(c, m, e->u.un.a, phys, lay, pad);
+		return;
+	case EX_SELECT:
+		pad_reads(c, m, e->u.sel.cond, phys, lay, pad);
+		pad_reads(c, m, e->u.sel.a, phys, lay, pad);
+		pad_reads(c, m, e->u.sel.b, phys, lay, pad);
+		return;
+	case EX_LET:
+		pad_reads(c, m, e->u.let.value, phys, lay, pad);
+		pad_reads(c, m, e->u.let.body, phys, lay, pad);
+		return;
+	case EX_COUNT:
+		return;
+	}
+}
+
+/* ---------- one function ---------- */
+
+/* The layout of the previous step's predicates at g(t). */
+static Expr *prev_at(Arena *a, const Layout *prev, const Expr *pred, const IndexMap *m)
+{
+	return ir_subst_expr(a, (Expr *)pred, prev->nvars ? m->nin : 0, prev->inv_vars, m->inverse);
+}
+
+static Layout *make_layout(Arena *a, Buffer *logical, const IndexMap *m, Expr *pad,
+			   const PadSpec *ps)
+{
+	Layout *l = arena_alloc(a, sizeof *l);
+	l->logical = logical;
+	l->nvars = m->nin;
+	l->vars = m->in;
+	l->map = m->out;
+	l->inv_vars = m->phys;
+	l->inverse = m->inverse;
+	l->pad_predicate = pad;
+	l->pad_kind = ps->kind;
+	l->pad_value = ps->value;
+	const Layout *prev = logical->layout;
+	Expr *own_forbidden = ps->kind == PAD_NONE_GIVEN ? pad : NULL;
+	if (!prev) {
+		l->all_padding = pad;
+		l->forbidden = own_forbidden;
+		return l;
+	}
+	/* earlier steps' padding, seen through this step's inverse */
+	Expr *prev_all = prev->all_padding ? prev->all_padding : prev->pad_predicate;
+	Expr *prev_forb = prev->forbidden ? prev->forbidden
+			  : prev->pad_kind == PAD_NONE_GIVEN ? prev->pad_predicate : NULL;
+	Expr *not_pad = ir_not(a, pad, nospan());
+	l->all_padding = prev_all ? ir_or(a, pad, ir_and(a, not_pad, prev_at(a, prev, prev_all, m)))
+				  : pad;
+	Expr *forb = prev_forb ? ir_and(a, not_pad, prev_at(a, prev, prev_forb, m)) : NULL;
+	l->forbidden = own_forbidden && forb ? ir_or(a, own_forbidden, forb)
+		       : own_forbidden	    ? own_forbidden
+					    : forb;
+	return l;
+}
+
+typedef struct FuncResult {
+	Func *func;
+	bool changed;
+} FuncResult;
+
+static RwStatus transform_one(RwCtx *c, const LayoutArgs *args, const Func *f, FuncResult *res)
+{
+	Arena *a = c->arena;
+	res->func = (Func *)f;
+	res->changed = false;
+	bool is_param;
+	Buffer *logical = find_buffer(f, args->buffer, &is_param);
+	if (!logical)
+		return RW_OK; /* not in this function */
+	const Func *saved = c->func;
+	c->func = f; /* context hypotheses of this function */
+	DiagList d;
+	diag_init(&d, a);
+	ParseScope scope = {f, 0, NULL};
+	Lambda *l = parse_lambda_range(a, args->src, args->map_start, args->map_end, &scope, &d);
+	if (!l) {
+		for (Diag *g = d.first; g; g = g->next)
+			diag_add(c->diag, g->level, g->span, "%s", g->message);
+		c->func = saved;
+		return RW_BAD_INPUT;
+	}
+	if (l->nparams != logical->ndim || l->nbody < 1) {
+		c->func = saved;
+		return rw_fail(c, RW_BAD_INPUT, l->span,
+			       "transform_layout: the index map takes %d indices but %s has %d dimensions",
+			       l->nparams, logical->name, logical->ndim);
+	}
+	IndexMap m;
+	memset(&m, 0, sizeof m);
+	m.nin = l->nparams;
+	m.in = l->params;
+	m.in_extent = logical->shape;
+	m.nout = l->nbody;
+	m.out = l->body;
+	const char *why = NULL;
+	if (!imap_shape(a, &m, &why)) {
+		c->func = saved;
+		return rw_fail(c, RW_UNSUPPORTED, l->span,
+			       "transform_layout: cannot compute the physical shape: %s", why);
+	}
+	imap_name_phys(a, &m);
+	if (args->inv_start < args->inv_end) {
+		Lambda *inv = parse_lambda_range(a, args->src, args->inv_start, args->inv_end, &scope, &d);
+		if (!inv || inv->nparams != m.nout || inv->nbody != m.nin) {
+			if (!inv)
+				for (Diag *g = d.first; g; g = g->next)
+					diag_add(c->diag, g->level, g->span, "%s", g->message);
+			c->func = saved;
+			return inv ? rw_fail(c, RW_BAD_INPUT, inv->span,
+					     "transform_layout: inverse must take the %d physical indices and return the %d logical ones",
+					     m.nout, m.nin)
+				   : RW_BAD_INPUT;
+		}
+		m.phys = inv->params;
+		m.inverse = inv->body;
+	} else if (!imap_derive_inverse(a, &m, &why)) {
+		c->reject_after = arena_printf(a, "transform_layout: no left inverse of the index map could be derived (%s); give one with inverse=lambda ...: [...]",
+					       why);
+	}
+	map_obligations(c, &m, logical);
+	Buffer *phys = ir_buffer(a, logical->name, logical->dtype, m.nout, m.shape, logical->span);
+	phys->scope = logical->scope;
+	if (l->nseps) {
+		phys->naxis_separators = l->nseps;
+		phys->axis_separators = l->seps;
+	}
+	if (!m.inverse) {
+		/* rejected after the obligations (reject_after); the remapped
+		 * program is still built so a refutation can be replayed */
+		Layout *bare = arena_alloc(a, sizeof *bare);
+		bare->logical = logical;
+		bare->nvars = m.nin;
+		bare->vars = m.in;
+		bare->map = m.out;
+		phys->layout = bare;
+		res->func = rw_with_body(a, f, ir_remap_buffer(a, f->body, logical, phys, m.nin, m.in,
+							      m.nout, m.out));
+		Param *ps = (Param *)res->func->params;
+		for (int i = 0; i < f->nparams; i++)
+			if (ps[i].buf == logical)
+				ps[i].buf = phys;
+		res->changed = true;
+		c->func = saved;
+		return RW_OK;
+	}
+	Expr *full = NULL;
+	bool simplified = false;
+	Expr *pad = imap_pad_predicate(a, &m, &full, &simplified);
+	if (simplified)
+		pad_predicate_obligation(c, &m, pad, full, logical);
+
+	PadSpec ps = {PAD_NONE_GIVEN, NULL};
+	RwStatus st = pad_spec(c, args, f, logical, phys, m.nout, m.phys, &ps);
+	if (st != RW_OK) {
+		c->func = saved;
+		return st;
+	}
+	Layout *lay = make_layout(a, logical, &m, pad, &ps);
+	phys->layout = lay;
+	if (ps.kind == PAD_VALUE)
+		pad_reads(c, &m, ps.value, phys, lay, pad);
+
+	Stmt *body = ir_remap_buffer(a, f->body, logical, phys, m.nin, m.in, m.nout, m.out);
+	Expr **t = varrefs(a, m.nout, m.phys);
+	if (ps.kind != PAD_NONE_GIVEN) {
+		Expr *value = ps.kind == PAD_UNDEF ? ir_undef(a, phys->dtype, args->pad_span) : ps.value;
+		if (rw_stmt_accesses(body, phys, true)) {
+			/* a producer: fill the padding after the last write */
+			Stmt *store = ir_store(a, phys, m.nout, t, value, c->call_span);
+			Stmt *guarded = ir_if(a, pad, store, NULL, c->call_span);
+			Stmt *stage = ir_block(a, unique_block_name(a, f, arena_printf(a, "%s_pad", phys->name)),
+					       grid(a, m.nout, m.phys, m.shape, guarded, c->call_span),
+					       c->call_span);
+			body = rw_insert_after_last_write(a, body, phys, stage);
+		} else if (is_param) {
+			/* an input: the padding holds the value (a precondition
+			 * on callers, as in seed 000) */
+			Expr *eq = ir_bin(a, OP_EQ, ir_load(a, phys, m.nout, t, nospan()), value, nospan());
+			Expr *fact = ir_or(a, pad->kind == EX_NOT ? pad->u.un.a : ir_not(a, pad, nospan()), eq);
+			Stmt *loop = grid(a, m.nout, m.phys, m.shape, ir_assume(a, fact, c->call_span),
+					  c->call_span);
+			body = seq2(a, loop, body);
+		}
+	}
+	Param *params = arena_alloc(a, sizeof(Param) * (size_t)(f->nparams + 1));
+	memcpy(params, f->params, sizeof(Param) * (size_t)f->nparams);
+	for (int i = 0; i < f->nparams; i++)
+		if (params[i].buf == logical)
+			params[i].buf = phys;
+	res->func = ir_func(a, f->name, f->nparams, params, body, f->span);
+	res->changed = true;
+	c->func = saved;
+	return RW_OK;
+}
+
+RwStatus rw_transform_layout(RwCtx *c, const LayoutArgs *args)
+{
+	Arena *a = c->arena;
+	const Module *mod = c->module;
+	bool is_param;
+	Buffer *b = find_buffer(c->func, args->buffer, &is_param);
+	if (!b)
+		return rw_fail(c, RW_BAD_INPUT, c->call_span,
+			       "transform_layout: no buffer '%s' in function '%s'", args->buffer,
+			       c->func->name);
+	if (args->block) {
+		Stmt *blk = find_block(c->func->body, args->block);
+		if (!blk)
+			return rw_fail(c, RW_BAD_INPUT, c->call_span,
+				       "transform_layout: no block '%s' in function '%s'", args->block,
+				       c->func->name);
+		if (!rw_stmt_accesses(blk, b, false))
+			return rw_fail(c, RW_BAD_INPUT, c->call_span,
+				       "transform_layout: block '%s' does not access buffer '%s'",
+				       args->block, args->buffer);
+	}
+	if (args->func && (!mod || !module_find_func(mod, args->func)))
+		return rw_fail(c, RW_BAD_INPUT, c->call_span, "transform_layout: no function '%s'",
+			       args->func);
+	int nf = mod ? mod->nfuncs : 1;
+	Func **funcs = arena_alloc(a, sizeof(Func *) * (size_t)(nf + 1));
+	for (int i = 0; i < nf; i++) {
+		const Func *f = mod ? mod->funcs[i] : c->func;
+		funcs[i] = (Func *)f;
+		/* a parameter is shared by the module's functions that have
+		 * it; an allocation belongs to the current function */
+		bool target = args->func ? strcmp(f->name, args->func) == 0
+			      : is_param ? true
+					 : f == c->func;
+		if (!target)
+			continue;
+		bool p;
+		Buffer *fb = find_buffer(f, args->buffer, &p);
+		if (!fb || (f != c->func && !p))
+			continue;
+		FuncResult res;
+		RwStatus st = transform_one(c, args, f, &res);
+		if (st != RW_OK)
+			return st;
+		funcs[i] = res.func;
+		if (f == c->func)
+			c->out = res.func;
+	}
+	if (!c->out)
+		c->out = (Func *)c->func;
+	if (mod)
+		c->out_module = ir_module(a, mod->name, mod->nfuncs, funcs, mod->span);
+	return RW_OK;
+}

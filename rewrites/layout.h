@@ -1,0 +1,41 @@
+/* rewrites/layout.h — transform_layout's arguments and the helpers other
+ * primitives share with it: finding blocks, whether a statement reads or
+ * writes a buffer, and placing a stage after a buffer's last write. */
+#ifndef VS_REWRITES_LAYOUT_H
+#define VS_REWRITES_LAYOUT_H
+
+#include "rewrite.h"
+
+typedef enum {
+	LAYOUT_PAD_NONE,   /* no pad_value (or None): padding may not be touched */
+	LAYOUT_PAD_INT,	   /* pad_int */
+	LAYOUT_PAD_FLOAT,  /* pad_float */
+	LAYOUT_PAD_UNDEF,  /* T.undef() */
+	LAYOUT_PAD_LAMBDA, /* text range: lambda of the physical indices */
+	LAYOUT_PAD_EXPR,   /* text range: another constant expression */
+} LayoutPadArg;
+
+typedef struct LayoutArgs {
+	const char *buffer;
+	const char *block; /* NULL, or a block that must access the buffer */
+	const char *func;  /* NULL: every function that has the parameter */
+	const Source *src; /* the script: lambdas are parsed per function */
+	int map_start, map_end;
+	int inv_start, inv_end; /* inverse=; empty range: derive it */
+	LayoutPadArg pad_kind;
+	int64_t pad_int;
+	double pad_float;
+	int pad_start, pad_end;
+	Span pad_span;
+} LayoutArgs;
+
+RwStatus rw_transform_layout(RwCtx *c, const LayoutArgs *args);
+
+/* The block named `name` in f, or NULL. */
+Stmt *rw_find_block(const Func *f, const char *name);
+/* Whether s writes b (writes_only) or accesses it at all. */
+bool rw_stmt_accesses(const Stmt *s, const Buffer *b, bool writes_only);
+/* s with `stage` right after the statement that last writes b. */
+Stmt *rw_insert_after_last_write(Arena *a, Stmt *s, const Buffer *b, Stmt *stage);
+
+#endif

@@ -1,0 +1,832 @@
+/* rewrites/overcompute.c — remove_branching_through_overcompute:
+ * `if c: S` -> `S` (semantics.md section 5), one candidate branch at a
+ * time. The extra instances S(p), not c(p), must be harmless:
+ *   overcompute.in_bounds / .not_forbidden / .readable — every access of
+ *     an extra instance is inside the physical shape, off padding without
+ *     a pad value, and reads an initialised cell (a parameter's logical
+ *     cell, a cell a fact covers, or one the instance wrote before);
+ *   per store X[e] = v, either
+ *   overcompute.no_op — v == X[e] in any state satisfying the usable facts,
+ *   or overcompute.dead_* — X[e] is overwritten later by a stage W whose
+ *     guard holds there (dead_overwritten), nothing between reads it
+ *     (dead_unread), and no real instance of the nest touches it
+ *     (dead_untouched).
+ * remove_overcompute_through_branching puts `if not pad(e):` around the
+ * stores to padded buffers under the same per-store obligations. */
+#include "overcompute.h"
+
+#include <string.h>
+
+#include "schedule.h"
+#include "simplify.h"
+
+#include "facts.h"
+#include "index_map.h"
+#include "layout.h"
+
+static Span nospan(void) { return (Span){0}; }
+
+/* ---------- statement properties ---------- */
+
+static bool expr_has_var_division(const Expr *e)
+{
+	int64_t c;
+	switch (e->kind) {
+	case EX_INT: case EX_FLOAT: case EX_VAR: case EX_UNDEF:
+		return false;
+	case EX_LOAD:
+		for (int i = 0; i < e->u.load.nidx; i++)
+			if (expr_has_var_division(e->u.load.idx[i]))
+				return true;
+		return false;
+	case EX_BIN:
+		if ((e->u.bin.op == OP_FLOORDIV || e->u.bin.op == OP_FLOORMOD ||
+		     (e->u.bin.op == OP_DIV && !dtype_is_float(e->dtype))) &&
+		    !(rw_const_int(e->u.bin.b, &c) && c != 0))
+			return true;
+		return expr_has_var_division(e->u.bin.a) || expr_has_var_division(e->u.bin.b);
+	case EX_NOT: case EX_NEG: case EX_CAST:
+		return expr_has_var_division(e->u.un.a);
+	case EX_SELECT:
+		return expr_has_var_division(e->u.sel.cond) || expr_has_var_division(e->u.sel.a) ||
+		       expr_has_var_division(e->u.sel.b);
+	case EX_LET:
+		return expr_has_var_division(e->u.let.value) || expr_has_var_division(e->u.let.body);
+	case EX_COUNT:
+		return false;
+	}
+	return false;
+}
+
+/* Why the extra instances of s cannot be checked by this file, or NULL. */
+static const char *unsupported_in(const Stmt *s)
+{
+	const char *why;
+	switch (s->kind) {
+	case ST_SEQ:
+		for (int i = 0; i < s->u.seq.n; i++)
+			if ((why = unsupported_in(s->u.seq.items[i])))
+				return why;
+		return NULL;
+	case ST_FOR:
+		if (expr_has_var_division(s->u.loop.min) || expr_has_var_division(s->u.loop.extent))
+			return "a division by a non-constant";
+		return unsupported_in(s->u.loop.body);
+	case ST_IF:
+		if (expr_has_var_division(s->u.cond.cond))
+			return "a division by a non-constant";
+		if ((why = unsupported_in(s->u.cond.then_s)))
+			return why;
+		return s->u.cond.else_s ? unsupported_in(s->u.cond.else_s) : NULL;
+	case ST_STORE:
+		for (int i = 0; i < s->u.store.nidx; i++)
+			if (expr_has_var_division(s->u.store.idx[i]))
+				return "a division by a non-constant";
+		return expr_has_var_division(s->u.store.value) ? "a division by a non-constant" : NULL;
+	case ST_ASSUME:
+		return "a T.assume (it would have to hold in the extra instances)";
+	case ST_EVAL:
+		return expr_has_var_division(s->u.expr) ? "a division by a non-constant" : NULL;
+	case ST_ALLOC:
+		return "an allocation";
+	case ST_BLOCK:
+		return unsupported_in(s->u.block.body);
+	case ST_LET:
+		if (expr_has_var_division(s->u.let.value))
+			return "a division by a non-constant";
+		return unsupported_in(s->u.let.body);
+	case ST_PASS: case ST_COUNT:
+		return NULL;
+	}
+	return NULL;
+}
+
+static bool has_store(const Stmt *s)
+{
+	switch (s->kind) {
+	case ST_SEQ:
+		for (int i = 0; i < s->u.seq.n; i++)
+			if (has_store(s->u.seq.items[i]))
+				return true;
+		return false;
+	case ST_FOR: return has_store(s->u.loop.body);
+	case ST_IF:
+		return has_store(s->u.cond.then_s) || (s->u.cond.else_s && has_store(s->u.cond.else_s));
+	case ST_STORE: return true;
+	case ST_ALLOC: return has_store(s->u.alloc.body);
+	case ST_BLOCK: return has_store(s->u.block.body);
+	case ST_LET: return has_store(s->u.let.body);
+	case ST_ASSUME: case ST_EVAL: case ST_PASS: case ST_COUNT:
+		return false;
+	}
+	return false;
+}
+
+/* ---------- obligations shared by every store ---------- */
+
+typedef struct Instance {
+	RwCtx *c;
+	const StmtCtx *sc;
+	Obligation *base; /* context, not c, the accesses' variables */
+	AccessList acc;
+	FactSet values, readable;
+	const char *where; /* "the branch at line 7" */
+	const char *instances; /* "extra instances", "instances" */
+} Instance;
+
+static Obligation *derive(Instance *in, const char *kind, const char *stmt, Expr *goal,
+			  Span origin)
+{
+	Arena *a = in->c->arena;
+	Obligation *o = obligation_new(a, kind, stmt, in->base->nvars, in->base->vars,
+				       in->base->nhyps, in->base->hyps, goal, origin);
+	o->rewrite = in->c->desc;
+	obligation_add_related(a, o, in->sc->stmt->span);
+	return o;
+}
+
+static Expr *implies(Arena *a, Expr *p, Expr *q)
+{
+	return p ? ir_or(a, ir_not(a, p, nospan()), q) : q;
+}
+
+static Expr *same_cell(Arena *a, int n, Expr **x, Expr **y)
+{
+	Expr *all = NULL;
+	for (int k = 0; k < n; k++)
+		all = ir_and(a, all, ir_bin(a, OP_EQ, x[k], y[k], nospan()));
+	return all ? all : ir_bool(a, true);
+}
+
+/* w is executed before r in the same instance: a write earlier in the
+ * access order, in the same loops as r or in loops around them. */
+static bool writes_before(const Access *w, const Access *r)
+{
+	if (w->nscope > r->nscope)
+		return false;
+	for (int i = 0; i < w->nscope; i++)
+		if (w->scope[i] != r->scope[i])
+			return false;
+	return true;
+}
+
+static void safety_obligations(Instance *in, ObligationList *out)
+{
+	RwCtx *c = in->c;
+	Arena *a = c->arena;
+	for (int i = 0; i < in->acc.n; i++) {
+		const Access *x = &in->acc.items[i];
+		const char *what = x->is_write ? "write" : "read";
+		/* in bounds of the physical shape */
+		Expr *inside = imap_in_box(a, x->nidx, x->idx, x->buf->shape);
+		if (inside) {
+			Obligation *o = derive(in, "overcompute.in_bounds",
+					       arena_printf(a, "the extra instances of %s %s %s inside its shape",
+							    in->where, what, x->buf->name),
+					       implies(a, x->guard, inside), x->span);
+			oblist_push(a, out, o);
+		}
+		const Layout *lay = x->buf->layout;
+		Expr *forb = lay ? (lay->forbidden ? lay->forbidden
+				    : lay->pad_kind == PAD_NONE_GIVEN ? lay->pad_predicate : NULL)
+				 : NULL;
+		if (forb && lay->inv_vars) {
+			Expr *hit = ir_subst_expr(a, forb, x->nidx, lay->inv_vars, x->idx);
+			Obligation *o = derive(in, "overcompute.not_forbidden",
+					       arena_printf(a, "the extra instances of %s do not touch padding of %s, which has no pad_value",
+							    in->where, x->buf->name),
+					       implies(a, x->guard, ir_not(a, hit, nospan())), x->span);
+			oblist_push(a, out, o);
+		}
+		if (x->is_write)
+			continue;
+		Expr *ok = rw_readable(a, c->func, &in->readable, x->buf, x->nidx, x->idx);
+		if (ok->kind == EX_INT && ok->u.ival)
+			continue; /* every cell of it is readable */
+		for (int j = 0; j < i; j++) {
+			const Access *w = &in->acc.items[j];
+			if (!w->is_write || w->buf != x->buf || !writes_before(w, x))
+				continue;
+			ok = ir_or(a, ok, ir_and(a, w->guard, same_cell(a, x->nidx, w->idx, x->idx)));
+		}
+		Obligation *o = derive(in, "overcompute.readable",
+				       arena_printf(a, "the extra instances of %s read only initialised cells of %s",
+						    in->where, x->buf->name),
+				       implies(a, x->guard, ok), x->span);
+		oblist_push(a, out, o);
+	}
+}
+
+/* ---------- no-op stores ---------- */
+
+static void noop_obligation(Instance *in, const Access *w, ObligationList *out)
+{
+	Arena *a = in->c->arena;
+	Expr *cell = ir_load(a, w->buf, w->nidx, w->idx, w->span);
+	Expr *goal = ir_bin(a, OP_EQ, w->value, cell, nospan());
+	Obligation *o = derive(in, "overcompute.no_op",
+			       arena_printf(a, "the %s of %s store into %s the value already there",
+					    in->instances, in->where, w->buf->name),
+			       goal, w->span);
+	o->same_value = true;
+	if (w->guard)
+		obligation_add_hyp(a, o, w->guard);
+	rw_facts_instantiate(a, &in->values, goal, o);
+	oblist_push(a, out, o);
+}
+
+/* ---------- dead stores ---------- */
+
+/* A stage `for t: [if p(t):] X[idx(t)] = v(t)` (possibly in a block)
+ * writing X: its single store, loops and guard. */
+typedef struct Stage {
+	const Stmt *store;
+	int nloops;
+	const Stmt *loops[16];
+	Expr *guard;
+} Stage;
+
+static bool as_stage(const Stmt *s, const Buffer *x, Stage *st)
+{
+	memset(st, 0, sizeof *st);
+	while (s->kind == ST_BLOCK || s->kind == ST_FOR) {
+		if (s->kind == ST_BLOCK) {
+			s = s->u.block.body;
+			continue;
+		}
+		if (st->nloops == 16)
+			return false;
+		st->loops[st->nloops++] = s;
+		s = s->u.loop.body;
+	}
+	if (s->kind == ST_IF && !s->u.cond.else_s) {
+		st->guard = s->u.cond.cond;
+		s = s->u.cond.then_s;
+	}
+	if (s->kind != ST_STORE || s->u.store.buf != x)
+		return false;
+	st->store = s;
+	return true;
+}
+
+typedef struct Overwriter {
+	Stage stage;
+	const Stmt *stage_stmt;
+	int nbetween;
+	const Stmt *between[64];
+	int branch_depth; /* path prefix of the statement holding the candidate
+			     at W's level */
+} Overwriter;
+
+/* The statement reached from root by the first `depth` steps of path. */
+static const Stmt *stmt_at_path(const Stmt *cur, const int *path, int depth)
+{
+	for (int d = 0; d < depth && cur; d++) {
+		int k = path[d];
+		switch (cur->kind) {
+		case ST_SEQ: cur = cur->u.seq.items[k]; break;
+		case ST_FOR: cur = cur->u.loop.body; break;
+		case ST_IF: cur = k == 0 ? cur->u.cond.then_s : cur->u.cond.else_s; break;
+		case ST_ALLOC: cur = cur->u.alloc.body; break;
+		case ST_BLOCK: cur = cur->u.block.body; break;
+		case ST_LET: cur = cur->u.let.body; break;
+		case ST_STORE: case ST_ASSUME: case ST_EVAL: case ST_PASS: case ST_COUNT:
+			return NULL;
+		}
+	}
+	return cur;
+}
+
+/* The first later stage writing x, searching outward from the candidate;
+ * the statements passed on the way are `between`. */
+static bool find_overwriter(const Func *f, const StmtCtx *sc, const Buffer *x, Overwriter *ow)
+{
+	const Stmt *levels[RW_MAX_DEPTH];
+	int n = 0;
+	for (int d = 0; d < sc->depth; d++) {
+		const Stmt *cur = stmt_at_path(f->body, sc->path, d);
+		if (!cur)
+			break;
+		levels[n++] = cur;
+	}
+	memset(ow, 0, sizeof *ow);
+	for (int d = n - 1; d >= 0; d--) {
+		/* other iterations of loops around the candidate run between
+		 * the dead write and W: dead_untouched covers them, as they
+		 * are part of the branch statement at W's level */
+		const Stmt *s = levels[d];
+		if (s->kind != ST_SEQ)
+			continue;
+		int k = sc->path[d];
+		for (int i = k + 1; i < s->u.seq.n; i++) {
+			const Stmt *item = s->u.seq.items[i];
+			if (as_stage(item, x, &ow->stage)) {
+				ow->stage_stmt = item;
+				ow->branch_depth = d + 1;
+				return true;
+			}
+			if (ow->nbetween == 64)
+				return false;
+			ow->between[ow->nbetween++] = item;
+		}
+	}
+	return false;
+}
+
+/* The stage's loop variables solved from the cell it should overwrite. */
+static Expr **stage_at(Arena *a, const Stage *st, int nidx, Expr **cell)
+{
+	IndexMap m;
+	memset(&m, 0, sizeof m);
+	m.nin = st->nloops;
+	m.in = arena_alloc(a, sizeof(Var *) * (size_t)(st->nloops + 1));
+	for (int i = 0; i < st->nloops; i++)
+		m.in[i] = st->loops[i]->u.loop.var;
+	m.nout = nidx;
+	m.out = st->store->u.store.idx;
+	m.phys = arena_alloc(a, sizeof(Var *) * (size_t)(nidx + 1));
+	for (int k = 0; k < nidx; k++)
+		m.phys[k] = ir_var(a, "t", DT_INT32, nospan());
+	const char *why;
+	if (st->nloops && !imap_derive_inverse(a, &m, &why))
+		return NULL;
+	Expr **t0 = arena_alloc(a, sizeof(Expr *) * (size_t)(st->nloops + 1));
+	for (int i = 0; i < st->nloops; i++)
+		t0[i] = ir_subst_expr(a, m.inverse[i], nidx, m.phys, cell);
+	return t0;
+}
+
+/* Accesses of x anywhere in s (all loops of s fresh), as obligations "none
+ * of them touches the cell w writes". */
+static void untouched(Instance *in, const Access *w, const Stmt *s, bool reads_only,
+		      const char *kind, const char *why, ObligationList *out)
+{
+	RwCtx *c = in->c;
+	Arena *a = c->arena;
+	AccessList l;
+	memset(&l, 0, sizeof l);
+	rw_collect_accesses(c, s, 0, NULL, NULL, 0, NULL, &l);
+	for (int i = 0; i < l.n; i++) {
+		const Access *r = &l.items[i];
+		if (r->buf != w->buf || (reads_only && r->is_write))
+			continue;
+		Expr *hit = ir_and(a, r->guard, same_cell(a, w->nidx, r->idx, w->idx));
+		Obligation *o = derive(in, kind,
+				       arena_printf(a, "%s: the %s of %s at %d:%d never touches the cell the skipped write writes",
+						    why, r->is_write ? "write" : "read", r->buf->name,
+						    r->span.line, r->span.col),
+				       ir_not(a, hit, nospan()), w->span);
+		if (w->guard)
+			obligation_add_hyp(a, o, w->guard);
+		for (int v = 0; v < l.nvars; v++)
+			obligation_add_var(a, o, l.vars[v]);
+		for (int h = 0; h < l.nhyps; h++)
+			obligation_add_hyp(a, o, l.hyps[h]);
+		obligation_add_related(a, o, r->span);
+		oblist_push(a, out, o);
+	}
+}
+
+/* `real` is the function whose instances of the candidate are exactly the
+ * ones that run in the original program (before removing a branch, after
+ * adding one). */
+static bool dead_obligations(Instance *in, const Access *w, const Func *real,
+			     ObligationList *out)
+{
+	RwCtx *c = in->c;
+	Arena *a = c->arena;
+	Overwriter ow;
+	if (!find_overwriter(c->func, in->sc, w->buf, &ow))
+		return false;
+	const Stage *st = &ow.stage;
+	Expr **t0 = stage_at(a, st, w->nidx, w->idx);
+	if (!t0)
+		return false;
+	/* dead_overwritten: W writes the cell: its ranges and guard hold */
+	Var **sv = arena_alloc(a, sizeof(Var *) * (size_t)(st->nloops + 1));
+	for (int i = 0; i < st->nloops; i++)
+		sv[i] = st->loops[i]->u.loop.var;
+	Expr *covers = NULL;
+	for (int i = 0; i < st->nloops; i++) {
+		Expr *lo = ir_subst_expr(a, st->loops[i]->u.loop.min, st->nloops, sv, t0);
+		Expr *ext = ir_subst_expr(a, st->loops[i]->u.loop.extent, st->nloops, sv, t0);
+		covers = ir_and(a, covers, ir_and(a, ir_bin(a, OP_LE, lo, t0[i], nospan()),
+						  ir_bin(a, OP_LT, t0[i], ir_add(a, lo, ext), nospan())));
+	}
+	if (st->guard)
+		covers = ir_and(a, covers, ir_subst_expr(a, st->guard, st->nloops, sv, t0));
+	Expr **widx = arena_alloc(a, sizeof(Expr *) * (size_t)(w->nidx + 1));
+	for (int k = 0; k < w->nidx; k++)
+		widx[k] = ir_subst_expr(a, st->store->u.store.idx[k], st->nloops, sv, t0);
+	covers = ir_and(a, covers, same_cell(a, w->nidx, widx, w->idx));
+	Obligation *o = derive(in, "overcompute.dead_overwritten",
+			       arena_printf(a, "the cell of %s the %s of %s write is overwritten later by the stage at line %d",
+					    w->buf->name, in->instances, in->where, ow.stage_stmt->span.line),
+			       covers, w->span);
+	if (w->guard)
+		obligation_add_hyp(a, o, w->guard);
+	obligation_add_related(a, o, ow.stage_stmt->span);
+	oblist_push(a, out, o);
+	/* dead_unread: nothing between, nor the stage itself, reads it */
+	for (int i = 0; i < ow.nbetween; i++)
+		untouched(in, w, ow.between[i], true, "overcompute.dead_unread",
+			  "nothing reads it before it is overwritten", out);
+	untouched(in, w, ow.stage_stmt, true, "overcompute.dead_unread",
+		  "the overwriting stage does not read it", out);
+	/* dead_untouched: no real instance of the nest reads or writes it
+	 * (the candidate's own accesses count only where its condition holds,
+	 * as the nest is taken before the rewrite) */
+	const Stmt *branch = stmt_at_path(real->body, in->sc->path, ow.branch_depth);
+	if (!branch)
+		return false;
+	untouched(in, w, branch, false, "overcompute.dead_untouched",
+		  "the iterations that run in the original never touch it", out);
+	return true;
+}
+
+/* ---------- one candidate ---------- */
+
+/* Build the extra-instance context for `if c: S` at sc. */
+static RwStatus make_instance(RwCtx *c, const StmtCtx *sc, Stmt *body, Expr *skip_cond,
+			      const Stmt *all_skipped, Instance *in)
+{
+	Arena *a = c->arena;
+	memset(in, 0, sizeof *in);
+	in->c = c;
+	in->sc = sc;
+	in->instances = skip_cond ? "extra instances" : "skipped instances";
+	in->where = all_skipped ? arena_printf(a, "the store at line %d", sc->stmt->span.line)
+		    : skip_cond ? arena_printf(a, "the branch at line %d", sc->stmt->span.line)
+				: arena_printf(a, "the store at line %d on padding", sc->stmt->span.line);
+	const char *why = unsupported_in(body);
+	if (why)
+		return rw_fail(c, RW_UNSUPPORTED, sc->stmt->span,
+			       "overcompute: the branch body holds %s", why);
+	Obligation *base = obligation_new(a, "overcompute", "", 0, NULL, 0, NULL,
+					  ir_bool(a, true), sc->stmt->span);
+	rw_add_context_hyps(c, base, sc);
+	/* the extra instances are those where the condition is false; a
+	 * condition that reads buffers is left out (weaker, still sound) */
+	if (skip_cond && !rw_expr_has_load(skip_cond))
+		obligation_add_hyp(a, base, skip_cond);
+	Buffer **vol;
+	int nvol = rw_written_buffers(a, body, &vol);
+	rw_collect_accesses(c, body, 0, NULL, NULL, nvol, vol, &in->acc);
+	for (int v = 0; v < in->acc.nvars; v++)
+		obligation_add_var(a, base, in->acc.vars[v]);
+	for (int h = 0; h < in->acc.nhyps; h++)
+		obligation_add_hyp(a, base, in->acc.hyps[h]);
+	in->base = base;
+	rw_facts_at(a, c->func, sc, true, all_skipped, &in->values);
+	rw_facts_at(a, c->func, sc, false, NULL, &in->readable);
+	return RW_OK;
+}
+
+static RwStatus plan_stores(Instance *in, OcPlan *plan, const Func *real)
+{
+	Arena *a = in->c->arena;
+	int nw = 0;
+	for (int i = 0; i < in->acc.n; i++)
+		nw += in->acc.items[i].is_write;
+	plan->stores = arena_alloc(a, sizeof(OcStorePlan) * (size_t)(nw + 1));
+	for (int i = 0; i < in->acc.n; i++) {
+		const Access *w = &in->acc.items[i];
+		if (!w->is_write)
+			continue;
+		OcStorePlan *sp = &plan->stores[plan->nstores++];
+		sp->span = w->span;
+		sp->has_dead = dead_obligations(in, w, real, &sp->dead);
+		noop_obligation(in, w, &sp->noop);
+	}
+	return RW_OK;
+}
+
+static RwStatus plan_for(RwCtx *c, const Stmt *target, OcPlan *plan, bool remove,
+			 bool every_instance);
+
+RwStatus rw_overcompute_plan(RwCtx *c, const Stmt *target, OcPlan *plan, bool remove)
+{
+	return plan_for(c, target, plan, remove, false);
+}
+
+/* every_instance: all instances of target are skipped (remove_no_op) */
+static RwStatus plan_for(RwCtx *c, const Stmt *target, OcPlan *plan, bool remove,
+			 bool every_instance)
+{
+	Arena *a = c->arena;
+	memset(plan, 0, sizeof *plan);
+	/* the instance keeps a pointer to the context: it lives in the arena */
+	StmtCtx *scp = arena_alloc(a, sizeof *scp);
+	if (!rw_find_stmt(a, c->func, target, scp))
+		return rw_fail(c, RW_BAD_INPUT, c->call_span, "overcompute: candidate not found");
+	const StmtCtx sc = *scp;
+	plan->line = target->span.line;
+	Stmt *body;
+	Expr *skip;
+	if (remove) {
+		if (target->kind != ST_IF)
+			return rw_fail(c, RW_BAD_INPUT, target->span, "overcompute: not a branch");
+		if (target->u.cond.else_s)
+			return rw_fail(c, RW_UNSUPPORTED, target->span,
+				       "overcompute: removing a branch with an else part is not supported yet");
+		body = target->u.cond.then_s;
+		skip = ir_not(a, target->u.cond.cond, nospan());
+	} else {
+		body = (Stmt *)target;
+		skip = NULL;
+	}
+	Instance *in = arena_alloc(a, sizeof *in);
+	RwStatus st = make_instance(c, scp, body, skip, every_instance ? target : NULL, in);
+	if (st != RW_OK)
+		return st;
+	plan->instance = in;
+	plan->sc = scp;
+	if (!remove)
+		return RW_OK; /* rw_branch_plan finishes it */
+	safety_obligations(in, &plan->safety);
+	plan->out = rw_with_body(a, c->func, rw_replace_at(a, c->func->body, sc.path, sc.depth, body));
+	return plan_stores(in, plan, c->func);
+}
+
+/* ---------- candidates ---------- */
+
+static void add_candidate(OcCandidates *cs, Arena *a, const Stmt *s)
+{
+	if (cs->n == cs->cap) {
+		int cap = cs->cap ? cs->cap * 2 : 16;
+		const Stmt **items = arena_alloc(a, sizeof(Stmt *) * (size_t)cap);
+		if (cs->n)
+			memcpy(items, cs->items, sizeof(Stmt *) * (size_t)cs->n);
+		cs->items = items;
+		cs->cap = cap;
+	}
+	cs->items[cs->n++] = s;
+}
+
+static void collect_ifs(const Stmt *s, Arena *a, OcCandidates *cs)
+{
+	switch (s->kind) {
+	case ST_SEQ:
+		for (int i = 0; i < s->u.seq.n; i++)
+			collect_ifs(s->u.seq.items[i], a, cs);
+		return;
+	case ST_FOR: collect_ifs(s->u.loop.body, a, cs); return;
+	case ST_IF:
+		if (has_store(s))
+			add_candidate(cs, a, s);
+		collect_ifs(s->u.cond.then_s, a, cs);
+		if (s->u.cond.else_s)
+			collect_ifs(s->u.cond.else_s, a, cs);
+		return;
+	case ST_ALLOC: collect_ifs(s->u.alloc.body, a, cs); return;
+	case ST_BLOCK: collect_ifs(s->u.block.body, a, cs); return;
+	case ST_LET: collect_ifs(s->u.let.body, a, cs); return;
+	case ST_STORE: case ST_ASSUME: case ST_EVAL: case ST_PASS: case ST_COUNT:
+		return;
+	}
+}
+
+RwStatus rw_overcompute_candidates(RwCtx *c, const char *block, const char *loop,
+				   OcCandidates *out)
+{
+	Arena *a = c->arena;
+	memset(out, 0, sizeof *out);
+	if (loop) {
+		StmtCtx sc;
+		RwStatus st = rw_find_loop(c, loop, &sc);
+		if (st != RW_OK)
+			return st;
+		const Stmt *b = sc.stmt->u.loop.body;
+		if (b->kind == ST_IF && has_store(b))
+			add_candidate(out, a, b);
+		if (b->kind == ST_SEQ)
+			for (int i = 0; i < b->u.seq.n; i++)
+				if (b->u.seq.items[i]->kind == ST_IF && has_store(b->u.seq.items[i]))
+					add_candidate(out, a, b->u.seq.items[i]);
+		return RW_OK;
+	}
+	const Stmt *scope = c->func->body;
+	if (block) {
+		scope = rw_find_block(c->func, block);
+		if (!scope)
+			return rw_fail(c, RW_BAD_INPUT, c->call_span, "no block '%s' in function '%s'",
+				       block, c->func->name);
+	}
+	collect_ifs(scope, a, out);
+	return RW_OK;
+}
+
+/* Stores to padded buffers in scope: remove_overcompute_through_branching. */
+static void collect_padded_stores(const Stmt *s, Arena *a, OcCandidates *cs)
+{
+	switch (s->kind) {
+	case ST_SEQ:
+		for (int i = 0; i < s->u.seq.n; i++)
+			collect_padded_stores(s->u.seq.items[i], a, cs);
+		return;
+	case ST_FOR: collect_padded_stores(s->u.loop.body, a, cs); return;
+	case ST_IF:
+		collect_padded_stores(s->u.cond.then_s, a, cs);
+		if (s->u.cond.else_s)
+			collect_padded_stores(s->u.cond.else_s, a, cs);
+		return;
+	case ST_STORE: {
+		const Layout *lay = s->u.store.buf->layout;
+		if (lay && lay->inv_vars && (lay->all_padding || lay->pad_predicate))
+			add_candidate(cs, a, s);
+		return;
+	}
+	case ST_ALLOC: collect_padded_stores(s->u.alloc.body, a, cs); return;
+	case ST_BLOCK: collect_padded_stores(s->u.block.body, a, cs); return;
+	case ST_LET: collect_padded_stores(s->u.let.body, a, cs); return;
+	case ST_ASSUME: case ST_EVAL: case ST_PASS: case ST_COUNT:
+		return;
+	}
+}
+
+RwStatus rw_padded_store_candidates(RwCtx *c, const char *block, OcCandidates *out)
+{
+	memset(out, 0, sizeof *out);
+	const Stmt *scope = c->func->body;
+	if (block) {
+		scope = rw_find_block(c->func, block);
+		if (!scope)
+			return rw_fail(c, RW_BAD_INPUT, c->call_span, "no block '%s' in function '%s'",
+				       block, c->func->name);
+	}
+	collect_padded_stores(scope, c->arena, out);
+	return RW_OK;
+}
+
+/* `X[e] = v` -> `if not pad(e): X[e] = v`: the skipped instances (pad(e))
+ * must be harmless, exactly as extra instances are. */
+RwStatus rw_branch_plan(RwCtx *c, const Stmt *store, OcPlan *plan)
+{
+	Arena *a = c->arena;
+	const Layout *lay = store->u.store.buf->layout;
+	Expr *pad = lay->all_padding ? lay->all_padding : lay->pad_predicate;
+	Expr *at = ir_subst_expr(a, pad, store->u.store.nidx, lay->inv_vars, store->u.store.idx);
+	RwStatus st = rw_overcompute_plan(c, store, plan, false);
+	if (st != RW_OK)
+		return st;
+	/* the skipped instances are those on padding; removing instances
+	 * cannot add undefined behaviour, so no safety obligations */
+	obligation_add_hyp(a, plan->instance->base, at);
+	Stmt *guarded = ir_if(a, ir_not(a, at, nospan()), (Stmt *)store, NULL, store->span);
+	plan->out = rw_with_body(a, c->func, rw_replace_at(a, c->func->body, plan->sc->path,
+							   plan->sc->depth, guarded));
+	return plan_stores(plan->instance, plan, plan->out);
+}
+
+/* `X[e] = v` -> nothing (remove_no_op): every instance of the store is
+ * skipped, so each must be a no-op or dead, exactly as the extra
+ * instances of overcompute; removing instances adds no undefined
+ * behaviour, so no safety obligations. */
+RwStatus rw_remove_store_plan(RwCtx *c, const Stmt *store, OcPlan *plan)
+{
+	Arena *a = c->arena;
+	RwStatus st = plan_for(c, store, plan, false, true);
+	if (st != RW_OK)
+		return st;
+	plan->out = rw_with_body(a, c->func, rw_replace_at(a, c->func->body, plan->sc->path,
+							   plan->sc->depth, ir_pass(a, store->span)));
+	return plan_stores(plan->instance, plan, plan->out);
+}
+
+static void collect_stores(const Stmt *s, Arena *a, OcCandidates *cs)
+{
+	switch (s->kind) {
+	case ST_SEQ:
+		for (int i = 0; i < s->u.seq.n; i++)
+			collect_stores(s->u.seq.items[i], a, cs);
+		return;
+	case ST_FOR: collect_stores(s->u.loop.body, a, cs); return;
+	case ST_IF:
+		collect_stores(s->u.cond.then_s, a, cs);
+		if (s->u.cond.else_s)
+			collect_stores(s->u.cond.else_s, a, cs);
+		return;
+	case ST_STORE: add_candidate(cs, a, s); return;
+	case ST_ALLOC: collect_stores(s->u.alloc.body, a, cs); return;
+	case ST_BLOCK: collect_stores(s->u.block.body, a, cs); return;
+	case ST_LET: collect_stores(s->u.let.body, a, cs); return;
+	case ST_ASSUME: case ST_EVAL: case ST_PASS: case ST_COUNT:
+		return;
+	}
+}
+
+RwStatus rw_store_candidates(RwCtx *c, const char *block, OcCandidates *out)
+{
+	memset(out, 0, sizeof *out);
+	const Stmt *scope = c->func->body;
+	if (block) {
+		scope = rw_find_block(c->func, block);
+		if (!scope)
+			return rw_fail(c, RW_BAD_INPUT, c->call_span, "no block '%s' in function '%s'",
+				       block, c->func->name);
+	}
+	collect_stores(scope, c->arena, out);
+	return RW_OK;
+}
+
+/* ---------- driving a whole call ---------- */
+
+/* One candidate: safety, then each store dead (where a later stage could
+ * overwrite it) or else a no-op. The last failure is the tentative one. */
+static bool prove_plan(Compound *k, const Func *before, const OcPlan *plan)
+{
+	if (!sched_prove(k, &plan->safety, before, plan->out))
+		return false;
+	for (int i = 0; i < plan->nstores; i++) {
+		const OcStorePlan *sp = &plan->stores[i];
+		if (sp->has_dead && sched_prove(k, &sp->dead, before, plan->out))
+			continue;
+		if (!sched_prove(k, &sp->noop, before, plan->out))
+			return false;
+	}
+	return true;
+}
+
+static bool tried_before(const Stmt **tried, int n, const Stmt *s)
+{
+	for (int i = 0; i < n; i++)
+		if (tried[i] == s)
+			return true;
+	return false;
+}
+
+int sched_overcompute(Schedule *s, const char *desc, Span span, DiagList *d,
+		      const OcArgs *args)
+{
+	Compound k;
+	sched_compound_begin(s, &k, desc, span, d);
+	int ntried = 0, cap = 64, done = 0, kept = 0;
+	const Stmt **tried = arena_alloc(s->arena, sizeof(Stmt *) * (size_t)cap);
+	for (;;) {
+		RwCtx c;
+		sched_sub_begin(&k, &c, desc);
+		OcCandidates cs;
+		RwStatus st = args->remove_stores ? rw_store_candidates(&c, args->block, &cs)
+			      : args->add_branches
+				      ? rw_padded_store_candidates(&c, args->block, &cs)
+				      : rw_overcompute_candidates(&c, args->block, args->loop, &cs);
+		if (st != RW_OK) {
+			bool proven;
+			sched_sub_finish(&k, &c, st, &proven);
+			return sched_compound_end(&k, st == RW_BAD_INPUT ? STEP_BAD_INPUT : STEP_REJECTED,
+						  NULL)->status;
+		}
+		const Stmt *next = NULL;
+		for (int i = 0; i < cs.n && !next; i++)
+			if (!tried_before(tried, ntried, cs.items[i]))
+				next = cs.items[i];
+		if (!next)
+			break;
+		if (ntried == cap) {
+			const Stmt **t = arena_alloc(s->arena, sizeof(Stmt *) * (size_t)(cap * 2));
+			memcpy(t, tried, sizeof(Stmt *) * (size_t)cap);
+			tried = t;
+			cap *= 2;
+		}
+		tried[ntried++] = next;
+		OcPlan plan;
+		st = args->remove_stores  ? rw_remove_store_plan(&c, next, &plan)
+		     : args->add_branches ? rw_branch_plan(&c, next, &plan)
+					  : rw_overcompute_plan(&c, next, &plan, true);
+		bool ok = false;
+		if (st == RW_OK) {
+			ok = prove_plan(&k, c.func, &plan);
+		} else {
+			bool proven;
+			sched_sub_finish(&k, &c, st, &proven);
+			if (st == RW_BAD_INPUT)
+				return sched_compound_end(&k, STEP_BAD_INPUT, NULL)->status;
+		}
+		if (ok) {
+			sched_compound_set(&k, plan.out);
+			done++;
+			continue;
+		}
+		if (args->strict)
+			return sched_compound_end(&k, STEP_REJECTED, NULL)->status;
+		kept++;
+		if (!args->remove_stores) /* most stores are not no-ops: no note each */
+			sched_compound_note(&k, "%s at line %d kept: %s",
+					    args->add_branches ? "store" : "branch", next->span.line,
+					    k.fail_reason ? k.fail_reason : "not proven");
+	}
+	const char *what = args->remove_stores ? "no-op or dead stores removed"
+			   : args->add_branches ? "stores guarded" : "branches removed";
+	if (!done && !kept)
+		sched_compound_note(&k, "no candidate %s in scope",
+				    args->remove_stores ? "store"
+				    : args->add_branches ? "store to a padded buffer" : "branch around a store");
+	else
+		sched_compound_note(&k, "%d %s", done, what);
+	k.fail = args->strict ? k.fail : -1;
+	if (args->remove_stores && done) {
+		/* the removed stores leave `pass`, empty branches and loops */
+		simplify_in(&k, "remove_no_op: clean-up", false, true, NULL, 0);
+	}
+	return sched_compound_end(&k, STEP_COMMITTED, NULL)->status;
+}

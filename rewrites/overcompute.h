@@ -1,0 +1,66 @@
+/* rewrites/overcompute.h — trading branches for overcompute and back
+ * (semantics.md section 5): candidate enumeration and, per candidate, the
+ * rewritten function with its obligations grouped so the caller can prove
+ * each store either dead or a no-op. */
+#ifndef VS_REWRITES_OVERCOMPUTE_H
+#define VS_REWRITES_OVERCOMPUTE_H
+
+#include "rewrite.h"
+
+typedef struct OcCandidates {
+	int n, cap;
+	const Stmt **items;
+} OcCandidates;
+
+typedef struct OcStorePlan {
+	Span span;
+	bool has_dead;	     /* a later stage overwrites the cell */
+	ObligationList dead; /* overcompute.dead_* */
+	ObligationList noop; /* overcompute.no_op */
+} OcStorePlan;
+
+struct Instance;
+
+typedef struct OcPlan {
+	Func *out;
+	int line;		 /* of the candidate */
+	ObligationList safety;	 /* all must be proven */
+	int nstores;
+	OcStorePlan *stores;	 /* each: dead or no-op proven */
+	struct Instance *instance;
+	StmtCtx *sc;
+} OcPlan;
+
+/* Branches in scope that guard stores: those directly in loop `loop`, or
+ * anywhere in block `block`, or in the whole function. */
+RwStatus rw_overcompute_candidates(RwCtx *c, const char *block, const char *loop,
+				   OcCandidates *out);
+/* `if c: S` -> `S` (remove) for the candidate `target` of c->func. */
+RwStatus rw_overcompute_plan(RwCtx *c, const Stmt *target, OcPlan *plan, bool remove);
+
+/* Stores to buffers with padding, in block (or the whole function). */
+RwStatus rw_padded_store_candidates(RwCtx *c, const char *block, OcCandidates *out);
+/* `X[e] = v` -> `if not pad(e): X[e] = v`. */
+RwStatus rw_branch_plan(RwCtx *c, const Stmt *store, OcPlan *plan);
+
+/* Every store in block (or the function), and `X[e] = v` -> nothing
+ * (remove_no_op: each instance a no-op or dead). */
+RwStatus rw_store_candidates(RwCtx *c, const char *block, OcCandidates *out);
+RwStatus rw_remove_store_plan(RwCtx *c, const Stmt *store, OcPlan *plan);
+
+/* The whole call on a schedule: every candidate in turn, each committed
+ * once proven; strict makes any unproven candidate reject the call.
+ * add_branches: remove_overcompute_through_branching. */
+typedef struct OcArgs {
+	const char *block, *loop;
+	bool strict;
+	bool add_branches;  /* remove_overcompute_through_branching */
+	bool remove_stores; /* remove_no_op */
+} OcArgs;
+
+struct Schedule;
+/* Returns a StepStatus. */
+int sched_overcompute(struct Schedule *s, const char *desc, Span span, DiagList *d,
+		      const OcArgs *args);
+
+#endif

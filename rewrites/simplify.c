@@ -1,0 +1,336 @@
+/* rewrites/simplify.c — simplify with translation validation (semantics.md
+ * section 4): the simplifier (arith.c) is untrusted, so every replaced
+ * expression e -> e' becomes the obligation simplify.equal, e == e' under
+ * the statement's context (loop ranges, path conditions, lets, entry
+ * facts, and the facts instantiated at its loads). Only proven
+ * replacements are applied. Then purely structural clean-ups, which
+ * change no observable behaviour: `if True/False`, stores of a cell's own
+ * value (X[e] = X[e]), branches and loops whose body is `pass`. T.assume
+ * statements are never simplified (they would prove themselves). */
+#include "simplify.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "arith.h"
+#include "facts.h"
+#include "kernel/print.h"
+#include "schedule.h"
+
+static Span nospan(void) { return (Span){0}; }
+
+static char *print_expr_text(Arena *a, const Expr *e)
+{
+	char *s = print_expr(e);
+	char *r = arena_strdup(a, s);
+	free(s);
+	return r;
+}
+
+/* ---------- candidates ---------- */
+
+typedef struct Candidate {
+	StmtCtx ctx;
+	int slot;      /* which expression of the statement */
+	Expr *old, *new;
+} Candidate;
+
+typedef struct Collect {
+	Arena *a;
+	const Func *f;
+	FloatMode fm;
+	bool use_facts;
+	const int *prefix; /* only statements under this path */
+	int prefix_depth;
+	int n, cap;
+	Candidate *items;
+} Collect;
+
+static void push(Collect *k, const StmtCtx *ctx, int slot, Expr *old, Expr *new)
+{
+	if (k->n == k->cap) {
+		int cap = k->cap ? k->cap * 2 : 16;
+		Candidate *items = arena_alloc(k->a, sizeof(Candidate) * (size_t)cap);
+		if (k->n)
+			memcpy(items, k->items, sizeof(Candidate) * (size_t)k->n);
+		k->items = items;
+		k->cap = cap;
+	}
+	Candidate *c = &k->items[k->n++];
+	c->ctx = *ctx;
+	c->slot = slot;
+	c->old = old;
+	c->new = new;
+}
+
+static void try_expr(Collect *k, const StmtCtx *ctx, const Bounds *b, const FactSet *fs,
+		     int slot, Expr *e)
+{
+	Simplifier s = {k->a, b, fs, k->fm, false};
+	Expr *n = arith_simplify(&s, e);
+	if (s.changed && n != e && !ir_expr_equal(n, e))
+		push(k, ctx, slot, e, n);
+}
+
+static void visit(void *ud, Stmt *s, const StmtCtx *ctx)
+{
+	Collect *k = ud;
+	if (ctx->depth < k->prefix_depth)
+		return;
+	for (int i = 0; i < k->prefix_depth; i++)
+		if (ctx->path[i] != k->prefix[i])
+			return;
+	Bounds b;
+	FactSet fs;
+	memset(&fs, 0, sizeof fs);
+	switch (s->kind) {
+	case ST_FOR: case ST_IF: case ST_STORE: case ST_EVAL: case ST_LET:
+		break;
+	case ST_SEQ: case ST_ASSUME: case ST_ALLOC: case ST_BLOCK: case ST_PASS: case ST_COUNT:
+		return;
+	}
+	arith_bounds_at(k->f, ctx, &b);
+	if (k->use_facts)
+		rw_facts_at(k->a, k->f, ctx, true, NULL, &fs);
+	switch (s->kind) {
+	case ST_FOR:
+		try_expr(k, ctx, &b, &fs, 0, s->u.loop.min);
+		try_expr(k, ctx, &b, &fs, 1, s->u.loop.extent);
+		return;
+	case ST_IF:
+		try_expr(k, ctx, &b, &fs, 0, s->u.cond.cond);
+		return;
+	case ST_STORE:
+		for (int i = 0; i < s->u.store.nidx; i++)
+			try_expr(k, ctx, &b, &fs, i, s->u.store.idx[i]);
+		try_expr(k, ctx, &b, &fs, s->u.store.nidx, s->u.store.value);
+		return;
+	case ST_EVAL:
+		try_expr(k, ctx, &b, &fs, 0, s->u.expr);
+		return;
+	case ST_LET:
+		try_expr(k, ctx, &b, &fs, 0, s->u.let.value);
+		return;
+	case ST_SEQ: case ST_ASSUME: case ST_ALLOC: case ST_BLOCK: case ST_PASS: case ST_COUNT:
+		return;
+	}
+}
+
+/* s with expression `slot` replaced. */
+static Stmt *with_slot(Arena *a, Stmt *s, int slot, Expr *e)
+{
+	switch (s->kind) {
+	case ST_FOR:
+		return ir_for(a, s->u.loop.var, slot == 0 ? e : s->u.loop.min,
+			      slot == 1 ? e : s->u.loop.extent, s->u.loop.kind, s->u.loop.body, s->span);
+	case ST_IF:
+		return ir_if(a, e, s->u.cond.then_s, s->u.cond.else_s, s->span);
+	case ST_STORE: {
+		int n = s->u.store.nidx;
+		Expr **idx = arena_alloc(a, sizeof(Expr *) * (size_t)(n + 1));
+		memcpy(idx, s->u.store.idx, sizeof(Expr *) * (size_t)n);
+		if (slot < n)
+			idx[slot] = e;
+		return ir_store(a, s->u.store.buf, n, idx, slot == n ? e : s->u.store.value, s->span);
+	}
+	case ST_EVAL:
+		return ir_eval(a, e, s->span);
+	case ST_LET:
+		return ir_letstmt(a, s->u.let.var, e, s->u.let.body, s->span);
+	case ST_SEQ: case ST_ASSUME: case ST_ALLOC: case ST_BLOCK: case ST_PASS: case ST_COUNT:
+		break;
+	}
+	return s;
+}
+
+static Obligation *equal_obligation(RwCtx *c, const Candidate *k, const FactSet *fs)
+{
+	Arena *a = c->arena;
+	Expr *goal = ir_bin(a, OP_EQ, k->old, k->new, nospan());
+	char *old = print_expr_text(a, k->old), *new = print_expr_text(a, k->new);
+	Obligation *o = obligation_new(a, "simplify.equal",
+				       arena_printf(a, "%s == %s at line %d", old, new,
+						    k->ctx.stmt->span.line),
+				       0, NULL, 0, NULL, goal, k->ctx.stmt->span);
+	o->rewrite = c->desc;
+	o->same_value = true;
+	rw_add_context_hyps(c, o, &k->ctx);
+	rw_facts_instantiate(a, fs, goal, o);
+	return o;
+}
+
+/* ---------- structural clean-ups ---------- */
+
+static bool is_pass(const Stmt *s)
+{
+	if (s->kind == ST_PASS)
+		return true;
+	if (s->kind != ST_SEQ)
+		return false;
+	for (int i = 0; i < s->u.seq.n; i++)
+		if (!is_pass(s->u.seq.items[i]))
+			return false;
+	return true;
+}
+
+static bool bool_const(const Expr *e, bool *v)
+{
+	if (e->kind != EX_INT || e->dtype != DT_BOOL)
+		return false;
+	*v = e->u.ival != 0;
+	return true;
+}
+
+/* A statement that does nothing observable, or its simpler equal; NULL if
+ * nothing applies. */
+static Stmt *cleanup(Arena *a, Stmt *s, const char **what)
+{
+	bool v;
+	switch (s->kind) {
+	case ST_IF:
+		if (bool_const(s->u.cond.cond, &v)) {
+			*what = "a branch on a constant condition";
+			Stmt *kept = v ? s->u.cond.then_s : s->u.cond.else_s;
+			return kept ? kept : ir_pass(a, s->span);
+		}
+		if (is_pass(s->u.cond.then_s) && (!s->u.cond.else_s || is_pass(s->u.cond.else_s))) {
+			*what = "a branch with empty bodies";
+			return ir_pass(a, s->span);
+		}
+		if (s->u.cond.else_s && is_pass(s->u.cond.else_s)) {
+			*what = "an empty else part";
+			return ir_if(a, s->u.cond.cond, s->u.cond.then_s, NULL, s->span);
+		}
+		if (s->u.cond.else_s && is_pass(s->u.cond.then_s)) {
+			*what = "an empty then part";
+			return ir_if(a, ir_not(a, s->u.cond.cond, s->u.cond.cond->span), s->u.cond.else_s,
+				     NULL, s->span);
+		}
+		return NULL;
+	case ST_FOR:
+		if (is_pass(s->u.loop.body)) {
+			*what = "a loop with an empty body";
+			return ir_pass(a, s->span);
+		}
+		return NULL;
+	case ST_STORE: {
+		const Expr *v2 = s->u.store.value;
+		if (v2->kind != EX_LOAD || v2->u.load.buf != s->u.store.buf ||
+		    v2->u.load.nidx != s->u.store.nidx)
+			return NULL;
+		for (int i = 0; i < v2->u.load.nidx; i++)
+			if (!ir_expr_equal(v2->u.load.idx[i], s->u.store.idx[i]))
+				return NULL;
+		*what = "a store of the cell's own value";
+		return ir_pass(a, s->span);
+	}
+	case ST_SEQ: {
+		int keep = 0;
+		for (int i = 0; i < s->u.seq.n; i++)
+			keep += s->u.seq.items[i]->kind != ST_PASS;
+		if (keep == s->u.seq.n || s->u.seq.n == 0)
+			return NULL;
+		*what = "pass statements";
+		if (keep == 0)
+			return ir_pass(a, s->span);
+		Stmt **items = arena_alloc(a, sizeof(Stmt *) * (size_t)keep);
+		int j = 0;
+		for (int i = 0; i < s->u.seq.n; i++)
+			if (s->u.seq.items[i]->kind != ST_PASS)
+				items[j++] = s->u.seq.items[i];
+		return keep == 1 ? items[0] : ir_seq(a, keep, items, s->span);
+	}
+	case ST_ASSUME: case ST_EVAL: case ST_ALLOC: case ST_BLOCK: case ST_LET: case ST_PASS:
+	case ST_COUNT:
+		return NULL;
+	}
+	return NULL;
+}
+
+typedef struct Found {
+	StmtCtx ctx;
+	Stmt *replacement;
+	const char *what;
+	bool hit;
+	Arena *a;
+} Found;
+
+static void find_cleanup(void *ud, Stmt *s, const StmtCtx *ctx)
+{
+	Found *f = ud;
+	if (f->hit)
+		return;
+	const char *what = NULL;
+	Stmt *r = cleanup(f->a, s, &what);
+	if (!r)
+		return;
+	f->hit = true;
+	f->ctx = *ctx;
+	f->replacement = r;
+	f->what = what;
+}
+
+/* ---------- the call ---------- */
+
+void simplify_in(Compound *k, const char *desc, bool use_facts, bool cleanups, const int *prefix,
+		 int prefix_depth)
+{
+	Schedule *s = k->s;
+	Arena *a = s->arena;
+	Func *f = sched_compound_func(k);
+	Collect col = {a, f, s->float_mode, use_facts, prefix, prefix_depth, 0, 0, NULL};
+	rw_walk(a, f, visit, &col);
+	int applied = 0, kept = 0;
+	for (int i = 0; i < col.n; i++) {
+		const Candidate *cand = &col.items[i];
+		RwCtx c;
+		sched_sub_begin(k, &c, desc);
+		FactSet fs;
+		memset(&fs, 0, sizeof fs);
+		if (use_facts)
+			rw_facts_at(a, f, &cand->ctx, true, NULL, &fs);
+		ObligationList obs = {0};
+		oblist_push(a, &obs, equal_obligation(&c, cand, &fs));
+		/* replace in the current function: the tree's shape has not
+		 * changed, only expressions, so the path still leads there */
+		Func *cur = sched_compound_func(k);
+		Stmt *at = rw_stmt_at(cur->body, cand->ctx.path, cand->ctx.depth);
+		if (!at || at->kind != cand->ctx.stmt->kind)
+			continue;
+		Stmt *repl = with_slot(a, at, cand->slot, cand->new);
+		Func *out = rw_with_body(a, cur, rw_replace_at(a, cur->body, cand->ctx.path,
+							       cand->ctx.depth, repl));
+		if (sched_prove(k, &obs, cur, out)) {
+			sched_compound_set(k, out);
+			applied++;
+		} else {
+			kept++;
+		}
+	}
+	int cleaned = 0;
+	while (cleanups && cleaned < 10000) {
+		Found fd;
+		memset(&fd, 0, sizeof fd);
+		fd.a = a;
+		Func *cur = sched_compound_func(k);
+		rw_walk(a, cur, find_cleanup, &fd);
+		if (!fd.hit)
+			break;
+		Func *out = rw_with_body(a, cur, rw_replace_at(a, cur->body, fd.ctx.path, fd.ctx.depth,
+							       fd.replacement));
+		sched_compound_set(k, out);
+		cleaned++;
+	}
+	sched_compound_note(k, "simplify: %d replacement%s proven and applied, %d not proven (kept), %d structural clean-up%s",
+			    applied, applied == 1 ? "" : "s", kept, cleaned, cleaned == 1 ? "" : "s");
+	k->fail = -1; /* unproven candidates are skipped, not failures */
+}
+
+int sched_simplify(Schedule *s, const char *desc, Span span, DiagList *d, bool use_facts,
+		   bool cleanups)
+{
+	Compound k;
+	sched_compound_begin(s, &k, desc, span, d);
+	simplify_in(&k, desc, use_facts, cleanups, NULL, 0);
+	return sched_compound_end(&k, STEP_COMMITTED, NULL)->status;
+}

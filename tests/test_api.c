@@ -1,0 +1,536 @@
+/* tests/test_api.c — the public C API (include/vsched.h) as a C user sees
+ * it: every function, its status codes (VS_OK / VS_REJECTED /
+ * VS_BAD_INPUT), the diagnostics of bad input (file:line:col where there
+ * is a position), the report accessors of committed and rejected steps,
+ * limits that make a step unproven, proof logs, and the example programs
+ * under examples/ (built by `make examples`, run here). Only vsched.h and
+ * the interpreter check of tests/testutil.h are used. */
+#include <check.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "testutil.h"
+#include "vsched.h"
+
+static vs_context *ctx;
+static char tmpdir[64];
+
+static void setup(void)
+{
+	ctx = vs_context_new();
+	ck_assert_ptr_nonnull(ctx);
+	snprintf(tmpdir, sizeof tmpdir, "/tmp/vsched-api-XXXXXX");
+	ck_assert_ptr_nonnull(mkdtemp(tmpdir));
+}
+
+static void teardown(void)
+{
+	vs_context_free(ctx);
+	char cmd[128];
+	snprintf(cmd, sizeof cmd, "rm -rf '%s'", tmpdir);
+	if (system(cmd) != 0)
+		fprintf(stderr, "test_api: could not remove %s\n", tmpdir);
+}
+
+static const char scale14[] =
+	"@T.prim_func\n"
+	"def scale(A: T.Buffer[(14,), \"int32\"], B: T.Buffer[(14,), \"int32\"]):\n"
+	"    for i in T.serial(14):\n"
+	"        B[i] = 2 * A[i]\n";
+
+static const char wavefront[] =
+	"@T.prim_func\n"
+	"def wavefront(A: T.Buffer[(8, 9), \"int32\"]):\n"
+	"    for i, j in T.grid(7, 8):\n"
+	"        A[i + 1, j] = A[i, j + 1] + 1\n";
+
+static const char two_funcs[] =
+	"@I.ir_module\n"
+	"class M:\n"
+	"    @T.prim_func\n"
+	"    def f(A: T.Buffer[(8,), \"int32\"]):\n"
+	"        for i in T.serial(8):\n"
+	"            A[i] = 1\n"
+	"    @T.prim_func\n"
+	"    def g(A: T.Buffer[(8,), \"int32\"]):\n"
+	"        for j in T.serial(8):\n"
+	"            A[j] = 2\n";
+
+static vs_module *parse(const char *name, const char *text)
+{
+	vs_module *m = vs_parse_string(ctx, name, text);
+	ck_assert_msg(m != NULL, "parse failed: %s", vs_last_error(ctx));
+	return m;
+}
+
+static char *path_in_tmp(const char *name)
+{
+	static char buf[256];
+	snprintf(buf, sizeof buf, "%s/%s", tmpdir, name);
+	return buf;
+}
+
+static void write_file(const char *path, const char *text)
+{
+	FILE *f = fopen(path, "w");
+	ck_assert_ptr_nonnull(f);
+	fputs(text, f);
+	fclose(f);
+}
+
+/* The result of a schedule against the module it started from, with the
+ * reference interpreter (the round trip through text keeps this test on
+ * the public API's side). */
+static void assert_result_equivalent(const vs_module *before, const vs_schedule *s)
+{
+	char *after = vs_module_print(vs_schedule_result(s));
+	vs_module *m = parse("after.tir", after);
+	free(after);
+	char *report = NULL;
+	vs_status st = vs_equiv(ctx, before, m, NULL, 8, 3, &report);
+	ck_assert_msg(st == VS_OK, "result differs: %s", report ? report : "?");
+	free(report);
+}
+
+/* ---------- kernels ---------- */
+
+START_TEST(parse_print_and_functions)
+{
+	ck_assert_str_eq(vs_last_error(ctx), "");
+	vs_module *m = parse("m.tir", two_funcs);
+	ck_assert_int_eq(vs_module_num_funcs(m), 2);
+	ck_assert_str_eq(vs_module_func_name(m, 0), "f");
+	ck_assert_str_eq(vs_module_func_name(m, 1), "g");
+	ck_assert_ptr_null(vs_module_func_name(m, 2));
+	ck_assert_ptr_null(vs_module_func_name(m, -1));
+	char *text = vs_module_print(m);
+	vs_module *again = parse("again.tir", text);
+	char *text2 = vs_module_print(again);
+	ck_assert_str_eq(text, text2);
+	free(text);
+	free(text2);
+	/* from a file */
+	write_file(path_in_tmp("k.tir"), scale14);
+	vs_module *f = vs_parse_file(ctx, path_in_tmp("k.tir"));
+	ck_assert_ptr_nonnull(f);
+	ck_assert_str_eq(vs_module_func_name(f, 0), "scale");
+}
+END_TEST
+
+START_TEST(parse_errors_name_file_line_and_column)
+{
+	static const char bad[] =
+		"@T.prim_func\n"
+		"def f(A: T.Buffer[(4,), \"int32\"]):\n"
+		"    for i in T.serial(4)\n"
+		"        A[i] = 0\n";
+	ck_assert_ptr_null(vs_parse_string(ctx, "bad.tir", bad));
+	const char *e = vs_last_error(ctx);
+	ck_assert_msg(strstr(e, "bad.tir:3:25: error: expected ':' after for header"), "%s", e);
+	ck_assert_msg(strstr(e, "    for i in T.serial(4)\n"), "quotes the line: %s", e);
+	ck_assert_msg(strstr(e, "^"), "caret: %s", e);
+	/* the same through a file keeps the path */
+	write_file(path_in_tmp("bad.tir"), bad);
+	ck_assert_ptr_null(vs_parse_file(ctx, path_in_tmp("bad.tir")));
+	char want[300];
+	snprintf(want, sizeof want, "%s:3:25: error:", path_in_tmp("bad.tir"));
+	ck_assert_msg(strstr(vs_last_error(ctx), want), "%s", vs_last_error(ctx));
+	/* unreadable file */
+	ck_assert_ptr_null(vs_parse_file(ctx, path_in_tmp("missing.tir")));
+	ck_assert_ptr_nonnull(strstr(vs_last_error(ctx), "missing.tir"));
+}
+END_TEST
+
+/* ---------- scheduling: committed steps and reports ---------- */
+
+START_TEST(primitives_commit_with_proven_reports)
+{
+	vs_module *m = parse("k.tir", scale14);
+	vs_schedule *s = vs_schedule_new(ctx, m, NULL);
+	ck_assert_ptr_nonnull(s);
+	ck_assert_int_eq(vs_num_reports(s), 0);
+	ck_assert_ptr_null(vs_last_report(s));
+	ck_assert_int_eq(vs_split(s, "i", 4, NULL, "io", "ii"), VS_OK);
+	ck_assert_int_eq(vs_parallel(s, "io"), VS_OK);
+	ck_assert_int_eq(vs_vectorize(s, "ii"), VS_OK);
+	ck_assert_int_eq(vs_num_reports(s), 3);
+	const vs_report *r = vs_last_report(s);
+	ck_assert_ptr_eq(r, vs_report_at(s, 2));
+	ck_assert_ptr_null(vs_report_at(s, 3));
+	ck_assert_ptr_null(vs_report_at(s, -1));
+	ck_assert_int_eq(vs_report_status(r), VS_OK);
+	ck_assert_str_eq(vs_report_step(r), "vectorize(\"ii\")");
+	ck_assert_ptr_null(vs_report_reason(r));
+	ck_assert_ptr_null(vs_report_counterexample(r));
+	ck_assert_str_eq(vs_report_replay(r), "none");
+	ck_assert_int_ge(vs_report_num_obligations(r), 1);
+	const char *kind = NULL, *statement = NULL, *verdict = NULL;
+	double seconds = -1;
+	vs_report_obligation(r, 0, &kind, &statement, &verdict, &seconds);
+	ck_assert_str_eq(kind, "vectorize.no_race");
+	ck_assert_str_eq(verdict, "proven");
+	ck_assert_ptr_nonnull(strstr(statement, "race"));
+	ck_assert(seconds >= 0);
+	/* out of range: outputs are cleared, nothing crashes */
+	vs_report_obligation(r, 99, &kind, &statement, &verdict, &seconds);
+	ck_assert_ptr_null(kind);
+	ck_assert_ptr_null(verdict);
+	char *text = vs_report_text(r);
+	ck_assert_ptr_nonnull(strstr(text, "vectorize(\"ii\") on scale: committed"));
+	free(text);
+	/* the result is the scheduled kernel and agrees with the original */
+	char *ir = vs_module_print(vs_schedule_result(s));
+	ck_assert_ptr_nonnull(strstr(ir, "T.parallel(4)"));
+	ck_assert_ptr_nonnull(strstr(ir, "T.vectorized(4)"));
+	free(ir);
+	assert_result_equivalent(m, s);
+	vs_schedule_free(s);
+}
+END_TEST
+
+START_TEST(fuse_reorder_unroll_and_work_on)
+{
+	vs_module *m = parse("m.tir", two_funcs);
+	vs_schedule *s = vs_schedule_new(ctx, m, NULL);
+	ck_assert_int_eq(vs_work_on(s, "g"), VS_OK);
+	ck_assert_int_eq(vs_split(s, "j", 2, "perfect", "jo", "ji"), VS_OK);
+	const char *order[] = {"ji", "jo"};
+	ck_assert_int_eq(vs_reorder(s, 2, order), VS_OK);
+	ck_assert_int_eq(vs_fuse(s, "ji", "jo", "k"), VS_OK);
+	ck_assert_int_eq(vs_unroll(s, "k"), VS_OK);
+	char *ir = vs_module_print(vs_schedule_result(s));
+	ck_assert_ptr_nonnull(strstr(ir, "for k in T.unroll(8)"));
+	ck_assert_ptr_nonnull(strstr(ir, "for i in T.serial(8)")); /* f untouched */
+	free(ir);
+	char *report = NULL;
+	char *after = vs_module_print(vs_schedule_result(s));
+	vs_module *am = parse("after.tir", after);
+	free(after);
+	ck_assert_int_eq(vs_equiv(ctx, m, am, "g", 6, 1, &report), VS_OK);
+	free(report);
+	/* the float mode switches */
+	ck_assert_int_eq(vs_float_mode(s, "ieee"), VS_OK);
+	ck_assert_int_eq(vs_float_mode(s, "real"), VS_OK);
+	vs_schedule_free(s);
+}
+END_TEST
+
+/* ---------- rejected steps ---------- */
+
+START_TEST(refuted_step_is_rejected_with_counterexample_and_replay)
+{
+	vs_module *m = parse("k.tir", scale14);
+	vs_schedule *s = vs_schedule_new(ctx, m, NULL);
+	ck_assert_int_eq(vs_split(s, "i", 4, "perfect", NULL, NULL), VS_REJECTED);
+	const vs_report *r = vs_last_report(s);
+	ck_assert_int_eq(vs_report_status(r), VS_REJECTED);
+	ck_assert_str_eq(vs_report_step(r), "split(\"i\", factor=4, tail=\"perfect\")");
+	ck_assert_ptr_nonnull(strstr(vs_report_reason(r), "split.divisible refuted"));
+	ck_assert_ptr_nonnull(strstr(vs_last_error(ctx), "split.divisible"));
+	ck_assert_int_eq(vs_report_num_obligations(r), 1);
+	const char *verdict;
+	vs_report_obligation(r, 0, NULL, NULL, &verdict, NULL);
+	ck_assert_str_eq(verdict, "refuted");
+	ck_assert_ptr_nonnull(vs_report_counterexample(r));
+	ck_assert_str_eq(vs_report_replay(r), "confirmed");
+	char *text = vs_report_text(r);
+	ck_assert_ptr_nonnull(strstr(text, "REJECTED"));
+	ck_assert_ptr_nonnull(strstr(text, "k.tir:3:5:"));
+	ck_assert_ptr_nonnull(strstr(text, "replay: confirmed"));
+	free(text);
+	/* the previous IR stays */
+	char *a = vs_module_print(m), *b = vs_module_print(vs_schedule_result(s));
+	ck_assert_str_eq(a, b);
+	free(a);
+	free(b);
+	vs_schedule_free(s);
+
+	/* a dependence: reorder refuted, replayed */
+	vs_module *w = parse("w.tir", wavefront);
+	s = vs_schedule_new(ctx, w, NULL);
+	const char *order[] = {"j", "i"};
+	ck_assert_int_eq(vs_reorder(s, 2, order), VS_REJECTED);
+	ck_assert_str_eq(vs_report_replay(vs_last_report(s)), "confirmed");
+	/* a race: refuted, replay impossible (the interpreter is serial) */
+	ck_assert_int_eq(vs_parallel(s, "i"), VS_REJECTED);
+	ck_assert_str_eq(vs_report_replay(vs_last_report(s)), "impossible");
+	vs_schedule_free(s);
+}
+END_TEST
+
+START_TEST(precondition_failures_are_rejected_not_bad_input)
+{
+	static const char symbolic[] =
+		"@T.prim_func\n"
+		"def f(a: T.handle, n: T.int32):\n"
+		"    A = T.match_buffer(a, (n,), \"int32\")\n"
+		"    for i in T.serial(n):\n"
+		"        A[i] = 1\n";
+	vs_module *m = parse("k.tir", symbolic);
+	vs_schedule *s = vs_schedule_new(ctx, m, NULL);
+	ck_assert_int_eq(vs_vectorize(s, "i"), VS_REJECTED);
+	ck_assert_ptr_nonnull(strstr(vs_report_reason(vs_last_report(s)), "constant extent"));
+	ck_assert_int_eq(vs_unroll(s, "i"), VS_REJECTED);
+	ck_assert_int_eq(vs_fuse(s, "i", "i", NULL), VS_REJECTED);
+	ck_assert_ptr_nonnull(strstr(vs_last_error(ctx), "perfectly nested"));
+	vs_schedule_free(s);
+}
+END_TEST
+
+START_TEST(bad_names_and_arguments_are_bad_input)
+{
+	vs_module *m = parse("k.tir", scale14);
+	vs_schedule *s = vs_schedule_new(ctx, m, NULL);
+	ck_assert_int_eq(vs_split(s, "q", 4, NULL, NULL, NULL), VS_BAD_INPUT);
+	ck_assert_ptr_nonnull(strstr(vs_last_error(ctx), "no loop 'q' in function 'scale' (loops: i)"));
+	ck_assert_int_eq(vs_report_status(vs_last_report(s)), VS_BAD_INPUT);
+	ck_assert_int_eq(vs_split(s, "i", 0, NULL, NULL, NULL), VS_BAD_INPUT);
+	ck_assert_ptr_nonnull(strstr(vs_last_error(ctx), "factor must be >= 1"));
+	ck_assert_int_eq(vs_split(s, "i", 4, "sideways", NULL, NULL), VS_BAD_INPUT);
+	ck_assert_ptr_nonnull(strstr(vs_last_error(ctx), "tail must be"));
+	ck_assert_int_eq(vs_split(s, "i#2", 4, NULL, NULL, NULL), VS_BAD_INPUT);
+	ck_assert_int_eq(vs_split(s, "i#x", 4, NULL, NULL, NULL), VS_BAD_INPUT);
+	ck_assert_ptr_nonnull(strstr(vs_last_error(ctx), "NAME#K"));
+	ck_assert_int_eq(vs_fuse(s, "i", "nope", NULL), VS_BAD_INPUT);
+	const char *twice[] = {"i", "i"};
+	ck_assert_int_eq(vs_reorder(s, 2, twice), VS_BAD_INPUT);
+	ck_assert_int_eq(vs_reorder(s, 0, twice), VS_BAD_INPUT);
+	ck_assert_int_eq(vs_parallel(s, "k"), VS_BAD_INPUT);
+	ck_assert_int_eq(vs_vectorize(s, "k"), VS_BAD_INPUT);
+	ck_assert_int_eq(vs_unroll(s, "k"), VS_BAD_INPUT);
+	ck_assert_int_eq(vs_work_on(s, "nope"), VS_BAD_INPUT);
+	ck_assert_ptr_nonnull(strstr(vs_last_error(ctx), "'nope'"));
+	ck_assert_int_eq(vs_float_mode(s, "fast"), VS_BAD_INPUT);
+	ck_assert_int_eq(vs_float_mode(s, NULL), VS_BAD_INPUT);
+	/* NULL names are bad input, not a crash */
+	ck_assert_int_eq(vs_split(s, NULL, 4, NULL, NULL, NULL), VS_BAD_INPUT);
+	ck_assert_int_eq(vs_fuse(s, NULL, "i", NULL), VS_BAD_INPUT);
+	ck_assert_int_eq(vs_reorder(s, 2, NULL), VS_BAD_INPUT);
+	const char *with_null[] = {"i", NULL};
+	ck_assert_int_eq(vs_reorder(s, 2, with_null), VS_BAD_INPUT);
+	ck_assert_int_eq(vs_parallel(s, NULL), VS_BAD_INPUT);
+	ck_assert_int_eq(vs_work_on(s, NULL), VS_BAD_INPUT);
+	/* nothing was committed */
+	char *a = vs_module_print(m), *b = vs_module_print(vs_schedule_result(s));
+	ck_assert_str_eq(a, b);
+	free(a);
+	free(b);
+	vs_schedule_free(s);
+}
+END_TEST
+
+/* ---------- scripts ---------- */
+
+START_TEST(scripts_run_and_report_positions)
+{
+	vs_module *m = parse("k.tir", scale14);
+	vs_schedule *s = vs_schedule_new(ctx, m, NULL);
+	ck_assert_int_eq(vs_run_script_string(s, "ok.sched",
+					      "io, ii = sch.split(\"i\", factor=2, tail=\"perfect\")\n"
+					      "sch.parallel(\"io\")\n"),
+			 VS_OK);
+	ck_assert_int_eq(vs_num_reports(s), 2);
+	/* unknown loop: the script position */
+	ck_assert_int_eq(vs_run_script_string(s, "bad.sched", "\nsch.split(\"q\", factor=2)\n"),
+			 VS_BAD_INPUT);
+	ck_assert_msg(strstr(vs_last_error(ctx), "bad.sched:2:1: error: no loop 'q'"), "%s",
+		      vs_last_error(ctx));
+	/* syntax error */
+	ck_assert_int_eq(vs_run_script_string(s, "syn.sched", "sch.split(\"i\", factor=4\n"),
+			 VS_BAD_INPUT);
+	ck_assert_msg(strstr(vs_last_error(ctx), "syn.sched:1:10: error: '(' was never closed"),
+		      "%s", vs_last_error(ctx));
+	/* bad argument kind */
+	ck_assert_int_eq(vs_run_script_string(s, "arg.sched", "sch.split(\"ii\", factor=\"x\")\n"),
+			 VS_BAD_INPUT);
+	ck_assert_msg(strstr(vs_last_error(ctx), "arg.sched:1:24: error: split: factor must be an integer literal"),
+		      "%s", vs_last_error(ctx));
+	/* a rejected step stops the script; later steps do not run */
+	int before = vs_num_reports(s);
+	ck_assert_int_eq(vs_run_script_string(s, "rej.sched",
+					      "a, b = sch.split(\"ii\", factor=4, tail=\"perfect\")\n"
+					      "sch.unroll(\"io\")\n"),
+			 VS_REJECTED);
+	ck_assert_int_eq(vs_num_reports(s), before + 1);
+	ck_assert_ptr_nonnull(strstr(vs_last_error(ctx), "split.divisible"));
+	/* from files */
+	write_file(path_in_tmp("s.sched"), "sch.unroll(\"ii\")\n");
+	ck_assert_int_eq(vs_run_script_file(s, path_in_tmp("s.sched")), VS_OK);
+	ck_assert_int_eq(vs_run_script_file(s, path_in_tmp("missing.sched")), VS_BAD_INPUT);
+	ck_assert_ptr_nonnull(strstr(vs_last_error(ctx), "missing.sched"));
+	assert_result_equivalent(m, s);
+	vs_schedule_free(s);
+}
+END_TEST
+
+/* ---------- limits ---------- */
+
+START_TEST(tiny_resource_limit_rejects_as_not_proven)
+{
+	vs_module *m = parse("w.tir", wavefront);
+	vs_options opt = {0};
+	opt.rlimit = 1;
+	vs_schedule *s = vs_schedule_new(ctx, m, &opt);
+	const char *order[] = {"j", "i"};
+	ck_assert_int_eq(vs_reorder(s, 2, order), VS_REJECTED);
+	const vs_report *r = vs_last_report(s);
+	ck_assert_ptr_nonnull(strstr(vs_report_reason(r), "not proven (resource limit)"));
+	const char *verdict;
+	int n = vs_report_num_obligations(r), unproven = 0;
+	for (int i = 0; i < n; i++) {
+		vs_report_obligation(r, i, NULL, NULL, &verdict, NULL);
+		unproven += strcmp(verdict, "not proven") == 0;
+	}
+	ck_assert_int_ge(unproven, 1);
+	ck_assert_ptr_null(vs_report_counterexample(r));
+	ck_assert_str_eq(vs_report_replay(r), "none");
+	vs_schedule_free(s);
+}
+END_TEST
+
+/* ---------- interpreter ---------- */
+
+START_TEST(interp_and_equiv)
+{
+	vs_module *m = parse("k.tir", scale14);
+	char *out = NULL;
+	ck_assert_int_eq(vs_interp(ctx, m, NULL, 3, &out), VS_OK);
+	ck_assert_ptr_nonnull(strstr(out, "function scale, seed 3"));
+	ck_assert_ptr_nonnull(strstr(out, "outputs:"));
+	free(out);
+	ck_assert_int_eq(vs_interp(ctx, m, "nope", 3, &out), VS_BAD_INPUT);
+	ck_assert_ptr_nonnull(strstr(vs_last_error(ctx), "no function 'nope'"));
+	free(out);
+	static const char oob[] =
+		"@T.prim_func\n"
+		"def f(A: T.Buffer[(4,), \"int32\"]):\n"
+		"    for i in T.serial(4):\n"
+		"        A[i + 1] = 0\n";
+	vs_module *u = parse("oob.tir", oob);
+	ck_assert_int_eq(vs_interp(ctx, u, NULL, 1, &out), VS_REJECTED);
+	ck_assert_ptr_nonnull(strstr(out, "out of bounds"));
+	free(out);
+
+	ck_assert_int_eq(vs_equiv(ctx, m, m, NULL, 5, 1, &out), VS_OK);
+	free(out);
+	char *other = strdup(scale14);
+	*strstr(other, "2 * A[i]") = '3';
+	vs_module *m3 = parse("k3.tir", other);
+	free(other);
+	ck_assert_int_eq(vs_equiv(ctx, m, m3, NULL, 5, 1, &out), VS_REJECTED);
+	ck_assert_ptr_nonnull(strstr(out, "B["));
+	free(out);
+	ck_assert_int_eq(vs_equiv(ctx, m, m3, "nope", 5, 1, &out), VS_BAD_INPUT);
+	free(out);
+}
+END_TEST
+
+/* ---------- proof logs ---------- */
+
+START_TEST(proof_log_written_shown_and_checked)
+{
+	vs_module *m = parse("k.tir", scale14);
+	vs_options opt = {0};
+	opt.log_dir = path_in_tmp("log");
+	vs_schedule *s = vs_schedule_new(ctx, m, &opt);
+	ck_assert_ptr_nonnull(s);
+	ck_assert_int_eq(vs_split(s, "i", 2, "perfect", "io", "ii"), VS_OK);
+	ck_assert_int_eq(vs_split(s, "io", 4, "perfect", NULL, NULL), VS_REJECTED);
+	vs_schedule_free(s); /* closes the log */
+	char *out = NULL;
+	ck_assert_int_eq(vs_log_show(opt.log_dir, false, &out), VS_OK);
+	ck_assert_ptr_nonnull(strstr(out, "1 proven, 1 refuted"));
+	free(out);
+	ck_assert_int_eq(vs_log_show(opt.log_dir, true, &out), VS_OK);
+	ck_assert_ptr_nonnull(strstr(out, "\"type\""));
+	free(out);
+	ck_assert_int_eq(vs_log_check(opt.log_dir, "z3", &out), VS_OK);
+	ck_assert_ptr_nonnull(strstr(out, "0 disagree"));
+	free(out);
+	ck_assert_int_eq(vs_log_check(opt.log_dir, "cvc5", &out), VS_OK);
+	free(out);
+	ck_assert_int_eq(vs_log_check(opt.log_dir, "yices", &out), VS_BAD_INPUT);
+	free(out);
+	ck_assert_int_eq(vs_log_show(path_in_tmp("nolog"), false, &out), VS_BAD_INPUT);
+	free(out);
+	ck_assert_int_eq(vs_log_check(path_in_tmp("nolog"), "z3", &out), VS_BAD_INPUT);
+	free(out);
+	/* a log directory that cannot be made */
+	write_file(path_in_tmp("file"), "x");
+	opt.log_dir = path_in_tmp("file/log");
+	ck_assert_ptr_null(vs_schedule_new(ctx, m, &opt));
+	ck_assert_ptr_nonnull(strstr(vs_last_error(ctx), "proof log"));
+}
+END_TEST
+
+/* ---------- the example programs ---------- */
+
+/* build/run_tests -> build/examples/NAME (VS_EXAMPLES overrides the
+ * folder). */
+static void example_path(char *out, size_t n, const char *name)
+{
+	const char *env = getenv("VS_EXAMPLES");
+	if (env && *env) {
+		snprintf(out, n, "%s/%s", env, name);
+		return;
+	}
+	char self[4096];
+	ssize_t k = readlink("/proc/self/exe", self, sizeof self - 1);
+	ck_assert_msg(k > 0, "cannot find the test binary");
+	self[k] = 0;
+	char *slash = strrchr(self, '/');
+	*slash = 0;
+	snprintf(out, n, "%s/examples/%s", self, name);
+}
+
+START_TEST(example_api_split_runs)
+{
+	char bin[4200], cmd[4600];
+	example_path(bin, sizeof bin, "api_split");
+	struct stat st;
+	ck_assert_msg(stat(bin, &st) == 0, "%s is missing: run `make examples`", bin);
+	char *log = strdup(path_in_tmp("example-log"));
+	char *outp = strdup(path_in_tmp("example.out"));
+	snprintf(cmd, sizeof cmd, "'%s' '%s' > '%s' 2>&1", bin, log, outp);
+	int rc = system(cmd);
+	char *out = tu_read_file(outp);
+	free(outp);
+	free(log);
+	ck_assert_msg(rc != -1 && WIFEXITED(rc) && WEXITSTATUS(rc) == 0, "example failed:\n%s",
+		      out ? out : "");
+	ck_assert_ptr_nonnull(strstr(out, "replay: confirmed"));
+	ck_assert_ptr_nonnull(strstr(out, "for io in T.parallel(4):"));
+	ck_assert_ptr_nonnull(strstr(out, "0 disagree"));
+	free(out);
+}
+END_TEST
+
+Suite *suite_api(void)
+{
+	Suite *s = suite_create("api");
+	struct { const char *name; const TTest *tests[6]; } cases[] = {
+		{"kernels", {parse_print_and_functions, parse_errors_name_file_line_and_column}},
+		{"steps", {primitives_commit_with_proven_reports, fuse_reorder_unroll_and_work_on,
+			   refuted_step_is_rejected_with_counterexample_and_replay,
+			   precondition_failures_are_rejected_not_bad_input,
+			   bad_names_and_arguments_are_bad_input}},
+		{"scripts", {scripts_run_and_report_positions}},
+		{"limits", {tiny_resource_limit_rejects_as_not_proven}},
+		{"interp", {interp_and_equiv}},
+		{"logs", {proof_log_written_shown_and_checked}},
+		{"examples", {example_api_split_runs}},
+	};
+	for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
+		TCase *tc = tcase_create(cases[i].name);
+		tcase_add_checked_fixture(tc, setup, teardown);
+		tcase_set_timeout(tc, 120);
+		for (int k = 0; k < 6 && cases[i].tests[k]; k++)
+			tcase_add_test(tc, cases[i].tests[k]);
+		suite_add_tcase(s, tc);
+	}
+	return s;
+}

@@ -1,0 +1,307 @@
+/* tests/test_cli.c — the `vsched` program (binary in VS_BIN): the exit
+ * codes of interfaces.md for run, interp, equiv, log show and log check
+ * (0 success, 1 rejected or a failed check, 2 unusable input), what each
+ * prints where, `vsched equiv` on every conformance case's before.tir
+ * against itself and on two kernels that differ in one store, and a
+ * timeout that rejects a step. */
+#include <check.h>
+#include <dirent.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "testutil.h"
+
+static char dir[64];
+static void setup(void) { tu_tmpdir(dir, sizeof dir); }
+static void teardown(void) { tu_rmdir(dir); }
+
+static const char scale14[] =
+	"@T.prim_func\n"
+	"def scale(A: T.Buffer[(14,), \"int32\"], B: T.Buffer[(14,), \"int32\"]):\n"
+	"    for i in T.serial(14):\n"
+	"        B[i] = 2 * A[i]\n";
+
+/* dir/name with `text` in it; returns the path (static, one of 8). */
+static const char *put(const char *name, const char *text)
+{
+	static char paths[8][256];
+	static int next;
+	char *p = paths[next++ % 8];
+	snprintf(p, 256, "%s/%s", dir, name);
+	FILE *f = fopen(p, "w");
+	ck_assert_ptr_nonnull(f);
+	fputs(text, f);
+	fclose(f);
+	return p;
+}
+
+/* Run `vsched ARGS`, check the exit status, return stdout and stderr. */
+static void vsched(int want, char **out, char **err, const char *fmt, ...)
+	__attribute__((format(printf, 4, 5)));
+
+static void vsched(int want, char **out, char **err, const char *fmt, ...)
+{
+	char args[4096], cmd[8192];
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(args, sizeof args, fmt, ap);
+	va_end(ap);
+	snprintf(cmd, sizeof cmd, "'%s' %s", tu_vsched_bin(), args);
+	char *o, *e;
+	int rc = tu_sh(cmd, &o, &e);
+	ck_assert_msg(rc == want, "vsched %s: exit %d, expected %d\nstdout:\n%s\nstderr:\n%s", args,
+		      rc, want, o, e);
+	if (out)
+		*out = o;
+	else
+		free(o);
+	if (err)
+		*err = e;
+	else
+		free(e);
+}
+
+static void has(const char *text, const char *what)
+{
+	ck_assert_msg(strstr(text, what) != NULL, "expected \"%s\" in:\n%s", what, text);
+}
+
+/* ---------- vsched run ---------- */
+
+START_TEST(run_exit_codes)
+{
+	const char *k = put("k.tir", scale14);
+	char *out, *err;
+	/* 0: no schedule prints the kernel; an accepted schedule the result */
+	vsched(0, &out, NULL, "run '%s'", k);
+	has(out, "for i in T.serial(14):");
+	free(out);
+	const char *ok = put("ok.sched", "io, ii = sch.split(\"i\", factor=2, tail=\"perfect\")\n");
+	vsched(0, &out, &err, "run '%s' --schedule '%s'", k, ok);
+	has(out, "T.grid(7, 2)");
+	has(err, "committed");
+	free(out);
+	free(err);
+	vsched(0, NULL, NULL, "run '%s' --schedule '%s' -o '%s/out.tir'", k, ok, dir);
+	char path[300];
+	snprintf(path, sizeof path, "%s/out.tir", dir);
+	char *written = tu_read_file(path);
+	ck_assert_ptr_nonnull(written);
+	has(written, "T.grid(7, 2)");
+	free(written);
+	/* 1: a rejected step; the report goes to stderr */
+	const char *bad = put("bad.sched", "io, ii = sch.split(\"i\", factor=4, tail=\"perfect\")\n");
+	vsched(1, &out, &err, "run '%s' --schedule '%s'", k, bad);
+	has(err, "REJECTED");
+	has(err, "replay: confirmed");
+	has(err, "the IR before it is kept");
+	ck_assert_str_eq(out, "");
+	free(out);
+	free(err);
+	/* 2: unusable input of every kind */
+	vsched(2, NULL, &err, "run '%s/missing.tir'", dir);
+	has(err, "missing.tir");
+	free(err);
+	const char *syn = put("syn.tir", "@T.prim_func\ndef f(A: T.Buffer[(4,), \"int32\"]):\n    A[0] = (1\n");
+	vsched(2, NULL, &err, "run '%s'", syn);
+	has(err, "syn.tir:3:12: error:");
+	free(err);
+	const char *unknown = put("unknown.sched", "sch.split(\"q\", factor=2)\n");
+	vsched(2, NULL, &err, "run '%s' --schedule '%s'", k, unknown);
+	has(err, "unknown.sched:1:1: error: no loop 'q'");
+	free(err);
+	const char *ssyn = put("ssyn.sched", "sch.split(\"i\", factor=4\n");
+	vsched(2, NULL, &err, "run '%s' --schedule '%s'", k, ssyn);
+	has(err, "ssyn.sched:1:10: error:");
+	free(err);
+	vsched(2, NULL, NULL, "run '%s' --schedule '%s/none.sched'", k, dir);
+	vsched(2, NULL, NULL, "run '%s' --float fast", k);
+	vsched(2, NULL, NULL, "run '%s' --bogus", k);
+	vsched(2, NULL, NULL, "run");
+	vsched(2, NULL, NULL, "run '%s' --timeout-ms", k);
+	vsched(2, NULL, NULL, "run '%s' --log '%s/k.tir/log'", k, dir);
+}
+END_TEST
+
+/* A true obligation far beyond a short time limit: the hypotheses
+ * include x^3 + y^3 == z^3 for positive integers, which has no solution,
+ * but no solver proves that in 300 ms. Not proven rejects. */
+START_TEST(run_timeout_rejects)
+{
+	const char *k = put("fermat.tir",
+			    "@T.prim_func\n"
+			    "def f(A: T.Buffer[(16,), \"int32\"], x: T.int64, y: T.int64, z: T.int64):\n"
+			    "    T.assume(1 <= x and 1 <= y and 1 <= z and x * x * x + y * y * y == z * z * z)\n"
+			    "    for i in T.serial(14):\n"
+			    "        A[i] = 1\n");
+	const char *s = put("p.sched", "io, ii = sch.split(\"i\", factor=4, tail=\"perfect\")\n");
+	char *err;
+	vsched(1, NULL, &err, "run '%s' --schedule '%s' --timeout-ms 300", k, s);
+	has(err, "not proven (timeout)");
+	free(err);
+}
+END_TEST
+
+/* ---------- vsched interp ---------- */
+
+START_TEST(interp_exit_codes)
+{
+	const char *k = put("k.tir", scale14);
+	char *out, *err;
+	vsched(0, &out, NULL, "interp '%s' --seed 4", k);
+	has(out, "seed 4");
+	has(out, "outputs:");
+	free(out);
+	const char *oob = put("oob.tir",
+			      "@T.prim_func\ndef f(A: T.Buffer[(4,), \"int32\"]):\n"
+			      "    for i in T.serial(4):\n        A[i + 1] = 0\n");
+	vsched(1, &out, NULL, "interp '%s'", oob);
+	has(out, "out of bounds");
+	free(out);
+	vsched(2, NULL, &err, "interp '%s' --func nope", k);
+	has(err, "no function 'nope'");
+	free(err);
+	vsched(2, NULL, NULL, "interp '%s/missing.tir'", dir);
+	vsched(2, NULL, NULL, "interp '%s' --seed x", k);
+}
+END_TEST
+
+/* ---------- vsched equiv ---------- */
+
+START_TEST(equiv_every_conformance_kernel_with_itself)
+{
+	const char *shared = tu_shared_dir();
+	if (!shared) {
+		fprintf(stderr, "cli: shared folder not found, skipped\n");
+		return;
+	}
+	char cdir[4096];
+	snprintf(cdir, sizeof cdir, "%s/conformance", shared);
+	DIR *d = opendir(cdir);
+	ck_assert_ptr_nonnull(d);
+	int n = 0;
+	for (struct dirent *e; (e = readdir(d));) {
+		if (e->d_name[0] == '.')
+			continue;
+		char k[4400];
+		snprintf(k, sizeof k, "%s/%s/before.tir", cdir, e->d_name);
+		FILE *f = fopen(k, "r");
+		if (!f)
+			continue;
+		fclose(f);
+		vsched(0, NULL, NULL, "equiv '%s' '%s' --trials 5", k, k);
+		n++;
+	}
+	closedir(d);
+	ck_assert_int_ge(n, 20);
+}
+END_TEST
+
+START_TEST(equiv_finds_one_changed_store)
+{
+	const char *a = put("a.tir", scale14);
+	char *changed = strdup(scale14);
+	*strstr(changed, "2 * A[i]") = '3'; /* B[i] = 3 * A[i] */
+	const char *b = put("b.tir", changed);
+	free(changed);
+	char *err;
+	vsched(1, NULL, &err, "equiv '%s' '%s'", a, b);
+	has(err, "outputs differ");
+	has(err, "B[");
+	free(err);
+	/* a store that moves to another cell */
+	const char *c = put("c.tir",
+			    "@T.prim_func\n"
+			    "def scale(A: T.Buffer[(14,), \"int32\"], B: T.Buffer[(14,), \"int32\"]):\n"
+			    "    for i in T.serial(14):\n"
+			    "        B[13 - i] = 2 * A[i]\n");
+	vsched(1, NULL, NULL, "equiv '%s' '%s' --trials 3 --seed 9", a, c);
+	vsched(2, NULL, NULL, "equiv '%s'", a);
+	vsched(2, NULL, NULL, "equiv '%s' '%s/missing.tir'", a, dir);
+	vsched(2, NULL, NULL, "equiv '%s' '%s' --func nope", a, b);
+}
+END_TEST
+
+/* ---------- vsched log show / check ---------- */
+
+static void make_log(const char *log)
+{
+	const char *k = put("k.tir", scale14);
+	const char *s = put("s.sched",
+			    "io, ii = sch.split(\"i\", factor=2, tail=\"perfect\")\nsch.parallel(\"io\")\n");
+	vsched(0, NULL, NULL, "run '%s' --schedule '%s' --log '%s' -o /dev/null", k, s, log);
+}
+
+START_TEST(log_show_and_check_exit_codes)
+{
+	char log[300];
+	snprintf(log, sizeof log, "%s/log", dir);
+	make_log(log);
+	char *out, *err;
+	vsched(0, &out, NULL, "log show '%s'", log);
+	has(out, "2 proven");
+	free(out);
+	vsched(0, &out, NULL, "log show '%s' --json", log);
+	for (char *line = strtok(out, "\n"); line; line = strtok(NULL, "\n"))
+		ck_assert_msg(tu_json_valid(line), "not JSON: %s", line);
+	free(out);
+	vsched(0, &out, NULL, "log check '%s'", log);
+	has(out, "0 disagree");
+	free(out);
+	vsched(0, NULL, NULL, "log check '%s' --solver cvc5", log);
+	/* a corrupted verdict: the re-check disagrees */
+	char path[400];
+	snprintf(path, sizeof path, "%s/index.jsonl", log);
+	char *index = tu_read_file(path);
+	char *v = strstr(index, "\"verdict\":\"proven\"");
+	ck_assert_ptr_nonnull(v);
+	FILE *f = fopen(path, "w");
+	fprintf(f, "%.*s\"verdict\":\"refuted\"%s", (int)(v - index), index,
+		v + strlen("\"verdict\":\"proven\""));
+	fclose(f);
+	free(index);
+	vsched(1, NULL, &err, "log check '%s'", log);
+	has(err, "DISAGREES");
+	free(err);
+	/* unusable */
+	vsched(2, NULL, NULL, "log show '%s/none'", dir);
+	vsched(2, NULL, NULL, "log check '%s/none'", dir);
+	vsched(2, NULL, NULL, "log check '%s' --solver yices", log);
+	vsched(2, NULL, NULL, "log frobnicate '%s'", log);
+	vsched(2, NULL, NULL, "log show");
+}
+END_TEST
+
+START_TEST(usage_and_unknown_commands)
+{
+	char *out;
+	vsched(2, NULL, NULL, "%s", "");
+	vsched(0, &out, NULL, "--help");
+	has(out, "vsched run KERNEL.tir");
+	free(out);
+	vsched(2, NULL, NULL, "frobnicate");
+}
+END_TEST
+
+Suite *suite_cli(void)
+{
+	Suite *s = suite_create("cli");
+	struct { const char *name; const TTest *tests[4]; } cases[] = {
+		{"run", {run_exit_codes, run_timeout_rejects}},
+		{"interp", {interp_exit_codes}},
+		{"equiv", {equiv_every_conformance_kernel_with_itself, equiv_finds_one_changed_store}},
+		{"log", {log_show_and_check_exit_codes}},
+		{"usage", {usage_and_unknown_commands}},
+	};
+	for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
+		TCase *tc = tcase_create(cases[i].name);
+		tcase_add_checked_fixture(tc, setup, teardown);
+		tcase_set_timeout(tc, 120);
+		for (int k = 0; k < 4 && cases[i].tests[k]; k++)
+			tcase_add_test(tc, cases[i].tests[k]);
+		suite_add_tcase(s, tc);
+	}
+	return s;
+}

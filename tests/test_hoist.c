@@ -1,0 +1,284 @@
+/* tests/test_hoist.c — suite hoist: hoist_expression (invariant branches,
+ * case splits), reduce_loop_extents and remove_no_op (seed 000's
+ * examples), each accepted step checked with the interpreter, each
+ * rejection with its reason. */
+#include <check.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "testutil.h"
+
+static Arena arena;
+
+static void setup(void) { arena_init(&arena); }
+static void teardown(void) { arena_free(&arena); }
+
+static int count_kind(const Stmt *s, StmtKind k)
+{
+	int n = s->kind == k;
+	switch (s->kind) {
+	case ST_SEQ:
+		for (int i = 0; i < s->u.seq.n; i++)
+			n += count_kind(s->u.seq.items[i], k);
+		return n;
+	case ST_FOR: return n + count_kind(s->u.loop.body, k);
+	case ST_IF:
+		return n + count_kind(s->u.cond.then_s, k) +
+		       (s->u.cond.else_s ? count_kind(s->u.cond.else_s, k) : 0);
+	case ST_ALLOC: return n + count_kind(s->u.alloc.body, k);
+	case ST_BLOCK: return n + count_kind(s->u.block.body, k);
+	case ST_LET: return n + count_kind(s->u.let.body, k);
+	case ST_STORE: case ST_ASSUME: case ST_EVAL: case ST_PASS: case ST_COUNT:
+		return n;
+	}
+	return n;
+}
+
+/* Run script on kernel; check the result with the interpreter when
+ * committed. */
+static Schedule *run(const char *kernel, const char *script, StepStatus want, Module **m_out)
+{
+	Module *m = tu_parse(&arena, "k.tir", kernel);
+	Schedule *s = tu_schedule(&arena, m);
+	StepStatus st = tu_run(s, script);
+	ck_assert_msg(st == want, "status %d, want %d:\n%s", st, want, sched_report_text(tu_last(s)));
+	if (st == STEP_COMMITTED)
+		tu_assert_equiv(m->funcs[0], sched_func(s), 8);
+	if (m_out)
+		*m_out = m;
+	return s;
+}
+
+static const char *invariant_if =
+	"@T.prim_func\n"
+	"def f(A: T.Buffer[(16,), \"int32\"], n: T.int32):\n"
+	"    T.assume(0 <= n and n < 32)\n"
+	"    for i in T.serial(16):\n"
+	"        if n < 8:\n"
+	"            A[i] = 1\n"
+	"        else:\n"
+	"            A[i] = 2\n";
+
+START_TEST(invariant_branch_moves_out_of_the_loop)
+{
+	Schedule *s = run(invariant_if, "sch.hoist_expression(conditionals=\"if_else_stmt\")\n",
+			  STEP_COMMITTED, NULL);
+	const Stmt *b = sched_func(s)->body;
+	while (b->kind == ST_SEQ)
+		b = b->u.seq.items[b->u.seq.n - 1];
+	ck_assert_int_eq(b->kind, ST_IF); /* the if now holds the loops */
+	ck_assert_int_eq(b->u.cond.then_s->kind, ST_FOR);
+	ck_assert_ptr_nonnull(b->u.cond.else_s);
+	ck_assert_int_eq(tu_last(s)->nobs, 0); /* a pure condition needs no proof */
+	sched_free(s);
+}
+END_TEST
+
+static const char *loop_variant_if =
+	"@T.prim_func\n"
+	"def f(A: T.Buffer[(16,), \"int32\"]):\n"
+	"    for i in T.serial(16):\n"
+	"        if A[0] > 0:\n"
+	"            A[i] = 1\n";
+
+START_TEST(branch_reading_a_buffer_the_loop_writes_stays)
+{
+	Schedule *s = run(loop_variant_if, "sch.hoist_expression(conditionals=\"if_else_stmt\")\n",
+			  STEP_COMMITTED, NULL);
+	ck_assert_ptr_nonnull(strstr(tu_last(s)->note, "nothing to hoist"));
+	sched_free(s);
+}
+END_TEST
+
+static const char *faulting_if =
+	"@T.prim_func\n"
+	"def f(A: T.Buffer[(16,), \"int32\"], B: T.Buffer[(4,), \"int32\"], n: T.int32, k: T.int32):\n"
+	"    T.assume(0 <= n and n <= 16)\n"
+	"    for i in T.serial(n):\n"
+	"        if B[k] > 0:\n"
+	"            A[i] = 1\n";
+
+START_TEST(hoisting_a_faulting_condition_needs_a_nonempty_loop)
+{
+	/* with n == 0 the original never reads B[k]; hoisted, it would */
+	Schedule *s = run(faulting_if, "sch.hoist_expression(conditionals=\"if_else_stmt\")\n",
+			  STEP_REJECTED, NULL);
+	StepReport *r = tu_last(s);
+	ck_assert_ptr_nonnull(strstr(r->reason, "hoist.nonempty refuted"));
+	ck_assert_int_eq(r->replay, REPLAY_CONFIRMED);
+	sched_free(s);
+}
+END_TEST
+
+static const char *border_tiles =
+	"@T.prim_func\n"
+	"def f(A: T.Buffer[(3, 8), \"int32\"]):\n"
+	"    for io, ii in T.grid(3, 8):\n"
+	"        if 0 <= 8 * io + ii - 2 and 8 * io + ii - 2 < 16:\n"
+	"            A[io, ii] = 8 * io + ii\n";
+
+START_TEST(case_split_lets_simplify_clear_the_interior)
+{
+	Schedule *s = run(border_tiles,
+			  "sch.hoist_expression(conditionals=\"boolean_expression\", loop=\"io\")\n"
+			  "sch.simplify()\n",
+			  STEP_COMMITTED, NULL);
+	const Func *out = sched_func(s);
+	/* io < 1, io < 2, else: the middle case has no branch left */
+	const Stmt *l = out->body;
+	ck_assert_int_eq(l->kind, ST_FOR);
+	const Stmt *chain = l->u.loop.body;
+	ck_assert_int_eq(chain->kind, ST_IF);
+	const Stmt *mid = chain->u.cond.else_s;
+	ck_assert_ptr_nonnull(mid);
+	ck_assert_int_eq(mid->kind, ST_IF);
+	ck_assert_int_eq(count_kind(mid->u.cond.then_s, ST_IF), 0);
+	sched_free(s);
+}
+END_TEST
+
+static const char *seed_reduce =
+	"@T.prim_func\n"
+	"def f(A: T.Buffer[(4, 4), \"float32\"]):\n"
+	"    for i, j in T.grid(4, 4):\n"
+	"        if i == 0 and j < 2:\n"
+	"            A[i, j] = 0.0\n";
+
+START_TEST(reduce_loop_extents_follows_seed_000)
+{
+	/* hoist the i condition out of j, then narrow both loops */
+	Schedule *s = run(seed_reduce,
+			  "sch.hoist_expression(conditionals=\"boolean_expression\")\n"
+			  "sch.simplify()\n"
+			  "sch.reduce_loop_extents()\n",
+			  STEP_COMMITTED, NULL);
+	StepReport *r = tu_last(s);
+	ck_assert_int_gt(r->nobs, 0);
+	for (int i = 0; i < r->nobs; i++)
+		ck_assert_int_eq(r->results[i].verdict, VERDICT_PROVEN);
+	char *text = print_func(sched_func(s));
+	ck_assert_msg(strstr(text, "T.serial(2)") || strstr(text, "T.serial(0, 2)"),
+		      "j not narrowed to 2:\n%s", text);
+	free(text);
+	sched_free(s);
+}
+END_TEST
+
+static const char *reduce_simple =
+	"@T.prim_func\n"
+	"def f(A: T.Buffer[(16,), \"int32\"], n: T.int32):\n"
+	"    T.assume(0 <= n and n <= 16)\n"
+	"    for i in T.serial(16):\n"
+	"        if 3 <= i and i < n:\n"
+	"            A[i] = i\n";
+
+START_TEST(reduce_loop_extents_with_a_symbolic_bound)
+{
+	Schedule *s = run(reduce_simple, "sch.reduce_loop_extents()\n", STEP_COMMITTED, NULL);
+	StepReport *r = tu_last(s);
+	ck_assert_int_ge(r->nobs, 2);
+	char *text = print_func(sched_func(s));
+	ck_assert_msg(strstr(text, "T.serial(3,") != NULL, "min not moved to 3:\n%s", text);
+	free(text);
+	sched_free(s);
+}
+END_TEST
+
+static const char *seed_noop =
+	"@T.prim_func\n"
+	"def sum(A: T.Buffer[16, \"float32\"], B: T.Buffer[1, \"float32\"]):\n"
+	"    T.assume(B[0] == 0.0)\n"
+	"    B[0] = 0.0\n"
+	"    for i in T.serial(16):\n"
+	"        B[0] = B[0] + A[i]\n";
+
+START_TEST(store_of_an_assumed_value_is_removed)
+{
+	Schedule *s = run(seed_noop, "sch.remove_no_op()\n", STEP_COMMITTED, NULL);
+	ck_assert_int_eq(count_kind(sched_func(s)->body, ST_STORE), 1);
+	sched_free(s);
+}
+END_TEST
+
+static const char *overwritten =
+	"@T.prim_func\n"
+	"def f(A: T.Buffer[(16,), \"int32\"]):\n"
+	"    for i in T.serial(16):\n"
+	"        A[i] = 7\n"
+	"    for i in T.serial(16):\n"
+	"        A[i] = i\n";
+
+START_TEST(store_overwritten_before_any_read_is_removed)
+{
+	Schedule *s = run(overwritten, "sch.remove_no_op()\n", STEP_COMMITTED, NULL);
+	ck_assert_int_eq(count_kind(sched_func(s)->body, ST_STORE), 1);
+	ck_assert_int_eq(count_kind(sched_func(s)->body, ST_FOR), 1);
+	sched_free(s);
+}
+END_TEST
+
+static const char *read_between =
+	"@T.prim_func\n"
+	"def f(A: T.Buffer[(16,), \"int32\"], B: T.Buffer[(16,), \"int32\"]):\n"
+	"    for i in T.serial(16):\n"
+	"        A[i] = 7\n"
+	"    for i in T.serial(16):\n"
+	"        B[i] = A[i]\n"
+	"    for i in T.serial(16):\n"
+	"        A[i] = i\n";
+
+START_TEST(store_read_before_it_is_overwritten_stays)
+{
+	Schedule *s = run(read_between, "sch.remove_no_op()\n", STEP_COMMITTED, NULL);
+	ck_assert_int_eq(count_kind(sched_func(s)->body, ST_STORE), 3);
+	ck_assert_ptr_nonnull(strstr(tu_last(s)->note, "0 no-op or dead stores removed"));
+	sched_free(s);
+}
+END_TEST
+
+static const char *assume_then_write =
+	"@T.prim_func\n"
+	"def f(A: T.Buffer[(16,), \"int32\"], B: T.Buffer[(1,), \"int32\"]):\n"
+	"    T.assume(B[0] == 0)\n"
+	"    B[0] = A[3]\n"
+	"    A[1] = B[0]\n"
+	"    B[0] = 0\n"
+	"    A[0] = B[0]\n";
+
+START_TEST(a_fact_invalidated_by_a_write_is_not_used)
+{
+	/* B[0] = 0 after B[0] = A[3] is not a no-op: the assumption about
+	 * B[0] no longer holds there (seed 000's lifetime rule) */
+	Schedule *s = run(assume_then_write, "sch.remove_no_op()\n", STEP_COMMITTED, NULL);
+	char *text = print_func(sched_func(s));
+	ck_assert_msg(strstr(text, "B[0] = 0\n") != NULL, "B[0] = 0 was removed:\n%s", text);
+	free(text);
+	sched_free(s);
+}
+END_TEST
+
+Suite *suite_hoist(void)
+{
+	Suite *s = suite_create("hoist");
+	TCase *tc = tcase_create("hoist_expression");
+	tcase_add_checked_fixture(tc, setup, teardown);
+	tcase_add_test(tc, invariant_branch_moves_out_of_the_loop);
+	tcase_add_test(tc, branch_reading_a_buffer_the_loop_writes_stays);
+	tcase_add_test(tc, hoisting_a_faulting_condition_needs_a_nonempty_loop);
+	tcase_add_test(tc, case_split_lets_simplify_clear_the_interior);
+	suite_add_tcase(s, tc);
+	tc = tcase_create("reduce_loop_extents");
+	tcase_add_checked_fixture(tc, setup, teardown);
+	tcase_add_test(tc, reduce_loop_extents_follows_seed_000);
+	tcase_add_test(tc, reduce_loop_extents_with_a_symbolic_bound);
+	suite_add_tcase(s, tc);
+	tc = tcase_create("remove_no_op");
+	tcase_add_checked_fixture(tc, setup, teardown);
+	tcase_add_test(tc, store_of_an_assumed_value_is_removed);
+	tcase_add_test(tc, store_overwritten_before_any_read_is_removed);
+	tcase_add_test(tc, store_read_before_it_is_overwritten_stays);
+	tcase_add_test(tc, a_fact_invalidated_by_a_write_is_not_used);
+	suite_add_tcase(s, tc);
+	return s;
+}

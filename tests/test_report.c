@@ -1,0 +1,446 @@
+/* tests/test_report.c — counterexample reports (semantics.md section 6):
+ * the refuted obligation in words, the values of loop variables,
+ * parameters and buffer cells from the model, the source lines of the
+ * accesses, and the replay with its verdict (confirmed, unconfirmed, not
+ * possible); unproven steps name their reason. `vsched run --json` and
+ * `vsched log show --json` print valid JSON lines with those fields. */
+#include <check.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "testutil.h"
+
+static Arena arena;
+static char dir[64];
+static void setup(void)
+{
+	arena_init(&arena);
+	tu_tmpdir(dir, sizeof dir);
+}
+static void teardown(void)
+{
+	arena_free(&arena);
+	tu_rmdir(dir);
+}
+
+/* the guard reads C, so the model has buffer cells as well as the two
+ * iterations */
+static const char wave[] =
+	"@T.prim_func\n"
+	"def wave(A: T.Buffer[(8, 9), \"int32\"], C: T.Buffer[(8,), \"int32\"]):\n"
+	"    for i, j in T.grid(7, 8):\n"
+	"        if C[j] > 0:\n"
+	"            A[i + 1, j] = A[i, j + 1] + 1\n";
+
+static const char scale_n[] =
+	"@T.prim_func\n"
+	"def scale(a: T.handle, b: T.handle, n: T.int32):\n"
+	"    A = T.match_buffer(a, (n,), \"int32\")\n"
+	"    B = T.match_buffer(b, (n,), \"int32\")\n"
+	"    T.assume(0 <= n and n <= 64)\n"
+	"    for i in T.serial(n):\n"
+	"        B[i] = 2 * A[i]\n";
+
+static const char total[] =
+	"@T.prim_func\n"
+	"def total(A: T.Buffer[(64,), \"int32\"], C: T.Buffer[(1,), \"int32\"]):\n"
+	"    C[0] = 0\n"
+	"    for i in T.serial(64):\n"
+	"        C[0] = C[0] + A[i]\n";
+
+static void has(const char *text, const char *what)
+{
+	ck_assert_msg(text && strstr(text, what) != NULL, "expected \"%s\" in:\n%s", what,
+		      text ? text : "(null)");
+}
+
+/* Run `script` on `kernel` (file name k.tir); the rejected step's text. */
+static char *rejected_text(const char *kernel, const char *script, const SmtOptions *opt,
+			   StepReport **out)
+{
+	Module *m = tu_parse(&arena, "k.tir", kernel);
+	Schedule *s = opt ? sched_new(&arena, m, opt) : tu_schedule(&arena, m);
+	ck_assert_int_eq(tu_run(s, script), STEP_REJECTED);
+	StepReport *r = tu_last(s);
+	if (out)
+		*out = r;
+	char *text = sched_report_text(r);
+	sched_free(s);
+	return text;
+}
+
+START_TEST(counterexample_has_iterations_cells_source_lines_and_replay)
+{
+	StepReport *r;
+	char *t = rejected_text(wave, "sch.reorder(\"j\", \"i\")", NULL, &r);
+	/* the obligation in words */
+	has(t, "counterexample (reorder.no_conflict): iterations p before q in the old order");
+	has(t, "write of A at 5:13 (first instance) and read of A at 5:27 (second instance)");
+	/* the two iterations, by loop variable */
+	has(t, "values: i_p = ");
+	has(t, "j_p = ");
+	has(t, "i_q = ");
+	has(t, "j_q = ");
+	/* the buffer cells the guard reads */
+	has(t, "cells: C[");
+	/* the source lines of the loop and the accesses */
+	has(t, "k.tir:3:5:     for i, j in T.grid(7, 8):");
+	has(t, "k.tir:5:13:             A[i + 1, j] = A[i, j + 1] + 1");
+	/* the replay and its verdict, with the first difference */
+	has(t, "replay: confirmed");
+	has(t, "first difference (before vs after): A[");
+	ck_assert_int_eq(r->replay, REPLAY_CONFIRMED);
+	free(t);
+}
+END_TEST
+
+START_TEST(scalar_parameters_appear_in_the_counterexample)
+{
+	char *t = rejected_text(scale_n, "io, ii = sch.split(\"i\", factor=4, tail=\"perfect\")", NULL,
+				NULL);
+	has(t, "counterexample (split.divisible): the extent of loop i is a multiple of 4");
+	has(t, "values: n = ");
+	has(t, "k.tir:6:5:     for i in T.serial(n):");
+	has(t, "replay: confirmed");
+	has(t, "input scalars: n = ");
+	free(t);
+}
+END_TEST
+
+START_TEST(race_report_says_replay_is_not_possible)
+{
+	char *t = rejected_text(total, "sch.parallel(\"i\")", NULL, NULL);
+	has(t, "counterexample (parallel.no_race)");
+	has(t, "i_1 = ");
+	has(t, "i_2 = ");
+	has(t, ":         C[0] = C[0] + A[i]");
+	has(t, "k.tir:5:");
+	has(t, "replay: not possible: the interpreter runs parallel and vector loops one iteration at a time");
+	free(t);
+}
+END_TEST
+
+/* A write-write conflict whose last writer is the same in both orders:
+ * refuted, but no input shows a difference; the report says so. */
+START_TEST(unconfirmed_replay_is_reported_as_such)
+{
+	static const char k[] =
+		"@T.prim_func\n"
+		"def f(A: T.Buffer[(4,), \"int32\"]):\n"
+		"    for i, j in T.grid(4, 4):\n"
+		"        A[0] = 7\n";
+	StepReport *r;
+	char *t = rejected_text(k, "sch.reorder(\"j\", \"i\")", NULL, &r);
+	has(t, "replay: unconfirmed");
+	has(t, "the obligation is still refuted");
+	ck_assert_int_eq(r->replay, REPLAY_UNCONFIRMED);
+	free(t);
+}
+END_TEST
+
+START_TEST(unproven_step_names_its_reason_and_has_no_counterexample)
+{
+	SmtOptions opt = {0};
+	opt.rlimit = 1;
+	StepReport *r;
+	char *t = rejected_text(wave, "sch.reorder(\"j\", \"i\")", &opt, &r);
+	has(t, "REJECTED");
+	has(t, "not proven (resource limit)");
+	ck_assert_ptr_null(strstr(t, "counterexample ("));
+	ck_assert_int_eq(r->replay, REPLAY_NONE);
+	free(t);
+}
+END_TEST
+
+/* ---------- JSON lines ---------- */
+
+static char *run_json(int want, const char *kernel, const char *script)
+{
+	char k[128], s[128], cmd[1024];
+	snprintf(k, sizeof k, "%s/k.tir", dir);
+	snprintf(s, sizeof s, "%s/s.sched", dir);
+	FILE *f = fopen(k, "w");
+	fputs(kernel, f);
+	fclose(f);
+	f = fopen(s, "w");
+	fputs(script, f);
+	fclose(f);
+	snprintf(cmd, sizeof cmd, "'%s' run '%s' --schedule '%s' --json --log '%s/log'",
+		 tu_vsched_bin(), k, s, dir);
+	char *out, *err;
+	int rc = tu_sh(cmd, &out, &err);
+	ck_assert_msg(rc == want, "exit %d, expected %d:\n%s", rc, want, err);
+	free(err);
+	return out;
+}
+
+static int check_json_lines(char *out)
+{
+	int n = 0;
+	for (char *line = strtok(out, "\n"); line; line = strtok(NULL, "\n"), n++)
+		ck_assert_msg(tu_json_valid(line), "not a JSON line: %s", line);
+	return n;
+}
+
+START_TEST(run_json_prints_valid_json_lines)
+{
+	char *out = run_json(1, wave, "io, ii = sch.split(\"i\", factor=7)\nsch.reorder(\"j\", \"io\")\n");
+	has(out, "\"status\":\"committed\"");
+	has(out, "\"status\":\"rejected\"");
+	has(out, "\"kind\":\"reorder.no_conflict\"");
+	has(out, "\"verdict\":\"refuted\"");
+	has(out, "\"replay\":\"confirmed\"");
+	has(out, "values: i");  /* the counterexample text, escaped */
+	has(out, "\\n    cells: C[");
+	ck_assert_int_eq(check_json_lines(out), 2);
+	free(out);
+	/* quotes, backslashes and control characters in names stay escaped */
+	out = run_json(0, wave, "io, ii = sch.split(\"i\", factor=7)  # \"quoted\" \\ \t\n");
+	ck_assert_int_eq(check_json_lines(out), 1);
+	free(out);
+	/* log show --json */
+	char cmd[512];
+	snprintf(cmd, sizeof cmd, "'%s' log show '%s/log' --json", tu_vsched_bin(), dir);
+	char *err;
+	ck_assert_int_eq(tu_sh(cmd, &out, &err), 0);
+	has(out, "\"type\"");
+	ck_assert_int_ge(check_json_lines(out), 1);
+	free(out);
+	free(err);
+}
+END_TEST
+
+START_TEST(json_checker_rejects_what_is_not_json)
+{
+	ck_assert(tu_json_valid("{\"a\":[1,2.5e-3,true,null,\"x\\n\\u00e9\"]}"));
+	ck_assert(!tu_json_valid("{\"a\":1,}"));
+	ck_assert(!tu_json_valid("{\"a\":\"tab\there\"}"));
+	ck_assert(!tu_json_valid("{\"a\":01}"));
+	ck_assert(!tu_json_valid("{\"a\":1} x"));
+	ck_assert(!tu_json_valid("{'a':1}"));
+	ck_assert(!tu_json_valid("{\"a\":\"\\q\"}"));
+}
+END_TEST
+
+/* ---------- proofs/ pages: their examples still give what they show ---------- */
+
+typedef struct PageExample {
+	char name[64];
+	int exit;
+	StrBuf kernel, schedule, err, out;
+} PageExample;
+
+/* "0.013s" -> "N.NNNs", " (cached)" removed: times and cache hits vary */
+static char *normalise(const char *line)
+{
+	StrBuf b = {0};
+	for (const char *p = line; *p;) {
+		if (strncmp(p, " (cached)", 9) == 0) {
+			p += 9;
+			continue;
+		}
+		const char *q = p;
+		while (*q >= '0' && *q <= '9')
+			q++;
+		if (q > p && q[0] == '.' && q[1] >= '0' && q[1] <= '9' && q[2] >= '0' && q[2] <= '9' &&
+		    q[3] >= '0' && q[3] <= '9' && q[4] == 's') {
+			sb_puts(&b, "N.NNNs");
+			p = q + 5;
+			continue;
+		}
+		sb_put(&b, p, 1);
+		p++;
+	}
+	return sb_take(&b);
+}
+
+/* The first line of `want` (malloc'ed) that does not appear in `got`
+ * after the lines before it, or NULL when all do ("..." lines skip). */
+static char *missing_line(const char *want, const char *got)
+{
+	char *w = strdup(want), *g = normalise(got), *missing = NULL;
+	const char *pos = g;
+	char *save = NULL;
+	for (char *line = strtok_r(w, "\n", &save); line && !missing;
+	     line = strtok_r(NULL, "\n", &save)) {
+		if (strcmp(line, "...") == 0)
+			continue;
+		char *nl = normalise(line);
+		size_t n = strlen(nl);
+		const char *hit = pos;
+		/* a whole line: it starts a line and ends one */
+		while ((hit = strstr(hit, nl)) &&
+		       !((hit == g || hit[-1] == '\n') && (hit[n] == '\n' || hit[n] == 0)))
+			hit++;
+		if (hit)
+			pos = hit + n;
+		else
+			missing = strdup(line);
+		free(nl);
+	}
+	free(w);
+	free(g);
+	return missing;
+}
+
+static void assert_lines_in_order(const char *page, const char *name, const char *what,
+				  const char *want, const char *got)
+{
+	char *line = missing_line(want, got);
+	ck_assert_msg(line == NULL,
+		      "proofs/%s, example %s is stale: %s line\n  %s\nnot found (in order) in the output of vsched:\n%s",
+		      page, name, what, line, got);
+}
+
+static void run_page_example(const char *page, PageExample *e)
+{
+	char tmp[64], path[256];
+	tu_tmpdir(tmp, sizeof tmp);
+	snprintf(path, sizeof path, "%s/%s.tir", tmp, e->name);
+	FILE *f = fopen(path, "w");
+	fputs(e->kernel.s ? e->kernel.s : "", f);
+	fclose(f);
+	snprintf(path, sizeof path, "%s/%s.sched", tmp, e->name);
+	f = fopen(path, "w");
+	fputs(e->schedule.s ? e->schedule.s : "", f);
+	fclose(f);
+	/* run in the example's folder, so reports name NAME.tir as the page does */
+	const char *bin = tu_vsched_bin();
+	char *abs = bin[0] == '/' ? strdup(bin) : realpath(bin, NULL);
+	ck_assert_msg(abs != NULL, "cannot find %s", bin);
+	char cmd[1024];
+	snprintf(cmd, sizeof cmd, "cd '%s' && '%s' run %s.tir --schedule %s.sched", tmp, abs, e->name,
+		 e->name);
+	free(abs);
+	char *out, *err;
+	int rc = tu_sh(cmd, &out, &err);
+	tu_rmdir(tmp);
+	ck_assert_msg(rc == e->exit, "proofs/%s, example %s is stale: exit %d, the page says %d\n%s",
+		      page, e->name, rc, e->exit, err);
+	assert_lines_in_order(page, e->name, "stderr", e->err.s ? e->err.s : "", err);
+	assert_lines_in_order(page, e->name, "stdout", e->out.s ? e->out.s : "", out);
+	free(out);
+	free(err);
+}
+
+static void free_example(PageExample *e)
+{
+	free(e->kernel.s);
+	free(e->schedule.s);
+	free(e->err.s);
+	free(e->out.s);
+	memset(e, 0, sizeof *e);
+}
+
+/* Run every example of one page; returns how many ran with exit 0 and 1. */
+static void check_page(const char *page, int *accepted, int *rejected)
+{
+	char path[256];
+	snprintf(path, sizeof path, "proofs/%s", page);
+	char *text = tu_read_file(path);
+	ck_assert_msg(text != NULL, "cannot read %s (tests run from the top of the tree)", path);
+	PageExample e;
+	memset(&e, 0, sizeof e);
+	bool open = false;
+	StrBuf *into = NULL;
+	char *save = NULL;
+	for (char *line = strtok_r(text, "\n", &save);; line = strtok_r(NULL, "\n", &save)) {
+		bool marker = line && strncmp(line, "<!-- vsched-example: ", 21) == 0;
+		if (!line || marker) {
+			if (open) {
+				ck_assert_msg(e.kernel.s && e.schedule.s,
+					      "proofs/%s, example %s: kernel or schedule block missing",
+					      page, e.name);
+				run_page_example(page, &e);
+				*(e.exit == 0 ? accepted : rejected) += 1;
+				free_example(&e);
+			}
+			if (!line)
+				break;
+			open = sscanf(line + 21, "%63s exit=%d", e.name, &e.exit) == 2;
+			ck_assert_msg(open, "proofs/%s: bad example marker: %s", page, line);
+			continue;
+		}
+		if (!open)
+			continue;
+		if (into) {
+			if (strcmp(line, "```") == 0)
+				into = NULL;
+			else
+				sb_printf(into, "%s\n", line);
+			continue;
+		}
+		if (strcmp(line, "```python kernel") == 0)
+			into = &e.kernel;
+		else if (strcmp(line, "```python schedule") == 0)
+			into = &e.schedule;
+		else if (strcmp(line, "```text stderr") == 0)
+			into = &e.err;
+		else if (strcmp(line, "```python stdout") == 0)
+			into = &e.out;
+	}
+	free(text);
+}
+
+START_TEST(proofs_pages_examples_still_hold)
+{
+	static const char *const pages[] = {"split.md", "fuse.md", "reorder.md", "parallel.md"};
+	for (size_t i = 0; i < sizeof pages / sizeof *pages; i++) {
+		int accepted = 0, rejected = 0;
+		check_page(pages[i], &accepted, &rejected);
+		ck_assert_msg(accepted >= 1 && rejected >= 1,
+			      "proofs/%s needs an accepted and a rejected example (%d, %d)", pages[i],
+			      accepted, rejected);
+	}
+	/* the index names every page */
+	char *index = tu_read_file("proofs/README.md");
+	ck_assert_ptr_nonnull(index);
+	for (size_t i = 0; i < sizeof pages / sizeof *pages; i++)
+		has(index, pages[i]);
+	free(index);
+}
+END_TEST
+
+START_TEST(stale_example_is_detected)
+{
+	const char *got = "step x: committed\n  obligation a proven 0.010s  s\nresult\n";
+	char *m = missing_line("step x: committed\n...\n  obligation a proven 9.999s  s\n", got);
+	ck_assert_ptr_null(m); /* times are compared as N.NNNs */
+	m = missing_line("  obligation a proven 0.010s  s\nstep x: committed\n", got);
+	ck_assert_str_eq(m, "step x: committed"); /* order matters */
+	free(m);
+	m = missing_line("step x: REJECTED\n", got);
+	ck_assert_str_eq(m, "step x: REJECTED");
+	free(m);
+	m = missing_line("resul\n", got); /* whole lines only */
+	ck_assert_str_eq(m, "resul");
+	free(m);
+}
+END_TEST
+
+Suite *suite_report(void)
+{
+	Suite *s = suite_create("report");
+	TCase *tc = tcase_create("counterexamples");
+	tcase_add_checked_fixture(tc, setup, teardown);
+	tcase_set_timeout(tc, 120);
+	tcase_add_test(tc, counterexample_has_iterations_cells_source_lines_and_replay);
+	tcase_add_test(tc, scalar_parameters_appear_in_the_counterexample);
+	tcase_add_test(tc, race_report_says_replay_is_not_possible);
+	tcase_add_test(tc, unconfirmed_replay_is_reported_as_such);
+	tcase_add_test(tc, unproven_step_names_its_reason_and_has_no_counterexample);
+	suite_add_tcase(s, tc);
+	tc = tcase_create("json");
+	tcase_add_checked_fixture(tc, setup, teardown);
+	tcase_set_timeout(tc, 120);
+	tcase_add_test(tc, run_json_prints_valid_json_lines);
+	tcase_add_test(tc, json_checker_rejects_what_is_not_json);
+	suite_add_tcase(s, tc);
+	tc = tcase_create("proofs_pages");
+	tcase_set_timeout(tc, 120);
+	tcase_add_test(tc, proofs_pages_examples_still_hold);
+	tcase_add_test(tc, stale_example_is_detected);
+	suite_add_tcase(s, tc);
+	return s;
+}
