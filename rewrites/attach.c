@@ -320,6 +320,7 @@ static void add_group(GroupWalk *w, const Stmt *s, Relation rel)
 		break;
 	}
 	rw_collect_accesses(w->c, s, j, orig, fresh, w->nvol, w->vol, &g->acc);
+	rw_name_instance(a, &g->acc, suffix);
 }
 
 static void group_walk(GroupWalk *w, const Stmt *s, const int *path, int depth)
@@ -391,6 +392,7 @@ void attach_between_accesses(RwCtx *c, const AttachSite *s, AccessList *out)
 	int hi = s->block_index < s->other_index ? s->other_index : s->block_index;
 	for (int i = lo + 1; i < hi; i++)
 		rw_collect_accesses(c, s->seq->u.seq.items[i], 0, NULL, NULL, nvol, vol, out);
+	rw_name_instance(c->arena, out, "_between");
 }
 
 Obligation *attach_base(RwCtx *c, const AttachSite *s, const char *kind, const char *statement,

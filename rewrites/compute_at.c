@@ -590,6 +590,7 @@ static void outside_obligations(RwCtx *c, const AttachSite *s, const Producer *p
 	attach_ctx_at(c, &s->block, alloc_depth, &top);
 	Stmt *al = attach_stmt_at(body_without(c, s), s->block.path, alloc_depth);
 	rw_collect_accesses(c, al->u.alloc.body, 0, NULL, NULL, nvol, vol, &acc);
+	rw_name_instance(a, &acc, "");
 	for (int i = 0; i < acc.n; i++) {
 		const Access *x = &acc.items[i];
 		if (x->is_write || x->buf != p->buf)
@@ -619,6 +620,7 @@ static void inputs_obligations(RwCtx *c, const AttachSite *s, const Producer *p,
 	memset(&all, 0, sizeof all);
 	memset(&between, 0, sizeof between);
 	rw_collect_accesses(c, moved, 0, NULL, NULL, nvol, vol, &all);
+	rw_name_instance(a, &all, "");
 	attach_filter(a, &all, false, &reads);
 	const char *kind = "compute_at.inputs_unchanged";
 	char *what = arena_printf(a, "block \"%s\" reads its inputs unchanged at its new place", p->block->u.block.name);
@@ -710,6 +712,10 @@ static char *region_note(RwCtx *c, const AttachSite *s, const Producer *p, const
 
 static RwStatus check_buffer(RwCtx *c, const AttachSite *s, const Producer *p, int *alloc_depth)
 {
+	if (p->buf->layout)
+		return rw_fail(c, RW_UNSUPPORTED, p->store->span,
+			       "%s has a transformed layout; apply compute_at before transform_layout",
+			       p->buf->name);
 	*alloc_depth = find_alloc(c, s, p->buf);
 	if (*alloc_depth < 0)
 		return rw_fail(c, RW_UNSUPPORTED, p->store->span,
@@ -750,7 +756,7 @@ RwStatus rw_compute_at(RwCtx *c, const char *block, const char *loop)
 	Producer p;
 	if ((st = parse_producer(c, s.block.stmt, &p)) != RW_OK)
 		return st;
-	int alloc_depth;
+	int alloc_depth = -1;
 	if ((st = check_buffer(c, &s, &p, &alloc_depth)) != RW_OK)
 		return st;
 	Stmt *l = s.loop.stmt;

@@ -494,6 +494,7 @@ static void commute_obligations(RwCtx *c, const AttachSite *s, const Consumer *k
 	memset(&mine, 0, sizeof mine);
 	memset(&between, 0, sizeof between);
 	rw_collect_accesses(c, moved, 0, NULL, NULL, nvol, vol, &mine);
+	rw_name_instance(a, &mine, "");
 	char *what = arena_printf(a, "block \"%s\" moved into %s commutes with what now runs after it",
 				  k->block->u.block.name, s->loop.stmt->u.loop.var->name);
 	Obligation *base = attach_base(c, s, kind, what, ir_bool(a, true), k->block->span);
@@ -539,6 +540,8 @@ static void commute_obligations(RwCtx *c, const AttachSite *s, const Consumer *k
 	memset(&p2, 0, sizeof p2);
 	rw_collect_accesses(c, k->body, m, nv, r1, nvol, vol, &p1);
 	rw_collect_accesses(c, k->body, m, nv, r2, nvol, vol, &p2);
+	rw_name_instance(a, &p1, "_1");
+	rw_name_instance(a, &p2, "_2");
 	rw_commute_obligations(c, kind,
 			       arena_printf(a, "instances of block \"%s\" whose order changes commute", k->block->u.block.name),
 			       self, &p1, &p2, true);
