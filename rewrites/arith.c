@@ -388,10 +388,29 @@ static int node_count(const Expr *e)
 	return 1;
 }
 
-static Expr *mark(Simplifier *s, Expr *e)
+/* A rule fired: `from` (its operands already simplified) became `to`.
+ * The pair is logged so a caller can prove each rewrite on its own. */
+static Expr *mark(Simplifier *s, Expr *from, Expr *to)
 {
 	s->changed = true;
-	return e;
+	if (s->log) {
+		ArithLog *l = s->log;
+		if (l->n == l->cap) {
+			int cap = l->cap ? l->cap * 2 : 16;
+			Expr **f = arena_alloc(s->a, sizeof(Expr *) * (size_t)cap);
+			Expr **t = arena_alloc(s->a, sizeof(Expr *) * (size_t)cap);
+			if (l->n) {
+				memcpy(f, l->from, sizeof(Expr *) * (size_t)l->n);
+				memcpy(t, l->to, sizeof(Expr *) * (size_t)l->n);
+			}
+			l->from = f;
+			l->to = t;
+			l->cap = cap;
+		}
+		l->from[l->n] = from;
+		l->to[l->n++] = to;
+	}
+	return to;
 }
 
 /* (Q*c + R) // c and % c */
@@ -421,10 +440,10 @@ static Expr *divmod_rule(Simplifier *s, Expr *e, Expr *num, int64_t c)
 		int64_t k = fdiv(lo, c);
 		if (is_div) {
 			q.c += k;
-			return mark(s, lin_expr(s->a, &q, e->dtype));
+			return mark(s, e, lin_expr(s->a, &q, e->dtype));
 		}
 		r.c -= k * c;
-		return mark(s, lin_expr(s->a, &r, e->dtype));
+		return mark(s, e, lin_expr(s->a, &r, e->dtype));
 	}
 	if (lin_terms(&q) == 0 || (q.c != 0 && lin_terms(&q) == 1 && r.n == l.n))
 		return e; /* nothing to take out */
@@ -433,13 +452,13 @@ static Expr *divmod_rule(Simplifier *s, Expr *e, Expr *num, int64_t c)
 	Expr *inner = ir_bin(s->a, e->u.bin.op, rest, cc, nospan());
 	inner->dtype = e->dtype;
 	if (!is_div)
-		return mark(s, inner);
+		return mark(s, e, inner);
 	LinF out = q;
 	lin_add_atom(&out, inner, 1);
-	return mark(s, lin_expr(s->a, &out, e->dtype));
+	return mark(s, e, lin_expr(s->a, &out, e->dtype));
 }
 
-static Expr *bool_lit(Simplifier *s, bool v) { return mark(s, ir_bool(s->a, v)); }
+static Expr *bool_lit(Simplifier *s, Expr *e, bool v) { return mark(s, e, ir_bool(s->a, v)); }
 
 static Expr *compare_rule(Simplifier *s, Expr *e)
 {
@@ -454,12 +473,12 @@ static Expr *compare_rule(Simplifier *s, Expr *e)
 	if (!lin_range(s->bounds, &d, &lo, &hi))
 		return e;
 	switch (e->u.bin.op) {
-	case OP_LT: if (lo > 0) return bool_lit(s, true); if (hi <= 0) return bool_lit(s, false); break;
-	case OP_LE: if (lo >= 0) return bool_lit(s, true); if (hi < 0) return bool_lit(s, false); break;
-	case OP_GT: if (hi < 0) return bool_lit(s, true); if (lo >= 0) return bool_lit(s, false); break;
-	case OP_GE: if (hi <= 0) return bool_lit(s, true); if (lo > 0) return bool_lit(s, false); break;
-	case OP_EQ: if (lo == 0 && hi == 0) return bool_lit(s, true); if (lo > 0 || hi < 0) return bool_lit(s, false); break;
-	case OP_NE: if (lo == 0 && hi == 0) return bool_lit(s, false); if (lo > 0 || hi < 0) return bool_lit(s, true); break;
+	case OP_LT: if (lo > 0) return bool_lit(s, e, true); if (hi <= 0) return bool_lit(s, e, false); break;
+	case OP_LE: if (lo >= 0) return bool_lit(s, e, true); if (hi < 0) return bool_lit(s, e, false); break;
+	case OP_GT: if (hi < 0) return bool_lit(s, e, true); if (lo >= 0) return bool_lit(s, e, false); break;
+	case OP_GE: if (hi <= 0) return bool_lit(s, e, true); if (lo > 0) return bool_lit(s, e, false); break;
+	case OP_EQ: if (lo == 0 && hi == 0) return bool_lit(s, e, true); if (lo > 0 || hi < 0) return bool_lit(s, e, false); break;
+	case OP_NE: if (lo == 0 && hi == 0) return bool_lit(s, e, false); if (lo > 0 || hi < 0) return bool_lit(s, e, true); break;
 	case OP_ADD: case OP_SUB: case OP_MUL: case OP_DIV: case OP_FLOORDIV: case OP_FLOORMOD:
 	case OP_MIN: case OP_MAX: case OP_AND: case OP_OR: case OP_COUNT:
 		break;
@@ -498,12 +517,12 @@ static Expr *simp_bin(Simplifier *s, Expr *e)
 	int64_t c;
 	switch (op) {
 	case OP_AND:
-		if (is_bool_lit(x, &bx)) return mark(s, bx ? y : x);
-		if (is_bool_lit(y, &by)) return mark(s, by ? x : y);
+		if (is_bool_lit(x, &bx)) return mark(s, e, bx ? y : x);
+		if (is_bool_lit(y, &by)) return mark(s, e, by ? x : y);
 		return e;
 	case OP_OR:
-		if (is_bool_lit(x, &bx)) return mark(s, bx ? x : y);
-		if (is_bool_lit(y, &by)) return mark(s, by ? y : x);
+		if (is_bool_lit(x, &bx)) return mark(s, e, bx ? x : y);
+		if (is_bool_lit(y, &by)) return mark(s, e, by ? y : x);
 		return e;
 	case OP_EQ: case OP_NE: case OP_LT: case OP_LE: case OP_GT: case OP_GE:
 		return compare_rule(s, e);
@@ -515,13 +534,13 @@ static Expr *simp_bin(Simplifier *s, Expr *e)
 		if (dtype_is_float(e->dtype)) {
 			if (s->fm != FLOAT_REAL)
 				return e; /* IEEE identities are not ours to assume */
-			if (op == OP_ADD && is_float_lit(y, 0.0)) return mark(s, x);
-			if (op == OP_ADD && is_float_lit(x, 0.0)) return mark(s, y);
-			if (op == OP_SUB && is_float_lit(y, 0.0)) return mark(s, x);
-			if (op == OP_MUL && is_float_lit(y, 1.0)) return mark(s, x);
-			if (op == OP_MUL && is_float_lit(x, 1.0)) return mark(s, y);
+			if (op == OP_ADD && is_float_lit(y, 0.0)) return mark(s, e, x);
+			if (op == OP_ADD && is_float_lit(x, 0.0)) return mark(s, e, y);
+			if (op == OP_SUB && is_float_lit(y, 0.0)) return mark(s, e, x);
+			if (op == OP_MUL && is_float_lit(y, 1.0)) return mark(s, e, x);
+			if (op == OP_MUL && is_float_lit(x, 1.0)) return mark(s, e, y);
 			if (op == OP_MUL && (is_float_lit(x, 0.0) || is_float_lit(y, 0.0)))
-				return mark(s, ir_float(s->a, 0.0, e->dtype, nospan()));
+				return mark(s, e, ir_float(s->a, 0.0, e->dtype, nospan()));
 			return e;
 		}
 		if (dtype_is_int(e->dtype)) {
@@ -530,17 +549,17 @@ static Expr *simp_bin(Simplifier *s, Expr *e)
 				return e;
 			Expr *n = lin_expr(s->a, &l, e->dtype);
 			if (lin_terms(&l) < l.nsyntax || node_count(n) < node_count(e))
-				return mark(s, n);
+				return mark(s, e, n);
 		}
 		return e;
 	case OP_MIN: case OP_MAX: {
 		int64_t a0, a1, b0, b1;
 		if (!arith_range(s->bounds, x, &a0, &a1) || !arith_range(s->bounds, y, &b0, &b1))
 			return e;
-		if (op == OP_MIN && a1 <= b0) return mark(s, x);
-		if (op == OP_MIN && b1 <= a0) return mark(s, y);
-		if (op == OP_MAX && a0 >= b1) return mark(s, x);
-		if (op == OP_MAX && b0 >= a1) return mark(s, y);
+		if (op == OP_MIN && a1 <= b0) return mark(s, e, x);
+		if (op == OP_MIN && b1 <= a0) return mark(s, e, y);
+		if (op == OP_MAX && a0 >= b1) return mark(s, e, x);
+		if (op == OP_MAX && b0 >= a1) return mark(s, e, y);
 		return e;
 	}
 	case OP_DIV: case OP_COUNT:
@@ -586,6 +605,7 @@ static Expr *known_load(Simplifier *s, Expr *e)
 		Simplifier sub = *s;
 		sub.facts = NULL;
 		sub.changed = false;
+		sub.log = NULL; /* deciding applicability rewrites nothing */
 		Expr *ok = f->guard ? ir_subst_expr(s->a, f->guard, f->nvars, f->vars, t0) : NULL;
 		if (f->unless)
 			ok = ir_and(s->a, ok, ir_not(s->a, ir_subst_expr(s->a, f->unless, f->nvars, f->vars, t0),
@@ -600,7 +620,7 @@ static Expr *known_load(Simplifier *s, Expr *e)
 		Expr *val = ir_subst_expr(s->a, v, f->nvars, f->vars, t0);
 		if (val->dtype != e->dtype)
 			continue;
-		return mark(s, val);
+		return mark(s, e, val);
 	}
 	return e;
 }
@@ -616,12 +636,13 @@ Expr *arith_simplify(Simplifier *s, Expr *e)
 		return e;
 	case EX_BIN:
 		return simp_bin(s, e);
-	case EX_NOT:
+	case EX_NOT: {
 		x = arith_simplify(s, e->u.un.a);
+		Expr *from = x == e->u.un.a ? e : ir_not(s->a, x, e->span);
 		if (is_bool_lit(x, &b))
-			return mark(s, ir_bool(s->a, !b));
+			return mark(s, from, ir_bool(s->a, !b));
 		if (x->kind == EX_NOT)
-			return mark(s, x->u.un.a);
+			return mark(s, from, x->u.un.a);
 		/* not (a < b) -> a >= b on integers (floats: NaN breaks it) */
 		if (x->kind == EX_BIN && binop_is_compare(x->u.bin.op) &&
 		    dtype_is_int(x->u.bin.a->dtype) && dtype_is_int(x->u.bin.b->dtype)) {
@@ -638,9 +659,10 @@ Expr *arith_simplify(Simplifier *s, Expr *e)
 			case OP_COUNT:
 				break;
 			}
-			return mark(s, ir_bin(s->a, inv, x->u.bin.a, x->u.bin.b, e->span));
+			return mark(s, from, ir_bin(s->a, inv, x->u.bin.a, x->u.bin.b, e->span));
 		}
-		return x == e->u.un.a ? e : ir_not(s->a, x, e->span);
+		return from;
+	}
 	case EX_NEG:
 		x = arith_simplify(s, e->u.un.a);
 		return x == e->u.un.a ? e : ir_neg(s->a, x, e->span);
@@ -649,8 +671,12 @@ Expr *arith_simplify(Simplifier *s, Expr *e)
 		return x == e->u.un.a ? e : ir_cast(s->a, e->dtype, x, e->span);
 	case EX_SELECT: {
 		Expr *c = arith_simplify(s, e->u.sel.cond);
-		if (is_bool_lit(c, &b))
-			return mark(s, arith_simplify(s, b ? e->u.sel.a : e->u.sel.b));
+		if (is_bool_lit(c, &b)) {
+			Expr *from = ir_select(s->a, c, e->u.sel.a, e->u.sel.b, e->span);
+			from->dtype = e->dtype;
+			mark(s, from, b ? e->u.sel.a : e->u.sel.b);
+			return arith_simplify(s, b ? e->u.sel.a : e->u.sel.b);
+		}
 		Expr *p = arith_simplify(s, e->u.sel.a), *q = arith_simplify(s, e->u.sel.b);
 		if (c == e->u.sel.cond && p == e->u.sel.a && q == e->u.sel.b)
 			return e;

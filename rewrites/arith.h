@@ -24,12 +24,21 @@ void arith_bounds_at(const Func *f, const StmtCtx *sc, Bounds *b);
  * comparisons; anything else is ignored). */
 void arith_bounds_assume(Bounds *b, const Expr *cond);
 
+/* The rewrites a simplification made, each `from` (its operands already
+ * simplified) -> `to`: together, by congruence and transitivity, they
+ * make the input equal to the output, one small equality each. */
+typedef struct ArithLog {
+	int n, cap;
+	Expr **from, **to;
+} ArithLog;
+
 typedef struct Simplifier {
 	Arena *a;
 	const Bounds *bounds;
 	const FactSet *facts; /* value facts for loads, or NULL */
 	FloatMode fm;
 	bool changed; /* a rule fired */
+	ArithLog *log; /* NULL: not logged */
 } Simplifier;
 
 /* The simplified expression (e itself when no rule fired). */

@@ -305,7 +305,7 @@ static void inner_bounds(Arena *a, const Func *f, Stmt *owner, Bounds *b)
 /* -1: false, 1: true, 0: undecided */
 static int decide(Arena *a, const Expr *cond, const Bounds *b, FloatMode fm)
 {
-	Simplifier s = {a, b, NULL, fm, false};
+	Simplifier s = {a, b, NULL, fm, false, NULL};
 	Expr *r = arith_simplify(&s, (Expr *)cond);
 	if (r->kind == EX_INT && r->dtype == DT_BOOL)
 		return r->u.ival ? 1 : -1;
@@ -518,7 +518,7 @@ static RwStatus reduce_one(RwCtx *c, Stmt *l, bool *changed, Stmt **made)
 	/* fold constants so the printed loop reads well */
 	Bounds none;
 	memset(&none, 0, sizeof none);
-	Simplifier simp = {a, &none, NULL, c->float_mode, false};
+	Simplifier simp = {a, &none, NULL, c->float_mode, false, NULL};
 	nlo = arith_simplify(&simp, nlo);
 	nhi = arith_simplify(&simp, nhi);
 	Expr *next = arith_simplify(&simp, ir_bin(a, OP_MAX, ir_int(a, 0, l->u.loop.var->dtype, nospan()),

@@ -580,6 +580,37 @@ static bool below_on_box(Arena *a, const IndexMap *m, Expr *g, Expr *extent)
 	       hi < ext;
 }
 
+/* not e, pushed inward (De Morgan; an integer comparison flips): exact,
+ * so `if 4 * io + ii >= 14` reads as in seed 000 */
+Expr *imap_negate(Arena *a, Expr *e)
+{
+	if (e->kind == EX_NOT)
+		return e->u.un.a;
+	if (e->kind == EX_INT && e->dtype == DT_BOOL)
+		return ir_bool(a, !e->u.ival);
+	if (e->kind != EX_BIN)
+		return ir_not(a, e, (Span){0});
+	BinOp op = e->u.bin.op, inv = op;
+	if (op == OP_AND || op == OP_OR)
+		return ir_bin(a, op == OP_AND ? OP_OR : OP_AND, imap_negate(a, e->u.bin.a),
+			      imap_negate(a, e->u.bin.b), (Span){0});
+	if (!binop_is_compare(op) || !dtype_is_int(e->u.bin.a->dtype) ||
+	    !dtype_is_int(e->u.bin.b->dtype))
+		return ir_not(a, e, (Span){0});
+	switch (op) {
+	case OP_LT: inv = OP_GE; break;
+	case OP_LE: inv = OP_GT; break;
+	case OP_GT: inv = OP_LE; break;
+	case OP_GE: inv = OP_LT; break;
+	case OP_EQ: inv = OP_NE; break;
+	case OP_NE: inv = OP_EQ; break;
+	case OP_ADD: case OP_SUB: case OP_MUL: case OP_DIV: case OP_FLOORDIV: case OP_FLOORMOD:
+	case OP_MIN: case OP_MAX: case OP_AND: case OP_OR: case OP_COUNT:
+		break;
+	}
+	return ir_bin(a, inv, e->u.bin.a, e->u.bin.b, (Span){0});
+}
+
 Expr *imap_pad_predicate(Arena *a, const IndexMap *m, Expr **full, bool *simplified)
 {
 	Expr **g = m->inverse;
@@ -609,6 +640,6 @@ Expr *imap_pad_predicate(Arena *a, const IndexMap *m, Expr **full, bool *simplif
 		else
 			inside = ir_and(a, inside, eq);
 	}
-	*full = ir_not(a, inside_full ? inside_full : ir_bool(a, true), (Span){0});
-	return ir_not(a, inside ? inside : ir_bool(a, true), (Span){0});
+	*full = imap_negate(a, inside_full ? inside_full : ir_bool(a, true));
+	return imap_negate(a, inside ? inside : ir_bool(a, true));
 }

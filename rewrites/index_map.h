@@ -47,4 +47,7 @@ Expr *imap_in_box(Arena *a, int n, Expr **idx, Expr **extent);
  * form is returned in *full. */
 Expr *imap_pad_predicate(Arena *a, const IndexMap *m, Expr **full, bool *simplified);
 
+/* not e, pushed inward exactly (De Morgan, integer comparisons flipped). */
+Expr *imap_negate(Arena *a, Expr *e);
+
 #endif

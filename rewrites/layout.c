@@ -554,7 +554,7 @@ static Layout *make_layout(Arena *a, Buffer *logical, const IndexMap *m, Expr *p
 	Expr *prev_all = prev->all_padding ? prev->all_padding : prev->pad_predicate;
 	Expr *prev_forb = prev->forbidden ? prev->forbidden
 			  : prev->pad_kind == PAD_NONE_GIVEN ? prev->pad_predicate : NULL;
-	Expr *not_pad = ir_not(a, pad, nospan());
+	Expr *not_pad = imap_negate(a, pad);
 	l->all_padding = prev_all ? ir_or(a, pad, ir_and(a, not_pad, prev_at(a, prev, prev_all, m)))
 				  : pad;
 	Expr *forb = prev_forb ? ir_and(a, not_pad, prev_at(a, prev, prev_forb, m)) : NULL;
@@ -687,7 +687,7 @@ static RwStatus transform_one(RwCtx *c, const LayoutArgs *args, const Func *f, F
 			/* an input: the padding holds the value (a precondition
 			 * on callers, as in seed 000) */
 			Expr *eq = ir_bin(a, OP_EQ, ir_load(a, phys, m.nout, t, nospan()), value, nospan());
-			Expr *fact = ir_or(a, pad->kind == EX_NOT ? pad->u.un.a : ir_not(a, pad, nospan()), eq);
+			Expr *fact = ir_or(a, imap_negate(a, pad), eq);
 			Stmt *loop = grid(a, m.nout, m.phys, m.shape, ir_assume(a, fact, c->call_span),
 					  c->call_span);
 			body = seq2(a, loop, body);

@@ -455,9 +455,13 @@ static RwStatus make_instance(RwCtx *c, const StmtCtx *sc, Stmt *body, Expr *ski
 	in->c = c;
 	in->sc = sc;
 	in->instances = skip_cond ? "extra instances" : "skipped instances";
-	in->where = all_skipped ? arena_printf(a, "the store at line %d", sc->stmt->span.line)
-		    : skip_cond ? arena_printf(a, "the branch at line %d", sc->stmt->span.line)
-				: arena_printf(a, "the store at line %d on padding", sc->stmt->span.line);
+	/* name the file too: a padding stage's span is its script call */
+	const char *at = sc->stmt->span.src && sc->stmt->span.src->name
+				 ? arena_printf(a, "%s:%d", sc->stmt->span.src->name, sc->stmt->span.line)
+				 : arena_printf(a, "line %d", sc->stmt->span.line);
+	in->where = all_skipped ? arena_printf(a, "the store at %s", at)
+		    : skip_cond ? arena_printf(a, "the branch at %s", at)
+				: arena_printf(a, "the store at %s on padding", at);
 	const char *why = unsupported_in(body);
 	if (why)
 		return rw_fail(c, RW_UNSUPPORTED, sc->stmt->span,

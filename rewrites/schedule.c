@@ -302,8 +302,18 @@ RwStatus sched_sub_finish(Compound *k, RwCtx *c, RwStatus st, bool *proven)
 		k->fail_reason = arena_printf(s->arena, "not supported: %s", diag_text(s->arena, c->diag));
 		return st;
 	}
-	if (!sched_prove(k, &c->obs, c->func, c->out))
+	if (!sched_prove(k, &c->obs, c->func, c->out)) {
+		/* split with tail=guard: the guarded form needs only its own
+		 * proofs (as in sched_finish) */
+		if (!c->fallback || !sched_prove(k, &c->fallback_obs, c->func, c->fallback))
+			return st;
+		set_func(s, c->fallback);
+		if (c->fallback_note)
+			sched_compound_note(k, "%s", c->fallback_note);
+		k->nsub++;
+		*proven = true;
 		return st;
+	}
 	if (c->reject_after) {
 		k->fail = -1;
 		k->fail_reason = arena_printf(s->arena, "not supported: %s", c->reject_after);

@@ -538,7 +538,7 @@ static RwStatus rw_skew(RwCtx *c, Stmt *xl, int64_t ax, int64_t ay, int64_t b, c
 	Expr *inner = ir_add(a, zr, ir_int(a, lo_e - b, t, nospan()));
 	inner = ir_sub(a, inner, ir_mul(a, ir_int(a, ay, t, nospan()), yr));
 	Expr *xval = ax == 1 ? inner : ir_sub(a, ir_int(a, 0, t, nospan()), inner);
-	Simplifier simp = {a, NULL, NULL, c->float_mode, false};
+	Simplifier simp = {a, NULL, NULL, c->float_mode, false, NULL};
 	Bounds none;
 	memset(&none, 0, sizeof none);
 	simp.bounds = &none;

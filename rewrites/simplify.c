@@ -33,6 +33,7 @@ typedef struct Candidate {
 	StmtCtx ctx;
 	int slot;      /* which expression of the statement */
 	Expr *old, *new;
+	ArithLog log;  /* the rewrites that took old to new */
 } Candidate;
 
 typedef struct Collect {
@@ -46,7 +47,8 @@ typedef struct Collect {
 	Candidate *items;
 } Collect;
 
-static void push(Collect *k, const StmtCtx *ctx, int slot, Expr *old, Expr *new)
+static void push(Collect *k, const StmtCtx *ctx, int slot, Expr *old, Expr *new,
+		 const ArithLog *log)
 {
 	if (k->n == k->cap) {
 		int cap = k->cap ? k->cap * 2 : 16;
@@ -61,15 +63,17 @@ static void push(Collect *k, const StmtCtx *ctx, int slot, Expr *old, Expr *new)
 	c->slot = slot;
 	c->old = old;
 	c->new = new;
+	c->log = *log;
 }
 
 static void try_expr(Collect *k, const StmtCtx *ctx, const Bounds *b, const FactSet *fs,
 		     int slot, Expr *e)
 {
-	Simplifier s = {k->a, b, fs, k->fm, false};
+	ArithLog log = {0};
+	Simplifier s = {k->a, b, fs, k->fm, false, &log};
 	Expr *n = arith_simplify(&s, e);
 	if (s.changed && n != e && !ir_expr_equal(n, e))
-		push(k, ctx, slot, e, n);
+		push(k, ctx, slot, e, n, &log);
 }
 
 static void visit(void *ud, Stmt *s, const StmtCtx *ctx)
@@ -146,11 +150,27 @@ static Stmt *with_slot(Arena *a, Stmt *s, int slot, Expr *e)
 static Obligation *equal_obligation(RwCtx *c, const Candidate *k, const FactSet *fs)
 {
 	Arena *a = c->arena;
-	Expr *goal = ir_bin(a, OP_EQ, k->old, k->new, nospan());
-	char *old = print_expr_text(a, k->old), *new = print_expr_text(a, k->new);
+	/* one equality per rewrite the simplifier made: each is small (an
+	 * index, a decided comparison), and together, by congruence and
+	 * transitivity, they make old equal to new */
+	StrBuf text = {0};
+	Expr *goal = NULL;
+	for (int i = 0; i < k->log.n; i++) {
+		goal = ir_and(a, goal, ir_bin(a, OP_EQ, k->log.from[i], k->log.to[i], nospan()));
+		if (i < 3) {
+			char *p = print_expr_text(a, k->log.from[i]), *q = print_expr_text(a, k->log.to[i]);
+			sb_printf(&text, "%s%s -> %s", i ? "; " : "", p, q);
+		} else if (i == 3) {
+			sb_printf(&text, "; ... (%d rewrites)", k->log.n);
+		}
+	}
+	if (!goal) /* nothing logged: state the whole equality */
+		goal = ir_bin(a, OP_EQ, k->old, k->new, nospan());
+	char *diffs = sb_take(&text);
+	char *what = arena_strdup(a, diffs);
+	free(diffs);
 	Obligation *o = obligation_new(a, "simplify.equal",
-				       arena_printf(a, "%s == %s at line %d", old, new,
-						    k->ctx.stmt->span.line),
+				       arena_printf(a, "line %d: %s", k->ctx.stmt->span.line, what),
 				       0, NULL, 0, NULL, goal, k->ctx.stmt->span);
 	o->rewrite = c->desc;
 	o->same_value = true;

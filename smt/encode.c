@@ -1,10 +1,14 @@
-/* smt/encode.c — an Obligation as Z3 terms: integers are mathematical
- * (Z3 Int) with floor `//` and `%`; bool is Bool; floats are Real (real
- * mode) or IEEE binary32/64 with round-to-nearest-even (ieee mode); each
- * buffer is an uninterpreted function of its index tuple; every T.undef()
- * is a fresh constant; a float == between propositions holds under both
- * IEEE and same-value readings. Anything else fails "unsupported: ...". */
+/* smt/encode.c — an Obligation as Z3 terms: integers are Z3 Ints holding
+ * exactly the interpreter's values: +, -, *, negation, `//`, integer
+ * conversions and literals wrap to their dtype (two's complement, as
+ * kernel/interp.c) unless range.c proves the exact result fits; `//` and
+ * `%` are floor; bool is Bool; floats are Real (real mode) or IEEE
+ * binary32/64 with round-to-nearest-even (ieee mode); each buffer is an
+ * uninterpreted function of its index tuple; every T.undef() is a fresh
+ * constant; a float == between propositions holds under both IEEE and
+ * same-value readings. Anything else fails "unsupported: ...". */
 #include "encode.h"
+#include "range.h"
 
 #include <math.h>
 #include <stdarg.h>
@@ -217,6 +221,9 @@ struct EncodeState {
 	Binding *env; /* let bindings, innermost last */
 	bool saw_undef;
 	bool same_value_goal; /* encoding the goal of a same_value obligation */
+	RangeInfo *ranges; /* intervals: where a wrap-around can be left out */
+	RangeInfo *stated; /* the same from the bounds the query states */
+	bool uses_learnt;  /* a left-out wrap needs more than `stated` */
 	int capsyms, caploads;
 	Z3_sort s_bool, s_int, s_real, s_f32, s_f64;
 	Z3_ast rne;
@@ -344,8 +351,8 @@ static char *symbol_name(const char *base, int index)
 	return out;
 }
 
-static int add_sym(SmtEncoding *e, SymKind kind, const char *base, int arity,
-		   Z3_sort *domain, Z3_sort range)
+static int add_sym(SmtEncoding *e, SymKind kind, DType dtype, const char *base,
+		   int arity, Z3_sort *domain, Z3_sort range)
 {
 	EncodeState *st = e->st;
 	if (e->nsyms == st->capsyms) {
@@ -368,6 +375,7 @@ static int add_sym(SmtEncoding *e, SymKind kind, const char *base, int arity,
 	SmtSym *s = &e->syms[e->nsyms];
 	memset(s, 0, sizeof *s);
 	s->kind = kind;
+	s->dtype = dtype;
 	s->arity = arity;
 	s->decl = d;
 	if (arity == 0 && kind != SYM_BUFFER &&
@@ -384,7 +392,7 @@ static int var_sym(SmtEncoding *e, Var *v)
 	Z3_sort s = sort_of(e, v->dtype);
 	if (!s)
 		return -1;
-	int k = add_sym(e, SYM_VAR, v->name, 0, NULL, s);
+	int k = add_sym(e, SYM_VAR, v->dtype, v->name, 0, NULL, s);
 	if (k < 0)
 		return -1;
 	e->syms[k].var = v;
@@ -411,7 +419,7 @@ static int buffer_sym(SmtEncoding *e, Buffer *b, int arity)
 	Z3_sort dom[arity > 0 ? arity : 1];
 	for (int i = 0; i < arity; i++)
 		dom[i] = e->st->s_int;
-	int k = add_sym(e, SYM_BUFFER, b->name, arity, dom, range);
+	int k = add_sym(e, SYM_BUFFER, b->dtype, b->name, arity, dom, range);
 	if (k < 0)
 		return -1;
 	e->syms[k].buf = b;
@@ -516,11 +524,54 @@ static Z3_ast real_trunc(SmtEncoding *e, Z3_ast r)
 	return mk_ite(e, nonneg, down, up);
 }
 
-/* Convert a term of dtype `from` to dtype `to`. Integer types are all
- * mathematical integers: conversions between them are the identity and
- * wrap-around on narrowing or unsigned overflow is NOT modelled (semantics
- * section 1: overflow is checked only on flattened indices). */
-static Z3_ast convert(SmtEncoding *e, Z3_ast a, DType from, DType to)
+/* ---------- two's complement ----------
+ * The interpreter wraps every integer result to its dtype, and so does
+ * this encoding. A wrap is left out where range.c's intervals prove the
+ * exact result inside the dtype (typical index arithmetic such as i*4 + ii
+ * under its loop ranges), which keeps those queries linear and free of
+ * mod. That is sound: the intervals hold in every state the interpreter
+ * can reach that satisfies the query (hypotheses, negated goal), where a
+ * left-out wrap is the identity. It is also exact: the bounds a left-out
+ * wrap rests on are stated by the query or asserted by add_range_facts,
+ * so they hold in every model too, and the query has the same models as
+ * with every wrap written. */
+
+/* 2^bits as an Int numeral, bits <= 64. */
+static Z3_ast power_of_two(SmtEncoding *e, int bits)
+{
+	char text[24];
+	if (bits >= 64)
+		snprintf(text, sizeof text, "18446744073709551616");
+	else
+		snprintf(text, sizeof text, "%llu", 1ULL << bits);
+	return own(e, Z3_mk_numeral(e->ctx, text, e->st->s_int));
+}
+
+/* x wrapped into integer dtype t exactly as kernel/interp.c's wrap_int:
+ * ((x + 2^(b-1)) mod 2^b) - 2^(b-1) when signed, x mod 2^b when not.
+ * SMT-LIB mod by a positive constant is floor modulo and stays linear
+ * (z3 and cvc5 give it a bounded quotient). */
+static Z3_ast wrap(SmtEncoding *e, Z3_ast x, DType t)
+{
+	if (!x)
+		return NULL;
+	int bits = dtype_bits(t);
+	Z3_ast modulus = power_of_two(e, bits);
+	e->wraps++;
+	if (!dtype_is_signed(t))
+		return mk2(e, Z3_mk_mod, x, modulus);
+	Z3_ast half = power_of_two(e, bits - 1);
+	Z3_ast shifted = mkn(e, Z3_mk_add, x, half);
+	return mkn(e, Z3_mk_sub, mk2(e, Z3_mk_mod, shifted, modulus), half);
+}
+
+/* Convert a term of dtype `from` to dtype `to`, as kernel/interp.c's
+ * convert does. Between integer dtypes the value wraps to `to` unless
+ * `fits` (the ranges prove a already in `to`); bool is 0/1; float -> int
+ * truncates and then wraps (out of range is UB in the interpreter: any
+ * value of `to`). */
+static Z3_ast convert(SmtEncoding *e, Z3_ast a, DType from, DType to,
+		      bool fits)
 {
 	if (!a)
 		return NULL;
@@ -532,8 +583,10 @@ static Z3_ast convert(SmtEncoding *e, Z3_ast a, DType from, DType to)
 	if (cf == CL_NONE || ct == CL_NONE)
 		return fail(e, "unsupported: conversion from %s to %s",
 			    dtype_text(from), dtype_text(to));
-	if (cf == ct && cf != CL_FLOAT)
+	if (cf == CL_BOOL && ct == CL_BOOL)
 		return a;
+	if (cf == CL_INT && ct == CL_INT)
+		return fits ? a : wrap(e, a, to);
 	if (cf == CL_FLOAT && ct == CL_FLOAT) /* float32 <-> float64 */
 		return ieee ? own(e, Z3_mk_fpa_to_fp_float(c, e->st->rne, a,
 							   sort_of(e, to)))
@@ -559,12 +612,20 @@ static Z3_ast convert(SmtEncoding *e, Z3_ast a, DType from, DType to)
 	/* float -> int truncates toward zero; inf and NaN give an
 	 * unconstrained value (fp.to_real is unspecified there; C: UB) */
 	Z3_ast r = ieee ? own(e, Z3_mk_fpa_to_real(c, a)) : a;
-	return r ? real_trunc(e, r) : NULL;
+	return r ? wrap(e, real_trunc(e, r), to) : NULL;
 }
 
 /* ---------- expressions ---------- */
 
 static Z3_ast enc(SmtEncoding *e, const Expr *x);
+
+typedef enum {
+	FIT_VALUE,  /* x's value converted to another dtype */
+	FIT_RESULT, /* the exact result of x (integer arithmetic, negation) */
+} FitWhat;
+
+static bool leave_out_wrap(SmtEncoding *e, const Expr *x, FitWhat what,
+			   DType t, bool *fits);
 
 /* Encode x as a value of dtype `to`. An integer literal in a float
  * context denotes the float of that value (ir.c lets literals adapt). */
@@ -572,27 +633,91 @@ static Z3_ast enc_as(SmtEncoding *e, const Expr *x, DType to)
 {
 	if (!x)
 		return fail(e, "internal: missing expression");
+	int64_t lit = x->kind == EX_INT ? range_wrap_value(x->u.ival, x->dtype) : 0;
 	if (x->kind == EX_INT && class_of(x->dtype) == CL_INT &&
-	    class_of(to) == CL_FLOAT && x->u.ival >= -(1LL << 53) &&
-	    x->u.ival <= (1LL << 53))
-		return mk_float(e, (double)x->u.ival, to);
-	return convert(e, enc(e, x), x->dtype, to);
+	    class_of(to) == CL_FLOAT && lit >= -(1LL << 53) && lit <= (1LL << 53))
+		return mk_float(e, (double)lit, to);
+	bool fits = false;
+	if (class_of(x->dtype) == CL_INT && class_of(to) == CL_INT &&
+	    x->dtype != to && !leave_out_wrap(e, x, FIT_VALUE, to, &fits))
+		return NULL;
+	return convert(e, enc(e, x), x->dtype, to, fits);
 }
 
-/* The common dtype of a comparison's operands: the rule of ir.c's
- * constructors (an integer literal adapts, float wins, wider wins). */
+/* The range of x's value (as encoded) by r, converted to integer `to`. */
+static bool range_by(SmtEncoding *e, RangeInfo *r, const Expr *x, DType to,
+		     IntRange *out)
+{
+	IntRange v;
+	if (!ranges_value(r, x, &v))
+		return fail(e, "out of memory"), false;
+	*out = range_convert(v, x->dtype, to);
+	return true;
+}
+
+/* Whether r's bounds prove the exact value `what` of x inside t. */
+static bool fits_by(SmtEncoding *e, RangeInfo *r, const Expr *x, FitWhat what,
+		    DType t, bool *fits)
+{
+	IntRange a, b, m;
+	if (what == FIT_VALUE) {
+		if (!range_by(e, r, x, x->dtype, &a))
+			return false;
+		*fits = range_fits(a, t);
+		return true;
+	}
+	if (x->kind == EX_NEG) {
+		if (!range_by(e, r, x->u.un.a, t, &a))
+			return false;
+		*fits = range_fits((IntRange){-a.hi, -a.lo}, t);
+		return true;
+	}
+	if (x->kind != EX_BIN)
+		return fail(e, "internal: no exact result to fit"), false;
+	if (!range_by(e, r, x->u.bin.a, t, &a) || !range_by(e, r, x->u.bin.b, t, &b))
+		return false;
+	*fits = range_arith(x->u.bin.op, a, b, &m) && range_fits(m, t);
+	return true;
+}
+
+/* Whether the wrap of x to t can be left out (the ranges prove it the
+ * identity). When only bounds learnt beyond what the query states prove
+ * it, add_range_facts must assert those: uses_learnt. */
+static bool leave_out_wrap(SmtEncoding *e, const Expr *x, FitWhat what,
+			   DType t, bool *fits)
+{
+	EncodeState *st = e->st;
+	if (!fits_by(e, st->ranges, x, what, t, fits))
+		return false;
+	bool stated = true;
+	if (*fits && !st->uses_learnt &&
+	    !fits_by(e, st->stated, x, what, t, &stated))
+		return false;
+	st->uses_learnt |= !stated;
+	return true;
+}
+
+/* The dtype a comparison with a float meets at: kernel/interp.c compares
+ * in float64 (exact for float32 and for integers up to 2^53), so an int32
+ * 16777217 stays above a float32 16777216.0. Two float32 values, or a
+ * float and an integer literal its dtype holds exactly, compare the same
+ * at the float's own dtype. Integers compare by value (enc_comparison). */
 static DType operand_dtype(const Expr *x, const Expr *y)
 {
 	if (x->dtype == y->dtype)
 		return x->dtype;
-	if (x->kind == EX_INT && x->dtype != DT_BOOL)
-		return y->dtype;
-	if (y->kind == EX_INT && y->dtype != DT_BOOL)
-		return x->dtype;
-	if (dtype_is_float(x->dtype) != dtype_is_float(y->dtype))
-		return dtype_is_float(x->dtype) ? x->dtype : y->dtype;
-	return dtype_bits(x->dtype) >= dtype_bits(y->dtype) ? x->dtype
-							    : y->dtype;
+	bool fx = dtype_is_float(x->dtype), fy = dtype_is_float(y->dtype);
+	if (!fx && !fy)
+		return dtype_bits(x->dtype) >= dtype_bits(y->dtype) ? x->dtype
+								    : y->dtype;
+	if (fx && fy)
+		return DT_FLOAT64;
+	const Expr *f = fx ? x : y, *i = fx ? y : x;
+	int64_t exact = f->dtype == DT_FLOAT32 ? INT64_C(1) << 24 : INT64_C(1) << 53;
+	int64_t v = i->kind == EX_INT ? range_wrap_value(i->u.ival, i->dtype) : 0;
+	if (i->kind == EX_INT && i->dtype != DT_BOOL && v >= -exact && v <= exact)
+		return f->dtype;
+	return DT_FLOAT64;
 }
 
 /* The divisor as a constant, when it is one (possibly after Z3's
@@ -779,6 +904,26 @@ static Z3_ast enc_compare(SmtEncoding *e, BinOp op, Z3_ast a, Z3_ast b,
 	return fail(e, "internal: %s is not a comparison", binop_symbol(op));
 }
 
+/* kernel/interp.c compares integers and bools by value, each at its own
+ * dtype and without converting one to the other's: int8 -1 < uint8 255,
+ * and `x < 200` for an int8 x does not wrap the int32 200. Two bools
+ * compare as Bool; anything with a float at the common float dtype. */
+static Z3_ast enc_comparison(SmtEncoding *e, BinOp op, const Expr *l,
+			     const Expr *r)
+{
+	ValueClass cl = class_of(l->dtype), cr = class_of(r->dtype);
+	bool by_value = (cl == CL_INT || cl == CL_BOOL) &&
+			(cr == CL_INT || cr == CL_BOOL) &&
+			!(cl == CL_BOOL && cr == CL_BOOL);
+	if (!by_value) {
+		DType t = operand_dtype(l, r);
+		return enc_compare(e, op, enc_as(e, l, t), enc_as(e, r, t), t);
+	}
+	Z3_ast a = enc_as(e, l, cl == CL_BOOL ? DT_INT64 : l->dtype);
+	Z3_ast b = enc_as(e, r, cr == CL_BOOL ? DT_INT64 : r->dtype);
+	return enc_compare(e, op, a, b, DT_INT64);
+}
+
 static Z3_ast enc_bin(SmtEncoding *e, const Expr *x)
 {
 	BinOp op = x->u.bin.op;
@@ -790,14 +935,21 @@ static Z3_ast enc_bin(SmtEncoding *e, const Expr *x)
 	if (binop_is_logical(op))
 		return mkn(e, op == OP_AND ? Z3_mk_and : Z3_mk_or,
 			   enc_as(e, l, DT_BOOL), enc_as(e, r, DT_BOOL));
-	DType t = binop_is_compare(op) ? operand_dtype(l, r) : x->dtype;
+	if (binop_is_compare(op))
+		return enc_comparison(e, op, l, r);
+	DType t = x->dtype;
 	Z3_ast a = enc_as(e, l, t), b = enc_as(e, r, t);
 	if (!a || !b)
 		return NULL;
-	if (binop_is_compare(op))
-		return enc_compare(e, op, a, b, t);
 	switch (class_of(t)) {
-	case CL_INT: return enc_int_arith(e, op, a, b, t);
+	case CL_INT: {
+		/* the exact result, wrapped unless the ranges prove it fits */
+		bool fits;
+		if (!leave_out_wrap(e, x, FIT_RESULT, t, &fits))
+			return NULL;
+		Z3_ast exact = enc_int_arith(e, op, a, b, t);
+		return fits ? exact : wrap(e, exact, t);
+	}
 	case CL_FLOAT:
 		return e->fm == FLOAT_IEEE ? enc_ieee_arith(e, op, a, b)
 					   : enc_real_arith(e, op, a, b);
@@ -811,8 +963,12 @@ static Z3_ast enc_bin(SmtEncoding *e, const Expr *x)
 static Z3_ast enc_neg(SmtEncoding *e, const Expr *x)
 {
 	Z3_ast a = enc_as(e, x->u.un.a, x->dtype);
+	bool fits;
 	switch (class_of(x->dtype)) {
-	case CL_INT: return mk_neg(e, a);
+	case CL_INT: /* -INT_MIN wraps to INT_MIN */
+		if (!leave_out_wrap(e, x, FIT_RESULT, x->dtype, &fits))
+			return NULL;
+		return fits ? mk_neg(e, a) : wrap(e, mk_neg(e, a), x->dtype);
 	case CL_FLOAT:
 		if (e->fm == FLOAT_REAL)
 			return mk_neg(e, a);
@@ -822,6 +978,8 @@ static Z3_ast enc_neg(SmtEncoding *e, const Expr *x)
 	}
 	return fail(e, "unsupported: negation of %s", dtype_text(x->dtype));
 }
+
+static bool note_load(SmtEncoding *e, int k, int n, Z3_ast *args, Z3_ast app);
 
 static Z3_ast enc_load(SmtEncoding *e, const Expr *x)
 {
@@ -845,15 +1003,26 @@ static Z3_ast enc_load(SmtEncoding *e, const Expr *x)
 		return NULL;
 	Z3_ast app = own(e, Z3_mk_app(e->ctx, e->syms[k].decl, (unsigned)n,
 				      args));
+	if (!app || !note_load(e, k, n, args, app))
+		return NULL;
+	IntRange cell = {0, 0};
+	bool fits = range_of_dtype(b->dtype, &cell) && range_fits(cell, x->dtype);
+	return x->dtype == b->dtype ? app
+				    : convert(e, app, b->dtype, x->dtype, fits);
+}
+
+/* Record a distinct load application for the model and the range facts. */
+static bool note_load(SmtEncoding *e, int k, int n, Z3_ast *args, Z3_ast app)
+{
 	uintptr_t seen;
-	if (!app || pm_get(&e->st->loadset, app, &seen))
-		return app;
+	if (pm_get(&e->st->loadset, app, &seen))
+		return true;
 	EncodeState *st = e->st;
 	if (e->nloads == st->caploads) {
 		int cap = st->caploads ? st->caploads * 2 : 16;
 		SmtLoad *p = realloc(e->loads, (size_t)cap * sizeof *p);
 		if (!p)
-			return fail(e, "out of memory");
+			return fail(e, "out of memory"), false;
 		e->loads = p;
 		st->caploads = cap;
 	}
@@ -861,14 +1030,14 @@ static Z3_ast enc_load(SmtEncoding *e, const Expr *x)
 	ld->idx = malloc(sizeof(Z3_ast) * (size_t)(n > 0 ? n : 1));
 	if (!ld->idx || !pm_put(&st->loadset, app, 1)) {
 		free(ld->idx);
-		return fail(e, "out of memory");
+		return fail(e, "out of memory"), false;
 	}
 	ld->sym = k;
 	ld->nidx = n;
 	memcpy(ld->idx, args, sizeof(Z3_ast) * (size_t)n);
 	ld->app = app;
 	e->nloads++;
-	return app;
+	return true;
 }
 
 /* Bind a let variable for the encoding of its body (innermost last). */
@@ -889,23 +1058,58 @@ static bool bind(SmtEncoding *e, const Var *v, Z3_ast value)
 	return true;
 }
 
-static Z3_ast enc_let(SmtEncoding *e, const Expr *x)
+/* Bind a let variable in both environments: its term and its range. */
+static bool bind_let(SmtEncoding *e, const Expr *x)
 {
 	if (!bind(e, x->u.let.var, enc_as(e, x->u.let.value, x->u.let.var->dtype)))
+		return false;
+	EncodeState *st = e->st;
+	if (!ranges_push_let(st->ranges, x->u.let.var, x->u.let.value)) {
+		st->nenv--;
+		return fail(e, "out of memory"), false;
+	}
+	if (!ranges_push_let(st->stated, x->u.let.var, x->u.let.value)) {
+		st->nenv--;
+		ranges_pop_let(st->ranges);
+		return fail(e, "out of memory"), false;
+	}
+	return true;
+}
+
+static void unbind_let(SmtEncoding *e)
+{
+	e->st->nenv--;
+	ranges_pop_let(e->st->ranges);
+	ranges_pop_let(e->st->stated);
+}
+
+static Z3_ast enc_let(SmtEncoding *e, const Expr *x)
+{
+	if (!bind_let(e, x))
 		return NULL;
 	Z3_ast body = enc_as(e, x->u.let.body, x->dtype);
-	e->st->nenv--;
+	unbind_let(e);
 	return body;
 }
 
-static Z3_ast enc_var(SmtEncoding *e, Var *v)
+static Z3_ast enc_var(SmtEncoding *e, const Expr *x)
 {
 	EncodeState *st = e->st;
-	for (int i = st->nenv; i-- > 0;)
+	Var *v = x->u.var;
+	Z3_ast value = NULL;
+	for (int i = st->nenv; i-- > 0 && !value;)
 		if (st->env[i].var == v)
-			return st->env[i].value;
-	int k = var_sym(e, v);
-	return k < 0 ? NULL : e->syms[k].value;
+			value = st->env[i].value;
+	int k = value ? 0 : var_sym(e, v);
+	if (!value && k >= 0) {
+		value = e->syms[k].value;
+		e->syms[k].occurs = true;
+	}
+	if (!value || x->dtype == v->dtype)
+		return value;
+	bool fits = range_fits(ranges_binding(st->ranges, v), x->dtype);
+	st->uses_learnt |= fits && !range_fits(ranges_binding(st->stated, v), x->dtype);
+	return convert(e, value, v->dtype, x->dtype, fits);
 }
 
 static Z3_ast enc_undef(SmtEncoding *e, const Expr *x)
@@ -914,7 +1118,7 @@ static Z3_ast enc_undef(SmtEncoding *e, const Expr *x)
 	if (!s)
 		return NULL;
 	e->st->saw_undef = true;
-	int k = add_sym(e, SYM_UNDEF, "undef", 0, NULL, s);
+	int k = add_sym(e, SYM_UNDEF, x->dtype, "undef", 0, NULL, s);
 	return k < 0 ? NULL : e->syms[k].value;
 }
 
@@ -928,7 +1132,7 @@ static Z3_ast enc_literal(SmtEncoding *e, const Expr *x)
 				      dtype_text(x->dtype));
 	switch (cl) {
 	case CL_BOOL: return mk_bool(e, x->u.ival != 0);
-	case CL_INT: return mk_int(e, x->u.ival);
+	case CL_INT: return mk_int(e, range_wrap_value(x->u.ival, x->dtype));
 	case CL_FLOAT: return mk_float(e, (double)x->u.ival, x->dtype);
 	case CL_NONE: break;
 	}
@@ -940,7 +1144,7 @@ static Z3_ast enc_kind(SmtEncoding *e, const Expr *x)
 	switch (x->kind) {
 	case EX_INT:
 	case EX_FLOAT: return enc_literal(e, x);
-	case EX_VAR: return enc_var(e, x->u.var);
+	case EX_VAR: return enc_var(e, x);
 	case EX_BIN: return enc_bin(e, x);
 	case EX_NOT: return mk_not(e, enc_as(e, x->u.un.a, DT_BOOL));
 	case EX_NEG: return enc_neg(e, x);
@@ -1032,10 +1236,10 @@ static Z3_ast enc_value_equality(SmtEncoding *e, const Expr *x, Polarity pol)
 
 static Z3_ast enc_prop_let(SmtEncoding *e, const Expr *x, Polarity pol)
 {
-	if (!bind(e, x->u.let.var, enc_as(e, x->u.let.value, x->u.let.var->dtype)))
+	if (!bind_let(e, x))
 		return NULL;
 	Z3_ast body = enc_prop(e, x->u.let.body, pol);
-	e->st->nenv--;
+	unbind_let(e);
 	return body;
 }
 
@@ -1064,6 +1268,69 @@ static Z3_ast enc_prop(SmtEncoding *e, const Expr *x, Polarity pol)
 
 /* ---------- obligations ---------- */
 
+static Z3_ast in_range(SmtEncoding *e, Z3_ast x, IntRange r)
+{
+	Z3_ast lo = mk_int(e, (int64_t)r.lo), hi = mk_int(e, (int64_t)r.hi);
+	return mkn(e, Z3_mk_and, mk2(e, Z3_mk_le, lo, x), mk2(e, Z3_mk_le, x, hi));
+}
+
+/* The range facts, first in asserts (then `more` entries follow): every
+ * integer T.undef() and buffer cell read holds a value of its dtype, and
+ * every variable that occurs lies within its dtype and, when a left-out
+ * wrap rests on them (uses_learnt), the bounds ranges_learn derived from
+ * the query; a fact the query states itself is left out. Each fact
+ * follows from the dtypes and the query, so it removes no state the
+ * interpreter can reach. Proofs are sound without them; they make every
+ * model a reachable state: counterexamples are real. */
+static bool add_range_facts(SmtEncoding *e, int more)
+{
+	int n = 0;
+	for (int i = 0; i < e->nsyms; i++)
+		n += e->syms[i].kind != SYM_BUFFER;
+	e->asserts = calloc((size_t)(n + e->nloads + more), sizeof *e->asserts);
+	if (!e->asserts)
+		return fail(e, "out of memory"), false;
+	/* the bounds some left-out wrap rests on */
+	RangeInfo *basis = e->st->uses_learnt ? e->st->ranges : e->st->stated;
+	for (int i = 0; i < e->nsyms; i++) {
+		const SmtSym *s = &e->syms[i];
+		IntRange r;
+		if (s->kind == SYM_BUFFER || class_of(s->dtype) != CL_INT ||
+		    !range_of_dtype(s->dtype, &r))
+			continue;
+		/* a variable that occurs nowhere can take any value */
+		if (s->kind == SYM_VAR &&
+		    (!s->occurs || ranges_var_stated(basis, s->var)))
+			continue;
+		if (s->kind == SYM_VAR)
+			r = ranges_var(basis, s->var);
+		if (!(e->asserts[e->nasserts++] = in_range(e, s->value, r)))
+			return false;
+	}
+	for (int i = 0; i < e->nloads; i++) {
+		IntRange r;
+		DType t = e->syms[e->loads[i].sym].dtype;
+		if (class_of(t) != CL_INT || !range_of_dtype(t, &r))
+			continue;
+		if (!(e->asserts[e->nasserts++] = in_range(e, e->loads[i].app, r)))
+			return false;
+	}
+	e->nranges = e->nasserts;
+	return true;
+}
+
+/* The hypotheses, then (not goal): o->nhyps + 1 entries of props. */
+static bool encode_props(SmtEncoding *e, const Obligation *o, Z3_ast *props)
+{
+	for (int i = 0; i < o->nhyps; i++)
+		if (!(props[i] = enc_prop(e, o->hyps[i], POL_ASSERTED)))
+			return false;
+	e->st->same_value_goal = o->same_value;
+	props[o->nhyps] = mk_not(e, enc_prop(e, o->goal, POL_DENIED));
+	e->st->same_value_goal = false;
+	return props[o->nhyps] != NULL;
+}
+
 bool smt_encode(Z3_context c, const Obligation *o, FloatMode fm,
 		SmtEncoding *e)
 {
@@ -1080,25 +1347,23 @@ bool smt_encode(Z3_context c, const Obligation *o, FloatMode fm,
 		return fail(e, "internal: obligation without a goal"), false;
 	if (!make_sorts(e))
 		return false;
+	EncodeState *st = e->st;
+	if (!(st->ranges = ranges_new(false)) || !(st->stated = ranges_new(true)) ||
+	    !ranges_learn(st->ranges, o->nhyps, o->hyps, o->goal) ||
+	    !ranges_learn(st->stated, o->nhyps, o->hyps, o->goal))
+		return fail(e, "out of memory"), false;
 	for (int i = 0; i < o->nvars; i++)
 		if (o->vars[i] && var_sym(e, o->vars[i]) < 0)
 			return false;
-	e->asserts = calloc((size_t)o->nhyps + 1, sizeof *e->asserts);
-	if (!e->asserts)
+	Z3_ast *props = calloc((size_t)o->nhyps + 1, sizeof *props);
+	if (!props)
 		return fail(e, "out of memory"), false;
-	for (int i = 0; i < o->nhyps; i++) {
-		Z3_ast h = enc_prop(e, o->hyps[i], POL_ASSERTED);
-		if (!h)
-			return false;
-		e->asserts[e->nasserts++] = h;
-	}
-	e->st->same_value_goal = o->same_value;
-	Z3_ast ng = mk_not(e, enc_prop(e, o->goal, POL_DENIED));
-	e->st->same_value_goal = false;
-	if (!ng)
-		return false;
-	e->asserts[e->nasserts++] = ng;
-	return !e->error;
+	/* the range facts go first but are known only once all is encoded */
+	bool ok = encode_props(e, o, props) && add_range_facts(e, o->nhyps + 1);
+	for (int i = 0; ok && i <= o->nhyps; i++)
+		e->asserts[e->nasserts++] = props[i];
+	free(props);
+	return ok && !e->error;
 }
 
 char *smt_encoding_text(SmtEncoding *e)
@@ -1115,6 +1380,11 @@ char *smt_encoding_text(SmtEncoding *e)
 		sb_puts(&b, "\n");
 	}
 	for (int i = 0; i < e->nasserts; i++) {
+		if (i == 0 && e->nranges > 0)
+			sb_puts(&b, "; value ranges: dtypes, and bounds that the "
+				    "assertions below imply\n");
+		if (i == e->nranges)
+			sb_puts(&b, "; hypotheses, then the negated goal\n");
 		const char *t = Z3_ast_to_string(c, e->asserts[i]);
 		if (!t || smt_z3_error(&msg))
 			goto failed;
@@ -1141,6 +1411,8 @@ void smt_encoding_free(SmtEncoding *e)
 		pm_free(&st->bufs);
 		pm_free(&st->memo);
 		pm_free(&st->loadset);
+		ranges_free(st->ranges);
+		ranges_free(st->stated);
 		free(st->env);
 		free(st);
 	}

@@ -22,6 +22,8 @@ typedef struct SmtSym {
 	Var *var;
 	Buffer *buf;
 	int arity;
+	DType dtype;	   /* the value's dtype (a buffer's element dtype) */
+	bool occurs;	   /* SYM_VAR: referenced by a hypothesis or the goal */
 	Z3_func_decl decl; /* every kind: the declared function or constant */
 	Z3_ast value;	   /* SYM_VAR, SYM_UNDEF: the constant */
 } SmtSym;
@@ -43,11 +45,13 @@ typedef struct SmtEncoding {
 	int nsyms;
 	SmtSym *syms; /* vars of o->vars first, then by first occurrence */
 	int nasserts;
-	Z3_ast *asserts; /* the hypotheses, then (not goal) */
+	Z3_ast *asserts; /* range facts, the hypotheses, then (not goal) */
 	int nloads;
 	SmtLoad *loads;
 	bool uses_fp;	/* IEEE floating-point terms */
 	bool nonlinear; /* a product, division or modulo of two non-constants */
+	int wraps;	/* wrap-arounds written: the ranges could not rule them out */
+	int nranges;	/* asserts[0 .. nranges) are the range facts */
 	char *error;	/* malloc'ed "unsupported: ..." when encoding failed */
 	EncodeState *st;
 } SmtEncoding;
