@@ -562,12 +562,26 @@ bool attach_stmt_writes(const Stmt *s, const Buffer *buf, const Stmt **where)
 
 /* ---------- overflow of generated arithmetic ---------- */
 
-static Expr *fits(Arena *a, Expr *e)
+/* Integers in proofs wrap like the program, so "e fits its dtype" must
+ * be asked of the exact result: the node recomputed in int64 from its
+ * (wrapped) operands, compared with the dtype's range. int64 nodes cannot
+ * be widened and are not checked (their values would need 2^63 cells). */
+static Expr *fits(Arena *a, const Expr *e)
 {
+	if (!dtype_is_int(e->dtype) || dtype_bits(e->dtype) >= 64)
+		return NULL;
+	Expr *exact;
+	if (e->kind == EX_NEG) {
+		exact = ir_neg(a, ir_cast(a, DT_INT64, e->u.un.a, (Span){0}), (Span){0});
+	} else {
+		exact = ir_bin(a, e->u.bin.op, ir_cast(a, DT_INT64, e->u.bin.a, (Span){0}),
+			       ir_cast(a, DT_INT64, e->u.bin.b, (Span){0}), (Span){0});
+		exact->dtype = DT_INT64;
+	}
 	int64_t hi = rw_dtype_max(e->dtype);
 	int64_t lo = dtype_is_signed(e->dtype) ? -hi - 1 : 0;
-	return ir_and(a, ir_bin(a, OP_LE, ir_int(a, lo, DT_INT64, (Span){0}), e, (Span){0}),
-		      ir_bin(a, OP_LE, e, ir_int(a, hi, DT_INT64, (Span){0}), (Span){0}));
+	return ir_and(a, ir_bin(a, OP_LE, ir_int(a, lo, DT_INT64, (Span){0}), exact, (Span){0}),
+		      ir_bin(a, OP_LE, exact, ir_int(a, hi, DT_INT64, (Span){0}), (Span){0}));
 }
 
 Expr *attach_no_overflow(Arena *a, const Expr *e)
@@ -578,13 +592,11 @@ Expr *attach_no_overflow(Arena *a, const Expr *e)
 		return NULL;
 	case EX_BIN:
 		r = ir_and(a, attach_no_overflow(a, e->u.bin.a), attach_no_overflow(a, e->u.bin.b));
-		if (dtype_is_int(e->dtype) &&
-		    (e->u.bin.op == OP_ADD || e->u.bin.op == OP_SUB || e->u.bin.op == OP_MUL))
-			r = ir_and(a, r, fits(a, (Expr *)e));
+		if (e->u.bin.op == OP_ADD || e->u.bin.op == OP_SUB || e->u.bin.op == OP_MUL)
+			r = ir_and(a, r, fits(a, e));
 		return r;
 	case EX_NEG:
-		r = attach_no_overflow(a, e->u.un.a);
-		return dtype_is_int(e->dtype) ? ir_and(a, r, fits(a, (Expr *)e)) : r;
+		return ir_and(a, attach_no_overflow(a, e->u.un.a), fits(a, e));
 	case EX_NOT:
 	case EX_CAST:
 		return attach_no_overflow(a, e->u.un.a);

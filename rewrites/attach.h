@@ -89,9 +89,10 @@ bool attach_stmt_reads(const Stmt *s, const Buffer *buf);
 bool attach_expr_has_undef(const Expr *e);
 
 /* Every integer sum, difference, product and negation inside e (e
- * included) lies in its dtype's range: the generated code computes them
- * in that dtype, the proofs in mathematical integers. NULL when e has no
- * such subterm. */
+ * included), recomputed exactly in int64 from its operands, lies in its
+ * dtype's range: the generated bounds never wrap (proofs wrap like the
+ * program, so the loop-range hypotheses stay what the loops run). NULL
+ * when e has no such subterm of a dtype narrower than int64. */
 Expr *attach_no_overflow(Arena *a, const Expr *e);
 
 /* Obligation `kind`: the n new loops' bounds (lo[k], ext[k] and their

@@ -10,7 +10,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "rewrites/region.h"
+#include "rewrites/attach.h"
+#include "smt/smt.h"
 #include "testutil.h"
 #include "vsched.h"
 
@@ -245,6 +246,37 @@ START_TEST(fused_split_index_bounds_are_one_row)
 	ck_assert(rw_const_int(hi, &v) && v == 3);
 	/* the simplifier uses the ranges: (4*xo + xi) % 4 == xi */
 	ck_assert(rg_same(rg_simplify(&env, col), ir_varref(&arena, xi, (Span){0})));
+}
+END_TEST
+
+/* The overflow goal of generated bounds is not vacuous although proofs
+ * wrap like the program: x + 1 overflows at x = INT32_MAX. */
+static Verdict overflow_verdict(int64_t xmax)
+{
+	Var *x = ir_var(&arena, "x", DT_INT32, (Span){0});
+	Expr *xr = ir_varref(&arena, x, (Span){0});
+	Expr *goal = attach_no_overflow(&arena, ir_add(&arena, xr, ir_int32(&arena, 1)));
+	ck_assert_ptr_nonnull(goal);
+	Expr *hyp = ir_and(&arena, ir_bin(&arena, OP_LE, ir_int32(&arena, 0), xr, (Span){0}),
+			   ir_bin(&arena, OP_LE, xr, ir_int32(&arena, xmax), (Span){0}));
+	Obligation *o = obligation_new(&arena, "compute_at.no_overflow", "x + 1 fits", 1, &x, 1,
+				       &hyp, goal, (Span){0});
+	SmtOptions opt = {0};
+	Solver *sv = smt_solver_new(&opt);
+	ObligationResult r;
+	smt_discharge(sv, &arena, o, FLOAT_REAL, &r);
+	smt_solver_free(sv);
+	return r.verdict;
+}
+
+START_TEST(overflow_goal_catches_wrapping_bounds)
+{
+	ck_assert_int_eq(overflow_verdict(100), VERDICT_PROVEN);
+	ck_assert_int_eq(overflow_verdict(2147483647), VERDICT_REFUTED);
+	/* int64 arithmetic has no wider type to check in */
+	Var *y = ir_var(&arena, "y", DT_INT64, (Span){0});
+	ck_assert_ptr_null(attach_no_overflow(&arena, ir_add(&arena, ir_varref(&arena, y, (Span){0}),
+							   ir_int(&arena, 1, DT_INT64, (Span){0}))));
 }
 END_TEST
 
@@ -704,7 +736,8 @@ Suite *suite_compute_at(void)
 		const TTest *tests[8];
 	} cases[] = {
 		{"bound_inference", {ex1_unattached_consumer_reads_whole_5x16,
-				     fused_split_index_bounds_are_one_row}},
+				     fused_split_index_bounds_are_one_row,
+				     overflow_goal_catches_wrapping_bounds}},
 		{"seed002_ex2_to_ex5", {ex2_attach_at_inner_axis_computes_one_element,
 					ex3_attach_at_outer_axis_computes_a_row_of_16,
 					ex4_attach_path_includes_unused_outer_loop,
