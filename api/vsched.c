@@ -373,6 +373,24 @@ vs_status vs_cache_write(vs_schedule *vs, const char *block, const char *buffer,
 	return cache_step(vs, true, block, buffer, scope, name);
 }
 
+/* ---- compute_at / reverse_compute_at ---- */
+
+vs_status vs_compute_at(vs_schedule *vs, const char *block, const char *loop)
+{
+	const char *desc = arena_printf(&vs->ctx->arena, "compute_at(block=\"%s\", loop=\"%s\")",
+					block, loop);
+	API_STEP(vs, desc, rw_compute_at(c, block, loop));
+}
+
+vs_status vs_reverse_compute_at(vs_schedule *vs, const char *block, const char *loop)
+{
+	const char *desc = arena_printf(&vs->ctx->arena,
+					"reverse_compute_at(block=\"%s\", loop=\"%s\")", block, loop);
+	API_STEP(vs, desc, rw_reverse_compute_at(c, block, loop));
+}
+
+const char *vs_report_note(const vs_report *r) { return r->r.note; }
+
 static vs_status run_script(vs_schedule *vs, Source *src, DiagList *d)
 {
 	if (!src) {

@@ -76,6 +76,16 @@ vs_status vs_cache_read(vs_schedule *s, const char *block, const char *buffer, c
 			const char *name);
 vs_status vs_cache_write(vs_schedule *s, const char *block, const char *buffer, const char *scope,
 			 const char *name);
+
+/* ---- compute_at / reverse_compute_at ----
+ * compute_at: move producer block `block` to the start of the body of
+ * `loop` (in a later statement), computing per iteration only the region
+ * the body reads (inferred and proven), and shrink the intermediate buffer
+ * to it. reverse_compute_at: move consumer block `block` to the end of the
+ * body of `loop` (in an earlier statement). The report's note gives the
+ * attach path and the region. */
+vs_status vs_compute_at(vs_schedule *s, const char *block, const char *loop);
+vs_status vs_reverse_compute_at(vs_schedule *s, const char *block, const char *loop);
 /* Run a .sched script (interfaces.md); stops at the first step that is not
  * committed. */
 vs_status vs_run_script_file(vs_schedule *s, const char *path);
@@ -91,6 +101,9 @@ const vs_report *vs_last_report(const vs_schedule *s); /* NULL if none */
 vs_status vs_report_status(const vs_report *r);
 const char *vs_report_step(const vs_report *r);   /* "split(\"i\", factor=4)" */
 const char *vs_report_reason(const vs_report *r); /* NULL when committed */
+/* A remark on the step (compute_at: attach path, region, exactness), or
+ * NULL. */
+const char *vs_report_note(const vs_report *r);
 int vs_report_num_obligations(const vs_report *r);
 /* verdict: "proven", "refuted" or "not proven"; any output pointer may be
  * NULL; for i out of range the outputs are set to NULL (seconds to 0). */

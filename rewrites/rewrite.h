@@ -213,4 +213,14 @@ RwStatus rw_parallel(RwCtx *c, const char *loop);
 RwStatus rw_vectorize(RwCtx *c, const char *loop);
 RwStatus rw_unroll(RwCtx *c, const char *loop);
 
+/* ---------- compute_at and reverse_compute_at ----------
+ * rewrites/compute_at.c: move producer block `block` to the start of the
+ * body of `loop` (in a later statement), computing per iteration only the
+ * region that body reads, and shrink the intermediate buffer to it.
+ * rewrites/reverse_compute_at.c: move consumer block `block` to the end of
+ * the body of `loop` (in an earlier statement), computing per iteration
+ * the consumer instances whose input that iteration produced. */
+RwStatus rw_compute_at(RwCtx *c, const char *block, const char *loop);
+RwStatus rw_reverse_compute_at(RwCtx *c, const char *block, const char *loop);
+
 #endif

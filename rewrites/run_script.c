@@ -316,11 +316,19 @@ static StepStatus do_cache(Call *k, RwCtx *c, bool write)
 	return finish(k, c, rw_cache(c, &args));
 }
 
-/* Primitives of interfaces.md whose obligations are not implemented yet:
- * they reject, never accept. */
-static const char *const not_yet[] = {
-	"compute_at", "reverse_compute_at",
-};
+/* ---------- compute_at / reverse_compute_at ----------
+ * sch.compute_at(block="B", loop="xo") or sch.compute_at("B", "xo"). */
+static StepStatus do_attach(Call *k, RwCtx *c,
+			    RwStatus (*fn)(RwCtx *, const char *, const char *))
+{
+	const char *m = k->call->method;
+	const char *block = arg_name(k, 0, "block"), *loop = arg_name(k, 1, "loop");
+	if (!block || !loop || k->call->nargs != 2)
+		return bad(k, NULL, "%s: expected a block and a loop, e.g. (block=\"B\", loop=\"xo\")", m);
+	if (k->call->nlhs != 0)
+		return bad(k, NULL, "%s: creates nothing to name", m);
+	return finish(k, c, fn(c, block, loop));
+}
 
 static StepStatus run_call(Call *k)
 {
@@ -402,6 +410,10 @@ static StepStatus run_call(Call *k)
 		st = do_annotate(k, &c, rw_vectorize);
 	else if (strcmp(m, "unroll") == 0)
 		st = do_annotate(k, &c, rw_unroll);
+	else if (strcmp(m, "compute_at") == 0)
+		st = do_attach(k, &c, rw_compute_at);
+	else if (strcmp(m, "reverse_compute_at") == 0)
+		st = do_attach(k, &c, rw_reverse_compute_at);
 	else if (strcmp(m, "transform_layout") == 0)
 		st = do_transform_layout(k, &c);
 	else if (strcmp(m, "fission") == 0)
@@ -410,17 +422,8 @@ static StepStatus run_call(Call *k)
 		st = do_cache(k, &c, false);
 	else if (strcmp(m, "cache_write") == 0)
 		st = do_cache(k, &c, true);
-	else {
-		for (size_t i = 0; i < sizeof not_yet / sizeof *not_yet; i++)
-			if (strcmp(m, not_yet[i]) == 0) {
-				rw_fail(&c, RW_UNSUPPORTED, k->call->span,
-					"%s is not implemented in this version of vsched", m);
-				st = finish(k, &c, RW_UNSUPPORTED);
-				goto done;
-			}
+	else
 		return bad(k, NULL, "unknown schedule primitive 'sch.%s'", m);
-	}
-done:
 	/* rewrite diagnostics (bad names, preconditions) go to the caller */
 	for (Diag *g = local.first; g; g = g->next)
 		diag_add(k->d, g->level, g->span, "%s", g->message);

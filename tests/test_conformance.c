@@ -3,9 +3,8 @@
  * replay must be confirmed unless the report says it cannot be), the
  * interpreter check of every accepted result against before.tir and
  * after.tir, max_store_ifs, and an independent re-check of the proof log
- * with cvc5 and the z3 binary. Cases that need primitives not implemented
- * yet must be rejected as "not supported" (never accepted); they are
- * counted as pending and listed. */
+ * with cvc5 and the z3 binary. A case expected to be accepted that is
+ * rejected for any reason, "not supported" included, fails. */
 #include <check.h>
 #include <dirent.h>
 #include <stdio.h>
@@ -88,8 +87,7 @@ static int store_ifs(const Stmt *s)
 }
 
 typedef struct Tally {
-	int passed, pending;
-	char pending_names[2048];
+	int passed;
 } Tally;
 
 static Module *parse_path(Arena *a, const char *path)
@@ -130,17 +128,6 @@ static void run_case(const char *dir, const char *name, const char *logroot, Tal
 	StepStatus st = sched_run_script(s, sc, &d);
 	ck_assert_msg(st != STEP_BAD_INPUT, "%s: bad input: %s", name, diag_render(&d));
 	StepReport *last = s->nsteps ? s->steps[s->nsteps - 1] : NULL;
-	bool not_supported = st == STEP_REJECTED && last && last->reason &&
-			     strstr(last->reason, "not supported");
-	if (not_supported) {
-		/* a primitive of a later issue: must reject, never accept */
-		t->pending++;
-		strncat(t->pending_names, " ", sizeof t->pending_names - strlen(t->pending_names) - 1);
-		strncat(t->pending_names, name, sizeof t->pending_names - strlen(t->pending_names) - 1);
-		sched_free(s);
-		arena_free(&a);
-		return;
-	}
 	if (!e.accept) {
 		ck_assert_msg(st == STEP_REJECTED, "%s: expected reject, got commit", name);
 		ck_assert_msg(last->reason && *last->reason, "%s: rejection without reason", name);
@@ -202,8 +189,7 @@ START_TEST(conformance_cases_give_expected_verdicts)
 		run_case(path, names[i], logroot, &t);
 		free(names[i]);
 	}
-	fprintf(stderr, "conformance: %d passed, %d pending (primitives not implemented yet):%s\n",
-		t.passed, t.pending, t.pending_names);
+	fprintf(stderr, "conformance: %d passed\n", t.passed);
 	ck_assert_int_gt(t.passed, 0);
 	/* every logged obligation re-checked by independent solvers */
 	DIR *logs = opendir(logroot);

@@ -386,7 +386,8 @@ static void check_page(const char *page, int *accepted, int *rejected)
 START_TEST(proofs_pages_examples_still_hold)
 {
 	static const char *const pages[] = {"split.md", "fuse.md", "reorder.md", "parallel.md",
-					    "hoist.md", "merge.md", "merge_conditionals.md", "cache.md"};
+					    "hoist.md", "merge.md", "merge_conditionals.md", "cache.md",
+					    "compute_at.md"};
 	for (size_t i = 0; i < sizeof pages / sizeof *pages; i++) {
 		int accepted = 0, rejected = 0;
 		check_page(pages[i], &accepted, &rejected);

@@ -6,7 +6,9 @@
  * following loop, fission of a body of several statements). Also
  * shows the comparison can fail: deliberately wrong variants of split and
  * reorder (no obligations discharged) are caught, and the real primitives
- * reject the same cases. VS_SOUNDNESS_STEPS overrides the step count. */
+ * reject the same cases. A second property test mixes compute_at and
+ * reverse_compute_at into random producer/consumer kernels.
+ * VS_SOUNDNESS_STEPS overrides the step count. */
 #include <check.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -355,6 +357,153 @@ START_TEST(random_schedules_agree_with_interpreter)
 }
 END_TEST
 
+/* ---------- producer / consumer kernels with compute_at ----------
+ * A producer block writes an intermediate B over its whole shape from A;
+ * an optional statement in between; a consumer block reads B at random
+ * offsets (sometimes under a guard, sometimes also overwriting A, which
+ * makes moving the producer wrong). Random loop steps are mixed with
+ * compute_at and reverse_compute_at at random loops. */
+
+static char *gen_pc_kernel(void)
+{
+	StrBuf b = {0};
+	unsigned e0 = 2 + rnd(5), e1 = 2 + rnd(6); /* consumer extents */
+	unsigned o0 = rnd(3), o1 = rnd(3), p0 = rnd(3), p1 = rnd(3);
+	unsigned r0 = e0 + 2, r1 = e1 + 2;         /* B covers every read */
+	sb_puts(&b, "@T.prim_func\n"
+		    "def pc(A: T.Buffer[(24, 24), \"int32\"], C: T.Buffer[(24, 24), \"int32\"],"
+		    " D: T.Buffer[(24,), \"int32\"]):\n");
+	sb_printf(&b, "    B = T.alloc_buffer([%u, %u], \"int32\")\n", r0, r1);
+	sb_puts(&b, "    with T.block(\"B\"):\n");
+	sb_printf(&b, "        for b0 in T.serial(%u):\n", r0);
+	sb_printf(&b, "            for b1 in T.serial(%u):\n", r1);
+	sb_printf(&b, "                B[b0, b1] = A[b0 + %u, b1] * %u + b1\n", rnd(3), 1 + rnd(3));
+	switch (rnd(4)) {
+	case 0:
+		sb_puts(&b, "    for k in T.serial(8):\n        D[k] = A[k, 0] + 1\n");
+		break;
+	case 1:
+		sb_printf(&b, "    for k in T.serial(8):\n        A[k + %u, 1] = D[k]\n", rnd(3));
+		break;
+	default:
+		break;
+	}
+	sb_puts(&b, "    with T.block(\"C\"):\n");
+	sb_printf(&b, "        for i in T.serial(%u):\n", e0);
+	sb_printf(&b, "            for j in T.serial(%u):\n", e1);
+	const char *ind = "                ";
+	if (rnd(4) == 0) {
+		sb_printf(&b, "                if i + j < %u:\n", 2 + rnd(6));
+		ind = "                    ";
+	}
+	sb_printf(&b, "%sC[i, j] = B[i + %u, j + %u]", ind, o0, o1);
+	if (rnd(2))
+		sb_printf(&b, " + B[i + %u, j + %u]", p0, p1);
+	sb_puts(&b, "\n");
+	if (rnd(4) == 0)
+		sb_printf(&b, "%sA[i + %u, j + %u] = C[i, j] + 1\n", ind, rnd(3), rnd(3));
+	return sb_take(&b);
+}
+
+typedef struct AttachTally {
+	int compute_at, compute_at_committed, reverse, reverse_committed;
+} AttachTally;
+
+static RwStatus random_pc_step(RwCtx *c, const LoopRef *loops, int n, char *desc, size_t dn,
+			       AttachTally *at, int *kind)
+{
+	const LoopRef *l = &loops[rnd((unsigned)n)];
+	unsigned r = rnd(10);
+	*kind = 0;
+	if (r < 4) {
+		*kind = 1;
+		at->compute_at++;
+		snprintf(desc, dn, "compute_at(B, %s)", l->name);
+		return rw_compute_at(c, "B", l->name);
+	}
+	if (r < 6) {
+		*kind = 2;
+		at->reverse++;
+		snprintf(desc, dn, "reverse_compute_at(C, %s)", l->name);
+		return rw_reverse_compute_at(c, "C", l->name);
+	}
+	return random_step(c, loops, n, desc, dn);
+}
+
+static void run_pc_kernel(Arena *a, Tally *t, AttachTally *at, int nsteps, unsigned seed)
+{
+	char *text = gen_pc_kernel();
+	Module *m = tu_parse(a, "random_pc.tir", text);
+	Schedule *s = tu_schedule(a, m);
+	for (int k = 0; k < nsteps; k++) {
+		LoopRef loops[64];
+		int n = 0;
+		collect_loops(sched_func(s)->body, loops, &n, 64);
+		if (n == 0)
+			break;
+		RwCtx c;
+		DiagList d;
+		diag_init(&d, a);
+		char desc[256];
+		int kind;
+		sched_begin(s, &c, "random", (Span){0}, &d);
+		RwStatus st = random_pc_step(&c, loops, n, desc, sizeof desc, at, &kind);
+		c.desc = arena_strdup(a, desc);
+		StepReport *r = sched_finish(s, &c, st);
+		t->steps++;
+		if (r->status != STEP_COMMITTED) {
+			t->rejected++;
+			continue;
+		}
+		t->committed++;
+		at->compute_at_committed += kind == 1;
+		at->reverse_committed += kind == 2;
+		char *report = NULL;
+		if (interp_equiv(m->funcs[0], sched_func(s), 3, seed + (unsigned)k, &report) != 0) {
+			if (!t->disagreements++) {
+				char *after = print_func(sched_func(s));
+				snprintf(t->first_failure, sizeof t->first_failure,
+					 "step %s\n%s\nkernel:\n%s\nafter:\n%s", desc,
+					 report ? report : "", text, after);
+				free(after);
+			}
+		}
+		free(report);
+	}
+	sched_free(s);
+	free(text);
+}
+
+START_TEST(random_compute_at_schedules_agree_with_interpreter)
+{
+	const char *env = getenv("VS_SOUNDNESS_STEPS");
+	int target = env ? atoi(env) / 2 : 1000;
+	Tally t;
+	AttachTally at;
+	memset(&t, 0, sizeof t);
+	memset(&at, 0, sizeof at);
+	rng_state = 0x9E3779B97F4A7C15ull;
+	for (unsigned kernel = 0; t.steps < target; kernel++) {
+		Arena a;
+		arena_init(&a);
+		run_pc_kernel(&a, &t, &at, 6, kernel * 977u + 5);
+		arena_free(&a);
+	}
+	fprintf(stderr,
+		"soundness (compute_at): %d steps, %d committed, %d rejected, %d disagreements; "
+		"compute_at %d/%d committed, reverse_compute_at %d/%d committed\n",
+		t.steps, t.committed, t.rejected, t.disagreements, at.compute_at_committed,
+		at.compute_at, at.reverse_committed, at.reverse);
+	ck_assert_msg(t.disagreements == 0, "interpreter disagrees:\n%s", t.first_failure);
+	ck_assert_int_ge(t.steps, target);
+	/* both primitives must commit and reject, or the test proves nothing */
+	ck_assert_int_gt(at.compute_at_committed, at.compute_at / 10);
+	ck_assert_int_lt(at.compute_at_committed, at.compute_at);
+	ck_assert_int_gt(at.reverse_committed, at.reverse / 20);
+	ck_assert_int_lt(at.reverse_committed, at.reverse);
+}
+END_TEST
+
 /* ---------- the check can fail ---------- */
 
 static Arena arena;
@@ -430,6 +579,10 @@ Suite *suite_soundness(void)
 	TCase *tc = tcase_create("random_schedules");
 	tcase_set_timeout(tc, 900);
 	tcase_add_test(tc, random_schedules_agree_with_interpreter);
+	suite_add_tcase(s, tc);
+	tc = tcase_create("random_compute_at_schedules");
+	tcase_set_timeout(tc, 900);
+	tcase_add_test(tc, random_compute_at_schedules_agree_with_interpreter);
 	suite_add_tcase(s, tc);
 	tc = tcase_create("checks_can_fail");
 	tcase_add_checked_fixture(tc, setup, teardown);

@@ -1,0 +1,1165 @@
+/* rewrites/region.c — bound inference (region.h): the linear simplifier,
+ * numeric and symbolic interval bounds with the floor-division and modulo
+ * rules that make fuse-then-split regions tight (seed 002, Ex. 6), and
+ * boxes of the accesses of a buffer. Enumeration is in region_enum.c. */
+#include "region.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+/* Numbers beyond this are not reasoned about (no overflow in int64). */
+#define RG_BIG (INT64_C(1) << 40)
+#define LIN_MAX 12
+
+static const Span no_span;
+
+static bool small(int64_t v) { return v > -RG_BIG && v < RG_BIG; }
+
+static int64_t fdiv(int64_t a, int64_t b)
+{
+	int64_t q = a / b;
+	if ((a % b != 0) && ((a < 0) != (b < 0)))
+		q--;
+	return q;
+}
+
+static int64_t fmod64(int64_t a, int64_t b) { return a - b * fdiv(a, b); }
+
+/* ---------- environment ---------- */
+
+void rg_env_init(RgEnv *e, Arena *a)
+{
+	memset(e, 0, sizeof *e);
+	e->a = a;
+}
+
+static RgVar *push_var(RgEnv *e)
+{
+	if (e->nvars == e->capvars) {
+		int cap = e->capvars ? e->capvars * 2 : 16;
+		RgVar *v = arena_alloc(e->a, sizeof(RgVar) * (size_t)cap);
+		if (e->nvars)
+			memcpy(v, e->vars, sizeof(RgVar) * (size_t)e->nvars);
+		e->vars = v;
+		e->capvars = cap;
+	}
+	RgVar *v = &e->vars[e->nvars++];
+	memset(v, 0, sizeof *v);
+	return v;
+}
+
+void rg_push_loop(RgEnv *e, Var *v, Expr *min, Expr *extent, bool relaxed)
+{
+	RgVar *x = push_var(e);
+	x->var = v;
+	x->relaxed = relaxed;
+	x->min = min;
+	x->extent = extent;
+}
+
+void rg_push_let(RgEnv *e, Var *v, Expr *value, bool relaxed)
+{
+	RgVar *x = push_var(e);
+	x->var = v;
+	x->relaxed = relaxed;
+	x->value = value;
+}
+
+static void push_guard_expr(RgEnv *e, Expr *g)
+{
+	if (e->nguards == e->capguards) {
+		int cap = e->capguards ? e->capguards * 2 : 16;
+		Expr **gs = arena_alloc(e->a, sizeof(Expr *) * (size_t)cap);
+		if (e->nguards)
+			memcpy(gs, e->guards, sizeof(Expr *) * (size_t)e->nguards);
+		e->guards = gs;
+		e->capguards = cap;
+	}
+	e->guards[e->nguards++] = g;
+}
+
+static BinOp negate_compare(BinOp op)
+{
+	switch (op) {
+	case OP_LT: return OP_GE;
+	case OP_LE: return OP_GT;
+	case OP_GT: return OP_LE;
+	case OP_GE: return OP_LT;
+	case OP_EQ: return OP_NE;
+	case OP_NE: return OP_EQ;
+	case OP_ADD: case OP_SUB: case OP_MUL: case OP_DIV: case OP_FLOORDIV:
+	case OP_FLOORMOD: case OP_MIN: case OP_MAX: case OP_AND: case OP_OR:
+	case OP_COUNT:
+		break;
+	}
+	return OP_COUNT;
+}
+
+void rg_push_guard(RgEnv *e, Expr *cond, bool negate)
+{
+	if (rw_expr_has_load(cond))
+		return;
+	if (cond->kind == EX_NOT) {
+		rg_push_guard(e, cond->u.un.a, !negate);
+		return;
+	}
+	if (cond->kind != EX_BIN)
+		return;
+	BinOp op = cond->u.bin.op;
+	if ((op == OP_AND && !negate) || (op == OP_OR && negate)) {
+		rg_push_guard(e, cond->u.bin.a, negate);
+		rg_push_guard(e, cond->u.bin.b, negate);
+		return;
+	}
+	if (!binop_is_compare(op) || !dtype_is_int(cond->u.bin.a->dtype))
+		return;
+	if (negate) {
+		BinOp n = negate_compare(op);
+		if (n == OP_COUNT || n == OP_NE)
+			return;
+		push_guard_expr(e, ir_bin(e->a, n, cond->u.bin.a, cond->u.bin.b, no_span));
+		return;
+	}
+	if (op != OP_NE)
+		push_guard_expr(e, cond);
+}
+
+void rg_pop(RgEnv *e, int nvars, int nguards)
+{
+	e->nvars = nvars;
+	e->nguards = nguards;
+}
+
+const RgVar *rg_lookup(const RgEnv *e, const Var *v)
+{
+	for (int i = e->nvars - 1; i >= 0; i--)
+		if (e->vars[i].var == v)
+			return &e->vars[i];
+	return NULL;
+}
+
+bool rg_has_relaxed(const RgEnv *e, const Expr *x)
+{
+	switch (x->kind) {
+	case EX_INT:
+	case EX_FLOAT:
+	case EX_UNDEF:
+		return false;
+	case EX_VAR: {
+		const RgVar *v = rg_lookup(e, x->u.var);
+		return v && v->relaxed;
+	}
+	case EX_BIN:
+		return rg_has_relaxed(e, x->u.bin.a) || rg_has_relaxed(e, x->u.bin.b);
+	case EX_NOT:
+	case EX_NEG:
+	case EX_CAST:
+		return rg_has_relaxed(e, x->u.un.a);
+	case EX_SELECT:
+		return rg_has_relaxed(e, x->u.sel.cond) || rg_has_relaxed(e, x->u.sel.a) ||
+		       rg_has_relaxed(e, x->u.sel.b);
+	case EX_LOAD:
+		for (int i = 0; i < x->u.load.nidx; i++)
+			if (rg_has_relaxed(e, x->u.load.idx[i]))
+				return true;
+		return false;
+	case EX_LET:
+		/* the let's own variable is not in env: conservative */
+		return true;
+	case EX_COUNT:
+		break;
+	}
+	abort();
+}
+
+/* ---------- structural identity ---------- */
+
+bool rg_same(const Expr *x, const Expr *y)
+{
+	if (x == y)
+		return true;
+	if (x->kind != y->kind)
+		return false;
+	switch (x->kind) {
+	case EX_INT:
+		return x->u.ival == y->u.ival && (x->dtype == DT_BOOL) == (y->dtype == DT_BOOL);
+	case EX_FLOAT:
+		return memcmp(&x->u.fval, &y->u.fval, sizeof(double)) == 0 && x->dtype == y->dtype;
+	case EX_VAR:
+		return x->u.var == y->u.var;
+	case EX_BIN:
+		return x->u.bin.op == y->u.bin.op && rg_same(x->u.bin.a, y->u.bin.a) &&
+		       rg_same(x->u.bin.b, y->u.bin.b);
+	case EX_NOT:
+	case EX_NEG:
+		return rg_same(x->u.un.a, y->u.un.a);
+	case EX_CAST:
+		return x->dtype == y->dtype && rg_same(x->u.un.a, y->u.un.a);
+	case EX_SELECT:
+		return rg_same(x->u.sel.cond, y->u.sel.cond) && rg_same(x->u.sel.a, y->u.sel.a) &&
+		       rg_same(x->u.sel.b, y->u.sel.b);
+	case EX_LOAD:
+		if (x->u.load.buf != y->u.load.buf || x->u.load.nidx != y->u.load.nidx)
+			return false;
+		for (int i = 0; i < x->u.load.nidx; i++)
+			if (!rg_same(x->u.load.idx[i], y->u.load.idx[i]))
+				return false;
+		return true;
+	case EX_UNDEF:
+		return false; /* two occurrences are different values */
+	case EX_LET:
+		return x->u.let.var == y->u.let.var && rg_same(x->u.let.value, y->u.let.value) &&
+		       rg_same(x->u.let.body, y->u.let.body);
+	case EX_COUNT:
+		break;
+	}
+	abort();
+}
+
+/* ---------- numeric bounds ---------- */
+
+/* Partial bounds: either side may be unknown (a loop whose extent is a
+ * parameter still has a lower bound). */
+typedef struct NB {
+	bool has_lo, has_hi;
+	int64_t lo, hi;
+} NB;
+
+static const NB nb_none;
+
+static NB nb_point(int64_t v)
+{
+	NB r = {small(v), small(v), v, v};
+	return r;
+}
+
+static NB nb_check(NB r)
+{
+	r.has_lo &= small(r.lo);
+	r.has_hi &= small(r.hi);
+	return r;
+}
+
+static NB nb_of(RgEnv *e, const Expr *x, int depth);
+
+static NB nb_var(RgEnv *e, const Var *v, int depth)
+{
+	const RgVar *r = rg_lookup(e, v);
+	if (!r)
+		return nb_none;
+	if (!r->min)
+		return nb_of(e, r->value, depth + 1);
+	NB m = nb_of(e, r->min, depth + 1), x = nb_of(e, r->extent, depth + 1);
+	/* a value exists only when the loop runs (extent >= 1) */
+	NB out = {m.has_lo, m.has_hi && x.has_hi, m.lo, m.hi + (x.hi >= 1 ? x.hi : 1) - 1};
+	return nb_check(out);
+}
+
+static bool nb_full(NB x) { return x.has_lo && x.has_hi; }
+
+static NB nb_corners(int64_t a, int64_t b, int64_t c, int64_t d)
+{
+	int64_t v[4] = {a, b, c, d};
+	NB r = {true, true, v[0], v[0]};
+	for (int i = 0; i < 4; i++) {
+		if (!small(v[i]))
+			return nb_none;
+		r.lo = v[i] < r.lo ? v[i] : r.lo;
+		r.hi = v[i] > r.hi ? v[i] : r.hi;
+	}
+	return r;
+}
+
+static NB nb_scale(NB a, int64_t c)
+{
+	if (!small(c) || (a.has_lo && llabs(a.lo) > RG_BIG / (llabs(c) + 1)) ||
+	    (a.has_hi && llabs(a.hi) > RG_BIG / (llabs(c) + 1)))
+		return nb_none;
+	NB r = c >= 0 ? (NB){a.has_lo, a.has_hi, a.lo * c, a.hi * c}
+		      : (NB){a.has_hi, a.has_lo, a.hi * c, a.lo * c};
+	return nb_check(r);
+}
+
+static NB nb_bin(RgEnv *e, const Expr *x, int depth)
+{
+	NB a = nb_of(e, x->u.bin.a, depth + 1), b = nb_of(e, x->u.bin.b, depth + 1);
+	bool bconst = nb_full(b) && b.lo == b.hi;
+	switch (x->u.bin.op) {
+	case OP_ADD:
+		return nb_check((NB){a.has_lo && b.has_lo, a.has_hi && b.has_hi, a.lo + b.lo, a.hi + b.hi});
+	case OP_SUB:
+		return nb_check((NB){a.has_lo && b.has_hi, a.has_hi && b.has_lo, a.lo - b.hi, a.hi - b.lo});
+	case OP_MUL:
+		if (bconst)
+			return nb_scale(a, b.lo);
+		if (nb_full(a) && a.lo == a.hi)
+			return nb_scale(b, a.lo);
+		if (!nb_full(a) || !nb_full(b))
+			return nb_none;
+		return nb_corners(a.lo * b.lo, a.lo * b.hi, a.hi * b.lo, a.hi * b.hi);
+	case OP_FLOORDIV:
+		if (bconst && b.lo > 0) /* monotone */
+			return (NB){a.has_lo, a.has_hi, a.has_lo ? fdiv(a.lo, b.lo) : 0,
+				    a.has_hi ? fdiv(a.hi, b.lo) : 0};
+		if (!nb_full(a) || !nb_full(b) || b.lo <= 0)
+			return nb_none;
+		return nb_corners(fdiv(a.lo, b.lo), fdiv(a.lo, b.hi), fdiv(a.hi, b.lo), fdiv(a.hi, b.hi));
+	case OP_FLOORMOD:
+		if (!b.has_lo || !b.has_hi || b.lo <= 0)
+			return nb_none;
+		if (bconst && nb_full(a) && fdiv(a.lo, b.lo) == fdiv(a.hi, b.lo))
+			return (NB){true, true, fmod64(a.lo, b.lo), fmod64(a.hi, b.lo)};
+		return (NB){true, true, 0, b.hi - 1};
+	case OP_MIN:
+		return (NB){a.has_lo && b.has_lo, a.has_hi || b.has_hi,
+			    a.lo < b.lo ? a.lo : b.lo,
+			    !a.has_hi ? b.hi : !b.has_hi ? a.hi : a.hi < b.hi ? a.hi : b.hi};
+	case OP_MAX:
+		return (NB){a.has_lo || b.has_lo, a.has_hi && b.has_hi,
+			    !a.has_lo ? b.lo : !b.has_lo ? a.lo : a.lo > b.lo ? a.lo : b.lo,
+			    a.hi > b.hi ? a.hi : b.hi};
+	case OP_DIV: case OP_EQ: case OP_NE: case OP_LT: case OP_LE: case OP_GT:
+	case OP_GE: case OP_AND: case OP_OR: case OP_COUNT:
+		break;
+	}
+	return nb_none;
+}
+
+static NB nb_of(RgEnv *e, const Expr *x, int depth)
+{
+	if (depth > 64 || !dtype_is_int(x->dtype))
+		return nb_none;
+	NB a, b;
+	switch (x->kind) {
+	case EX_INT:
+		return nb_point(x->u.ival);
+	case EX_VAR:
+		return nb_var(e, x->u.var, depth);
+	case EX_BIN:
+		return nb_bin(e, x, depth);
+	case EX_NEG:
+		a = nb_of(e, x->u.un.a, depth + 1);
+		return (NB){a.has_hi, a.has_lo, -a.hi, -a.lo};
+	case EX_SELECT:
+		a = nb_of(e, x->u.sel.a, depth + 1);
+		b = nb_of(e, x->u.sel.b, depth + 1);
+		return (NB){a.has_lo && b.has_lo, a.has_hi && b.has_hi, a.lo < b.lo ? a.lo : b.lo,
+			    a.hi > b.hi ? a.hi : b.hi};
+	case EX_CAST:
+		/* widening integer casts keep the value */
+		if (!dtype_is_int(x->u.un.a->dtype) ||
+		    dtype_bits(x->u.un.a->dtype) > dtype_bits(x->dtype) ||
+		    dtype_is_signed(x->u.un.a->dtype) != dtype_is_signed(x->dtype))
+			return nb_none;
+		return nb_of(e, x->u.un.a, depth + 1);
+	case EX_FLOAT:
+	case EX_NOT:
+	case EX_LOAD:
+	case EX_UNDEF:
+	case EX_LET:
+		return nb_none;
+	case EX_COUNT:
+		break;
+	}
+	abort();
+}
+
+bool rg_num_bounds(RgEnv *e, const Expr *x, int64_t *lo, int64_t *hi)
+{
+	NB r = nb_of(e, x, 0);
+	*lo = r.lo;
+	*hi = r.hi;
+	return nb_full(r);
+}
+
+/* ---------- linear forms ---------- */
+
+typedef struct Lin {
+	int n;
+	Expr *atom[LIN_MAX];
+	int64_t coef[LIN_MAX];
+	int64_t k;
+	bool bad; /* too many terms or too large numbers */
+} Lin;
+
+static Lin lin_const(int64_t k)
+{
+	Lin l;
+	memset(&l, 0, sizeof l);
+	l.k = k;
+	l.bad = !small(k);
+	return l;
+}
+
+static void lin_add_term(Lin *l, Expr *atom, int64_t coef)
+{
+	if (coef == 0)
+		return;
+	for (int i = 0; i < l->n; i++)
+		if (rg_same(l->atom[i], atom)) {
+			l->coef[i] += coef;
+			if (!small(l->coef[i]))
+				l->bad = true;
+			if (l->coef[i] == 0) {
+				memmove(&l->atom[i], &l->atom[i + 1], sizeof(Expr *) * (size_t)(l->n - i - 1));
+				memmove(&l->coef[i], &l->coef[i + 1], sizeof(int64_t) * (size_t)(l->n - i - 1));
+				l->n--;
+			}
+			return;
+		}
+	if (l->n == LIN_MAX) {
+		l->bad = true;
+		return;
+	}
+	l->atom[l->n] = atom;
+	l->coef[l->n] = coef;
+	l->n++;
+}
+
+static Lin lin_atom(Expr *atom)
+{
+	Lin l = lin_const(0);
+	lin_add_term(&l, atom, 1);
+	return l;
+}
+
+/* x + sign * y */
+static Lin lin_combine(Lin x, const Lin *y, int64_t sign)
+{
+	x.bad |= y->bad;
+	x.k += sign * y->k;
+	if (!small(x.k))
+		x.bad = true;
+	for (int i = 0; i < y->n && !x.bad; i++)
+		lin_add_term(&x, y->atom[i], sign * y->coef[i]);
+	return x;
+}
+
+static Lin lin_scale(Lin x, int64_t c)
+{
+	if (c == 0)
+		return lin_const(0);
+	if (!small(c) || (x.k != 0 && llabs(x.k) > RG_BIG / llabs(c)))
+		x.bad = true;
+	else
+		x.k *= c;
+	for (int i = 0; i < x.n; i++) {
+		if (llabs(x.coef[i]) > RG_BIG / llabs(c))
+			x.bad = true;
+		else
+			x.coef[i] *= c;
+	}
+	return x;
+}
+
+static Expr *lit(Arena *a, int64_t v, DType t)
+{
+	return ir_int(a, v, dtype_is_int(t) ? t : DT_INT32, no_span);
+}
+
+/* sum of terms, positive ones first, then the constant */
+static Expr *lin_expr(Arena *a, const Lin *l, DType t)
+{
+	Expr *acc = NULL;
+	for (int pass = 0; pass < 2; pass++)
+		for (int i = 0; i < l->n; i++) {
+			int64_t c = l->coef[i];
+			if ((pass == 0) != (c > 0))
+				continue;
+			int64_t m = c < 0 ? -c : c;
+			Expr *term = m == 1 ? l->atom[i] : ir_mul(a, l->atom[i], lit(a, m, t));
+			if (!acc)
+				acc = c > 0 ? term : ir_neg(a, term, no_span);
+			else
+				acc = c > 0 ? ir_add(a, acc, term) : ir_sub(a, acc, term);
+		}
+	if (!acc)
+		return lit(a, l->k, t);
+	if (l->k > 0)
+		acc = ir_add(a, acc, lit(a, l->k, t));
+	else if (l->k < 0)
+		acc = ir_sub(a, acc, lit(a, -l->k, t));
+	return acc;
+}
+
+static NB lin_nb(RgEnv *e, const Lin *l)
+{
+	NB sum = nb_point(l->k);
+	for (int i = 0; i < l->n; i++) {
+		NB t = nb_scale(nb_of(e, l->atom[i], 0), l->coef[i]);
+		sum = nb_check((NB){sum.has_lo && t.has_lo, sum.has_hi && t.has_hi, sum.lo + t.lo,
+				    sum.hi + t.hi});
+	}
+	return sum;
+}
+
+static bool lin_num_bounds(RgEnv *e, const Lin *l, int64_t *lo, int64_t *hi)
+{
+	NB r = lin_nb(e, l);
+	*lo = r.lo;
+	*hi = r.hi;
+	return nb_full(r);
+}
+
+static Lin lin_of(RgEnv *e, Expr *x);
+static Expr *simplify_cond(RgEnv *e, Expr *x);
+
+/* (q*c + r) split: terms whose coefficient c divides go to q, the rest
+ * (with the constant's remainder) to r. */
+static void lin_split(const Lin *l, int64_t c, Lin *q, Lin *r)
+{
+	*q = lin_const(fdiv(l->k, c));
+	*r = lin_const(fmod64(l->k, c));
+	for (int i = 0; i < l->n; i++) {
+		if (l->coef[i] % c == 0)
+			lin_add_term(q, l->atom[i], l->coef[i] / c);
+		else
+			lin_add_term(r, l->atom[i], l->coef[i]);
+	}
+}
+
+static Lin lin_floordiv(RgEnv *e, const Lin *l, int64_t c, DType t)
+{
+	Lin q, r;
+	lin_split(l, c, &q, &r);
+	int64_t lo, hi;
+	if (r.n == 0)
+		return q; /* r is the constant remainder in [0, c) */
+	if (lin_num_bounds(e, &r, &lo, &hi) && fdiv(lo, c) == fdiv(hi, c)) {
+		Lin m = lin_const(fdiv(lo, c));
+		return lin_combine(q, &m, 1);
+	}
+	Lin d = lin_atom(ir_bin(e->a, OP_FLOORDIV, lin_expr(e->a, &r, t), lit(e->a, c, t), no_span));
+	return lin_combine(q, &d, 1);
+}
+
+static Lin lin_floormod(RgEnv *e, const Lin *l, int64_t c, DType t)
+{
+	Lin q, r;
+	lin_split(l, c, &q, &r);
+	int64_t lo, hi;
+	if (r.n == 0)
+		return r;
+	if (lin_num_bounds(e, &r, &lo, &hi) && fdiv(lo, c) == fdiv(hi, c)) {
+		Lin m = lin_const(-c * fdiv(lo, c));
+		return lin_combine(r, &m, 1);
+	}
+	return lin_atom(ir_bin(e->a, OP_FLOORMOD, lin_expr(e->a, &r, t), lit(e->a, c, t), no_span));
+}
+
+/* Upper (or lower) bound of l as a constant after replacing each loop
+ * variable by its symbolic last (or first) value once: j + 1 - n <= 0
+ * when j runs below n. */
+static bool lin_sym_bound(RgEnv *e, const Lin *l, bool upper, int64_t *out)
+{
+	Lin r = lin_const(l->k);
+	for (int i = 0; i < l->n; i++) {
+		Expr *a = l->atom[i];
+		const RgVar *v = a->kind == EX_VAR ? rg_lookup(e, a->u.var) : NULL;
+		if (!v || !v->min || rw_expr_has_load(v->min) || rw_expr_has_load(v->extent)) {
+			lin_add_term(&r, a, l->coef[i]);
+			continue;
+		}
+		bool take_last = (l->coef[i] > 0) == upper;
+		Expr *end = take_last ? ir_sub(e->a, ir_add(e->a, v->min, v->extent),
+					       ir_int(e->a, 1, a->dtype, no_span))
+				      : v->min;
+		Lin t = lin_of(e, end);
+		r = lin_combine(r, &t, l->coef[i]);
+		if (r.bad)
+			return false;
+	}
+	if (r.bad || r.n)
+		return false;
+	*out = r.k;
+	return true;
+}
+
+static Lin lin_minmax(RgEnv *e, Expr *x)
+{
+	Lin la = lin_of(e, x->u.bin.a), lb = lin_of(e, x->u.bin.b);
+	if (la.bad || lb.bad)
+		return lin_atom(x);
+	Lin d = lin_combine(la, &lb, -1);
+	bool is_min = x->u.bin.op == OP_MIN;
+	if (!d.bad) {
+		NB r = lin_nb(e, &d);
+		if (r.has_hi && r.hi <= 0) /* a <= b */
+			return is_min ? la : lb;
+		if (r.has_lo && r.lo >= 0) /* a >= b */
+			return is_min ? lb : la;
+		int64_t v;
+		if (lin_sym_bound(e, &d, true, &v) && v <= 0)
+			return is_min ? la : lb;
+		if (lin_sym_bound(e, &d, false, &v) && v >= 0)
+			return is_min ? lb : la;
+	}
+	Expr *r = ir_bin(e->a, x->u.bin.op, lin_expr(e->a, &la, x->dtype),
+			 lin_expr(e->a, &lb, x->dtype), x->span);
+	r->dtype = x->dtype;
+	return lin_atom(r);
+}
+
+static bool lin_is_const(const Lin *l, int64_t *k)
+{
+	if (l->bad || l->n)
+		return false;
+	*k = l->k;
+	return true;
+}
+
+static Lin lin_of(RgEnv *e, Expr *x)
+{
+	if (!dtype_is_int(x->dtype))
+		return lin_atom(x);
+	Lin la, lb;
+	int64_t c;
+	switch (x->kind) {
+	case EX_INT:
+		return lin_const(x->u.ival);
+	case EX_VAR:
+		return lin_atom(x);
+	case EX_NEG:
+		la = lin_of(e, x->u.un.a);
+		return la.bad ? lin_atom(x) : lin_scale(la, -1);
+	case EX_BIN:
+		switch (x->u.bin.op) {
+		case OP_ADD:
+		case OP_SUB:
+			la = lin_of(e, x->u.bin.a);
+			lb = lin_of(e, x->u.bin.b);
+			la = lin_combine(la, &lb, x->u.bin.op == OP_ADD ? 1 : -1);
+			return la.bad ? lin_atom(x) : la;
+		case OP_MUL:
+			la = lin_of(e, x->u.bin.a);
+			lb = lin_of(e, x->u.bin.b);
+			if (lin_is_const(&lb, &c))
+				la = lin_scale(la, c);
+			else if (lin_is_const(&la, &c))
+				la = lin_scale(lb, c);
+			else
+				return lin_atom(ir_mul(e->a, lin_expr(e->a, &la, x->dtype),
+						       lin_expr(e->a, &lb, x->dtype)));
+			return la.bad ? lin_atom(x) : la;
+		case OP_FLOORDIV:
+		case OP_FLOORMOD:
+			la = lin_of(e, x->u.bin.a);
+			lb = lin_of(e, x->u.bin.b);
+			if (la.bad || lb.bad)
+				return lin_atom(x);
+			if (lin_is_const(&lb, &c) && c > 0) {
+				la = x->u.bin.op == OP_FLOORDIV ? lin_floordiv(e, &la, c, x->dtype)
+								: lin_floormod(e, &la, c, x->dtype);
+				return la.bad ? lin_atom(x) : la;
+			}
+			{
+				Expr *r = ir_bin(e->a, x->u.bin.op, lin_expr(e->a, &la, x->dtype),
+						 lin_expr(e->a, &lb, x->dtype), x->span);
+				r->dtype = x->dtype;
+				return lin_atom(r);
+			}
+		case OP_MIN:
+		case OP_MAX:
+			return lin_minmax(e, x);
+		case OP_DIV: case OP_EQ: case OP_NE: case OP_LT: case OP_LE:
+		case OP_GT: case OP_GE: case OP_AND: case OP_OR: case OP_COUNT:
+			break;
+		}
+		return lin_atom(x);
+	case EX_SELECT: {
+		Expr *cond = simplify_cond(e, x->u.sel.cond);
+		if (cond->kind == EX_INT)
+			return lin_of(e, cond->u.ival ? x->u.sel.a : x->u.sel.b);
+		Expr *r = ir_select(e->a, cond, rg_simplify(e, x->u.sel.a),
+				    rg_simplify(e, x->u.sel.b), x->span);
+		r->dtype = x->dtype;
+		return lin_atom(r);
+	}
+	case EX_FLOAT:
+	case EX_NOT:
+	case EX_CAST:
+	case EX_LOAD:
+	case EX_UNDEF:
+	case EX_LET:
+		return lin_atom(x);
+	case EX_COUNT:
+		break;
+	}
+	abort();
+}
+
+static bool compare_holds(BinOp op, NB r, bool *value)
+{
+	/* the difference a - b lies in [lo, hi]; an unknown side never
+	 * decides */
+	int64_t lo = r.has_lo ? r.lo : -RG_BIG * 4, hi = r.has_hi ? r.hi : RG_BIG * 4;
+	switch (op) {
+	case OP_LT: if (hi < 0) { *value = true; return true; } if (lo >= 0) { *value = false; return true; } return false;
+	case OP_LE: if (hi <= 0) { *value = true; return true; } if (lo > 0) { *value = false; return true; } return false;
+	case OP_GT: if (lo > 0) { *value = true; return true; } if (hi <= 0) { *value = false; return true; } return false;
+	case OP_GE: if (lo >= 0) { *value = true; return true; } if (hi < 0) { *value = false; return true; } return false;
+	case OP_EQ: if (lo == 0 && hi == 0) { *value = true; return true; } if (lo > 0 || hi < 0) { *value = false; return true; } return false;
+	case OP_NE: if (lo == 0 && hi == 0) { *value = false; return true; } if (lo > 0 || hi < 0) { *value = true; return true; } return false;
+	case OP_ADD: case OP_SUB: case OP_MUL: case OP_DIV: case OP_FLOORDIV:
+	case OP_FLOORMOD: case OP_MIN: case OP_MAX: case OP_AND: case OP_OR:
+	case OP_COUNT:
+		break;
+	}
+	return false;
+}
+
+static Expr *simplify_cond(RgEnv *e, Expr *x)
+{
+	if (x->kind != EX_BIN || !binop_is_compare(x->u.bin.op) ||
+	    !dtype_is_int(x->u.bin.a->dtype) || !dtype_is_int(x->u.bin.b->dtype))
+		return x;
+	Lin la = lin_of(e, x->u.bin.a), lb = lin_of(e, x->u.bin.b);
+	if (la.bad || lb.bad)
+		return x;
+	Lin d = lin_combine(la, &lb, -1);
+	bool v;
+	if (!d.bad && compare_holds(x->u.bin.op, lin_nb(e, &d), &v))
+		return ir_bool(e->a, v);
+	return ir_bin(e->a, x->u.bin.op, lin_expr(e->a, &la, x->u.bin.a->dtype),
+		      lin_expr(e->a, &lb, x->u.bin.b->dtype), x->span);
+}
+
+Expr *rg_simplify(RgEnv *e, Expr *x)
+{
+	if (x->dtype == DT_BOOL)
+		return simplify_cond(e, x);
+	if (!dtype_is_int(x->dtype))
+		return x;
+	Lin l = lin_of(e, x);
+	if (l.bad)
+		return x;
+	Expr *r = lin_expr(e->a, &l, x->dtype);
+	return r;
+}
+
+Expr *rg_min(RgEnv *e, Expr *x, Expr *y)
+{
+	return rg_simplify(e, ir_bin(e->a, OP_MIN, x, y, no_span));
+}
+
+Expr *rg_max(RgEnv *e, Expr *x, Expr *y)
+{
+	return rg_simplify(e, ir_bin(e->a, OP_MAX, x, y, no_span));
+}
+
+bool rg_equal(RgEnv *e, Expr *x, Expr *y)
+{
+	Lin lx = lin_of(e, x), ly = lin_of(e, y);
+	if (lx.bad || ly.bad)
+		return rg_same(x, y);
+	Lin d = lin_combine(lx, &ly, -1);
+	return !d.bad && d.n == 0 && d.k == 0;
+}
+
+/* ---------- symbolic bounds ---------- */
+
+static bool sym_bounds(RgEnv *e, Expr *x, Expr **lo, Expr **hi, int depth);
+
+/* x % c for x in [lo, hi]: [lo % c, hi % c] when both lie in one period
+ * (lo // c == hi // c), else the whole [0, c-1]. When the period test
+ * cannot be decided here it is left to run time with T.if_then_else. */
+static void mod_bounds(RgEnv *e, Expr *lo, Expr *hi, int64_t c, DType t, Expr **olo,
+		       Expr **ohi)
+{
+	Arena *a = e->a;
+	Expr *cc = lit(a, c, t);
+	Expr *qlo = rg_simplify(e, ir_bin(a, OP_FLOORDIV, lo, cc, no_span));
+	Expr *qhi = rg_simplify(e, ir_bin(a, OP_FLOORDIV, hi, cc, no_span));
+	Expr *mlo = rg_simplify(e, ir_bin(a, OP_FLOORMOD, lo, cc, no_span));
+	Expr *mhi = rg_simplify(e, ir_bin(a, OP_FLOORMOD, hi, cc, no_span));
+	if (rg_equal(e, qlo, qhi)) {
+		*olo = mlo;
+		*ohi = mhi;
+		return;
+	}
+	int64_t dl, dh;
+	if (rg_num_bounds(e, rg_simplify(e, ir_sub(a, hi, lo)), &dl, &dh) && dl >= c - 1) {
+		*olo = lit(a, 0, t);
+		*ohi = lit(a, c - 1, t);
+		return;
+	}
+	Expr *same = ir_bin(a, OP_EQ, qlo, qhi, no_span);
+	*olo = rg_simplify(e, ir_select(a, same, mlo, lit(a, 0, t), no_span));
+	*ohi = rg_simplify(e, ir_select(a, same, mhi, lit(a, c - 1, t), no_span));
+}
+
+static void clamp_by(RgEnv *e, BinOp op, Expr *bound, int64_t delta, Expr **lo, Expr **hi)
+{
+	Arena *a = e->a;
+	DType t = bound->dtype;
+	/* E = x + delta, E op bound */
+	Expr *b = rg_simplify(e, ir_sub(a, bound, lit(a, delta, t)));
+	switch (op) {
+	case OP_LT: *hi = rg_min(e, *hi, rg_simplify(e, ir_sub(a, b, lit(a, 1, t)))); return;
+	case OP_LE: *hi = rg_min(e, *hi, b); return;
+	case OP_GT: *lo = rg_max(e, *lo, rg_simplify(e, ir_add(a, b, lit(a, 1, t)))); return;
+	case OP_GE: *lo = rg_max(e, *lo, b); return;
+	case OP_EQ:
+		*lo = rg_max(e, *lo, b);
+		*hi = rg_min(e, *hi, b);
+		return;
+	case OP_NE: case OP_ADD: case OP_SUB: case OP_MUL: case OP_DIV:
+	case OP_FLOORDIV: case OP_FLOORMOD: case OP_MIN: case OP_MAX: case OP_AND:
+	case OP_OR: case OP_COUNT:
+		return;
+	}
+}
+
+static BinOp flip_compare(BinOp op)
+{
+	switch (op) {
+	case OP_LT: return OP_GT;
+	case OP_LE: return OP_GE;
+	case OP_GT: return OP_LT;
+	case OP_GE: return OP_LE;
+	case OP_EQ: case OP_NE: case OP_ADD: case OP_SUB: case OP_MUL: case OP_DIV:
+	case OP_FLOORDIV: case OP_FLOORMOD: case OP_MIN: case OP_MAX: case OP_AND:
+	case OP_OR: case OP_COUNT:
+		break;
+	}
+	return op;
+}
+
+/* Guards `E op K` where E = x + constant and K has no relaxed variable. */
+static void apply_guards(RgEnv *e, Expr *x, Expr **lo, Expr **hi)
+{
+	if (!e->nguards)
+		return;
+	Lin lx = lin_of(e, x);
+	if (lx.bad)
+		return;
+	for (int g = 0; g < e->nguards; g++) {
+		Expr *c = e->guards[g];
+		for (int side = 0; side < 2; side++) {
+			Expr *E = side ? c->u.bin.b : c->u.bin.a;
+			Expr *K = side ? c->u.bin.a : c->u.bin.b;
+			BinOp op = side ? flip_compare(c->u.bin.op) : c->u.bin.op;
+			if (rg_has_relaxed(e, K) || rw_expr_has_load(K))
+				continue;
+			Lin le = lin_of(e, E);
+			if (le.bad)
+				continue;
+			Lin d = lin_combine(le, &lx, -1);
+			if (d.bad || d.n)
+				continue;
+			clamp_by(e, op, K, d.k, lo, hi);
+		}
+	}
+}
+
+static bool sym_bin(RgEnv *e, Expr *x, Expr **lo, Expr **hi, int depth)
+{
+	Arena *a = e->a;
+	Expr *al, *ah, *bl, *bh;
+	int64_t c;
+	Lin lb;
+	switch (x->u.bin.op) {
+	case OP_ADD:
+	case OP_SUB:
+		if (!sym_bounds(e, x->u.bin.a, &al, &ah, depth + 1) ||
+		    !sym_bounds(e, x->u.bin.b, &bl, &bh, depth + 1))
+			return false;
+		if (x->u.bin.op == OP_ADD) {
+			*lo = ir_add(a, al, bl);
+			*hi = ir_add(a, ah, bh);
+		} else {
+			*lo = ir_sub(a, al, bh);
+			*hi = ir_sub(a, ah, bl);
+		}
+		return true;
+	case OP_MUL: {
+		Expr *var = x->u.bin.a, *k = x->u.bin.b;
+		lb = lin_of(e, k);
+		if (!lin_is_const(&lb, &c)) {
+			var = x->u.bin.b;
+			k = x->u.bin.a;
+			lb = lin_of(e, k);
+			if (!lin_is_const(&lb, &c))
+				return false;
+		}
+		if (!sym_bounds(e, var, &al, &ah, depth + 1))
+			return false;
+		Expr *cc = lit(a, c, x->dtype);
+		*lo = ir_mul(a, c >= 0 ? al : ah, cc);
+		*hi = ir_mul(a, c >= 0 ? ah : al, cc);
+		return true;
+	}
+	case OP_FLOORDIV:
+	case OP_FLOORMOD:
+		lb = lin_of(e, x->u.bin.b);
+		if (!lin_is_const(&lb, &c) || c <= 0)
+			return false;
+		if (!sym_bounds(e, x->u.bin.a, &al, &ah, depth + 1))
+			return false;
+		if (x->u.bin.op == OP_FLOORMOD) {
+			mod_bounds(e, al, ah, c, x->dtype, lo, hi);
+			return true;
+		}
+		*lo = ir_bin(a, OP_FLOORDIV, al, lit(a, c, x->dtype), no_span);
+		*hi = ir_bin(a, OP_FLOORDIV, ah, lit(a, c, x->dtype), no_span);
+		return true;
+	case OP_MIN:
+	case OP_MAX:
+		if (!sym_bounds(e, x->u.bin.a, &al, &ah, depth + 1) ||
+		    !sym_bounds(e, x->u.bin.b, &bl, &bh, depth + 1))
+			return false;
+		if (x->u.bin.op == OP_MIN) {
+			*lo = rg_min(e, al, bl);
+			*hi = rg_min(e, ah, bh);
+		} else {
+			*lo = rg_max(e, al, bl);
+			*hi = rg_max(e, ah, bh);
+		}
+		return true;
+	case OP_DIV: case OP_EQ: case OP_NE: case OP_LT: case OP_LE: case OP_GT:
+	case OP_GE: case OP_AND: case OP_OR: case OP_COUNT:
+		break;
+	}
+	return false;
+}
+
+static bool sym_var(RgEnv *e, Expr *x, Expr **lo, Expr **hi, int depth)
+{
+	const RgVar *r = rg_lookup(e, x->u.var);
+	if (!r->min)
+		return sym_bounds(e, r->value, lo, hi, depth + 1);
+	Expr *last = ir_sub(e->a, ir_add(e->a, r->min, r->extent), lit(e->a, 1, x->dtype));
+	Expr *dummy;
+	return sym_bounds(e, r->min, lo, &dummy, depth + 1) &&
+	       sym_bounds(e, last, &dummy, hi, depth + 1);
+}
+
+static bool sym_bounds(RgEnv *e, Expr *x, Expr **lo, Expr **hi, int depth)
+{
+	if (depth > 64 || !dtype_is_int(x->dtype) || rw_expr_has_load(x))
+		return false;
+	bool ok = false;
+	if (!rg_has_relaxed(e, x)) {
+		*lo = *hi = x;
+		ok = true;
+	} else {
+		switch (x->kind) {
+		case EX_VAR:
+			ok = sym_var(e, x, lo, hi, depth);
+			break;
+		case EX_BIN:
+			ok = sym_bin(e, x, lo, hi, depth);
+			break;
+		case EX_NEG: {
+			Expr *al, *ah;
+			ok = sym_bounds(e, x->u.un.a, &al, &ah, depth + 1);
+			if (ok) {
+				*lo = ir_neg(e->a, ah, no_span);
+				*hi = ir_neg(e->a, al, no_span);
+			}
+			break;
+		}
+		case EX_SELECT: {
+			Expr *al, *ah, *bl, *bh;
+			ok = sym_bounds(e, x->u.sel.a, &al, &ah, depth + 1) &&
+			     sym_bounds(e, x->u.sel.b, &bl, &bh, depth + 1);
+			if (ok) {
+				*lo = rg_min(e, al, bl);
+				*hi = rg_max(e, ah, bh);
+			}
+			break;
+		}
+		case EX_CAST:
+			ok = dtype_is_int(x->u.un.a->dtype) &&
+			     dtype_bits(x->u.un.a->dtype) <= dtype_bits(x->dtype) &&
+			     dtype_is_signed(x->u.un.a->dtype) == dtype_is_signed(x->dtype) &&
+			     sym_bounds(e, x->u.un.a, lo, hi, depth + 1);
+			break;
+		case EX_INT: case EX_FLOAT: case EX_NOT: case EX_LOAD: case EX_UNDEF:
+		case EX_LET:
+			ok = false;
+			break;
+		case EX_COUNT:
+			abort();
+		}
+	}
+	if (!ok)
+		return false;
+	apply_guards(e, x, lo, hi);
+	*lo = rg_simplify(e, *lo);
+	*hi = rg_simplify(e, *hi);
+	return true;
+}
+
+bool rg_sym_bounds(RgEnv *e, Expr *x, Expr **lo, Expr **hi)
+{
+	return sym_bounds(e, x, lo, hi, 0);
+}
+
+/* ---------- boxes of accesses ---------- */
+
+typedef struct BoxWalk {
+	RgEnv *env;
+	const Buffer *buf;
+	bool writes;
+	RgBox *box;
+} BoxWalk;
+
+static void box_add(BoxWalk *w, int nidx, Expr **idx)
+{
+	RgBox *b = w->box;
+	RgEnv *e = w->env;
+	for (int d = 0; d < nidx && d < b->ndim; d++) {
+		Expr *lo = NULL, *hi = NULL;
+		if (!rg_sym_bounds(e, idx[d], &lo, &hi))
+			lo = hi = NULL;
+		if (b->naccesses == 0) {
+			b->lo[d] = lo;
+			b->hi[d] = hi;
+			continue;
+		}
+		if (!lo || !b->lo[d] || !rg_equal(e, lo, b->lo[d]) || !rg_equal(e, hi, b->hi[d]))
+			b->approximate = true;
+		b->lo[d] = lo && b->lo[d] ? rg_min(e, b->lo[d], lo) : NULL;
+		b->hi[d] = hi && b->hi[d] ? rg_max(e, b->hi[d], hi) : NULL;
+	}
+	b->naccesses++;
+}
+
+static void box_expr(BoxWalk *w, Expr *x)
+{
+	switch (x->kind) {
+	case EX_INT:
+	case EX_FLOAT:
+	case EX_VAR:
+	case EX_UNDEF:
+		return;
+	case EX_LOAD:
+		for (int i = 0; i < x->u.load.nidx; i++)
+			box_expr(w, x->u.load.idx[i]);
+		if (!w->writes && x->u.load.buf == w->buf)
+			box_add(w, x->u.load.nidx, x->u.load.idx);
+		return;
+	case EX_BIN:
+		box_expr(w, x->u.bin.a);
+		box_expr(w, x->u.bin.b);
+		return;
+	case EX_NOT:
+	case EX_NEG:
+	case EX_CAST:
+		box_expr(w, x->u.un.a);
+		return;
+	case EX_SELECT:
+		box_expr(w, x->u.sel.cond);
+		box_expr(w, x->u.sel.a);
+		box_expr(w, x->u.sel.b);
+		return;
+	case EX_LET: {
+		box_expr(w, x->u.let.value);
+		int nv = w->env->nvars, ng = w->env->nguards;
+		rg_push_let(w->env, x->u.let.var, x->u.let.value, true);
+		box_expr(w, x->u.let.body);
+		rg_pop(w->env, nv, ng);
+		return;
+	}
+	case EX_COUNT:
+		break;
+	}
+	abort();
+}
+
+static void box_stmt(BoxWalk *w, const Stmt *s)
+{
+	RgEnv *e = w->env;
+	int nv = e->nvars, ng = e->nguards;
+	switch (s->kind) {
+	case ST_SEQ:
+		for (int i = 0; i < s->u.seq.n; i++)
+			box_stmt(w, s->u.seq.items[i]);
+		return;
+	case ST_FOR:
+		box_expr(w, s->u.loop.min);
+		box_expr(w, s->u.loop.extent);
+		rg_push_loop(e, s->u.loop.var, s->u.loop.min, s->u.loop.extent, true);
+		box_stmt(w, s->u.loop.body);
+		rg_pop(e, nv, ng);
+		return;
+	case ST_IF:
+		box_expr(w, s->u.cond.cond);
+		rg_push_guard(e, s->u.cond.cond, false);
+		box_stmt(w, s->u.cond.then_s);
+		rg_pop(e, nv, ng);
+		if (s->u.cond.else_s) {
+			rg_push_guard(e, s->u.cond.cond, true);
+			box_stmt(w, s->u.cond.else_s);
+			rg_pop(e, nv, ng);
+		}
+		return;
+	case ST_STORE:
+		for (int i = 0; i < s->u.store.nidx; i++)
+			box_expr(w, s->u.store.idx[i]);
+		box_expr(w, s->u.store.value);
+		if (w->writes && s->u.store.buf == w->buf)
+			box_add(w, s->u.store.nidx, s->u.store.idx);
+		return;
+	case ST_ASSUME:
+	case ST_EVAL:
+		box_expr(w, s->u.expr);
+		return;
+	case ST_ALLOC:
+		box_stmt(w, s->u.alloc.body);
+		return;
+	case ST_BLOCK:
+		box_stmt(w, s->u.block.body);
+		return;
+	case ST_LET:
+		box_expr(w, s->u.let.value);
+		rg_push_let(e, s->u.let.var, s->u.let.value, true);
+		box_stmt(w, s->u.let.body);
+		rg_pop(e, nv, ng);
+		return;
+	case ST_PASS:
+		return;
+	case ST_COUNT:
+		break;
+	}
+	abort();
+}
+
+void rg_access_box(RgEnv *env, const Stmt *s, const Buffer *buf, bool writes, RgBox *out)
+{
+	memset(out, 0, sizeof *out);
+	out->ndim = buf->ndim;
+	out->lo = arena_alloc(env->a, sizeof(Expr *) * (size_t)(buf->ndim + 1));
+	out->hi = arena_alloc(env->a, sizeof(Expr *) * (size_t)(buf->ndim + 1));
+	BoxWalk w = {env, buf, writes, out};
+	int nv = env->nvars, ng = env->nguards;
+	box_stmt(&w, s);
+	rg_pop(env, nv, ng);
+}
+
+bool rg_linear(RgEnv *e, Expr *x, int n, Var *const *vars, int64_t *coef, Expr **rest)
+{
+	Lin l = lin_of(e, x);
+	if (l.bad)
+		return false;
+	Lin r = lin_const(l.k);
+	for (int i = 0; i < n; i++)
+		coef[i] = 0;
+	for (int t = 0; t < l.n; t++) {
+		int hit = -1;
+		for (int i = 0; i < n && hit < 0; i++)
+			if (l.atom[t]->kind == EX_VAR && l.atom[t]->u.var == vars[i])
+				hit = i;
+		if (hit >= 0) {
+			coef[hit] += l.coef[t];
+			continue;
+		}
+		for (int i = 0; i < n; i++)
+			if (ir_expr_uses_var(l.atom[t], vars[i]))
+				return false;
+		lin_add_term(&r, l.atom[t], l.coef[t]);
+	}
+	*rest = lin_expr(e->a, &r, x->dtype);
+	return true;
+}

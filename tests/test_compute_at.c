@@ -1,0 +1,773 @@
+/* tests/test_compute_at.c — compute_at and reverse_compute_at: seed 002's
+ * InferBound examples (Ex. 1 to Ex. 6, attach paths, regions) written as
+ * blocks over T.alloc_buffer, bound inference on its own, rejections with
+ * counterexamples (a consumer reading the producer before the attach
+ * point, clobbered producer inputs, a consumer moved before its input is
+ * final), unsupported shapes, the script syntax and the public API. Every
+ * accepted step is checked against the original with the interpreter. */
+#include <check.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "rewrites/attach.h"
+#include "smt/smt.h"
+#include "testutil.h"
+#include "vsched.h"
+
+static Arena arena;
+static void setup(void) { arena_init(&arena); }
+static void teardown(void) { arena_free(&arena); }
+
+/* ---------- kernels (seed 002, te-style stages as blocks) ---------- */
+
+/* Ex. 1-3, Ex. 5: C = 5, D = C * 2 over (5, 16) */
+static const char ex1[] =
+	"@T.prim_func\n"
+	"def ex1(D: T.Buffer[(5, 16), \"int32\"]):\n"
+	"    C = T.alloc_buffer([5, 16], \"int32\")\n"
+	"    with T.block(\"C\"):\n"
+	"        for i, j in T.grid(5, 16):\n"
+	"            C[i, j] = 5\n"
+	"    with T.block(\"D\"):\n"
+	"        for di, dj in T.grid(5, 16):\n"
+	"            D[di, dj] = C[di, dj] * 2\n";
+
+/* Ex. 4: D is (4, 5, 16) and reads C[dj, dk] */
+static const char ex4[] =
+	"@T.prim_func\n"
+	"def ex4(D: T.Buffer[(4, 5, 16), \"int32\"]):\n"
+	"    C = T.alloc_buffer([5, 16], \"int32\")\n"
+	"    with T.block(\"C\"):\n"
+	"        for i, j in T.grid(5, 16):\n"
+	"            C[i, j] = 5\n"
+	"    with T.block(\"D\"):\n"
+	"        for di, dj, dk in T.grid(4, 5, 16):\n"
+	"            D[di, dj, dk] = C[dj, dk] * 2\n";
+
+/* the attach-path example: C at D, D at E */
+static const char chain[] =
+	"@T.prim_func\n"
+	"def chain(E: T.Buffer[(5, 16), \"int32\"]):\n"
+	"    C = T.alloc_buffer([5, 16], \"int32\")\n"
+	"    D = T.alloc_buffer([5, 16], \"int32\")\n"
+	"    with T.block(\"C\"):\n"
+	"        for ci, cj in T.grid(5, 16):\n"
+	"            C[ci, cj] = 5\n"
+	"    with T.block(\"D\"):\n"
+	"        for di, dj in T.grid(5, 16):\n"
+	"            D[di, dj] = C[di, dj] * 2\n"
+	"    with T.block(\"E\"):\n"
+	"        for ei, ej in T.grid(5, 16):\n"
+	"            E[ei, ej] = D[ei, ej] * 4\n";
+
+/* Ex. 6: B = A + 2, C = B * 3 over (4, 4) */
+static const char ex6[] =
+	"@T.prim_func\n"
+	"def ex6(A: T.Buffer[(4, 4), \"float32\"], C: T.Buffer[(4, 4), \"float32\"]):\n"
+	"    B = T.alloc_buffer([4, 4], \"float32\")\n"
+	"    with T.block(\"B\"):\n"
+	"        for bi, bj in T.grid(4, 4):\n"
+	"            B[bi, bj] = A[bi, bj] + 2.0\n"
+	"    with T.block(\"C\"):\n"
+	"        for ci, cj in T.grid(4, 4):\n"
+	"            C[ci, cj] = B[ci, cj] * 3.0\n";
+
+/* What TVM's InferBound makes of Ex. 6 (the seed's first listing): all 16
+ * elements of B in every outer iteration. */
+static const char ex6_tvm[] =
+	"@T.prim_func\n"
+	"def ex6(A: T.Buffer[(4, 4), \"float32\"], C: T.Buffer[(4, 4), \"float32\"]):\n"
+	"    B = T.alloc_buffer([4, 4], \"float32\")\n"
+	"    with T.block(\"C\"):\n"
+	"        for xo in T.serial(4):\n"
+	"            with T.block(\"B\"):\n"
+	"                for bi, bj in T.grid(4, 4):\n"
+	"                    B[bi, bj] = A[bi, bj] + 2.0\n"
+	"            for xi in T.serial(4):\n"
+	"                C[(xo * 4 + xi) // 4, (xo * 4 + xi) % 4] = B[(xo * 4 + xi) // 4, (xo * 4 + xi) % 4] * 3.0\n";
+
+/* ---------- helpers ---------- */
+
+static Schedule *accept(Module *m, const char *script)
+{
+	Schedule *s = tu_schedule(&arena, m);
+	StepStatus st = tu_run(s, script);
+	if (st != STEP_COMMITTED) {
+		char *t = s->nsteps ? sched_report_text(tu_last(s)) : strdup("no step");
+		ck_abort_msg("expected commit of %s:\n%s", script, t);
+	}
+	tu_assert_equiv(m->funcs[0], sched_func(s), 6);
+	return s;
+}
+
+static Schedule *accept_text(const char *kernel, const char *script)
+{
+	return accept(tu_parse(&arena, "k.tir", kernel), script);
+}
+
+static StepReport *reject(const char *kernel, const char *script, StepStatus want, const char *why)
+{
+	Module *m = tu_parse(&arena, "k.tir", kernel);
+	Schedule *s = tu_schedule(&arena, m);
+	StepStatus st = tu_run(s, script);
+	StepReport *r = tu_last(s);
+	ck_assert_msg(st == want, "expected status %d for %s, got %d (%s)", want, script, st,
+		      r->reason ? r->reason : "");
+	ck_assert_msg(r->reason && strstr(r->reason, why), "reason '%s' lacks '%s'",
+		      r->reason ? r->reason : "(none)", why);
+	ck_assert_ptr_eq(sched_func(s), m->funcs[0]); /* previous IR kept */
+	sched_free(s);
+	return r;
+}
+
+static const Buffer *alloc_named(const Stmt *s, const char *name)
+{
+	switch (s->kind) {
+	case ST_ALLOC:
+		if (strcmp(s->u.alloc.buf->name, name) == 0)
+			return s->u.alloc.buf;
+		return alloc_named(s->u.alloc.body, name);
+	case ST_SEQ:
+		for (int i = 0; i < s->u.seq.n; i++) {
+			const Buffer *b = alloc_named(s->u.seq.items[i], name);
+			if (b)
+				return b;
+		}
+		return NULL;
+	case ST_FOR: return alloc_named(s->u.loop.body, name);
+	case ST_BLOCK: return alloc_named(s->u.block.body, name);
+	case ST_LET: return alloc_named(s->u.let.body, name);
+	case ST_IF:
+	case ST_STORE: case ST_ASSUME: case ST_EVAL: case ST_PASS: case ST_COUNT:
+		return NULL;
+	}
+	return NULL;
+}
+
+/* "[1, 4]" */
+static char *shape_of(const Func *f, const char *buf)
+{
+	const Buffer *b = alloc_named(f->body, buf);
+	ck_assert_ptr_nonnull(b);
+	StrBuf sb = {0};
+	sb_puts(&sb, "[");
+	for (int d = 0; d < b->ndim; d++) {
+		int64_t v = -1;
+		rw_const_int(b->shape[d], &v);
+		sb_printf(&sb, "%s%lld", d ? ", " : "", (long long)v);
+	}
+	sb_puts(&sb, "]");
+	char *t = sb_take(&sb);
+	char *r = arena_strdup(&arena, t);
+	free(t);
+	return r;
+}
+
+/* stores executed by one run on a random admissible input */
+static uint64_t stores_of(const Func *f)
+{
+	DiagList d;
+	diag_init(&d, &arena);
+	State *in = interp_gen_input(&arena, f, 3, &d);
+	ck_assert_ptr_nonnull(in);
+	InterpResult r;
+	ck_assert_int_eq(interp_run(f, in, 0, &r), RUN_OK);
+	return r.counts.stores;
+}
+
+static void assert_note(const StepReport *r, const char *want)
+{
+	ck_assert_msg(r->note && strstr(r->note, want), "note '%s' lacks '%s'",
+		      r->note ? r->note : "(none)", want);
+}
+
+static bool has_obligation(const StepReport *r, const char *kind)
+{
+	for (int i = 0; i < r->nobs; i++)
+		if (strcmp(r->obs[i]->kind, kind) == 0)
+			return true;
+	return false;
+}
+
+static void assert_all_proven(const StepReport *r)
+{
+	ck_assert_int_gt(r->nobs, 0);
+	for (int i = 0; i < r->nobs; i++)
+		ck_assert_int_eq(r->results[i].verdict, VERDICT_PROVEN);
+}
+
+/* ---------- bound inference on its own ---------- */
+
+/* Ex. 1: nothing attached, D reads all (5, 16) elements of C. */
+START_TEST(ex1_unattached_consumer_reads_whole_5x16)
+{
+	Module *m = tu_parse(&arena, "k.tir", ex1);
+	const Func *f = m->funcs[0];
+	const Buffer *c = alloc_named(f->body, "C");
+	const Stmt *seq = f->body->u.alloc.body;
+	ck_assert_int_eq(seq->kind, ST_SEQ);
+	RgEnv env;
+	rg_env_init(&env, &arena);
+	RgBox box;
+	rg_access_box(&env, seq->u.seq.items[1], c, false, &box);
+	ck_assert_int_eq(box.naccesses, 1);
+	int64_t v;
+	ck_assert(rw_const_int(box.lo[0], &v) && v == 0);
+	ck_assert(rw_const_int(box.hi[0], &v) && v == 4);
+	ck_assert(rw_const_int(box.lo[1], &v) && v == 0);
+	ck_assert(rw_const_int(box.hi[1], &v) && v == 15);
+	ck_assert_str_eq(shape_of(f, "C"), "[5, 16]");
+	ck_assert_int_eq(stores_of(f), 160);
+}
+END_TEST
+
+/* The floor-division and modulo rules: with xo fixed and xi in [0, 4),
+ * (4*xo + xi) // 4 is the point xo and (4*xo + xi) % 4 spans [0, 3]. */
+START_TEST(fused_split_index_bounds_are_one_row)
+{
+	Var *xo = ir_var(&arena, "xo", DT_INT32, (Span){0});
+	Var *xi = ir_var(&arena, "xi", DT_INT32, (Span){0});
+	RgEnv env;
+	rg_env_init(&env, &arena);
+	rg_push_loop(&env, xo, ir_int32(&arena, 0), ir_int32(&arena, 4), false);
+	rg_push_loop(&env, xi, ir_int32(&arena, 0), ir_int32(&arena, 4), true);
+	Expr *f = ir_add(&arena, ir_mul(&arena, ir_varref(&arena, xo, (Span){0}), ir_int32(&arena, 4)),
+			 ir_varref(&arena, xi, (Span){0}));
+	Expr *row = ir_bin(&arena, OP_FLOORDIV, f, ir_int32(&arena, 4), (Span){0});
+	Expr *col = ir_bin(&arena, OP_FLOORMOD, f, ir_int32(&arena, 4), (Span){0});
+	Expr *lo, *hi;
+	ck_assert(rg_sym_bounds(&env, row, &lo, &hi));
+	ck_assert(rg_same(lo, ir_varref(&arena, xo, (Span){0})));
+	ck_assert(rg_same(hi, ir_varref(&arena, xo, (Span){0})));
+	ck_assert(rg_sym_bounds(&env, col, &lo, &hi));
+	int64_t v;
+	ck_assert(rw_const_int(lo, &v) && v == 0);
+	ck_assert(rw_const_int(hi, &v) && v == 3);
+	/* the simplifier uses the ranges: (4*xo + xi) % 4 == xi */
+	ck_assert(rg_same(rg_simplify(&env, col), ir_varref(&arena, xi, (Span){0})));
+}
+END_TEST
+
+/* The overflow goal of generated bounds is not vacuous although proofs
+ * wrap like the program: x + 1 overflows at x = INT32_MAX. */
+static Verdict overflow_verdict(int64_t xmax)
+{
+	Var *x = ir_var(&arena, "x", DT_INT32, (Span){0});
+	Expr *xr = ir_varref(&arena, x, (Span){0});
+	Expr *goal = attach_no_overflow(&arena, ir_add(&arena, xr, ir_int32(&arena, 1)));
+	ck_assert_ptr_nonnull(goal);
+	Expr *hyp = ir_and(&arena, ir_bin(&arena, OP_LE, ir_int32(&arena, 0), xr, (Span){0}),
+			   ir_bin(&arena, OP_LE, xr, ir_int32(&arena, xmax), (Span){0}));
+	Obligation *o = obligation_new(&arena, "compute_at.no_overflow", "x + 1 fits", 1, &x, 1,
+				       &hyp, goal, (Span){0});
+	SmtOptions opt = {0};
+	Solver *sv = smt_solver_new(&opt);
+	ObligationResult r;
+	smt_discharge(sv, &arena, o, FLOAT_REAL, &r);
+	smt_solver_free(sv);
+	return r.verdict;
+}
+
+START_TEST(overflow_goal_catches_wrapping_bounds)
+{
+	ck_assert_int_eq(overflow_verdict(100), VERDICT_PROVEN);
+	ck_assert_int_eq(overflow_verdict(2147483647), VERDICT_REFUTED);
+	/* int64 arithmetic has no wider type to check in */
+	Var *y = ir_var(&arena, "y", DT_INT64, (Span){0});
+	ck_assert_ptr_null(attach_no_overflow(&arena, ir_add(&arena, ir_varref(&arena, y, (Span){0}),
+							   ir_int(&arena, 1, DT_INT64, (Span){0}))));
+}
+END_TEST
+
+/* ---------- seed 002, Ex. 2 to Ex. 5 ---------- */
+
+START_TEST(ex2_attach_at_inner_axis_computes_one_element)
+{
+	Schedule *s = accept_text(ex1, "sch.compute_at(block=\"C\", loop=\"dj\")");
+	StepReport *r = tu_last(s);
+	assert_all_proven(r);
+	assert_note(r, "attach path: dj, di;");
+	assert_note(r, "region of C per iteration: [di:di + 1, dj:dj + 1]");
+	assert_note(r, "the cells read are exactly this box");
+	ck_assert_str_eq(shape_of(sched_func(s), "C"), "[1, 1]");
+	ck_assert_int_eq(stores_of(sched_func(s)), 160);
+	sched_free(s);
+}
+END_TEST
+
+START_TEST(ex3_attach_at_outer_axis_computes_a_row_of_16)
+{
+	Schedule *s = accept_text(ex1, "sch.compute_at(\"C\", \"di\")");
+	StepReport *r = tu_last(s);
+	assert_all_proven(r);
+	assert_note(r, "attach path: di;");
+	assert_note(r, "[di:di + 1, 0:16]");
+	ck_assert_str_eq(shape_of(sched_func(s), "C"), "[1, 16]");
+	sched_free(s);
+}
+END_TEST
+
+START_TEST(ex4_attach_path_includes_unused_outer_loop)
+{
+	Schedule *s = accept_text(ex4, "sch.compute_at(block=\"C\", loop=\"dk\")");
+	StepReport *r = tu_last(s);
+	assert_note(r, "attach path: dk, dj, di;");
+	assert_note(r, "[dj:dj + 1, dk:dk + 1]");
+	ck_assert_str_eq(shape_of(sched_func(s), "C"), "[1, 1]");
+	/* C is recomputed for every di: 4 * 5 * 16 stores of C and of D */
+	ck_assert_int_eq(stores_of(sched_func(s)), 640);
+	sched_free(s);
+}
+END_TEST
+
+START_TEST(ex5_attach_after_split_is_one_element)
+{
+	Schedule *s = accept_text(ex1, "dj_outer, dj_inner = sch.split(\"dj\", factor=8)\n"
+				       "sch.compute_at(block=\"C\", loop=\"dj_inner\")\n");
+	StepReport *r = tu_last(s);
+	assert_note(r, "attach path: dj_inner, dj_outer, di;");
+	ck_assert_str_eq(shape_of(sched_func(s), "C"), "[1, 1]");
+	sched_free(s);
+}
+END_TEST
+
+START_TEST(chained_attach_paths_reach_the_outermost_stage)
+{
+	/* D at E first, then C at D's loop (now inside E's loops): the order
+	 * in which vsched can move them (a producer must be a plain nest) */
+	Schedule *s = accept_text(chain, "sch.compute_at(block=\"D\", loop=\"ej\")\n"
+					 "sch.compute_at(block=\"C\", loop=\"dj\")\n");
+	assert_note(s->steps[0], "attach path: ej, ei;");
+	assert_note(s->steps[1], "attach path: dj, di, ej, ei;");
+	ck_assert_str_eq(shape_of(sched_func(s), "C"), "[1, 1]");
+	ck_assert_str_eq(shape_of(sched_func(s), "D"), "[1, 1]");
+	sched_free(s);
+}
+END_TEST
+
+/* ---------- seed 002, Ex. 6 ---------- */
+
+START_TEST(ex6_fuse_then_split_by_4_computes_4_elements_not_16)
+{
+	Schedule *s = accept_text(ex6, "f = sch.fuse(\"ci\", \"cj\")\n"
+				       "xo, xi = sch.split(f, factor=4)\n"
+				       "sch.compute_at(block=\"B\", loop=\"xo\")\n");
+	StepReport *r = tu_last(s);
+	assert_all_proven(r);
+	assert_note(r, "region of B per iteration: [xo:xo + 1, 0:4]");
+	assert_note(r, "B shrunk from [4, 4] to [1, 4] (4 cells)");
+	assert_note(r, "the cells read are exactly this box");
+	ck_assert_str_eq(shape_of(sched_func(s), "B"), "[1, 4]");
+	/* 4 iterations x 4 elements of B, plus the 16 of C; TVM: 4 x 16 + 16 */
+	ck_assert_int_eq(stores_of(sched_func(s)), 32);
+	Module *tvm = tu_parse(&arena, "tvm.tir", ex6_tvm);
+	tu_assert_equiv(tvm->funcs[0], sched_func(s), 4);
+	ck_assert_int_eq(stores_of(tvm->funcs[0]), 80);
+	sched_free(s);
+}
+END_TEST
+
+START_TEST(ex6_split_by_3_gives_tightest_provable_box)
+{
+	Schedule *s = accept_text(ex6, "f = sch.fuse(\"ci\", \"cj\")\n"
+				       "xo, xi = sch.split(f, factor=3)\n"
+				       "sch.compute_at(block=\"B\", loop=\"xo\")\n");
+	StepReport *r = tu_last(s);
+	assert_all_proven(r);
+	assert_note(r, "the cells read are not a box: this is the tightest box around them (xo=1: the box holds 8 cells, 3 are read)");
+	ck_assert_str_eq(shape_of(sched_func(s), "B"), "[2, 4]");
+	/* the new bounds compute xo * 3 + 2 and friends in int32 */
+	ck_assert(has_obligation(r, "compute_at.no_overflow"));
+	ck_assert(has_obligation(r, "compute_at.fit"));
+	/* per iteration 3, 8, 8, 3, 3, 1 elements of B (the minimal boxes of
+	 * the seed's last figure), plus the 16 of C; TVM: 6 x 16 + 16 */
+	ck_assert_int_eq(stores_of(sched_func(s)), 26 + 16);
+	sched_free(s);
+}
+END_TEST
+
+START_TEST(ex6_without_fuse_attach_at_row_is_4_elements)
+{
+	Schedule *s = accept_text(ex6, "sch.compute_at(block=\"B\", loop=\"ci\")");
+	assert_note(tu_last(s), "[ci:ci + 1, 0:4]");
+	ck_assert_str_eq(shape_of(sched_func(s), "B"), "[1, 4]");
+	sched_free(s);
+}
+END_TEST
+
+/* ---------- more shapes that are accepted ---------- */
+
+static const char stencil[] =
+	"@T.prim_func\n"
+	"def sten(A: T.Buffer[(16,), \"int32\"], C: T.Buffer[(14,), \"int32\"]):\n"
+	"    B = T.alloc_buffer([16], \"int32\")\n"
+	"    with T.block(\"B\"):\n"
+	"        for i in T.serial(16):\n"
+	"            B[i] = A[i] * 2\n"
+	"    with T.block(\"C\"):\n"
+	"        for j in T.serial(14):\n"
+	"            C[j] = B[j] + B[j + 1] + B[j + 2]\n";
+
+START_TEST(stencil_reads_union_into_three_cells)
+{
+	Schedule *s = accept_text(stencil, "sch.compute_at(block=\"B\", loop=\"j\")");
+	assert_note(tu_last(s), "[j:j + 3]");
+	assert_note(tu_last(s), "union of reads");
+	ck_assert_str_eq(shape_of(sched_func(s), "B"), "[3]");
+	sched_free(s);
+}
+END_TEST
+
+static const char guarded_tail[] =
+	"@T.prim_func\n"
+	"def tail(A: T.Buffer[(14,), \"int32\"], C: T.Buffer[(14,), \"int32\"]):\n"
+	"    B = T.alloc_buffer([14], \"int32\")\n"
+	"    with T.block(\"B\"):\n"
+	"        for i in T.serial(14):\n"
+	"            B[i] = A[i] + 1\n"
+	"    with T.block(\"C\"):\n"
+	"        for j in T.serial(14):\n"
+	"            C[j] = B[j] * 2\n";
+
+START_TEST(split_tail_guard_clamps_the_region)
+{
+	Schedule *s = accept_text(guarded_tail, "jo, ji = sch.split(\"j\", factor=4)\n"
+						"sch.compute_at(block=\"B\", loop=\"jo\")\n");
+	assert_note(tu_last(s), "the cells read are exactly this box");
+	ck_assert_str_eq(shape_of(sched_func(s), "B"), "[4]");
+	ck_assert_int_eq(stores_of(sched_func(s)), 28);
+	sched_free(s);
+}
+END_TEST
+
+START_TEST(guarded_producer_covers_only_what_it_writes)
+{
+	static const char k[] =
+		"@T.prim_func\n"
+		"def g(A: T.Buffer[(16,), \"int32\"], C: T.Buffer[(8,), \"int32\"]):\n"
+		"    B = T.alloc_buffer([16], \"int32\")\n"
+		"    with T.block(\"B\"):\n"
+		"        for i in T.serial(16):\n"
+		"            if i < 8:\n"
+		"                B[i] = A[i] + 1\n"
+		"    with T.block(\"C\"):\n"
+		"        for j in T.serial(8):\n"
+		"            C[j] = B[j]\n";
+	sched_free(accept_text(k, "sch.compute_at(block=\"B\", loop=\"j\")"));
+	/* reading a cell the producer skips is refuted (the original already
+	 * reads it uninitialised, so the replay finds no admissible input) */
+	static const char bad[] =
+		"@T.prim_func\n"
+		"def g(A: T.Buffer[(16,), \"int32\"], C: T.Buffer[(8,), \"int32\"]):\n"
+		"    B = T.alloc_buffer([16], \"int32\")\n"
+		"    with T.block(\"B\"):\n"
+		"        for i in T.serial(16):\n"
+		"            if i < 8:\n"
+		"                B[i] = A[i] + 1\n"
+		"    with T.block(\"C\"):\n"
+		"        for j in T.serial(8):\n"
+		"            C[j] = B[j + 1]\n";
+	StepReport *r = reject(bad, "sch.compute_at(block=\"B\", loop=\"j\")", STEP_REJECTED,
+			       "compute_at.cover refuted");
+	ck_assert_ptr_nonnull(strstr(r->counterexample, "j = 7"));
+}
+END_TEST
+
+START_TEST(symbolic_extent_is_proven_without_enumeration)
+{
+	static const char k[] =
+		"@T.prim_func\n"
+		"def s(a: T.handle, c: T.handle, n: T.int32):\n"
+		"    A = T.match_buffer(a, (n,), \"int32\")\n"
+		"    C = T.match_buffer(c, (n,), \"int32\")\n"
+		"    T.assume(n >= 0 and n < 64)\n"
+		"    B = T.alloc_buffer([n], \"int32\")\n"
+		"    with T.block(\"B\"):\n"
+		"        for i in T.serial(n):\n"
+		"            B[i] = A[i] * 3\n"
+		"    with T.block(\"C\"):\n"
+		"        for j in T.serial(n):\n"
+		"            C[j] = B[j] + 1\n";
+	Schedule *s = accept_text(k, "sch.compute_at(block=\"B\", loop=\"j\")");
+	assert_all_proven(tu_last(s));
+	ck_assert_str_eq(shape_of(sched_func(s), "B"), "[1]");
+	assert_note(tu_last(s), "exactness not checked");
+	sched_free(s);
+}
+END_TEST
+
+START_TEST(statements_between_producer_and_consumer_are_checked)
+{
+	static const char k[] =
+		"@T.prim_func\n"
+		"def m(A: T.Buffer[(8,), \"int32\"], C: T.Buffer[(8,), \"int32\"], D: T.Buffer[(8,), \"int32\"]):\n"
+		"    B = T.alloc_buffer([8], \"int32\")\n"
+		"    with T.block(\"B\"):\n"
+		"        for i in T.serial(8):\n"
+		"            B[i] = A[i] + 1\n"
+		"    for k in T.serial(8):\n"
+		"        D[k] = %s\n"
+		"    with T.block(\"C\"):\n"
+		"        for j in T.serial(8):\n"
+		"            C[j] = B[j] * 2\n";
+	char text[2048];
+	snprintf(text, sizeof text, k, "A[k] * 5");
+	sched_free(accept_text(text, "sch.compute_at(block=\"B\", loop=\"j\")"));
+	/* a statement between that overwrites the producer's input */
+	static const char k2[] =
+		"@T.prim_func\n"
+		"def m(A: T.Buffer[(8,), \"int32\"], C: T.Buffer[(8,), \"int32\"]):\n"
+		"    B = T.alloc_buffer([8], \"int32\")\n"
+		"    with T.block(\"B\"):\n"
+		"        for i in T.serial(8):\n"
+		"            B[i] = A[i] + 1\n"
+		"    for k in T.serial(8):\n"
+		"        A[k] = 0\n"
+		"    with T.block(\"C\"):\n"
+		"        for j in T.serial(8):\n"
+		"            C[j] = B[j] * 2\n";
+	StepReport *r = reject(k2, "sch.compute_at(block=\"B\", loop=\"j\")", STEP_REJECTED,
+			       "compute_at.inputs_unchanged refuted");
+	ck_assert_int_eq(r->replay, REPLAY_CONFIRMED);
+}
+END_TEST
+
+/* ---------- rejections with counterexamples ---------- */
+
+static const char read_before_written[] =
+	"@T.prim_func\n"
+	"def rbw(A: T.Buffer[(16,), \"int32\"], C: T.Buffer[(16,), \"int32\"], D: T.Buffer[(16,), \"int32\"]):\n"
+	"    B = T.alloc_buffer([16], \"int32\")\n"
+	"    with T.block(\"B\"):\n"
+	"        for i in T.serial(16):\n"
+	"            B[i] = A[i] * 2\n"
+	"    with T.block(\"C\"):\n"
+	"        for k in T.serial(16):\n"
+	"            C[k] = B[k] + 1\n"
+	"        for j in T.serial(16):\n"
+	"            D[j] = B[j] * 3\n";
+
+START_TEST(producer_read_before_written_is_rejected_with_replay)
+{
+	StepReport *r = reject(read_before_written, "sch.compute_at(block=\"B\", loop=\"j\")",
+			       STEP_REJECTED, "compute_at.cover refuted");
+	ck_assert_int_eq(r->results[r->failed].verdict, VERDICT_REFUTED);
+	ck_assert_ptr_nonnull(strstr(r->counterexample, "C[k] = B[k] + 1"));
+	ck_assert_int_eq(r->replay, REPLAY_CONFIRMED);
+	ck_assert_ptr_nonnull(strstr(r->replay_text, "uninitialised B["));
+}
+END_TEST
+
+START_TEST(producer_inputs_overwritten_earlier_is_rejected_with_replay)
+{
+	static const char k[] =
+		"@T.prim_func\n"
+		"def inplace(A: T.Buffer[(16,), \"int32\"]):\n"
+		"    B = T.alloc_buffer([16], \"int32\")\n"
+		"    with T.block(\"B\"):\n"
+		"        for i in T.serial(16):\n"
+		"            B[i] = A[i] + 1\n"
+		"    with T.block(\"C\"):\n"
+		"        for c in T.serial(15):\n"
+		"            A[c + 1] = B[c] * 2\n";
+	StepReport *r = reject(k, "sch.compute_at(block=\"B\", loop=\"c\")", STEP_REJECTED,
+			       "compute_at.inputs_unchanged refuted");
+	ck_assert_ptr_nonnull(strstr(r->counterexample, "c_prev"));
+	ck_assert_int_eq(r->replay, REPLAY_CONFIRMED);
+	ck_assert_ptr_nonnull(strstr(r->replay_text, "A["));
+	/* writing the input only after reading it is fine: same iteration */
+	static const char ok[] =
+		"@T.prim_func\n"
+		"def inplace(A: T.Buffer[(16,), \"int32\"]):\n"
+		"    B = T.alloc_buffer([16], \"int32\")\n"
+		"    with T.block(\"B\"):\n"
+		"        for i in T.serial(16):\n"
+		"            B[i] = A[i] + 1\n"
+		"    with T.block(\"C\"):\n"
+		"        for c in T.serial(16):\n"
+		"            A[c] = B[c] * 2\n";
+	sched_free(accept_text(ok, "sch.compute_at(block=\"B\", loop=\"c\")"));
+}
+END_TEST
+
+/* ---------- not supported, preconditions, bad input ---------- */
+
+START_TEST(unsupported_shapes_reject_not_supported)
+{
+	static const char reduction[] =
+		"@T.prim_func\n"
+		"def r(A: T.Buffer[(8, 4), \"int32\"], C: T.Buffer[(8,), \"int32\"]):\n"
+		"    B = T.alloc_buffer([8], \"int32\")\n"
+		"    with T.block(\"B\"):\n"
+		"        for i, k in T.grid(8, 4):\n"
+		"            B[i] = B[i] + A[i, k]\n"
+		"    with T.block(\"C\"):\n"
+		"        for j in T.serial(8):\n"
+		"            C[j] = B[j]\n";
+	reject(reduction, "sch.compute_at(block=\"B\", loop=\"j\")", STEP_REJECTED, "not supported");
+	static const char param[] =
+		"@T.prim_func\n"
+		"def p(A: T.Buffer[(8,), \"int32\"], B: T.Buffer[(8,), \"int32\"], C: T.Buffer[(8,), \"int32\"]):\n"
+		"    with T.block(\"B\"):\n"
+		"        for i in T.serial(8):\n"
+		"            B[i] = A[i] + 1\n"
+		"    with T.block(\"C\"):\n"
+		"        for j in T.serial(8):\n"
+		"            C[j] = B[j]\n";
+	reject(param, "sch.compute_at(block=\"B\", loop=\"j\")", STEP_REJECTED, "not supported");
+	/* a parallel loop on the attach path would share the moved stage */
+	Module *m = tu_parse(&arena, "k.tir", ex1);
+	Schedule *s = tu_schedule(&arena, m);
+	ck_assert_int_eq(tu_run(s, "sch.parallel(\"di\")"), STEP_COMMITTED);
+	Func *before = sched_func(s);
+	ck_assert_int_eq(tu_run(s, "sch.compute_at(block=\"C\", loop=\"dj\")"), STEP_REJECTED);
+	ck_assert_ptr_nonnull(strstr(tu_last(s)->reason, "not supported"));
+	ck_assert_ptr_nonnull(strstr(tu_last(s)->reason, "parallel"));
+	ck_assert_ptr_eq(sched_func(s), before);
+	sched_free(s);
+}
+END_TEST
+
+START_TEST(misplaced_loop_is_a_precondition_and_names_are_bad_input)
+{
+	reject(ex1, "sch.compute_at(block=\"C\", loop=\"j\")", STEP_REJECTED, "precondition");
+	reject(ex1, "sch.reverse_compute_at(block=\"C\", loop=\"dj\")", STEP_REJECTED, "precondition");
+	reject(ex1, "sch.compute_at(block=\"X\", loop=\"dj\")", STEP_BAD_INPUT, "no block \"X\"");
+	reject(ex1, "sch.compute_at(block=\"C\", loop=\"q\")", STEP_BAD_INPUT, "no loop 'q'");
+	Module *m = tu_parse(&arena, "k.tir", ex1);
+	Schedule *s = tu_schedule(&arena, m);
+	ck_assert_int_eq(tu_run(s, "sch.compute_at(block=\"C\")"), STEP_BAD_INPUT);
+	sched_free(s);
+}
+END_TEST
+
+/* ---------- reverse_compute_at ---------- */
+
+START_TEST(reverse_moves_consumer_under_producer_row)
+{
+	Schedule *s = accept_text(ex6, "sch.reverse_compute_at(block=\"C\", loop=\"bi\")");
+	assert_all_proven(tu_last(s));
+	assert_note(tu_last(s), "instances of block \"C\" per iteration: [bi:bi + 1, 0:4]");
+	sched_free(s);
+	s = accept_text(ex6, "f = sch.fuse(\"bi\", \"bj\")\n"
+			     "xo, xi = sch.split(f, factor=4)\n"
+			     "sch.reverse_compute_at(block=\"C\", loop=\"xo\")\n");
+	assert_note(tu_last(s), "[xo:xo + 1, 0:4]");
+	sched_free(s);
+}
+END_TEST
+
+START_TEST(reverse_stencil_waits_for_its_last_input)
+{
+	Schedule *s = accept_text(stencil, "sch.reverse_compute_at(block=\"C\", loop=\"i\")");
+	assert_note(tu_last(s), "placed by its read B[j + 2]");
+	sched_free(s);
+}
+END_TEST
+
+START_TEST(reverse_after_reduction_runs_at_last_iteration)
+{
+	static const char k[] =
+		"@T.prim_func\n"
+		"def red(A: T.Buffer[(8, 6), \"int32\"], C: T.Buffer[(8,), \"int32\"]):\n"
+		"    B = T.alloc_buffer([8], \"int32\")\n"
+		"    with T.block(\"B\"):\n"
+		"        for i in T.serial(8):\n"
+		"            B[i] = 0\n"
+		"            for k in T.serial(6):\n"
+		"                B[i] = B[i] + A[i, k]\n"
+		"    with T.block(\"C\"):\n"
+		"        for j in T.serial(8):\n"
+		"            C[j] = B[j] * 2\n";
+	Schedule *s = accept_text(k, "sch.reverse_compute_at(block=\"C\", loop=\"k\")");
+	assert_note(tu_last(s), "at the last iteration");
+	sched_free(s);
+}
+END_TEST
+
+START_TEST(reverse_reading_a_later_cell_is_rejected_with_replay)
+{
+	static const char k[] =
+		"@T.prim_func\n"
+		"def rev(A: T.Buffer[(16,), \"int32\"], C: T.Buffer[(16,), \"int32\"]):\n"
+		"    B = T.alloc_buffer([16], \"int32\")\n"
+		"    with T.block(\"B\"):\n"
+		"        for i in T.serial(16):\n"
+		"            B[i] = A[i] * 2\n"
+		"    with T.block(\"C\"):\n"
+		"        for j in T.serial(16):\n"
+		"            C[j] = B[j] - B[15 - j]\n";
+	StepReport *r = reject(k, "sch.reverse_compute_at(block=\"C\", loop=\"i\")", STEP_REJECTED,
+			       "reverse_compute_at.commute refuted");
+	ck_assert_int_eq(r->replay, REPLAY_CONFIRMED);
+}
+END_TEST
+
+/* ---------- the public API ---------- */
+
+START_TEST(api_compute_at_reports_region_note)
+{
+	vs_context *ctx = vs_context_new();
+	vs_module *m = vs_parse_string(ctx, "ex6.tir", ex6);
+	ck_assert_ptr_nonnull(m);
+	vs_schedule *s = vs_schedule_new(ctx, m, NULL);
+	ck_assert_int_eq(vs_fuse(s, "ci", "cj", "f"), VS_OK);
+	ck_assert_int_eq(vs_split(s, "f", 4, "perfect", "xo", "xi"), VS_OK);
+	ck_assert_int_eq(vs_compute_at(s, "B", "xo"), VS_OK);
+	const vs_report *r = vs_last_report(s);
+	ck_assert_ptr_nonnull(strstr(vs_report_note(r), "[xo:xo + 1, 0:4]"));
+	ck_assert_str_eq(vs_report_step(r), "compute_at(block=\"B\", loop=\"xo\")");
+	char *report = NULL;
+	ck_assert_int_eq(vs_equiv(ctx, m, vs_schedule_result(s), NULL, 5, 1, &report), VS_OK);
+	free(report);
+	ck_assert_int_eq(vs_reverse_compute_at(s, "B", "xo"), VS_REJECTED);
+	ck_assert_int_eq(vs_compute_at(s, "nope", "xo"), VS_BAD_INPUT);
+	ck_assert_ptr_nonnull(strstr(vs_last_error(ctx), "no block"));
+	vs_context_free(ctx);
+}
+END_TEST
+
+Suite *suite_compute_at(void)
+{
+	Suite *s = suite_create("compute_at");
+	struct {
+		const char *name;
+		const TTest *tests[8];
+	} cases[] = {
+		{"bound_inference", {ex1_unattached_consumer_reads_whole_5x16,
+				     fused_split_index_bounds_are_one_row,
+				     overflow_goal_catches_wrapping_bounds}},
+		{"seed002_ex2_to_ex5", {ex2_attach_at_inner_axis_computes_one_element,
+					ex3_attach_at_outer_axis_computes_a_row_of_16,
+					ex4_attach_path_includes_unused_outer_loop,
+					ex5_attach_after_split_is_one_element,
+					chained_attach_paths_reach_the_outermost_stage}},
+		{"seed002_ex6", {ex6_fuse_then_split_by_4_computes_4_elements_not_16,
+				 ex6_split_by_3_gives_tightest_provable_box,
+				 ex6_without_fuse_attach_at_row_is_4_elements}},
+		{"accepted_shapes", {stencil_reads_union_into_three_cells,
+				     split_tail_guard_clamps_the_region,
+				     guarded_producer_covers_only_what_it_writes,
+				     symbolic_extent_is_proven_without_enumeration,
+				     statements_between_producer_and_consumer_are_checked}},
+		{"rejections", {producer_read_before_written_is_rejected_with_replay,
+				producer_inputs_overwritten_earlier_is_rejected_with_replay,
+				unsupported_shapes_reject_not_supported,
+				misplaced_loop_is_a_precondition_and_names_are_bad_input}},
+		{"reverse_compute_at", {reverse_moves_consumer_under_producer_row,
+					reverse_stencil_waits_for_its_last_input,
+					reverse_after_reduction_runs_at_last_iteration,
+					reverse_reading_a_later_cell_is_rejected_with_replay}},
+		{"api", {api_compute_at_reports_region_note}},
+	};
+	for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+		TCase *tc = tcase_create(cases[i].name);
+		tcase_add_checked_fixture(tc, setup, teardown);
+		tcase_set_timeout(tc, 120);
+		for (int k = 0; k < 8 && cases[i].tests[k]; k++)
+			tcase_add_test(tc, cases[i].tests[k]);
+		suite_add_tcase(s, tc);
+	}
+	return s;
+}
