@@ -500,9 +500,12 @@ RwStatus rw_overcompute_plan(RwCtx *c, const Stmt *target, OcPlan *plan, bool re
 {
 	Arena *a = c->arena;
 	memset(plan, 0, sizeof *plan);
-	StmtCtx sc;
-	if (!rw_find_stmt(a, c->func, target, &sc))
+	/* in the arena, not on this stack frame: the Instance keeps a pointer
+	 * to it, and rw_branch_plan finishes the plan after this returns */
+	StmtCtx *scp = arena_alloc(a, sizeof *scp);
+	if (!rw_find_stmt(a, c->func, target, scp))
 		return rw_fail(c, RW_BAD_INPUT, c->call_span, "overcompute: candidate not found");
+	const StmtCtx sc = *scp;
 	plan->line = target->span.line;
 	Stmt *body;
 	Expr *skip;
@@ -519,12 +522,11 @@ RwStatus rw_overcompute_plan(RwCtx *c, const Stmt *target, OcPlan *plan, bool re
 		skip = NULL;
 	}
 	Instance *in = arena_alloc(a, sizeof *in);
-	RwStatus st = make_instance(c, &sc, body, skip, in);
+	RwStatus st = make_instance(c, scp, body, skip, in);
 	if (st != RW_OK)
 		return st;
 	plan->instance = in;
-	plan->sc = arena_alloc(a, sizeof(StmtCtx));
-	*plan->sc = sc;
+	plan->sc = scp;
 	if (!remove)
 		return RW_OK; /* rw_branch_plan finishes it */
 	safety_obligations(in, &plan->safety);
