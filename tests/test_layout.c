@@ -162,6 +162,28 @@ START_TEST(map_with_a_constant_output_and_a_reordering_is_accepted)
 }
 END_TEST
 
+START_TEST(square_transposition_is_compared_through_the_map)
+{
+	/* the shape stays (5, 5): the interpreter must still compare B[i, j]
+	 * with B'[j, i], not cell by cell */
+	static const char k[] =
+		"@T.prim_func\n"
+		"def t(A: T.Buffer[(5, 5), \"int32\"], B: T.Buffer[(5, 5), \"int32\"]):\n"
+		"    for i, j in T.grid(5, 5):\n"
+		"        B[i, j] = A[i, j] + i\n";
+	TsRun t = accept(k, "sch.transform_layout(buffer=\"B\", index_map=lambda i, j: [j, i])\n"
+			    "sch.transform_layout(buffer=\"A\", index_map=lambda i, j: [j, i])");
+	ck_assert_str_eq(shape_of(ts_func(&t, NULL), "B"), "(5, 5)");
+	ts_has(ts_print(&arena, ts_func(&t, NULL)), "B[j, i] = A[j, i] + i");
+	/* the same program without the layout link is not equivalent */
+	Func *plain = ts_parse_func(&arena, ts_print(&arena, ts_func(&t, NULL)));
+	char *report = NULL;
+	ck_assert(!tu_equiv(t.before->funcs[0], plain, 4, &report));
+	free(report);
+	sched_free(t.s);
+}
+END_TEST
+
 /* ---------- pad_value forms (seed 000 "Defining Padded Values") ---------- */
 
 START_TEST(pad_none_adds_no_stage_and_forbids_the_padding)
@@ -627,7 +649,8 @@ Suite *suite_layout(void)
 		 {map_without_padding_has_no_padding_cells, map_of_14_into_2x8_pads_the_end,
 		  offset_map_of_14_pads_the_beginning, offset_map_of_16_adds_a_row_and_pads_both_ends,
 		  map_of_14_into_4x4_pads_two_cells, nhwc_to_nchwc_records_the_axis_separator,
-		  map_with_a_constant_output_and_a_reordering_is_accepted}},
+		  map_with_a_constant_output_and_a_reordering_is_accepted,
+		  square_transposition_is_compared_through_the_map}},
 		{"pad_values",
 		 {pad_none_adds_no_stage_and_forbids_the_padding,
 		  pad_constant_on_input_becomes_an_entry_assumption,

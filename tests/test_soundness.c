@@ -1,10 +1,14 @@
 /* tests/test_soundness.c — property test: random small int32 kernels
- * (several nests, affine reads at offsets, guards, reductions) and random
- * sequences of primitives; every committed step is compared with the
- * original kernel by the interpreter on random admissible inputs. Also
- * shows the comparison can fail: deliberately wrong variants of split and
- * reorder (no obligations discharged) are caught, and the real primitives
- * reject the same cases. VS_SOUNDNESS_STEPS overrides the step count. */
+ * (several nests, affine reads at offsets, guards, reductions, no-op
+ * updates) and random sequences of primitives — the loop primitives, and
+ * transform_layout with padding (0, T.undef(), none), overcompute removal
+ * both ways, simplify and sequential_buffer_access; every committed step
+ * is compared with the original kernel by the interpreter on random
+ * admissible inputs. Also shows the comparison can fail: deliberately
+ * wrong variants of split, reorder, transform_layout, overcompute removal,
+ * simplify and sequential_buffer_access (no obligations discharged) are
+ * caught, and the real primitives reject the same cases.
+ * VS_SOUNDNESS_STEPS overrides the step count. */
 #include <check.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -36,9 +40,18 @@ static void indent(Gen *g, int depth)
 		sb_puts(&g->b, "    ");
 }
 
-/* v1 + v2 + off, each index below 24 by construction (extents <= 8) */
+/* v1 + v2 + off, each index below 24 by construction (extents <= 8);
+ * sometimes in a form simplify can tidy ((v + off) % 24, (4 * v + 3) // 4) */
 static void index_expr(Gen *g, int nv)
 {
+	if (nv > 0 && rnd(8) == 0) {
+		const char *v = g->vars[rnd((unsigned)nv)];
+		if (rnd(2))
+			sb_printf(&g->b, "(%s + %u) %% 24", v, rnd(3));
+		else
+			sb_printf(&g->b, "(4 * %s + 3) // 4", v);
+		return;
+	}
 	int terms = 0;
 	for (int t = 0; t < 2; t++) {
 		if (nv == 0 || rnd(3) == 0)
@@ -68,15 +81,29 @@ static const char *const bufs[] = {"A", "B", "C"};
 
 static void statement(Gen *g, int nv, int depth)
 {
-	bool guard = rnd(10) < 3;
+	bool guard = rnd(10) < 4;
 	if (guard) {
 		indent(g, depth);
+		/* sometimes a guard that always holds on the loop ranges */
 		sb_printf(&g->b, "if %s + %s < %u:\n", g->vars[rnd((unsigned)nv)],
-			  g->vars[rnd((unsigned)nv)], 3 + rnd(8));
+			  g->vars[rnd((unsigned)nv)], rnd(5) == 0 ? 20 : 3 + rnd(8));
 		depth++;
 	}
 	indent(g, depth);
 	const char *target = bufs[rnd(3)];
+	if (rnd(6) == 0) {
+		/* a no-op update X[e] = X[e] + 0 * Y[f]: overcompute can keep it */
+		StrBuf keep = g->b;
+		memset(&g->b, 0, sizeof g->b);
+		access(g, nv, target);
+		char *lhs = sb_take(&g->b);
+		g->b = keep;
+		sb_printf(&g->b, "%s = %s + 0 * ", lhs, lhs);
+		free(lhs);
+		access(g, nv, bufs[rnd(3)]);
+		sb_puts(&g->b, "\n");
+		return;
+	}
 	if (rnd(3) == 0) {
 		/* a reduction: X[e] = X[e] + Y[f] */
 		StrBuf keep = g->b;
@@ -177,9 +204,25 @@ static const char *child_name(const LoopRef *loops, int n, const Stmt *child)
 	return NULL;
 }
 
+static const char *const prims[] = {"transform_layout", "sequential_buffer_access",
+				    "remove_branching_through_overcompute",
+				    "remove_overcompute_through_branching", "simplify"};
+#define NPRIM 5
+
+static int prim_of(const char *call)
+{
+	for (int i = 0; i < NPRIM; i++)
+		if (strncmp(call + 4, prims[i], strlen(prims[i])) == 0)
+			return i;
+	return 0;
+}
+
 typedef struct Tally {
 	int steps, committed, rejected, disagreements;
-	char first_failure[4096];
+	int new_steps, new_committed; /* layout, overcompute, simplify, seq_access */
+	/* per primitive of those: calls, commits that changed the function */
+	int calls[NPRIM], changed[NPRIM];
+	char first_failure[8192];
 } Tally;
 
 static RwStatus random_step(RwCtx *c, const LoopRef *loops, int n, char *desc, size_t dn)
@@ -192,33 +235,132 @@ static RwStatus random_step(RwCtx *c, const LoopRef *loops, int n, char *desc, s
 	case 1: {
 		int64_t factor = 1 + rnd(5);
 		SplitTail tail = (SplitTail)rnd(4);
-		snprintf(desc, dn, "split(%s, %lld, %s)", l->name, (long long)factor, split_tail_name(tail));
+		snprintf(desc, dn, "sch.split(\"%s\", factor=%lld, tail=\"%s\")", l->name, (long long)factor, split_tail_name(tail));
 		return rw_split(c, l->name, factor, tail, NULL, NULL);
 	}
 	case 2:
 		if (child) {
-			snprintf(desc, dn, "fuse(%s, %s)", l->name, child);
+			snprintf(desc, dn, "sch.fuse(\"%s\", \"%s\")", l->name, child);
 			return rw_fuse(c, l->name, child, NULL);
 		}
 		/* fall through */
 	case 3:
 		if (child) {
 			const char *order[2] = {child, l->name};
-			snprintf(desc, dn, "reorder(%s, %s)", child, l->name);
+			snprintf(desc, dn, "sch.reorder(\"%s\", \"%s\")", child, l->name);
 			return rw_reorder(c, 2, order);
 		}
 		/* fall through */
 	case 4:
-		snprintf(desc, dn, "parallel(%s)", l->name);
+		snprintf(desc, dn, "sch.parallel(\"%s\")", l->name);
 		return rw_parallel(c, l->name);
 	default:
 		if (rnd(2)) {
-			snprintf(desc, dn, "vectorize(%s)", l->name);
+			snprintf(desc, dn, "sch.vectorize(\"%s\")", l->name);
 			return rw_vectorize(c, l->name);
 		}
-		snprintf(desc, dn, "unroll(%s)", l->name);
+		snprintf(desc, dn, "sch.unroll(\"%s\")", l->name);
 		return rw_unroll(c, l->name);
 	}
+}
+
+/* ---------- random steps of the layout and overcompute primitives ---------- */
+
+/* An index map for a buffer of `ndim` dimensions: one dimension split
+ * into digits (with an offset sometimes), or two dimensions swapped; with
+ * `broken`, one dimension loses its % digit (not injective) or is shifted
+ * below zero (outside the shape), which must never be committed. */
+static void random_map(StrBuf *b, const Buffer *buf, bool broken)
+{
+	int ndim = buf->ndim;
+	if (broken) {
+		int d = (int)rnd((unsigned)ndim);
+		int64_t extent = 0;
+		/* x // c merges cells only where the dimension has two */
+		bool drop = rnd(2) && rw_const_int(buf->shape[d], &extent) && extent >= 2;
+		sb_puts(b, "lambda ");
+		for (int k = 0; k < ndim; k++)
+			sb_printf(b, "%sx%d", k ? ", " : "", k);
+		sb_puts(b, ": [");
+		for (int k = 0; k < ndim; k++) {
+			sb_puts(b, k ? ", " : "");
+			if (k != d)
+				sb_printf(b, "x%d", k);
+			else if (drop)
+				sb_printf(b, "x%d // 2", k);
+			else
+				sb_printf(b, "x%d - 1", k);
+		}
+		sb_puts(b, "]");
+		return;
+	}
+	sb_puts(b, "lambda ");
+	for (int k = 0; k < ndim; k++)
+		sb_printf(b, "%sx%d", k ? ", " : "", k);
+	sb_puts(b, ": [");
+	int d = (int)rnd((unsigned)ndim);
+	int swap = ndim >= 2 && rnd(6) == 0 ? (d + 1) % ndim : -1;
+	static const unsigned factors[] = {3, 4, 5, 8};
+	unsigned c = factors[rnd(4)], o = rnd(2) ? 0 : 1 + rnd(3);
+	for (int k = 0; k < ndim; k++) {
+		sb_puts(b, k ? ", " : "");
+		if (swap >= 0) {
+			sb_printf(b, "x%d", k == d ? swap : k == swap ? d : k);
+			continue;
+		}
+		if (k != d) {
+			sb_printf(b, "x%d", k);
+			continue;
+		}
+		if (o)
+			sb_printf(b, "(x%d + %u) // %u, (x%d + %u) %% %u", k, o, c, k, o, c);
+		else
+			sb_printf(b, "x%d // %u, x%d %% %u", k, c, k, c);
+	}
+	sb_puts(b, "]");
+}
+
+/* One call of transform_layout, an overcompute removal, simplify or
+ * sequential_buffer_access, as a script line (malloc'ed). */
+static char *random_call(const Func *f, const LoopRef *loops, int n, bool *must_reject)
+{
+	StrBuf b = {0};
+	const Buffer *buf = f->params[rnd((unsigned)f->nparams)].buf;
+	*must_reject = false;
+	switch (rnd(8)) {
+	case 0:
+	case 1:
+	case 2:
+		if (buf->ndim < 5) {
+			static const char *const pads[] = {"0", "T.undef()", "None"};
+			*must_reject = rnd(8) == 0;
+			sb_printf(&b, "sch.transform_layout(buffer=\"%s\", index_map=", buf->name);
+			random_map(&b, buf, *must_reject);
+			sb_printf(&b, ", pad_value=%s)", pads[rnd(3)]);
+			break;
+		}
+		/* fall through */
+	case 3:
+		sb_printf(&b, "sch.sequential_buffer_access(buffer=\"%s\")", buf->name);
+		break;
+	case 4:
+		if (n && rnd(2)) {
+			sb_printf(&b, "sch.remove_branching_through_overcompute(loop=\"%s\"%s)",
+				  loops[rnd((unsigned)n)].name, rnd(2) ? ", strict=True" : "");
+			break;
+		}
+		/* fall through */
+	case 5:
+		sb_printf(&b, "sch.remove_branching_through_overcompute(%s)", rnd(2) ? "strict=True" : "");
+		break;
+	case 6:
+		sb_printf(&b, "sch.remove_overcompute_through_branching(%s)", rnd(2) ? "strict=True" : "");
+		break;
+	default:
+		sb_puts(&b, "sch.simplify()");
+		break;
+	}
+	return sb_take(&b);
 }
 
 static void run_kernel(Arena *a, Tally *t, int nsteps, unsigned seed)
@@ -226,38 +368,61 @@ static void run_kernel(Arena *a, Tally *t, int nsteps, unsigned seed)
 	char *text = gen_kernel();
 	Module *m = tu_parse(a, "random.tir", text);
 	Schedule *s = tu_schedule(a, m);
+	StrBuf script = {0}; /* the committed steps, replayable with vsched run */
 	for (int k = 0; k < nsteps; k++) {
 		LoopRef loops[64];
 		int n = 0;
 		collect_loops(sched_func(s)->body, loops, &n, 64);
 		if (n == 0)
 			break;
-		RwCtx c;
-		DiagList d;
-		diag_init(&d, a);
-		char desc[256];
-		sched_begin(s, &c, "random", (Span){0}, &d);
-		RwStatus st = random_step(&c, loops, n, desc, sizeof desc);
-		c.desc = arena_strdup(a, desc);
-		StepReport *r = sched_finish(s, &c, st);
+		char desc[512];
+		StepReport *r;
+		bool is_new = rnd(2);
+		Module *prev = s->mod;
+		if (is_new) {
+			bool must_reject;
+			char *call = random_call(sched_func(s), loops, n, &must_reject);
+			snprintf(desc, sizeof desc, "%s", call);
+			free(call);
+			tu_run(s, desc);
+			r = tu_last(s);
+			t->new_steps++;
+			t->calls[prim_of(desc)]++;
+			if (must_reject && r->status == STEP_COMMITTED && !t->disagreements++)
+				snprintf(t->first_failure, sizeof t->first_failure,
+					 "a broken map was committed: %s\nkernel:\n%s", desc, text);
+		} else {
+			RwCtx c;
+			DiagList d;
+			diag_init(&d, a);
+			sched_begin(s, &c, "random", (Span){0}, &d);
+			RwStatus st = random_step(&c, loops, n, desc, sizeof desc);
+			c.desc = arena_strdup(a, desc);
+			r = sched_finish(s, &c, st);
+		}
 		t->steps++;
 		if (r->status != STEP_COMMITTED) {
 			t->rejected++;
 			continue;
 		}
 		t->committed++;
+		t->new_committed += is_new;
+		if (is_new && s->mod != prev && !ir_module_equal(s->mod, prev))
+			t->changed[prim_of(desc)]++;
+		sb_printf(&script, "%s\n", desc);
 		char *report = NULL;
 		if (interp_equiv(m->funcs[0], sched_func(s), 2, seed + (unsigned)k, &report) != 0) {
 			if (!t->disagreements++) {
 				char *after = print_func(sched_func(s));
 				snprintf(t->first_failure, sizeof t->first_failure,
-					 "step %s\n%s\nkernel:\n%s\nafter:\n%s", desc,
-					 report ? report : "", text, after);
+					 "step %s\n%s\nkernel:\n%s\nschedule (committed steps):\n%s\nafter:\n%s",
+					 desc, report ? report : "", text, script.s ? script.s : "", after);
 				free(after);
 			}
 		}
 		free(report);
 	}
+	free(sb_take(&script));
 	sched_free(s);
 	free(text);
 }
@@ -275,13 +440,20 @@ START_TEST(random_schedules_agree_with_interpreter)
 		run_kernel(&a, &t, 8, kernel * 131u + 1);
 		arena_free(&a);
 	}
-	fprintf(stderr, "soundness: %d steps, %d committed, %d rejected, %d disagreements\n",
-		t.steps, t.committed, t.rejected, t.disagreements);
+	fprintf(stderr, "soundness: %d steps, %d committed, %d rejected, %d disagreements "
+			"(layout/overcompute/simplify/seq_access: %d steps, %d committed)\n",
+		t.steps, t.committed, t.rejected, t.disagreements, t.new_steps, t.new_committed);
+	for (int i = 0; i < NPRIM; i++)
+		fprintf(stderr, "  %-38s %4d calls, %4d changed the function\n", prims[i], t.calls[i],
+			t.changed[i]);
 	ck_assert_msg(t.disagreements == 0, "interpreter disagrees:\n%s", t.first_failure);
 	ck_assert_int_ge(t.steps, target);
 	/* both outcomes must be exercised, or the test proves nothing */
 	ck_assert_int_gt(t.committed, t.steps / 5);
 	ck_assert_int_gt(t.rejected, t.steps / 20);
+	ck_assert_int_gt(t.new_committed, t.new_steps / 5);
+	for (int i = 0; i < NPRIM; i++) /* each one does something */
+		ck_assert_msg(t.changed[i] > 0 || target < 500, "%s never changed a kernel", prims[i]);
 }
 END_TEST
 
