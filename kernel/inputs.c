@@ -408,14 +408,16 @@ static bool same_shape(const BufState *x, const BufState *y)
  * cell F(x)), or src a transformed version of dst. */
 static ViewKind view_of(const BufState *src, const BufState *dst)
 {
+	/* the layout chain first: a transposition keeps the shape, and
+	 * copying or comparing it cell by cell would mix up the cells */
+	if (src->buf != dst->buf && src->buf->dtype == dst->buf->dtype) {
+		if (layout_chain_has(dst->buf, src->buf))
+			return VIEW_EXTEND;
+		if (layout_chain_has(src->buf, dst->buf))
+			return VIEW_PROJECT;
+	}
 	if (same_shape(src, dst))
 		return VIEW_SAME;
-	if (src->buf->dtype != dst->buf->dtype)
-		return VIEW_NONE;
-	if (layout_chain_has(dst->buf, src->buf))
-		return VIEW_EXTEND;
-	if (layout_chain_has(src->buf, dst->buf))
-		return VIEW_PROJECT;
 	return VIEW_NONE;
 }
 
