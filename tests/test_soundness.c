@@ -15,6 +15,9 @@
 #include <string.h>
 
 #include "testutil.h"
+#include "rewrites/layout.h"
+#include "rewrites/overcompute.h"
+#include "rewrites/simplify.h"
 
 static uint64_t rng_state;
 
@@ -526,6 +529,194 @@ START_TEST(reorder_without_dependence_check_is_caught)
 }
 END_TEST
 
+/* ---------- wrong variants of the layout and overcompute primitives ---------- */
+
+/* transform_layout of A in `m` from script text: map (and inverse) are
+ * lambdas inside `text`, found by their prefixes. */
+static RwStatus layout_args(RwCtx *c, void *arg)
+{
+	const char *text = arg;
+	LayoutArgs args;
+	memset(&args, 0, sizeof args);
+	args.buffer = "A";
+	args.src = source_from_string(c->arena, "wrong.sched", text);
+	const char *map = strstr(text, "lambda"), *inv = strstr(text, "inverse=");
+	const char *map_end = strstr(map, "]") + 1;
+	args.map_start = (int)(map - text);
+	args.map_end = (int)(map_end - text);
+	if (inv) {
+		args.inv_start = (int)(inv + 8 - text);
+		args.inv_end = (int)(strstr(inv, "]") + 1 - text);
+	}
+	args.pad_kind = LAYOUT_PAD_NONE;
+	return rw_transform_layout(c, &args);
+}
+
+static const char double14[] =
+	"@T.prim_func\n"
+	"def f(A: T.Buffer[(14,), \"int32\"], B: T.Buffer[(14,), \"int32\"]):\n"
+	"    for i in T.serial(14):\n"
+	"        B[i] = A[i] * 2\n";
+
+START_TEST(layout_with_an_off_by_one_inverse_is_caught)
+{
+	Module *m = tu_parse(&arena, "k.tir", double14);
+	static const char *const wrong[] = {
+		/* the padding predicate built from it marks A[13] as padding */
+		"lambda i: [i // 4, i % 4], inverse=lambda io, ii: [4 * io + ii + 1]",
+		/* two cells in one */
+		"lambda i: [i // 2, 0], inverse=lambda a, b: [2 * a]",
+	};
+	for (size_t w = 0; w < sizeof wrong / sizeof *wrong; w++) {
+		Func *bad = unchecked(m, layout_args, (void *)wrong[w]);
+		char *report = NULL;
+		ck_assert_msg(!tu_equiv(m->funcs[0], bad, 4, &report), "%s not caught", wrong[w]);
+		free(report);
+		Schedule *s = tu_schedule(&arena, m);
+		char *script = arena_printf(&arena, "sch.transform_layout(buffer=\"A\", index_map=%s)", wrong[w]);
+		ck_assert_int_eq(tu_run(s, script), STEP_REJECTED);
+		sched_free(s);
+	}
+}
+END_TEST
+
+static const char row_sum_undef[] =
+	"@T.prim_func\n"
+	"def r(A: T.Buffer[(16, 14), \"int32\"], B: T.Buffer[(16,), \"int32\"]):\n"
+	"    for i in T.serial(16):\n"
+	"        B[i] = 0\n"
+	"        for j in T.serial(14):\n"
+	"            B[i] = B[i] + A[i, j]\n";
+
+static const char row_sum_prefix[] =
+	"sch.transform_layout(buffer=\"A\", index_map=lambda i, j: [i, j // 4, j % 4], pad_value=T.undef())\n"
+	"jo, ji = sch.split(\"j\", factor=4)\n"
+	"sch.simplify()\n";
+
+/* The first candidate's output of overcompute removal (or of branching
+ * back when `add`), taken without proving the no-op / dead stores. */
+static Func *overcompute_unchecked(Schedule *s, bool add)
+{
+	RwCtx c;
+	DiagList d;
+	diag_init(&d, &arena);
+	sched_begin(s, &c, "unchecked", (Span){0}, &d);
+	OcCandidates cs;
+	RwStatus st = add ? rw_padded_store_candidates(&c, NULL, &cs)
+			  : rw_overcompute_candidates(&c, NULL, NULL, &cs);
+	ck_assert_int_eq(st, RW_OK);
+	ck_assert_int_gt(cs.n, 0);
+	OcPlan plan;
+	/* the last candidate: the pad stage's own store when branching back */
+	const Stmt *target = cs.items[add ? cs.n - 1 : 0];
+	st = add ? rw_branch_plan(&c, target, &plan) : rw_overcompute_plan(&c, target, &plan, true);
+	ck_assert_int_eq(st, RW_OK);
+	ck_assert_int_gt(plan.nstores, 0); /* the real call has stores to prove */
+	return plan.out;
+}
+
+START_TEST(overcompute_removal_without_the_no_op_proof_is_caught)
+{
+	Module *m = tu_parse(&arena, "k.tir", row_sum_undef);
+	Schedule *s = tu_schedule(&arena, m);
+	ck_assert_int_eq(tu_run(s, row_sum_prefix), STEP_COMMITTED);
+	Func *bad = overcompute_unchecked(s, false);
+	char *report = NULL;
+	ck_assert(!tu_equiv(m->funcs[0], bad, 4, &report));
+	free(report);
+	ck_assert_int_eq(tu_run(s, "sch.remove_branching_through_overcompute(strict=True)"), STEP_REJECTED);
+	sched_free(s);
+}
+END_TEST
+
+START_TEST(branching_back_without_the_dead_store_proof_is_caught)
+{
+	Module *m = tu_parse(&arena, "k.tir", double14);
+	Schedule *s = tu_schedule(&arena, m);
+	ck_assert_int_eq(tu_run(s, "sch.transform_layout(buffer=\"B\", index_map=lambda i: [i // 4, i % 4], pad_value=5)"),
+			 STEP_COMMITTED);
+	/* guarding the pad stage's store by "not padding" drops the 5s */
+	Func *bad = overcompute_unchecked(s, true);
+	char *report = NULL;
+	ck_assert(!tu_equiv(sched_func(s), bad, 4, &report));
+	free(report);
+	ck_assert_int_eq(tu_run(s, "sch.remove_overcompute_through_branching(strict=True)"), STEP_REJECTED);
+	sched_free(s);
+}
+END_TEST
+
+START_TEST(simplification_without_its_proof_is_caught)
+{
+	static const char k[] =
+		"@T.prim_func\n"
+		"def f(A: T.Buffer[(20,), \"int32\"], B: T.Buffer[(16,), \"int32\"]):\n"
+		"    for i in T.serial(16):\n"
+		"        B[i] = A[(i + 1) // 4]\n";
+	Module *m = tu_parse(&arena, "k.tir", k);
+	Func *f = m->funcs[0];
+	Stmt *store = f->body->u.loop.body;
+	/* a simplifier that drops the offset: (i + 1) // 4 -> i // 4 */
+	Var *i = f->body->u.loop.var;
+	Expr *idx = ir_bin(&arena, OP_FLOORDIV, ir_varref(&arena, i, (Span){0}), ir_int32(&arena, 4), (Span){0});
+	Expr *load = ir_load(&arena, store->u.store.value->u.load.buf, 1, &idx, (Span){0});
+	Stmt *wrong = ir_store(&arena, store->u.store.buf, 1, store->u.store.idx, load, store->span);
+	Func *bad = rw_with_body(&arena, f, ir_for(&arena, i, f->body->u.loop.min, f->body->u.loop.extent,
+						   FOR_SERIAL, wrong, f->body->span));
+	char *report = NULL;
+	ck_assert(!tu_equiv(f, bad, 4, &report));
+	free(report);
+	/* simplify's own check refuses the same replacement */
+	Schedule *s = tu_schedule(&arena, m);
+	DiagList d;
+	diag_init(&d, &arena);
+	Compound c;
+	sched_compound_begin(s, &c, "simplify(wrong)", (Span){0}, &d);
+	StmtCtx ctx;
+	ck_assert(rw_find_stmt(&arena, f, store, &ctx));
+	ck_assert(!simplify_replace(&c, "simplify(wrong)", &ctx, 1, store->u.store.value, load, NULL));
+	sched_compound_end(&c, STEP_COMMITTED, NULL);
+	ck_assert_ptr_eq(sched_func(s), f);
+	sched_free(s);
+}
+END_TEST
+
+START_TEST(sequential_access_without_the_fission_check_is_caught)
+{
+	/* seed 000's conv1d_cumsum and the loop fission that walking A would
+	 * need: the init reads the previous result of the computation */
+	static const char cumsum[] =
+		"@T.prim_func\n"
+		"def c(A: T.Buffer[(16,), \"int32\"], F: T.Buffer[(3,), \"int32\"], B: T.Buffer[(14,), \"int32\"]):\n"
+		"    for i in T.serial(14):\n"
+		"        if i == 0:\n"
+		"            B[i] = 0\n"
+		"        else:\n"
+		"            B[i] = B[i - 1]\n"
+		"        for f in T.serial(3):\n"
+		"            B[i] = B[i] + F[f] * A[i + f]\n";
+	static const char fissioned[] =
+		"@T.prim_func\n"
+		"def c(A: T.Buffer[(16,), \"int32\"], F: T.Buffer[(3,), \"int32\"], B: T.Buffer[(14,), \"int32\"]):\n"
+		"    for i in T.serial(14):\n"
+		"        if i == 0:\n"
+		"            B[i] = 0\n"
+		"        else:\n"
+		"            B[i] = B[i - 1]\n"
+		"    for i in T.serial(14):\n"
+		"        for f in T.serial(3):\n"
+		"            B[i] = B[i] + F[f] * A[i + f]\n";
+	Module *m = tu_parse(&arena, "k.tir", cumsum);
+	Module *bad = tu_parse(&arena, "bad.tir", fissioned);
+	char *report = NULL;
+	ck_assert(!tu_equiv(m->funcs[0], bad->funcs[0], 4, &report));
+	free(report);
+	Schedule *s = tu_schedule(&arena, m);
+	ck_assert_int_eq(tu_run(s, "sch.sequential_buffer_access(buffer=\"A\")"), STEP_REJECTED);
+	ck_assert(strstr(tu_last(s)->reason, "fission.no_conflict refuted"));
+	sched_free(s);
+}
+END_TEST
+
 Suite *suite_soundness(void)
 {
 	Suite *s = suite_create("soundness");
@@ -538,6 +729,11 @@ Suite *suite_soundness(void)
 	tcase_set_timeout(tc, 60);
 	tcase_add_test(tc, wrong_split_variant_is_caught);
 	tcase_add_test(tc, reorder_without_dependence_check_is_caught);
+	tcase_add_test(tc, layout_with_an_off_by_one_inverse_is_caught);
+	tcase_add_test(tc, overcompute_removal_without_the_no_op_proof_is_caught);
+	tcase_add_test(tc, branching_back_without_the_dead_store_proof_is_caught);
+	tcase_add_test(tc, simplification_without_its_proof_is_caught);
+	tcase_add_test(tc, sequential_access_without_the_fission_check_is_caught);
 	suite_add_tcase(s, tc);
 	return s;
 }
