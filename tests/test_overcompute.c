@@ -345,6 +345,57 @@ START_TEST(extra_instances_reading_uninitialised_cells_are_rejected)
 }
 END_TEST
 
+START_TEST(extra_instances_must_not_race_in_a_parallel_loop)
+{
+	/* every iteration's extra B[0] = B[0] races with iteration 0's
+	 * update of B[0]: a no-op in sequence, a lost update in parallel */
+	static const char k[] =
+		"@T.prim_func\n"
+		"def f(A: T.Buffer[(4,), \"int32\"], B: T.Buffer[(4,), \"int32\"]):\n"
+		"    for i in T.serial(4):\n"
+		"        B[i] = B[i] + A[i]\n"
+		"        if i < 0:\n"
+		"            B[0] = B[0]\n";
+	TsRun t = ts_reject(&arena, k, "sch.parallel(\"i\")\n"
+				       "sch.remove_branching_through_overcompute(strict=True)",
+			    "overcompute.no_race refuted");
+	ck_assert_int_eq(t.r->replay, REPLAY_IMPOSSIBLE);
+	ts_has(t.r->counterexample, "i_1 = ");
+	sched_free(t.s);
+	/* serial, the same removal is fine */
+	t = accept(k, "sch.remove_branching_through_overcompute(strict=True)");
+	ck_assert_int_eq(store_ifs(&t, NULL), 0);
+	sched_free(t.s);
+	/* extra instances on cells of their own iteration do not race */
+	static const char own[] =
+		"@T.prim_func\n"
+		"def f(A: T.Buffer[(16,), \"int32\"]):\n"
+		"    for i in T.serial(16):\n"
+		"        if i < 14:\n"
+		"            A[i] = A[i] + 0\n";
+	t = accept(own, "sch.parallel(\"i\")\nsch.remove_branching_through_overcompute(strict=True)");
+	ck_assert(ts_has_obligation(t.r, "overcompute.no_race", VERDICT_PROVEN));
+	sched_free(t.s);
+}
+END_TEST
+
+START_TEST(parallel_loop_inside_the_branch_must_stay_race_free)
+{
+	/* j * (2 - i) is injective in j only where i < 2 holds */
+	static const char k[] =
+		"@T.prim_func\n"
+		"def f(B: T.Buffer[(16,), \"int32\"]):\n"
+		"    for i in T.serial(4):\n"
+		"        if i < 2:\n"
+		"            for j in T.serial(4):\n"
+		"                B[j * (2 - i) + 8] = B[j * (2 - i) + 8] + 0\n";
+	TsRun t = ts_reject(&arena, k, "sch.parallel(\"j\")\n"
+				       "sch.remove_branching_through_overcompute(strict=True)",
+			    "overcompute.no_race refuted");
+	sched_free(t.s);
+}
+END_TEST
+
 START_TEST(unsupported_branch_bodies_reject_as_not_supported)
 {
 	static const char fmt[] =
@@ -533,6 +584,8 @@ Suite *suite_overcompute(void)
 		{"safety",
 		 {extra_instances_outside_the_shape_are_rejected,
 		  extra_instances_reading_uninitialised_cells_are_rejected,
+		  extra_instances_must_not_race_in_a_parallel_loop,
+		  parallel_loop_inside_the_branch_must_stay_race_free,
 		  unsupported_branch_bodies_reject_as_not_supported}},
 		{"scope",
 		 {non_strict_call_keeps_unproven_branches_with_a_note,
