@@ -433,6 +433,35 @@ START_TEST(allocated_caches_get_pad_stages_after_their_producers)
 }
 END_TEST
 
+START_TEST(allocation_inside_a_loop_gets_its_pad_stage_inside_the_loop)
+{
+	static const char k[] =
+		"@T.prim_func\n"
+		"def f(A: T.Buffer[(14,), \"int32\"], B: T.Buffer[(14,), \"int32\"]):\n"
+		"    for r in T.serial(2):\n"
+		"        X = T.alloc_buffer([14], \"int32\")\n"
+		"        for i in T.serial(14):\n"
+		"            X[i] = A[i] + r\n"
+		"        if r == 1:\n"
+		"            Y = T.alloc_buffer([14], \"int32\")\n"
+		"            for i in T.serial(14):\n"
+		"                Y[i] = X[i]\n"
+		"            for i in T.serial(14):\n"
+		"                B[i] = Y[i]\n";
+	TsRun t = accept(k, "sch.transform_layout(buffer=\"X\", index_map=lambda i: [i // 4, i % 4], pad_value=0)\n"
+			    "sch.transform_layout(buffer=\"Y\", index_map=lambda i: [i // 4, i % 4], pad_value=T.undef())");
+	char *text = ts_print(&arena, ts_func(&t, NULL));
+	/* each stage is in its allocation's scope, after the producer */
+	ts_has(text, "            X[i // 4, i % 4] = A[i] + r\n"
+		     "        with T.block(\"X_pad\"):\n");
+	ts_has(text, "                Y[i // 4, i % 4] = X[i // 4, i % 4]\n"
+		     "            with T.block(\"Y_pad\"):\n");
+	/* the printed result is a valid kernel */
+	ck_assert(ir_func_equal(ts_func(&t, NULL), ts_parse_func(&arena, text)));
+	sched_free(t.s);
+}
+END_TEST
+
 START_TEST(pad_stage_follows_the_last_of_several_writes)
 {
 	static const char k[] =
@@ -667,6 +696,7 @@ Suite *suite_layout(void)
 		 {symbolic_shape_gets_a_symbolic_physical_shape, symbolic_shape_without_facts_is_still_exact}},
 		{"producers_inputs_allocations",
 		 {allocated_caches_get_pad_stages_after_their_producers,
+		  allocation_inside_a_loop_gets_its_pad_stage_inside_the_loop,
 		  pad_stage_follows_the_last_of_several_writes,
 		  input_that_is_also_written_gets_a_stage_not_a_fact}},
 		{"modules",
