@@ -172,8 +172,11 @@ static bool allocates(const Stmt *s, const Buffer *b)
 	case ST_ALLOC: return s->u.alloc.buf == b || allocates(s->u.alloc.body, b);
 	case ST_LET: return allocates(s->u.let.body, b);
 	case ST_BLOCK: return allocates(s->u.block.body, b);
-	case ST_FOR: case ST_IF: case ST_STORE: case ST_ASSUME: case ST_EVAL:
-	case ST_PASS: case ST_COUNT:
+	case ST_FOR: return allocates(s->u.loop.body, b);
+	case ST_IF:
+		return allocates(s->u.cond.then_s, b) ||
+		       (s->u.cond.else_s && allocates(s->u.cond.else_s, b));
+	case ST_STORE: case ST_ASSUME: case ST_EVAL: case ST_PASS: case ST_COUNT:
 		return false;
 	}
 	return false;
@@ -197,7 +200,8 @@ static Stmt *seq2(Arena *a, Stmt *x, Stmt *y)
 
 /* s with `stage` placed right after the statement that last writes b, at
  * the outermost level of the binder spine (let / allocate bodies, and the
- * block that allocates b). */
+ * block, loop or branch that allocates b: the stage must stay in b's
+ * scope, once per allocation). */
 Stmt *rw_insert_after_last_write(Arena *a, Stmt *s, const Buffer *b, Stmt *stage)
 {
 	switch (s->kind) {
@@ -213,8 +217,7 @@ Stmt *rw_insert_after_last_write(Arena *a, Stmt *s, const Buffer *b, Stmt *stage
 		int n = s->u.seq.n;
 		Stmt **items = arena_alloc(a, sizeof(Stmt *) * (size_t)(n + 2));
 		memcpy(items, s->u.seq.items, sizeof(Stmt *) * (size_t)n);
-		if (nx != x && (x->kind == ST_ALLOC || x->kind == ST_LET ||
-				(x->kind == ST_BLOCK && allocates(x, b)))) {
+		if (nx != x && (x->kind == ST_ALLOC || x->kind == ST_LET || allocates(x, b))) {
 			items[k] = nx;
 			return ir_seq(a, n, items, s->span);
 		}
@@ -234,8 +237,21 @@ Stmt *rw_insert_after_last_write(Arena *a, Stmt *s, const Buffer *b, Stmt *stage
 					rw_insert_after_last_write(a, s->u.block.body, b, stage),
 					s->span);
 		return seq2(a, s, stage);
-	case ST_FOR: case ST_IF: case ST_STORE: case ST_ASSUME: case ST_EVAL:
-	case ST_PASS: case ST_COUNT:
+	case ST_FOR:
+		if (allocates(s, b))
+			return ir_for(a, s->u.loop.var, s->u.loop.min, s->u.loop.extent, s->u.loop.kind,
+				      rw_insert_after_last_write(a, s->u.loop.body, b, stage), s->span);
+		return seq2(a, s, stage);
+	case ST_IF:
+		if (allocates(s->u.cond.then_s, b))
+			return ir_if(a, s->u.cond.cond,
+				     rw_insert_after_last_write(a, s->u.cond.then_s, b, stage),
+				     s->u.cond.else_s, s->span);
+		if (s->u.cond.else_s && allocates(s->u.cond.else_s, b))
+			return ir_if(a, s->u.cond.cond, s->u.cond.then_s,
+				     rw_insert_after_last_write(a, s->u.cond.else_s, b, stage), s->span);
+		return seq2(a, s, stage);
+	case ST_STORE: case ST_ASSUME: case ST_EVAL: case ST_PASS: case ST_COUNT:
 		return seq2(a, s, stage);
 	}
 	return s;
