@@ -270,6 +270,30 @@ START_TEST(pad_lambda_reading_the_buffer_reads_logical_cells)
 }
 END_TEST
 
+START_TEST(pad_lambda_reading_an_allocation_reads_only_written_cells)
+{
+	/* X[10..13] are never written: a pad stage reading them would read
+	 * uninitialised cells where the original reads none */
+	static const char k[] =
+		"@T.prim_func\n"
+		"def f(A: T.Buffer[(14,), \"int32\"], B: T.Buffer[(10,), \"int32\"]):\n"
+		"    X = T.alloc_buffer([14], \"int32\")\n"
+		"    for i in T.serial(10):\n"
+		"        X[i] = A[i]\n"
+		"    for i in T.serial(10):\n"
+		"        B[i] = X[i]\n";
+	TsRun t = ts_reject(&arena, k, "sch.transform_layout(buffer=\"X\", index_map=lambda i: [i + 2], "
+				       "pad_value=lambda t: X[t + 12])",
+			    "layout.pad_value_readable");
+	ts_assert_refuted_confirmed(t.r, "layout.pad_value_readable");
+	ts_has(t.r->replay_text, "uninitialised");
+	sched_free(t.s);
+	t = accept(k, "sch.transform_layout(buffer=\"X\", index_map=lambda i: [i + 2], pad_value=lambda t: X[t + 2])");
+	ck_assert(ts_has_obligation(t.r, "layout.pad_value_readable", VERDICT_PROVEN));
+	sched_free(t.s);
+}
+END_TEST
+
 /* ---------- inverses ---------- */
 
 START_TEST(given_inverse_is_proven_and_used_for_the_padding)
@@ -684,7 +708,8 @@ Suite *suite_layout(void)
 		 {pad_none_adds_no_stage_and_forbids_the_padding,
 		  pad_constant_on_input_becomes_an_entry_assumption,
 		  pad_undef_on_input_and_output, pad_lambda_of_the_physical_indices,
-		  pad_lambda_reading_the_buffer_reads_logical_cells}},
+		  pad_lambda_reading_the_buffer_reads_logical_cells,
+		  pad_lambda_reading_an_allocation_reads_only_written_cells}},
 		{"inverses",
 		 {given_inverse_is_proven_and_used_for_the_padding,
 		  inverse_off_by_one_is_refuted_with_confirmed_replay,
