@@ -345,6 +345,29 @@ START_TEST(extra_instances_reading_uninitialised_cells_are_rejected)
 }
 END_TEST
 
+START_TEST(a_producer_guard_that_read_changed_data_does_not_make_cells_readable)
+{
+	/* X[i] was written where A[i] > 0 held at the time; A changes after,
+	 * so the guard says nothing now about which cells were written */
+	static const char k[] =
+		"@T.prim_func\n"
+		"def f(A: T.Buffer[(4,), \"int32\"], B: T.Buffer[(4,), \"int32\"]):\n"
+		"    X = T.alloc_buffer([4], \"int32\")\n"
+		"    for i in T.serial(4):\n"
+		"        if A[i] > 0:\n"
+		"            X[i] = 1\n"
+		"    for i in T.serial(4):\n"
+		"        A[i] = 1\n"
+		"    for i in T.serial(4):\n"
+		"        if i < 0:\n"
+		"            B[i] = B[i] + X[i] * 0\n";
+	TsRun t = ts_reject(&arena, k, "sch.remove_branching_through_overcompute(loop=\"i#3\", strict=True)",
+			    "overcompute.readable");
+	ts_assert_refuted_confirmed(t.r, "overcompute.readable");
+	sched_free(t.s);
+}
+END_TEST
+
 START_TEST(extra_instances_must_not_race_in_a_parallel_loop)
 {
 	/* every iteration's extra B[0] = B[0] races with iteration 0's
@@ -584,6 +607,7 @@ Suite *suite_overcompute(void)
 		{"safety",
 		 {extra_instances_outside_the_shape_are_rejected,
 		  extra_instances_reading_uninitialised_cells_are_rejected,
+		  a_producer_guard_that_read_changed_data_does_not_make_cells_readable,
 		  extra_instances_must_not_race_in_a_parallel_loop,
 		  parallel_loop_inside_the_branch_must_stay_race_free,
 		  unsupported_branch_bodies_reject_as_not_supported}},
