@@ -383,6 +383,7 @@ START_TEST(extra_instances_must_not_race_in_a_parallel_loop)
 				       "sch.remove_branching_through_overcompute(strict=True)",
 			    "overcompute.no_race refuted");
 	ck_assert_int_eq(t.r->replay, REPLAY_IMPOSSIBLE);
+	ts_has(t.r->replay_text, "a race cannot show");
 	ts_has(t.r->counterexample, "i_1 = ");
 	sched_free(t.s);
 	/* serial, the same removal is fine */
@@ -415,6 +416,8 @@ START_TEST(parallel_loop_inside_the_branch_must_stay_race_free)
 	TsRun t = ts_reject(&arena, k, "sch.parallel(\"j\")\n"
 				       "sch.remove_branching_through_overcompute(strict=True)",
 			    "overcompute.no_race refuted");
+	ck_assert_int_eq(t.r->replay, REPLAY_IMPOSSIBLE);
+	ts_has(t.r->replay_text, "a race cannot show");
 	sched_free(t.s);
 }
 END_TEST
