@@ -1514,7 +1514,7 @@ static bool apply_step(Interp *in, const Layout *lay, int nout, const int64_t *x
 }
 
 bool layout_chain_apply(const Buffer *phys, const Buffer *logical, const int64_t *x,
-			int64_t *t)
+			int64_t *t, const State *env)
 {
 	const Layout *chain[MAX_DIMS];
 	int n = 0;
@@ -1531,6 +1531,11 @@ bool layout_chain_apply(const Buffer *phys, const Buffer *logical, const int64_t
 	interp_init(&in, &scratch, 0);
 	int64_t cur[MAX_DIMS], next[MAX_DIMS];
 	bool ok = logical->ndim <= MAX_DIMS;
+	/* a map may name scalar parameters ((i + n) // 4): bind env's */
+	for (int k = 0; ok && env && k < env->nscalars; k++) {
+		SavedVar old;
+		ok = bind_var(&in, env->scalar_vars[k], env->scalars[k], &old);
+	}
 	for (int k = 0; ok && k < logical->ndim; k++)
 		cur[k] = x[k];
 	for (int i = n - 1; ok && i >= 0; i--) {

@@ -89,6 +89,10 @@ State *interp_gen_input_scalars(Arena *a, const Func *f, uint64_t seed,
 /* Copy the input cells of `from` into a state for g (same parameter
  * names, same shapes). NULL + diagnostic when they do not match. */
 State *state_transfer(Arena *a, const State *from, const Func *g, DiagList *d);
+/* The same, except that cells a layout maps outside g's shape are left
+ * out instead of failing: the replay of a refuted layout.in_bounds runs g
+ * on the rest, where g's access outside the shape shows. */
+State *state_transfer_partial(Arena *a, const State *from, const Func *g, DiagList *d);
 
 /* Compare the final states of P (before) and P' (after): every cell of
  * every buffer parameter, except cells P marks CELL_UNDEF. Returns true if
@@ -107,10 +111,12 @@ int interp_equiv(const Func *a, const Func *b, int trials, uint64_t seed,
 
 /* Layout chains (transform_layout, possibly applied several times): true
  * if `logical` is phys or a buffer phys was transformed from; then
- * layout_chain_apply computes the physical index t of logical index x. */
+ * layout_chain_apply computes the physical index t of logical index x,
+ * with the scalar parameters of env (may be NULL) bound for maps that
+ * name them. */
 bool layout_chain_has(const Buffer *phys, const Buffer *logical);
 bool layout_chain_apply(const Buffer *phys, const Buffer *logical, const int64_t *x,
-			int64_t *t);
+			int64_t *t, const State *env);
 
 /* Render a state's buffers (for `vsched interp`), malloc'ed. */
 char *state_format(const State *s);

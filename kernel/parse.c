@@ -773,6 +773,33 @@ static bool val_shape(Parser *p, Val *v, int *n, Expr ***shape)
 	return true;
 }
 
+/* `axis_separators=[3]` (as the printer writes a transformed buffer):
+ * increasing positions in [1, ndim). */
+static bool val_axis_separators(Parser *p, Val *v, Buffer *b)
+{
+	int n = v->kind == VAL_LIST ? v->n : 1;
+	Expr **items = v->kind == VAL_LIST ? v->items : &v->e;
+	if (v->kind != VAL_LIST && v->kind != VAL_EXPR) {
+		error_at(p, v->span, "expected axis_separators such as [2]");
+		return false;
+	}
+	int *seps = arena_alloc(p->a, sizeof(int) * (size_t)(n + 1));
+	for (int i = 0; i < n; i++) {
+		Expr *e = items[i];
+		int64_t prev = i ? seps[i - 1] : 0;
+		if (!e || e->kind != EX_INT || e->dtype == DT_BOOL || e->u.ival <= prev ||
+		    e->u.ival >= b->ndim) {
+			error_at(p, e ? e->span : v->span,
+				 "axis_separators must be increasing integers in [1, %d)", b->ndim);
+			return false;
+		}
+		seps[i] = (int)e->u.ival;
+	}
+	b->naxis_separators = n;
+	b->axis_separators = seps;
+	return true;
+}
+
 /* ---------- expressions ---------- */
 
 static Expr *parse_ternary(Parser *p);
@@ -1677,7 +1704,7 @@ static bool parse_scope_name(Parser *p, Val *v, BufferScope *out)
 /* `name = T.alloc_buffer(shape, dtype, scope=...)`. */
 static Stmt *parse_alloc(Parser *p, Token *first)
 {
-	static const char *const kws[] = {"shape", "dtype", "scope", NULL};
+	static const char *const kws[] = {"shape", "dtype", "scope", "axis_separators", NULL};
 	Args args;
 	if (!parse_args(p, "T.alloc_buffer", ")", &args) ||
 	    !check_args(p, &args, 0, 3, kws))
@@ -1697,6 +1724,9 @@ static Stmt *parse_alloc(Parser *p, Token *first)
 		return NULL;
 	Buffer *b = ir_buffer(p->a, first->text, t, ndim, shape, first->span);
 	b->scope = scope;
+	Val *av = arg(&args, -1, "axis_separators");
+	if (av && !val_axis_separators(p, av, b))
+		return NULL;
 	bind(p, b->name, NULL, b);
 	return ir_alloc(p->a, b, NULL, span_from(p, first));
 }
@@ -1704,7 +1734,7 @@ static Stmt *parse_alloc(Parser *p, Token *first)
 /* `A = T.match_buffer(a, shape, dtype)`: binds the handle parameter. */
 static bool parse_match_buffer(Parser *p, Token *first)
 {
-	static const char *const kws[] = {"param", "shape", "dtype", "scope", NULL};
+	static const char *const kws[] = {"param", "shape", "dtype", "scope", "axis_separators", NULL};
 	Args args;
 	p->allow_handle = true;
 	bool ok = parse_args(p, "T.match_buffer", ")", &args);
@@ -1764,6 +1794,9 @@ static bool parse_match_buffer(Parser *p, Token *first)
 		return false;
 	hp->buf = ir_buffer(p->a, first->text, t, ndim, shape, first->span);
 	hp->buf->scope = scope;
+	Val *av = arg(&args, -1, "axis_separators");
+	if (av && !val_axis_separators(p, av, hp->buf))
+		return false;
 	bind(p, hp->buf->name, NULL, hp->buf);
 	return true;
 }
@@ -1974,7 +2007,7 @@ static const char *parse_decorator(Parser *p)
 /* `T.Buffer[shape, dtype]` or `T.Buffer(shape, dtype)`; T.Buffer consumed. */
 static Buffer *parse_buffer_annotation(Parser *p, Token *name)
 {
-	static const char *const kws[] = {"shape", "dtype", "scope", NULL};
+	static const char *const kws[] = {"shape", "dtype", "scope", "axis_separators", NULL};
 	const char *close = tok_is(peek(p), "[") ? "]" : ")";
 	if (!tok_is(peek(p), "[") && !tok_is(peek(p), "(")) {
 		error_at(p, peek(p)->span, "expected '[' or '(' after T.Buffer, "
@@ -2001,6 +2034,9 @@ static Buffer *parse_buffer_annotation(Parser *p, Token *name)
 		return NULL;
 	Buffer *b = ir_buffer(p->a, name->text, t, ndim, shape, name->span);
 	b->scope = scope;
+	Val *av = arg(&args, -1, "axis_separators");
+	if (av && !val_axis_separators(p, av, b))
+		return NULL;
 	return b;
 }
 

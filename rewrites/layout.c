@@ -4,12 +4,15 @@
  * (f(x) == f(y) -> x == y), layout.left_inverse (g(f(x)) == x for the
  * derived or given g), layout.pad_predicate when the printed padding
  * predicate was shortened, layout.pad_value_reads for a pad value that
- * reads the buffer. With a pad value, a stage after the last write fills
- * the padding (produced buffers) or an entry T.assume states it (inputs). */
+ * reads the buffer (and layout.pad_value_readable for an allocation: the
+ * cells read are initialised). With a pad value, a stage after the last
+ * write fills the padding (produced buffers) or an entry T.assume states
+ * it (inputs). */
 #include "layout.h"
 
 #include <string.h>
 
+#include "facts.h"
 #include "index_map.h"
 #include "kernel/parse.h"
 
@@ -172,8 +175,11 @@ static bool allocates(const Stmt *s, const Buffer *b)
 	case ST_ALLOC: return s->u.alloc.buf == b || allocates(s->u.alloc.body, b);
 	case ST_LET: return allocates(s->u.let.body, b);
 	case ST_BLOCK: return allocates(s->u.block.body, b);
-	case ST_FOR: case ST_IF: case ST_STORE: case ST_ASSUME: case ST_EVAL:
-	case ST_PASS: case ST_COUNT:
+	case ST_FOR: return allocates(s->u.loop.body, b);
+	case ST_IF:
+		return allocates(s->u.cond.then_s, b) ||
+		       (s->u.cond.else_s && allocates(s->u.cond.else_s, b));
+	case ST_STORE: case ST_ASSUME: case ST_EVAL: case ST_PASS: case ST_COUNT:
 		return false;
 	}
 	return false;
@@ -197,7 +203,8 @@ static Stmt *seq2(Arena *a, Stmt *x, Stmt *y)
 
 /* s with `stage` placed right after the statement that last writes b, at
  * the outermost level of the binder spine (let / allocate bodies, and the
- * block that allocates b). */
+ * block, loop or branch that allocates b: the stage must stay in b's
+ * scope, once per allocation). */
 Stmt *rw_insert_after_last_write(Arena *a, Stmt *s, const Buffer *b, Stmt *stage)
 {
 	switch (s->kind) {
@@ -213,8 +220,7 @@ Stmt *rw_insert_after_last_write(Arena *a, Stmt *s, const Buffer *b, Stmt *stage
 		int n = s->u.seq.n;
 		Stmt **items = arena_alloc(a, sizeof(Stmt *) * (size_t)(n + 2));
 		memcpy(items, s->u.seq.items, sizeof(Stmt *) * (size_t)n);
-		if (nx != x && (x->kind == ST_ALLOC || x->kind == ST_LET ||
-				(x->kind == ST_BLOCK && allocates(x, b)))) {
+		if (nx != x && (x->kind == ST_ALLOC || x->kind == ST_LET || allocates(x, b))) {
 			items[k] = nx;
 			return ir_seq(a, n, items, s->span);
 		}
@@ -234,8 +240,21 @@ Stmt *rw_insert_after_last_write(Arena *a, Stmt *s, const Buffer *b, Stmt *stage
 					rw_insert_after_last_write(a, s->u.block.body, b, stage),
 					s->span);
 		return seq2(a, s, stage);
-	case ST_FOR: case ST_IF: case ST_STORE: case ST_ASSUME: case ST_EVAL:
-	case ST_PASS: case ST_COUNT:
+	case ST_FOR:
+		if (allocates(s, b))
+			return ir_for(a, s->u.loop.var, s->u.loop.min, s->u.loop.extent, s->u.loop.kind,
+				      rw_insert_after_last_write(a, s->u.loop.body, b, stage), s->span);
+		return seq2(a, s, stage);
+	case ST_IF:
+		if (allocates(s->u.cond.then_s, b))
+			return ir_if(a, s->u.cond.cond,
+				     rw_insert_after_last_write(a, s->u.cond.then_s, b, stage),
+				     s->u.cond.else_s, s->span);
+		if (s->u.cond.else_s && allocates(s->u.cond.else_s, b))
+			return ir_if(a, s->u.cond.cond, s->u.cond.then_s,
+				     rw_insert_after_last_write(a, s->u.cond.else_s, b, stage), s->span);
+		return seq2(a, s, stage);
+	case ST_STORE: case ST_ASSUME: case ST_EVAL: case ST_PASS: case ST_COUNT:
 		return seq2(a, s, stage);
 	}
 	return s;
@@ -522,6 +541,59 @@ static void pad_reads(RwCtx *c, const IndexMap *m, const Expr *e, const Buffer *
 	}
 }
 
+/* layout.pad_value_readable: the pad stage of an allocation reads only
+ * cells that are initialised there (an allocation holds nothing until
+ * written; a parameter's logical cells are inputs, checked by
+ * pad_value_reads). The facts are those at the stage in `out`. */
+static void pad_readable(RwCtx *c, const IndexMap *m, const Func *out, const Stmt *stage,
+			 const Expr *e, Buffer *phys, Expr *pad, const FactSet *fs)
+{
+	Arena *a = c->arena;
+	switch (e->kind) {
+	case EX_INT: case EX_FLOAT: case EX_VAR: case EX_UNDEF:
+		return;
+	case EX_LOAD: {
+		for (int i = 0; i < e->u.load.nidx; i++)
+			pad_readable(c, m, out, stage, e->u.load.idx[i], phys, pad, fs);
+		if (e->u.load.buf != phys)
+			return;
+		Expr *ok = rw_readable(a, out, fs, phys, e->u.load.nidx, e->u.load.idx);
+		Obligation *o = new_ob(c, "layout.pad_value_readable",
+				       arena_printf(a, "the pad value reads only cells of %s its producer initialised",
+						    phys->name),
+				       ok);
+		add_vars(a, o, m->nout, m->phys);
+		Expr **t = varrefs(a, m->nout, m->phys);
+		Expr *box = imap_in_box(a, m->nout, t, m->shape);
+		if (box)
+			obligation_add_hyp(a, o, box);
+		obligation_add_hyp(a, o, pad);
+		obligation_add_related(a, o, e->span);
+		obligation_add_related(a, o, stage->span);
+		oblist_push(a, &c->obs, o);
+		return;
+	}
+	case EX_BIN:
+		pad_readable(c, m, out, stage, e->u.bin.a, phys, pad, fs);
+		pad_readable(c, m, out, stage, e->u.bin.b, phys, pad, fs);
+		return;
+	case EX_NOT: case EX_NEG: case EX_CAST:
+		pad_readable(c, m, out, stage, e->u.un.a, phys, pad, fs);
+		return;
+	case EX_SELECT:
+		pad_readable(c, m, out, stage, e->u.sel.cond, phys, pad, fs);
+		pad_readable(c, m, out, stage, e->u.sel.a, phys, pad, fs);
+		pad_readable(c, m, out, stage, e->u.sel.b, phys, pad, fs);
+		return;
+	case EX_LET:
+		pad_readable(c, m, out, stage, e->u.let.value, phys, pad, fs);
+		pad_readable(c, m, out, stage, e->u.let.body, phys, pad, fs);
+		return;
+	case EX_COUNT:
+		return;
+	}
+}
+
 /* ---------- one function ---------- */
 
 /* The layout of the previous step's predicates at g(t). */
@@ -673,15 +745,16 @@ static RwStatus transform_one(RwCtx *c, const LayoutArgs *args, const Func *f, F
 
 	Stmt *body = ir_remap_buffer(a, f->body, logical, phys, m.nin, m.in, m.nout, m.out);
 	Expr **t = varrefs(a, m.nout, m.phys);
+	Stmt *stage = NULL;
 	if (ps.kind != PAD_NONE_GIVEN) {
 		Expr *value = ps.kind == PAD_UNDEF ? ir_undef(a, phys->dtype, args->pad_span) : ps.value;
 		if (rw_stmt_accesses(body, phys, true)) {
 			/* a producer: fill the padding after the last write */
 			Stmt *store = ir_store(a, phys, m.nout, t, value, c->call_span);
 			Stmt *guarded = ir_if(a, pad, store, NULL, c->call_span);
-			Stmt *stage = ir_block(a, unique_block_name(a, f, arena_printf(a, "%s_pad", phys->name)),
-					       grid(a, m.nout, m.phys, m.shape, guarded, c->call_span),
-					       c->call_span);
+			stage = ir_block(a, unique_block_name(a, f, arena_printf(a, "%s_pad", phys->name)),
+					 grid(a, m.nout, m.phys, m.shape, guarded, c->call_span),
+					 c->call_span);
 			body = rw_insert_after_last_write(a, body, phys, stage);
 		} else if (is_param) {
 			/* an input: the padding holds the value (a precondition
@@ -700,6 +773,14 @@ static RwStatus transform_one(RwCtx *c, const LayoutArgs *args, const Func *f, F
 			params[i].buf = phys;
 	res->func = ir_func(a, f->name, f->nparams, params, body, f->span);
 	res->changed = true;
+	if (stage && ps.kind == PAD_VALUE && !is_param && rw_expr_has_load(ps.value)) {
+		StmtCtx sc;
+		FactSet fs;
+		memset(&fs, 0, sizeof fs);
+		if (rw_find_stmt(a, res->func, stage, &sc))
+			rw_facts_at(a, res->func, &sc, false, NULL, &fs);
+		pad_readable(c, &m, res->func, stage, ps.value, phys, pad, &fs);
+	}
 	c->func = saved;
 	return RW_OK;
 }

@@ -10,7 +10,9 @@
  *   or overcompute.dead_* — X[e] is overwritten later by a stage W whose
  *     guard holds there (dead_overwritten), nothing between reads it
  *     (dead_unread), and no real instance of the nest touches it
- *     (dead_untouched).
+ *     (dead_untouched);
+ *   overcompute.no_race — parallel and vectorized loops around the branch
+ *     or in its body stay free of races with the extra instances.
  * remove_overcompute_through_branching puts `if not pad(e):` around the
  * stores to padded buffers under the same per-store obligations. */
 #include "overcompute.h"
@@ -444,6 +446,74 @@ static bool dead_obligations(Instance *in, const Access *w, const Func *real,
 	return true;
 }
 
+/* ---------- races ---------- */
+
+/* Race obligations (kind overcompute.no_race) of loop l of `out`, as
+ * parallel/vectorize states them, moved to `into`. */
+static void loop_races(RwCtx *c, const Func *out, const Stmt *l, ObligationList *into)
+{
+	Arena *a = c->arena;
+	StmtCtx lc;
+	if (!rw_find_stmt(a, out, l, &lc))
+		return;
+	Obligation *base = obligation_new(a, "overcompute.no_race", "", 0, NULL, 0, NULL,
+					  ir_bool(a, true), l->span);
+	rw_add_context_hyps(c, base, &lc);
+	int from = c->obs.n;
+	rw_race_obligations(c, "overcompute.no_race", base, l);
+	for (int i = from; i < c->obs.n; i++)
+		oblist_push(a, into, c->obs.items[i]);
+	c->obs.n = from;
+}
+
+static bool runs_at_once(const Stmt *s)
+{
+	return s->kind == ST_FOR &&
+	       (s->u.loop.kind == FOR_PARALLEL || s->u.loop.kind == FOR_VECTORIZED);
+}
+
+static void inner_races(RwCtx *c, const Func *out, const Stmt *s, ObligationList *into)
+{
+	switch (s->kind) {
+	case ST_SEQ:
+		for (int i = 0; i < s->u.seq.n; i++)
+			inner_races(c, out, s->u.seq.items[i], into);
+		return;
+	case ST_FOR:
+		if (runs_at_once(s))
+			loop_races(c, out, s, into);
+		inner_races(c, out, s->u.loop.body, into);
+		return;
+	case ST_IF:
+		inner_races(c, out, s->u.cond.then_s, into);
+		if (s->u.cond.else_s)
+			inner_races(c, out, s->u.cond.else_s, into);
+		return;
+	case ST_ALLOC: inner_races(c, out, s->u.alloc.body, into); return;
+	case ST_BLOCK: inner_races(c, out, s->u.block.body, into); return;
+	case ST_LET: inner_races(c, out, s->u.let.body, into); return;
+	case ST_STORE: case ST_ASSUME: case ST_EVAL: case ST_PASS: case ST_COUNT:
+		return;
+	}
+}
+
+/* overcompute.no_race: the extra instances run inside the parallel and
+ * vectorized loops around the branch, and the loops of its body run in
+ * new contexts (the branch condition no longer holds there): every such
+ * loop of the result must still be free of races (semantics.md 4,
+ * parallel / vectorize), as it was proven before. */
+static void race_obligations(RwCtx *c, const StmtCtx *sc, const Func *out, ObligationList *into)
+{
+	const Stmt *cur = out->body;
+	for (int d = 0; d < sc->depth && cur; d++) {
+		if (runs_at_once(cur))
+			loop_races(c, out, cur, into);
+		cur = rw_stmt_at((Stmt *)cur, &sc->path[d], 1);
+	}
+	if (cur)
+		inner_races(c, out, cur, into);
+}
+
 /* ---------- one candidate ---------- */
 
 /* Build the extra-instance context for `if c: S` at sc. */
@@ -663,7 +733,8 @@ static RwStatus plan_for(RwCtx *c, const Stmt *target, OcPlan *plan, bool remove
 {
 	Arena *a = c->arena;
 	memset(plan, 0, sizeof *plan);
-	/* the instance keeps a pointer to the context: it lives in the arena */
+	/* in the arena, not on this stack frame: the Instance keeps a pointer
+	 * to it, and rw_branch_plan finishes the plan after this returns */
 	StmtCtx *scp = arena_alloc(a, sizeof *scp);
 	if (!rw_find_stmt(a, c->func, target, scp))
 		return rw_fail(c, RW_BAD_INPUT, c->call_span, "overcompute: candidate not found");
@@ -706,6 +777,7 @@ static RwStatus plan_for(RwCtx *c, const Stmt *target, OcPlan *plan, bool remove
 		return RW_OK; /* rw_branch_plan finishes it */
 	safety_obligations(in, &plan->safety);
 	plan->out = rw_with_body(a, c->func, rw_replace_at(a, c->func->body, sc.path, sc.depth, body));
+	race_obligations(c, scp, plan->out, &plan->safety);
 	return plan_stores(in, plan, c->func);
 }
 
@@ -833,7 +905,7 @@ RwStatus rw_branch_plan(RwCtx *c, const Stmt *store, OcPlan *plan)
 	/* the skipped instances are those on padding; removing instances
 	 * cannot add undefined behaviour, so no safety obligations */
 	obligation_add_hyp(a, plan->instance->base, at);
-	Stmt *guarded = ir_if(a, ir_not(a, at, nospan()), (Stmt *)store, NULL, store->span);
+	Stmt *guarded = ir_if(a, imap_negate(a, at), (Stmt *)store, NULL, store->span);
 	plan->out = rw_with_body(a, c->func, rw_replace_at(a, c->func->body, plan->sc->path,
 							   plan->sc->depth, guarded));
 	return plan_stores(plan->instance, plan, plan->out);

@@ -290,6 +290,44 @@ static void find_cleanup(void *ud, Stmt *s, const StmtCtx *ctx)
 	f->what = what;
 }
 
+/* ---------- one replacement ---------- */
+
+/* The candidate's rewrites (its log) proven, then applied. */
+static bool replace_logged(Compound *k, const char *desc, const Candidate *cand,
+			   const FactSet *fs)
+{
+	Arena *a = k->s->arena;
+	RwCtx c;
+	sched_sub_begin(k, &c, desc);
+	FactSet none;
+	memset(&none, 0, sizeof none);
+	const StmtCtx *ctx = &cand->ctx;
+	int slot = cand->slot;
+	Expr *new = cand->new;
+	ObligationList obs = {0};
+	oblist_push(a, &obs, equal_obligation(&c, cand, fs ? fs : &none));
+	/* replace in the current function: the tree's shape has not changed,
+	 * only expressions, so the path still leads there */
+	Func *cur = sched_compound_func(k);
+	Stmt *at = rw_stmt_at(cur->body, ctx->path, ctx->depth);
+	if (!at || at->kind != ctx->stmt->kind)
+		return false;
+	Stmt *repl = with_slot(a, at, slot, new);
+	Func *out = rw_with_body(a, cur, rw_replace_at(a, cur->body, ctx->path, ctx->depth, repl));
+	if (!sched_prove(k, &obs, cur, out))
+		return false;
+	sched_compound_set(k, out);
+	return true;
+}
+
+bool simplify_replace(Compound *k, const char *desc, const StmtCtx *ctx, int slot, Expr *old,
+		      Expr *new, const FactSet *fs)
+{
+	/* no log: the whole old == new is the obligation */
+	Candidate cand = {*ctx, slot, old, new, {0}};
+	return replace_logged(k, desc, &cand, fs);
+}
+
 /* ---------- the call ---------- */
 
 void simplify_in(Compound *k, const char *desc, bool use_facts, bool cleanups, const int *prefix,
@@ -303,29 +341,14 @@ void simplify_in(Compound *k, const char *desc, bool use_facts, bool cleanups, c
 	int applied = 0, kept = 0;
 	for (int i = 0; i < col.n; i++) {
 		const Candidate *cand = &col.items[i];
-		RwCtx c;
-		sched_sub_begin(k, &c, desc);
 		FactSet fs;
 		memset(&fs, 0, sizeof fs);
 		if (use_facts)
 			rw_facts_at(a, f, &cand->ctx, true, NULL, &fs);
-		ObligationList obs = {0};
-		oblist_push(a, &obs, equal_obligation(&c, cand, &fs));
-		/* replace in the current function: the tree's shape has not
-		 * changed, only expressions, so the path still leads there */
-		Func *cur = sched_compound_func(k);
-		Stmt *at = rw_stmt_at(cur->body, cand->ctx.path, cand->ctx.depth);
-		if (!at || at->kind != cand->ctx.stmt->kind)
-			continue;
-		Stmt *repl = with_slot(a, at, cand->slot, cand->new);
-		Func *out = rw_with_body(a, cur, rw_replace_at(a, cur->body, cand->ctx.path,
-							       cand->ctx.depth, repl));
-		if (sched_prove(k, &obs, cur, out)) {
-			sched_compound_set(k, out);
+		if (replace_logged(k, desc, cand, &fs))
 			applied++;
-		} else {
+		else
 			kept++;
-		}
 	}
 	int cleaned = 0;
 	while (cleanups && cleaned < 10000) {

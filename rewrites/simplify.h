@@ -18,4 +18,15 @@ struct Compound;
 void simplify_in(struct Compound *k, const char *desc, bool use_facts, bool cleanups,
 		 const int *prefix, int prefix_depth);
 
+struct FactSet;
+/* One replacement e -> e' of expression `slot` of the statement at ctx
+ * (slots: a loop's min 0 and extent 1, a condition 0, a store's indices
+ * 0.. and its value last, a let's value 0): the obligation simplify.equal
+ * (e == e' under the statement's context and the facts fs, which may be
+ * NULL) is proven, then the replacement is made in the compound's current
+ * function. False when it is not proven (nothing changes). simplify_in
+ * sends every candidate of arith.c through it; tests send wrong ones. */
+bool simplify_replace(struct Compound *k, const char *desc, const StmtCtx *ctx, int slot,
+		      Expr *old, Expr *new, const struct FactSet *fs);
+
 #endif

@@ -932,9 +932,13 @@ static Z3_ast enc_bin(SmtEncoding *e, const Expr *x)
 		return fail(e, "internal: missing operand");
 	if (op < 0 || op >= OP_COUNT)
 		return fail(e, "internal: invalid binary operator");
-	if (binop_is_logical(op))
-		return mkn(e, op == OP_AND ? Z3_mk_and : Z3_mk_or,
-			   enc_as(e, l, DT_BOOL), enc_as(e, r, DT_BOOL));
+	if (binop_is_logical(op)) {
+		/* operands in order (not as arguments: C leaves their order
+		 * open, and the order of declarations changes Z3's models) */
+		Z3_ast la = enc_as(e, l, DT_BOOL);
+		Z3_ast ra = enc_as(e, r, DT_BOOL);
+		return mkn(e, op == OP_AND ? Z3_mk_and : Z3_mk_or, la, ra);
+	}
 	if (binop_is_compare(op))
 		return enc_comparison(e, op, l, r);
 	DType t = x->dtype;
@@ -1148,10 +1152,12 @@ static Z3_ast enc_kind(SmtEncoding *e, const Expr *x)
 	case EX_BIN: return enc_bin(e, x);
 	case EX_NOT: return mk_not(e, enc_as(e, x->u.un.a, DT_BOOL));
 	case EX_NEG: return enc_neg(e, x);
-	case EX_SELECT:
-		return mk_ite(e, enc_as(e, x->u.sel.cond, DT_BOOL),
-			      enc_as(e, x->u.sel.a, x->dtype),
-			      enc_as(e, x->u.sel.b, x->dtype));
+	case EX_SELECT: {
+		Z3_ast c = enc_as(e, x->u.sel.cond, DT_BOOL);
+		Z3_ast a = enc_as(e, x->u.sel.a, x->dtype);
+		Z3_ast b = enc_as(e, x->u.sel.b, x->dtype);
+		return mk_ite(e, c, a, b);
+	}
 	case EX_CAST: return enc_as(e, x->u.un.a, x->dtype);
 	case EX_LOAD: return enc_load(e, x);
 	case EX_UNDEF: return enc_undef(e, x);
@@ -1251,16 +1257,19 @@ static Z3_ast enc_prop(SmtEncoding *e, const Expr *x, Polarity pol)
 		return enc_as(e, x, DT_BOOL);
 	if (is_ieee_equality(e, x))
 		return enc_value_equality(e, x, pol);
-	if (x->kind == EX_BIN && binop_is_logical(x->u.bin.op))
-		return mkn(e, x->u.bin.op == OP_AND ? Z3_mk_and : Z3_mk_or,
-			   enc_prop(e, x->u.bin.a, pol),
-			   enc_prop(e, x->u.bin.b, pol));
+	if (x->kind == EX_BIN && binop_is_logical(x->u.bin.op)) {
+		Z3_ast a = enc_prop(e, x->u.bin.a, pol);
+		Z3_ast b = enc_prop(e, x->u.bin.b, pol);
+		return mkn(e, x->u.bin.op == OP_AND ? Z3_mk_and : Z3_mk_or, a, b);
+	}
 	if (x->kind == EX_NOT)
 		return mk_not(e, enc_prop(e, x->u.un.a, flip(pol)));
-	if (x->kind == EX_SELECT)
-		return mk_ite(e, enc_as(e, x->u.sel.cond, DT_BOOL),
-			      enc_prop(e, x->u.sel.a, pol),
-			      enc_prop(e, x->u.sel.b, pol));
+	if (x->kind == EX_SELECT) {
+		Z3_ast c = enc_as(e, x->u.sel.cond, DT_BOOL);
+		Z3_ast a = enc_prop(e, x->u.sel.a, pol);
+		Z3_ast b = enc_prop(e, x->u.sel.b, pol);
+		return mk_ite(e, c, a, b);
+	}
 	if (x->kind == EX_LET)
 		return enc_prop_let(e, x, pol);
 	return enc_as(e, x, DT_BOOL);

@@ -1,20 +1,27 @@
 /* tests/test_soundness.c — property test: random small int32 kernels
- * (several nests, affine reads at offsets, guards, reductions) and random
- * sequences of primitives; every committed step is compared with the
- * original kernel by the interpreter on random admissible inputs (split,
- * fuse, reorder, parallel, vectorize, unroll, merge_adjacent_loops with a
- * following loop, fission of a body of several statements). Also
- * shows the comparison can fail: deliberately wrong variants of split and
- * reorder (no obligations discharged) are caught, and the real primitives
- * reject the same cases. A second property test mixes compute_at and
- * reverse_compute_at into random producer/consumer kernels.
- * VS_SOUNDNESS_STEPS overrides the step count. */
+ * (several nests, affine reads at offsets, guards, reductions, no-op
+ * updates) and random sequences of primitives — the loop primitives, and
+ * transform_layout with padding (0, T.undef(), none), overcompute removal
+ * both ways, simplify and sequential_buffer_access; every committed step
+ * is compared with the original kernel by the interpreter on random
+ * admissible inputs. Also shows the comparison can fail: deliberately
+ * wrong variants of split, reorder, transform_layout, overcompute removal,
+ * simplify and sequential_buffer_access (no obligations discharged) are
+ * caught, and the real primitives reject the same cases. merge_adjacent_loops
+ * with a following loop and fission of a body of several statements are
+ * drawn too; a second property test mixes compute_at and reverse_compute_at
+ * into random producer/consumer kernels.
+ * VS_SOUNDNESS_STEPS overrides the step count, VS_SOUNDNESS_SEED the
+ * generator's seed. */
 #include <check.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "testutil.h"
+#include "rewrites/layout.h"
+#include "rewrites/overcompute.h"
+#include "rewrites/simplify.h"
 
 #include "rewrites/merge.h"
 
@@ -34,6 +41,7 @@ typedef struct Gen {
 	StrBuf b;
 	int nloops;
 	char vars[8][8]; /* loop variables of the current nest */
+	int nread;	 /* buffers statements may read: A B C, and X when allocated */
 } Gen;
 
 static void indent(Gen *g, int depth)
@@ -42,9 +50,18 @@ static void indent(Gen *g, int depth)
 		sb_puts(&g->b, "    ");
 }
 
-/* v1 + v2 + off, each index below 24 by construction (extents <= 8) */
+/* v1 + v2 + off, each index below 24 by construction (extents <= 8);
+ * sometimes in a form simplify can tidy ((v + off) % 24, (4 * v + 3) // 4) */
 static void index_expr(Gen *g, int nv)
 {
+	if (nv > 0 && rnd(8) == 0) {
+		const char *v = g->vars[rnd((unsigned)nv)];
+		if (rnd(2))
+			sb_printf(&g->b, "(%s + %u) %% 24", v, rnd(3));
+		else
+			sb_printf(&g->b, "(4 * %s + 3) // 4", v);
+		return;
+	}
 	int terms = 0;
 	for (int t = 0; t < 2; t++) {
 		if (nv == 0 || rnd(3) == 0)
@@ -63,26 +80,44 @@ static void access(Gen *g, int nv, const char *buf)
 {
 	sb_printf(&g->b, "%s[", buf);
 	index_expr(g, nv);
-	if (strcmp(buf, "C") != 0) {
+	if (strcmp(buf, "C") != 0 && strcmp(buf, "X") != 0) {
 		sb_puts(&g->b, ", ");
 		index_expr(g, nv);
 	}
 	sb_puts(&g->b, "]");
 }
 
-static const char *const bufs[] = {"A", "B", "C"};
+static const char *const bufs[] = {"A", "B", "C", "X"};
+
+/* A buffer a statement reads: X (a scratch buffer its producer filled
+ * at the top) only when the kernel has one. */
+static const char *read_buf(Gen *g) { return bufs[rnd((unsigned)g->nread)]; }
 
 static void statement(Gen *g, int nv, int depth)
 {
-	bool guard = rnd(10) < 3;
+	bool guard = rnd(10) < 4;
 	if (guard) {
 		indent(g, depth);
+		/* sometimes a guard that always holds on the loop ranges */
 		sb_printf(&g->b, "if %s + %s < %u:\n", g->vars[rnd((unsigned)nv)],
-			  g->vars[rnd((unsigned)nv)], 3 + rnd(8));
+			  g->vars[rnd((unsigned)nv)], rnd(5) == 0 ? 20 : 3 + rnd(8));
 		depth++;
 	}
 	indent(g, depth);
 	const char *target = bufs[rnd(3)];
+	if (rnd(6) == 0) {
+		/* a no-op update X[e] = X[e] + 0 * Y[f]: overcompute can keep it */
+		StrBuf keep = g->b;
+		memset(&g->b, 0, sizeof g->b);
+		access(g, nv, target);
+		char *lhs = sb_take(&g->b);
+		g->b = keep;
+		sb_printf(&g->b, "%s = %s + 0 * ", lhs, lhs);
+		free(lhs);
+		access(g, nv, read_buf(g));
+		sb_puts(&g->b, "\n");
+		return;
+	}
 	if (rnd(3) == 0) {
 		/* a reduction: X[e] = X[e] + Y[f] */
 		StrBuf keep = g->b;
@@ -92,16 +127,16 @@ static void statement(Gen *g, int nv, int depth)
 		g->b = keep;
 		sb_printf(&g->b, "%s = %s + ", lhs, lhs);
 		free(lhs);
-		access(g, nv, bufs[rnd(3)]);
+		access(g, nv, read_buf(g));
 		sb_puts(&g->b, "\n");
 		return;
 	}
 	access(g, nv, target);
 	sb_puts(&g->b, " = ");
-	access(g, nv, bufs[rnd(3)]);
+	access(g, nv, read_buf(g));
 	sb_printf(&g->b, " * %u + ", 1 + rnd(3));
 	if (rnd(2))
-		access(g, nv, bufs[rnd(3)]);
+		access(g, nv, read_buf(g));
 	else
 		sb_printf(&g->b, "%s", g->vars[rnd((unsigned)nv)]);
 	sb_puts(&g->b, "\n");
@@ -114,6 +149,18 @@ static char *gen_kernel(void)
 	sb_puts(&g.b, "@T.prim_func\n"
 		      "def k(A: T.Buffer[(24, 24), \"int32\"], B: T.Buffer[(24, 24), \"int32\"],"
 		      " C: T.Buffer[(24,), \"int32\"]):\n");
+	g.nread = 3;
+	/* sometimes an entry fact (facts for simplify and overcompute) */
+	if (rnd(4) == 0)
+		sb_printf(&g.b, "    for t in T.serial(24):\n        T.assume(t < %u or C[t] == 0)\n",
+			  12 + rnd(12));
+	/* sometimes a scratch buffer, filled first, read by the nests */
+	if (rnd(3) == 0) {
+		sb_puts(&g.b, "    X = T.alloc_buffer([24], \"int32\")\n"
+			      "    for t in T.serial(24):\n");
+		sb_printf(&g.b, "        X[t] = A[t, %u] + t\n", rnd(24));
+		g.nread = 4;
+	}
 	int nests = 1 + (int)rnd(2);
 	static const unsigned extents[] = {3, 4, 5, 6, 8};
 	unsigned first[3] = {0, 0, 0};
@@ -189,10 +236,26 @@ static const char *child_name(const LoopRef *loops, int n, const Stmt *child)
 	return NULL;
 }
 
+static const char *const prims[] = {"transform_layout", "sequential_buffer_access",
+				    "remove_branching_through_overcompute",
+				    "remove_overcompute_through_branching", "simplify"};
+#define NPRIM 5
+
+static int prim_of(const char *call)
+{
+	for (int i = 0; i < NPRIM; i++)
+		if (strncmp(call + 4, prims[i], strlen(prims[i])) == 0)
+			return i;
+	return 0;
+}
+
 typedef struct Tally {
 	int steps, committed, rejected, disagreements;
 	int merge[2], fission[2]; /* committed, rejected */
-	char first_failure[4096];
+	int new_steps, new_committed; /* layout, overcompute, simplify, seq_access */
+	/* per primitive of those: calls, commits that changed the function */
+	int calls[NPRIM], changed[NPRIM];
+	char first_failure[8192];
 } Tally;
 
 /* The statement right after `loop` in its sequence, or NULL. */
@@ -258,33 +321,154 @@ static RwStatus random_step(RwCtx *c, const LoopRef *loops, int n, char *desc, s
 	case 1: {
 		int64_t factor = 1 + rnd(5);
 		SplitTail tail = (SplitTail)rnd(4);
-		snprintf(desc, dn, "split(%s, %lld, %s)", l->name, (long long)factor, split_tail_name(tail));
+		snprintf(desc, dn, "sch.split(\"%s\", factor=%lld, tail=\"%s\")", l->name, (long long)factor, split_tail_name(tail));
 		return rw_split(c, l->name, factor, tail, NULL, NULL);
 	}
 	case 2:
 		if (child) {
-			snprintf(desc, dn, "fuse(%s, %s)", l->name, child);
+			snprintf(desc, dn, "sch.fuse(\"%s\", \"%s\")", l->name, child);
 			return rw_fuse(c, l->name, child, NULL);
 		}
 		/* fall through */
 	case 3:
 		if (child) {
 			const char *order[2] = {child, l->name};
-			snprintf(desc, dn, "reorder(%s, %s)", child, l->name);
+			snprintf(desc, dn, "sch.reorder(\"%s\", \"%s\")", child, l->name);
 			return rw_reorder(c, 2, order);
 		}
 		/* fall through */
 	case 4:
-		snprintf(desc, dn, "parallel(%s)", l->name);
+		snprintf(desc, dn, "sch.parallel(\"%s\")", l->name);
 		return rw_parallel(c, l->name);
 	default:
 		if (rnd(2)) {
-			snprintf(desc, dn, "vectorize(%s)", l->name);
+			snprintf(desc, dn, "sch.vectorize(\"%s\")", l->name);
 			return rw_vectorize(c, l->name);
 		}
-		snprintf(desc, dn, "unroll(%s)", l->name);
+		snprintf(desc, dn, "sch.unroll(\"%s\")", l->name);
 		return rw_unroll(c, l->name);
 	}
+}
+
+/* ---------- random steps of the layout and overcompute primitives ---------- */
+
+/* An index map for a buffer of `ndim` dimensions: one dimension split
+ * into digits (with an offset sometimes), or two dimensions swapped; with
+ * `broken`, one dimension loses its % digit (not injective) or is shifted
+ * below zero (outside the shape), which must never be committed. */
+static void random_map(StrBuf *b, const Buffer *buf, bool broken)
+{
+	int ndim = buf->ndim;
+	if (broken) {
+		int d = (int)rnd((unsigned)ndim);
+		int64_t extent = 0;
+		/* x // c merges cells only where the dimension has two */
+		bool drop = rnd(2) && rw_const_int(buf->shape[d], &extent) && extent >= 2;
+		sb_puts(b, "lambda ");
+		for (int k = 0; k < ndim; k++)
+			sb_printf(b, "%sx%d", k ? ", " : "", k);
+		sb_puts(b, ": [");
+		for (int k = 0; k < ndim; k++) {
+			sb_puts(b, k ? ", " : "");
+			if (k != d)
+				sb_printf(b, "x%d", k);
+			else if (drop)
+				sb_printf(b, "x%d // 2", k);
+			else
+				sb_printf(b, "x%d - 1", k);
+		}
+		sb_puts(b, "]");
+		return;
+	}
+	sb_puts(b, "lambda ");
+	for (int k = 0; k < ndim; k++)
+		sb_printf(b, "%sx%d", k ? ", " : "", k);
+	sb_puts(b, ": [");
+	int d = (int)rnd((unsigned)ndim);
+	int swap = ndim >= 2 && rnd(6) == 0 ? (d + 1) % ndim : -1;
+	static const unsigned factors[] = {3, 4, 5, 8};
+	unsigned c = factors[rnd(4)], o = rnd(2) ? 0 : 1 + rnd(3);
+	for (int k = 0; k < ndim; k++) {
+		sb_puts(b, k ? ", " : "");
+		if (swap >= 0) {
+			sb_printf(b, "x%d", k == d ? swap : k == swap ? d : k);
+			continue;
+		}
+		if (k != d) {
+			sb_printf(b, "x%d", k);
+			continue;
+		}
+		if (o)
+			sb_printf(b, "(x%d + %u) // %u, (x%d + %u) %% %u", k, o, c, k, o, c);
+		else
+			sb_printf(b, "x%d // %u, x%d %% %u", k, c, k, c);
+	}
+	sb_puts(b, "]");
+}
+
+/* One call of transform_layout, an overcompute removal, simplify or
+ * sequential_buffer_access, as a script line (malloc'ed). */
+/* The buffer allocated at the top level of f (the scratch buffer X). */
+static const Buffer *top_alloc(const Stmt *s)
+{
+	for (;;) {
+		switch (s->kind) {
+		case ST_ALLOC: return s->u.alloc.buf;
+		case ST_SEQ:
+			for (int i = 0; i < s->u.seq.n; i++)
+				if (s->u.seq.items[i]->kind == ST_ALLOC)
+					return s->u.seq.items[i]->u.alloc.buf;
+			return NULL;
+		case ST_BLOCK: s = s->u.block.body; break;
+		case ST_FOR: case ST_IF: case ST_STORE: case ST_ASSUME: case ST_EVAL:
+		case ST_LET: case ST_PASS: case ST_COUNT:
+			return NULL;
+		}
+	}
+}
+
+static char *random_call(const Func *f, const LoopRef *loops, int n, bool *must_reject)
+{
+	StrBuf b = {0};
+	const Buffer *buf = f->params[rnd((unsigned)f->nparams)].buf;
+	const Buffer *x = top_alloc(f->body);
+	if (x && rnd(4) == 0)
+		buf = x;
+	*must_reject = false;
+	switch (rnd(8)) {
+	case 0:
+	case 1:
+	case 2:
+		if (buf->ndim < 5) {
+			static const char *const pads[] = {"0", "T.undef()", "None"};
+			*must_reject = rnd(8) == 0;
+			sb_printf(&b, "sch.transform_layout(buffer=\"%s\", index_map=", buf->name);
+			random_map(&b, buf, *must_reject);
+			sb_printf(&b, ", pad_value=%s)", pads[rnd(3)]);
+			break;
+		}
+		/* fall through */
+	case 3:
+		sb_printf(&b, "sch.sequential_buffer_access(buffer=\"%s\")", buf->name);
+		break;
+	case 4:
+		if (n && rnd(2)) {
+			sb_printf(&b, "sch.remove_branching_through_overcompute(loop=\"%s\"%s)",
+				  loops[rnd((unsigned)n)].name, rnd(2) ? ", strict=True" : "");
+			break;
+		}
+		/* fall through */
+	case 5:
+		sb_printf(&b, "sch.remove_branching_through_overcompute(%s)", rnd(2) ? "strict=True" : "");
+		break;
+	case 6:
+		sb_printf(&b, "sch.remove_overcompute_through_branching(%s)", rnd(2) ? "strict=True" : "");
+		break;
+	default:
+		sb_puts(&b, "sch.simplify()");
+		break;
+	}
+	return sb_take(&b);
 }
 
 static void run_kernel(Arena *a, Tally *t, int nsteps, unsigned seed)
@@ -292,20 +476,38 @@ static void run_kernel(Arena *a, Tally *t, int nsteps, unsigned seed)
 	char *text = gen_kernel();
 	Module *m = tu_parse(a, "random.tir", text);
 	Schedule *s = tu_schedule(a, m);
+	StrBuf script = {0}; /* the committed steps, replayable with vsched run */
 	for (int k = 0; k < nsteps; k++) {
 		LoopRef loops[64];
 		int n = 0;
 		collect_loops(sched_func(s)->body, loops, &n, 64);
 		if (n == 0)
 			break;
-		RwCtx c;
-		DiagList d;
-		diag_init(&d, a);
-		char desc[256];
-		sched_begin(s, &c, "random", (Span){0}, &d);
-		RwStatus st = random_step(&c, loops, n, desc, sizeof desc);
-		c.desc = arena_strdup(a, desc);
-		StepReport *r = sched_finish(s, &c, st);
+		char desc[512];
+		StepReport *r;
+		bool is_new = rnd(2);
+		Module *prev = s->mod;
+		if (is_new) {
+			bool must_reject;
+			char *call = random_call(sched_func(s), loops, n, &must_reject);
+			snprintf(desc, sizeof desc, "%s", call);
+			free(call);
+			tu_run(s, desc);
+			r = tu_last(s);
+			t->new_steps++;
+			t->calls[prim_of(desc)]++;
+			if (must_reject && r->status == STEP_COMMITTED && !t->disagreements++)
+				snprintf(t->first_failure, sizeof t->first_failure,
+					 "a broken map was committed: %s\nkernel:\n%s", desc, text);
+		} else {
+			RwCtx c;
+			DiagList d;
+			diag_init(&d, a);
+			sched_begin(s, &c, "random", (Span){0}, &d);
+			RwStatus st = random_step(&c, loops, n, desc, sizeof desc);
+			c.desc = arena_strdup(a, desc);
+			r = sched_finish(s, &c, st);
+		}
 		t->steps++;
 		int *kind = strncmp(desc, "merge", 5) == 0 ? t->merge : strncmp(desc, "fission", 7) == 0 ? t->fission : NULL;
 		if (kind)
@@ -315,18 +517,23 @@ static void run_kernel(Arena *a, Tally *t, int nsteps, unsigned seed)
 			continue;
 		}
 		t->committed++;
+		t->new_committed += is_new;
+		if (is_new && s->mod != prev && !ir_module_equal(s->mod, prev))
+			t->changed[prim_of(desc)]++;
+		sb_printf(&script, "%s\n", desc);
 		char *report = NULL;
 		if (interp_equiv(m->funcs[0], sched_func(s), 2, seed + (unsigned)k, &report) != 0) {
 			if (!t->disagreements++) {
 				char *after = print_func(sched_func(s));
 				snprintf(t->first_failure, sizeof t->first_failure,
-					 "step %s\n%s\nkernel:\n%s\nafter:\n%s", desc,
-					 report ? report : "", text, after);
+					 "step %s\n%s\nkernel:\n%s\nschedule (committed steps):\n%s\nafter:\n%s",
+					 desc, report ? report : "", text, script.s ? script.s : "", after);
 				free(after);
 			}
 		}
 		free(report);
 	}
+	free(sb_take(&script));
 	sched_free(s);
 	free(text);
 }
@@ -337,22 +544,30 @@ START_TEST(random_schedules_agree_with_interpreter)
 	int target = env ? atoi(env) : 2000;
 	Tally t;
 	memset(&t, 0, sizeof t);
-	rng_state = 0x2545F4914F6CDD1Dull;
+	const char *seed = getenv("VS_SOUNDNESS_SEED");
+	rng_state = seed && *seed ? strtoull(seed, NULL, 0) | 1 : 0x2545F4914F6CDD1Dull;
 	for (unsigned kernel = 0; t.steps < target; kernel++) {
 		Arena a;
 		arena_init(&a);
 		run_kernel(&a, &t, 8, kernel * 131u + 1);
 		arena_free(&a);
 	}
-	fprintf(stderr, "soundness: %d steps, %d committed, %d rejected, %d disagreements"
-		"; merge %d/%d, fission %d/%d (committed/rejected)\n",
-		t.steps, t.committed, t.rejected, t.disagreements, t.merge[0], t.merge[1], t.fission[0],
-		t.fission[1]);
+	fprintf(stderr, "soundness: %d steps, %d committed, %d rejected, %d disagreements "
+			"(layout/overcompute/simplify/seq_access: %d steps, %d committed)\n",
+		t.steps, t.committed, t.rejected, t.disagreements, t.new_steps, t.new_committed);
+	fprintf(stderr, "  merge %d/%d, fission %d/%d (committed/rejected)\n", t.merge[0], t.merge[1],
+		t.fission[0], t.fission[1]);
+	for (int i = 0; i < NPRIM; i++)
+		fprintf(stderr, "  %-38s %4d calls, %4d changed the function\n", prims[i], t.calls[i],
+			t.changed[i]);
 	ck_assert_msg(t.disagreements == 0, "interpreter disagrees:\n%s", t.first_failure);
 	ck_assert_int_ge(t.steps, target);
 	/* both outcomes must be exercised, or the test proves nothing */
 	ck_assert_int_gt(t.committed, t.steps / 5);
 	ck_assert_int_gt(t.rejected, t.steps / 20);
+	ck_assert_int_gt(t.new_committed, t.new_steps / 5);
+	for (int i = 0; i < NPRIM; i++) /* each one does something */
+		ck_assert_msg(t.changed[i] > 0 || target < 500, "%s never changed a kernel", prims[i]);
 	ck_assert(t.merge[0] > 0 && t.merge[1] > 0 && t.fission[0] > 0 && t.fission[1] > 0);
 }
 END_TEST
@@ -573,6 +788,194 @@ START_TEST(reorder_without_dependence_check_is_caught)
 }
 END_TEST
 
+/* ---------- wrong variants of the layout and overcompute primitives ---------- */
+
+/* transform_layout of A in `m` from script text: map (and inverse) are
+ * lambdas inside `text`, found by their prefixes. */
+static RwStatus layout_args(RwCtx *c, void *arg)
+{
+	const char *text = arg;
+	LayoutArgs args;
+	memset(&args, 0, sizeof args);
+	args.buffer = "A";
+	args.src = source_from_string(c->arena, "wrong.sched", text);
+	const char *map = strstr(text, "lambda"), *inv = strstr(text, "inverse=");
+	const char *map_end = strstr(map, "]") + 1;
+	args.map_start = (int)(map - text);
+	args.map_end = (int)(map_end - text);
+	if (inv) {
+		args.inv_start = (int)(inv + 8 - text);
+		args.inv_end = (int)(strstr(inv, "]") + 1 - text);
+	}
+	args.pad_kind = LAYOUT_PAD_NONE;
+	return rw_transform_layout(c, &args);
+}
+
+static const char double14[] =
+	"@T.prim_func\n"
+	"def f(A: T.Buffer[(14,), \"int32\"], B: T.Buffer[(14,), \"int32\"]):\n"
+	"    for i in T.serial(14):\n"
+	"        B[i] = A[i] * 2\n";
+
+START_TEST(layout_with_an_off_by_one_inverse_is_caught)
+{
+	Module *m = tu_parse(&arena, "k.tir", double14);
+	static const char *const wrong[] = {
+		/* the padding predicate built from it marks A[13] as padding */
+		"lambda i: [i // 4, i % 4], inverse=lambda io, ii: [4 * io + ii + 1]",
+		/* two cells in one */
+		"lambda i: [i // 2, 0], inverse=lambda a, b: [2 * a]",
+	};
+	for (size_t w = 0; w < sizeof wrong / sizeof *wrong; w++) {
+		Func *bad = unchecked(m, layout_args, (void *)wrong[w]);
+		char *report = NULL;
+		ck_assert_msg(!tu_equiv(m->funcs[0], bad, 4, &report), "%s not caught", wrong[w]);
+		free(report);
+		Schedule *s = tu_schedule(&arena, m);
+		char *script = arena_printf(&arena, "sch.transform_layout(buffer=\"A\", index_map=%s)", wrong[w]);
+		ck_assert_int_eq(tu_run(s, script), STEP_REJECTED);
+		sched_free(s);
+	}
+}
+END_TEST
+
+static const char row_sum_undef[] =
+	"@T.prim_func\n"
+	"def r(A: T.Buffer[(16, 14), \"int32\"], B: T.Buffer[(16,), \"int32\"]):\n"
+	"    for i in T.serial(16):\n"
+	"        B[i] = 0\n"
+	"        for j in T.serial(14):\n"
+	"            B[i] = B[i] + A[i, j]\n";
+
+static const char row_sum_prefix[] =
+	"sch.transform_layout(buffer=\"A\", index_map=lambda i, j: [i, j // 4, j % 4], pad_value=T.undef())\n"
+	"jo, ji = sch.split(\"j\", factor=4)\n"
+	"sch.simplify()\n";
+
+/* The first candidate's output of overcompute removal (or of branching
+ * back when `add`), taken without proving the no-op / dead stores. */
+static Func *overcompute_unchecked(Schedule *s, bool add)
+{
+	RwCtx c;
+	DiagList d;
+	diag_init(&d, &arena);
+	sched_begin(s, &c, "unchecked", (Span){0}, &d);
+	OcCandidates cs;
+	RwStatus st = add ? rw_padded_store_candidates(&c, NULL, &cs)
+			  : rw_overcompute_candidates(&c, NULL, NULL, &cs);
+	ck_assert_int_eq(st, RW_OK);
+	ck_assert_int_gt(cs.n, 0);
+	OcPlan plan;
+	/* the last candidate: the pad stage's own store when branching back */
+	const Stmt *target = cs.items[add ? cs.n - 1 : 0];
+	st = add ? rw_branch_plan(&c, target, &plan) : rw_overcompute_plan(&c, target, &plan, true);
+	ck_assert_int_eq(st, RW_OK);
+	ck_assert_int_gt(plan.nstores, 0); /* the real call has stores to prove */
+	return plan.out;
+}
+
+START_TEST(overcompute_removal_without_the_no_op_proof_is_caught)
+{
+	Module *m = tu_parse(&arena, "k.tir", row_sum_undef);
+	Schedule *s = tu_schedule(&arena, m);
+	ck_assert_int_eq(tu_run(s, row_sum_prefix), STEP_COMMITTED);
+	Func *bad = overcompute_unchecked(s, false);
+	char *report = NULL;
+	ck_assert(!tu_equiv(m->funcs[0], bad, 4, &report));
+	free(report);
+	ck_assert_int_eq(tu_run(s, "sch.remove_branching_through_overcompute(strict=True)"), STEP_REJECTED);
+	sched_free(s);
+}
+END_TEST
+
+START_TEST(branching_back_without_the_dead_store_proof_is_caught)
+{
+	Module *m = tu_parse(&arena, "k.tir", double14);
+	Schedule *s = tu_schedule(&arena, m);
+	ck_assert_int_eq(tu_run(s, "sch.transform_layout(buffer=\"B\", index_map=lambda i: [i // 4, i % 4], pad_value=5)"),
+			 STEP_COMMITTED);
+	/* guarding the pad stage's store by "not padding" drops the 5s */
+	Func *bad = overcompute_unchecked(s, true);
+	char *report = NULL;
+	ck_assert(!tu_equiv(sched_func(s), bad, 4, &report));
+	free(report);
+	ck_assert_int_eq(tu_run(s, "sch.remove_overcompute_through_branching(strict=True)"), STEP_REJECTED);
+	sched_free(s);
+}
+END_TEST
+
+START_TEST(simplification_without_its_proof_is_caught)
+{
+	static const char k[] =
+		"@T.prim_func\n"
+		"def f(A: T.Buffer[(20,), \"int32\"], B: T.Buffer[(16,), \"int32\"]):\n"
+		"    for i in T.serial(16):\n"
+		"        B[i] = A[(i + 1) // 4]\n";
+	Module *m = tu_parse(&arena, "k.tir", k);
+	Func *f = m->funcs[0];
+	Stmt *store = f->body->u.loop.body;
+	/* a simplifier that drops the offset: (i + 1) // 4 -> i // 4 */
+	Var *i = f->body->u.loop.var;
+	Expr *idx = ir_bin(&arena, OP_FLOORDIV, ir_varref(&arena, i, (Span){0}), ir_int32(&arena, 4), (Span){0});
+	Expr *load = ir_load(&arena, store->u.store.value->u.load.buf, 1, &idx, (Span){0});
+	Stmt *wrong = ir_store(&arena, store->u.store.buf, 1, store->u.store.idx, load, store->span);
+	Func *bad = rw_with_body(&arena, f, ir_for(&arena, i, f->body->u.loop.min, f->body->u.loop.extent,
+						   FOR_SERIAL, wrong, f->body->span));
+	char *report = NULL;
+	ck_assert(!tu_equiv(f, bad, 4, &report));
+	free(report);
+	/* simplify's own check refuses the same replacement */
+	Schedule *s = tu_schedule(&arena, m);
+	DiagList d;
+	diag_init(&d, &arena);
+	Compound c;
+	sched_compound_begin(s, &c, "simplify(wrong)", (Span){0}, &d);
+	StmtCtx ctx;
+	ck_assert(rw_find_stmt(&arena, f, store, &ctx));
+	ck_assert(!simplify_replace(&c, "simplify(wrong)", &ctx, 1, store->u.store.value, load, NULL));
+	sched_compound_end(&c, STEP_COMMITTED, NULL);
+	ck_assert_ptr_eq(sched_func(s), f);
+	sched_free(s);
+}
+END_TEST
+
+START_TEST(sequential_access_without_the_fission_check_is_caught)
+{
+	/* seed 000's conv1d_cumsum and the loop fission that walking A would
+	 * need: the init reads the previous result of the computation */
+	static const char cumsum[] =
+		"@T.prim_func\n"
+		"def c(A: T.Buffer[(16,), \"int32\"], F: T.Buffer[(3,), \"int32\"], B: T.Buffer[(14,), \"int32\"]):\n"
+		"    for i in T.serial(14):\n"
+		"        if i == 0:\n"
+		"            B[i] = 0\n"
+		"        else:\n"
+		"            B[i] = B[i - 1]\n"
+		"        for f in T.serial(3):\n"
+		"            B[i] = B[i] + F[f] * A[i + f]\n";
+	static const char fissioned[] =
+		"@T.prim_func\n"
+		"def c(A: T.Buffer[(16,), \"int32\"], F: T.Buffer[(3,), \"int32\"], B: T.Buffer[(14,), \"int32\"]):\n"
+		"    for i in T.serial(14):\n"
+		"        if i == 0:\n"
+		"            B[i] = 0\n"
+		"        else:\n"
+		"            B[i] = B[i - 1]\n"
+		"    for i in T.serial(14):\n"
+		"        for f in T.serial(3):\n"
+		"            B[i] = B[i] + F[f] * A[i + f]\n";
+	Module *m = tu_parse(&arena, "k.tir", cumsum);
+	Module *bad = tu_parse(&arena, "bad.tir", fissioned);
+	char *report = NULL;
+	ck_assert(!tu_equiv(m->funcs[0], bad->funcs[0], 4, &report));
+	free(report);
+	Schedule *s = tu_schedule(&arena, m);
+	ck_assert_int_eq(tu_run(s, "sch.sequential_buffer_access(buffer=\"A\")"), STEP_REJECTED);
+	ck_assert(strstr(tu_last(s)->reason, "fission.no_conflict refuted"));
+	sched_free(s);
+}
+END_TEST
+
 Suite *suite_soundness(void)
 {
 	Suite *s = suite_create("soundness");
@@ -589,6 +992,11 @@ Suite *suite_soundness(void)
 	tcase_set_timeout(tc, 60);
 	tcase_add_test(tc, wrong_split_variant_is_caught);
 	tcase_add_test(tc, reorder_without_dependence_check_is_caught);
+	tcase_add_test(tc, layout_with_an_off_by_one_inverse_is_caught);
+	tcase_add_test(tc, overcompute_removal_without_the_no_op_proof_is_caught);
+	tcase_add_test(tc, branching_back_without_the_dead_store_proof_is_caught);
+	tcase_add_test(tc, simplification_without_its_proof_is_caught);
+	tcase_add_test(tc, sequential_access_without_the_fission_check_is_caught);
 	suite_add_tcase(s, tc);
 	return s;
 }

@@ -1,0 +1,762 @@
+/* tests/test_layout.c — transform_layout (seed 000, semantics.md 4): index
+ * maps with offsets, axis splits and separators, the physical shape and the
+ * padding it introduces, pad_value none / constant / T.undef() / lambda,
+ * derived and given inverses, refuted maps with their replays, symbolic
+ * shapes, shared module parameters, composed layouts and allocations.
+ * Every accepted step is compared with the original by the interpreter. */
+#include <check.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "testsched.h"
+
+static Arena arena;
+static void setup(void) { arena_init(&arena); }
+static void teardown(void) { arena_free(&arena); }
+
+static const char double14[] =
+	"@T.prim_func\n"
+	"def func(A: T.Buffer[(14,), \"int32\"], B: T.Buffer[(14,), \"int32\"]):\n"
+	"    for i in T.serial(14):\n"
+	"        B[i] = 2 * A[i]\n";
+
+static const char double16[] =
+	"@T.prim_func\n"
+	"def func(A: T.Buffer[(16,), \"int32\"], B: T.Buffer[(16,), \"int32\"]):\n"
+	"    for i in T.serial(16):\n"
+	"        B[i] = 2 * A[i]\n";
+
+static TsRun accept(const char *kernel, const char *script)
+{
+	return ts_accept(&arena, kernel, script, 6);
+}
+
+static Buffer *param(const Func *f, const char *name)
+{
+	for (int i = 0; i < f->nparams; i++)
+		if (f->params[i].buf && strcmp(f->params[i].buf->name, name) == 0)
+			return f->params[i].buf;
+	ck_abort_msg("no parameter %s", name);
+	return NULL;
+}
+
+/* The constant physical shape of a parameter, "(2, 8)". */
+static char *shape_of(const Func *f, const char *name)
+{
+	Buffer *b = param(f, name);
+	StrBuf s = {0};
+	sb_puts(&s, "(");
+	for (int k = 0; k < b->ndim; k++) {
+		int64_t v;
+		ck_assert_msg(rw_const_int(b->shape[k], &v), "shape of %s is not constant", name);
+		sb_printf(&s, "%s%lld", k ? ", " : "", (long long)v);
+	}
+	sb_puts(&s, ")");
+	char *t = sb_take(&s);
+	char *r = arena_strdup(&arena, t);
+	free(t);
+	return r;
+}
+
+/* Transform B of `kernel` with `map` and T.undef() padding; the padding
+ * cells are those the pad stage leaves undefined. */
+static char *padding_of(const char *kernel, const char *map)
+{
+	char *script = arena_printf(&arena, "sch.transform_layout(buffer=\"B\", index_map=%s, pad_value=T.undef())",
+				    map);
+	TsRun t = accept(kernel, script);
+	char *cells = ts_cells_in_state(&arena, ts_func(&t, NULL), "B", CELL_UNDEF, 3);
+	sched_free(t.s);
+	return cells;
+}
+
+/* ---------- index maps, shapes and padding (seed 000 "Padded Transformations") ---------- */
+
+START_TEST(map_without_padding_has_no_padding_cells)
+{
+	ck_assert_str_eq(padding_of(double16, "lambda i: [i // 8, i % 8]"), "");
+	TsRun t = accept(double16, "sch.transform_layout(buffer=\"B\", index_map=lambda i: [i // 8, i % 8])");
+	ck_assert_str_eq(shape_of(ts_func(&t, NULL), "B"), "(2, 8)");
+	sched_free(t.s);
+}
+END_TEST
+
+START_TEST(map_of_14_into_2x8_pads_the_end)
+{
+	ck_assert_str_eq(padding_of(double14, "lambda i: [i // 8, i % 8]"), "[1, 6] [1, 7]");
+}
+END_TEST
+
+START_TEST(offset_map_of_14_pads_the_beginning)
+{
+	ck_assert_str_eq(padding_of(double14, "lambda i: [(i + 2) // 8, (i + 2) % 8]"), "[0, 0] [0, 1]");
+	TsRun t = accept(double14,
+			 "sch.transform_layout(buffer=\"B\", index_map=lambda i: [(i + 2) // 8, (i + 2) % 8])");
+	ck_assert_str_eq(shape_of(ts_func(&t, NULL), "B"), "(2, 8)");
+	sched_free(t.s);
+}
+END_TEST
+
+START_TEST(offset_map_of_16_adds_a_row_and_pads_both_ends)
+{
+	ck_assert_str_eq(padding_of(double16, "lambda i: [(i + 2) // 8, (i + 2) % 8]"),
+			 "[0, 0] [0, 1] [2, 2] [2, 3] [2, 4] [2, 5] [2, 6] [2, 7]");
+	TsRun t = accept(double16,
+			 "sch.transform_layout(buffer=\"B\", index_map=lambda i: [(i + 2) // 8, (i + 2) % 8])");
+	ck_assert_str_eq(shape_of(ts_func(&t, NULL), "B"), "(3, 8)");
+	sched_free(t.s);
+}
+END_TEST
+
+START_TEST(map_of_14_into_4x4_pads_two_cells)
+{
+	ck_assert_str_eq(padding_of(double14, "lambda i: [i // 4, i % 4]"), "[3, 2] [3, 3]");
+	TsRun t = accept(double14, "sch.transform_layout(buffer=\"A\", index_map=lambda i: [i // 4, i % 4])");
+	Func *f = ts_func(&t, NULL);
+	ck_assert_str_eq(shape_of(f, "A"), "(4, 4)");
+	char *text = ts_print(&arena, f);
+	ts_has(text, "B[i] = 2 * A[i // 4, i % 4]");
+	ts_lacks(text, "T.assume"); /* no pad value: no fact */
+	ck_assert_int_eq(ts_count_obligations(t.r, "layout.in_bounds"), 2);
+	ck_assert(ts_has_obligation(t.r, "layout.injective", VERDICT_PROVEN));
+	ck_assert(ts_has_obligation(t.r, "layout.left_inverse", VERDICT_PROVEN));
+	sched_free(t.s);
+}
+END_TEST
+
+START_TEST(nhwc_to_nchwc_records_the_axis_separator)
+{
+	static const char k[] =
+		"@T.prim_func\n"
+		"def conv(A: T.Buffer[(1, 4, 4, 8), \"float32\"], B: T.Buffer[(1, 4, 4, 8), \"float32\"]):\n"
+		"    for n, h, w, c in T.grid(1, 4, 4, 8):\n"
+		"        with T.block(\"compute\"):\n"
+		"            B[n, h, w, c] = A[n, h, w, c] * 2.0\n";
+	TsRun t = accept(k, "sch.transform_layout(block=\"compute\", buffer=\"B\", index_map=lambda n, h, w, c: "
+			    "[n, c // 4, h, T.axis_separator, w, c % 4])");
+	Func *f = ts_func(&t, NULL);
+	ck_assert_str_eq(shape_of(f, "B"), "(1, 2, 4, 4, 4)");
+	Buffer *b = param(f, "B");
+	ck_assert_int_eq(b->naxis_separators, 1);
+	ck_assert_int_eq(b->axis_separators[0], 3);
+	char *text = ts_print(&arena, f);
+	ts_has(text, "axis_separators=[3]");
+	ts_has(text, "B[n, c // 4, h, w, c % 4] = A[n, h, w, c] * 2.0");
+	/* the printed function parses back to the same function */
+	Func *again = ts_parse_func(&arena, text);
+	ck_assert(ir_func_equal(f, again));
+	sched_free(t.s);
+}
+END_TEST
+
+START_TEST(map_with_a_constant_output_and_a_reordering_is_accepted)
+{
+	static const char k[] =
+		"@T.prim_func\n"
+		"def t(A: T.Buffer[(3, 5), \"int32\"], B: T.Buffer[(3, 5), \"int32\"]):\n"
+		"    for i, j in T.grid(3, 5):\n"
+		"        B[i, j] = A[i, j] + i\n";
+	TsRun t = accept(k, "sch.transform_layout(buffer=\"B\", index_map=lambda i, j: [0, j, i])");
+	ck_assert_str_eq(shape_of(ts_func(&t, NULL), "B"), "(1, 5, 3)");
+	sched_free(t.s);
+}
+END_TEST
+
+START_TEST(square_transposition_is_compared_through_the_map)
+{
+	/* the shape stays (5, 5): the interpreter must still compare B[i, j]
+	 * with B'[j, i], not cell by cell */
+	static const char k[] =
+		"@T.prim_func\n"
+		"def t(A: T.Buffer[(5, 5), \"int32\"], B: T.Buffer[(5, 5), \"int32\"]):\n"
+		"    for i, j in T.grid(5, 5):\n"
+		"        B[i, j] = A[i, j] + i\n";
+	TsRun t = accept(k, "sch.transform_layout(buffer=\"B\", index_map=lambda i, j: [j, i])\n"
+			    "sch.transform_layout(buffer=\"A\", index_map=lambda i, j: [j, i])");
+	ck_assert_str_eq(shape_of(ts_func(&t, NULL), "B"), "(5, 5)");
+	ts_has(ts_print(&arena, ts_func(&t, NULL)), "B[j, i] = A[j, i] + i");
+	/* the same program without the layout link is not equivalent */
+	Func *plain = ts_parse_func(&arena, ts_print(&arena, ts_func(&t, NULL)));
+	char *report = NULL;
+	ck_assert(!tu_equiv(t.before->funcs[0], plain, 4, &report));
+	free(report);
+	sched_free(t.s);
+}
+END_TEST
+
+/* ---------- pad_value forms (seed 000 "Defining Padded Values") ---------- */
+
+START_TEST(pad_none_adds_no_stage_and_forbids_the_padding)
+{
+	TsRun t = accept(double14, "sch.transform_layout(buffer=\"B\", index_map=lambda i: [i // 4, i % 4], pad_value=None)");
+	Func *f = ts_func(&t, NULL);
+	char *text = ts_print(&arena, f);
+	ts_lacks(text, "B_pad");
+	Buffer *b = param(f, "B");
+	ck_assert_ptr_nonnull(b->layout);
+	ck_assert_int_eq(b->layout->pad_kind, PAD_NONE_GIVEN);
+	/* padding cells stay untouched (uninitialised) in the result */
+	ck_assert_str_eq(ts_cells_in_state(&arena, f, "B", CELL_UNINIT, 5), "[3, 2] [3, 3]");
+	sched_free(t.s);
+}
+END_TEST
+
+START_TEST(pad_constant_on_input_becomes_an_entry_assumption)
+{
+	static const char k[] =
+		"@T.prim_func\n"
+		"def func(A: T.Buffer[14, \"float32\"], B: T.Buffer[14, \"float32\"]):\n"
+		"    for i in T.serial(14):\n"
+		"        with T.block(\"compute\"):\n"
+		"            B[i] = 2.0 * A[i]\n";
+	TsRun t = accept(k, "sch.transform_layout(block=\"compute\", buffer=\"A\", index_map=lambda i: [i // 4, i % 4], pad_value=-1)\n"
+			    "sch.transform_layout(block=\"compute\", buffer=\"B\", index_map=lambda i: [i // 4, i % 4], pad_value=-2)");
+	Func *f = ts_func(&t, NULL);
+	char *text = ts_print(&arena, f);
+	ts_has(text, "T.assume(4 * io + ii < 14 or A[io, ii] == -1.0)");
+	ts_has(text, "with T.block(\"B_pad\")");
+	ts_has(text, "B[io, ii] = -2.0");
+	/* the stage comes after the compute block */
+	ck_assert(strstr(text, "T.block(\"compute\")") < strstr(text, "T.block(\"B_pad\")"));
+	/* the padding holds the values at the end */
+	char *in = ts_cells_in_state(&arena, f, "B", CELL_INIT, 2);
+	ts_has(in, "[3, 2] [3, 3]");
+	sched_free(t.s);
+}
+END_TEST
+
+START_TEST(pad_undef_on_input_and_output)
+{
+	TsRun t = accept(double14,
+			 "sch.transform_layout(buffer=\"A\", index_map=lambda i: [i // 4, i % 4], pad_value=T.undef())\n"
+			 "sch.transform_layout(buffer=\"B\", index_map=lambda i: [i // 4, i % 4], pad_value=T.undef())");
+	char *text = ts_print(&arena, ts_func(&t, NULL));
+	ts_has(text, "T.assume(4 * io + ii < 14 or A[io, ii] == T.undef())");
+	ts_has(text, "B[io, ii] = T.undef()");
+	sched_free(t.s);
+}
+END_TEST
+
+START_TEST(pad_lambda_of_the_physical_indices)
+{
+	TsRun t = accept(double14, "sch.transform_layout(buffer=\"B\", index_map=lambda i: [i // 4, i % 4], "
+				   "pad_value=lambda io, ii: io * 10 + ii)");
+	Func *f = ts_func(&t, NULL);
+	ts_has(ts_print(&arena, f), "B[io, ii] = io * 10 + ii");
+	sched_free(t.s);
+	/* the same on an input: the fact names the values */
+	t = accept(double14, "sch.transform_layout(buffer=\"A\", index_map=lambda i: [i // 4, i % 4], "
+			     "pad_value=lambda io, ii: io - ii)");
+	ts_has(ts_print(&arena, ts_func(&t, NULL)), "A[io, ii] == io - ii");
+	sched_free(t.s);
+}
+END_TEST
+
+START_TEST(pad_lambda_reading_the_buffer_reads_logical_cells)
+{
+	/* the padding at the front copies logical cells (a wrap-around) */
+	TsRun t = accept(double14, "sch.transform_layout(buffer=\"B\", index_map=lambda i: [i + 2], "
+				   "pad_value=lambda t: B[t + 14])");
+	Func *f = ts_func(&t, NULL);
+	ts_has(ts_print(&arena, f), "B[i] = B[i + 14]");
+	ck_assert(ts_has_obligation(t.r, "layout.pad_value_reads", VERDICT_PROVEN));
+	sched_free(t.s);
+	/* reading the padding itself (or outside the shape) is refuted */
+	t = ts_reject(&arena, double14,
+		      "sch.transform_layout(buffer=\"B\", index_map=lambda i: [i + 2], pad_value=lambda t: B[1 - t])",
+		      "layout.pad_value_reads");
+	ts_assert_refuted_confirmed(t.r, "layout.pad_value_reads");
+	ts_has(t.r->replay_text, "read of uninitialised B[");
+	sched_free(t.s);
+}
+END_TEST
+
+START_TEST(pad_lambda_reading_an_allocation_reads_only_written_cells)
+{
+	/* X[10..13] are never written: a pad stage reading them would read
+	 * uninitialised cells where the original reads none */
+	static const char k[] =
+		"@T.prim_func\n"
+		"def f(A: T.Buffer[(14,), \"int32\"], B: T.Buffer[(10,), \"int32\"]):\n"
+		"    X = T.alloc_buffer([14], \"int32\")\n"
+		"    for i in T.serial(10):\n"
+		"        X[i] = A[i]\n"
+		"    for i in T.serial(10):\n"
+		"        B[i] = X[i]\n";
+	TsRun t = ts_reject(&arena, k, "sch.transform_layout(buffer=\"X\", index_map=lambda i: [i + 2], "
+				       "pad_value=lambda t: X[t + 12])",
+			    "layout.pad_value_readable");
+	ts_assert_refuted_confirmed(t.r, "layout.pad_value_readable");
+	ts_has(t.r->replay_text, "uninitialised");
+	sched_free(t.s);
+	/* X[t + 2] reads written cells, but the producer's store X[i + 2]
+	 * is no fact (its index is not a whole loop variable), so nothing
+	 * says so: rejected too, the replay finds no difference */
+	t = ts_reject(&arena, k, "sch.transform_layout(buffer=\"X\", index_map=lambda i: [i + 2], "
+				 "pad_value=lambda t: X[t + 2])",
+		      "layout.pad_value_readable");
+	ck_assert_int_eq(t.r->replay, REPLAY_UNCONFIRMED);
+	sched_free(t.s);
+}
+END_TEST
+
+/* ---------- inverses ---------- */
+
+START_TEST(given_inverse_is_proven_and_used_for_the_padding)
+{
+	/* a flat map whose inverse cannot be derived: i * 4 + j on j < 4 */
+	static const char k[] =
+		"@T.prim_func\n"
+		"def t(A: T.Buffer[(3, 4), \"int32\"], B: T.Buffer[(3, 4), \"int32\"]):\n"
+		"    for i, j in T.grid(3, 4):\n"
+		"        B[i, j] = A[i, j] * 3\n";
+	TsRun t = ts_reject(&arena, k, "sch.transform_layout(buffer=\"B\", index_map=lambda i, j: [i * 4 + j])",
+			    "not supported: transform_layout: no left inverse");
+	/* rejected as unsupported only once injectivity and bounds are proven */
+	ck_assert(ts_has_obligation(t.r, "layout.injective", VERDICT_PROVEN));
+	ck_assert(ts_has_obligation(t.r, "layout.in_bounds", VERDICT_PROVEN));
+	ck_assert_int_eq(t.r->failed, -1);
+	sched_free(t.s);
+	t = accept(k, "sch.transform_layout(buffer=\"B\", index_map=lambda i, j: [i * 4 + j], "
+		      "inverse=lambda t: [t // 4, t % 4])");
+	ck_assert(ts_has_obligation(t.r, "layout.left_inverse", VERDICT_PROVEN));
+	ck_assert_str_eq(shape_of(ts_func(&t, NULL), "B"), "(12)");
+	sched_free(t.s);
+}
+END_TEST
+
+START_TEST(inverse_off_by_one_is_refuted_with_confirmed_replay)
+{
+	TsRun t = ts_reject(&arena, double14,
+			    "sch.transform_layout(buffer=\"A\", index_map=lambda i: [i // 4, i % 4], "
+			    "inverse=lambda io, ii: [4 * io + ii + 1])",
+			    "layout.left_inverse");
+	ts_assert_refuted_confirmed(t.r, "layout.left_inverse");
+	sched_free(t.s);
+}
+END_TEST
+
+START_TEST(non_derivable_non_injective_map_is_refuted_not_unsupported)
+{
+	static const char k[] =
+		"@T.prim_func\n"
+		"def t(A: T.Buffer[(3, 4), \"int32\"], B: T.Buffer[(3, 4), \"int32\"]):\n"
+		"    for i, j in T.grid(3, 4):\n"
+		"        B[i, j] = A[i, j] * 3\n";
+	TsRun t = ts_reject(&arena, k, "sch.transform_layout(buffer=\"B\", index_map=lambda i, j: [i + j])",
+			    "layout.injective");
+	ts_assert_refuted_confirmed(t.r, "layout.injective");
+	sched_free(t.s);
+}
+END_TEST
+
+/* ---------- maps that are refuted ---------- */
+
+START_TEST(non_injective_map_is_refuted_with_confirmed_replay)
+{
+	TsRun t = ts_reject(&arena, double14, "sch.transform_layout(buffer=\"A\", index_map=lambda i: [i // 2])",
+			    "layout.injective");
+	ts_assert_refuted_confirmed(t.r, "layout.injective");
+	ts_has(t.r->counterexample, "i = 0, i_2 = 1");
+	sched_free(t.s);
+}
+END_TEST
+
+START_TEST(map_outside_the_shape_is_refuted_with_confirmed_replay)
+{
+	TsRun t = ts_reject(&arena, double14, "sch.transform_layout(buffer=\"A\", index_map=lambda i: [i - 2])",
+			    "layout.in_bounds");
+	ts_assert_refuted_confirmed(t.r, "layout.in_bounds");
+	ts_has(t.r->replay_text, "out of bounds");
+	sched_free(t.s);
+}
+END_TEST
+
+START_TEST(unsupported_map_shapes_reject)
+{
+	TsRun t = ts_reject(&arena, double14, "sch.transform_layout(buffer=\"A\", index_map=lambda i: [i * i])",
+			    "not supported");
+	ck_assert_int_eq(t.r->nobs, 0);
+	sched_free(t.s);
+	t = ts_reject(&arena, double14, "sch.transform_layout(buffer=\"A\", index_map=lambda i: [i // 0])",
+		      "not supported");
+	sched_free(t.s);
+}
+END_TEST
+
+/* ---------- symbolic shapes ---------- */
+
+static const char scale_n[] =
+	"@T.prim_func\n"
+	"def scale(a: T.handle, b: T.handle, n: T.int32):\n"
+	"    A = T.match_buffer(a, (n,), \"int32\")\n"
+	"    B = T.match_buffer(b, (n,), \"int32\")\n"
+	"    T.assume(0 < n and n <= 64)\n"
+	"    for i in T.serial(n):\n"
+	"        B[i] = 2 * A[i]\n";
+
+START_TEST(symbolic_shape_gets_a_symbolic_physical_shape)
+{
+	TsRun t = accept(scale_n, "sch.transform_layout(buffer=\"A\", index_map=lambda i: [i // 4, i % 4], pad_value=0)\n"
+				  "sch.transform_layout(buffer=\"B\", index_map=lambda i: [(i + 3) // 8, (i + 3) % 8], pad_value=T.undef())");
+	char *text = ts_print(&arena, ts_func(&t, NULL));
+	ts_has(text, "A = T.match_buffer(a, ((n - 1) // 4 + 1, 4), \"int32\")");
+	ts_has(text, "T.assume(4 * io + ii < n or A[io, ii] == 0)");
+	ts_has(text, "B = T.match_buffer(b, ((n - 1 + 3) // 8 + 1, 8), \"int32\")");
+	sched_free(t.s);
+}
+END_TEST
+
+START_TEST(symbolic_shape_without_facts_is_still_exact)
+{
+	static const char k[] =
+		"@T.prim_func\n"
+		"def scale(a: T.handle, n: T.int32):\n"
+		"    A = T.match_buffer(a, (n,), \"int32\")\n"
+		"    for i in T.serial(n):\n"
+		"        A[i] = A[i] + 1\n";
+	TsRun t = accept(k, "sch.transform_layout(buffer=\"A\", index_map=lambda i: [i // 4, i % 4], pad_value=0)");
+	sched_free(t.s);
+	/* an offset that depends on n moves the padding with it; its inverse
+	 * is not derived (n is not an index) but can be given. n needs a
+	 * bound here: i + n wraps for n near the int32 maximum */
+	static const char kb[] =
+		"@T.prim_func\n"
+		"def scale(a: T.handle, n: T.int32):\n"
+		"    A = T.match_buffer(a, (n,), \"int32\")\n"
+		"    T.assume(0 <= n and n <= 4096)\n"
+		"    for i in T.serial(n):\n"
+		"        A[i] = A[i] + 1\n";
+	t = ts_reject(&arena, k, "sch.transform_layout(buffer=\"A\", index_map=lambda i: [(i + n) // 4, (i + n) % 4])",
+		      "layout.in_bounds refuted");
+	sched_free(t.s);
+	t = ts_reject(&arena, kb, "sch.transform_layout(buffer=\"A\", index_map=lambda i: [(i + n) // 4, (i + n) % 4])",
+		      "not supported: transform_layout: no left inverse");
+	sched_free(t.s);
+	t = accept(kb, "sch.transform_layout(buffer=\"A\", index_map=lambda i: [(i + n) // 4, (i + n) % 4], "
+		      "inverse=lambda io, ii: [4 * io + ii - n], pad_value=0)");
+	sched_free(t.s);
+}
+END_TEST
+
+/* ---------- producers, inputs and allocations ---------- */
+
+START_TEST(allocated_caches_get_pad_stages_after_their_producers)
+{
+	static const char k[] =
+		"@T.prim_func\n"
+		"def func(A: T.Buffer[14, \"float32\"], B: T.Buffer[14, \"float32\"]):\n"
+		"    A_cache = T.alloc_buffer(14, \"float32\")\n"
+		"    for i in T.serial(14):\n"
+		"        with T.block(\"A_cache\"):\n"
+		"            A_cache[i] = A[i]\n"
+		"    B_cache = T.alloc_buffer(14, \"float32\")\n"
+		"    for i in T.serial(14):\n"
+		"        with T.block(\"compute\"):\n"
+		"            B_cache[i] = 2.0 * A_cache[i]\n"
+		"    for i in T.serial(14):\n"
+		"        with T.block(\"B_cache\"):\n"
+		"            B[i] = B_cache[i]\n";
+	TsRun t = accept(k, "sch.transform_layout(block=\"compute\", buffer=\"A_cache\", index_map=lambda i: [i // 4, i % 4], pad_value=-1)\n"
+			    "sch.transform_layout(block=\"compute\", buffer=\"B_cache\", index_map=lambda i: [i // 4, i % 4], pad_value=-2)");
+	char *text = ts_print(&arena, ts_func(&t, NULL));
+	ts_has(text, "A_cache = T.alloc_buffer([4, 4]");
+	ts_has(text, "A_cache[i // 4, i % 4] = A[i]");
+	/* each stage right after its producer, before the consumer */
+	const char *a_pad = strstr(text, "A_cache_pad"), *compute = strstr(text, "\"compute\"");
+	const char *b_pad = strstr(text, "B_cache_pad"), *copy = strstr(text, "T.block(\"B_cache\")");
+	ck_assert(a_pad && compute && b_pad && copy);
+	ck_assert((const char *)(a_pad) < (const char *)(compute));
+	ck_assert((const char *)(compute) < (const char *)(b_pad));
+	ck_assert((const char *)(b_pad) < (const char *)(copy));
+	ts_lacks(text, "T.assume"); /* allocations get no entry fact */
+	sched_free(t.s);
+}
+END_TEST
+
+START_TEST(allocation_inside_a_loop_gets_its_pad_stage_inside_the_loop)
+{
+	static const char k[] =
+		"@T.prim_func\n"
+		"def f(A: T.Buffer[(14,), \"int32\"], B: T.Buffer[(14,), \"int32\"]):\n"
+		"    for r in T.serial(2):\n"
+		"        X = T.alloc_buffer([14], \"int32\")\n"
+		"        for i in T.serial(14):\n"
+		"            X[i] = A[i] + r\n"
+		"        if r == 1:\n"
+		"            Y = T.alloc_buffer([14], \"int32\")\n"
+		"            for i in T.serial(14):\n"
+		"                Y[i] = X[i]\n"
+		"            for i in T.serial(14):\n"
+		"                B[i] = Y[i]\n";
+	TsRun t = accept(k, "sch.transform_layout(buffer=\"X\", index_map=lambda i: [i // 4, i % 4], pad_value=0)\n"
+			    "sch.transform_layout(buffer=\"Y\", index_map=lambda i: [i // 4, i % 4], pad_value=T.undef())");
+	char *text = ts_print(&arena, ts_func(&t, NULL));
+	/* each stage is in its allocation's scope, after the producer */
+	ts_has(text, "            X[i // 4, i % 4] = A[i] + r\n"
+		     "        with T.block(\"X_pad\"):\n");
+	ts_has(text, "                Y[i // 4, i % 4] = X[i // 4, i % 4]\n"
+		     "            with T.block(\"Y_pad\"):\n");
+	/* the printed result is a valid kernel */
+	ck_assert(ir_func_equal(ts_func(&t, NULL), ts_parse_func(&arena, text)));
+	sched_free(t.s);
+}
+END_TEST
+
+START_TEST(pad_stage_follows_the_last_of_several_writes)
+{
+	static const char k[] =
+		"@T.prim_func\n"
+		"def acc(A: T.Buffer[(14,), \"int32\"], B: T.Buffer[(14,), \"int32\"]):\n"
+		"    for i in T.serial(14):\n"
+		"        B[i] = 0\n"
+		"    for r in T.serial(2):\n"
+		"        for i in T.serial(14):\n"
+		"            B[i] = B[i] + A[i] * r\n"
+		"    for i in T.serial(14):\n"
+		"        A[i] = B[i]\n";
+	TsRun t = accept(k, "sch.transform_layout(buffer=\"B\", index_map=lambda i: [i // 4, i % 4], pad_value=0)");
+	char *text = ts_print(&arena, ts_func(&t, NULL));
+	const char *stage = strstr(text, "B_pad"), *last = strstr(text, "B[i // 4, i % 4] + A[i] * r");
+	const char *reader = strstr(text, "A[i] = B[i // 4, i % 4]");
+	ck_assert(stage && last && reader);
+	ck_assert((const char *)(last) < (const char *)(stage));
+	ck_assert((const char *)(stage) < (const char *)(reader));
+	sched_free(t.s);
+}
+END_TEST
+
+START_TEST(input_that_is_also_written_gets_a_stage_not_a_fact)
+{
+	static const char k[] =
+		"@T.prim_func\n"
+		"def inc(A: T.Buffer[(14,), \"int32\"]):\n"
+		"    for i in T.serial(14):\n"
+		"        A[i] = A[i] + 1\n";
+	TsRun t = accept(k, "sch.transform_layout(buffer=\"A\", index_map=lambda i: [i // 4, i % 4], pad_value=0)");
+	char *text = ts_print(&arena, ts_func(&t, NULL));
+	ts_lacks(text, "T.assume");
+	ts_has(text, "A[io, ii] = 0");
+	sched_free(t.s);
+}
+END_TEST
+
+/* ---------- modules: a shared parameter ---------- */
+
+static const char producer_consumer[] =
+	"@I.ir_module\n"
+	"class MyModule:\n"
+	"    @T.prim_func\n"
+	"    def producer(A: T.Buffer[(14,), \"int32\"]):\n"
+	"        for i in T.serial(14):\n"
+	"            A[i] = 1000 + i\n"
+	"\n"
+	"    @T.prim_func\n"
+	"    def consumer(A: T.Buffer[(14,), \"int32\"], B: T.Buffer[(1,), \"int32\"]):\n"
+	"        B[0] = 0\n"
+	"        for i in T.serial(14):\n"
+	"            B[0] = B[0] + A[i]\n";
+
+START_TEST(shared_parameter_is_transformed_in_every_function)
+{
+	TsRun t = accept(producer_consumer,
+			 "sch.work_on(\"consumer\")\n"
+			 "sch.transform_layout(buffer=\"A\", index_map=lambda i: [i // 4, i % 4], pad_value=0)");
+	char *prod = ts_print(&arena, ts_func(&t, "producer"));
+	char *cons = ts_print(&arena, ts_func(&t, "consumer"));
+	ts_has(prod, "A[i // 4, i % 4] = 1000 + i");
+	ts_has(prod, "A[io, ii] = 0"); /* the producer writes the padding */
+	ts_has(cons, "T.assume(4 * io + ii < 14 or A[io, ii] == 0)"); /* the consumer assumes it */
+	ts_has(cons, "B[0] + A[i // 4, i % 4]");
+	sched_free(t.s);
+}
+END_TEST
+
+START_TEST(func_argument_narrows_the_transform_to_one_function)
+{
+	TsRun t = accept(producer_consumer,
+			 "sch.transform_layout(buffer=\"A\", index_map=lambda i: [i // 4, i % 4], pad_value=0, func=\"producer\")");
+	ts_has(ts_print(&arena, ts_func(&t, "producer")), "A[i // 4, i % 4] = 1000 + i");
+	ck_assert_ptr_eq(ts_func(&t, "consumer"), module_find_func(t.before, "consumer"));
+	sched_free(t.s);
+}
+END_TEST
+
+/* ---------- composed layouts (seed 000 "Multiple Buffer Semantics") ---------- */
+
+static const char row_sum_14x60[] =
+	"@T.prim_func\n"
+	"def func(A: T.Buffer[(14, 60), \"int32\"], B: T.Buffer[(14,), \"int32\"]):\n"
+	"    for i in T.serial(14):\n"
+	"        B[i] = 0\n"
+	"        for j in T.serial(60):\n"
+	"            B[i] = B[i] + A[i, j]\n";
+
+START_TEST(transforming_twice_composes_and_keeps_both_paddings)
+{
+	TsRun t = accept(row_sum_14x60,
+			 "sch.transform_layout(buffer=\"A\", index_map=lambda i, j: [i // 4, i % 4, j], pad_value=T.undef())\n"
+			 "sch.transform_layout(buffer=\"A\", index_map=lambda io, ii, j: [io, ii, j // 8, j % 8], pad_value=0)\n"
+			 "sch.transform_layout(buffer=\"B\", index_map=lambda i: [i // 4, i % 4], pad_value=T.undef())");
+	Func *f = ts_func(&t, NULL);
+	char *text = ts_print(&arena, f);
+	ck_assert_str_eq(shape_of(f, "A"), "(4, 4, 8, 8)");
+	ts_has(text, "T.assume(8 * jo + ji < 60 or A[io, ii, jo, ji] == 0)");
+	ts_has(text, "T.assume(4 * io + ii < 14 or A[io, ii, j // 8, j % 8] == T.undef())");
+	ts_has(text, "B[i // 4, i % 4] + A[i // 4, i % 4, j // 8, j % 8]");
+	/* the layout remembers the chain back to the logical buffer */
+	Buffer *a = param(f, "A");
+	ck_assert_ptr_nonnull(a->layout);
+	ck_assert_ptr_nonnull(a->layout->logical->layout);
+	ck_assert_int_eq(a->layout->logical->layout->logical->ndim, 2);
+	sched_free(t.s);
+}
+END_TEST
+
+START_TEST(padding_without_value_stays_forbidden_through_a_second_transform)
+{
+	TsRun t = accept(row_sum_14x60,
+			 "sch.transform_layout(buffer=\"A\", index_map=lambda i, j: [i // 4, i % 4, j])\n"
+			 "sch.transform_layout(buffer=\"A\", index_map=lambda io, ii, j: [io, ii, j // 8, j % 8], pad_value=0)");
+	Func *f = ts_func(&t, NULL);
+	const Layout *lay = param(f, "A")->layout;
+	ck_assert_ptr_nonnull(lay->forbidden); /* the first step's padding */
+	/* reading A[3, 3, 0, 0] (logical row 15) is forbidden: a kernel that
+	 * does it has undefined behaviour in the interpreter */
+	static const char reader[] =
+		"sch.transform_layout(buffer=\"A\", index_map=lambda i, j: [i // 4, i % 4, j])\n"
+		"sch.transform_layout(buffer=\"A\", index_map=lambda io, ii, j: [io, ii, j // 8, j % 8], pad_value=0)\n"
+		"sch.remove_branching_through_overcompute(strict=True)";
+	static const char k[] =
+		"@T.prim_func\n"
+		"def func(A: T.Buffer[(14, 60), \"int32\"], B: T.Buffer[(16,), \"int32\"]):\n"
+		"    for i in T.serial(16):\n"
+		"        if i < 14:\n"
+		"            B[i] = A[i, 0]\n";
+	sched_free(t.s);
+	t = ts_reject(&arena, k, reader, "overcompute.not_forbidden");
+	ts_assert_refuted_confirmed(t.r, "overcompute.not_forbidden");
+	sched_free(t.s);
+}
+END_TEST
+
+/* ---------- bad input ---------- */
+
+static void expect_bad_input(const char *kernel, const char *script, const char *why)
+{
+	Module *m = tu_parse(&arena, "k.tir", kernel);
+	Schedule *s = tu_schedule(&arena, m);
+	StepStatus st = tu_run(s, script);
+	StepReport *r = tu_last(s);
+	char *txt = ts_report(&arena, r);
+	ck_assert_msg(st == STEP_BAD_INPUT, "expected bad input for %s:\n%s", script, txt);
+	ck_assert_msg(r->reason && strstr(r->reason, why), "reason lacks '%s':\n%s", why, txt);
+	ck_assert_ptr_eq(s->mod, m);
+	sched_free(s);
+}
+
+START_TEST(bad_arguments_are_bad_input)
+{
+	expect_bad_input(double14, "sch.transform_layout(buffer=\"Z\", index_map=lambda i: [i])", "no buffer 'Z'");
+	expect_bad_input(double14, "sch.transform_layout(buffer=\"A\", index_map=lambda i, j: [i])",
+			 "takes 2 indices but A has 1");
+	expect_bad_input(double14, "sch.transform_layout(buffer=\"A\", index_map=lambda i: [i // 4, i % 4], pad_value=0.5)",
+			 "is a float but buffer A is int32");
+	expect_bad_input(double14, "sch.transform_layout(buffer=\"A\", index_map=lambda i: [i // 4, i % 4], "
+				   "inverse=lambda t: [t])",
+			 "inverse must take the 2 physical indices");
+	expect_bad_input(double14, "sch.transform_layout(buffer=\"B\", index_map=lambda i: [i + 2], "
+				   "pad_value=lambda t: A[0])",
+			 "may read only the buffer B itself");
+	expect_bad_input(double14, "sch.transform_layout(buffer=\"A\", index_map=lambda i: [i], block=\"nope\")",
+			 "no block 'nope'");
+	expect_bad_input(producer_consumer, "sch.transform_layout(buffer=\"A\", index_map=lambda i: [i], func=\"nobody\")",
+			 "no function 'nobody'");
+}
+END_TEST
+
+START_TEST(printed_axis_separators_parse_back_and_bad_ones_are_errors)
+{
+	static const char ok[] =
+		"@T.prim_func\n"
+		"def f(a: T.handle, B: T.Buffer((2, 3, 4), \"int32\", axis_separators=[1, 2])):\n"
+		"    A = T.match_buffer(a, (2, 3), \"int32\", axis_separators=[1])\n"
+		"    C = T.alloc_buffer([4, 4], \"int32\", scope=\"local\", axis_separators=[1])\n"
+		"    C[0, 0] = A[0, 0]\n"
+		"    B[0, 0, 0] = C[0, 0]\n";
+	Func *f = ts_parse_func(&arena, ok);
+	ck_assert_int_eq(f->params[1].buf->naxis_separators, 2);
+	char *text = ts_print(&arena, f);
+	ts_has(text, "axis_separators=[1, 2]");
+	ts_has(text, "A = T.match_buffer(a, (2, 3), \"int32\", axis_separators=[1])");
+	ts_has(text, "C = T.alloc_buffer([4, 4], \"int32\", scope=\"local\", axis_separators=[1])");
+	ck_assert(ir_func_equal(f, ts_parse_func(&arena, text)));
+	static const char *const bad[] = {"[0]", "[3]", "[2, 1]", "[1, 1]", "[x]"};
+	for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
+		char *k = arena_printf(&arena,
+				       "@T.prim_func\n"
+				       "def f(B: T.Buffer((2, 3, 4), \"int32\", axis_separators=%s)):\n"
+				       "    B[0, 0, 0] = 1\n",
+				       bad[i]);
+		DiagList d;
+		diag_init(&d, &arena);
+		ck_assert_msg(parse_module(&arena, source_from_string(&arena, "k.tir", k), &d) == NULL,
+			      "axis_separators=%s parsed", bad[i]);
+		ck_assert_int_gt(d.nerrors, 0);
+		ck_assert_int_gt(d.first->span.line, 0);
+	}
+}
+END_TEST
+
+Suite *suite_layout(void)
+{
+	Suite *s = suite_create("layout");
+	struct {
+		const char *name;
+		const TTest *tests[12];
+	} cases[] = {
+		{"index_maps",
+		 {map_without_padding_has_no_padding_cells, map_of_14_into_2x8_pads_the_end,
+		  offset_map_of_14_pads_the_beginning, offset_map_of_16_adds_a_row_and_pads_both_ends,
+		  map_of_14_into_4x4_pads_two_cells, nhwc_to_nchwc_records_the_axis_separator,
+		  map_with_a_constant_output_and_a_reordering_is_accepted,
+		  square_transposition_is_compared_through_the_map}},
+		{"pad_values",
+		 {pad_none_adds_no_stage_and_forbids_the_padding,
+		  pad_constant_on_input_becomes_an_entry_assumption,
+		  pad_undef_on_input_and_output, pad_lambda_of_the_physical_indices,
+		  pad_lambda_reading_the_buffer_reads_logical_cells,
+		  pad_lambda_reading_an_allocation_reads_only_written_cells}},
+		{"inverses",
+		 {given_inverse_is_proven_and_used_for_the_padding,
+		  inverse_off_by_one_is_refuted_with_confirmed_replay,
+		  non_derivable_non_injective_map_is_refuted_not_unsupported}},
+		{"refuted_maps",
+		 {non_injective_map_is_refuted_with_confirmed_replay,
+		  map_outside_the_shape_is_refuted_with_confirmed_replay, unsupported_map_shapes_reject}},
+		{"symbolic_shapes",
+		 {symbolic_shape_gets_a_symbolic_physical_shape, symbolic_shape_without_facts_is_still_exact}},
+		{"producers_inputs_allocations",
+		 {allocated_caches_get_pad_stages_after_their_producers,
+		  allocation_inside_a_loop_gets_its_pad_stage_inside_the_loop,
+		  pad_stage_follows_the_last_of_several_writes,
+		  input_that_is_also_written_gets_a_stage_not_a_fact}},
+		{"modules",
+		 {shared_parameter_is_transformed_in_every_function,
+		  func_argument_narrows_the_transform_to_one_function}},
+		{"composition",
+		 {transforming_twice_composes_and_keeps_both_paddings,
+		  padding_without_value_stays_forbidden_through_a_second_transform}},
+		{"bad_input",
+		 {bad_arguments_are_bad_input, printed_axis_separators_parse_back_and_bad_ones_are_errors}},
+	};
+	for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
+		TCase *tc = tcase_create(cases[i].name);
+		tcase_add_checked_fixture(tc, setup, teardown);
+		tcase_set_timeout(tc, 120);
+		for (int k = 0; k < 12 && cases[i].tests[k]; k++)
+			tcase_add_test(tc, cases[i].tests[k]);
+		suite_add_tcase(s, tc);
+	}
+	return s;
+}

@@ -1,0 +1,217 @@
+/* tests/testsched.c — helpers for suites that run schedule scripts on
+ * whole modules (see testsched.h). */
+#include "testsched.h"
+
+#include <check.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* Run every line but the last, remember the module, run the last one. */
+static TsRun run_split(Arena *a, const char *kernel, const char *script)
+{
+	TsRun t;
+	memset(&t, 0, sizeof t);
+	t.before = tu_parse(a, "k.tir", kernel);
+	t.s = tu_schedule(a, t.before);
+	const char *last = script + strlen(script);
+	while (last > script && last[-1] == '\n')
+		last--;
+	const char *nl = last;
+	while (nl > script && nl[-1] != '\n')
+		nl--;
+	if (nl > script) {
+		char *head = arena_strndup(a, script, (size_t)(nl - script));
+		StepStatus st = tu_run(t.s, head);
+		if (st != STEP_COMMITTED) {
+			char *txt = sched_report_text(tu_last(t.s));
+			ck_abort_msg("an earlier step of\n%s\nwas not committed:\n%s", script, txt);
+		}
+	}
+	t.prev = t.s->mod;
+	tu_run(t.s, arena_strndup(a, nl, (size_t)(last - nl)));
+	t.r = tu_last(t.s);
+	return t;
+}
+
+static void equiv_all(const Module *before, const Module *after, int trials)
+{
+	for (int i = 0; i < after->nfuncs; i++) {
+		const Func *g = after->funcs[i];
+		const Func *f = module_find_func(before, g->name);
+		ck_assert_msg(f != NULL, "function %s is new", g->name);
+		if (f != g)
+			tu_assert_equiv(f, g, trials);
+	}
+}
+
+TsRun ts_accept(Arena *a, const char *kernel, const char *script, int trials)
+{
+	TsRun t = run_split(a, kernel, script);
+	if (t.r->status != STEP_COMMITTED) {
+		char *txt = sched_report_text(t.r);
+		ck_abort_msg("expected the commit of\n%s\n%s", script, txt);
+	}
+	equiv_all(t.before, t.s->mod, trials);
+	return t;
+}
+
+TsRun ts_reject(Arena *a, const char *kernel, const char *script, const char *why)
+{
+	TsRun t = run_split(a, kernel, script);
+	char *txt = sched_report_text(t.r);
+	ck_assert_msg(t.r->status == STEP_REJECTED, "expected the rejection of\n%s\n%s", script, txt);
+	ck_assert_msg(t.r->reason && strstr(t.r->reason, why), "reason lacks '%s':\n%s", why, txt);
+	ck_assert_msg(t.s->mod == t.prev, "a rejected step changed the module:\n%s", txt);
+	free(txt);
+	return t;
+}
+
+void ts_assert_refuted_confirmed(const StepReport *r, const char *kind)
+{
+	char *txt = sched_report_text(r);
+	ck_assert_msg(r->failed >= 0 && r->failed < r->nobs, "no failing obligation:\n%s", txt);
+	ck_assert_msg(strcmp(r->obs[r->failed]->kind, kind) == 0, "failed on %s, not %s:\n%s",
+		      r->obs[r->failed]->kind, kind, txt);
+	ck_assert_msg(r->results[r->failed].verdict == VERDICT_REFUTED, "not refuted:\n%s", txt);
+	ck_assert_msg(r->counterexample != NULL, "no counterexample:\n%s", txt);
+	ck_assert_msg(r->replay == REPLAY_CONFIRMED, "replay not confirmed:\n%s", txt);
+	free(txt);
+}
+
+bool ts_has_obligation(const StepReport *r, const char *kind, Verdict v)
+{
+	for (int i = 0; i < r->nobs; i++)
+		if (strcmp(r->obs[i]->kind, kind) == 0 && r->results[i].verdict == v)
+			return true;
+	return false;
+}
+
+int ts_count_obligations(const StepReport *r, const char *kind)
+{
+	int n = 0;
+	for (int i = 0; i < r->nobs; i++)
+		n += strcmp(r->obs[i]->kind, kind) == 0;
+	return n;
+}
+
+Func *ts_func(const TsRun *t, const char *name)
+{
+	if (!name)
+		return sched_func(t->s);
+	Func *f = module_find_func(t->s->mod, name);
+	ck_assert_msg(f != NULL, "no function %s", name);
+	return f;
+}
+
+char *ts_print(Arena *a, const Func *f)
+{
+	char *s = print_func(f);
+	char *r = arena_strdup(a, s);
+	free(s);
+	return r;
+}
+
+char *ts_report(Arena *a, const StepReport *r)
+{
+	char *s = sched_report_text(r);
+	char *x = arena_strdup(a, s);
+	free(s);
+	return x;
+}
+
+void ts_has(const char *text, const char *needle)
+{
+	ck_assert_msg(strstr(text, needle) != NULL, "'%s' not found in:\n%s", needle, text);
+}
+
+void ts_lacks(const char *text, const char *needle)
+{
+	ck_assert_msg(strstr(text, needle) == NULL, "'%s' found in:\n%s", needle, text);
+}
+
+static bool has_store(const Stmt *s)
+{
+	switch (s->kind) {
+	case ST_SEQ:
+		for (int i = 0; i < s->u.seq.n; i++)
+			if (has_store(s->u.seq.items[i]))
+				return true;
+		return false;
+	case ST_FOR: return has_store(s->u.loop.body);
+	case ST_IF:
+		return has_store(s->u.cond.then_s) || (s->u.cond.else_s && has_store(s->u.cond.else_s));
+	case ST_STORE: return true;
+	case ST_ALLOC: return has_store(s->u.alloc.body);
+	case ST_BLOCK: return has_store(s->u.block.body);
+	case ST_LET: return has_store(s->u.let.body);
+	case ST_ASSUME: case ST_EVAL: case ST_PASS: case ST_COUNT:
+		return false;
+	}
+	return false;
+}
+
+int ts_store_ifs(const Stmt *s)
+{
+	switch (s->kind) {
+	case ST_SEQ: {
+		int n = 0;
+		for (int i = 0; i < s->u.seq.n; i++)
+			n += ts_store_ifs(s->u.seq.items[i]);
+		return n;
+	}
+	case ST_FOR: return ts_store_ifs(s->u.loop.body);
+	case ST_IF:
+		return has_store(s) + ts_store_ifs(s->u.cond.then_s) +
+		       (s->u.cond.else_s ? ts_store_ifs(s->u.cond.else_s) : 0);
+	case ST_ALLOC: return ts_store_ifs(s->u.alloc.body);
+	case ST_BLOCK: return ts_store_ifs(s->u.block.body);
+	case ST_LET: return ts_store_ifs(s->u.let.body);
+	case ST_STORE: case ST_ASSUME: case ST_EVAL: case ST_PASS: case ST_COUNT:
+		return 0;
+	}
+	return 0;
+}
+
+char *ts_cells_in_state(Arena *a, const Func *f, const char *buf, CellState state, uint64_t seed)
+{
+	DiagList d;
+	diag_init(&d, a);
+	State *st = interp_gen_input(a, f, seed, &d);
+	if (!st) {
+		char *msg = diag_render(&d);
+		ck_abort_msg("no input for %s: %s", f->name, msg);
+	}
+	InterpResult r;
+	RunStatus rs = interp_run(f, st, 0, &r);
+	ck_assert_msg(rs == RUN_OK, "%s does not run: %s", f->name, r.message ? r.message : "?");
+	BufState *b = state_buffer(st, buf);
+	ck_assert_msg(b != NULL, "no buffer %s", buf);
+	StrBuf out = {0};
+	int64_t ix[16];
+	ck_assert_int_le(b->ndim, 16);
+	for (int64_t off = 0; off < b->size; off++) {
+		if (b->cell[off] != state)
+			continue;
+		int64_t rest = off;
+		for (int k = b->ndim - 1; k >= 0; k--) {
+			ix[k] = rest % b->shape[k];
+			rest /= b->shape[k];
+		}
+		sb_printf(&out, "%s[", out.n ? " " : "");
+		for (int k = 0; k < b->ndim; k++)
+			sb_printf(&out, "%s%lld", k ? ", " : "", (long long)ix[k]);
+		sb_puts(&out, "]");
+	}
+	char *s = sb_take(&out);
+	char *res = arena_strdup(a, s);
+	free(s);
+	return res;
+}
+
+Func *ts_parse_func(Arena *a, const char *kernel)
+{
+	Module *m = tu_parse(a, "k.tir", kernel);
+	ck_assert_int_eq(m->nfuncs, 1);
+	return m->funcs[0];
+}

@@ -1,0 +1,62 @@
+/* tests/testsched.h — helpers for the suites that run schedule scripts on
+ * whole modules (layout, overcompute, simplify, seq_access): a script that
+ * must commit, checked function by function against the original with the
+ * interpreter; a script whose last step must be rejected, with its reason,
+ * failing obligation and replay; and small queries on reports and IR. */
+#ifndef VS_TESTS_TESTSCHED_H
+#define VS_TESTS_TESTSCHED_H
+
+#include "testutil.h"
+
+typedef struct TsRun {
+	Module *before; /* the parsed module */
+	Module *prev;	/* the module before the last step */
+	Schedule *s;
+	StepReport *r; /* the last step */
+} TsRun;
+
+/* Parse `kernel` (one function or a module), run `script` (one call per
+ * line). Every step must commit; then every function of the result is
+ * compared with the original function of the same name on `trials` random
+ * admissible inputs (inputs come from the transformed function after a
+ * layout change). The caller frees t.s with sched_free. */
+TsRun ts_accept(Arena *a, const char *kernel, const char *script, int trials);
+
+/* The same, but the script's last step must be rejected (the earlier ones
+ * committed), its reason must contain `why`, and the module must be the
+ * one before that step. */
+TsRun ts_reject(Arena *a, const char *kernel, const char *script, const char *why);
+
+/* The rejected step failed on an obligation of `kind` that the solver
+ * refuted, and the replay confirmed the counterexample. */
+void ts_assert_refuted_confirmed(const StepReport *r, const char *kind);
+
+/* Some obligation of `kind` in r has verdict v. */
+bool ts_has_obligation(const StepReport *r, const char *kind, Verdict v);
+/* How many obligations of `kind` r holds (any verdict). */
+int ts_count_obligations(const StepReport *r, const char *kind);
+
+/* The current function named `name` (NULL: the current one). */
+Func *ts_func(const TsRun *t, const char *name);
+/* The function printed (arena copy). */
+char *ts_print(Arena *a, const Func *f);
+/* The report text (arena copy). */
+char *ts_report(Arena *a, const StepReport *r);
+/* text contains / lacks needle, else the test fails showing text. */
+void ts_has(const char *text, const char *needle);
+void ts_lacks(const char *text, const char *needle);
+
+/* `if` statements whose bodies store to a buffer (branches around
+ * computation; ifs that hold only T.assume do not count). */
+int ts_store_ifs(const Stmt *s);
+
+/* Run f on a random admissible input (seed) and list the cells of buffer
+ * `buf` whose final state is `state`, as "[1, 6] [1, 7]" (arena copy).
+ * The run must succeed. */
+char *ts_cells_in_state(Arena *a, const Func *f, const char *buf, CellState state,
+			uint64_t seed);
+
+/* Parse one function; the result of ir_module's single function. */
+Func *ts_parse_func(Arena *a, const char *kernel);
+
+#endif
