@@ -63,6 +63,14 @@ $(VSCHED): $(CLI_OBJ) $(LIBVS)
 $(TESTBIN): $(TEST_OBJ) $(LIBVS)
 	$(CC) $(SANFLAGS) -o $@ $(TEST_OBJ) $(LIBVS) $(CHECK_LIBS) $(LIBS)
 
+# ---- backend runtime: the pthread pool that emitted objects with
+# parallel loops link against (libvsched.a holds it too) ----
+LIBRT := $(BUILD)/libvsched_rt.a
+all: $(LIBRT)
+$(LIBRT): $(BUILD)/backend/runtime.o
+	@rm -f $@
+	ar rcs $@ $^
+
 check-deps:
 	@scripts/deps.sh
 

@@ -518,7 +518,7 @@ void *vs_program_lookup(vs_program *vp, const char *func)
 vs_status vs_program_check(vs_program *vp, const char *func, int trials,
 			   unsigned long seed, char **report)
 {
-	int rc = backend_check(vp->p, func, trials, seed, 0.0, report);
+	int rc = backend_check(vp->p, func, trials, seed, -1.0, report);
 	if (rc == 2)
 		set_error_text(vp->ctx, *report ? *report : "check failed");
 	return rc == 0 ? VS_OK : rc == 1 ? VS_REJECTED : VS_BAD_INPUT;

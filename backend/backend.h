@@ -91,7 +91,7 @@ typedef enum { EMIT_LLVM, EMIT_ASM, EMIT_OBJ, EMIT_HEADER } EmitKind;
 bool emit_kind_from_name(const char *name, EmitKind *out);
 
 typedef struct BackendOptions {
-	int opt_level;       /* 0..3; the default (0 here) means 3 */
+	int opt_level;       /* 1..3; 0 means the default, 3; < 0: no optimisation */
 	bool no_host_cpu;    /* generic x86-64 instead of the host's CPU */
 	FlattenOptions flatten;
 } BackendOptions;
@@ -146,7 +146,12 @@ bool backend_run(Program *p, const char *func, State *st, int repeat,
 /* Differential check of the JIT against the reference interpreter on
  * `trials` admissible inputs of the scheduled function: 0 all agree, 1 a
  * difference (report says where and on which input), 2 no input could be
- * generated or the JIT failed. Floats compare exactly when rel_tol is 0. */
+ * generated or the JIT failed. Floats compare exactly when rel_tol is 0;
+ * rel_tol < 0 picks the float mode's default: exact in `ieee` mode, 1e-5
+ * relative in `real` mode, where floats are reals and the code may
+ * contract x * y + z to a fused multiply-add or reassociate a reduction
+ * in a vectorized loop (BACKEND_REAL_TOLERANCE). */
+#define BACKEND_REAL_TOLERANCE 1e-5
 int backend_check(Program *p, const char *func, int trials, uint64_t seed,
 		  double rel_tol, char **report);
 

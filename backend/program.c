@@ -144,7 +144,8 @@ Program *backend_build(const Schedule *s, const BackendOptions *opt, DiagList *d
 		return NULL;
 	}
 	double t0 = now_seconds();
-	if (!target_optimize(&p->target, p->mod, o.opt_level ? o.opt_level : 3, d)) {
+	int level = o.opt_level < 0 ? 0 : o.opt_level ? o.opt_level : 3;
+	if (!target_optimize(&p->target, p->mod, level, d)) {
 		backend_free(p);
 		return NULL;
 	}
@@ -480,6 +481,8 @@ int backend_check(Program *p, const char *func, int trials, uint64_t seed, doubl
 		return 2;
 	}
 	const Func *f = lf->source;
+	if (rel_tol < 0)
+		rel_tol = p->fm == FLOAT_IEEE ? 0.0 : BACKEND_REAL_TOLERANCE;
 	for (int t = 0; t < (trials < 1 ? 1 : trials) && rc == 0; t++) {
 		Arena a;
 		arena_init(&a);
@@ -519,7 +522,8 @@ int backend_check(Program *p, const char *func, int trials, uint64_t seed, doubl
 		sb_printf(&rep, "no usable trial: %s does not run on any generated input\n", f->name);
 		rc = 2;
 	} else if (rc == 0) {
-		sb_printf(&rep, "%d trials: compiled %s agrees with the interpreter\n", usable, f->name);
+		sb_printf(&rep, "%d trials: compiled %s agrees with the interpreter (%s)\n", usable,
+			  f->name, rel_tol > 0 ? "floats within the real-mode tolerance" : "exactly");
 	}
 	*report = sb_take(&rep);
 	return rc;

@@ -118,7 +118,9 @@ vs_status vs_program_emit(vs_program *p, const char *kind, const char *path);
  * as declared by the "header" emission. NULL + vs_last_error. */
 void *vs_program_lookup(vs_program *p, const char *func);
 /* JIT against the reference interpreter on `trials` admissible inputs;
- * VS_OK if all agree (floats exactly), VS_REJECTED on a difference. */
+ * VS_OK if all agree (integers exactly; floats exactly in ieee mode, within
+ * 1e-5 relative in real mode, where x * y + z may become a fused
+ * multiply-add), VS_REJECTED on a difference. */
 vs_status vs_program_check(vs_program *p, const char *func, int trials,
 			   unsigned long seed, char **report);
 /* Median wall time of `repeat` JIT runs on the admissible input of `seed`. */
