@@ -102,3 +102,17 @@ clean:
 	rm -rf build build-asan build-fuzz vsched
 
 -include $(LIB_OBJ:.o=.d) $(CLI_OBJ:.o=.d) $(TEST_OBJ:.o=.d)
+
+# ---- make bench: vsched-compiled kernels against naive C (clang -O3
+# -march=native) and single-threaded OpenBLAS; results also in
+# $(BUILD)/bench-results.txt ----
+BENCH := $(BUILD)/bench/bench
+$(BUILD)/bench/naive.o: bench/naive.c
+	@mkdir -p $(dir $@)
+	clang -O3 -march=native -c $< -o $@
+$(BENCH): bench/bench.c $(BUILD)/bench/naive.o $(LIBVS)
+	$(CC) $(ALL_CFLAGS) $(shell pkg-config --cflags openblas) -o $@ bench/bench.c \
+	  $(BUILD)/bench/naive.o $(LIBVS) $(LIBS) $(shell pkg-config --libs openblas)
+bench: check-deps
+	@$(MAKE) --no-print-directory all $(BENCH)
+	$(BENCH) $(BUILD)/bench-results.txt

@@ -55,6 +55,18 @@ typedef struct LowerStats {
 	double solver_seconds;
 } LowerStats;
 
+/* One access of the lowered function with the physical index of each
+ * axis it had before flattening. The code generator uses them to form
+ * the address as one multi-index GEP over the group's nested array type
+ * when the inner extents are constants: the same offset as the flat
+ * index, in a form LLVM's alias analysis can take apart (tiles then stay
+ * in registers). */
+typedef struct FlatAccess {
+	const void *node; /* the lowered EX_LOAD expression or ST_STORE statement */
+	int buf;          /* index into LoweredFunc.bufs */
+	Expr **axis;      /* physical index per axis (lowered) */
+} FlatAccess;
+
 /* A function after lowering. */
 typedef struct LoweredFunc {
 	const Func *source; /* the scheduled function (proven) */
@@ -62,6 +74,8 @@ typedef struct LoweredFunc {
 	int nbufs;
 	FlatBuffer *bufs;   /* parameters first (parameter order), then allocations */
 	BufferSet undef_bufs; /* flat buffers that lost a T.undef() store */
+	int naccesses;
+	FlatAccess *accesses;
 } LoweredFunc;
 
 /* Flatten every buffer of f (parameters and allocations). Each group's

@@ -55,6 +55,8 @@ typedef struct Cg {
 	BackendStats *stats;
 	DiagList *d;
 	bool failed;
+	const FlatAccess **access_map; /* open addressing by node pointer */
+	int access_cap;
 } Cg;
 
 /* ---- types and ranges ---- */
@@ -81,8 +83,12 @@ CgVal cg_expr(Cg *cg, const Expr *e);
 CgVal cg_expr_as(Cg *cg, const Expr *e, DType t);
 CgVal cg_convert(Cg *cg, CgVal x, DType from, DType to);
 LLVMValueRef cg_truth(Cg *cg, CgVal x, DType t);
-/* The element pointer of an access to a flat buffer. */
-LLVMValueRef cg_address(Cg *cg, const Buffer *b, int nidx, Expr *const *idx, Span sp);
+/* The element pointer of an access to a flat buffer; node is the access
+ * (EX_LOAD or ST_STORE) of the lowered IR, for its physical indices. */
+LLVMValueRef cg_address(Cg *cg, const Buffer *b, int nidx, Expr *const *idx, Span sp,
+			const void *node);
+/* Index the lowered function's accesses by node (cg->access_map). */
+void cg_map_accesses(Cg *cg, const LoweredFunc *lf);
 /* Whether evaluating e can have no undefined behaviour whatever its
  * inputs (no loads, no division by a possibly zero value), so that it may
  * be evaluated where the interpreter would not (select, and/or). */

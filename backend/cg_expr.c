@@ -669,12 +669,88 @@ static CgVal select_expr(Cg *cg, const Expr *e)
 
 /* ---------- memory ---------- */
 
-LLVMValueRef cg_address(Cg *cg, const Buffer *b, int nidx, Expr *const *idx, Span sp)
+static size_t access_slot(const void *node, int cap)
+{
+	uintptr_t h = (uintptr_t)node;
+	h ^= h >> 17;
+	h *= 0x9E3779B97F4A7C15ull;
+	return (size_t)(h >> 7) & (size_t)(cap - 1);
+}
+
+void cg_map_accesses(Cg *cg, const LoweredFunc *lf)
+{
+	free(cg->access_map);
+	int cap = 16;
+	while (cap < 2 * lf->naccesses + 1)
+		cap *= 2;
+	cg->access_map = calloc((size_t)cap, sizeof *cg->access_map);
+	cg->access_cap = cg->access_map ? cap : 0;
+	for (int i = 0; cg->access_map && i < lf->naccesses; i++) {
+		size_t k = access_slot(lf->accesses[i].node, cap);
+		while (cg->access_map[k])
+			k = (k + 1) & (size_t)(cap - 1);
+		cg->access_map[k] = &lf->accesses[i];
+	}
+}
+
+static const FlatAccess *find_access(Cg *cg, const void *node)
+{
+	if (!cg->access_cap || !node)
+		return NULL;
+	for (size_t k = access_slot(node, cg->access_cap); cg->access_map[k];
+	     k = (k + 1) & (size_t)(cg->access_cap - 1))
+		if (cg->access_map[k]->node == node)
+			return cg->access_map[k];
+	return NULL;
+}
+
+/* The nested array type [S1 x [S2 x ... T]] of a one-group buffer whose
+ * axes after the first have literal extents; NULL otherwise. */
+static LLVMTypeRef nested_array_type(Cg *cg, const Buffer *phys)
+{
+	LLVMTypeRef t = cg_mem_type(cg, phys->dtype);
+	if (phys->naxis_separators || phys->ndim < 2)
+		return NULL;
+	for (int k = phys->ndim - 1; k >= 1; k--) {
+		const Expr *e = phys->shape[k];
+		if (e->kind != EX_INT || e->u.ival < 1 || e->u.ival > (1 << 30))
+			return NULL;
+		t = LLVMArrayType(t, (unsigned)e->u.ival);
+	}
+	return t;
+}
+
+/* base + x0 * S1 * ... + x1 * S2 * ... + ... as one GEP: the flat index
+ * of the group, with each physical axis index in range in a program
+ * without undefined behaviour (so `inbounds` holds). */
+static LLVMValueRef nested_address(Cg *cg, CgBuf *cb, const FlatAccess *acc)
+{
+	const Buffer *phys = cg->lf->bufs[acc->buf].physical;
+	LLVMTypeRef at = nested_array_type(cg, phys);
+	if (!at)
+		return NULL;
+	LLVMValueRef idx[16];
+	if (phys->ndim > 16)
+		return NULL;
+	for (int k = 0; k < phys->ndim; k++)
+		idx[k] = cg_expr_as(cg, acc->axis[k], DT_INT64).v;
+	LLVMValueRef base = LLVMBuildPointerCast(cg->b, cb->ptr, LLVMPointerType(at, 0), "");
+	return LLVMBuildInBoundsGEP2(cg->b, at, base, idx, (unsigned)phys->ndim, "");
+}
+
+LLVMValueRef cg_address(Cg *cg, const Buffer *b, int nidx, Expr *const *idx, Span sp,
+			const void *node)
 {
 	CgBuf *cb = cg_find_buffer(cg, b);
 	if (!cb) {
 		cg_fail(cg, sp, "internal: buffer %s is not in scope in the code generator", b->name);
 		return NULL;
+	}
+	const FlatAccess *acc = find_access(cg, node);
+	LLVMValueRef nested = acc ? nested_address(cg, cb, acc) : NULL;
+	if (nested) {
+		LLVMTypeRef et = cg_mem_type(cg, b->dtype);
+		return LLVMBuildPointerCast(cg->b, nested, LLVMPointerType(et, 0), "");
 	}
 	LLVMValueRef off = NULL;
 	if (b->ndim == 0 || nidx == 0)
@@ -694,7 +770,7 @@ LLVMValueRef cg_address(Cg *cg, const Buffer *b, int nidx, Expr *const *idx, Spa
 static CgVal load(Cg *cg, const Expr *e)
 {
 	const Buffer *b = e->u.load.buf;
-	LLVMValueRef p = cg_address(cg, b, e->u.load.nidx, e->u.load.idx, e->span);
+	LLVMValueRef p = cg_address(cg, b, e->u.load.nidx, e->u.load.idx, e->span, e);
 	if (!p)
 		return (CgVal){LLVMGetUndef(cg_type(cg, e->dtype)), range_full(e->dtype)};
 	LLVMValueRef v = LLVMBuildLoad2(cg->b, cg_mem_type(cg, b->dtype), p, "");

@@ -65,10 +65,10 @@ static LLVMMetadataRef md_prop(Cg *cg, const char *name, bool with_true)
  * goes through a temporary node replaced once the node exists. */
 static void set_loop_metadata(Cg *cg, LLVMValueRef latch_br, int nprops, LLVMMetadataRef *props)
 {
-	LLVMMetadataRef ops[4];
+	LLVMMetadataRef ops[5];
 	LLVMMetadataRef tmp = LLVMTemporaryMDNode(cg->ctx, NULL, 0);
 	ops[0] = tmp;
-	for (int i = 0; i < nprops && i < 3; i++)
+	for (int i = 0; i < nprops && i < 4; i++)
 		ops[i + 1] = props[i];
 	LLVMMetadataRef node = LLVMMDNodeInContext2(cg->ctx, ops, (size_t)nprops + 1);
 	LLVMMetadataReplaceAllUsesWith(tmp, node);
@@ -372,11 +372,43 @@ static void parallel_loop(Cg *cg, const LoopBounds *lb, const Stmt *body)
 	capture_free(&c);
 }
 
+/* A constant power-of-two extent up to MAX_VECTOR_LANES becomes the
+ * vector width: the whole loop is one vector operation (TVM's reading
+ * of `vectorize`), and a tile of rows accessed at invariant addresses
+ * stays simple enough for LLVM to keep in registers. */
+#define MAX_VECTOR_LANES 64
+static int vector_width_prop(Cg *cg, const LoopBounds *lb, LLVMMetadataRef *out)
+{
+	if (!LLVMIsAConstantInt(lb->ext64))
+		return 0;
+	int64_t n = LLVMConstIntGetSExtValue(lb->ext64);
+	if (n < 2 || n > MAX_VECTOR_LANES || (n & (n - 1)) != 0)
+		return 0;
+	LLVMMetadataRef ops[2];
+	ops[0] = LLVMMDStringInContext2(cg->ctx, "llvm.loop.vectorize.width", 25);
+	ops[1] = LLVMValueAsMetadata(LLVMConstInt(LLVMInt32TypeInContext(cg->ctx), (unsigned long long)n, 0));
+	*out = LLVMMDNodeInContext2(cg->ctx, ops, 2);
+	return 1;
+}
+
+/* What the loops the vectorizer leaves behind carry: only "vectorized",
+ * so the unroll.disable that kept the loop for the vectorizer does not
+ * stop the clean-up of the remaining single-trip loop. */
+static LLVMMetadataRef vectorized_followup(Cg *cg)
+{
+	LLVMMetadataRef ops[2], done[2];
+	done[0] = LLVMMDStringInContext2(cg->ctx, "llvm.loop.isvectorized", 22);
+	done[1] = LLVMValueAsMetadata(LLVMConstInt(LLVMInt32TypeInContext(cg->ctx), 1, 0));
+	ops[0] = LLVMMDStringInContext2(cg->ctx, "llvm.loop.vectorize.followup_all", 32);
+	ops[1] = LLVMMDNodeInContext2(cg->ctx, done, 2);
+	return LLVMMDNodeInContext2(cg->ctx, ops, 2);
+}
+
 static void for_loop(Cg *cg, const Stmt *s)
 {
 	LoopBounds lb = loop_bounds(cg, s);
 	const Stmt *body = s->u.loop.body;
-	LLVMMetadataRef props[2];
+	LLVMMetadataRef props[4];
 	LLVMValueRef br;
 	switch (s->u.loop.kind) {
 	case FOR_SERIAL:
@@ -392,7 +424,11 @@ static void for_loop(Cg *cg, const Stmt *s)
 		cg->stats->nvectorized_loops++;
 		br = serial_loop(cg, &lb, body);
 		props[0] = md_prop(cg, "llvm.loop.vectorize.enable", true);
-		set_loop_metadata(cg, br, 1, props);
+		/* the early full unroll would take a short loop away from the
+		 * vectorizer; it stays a loop until vectorized */
+		props[1] = md_prop(cg, "llvm.loop.unroll.disable", false);
+		props[2] = vectorized_followup(cg);
+		set_loop_metadata(cg, br, 3 + vector_width_prop(cg, &lb, &props[3]), props);
 		return;
 	case FOR_UNROLLED:
 		cg->stats->nunrolled_loops++;
@@ -494,7 +530,7 @@ static void if_stmt(Cg *cg, const Stmt *s)
 static void store_stmt(Cg *cg, const Stmt *s)
 {
 	const Buffer *b = s->u.store.buf;
-	LLVMValueRef p = cg_address(cg, b, s->u.store.nidx, s->u.store.idx, s->span);
+	LLVMValueRef p = cg_address(cg, b, s->u.store.nidx, s->u.store.idx, s->span, s);
 	CgVal v = cg_expr_as(cg, s->u.store.value, b->dtype);
 	if (!p)
 		return;
@@ -620,6 +656,7 @@ LLVMValueRef cg_define_kernel(Cg *cg, const LoweredFunc *lf)
 	const Func *f = lf->func;
 	cg->lf = lf;
 	cg->nparallel = 0;
+	cg_map_accesses(cg, lf);
 	LLVMValueRef fn = LLVMAddFunction(cg->mod, f->name, kernel_type(cg, f));
 	cg_function_attributes(cg, fn);
 	for (int i = 0; i < f->nparams; i++) {

@@ -230,6 +230,8 @@ typedef struct Flattener {
 	DiagList *d;
 	int nbufs, capbufs;
 	FlatBuffer *bufs;
+	int naccesses, capaccesses;
+	FlatAccess *accesses;
 	bool failed;
 } Flattener;
 
@@ -512,6 +514,19 @@ static Expr **flat_indices(Arena *a, const FlatBuffer *fb, int nidx, Expr **idx)
 
 /* ---------- rewriting accesses ---------- */
 
+static void record_access(Flattener *fl, const void *node, const FlatBuffer *fb, Expr **axis)
+{
+	if (fl->naccesses == fl->capaccesses) {
+		int cap = fl->capaccesses ? 2 * fl->capaccesses : 32;
+		FlatAccess *acc = arena_alloc(fl->a, sizeof *acc * (size_t)cap);
+		if (fl->naccesses)
+			memcpy(acc, fl->accesses, sizeof *acc * (size_t)fl->naccesses);
+		fl->accesses = acc;
+		fl->capaccesses = cap;
+	}
+	fl->accesses[fl->naccesses++] = (FlatAccess){node, (int)(fb - fl->bufs), axis};
+}
+
 static Expr *flat_expr(Flattener *fl, Expr *e);
 
 static Expr **flat_exprs(Flattener *fl, int n, Expr **xs, bool *changed)
@@ -537,7 +552,9 @@ static Expr *flat_load(Flattener *fl, Expr *e)
 		return e;
 	}
 	Expr **flat = flat_indices(fl->a, fb, e->u.load.nidx, idx);
-	return ir_load(fl->a, fb->flat, fb->ngroups, flat, e->span);
+	Expr *load = ir_load(fl->a, fb->flat, fb->ngroups, flat, e->span);
+	record_access(fl, load, fb, idx);
+	return load;
 }
 
 static Expr *flat_expr(Flattener *fl, Expr *e)
@@ -606,7 +623,9 @@ static Stmt *flat_store(Flattener *fl, Stmt *s)
 		return s;
 	}
 	Expr **flat = flat_indices(fl->a, fb, s->u.store.nidx, idx);
-	return ir_store(fl->a, fb->flat, fb->ngroups, flat, value, s->span);
+	Stmt *store = ir_store(fl->a, fb->flat, fb->ngroups, flat, value, s->span);
+	record_access(fl, store, fb, idx);
+	return store;
 }
 
 /* An allocation's extents may mention the loops and lets around it. */
@@ -614,9 +633,9 @@ static Stmt *flat_alloc(Flattener *fl, Stmt *s, Context *ctx)
 {
 	if (!flat_buffer(fl, s->u.alloc.buf, false, ctx))
 		return s;
-	FlatBuffer *fb = &fl->bufs[fl->nbufs - 1];
+	Buffer *flat = fl->bufs[fl->nbufs - 1].flat; /* bufs may move below */
 	Stmt *body = s->u.alloc.body ? flat_stmt(fl, s->u.alloc.body, ctx) : NULL;
-	return ir_alloc(fl->a, fb->flat, body, s->span);
+	return ir_alloc(fl->a, flat, body, s->span);
 }
 
 static Stmt *flat_for(Flattener *fl, Stmt *s, Context *ctx)
@@ -711,5 +730,7 @@ bool lower_flatten(Arena *a, Solver *solver, FloatMode fm, ProofLog *log,
 	out->source = source ? source : f;
 	out->nbufs = fl.nbufs;
 	out->bufs = fl.bufs;
+	out->naccesses = fl.naccesses;
+	out->accesses = fl.accesses;
 	return true;
 }
