@@ -523,8 +523,12 @@ int backend_check(Program *p, const char *func, int trials, uint64_t seed, doubl
 		sb_printf(&rep, "no usable trial: %s does not run on any generated input\n", f->name);
 		rc = 2;
 	} else if (rc == 0) {
-		sb_printf(&rep, "%d trials: compiled %s agrees with the interpreter (%s)\n", usable,
-			  f->name, rel_tol > 0 ? "floats within the real-mode tolerance" : "exactly");
+		if (rel_tol > 0)
+			sb_printf(&rep, "%d trials: compiled %s agrees with the interpreter (integers exactly, "
+				  "floats within %g relative)\n", usable, f->name, rel_tol);
+		else
+			sb_printf(&rep, "%d trials: compiled %s agrees with the interpreter exactly\n",
+				  usable, f->name);
 	}
 	*report = sb_take(&rep);
 	return rc;

@@ -341,15 +341,26 @@ static void print_schedule_summary(vs_schedule *s)
 	       vs_num_reports(s), proven, total, secs);
 }
 
+/* The kernel as written, compiled too, to compare run times. */
+static vs_program *build_unscheduled(vs_context *ctx, const Opts *o, vs_schedule **s)
+{
+	*s = NULL;
+	vs_module *m = vs_parse_file(ctx, o->pos[0]);
+	*s = m ? vs_schedule_new(ctx, m, NULL) : NULL;
+	return *s ? vs_build(*s, NULL) : NULL;
+}
+
 static int cmd_jit(vs_context *ctx, const Opts *o)
 {
-	vs_schedule *s;
-	vs_program *p;
+	vs_schedule *s, *us = NULL;
+	vs_program *p, *up = NULL;
 	int rc = schedule_and_build(ctx, o, "jit", &s, &p);
 	if (rc != 0) {
 		vs_schedule_free(s);
 		return rc;
 	}
+	if (o->schedule)
+		up = build_unscheduled(ctx, o, &us);
 	print_schedule_summary(s);
 	int nobs, widened;
 	double solver, compile;
@@ -370,11 +381,17 @@ static int cmd_jit(vs_context *ctx, const Opts *o)
 			rc = st == VS_REJECTED ? 1 : 2;
 			break;
 		}
-		double t;
+		double t, tu;
 		int repeat = o->repeat ? o->repeat : 5;
-		if (vs_program_time(p, f, o->seed, repeat, &t) == VS_OK)
-			printf("%s: run time %.6f s (median of %d JIT runs)\n", f, t, repeat);
+		if (vs_program_time(p, f, o->seed, repeat, &t) != VS_OK)
+			continue;
+		printf("%s: run time %.4f ms scheduled (median of %d JIT runs)", f, t * 1e3, repeat);
+		if (up && vs_program_time(up, f, o->seed, repeat, &tu) == VS_OK)
+			printf(", %.4f ms as written (speedup %.2fx)", tu * 1e3, t > 0 ? tu / t : 0.0);
+		printf("\n");
 	}
+	vs_program_free(up);
+	vs_schedule_free(us);
 	vs_program_free(p);
 	vs_schedule_free(s);
 	return rc;
