@@ -470,6 +470,17 @@ bool backend_run(Program *p, const char *func, State *st, int repeat, double *se
 
 /* ---------- JIT against the interpreter ---------- */
 
+static bool has_floats(const Func *f)
+{
+	for (int i = 0; i < f->nparams; i++) {
+		const Param *p = &f->params[i];
+		DType t = p->kind == PARAM_SCALAR ? p->var->dtype : p->buf ? p->buf->dtype : DT_INT32;
+		if (dtype_is_float(t))
+			return true;
+	}
+	return false;
+}
+
 int backend_check(Program *p, const char *func, int trials, uint64_t seed, double rel_tol,
 		  char **report)
 {
@@ -523,7 +534,7 @@ int backend_check(Program *p, const char *func, int trials, uint64_t seed, doubl
 		sb_printf(&rep, "no usable trial: %s does not run on any generated input\n", f->name);
 		rc = 2;
 	} else if (rc == 0) {
-		if (rel_tol > 0)
+		if (rel_tol > 0 && has_floats(f))
 			sb_printf(&rep, "%d trials: compiled %s agrees with the interpreter (integers exactly, "
 				  "floats within %g relative)\n", usable, f->name, rel_tol);
 		else

@@ -11,12 +11,14 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "backend/backend.h"
 #include "backend/runtime.h"
 #include "randkernel.h"
 #include "testutil.h"
+#include "vsched.h"
 
 static Arena arena;
 static void setup(void) { arena_init(&arena); }
@@ -1106,6 +1108,112 @@ START_TEST(runtime_covers_every_iteration_once_and_reports_failure)
 }
 END_TEST
 
+/* ---------- the public API and the command line ---------- */
+
+START_TEST(api_builds_and_calls_the_jit_kernel)
+{
+	vs_context *ctx = vs_context_new();
+	vs_module *m = vs_parse_string(ctx, "k.tir",
+				       "@T.prim_func\n"
+				       "def axpy(X: T.Buffer[(64,), \"float32\"], Y: T.Buffer[(64,), \"float32\"], a: T.float32):\n"
+				       "    for i in T.serial(64):\n"
+				       "        Y[i] = a * X[i] + Y[i]\n");
+	ck_assert_ptr_nonnull(m);
+	vs_schedule *s = vs_schedule_new(ctx, m, NULL);
+	ck_assert_int_eq(vs_run_script_string(s, "s.sched", "io, ii = sch.split(\"i\", factor=16, tail=\"perfect\")\n"
+							   "sch.vectorize(\"ii\")\n"),
+			 VS_OK);
+	vs_program *p = vs_build(s, NULL);
+	ck_assert_msg(p != NULL, "%s", vs_last_error(ctx));
+	typedef int32_t (*Axpy)(float *, float *, float);
+	Axpy f = (Axpy)vs_program_lookup(p, "axpy");
+	ck_assert_ptr_nonnull(f);
+	float x[64], y[64];
+	for (int i = 0; i < 64; i++) {
+		x[i] = (float)i;
+		y[i] = 1.0f;
+	}
+	ck_assert_int_eq(f(x, y, 0.5f), 0);
+	for (int i = 0; i < 64; i++)
+		ck_assert(y[i] == 0.5f * (float)i + 1.0f);
+	char *report = NULL;
+	ck_assert_int_eq(vs_program_check(p, "axpy", 3, 1, &report), VS_OK);
+	free(report);
+	double t = -1;
+	ck_assert_int_eq(vs_program_time(p, "axpy", 1, 3, &t), VS_OK);
+	ck_assert(t >= 0);
+	int nobs = 0;
+	vs_program_stats(p, &nobs, NULL, NULL, NULL);
+	ck_assert_int_eq(nobs, 2);
+	ck_assert_int_eq(vs_program_emit(p, "bogus", NULL), VS_BAD_INPUT);
+	ck_assert_ptr_null(vs_program_lookup(p, "nope"));
+	assert_contains(vs_last_error(ctx), "no kernel named nope");
+	vs_program_free(p);
+	vs_schedule_free(s);
+	vs_context_free(ctx);
+}
+END_TEST
+
+static int run_cli(const char *args, char **out)
+{
+	const char *bin = getenv("VS_BIN") ? getenv("VS_BIN") : "./vsched";
+	char path[] = "/tmp/vsched-cli-XXXXXX";
+	int fd = mkstemp(path);
+	ck_assert_int_ge(fd, 0);
+	close(fd);
+	char cmd[8192];
+	snprintf(cmd, sizeof cmd, "%s %s >%s 2>&1", bin, args, path);
+	int rc = system(cmd);
+	*out = tu_read_file(path);
+	unlink(path);
+	return WIFEXITED(rc) ? WEXITSTATUS(rc) : -1;
+}
+
+START_TEST(cli_build_and_jit_exit_statuses)
+{
+	char *out = NULL;
+	if (access(getenv("VS_BIN") ? getenv("VS_BIN") : "./vsched", X_OK) != 0) {
+		fprintf(stderr, "backend: no vsched binary, CLI test skipped\n");
+		return;
+	}
+	ck_assert_int_eq(run_cli("build examples/backend/rowsum.tir --schedule examples/backend/rowsum.sched "
+				 "--emit llvm -o /dev/null", &out), 0);
+	free(out);
+	ck_assert_int_eq(run_cli("build examples/backend/rowsum.tir --emit header", &out), 0);
+	assert_contains(out, "int32_t rowsum(int32_t *restrict A, int32_t *restrict B);");
+	free(out);
+	ck_assert_int_eq(run_cli("build examples/backend/rowsum.tir --emit wat -o /dev/null", &out), 2);
+	assert_contains(out, "kind must be llvm, asm, obj or header");
+	free(out);
+	ck_assert_int_eq(run_cli("build examples/backend/rowsum.tir --emit obj", &out), 2);
+	free(out);
+	ck_assert_int_eq(run_cli("build examples/backend/rowsum.tir", &out), 2);
+	free(out);
+	ck_assert_int_eq(run_cli("jit examples/backend/rowsum.tir --schedule examples/backend/rowsum.sched "
+				 "--trials 2 --repeat 3", &out), 0);
+	assert_contains(out, "agrees with the interpreter");
+	assert_contains(out, "2 flattening obligations proven");
+	free(out);
+	/* a rejected schedule compiles nothing: exit 1 */
+	ck_assert_int_eq(run_cli("jit examples/demo/matmul.tir --schedule examples/demo/wrong.sched", &out), 1);
+	assert_contains(out, "nothing is compiled");
+	free(out);
+	/* a syntax error: file:line:col, exit 2 */
+	char bad[] = "/tmp/vsched-bad-XXXXXX";
+	int fd = mkstemp(bad);
+	ck_assert_int_ge(fd, 0);
+	const char text[] = "@T.prim_func\ndef f(A: T.Buffer[(4,), \"int32\"]):\n    A[0] = = 1\n";
+	ck_assert_int_eq(write(fd, text, sizeof text - 1), (int)(sizeof text - 1));
+	close(fd);
+	char args[256];
+	snprintf(args, sizeof args, "build %s --emit llvm", bad);
+	ck_assert_int_eq(run_cli(args, &out), 2);
+	assert_contains(out, ":3:");
+	free(out);
+	unlink(bad);
+}
+END_TEST
+
 Suite *suite_backend(void)
 {
 	Suite *s = suite_create("backend");
@@ -1168,6 +1276,12 @@ Suite *suite_backend(void)
 	tcase_add_test(tc, emits_llvm_assembly_object_and_header);
 	tcase_add_test(tc, header_documents_logical_physical_and_flat_shapes);
 	tcase_add_test(tc, example_driver_links_emitted_object_and_runs);
+	suite_add_tcase(s, tc);
+
+	tc = tcase_create("api_cli");
+	tcase_set_timeout(tc, 120);
+	tcase_add_test(tc, api_builds_and_calls_the_jit_kernel);
+	tcase_add_test(tc, cli_build_and_jit_exit_statuses);
 	suite_add_tcase(s, tc);
 
 	tc = tcase_create("runtime");
