@@ -557,3 +557,5 @@ void vs_program_stats(const vs_program *vp, int *obligations, int *widened,
 	if (compile_seconds)
 		*compile_seconds = st->lower_seconds + st->codegen_seconds + st->optimize_seconds;
 }
+
+const char *vs_program_warning(const vs_program *vp) { return backend_first_warning(vp->p); }

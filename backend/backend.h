@@ -115,6 +115,7 @@ typedef struct BackendStats {
 	double lower_seconds, codegen_seconds, optimize_seconds;
 	int nfuncs;
 	int nparallel_loops, nvectorized_loops, nunrolled_loops;
+	int nllvm_warnings; /* e.g. a vectorize annotation LLVM did not carry out */
 } BackendStats;
 
 typedef struct Program Program;
@@ -130,6 +131,8 @@ Program *backend_build(const Schedule *s, const BackendOptions *opt,
 void backend_free(Program *p);
 
 const BackendStats *backend_stats(const Program *p);
+/* The first warning LLVM reported (NULL if none); LLVM never prints. */
+const char *backend_first_warning(const Program *p);
 int backend_num_funcs(const Program *p);
 const LoweredFunc *backend_lowered(const Program *p, int i);
 const LoweredFunc *backend_find(const Program *p, const char *func);

@@ -27,6 +27,7 @@ struct Program {
 	LLVMContextRef ctx;
 	LLVMModuleRef mod;
 	LLVMOrcLLJITRef jit;
+	char *first_warning; /* malloc'ed: the first LLVM warning, e.g. a missed vectorization */
 };
 
 static double now_seconds(void)
@@ -78,6 +79,7 @@ void backend_free(Program *p)
 		LLVMOrcDisposeThreadSafeContext(p->tsctx);
 	target_dispose(&p->target);
 	arena_free(&p->arena);
+	free(p->first_warning);
 	free(p);
 }
 
@@ -101,11 +103,31 @@ static bool lower_all(Program *p, const BackendOptions *opt, DiagList *d)
 	return true;
 }
 
+/* LLVM reports through the context, never to stderr (library code does
+ * not print): errors and warnings are counted and the first warning kept
+ * (a `vectorize` LLVM could not carry out is one); remarks are dropped. */
+static void on_llvm_diagnostic(LLVMDiagnosticInfoRef di, void *arg)
+{
+	Program *p = arg;
+	LLVMDiagnosticSeverity sev = LLVMGetDiagInfoSeverity(di);
+	if (sev != LLVMDSError && sev != LLVMDSWarning)
+		return;
+	p->stats.nllvm_warnings++;
+	if (!p->first_warning) {
+		char *msg = LLVMGetDiagInfoDescription(di);
+		p->first_warning = strdup(msg ? msg : "?");
+		LLVMDisposeMessage(msg);
+	}
+}
+
+const char *backend_first_warning(const Program *p) { return p->first_warning; }
+
 static bool generate(Program *p, DiagList *d)
 {
 	double t0 = now_seconds();
 	p->tsctx = LLVMOrcCreateNewThreadSafeContext();
 	p->ctx = LLVMOrcThreadSafeContextGetContext(p->tsctx);
+	LLVMContextSetDiagnosticHandler(p->ctx, on_llvm_diagnostic, p);
 	const char *name = p->sched->mod->name ? p->sched->mod->name : p->sched->mod->funcs[0]->name;
 	p->mod = LLVMModuleCreateWithNameInContext(name, p->ctx);
 	target_configure_module(&p->target, p->mod);

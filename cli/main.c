@@ -367,6 +367,8 @@ static int cmd_jit(vs_context *ctx, const Opts *o)
 	vs_program_stats(p, &nobs, &widened, &solver, &compile);
 	printf("lowering: %d flattening obligations proven (%d indices widened to int64), "
 	       "solver %.3f s; compiled in %.3f s\n", nobs, widened, solver, compile);
+	if (vs_program_warning(p))
+		printf("note: LLVM: %s\n", vs_program_warning(p));
 	const vs_module *m = vs_schedule_result(s);
 	int nf = vs_module_num_funcs(m);
 	for (int i = 0; i < nf && rc == 0; i++) {

@@ -130,6 +130,9 @@ vs_status vs_program_time(vs_program *p, const char *func, unsigned long seed,
  * time, and the time to lower, generate and optimise. */
 void vs_program_stats(const vs_program *p, int *obligations, int *widened,
 		      double *solver_seconds, double *compile_seconds);
+/* The first warning LLVM gave while compiling (e.g. a `vectorize` it could
+ * not carry out), or NULL. The code is correct either way. */
+const char *vs_program_warning(const vs_program *p);
 
 #ifdef __cplusplus
 }
