@@ -297,6 +297,9 @@ static void bench_matmul(int n, const char *tir)
 	Run rs = {.call = call3, .fn = s.fn, .a = A, .b = B, .c = Cs}, ru = {.call = call3, .fn = u.fn, .a = A, .b = B, .c = Cu};
 	Run rn = {.call = call_naive_matmul, .fn = NULL, .a = A, .b = B, .c = Cn, .n = n, .m = 0}, rb = {.call = call_blas, .fn = NULL, .a = A, .b = B, .c = Cb, .n = n, .m = 0};
 	double ts = median_seconds(&rs, fast), tb = median_seconds(&rb, fast);
+	/* VS_BENCH_FAST=1: one run of the slow baselines (while tuning) */
+	if (getenv("VS_BENCH_FAST"))
+		slow = 1;
 	double tu = median_seconds(&ru, slow), tn = median_seconds(&rn, slow);
 	for (size_t i = 0; i < nn; i++)
 		if (!close_enough(Cs[i], Cb[i], 1e-3f) || !close_enough(Cu[i], Cb[i], 1e-3f) ||
@@ -330,11 +333,20 @@ int main(int argc, char **argv)
 	    "form (both written as .tir until transform_layout and overcompute removal land).\n"
 	    "OpenBLAS: cblas_sgemm on 1 thread, core %s.\n\n", openblas_get_corename());
 	header();
-	bench_rowsum();
-	bench_conv1d();
-	bench_elementwise();
-	bench_matmul(512, "bench/matmul512.tir");
-	bench_matmul(1024, "bench/matmul1024.tir");
+	/* VS_BENCH_ONLY=matmul (a substring of the row names) runs a subset */
+	const char *only = getenv("VS_BENCH_ONLY");
+#define WANT(name) (!only || strstr(name, only))
+	if (WANT("rowsum"))
+		bench_rowsum();
+	if (WANT("conv1d"))
+		bench_conv1d();
+	if (WANT("elementwise"))
+		bench_elementwise();
+	if (WANT("matmul 512"))
+		bench_matmul(512, "bench/matmul512.tir");
+	if (WANT("matmul 1024"))
+		bench_matmul(1024, "bench/matmul1024.tir");
+#undef WANT
 	out("\ntotal bench time %.1f s\n", now() - t0);
 	vs_context_free(ctx);
 	if (results) {
