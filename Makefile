@@ -63,6 +63,14 @@ $(VSCHED): $(CLI_OBJ) $(LIBVS)
 $(TESTBIN): $(TEST_OBJ) $(LIBVS)
 	$(CC) $(SANFLAGS) -o $@ $(TEST_OBJ) $(LIBVS) $(CHECK_LIBS) $(LIBS)
 
+# ---- backend runtime: the pthread pool that emitted objects with
+# parallel loops link against (libvsched.a holds it too) ----
+LIBRT := $(BUILD)/libvsched_rt.a
+all: $(LIBRT)
+$(LIBRT): $(BUILD)/backend/runtime.o
+	@rm -f $@
+	ar rcs $@ $^
+
 check-deps:
 	@scripts/deps.sh
 
@@ -107,3 +115,23 @@ $(BUILD)/examples/%: examples/%.c $(LIBVS)
 $(TESTBIN): $(EXAMPLE_BIN)
 
 -include $(LIB_OBJ:.o=.d) $(CLI_OBJ:.o=.d) $(TEST_OBJ:.o=.d)
+
+# ---- make bench: vsched-compiled kernels against naive C (clang -O3
+# -march=native) and single-threaded OpenBLAS; results also in
+# $(BUILD)/bench-results.txt ----
+BENCH := $(BUILD)/bench/bench
+$(BUILD)/bench/naive.o: bench/naive.c
+	@mkdir -p $(dir $@)
+	clang -O3 -march=native -c $< -o $@
+$(BENCH): bench/bench.c $(BUILD)/bench/naive.o $(LIBVS)
+	$(CC) $(ALL_CFLAGS) $(shell pkg-config --cflags openblas) -o $@ bench/bench.c \
+	  $(BUILD)/bench/naive.o $(LIBVS) $(LIBS) $(shell pkg-config --libs openblas)
+# OpenBLAS 0.3.21 does not recognise some recent CPUs and falls back to
+# its generic (Prescott) kernels: unless OPENBLAS_CORETYPE is set, pick
+# its best kernel for the host's vector ISA, so the comparison is fair.
+bench: check-deps
+	@$(MAKE) --no-print-directory all $(BENCH)
+	@ct=$${OPENBLAS_CORETYPE:-$$(grep -qw avx512f /proc/cpuinfo && echo SkylakeX || \
+	  (grep -qw avx2 /proc/cpuinfo && echo Haswell))}; \
+	if [ -n "$$ct" ]; then export OPENBLAS_CORETYPE=$$ct; fi; \
+	$(BENCH) $(BUILD)/bench-results.txt

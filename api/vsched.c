@@ -580,3 +580,127 @@ vs_status vs_log_check(const char *dir, const char *solver, char **out)
 	int rc = proof_log_check(dir, solver, out);
 	return rc == 0 ? VS_OK : rc == 1 ? VS_REJECTED : VS_BAD_INPUT;
 }
+
+/* ---- code generation (backend/) ---- */
+
+#include "backend/backend.h"
+
+struct vs_program {
+	vs_context *ctx;
+	Program *p;
+};
+
+vs_program *vs_build(vs_schedule *vs, const vs_build_options *opt)
+{
+	BackendOptions bo = {0};
+	bo.flatten.allow_int64 = true;
+	if (opt) {
+		bo.opt_level = opt->opt_level;
+		bo.no_host_cpu = opt->generic_cpu;
+		bo.flatten.allow_int64 = !opt->no_int64_widening;
+	}
+	DiagList d;
+	diag_init(&d, &vs->ctx->arena);
+	/* the schedule's module: every committed step proven */
+	Program *p = backend_build(vs->s, &bo, &d);
+	if (!p) {
+		set_error(vs->ctx, &d);
+		return NULL;
+	}
+	vs_program *vp = calloc(1, sizeof *vp);
+	if (!vp) {
+		backend_free(p);
+		return NULL;
+	}
+	vp->ctx = vs->ctx;
+	vp->p = p;
+	return vp;
+}
+
+void vs_program_free(vs_program *vp)
+{
+	if (!vp)
+		return;
+	backend_free(vp->p);
+	free(vp);
+}
+
+vs_status vs_program_emit(vs_program *vp, const char *kind, const char *path)
+{
+	EmitKind k;
+	if (!emit_kind_from_name(kind, &k)) {
+		set_error_text(vp->ctx, "emit: kind must be llvm, asm, obj or header");
+		return VS_BAD_INPUT;
+	}
+	DiagList d;
+	diag_init(&d, &vp->ctx->arena);
+	if (path) {
+		if (backend_emit(vp->p, k, path, &d))
+			return VS_OK;
+		set_error(vp->ctx, &d);
+		return VS_BAD_INPUT;
+	}
+	char *text = backend_emit_string(vp->p, k, &d);
+	if (!text) {
+		set_error(vp->ctx, &d);
+		return VS_BAD_INPUT;
+	}
+	fputs(text, stdout);
+	free(text);
+	return VS_OK;
+}
+
+void *vs_program_lookup(vs_program *vp, const char *func)
+{
+	DiagList d;
+	diag_init(&d, &vp->ctx->arena);
+	void *f = backend_lookup(vp->p, func, &d);
+	if (!f)
+		set_error(vp->ctx, &d);
+	return f;
+}
+
+vs_status vs_program_check(vs_program *vp, const char *func, int trials,
+			   unsigned long seed, char **report)
+{
+	int rc = backend_check(vp->p, func, trials, seed, -1.0, report);
+	if (rc == 2)
+		set_error_text(vp->ctx, *report ? *report : "check failed");
+	return rc == 0 ? VS_OK : rc == 1 ? VS_REJECTED : VS_BAD_INPUT;
+}
+
+vs_status vs_program_time(vs_program *vp, const char *func, unsigned long seed,
+			  int repeat, double *seconds)
+{
+	const LoweredFunc *lf = backend_find(vp->p, func);
+	if (!lf) {
+		set_error_text(vp->ctx, "no such kernel in the program");
+		return VS_BAD_INPUT;
+	}
+	Arena a;
+	arena_init(&a);
+	DiagList d;
+	diag_init(&d, &vp->ctx->arena);
+	State *in = interp_gen_input(&a, lf->source, seed, &d);
+	bool ok = in && backend_run(vp->p, lf->func->name, in, repeat, seconds, &d);
+	if (!ok)
+		set_error(vp->ctx, &d);
+	arena_free(&a);
+	return ok ? VS_OK : VS_REJECTED;
+}
+
+void vs_program_stats(const vs_program *vp, int *obligations, int *widened,
+		      double *solver_seconds, double *compile_seconds)
+{
+	const BackendStats *st = backend_stats(vp->p);
+	if (obligations)
+		*obligations = st->lower.nproven;
+	if (widened)
+		*widened = st->lower.nwidened;
+	if (solver_seconds)
+		*solver_seconds = st->lower.solver_seconds;
+	if (compile_seconds)
+		*compile_seconds = st->lower_seconds + st->codegen_seconds + st->optimize_seconds;
+}
+
+const char *vs_program_warning(const vs_program *vp) { return backend_first_warning(vp->p); }

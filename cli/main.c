@@ -14,6 +14,8 @@ static const char usage[] =
 	"  vsched interp KERNEL.tir [--func F] [--seed N]\n"
 	"  vsched equiv A.tir B.tir [--func F] [--trials N] [--seed N]\n"
 	"  vsched build KERNEL.tir [--schedule S.sched] --emit llvm|asm|obj|header -o OUT\n"
+	"  vsched jit KERNEL.tir [--schedule S.sched] [--func F] [--trials N] [--seed N]\n"
+	"             [--repeat N] [--log DIR]\n"
 	"  vsched log show DIR [--json]\n"
 	"  vsched log check DIR [--solver z3|cvc5]\n";
 
@@ -25,6 +27,7 @@ typedef struct Opts {
 	unsigned long seed;
 	int trials;
 	int json;
+	int repeat; /* vsched jit: timed runs */
 } Opts;
 
 static int die_usage(const char *msg, const char *arg)
@@ -61,6 +64,12 @@ static int parse_opts(int argc, char **argv, int first, Opts *o)
 		else if (strcmp(a, "--solver") == 0) TAKE(solver);
 		else if (strcmp(a, "--emit") == 0) TAKE(emit);
 		else if (strcmp(a, "--json") == 0) o->json = 1;
+		else if (strcmp(a, "--repeat") == 0) {
+			if (!parse_number(next, &n) || n < 1 || n > 100000)
+				return die_usage("expected a number (1..100000) after", a);
+			o->repeat = (int)n;
+			i++;
+		}
 		else if (strcmp(a, "--timeout-ms") == 0 || strcmp(a, "--seed") == 0 || strcmp(a, "--trials") == 0) {
 			if (!parse_number(next, &n))
 				return die_usage("expected a number after", a);
@@ -245,6 +254,151 @@ static int cmd_log(const Opts *o)
 	return (int)st;
 }
 
+/* ---- build and jit: code generation through the backend ---- */
+
+/* Parse, schedule (every step must be committed), and compile. Returns
+ * the exit status; *out gets the program on success. */
+static int schedule_and_build(vs_context *ctx, const Opts *o, const char *cmd,
+			      vs_schedule **sched, vs_program **out)
+{
+	*out = NULL;
+	*sched = NULL;
+	if (o->npos != 1)
+		return die_usage(cmd, "needs exactly one kernel file");
+	vs_module *m = vs_parse_file(ctx, o->pos[0]);
+	if (!m) {
+		fputs(vs_last_error(ctx), stderr);
+		return 2;
+	}
+	vs_options opt = {0};
+	opt.timeout_ms = o->timeout_ms;
+	opt.log_dir = o->log;
+	if (o->floatmode && strcmp(o->floatmode, "ieee") != 0 && strcmp(o->floatmode, "real") != 0)
+		return die_usage("--float must be real or ieee", o->floatmode);
+	opt.float_ieee = o->floatmode && strcmp(o->floatmode, "ieee") == 0;
+	vs_schedule *s = vs_schedule_new(ctx, m, &opt);
+	if (!s) {
+		fputs(vs_last_error(ctx), stderr);
+		return 2;
+	}
+	*sched = s;
+	vs_status st = o->schedule ? vs_run_script_file(s, o->schedule) : VS_OK;
+	if (st != VS_OK) {
+		const vs_report *r = vs_last_report(s);
+		if (r) {
+			char *text = vs_report_text(r);
+			fputs(text, stderr);
+			free(text);
+		}
+		fprintf(stderr, "%svsched: %s: the schedule was not proven; nothing is compiled\n",
+			vs_last_error(ctx), cmd);
+		return st == VS_REJECTED ? 1 : 2;
+	}
+	*out = vs_build(s, NULL);
+	if (!*out) {
+		fprintf(stderr, "%svsched: %s: compilation failed\n", vs_last_error(ctx), cmd);
+		return 1;
+	}
+	return 0;
+}
+
+static int cmd_build(vs_context *ctx, const Opts *o)
+{
+	if (!o->emit)
+		return die_usage("build needs --emit llvm|asm|obj|header", NULL);
+	if (strcmp(o->emit, "obj") == 0 && !o->out)
+		return die_usage("build --emit obj needs -o OUT", NULL);
+	vs_schedule *s;
+	vs_program *p;
+	int rc = schedule_and_build(ctx, o, "build", &s, &p);
+	if (rc == 0 && vs_program_emit(p, o->emit, o->out) != VS_OK) {
+		fprintf(stderr, "%s", vs_last_error(ctx));
+		rc = 2;
+	}
+	vs_program_free(p);
+	vs_schedule_free(s);
+	return rc;
+}
+
+/* Steps, obligations proven and solver time of a schedule. */
+static void print_schedule_summary(vs_schedule *s)
+{
+	int proven = 0, total = 0;
+	double secs = 0;
+	for (int i = 0; i < vs_num_reports(s); i++) {
+		const vs_report *r = vs_report_at(s, i);
+		for (int k = 0; k < vs_report_num_obligations(r); k++) {
+			const char *verdict;
+			double t;
+			vs_report_obligation(r, k, NULL, NULL, &verdict, &t);
+			total++;
+			proven += strcmp(verdict, "proven") == 0;
+			secs += t;
+		}
+		printf("  step %d: %s\n", i + 1, vs_report_step(r));
+	}
+	printf("schedule: %d steps, %d of %d obligations proven, solver %.3f s\n",
+	       vs_num_reports(s), proven, total, secs);
+}
+
+/* The kernel as written, compiled too, to compare run times. */
+static vs_program *build_unscheduled(vs_context *ctx, const Opts *o, vs_schedule **s)
+{
+	*s = NULL;
+	vs_module *m = vs_parse_file(ctx, o->pos[0]);
+	*s = m ? vs_schedule_new(ctx, m, NULL) : NULL;
+	return *s ? vs_build(*s, NULL) : NULL;
+}
+
+static int cmd_jit(vs_context *ctx, const Opts *o)
+{
+	vs_schedule *s, *us = NULL;
+	vs_program *p, *up = NULL;
+	int rc = schedule_and_build(ctx, o, "jit", &s, &p);
+	if (rc != 0) {
+		vs_schedule_free(s);
+		return rc;
+	}
+	if (o->schedule)
+		up = build_unscheduled(ctx, o, &us);
+	print_schedule_summary(s);
+	int nobs, widened;
+	double solver, compile;
+	vs_program_stats(p, &nobs, &widened, &solver, &compile);
+	printf("lowering: %d flattening obligations proven (%d indices widened to int64), "
+	       "solver %.3f s; compiled in %.3f s\n", nobs, widened, solver, compile);
+	if (vs_program_warning(p))
+		printf("note: LLVM: %s\n", vs_program_warning(p));
+	const vs_module *m = vs_schedule_result(s);
+	int nf = vs_module_num_funcs(m);
+	for (int i = 0; i < nf && rc == 0; i++) {
+		const char *f = vs_module_func_name(m, i);
+		if (o->func && strcmp(o->func, f) != 0)
+			continue;
+		char *report = NULL;
+		vs_status st = vs_program_check(p, f, o->trials ? o->trials : 3, o->seed, &report);
+		printf("%s: JIT vs interpreter: %s", f, report ? report : "?\n");
+		free(report);
+		if (st != VS_OK) {
+			rc = st == VS_REJECTED ? 1 : 2;
+			break;
+		}
+		double t, tu;
+		int repeat = o->repeat ? o->repeat : 5;
+		if (vs_program_time(p, f, o->seed, repeat, &t) != VS_OK)
+			continue;
+		printf("%s: run time %.4f ms scheduled (median of %d JIT runs)", f, t * 1e3, repeat);
+		if (up && vs_program_time(up, f, o->seed, repeat, &tu) == VS_OK)
+			printf(", %.4f ms as written (speedup %.2fx)", tu * 1e3, t > 0 ? tu / t : 0.0);
+		printf("\n");
+	}
+	vs_program_free(up);
+	vs_schedule_free(us);
+	vs_program_free(p);
+	vs_schedule_free(s);
+	return rc;
+}
+
 int main(int argc, char **argv)
 {
 	if (argc < 2 || strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0) {
@@ -258,10 +412,6 @@ int main(int argc, char **argv)
 	const char *cmd = argv[1];
 	if (strcmp(cmd, "log") == 0)
 		return cmd_log(&o);
-	if (strcmp(cmd, "build") == 0) {
-		fprintf(stderr, "vsched: build: code generation is not implemented in this version\n");
-		return 2;
-	}
 	vs_context *ctx = vs_context_new();
 	if (!ctx)
 		return 2;
@@ -271,6 +421,10 @@ int main(int argc, char **argv)
 		rc = cmd_interp(ctx, &o);
 	else if (strcmp(cmd, "equiv") == 0)
 		rc = cmd_equiv(ctx, &o);
+	else if (strcmp(cmd, "build") == 0)
+		rc = cmd_build(ctx, &o);
+	else if (strcmp(cmd, "jit") == 0)
+		rc = cmd_jit(ctx, &o);
 	else
 		rc = die_usage("unknown command", cmd);
 	vs_context_free(ctx);

@@ -127,6 +127,44 @@ vs_status vs_equiv(vs_context *ctx, const vs_module *a, const vs_module *b,
 vs_status vs_log_show(const char *dir, bool json, char **out);
 vs_status vs_log_check(const char *dir, const char *solver, char **out); /* "z3" | "cvc5" */
 
+/* ---- code generation (backend/): lower, compile with LLVM, run ----
+ * A program is built from a schedule's current result, which holds only
+ * committed steps, each proven (a schedule with no step compiles the
+ * kernel as written). Lowering proves every flattened index fits its
+ * index type; those obligations join the proof log. Free a program before
+ * its schedule and context. */
+typedef struct vs_program vs_program;
+
+typedef struct vs_build_options {
+	int opt_level;         /* 0..3; 0 means the default, 3 */
+	bool generic_cpu;      /* generic x86-64 instead of the host's CPU */
+	bool no_int64_widening; /* reject an index that may not fit int32 */
+} vs_build_options;
+
+vs_program *vs_build(vs_schedule *s, const vs_build_options *opt); /* NULL + vs_last_error */
+void vs_program_free(vs_program *p);
+/* kind: "llvm", "asm", "obj" or "header"; path NULL writes text to stdout */
+vs_status vs_program_emit(vs_program *p, const char *kind, const char *path);
+/* The JIT-compiled kernel (ORC LLJIT): `int32_t f(T *buf..., scalars...)`
+ * as declared by the "header" emission. NULL + vs_last_error. */
+void *vs_program_lookup(vs_program *p, const char *func);
+/* JIT against the reference interpreter on `trials` admissible inputs;
+ * VS_OK if all agree (integers exactly; floats exactly in ieee mode, within
+ * 1e-5 relative in real mode, where x * y + z may become a fused
+ * multiply-add), VS_REJECTED on a difference. */
+vs_status vs_program_check(vs_program *p, const char *func, int trials,
+			   unsigned long seed, char **report);
+/* Median wall time of `repeat` JIT runs on the admissible input of `seed`. */
+vs_status vs_program_time(vs_program *p, const char *func, unsigned long seed,
+			  int repeat, double *seconds);
+/* Lowering's proven obligations, the indices widened to int64, their solver
+ * time, and the time to lower, generate and optimise. */
+void vs_program_stats(const vs_program *p, int *obligations, int *widened,
+		      double *solver_seconds, double *compile_seconds);
+/* The first warning LLVM gave while compiling (e.g. a `vectorize` it could
+ * not carry out), or NULL. The code is correct either way. */
+const char *vs_program_warning(const vs_program *p);
+
 #ifdef __cplusplus
 }
 #endif

@@ -14,6 +14,8 @@ command -v python3 >/dev/null || need+=(python3)
 if ! command -v llvm-config >/dev/null && ! command -v llvm-config-14 >/dev/null; then
   need+=(llvm-dev)
 fi
+# make bench: single-threaded OpenBLAS as the matmul reference
+pkg-config --exists openblas 2>/dev/null || need+=(libopenblas-dev)
 # clang's sanitizer and libFuzzer runtimes
 clang_rt=$(clang -print-resource-dir 2>/dev/null)/lib/linux/libclang_rt.asan-x86_64.a
 [ -f "$clang_rt" ] || need+=("libclang-rt-$(clang --version 2>/dev/null | sed -n 's/.*version \([0-9]*\).*/\1/p' | head -1)-dev")

@@ -1,0 +1,855 @@
+/* backend/cg_expr.c — LLVM IR for expressions, value for value what the
+ * reference interpreter computes (kernel/interp.c): integers wrap to
+ * their dtype in two's complement (nsw only where the range analysis
+ * shows no wrap), `//` and `%` are floor division and modulo with the
+ * interpreter's INT_MIN // -1 wrap, float32 arithmetic rounds like the
+ * interpreter's double-then-round, comparisons mix dtypes through int64
+ * or float64, and `and`, `or`, T.if_then_else only evaluate what the
+ * interpreter evaluates unless evaluating more cannot be undefined. */
+#include "cg.h"
+
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* ---------- types and ranges ---------- */
+
+LLVMTypeRef cg_type(Cg *cg, DType t)
+{
+	switch (t) {
+	case DT_BOOL: return LLVMInt1TypeInContext(cg->ctx);
+	case DT_INT8: case DT_UINT8: return LLVMInt8TypeInContext(cg->ctx);
+	case DT_INT16: return LLVMInt16TypeInContext(cg->ctx);
+	case DT_INT32: return LLVMInt32TypeInContext(cg->ctx);
+	case DT_INT64: case DT_HANDLE: return LLVMInt64TypeInContext(cg->ctx);
+	case DT_FLOAT32: return LLVMFloatTypeInContext(cg->ctx);
+	case DT_FLOAT64: return LLVMDoubleTypeInContext(cg->ctx);
+	case DT_VOID: case DT_COUNT: break;
+	}
+	return LLVMInt32TypeInContext(cg->ctx);
+}
+
+LLVMTypeRef cg_mem_type(Cg *cg, DType t)
+{
+	return t == DT_BOOL ? LLVMInt8TypeInContext(cg->ctx) : cg_type(cg, t);
+}
+
+int64_t cg_dtype_min(DType t)
+{
+	switch (t) {
+	case DT_INT8: return INT8_MIN;
+	case DT_INT16: return INT16_MIN;
+	case DT_INT32: return INT32_MIN;
+	case DT_INT64: case DT_HANDLE: return INT64_MIN;
+	case DT_UINT8: case DT_BOOL: return 0;
+	case DT_FLOAT32: case DT_FLOAT64: case DT_VOID: case DT_COUNT: break;
+	}
+	return 0;
+}
+
+int64_t cg_dtype_max(DType t)
+{
+	switch (t) {
+	case DT_INT8: return INT8_MAX;
+	case DT_INT16: return INT16_MAX;
+	case DT_INT32: return INT32_MAX;
+	case DT_INT64: case DT_HANDLE: return INT64_MAX;
+	case DT_UINT8: return UINT8_MAX;
+	case DT_BOOL: return 1;
+	case DT_FLOAT32: case DT_FLOAT64: case DT_VOID: case DT_COUNT: break;
+	}
+	return 0;
+}
+
+static bool is_int_like(DType t) { return dtype_is_int(t) || t == DT_BOOL; }
+
+Range cg_range_full(DType t)
+{
+	if (!is_int_like(t))
+		return (Range){0};
+	return (Range){true, cg_dtype_min(t), cg_dtype_max(t)};
+}
+
+Range cg_range_const(int64_t v) { return (Range){true, v, v}; }
+
+bool cg_range_fits(Range r, DType t)
+{
+	return r.known && is_int_like(t) && r.lo >= cg_dtype_min(t) && r.hi <= cg_dtype_max(t);
+}
+
+Range cg_range_union(Range a, Range b)
+{
+	if (!a.known || !b.known)
+		return (Range){0};
+	return (Range){true, a.lo < b.lo ? a.lo : b.lo, a.hi > b.hi ? a.hi : b.hi};
+}
+
+static Range range_of(__int128 lo, __int128 hi)
+{
+	if (lo < INT64_MIN || hi > INT64_MAX || lo > hi)
+		return (Range){0};
+	return (Range){true, (int64_t)lo, (int64_t)hi};
+}
+
+/* A result's range: the computed one when it fits t, else t's own. */
+static Range clamp_range(Range r, DType t)
+{
+	return cg_range_fits(r, t) ? r : cg_range_full(t);
+}
+
+/* ---------- environment ---------- */
+
+bool cg_fail(Cg *cg, Span sp, const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	if (!cg->failed)
+		diag_vadd(cg->d, DIAG_ERROR, sp, fmt, ap);
+	va_end(ap);
+	cg->failed = true;
+	return false;
+}
+
+void cg_bind(Cg *cg, const Var *v, LLVMValueRef x, Range r)
+{
+	if (cg->nvars == cg->capvars) {
+		int cap = cg->capvars ? 2 * cg->capvars : 32;
+		CgVar *vars = realloc(cg->vars, sizeof *vars * (size_t)cap);
+		if (!vars) {
+			cg_fail(cg, v->span, "out of memory");
+			return;
+		}
+		cg->vars = vars;
+		cg->capvars = cap;
+	}
+	cg->vars[cg->nvars++] = (CgVar){v, x, r};
+}
+
+void cg_unbind(Cg *cg, int mark) { cg->nvars = mark; }
+
+CgVar *cg_lookup(Cg *cg, const Var *v)
+{
+	for (int i = cg->nvars - 1; i >= 0; i--)
+		if (cg->vars[i].var == v)
+			return &cg->vars[i];
+	return NULL;
+}
+
+CgBuf *cg_push_buffer(Cg *cg, const Buffer *b, LLVMValueRef ptr)
+{
+	if (cg->nbufs == cg->capbufs) {
+		int cap = cg->capbufs ? 2 * cg->capbufs : 16;
+		CgBuf *bufs = realloc(cg->bufs, sizeof *bufs * (size_t)cap);
+		if (!bufs) {
+			cg_fail(cg, b->span, "out of memory");
+			return NULL;
+		}
+		cg->bufs = bufs;
+		cg->capbufs = cap;
+	}
+	CgBuf *cb = &cg->bufs[cg->nbufs++];
+	memset(cb, 0, sizeof *cb);
+	cb->buf = b;
+	cb->ptr = ptr;
+	cb->ngroups = b->ndim ? b->ndim : 1;
+	cb->freeze = cg->lf && bufset_has(&cg->lf->undef_bufs, b);
+	return cb;
+}
+
+CgBuf *cg_find_buffer(Cg *cg, const Buffer *b)
+{
+	for (int i = cg->nbufs - 1; i >= 0; i--)
+		if (cg->bufs[i].buf == b)
+			return &cg->bufs[i];
+	return NULL;
+}
+
+LLVMValueRef cg_int64(Cg *cg, int64_t v)
+{
+	return LLVMConstInt(LLVMInt64TypeInContext(cg->ctx), (unsigned long long)v, 1);
+}
+
+static LLVMValueRef const_int(Cg *cg, DType t, int64_t v)
+{
+	return LLVMConstInt(cg_type(cg, t), (unsigned long long)v, dtype_is_signed(t));
+}
+
+/* v wrapped to dtype t, as the interpreter's wrap_int. */
+static int64_t wrap_to(int64_t v, DType t)
+{
+	switch (t) {
+	case DT_BOOL: return v != 0;
+	case DT_INT8: return (int8_t)v;
+	case DT_INT16: return (int16_t)v;
+	case DT_INT32: return (int32_t)v;
+	case DT_UINT8: return (uint8_t)v;
+	case DT_INT64: case DT_HANDLE: case DT_FLOAT32: case DT_FLOAT64: case DT_VOID: case DT_COUNT:
+		break;
+	}
+	return v;
+}
+
+static CgVal int_val(Cg *cg, DType t, int64_t v)
+{
+	int64_t w = wrap_to(v, t);
+	return (CgVal){const_int(cg, t, w), cg_range_const(w)};
+}
+
+static LLVMValueRef float_const(Cg *cg, DType t, double v)
+{
+	if (t == DT_FLOAT32)
+		v = (double)(float)v;
+	return LLVMConstReal(cg_type(cg, t), v);
+}
+
+/* ---------- intrinsics ---------- */
+
+static LLVMValueRef call_intrinsic(Cg *cg, const char *name, LLVMTypeRef overload,
+				   LLVMValueRef *args, unsigned nargs)
+{
+	unsigned id = LLVMLookupIntrinsicID(name, strlen(name));
+	LLVMValueRef fn = LLVMGetIntrinsicDeclaration(cg->mod, id, &overload, 1);
+	LLVMTypeRef fty = LLVMIntrinsicGetType(cg->ctx, id, &overload, 1);
+	return LLVMBuildCall2(cg->b, fty, fn, args, nargs, "");
+}
+
+/* ---------- conversions (the interpreter's `convert`) ---------- */
+
+CgVal cg_convert(Cg *cg, CgVal x, DType from, DType to)
+{
+	LLVMBuilderRef b = cg->b;
+	if (from == to)
+		return x;
+	LLVMTypeRef ty = cg_type(cg, to);
+	if (dtype_is_float(to)) {
+		CgVal r = {0};
+		if (dtype_is_float(from))
+			r.v = to == DT_FLOAT32 ? LLVMBuildFPTrunc(b, x.v, ty, "")
+					       : LLVMBuildFPExt(b, x.v, ty, "");
+		else if (dtype_is_signed(from))
+			r.v = LLVMBuildSIToFP(b, x.v, ty, ""); /* one rounding, as (float)i */
+		else
+			r.v = LLVMBuildUIToFP(b, x.v, ty, "");
+		return r;
+	}
+	if (to == DT_BOOL) {
+		LLVMValueRef v = dtype_is_float(from)
+					 ? LLVMBuildFCmp(b, LLVMRealUNE, x.v, LLVMConstReal(LLVMTypeOf(x.v), 0), "")
+					 : LLVMBuildICmp(b, LLVMIntNE, x.v, LLVMConstNull(LLVMTypeOf(x.v)), "");
+		Range r = {true, 0, 1};
+		if (x.r.known && (x.r.lo > 0 || x.r.hi < 0))
+			r = cg_range_const(1);
+		else if (x.r.known && x.r.lo == 0 && x.r.hi == 0)
+			r = cg_range_const(0);
+		return (CgVal){v, r};
+	}
+	if (dtype_is_float(from)) {
+		/* out of range is undefined in the source: poison is fine */
+		LLVMValueRef v = to == DT_UINT8 ? LLVMBuildFPToUI(b, x.v, ty, "")
+						: LLVMBuildFPToSI(b, x.v, ty, "");
+		return (CgVal){v, cg_range_full(to)};
+	}
+	int fb = from == DT_BOOL ? 1 : dtype_bits(from), tb = dtype_bits(to);
+	LLVMValueRef v = x.v;
+	if (tb > fb)
+		v = dtype_is_signed(from) && from != DT_BOOL ? LLVMBuildSExt(b, v, ty, "")
+							     : LLVMBuildZExt(b, v, ty, "");
+	else if (tb < fb)
+		v = LLVMBuildTrunc(b, v, ty, "");
+	return (CgVal){v, clamp_range(x.r, to)};
+}
+
+LLVMValueRef cg_truth(Cg *cg, CgVal x, DType t)
+{
+	return cg_convert(cg, x, t, DT_BOOL).v;
+}
+
+CgVal cg_expr_as(Cg *cg, const Expr *e, DType t)
+{
+	return cg_convert(cg, cg_expr(cg, e), e->dtype, t);
+}
+
+/* ---------- speculation ---------- */
+
+bool cg_speculatable(const Expr *e)
+{
+	switch (e->kind) {
+	case EX_INT: case EX_FLOAT: case EX_VAR: case EX_UNDEF:
+		return true;
+	case EX_LOAD:
+		return false;
+	case EX_BIN: {
+		BinOp op = e->u.bin.op;
+		bool div = op == OP_DIV || op == OP_FLOORDIV || op == OP_FLOORMOD;
+		if (div && !dtype_is_float(e->dtype)) {
+			const Expr *d = e->u.bin.b;
+			if (d->kind != EX_INT || d->u.ival == 0)
+				return false;
+		}
+		return cg_speculatable(e->u.bin.a) && cg_speculatable(e->u.bin.b);
+	}
+	case EX_NOT: case EX_NEG: case EX_CAST:
+		return cg_speculatable(e->u.un.a);
+	case EX_SELECT:
+		return cg_speculatable(e->u.sel.cond) && cg_speculatable(e->u.sel.a) &&
+		       cg_speculatable(e->u.sel.b);
+	case EX_LET:
+		return cg_speculatable(e->u.let.value) && cg_speculatable(e->u.let.body);
+	case EX_COUNT:
+		break;
+	}
+	return false;
+}
+
+/* ---------- integer arithmetic ---------- */
+
+static Range range_add(Range a, Range b)
+{
+	if (!a.known || !b.known)
+		return (Range){0};
+	return range_of((__int128)a.lo + b.lo, (__int128)a.hi + b.hi);
+}
+
+static Range range_sub(Range a, Range b)
+{
+	if (!a.known || !b.known)
+		return (Range){0};
+	return range_of((__int128)a.lo - b.hi, (__int128)a.hi - b.lo);
+}
+
+static Range range_corners(Range a, Range b, __int128 (*f)(__int128, __int128))
+{
+	if (!a.known || !b.known)
+		return (Range){0};
+	__int128 c[4] = {f(a.lo, b.lo), f(a.lo, b.hi), f(a.hi, b.lo), f(a.hi, b.hi)};
+	__int128 lo = c[0], hi = c[0];
+	for (int i = 1; i < 4; i++) {
+		lo = c[i] < lo ? c[i] : lo;
+		hi = c[i] > hi ? c[i] : hi;
+	}
+	return range_of(lo, hi);
+}
+
+static __int128 mul128(__int128 x, __int128 y) { return x * y; }
+static __int128 tdiv128(__int128 x, __int128 y) { return x / y; }
+static __int128 fdiv128(__int128 x, __int128 y)
+{
+	__int128 q = x / y;
+	return (x % y != 0 && ((x < 0) != (y < 0))) ? q - 1 : q;
+}
+
+static bool positive(Range r) { return r.known && r.lo > 0; }
+static bool nonneg(Range r) { return r.known && r.lo >= 0; }
+
+/* `nsw` (signed) or `nuw` (uint8) add/sub/mul when the result cannot wrap. */
+static LLVMValueRef build_wrapping(Cg *cg, BinOp op, DType t, LLVMValueRef x, LLVMValueRef y,
+				   bool no_wrap)
+{
+	LLVMBuilderRef b = cg->b;
+	bool sw = no_wrap && dtype_is_signed(t), uw = no_wrap && !dtype_is_signed(t);
+	switch (op) {
+	case OP_ADD:
+		return sw ? LLVMBuildNSWAdd(b, x, y, "") : uw ? LLVMBuildNUWAdd(b, x, y, "")
+							       : LLVMBuildAdd(b, x, y, "");
+	case OP_SUB:
+		return sw ? LLVMBuildNSWSub(b, x, y, "") : uw ? LLVMBuildNUWSub(b, x, y, "")
+							       : LLVMBuildSub(b, x, y, "");
+	case OP_MUL:
+		return sw ? LLVMBuildNSWMul(b, x, y, "") : uw ? LLVMBuildNUWMul(b, x, y, "")
+							       : LLVMBuildMul(b, x, y, "");
+	case OP_DIV: case OP_FLOORDIV: case OP_FLOORMOD: case OP_MIN: case OP_MAX:
+	case OP_EQ: case OP_NE: case OP_LT: case OP_LE: case OP_GT: case OP_GE:
+	case OP_AND: case OP_OR: case OP_COUNT:
+		break;
+	}
+	return x;
+}
+
+/* The divisor with -1 replaced by 1 (sdiv INT_MIN, -1 is undefined in
+ * LLVM but wraps in the interpreter), and whether it was -1. */
+static LLVMValueRef safe_divisor(Cg *cg, LLVMValueRef d, Range dr, LLVMValueRef *is_m1)
+{
+	*is_m1 = NULL;
+	if (dr.known && (dr.lo > -1 || dr.hi < -1))
+		return d;
+	LLVMTypeRef ty = LLVMTypeOf(d);
+	*is_m1 = LLVMBuildICmp(cg->b, LLVMIntEQ, d, LLVMConstAllOnes(ty), "");
+	return LLVMBuildSelect(cg->b, *is_m1, LLVMConstInt(ty, 1, 0), d, "");
+}
+
+/* q, or 0 - a where the divisor was -1. */
+static LLVMValueRef fix_m1_quotient(Cg *cg, LLVMValueRef is_m1, LLVMValueRef a, LLVMValueRef q)
+{
+	if (!is_m1)
+		return q;
+	LLVMValueRef neg = LLVMBuildSub(cg->b, LLVMConstNull(LLVMTypeOf(a)), a, "");
+	return LLVMBuildSelect(cg->b, is_m1, neg, q, "");
+}
+
+/* Whether the truncated remainder r needs the floor correction: r != 0
+ * and r, d of different signs. */
+static LLVMValueRef needs_floor_fix(Cg *cg, LLVMValueRef r, LLVMValueRef d)
+{
+	LLVMBuilderRef b = cg->b;
+	LLVMValueRef zero = LLVMConstNull(LLVMTypeOf(r));
+	LLVMValueRef nz = LLVMBuildICmp(b, LLVMIntNE, r, zero, "");
+	LLVMValueRef sign = LLVMBuildICmp(b, LLVMIntSLT, LLVMBuildXor(b, r, d, ""), zero, "");
+	return LLVMBuildAnd(b, nz, sign, "");
+}
+
+static CgVal int_division(Cg *cg, BinOp op, DType t, CgVal a, CgVal c)
+{
+	LLVMBuilderRef b = cg->b;
+	if (!dtype_is_signed(t) || (nonneg(a.r) && positive(c.r))) {
+		/* both operands non-negative: floor and truncation agree */
+		Range r = {0};
+		if (op != OP_FLOORMOD && nonneg(a.r) && positive(c.r))
+			r = range_corners(a.r, c.r, tdiv128);
+		else if (op == OP_FLOORMOD && positive(c.r))
+			r = nonneg(a.r) && a.r.hi < c.r.lo ? a.r : (Range){true, 0, c.r.hi - 1};
+		LLVMValueRef v = op == OP_FLOORMOD ? LLVMBuildURem(b, a.v, c.v, "")
+						   : LLVMBuildUDiv(b, a.v, c.v, "");
+		return (CgVal){v, clamp_range(r, t)};
+	}
+	LLVMValueRef is_m1, d = safe_divisor(cg, c.v, c.r, &is_m1);
+	if (op == OP_DIV) {
+		LLVMValueRef q = fix_m1_quotient(cg, is_m1, a.v, LLVMBuildSDiv(b, a.v, d, ""));
+		Range r = positive(c.r) ? range_corners(a.r, c.r, tdiv128) : (Range){0};
+		return (CgVal){q, clamp_range(r, t)};
+	}
+	LLVMValueRef rem = LLVMBuildSRem(b, a.v, d, "");
+	LLVMValueRef fix = needs_floor_fix(cg, rem, d);
+	if (op == OP_FLOORMOD) {
+		LLVMValueRef add = LLVMBuildSelect(b, fix, d, LLVMConstNull(LLVMTypeOf(d)), "");
+		Range r = positive(c.r) ? (Range){true, 0, c.r.hi - 1} : (Range){0};
+		return (CgVal){LLVMBuildAdd(b, rem, add, ""), clamp_range(r, t)};
+	}
+	LLVMValueRef q = LLVMBuildSDiv(b, a.v, d, "");
+	q = LLVMBuildSub(b, q, LLVMBuildZExt(b, fix, LLVMTypeOf(q), ""), "");
+	Range r = positive(c.r) ? range_corners(a.r, c.r, fdiv128) : (Range){0};
+	return (CgVal){fix_m1_quotient(cg, is_m1, a.v, q), clamp_range(r, t)};
+}
+
+static CgVal int_minmax(Cg *cg, BinOp op, DType t, CgVal a, CgVal c)
+{
+	bool s = dtype_is_signed(t);
+	LLVMIntPredicate p = op == OP_MIN ? (s ? LLVMIntSLT : LLVMIntULT) : (s ? LLVMIntSGT : LLVMIntUGT);
+	LLVMValueRef cmp = LLVMBuildICmp(cg->b, p, a.v, c.v, "");
+	Range r = {0};
+	if (a.r.known && c.r.known)
+		r = op == OP_MIN ? (Range){true, a.r.lo < c.r.lo ? a.r.lo : c.r.lo,
+					   a.r.hi < c.r.hi ? a.r.hi : c.r.hi}
+				 : (Range){true, a.r.lo > c.r.lo ? a.r.lo : c.r.lo,
+					   a.r.hi > c.r.hi ? a.r.hi : c.r.hi};
+	return (CgVal){LLVMBuildSelect(cg->b, cmp, a.v, c.v, ""), clamp_range(r, t)};
+}
+
+static CgVal int_arith(Cg *cg, BinOp op, DType t, CgVal a, CgVal c)
+{
+	if (t == DT_BOOL) {
+		/* bool arithmetic: in int64, then != 0 (the interpreter's wrap) */
+		CgVal x = cg_convert(cg, a, DT_BOOL, DT_INT64), y = cg_convert(cg, c, DT_BOOL, DT_INT64);
+		return cg_convert(cg, int_arith(cg, op, DT_INT64, x, y), DT_INT64, DT_BOOL);
+	}
+	Range r = {0};
+	switch (op) {
+	case OP_ADD: r = range_add(a.r, c.r); break;
+	case OP_SUB: r = range_sub(a.r, c.r); break;
+	case OP_MUL: r = range_corners(a.r, c.r, mul128); break;
+	case OP_DIV: case OP_FLOORDIV: case OP_FLOORMOD:
+		return int_division(cg, op, t, a, c);
+	case OP_MIN: case OP_MAX:
+		return int_minmax(cg, op, t, a, c);
+	case OP_EQ: case OP_NE: case OP_LT: case OP_LE: case OP_GT: case OP_GE:
+	case OP_AND: case OP_OR: case OP_COUNT:
+		return a;
+	}
+	bool fits = cg_range_fits(r, t);
+	return (CgVal){build_wrapping(cg, op, t, a.v, c.v, fits), fits ? r : cg_range_full(t)};
+}
+
+/* ---------- float arithmetic ---------- */
+
+static LLVMValueRef to_double(Cg *cg, LLVMValueRef x, DType t)
+{
+	return t == DT_FLOAT32 ? LLVMBuildFPExt(cg->b, x, LLVMDoubleTypeInContext(cg->ctx), "") : x;
+}
+
+static LLVMValueRef from_double(Cg *cg, LLVMValueRef x, DType t)
+{
+	return t == DT_FLOAT32 ? LLVMBuildFPTrunc(cg->b, x, cg_type(cg, t), "") : x;
+}
+
+/* floor(a / b) and a - floor(a / b) * b are computed in double and
+ * rounded once, like the interpreter (a float32 quotient could round up
+ * to an integer and change the floor). */
+static LLVMValueRef float_floor_op(Cg *cg, BinOp op, DType t, LLVMValueRef a, LLVMValueRef c)
+{
+	LLVMBuilderRef b = cg->b;
+	LLVMValueRef x = to_double(cg, a, t), y = to_double(cg, c, t);
+	LLVMValueRef q = LLVMBuildFDiv(b, x, y, "");
+	LLVMValueRef f = call_intrinsic(cg, "llvm.floor", LLVMDoubleTypeInContext(cg->ctx), &q, 1);
+	if (op == OP_FLOORMOD)
+		f = LLVMBuildFSub(b, x, LLVMBuildFMul(b, f, y, ""), "");
+	return from_double(cg, f, t);
+}
+
+static LLVMValueRef float_arith(Cg *cg, BinOp op, DType t, LLVMValueRef a, LLVMValueRef c)
+{
+	LLVMBuilderRef b = cg->b;
+	switch (op) {
+	case OP_ADD: return LLVMBuildFAdd(b, a, c, "");
+	case OP_SUB: return LLVMBuildFSub(b, a, c, "");
+	case OP_MUL: return LLVMBuildFMul(b, a, c, "");
+	case OP_DIV: return LLVMBuildFDiv(b, a, c, "");
+	case OP_FLOORDIV:
+	case OP_FLOORMOD:
+		return float_floor_op(cg, op, t, a, c);
+	case OP_MIN:
+		return LLVMBuildSelect(b, LLVMBuildFCmp(b, LLVMRealOLT, a, c, ""), a, c, "");
+	case OP_MAX:
+		return LLVMBuildSelect(b, LLVMBuildFCmp(b, LLVMRealOGT, a, c, ""), a, c, "");
+	case OP_EQ: case OP_NE: case OP_LT: case OP_LE: case OP_GT: case OP_GE:
+	case OP_AND: case OP_OR: case OP_COUNT:
+		break;
+	}
+	return a;
+}
+
+/* In `real` mode floats are reals (semantics.md 1), so x * y + z may be
+ * contracted: llvm.fmuladd lets the target fuse it. `ieee` keeps the two
+ * roundings. */
+static bool is_float_mul(const Expr *e, DType t)
+{
+	return e->kind == EX_BIN && e->u.bin.op == OP_MUL && e->dtype == t;
+}
+
+static bool contract_fma(Cg *cg, const Expr *e, CgVal *out)
+{
+	DType t = e->dtype;
+	BinOp op = e->u.bin.op;
+	if (cg->fm != FLOAT_REAL || (op != OP_ADD && op != OP_SUB))
+		return false;
+	const Expr *x = e->u.bin.a, *y = e->u.bin.b;
+	bool left = is_float_mul(x, t);
+	if (!left && !is_float_mul(y, t))
+		return false;
+	const Expr *mul = left ? x : y, *other = left ? y : x;
+	LLVMValueRef args[3];
+	args[0] = cg_expr_as(cg, mul->u.bin.a, t).v;
+	args[1] = cg_expr_as(cg, mul->u.bin.b, t).v;
+	args[2] = cg_expr_as(cg, other, t).v;
+	if (op == OP_SUB && left) /* a*b - c */
+		args[2] = LLVMBuildFNeg(cg->b, args[2], "");
+	else if (op == OP_SUB) /* c - a*b */
+		args[0] = LLVMBuildFNeg(cg->b, args[0], "");
+	out->v = call_intrinsic(cg, "llvm.fmuladd", cg_type(cg, t), args, 3);
+	out->r = (Range){0};
+	return true;
+}
+
+/* ---------- comparisons and logic ---------- */
+
+static LLVMValueRef compare(Cg *cg, BinOp op, CgVal a, DType ta, CgVal c, DType tc)
+{
+	LLVMBuilderRef b = cg->b;
+	if (dtype_is_float(ta) || dtype_is_float(tc)) {
+		DType t = ta == tc ? ta : DT_FLOAT64;
+		LLVMValueRef x = cg_convert(cg, a, ta, t).v, y = cg_convert(cg, c, tc, t).v;
+		LLVMRealPredicate p = op == OP_EQ ? LLVMRealOEQ : op == OP_NE ? LLVMRealUNE
+				    : op == OP_LT ? LLVMRealOLT : op == OP_LE ? LLVMRealOLE
+				    : op == OP_GT ? LLVMRealOGT : LLVMRealOGE;
+		return LLVMBuildFCmp(b, p, x, y, "");
+	}
+	bool s = true;
+	if (ta == tc) {
+		s = dtype_is_signed(ta) && ta != DT_BOOL;
+	} else { /* values compare as int64, each extended from its dtype */
+		a = cg_convert(cg, a, ta, DT_INT64);
+		c = cg_convert(cg, c, tc, DT_INT64);
+	}
+	LLVMIntPredicate p = op == OP_EQ ? LLVMIntEQ : op == OP_NE ? LLVMIntNE
+			   : op == OP_LT ? (s ? LLVMIntSLT : LLVMIntULT)
+			   : op == OP_LE ? (s ? LLVMIntSLE : LLVMIntULE)
+			   : op == OP_GT ? (s ? LLVMIntSGT : LLVMIntUGT)
+				         : (s ? LLVMIntSGE : LLVMIntUGE);
+	return LLVMBuildICmp(b, p, a.v, c.v, "");
+}
+
+static LLVMBasicBlockRef new_block(Cg *cg, const char *name)
+{
+	return LLVMAppendBasicBlockInContext(cg->ctx, cg->fn, name);
+}
+
+/* `a and b`, `a or b`: b is evaluated only when a does not decide, unless
+ * evaluating it cannot be undefined. */
+static CgVal logical(Cg *cg, const Expr *e)
+{
+	bool is_and = e->u.bin.op == OP_AND;
+	const Expr *x = e->u.bin.a, *y = e->u.bin.b;
+	LLVMValueRef a = cg_truth(cg, cg_expr(cg, x), x->dtype);
+	LLVMTypeRef i1 = LLVMInt1TypeInContext(cg->ctx);
+	Range r = {true, 0, 1};
+	if (cg_speculatable(y)) {
+		LLVMValueRef c = cg_truth(cg, cg_expr(cg, y), y->dtype);
+		/* select, not and/or: a poison b must not leak when a decides */
+		LLVMValueRef v = is_and ? LLVMBuildSelect(cg->b, a, c, LLVMConstInt(i1, 0, 0), "")
+					: LLVMBuildSelect(cg->b, a, LLVMConstInt(i1, 1, 0), c, "");
+		return (CgVal){v, r};
+	}
+	LLVMBasicBlockRef from = LLVMGetInsertBlock(cg->b);
+	LLVMBasicBlockRef more = new_block(cg, is_and ? "and.rhs" : "or.rhs");
+	LLVMBasicBlockRef done = new_block(cg, is_and ? "and.end" : "or.end");
+	if (is_and)
+		LLVMBuildCondBr(cg->b, a, more, done);
+	else
+		LLVMBuildCondBr(cg->b, a, done, more);
+	LLVMPositionBuilderAtEnd(cg->b, more);
+	LLVMValueRef c = cg_truth(cg, cg_expr(cg, y), y->dtype);
+	LLVMBasicBlockRef more_end = LLVMGetInsertBlock(cg->b);
+	LLVMBuildBr(cg->b, done);
+	LLVMPositionBuilderAtEnd(cg->b, done);
+	LLVMValueRef phi = LLVMBuildPhi(cg->b, i1, "");
+	LLVMValueRef vals[2] = {LLVMConstInt(i1, is_and ? 0 : 1, 0), c};
+	LLVMBasicBlockRef blocks[2] = {from, more_end};
+	LLVMAddIncoming(phi, vals, blocks, 2);
+	return (CgVal){phi, r};
+}
+
+static CgVal binary(Cg *cg, const Expr *e)
+{
+	BinOp op = e->u.bin.op;
+	if (binop_is_logical(op))
+		return logical(cg, e);
+	const Expr *x = e->u.bin.a, *y = e->u.bin.b;
+	if (binop_is_compare(op)) {
+		CgVal a = cg_expr(cg, x), c = cg_expr(cg, y);
+		return (CgVal){compare(cg, op, a, x->dtype, c, y->dtype), {true, 0, 1}};
+	}
+	DType t = e->dtype;
+	CgVal out;
+	if (dtype_is_float(t) && contract_fma(cg, e, &out))
+		return out;
+	CgVal a = cg_expr_as(cg, x, t), c = cg_expr_as(cg, y, t);
+	if (dtype_is_float(t))
+		return (CgVal){float_arith(cg, op, t, a.v, c.v), {0}};
+	return int_arith(cg, op, t, a, c);
+}
+
+/* T.if_then_else: only the chosen side is evaluated, unless both sides
+ * are speculatable (then a select). */
+static CgVal select_expr(Cg *cg, const Expr *e)
+{
+	DType t = e->dtype;
+	LLVMValueRef c = cg_truth(cg, cg_expr(cg, e->u.sel.cond), e->u.sel.cond->dtype);
+	if (cg_speculatable(e->u.sel.a) && cg_speculatable(e->u.sel.b)) {
+		CgVal a = cg_expr_as(cg, e->u.sel.a, t), b = cg_expr_as(cg, e->u.sel.b, t);
+		return (CgVal){LLVMBuildSelect(cg->b, c, a.v, b.v, ""), cg_range_union(a.r, b.r)};
+	}
+	LLVMBasicBlockRef then_b = new_block(cg, "sel.then"), else_b = new_block(cg, "sel.else");
+	LLVMBasicBlockRef done = new_block(cg, "sel.end");
+	LLVMBuildCondBr(cg->b, c, then_b, else_b);
+	LLVMPositionBuilderAtEnd(cg->b, then_b);
+	CgVal a = cg_expr_as(cg, e->u.sel.a, t);
+	LLVMBasicBlockRef then_end = LLVMGetInsertBlock(cg->b);
+	LLVMBuildBr(cg->b, done);
+	LLVMPositionBuilderAtEnd(cg->b, else_b);
+	CgVal b = cg_expr_as(cg, e->u.sel.b, t);
+	LLVMBasicBlockRef else_end = LLVMGetInsertBlock(cg->b);
+	LLVMBuildBr(cg->b, done);
+	LLVMPositionBuilderAtEnd(cg->b, done);
+	LLVMValueRef phi = LLVMBuildPhi(cg->b, cg_type(cg, t), "");
+	LLVMValueRef vals[2] = {a.v, b.v};
+	LLVMBasicBlockRef blocks[2] = {then_end, else_end};
+	LLVMAddIncoming(phi, vals, blocks, 2);
+	return (CgVal){phi, cg_range_union(a.r, b.r)};
+}
+
+/* ---------- memory ---------- */
+
+static size_t access_slot(const void *node, int cap)
+{
+	uintptr_t h = (uintptr_t)node;
+	h ^= h >> 17;
+	h *= 0x9E3779B97F4A7C15ull;
+	return (size_t)(h >> 7) & (size_t)(cap - 1);
+}
+
+void cg_map_accesses(Cg *cg, const LoweredFunc *lf)
+{
+	free(cg->access_map);
+	int cap = 16;
+	while (cap < 2 * lf->naccesses + 1)
+		cap *= 2;
+	cg->access_map = calloc((size_t)cap, sizeof *cg->access_map);
+	cg->access_cap = cg->access_map ? cap : 0;
+	for (int i = 0; cg->access_map && i < lf->naccesses; i++) {
+		size_t k = access_slot(lf->accesses[i].node, cap);
+		while (cg->access_map[k])
+			k = (k + 1) & (size_t)(cap - 1);
+		cg->access_map[k] = &lf->accesses[i];
+	}
+}
+
+static const FlatAccess *find_access(Cg *cg, const void *node)
+{
+	if (!cg->access_cap || !node)
+		return NULL;
+	for (size_t k = access_slot(node, cg->access_cap); cg->access_map[k];
+	     k = (k + 1) & (size_t)(cg->access_cap - 1))
+		if (cg->access_map[k]->node == node)
+			return cg->access_map[k];
+	return NULL;
+}
+
+/* The nested array type [S1 x [S2 x ... T]] of a one-group buffer whose
+ * axes after the first have literal extents; NULL otherwise. */
+static LLVMTypeRef nested_array_type(Cg *cg, const Buffer *phys)
+{
+	LLVMTypeRef t = cg_mem_type(cg, phys->dtype);
+	if (phys->naxis_separators || phys->ndim < 2)
+		return NULL;
+	for (int k = phys->ndim - 1; k >= 1; k--) {
+		const Expr *e = phys->shape[k];
+		if (e->kind != EX_INT || e->u.ival < 1 || e->u.ival > (1 << 30))
+			return NULL;
+		t = LLVMArrayType(t, (unsigned)e->u.ival);
+	}
+	return t;
+}
+
+/* base + x0 * S1 * ... + x1 * S2 * ... + ... as one GEP: the flat index
+ * of the group, with each physical axis index in range in a program
+ * without undefined behaviour (so `inbounds` holds). */
+static LLVMValueRef nested_address(Cg *cg, CgBuf *cb, const FlatAccess *acc)
+{
+	const Buffer *phys = cg->lf->bufs[acc->buf].physical;
+	LLVMTypeRef at = nested_array_type(cg, phys);
+	if (!at)
+		return NULL;
+	LLVMValueRef idx[16];
+	if (phys->ndim > 16)
+		return NULL;
+	for (int k = 0; k < phys->ndim; k++)
+		idx[k] = cg_expr_as(cg, acc->axis[k], DT_INT64).v;
+	LLVMValueRef base = LLVMBuildPointerCast(cg->b, cb->ptr, LLVMPointerType(at, 0), "");
+	return LLVMBuildInBoundsGEP2(cg->b, at, base, idx, (unsigned)phys->ndim, "");
+}
+
+LLVMValueRef cg_address(Cg *cg, const Buffer *b, int nidx, Expr *const *idx, Span sp,
+			const void *node)
+{
+	CgBuf *cb = cg_find_buffer(cg, b);
+	if (!cb) {
+		cg_fail(cg, sp, "internal: buffer %s is not in scope in the code generator", b->name);
+		return NULL;
+	}
+	const FlatAccess *acc = find_access(cg, node);
+	LLVMValueRef nested = acc ? nested_address(cg, cb, acc) : NULL;
+	if (nested) {
+		LLVMTypeRef et = cg_mem_type(cg, b->dtype);
+		return LLVMBuildPointerCast(cg->b, nested, LLVMPointerType(et, 0), "");
+	}
+	LLVMValueRef off = NULL;
+	if (b->ndim == 0 || nidx == 0)
+		off = cg_int64(cg, 0);
+	/* flat axis g has a proven index type; the offset over several axes
+	 * is proven to fit int64 (flatten.offset_fits_int64), and in-bounds
+	 * accesses are the only ones a program without UB makes */
+	for (int g = 0; g < nidx; g++) {
+		CgVal x = cg_expr_as(cg, idx[g], DT_INT64);
+		off = off ? LLVMBuildNSWAdd(cg->b, LLVMBuildNSWMul(cg->b, off, cb->ext[g], ""), x.v, "")
+			  : x.v;
+	}
+	LLVMTypeRef et = cg_mem_type(cg, b->dtype);
+	return LLVMBuildInBoundsGEP2(cg->b, et, cb->ptr, &off, 1, "");
+}
+
+static CgVal load(Cg *cg, const Expr *e)
+{
+	const Buffer *b = e->u.load.buf;
+	LLVMValueRef p = cg_address(cg, b, e->u.load.nidx, e->u.load.idx, e->span, e);
+	if (!p)
+		return (CgVal){LLVMGetUndef(cg_type(cg, e->dtype)), cg_range_full(e->dtype)};
+	LLVMValueRef v = LLVMBuildLoad2(cg->b, cg_mem_type(cg, b->dtype), p, "");
+	CgBuf *cb = cg_find_buffer(cg, b);
+	if (cb->freeze) /* a removed T.undef() store may leave this cell unwritten */
+		v = LLVMBuildFreeze(cg->b, v, "");
+	if (b->dtype == DT_BOOL)
+		v = LLVMBuildICmp(cg->b, LLVMIntNE, v, LLVMConstNull(LLVMTypeOf(v)), "");
+	return cg_convert(cg, (CgVal){v, cg_range_full(b->dtype)}, b->dtype, e->dtype);
+}
+
+/* ---------- expressions ---------- */
+
+static CgVal literal_float(Cg *cg, const Expr *e)
+{
+	DType t = e->dtype;
+	if (dtype_is_float(t))
+		return (CgVal){float_const(cg, t, e->u.fval), {0}};
+	double x = trunc(e->u.fval);
+	if (isnan(x) || x < (double)cg_dtype_min(t) || x >= -(double)INT64_MIN ||
+	    (t != DT_INT64 && x > (double)cg_dtype_max(t)))
+		return (CgVal){LLVMConstNull(cg_type(cg, t)), cg_range_const(0)}; /* UB in the source */
+	return int_val(cg, t, (int64_t)x);
+}
+
+static CgVal let_expr(Cg *cg, const Expr *e)
+{
+	const Var *v = e->u.let.var;
+	CgVal x = cg_expr_as(cg, e->u.let.value, v->dtype);
+	int mark = cg->nvars;
+	cg_bind(cg, v, x.v, x.r);
+	CgVal r = cg_expr(cg, e->u.let.body);
+	cg_unbind(cg, mark);
+	return r;
+}
+
+CgVal cg_expr(Cg *cg, const Expr *e)
+{
+	DType t = e->dtype;
+	CgVal x;
+	switch (e->kind) {
+	case EX_INT:
+		if (dtype_is_float(t))
+			return (CgVal){float_const(cg, t, (double)e->u.ival), {0}};
+		return int_val(cg, t, e->u.ival);
+	case EX_FLOAT:
+		return literal_float(cg, e);
+	case EX_VAR: {
+		CgVar *v = cg_lookup(cg, e->u.var);
+		if (!v) {
+			cg_fail(cg, e->span, "variable %s cannot be used in compiled code here",
+				e->u.var->name);
+			return (CgVal){LLVMGetUndef(cg_type(cg, t)), cg_range_full(t)};
+		}
+		return cg_convert(cg, (CgVal){v->v, v->r}, e->u.var->dtype, t);
+	}
+	case EX_BIN:
+		return binary(cg, e);
+	case EX_NOT:
+		x = cg_expr(cg, e->u.un.a);
+		return (CgVal){LLVMBuildNot(cg->b, cg_truth(cg, x, e->u.un.a->dtype), ""), {true, 0, 1}};
+	case EX_NEG:
+		x = cg_expr_as(cg, e->u.un.a, t);
+		if (dtype_is_float(t))
+			return (CgVal){LLVMBuildFNeg(cg->b, x.v, ""), {0}};
+		return int_arith(cg, OP_SUB, t, int_val(cg, t, 0), x);
+	case EX_SELECT:
+		return select_expr(cg, e);
+	case EX_CAST:
+		return cg_expr_as(cg, e->u.un.a, t);
+	case EX_LOAD:
+		return load(cg, e);
+	case EX_UNDEF: /* any value will do: a defined one, never LLVM undef */
+		return (CgVal){LLVMConstNull(cg_type(cg, t)), is_int_like(t) ? cg_range_const(0) : (Range){0}};
+	case EX_LET:
+		return let_expr(cg, e);
+	case EX_COUNT:
+		break;
+	}
+	cg_fail(cg, e->span, "internal: unknown expression kind %d", (int)e->kind);
+	return (CgVal){LLVMGetUndef(cg_type(cg, t)), cg_range_full(t)};
+}

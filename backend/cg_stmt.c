@@ -1,0 +1,719 @@
+/* backend/cg_stmt.c — LLVM IR for statements and kernels: counted loops
+ * (the loop variable wraps like the interpreter's unless its range is
+ * proven to fit), `parallel` loops outlined into a body function run by
+ * the pthread pool of runtime.c, `vectorize` as forced loop
+ * vectorization metadata, `unroll` by replicating the body (metadata past
+ * UNROLL_LIMIT iterations), local buffers on the stack or the heap, the
+ * kernel function and its JIT entry wrapper. */
+#include "cg.h"
+
+#include <llvm-c/DebugInfo.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define UNROLL_LIMIT 64           /* explicit replication up to this extent */
+#define STACK_BUFFER_BYTES 65536  /* larger or symbolic local buffers: malloc */
+
+static void stmt(Cg *cg, const Stmt *s);
+
+static LLVMBasicBlockRef new_block(Cg *cg, const char *name)
+{
+	return LLVMAppendBasicBlockInContext(cg->ctx, cg->fn, name);
+}
+
+static LLVMTypeRef i8p(Cg *cg) { return LLVMPointerType(LLVMInt8TypeInContext(cg->ctx), 0); }
+static LLVMTypeRef i32t(Cg *cg) { return LLVMInt32TypeInContext(cg->ctx); }
+static LLVMTypeRef i64t(Cg *cg) { return LLVMInt64TypeInContext(cg->ctx); }
+
+/* An alloca in the function's entry block (so it is not repeated in loops). */
+static LLVMValueRef entry_alloca(Cg *cg, LLVMTypeRef ty, LLVMValueRef count, unsigned align)
+{
+	LLVMBuilderRef eb = LLVMCreateBuilderInContext(cg->ctx);
+	LLVMPositionBuilderAtEnd(eb, cg->entry);
+	LLVMValueRef a = count ? LLVMBuildArrayAlloca(eb, ty, count, "") : LLVMBuildAlloca(eb, ty, "");
+	if (align)
+		LLVMSetAlignment(a, align);
+	LLVMDisposeBuilder(eb);
+	return a;
+}
+
+/* Return `status` from the current function when it is nonzero. */
+static void return_if_failed(Cg *cg, LLVMValueRef status)
+{
+	LLVMValueRef bad = LLVMBuildICmp(cg->b, LLVMIntNE, status, LLVMConstNull(i32t(cg)), "");
+	LLVMBasicBlockRef fail = new_block(cg, "failed"), ok = new_block(cg, "ok");
+	LLVMBuildCondBr(cg->b, bad, fail, ok);
+	LLVMPositionBuilderAtEnd(cg->b, fail);
+	LLVMBuildRet(cg->b, status);
+	LLVMPositionBuilderAtEnd(cg->b, ok);
+}
+
+/* ---------- loop metadata ---------- */
+
+static LLVMMetadataRef md_prop(Cg *cg, const char *name, bool with_true)
+{
+	LLVMMetadataRef ops[2];
+	ops[0] = LLVMMDStringInContext2(cg->ctx, name, strlen(name));
+	if (!with_true)
+		return LLVMMDNodeInContext2(cg->ctx, ops, 1);
+	ops[1] = LLVMValueAsMetadata(LLVMConstInt(LLVMInt1TypeInContext(cg->ctx), 1, 0));
+	return LLVMMDNodeInContext2(cg->ctx, ops, 2);
+}
+
+/* !llvm.loop !{self, props...} on the latch branch. The self reference
+ * goes through a temporary node replaced once the node exists. */
+static void set_loop_metadata(Cg *cg, LLVMValueRef latch_br, int nprops, LLVMMetadataRef *props)
+{
+	LLVMMetadataRef ops[5];
+	LLVMMetadataRef tmp = LLVMTemporaryMDNode(cg->ctx, NULL, 0);
+	ops[0] = tmp;
+	for (int i = 0; i < nprops && i < 4; i++)
+		ops[i + 1] = props[i];
+	LLVMMetadataRef node = LLVMMDNodeInContext2(cg->ctx, ops, (size_t)nprops + 1);
+	LLVMMetadataReplaceAllUsesWith(tmp, node);
+	LLVMSetMetadata(latch_br, cg->md_loop, LLVMMetadataAsValue(cg->ctx, node));
+}
+
+/* ---------- counted loops ---------- */
+
+/* How the loop variable is computed from the counter. `exact`: lo + ext
+ * fits the variable's dtype (range analysis), so it never wraps. */
+typedef struct LoopBounds {
+	const Var *var;
+	DType t;
+	CgVal lo, ext;           /* in the variable's dtype (exact) */
+	LLVMValueRef lo64, ext64; /* sign-extended, for the general form */
+	bool exact;
+	Range var_range;
+} LoopBounds;
+
+static LoopBounds loop_bounds(Cg *cg, const Stmt *s)
+{
+	LoopBounds lb = {.var = s->u.loop.var, .t = s->u.loop.var->dtype};
+	CgVal lo = cg_expr(cg, s->u.loop.min), ext = cg_expr(cg, s->u.loop.extent);
+	lb.lo64 = cg_convert(cg, lo, s->u.loop.min->dtype, DT_INT64).v;
+	lb.ext64 = cg_convert(cg, ext, s->u.loop.extent->dtype, DT_INT64).v;
+	lb.var_range = cg_range_full(lb.t);
+	if (s->u.loop.min->dtype == lb.t && s->u.loop.extent->dtype == lb.t && lo.r.known &&
+	    ext.r.known) {
+		__int128 hi = (__int128)lo.r.hi + (ext.r.hi > 0 ? ext.r.hi : 0);
+		__int128 low = (__int128)lo.r.lo + (ext.r.lo < 0 ? ext.r.lo : 0);
+		lb.exact = hi <= cg_dtype_max(lb.t) && low >= cg_dtype_min(lb.t) &&
+			   dtype_is_signed(lb.t);
+		if (lb.exact && ext.r.hi >= 1)
+			lb.var_range = (Range){true, lo.r.lo, (int64_t)(hi - 1)};
+	}
+	lb.lo = lo;
+	lb.ext = ext;
+	return lb;
+}
+
+/* The loop variable's value at counter k (i64): lo + k in its dtype. */
+static LLVMValueRef var_at(Cg *cg, const LoopBounds *lb, LLVMValueRef k)
+{
+	LLVMValueRef x = lb->exact ? LLVMBuildNSWAdd(cg->b, lb->lo64, k, "")
+				   : LLVMBuildAdd(cg->b, lb->lo64, k, "");
+	return cg_convert(cg, (CgVal){x, {0}}, DT_INT64, lb->t).v;
+}
+
+/* for k in [begin, end) (i64): body with the variable bound. */
+static LLVMValueRef counted_loop(Cg *cg, const LoopBounds *lb, LLVMValueRef begin,
+				 LLVMValueRef end, const Stmt *body)
+{
+	LLVMBuilderRef b = cg->b;
+	LLVMBasicBlockRef pre = LLVMGetInsertBlock(b);
+	LLVMBasicBlockRef head = new_block(cg, "loop"), exit = new_block(cg, "loop.end");
+	LLVMBuildCondBr(b, LLVMBuildICmp(b, LLVMIntSLT, begin, end, ""), head, exit);
+	LLVMPositionBuilderAtEnd(b, head);
+	LLVMValueRef k = LLVMBuildPhi(b, i64t(cg), lb->var->name);
+	int mark = cg->nvars;
+	cg_bind(cg, lb->var, var_at(cg, lb, k), lb->var_range);
+	stmt(cg, body);
+	cg_unbind(cg, mark);
+	LLVMValueRef next = LLVMBuildNSWAdd(b, k, LLVMConstInt(i64t(cg), 1, 0), "");
+	LLVMBasicBlockRef latch = LLVMGetInsertBlock(b);
+	LLVMValueRef br = LLVMBuildCondBr(b, LLVMBuildICmp(b, LLVMIntSLT, next, end, ""), head, exit);
+	LLVMValueRef vals[2] = {begin, next};
+	LLVMBasicBlockRef blocks[2] = {pre, latch};
+	LLVMAddIncoming(k, vals, blocks, 2);
+	LLVMPositionBuilderAtEnd(b, exit);
+	return br;
+}
+
+/* The loop in the variable's own dtype when it cannot wrap: what clang
+ * emits for `for (int i = lo; i < lo + n; i++)`, easiest for LLVM. */
+static LLVMValueRef exact_loop(Cg *cg, const LoopBounds *lb, const Stmt *body)
+{
+	LLVMBuilderRef b = cg->b;
+	LLVMValueRef end = LLVMBuildNSWAdd(b, lb->lo.v, lb->ext.v, "");
+	LLVMBasicBlockRef pre = LLVMGetInsertBlock(b);
+	LLVMBasicBlockRef head = new_block(cg, "loop"), exit = new_block(cg, "loop.end");
+	LLVMBuildCondBr(b, LLVMBuildICmp(b, LLVMIntSLT, lb->lo.v, end, ""), head, exit);
+	LLVMPositionBuilderAtEnd(b, head);
+	LLVMValueRef i = LLVMBuildPhi(b, cg_type(cg, lb->t), lb->var->name);
+	int mark = cg->nvars;
+	cg_bind(cg, lb->var, i, lb->var_range);
+	stmt(cg, body);
+	cg_unbind(cg, mark);
+	LLVMValueRef next = LLVMBuildNSWAdd(b, i, LLVMConstInt(cg_type(cg, lb->t), 1, 0), "");
+	LLVMBasicBlockRef latch = LLVMGetInsertBlock(b);
+	LLVMValueRef br = LLVMBuildCondBr(b, LLVMBuildICmp(b, LLVMIntSLT, next, end, ""), head, exit);
+	LLVMValueRef vals[2] = {lb->lo.v, next};
+	LLVMBasicBlockRef blocks[2] = {pre, latch};
+	LLVMAddIncoming(i, vals, blocks, 2);
+	LLVMPositionBuilderAtEnd(b, exit);
+	return br;
+}
+
+static LLVMValueRef serial_loop(Cg *cg, const LoopBounds *lb, const Stmt *body)
+{
+	if (lb->exact)
+		return exact_loop(cg, lb, body);
+	return counted_loop(cg, lb, LLVMConstInt(i64t(cg), 0, 0), lb->ext64, body);
+}
+
+/* unroll: the body once per iteration with the variable a constant. */
+static bool unroll_explicitly(Cg *cg, const LoopBounds *lb, const Stmt *body)
+{
+	if (!LLVMIsAConstantInt(lb->lo64) || !LLVMIsAConstantInt(lb->ext64))
+		return false;
+	int64_t lo = LLVMConstIntGetSExtValue(lb->lo64), n = LLVMConstIntGetSExtValue(lb->ext64);
+	if (n > UNROLL_LIMIT)
+		return false;
+	for (int64_t k = 0; k < n; k++) {
+		LLVMValueRef x = cg_convert(cg, (CgVal){cg_int64(cg, (int64_t)((uint64_t)lo + (uint64_t)k)),
+							{0}}, DT_INT64, lb->t).v;
+		int mark = cg->nvars;
+		Range r = {0};
+		if (LLVMIsAConstantInt(x))
+			r = cg_range_const(lb->t == DT_UINT8 || lb->t == DT_BOOL ? (int64_t)LLVMConstIntGetZExtValue(x)
+									    : LLVMConstIntGetSExtValue(x));
+		cg_bind(cg, lb->var, x, r.known ? r : cg_range_full(lb->t));
+		stmt(cg, body);
+		cg_unbind(cg, mark);
+	}
+	return true;
+}
+
+/* ---------- parallel loops ---------- */
+
+static LLVMTypeRef body_fn_type(Cg *cg)
+{
+	LLVMTypeRef params[3] = {i8p(cg), i64t(cg), i64t(cg)};
+	return LLVMFunctionType(i32t(cg), params, 3, 0);
+}
+
+static LLVMValueRef runtime_parallel_for(Cg *cg)
+{
+	LLVMValueRef fn = LLVMGetNamedFunction(cg->mod, "vs_rt_parallel_for");
+	if (fn)
+		return fn;
+	LLVMTypeRef params[3] = {LLVMPointerType(body_fn_type(cg), 0), i8p(cg), i64t(cg)};
+	fn = LLVMAddFunction(cg->mod, "vs_rt_parallel_for", LLVMFunctionType(i32t(cg), params, 3, 0));
+	return fn;
+}
+
+/* Everything the body may use travels in one struct: the values of the
+ * variables in scope, the buffers' pointers and extents, and lo. */
+typedef struct Capture {
+	int n;
+	LLVMValueRef *vals;
+	LLVMTypeRef *types;
+	LLVMTypeRef st;
+} Capture;
+
+static Capture capture_env(Cg *cg, LLVMValueRef lo64)
+{
+	Capture c = {0};
+	int cap = cg->nvars + 1;
+	for (int i = 0; i < cg->nbufs; i++)
+		cap += 1 + cg->bufs[i].ngroups;
+	c.vals = calloc((size_t)cap, sizeof *c.vals);
+	c.types = calloc((size_t)cap, sizeof *c.types);
+	if (!c.vals || !c.types) {
+		cg_fail(cg, (Span){0}, "out of memory");
+		return c;
+	}
+	for (int i = 0; i < cg->nvars; i++)
+		c.vals[c.n++] = cg->vars[i].v;
+	for (int i = 0; i < cg->nbufs; i++) {
+		c.vals[c.n++] = cg->bufs[i].ptr;
+		for (int g = 0; g < cg->bufs[i].ngroups; g++)
+			c.vals[c.n++] = cg->bufs[i].ext[g];
+	}
+	c.vals[c.n++] = lo64;
+	for (int i = 0; i < c.n; i++)
+		c.types[i] = LLVMTypeOf(c.vals[i]);
+	c.st = LLVMStructTypeInContext(cg->ctx, c.types, (unsigned)c.n, 0);
+	return c;
+}
+
+static void capture_free(Capture *c)
+{
+	free(c->vals);
+	free(c->types);
+}
+
+/* The saved state of the function being generated while a body function
+ * is made. */
+typedef struct Frame {
+	LLVMValueRef fn;
+	LLVMBasicBlockRef entry;
+	LLVMBuilderRef b;
+	CgVar *vars;
+	int nvars, capvars;
+	CgBuf *bufs;
+	int nbufs, capbufs;
+} Frame;
+
+static Frame frame_enter(Cg *cg, LLVMValueRef fn)
+{
+	Frame f = {cg->fn, cg->entry, cg->b, cg->vars, cg->nvars, cg->capvars,
+		   cg->bufs, cg->nbufs, cg->capbufs};
+	cg->fn = fn;
+	cg->b = LLVMCreateBuilderInContext(cg->ctx);
+	cg->entry = LLVMAppendBasicBlockInContext(cg->ctx, fn, "entry");
+	cg->vars = NULL;
+	cg->nvars = cg->capvars = 0;
+	cg->bufs = NULL;
+	cg->nbufs = cg->capbufs = 0;
+	return f;
+}
+
+static void frame_leave(Cg *cg, const Frame *f)
+{
+	LLVMDisposeBuilder(cg->b);
+	free(cg->vars);
+	for (int i = 0; i < cg->nbufs; i++)
+		free(cg->bufs[i].ext);
+	free(cg->bufs);
+	cg->fn = f->fn;
+	cg->entry = f->entry;
+	cg->b = f->b;
+	cg->vars = f->vars;
+	cg->nvars = f->nvars;
+	cg->capvars = f->capvars;
+	cg->bufs = f->bufs;
+	cg->nbufs = f->nbufs;
+	cg->capbufs = f->capbufs;
+}
+
+/* Unpack the capture in the body function: the same Vars and Buffers
+ * bound to the loaded values, with the same ranges. */
+static LLVMValueRef unpack_env(Cg *cg, const Frame *outer, const Capture *c, LLVMValueRef ctx)
+{
+	LLVMValueRef sp = LLVMBuildPointerCast(cg->b, ctx, LLVMPointerType(c->st, 0), "");
+	int k = 0;
+	LLVMValueRef *vals = calloc((size_t)c->n + 1, sizeof *vals);
+	for (int i = 0; i < c->n && vals; i++) {
+		LLVMValueRef p = LLVMBuildStructGEP2(cg->b, c->st, sp, (unsigned)i, "");
+		vals[i] = LLVMBuildLoad2(cg->b, c->types[i], p, "");
+	}
+	if (!vals) {
+		cg_fail(cg, (Span){0}, "out of memory");
+		return NULL;
+	}
+	for (int i = 0; i < outer->nvars; i++)
+		cg_bind(cg, outer->vars[i].var, vals[k++], outer->vars[i].r);
+	for (int i = 0; i < outer->nbufs; i++) {
+		const CgBuf *ob = &outer->bufs[i];
+		CgBuf *nb = cg_push_buffer(cg, ob->buf, vals[k++]);
+		if (!nb)
+			break;
+		nb->freeze = ob->freeze;
+		nb->ext = calloc((size_t)ob->ngroups, sizeof *nb->ext);
+		for (int g = 0; g < ob->ngroups && nb->ext; g++)
+			nb->ext[g] = vals[k++];
+	}
+	LLVMValueRef lo64 = vals[k];
+	free(vals);
+	return lo64;
+}
+
+static LLVMValueRef make_body_function(Cg *cg, const LoopBounds *lb, const Stmt *body,
+				       const Capture *c)
+{
+	char name[512];
+	snprintf(name, sizeof name, "%s.parallel.%d", cg->lf->func->name, cg->nparallel++);
+	LLVMValueRef fn = LLVMAddFunction(cg->mod, name, body_fn_type(cg));
+	LLVMSetLinkage(fn, LLVMInternalLinkage);
+	cg_function_attributes(cg, fn);
+	Frame outer = frame_enter(cg, fn);
+	LLVMBasicBlockRef start = LLVMAppendBasicBlockInContext(cg->ctx, fn, "body");
+	LLVMPositionBuilderAtEnd(cg->b, start);
+	LoopBounds inner = *lb;
+	inner.lo64 = unpack_env(cg, &outer, c, LLVMGetParam(fn, 0));
+	if (inner.lo64)
+		counted_loop(cg, &inner, LLVMGetParam(fn, 1), LLVMGetParam(fn, 2), body);
+	LLVMBuildRet(cg->b, LLVMConstNull(i32t(cg)));
+	LLVMPositionBuilderAtEnd(cg->b, cg->entry);
+	LLVMBuildBr(cg->b, start);
+	frame_leave(cg, &outer);
+	return fn;
+}
+
+/* parallel: iterations run on the pool; their obligations (no two
+ * iterations conflict) make any interleaving equal to the serial run. */
+static void parallel_loop(Cg *cg, const LoopBounds *lb, const Stmt *body)
+{
+	Capture c = capture_env(cg, lb->lo64);
+	if (!c.vals)
+		return;
+	LLVMValueRef fn = make_body_function(cg, lb, body, &c);
+	LLVMValueRef env = entry_alloca(cg, c.st, NULL, 0);
+	for (int i = 0; i < c.n; i++)
+		LLVMBuildStore(cg->b, c.vals[i], LLVMBuildStructGEP2(cg->b, c.st, env, (unsigned)i, ""));
+	LLVMValueRef rt = runtime_parallel_for(cg);
+	LLVMTypeRef params[3] = {LLVMPointerType(body_fn_type(cg), 0), i8p(cg), i64t(cg)};
+	LLVMValueRef args[3] = {fn, LLVMBuildPointerCast(cg->b, env, i8p(cg), ""), lb->ext64};
+	LLVMValueRef st = LLVMBuildCall2(cg->b, LLVMFunctionType(i32t(cg), params, 3, 0), rt, args, 3, "");
+	return_if_failed(cg, st);
+	capture_free(&c);
+}
+
+/* A constant power-of-two extent up to MAX_VECTOR_LANES becomes the
+ * vector width: the whole loop is one vector operation (TVM's reading
+ * of `vectorize`), and a tile of rows accessed at invariant addresses
+ * stays simple enough for LLVM to keep in registers. */
+#define MAX_VECTOR_LANES 64
+static int vector_width_prop(Cg *cg, const LoopBounds *lb, LLVMMetadataRef *out)
+{
+	if (!LLVMIsAConstantInt(lb->ext64))
+		return 0;
+	int64_t n = LLVMConstIntGetSExtValue(lb->ext64);
+	if (n < 2 || n > MAX_VECTOR_LANES || (n & (n - 1)) != 0)
+		return 0;
+	LLVMMetadataRef ops[2];
+	ops[0] = LLVMMDStringInContext2(cg->ctx, "llvm.loop.vectorize.width", 25);
+	ops[1] = LLVMValueAsMetadata(LLVMConstInt(LLVMInt32TypeInContext(cg->ctx), (unsigned long long)n, 0));
+	*out = LLVMMDNodeInContext2(cg->ctx, ops, 2);
+	return 1;
+}
+
+/* What the loops the vectorizer leaves behind carry: only "vectorized",
+ * so the unroll.disable that kept the loop for the vectorizer does not
+ * stop the clean-up of the remaining single-trip loop. */
+static LLVMMetadataRef vectorized_followup(Cg *cg)
+{
+	LLVMMetadataRef ops[2], done[2];
+	done[0] = LLVMMDStringInContext2(cg->ctx, "llvm.loop.isvectorized", 22);
+	done[1] = LLVMValueAsMetadata(LLVMConstInt(LLVMInt32TypeInContext(cg->ctx), 1, 0));
+	ops[0] = LLVMMDStringInContext2(cg->ctx, "llvm.loop.vectorize.followup_all", 32);
+	ops[1] = LLVMMDNodeInContext2(cg->ctx, done, 2);
+	return LLVMMDNodeInContext2(cg->ctx, ops, 2);
+}
+
+static void for_loop(Cg *cg, const Stmt *s)
+{
+	LoopBounds lb = loop_bounds(cg, s);
+	const Stmt *body = s->u.loop.body;
+	LLVMMetadataRef props[4];
+	LLVMValueRef br;
+	switch (s->u.loop.kind) {
+	case FOR_SERIAL:
+		serial_loop(cg, &lb, body);
+		return;
+	case FOR_PARALLEL:
+		cg->stats->nparallel_loops++;
+		parallel_loop(cg, &lb, body);
+		return;
+	case FOR_VECTORIZED:
+		/* the loop's iterations commute (proven), so forcing the
+		 * vectorizer, which still checks legality, is safe */
+		cg->stats->nvectorized_loops++;
+		br = serial_loop(cg, &lb, body);
+		props[0] = md_prop(cg, "llvm.loop.vectorize.enable", true);
+		/* the early full unroll would take a short loop away from the
+		 * vectorizer; it stays a loop until vectorized */
+		props[1] = md_prop(cg, "llvm.loop.unroll.disable", false);
+		props[2] = vectorized_followup(cg);
+		set_loop_metadata(cg, br, 3 + vector_width_prop(cg, &lb, &props[3]), props);
+		return;
+	case FOR_UNROLLED:
+		cg->stats->nunrolled_loops++;
+		if (unroll_explicitly(cg, &lb, body))
+			return;
+		br = serial_loop(cg, &lb, body);
+		props[0] = md_prop(cg, "llvm.loop.unroll.full", false);
+		set_loop_metadata(cg, br, 1, props);
+		return;
+	}
+}
+
+/* ---------- local buffers ---------- */
+
+static LLVMValueRef runtime_fn(Cg *cg, const char *name, LLVMTypeRef ret, LLVMTypeRef arg)
+{
+	LLVMValueRef fn = LLVMGetNamedFunction(cg->mod, name);
+	return fn ? fn : LLVMAddFunction(cg->mod, name, LLVMFunctionType(ret, &arg, 1, 0));
+}
+
+/* The extents of a flat buffer, in i64, evaluated where it comes into scope. */
+static void buffer_extents(Cg *cg, CgBuf *cb)
+{
+	const Buffer *b = cb->buf;
+	cb->ext = calloc((size_t)cb->ngroups, sizeof *cb->ext);
+	if (!cb->ext) {
+		cg_fail(cg, b->span, "out of memory");
+		return;
+	}
+	for (int g = 0; g < cb->ngroups; g++)
+		cb->ext[g] = b->ndim ? cg_expr_as(cg, b->shape[g], DT_INT64).v : cg_int64(cg, 1);
+}
+
+static void alloc_stmt(Cg *cg, const Stmt *s)
+{
+	const Buffer *b = s->u.alloc.buf;
+	CgBuf probe = {.buf = b, .ngroups = b->ndim ? b->ndim : 1};
+	buffer_extents(cg, &probe);
+	if (!probe.ext)
+		return;
+	LLVMValueRef count = cg_int64(cg, 1);
+	for (int g = 0; g < probe.ngroups; g++)
+		count = LLVMBuildMul(cg->b, count, probe.ext[g], "");
+	LLVMTypeRef et = cg_mem_type(cg, b->dtype);
+	int64_t bytes = -1;
+	if (LLVMIsAConstantInt(count))
+		bytes = LLVMConstIntGetSExtValue(count) * (dtype_bits(b->dtype) < 8 ? 1 : dtype_bits(b->dtype) / 8);
+	LLVMValueRef ptr, heap = NULL;
+	if (bytes >= 0 && bytes <= STACK_BUFFER_BYTES) {
+		ptr = entry_alloca(cg, et, count, 64);
+	} else {
+		LLVMValueRef size = LLVMBuildMul(cg->b, count, LLVMSizeOf(et), "");
+		size = LLVMBuildSelect(cg->b, LLVMBuildICmp(cg->b, LLVMIntEQ, size, cg_int64(cg, 0), ""),
+				       cg_int64(cg, 1), size, "");
+		LLVMValueRef mallocf = runtime_fn(cg, "malloc", i8p(cg), i64t(cg));
+		LLVMTypeRef mt = LLVMFunctionType(i8p(cg), (LLVMTypeRef[]){i64t(cg)}, 1, 0);
+		heap = LLVMBuildCall2(cg->b, mt, mallocf, &size, 1, "");
+		LLVMValueRef null = LLVMBuildIsNull(cg->b, heap, "");
+		return_if_failed(cg, LLVMBuildZExt(cg->b, null, i32t(cg), ""));
+		ptr = LLVMBuildPointerCast(cg->b, heap, LLVMPointerType(et, 0), "");
+	}
+	CgBuf *cb = cg_push_buffer(cg, b, ptr);
+	if (!cb) {
+		free(probe.ext);
+		return;
+	}
+	cb->ext = probe.ext;
+	if (s->u.alloc.body)
+		stmt(cg, s->u.alloc.body);
+	free(cg->bufs[cg->nbufs - 1].ext);
+	cg->nbufs--;
+	if (heap) {
+		LLVMValueRef freef = runtime_fn(cg, "free", LLVMVoidTypeInContext(cg->ctx), i8p(cg));
+		LLVMTypeRef ft = LLVMFunctionType(LLVMVoidTypeInContext(cg->ctx), (LLVMTypeRef[]){i8p(cg)}, 1, 0);
+		LLVMBuildCall2(cg->b, ft, freef, &heap, 1, "");
+	}
+}
+
+/* ---------- statements ---------- */
+
+static void if_stmt(Cg *cg, const Stmt *s)
+{
+	const Expr *c = s->u.cond.cond;
+	LLVMValueRef cond = cg_truth(cg, cg_expr(cg, c), c->dtype);
+	LLVMBasicBlockRef then_b = new_block(cg, "then"), done = new_block(cg, "endif");
+	LLVMBasicBlockRef else_b = s->u.cond.else_s ? new_block(cg, "else") : done;
+	LLVMBuildCondBr(cg->b, cond, then_b, else_b);
+	LLVMPositionBuilderAtEnd(cg->b, then_b);
+	stmt(cg, s->u.cond.then_s);
+	LLVMBuildBr(cg->b, done);
+	if (s->u.cond.else_s) {
+		LLVMPositionBuilderAtEnd(cg->b, else_b);
+		stmt(cg, s->u.cond.else_s);
+		LLVMBuildBr(cg->b, done);
+	}
+	LLVMPositionBuilderAtEnd(cg->b, done);
+}
+
+static void store_stmt(Cg *cg, const Stmt *s)
+{
+	const Buffer *b = s->u.store.buf;
+	LLVMValueRef p = cg_address(cg, b, s->u.store.nidx, s->u.store.idx, s->span, s);
+	CgVal v = cg_expr_as(cg, s->u.store.value, b->dtype);
+	if (!p)
+		return;
+	LLVMValueRef x = v.v;
+	if (b->dtype == DT_BOOL)
+		x = LLVMBuildZExt(cg->b, x, cg_mem_type(cg, DT_BOOL), "");
+	LLVMBuildStore(cg->b, x, p);
+}
+
+static void let_stmt(Cg *cg, const Stmt *s)
+{
+	CgVal x = cg_expr_as(cg, s->u.let.value, s->u.let.var->dtype);
+	int mark = cg->nvars;
+	cg_bind(cg, s->u.let.var, x.v, x.r);
+	stmt(cg, s->u.let.body);
+	cg_unbind(cg, mark);
+}
+
+static void stmt(Cg *cg, const Stmt *s)
+{
+	if (cg->failed)
+		return;
+	switch (s->kind) {
+	case ST_SEQ:
+		for (int i = 0; i < s->u.seq.n; i++)
+			stmt(cg, s->u.seq.items[i]);
+		return;
+	case ST_FOR:
+		for_loop(cg, s);
+		return;
+	case ST_IF:
+		if_stmt(cg, s);
+		return;
+	case ST_STORE:
+		store_stmt(cg, s);
+		return;
+	case ST_ASSUME: /* hypotheses, never checked (lowering removed them) */
+	case ST_EVAL:   /* expressions are pure */
+	case ST_PASS:
+		return;
+	case ST_ALLOC:
+		alloc_stmt(cg, s);
+		return;
+	case ST_BLOCK:
+		stmt(cg, s->u.block.body);
+		return;
+	case ST_LET:
+		let_stmt(cg, s);
+		return;
+	case ST_COUNT:
+		break;
+	}
+	cg_fail(cg, s->span, "internal: unknown statement kind %d", (int)s->kind);
+}
+
+/* ---------- kernels ---------- */
+
+void cg_function_attributes(Cg *cg, LLVMValueRef fn)
+{
+	if (cg->cpu && *cg->cpu)
+		LLVMAddTargetDependentFunctionAttr(fn, "target-cpu", cg->cpu);
+	if (cg->features && *cg->features)
+		LLVMAddTargetDependentFunctionAttr(fn, "target-features", cg->features);
+	if (cg->vector_width)
+		LLVMAddTargetDependentFunctionAttr(fn, "prefer-vector-width", cg->vector_width);
+	unsigned nounwind = LLVMGetEnumAttributeKindForName("nounwind", 8);
+	LLVMAddAttributeAtIndex(fn, LLVMAttributeFunctionIndex,
+				LLVMCreateEnumAttribute(cg->ctx, nounwind, 0));
+}
+
+/* A scalar parameter's type in the C calling convention: bool travels
+ * as uint8_t. */
+static LLVMTypeRef abi_type(Cg *cg, const Param *p)
+{
+	if (p->kind == PARAM_SCALAR)
+		return cg_mem_type(cg, p->var->dtype);
+	return LLVMPointerType(cg_mem_type(cg, p->buf->dtype), 0);
+}
+
+static LLVMTypeRef kernel_type(Cg *cg, const Func *f)
+{
+	LLVMTypeRef *params = calloc((size_t)f->nparams + 1, sizeof *params);
+	for (int i = 0; params && i < f->nparams; i++)
+		params[i] = abi_type(cg, &f->params[i]);
+	LLVMTypeRef t = LLVMFunctionType(i32t(cg), params, (unsigned)f->nparams, 0);
+	free(params);
+	return t;
+}
+
+static void add_param_attr(Cg *cg, LLVMValueRef fn, unsigned idx, const char *name)
+{
+	unsigned kind = LLVMGetEnumAttributeKindForName(name, strlen(name));
+	LLVMAddAttributeAtIndex(fn, idx, LLVMCreateEnumAttribute(cg->ctx, kind, 0));
+}
+
+/* Bind scalar parameters first: buffer extents may use them. */
+static void bind_params(Cg *cg, const Func *f, LLVMValueRef fn)
+{
+	for (int i = 0; i < f->nparams; i++) {
+		const Param *p = &f->params[i];
+		LLVMValueRef x = LLVMGetParam(fn, (unsigned)i);
+		if (p->kind == PARAM_SCALAR) {
+			DType t = p->var->dtype;
+			if (t == DT_BOOL)
+				x = LLVMBuildICmp(cg->b, LLVMIntNE, x, LLVMConstNull(LLVMTypeOf(x)), "");
+			cg_bind(cg, p->var, x, cg_range_full(t));
+		} else if (p->var) { /* a handle's own value is 0 in the interpreter */
+			cg_bind(cg, p->var, cg_int64(cg, 0), cg_range_const(0));
+		}
+	}
+	for (int i = 0; i < f->nparams; i++) {
+		const Param *p = &f->params[i];
+		if (p->kind == PARAM_SCALAR || !p->buf)
+			continue;
+		CgBuf *cb = cg_push_buffer(cg, p->buf, LLVMGetParam(fn, (unsigned)i));
+		if (cb)
+			buffer_extents(cg, cb);
+	}
+}
+
+LLVMValueRef cg_define_kernel(Cg *cg, const LoweredFunc *lf)
+{
+	const Func *f = lf->func;
+	cg->lf = lf;
+	cg->nparallel = 0;
+	cg_map_accesses(cg, lf);
+	LLVMValueRef fn = LLVMAddFunction(cg->mod, f->name, kernel_type(cg, f));
+	cg_function_attributes(cg, fn);
+	for (int i = 0; i < f->nparams; i++) {
+		LLVMSetValueName2(LLVMGetParam(fn, (unsigned)i),
+				  f->params[i].kind == PARAM_SCALAR ? f->params[i].var->name
+								    : f->params[i].buf->name,
+				  strlen(f->params[i].kind == PARAM_SCALAR ? f->params[i].var->name
+									   : f->params[i].buf->name));
+		if (f->params[i].kind == PARAM_SCALAR)
+			continue;
+		/* buffers are distinct memory (the header says so) */
+		add_param_attr(cg, fn, (unsigned)i + 1, "noalias");
+		add_param_attr(cg, fn, (unsigned)i + 1, "nocapture");
+	}
+	cg->fn = fn;
+	cg->b = LLVMCreateBuilderInContext(cg->ctx);
+	cg->entry = LLVMAppendBasicBlockInContext(cg->ctx, fn, "entry");
+	LLVMBasicBlockRef start = LLVMAppendBasicBlockInContext(cg->ctx, fn, "body");
+	LLVMPositionBuilderAtEnd(cg->b, start);
+	bind_params(cg, f, fn);
+	stmt(cg, f->body);
+	LLVMBuildRet(cg->b, LLVMConstNull(i32t(cg)));
+	LLVMPositionBuilderAtEnd(cg->b, cg->entry);
+	LLVMBuildBr(cg->b, start);
+	LLVMDisposeBuilder(cg->b);
+	cg->b = NULL;
+	for (int i = 0; i < cg->nbufs; i++)
+		free(cg->bufs[i].ext);
+	cg->nbufs = 0;
+	cg->nvars = 0;
+	return fn;
+}
+
+LLVMValueRef cg_define_entry(Cg *cg, const LoweredFunc *lf, LLVMValueRef kernel)
+{
+	const Func *f = lf->func;
+	char name[512];
+	snprintf(name, sizeof name, "__vsched_call_%s", f->name);
+	LLVMTypeRef argv = LLVMPointerType(i8p(cg), 0);
+	LLVMValueRef fn = LLVMAddFunction(cg->mod, name, LLVMFunctionType(i32t(cg), &argv, 1, 0));
+	cg_function_attributes(cg, fn);
+	LLVMBuilderRef b = LLVMCreateBuilderInContext(cg->ctx);
+	LLVMPositionBuilderAtEnd(b, LLVMAppendBasicBlockInContext(cg->ctx, fn, "entry"));
+	LLVMValueRef *args = calloc((size_t)f->nparams + 1, sizeof *args);
+	for (int i = 0; args && i < f->nparams; i++) {
+		LLVMValueRef idx = cg_int64(cg, i);
+		LLVMValueRef slot = LLVMBuildInBoundsGEP2(b, i8p(cg), LLVMGetParam(fn, 0), &idx, 1, "");
+		LLVMValueRef p = LLVMBuildLoad2(b, i8p(cg), slot, "");
+		LLVMTypeRef t = abi_type(cg, &f->params[i]);
+		if (f->params[i].kind == PARAM_SCALAR)
+			args[i] = LLVMBuildLoad2(b, t, LLVMBuildPointerCast(b, p, LLVMPointerType(t, 0), ""), "");
+		else
+			args[i] = LLVMBuildPointerCast(b, p, t, "");
+	}
+	LLVMValueRef r = LLVMBuildCall2(b, kernel_type(cg, f), kernel, args, (unsigned)f->nparams, "");
+	LLVMBuildRet(b, r);
+	free(args);
+	LLVMDisposeBuilder(b);
+	return fn;
+}

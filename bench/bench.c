@@ -1,0 +1,357 @@
+/* bench/bench.c — `make bench`: for each kernel, the median run time of
+ * the vsched-compiled scheduled kernel, of the unscheduled kernel (also
+ * compiled by vsched), of naive C (clang -O3 -march=native) and, for
+ * matmul, of single-threaded OpenBLAS sgemm; the time to verify each
+ * schedule; ratios side by side. Every compiled result is checked
+ * against naive C on the benchmark's own data. A client of vsched.h only.
+ * Usage: bench [RESULTS_FILE] */
+#include <cblas.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "vsched.h"
+
+void openblas_set_num_threads(int num_threads);
+char *openblas_get_corename(void);
+
+void naive_rowsum(const int32_t *A, int32_t *B, int rows, int cols);
+void naive_conv1d(const float *A, const float *F, float *B, int n);
+void naive_elementwise(const float *A, float *B, int n);
+void naive_matmul(const float *A, const float *B, float *C, int n);
+
+static double now(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+static int cmp_double(const void *x, const void *y)
+{
+	double a = *(const double *)x, b = *(const double *)y;
+	return a < b ? -1 : a > b;
+}
+
+/* A closure over one way of running a kernel. */
+typedef struct Run {
+	void (*call)(struct Run *r);
+	void *fn;
+	void *a, *b, *c;
+	int n, m;
+} Run;
+
+static double median_seconds(Run *r, int reps)
+{
+	double t[64];
+	if (reps > 64)
+		reps = 64;
+	r->call(r); /* warm up: page faults, JIT materialisation */
+	for (int i = 0; i < reps; i++) {
+		double t0 = now();
+		r->call(r);
+		t[i] = now() - t0;
+	}
+	qsort(t, (size_t)reps, sizeof *t, cmp_double);
+	return t[reps / 2];
+}
+
+typedef int32_t (*Kernel2)(void *, void *);
+typedef int32_t (*Kernel3)(void *, void *, void *);
+
+static void call2(Run *r) { ((Kernel2)r->fn)(r->a, r->b); }
+static void call3(Run *r) { ((Kernel3)r->fn)(r->a, r->b, r->c); }
+
+/* ---------- compiling through the API ---------- */
+
+typedef struct Compiled {
+	vs_schedule *s;
+	vs_program *p;
+	void *fn;
+	double verify_seconds; /* running the schedule: every obligation */
+	int steps, obligations;
+	double compile_seconds;
+} Compiled;
+
+static vs_context *ctx;
+
+static void die(const char *what)
+{
+	fprintf(stderr, "bench: %s\n%s", what, vs_last_error(ctx));
+	exit(1);
+}
+
+static void compile(const char *tir, const char *sched, const char *func, Compiled *out)
+{
+	memset(out, 0, sizeof *out);
+	vs_module *m = vs_parse_file(ctx, tir);
+	if (!m)
+		die(tir);
+	out->s = vs_schedule_new(ctx, m, NULL);
+	if (!out->s)
+		die(tir);
+	double t0 = now();
+	if (sched && vs_run_script_file(out->s, sched) != VS_OK)
+		die(sched);
+	out->verify_seconds = now() - t0;
+	out->steps = vs_num_reports(out->s);
+	for (int i = 0; i < out->steps; i++)
+		out->obligations += vs_report_num_obligations(vs_report_at(out->s, i));
+	t0 = now();
+	out->p = vs_build(out->s, NULL);
+	if (!out->p)
+		die(tir);
+	out->fn = vs_program_lookup(out->p, func);
+	if (!out->fn)
+		die(func);
+	out->compile_seconds = now() - t0;
+}
+
+static void release(Compiled *c)
+{
+	vs_program_free(c->p);
+	vs_schedule_free(c->s);
+}
+
+/* ---------- the table ---------- */
+
+static FILE *results;
+
+static void out(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+static void out(const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	vprintf(fmt, ap);
+	va_end(ap);
+	if (results) {
+		va_start(ap, fmt);
+		vfprintf(results, fmt, ap);
+		va_end(ap);
+	}
+	fflush(stdout);
+}
+
+static void header(void)
+{
+	out("%-22s %11s %11s %11s %11s %8s %8s %8s %s\n", "kernel", "vsched ms", "unsched ms",
+	    "naive ms", "openblas ms", "x naive", "x unsch", "x blas", "verify (steps, obligations)");
+}
+
+static void row(const char *name, double sched, double unsched, double naive, double blas,
+		const Compiled *c, const char *note)
+{
+	char blas_ms[32] = "-", vs_blas[32] = "-";
+	if (blas > 0) {
+		snprintf(blas_ms, sizeof blas_ms, "%.3f", blas * 1e3);
+		snprintf(vs_blas, sizeof vs_blas, "%.2f", blas / sched);
+	}
+	out("%-22s %11.3f %11.3f %11.3f %11s %8.2f %8.2f %8s %.3f s (%d, %d)%s\n", name, sched * 1e3,
+	    unsched * 1e3, naive * 1e3, blas_ms, naive / sched, unsched / sched, vs_blas,
+	    c->verify_seconds, c->steps, c->obligations, note);
+}
+
+static uint32_t hash(uint32_t x)
+{
+	x ^= x >> 16;
+	x *= 0x7feb352dU;
+	x ^= x >> 15;
+	x *= 0x846ca68bU;
+	x ^= x >> 16;
+	return x;
+}
+
+static float small_float(uint32_t i) { return (float)((int)(hash(i) % 2001) - 1000) / 1000.0f; }
+
+static bool close_enough(float x, float y, float tol)
+{
+	return fabsf(x - y) <= tol * fmaxf(1.0f, fmaxf(fabsf(x), fabsf(y)));
+}
+
+/* ---------- row summation ---------- */
+
+enum { RS_ROWS = 2048, RS_COLS = 1022, RS_PAD = 1024 };
+
+static void bench_rowsum(void)
+{
+	int32_t *A = calloc(RS_ROWS * RS_COLS, 4), *Ap = calloc(RS_ROWS * RS_PAD, 4);
+	int32_t *Bn = calloc(RS_ROWS, 4), *Bs = calloc(RS_ROWS, 4), *Bu = calloc(RS_ROWS, 4);
+	for (int i = 0; i < RS_ROWS; i++)
+		for (int j = 0; j < RS_COLS; j++)
+			Ap[i * RS_PAD + j] = A[i * RS_COLS + j] = (int32_t)(hash((uint32_t)(i * RS_COLS + j)) % 201) - 100;
+	Compiled s, u;
+	compile("bench/rowsum_overcompute.tir", NULL, "rowsum", &s);
+	compile("bench/rowsum_branchy.tir", NULL, "rowsum", &u);
+	Run rs = {.call = call2, .fn = s.fn, .a = Ap, .b = Bs}, ru = {.call = call2, .fn = u.fn, .a = Ap, .b = Bu};
+	double ts = median_seconds(&rs, 31), tu = median_seconds(&ru, 31);
+	double t0, tn[31];
+	for (int r = 0; r < 31; r++) {
+		t0 = now();
+		naive_rowsum(A, Bn, RS_ROWS, RS_COLS);
+		tn[r] = now() - t0;
+	}
+	qsort(tn, 31, sizeof *tn, cmp_double);
+	for (int i = 0; i < RS_ROWS; i++)
+		if (Bs[i] != Bn[i] || Bu[i] != Bn[i]) {
+			fprintf(stderr, "bench: rowsum differs at row %d: %d %d vs %d\n", i, Bs[i], Bu[i], Bn[i]);
+			exit(1);
+		}
+	row("rowsum 2048x1022 i32", ts, tu, tn[15], 0, &s, "  overcomputed vs branchy");
+	release(&s);
+	release(&u);
+	free(A), free(Ap), free(Bn), free(Bs), free(Bu);
+}
+
+/* ---------- conv1d with padding ---------- */
+
+enum { CV_ROWS = 65536, CV_N = 8 * CV_ROWS - 4 };
+
+static void bench_conv1d(void)
+{
+	float *A = calloc(CV_N, 4), *Ap = calloc((CV_ROWS + 1) * 8, 4), F[3] = {0.25f, -0.5f, 0.75f};
+	float *Bn = calloc(CV_N + 2, 4), *Bs = calloc(CV_ROWS * 8, 4), *Bu = calloc(CV_ROWS * 8, 4);
+	for (int i = 0; i < CV_N; i++)
+		Ap[i + 2] = A[i] = small_float((uint32_t)i);
+	Compiled s, u;
+	compile("bench/conv1d_overcompute.tir", NULL, "conv1d", &s);
+	compile("bench/conv1d_branchy.tir", NULL, "conv1d", &u);
+	Run rs = {.call = call3, .fn = s.fn, .a = Ap, .b = F, .c = Bs}, ru = {.call = call3, .fn = u.fn, .a = Ap, .b = F, .c = Bu};
+	double ts = median_seconds(&rs, 31), tu = median_seconds(&ru, 31), tn[31];
+	for (int r = 0; r < 31; r++) {
+		double t0 = now();
+		naive_conv1d(A, F, Bn, CV_N);
+		tn[r] = now() - t0;
+	}
+	qsort(tn, 31, sizeof *tn, cmp_double);
+	for (int b = 0; b < CV_N + 2; b++)
+		if (!close_enough(Bs[b + 2], Bn[b], 1e-5f) || !close_enough(Bu[b + 2], Bn[b], 1e-5f)) {
+			fprintf(stderr, "bench: conv1d differs at %d: %g %g vs %g\n", b, Bs[b + 2], Bu[b + 2], Bn[b]);
+			exit(1);
+		}
+	row("conv1d 524284 f32", ts, tu, tn[15], 0, &s, "  overcomputed vs branchy");
+	release(&s);
+	release(&u);
+	free(A), free(Ap), free(Bn), free(Bs), free(Bu);
+}
+
+/* ---------- element-wise with T.undef() padding ---------- */
+
+enum { EW_ROWS = 1048576, EW_N = 4 * EW_ROWS - 2 };
+
+static void bench_elementwise(void)
+{
+	float *A = malloc((size_t)EW_ROWS * 4 * 4), *Bn = malloc((size_t)EW_N * 4);
+	float *Bs = malloc((size_t)EW_ROWS * 4 * 4), *Bu = malloc((size_t)EW_ROWS * 4 * 4);
+	for (int i = 0; i < EW_ROWS * 4; i++)
+		A[i] = i < EW_N ? small_float((uint32_t)i) : 12345.0f; /* padding: anything */
+	Compiled s, u;
+	compile("bench/elementwise_overcompute.tir", "bench/elementwise.sched", "elementwise", &s);
+	compile("bench/elementwise_branchy.tir", NULL, "elementwise", &u);
+	Run rs = {.call = call2, .fn = s.fn, .a = A, .b = Bs}, ru = {.call = call2, .fn = u.fn, .a = A, .b = Bu};
+	double ts = median_seconds(&rs, 21), tu = median_seconds(&ru, 21), tn[21];
+	for (int r = 0; r < 21; r++) {
+		double t0 = now();
+		naive_elementwise(A, Bn, EW_N);
+		tn[r] = now() - t0;
+	}
+	qsort(tn, 21, sizeof *tn, cmp_double);
+	for (int i = 0; i < EW_N; i++)
+		if (Bs[i] != Bn[i] || Bu[i] != Bn[i]) {
+			fprintf(stderr, "bench: elementwise differs at %d\n", i);
+			exit(1);
+		}
+	row("elementwise 4M f32", ts, tu, tn[10], 0, &s, "  overcomputed vs branchy");
+	release(&s);
+	release(&u);
+	free(A), free(Bn), free(Bs), free(Bu);
+}
+
+/* ---------- matmul ---------- */
+
+static void call_blas(Run *r)
+{
+	cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, r->n, r->n, r->n, 1.0f, r->a, r->n,
+		    r->b, r->n, 0.0f, r->c, r->n);
+}
+
+static void call_naive_matmul(Run *r) { naive_matmul(r->a, r->b, r->c, r->n); }
+
+static void bench_matmul(int n, const char *tir)
+{
+	size_t nn = (size_t)n * (size_t)n;
+	float *A = malloc(nn * 4), *B = malloc(nn * 4);
+	float *Cs = malloc(nn * 4), *Cu = malloc(nn * 4), *Cn = malloc(nn * 4), *Cb = malloc(nn * 4);
+	for (size_t i = 0; i < nn; i++) {
+		A[i] = small_float((uint32_t)i);
+		B[i] = small_float((uint32_t)(i + nn));
+	}
+	Compiled s, u;
+	compile(tir, "bench/matmul.sched", "matmul", &s);
+	compile(tir, NULL, "matmul", &u);
+	int slow = n >= 1024 ? 3 : 5, fast = n >= 1024 ? 11 : 21;
+	Run rs = {.call = call3, .fn = s.fn, .a = A, .b = B, .c = Cs}, ru = {.call = call3, .fn = u.fn, .a = A, .b = B, .c = Cu};
+	Run rn = {.call = call_naive_matmul, .fn = NULL, .a = A, .b = B, .c = Cn, .n = n, .m = 0}, rb = {.call = call_blas, .fn = NULL, .a = A, .b = B, .c = Cb, .n = n, .m = 0};
+	double ts = median_seconds(&rs, fast), tb = median_seconds(&rb, fast);
+	/* VS_BENCH_FAST=1: one run of the slow baselines (while tuning) */
+	if (getenv("VS_BENCH_FAST"))
+		slow = 1;
+	double tu = median_seconds(&ru, slow), tn = median_seconds(&rn, slow);
+	for (size_t i = 0; i < nn; i++)
+		if (!close_enough(Cs[i], Cb[i], 1e-3f) || !close_enough(Cu[i], Cb[i], 1e-3f) ||
+		    !close_enough(Cn[i], Cb[i], 1e-3f)) {
+			fprintf(stderr, "bench: matmul %d differs at %zu: %g %g %g vs %g\n", n, i, Cs[i], Cu[i],
+				Cn[i], Cb[i]);
+			exit(1);
+		}
+	char name[64], note[96];
+	snprintf(name, sizeof name, "matmul %dx%d f32", n, n);
+	snprintf(note, sizeof note, "  %.1f GFLOP/s vs OpenBLAS %.1f", 2.0 * n * n * n / ts * 1e-9,
+		 2.0 * n * n * n / tb * 1e-9);
+	row(name, ts, tu, tn, tb, &s, note);
+	release(&s);
+	release(&u);
+	free(A), free(B), free(Cs), free(Cu), free(Cn), free(Cb);
+}
+
+int main(int argc, char **argv)
+{
+	const char *path = argc > 1 ? argv[1] : "build/bench-results.txt";
+	results = fopen(path, "w");
+	if (!results)
+		fprintf(stderr, "bench: cannot write %s; printing only\n", path);
+	openblas_set_num_threads(1);
+	ctx = vs_context_new();
+	double t0 = now();
+	out("vsched bench: median wall times of the kernel call, one thread; ratios are times\n"
+	    "relative to the vsched-compiled scheduled kernel (> 1: vsched is faster).\n"
+	    "rowsum / conv1d / elementwise: scheduled = overcomputed form, unscheduled = branchy\n"
+	    "form (both written as .tir until transform_layout and overcompute removal land).\n"
+	    "OpenBLAS: cblas_sgemm on 1 thread, core %s.\n\n", openblas_get_corename());
+	header();
+	/* VS_BENCH_ONLY=matmul (a substring of the row names) runs a subset */
+	const char *only = getenv("VS_BENCH_ONLY");
+#define WANT(name) (!only || strstr(name, only))
+	if (WANT("rowsum"))
+		bench_rowsum();
+	if (WANT("conv1d"))
+		bench_conv1d();
+	if (WANT("elementwise"))
+		bench_elementwise();
+	if (WANT("matmul 512"))
+		bench_matmul(512, "bench/matmul512.tir");
+	if (WANT("matmul 1024"))
+		bench_matmul(1024, "bench/matmul1024.tir");
+#undef WANT
+	out("\ntotal bench time %.1f s\n", now() - t0);
+	vs_context_free(ctx);
+	if (results) {
+		fclose(results);
+		printf("results written to %s\n", path);
+	}
+	return 0;
+}
