@@ -704,3 +704,123 @@ void vs_program_stats(const vs_program *vp, int *obligations, int *widened,
 }
 
 const char *vs_program_warning(const vs_program *vp) { return backend_first_warning(vp->p); }
+
+/* ---------- layout, overcompute and clean-up primitives ----------
+ * Their arguments are kernel-language text (index maps are lambdas), so
+ * each call is one schedule-script line: the same reader, checks and
+ * diagnostics as a .sched file. */
+
+static vs_status script_call(vs_schedule *vs, const char *what, StrBuf *b)
+{
+	char *line = sb_take(b);
+	char *text = arena_printf(&vs->ctx->arena, "%s\n", line);
+	free(line);
+	return vs_run_script_string(vs, what, text);
+}
+
+static void kw_str(StrBuf *b, bool *first, const char *kw, const char *v)
+{
+	if (!v)
+		return;
+	sb_printf(b, "%s%s=\"%s\"", *first ? "" : ", ", kw, v);
+	*first = false;
+}
+
+static void kw_raw(StrBuf *b, bool *first, const char *kw, const char *v)
+{
+	if (!v)
+		return;
+	sb_printf(b, "%s%s=%s", *first ? "" : ", ", kw, v);
+	*first = false;
+}
+
+vs_status vs_transform_layout(vs_schedule *vs, const char *buffer, const char *index_map,
+			      const char *pad_value, const char *block, const char *func)
+{
+	if (null_arg(vs->ctx, "transform_layout", buffer) ||
+	    null_arg(vs->ctx, "transform_layout", index_map))
+		return VS_BAD_INPUT;
+	StrBuf b = {0};
+	bool first = true;
+	sb_puts(&b, "sch.transform_layout(");
+	kw_str(&b, &first, "block", block);
+	kw_str(&b, &first, "buffer", buffer);
+	kw_raw(&b, &first, "index_map", index_map);
+	kw_raw(&b, &first, "pad_value", pad_value);
+	kw_str(&b, &first, "func", func);
+	sb_puts(&b, ")");
+	return script_call(vs, "transform_layout", &b);
+}
+
+vs_status vs_sequential_buffer_access(vs_schedule *vs, const char *buffer, const char *block)
+{
+	if (null_arg(vs->ctx, "sequential_buffer_access", buffer))
+		return VS_BAD_INPUT;
+	StrBuf b = {0};
+	bool first = true;
+	sb_puts(&b, "sch.sequential_buffer_access(");
+	kw_str(&b, &first, "block", block);
+	kw_str(&b, &first, "buffer", buffer);
+	sb_puts(&b, ")");
+	return script_call(vs, "sequential_buffer_access", &b);
+}
+
+static vs_status overcompute_call(vs_schedule *vs, const char *name, const char *block,
+				  const char *loop, bool strict)
+{
+	StrBuf b = {0};
+	bool first = true;
+	sb_printf(&b, "sch.%s(", name);
+	kw_str(&b, &first, "block", block);
+	kw_str(&b, &first, "loop", loop);
+	if (strict)
+		kw_raw(&b, &first, "strict", "True");
+	sb_puts(&b, ")");
+	return script_call(vs, name, &b);
+}
+
+vs_status vs_remove_branching_through_overcompute(vs_schedule *vs, const char *block,
+						  const char *loop, bool strict)
+{
+	return overcompute_call(vs, "remove_branching_through_overcompute", block, loop, strict);
+}
+
+vs_status vs_remove_overcompute_through_branching(vs_schedule *vs, const char *block, bool strict)
+{
+	return overcompute_call(vs, "remove_overcompute_through_branching", block, NULL, strict);
+}
+
+vs_status vs_remove_no_op(vs_schedule *vs, const char *block)
+{
+	return overcompute_call(vs, "remove_no_op", block, NULL, false);
+}
+
+vs_status vs_simplify(vs_schedule *vs)
+{
+	StrBuf b = {0};
+	sb_puts(&b, "sch.simplify()");
+	return script_call(vs, "simplify", &b);
+}
+
+vs_status vs_hoist_expression(vs_schedule *vs, const char *conditionals, const char *block,
+			      const char *loop)
+{
+	StrBuf b = {0};
+	bool first = true;
+	sb_puts(&b, "sch.hoist_expression(");
+	kw_str(&b, &first, "conditionals", conditionals);
+	kw_str(&b, &first, "block", block);
+	kw_str(&b, &first, "loop", loop);
+	sb_puts(&b, ")");
+	return script_call(vs, "hoist_expression", &b);
+}
+
+vs_status vs_reduce_loop_extents(vs_schedule *vs, const char *block)
+{
+	StrBuf b = {0};
+	bool first = true;
+	sb_puts(&b, "sch.reduce_loop_extents(");
+	kw_str(&b, &first, "block", block);
+	sb_puts(&b, ")");
+	return script_call(vs, "reduce_loop_extents", &b);
+}

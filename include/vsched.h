@@ -165,6 +165,25 @@ void vs_program_stats(const vs_program *p, int *obligations, int *widened,
  * not carry out), or NULL. The code is correct either way. */
 const char *vs_program_warning(const vs_program *p);
 
+
+/* ---- layout, overcompute and clean-up primitives (proofs/transform_layout.md,
+ * overcompute.md, simplify.md, sequential_buffer_access.md, hoist.md) ----
+ * Text arguments are in the kernel language, as in a .sched file:
+ * index_map "lambda i: [i // 4, i % 4]"; pad_value NULL (no pad value),
+ * "0", "0.0", "T.undef()" or a lambda. block, loop, func may be NULL. */
+vs_status vs_transform_layout(vs_schedule *s, const char *buffer, const char *index_map,
+			      const char *pad_value, const char *block, const char *func);
+vs_status vs_sequential_buffer_access(vs_schedule *s, const char *buffer, const char *block);
+vs_status vs_remove_branching_through_overcompute(vs_schedule *s, const char *block,
+						  const char *loop, bool strict);
+vs_status vs_remove_overcompute_through_branching(vs_schedule *s, const char *block, bool strict);
+vs_status vs_remove_no_op(vs_schedule *s, const char *block);
+vs_status vs_simplify(vs_schedule *s);
+/* conditionals: "if_else_stmt", "boolean_expression", joined with | (NULL: both) */
+vs_status vs_hoist_expression(vs_schedule *s, const char *conditionals, const char *block,
+			      const char *loop);
+vs_status vs_reduce_loop_extents(vs_schedule *s, const char *block);
+
 #ifdef __cplusplus
 }
 #endif

@@ -509,6 +509,54 @@ START_TEST(example_api_split_runs)
 }
 END_TEST
 
+static const char row_sum_text[] =
+	"@T.prim_func\n"
+	"def row_summation(A: T.Buffer[(16, 14), \"int32\"], B: T.Buffer[(16,), \"int32\"]):\n"
+	"    for i in T.serial(16):\n"
+	"        B[i] = 0\n"
+	"        for j in T.serial(14):\n"
+	"            B[i] = B[i] + A[i, j]\n";
+
+/* seed 000's row summation through the layout and overcompute functions */
+START_TEST(layout_and_overcompute_functions_schedule_the_row_sum)
+{
+	vs_module *m = vs_parse_string(ctx, "row_sum.tir", row_sum_text);
+	ck_assert_ptr_nonnull(m);
+	vs_schedule *s = vs_schedule_new(ctx, m, NULL);
+	ck_assert_int_eq(vs_transform_layout(s, "A", "lambda i, j: [i, j // 4, j % 4]", "0", NULL, NULL),
+			 VS_OK);
+	ck_assert_int_eq(vs_split(s, "j", 4, NULL, "jo", "ji"), VS_OK);
+	ck_assert_int_eq(vs_simplify(s), VS_OK);
+	ck_assert_int_eq(vs_remove_branching_through_overcompute(s, NULL, "ji", true), VS_OK);
+	char *text = vs_module_print(vs_schedule_result(s));
+	ck_assert_ptr_nonnull(strstr(text, "B[i] = B[i] + A[i, jo, ji]"));
+	ck_assert_ptr_null(strstr(text, "if "));
+	free(text);
+	/* compared through the layout map with the module it started from */
+	char *report = NULL;
+	ck_assert_int_eq(vs_equiv(ctx, m, vs_schedule_result(s), NULL, 4, 1, &report), VS_OK);
+	free(report);
+	ck_assert_int_eq(vs_hoist_expression(s, "if_else_stmt", NULL, NULL), VS_OK);
+	ck_assert_int_eq(vs_reduce_loop_extents(s, NULL), VS_OK);
+	ck_assert_int_eq(vs_remove_no_op(s, NULL), VS_OK);
+	vs_schedule_free(s);
+	/* with T.undef() padding the last step is refused, with a replay */
+	s = vs_schedule_new(ctx, m, NULL);
+	ck_assert_int_eq(vs_transform_layout(s, "A", "lambda i, j: [i, j // 4, j % 4]", "T.undef()", NULL,
+					     NULL),
+			 VS_OK);
+	ck_assert_int_eq(vs_sequential_buffer_access(s, "A", NULL), VS_OK);
+	ck_assert_int_eq(vs_remove_branching_through_overcompute(s, NULL, NULL, true), VS_REJECTED);
+	ck_assert_str_eq(vs_report_replay(vs_last_report(s)), "confirmed");
+	ck_assert_int_eq(vs_remove_overcompute_through_branching(s, NULL, false), VS_OK);
+	/* bad text is bad input with a position */
+	ck_assert_int_eq(vs_transform_layout(s, "A", "lambda i j: [i]", NULL, NULL, NULL), VS_BAD_INPUT);
+	ck_assert_ptr_nonnull(strstr(vs_last_error(ctx), "transform_layout:1:"));
+	ck_assert_int_eq(vs_transform_layout(s, NULL, "lambda i: [i]", NULL, NULL, NULL), VS_BAD_INPUT);
+	vs_schedule_free(s);
+}
+END_TEST
+
 Suite *suite_api(void)
 {
 	Suite *s = suite_create("api");
@@ -519,6 +567,7 @@ Suite *suite_api(void)
 			   precondition_failures_are_rejected_not_bad_input,
 			   bad_names_and_arguments_are_bad_input}},
 		{"scripts", {scripts_run_and_report_positions}},
+		{"layout", {layout_and_overcompute_functions_schedule_the_row_sum}},
 		{"limits", {tiny_resource_limit_rejects_as_not_proven}},
 		{"interp", {interp_and_equiv}},
 		{"logs", {proof_log_written_shown_and_checked}},
