@@ -553,7 +553,8 @@ vs_status vs_interp(vs_context *c, const vs_module *m, const char *func,
 vs_status vs_equiv(vs_context *c, const vs_module *a, const vs_module *b,
 		   const char *func, int trials, unsigned long seed, char **report)
 {
-	*report = NULL;
+	if (report)
+		*report = NULL;
 	const Func *fa = pick_func(c, a->m, func);
 	const Func *fb = fa ? pick_func(c, b->m, func ? func : fa->name) : NULL;
 	if (fa && !fb && !func && b->m->nfuncs == 1)

@@ -119,7 +119,8 @@ char *vs_report_text(const vs_report *r);
  * *out gets inputs and outputs as text. */
 vs_status vs_interp(vs_context *ctx, const vs_module *m, const char *func,
 		    unsigned long seed, char **out);
-/* Differential check on `trials` admissible inputs; VS_OK if all agree. */
+/* Differential check on `trials` admissible inputs; VS_OK if all agree.
+ * report may be NULL. */
 vs_status vs_equiv(vs_context *ctx, const vs_module *a, const vs_module *b,
 		   const char *func, int trials, unsigned long seed, char **report);
 
