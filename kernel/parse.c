@@ -224,6 +224,11 @@ static bool lookup(Parser *p, const char *name, Var **v, Buffer **b)
 			*v = sc->vars[i];
 			return true;
 		}
+	for (int i = 0; i < sc->nbufs; i++)
+		if (strcmp(sc->bufs[i]->name, name) == 0) {
+			*b = sc->bufs[i];
+			return true;
+		}
 	const Func *f = sc->func;
 	if (!f)
 		return false;

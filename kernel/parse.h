@@ -25,6 +25,10 @@ typedef struct ParseScope {
 	const Func *func;
 	int nvars;
 	Var **vars;
+	/* Buffers that shadow the function's buffers of the same name (e.g. a
+	 * buffer under transformation, seen with its physical shape). */
+	int nbufs;
+	Buffer **bufs;
 } ParseScope;
 
 /* Parse the expression in src->text[start, end) (spans stay relative to

@@ -353,7 +353,10 @@ static RwStatus pad_spec(RwCtx *c, const LayoutArgs *args, const Func *f, Buffer
 	}
 	DiagList d;
 	diag_init(&d, a);
-	ParseScope scope = {f, 0, NULL};
+	/* the buffer named in the pad value is the transformed one, read at
+	 * physical indices (seed 000: lambda io, ii: B[0, (io - 14) % 4]) */
+	Buffer *shadow[1] = {phys};
+	ParseScope scope = {.func = f, .nbufs = 1, .bufs = shadow};
 	Expr *body;
 	if (args->pad_kind == LAYOUT_PAD_LAMBDA) {
 		Lambda *l = parse_lambda_range(a, args->src, args->pad_start, args->pad_end, &scope, &d);
@@ -380,12 +383,10 @@ static RwStatus pad_spec(RwCtx *c, const LayoutArgs *args, const Func *f, Buffer
 		out->kind = PAD_UNDEF;
 		return RW_OK;
 	}
-	if (!loads_only(body, logical))
+	if (!loads_only(body, phys))
 		return rw_fail(c, RW_BAD_INPUT, args->pad_span,
 			       "transform_layout: a pad value may read only the buffer %s itself (seed 000)",
 			       logical->name);
-	/* B in the pad value names the transformed buffer, at physical indices */
-	body = ir_remap_buffer_expr(a, body, logical, phys, 0, NULL, 0, NULL);
 	out->kind = PAD_VALUE;
 	out->value = body->kind == EX_INT || body->kind == EX_FLOAT ? convert_const(a, body, phys->dtype)
 								    : body;
@@ -654,7 +655,7 @@ static RwStatus transform_one(RwCtx *c, const LayoutArgs *args, const Func *f, F
 	c->func = f; /* context hypotheses of this function */
 	DiagList d;
 	diag_init(&d, a);
-	ParseScope scope = {f, 0, NULL};
+	ParseScope scope = {.func = f, .nvars = 0, .vars = NULL};
 	Lambda *l = parse_lambda_range(a, args->src, args->map_start, args->map_end, &scope, &d);
 	if (!l) {
 		for (Diag *g = d.first; g; g = g->next)

@@ -271,6 +271,19 @@ START_TEST(pad_lambda_reading_the_buffer_reads_logical_cells)
 }
 END_TEST
 
+START_TEST(pad_lambda_of_seed_000_reads_the_physical_buffer)
+{
+	/* seed 000: pad_value=lambda io, ii: B[0, (io - 14) % 4] -- inside
+	 * the pad value B is the transformed buffer, indexed physically */
+	TsRun t = accept(double14, "sch.transform_layout(buffer=\"B\", index_map=lambda i: [i // 4, i % 4], "
+				   "pad_value=lambda io, ii: B[0, (io-14)%4])");
+	Func *f = ts_func(&t, NULL);
+	ts_has(ts_print(&arena, f), "B[io, ii] = B[0, (io - 14) % 4]");
+	ck_assert(ts_has_obligation(t.r, "layout.pad_value_reads", VERDICT_PROVEN));
+	sched_free(t.s);
+}
+END_TEST
+
 START_TEST(pad_lambda_reading_an_allocation_reads_only_written_cells)
 {
 	/* X[10..13] are never written: a pad stage reading them would read
@@ -658,6 +671,10 @@ static void expect_bad_input(const char *kernel, const char *script, const char 
 START_TEST(bad_arguments_are_bad_input)
 {
 	expect_bad_input(double14, "sch.transform_layout(buffer=\"Z\", index_map=lambda i: [i])", "no buffer 'Z'");
+	/* inside the pad value the buffer has its physical shape */
+	expect_bad_input(double14, "sch.transform_layout(buffer=\"B\", index_map=lambda i: [i // 4, i % 4], "
+				   "pad_value=lambda io, ii: B[io])",
+			 "has 2 dimensions but 1 index");
 	expect_bad_input(double14, "sch.transform_layout(buffer=\"A\", index_map=lambda i, j: [i])",
 			 "takes 2 indices but A has 1");
 	expect_bad_input(double14, "sch.transform_layout(buffer=\"A\", index_map=lambda i: [i // 4, i % 4], pad_value=0.5)",
@@ -726,6 +743,7 @@ Suite *suite_layout(void)
 		  pad_constant_on_input_becomes_an_entry_assumption,
 		  pad_undef_on_input_and_output, pad_lambda_of_the_physical_indices,
 		  pad_lambda_reading_the_buffer_reads_logical_cells,
+		  pad_lambda_of_seed_000_reads_the_physical_buffer,
 		  pad_lambda_reading_an_allocation_reads_only_written_cells}},
 		{"inverses",
 		 {given_inverse_is_proven_and_used_for_the_padding,

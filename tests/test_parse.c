@@ -1143,7 +1143,7 @@ static const char *scope_func_text =
 START_TEST(parse_expr_range_resolves_function_buffers)
 {
 	Func *f = func_ok(scope_func_text);
-	ParseScope sc = {f, 0, NULL};
+	ParseScope sc = {.func = f, .nvars = 0, .vars = NULL};
 	const char *text = "pad = A[3] + n * L[0] # tail";
 	Source *src = source_from_string(&arena, "s.sched", text);
 	int start = 6, end = 21; /* "A[3] + n * L[0]" */
@@ -1173,7 +1173,7 @@ END_TEST
 START_TEST(parse_expr_range_reports_errors_in_place)
 {
 	Func *f = func_ok(scope_func_text);
-	ParseScope sc = {f, 0, NULL};
+	ParseScope sc = {.func = f, .nvars = 0, .vars = NULL};
 	Source *src = source_from_string(&arena, "s.sched",
 					 "sch.x(\n  pad_value=Q[0] + 1)\n");
 	Expr *e = parse_expr_range(&arena, src, 19, 27, &sc, &diags);
@@ -1195,14 +1195,14 @@ START_TEST(parse_expr_range_uses_extra_vars_first)
 {
 	Var *v = ir_var(&arena, "n", DT_INT64, (Span){0});
 	Func *f = func_ok(scope_func_text);
-	ParseScope sc = {f, 1, &v};
+	ParseScope sc = {.func = f, .nvars = 1, .vars = &v};
 	Source *src = source_from_string(&arena, "x", "n + 1");
 	Expr *e = parse_expr_range(&arena, src, 0, 5, &sc, &diags);
 	ck_assert_ptr_nonnull(e);
 	ck_assert_ptr_eq(e->u.bin.a->u.var, v);
 	ck_assert_int_eq(e->dtype, DT_INT64);
 	/* without a function: only the vars */
-	ParseScope bare = {NULL, 1, &v};
+	ParseScope bare = {.func = NULL, .nvars = 1, .vars = &v};
 	ck_assert_ptr_nonnull(parse_expr_range(&arena, src, 0, 5, &bare, &diags));
 	ck_assert_ptr_nonnull(parse_expr_range(&arena, source_from_string(&arena, "x", "2 * 3"),
 					       0, 5, NULL, &diags));
@@ -1233,7 +1233,7 @@ END_TEST
 START_TEST(lambda_single_expression_and_buffer_reads)
 {
 	Func *f = func_ok(scope_func_text);
-	ParseScope sc = {f, 0, NULL};
+	ParseScope sc = {.func = f, .nvars = 0, .vars = NULL};
 	Source *src = source_from_string(&arena, "x", "lambda io, ii: A[4 * io + ii] + n");
 	Lambda *l = parse_lambda_range(&arena, src, 0, (int)strlen(src->text), &sc,
 				       &diags);

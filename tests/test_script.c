@@ -277,7 +277,7 @@ START_TEST(lambda_argument_parses_with_axis_separator)
 			    "index_map=lambda n, h, w, c: [n, c // 4, h, T.axis_separator, w, c % 4])\n");
 	const ScriptArg *m = script_arg(&s->calls[0], -1, "index_map");
 	ck_assert_int_eq(m->kind, ARG_LAMBDA);
-	ParseScope sc = {f, 0, NULL};
+	ParseScope sc = {.func = f, .nvars = 0, .vars = NULL};
 	Lambda *l = parse_lambda_range(&arena, s->src, m->start, m->end, &sc, &diags);
 	ck_assert_ptr_nonnull(l);
 	ck_assert_int_eq(l->nparams, 4);
@@ -297,7 +297,7 @@ START_TEST(pad_value_lambda_reads_the_buffer_and_expr_resolves)
 			 "        A[i] = n\n");
 	Script *s = read_ok("sch.transform_layout(buffer=\"A\", index_map=lambda i: [i // 4, i % 4],\n"
 			    "    pad_value=lambda io, ii: A[4 * io + ii - 2] + n, factor=n * 2)\n");
-	ParseScope sc = {f, 0, NULL};
+	ParseScope sc = {.func = f, .nvars = 0, .vars = NULL};
 	const ScriptArg *p = script_arg(&s->calls[0], -1, "pad_value");
 	Lambda *l = parse_lambda_range(&arena, s->src, p->start, p->end, &sc, &diags);
 	ck_assert_ptr_nonnull(l);

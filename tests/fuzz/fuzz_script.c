@@ -51,7 +51,7 @@ static void check_arg(Arena *a, const Source *src, const ScriptArg *arg)
 			"[0, %d)\n", arg->start, arg->end, len);
 		abort();
 	}
-	ParseScope scope = {scope_func(), 0, NULL};
+	ParseScope scope = {.func = scope_func(), .nvars = 0, .vars = NULL};
 	DiagList d;
 	diag_init(&d, a);
 	if (arg->kind == ARG_LAMBDA) {
