@@ -22,6 +22,7 @@
 #include "schedule.h"
 #include "simplify.h"
 
+#include "arith.h"
 #include "facts.h"
 #include "index_map.h"
 #include "layout.h"
@@ -849,29 +850,135 @@ RwStatus rw_overcompute_candidates(RwCtx *c, const char *block, const char *loop
 	return RW_OK;
 }
 
-/* Stores to padded buffers in scope: remove_overcompute_through_branching. */
-static void collect_padded_stores(const Stmt *s, Arena *a, OcCandidates *cs)
+/* Stores to padded buffers in scope: remove_overcompute_through_branching.
+ * A store already under an `if` on its own pad predicate (the pad stage,
+ * which writes only padding) or on its negation (a store guarded before)
+ * is no candidate: guarding it again would drop every instance or none. */
+typedef struct CondFrame {
+	const Expr *cond;
+	const struct CondFrame *up;
+} CondFrame;
+
+/* A comparison of integer linear forms over vs as `sum coef*v + c <= 0`
+ * (strict ones shifted by one), or `== 0` / `!= 0` (*rel 1 / 2). */
+#define PADTEST_MAX 8
+typedef struct LinCmp {
+	int rel; /* 0: <= 0, 1: == 0, 2: != 0 */
+	int64_t coef[PADTEST_MAX], c;
+} LinCmp;
+
+static void collect_int_vars(const Expr *e, int *n, Var **vs)
+{
+	switch (e->kind) {
+	case EX_VAR:
+		for (int i = 0; i < *n; i++)
+			if (vs[i] == e->u.var)
+				return;
+		if (*n < PADTEST_MAX)
+			vs[(*n)++] = e->u.var;
+		return;
+	case EX_BIN:
+		collect_int_vars(e->u.bin.a, n, vs);
+		collect_int_vars(e->u.bin.b, n, vs);
+		return;
+	case EX_NOT: case EX_NEG: case EX_CAST:
+		collect_int_vars(e->u.un.a, n, vs);
+		return;
+	default:
+		return;
+	}
+}
+
+static bool lin_cmp(Expr *e, int nv, Var **vs, LinCmp *out)
+{
+	if (e->kind != EX_BIN)
+		return false;
+	int64_t ca[PADTEST_MAX], cb[PADTEST_MAX], ka, kb;
+	if (!arith_linear(e->u.bin.a, nv, vs, ca, &ka) || !arith_linear(e->u.bin.b, nv, vs, cb, &kb))
+		return false;
+	int sign = 1, shift = 0;
+	switch (e->u.bin.op) {
+	case OP_LE: out->rel = 0; break;		       /* a - b <= 0 */
+	case OP_LT: out->rel = 0; shift = 1; break;	       /* a - b + 1 <= 0 */
+	case OP_GE: out->rel = 0; sign = -1; break;	       /* b - a <= 0 */
+	case OP_GT: out->rel = 0; sign = -1; shift = 1; break; /* b - a + 1 <= 0 */
+	case OP_EQ: out->rel = 1; break;
+	case OP_NE: out->rel = 2; break;
+	default: return false;
+	}
+	for (int j = 0; j < nv; j++)
+		out->coef[j] = sign * (ca[j] - cb[j]);
+	out->c = sign * (ka - kb) + shift;
+	return true;
+}
+
+static bool lin_cmp_same(const LinCmp *x, const LinCmp *y, int nv)
+{
+	if (x->rel != y->rel || x->c != y->c)
+		return false;
+	for (int j = 0; j < nv; j++)
+		if (x->coef[j] != y->coef[j])
+			return false;
+	return true;
+}
+
+/* The condition is the pad test at the store or its negation, up to the
+ * order of linear terms (candidate choice only: nothing here needs to be
+ * trusted, a store wrongly left out is just not rewritten). */
+static bool is_pad_test(Expr *cond, Expr *at, Expr *not_at)
+{
+	if (ir_expr_equal(cond, at) || ir_expr_equal(cond, not_at))
+		return true;
+	Var *vs[PADTEST_MAX];
+	int nv = 0;
+	collect_int_vars(at, &nv, vs);
+	LinCmp lc, la, ln;
+	if (nv == PADTEST_MAX || !lin_cmp(cond, nv, vs, &lc))
+		return false;
+	return (lin_cmp(at, nv, vs, &la) && lin_cmp_same(&lc, &la, nv)) ||
+	       (lin_cmp(not_at, nv, vs, &ln) && lin_cmp_same(&lc, &ln, nv));
+}
+
+static bool under_pad_test(Arena *a, const Stmt *store, const CondFrame *conds)
+{
+	const Layout *lay = store->u.store.buf->layout;
+	Expr *pad = lay->all_padding ? lay->all_padding : lay->pad_predicate;
+	Expr *at = ir_subst_expr(a, pad, store->u.store.nidx, lay->inv_vars, store->u.store.idx);
+	Expr *not_at = imap_negate(a, at);
+	for (const CondFrame *f = conds; f; f = f->up)
+		if (is_pad_test((Expr *)f->cond, at, not_at))
+			return true;
+	return false;
+}
+
+static void collect_padded_stores(const Stmt *s, Arena *a, OcCandidates *cs, const CondFrame *conds)
 {
 	switch (s->kind) {
 	case ST_SEQ:
 		for (int i = 0; i < s->u.seq.n; i++)
-			collect_padded_stores(s->u.seq.items[i], a, cs);
+			collect_padded_stores(s->u.seq.items[i], a, cs, conds);
 		return;
-	case ST_FOR: collect_padded_stores(s->u.loop.body, a, cs); return;
-	case ST_IF:
-		collect_padded_stores(s->u.cond.then_s, a, cs);
+	case ST_FOR: collect_padded_stores(s->u.loop.body, a, cs, conds); return;
+	case ST_IF: {
+		CondFrame f = {s->u.cond.cond, conds};
+		collect_padded_stores(s->u.cond.then_s, a, cs, &f);
 		if (s->u.cond.else_s)
-			collect_padded_stores(s->u.cond.else_s, a, cs);
+			collect_padded_stores(s->u.cond.else_s, a, cs, &f);
 		return;
+	}
 	case ST_STORE: {
 		const Layout *lay = s->u.store.buf->layout;
-		if (lay && lay->inv_vars && (lay->all_padding || lay->pad_predicate))
+		if (!lay || !lay->inv_vars || !(lay->all_padding || lay->pad_predicate))
+			return;
+		if (under_pad_test(a, s, conds))
+			cs->guarded++;
+		else
 			add_candidate(cs, a, s);
 		return;
 	}
-	case ST_ALLOC: collect_padded_stores(s->u.alloc.body, a, cs); return;
-	case ST_BLOCK: collect_padded_stores(s->u.block.body, a, cs); return;
-	case ST_LET: collect_padded_stores(s->u.let.body, a, cs); return;
+	case ST_ALLOC: collect_padded_stores(s->u.alloc.body, a, cs, conds); return;
+	case ST_BLOCK: collect_padded_stores(s->u.block.body, a, cs, conds); return;
+	case ST_LET: collect_padded_stores(s->u.let.body, a, cs, conds); return;
 	case ST_ASSUME: case ST_EVAL: case ST_PASS: case ST_COUNT:
 		return;
 	}
@@ -887,7 +994,7 @@ RwStatus rw_padded_store_candidates(RwCtx *c, const char *block, OcCandidates *o
 			return rw_fail(c, RW_BAD_INPUT, c->call_span, "no block '%s' in function '%s'",
 				       block, c->func->name);
 	}
-	collect_padded_stores(scope, c->arena, out);
+	collect_padded_stores(scope, c->arena, out, NULL);
 	return RW_OK;
 }
 
@@ -993,7 +1100,7 @@ int sched_overcompute(Schedule *s, const char *desc, Span span, DiagList *d,
 {
 	Compound k;
 	sched_compound_begin(s, &k, desc, span, d);
-	int ntried = 0, cap = 64, done = 0, kept = 0;
+	int ntried = 0, cap = 64, done = 0, kept = 0, preguarded = -1;
 	const Stmt **tried = arena_alloc(s->arena, sizeof(Stmt *) * (size_t)cap);
 	for (;;) {
 		RwCtx c;
@@ -1009,6 +1116,8 @@ int sched_overcompute(Schedule *s, const char *desc, Span span, DiagList *d,
 			return sched_compound_end(&k, st == RW_BAD_INPUT ? STEP_BAD_INPUT : STEP_REJECTED,
 						  NULL)->status;
 		}
+		if (preguarded < 0)
+			preguarded = cs.guarded;
 		const Stmt *next = NULL;
 		for (int i = 0; i < cs.n && !next; i++)
 			if (!tried_before(tried, ntried, cs.items[i]))
@@ -1054,6 +1163,10 @@ int sched_overcompute(Schedule *s, const char *desc, Span span, DiagList *d,
 	}
 	const char *what = args->remove_stores ? "no-op or dead stores removed"
 			   : args->add_branches ? "stores guarded" : "branches removed";
+	if (preguarded > 0)
+		sched_compound_note(&k, "%d store%s already under %s pad test left as %s",
+				    preguarded, preguarded == 1 ? "" : "s", preguarded == 1 ? "its" : "their",
+				    preguarded == 1 ? "it is" : "they are");
 	if (!done && !kept)
 		sched_compound_note(&k, "no candidate %s in scope",
 				    args->remove_stores ? "store"

@@ -10,6 +10,7 @@
 typedef struct OcCandidates {
 	int n, cap;
 	const Stmt **items;
+	int guarded; /* padded stores left out: already under their pad test */
 } OcCandidates;
 
 typedef struct OcStorePlan {
