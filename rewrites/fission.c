@@ -16,12 +16,19 @@ static Stmt *items_stmt(Arena *a, int n, Stmt **items, Span sp)
 
 RwStatus rw_fission(RwCtx *c, const char *loop, int64_t after)
 {
-	Arena *a = c->arena;
 	StmtCtx sc;
 	RwStatus st = rw_find_loop(c, loop, &sc);
 	if (st != RW_OK)
 		return st;
+	return rw_fission_at(c, &sc, after, NULL);
+}
+
+RwStatus rw_fission_at(RwCtx *c, const StmtCtx *at, int64_t after, Stmt **second_loop)
+{
+	Arena *a = c->arena;
+	StmtCtx sc = *at;
 	Stmt *l = sc.stmt, *body = l->u.loop.body;
+	const char *loop = l->u.loop.var->name;
 	int n = body->kind == ST_SEQ ? body->u.seq.n : 1;
 	if (n < 2)
 		return rw_fail(c, RW_PRECONDITION, l->span,
@@ -50,6 +57,8 @@ RwStatus rw_fission(RwCtx *c, const char *loop, int64_t after)
 		ir_for(a, v2, l->u.loop.min, l->u.loop.extent, l->u.loop.kind,
 		       ir_subst_stmt(a, s2, 1, &v, &v2ref), l->span),
 	};
+	if (second_loop)
+		*second_loop = pair[1];
 	c->out = rw_with_body(a, c->func, rw_replace_at(a, c->func->body, sc.path, sc.depth,
 							 ir_seq(a, 2, pair, l->span)));
 	return RW_OK;

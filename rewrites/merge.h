@@ -16,6 +16,9 @@ RwStatus rw_merge_loops_at(RwCtx *c, const StmtCtx *sc1, const StmtCtx *sc2);
 /* `sch.fission("i", after=K)`: the body's statements 0..K stay in loop i,
  * the rest go to a new loop over the same range right after it. */
 RwStatus rw_fission(RwCtx *c, const char *loop, int64_t after);
+/* The same on the loop found at `at`; *second_loop (if not NULL) gets the
+ * new second loop. */
+RwStatus rw_fission_at(RwCtx *c, const StmtCtx *at, int64_t after, Stmt **second_loop);
 
 /* `kind` obligations: for all i in the range of l1 and j in that of l2
  * with i > j, S1(i) (s1 with l1's variable := i) and S2(j) commute. `at`

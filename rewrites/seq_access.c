@@ -12,6 +12,7 @@
  * rejects after its fissions are proven (seed 000's conv1d_cumsum is
  * rejected by the fission's refuted obligation). */
 #include "seq_access.h"
+#include "merge.h"
 
 #include <string.h>
 
@@ -386,57 +387,13 @@ static RwStatus rw_tile(RwCtx *c, Stmt *loop, int64_t b, int64_t f, const char *
 /* ---------- fission ---------- */
 
 /* for x: s_0 ... s_k | s_k+1 ... -> for x: s_0 ... s_k; for x: s_k+1 ...
- * fission.no_conflict: for x1 > x2, A(x1) and B(x2) commute (B(x2) ran
- * before A(x1) and now runs after every A). */
+ * (rewrites/fission.c, fission.no_conflict) */
 static RwStatus rw_fission_after(RwCtx *c, Stmt *loop, int k, Stmt **second_loop)
 {
-	Arena *a = c->arena;
 	StmtCtx sc;
-	if (!rw_find_stmt(a, c->func, loop, &sc))
+	if (!rw_find_stmt(c->arena, c->func, loop, &sc))
 		return rw_fail(c, RW_BAD_INPUT, c->call_span, "fission: loop not found");
-	Stmt *body = loop->u.loop.body;
-	if (body->kind != ST_SEQ || k < 0 || k >= body->u.seq.n - 1)
-		return rw_fail(c, RW_PRECONDITION, loop->span,
-			       "fission: the body of loop %s has no statement after position %d",
-			       loop->u.loop.var->name, k);
-	int n = body->u.seq.n;
-	Stmt *first = k == 0 ? body->u.seq.items[0] : ir_seq(a, k + 1, body->u.seq.items, body->span);
-	Stmt *second = n - k - 1 == 1 ? body->u.seq.items[k + 1]
-				       : ir_seq(a, n - k - 1, body->u.seq.items + k + 1, body->span);
-	Var *x = loop->u.loop.var;
-	Var *x1 = rw_fresh_var(a, x, "_1"), *x2 = rw_fresh_var(a, x, "_2");
-	Expr *r1 = ir_varref(a, x1, nospan()), *r2 = ir_varref(a, x2, nospan());
-	Obligation *base = obligation_new(a, "fission.no_conflict", "", 0, NULL, 0, NULL,
-					  ir_bool(a, true), loop->span);
-	rw_add_context_hyps(c, base, &sc);
-	obligation_add_var(a, base, x1);
-	obligation_add_var(a, base, x2);
-	obligation_add_hyp(a, base, rw_loop_range(a, loop, r1));
-	obligation_add_hyp(a, base, rw_loop_range(a, loop, r2));
-	obligation_add_hyp(a, base, ir_bin(a, OP_GT, r1, r2, nospan()));
-	Buffer **vol;
-	int nvol = rw_written_buffers(a, loop, &vol);
-	AccessList p, q;
-	memset(&p, 0, sizeof p);
-	memset(&q, 0, sizeof q);
-	rw_collect_accesses(c, first, 1, &x, &r1, nvol, vol, &p);
-	rw_collect_accesses(c, second, 1, &x, &r2, nvol, vol, &q);
-	rw_commute_obligations(c, "fission.no_conflict",
-			       arena_printf(a, "splitting loop %s: a later iteration's first part and an earlier iteration's second part",
-					    x->name),
-			       base, &p, &q, false);
-	Var *x_b = rw_fresh_var(a, x, "");
-	Expr *xbr = ir_varref(a, x_b, nospan());
-	Stmt *second_b = ir_subst_stmt(a, second, 1, &x, &xbr);
-	Stmt *l1 = ir_for(a, x, loop->u.loop.min, loop->u.loop.extent, loop->u.loop.kind, first,
-			  loop->span);
-	Stmt *l2 = ir_for(a, x_b, loop->u.loop.min, loop->u.loop.extent, loop->u.loop.kind,
-			  second_b, loop->span);
-	Stmt *items[2] = {l1, l2};
-	*second_loop = l2;
-	c->out = rw_with_body(a, c->func, rw_replace_at(a, c->func->body, sc.path, sc.depth,
-							ir_seq(a, 2, items, loop->span)));
-	return RW_OK;
+	return rw_fission_at(c, &sc, k, second_loop);
 }
 
 /* ---------- pure integer lets, inlined ---------- */
