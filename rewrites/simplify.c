@@ -330,8 +330,8 @@ bool simplify_replace(Compound *k, const char *desc, const StmtCtx *ctx, int slo
 
 /* ---------- the call ---------- */
 
-void simplify_in(Compound *k, const char *desc, bool use_facts, bool cleanups, const int *prefix,
-		 int prefix_depth)
+int simplify_in(Compound *k, const char *desc, bool use_facts, bool cleanups, const int *prefix,
+		int prefix_depth)
 {
 	Schedule *s = k->s;
 	Arena *a = s->arena;
@@ -364,9 +364,12 @@ void simplify_in(Compound *k, const char *desc, bool use_facts, bool cleanups, c
 		sched_compound_set(k, out);
 		cleaned++;
 	}
-	sched_compound_note(k, "simplify: %d replacement%s proven and applied, %d not proven (kept), %d structural clean-up%s",
-			    applied, applied == 1 ? "" : "s", kept, cleaned, cleaned == 1 ? "" : "s");
+	/* a pass inside another step that found nothing says nothing */
+	if (applied || kept || cleaned)
+		sched_compound_note(k, "simplify: %d replacement%s proven and applied, %d not proven (kept), %d structural clean-up%s",
+				    applied, applied == 1 ? "" : "s", kept, cleaned, cleaned == 1 ? "" : "s");
 	k->fail = -1; /* unproven candidates are skipped, not failures */
+	return applied + kept + cleaned;
 }
 
 int sched_simplify(Schedule *s, const char *desc, Span span, DiagList *d, bool use_facts,
@@ -374,6 +377,7 @@ int sched_simplify(Schedule *s, const char *desc, Span span, DiagList *d, bool u
 {
 	Compound k;
 	sched_compound_begin(s, &k, desc, span, d);
-	simplify_in(&k, desc, use_facts, cleanups, NULL, 0);
+	if (!simplify_in(&k, desc, use_facts, cleanups, NULL, 0))
+		sched_compound_note(&k, "simplify: nothing to simplify");
 	return sched_compound_end(&k, STEP_COMMITTED, NULL)->status;
 }

@@ -14,9 +14,10 @@ int sched_simplify(struct Schedule *s, const char *desc, Span span, DiagList *d,
 struct Compound;
 /* The same inside another compound call (sequential_buffer_access tidies
  * the indices it changed; only statements under the path prefix);
- * unproven replacements are skipped. */
-void simplify_in(struct Compound *k, const char *desc, bool use_facts, bool cleanups,
-		 const int *prefix, int prefix_depth);
+ * unproven replacements are skipped. Returns how many candidates and
+ * clean-ups it found; it notes them only if there were any. */
+int simplify_in(struct Compound *k, const char *desc, bool use_facts, bool cleanups,
+		const int *prefix, int prefix_depth);
 
 struct FactSet;
 /* One replacement e -> e' of expression `slot` of the statement at ctx
