@@ -11,88 +11,28 @@
 /* ---------- finding a block ---------- */
 
 typedef struct BlockFinder {
-	Arena *arena;
 	const char *name;
 	int seen;
-	StmtCtx cur, hit;
+	StmtCtx hit;
 	StrBuf names;
 } BlockFinder;
 
-static void bf_walk(BlockFinder *f, Stmt *s);
-
-static void bf_child(BlockFinder *f, Stmt *s, int index)
+static void bf_visit(void *ud, Stmt *s, const StmtCtx *c)
 {
-	if (f->cur.depth >= RW_MAX_DEPTH)
+	BlockFinder *f = ud;
+	if (s->kind != ST_BLOCK)
 		return;
-	f->cur.path[f->cur.depth++] = index;
-	bf_walk(f, s);
-	f->cur.depth--;
-}
-
-static void bf_walk(BlockFinder *f, Stmt *s)
-{
-	StmtCtx *c = &f->cur;
-	switch (s->kind) {
-	case ST_SEQ:
-		for (int i = 0; i < s->u.seq.n; i++)
-			bf_child(f, s->u.seq.items[i], i);
-		return;
-	case ST_FOR:
-		if (c->nloops >= RW_MAX_DEPTH)
-			return;
-		c->loops[c->nloops++] = s;
-		bf_child(f, s->u.loop.body, 0);
-		c->nloops--;
-		return;
-	case ST_IF:
-		if (c->nconds >= RW_MAX_DEPTH)
-			return;
-		c->conds[c->nconds++] = s->u.cond.cond;
-		bf_child(f, s->u.cond.then_s, 0);
-		if (s->u.cond.else_s) {
-			c->conds[c->nconds - 1] = ir_not(f->arena, s->u.cond.cond, s->u.cond.cond->span);
-			bf_child(f, s->u.cond.else_s, 1);
-		}
-		c->nconds--;
-		return;
-	case ST_ALLOC:
-		bf_child(f, s->u.alloc.body, 0);
-		return;
-	case ST_BLOCK:
-		sb_printf(&f->names, "%s\"%s\"", f->names.n ? ", " : "", s->u.block.name);
-		if (strcmp(s->u.block.name, f->name) == 0) {
-			if (!f->seen++) {
-				f->hit = *c;
-				f->hit.stmt = s;
-			}
-		}
-		bf_child(f, s->u.block.body, 0);
-		return;
-	case ST_LET:
-		if (c->nlets >= RW_MAX_DEPTH)
-			return;
-		c->lets[c->nlets++] = s;
-		bf_child(f, s->u.let.body, 0);
-		c->nlets--;
-		return;
-	case ST_STORE:
-	case ST_ASSUME:
-	case ST_EVAL:
-	case ST_PASS:
-		return;
-	case ST_COUNT:
-		break;
-	}
-	abort();
+	sb_printf(&f->names, "%s\"%s\"", f->names.n ? ", " : "", s->u.block.name);
+	if (strcmp(s->u.block.name, f->name) == 0 && !f->seen++)
+		f->hit = *c;
 }
 
 RwStatus attach_find_block(RwCtx *c, const char *name, StmtCtx *out)
 {
 	BlockFinder f;
 	memset(&f, 0, sizeof f);
-	f.arena = c->arena;
 	f.name = name;
-	bf_walk(&f, c->func->body);
+	rw_walk(c->arena, c->func, bf_visit, &f);
 	char *names = sb_take(&f.names);
 	RwStatus st = RW_OK;
 	if (!f.seen)

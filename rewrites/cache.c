@@ -17,46 +17,6 @@ static Span nospan(void) { return (Span){0}; }
 
 /* ---------- buffers and names ---------- */
 
-static Buffer *find_alloc(const Stmt *s, const char *name)
-{
-	switch (s->kind) {
-	case ST_SEQ:
-		for (int i = 0; i < s->u.seq.n; i++) {
-			Buffer *b = find_alloc(s->u.seq.items[i], name);
-			if (b)
-				return b;
-		}
-		return NULL;
-	case ST_FOR: return find_alloc(s->u.loop.body, name);
-	case ST_IF: {
-		Buffer *b = find_alloc(s->u.cond.then_s, name);
-		return b ? b : s->u.cond.else_s ? find_alloc(s->u.cond.else_s, name) : NULL;
-	}
-	case ST_ALLOC:
-		if (strcmp(s->u.alloc.buf->name, name) == 0)
-			return s->u.alloc.buf;
-		return find_alloc(s->u.alloc.body, name);
-	case ST_BLOCK: return find_alloc(s->u.block.body, name);
-	case ST_LET: return find_alloc(s->u.let.body, name);
-	case ST_STORE: case ST_ASSUME: case ST_EVAL: case ST_PASS: case ST_COUNT:
-		return NULL;
-	}
-	return NULL;
-}
-
-static Buffer *find_buffer(const Func *f, const char *name, bool *is_param)
-{
-	for (int i = 0; i < f->nparams; i++) {
-		Buffer *b = f->params[i].buf;
-		if (b && strcmp(b->name, name) == 0) {
-			*is_param = true;
-			return b;
-		}
-	}
-	*is_param = false;
-	return find_alloc(f->body, name);
-}
-
 static bool allocates(const Stmt *s, const Buffer *b)
 {
 	switch (s->kind) {
@@ -706,7 +666,7 @@ RwStatus rw_cache(RwCtx *c, const CacheArgs *args)
 	const Func *f = c->func;
 	const char *what = args->write ? "cache_write" : "cache_read";
 	bool is_param;
-	Buffer *buf = find_buffer(f, args->buffer, &is_param);
+	Buffer *buf = rw_find_buffer(f, args->buffer, &is_param);
 	if (!buf)
 		return rw_fail(c, RW_BAD_INPUT, c->call_span, "%s: no buffer '%s' in function '%s'", what,
 			       args->buffer, f->name);
@@ -718,7 +678,7 @@ RwStatus rw_cache(RwCtx *c, const CacheArgs *args)
 	const char *name = args->name ? args->name
 				      : arena_printf(a, "%s_%s", buf->name, scope_name(scope));
 	bool taken_param;
-	if (find_buffer(f, name, &taken_param))
+	if (rw_find_buffer(f, name, &taken_param))
 		return rw_fail(c, RW_BAD_INPUT, c->call_span, "%s: function '%s' already has a buffer '%s'",
 			       what, f->name, name);
 	Site site;

@@ -57,8 +57,7 @@ static Buffer *find_alloc(Stmt *s, const char *name)
 	return NULL;
 }
 
-/* The buffer named `name` in f: a parameter or an allocation. */
-static Buffer *find_buffer(const Func *f, const char *name, bool *is_param)
+Buffer *rw_find_buffer(const Func *f, const char *name, bool *is_param)
 {
 	for (int i = 0; i < f->nparams; i++) {
 		Buffer *b = f->params[i].buf;
@@ -648,7 +647,7 @@ static RwStatus transform_one(RwCtx *c, const LayoutArgs *args, const Func *f, F
 	res->func = (Func *)f;
 	res->changed = false;
 	bool is_param;
-	Buffer *logical = find_buffer(f, args->buffer, &is_param);
+	Buffer *logical = rw_find_buffer(f, args->buffer, &is_param);
 	if (!logical)
 		return RW_OK; /* not in this function */
 	const Func *saved = c->func;
@@ -791,7 +790,7 @@ RwStatus rw_transform_layout(RwCtx *c, const LayoutArgs *args)
 	Arena *a = c->arena;
 	const Module *mod = c->module;
 	bool is_param;
-	Buffer *b = find_buffer(c->func, args->buffer, &is_param);
+	Buffer *b = rw_find_buffer(c->func, args->buffer, &is_param);
 	if (!b)
 		return rw_fail(c, RW_BAD_INPUT, c->call_span,
 			       "transform_layout: no buffer '%s' in function '%s'", args->buffer,
@@ -823,7 +822,7 @@ RwStatus rw_transform_layout(RwCtx *c, const LayoutArgs *args)
 		if (!target)
 			continue;
 		bool p;
-		Buffer *fb = find_buffer(f, args->buffer, &p);
+		Buffer *fb = rw_find_buffer(f, args->buffer, &p);
 		if (!fb || (f != c->func && !p))
 			continue;
 		FuncResult res;

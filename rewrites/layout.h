@@ -33,6 +33,9 @@ RwStatus rw_transform_layout(RwCtx *c, const LayoutArgs *args);
 
 /* The block named `name` in f, or NULL. */
 Stmt *rw_find_block(const Func *f, const char *name);
+/* The buffer named `name` in f: a parameter (*is_param) or the first
+ * allocation of that name; NULL if none. */
+Buffer *rw_find_buffer(const Func *f, const char *name, bool *is_param);
 /* Whether s writes b (writes_only) or accesses it at all. */
 bool rw_stmt_accesses(const Stmt *s, const Buffer *b, bool writes_only);
 /* s with `stage` right after the statement that last writes b. */
