@@ -300,9 +300,11 @@ static const Stmt *stmt_at_path(const Stmt *cur, const int *path, int depth)
 	return cur;
 }
 
-/* The first later stage writing x, searching outward from the candidate;
- * the statements passed on the way are `between`. */
-static bool find_overwriter(const Func *f, const StmtCtx *sc, const Buffer *x, Overwriter *ow)
+/* The (skip+1)-th later stage writing x, searching outward from the
+ * candidate; the statements passed on the way (earlier stages among them)
+ * are `between`. */
+static bool find_overwriter(const Func *f, const StmtCtx *sc, const Buffer *x, int skip,
+			    Overwriter *ow)
 {
 	const Stmt *levels[RW_MAX_DEPTH];
 	int n = 0;
@@ -323,7 +325,7 @@ static bool find_overwriter(const Func *f, const StmtCtx *sc, const Buffer *x, O
 		int k = sc->path[d];
 		for (int i = k + 1; i < s->u.seq.n; i++) {
 			const Stmt *item = s->u.seq.items[i];
-			if (as_stage(item, x, &ow->stage)) {
+			if (as_stage(item, x, &ow->stage) && skip-- == 0) {
 				ow->stage_stmt = item;
 				ow->branch_depth = d + 1;
 				return true;
@@ -393,13 +395,13 @@ static void untouched(Instance *in, const Access *w, const Stmt *s, bool reads_o
 /* `real` is the function whose instances of the candidate are exactly the
  * ones that run in the original program (before removing a branch, after
  * adding one). */
-static bool dead_obligations(Instance *in, const Access *w, const Func *real,
+static bool dead_obligations(Instance *in, const Access *w, const Func *real, int skip,
 			     ObligationList *out)
 {
 	RwCtx *c = in->c;
 	Arena *a = c->arena;
 	Overwriter ow;
-	if (!find_overwriter(c->func, in->sc, w->buf, &ow))
+	if (!find_overwriter(c->func, in->sc, w->buf, skip, &ow))
 		return false;
 	const Stage *st = &ow.stage;
 	Expr **t0 = stage_at(a, st, w->nidx, w->idx);
@@ -570,7 +572,9 @@ static RwStatus plan_stores(Instance *in, OcPlan *plan, const Func *real)
 			continue;
 		OcStorePlan *sp = &plan->stores[plan->nstores++];
 		sp->span = w->span;
-		sp->has_dead = dead_obligations(in, w, real, &sp->dead);
+		while (sp->ndead < OC_MAX_OVERWRITERS &&
+		       dead_obligations(in, w, real, sp->ndead, &sp->dead[sp->ndead]))
+			sp->ndead++;
 		noop_obligation(in, w, &sp->noop);
 	}
 	return RW_OK;
@@ -1079,7 +1083,10 @@ static bool prove_plan(Compound *k, const Func *before, const OcPlan *plan)
 		return false;
 	for (int i = 0; i < plan->nstores; i++) {
 		const OcStorePlan *sp = &plan->stores[i];
-		if (sp->has_dead && sched_prove(k, &sp->dead, before, plan->out))
+		bool dead = false;
+		for (int j = 0; j < sp->ndead && !dead; j++)
+			dead = sched_prove(k, &sp->dead[j], before, plan->out);
+		if (dead)
 			continue;
 		if (!sched_prove(k, &sp->noop, before, plan->out))
 			return false;

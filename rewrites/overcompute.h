@@ -13,10 +13,14 @@ typedef struct OcCandidates {
 	int guarded; /* padded stores left out: already under their pad test */
 } OcCandidates;
 
+#define OC_MAX_OVERWRITERS 4
+
 typedef struct OcStorePlan {
 	Span span;
-	bool has_dead;	     /* a later stage overwrites the cell */
-	ObligationList dead; /* overcompute.dead_* */
+	/* overcompute.dead_*, one set for each of the first later stages
+	 * that write the buffer (the cell is dead if one set holds) */
+	int ndead;
+	ObligationList dead[OC_MAX_OVERWRITERS];
 	ObligationList noop; /* overcompute.no_op */
 } OcStorePlan;
 

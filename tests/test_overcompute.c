@@ -632,6 +632,54 @@ START_TEST(branching_back_leaves_the_pad_stage_and_guarded_stores)
 }
 END_TEST
 
+/* A producer, an in-place update and X's pad stage: the producer's extra
+ * instances are dead through the pad stage (the second later writer; the
+ * update between only writes the cell once it is overcomputed too). Then
+ * guarding the producer again is refuted: the overcomputed update reads
+ * the padding the guard leaves uninitialised. */
+static const char produce_update[] =
+	"@T.prim_func\n"
+	"def func(A: T.Buffer[(14,), \"int32\"], Y: T.Buffer[(14,), \"int32\"]):\n"
+	"    X = T.alloc_buffer([14], \"int32\")\n"
+	"    with T.block(\"producer\"):\n"
+	"        for i in T.serial(14):\n"
+	"            X[i] = 2 * A[i]\n"
+	"    with T.block(\"update\"):\n"
+	"        for i in T.serial(14):\n"
+	"            X[i] = X[i] + 1\n"
+	"    for i in T.serial(14):\n"
+	"        Y[i] = X[i]\n";
+
+static const char produce_update_script[] =
+	"sch.transform_layout(buffer=\"A\", index_map=lambda i: [i // 4, i % 4], pad_value=0)\n"
+	"sch.transform_layout(buffer=\"X\", index_map=lambda i: [i // 4, i % 4], pad_value=T.undef())\n"
+	"sch.sequential_buffer_access(block=\"producer\", buffer=\"X\")\n"
+	"sch.sequential_buffer_access(block=\"update\", buffer=\"X\")\n"
+	"sch.remove_branching_through_overcompute(block=\"producer\", strict=True)\n";
+
+START_TEST(dead_through_a_later_overwriter_than_the_next)
+{
+	TsRun t = accept(produce_update, produce_update_script);
+	ts_has(t.r->note, "1 branches removed");
+	ck_assert(ts_has_obligation(t.r, "overcompute.dead_overwritten", VERDICT_REFUTED));
+	ck_assert(ts_has_obligation(t.r, "overcompute.dead_overwritten", VERDICT_PROVEN));
+	sched_free(t.s);
+}
+END_TEST
+
+START_TEST(branching_back_refused_when_an_overcomputed_reader_needs_the_padding)
+{
+	TsRun t = ts_reject(&arena, produce_update,
+			    arena_printf(&arena, "%s%s", produce_update_script,
+					 "sch.remove_branching_through_overcompute(block=\"update\", strict=True)\n"
+					 "sch.remove_overcompute_through_branching(block=\"producer\", strict=True)"),
+			    "overcompute.no_op");
+	ts_assert_refuted_confirmed(t.r, "overcompute.no_op");
+	ts_has(t.r->replay_text, "read of uninitialised X[3, 2]");
+	sched_free(t.s);
+}
+END_TEST
+
 Suite *suite_overcompute(void)
 {
 	Suite *s = suite_create("overcompute");
@@ -652,7 +700,8 @@ Suite *suite_overcompute(void)
 		  conv1d_output_stores_overwritten_by_the_pad_stage_are_dead,
 		  dead_store_read_before_the_overwrite_is_rejected,
 		  dead_store_touched_by_a_real_instance_is_rejected,
-		  overwriting_stage_that_reads_the_cell_does_not_make_it_dead}},
+		  overwriting_stage_that_reads_the_cell_does_not_make_it_dead,
+		  dead_through_a_later_overwriter_than_the_next}},
 		{"safety",
 		 {extra_instances_outside_the_shape_are_rejected,
 		  extra_instances_reading_uninitialised_cells_are_rejected,
@@ -668,7 +717,8 @@ Suite *suite_overcompute(void)
 		  loop_argument_takes_only_branches_directly_inside, bad_scope_arguments_are_bad_input}},
 		{"branching_back",
 		 {branching_back_guards_a_store_whose_padding_is_overwritten,
-		  branching_back_leaves_the_pad_stage_and_guarded_stores}},
+		  branching_back_leaves_the_pad_stage_and_guarded_stores,
+		  branching_back_refused_when_an_overcomputed_reader_needs_the_padding}},
 	};
 	for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
 		TCase *tc = tcase_create(cases[i].name);
