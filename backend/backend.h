@@ -52,6 +52,7 @@ typedef struct FlattenOptions {
 /* Statistics of the proofs lowering discharged. */
 typedef struct LowerStats {
 	int nobligations, nproven, nwidened;
+	int nserialized; /* parallel/vectorized loops compiled serially */
 	double solver_seconds;
 } LowerStats;
 
@@ -91,6 +92,16 @@ typedef struct LoweredFunc {
 bool lower_flatten(Arena *a, Solver *solver, FloatMode fm, ProofLog *log,
 		   const FlattenOptions *opt, const Func *source, const Func *f,
 		   LoweredFunc *out, LowerStats *stats, DiagList *d);
+
+/* Annotations reach LLVM only proven (semantics.md 7): every parallel
+ * and vectorized loop of f, whether a schedule step or the kernel's own
+ * text put it there, is proven free of races again here (kinds
+ * parallel.no_race, vectorize.no_race). A loop whose proof fails is
+ * compiled as a serial loop, which is what the reference interpreter
+ * runs, with a warning in d naming the loop and the obligation. Returns
+ * f itself when nothing changes. */
+const Func *lower_prove_annotations(Arena *a, Solver *solver, FloatMode fm, ProofLog *log,
+				    const Func *f, LowerStats *stats, DiagList *d);
 
 /* The whole pipeline on one function: remove assume, remove undef
  * stores, flatten, drop empty statements. */

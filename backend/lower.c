@@ -5,6 +5,7 @@
  * is one of its allowed outcomes) and the clean-up of statements that
  * became empty; lower_func chains them with flattening. */
 #include "backend.h"
+#include "rewrites/rewrite.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -43,7 +44,18 @@ typedef struct StmtMap {
 	Arena *a;
 	Stmt *(*leaf)(struct StmtMap *m, Stmt *s);
 	BufferSet *undef_bufs;
+	/* loops compiled serially (annotation not proven); may be NULL */
+	const Stmt *const *serial;
+	int nserial;
 } StmtMap;
+
+static bool made_serial(const StmtMap *m, const Stmt *loop)
+{
+	for (int i = 0; i < m->nserial; i++)
+		if (m->serial[i] == loop)
+			return true;
+	return false;
+}
 
 static Stmt *map_stmt(StmtMap *m, Stmt *s);
 
@@ -67,6 +79,9 @@ static Stmt *map_stmt(StmtMap *m, Stmt *s)
 		return map_seq(m, s);
 	case ST_FOR:
 		x = map_stmt(m, s->u.loop.body);
+		if (made_serial(m, s))
+			return ir_for(m->a, s->u.loop.var, s->u.loop.min, s->u.loop.extent,
+				      FOR_SERIAL, x, s->span);
 		return x == s->u.loop.body ? s
 					   : ir_for(m->a, s->u.loop.var, s->u.loop.min,
 						    s->u.loop.extent, s->u.loop.kind, x, s->span);
@@ -100,6 +115,98 @@ static Stmt *map_stmt(StmtMap *m, Stmt *s)
 }
 
 /* ---------- RemoveAssume ---------- */
+
+static Stmt *keep_leaf(StmtMap *m, Stmt *s)
+{
+	(void)m;
+	return s;
+}
+
+/* ---------- annotations ---------- */
+
+typedef struct Annotated {
+	Arena *a;
+	int n, cap;
+	Stmt **loops;
+	StmtCtx *ctx;
+} Annotated;
+
+static void find_annotated(void *ud, Stmt *s, const StmtCtx *sc)
+{
+	Annotated *w = ud;
+	if (s->kind != ST_FOR || (s->u.loop.kind != FOR_PARALLEL && s->u.loop.kind != FOR_VECTORIZED))
+		return;
+	if (w->n == w->cap) {
+		int cap = w->cap ? 2 * w->cap : 8;
+		Stmt **loops = arena_alloc(w->a, sizeof *loops * (size_t)cap);
+		StmtCtx *ctx = arena_alloc(w->a, sizeof *ctx * (size_t)cap);
+		if (w->n) {
+			memcpy(loops, w->loops, sizeof *loops * (size_t)w->n);
+			memcpy(ctx, w->ctx, sizeof *ctx * (size_t)w->n);
+		}
+		w->loops = loops;
+		w->ctx = ctx;
+		w->cap = cap;
+	}
+	w->loops[w->n] = s;
+	w->ctx[w->n++] = *sc;
+}
+
+const Func *lower_prove_annotations(Arena *a, Solver *solver, FloatMode fm, ProofLog *log,
+				    const Func *f, LowerStats *stats, DiagList *d)
+{
+	Annotated w = {.a = a};
+	rw_walk(a, f, find_annotated, &w);
+	if (w.n == 0)
+		return f;
+	const Stmt **serial = arena_alloc(a, sizeof *serial * (size_t)w.n);
+	int nserial = 0;
+	for (int i = 0; i < w.n; i++) {
+		const Stmt *l = w.loops[i];
+		bool par = l->u.loop.kind == FOR_PARALLEL;
+		const char *kind = par ? "parallel.no_race" : "vectorize.no_race";
+		DiagList scratch;
+		diag_init(&scratch, a);
+		RwCtx c = {.arena = a, .func = f, .float_mode = fm, .diag = &scratch,
+			   .desc = arena_printf(a, "build: %s loop '%s'", par ? "parallel" : "vectorized",
+						l->u.loop.var->name)};
+		Obligation *base = obligation_new(a, kind, "", 0, NULL, 0, NULL, ir_bool(a, true),
+						  l->span);
+		rw_add_context_hyps(&c, base, &w.ctx[i]);
+		rw_race_obligations(&c, kind, base, l);
+		int n = c.obs.n;
+		ObligationResult *res = arena_alloc(a, sizeof *res * (size_t)(n ? n : 1));
+		smt_discharge_all(solver, a, n, c.obs.items, fm, res);
+		int failed = -1;
+		for (int k = 0; k < n; k++) {
+			if (log)
+				proof_log_obligation(log, c.obs.items[k], &res[k], fm);
+			stats->nobligations++;
+			stats->solver_seconds += res[k].seconds;
+			if (res[k].verdict == VERDICT_PROVEN)
+				stats->nproven++;
+			else if (failed < 0)
+				failed = k;
+		}
+		if (failed < 0)
+			continue;
+		const Obligation *o = c.obs.items[failed];
+		const char *why = res[failed].verdict == VERDICT_REFUTED
+					  ? "refuted"
+					  : arena_printf(a, "not proven: %s",
+							 res[failed].reason ? res[failed].reason : "unknown");
+		diag_add(d, DIAG_WARNING, l->span,
+			 "%s loop '%s' is compiled as a serial loop: obligation %s %s (%s)",
+			 par ? "parallel" : "vectorized", l->u.loop.var->name, o->kind, why,
+			 o->statement);
+		serial[nserial++] = l;
+		stats->nserialized++;
+	}
+	if (nserial == 0)
+		return f;
+	StmtMap m = {.a = a, .leaf = keep_leaf, .serial = serial, .nserial = nserial};
+	return ir_func(a, f->name, f->nparams, f->params, map_stmt(&m, f->body), f->span);
+}
 
 static Stmt *drop_assume(StmtMap *m, Stmt *s)
 {

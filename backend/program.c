@@ -95,10 +95,24 @@ static bool lower_all(Program *p, const BackendOptions *opt, DiagList *d)
 	FlattenOptions fo = opt->flatten;
 	if (fo.prefer != DT_INT64)
 		fo.prefer = DT_INT32;
-	for (int i = 0; i < m->nfuncs; i++)
-		if (!lower_func(&p->arena, s->solver, s->float_mode, s->log, &fo, m->funcs[i],
-				&p->funcs[i], &p->stats.lower, d))
+	for (int i = 0; i < m->nfuncs; i++) {
+		DiagList w;
+		diag_init(&w, &p->arena);
+		const Func *f = lower_prove_annotations(&p->arena, s->solver, s->float_mode, s->log,
+							m->funcs[i], &p->stats.lower, &w);
+		/* a loop compiled serially is reported like LLVM's warnings */
+		if (w.first && !p->first_warning) {
+			p->first_warning = diag_render_one(w.first);
+			size_t n = strlen(p->first_warning);
+			while (n && p->first_warning[n - 1] == '\n')
+				p->first_warning[--n] = 0;
+		}
+		for (const Diag *g = w.first; g; g = g->next)
+			diag_add(d, g->level, g->span, "%s", g->message);
+		if (!lower_func(&p->arena, s->solver, s->float_mode, s->log, &fo, f, &p->funcs[i],
+				&p->stats.lower, d))
 			return false;
+	}
 	p->stats.lower_seconds = now_seconds() - t0;
 	return true;
 }
@@ -115,7 +129,10 @@ static void on_llvm_diagnostic(LLVMDiagnosticInfoRef di, void *arg)
 	p->stats.nllvm_warnings++;
 	if (!p->first_warning) {
 		char *msg = LLVMGetDiagInfoDescription(di);
-		p->first_warning = strdup(msg ? msg : "?");
+		size_t n = strlen(msg ? msg : "?") + 8;
+		p->first_warning = malloc(n);
+		if (p->first_warning)
+			snprintf(p->first_warning, n, "LLVM: %s", msg ? msg : "?");
 		LLVMDisposeMessage(msg);
 	}
 }

@@ -311,6 +311,8 @@ static int cmd_build(vs_context *ctx, const Opts *o)
 	vs_schedule *s;
 	vs_program *p;
 	int rc = schedule_and_build(ctx, o, "build", &s, &p);
+	if (rc == 0 && vs_program_warning(p))
+		fprintf(stderr, "%s\n", vs_program_warning(p));
 	if (rc == 0 && vs_program_emit(p, o->emit, o->out) != VS_OK) {
 		fprintf(stderr, "%s", vs_last_error(ctx));
 		rc = 2;
@@ -365,10 +367,10 @@ static int cmd_jit(vs_context *ctx, const Opts *o)
 	int nobs, widened;
 	double solver, compile;
 	vs_program_stats(p, &nobs, &widened, &solver, &compile);
-	printf("lowering: %d flattening obligations proven (%d indices widened to int64), "
-	       "solver %.3f s; compiled in %.3f s\n", nobs, widened, solver, compile);
+	printf("lowering: %d obligations proven (flattening, annotations; %d indices widened "
+	       "to int64), solver %.3f s; compiled in %.3f s\n", nobs, widened, solver, compile);
 	if (vs_program_warning(p))
-		printf("note: LLVM: %s\n", vs_program_warning(p));
+		printf("note: %s\n", vs_program_warning(p));
 	const vs_module *m = vs_schedule_result(s);
 	int nf = vs_module_num_funcs(m);
 	for (int i = 0; i < nf && rc == 0; i++) {

@@ -158,12 +158,16 @@ vs_status vs_program_check(vs_program *p, const char *func, int trials,
 /* Median wall time of `repeat` JIT runs on the admissible input of `seed`. */
 vs_status vs_program_time(vs_program *p, const char *func, unsigned long seed,
 			  int repeat, double *seconds);
-/* Lowering's proven obligations, the indices widened to int64, their solver
+/* Lowering's obligations (flattening; freedom from races of every parallel
+ * and vectorized loop), the indices widened to int64, their solver
  * time, and the time to lower, generate and optimise. */
 void vs_program_stats(const vs_program *p, int *obligations, int *widened,
 		      double *solver_seconds, double *compile_seconds);
-/* The first warning LLVM gave while compiling (e.g. a `vectorize` it could
- * not carry out), or NULL. The code is correct either way. */
+/* The first warning of the compilation, or NULL: a parallel or vectorized
+ * loop compiled serially because its freedom from races was not proven
+ * (an annotation written in the kernel text, say), with file:line:col; or
+ * one LLVM gave ("LLVM: ...", e.g. a `vectorize` it could not carry out).
+ * The code is correct either way. */
 const char *vs_program_warning(const vs_program *p);
 
 

@@ -695,6 +695,48 @@ START_TEST(parallel_loop_runs_on_the_pool_and_agrees)
 }
 END_TEST
 
+/* An annotation written in the kernel text reaches LLVM only proven:
+ * a racy T.parallel (every iteration adds into A[0]) and a racy
+ * T.vectorized are compiled serially with a warning naming the loop and
+ * the obligation; a race-free T.parallel stays parallel. */
+START_TEST(source_annotations_are_proven_before_code_generation)
+{
+	Built b = build("@T.prim_func\n"
+			"def f(A: T.Buffer[(1,), \"int32\"], B: T.Buffer[(4096,), \"int32\"], "
+			"C: T.Buffer[(8,), \"int32\"]):\n"
+			"    for i in T.parallel(4096):\n"
+			"        A[0] = A[0] + B[i]\n"
+			"    for j in T.vectorized(8):\n"
+			"        C[0] = C[0] + C[j]\n",
+			NULL);
+	ck_assert_int_eq(backend_stats(b.p)->nparallel_loops, 0);
+	ck_assert_int_eq(backend_stats(b.p)->nvectorized_loops, 0);
+	ck_assert_int_eq(backend_stats(b.p)->lower.nserialized, 2);
+	const char *w = backend_first_warning(b.p);
+	ck_assert_ptr_nonnull(w);
+	assert_contains(w, "k.tir:3:5: warning: parallel loop 'i' is compiled as a serial loop");
+	assert_contains(w, "parallel.no_race refuted");
+	DiagList d;
+	diag_init(&d, &arena);
+	char *ir = backend_emit_string(b.p, EMIT_LLVM, &d);
+	assert_lacks(ir, "vs_rt_parallel_for");
+	free(ir);
+	assert_jit_agrees(b.p, 4, 0);
+	built_free(&b);
+
+	b = build("@T.prim_func\n"
+		  "def f(A: T.Buffer[(4096,), \"int32\"], B: T.Buffer[(4096,), \"int32\"]):\n"
+		  "    for i in T.parallel(4096):\n"
+		  "        A[i] = A[i] + B[i]\n",
+		  NULL);
+	ck_assert_int_eq(backend_stats(b.p)->nparallel_loops, 1);
+	ck_assert_int_eq(backend_stats(b.p)->lower.nserialized, 0);
+	ck_assert_ptr_null(backend_first_warning(b.p));
+	assert_jit_agrees(b.p, 4, 0);
+	built_free(&b);
+}
+END_TEST
+
 START_TEST(nested_parallel_and_local_buffers_in_parallel_bodies)
 {
 	jit_agrees("@T.prim_func\n"
@@ -1144,7 +1186,8 @@ START_TEST(api_builds_and_calls_the_jit_kernel)
 	ck_assert(t >= 0);
 	int nobs = 0;
 	vs_program_stats(p, &nobs, NULL, NULL, NULL);
-	ck_assert_int_eq(nobs, 2);
+	/* two flattened buffers, three race obligations of the vectorized loop */
+	ck_assert_int_eq(nobs, 5);
 	ck_assert_int_eq(vs_program_emit(p, "bogus", NULL), VS_BAD_INPUT);
 	ck_assert_ptr_null(vs_program_lookup(p, "nope"));
 	assert_contains(vs_last_error(ctx), "no kernel named nope");
@@ -1192,7 +1235,7 @@ START_TEST(cli_build_and_jit_exit_statuses)
 	ck_assert_int_eq(run_cli("jit examples/backend/rowsum.tir --schedule examples/backend/rowsum.sched "
 				 "--trials 2 --repeat 3", &out), 0);
 	assert_contains(out, "agrees with the interpreter");
-	assert_contains(out, "2 flattening obligations proven");
+	assert_contains(out, "10 obligations proven (flattening, annotations");
 	free(out);
 	/* a rejected schedule compiles nothing: exit 1 */
 	ck_assert_int_eq(run_cli("jit examples/row_sum/row_sum.tir --schedule examples/row_sum/row_sum_undef.sched", &out), 1);
@@ -1268,6 +1311,7 @@ Suite *suite_backend(void)
 	tcase_set_timeout(tc, 120);
 	tcase_add_test(tc, symbolic_and_empty_loops);
 	tcase_add_test(tc, parallel_loop_runs_on_the_pool_and_agrees);
+	tcase_add_test(tc, source_annotations_are_proven_before_code_generation);
 	tcase_add_test(tc, nested_parallel_and_local_buffers_in_parallel_bodies);
 	tcase_add_test(tc, vectorized_loop_gives_vector_code);
 	tcase_add_test(tc, unrolled_loop_is_replicated);
