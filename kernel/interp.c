@@ -260,24 +260,7 @@ static const char *loop_context(Interp *in)
 
 /* ---------- values ---------- */
 
-static int64_t wrap_int(int64_t v, DType t)
-{
-	switch (t) {
-	case DT_BOOL: return v != 0;
-	case DT_INT8: return (int8_t)v;
-	case DT_INT16: return (int16_t)v;
-	case DT_INT32: return (int32_t)v;
-	case DT_UINT8: return (uint8_t)v;
-	case DT_INT64:
-	case DT_HANDLE:
-	case DT_FLOAT32:
-	case DT_FLOAT64:
-	case DT_VOID:
-	case DT_COUNT:
-		return v;
-	}
-	return v;
-}
+static int64_t wrap_int(int64_t v, DType t) { return dtype_wrap_int(v, t); }
 
 static double round_float(double x, DType t)
 {

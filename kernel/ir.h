@@ -104,6 +104,9 @@ typedef enum {
 } DType;
 
 const char *dtype_name(DType t);
+/* v wrapped to an integer dtype (two's complement), as the interpreter
+ * computes; bool gives 0/1; other dtypes leave v. */
+int64_t dtype_wrap_int(int64_t v, DType t);
 bool dtype_from_name(const char *name, DType *out);
 int dtype_bits(DType t);
 bool dtype_is_float(DType t);

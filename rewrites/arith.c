@@ -316,16 +316,19 @@ static int lin_terms(const LinF *l)
 	return n;
 }
 
-/* The expression of a linear form, terms in order, `c * x` for c != 1. */
+/* The expression of a linear form, terms in order, `c * x` for c != 1.
+ * Integer arithmetic wraps, so coefficients and the constant are taken
+ * modulo the dtype: a literal always fits its dtype (and prints as what
+ * it means). */
 static Expr *lin_expr(Arena *a, const LinF *l, DType t)
 {
 	Expr *sum = NULL;
 	for (int i = 0; i < l->n; i++) {
-		int64_t k = l->coef[i];
+		int64_t k = dtype_wrap_int(l->coef[i], t);
 		if (!k)
 			continue;
 		Expr *x = l->atom[i];
-		bool neg = k < 0 && sum;
+		bool neg = k < 0 && k != INT64_MIN && sum && dtype_wrap_int(-k, t) == -k;
 		int64_t m = neg ? -k : k;
 		Expr *term = m == 1 ? x : ir_bin(a, OP_MUL, ir_int(a, m, t, nospan()), x, nospan());
 		if (m != 1)
@@ -337,11 +340,13 @@ static Expr *lin_expr(Arena *a, const LinF *l, DType t)
 			sum->dtype = t;
 		}
 	}
+	int64_t c = dtype_wrap_int(l->c, t);
 	if (!sum)
-		return ir_int(a, l->c, t, nospan());
-	if (l->c) {
-		sum = ir_bin(a, l->c < 0 ? OP_SUB : OP_ADD, sum,
-			     ir_int(a, l->c < 0 ? -l->c : l->c, t, nospan()), nospan());
+		return ir_int(a, c, t, nospan());
+	if (c) {
+		bool neg = c < 0 && c != INT64_MIN && dtype_wrap_int(-c, t) == -c;
+		sum = ir_bin(a, neg ? OP_SUB : OP_ADD, sum, ir_int(a, neg ? -c : c, t, nospan()),
+			     nospan());
 		sum->dtype = t;
 	}
 	return sum;

@@ -3,6 +3,7 @@
  * facts over scalar parameters), replacing a statement along its path, and
  * small integer folding for readable extents. */
 #include "rewrite.h"
+#include "kernel/print.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -538,6 +539,128 @@ void rw_add_context_hyps(RwCtx *c, Obligation *o, const StmtCtx *sc)
 Var *rw_fresh_var(Arena *a, const Var *v, const char *suffix)
 {
 	return ir_var(a, arena_printf(a, "%s%s", v->name, suffix), v->dtype, v->span);
+}
+
+/* ---------- loops whose range wraps ---------- */
+
+/* The interpreter runs `extent` iterations with the variable min + k
+ * wrapped to its dtype, so when min + extent passes the dtype's largest
+ * value the variable wraps to negative values and the hypothesis
+ * `min <= v < min + extent` (rw_loop_range, and the ranges the primitives
+ * build themselves) describes none of those iterations: every obligation
+ * about them would be proven vacuously. Rather than a wrapped range in
+ * every hypothesis, every step proves that no loop of its input or output
+ * wraps (kind loop.no_wrap); then those hypotheses describe every
+ * iteration exactly. A loop from 0, or with constant bounds that fit,
+ * needs no proof. */
+static bool range_cannot_wrap(const Stmt *l)
+{
+	int64_t lo, ext;
+	DType t = l->u.loop.var->dtype;
+	if (l->u.loop.min->dtype != t || l->u.loop.extent->dtype != t)
+		return false;
+	if (!rw_const_int(l->u.loop.min, &lo))
+		return false;
+	if (lo == 0)
+		return true; /* 0 + extent never passes the largest value */
+	if (!rw_const_int(l->u.loop.extent, &ext))
+		return false;
+	return ext <= 0 || lo <= rw_dtype_max(t) - ext;
+}
+
+typedef struct WrapWalk {
+	RwCtx *c;
+	ObligationList *list;
+	const Func *func;
+	/* loops of the input already given an obligation, with their context */
+	int n, cap;
+	const Stmt **done;
+	Stmt **done_outer; /* innermost enclosing loop (NULL at top) */
+} WrapWalk;
+
+static bool wrap_done(const WrapWalk *w, const Stmt *l, const StmtCtx *sc)
+{
+	const Stmt *outer = sc->nloops ? sc->loops[sc->nloops - 1] : NULL;
+	for (int i = 0; i < w->n; i++)
+		if (w->done[i] == l && w->done_outer[i] == outer)
+			return true;
+	return false;
+}
+
+static void wrap_visit(void *ud, Stmt *s, const StmtCtx *sc)
+{
+	WrapWalk *w = ud;
+	if (s->kind != ST_FOR || range_cannot_wrap(s) || wrap_done(w, s, sc))
+		return;
+	Arena *a = w->c->arena;
+	if (w->n == w->cap) {
+		int cap = w->cap ? 2 * w->cap : 8;
+		const Stmt **done = arena_alloc(a, sizeof *done * (size_t)cap);
+		Stmt **outer = arena_alloc(a, sizeof *outer * (size_t)cap);
+		if (w->n) {
+			memcpy(done, w->done, sizeof *done * (size_t)w->n);
+			memcpy(outer, w->done_outer, sizeof *outer * (size_t)w->n);
+		}
+		w->done = done;
+		w->done_outer = outer;
+		w->cap = cap;
+	}
+	w->done[w->n] = s;
+	w->done_outer[w->n++] = sc->nloops ? sc->loops[sc->nloops - 1] : NULL;
+	Expr *lo = s->u.loop.min, *ext = s->u.loop.extent;
+	DType t = s->u.loop.var->dtype;
+	Expr *goal;
+	const char *what;
+	if (lo->dtype != t || ext->dtype != t) {
+		/* bounds of another dtype than the variable: not handled */
+		goal = ir_bool(a, false);
+		what = "has bounds of another dtype than its variable (not supported)";
+	} else {
+		/* extent > 0 and min + extent wrapped below min: it wrapped */
+		goal = ir_or(a, ir_bin(a, OP_LE, ext, ir_int(a, 0, t, (Span){0}), (Span){0}),
+			     ir_bin(a, OP_LE, lo, ir_add(a, lo, ext), (Span){0}));
+		what = arena_printf(a, "runs without its variable wrapping past the %s maximum",
+				    dtype_name(t));
+	}
+	char *lo_s = print_expr(lo), *ext_s = print_expr(ext);
+	const char *stmt = arena_printf(a, "loop %s (from %s, %s iterations) %s",
+					s->u.loop.var->name, lo_s, ext_s, what);
+	free(lo_s);
+	free(ext_s);
+	RwCtx fc = *w->c;
+	fc.func = w->func;
+	rw_obligation_at(&fc, w->list, sc, "loop.no_wrap", stmt, goal);
+}
+
+void rw_loop_wrap_obligations(RwCtx *c)
+{
+	if (!c->out)
+		return;
+	WrapWalk w = {.c = c, .list = &c->obs, .func = c->func};
+	rw_walk(c->arena, c->func, wrap_visit, &w);
+	w.func = c->out;
+	rw_walk(c->arena, c->out, wrap_visit, &w);
+	if (c->out_module)
+		for (int i = 0; i < c->out_module->nfuncs; i++) {
+			const Func *g = c->out_module->funcs[i];
+			const Func *g0 = c->module ? module_find_func(c->module, g->name) : NULL;
+			if (g == c->out || g == g0 || strcmp(g->name, c->func->name) == 0)
+				continue;
+			if (g0) {
+				w.func = g0;
+				rw_walk(c->arena, g0, wrap_visit, &w);
+			}
+			w.func = g;
+			rw_walk(c->arena, g, wrap_visit, &w);
+		}
+	if (c->fallback) {
+		/* the fallback is committed on its own obligations: the input's
+		 * loops and its own */
+		WrapWalk f = {.c = c, .list = &c->fallback_obs, .func = c->func};
+		rw_walk(c->arena, c->func, wrap_visit, &f);
+		f.func = c->fallback;
+		rw_walk(c->arena, c->fallback, wrap_visit, &f);
+	}
 }
 
 /* ---------- folding ---------- */

@@ -99,8 +99,17 @@ Func *rw_with_body(Arena *a, const Func *f, Stmt *body);
  * scalar parameters. Appended to o->hyps; variables added to o->vars. */
 void rw_add_context_hyps(RwCtx *c, Obligation *o, const StmtCtx *sc);
 
-/* The range hypothesis `min <= v < min + extent`. */
+/* The range hypothesis `min <= v < min + extent`. It describes every
+ * iteration only when min + extent does not wrap; every step proves that
+ * (rw_loop_wrap_obligations). */
 Expr *rw_loop_range(Arena *a, const Stmt *loop, Expr *var_value);
+
+/* Obligations loop.no_wrap (on c->obs, and on c->fallback_obs when there
+ * is a fallback): no loop of the input or of the output (c->out, the
+ * changed functions of c->out_module, c->fallback) has a range whose
+ * min + extent passes its dtype's largest value. Called by the schedule
+ * for every step that built an output. */
+void rw_loop_wrap_obligations(RwCtx *c);
 
 /* True if the expression reads any buffer. */
 bool rw_expr_has_load(const Expr *e);

@@ -146,6 +146,7 @@ StepReport *sched_finish(Schedule *s, RwCtx *c, RwStatus st)
 		log_step(s, r);
 		return r;
 	}
+	rw_loop_wrap_obligations(c);
 	int failed = discharge(s, r, &c->obs);
 	if (failed < 0 && c->reject_after) {
 		r->status = STEP_REJECTED;
@@ -244,8 +245,8 @@ static void reserve_obs(Compound *k, int more)
 	k->cap = cap;
 }
 
-bool sched_prove(Compound *k, const ObligationList *obs, const Func *before,
-		 const Func *after)
+static bool prove_list(Compound *k, const ObligationList *obs, const Func *before,
+		       const Func *after)
 {
 	Schedule *s = k->s;
 	StepReport *r = k->r;
@@ -282,6 +283,59 @@ bool sched_prove(Compound *k, const ObligationList *obs, const Func *before,
 	return false;
 }
 
+static bool same_obligation(const Obligation *x, const Obligation *y)
+{
+	if (x->nhyps != y->nhyps || strcmp(x->kind, y->kind) != 0 || !ir_expr_equal(x->goal, y->goal))
+		return false;
+	for (int i = 0; i < x->nhyps; i++)
+		if (!ir_expr_equal(x->hyps[i], y->hyps[i]))
+			return false;
+	return true;
+}
+
+/* loop.no_wrap of c's input and outputs, less those already proven in
+ * this call; proven ones are remembered. */
+static bool prove_no_wrap(Compound *k, RwCtx *c)
+{
+	Arena *a = k->s->arena;
+	ObligationList all = c->obs, fresh = {0};
+	memset(&c->obs, 0, sizeof c->obs);
+	ObligationList fb = c->fallback_obs;
+	memset(&c->fallback_obs, 0, sizeof c->fallback_obs);
+	Func *fallback = c->fallback;
+	c->fallback = NULL; /* its own list is proven with it */
+	rw_loop_wrap_obligations(c);
+	for (int i = 0; i < c->obs.n; i++) {
+		bool seen = false;
+		for (int j = 0; j < k->wrap_proven.n && !seen; j++)
+			seen = same_obligation(c->obs.items[i], k->wrap_proven.items[j]);
+		if (!seen)
+			oblist_push(a, &fresh, c->obs.items[i]);
+	}
+	c->obs = all;
+	c->fallback_obs = fb;
+	c->fallback = fallback;
+	if (!prove_list(k, &fresh, c->func, c->out))
+		return false;
+	for (int i = 0; i < fresh.n; i++)
+		oblist_push(a, &k->wrap_proven, fresh.items[i]);
+	return true;
+}
+
+bool sched_prove(Compound *k, const ObligationList *obs, const Func *before,
+		 const Func *after)
+{
+	RwCtx c;
+	memset(&c, 0, sizeof c);
+	c.arena = k->s->arena;
+	c.func = before;
+	c.module = k->s->mod;
+	c.float_mode = k->s->float_mode;
+	c.desc = k->r->desc;
+	c.out = (Func *)after;
+	return prove_no_wrap(k, &c) && prove_list(k, obs, before, after);
+}
+
 RwStatus sched_sub_finish(Compound *k, RwCtx *c, RwStatus st, bool *proven)
 {
 	Schedule *s = k->s;
@@ -302,10 +356,16 @@ RwStatus sched_sub_finish(Compound *k, RwCtx *c, RwStatus st, bool *proven)
 		k->fail_reason = arena_printf(s->arena, "not supported: %s", diag_text(s->arena, c->diag));
 		return st;
 	}
-	if (!sched_prove(k, &c->obs, c->func, c->out)) {
+	if (!prove_no_wrap(k, c) || !prove_list(k, &c->obs, c->func, c->out)) {
 		/* split with tail=guard: the guarded form needs only its own
 		 * proofs (as in sched_finish) */
-		if (!c->fallback || !sched_prove(k, &c->fallback_obs, c->func, c->fallback))
+		if (!c->fallback)
+			return st;
+		Func *out = c->out;
+		c->out = c->fallback;
+		bool fb = prove_no_wrap(k, c);
+		c->out = out;
+		if (!fb || !prove_list(k, &c->fallback_obs, c->func, c->fallback))
 			return st;
 		set_func(s, c->fallback);
 		if (c->fallback_note)
@@ -356,6 +416,23 @@ StepReport *sched_compound_end(Compound *k, StepStatus st, const char *reason)
 	if (notes) {
 		r->note = arena_strdup(a, notes);
 		free(notes);
+	}
+	/* steps set without a proof (structural clean-ups) are covered
+	 * too: no loop of the result wraps */
+	for (int i = 0; st == STEP_COMMITTED && s->mod != k->start && i < s->mod->nfuncs; i++) {
+		const Func *g = s->mod->funcs[i], *g0 = module_find_func(k->start, g->name);
+		if (g == g0)
+			continue;
+		RwCtx c;
+		memset(&c, 0, sizeof c);
+		c.arena = a;
+		c.func = g0 ? g0 : g;
+		c.module = s->mod;
+		c.float_mode = s->float_mode;
+		c.desc = r->desc;
+		c.out = (Func *)g;
+		if (!prove_no_wrap(k, &c))
+			st = STEP_REJECTED;
 	}
 	r->status = st;
 	if (st == STEP_COMMITTED) {

@@ -83,15 +83,19 @@ typedef struct Compound {
 	StrBuf notes;
 	DiagList *diag;
 	int nsub; /* sub-rewrites committed */
+	/* loop.no_wrap obligations proven so far in this call: an identical
+	 * one (same goal and hypotheses) is not stated again */
+	ObligationList wrap_proven;
 } Compound;
 
 void sched_compound_begin(Schedule *s, Compound *k, const char *desc, Span call_span,
 			  DiagList *d);
 /* A rewrite context on the compound's current function. */
 void sched_sub_begin(Compound *k, RwCtx *c, const char *desc);
-/* Discharge obs; true when all are proven. Otherwise the first obligation
- * not proven becomes the tentative failure (replayed on before/after if it
- * ends up deciding the call). */
+/* Discharge obs, and loop.no_wrap for the loops of before and after
+ * (rw_loop_wrap_obligations); true when all are proven. Otherwise the
+ * first obligation not proven becomes the tentative failure (replayed on
+ * before/after if it ends up deciding the call). */
 bool sched_prove(Compound *k, const ObligationList *obs, const Func *before,
 		 const Func *after);
 /* A sub-rewrite's result: on RW_OK its obligations are proven and c->out
