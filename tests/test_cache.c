@@ -10,68 +10,36 @@
 #include <string.h>
 
 #include "rewrites/layout.h"
-#include "testutil.h"
+#include "testsched.h"
 #include "vsched.h"
 
 static Arena arena;
 static void setup(void) { arena_init(&arena); }
 static void teardown(void) { arena_free(&arena); }
 
+/* The suite's checks over the shared ones (testsched.h): eight trials,
+ * and every accepted result must print and parse back. */
 static Schedule *accept(const char *kernel, const char *script)
 {
-	Module *m = tu_parse(&arena, "k.tir", kernel);
-	Schedule *s = tu_schedule(&arena, m);
-	StepStatus st = tu_run(s, script);
-	if (st != STEP_COMMITTED) {
-		char *t = s->nsteps ? sched_report_text(tu_last(s)) : strdup("no step");
-		ck_abort_msg("expected commit of %s:\n%s", script, t);
-	}
-	tu_assert_equiv(m->funcs[0], sched_func(s), 8);
-	char *text = print_func(sched_func(s));
-	Module *back = tu_parse(&arena, "printed.tir", text);
-	ck_assert_msg(ir_func_equal(back->funcs[0], sched_func(s)), "printed form does not parse back:\n%s",
-		      text);
-	free(text);
-	return s;
+	TsRun t = ts_accept(&arena, kernel, script, 8);
+	ts_assert_reparses(&arena, sched_func(t.s));
+	return t.s;
 }
 
 static StepReport *reject(const char *kernel, const char *script, const char *why)
 {
-	Module *m = tu_parse(&arena, "k.tir", kernel);
-	Schedule *s = tu_schedule(&arena, m);
-	StepStatus st = tu_run(s, script);
-	ck_assert_msg(st == STEP_REJECTED, "expected rejection of %s, got %d", script, st);
-	StepReport *r = tu_last(s);
-	ck_assert_msg(r->reason && strstr(r->reason, why), "reason '%s' lacks '%s'",
-		      r->reason ? r->reason : "(none)", why);
-	ck_assert_ptr_eq(sched_func(s), m->funcs[0]);
-	sched_free(s);
-	return r;
+	return ts_rejected(&arena, kernel, script, why);
 }
 
 static StepReport *refuted(const char *kernel, const char *script, const char *kind)
 {
-	StepReport *r = reject(kernel, script, kind);
-	ck_assert_int_ge(r->failed, 0);
-	ck_assert_int_eq(r->results[r->failed].verdict, VERDICT_REFUTED);
-	ck_assert_msg(r->replay == REPLAY_CONFIRMED, "replay not confirmed:\n%s", sched_report_text(r));
-	return r;
+	return ts_refuted(&arena, kernel, script, kind);
 }
 
+/* Bad input (exit 2): the diagnostics mention `why`. */
 static void bad_input(const char *kernel, const char *script, const char *why)
 {
-	Module *m = tu_parse(&arena, "k.tir", kernel);
-	Schedule *s = tu_schedule(&arena, m);
-	DiagList d;
-	diag_init(&d, &arena);
-	Script *sc = script_parse(&arena, source_from_string(&arena, "t.sched", script), &d);
-	ck_assert_ptr_nonnull(sc);
-	StepStatus st = sched_run_script(s, sc, &d);
-	char *text = diag_render(&d);
-	ck_assert_msg(st == STEP_BAD_INPUT, "expected bad input for %s, got %d", script, st);
-	ck_assert_msg(strstr(text, why), "diagnostics lack '%s':\n%s", why, text);
-	free(text);
-	sched_free(s);
+	ts_bad_input(&arena, kernel, script, why);
 }
 
 /* The statements of the body of the allocation of `name`, or NULL. */

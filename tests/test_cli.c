@@ -11,7 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "testutil.h"
+#include "testsched.h"
 
 static char dir[64];
 static void setup(void) { tu_tmpdir(dir, sizeof dir); }
@@ -63,11 +63,6 @@ static void vsched(int want, char **out, char **err, const char *fmt, ...)
 		free(e);
 }
 
-static void has(const char *text, const char *what)
-{
-	ck_assert_msg(strstr(text, what) != NULL, "expected \"%s\" in:\n%s", what, text);
-}
-
 /* ---------- vsched run ---------- */
 
 START_TEST(run_exit_codes)
@@ -76,12 +71,12 @@ START_TEST(run_exit_codes)
 	char *out, *err;
 	/* 0: no schedule prints the kernel; an accepted schedule the result */
 	vsched(0, &out, NULL, "run '%s'", k);
-	has(out, "for i in T.serial(14):");
+	ts_has(out, "for i in T.serial(14):");
 	free(out);
 	const char *ok = put("ok.sched", "io, ii = sch.split(\"i\", factor=2, tail=\"perfect\")\n");
 	vsched(0, &out, &err, "run '%s' --schedule '%s'", k, ok);
-	has(out, "T.grid(7, 2)");
-	has(err, "committed");
+	ts_has(out, "T.grid(7, 2)");
+	ts_has(err, "committed");
 	free(out);
 	free(err);
 	vsched(0, NULL, NULL, "run '%s' --schedule '%s' -o '%s/out.tir'", k, ok, dir);
@@ -89,32 +84,32 @@ START_TEST(run_exit_codes)
 	snprintf(path, sizeof path, "%s/out.tir", dir);
 	char *written = tu_read_file(path);
 	ck_assert_ptr_nonnull(written);
-	has(written, "T.grid(7, 2)");
+	ts_has(written, "T.grid(7, 2)");
 	free(written);
 	/* 1: a rejected step; the report goes to stderr */
 	const char *bad = put("bad.sched", "io, ii = sch.split(\"i\", factor=4, tail=\"perfect\")\n");
 	vsched(1, &out, &err, "run '%s' --schedule '%s'", k, bad);
-	has(err, "REJECTED");
-	has(err, "replay: confirmed");
-	has(err, "the IR before it is kept");
+	ts_has(err, "REJECTED");
+	ts_has(err, "replay: confirmed");
+	ts_has(err, "the IR before it is kept");
 	ck_assert_str_eq(out, "");
 	free(out);
 	free(err);
 	/* 2: unusable input of every kind */
 	vsched(2, NULL, &err, "run '%s/missing.tir'", dir);
-	has(err, "missing.tir");
+	ts_has(err, "missing.tir");
 	free(err);
 	const char *syn = put("syn.tir", "@T.prim_func\ndef f(A: T.Buffer[(4,), \"int32\"]):\n    A[0] = (1\n");
 	vsched(2, NULL, &err, "run '%s'", syn);
-	has(err, "syn.tir:3:12: error:");
+	ts_has(err, "syn.tir:3:12: error:");
 	free(err);
 	const char *unknown = put("unknown.sched", "sch.split(\"q\", factor=2)\n");
 	vsched(2, NULL, &err, "run '%s' --schedule '%s'", k, unknown);
-	has(err, "unknown.sched:1:1: error: no loop 'q'");
+	ts_has(err, "unknown.sched:1:1: error: no loop 'q'");
 	free(err);
 	const char *ssyn = put("ssyn.sched", "sch.split(\"i\", factor=4\n");
 	vsched(2, NULL, &err, "run '%s' --schedule '%s'", k, ssyn);
-	has(err, "ssyn.sched:1:10: error:");
+	ts_has(err, "ssyn.sched:1:10: error:");
 	free(err);
 	vsched(2, NULL, NULL, "run '%s' --schedule '%s/none.sched'", k, dir);
 	vsched(2, NULL, NULL, "run '%s' --float fast", k);
@@ -139,7 +134,7 @@ START_TEST(run_timeout_rejects)
 	const char *s = put("p.sched", "io, ii = sch.split(\"i\", factor=4, tail=\"perfect\")\n");
 	char *err;
 	vsched(1, NULL, &err, "run '%s' --schedule '%s' --timeout-ms 300", k, s);
-	has(err, "not proven (timeout)");
+	ts_has(err, "not proven (timeout)");
 	free(err);
 }
 END_TEST
@@ -151,17 +146,17 @@ START_TEST(interp_exit_codes)
 	const char *k = put("k.tir", scale14);
 	char *out, *err;
 	vsched(0, &out, NULL, "interp '%s' --seed 4", k);
-	has(out, "seed 4");
-	has(out, "outputs:");
+	ts_has(out, "seed 4");
+	ts_has(out, "outputs:");
 	free(out);
 	const char *oob = put("oob.tir",
 			      "@T.prim_func\ndef f(A: T.Buffer[(4,), \"int32\"]):\n"
 			      "    for i in T.serial(4):\n        A[i + 1] = 0\n");
 	vsched(1, &out, NULL, "interp '%s'", oob);
-	has(out, "out of bounds");
+	ts_has(out, "out of bounds");
 	free(out);
 	vsched(2, NULL, &err, "interp '%s' --func nope", k);
-	has(err, "no function 'nope'");
+	ts_has(err, "no function 'nope'");
 	free(err);
 	vsched(2, NULL, NULL, "interp '%s/missing.tir'", dir);
 	vsched(2, NULL, NULL, "interp '%s' --seed x", k);
@@ -208,8 +203,8 @@ START_TEST(equiv_finds_one_changed_store)
 	free(changed);
 	char *err;
 	vsched(1, NULL, &err, "equiv '%s' '%s'", a, b);
-	has(err, "outputs differ");
-	has(err, "B[");
+	ts_has(err, "outputs differ");
+	ts_has(err, "B[");
 	free(err);
 	/* a store that moves to another cell */
 	const char *c = put("c.tir",
@@ -241,14 +236,14 @@ START_TEST(log_show_and_check_exit_codes)
 	make_log(log);
 	char *out, *err;
 	vsched(0, &out, NULL, "log show '%s'", log);
-	has(out, "2 proven");
+	ts_has(out, "2 proven");
 	free(out);
 	vsched(0, &out, NULL, "log show '%s' --json", log);
 	for (char *line = strtok(out, "\n"); line; line = strtok(NULL, "\n"))
 		ck_assert_msg(tu_json_valid(line), "not JSON: %s", line);
 	free(out);
 	vsched(0, &out, NULL, "log check '%s'", log);
-	has(out, "0 disagree");
+	ts_has(out, "0 disagree");
 	free(out);
 	vsched(0, NULL, NULL, "log check '%s' --solver cvc5", log);
 	/* a corrupted verdict: the re-check disagrees */
@@ -263,7 +258,7 @@ START_TEST(log_show_and_check_exit_codes)
 	fclose(f);
 	free(index);
 	vsched(1, NULL, &err, "log check '%s'", log);
-	has(err, "DISAGREES");
+	ts_has(err, "DISAGREES");
 	free(err);
 	/* unusable */
 	vsched(2, NULL, NULL, "log show '%s/none'", dir);
@@ -279,7 +274,7 @@ START_TEST(usage_and_unknown_commands)
 	char *out;
 	vsched(2, NULL, NULL, "%s", "");
 	vsched(0, &out, NULL, "--help");
-	has(out, "vsched run KERNEL.tir");
+	ts_has(out, "vsched run KERNEL.tir");
 	free(out);
 	vsched(2, NULL, NULL, "frobnicate");
 }

@@ -12,7 +12,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "testutil.h"
+#include "testsched.h"
 
 typedef struct Expect {
 	bool accept;
@@ -39,51 +39,6 @@ static bool read_expect(const char *dir, Expect *e)
 	}
 	free(text);
 	return true;
-}
-
-static bool has_store(const Stmt *s)
-{
-	switch (s->kind) {
-	case ST_STORE: return true;
-	case ST_SEQ:
-		for (int i = 0; i < s->u.seq.n; i++)
-			if (has_store(s->u.seq.items[i]))
-				return true;
-		return false;
-	case ST_FOR: return has_store(s->u.loop.body);
-	case ST_IF:
-		return has_store(s->u.cond.then_s) || (s->u.cond.else_s && has_store(s->u.cond.else_s));
-	case ST_ALLOC: return has_store(s->u.alloc.body);
-	case ST_BLOCK: return has_store(s->u.block.body);
-	case ST_LET: return has_store(s->u.let.body);
-	case ST_ASSUME: case ST_EVAL: case ST_PASS: case ST_COUNT: return false;
-	}
-	return false;
-}
-
-static int store_ifs(const Stmt *s)
-{
-	switch (s->kind) {
-	case ST_IF: {
-		int n = has_store(s) ? 1 : 0;
-		n += store_ifs(s->u.cond.then_s);
-		if (s->u.cond.else_s)
-			n += store_ifs(s->u.cond.else_s);
-		return n;
-	}
-	case ST_SEQ: {
-		int n = 0;
-		for (int i = 0; i < s->u.seq.n; i++)
-			n += store_ifs(s->u.seq.items[i]);
-		return n;
-	}
-	case ST_FOR: return store_ifs(s->u.loop.body);
-	case ST_ALLOC: return store_ifs(s->u.alloc.body);
-	case ST_BLOCK: return store_ifs(s->u.block.body);
-	case ST_LET: return store_ifs(s->u.let.body);
-	case ST_STORE: case ST_ASSUME: case ST_EVAL: case ST_PASS: case ST_COUNT: return 0;
-	}
-	return 0;
 }
 
 typedef struct Tally {
@@ -148,9 +103,9 @@ static void run_case(const char *dir, const char *name, const char *logroot, Tal
 									      : want->funcs[0], 6);
 		}
 		if (e.max_store_ifs >= 0)
-			ck_assert_msg(store_ifs(out->body) <= e.max_store_ifs,
+			ck_assert_msg(ts_store_ifs(out->body) <= e.max_store_ifs,
 				      "%s: %d store-guarding ifs, want at most %d", name,
-				      store_ifs(out->body), e.max_store_ifs);
+				      ts_store_ifs(out->body), e.max_store_ifs);
 	}
 	t->passed++;
 	sched_free(s);

@@ -8,7 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "testutil.h"
+#include "testsched.h"
 
 static Arena arena;
 
@@ -50,27 +50,6 @@ static InterpCounts counts_of(const Func *f)
 	return r.counts;
 }
 
-static int count_ifs(const Stmt *s)
-{
-	switch (s->kind) {
-	case ST_SEQ: {
-		int n = 0;
-		for (int i = 0; i < s->u.seq.n; i++)
-			n += count_ifs(s->u.seq.items[i]);
-		return n;
-	}
-	case ST_FOR: return count_ifs(s->u.loop.body);
-	case ST_IF:
-		return 1 + count_ifs(s->u.cond.then_s) + (s->u.cond.else_s ? count_ifs(s->u.cond.else_s) : 0);
-	case ST_ALLOC: return count_ifs(s->u.alloc.body);
-	case ST_BLOCK: return count_ifs(s->u.block.body);
-	case ST_LET: return count_ifs(s->u.let.body);
-	case ST_STORE: case ST_ASSUME: case ST_EVAL: case ST_PASS: case ST_COUNT:
-		return 0;
-	}
-	return 0;
-}
-
 static void print_counts(const char *name, const Func *before, const Func *after)
 {
 	InterpCounts b = counts_of(before), a = counts_of(after);
@@ -89,7 +68,7 @@ START_TEST(row_sum_pads_with_zero_and_drops_the_guard)
 	Func *out = sched_func(s);
 	tu_assert_equiv(m->funcs[0], out, 8);
 	/* only the fact loop's assume remains: no branch in the compute */
-	ck_assert_int_eq(count_ifs(out->body), 0);
+	ck_assert_int_eq(ts_count_kind(out->body, ST_IF), 0);
 	InterpCounts after = counts_of(out);
 	ck_assert_int_eq((int)after.branches, 0);
 	/* the branchy form: after the split, before overcompute removal */
@@ -110,7 +89,7 @@ START_TEST(row_sum_with_undef_padding_is_rejected_with_a_replayed_counterexample
 	ck_assert_ptr_nonnull(strstr(r->reason, "overcompute.no_op refuted"));
 	ck_assert_int_eq(r->replay, REPLAY_CONFIRMED);
 	/* the steps before it stay committed; the rejected one changed nothing */
-	ck_assert_int_eq(count_ifs(sched_func(s)->body), 1);
+	ck_assert_int_eq(ts_count_kind(sched_func(s)->body, ST_IF), 1);
 	sched_free(s);
 }
 END_TEST
@@ -155,7 +134,7 @@ START_TEST(conv1d_with_padding_reaches_branch_free_interior_tiles)
 	const Stmt *interior = interior_case(out->body);
 	ck_assert_msg(interior != NULL, "no interior case:\n%s", print_func(out));
 	ck_assert_int_eq(interior->kind, ST_FOR);
-	ck_assert_int_eq(count_ifs(interior), 0);
+	ck_assert_int_eq(ts_count_kind(interior, ST_IF), 0);
 	/* the branchy form: after sequential_buffer_access */
 	print_counts("conv1d (sequential access -> hoist + simplify)", s->steps[2]->result, out);
 	sched_free(s);

@@ -7,33 +7,12 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "testutil.h"
+#include "testsched.h"
 
 static Arena arena;
 
 static void setup(void) { arena_init(&arena); }
 static void teardown(void) { arena_free(&arena); }
-
-static int count_kind(const Stmt *s, StmtKind k)
-{
-	int n = s->kind == k;
-	switch (s->kind) {
-	case ST_SEQ:
-		for (int i = 0; i < s->u.seq.n; i++)
-			n += count_kind(s->u.seq.items[i], k);
-		return n;
-	case ST_FOR: return n + count_kind(s->u.loop.body, k);
-	case ST_IF:
-		return n + count_kind(s->u.cond.then_s, k) +
-		       (s->u.cond.else_s ? count_kind(s->u.cond.else_s, k) : 0);
-	case ST_ALLOC: return n + count_kind(s->u.alloc.body, k);
-	case ST_BLOCK: return n + count_kind(s->u.block.body, k);
-	case ST_LET: return n + count_kind(s->u.let.body, k);
-	case ST_STORE: case ST_ASSUME: case ST_EVAL: case ST_PASS: case ST_COUNT:
-		return n;
-	}
-	return n;
-}
 
 /* Run script on kernel; check the result with the interpreter when
  * committed. */
@@ -133,7 +112,7 @@ START_TEST(case_split_lets_simplify_clear_the_interior)
 	const Stmt *mid = chain->u.cond.else_s;
 	ck_assert_ptr_nonnull(mid);
 	ck_assert_int_eq(mid->kind, ST_IF);
-	ck_assert_int_eq(count_kind(mid->u.cond.then_s, ST_IF), 0);
+	ck_assert_int_eq(ts_count_kind(mid->u.cond.then_s, ST_IF), 0);
 	sched_free(s);
 }
 END_TEST
@@ -196,7 +175,7 @@ static const char *seed_noop =
 START_TEST(store_of_an_assumed_value_is_removed)
 {
 	Schedule *s = run(seed_noop, "sch.remove_no_op()\n", STEP_COMMITTED, NULL);
-	ck_assert_int_eq(count_kind(sched_func(s)->body, ST_STORE), 1);
+	ck_assert_int_eq(ts_count_kind(sched_func(s)->body, ST_STORE), 1);
 	sched_free(s);
 }
 END_TEST
@@ -212,8 +191,8 @@ static const char *overwritten =
 START_TEST(store_overwritten_before_any_read_is_removed)
 {
 	Schedule *s = run(overwritten, "sch.remove_no_op()\n", STEP_COMMITTED, NULL);
-	ck_assert_int_eq(count_kind(sched_func(s)->body, ST_STORE), 1);
-	ck_assert_int_eq(count_kind(sched_func(s)->body, ST_FOR), 1);
+	ck_assert_int_eq(ts_count_kind(sched_func(s)->body, ST_STORE), 1);
+	ck_assert_int_eq(ts_count_kind(sched_func(s)->body, ST_FOR), 1);
 	sched_free(s);
 }
 END_TEST
@@ -231,7 +210,7 @@ static const char *read_between =
 START_TEST(store_read_before_it_is_overwritten_stays)
 {
 	Schedule *s = run(read_between, "sch.remove_no_op()\n", STEP_COMMITTED, NULL);
-	ck_assert_int_eq(count_kind(sched_func(s)->body, ST_STORE), 3);
+	ck_assert_int_eq(ts_count_kind(sched_func(s)->body, ST_STORE), 3);
 	ck_assert_ptr_nonnull(strstr(tu_last(s)->note, "0 no-op or dead stores removed"));
 	sched_free(s);
 }

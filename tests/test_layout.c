@@ -655,17 +655,10 @@ END_TEST
 
 /* ---------- bad input ---------- */
 
+/* transform_layout checks its own arguments: a report says why. */
 static void expect_bad_input(const char *kernel, const char *script, const char *why)
 {
-	Module *m = tu_parse(&arena, "k.tir", kernel);
-	Schedule *s = tu_schedule(&arena, m);
-	StepStatus st = tu_run(s, script);
-	StepReport *r = tu_last(s);
-	char *txt = ts_report(&arena, r);
-	ck_assert_msg(st == STEP_BAD_INPUT, "expected bad input for %s:\n%s", script, txt);
-	ck_assert_msg(r->reason && strstr(r->reason, why), "reason lacks '%s':\n%s", why, txt);
-	ck_assert_ptr_eq(s->mod, m);
-	sched_free(s);
+	ck_assert_ptr_nonnull(ts_bad_input(&arena, kernel, script, why));
 }
 
 START_TEST(bad_arguments_are_bad_input)

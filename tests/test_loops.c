@@ -9,7 +9,7 @@
 
 #include <stdio.h>
 
-#include "testutil.h"
+#include "testsched.h"
 
 static Arena arena;
 static void setup(void) { arena_init(&arena); }
@@ -49,54 +49,17 @@ static const char total_f32[] =
 	"    for i, j in T.grid(4, 8):\n"
 	"        S[0] = S[0] + A[i, j]\n";
 
-static int count_kind(const Stmt *s, StmtKind k)
-{
-	int n = s->kind == k;
-	switch (s->kind) {
-	case ST_SEQ:
-		for (int i = 0; i < s->u.seq.n; i++)
-			n += count_kind(s->u.seq.items[i], k);
-		return n;
-	case ST_FOR: return n + count_kind(s->u.loop.body, k);
-	case ST_IF:
-		return n + count_kind(s->u.cond.then_s, k) +
-		       (s->u.cond.else_s ? count_kind(s->u.cond.else_s, k) : 0);
-	case ST_ALLOC: return n + count_kind(s->u.alloc.body, k);
-	case ST_BLOCK: return n + count_kind(s->u.block.body, k);
-	case ST_LET: return n + count_kind(s->u.let.body, k);
-	case ST_STORE: case ST_ASSUME: case ST_EVAL: case ST_PASS: case ST_COUNT:
-		return n;
-	}
-	return n;
-}
-
-/* Apply `script`, expect commit, check with the interpreter. */
+/* Apply `script`, expect commit, check with the interpreter (six trials). */
 static Schedule *accept(const char *kernel, const char *script)
 {
-	Module *m = tu_parse(&arena, "k.tir", kernel);
-	Schedule *s = tu_schedule(&arena, m);
-	StepStatus st = tu_run(s, script);
-	if (st != STEP_COMMITTED) {
-		char *t = s->nsteps ? sched_report_text(tu_last(s)) : strdup("no step");
-		ck_abort_msg("expected commit of %s:\n%s", script, t);
-	}
-	tu_assert_equiv(m->funcs[0], sched_func(s), 6);
-	return s;
+	return ts_accept(&arena, kernel, script, 6).s;
 }
 
-/* Apply `script`, expect rejection whose reason mentions `why`. */
+/* Apply `script`, expect rejection whose reason mentions `why`; the
+ * previous IR is kept. */
 static StepReport *reject(const char *kernel, const char *script, const char *why)
 {
-	Module *m = tu_parse(&arena, "k.tir", kernel);
-	Schedule *s = tu_schedule(&arena, m);
-	StepStatus st = tu_run(s, script);
-	ck_assert_msg(st == STEP_REJECTED, "expected rejection of %s, got %d", script, st);
-	StepReport *r = tu_last(s);
-	ck_assert_msg(r->reason && strstr(r->reason, why), "reason '%s' lacks '%s'",
-		      r->reason ? r->reason : "(none)", why);
-	ck_assert_ptr_eq(sched_func(s), m->funcs[0]); /* previous IR kept */
-	sched_free(s);
-	return r;
+	return ts_rejected(&arena, kernel, script, why);
 }
 
 /* ---------- split ---------- */
@@ -114,7 +77,7 @@ END_TEST
 START_TEST(split_perfect_accepts_divisible_extent)
 {
 	Schedule *s = accept(scale16, "io, ii = sch.split(\"i\", factor=4, tail=\"perfect\")");
-	ck_assert_int_eq(count_kind(sched_func(s)->body, ST_IF), 0);
+	ck_assert_int_eq(ts_count_kind(sched_func(s)->body, ST_IF), 0);
 	ck_assert_int_eq(tu_last(s)->nobs, 1);
 	ck_assert_int_eq(tu_last(s)->results[0].verdict, VERDICT_PROVEN);
 	sched_free(s);
@@ -124,7 +87,7 @@ END_TEST
 START_TEST(split_guard_keeps_guard_when_not_divisible)
 {
 	Schedule *s = accept(scale14, "io, ii = sch.split(\"i\", factor=4)");
-	ck_assert_int_eq(count_kind(sched_func(s)->body, ST_IF), 1);
+	ck_assert_int_eq(ts_count_kind(sched_func(s)->body, ST_IF), 1);
 	sched_free(s);
 }
 END_TEST
@@ -134,13 +97,13 @@ START_TEST(split_guard_drops_guard_when_divisibility_is_proven)
 	char k[1024];
 	snprintf(k, sizeof k, scale_n, "n % 8 == 0 and n >= 0");
 	Schedule *s = accept(k, "io, ii = sch.split(\"i\", factor=4)");
-	ck_assert_int_eq(count_kind(sched_func(s)->body, ST_IF), 0);
+	ck_assert_int_eq(ts_count_kind(sched_func(s)->body, ST_IF), 0);
 	sched_free(s);
 	/* the kept guard computes io*4 + ii up to n + 2: n needs an upper
 	 * bound (split.no_overflow) */
 	snprintf(k, sizeof k, scale_n, "n >= 0 and n <= 4096");
 	s = accept(k, "io, ii = sch.split(\"i\", factor=4)");
-	ck_assert_int_eq(count_kind(sched_func(s)->body, ST_IF), 1);
+	ck_assert_int_eq(ts_count_kind(sched_func(s)->body, ST_IF), 1);
 	ck_assert_ptr_nonnull(tu_last(s)->note);
 	sched_free(s);
 }
@@ -162,11 +125,11 @@ END_TEST
 START_TEST(split_cut_makes_tail_loop_without_branches)
 {
 	Schedule *s = accept(scale14, "io, ii = sch.split(\"i\", factor=4, tail=\"cut\")");
-	ck_assert_int_eq(count_kind(sched_func(s)->body, ST_IF), 0);
-	ck_assert_int_eq(count_kind(sched_func(s)->body, ST_FOR), 3);
+	ck_assert_int_eq(ts_count_kind(sched_func(s)->body, ST_IF), 0);
+	ck_assert_int_eq(ts_count_kind(sched_func(s)->body, ST_FOR), 3);
 	sched_free(s);
 	s = accept(scale14, "io, ii = sch.split(\"i\", factor=4, tail=\"cut_and_guard\")");
-	ck_assert_int_eq(count_kind(sched_func(s)->body, ST_IF), 1);
+	ck_assert_int_eq(ts_count_kind(sched_func(s)->body, ST_IF), 1);
 	sched_free(s);
 }
 END_TEST
@@ -219,7 +182,7 @@ START_TEST(fuse_perfect_nest_is_equivalent)
 {
 	Schedule *s = accept(add_one, "k = sch.fuse(\"i\", \"j\")");
 	const Stmt *b = sched_func(s)->body;
-	ck_assert_int_eq(count_kind(b, ST_FOR), 1);
+	ck_assert_int_eq(ts_count_kind(b, ST_FOR), 1);
 	sched_free(s);
 	/* split then fuse back */
 	sched_free(accept(add_one, "jo, ji = sch.split(\"j\", factor=3)\nk = sch.fuse(\"jo\", \"ji\")"));
@@ -636,17 +599,7 @@ static const char diagonal[] =
 static StepReport *reject_second(const char *kernel, const char *first, const char *second,
 				 const char *why)
 {
-	Module *m = tu_parse(&arena, "k.tir", kernel);
-	Schedule *s = tu_schedule(&arena, m);
-	ck_assert_int_eq(tu_run(s, first), STEP_COMMITTED);
-	Func *kept = sched_func(s);
-	ck_assert_int_eq(tu_run(s, second), STEP_REJECTED);
-	StepReport *r = tu_last(s);
-	ck_assert_msg(r->reason && strstr(r->reason, why), "reason '%s' lacks '%s'",
-		      r->reason ? r->reason : "(none)", why);
-	ck_assert_ptr_eq(sched_func(s), kept);
-	sched_free(s);
-	return r;
+	return reject(kernel, arena_printf(&arena, "%s\n%s", first, second), why);
 }
 
 START_TEST(reorder_rechecks_races_of_a_parallel_loop_that_moves)

@@ -9,100 +9,38 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "testutil.h"
+#include "testsched.h"
 #include "vsched.h"
 
 static Arena arena;
 static void setup(void) { arena_init(&arena); }
 static void teardown(void) { arena_free(&arena); }
 
-static int count_kind(const Stmt *s, StmtKind k)
-{
-	int n = s->kind == k;
-	switch (s->kind) {
-	case ST_SEQ:
-		for (int i = 0; i < s->u.seq.n; i++)
-			n += count_kind(s->u.seq.items[i], k);
-		return n;
-	case ST_FOR: return n + count_kind(s->u.loop.body, k);
-	case ST_IF:
-		return n + count_kind(s->u.cond.then_s, k) +
-		       (s->u.cond.else_s ? count_kind(s->u.cond.else_s, k) : 0);
-	case ST_ALLOC: return n + count_kind(s->u.alloc.body, k);
-	case ST_BLOCK: return n + count_kind(s->u.block.body, k);
-	case ST_LET: return n + count_kind(s->u.let.body, k);
-	case ST_STORE: case ST_ASSUME: case ST_EVAL: case ST_PASS: case ST_COUNT:
-		return n;
-	}
-	return n;
-}
-
-/* The printed result parses back to the same function. */
-static void assert_reparses(const Func *f)
-{
-	char *text = print_func(f);
-	Module *m = tu_parse(&arena, "printed.tir", text);
-	ck_assert_msg(ir_func_equal(m->funcs[0], f), "printed form does not parse back:\n%s", text);
-	free(text);
-}
-
-/* Apply `script`, expect commit, check with the interpreter. */
+/* The suite's checks over the shared ones (testsched.h): eight trials,
+ * and every accepted result must print and parse back. */
 static Schedule *accept(const char *kernel, const char *script)
 {
-	Module *m = tu_parse(&arena, "k.tir", kernel);
-	Schedule *s = tu_schedule(&arena, m);
-	StepStatus st = tu_run(s, script);
-	if (st != STEP_COMMITTED) {
-		char *t = s->nsteps ? sched_report_text(tu_last(s)) : strdup("no step");
-		ck_abort_msg("expected commit of %s:\n%s", script, t);
-	}
-	tu_assert_equiv(m->funcs[0], sched_func(s), 8);
-	assert_reparses(sched_func(s));
-	return s;
+	TsRun t = ts_accept(&arena, kernel, script, 8);
+	ts_assert_reparses(&arena, sched_func(t.s));
+	return t.s;
 }
 
-/* Apply `script`, expect rejection whose reason mentions `why`; the
- * previous IR stays. */
+/* Rejected with `why` in the reason; the previous IR stays. */
 static StepReport *reject(const char *kernel, const char *script, const char *why)
 {
-	Module *m = tu_parse(&arena, "k.tir", kernel);
-	Schedule *s = tu_schedule(&arena, m);
-	StepStatus st = tu_run(s, script);
-	ck_assert_msg(st == STEP_REJECTED, "expected rejection of %s, got %d", script, st);
-	StepReport *r = tu_last(s);
-	ck_assert_msg(r->reason && strstr(r->reason, why), "reason '%s' lacks '%s'",
-		      r->reason ? r->reason : "(none)", why);
-	ck_assert_ptr_eq(sched_func(s), m->funcs[0]);
-	sched_free(s);
-	return r;
+	return ts_rejected(&arena, kernel, script, why);
 }
 
 /* A rejection by a refuted obligation whose replay shows the difference. */
 static StepReport *refuted(const char *kernel, const char *script, const char *kind)
 {
-	StepReport *r = reject(kernel, script, kind);
-	ck_assert_int_ge(r->failed, 0);
-	ck_assert_int_eq(r->results[r->failed].verdict, VERDICT_REFUTED);
-	ck_assert_msg(r->replay == REPLAY_CONFIRMED, "replay not confirmed:\n%s", sched_report_text(r));
-	return r;
+	return ts_refuted(&arena, kernel, script, kind);
 }
 
 /* Bad input (exit 2): the diagnostics mention `why`. */
 static void bad_input(const char *kernel, const char *script, const char *why)
 {
-	Module *m = tu_parse(&arena, "k.tir", kernel);
-	Schedule *s = tu_schedule(&arena, m);
-	DiagList d;
-	diag_init(&d, &arena);
-	Script *sc = script_parse(&arena, source_from_string(&arena, "t.sched", script), &d);
-	ck_assert_ptr_nonnull(sc);
-	StepStatus st = sched_run_script(s, sc, &d);
-	char *text = diag_render(&d);
-	ck_assert_msg(st == STEP_BAD_INPUT, "expected bad input for %s, got %d", script, st);
-	ck_assert_msg(strstr(text, why), "diagnostics lack '%s':\n%s", why, text);
-	free(text);
-	ck_assert_ptr_eq(sched_func(s), m->funcs[0]);
-	sched_free(s);
+	ts_bad_input(&arena, kernel, script, why);
 }
 
 /* ---------- merge_adjacent_loops ---------- */
@@ -127,8 +65,8 @@ static const char stencil[] =
 START_TEST(merge_elementwise_loops_is_accepted)
 {
 	Schedule *s = accept(elementwise, "sch.merge_adjacent_loops(\"i#1\", \"i#2\")");
-	ck_assert_int_eq(count_kind(sched_func(s)->body, ST_FOR), 1);
-	ck_assert_int_eq(count_kind(sched_func(s)->body, ST_STORE), 2);
+	ck_assert_int_eq(ts_count_kind(sched_func(s)->body, ST_FOR), 1);
+	ck_assert_int_eq(ts_count_kind(sched_func(s)->body, ST_STORE), 2);
 	sched_free(s);
 }
 END_TEST
@@ -280,7 +218,7 @@ START_TEST(merge_preconditions_and_bad_names)
 END_TEST
 
 /* S1 ends in a let: the merged body puts S2 inside it, as the printed text
- * reads (assert_reparses in accept). */
+ * reads (the reparse check in accept). */
 START_TEST(merge_after_a_let_keeps_the_printed_form)
 {
 	static const char k[] =
@@ -309,11 +247,11 @@ START_TEST(merge_without_names_merges_nests_level_by_level)
 		"        if 4 * io + ii >= 14:\n"
 		"            A[io, ii] = 0\n";
 	Schedule *s = accept(k, "sch.merge_adjacent_loops()");
-	ck_assert_int_eq(count_kind(sched_func(s)->body, ST_FOR), 2);
+	ck_assert_int_eq(ts_count_kind(sched_func(s)->body, ST_FOR), 2);
 	ck_assert_ptr_nonnull(strstr(tu_last(s)->note, "2 pairs of loops merged"));
 	sched_free(s);
 	s = accept(k, "sch.merge_adjacent_loops()\nsch.merge_conditionals()");
-	ck_assert_int_eq(count_kind(sched_func(s)->body, ST_IF), 1);
+	ck_assert_int_eq(ts_count_kind(sched_func(s)->body, ST_IF), 1);
 	sched_free(s);
 	/* nothing to merge but a failing pair: rejected with its reason */
 	refuted(stencil, "sch.merge_adjacent_loops()", "merge.no_conflict");
@@ -337,7 +275,7 @@ START_TEST(fission_of_independent_parts_is_accepted)
 		char script[64];
 		snprintf(script, sizeof script, "sch.fission(\"i\", after=%d)", k);
 		Schedule *s = accept(three, script);
-		ck_assert_int_eq(count_kind(sched_func(s)->body, ST_FOR), 2);
+		ck_assert_int_eq(ts_count_kind(sched_func(s)->body, ST_FOR), 2);
 		sched_free(s);
 	}
 	/* reading ahead of the writes is fine too: the reads see inputs both ways */
@@ -426,7 +364,7 @@ START_TEST(identical_conditions_are_merged)
 		"        else:\n"
 		"            B[i] = 3.0\n";
 	Schedule *s = accept(k, "sch.merge_conditionals()");
-	ck_assert_int_eq(count_kind(sched_func(s)->body, ST_IF), 1);
+	ck_assert_int_eq(ts_count_kind(sched_func(s)->body, ST_IF), 1);
 	ck_assert_str_eq(tu_last(s)->obs[0]->kind, "merge_conditionals.identical");
 	sched_free(s);
 }
@@ -447,7 +385,7 @@ START_TEST(complementary_conditions_are_merged)
 		"        else:\n"
 		"            B[i, j] = 3.0\n";
 	Schedule *s = accept(k, "sch.merge_conditionals()");
-	ck_assert_int_eq(count_kind(sched_func(s)->body, ST_IF), 1);
+	ck_assert_int_eq(ts_count_kind(sched_func(s)->body, ST_IF), 1);
 	/* the then part of the merged if holds the second if's else part */
 	const Stmt *loop = sched_func(s)->body->u.loop.body;
 	const Stmt *merged = loop->u.loop.body;
@@ -505,7 +443,7 @@ START_TEST(condition_preserved_by_the_first_if_is_merged)
 		"            B[i] = 1.0\n";
 	/* the second store hits A[i] when i == 15 - i: never for integers */
 	Schedule *s = accept(k, "sch.merge_conditionals()");
-	ck_assert_int_eq(count_kind(sched_func(s)->body, ST_IF), 1);
+	ck_assert_int_eq(ts_count_kind(sched_func(s)->body, ST_IF), 1);
 	sched_free(s);
 	/* a let and a nested branch on the way (float32 in real mode: with
 	 * int32, A[i] + 1 and A[i] * 2 wrap and can turn the sign) */
@@ -563,7 +501,7 @@ START_TEST(loop_writing_the_condition_is_not_supported)
 	 * if and the third stay apart: the loop writes A, which it reads */
 	Schedule *s = accept(k, "sch.merge_conditionals()");
 	ck_assert_ptr_nonnull(strstr(tu_last(s)->note, "not supported"));
-	ck_assert_int_eq(count_kind(sched_func(s)->body, ST_IF), 2);
+	ck_assert_int_eq(ts_count_kind(sched_func(s)->body, ST_IF), 2);
 	sched_free(s);
 	reject(k, "sch.merge_conditionals(strict=True)", "not supported");
 	static const char only[] =
@@ -605,10 +543,10 @@ START_TEST(merge_conditionals_scope_and_arguments)
 		"            if j < 5:\n"
 		"                B[j] = B[j] + 1\n";
 	Schedule *s = accept(k, "sch.merge_conditionals(block=\"b\")");
-	ck_assert_int_eq(count_kind(sched_func(s)->body, ST_IF), 3);
+	ck_assert_int_eq(ts_count_kind(sched_func(s)->body, ST_IF), 3);
 	sched_free(s);
 	s = accept(k, "sch.merge_conditionals()");
-	ck_assert_int_eq(count_kind(sched_func(s)->body, ST_IF), 2);
+	ck_assert_int_eq(ts_count_kind(sched_func(s)->body, ST_IF), 2);
 	sched_free(s);
 	static const char none[] =
 		"@T.prim_func\n"

@@ -9,7 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "testutil.h"
+#include "testsched.h"
 
 static Arena arena;
 static char dir[64];
@@ -49,12 +49,6 @@ static const char total[] =
 	"    for i in T.serial(64):\n"
 	"        C[0] = C[0] + A[i]\n";
 
-static void has(const char *text, const char *what)
-{
-	ck_assert_msg(text && strstr(text, what) != NULL, "expected \"%s\" in:\n%s", what,
-		      text ? text : "(null)");
-}
-
 /* Run `script` on `kernel` (file name k.tir); the rejected step's text. */
 static char *rejected_text(const char *kernel, const char *script, const SmtOptions *opt,
 			   StepReport **out)
@@ -75,21 +69,21 @@ START_TEST(counterexample_has_iterations_cells_source_lines_and_replay)
 	StepReport *r;
 	char *t = rejected_text(wave, "sch.reorder(\"j\", \"i\")", NULL, &r);
 	/* the obligation in words */
-	has(t, "counterexample (reorder.no_conflict): iterations p before q in the old order");
-	has(t, "write of A at 5:13 (first instance) and read of A at 5:27 (second instance)");
+	ts_has(t, "counterexample (reorder.no_conflict): iterations p before q in the old order");
+	ts_has(t, "write of A at 5:13 (first instance) and read of A at 5:27 (second instance)");
 	/* the two iterations, by loop variable */
-	has(t, "values: i_p = ");
-	has(t, "j_p = ");
-	has(t, "i_q = ");
-	has(t, "j_q = ");
+	ts_has(t, "values: i_p = ");
+	ts_has(t, "j_p = ");
+	ts_has(t, "i_q = ");
+	ts_has(t, "j_q = ");
 	/* the buffer cells the guard reads */
-	has(t, "cells: C[");
+	ts_has(t, "cells: C[");
 	/* the source lines of the loop and the accesses */
-	has(t, "k.tir:3:5:     for i, j in T.grid(7, 8):");
-	has(t, "k.tir:5:13:             A[i + 1, j] = A[i, j + 1] + 1");
+	ts_has(t, "k.tir:3:5:     for i, j in T.grid(7, 8):");
+	ts_has(t, "k.tir:5:13:             A[i + 1, j] = A[i, j + 1] + 1");
 	/* the replay and its verdict, with the first difference */
-	has(t, "replay: confirmed");
-	has(t, "first difference (before vs after): A[");
+	ts_has(t, "replay: confirmed");
+	ts_has(t, "first difference (before vs after): A[");
 	ck_assert_int_eq(r->replay, REPLAY_CONFIRMED);
 	free(t);
 }
@@ -99,11 +93,11 @@ START_TEST(scalar_parameters_appear_in_the_counterexample)
 {
 	char *t = rejected_text(scale_n, "io, ii = sch.split(\"i\", factor=4, tail=\"perfect\")", NULL,
 				NULL);
-	has(t, "counterexample (split.divisible): the extent of loop i is a multiple of 4");
-	has(t, "values: n = ");
-	has(t, "k.tir:6:5:     for i in T.serial(n):");
-	has(t, "replay: confirmed");
-	has(t, "input scalars: n = ");
+	ts_has(t, "counterexample (split.divisible): the extent of loop i is a multiple of 4");
+	ts_has(t, "values: n = ");
+	ts_has(t, "k.tir:6:5:     for i in T.serial(n):");
+	ts_has(t, "replay: confirmed");
+	ts_has(t, "input scalars: n = ");
 	free(t);
 }
 END_TEST
@@ -111,12 +105,12 @@ END_TEST
 START_TEST(race_report_says_replay_is_not_possible)
 {
 	char *t = rejected_text(total, "sch.parallel(\"i\")", NULL, NULL);
-	has(t, "counterexample (parallel.no_race)");
-	has(t, "i_1 = ");
-	has(t, "i_2 = ");
-	has(t, ":         C[0] = C[0] + A[i]");
-	has(t, "k.tir:5:");
-	has(t, "replay: not possible: the interpreter runs parallel and vector loops one iteration at a time");
+	ts_has(t, "counterexample (parallel.no_race)");
+	ts_has(t, "i_1 = ");
+	ts_has(t, "i_2 = ");
+	ts_has(t, ":         C[0] = C[0] + A[i]");
+	ts_has(t, "k.tir:5:");
+	ts_has(t, "replay: not possible: the interpreter runs parallel and vector loops one iteration at a time");
 	free(t);
 }
 END_TEST
@@ -132,8 +126,8 @@ START_TEST(unconfirmed_replay_is_reported_as_such)
 		"        A[0] = 7\n";
 	StepReport *r;
 	char *t = rejected_text(k, "sch.reorder(\"j\", \"i\")", NULL, &r);
-	has(t, "replay: unconfirmed");
-	has(t, "the obligation is still refuted");
+	ts_has(t, "replay: unconfirmed");
+	ts_has(t, "the obligation is still refuted");
 	ck_assert_int_eq(r->replay, REPLAY_UNCONFIRMED);
 	free(t);
 }
@@ -145,8 +139,8 @@ START_TEST(unproven_step_names_its_reason_and_has_no_counterexample)
 	opt.rlimit = 1;
 	StepReport *r;
 	char *t = rejected_text(wave, "sch.reorder(\"j\", \"i\")", &opt, &r);
-	has(t, "REJECTED");
-	has(t, "not proven (resource limit)");
+	ts_has(t, "REJECTED");
+	ts_has(t, "not proven (resource limit)");
 	ck_assert_ptr_null(strstr(t, "counterexample ("));
 	ck_assert_int_eq(r->replay, REPLAY_NONE);
 	free(t);
@@ -186,13 +180,13 @@ static int check_json_lines(char *out)
 START_TEST(run_json_prints_valid_json_lines)
 {
 	char *out = run_json(1, wave, "io, ii = sch.split(\"i\", factor=7)\nsch.reorder(\"j\", \"io\")\n");
-	has(out, "\"status\":\"committed\"");
-	has(out, "\"status\":\"rejected\"");
-	has(out, "\"kind\":\"reorder.no_conflict\"");
-	has(out, "\"verdict\":\"refuted\"");
-	has(out, "\"replay\":\"confirmed\"");
-	has(out, "values: i");  /* the counterexample text, escaped */
-	has(out, "\\n    cells: C[");
+	ts_has(out, "\"status\":\"committed\"");
+	ts_has(out, "\"status\":\"rejected\"");
+	ts_has(out, "\"kind\":\"reorder.no_conflict\"");
+	ts_has(out, "\"verdict\":\"refuted\"");
+	ts_has(out, "\"replay\":\"confirmed\"");
+	ts_has(out, "values: i");  /* the counterexample text, escaped */
+	ts_has(out, "\\n    cells: C[");
 	ck_assert_int_eq(check_json_lines(out), 2);
 	free(out);
 	/* quotes, backslashes and control characters in names stay escaped */
@@ -204,7 +198,7 @@ START_TEST(run_json_prints_valid_json_lines)
 	snprintf(cmd, sizeof cmd, "'%s' log show '%s/log' --json", tu_vsched_bin(), dir);
 	char *err;
 	ck_assert_int_eq(tu_sh(cmd, &out, &err), 0);
-	has(out, "\"type\"");
+	ts_has(out, "\"type\"");
 	ck_assert_int_ge(check_json_lines(out), 1);
 	free(out);
 	free(err);
@@ -405,7 +399,7 @@ START_TEST(proofs_pages_examples_still_hold)
 	char *index = tu_read_file("proofs/README.md");
 	ck_assert_ptr_nonnull(index);
 	for (size_t i = 0; i < sizeof pages / sizeof *pages; i++)
-		has(index, pages[i]);
+		ts_has(index, pages[i]);
 	free(index);
 }
 END_TEST

@@ -67,6 +67,56 @@ TsRun ts_reject(Arena *a, const char *kernel, const char *script, const char *wh
 	return t;
 }
 
+StepReport *ts_rejected(Arena *a, const char *kernel, const char *script, const char *why)
+{
+	TsRun t = ts_reject(a, kernel, script, why);
+	sched_free(t.s);
+	return t.r;
+}
+
+StepReport *ts_refuted(Arena *a, const char *kernel, const char *script, const char *kind)
+{
+	TsRun t = ts_reject(a, kernel, script, kind);
+	ts_assert_refuted_confirmed(t.r, kind);
+	sched_free(t.s);
+	return t.r;
+}
+
+StepReport *ts_bad_input(Arena *a, const char *kernel, const char *script, const char *why)
+{
+	Module *m = tu_parse(a, "k.tir", kernel);
+	Schedule *s = tu_schedule(a, m);
+	DiagList d;
+	diag_init(&d, a);
+	/* not tu_run: the diagnostics are what the user sees */
+	Script *sc = script_parse(a, source_from_string(a, "t.sched", script), &d);
+	ck_assert_msg(sc != NULL, "script does not parse: %s", script);
+	StepStatus st = sched_run_script(s, sc, &d);
+	char *text = diag_render(&d);
+	ck_assert_msg(st == STEP_BAD_INPUT, "expected bad input for %s, got %d:\n%s", script, st, text);
+	ck_assert_msg(strstr(text, why), "diagnostics lack '%s':\n%s", why, text);
+	free(text);
+	/* run_script's argument checks stop before any report; a rewrite's own
+	 * checks leave one as the last step */
+	StepReport *r = s->nsteps ? s->steps[s->nsteps - 1] : NULL;
+	if (r && r->status != STEP_BAD_INPUT)
+		r = NULL;
+	if (r)
+		ck_assert_msg(r->reason && strstr(r->reason, why), "reason '%s' lacks '%s'",
+			      r->reason ? r->reason : "(none)", why);
+	ck_assert_msg(s->mod == m, "bad input changed the module: %s", script);
+	sched_free(s);
+	return r;
+}
+
+void ts_assert_reparses(Arena *a, const Func *f)
+{
+	char *text = print_func(f);
+	Module *m = tu_parse(a, "printed.tir", text);
+	ck_assert_msg(ir_func_equal(m->funcs[0], f), "printed form does not parse back:\n%s", text);
+	free(text);
+}
+
 void ts_assert_refuted_confirmed(const StepReport *r, const char *kind)
 {
 	char *txt = sched_report_text(r);
@@ -122,12 +172,34 @@ char *ts_report(Arena *a, const StepReport *r)
 
 void ts_has(const char *text, const char *needle)
 {
-	ck_assert_msg(strstr(text, needle) != NULL, "'%s' not found in:\n%s", needle, text);
+	ck_assert_msg(text && strstr(text, needle) != NULL, "'%s' not found in:\n%s", needle,
+		      text ? text : "(null)");
 }
 
 void ts_lacks(const char *text, const char *needle)
 {
-	ck_assert_msg(strstr(text, needle) == NULL, "'%s' found in:\n%s", needle, text);
+	ck_assert_msg(!text || strstr(text, needle) == NULL, "'%s' found in:\n%s", needle, text);
+}
+
+int ts_count_kind(const Stmt *s, StmtKind k)
+{
+	int n = s->kind == k;
+	switch (s->kind) {
+	case ST_SEQ:
+		for (int i = 0; i < s->u.seq.n; i++)
+			n += ts_count_kind(s->u.seq.items[i], k);
+		return n;
+	case ST_FOR: return n + ts_count_kind(s->u.loop.body, k);
+	case ST_IF:
+		return n + ts_count_kind(s->u.cond.then_s, k) +
+		       (s->u.cond.else_s ? ts_count_kind(s->u.cond.else_s, k) : 0);
+	case ST_ALLOC: return n + ts_count_kind(s->u.alloc.body, k);
+	case ST_BLOCK: return n + ts_count_kind(s->u.block.body, k);
+	case ST_LET: return n + ts_count_kind(s->u.let.body, k);
+	case ST_STORE: case ST_ASSUME: case ST_EVAL: case ST_PASS: case ST_COUNT:
+		return n;
+	}
+	return n;
 }
 
 static bool has_store(const Stmt *s)

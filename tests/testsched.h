@@ -1,8 +1,10 @@
-/* tests/testsched.h — helpers for the suites that run schedule scripts on
- * whole modules (layout, overcompute, simplify, seq_access): a script that
- * must commit, checked function by function against the original with the
- * interpreter; a script whose last step must be rejected, with its reason,
- * failing obligation and replay; and small queries on reports and IR. */
+/* tests/testsched.h — helpers for the suites that run schedule scripts
+ * (layout, overcompute, simplify, seq_access, merge, cache, loops,
+ * compute_at, ...): a script that must commit, checked function by function
+ * against the original with the interpreter; a script whose last step must
+ * be rejected, with its reason, failing obligation and replay; a script
+ * refused as bad input; and small queries on reports and IR. One set, so
+ * that a fix to a check reaches every suite. */
 #ifndef VS_TESTS_TESTSCHED_H
 #define VS_TESTS_TESTSCHED_H
 
@@ -27,6 +29,23 @@ TsRun ts_accept(Arena *a, const char *kernel, const char *script, int trials);
  * one before that step. */
 TsRun ts_reject(Arena *a, const char *kernel, const char *script, const char *why);
 
+/* ts_reject for callers that keep only the report: the schedule is freed
+ * (the report lives in the arena). */
+StepReport *ts_rejected(Arena *a, const char *kernel, const char *script, const char *why);
+/* ts_rejected, on a refuted obligation of `kind` (also the reason's
+ * needle) whose replay confirmed the counterexample. */
+StepReport *ts_refuted(Arena *a, const char *kernel, const char *script, const char *kind);
+
+/* The script must stop at bad input (exit 2): its diagnostics mention
+ * `why`, and so does the failing step's reason when a rewrite got as far
+ * as a report; the module is the parsed one. Frees the schedule; returns
+ * that report, or NULL when the script reader refused the call before any
+ * rewrite ran. */
+StepReport *ts_bad_input(Arena *a, const char *kernel, const char *script, const char *why);
+
+/* The printed function parses back to the same function. */
+void ts_assert_reparses(Arena *a, const Func *f);
+
 /* The rejected step failed on an obligation of `kind` that the solver
  * refuted, and the replay confirmed the counterexample. */
 void ts_assert_refuted_confirmed(const StepReport *r, const char *kind);
@@ -42,9 +61,13 @@ Func *ts_func(const TsRun *t, const char *name);
 char *ts_print(Arena *a, const Func *f);
 /* The report text (arena copy). */
 char *ts_report(Arena *a, const StepReport *r);
-/* text contains / lacks needle, else the test fails showing text. */
+/* text contains / lacks needle, else the test fails showing text (a NULL
+ * text, e.g. a report without a note, contains nothing). */
 void ts_has(const char *text, const char *needle);
 void ts_lacks(const char *text, const char *needle);
+
+/* Statements of kind k in s, s included. */
+int ts_count_kind(const Stmt *s, StmtKind k);
 
 /* `if` statements whose bodies store to a buffer (branches around
  * computation; ifs that hold only T.assume do not count). */
