@@ -16,17 +16,26 @@ if ! command -v llvm-config >/dev/null && ! command -v llvm-config-14 >/dev/null
 fi
 # make bench: single-threaded OpenBLAS as the matmul reference
 pkg-config --exists openblas 2>/dev/null || need+=(libopenblas-dev)
-# clang's sanitizer and libFuzzer runtimes
+install() {
+  [ $# -eq 0 ] && return 0
+  local cmd="apt-get update && apt-get install -y $*"
+  if [ "$(id -u)" = 0 ]; then
+    echo "deps: installing $*"
+    export DEBIAN_FRONTEND=noninteractive
+    (apt-get update -qq && apt-get install -y -qq "$@") >/dev/null || { echo "deps: failed: $cmd" >&2; exit 1; }
+  else
+    echo "deps: missing $*; run as root:" >&2
+    echo "  $cmd" >&2
+    exit 1
+  fi
+}
+install "${need[@]}"
+# clang's sanitizer and libFuzzer runtimes: their package is named after
+# clang's major version, known only once clang is there
 clang_rt=$(clang -print-resource-dir 2>/dev/null)/lib/linux/libclang_rt.asan-x86_64.a
-[ -f "$clang_rt" ] || need+=("libclang-rt-$(clang --version 2>/dev/null | sed -n 's/.*version \([0-9]*\).*/\1/p' | head -1)-dev")
-[ ${#need[@]} -eq 0 ] && exit 0
-cmd="apt-get update && apt-get install -y ${need[*]}"
-if [ "$(id -u)" = 0 ]; then
-  echo "deps: installing ${need[*]}"
-  export DEBIAN_FRONTEND=noninteractive
-  (apt-get update -qq && apt-get install -y -qq "${need[@]}") >/dev/null || { echo "deps: failed: $cmd" >&2; exit 1; }
-else
-  echo "deps: missing ${need[*]}; run as root:" >&2
-  echo "  $cmd" >&2
-  exit 1
+if [ ! -f "$clang_rt" ]; then
+  v=$(clang --version 2>/dev/null | sed -n 's/.*version \([0-9]*\).*/\1/p' | head -1)
+  [ -n "$v" ] || { echo "deps: clang has no version number; cannot name its runtime package" >&2; exit 1; }
+  install "libclang-rt-$v-dev"
 fi
+exit 0
