@@ -1,6 +1,7 @@
 /* cli/main.c — the `vsched` command line (interfaces.md): a thin layer
  * over include/vsched.h. Exit status: 0 success, 1 a rewrite was rejected
  * or a check failed, 2 the input cannot be used. */
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -36,13 +37,31 @@ static int die_usage(const char *msg, const char *arg)
 	return 2;
 }
 
+/* A decimal number without a sign (strtoul alone would take "-5" as a
+ * huge number). */
 static int parse_number(const char *s, unsigned long *out)
 {
 	char *end;
-	if (!s || !*s)
+	if (!s || *s < '0' || *s > '9')
 		return 0;
+	errno = 0;
 	*out = strtoul(s, &end, 10);
-	return *end == 0;
+	return *end == 0 && errno == 0;
+}
+
+/* The library's last error on stderr: diagnostics come rendered
+ * ("file:line:col: error: ..."); a plain message gets "vsched: error: ";
+ * either ends with a newline. */
+static void print_error(vs_context *ctx)
+{
+	const char *e = vs_last_error(ctx);
+	if (!e || !*e)
+		return;
+	if (!strstr(e, ": error:"))
+		fputs("vsched: error: ", stderr);
+	fputs(e, stderr);
+	if (e[strlen(e) - 1] != '\n')
+		fputc('\n', stderr);
 }
 
 /* Options may come in any order after the command. */
@@ -70,12 +89,20 @@ static int parse_opts(int argc, char **argv, int first, Opts *o)
 			o->repeat = (int)n;
 			i++;
 		}
-		else if (strcmp(a, "--timeout-ms") == 0 || strcmp(a, "--seed") == 0 || strcmp(a, "--trials") == 0) {
+		else if (strcmp(a, "--timeout-ms") == 0) {
+			if (!parse_number(next, &n) || n < 1 || n > 86400000)
+				return die_usage("expected a number of milliseconds (1..86400000) after", a);
+			o->timeout_ms = (unsigned)n;
+			i++;
+		} else if (strcmp(a, "--trials") == 0) {
+			if (!parse_number(next, &n) || n < 1 || n > 100000)
+				return die_usage("expected a number (1..100000) after", a);
+			o->trials = (int)n;
+			i++;
+		} else if (strcmp(a, "--seed") == 0) {
 			if (!parse_number(next, &n))
-				return die_usage("expected a number after", a);
-			if (a[2] == 't' && a[3] == 'i') o->timeout_ms = (unsigned)n;
-			else if (a[2] == 's') o->seed = n;
-			else o->trials = (int)n;
+				return die_usage("expected a number (0 or more) after", a);
+			o->seed = n;
 			i++;
 		} else if (a[0] == '-' && a[1])
 			return die_usage("unknown option", a);
@@ -129,19 +156,19 @@ static void report_json(FILE *f, const vs_report *r)
 	fputs("}\n", f);
 }
 
+/* A text file ends with a newline. */
 static int write_text(const char *path, const char *text)
 {
-	if (!path) {
-		fputs(text, stdout);
-		return 0;
-	}
-	FILE *f = fopen(path, "w");
+	FILE *f = path ? fopen(path, "w") : stdout;
 	if (!f) {
 		fprintf(stderr, "vsched: cannot write %s\n", path);
 		return 2;
 	}
 	fputs(text, f);
-	fclose(f);
+	if (*text && text[strlen(text) - 1] != '\n')
+		fputc('\n', f);
+	if (path)
+		fclose(f);
 	return 0;
 }
 
@@ -151,7 +178,7 @@ static int cmd_run(vs_context *ctx, const Opts *o)
 		return die_usage("run needs exactly one kernel file", NULL);
 	vs_module *m = vs_parse_file(ctx, o->pos[0]);
 	if (!m) {
-		fputs(vs_last_error(ctx), stderr);
+		print_error(ctx);
 		return 2;
 	}
 	vs_options opt = {0};
@@ -162,7 +189,7 @@ static int cmd_run(vs_context *ctx, const Opts *o)
 	opt.float_ieee = o->floatmode && strcmp(o->floatmode, "ieee") == 0;
 	vs_schedule *s = vs_schedule_new(ctx, m, &opt);
 	if (!s) {
-		fputs(vs_last_error(ctx), stderr);
+		print_error(ctx);
 		return 2;
 	}
 	vs_status st = VS_OK;
@@ -200,7 +227,7 @@ static int cmd_interp(vs_context *ctx, const Opts *o)
 		return die_usage("interp needs exactly one kernel file", NULL);
 	vs_module *m = vs_parse_file(ctx, o->pos[0]);
 	if (!m) {
-		fputs(vs_last_error(ctx), stderr);
+		print_error(ctx);
 		return 2;
 	}
 	char *out = NULL;
@@ -209,7 +236,7 @@ static int cmd_interp(vs_context *ctx, const Opts *o)
 		fputs(out, stdout);
 	free(out);
 	if (st == VS_BAD_INPUT)
-		fputs(vs_last_error(ctx), stderr);
+		print_error(ctx);
 	return (int)st;
 }
 
@@ -220,7 +247,7 @@ static int cmd_equiv(vs_context *ctx, const Opts *o)
 	vs_module *a = vs_parse_file(ctx, o->pos[0]);
 	vs_module *b = a ? vs_parse_file(ctx, o->pos[1]) : NULL;
 	if (!a || !b) {
-		fputs(vs_last_error(ctx), stderr);
+		print_error(ctx);
 		return 2;
 	}
 	char *report = NULL;
@@ -228,8 +255,8 @@ static int cmd_equiv(vs_context *ctx, const Opts *o)
 	if (report)
 		fputs(report, st == VS_OK ? stdout : stderr);
 	free(report);
-	if (st == VS_BAD_INPUT && *vs_last_error(ctx))
-		fputs(vs_last_error(ctx), stderr);
+	if (st == VS_BAD_INPUT)
+		print_error(ctx);
 	return (int)st;
 }
 
@@ -267,7 +294,7 @@ static int schedule_and_build(vs_context *ctx, const Opts *o, const char *cmd,
 		return die_usage(cmd, "needs exactly one kernel file");
 	vs_module *m = vs_parse_file(ctx, o->pos[0]);
 	if (!m) {
-		fputs(vs_last_error(ctx), stderr);
+		print_error(ctx);
 		return 2;
 	}
 	vs_options opt = {0};
@@ -278,7 +305,7 @@ static int schedule_and_build(vs_context *ctx, const Opts *o, const char *cmd,
 	opt.float_ieee = o->floatmode && strcmp(o->floatmode, "ieee") == 0;
 	vs_schedule *s = vs_schedule_new(ctx, m, &opt);
 	if (!s) {
-		fputs(vs_last_error(ctx), stderr);
+		print_error(ctx);
 		return 2;
 	}
 	*sched = s;
@@ -290,13 +317,16 @@ static int schedule_and_build(vs_context *ctx, const Opts *o, const char *cmd,
 			fputs(text, stderr);
 			free(text);
 		}
-		fprintf(stderr, "%svsched: %s: the schedule was not proven; nothing is compiled\n",
-			vs_last_error(ctx), cmd);
+		const char *err = vs_last_error(ctx);
+		if (*err)
+			fprintf(stderr, "%s%s", err, err[strlen(err) - 1] == '\n' ? "" : "\n");
+		fprintf(stderr, "vsched: %s: the schedule was not proven; nothing is compiled\n", cmd);
 		return st == VS_REJECTED ? 1 : 2;
 	}
 	*out = vs_build(s, NULL);
 	if (!*out) {
-		fprintf(stderr, "%svsched: %s: compilation failed\n", vs_last_error(ctx), cmd);
+		print_error(ctx);
+		fprintf(stderr, "vsched: %s: compilation failed\n", cmd);
 		return 1;
 	}
 	return 0;
@@ -314,7 +344,7 @@ static int cmd_build(vs_context *ctx, const Opts *o)
 	if (rc == 0 && vs_program_warning(p))
 		fprintf(stderr, "%s\n", vs_program_warning(p));
 	if (rc == 0 && vs_program_emit(p, o->emit, o->out) != VS_OK) {
-		fprintf(stderr, "%s", vs_last_error(ctx));
+		print_error(ctx);
 		rc = 2;
 	}
 	vs_program_free(p);

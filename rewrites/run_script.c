@@ -330,9 +330,105 @@ static StepStatus do_attach(Call *k, RwCtx *c,
 	return finish(k, c, fn(c, block, loop));
 }
 
+/* ---------- the arguments each primitive takes ----------
+ * The first `npos` names may be given by position (npos < 0: any number
+ * of positional loop names, no keywords); every name may be given as a
+ * keyword. A misspelt keyword (tial=), an extra argument or a parameter
+ * given twice is bad input: silently ignoring it would run another
+ * schedule than the one written. */
+typedef struct Signature {
+	const char *method;
+	int npos;
+	const char *names[7];
+} Signature;
+
+static const Signature signatures[] = {
+	{"split", 3, {"loop", "factor", "tail"}},
+	{"fuse", 2, {NULL}},
+	{"reorder", -1, {NULL}},
+	{"parallel", 1, {"loop"}},
+	{"vectorize", 1, {"loop"}},
+	{"unroll", 1, {"loop"}},
+	{"compute_at", 2, {"block", "loop"}},
+	{"reverse_compute_at", 2, {"block", "loop"}},
+	{"transform_layout", 3, {"buffer", "index_map", "pad_value", "block", "func", "inverse"}},
+	{"fission", 2, {"loop", "after"}},
+	{"cache_read", 2, {"buffer", "scope", "block"}},
+	{"cache_write", 2, {"buffer", "scope", "block"}},
+	{"merge_adjacent_loops", 2, {NULL}},
+	{"merge_conditionals", 0, {"block", "strict"}},
+	{"remove_branching_through_overcompute", 0, {"block", "loop", "strict"}},
+	{"remove_overcompute_through_branching", 0, {"block", "loop", "strict"}},
+	{"remove_no_op", 0, {"block"}},
+	{"simplify", 0, {NULL}},
+	{"reduce_loop_extents", 0, {"block"}},
+	{"hoist_expression", 1, {"conditionals", "block", "loop", "let_bindings"}},
+	{"sequential_buffer_access", 1, {"buffer", "block"}},
+	{"work_on", 1, {"func"}},
+	{"float_mode", 1, {"mode"}},
+};
+
+/* The position of argument j among the positional ones. */
+static int positional_index(const ScriptCall *call, int j)
+{
+	int n = 0;
+	for (int i = 0; i < j; i++)
+		n += call->args[i].keyword == NULL;
+	return n;
+}
+
+static StepStatus check_signature(Call *k)
+{
+	const ScriptCall *call = k->call;
+	const Signature *sig = NULL;
+	for (size_t i = 0; i < sizeof signatures / sizeof signatures[0] && !sig; i++)
+		if (strcmp(signatures[i].method, call->method) == 0)
+			sig = &signatures[i];
+	if (!sig)
+		return STEP_COMMITTED; /* unknown primitives are reported later */
+	int npos = 0;
+	for (int i = 0; i < call->nargs; i++) {
+		const ScriptArg *a = &call->args[i];
+		if (!a->keyword) {
+			if (sig->npos >= 0 && npos >= sig->npos)
+				return bad(k, a, "%s",
+					   arena_printf(k->s->arena, "sch.%s: too many arguments (it takes %d by position)",
+							call->method, sig->npos));
+			npos++;
+			continue;
+		}
+		int at = -1;
+		for (int j = 0; j < 7 && sig->names[j] && at < 0; j++)
+			if (strcmp(sig->names[j], a->keyword) == 0)
+				at = j;
+		if (at < 0) {
+			StrBuf b = {0};
+			for (int j = 0; j < 7 && sig->names[j]; j++)
+				sb_printf(&b, "%s%s=", j ? ", " : "", sig->names[j]);
+			char *list = sb_take(&b);
+			bool any = list && *list;
+			const char *msg = arena_printf(k->s->arena, "sch.%s: unexpected keyword argument '%s' (%s%s)",
+						       call->method, a->keyword,
+						       any ? "it takes " : "it takes no keyword arguments",
+						       any ? list : "");
+			free(list);
+			return bad(k, a, "%s", msg);
+		}
+		for (int j = 0; j < i; j++) {
+			const ScriptArg *b = &call->args[j];
+			if (b->keyword ? strcmp(b->keyword, a->keyword) == 0 : at < sig->npos && at == positional_index(call, j))
+				return bad(k, a, "%s", arena_printf(k->s->arena, "sch.%s: argument '%s' given twice",
+								     call->method, a->keyword));
+		}
+	}
+	return STEP_COMMITTED;
+}
+
 static StepStatus run_call(Call *k)
 {
 	const char *m = k->call->method;
+	if (check_signature(k) != STEP_COMMITTED)
+		return STEP_BAD_INPUT;
 	if (strcmp(m, "work_on") == 0)
 		return do_work_on(k);
 	if (strcmp(m, "float_mode") == 0)

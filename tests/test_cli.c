@@ -277,6 +277,22 @@ START_TEST(usage_and_unknown_commands)
 	ts_has(out, "vsched run KERNEL.tir");
 	free(out);
 	vsched(2, NULL, NULL, "frobnicate");
+	/* numbers: no sign, in range (strtoul alone took -5 as 2^64 - 5) */
+	const char *k = put("u.tir", scale14);
+	char *err;
+	vsched(2, NULL, &err, "run '%s' --timeout-ms -5", k);
+	ts_has(err, "expected a number of milliseconds (1..86400000) after: --timeout-ms");
+	free(err);
+	vsched(2, NULL, NULL, "equiv '%s' '%s' --trials 0", k, k);
+	vsched(2, NULL, NULL, "interp '%s' --seed -1", k);
+	/* a plain library error says it is one and ends the line */
+	vsched(2, NULL, &err, "interp '%s' --func nope", k);
+	ts_has(err, "vsched: error: no function 'nope' in the module\n");
+	free(err);
+	/* printed kernels end with a newline */
+	vsched(0, &out, NULL, "run '%s'", k);
+	ck_assert(out[strlen(out) - 1] == '\n');
+	free(out);
 }
 END_TEST
 

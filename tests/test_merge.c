@@ -556,7 +556,7 @@ START_TEST(merge_conditionals_scope_and_arguments)
 	ck_assert_ptr_nonnull(strstr(tu_last(s)->note, "no adjacent if statements"));
 	sched_free(s);
 	bad_input(k, "sch.merge_conditionals(block=\"nope\")", "no block 'nope'");
-	bad_input(k, "sch.merge_conditionals(\"b\")", "block= and strict= only");
+	bad_input(k, "sch.merge_conditionals(\"b\")", "too many arguments (it takes 0 by position)");
 	bad_input(k, "sch.merge_conditionals(strict=1)", "True or False");
 }
 END_TEST

@@ -349,6 +349,28 @@ START_TEST(folded_constants_fit_their_dtype)
 }
 END_TEST
 
+/* A misspelt keyword, an extra argument or a parameter given twice is
+ * bad input with file:line:col, never silently ignored. */
+START_TEST(arguments_outside_the_signature_are_bad_input)
+{
+	static const struct {
+		const char *script, *why;
+	} cases[] = {
+		{"io, ii = sch.split(\"i\", factor=4, tial=\"perfect\")",
+		 "t.sched:1:40: error: sch.split: unexpected keyword argument 'tial' (it takes loop=, factor=, tail=)"},
+		{"sch.parallel(\"i#1\", \"i#2\")", "t.sched:1:21: error: sch.parallel: too many arguments (it takes 1 by position)"},
+		{"sch.unroll(\"i#1\", bar=1)", "sch.unroll: unexpected keyword argument 'bar'"},
+		{"sch.parallel(\"i#1\", loop=\"i#1\")", "sch.parallel: argument 'loop' given twice"},
+		{"sch.simplify(x=1)", "sch.simplify: unexpected keyword argument 'x' (it takes no keyword arguments)"},
+		{"sch.transform_layout(\"A\", lambda i: [i], pad_valu=0)",
+		 "sch.transform_layout: unexpected keyword argument 'pad_valu'"},
+		{"k = sch.fuse(\"i#1\", \"i#2\", \"i#1\")", "sch.fuse: too many arguments"},
+	};
+	for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++)
+		ts_bad_input(&arena, two_loops, cases[i].script, cases[i].why);
+}
+END_TEST
+
 static TCase *wrap_tcase(void)
 {
 	TCase *tc = tcase_create("loop_wrap");
@@ -377,6 +399,7 @@ Suite *suite_schedule(void)
 	tcase_set_timeout(tc, 60);
 	tcase_add_test(tc, ambiguous_loop_name_needs_index);
 	tcase_add_test(tc, work_on_selects_module_function);
+	tcase_add_test(tc, arguments_outside_the_signature_are_bad_input);
 	suite_add_tcase(s, tc);
 	suite_add_tcase(s, limits_tcase());
 	suite_add_tcase(s, wrap_tcase());
