@@ -5,6 +5,7 @@
  * instantiation at the loads of an obligation; readable cells. */
 #include "facts.h"
 
+#include <stdlib.h>
 #include <string.h>
 
 #include "index_map.h"
@@ -363,13 +364,20 @@ void rw_facts_at(Arena *a, const Func *f, const StmtCtx *sc, bool for_values,
 		switch (cur->kind) {
 		case ST_SEQ: {
 			/* writes of items j+1 .. k and anywhere in item k (it
-			 * holds the target, the loops around it and the target) */
-			for (int j = 0; j < k; j++) {
-				BufList after = {0};
-				for (int m = j + 1; m <= k; m++)
-					writes_of2(cur->u.seq.items[m], NULL, exclude, &after);
-				keep_usable(a, cur->u.seq.items[j], &after, for_values, out);
+			 * holds the target, the loops around it and the target),
+			 * gathered from k down so each item is walked once; the
+			 * facts keep their program order */
+			BufList *after = malloc(sizeof *after * (size_t)(k ? k : 1));
+			if (!after)
+				abort();
+			BufList acc = {0};
+			for (int j = k - 1; j >= 0; j--) {
+				writes_of2(cur->u.seq.items[j + 1], NULL, exclude, &acc);
+				after[j] = acc;
 			}
+			for (int j = 0; j < k; j++)
+				keep_usable(a, cur->u.seq.items[j], &after[j], for_values, out);
+			free(after);
 			cur = cur->u.seq.items[k];
 			break;
 		}
