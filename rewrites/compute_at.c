@@ -231,9 +231,9 @@ static void plan_shrink(RwCtx *c, RgEnv *env, const AttachSite *s, const Produce
 		exts[d] = pl->ext[p->loop_of_dim[d]];
 	bool enumerated = rg_max_over_loops(nl, loops, nd, exts, 1L << 20, maxext);
 	for (int d = 0; d < nd; d++) {
-		int64_t lo, hi;
+		int64_t hi;
 		known[d] = enumerated;
-		if (!enumerated && rg_num_bounds(env, exts[d], &lo, &hi)) {
+		if (!enumerated && rg_upper_bound(env, exts[d], &hi)) {
 			maxext[d] = hi;
 			known[d] = true;
 		}

@@ -280,6 +280,10 @@ static NB nb_scale(NB a, int64_t c)
 	return nb_check(r);
 }
 
+/* The gcd of c and every coefficient and the constant of x's linear
+ * form (1 when x is not linear): x is a multiple of it. */
+static int64_t mod_step(RgEnv *e, const Expr *x, int64_t c);
+
 static NB nb_bin(RgEnv *e, const Expr *x, int depth)
 {
 	NB a = nb_of(e, x->u.bin.a, depth + 1), b = nb_of(e, x->u.bin.b, depth + 1);
@@ -309,6 +313,13 @@ static NB nb_bin(RgEnv *e, const Expr *x, int depth)
 			return nb_none;
 		if (bconst && nb_full(a) && fdiv(a.lo, b.lo) == fdiv(a.hi, b.lo))
 			return (NB){true, true, fmod64(a.lo, b.lo), fmod64(a.hi, b.lo)};
+		if (bconst) {
+			/* a multiple of g modulo c (g divides c) is at most c - g:
+			 * (4*xo) % 4096 <= 4092 */
+			int64_t g = mod_step(e, x->u.bin.a, b.lo);
+			if (g > 1)
+				return (NB){true, true, 0, b.lo - g};
+		}
 		return (NB){true, true, 0, b.hi - 1};
 	case OP_MIN:
 		return (NB){a.has_lo && b.has_lo, a.has_hi || b.has_hi,
@@ -364,12 +375,21 @@ static NB nb_of(RgEnv *e, const Expr *x, int depth)
 	abort();
 }
 
+static NB refine_bounds(RgEnv *e, const Expr *x, NB r);
+
 bool rg_num_bounds(RgEnv *e, const Expr *x, int64_t *lo, int64_t *hi)
 {
-	NB r = nb_of(e, x, 0);
+	NB r = refine_bounds(e, x, nb_of(e, x, 0));
 	*lo = r.lo;
 	*hi = r.hi;
 	return nb_full(r);
+}
+
+bool rg_upper_bound(RgEnv *e, const Expr *x, int64_t *hi)
+{
+	NB r = refine_bounds(e, x, nb_of(e, x, 0));
+	*hi = r.hi;
+	return r.has_hi;
 }
 
 /* ---------- linear forms ---------- */
@@ -504,6 +524,47 @@ static bool lin_num_bounds(RgEnv *e, const Lin *l, int64_t *lo, int64_t *hi)
 static Lin lin_of(RgEnv *e, Expr *x);
 static Expr *simplify_cond(RgEnv *e, Expr *x);
 
+/* Tighter bounds through min and max in x's linear form: with a positive
+ * coefficient min(a, b) is at most a and at most b, so an upper bound of
+ * the form with either arm in its place bounds it too (and max gives
+ * lower bounds; negative coefficients swap them). The extent of a
+ * clamped region, T.min(base + 1, n) - base, is then at most 1. */
+static NB refine_bounds(RgEnv *e, const Expr *x, NB r)
+{
+	if (!dtype_is_int(x->dtype))
+		return r;
+	Lin l = lin_of(e, (Expr *)x);
+	if (l.bad)
+		return r;
+	for (int i = 0; i < l.n; i++) {
+		const Expr *at = l.atom[i];
+		if (at->kind != EX_BIN || (at->u.bin.op != OP_MIN && at->u.bin.op != OP_MAX))
+			continue;
+		bool upper = (at->u.bin.op == OP_MIN) == (l.coef[i] > 0);
+		Lin rest = l;
+		rest.atom[i] = rest.atom[rest.n - 1];
+		rest.coef[i] = rest.coef[rest.n - 1];
+		rest.n--;
+		Expr *arms[2] = {at->u.bin.a, at->u.bin.b};
+		for (int k = 0; k < 2; k++) {
+			Lin arm = lin_scale(lin_of(e, arms[k]), l.coef[i]);
+			Lin sub = lin_combine(rest, &arm, 1);
+			if (sub.bad)
+				continue;
+			NB t = lin_nb(e, &sub);
+			if (upper && t.has_hi && (!r.has_hi || t.hi < r.hi)) {
+				r.has_hi = true;
+				r.hi = t.hi;
+			}
+			if (!upper && t.has_lo && (!r.has_lo || t.lo > r.lo)) {
+				r.has_lo = true;
+				r.lo = t.lo;
+			}
+		}
+	}
+	return r;
+}
+
 /* (q*c + r) split: terms whose coefficient c divides go to q, the rest
  * (with the constant's remainder) to r. */
 static void lin_split(const Lin *l, int64_t c, Lin *q, Lin *r)
@@ -518,6 +579,58 @@ static void lin_split(const Lin *l, int64_t c, Lin *q, Lin *r)
 	}
 }
 
+static int64_t gcd64(int64_t a, int64_t b)
+{
+	a = a < 0 ? -a : a;
+	b = b < 0 ? -b : b;
+	while (b) {
+		int64_t t = a % b;
+		a = b;
+		b = t;
+	}
+	return a;
+}
+
+static int64_t mod_step(RgEnv *e, const Expr *x, int64_t c)
+{
+	Lin l = lin_of(e, (Expr *)x);
+	if (l.bad)
+		return 1;
+	int64_t g = gcd64(l.k, c);
+	for (int i = 0; i < l.n; i++)
+		g = gcd64(g, l.coef[i]);
+	return g;
+}
+
+/* r (terms not divisible by c, constant in [0, c)) as a + b where every
+ * coefficient of a is a multiple of g, g divides c, and b stays in
+ * [0, g): then (a + b) // c == a // c and (a + b) % c == a % c + b, since
+ * a % c is a multiple of g at most c - g. This is the fuse-then-split
+ * case: (4*xo + ii) // 4096 with ii < 4 is (4*xo) // 4096 for every ii.
+ * The largest such g wins; false if there is none (g > 1). */
+static bool lin_gcd_split(RgEnv *e, const Lin *r, int64_t c, Lin *a, Lin *b)
+{
+	int64_t best = 1;
+	for (int i = 0; i < r->n; i++) {
+		int64_t g = gcd64(r->coef[i], c);
+		if (g <= best)
+			continue;
+		Lin x = lin_const(r->k - r->k % g), y = lin_const(r->k % g);
+		for (int j = 0; j < r->n; j++)
+			if (r->coef[j] % g == 0)
+				lin_add_term(&x, r->atom[j], r->coef[j]);
+			else
+				lin_add_term(&y, r->atom[j], r->coef[j]);
+		int64_t lo, hi;
+		if (x.n && lin_num_bounds(e, &y, &lo, &hi) && lo >= 0 && hi < g) {
+			best = g;
+			*a = x;
+			*b = y;
+		}
+	}
+	return best > 1;
+}
+
 static Lin lin_floordiv(RgEnv *e, const Lin *l, int64_t c, DType t)
 {
 	Lin q, r;
@@ -529,6 +642,9 @@ static Lin lin_floordiv(RgEnv *e, const Lin *l, int64_t c, DType t)
 		Lin m = lin_const(fdiv(lo, c));
 		return lin_combine(q, &m, 1);
 	}
+	Lin ga, gb;
+	if (lin_gcd_split(e, &r, c, &ga, &gb))
+		r = ga;
 	Lin d = lin_atom(ir_bin(e->a, OP_FLOORDIV, lin_expr(e->a, &r, t), lit(e->a, c, t), no_span));
 	return lin_combine(q, &d, 1);
 }
@@ -543,6 +659,11 @@ static Lin lin_floormod(RgEnv *e, const Lin *l, int64_t c, DType t)
 	if (lin_num_bounds(e, &r, &lo, &hi) && fdiv(lo, c) == fdiv(hi, c)) {
 		Lin m = lin_const(-c * fdiv(lo, c));
 		return lin_combine(r, &m, 1);
+	}
+	Lin ga, gb;
+	if (lin_gcd_split(e, &r, c, &ga, &gb)) {
+		Lin m = lin_atom(ir_bin(e->a, OP_FLOORMOD, lin_expr(e->a, &ga, t), lit(e->a, c, t), no_span));
+		return lin_combine(m, &gb, 1);
 	}
 	return lin_atom(ir_bin(e->a, OP_FLOORMOD, lin_expr(e->a, &r, t), lit(e->a, c, t), no_span));
 }

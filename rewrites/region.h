@@ -58,6 +58,8 @@ bool rg_linear(RgEnv *e, Expr *x, int n, Var *const *vars, int64_t *coef, Expr *
 /* Numeric interval of an integer expression over the ranges of every
  * variable in env (fixed ones included); false when unknown. */
 bool rg_num_bounds(RgEnv *e, const Expr *x, int64_t *lo, int64_t *hi);
+/* An upper bound alone (enough for a size). */
+bool rg_upper_bound(RgEnv *e, const Expr *x, int64_t *hi);
 
 /* Symbolic inclusive bounds of x over the relaxed variables, in terms of
  * the fixed ones; guards of the form `E < K` clamp E. false when x has a

@@ -463,6 +463,36 @@ START_TEST(symbolic_extent_is_proven_without_enumeration)
 }
 END_TEST
 
+/* Ex. 6 with rows of 4096 and a symbolic row count, so the region cannot
+ * be enumerated: fuse-then-split by 4 still gives 4 cells of B per
+ * iteration, from (4*xo + ii) // 4096 == (4*xo) // 4096 for ii < 4 and
+ * (4*xo) % 4096 <= 4092. */
+START_TEST(ex6_at_scale_shrinks_without_enumeration)
+{
+	static const char k[] =
+		"@T.prim_func\n"
+		"def k(a: T.handle, c: T.handle, n: T.int32):\n"
+		"    A = T.match_buffer(a, (n, 4096), \"int32\")\n"
+		"    C = T.match_buffer(c, (n, 4096), \"int32\")\n"
+		"    T.assume(n >= 1 and n <= 2)\n"
+		"    B = T.alloc_buffer([n, 4096], \"int32\")\n"
+		"    with T.block(\"B\"):\n"
+		"        for bi, bj in T.grid(n, 4096):\n"
+		"            B[bi, bj] = A[bi, bj] + 2\n"
+		"    with T.block(\"C\"):\n"
+		"        for ci, cj in T.grid(n, 4096):\n"
+		"            C[ci, cj] = B[ci, cj] * 3\n";
+	Schedule *s = accept_text(k, "f = sch.fuse(\"ci\", \"cj\")\n"
+				     "xo, xi = sch.split(f, factor=4)\n"
+				     "sch.compute_at(block=\"B\", loop=\"xo\")\n");
+	assert_all_proven(tu_last(s));
+	ts_has(tu_last(s)->note, "[xo * 4 // 4096:T.min(xo * 4 // 4096 + 1, n), xo * 4 % 4096:xo * 4 % 4096 + 4]");
+	ts_has(tu_last(s)->note, "B shrunk from [n, 4096] to [1, 4] (4 cells)");
+	ck_assert_str_eq(shape_of(sched_func(s), "B"), "[1, 4]");
+	sched_free(s);
+}
+END_TEST
+
 START_TEST(statements_between_producer_and_consumer_are_checked)
 {
 	static const char k[] =
@@ -719,6 +749,7 @@ Suite *suite_compute_at(void)
 				     split_tail_guard_clamps_the_region,
 				     guarded_producer_covers_only_what_it_writes,
 				     symbolic_extent_is_proven_without_enumeration,
+				     ex6_at_scale_shrinks_without_enumeration,
 				     statements_between_producer_and_consumer_are_checked}},
 		{"rejections", {producer_read_before_written_is_rejected_with_replay,
 				producer_inputs_overwritten_earlier_is_rejected_with_replay,
