@@ -362,15 +362,17 @@ static Expr **stage_at(Arena *a, const Stage *st, int nidx, Expr **cell)
 }
 
 /* Accesses of x anywhere in s (all loops of s fresh), as obligations "none
- * of them touches the cell w writes". */
-static void untouched(Instance *in, const Access *w, const Stmt *s, bool reads_only,
-		      const char *kind, const char *why, ObligationList *out)
+ * of them touches the cell w writes". s runs after the dead write, in a
+ * later state: its loads of the buffers in vol (written between) are
+ * fresh values in its indices and guards. */
+static void untouched(Instance *in, const Access *w, const Stmt *s, int nvol, Buffer **vol,
+		      bool reads_only, const char *kind, const char *why, ObligationList *out)
 {
 	RwCtx *c = in->c;
 	Arena *a = c->arena;
 	AccessList l;
 	memset(&l, 0, sizeof l);
-	rw_collect_accesses(c, s, 0, NULL, NULL, 0, NULL, &l);
+	rw_collect_accesses(c, s, 0, NULL, NULL, nvol, vol, &l);
 	for (int i = 0; i < l.n; i++) {
 		const Access *r = &l.items[i];
 		if (r->buf != w->buf || (reads_only && r->is_write))
@@ -392,6 +394,25 @@ static void untouched(Instance *in, const Access *w, const Stmt *s, bool reads_o
 	}
 }
 
+/* The buffers s writes added to the set (*set, n entries); the new count. */
+static int add_written(Arena *a, const Stmt *s, int n, Buffer ***set)
+{
+	Buffer **ws;
+	int nw = rw_written_buffers(a, s, &ws);
+	Buffer **out = arena_alloc(a, sizeof(Buffer *) * (size_t)(n + nw + 1));
+	if (n)
+		memcpy(out, *set, sizeof(Buffer *) * (size_t)n);
+	for (int i = 0; i < nw; i++) {
+		bool seen = false;
+		for (int j = 0; j < n && !seen; j++)
+			seen = out[j] == ws[i];
+		if (!seen)
+			out[n++] = ws[i];
+	}
+	*set = out;
+	return n;
+}
+
 /* `real` is the function whose instances of the candidate are exactly the
  * ones that run in the original program (before removing a branch, after
  * adding one). */
@@ -404,6 +425,25 @@ static bool dead_obligations(Instance *in, const Access *w, const Func *real, in
 	if (!find_overwriter(c->func, in->sc, w->buf, skip, &ow))
 		return false;
 	const Stage *st = &ow.stage;
+	/* the statement at W's level that holds the candidate, as it was */
+	const Stmt *branch = stmt_at_path(real->body, in->sc->path, ow.branch_depth);
+	const Stmt *branch_now = stmt_at_path(c->func->body, in->sc->path, ow.branch_depth);
+	if (!branch || !branch_now)
+		return false;
+	/* The obligations' loads read the state of the extra instance. Between
+	 * its write and W's write of the cell run the rest of that statement
+	 * (other iterations of the loops around the candidate included), the
+	 * statements between and W's earlier iterations: a buffer any of them
+	 * writes may hold anything by then, so the accesses dead_unread and
+	 * dead_untouched look at read it as a fresh value in their indices and
+	 * guards (their own state, over-approximated). */
+	Buffer **vol = NULL;
+	int nvol = 0;
+	nvol = add_written(a, branch, nvol, &vol);
+	nvol = add_written(a, branch_now, nvol, &vol);
+	for (int i = 0; i < ow.nbetween; i++)
+		nvol = add_written(a, ow.between[i], nvol, &vol);
+	nvol = add_written(a, ow.stage_stmt, nvol, &vol);
 	Expr **t0 = stage_at(a, st, w->nidx, w->idx);
 	if (!t0)
 		return false;
@@ -434,17 +474,14 @@ static bool dead_obligations(Instance *in, const Access *w, const Func *real, in
 	oblist_push(a, out, o);
 	/* dead_unread: nothing between, nor the stage itself, reads it */
 	for (int i = 0; i < ow.nbetween; i++)
-		untouched(in, w, ow.between[i], true, "overcompute.dead_unread",
+		untouched(in, w, ow.between[i], nvol, vol, true, "overcompute.dead_unread",
 			  "nothing reads it before it is overwritten", out);
-	untouched(in, w, ow.stage_stmt, true, "overcompute.dead_unread",
+	untouched(in, w, ow.stage_stmt, nvol, vol, true, "overcompute.dead_unread",
 		  "the overwriting stage does not read it", out);
 	/* dead_untouched: no real instance of the nest reads or writes it
 	 * (the candidate's own accesses count only where its condition holds,
 	 * as the nest is taken before the rewrite) */
-	const Stmt *branch = stmt_at_path(real->body, in->sc->path, ow.branch_depth);
-	if (!branch)
-		return false;
-	untouched(in, w, branch, false, "overcompute.dead_untouched",
+	untouched(in, w, branch, nvol, vol, false, "overcompute.dead_untouched",
 		  "the iterations that run in the original never touch it", out);
 	return true;
 }

@@ -294,6 +294,43 @@ START_TEST(overwriting_stage_that_reads_the_cell_does_not_make_it_dead)
 }
 END_TEST
 
+/* The loop moves P between the dead write (iteration 1) and the reads of
+ * other iterations: their indices read P in their own state, so the read
+ * of iteration 1, after P[0] += 1, hits the cell the extra instance
+ * wrote. */
+static const char index_state_fmt[] =
+	"@T.prim_func\n"
+	"def f(A: T.Buffer[(1,), \"int32\"], X: T.Buffer[(32,), \"int32\"], P: T.Buffer[(1,), \"int32\"], Y: T.Buffer[(2,), \"int32\"]):\n"
+	"    for j in T.serial(2):\n"
+	"        if j == 0:\n"
+	"            X[P[0] %% 8 + 8 * j] = A[0]\n"
+	"%s"
+	"        Y[j] = X[P[0] %% 8 + 7]\n"
+	"    for t in T.serial(32):\n"
+	"        X[t] = 0\n";
+
+START_TEST(dead_store_reads_of_other_iterations_index_their_own_state)
+{
+	TsRun t = ts_reject(&arena, arena_printf(&arena, index_state_fmt, "        P[0] = P[0] + 1\n"),
+			    "sch.remove_branching_through_overcompute(loop=\"j\", strict=True)",
+			    "overcompute.no_op");
+	ts_has(t.r->reason, "the branch at k.tir:4 store into X");
+	ck_assert(ts_has_obligation(t.r, "overcompute.dead_untouched", VERDICT_REFUTED));
+	ck_assert(ts_has_obligation(t.r, "overcompute.dead_unread", VERDICT_REFUTED));
+	ts_assert_refuted_confirmed(t.r, "overcompute.no_op");
+	ts_has(t.r->replay_text, "Y[1]");
+	sched_free(t.s);
+	/* P unchanged by the loop: the same index in every state, never the
+	 * dead cell */
+	t = accept(arena_printf(&arena, index_state_fmt, ""),
+		   "sch.remove_branching_through_overcompute(loop=\"j\", strict=True)");
+	ck_assert_int_eq(store_ifs(&t, NULL), 0);
+	ck_assert(ts_has_obligation(t.r, "overcompute.dead_untouched", VERDICT_PROVEN));
+	ck_assert(!ts_has_obligation(t.r, "overcompute.dead_untouched", VERDICT_REFUTED));
+	sched_free(t.s);
+}
+END_TEST
+
 /* ---------- safety of the extra instances ---------- */
 
 START_TEST(extra_instances_outside_the_shape_are_rejected)
@@ -701,7 +738,8 @@ Suite *suite_overcompute(void)
 		  dead_store_read_before_the_overwrite_is_rejected,
 		  dead_store_touched_by_a_real_instance_is_rejected,
 		  overwriting_stage_that_reads_the_cell_does_not_make_it_dead,
-		  dead_through_a_later_overwriter_than_the_next}},
+		  dead_through_a_later_overwriter_than_the_next,
+		  dead_store_reads_of_other_iterations_index_their_own_state}},
 		{"safety",
 		 {extra_instances_outside_the_shape_are_rejected,
 		  extra_instances_reading_uninitialised_cells_are_rejected,
