@@ -10,7 +10,8 @@
  *   or overcompute.dead_* — X[e] is overwritten later by a stage W whose
  *     guard holds there (dead_overwritten), nothing between reads it
  *     (dead_unread), and no real instance of the nest touches it
- *     (dead_untouched);
+ *     (dead_untouched); what runs after the extra instance reads the
+ *     buffers written since then as unknown values;
  *   overcompute.no_race — parallel and vectorized loops around the branch
  *     or in its body stay free of races with the extra instances.
  * remove_overcompute_through_branching puts `if not pad(e):` around the
@@ -338,8 +339,9 @@ static bool find_overwriter(const Func *f, const StmtCtx *sc, const Buffer *x, i
 	return false;
 }
 
-/* The stage's loop variables solved from the cell it should overwrite. */
-static Expr **stage_at(Arena *a, const Stage *st, int nidx, Expr **cell)
+/* The stage's loop variables solved from the cell it should overwrite
+ * (sidx: the stage's store indices). */
+static Expr **stage_at(Arena *a, const Stage *st, Expr **sidx, int nidx, Expr **cell)
 {
 	IndexMap m;
 	memset(&m, 0, sizeof m);
@@ -348,7 +350,7 @@ static Expr **stage_at(Arena *a, const Stage *st, int nidx, Expr **cell)
 	for (int i = 0; i < st->nloops; i++)
 		m.in[i] = st->loops[i]->u.loop.var;
 	m.nout = nidx;
-	m.out = st->store->u.store.idx;
+	m.out = sidx;
 	m.phys = arena_alloc(a, sizeof(Var *) * (size_t)(nidx + 1));
 	for (int k = 0; k < nidx; k++)
 		m.phys[k] = ir_var(a, "t", DT_INT32, nospan());
@@ -434,9 +436,9 @@ static bool dead_obligations(Instance *in, const Access *w, const Func *real, in
 	 * its write and W's write of the cell run the rest of that statement
 	 * (other iterations of the loops around the candidate included), the
 	 * statements between and W's earlier iterations: a buffer any of them
-	 * writes may hold anything by then, so the accesses dead_unread and
-	 * dead_untouched look at read it as a fresh value in their indices and
-	 * guards (their own state, over-approximated). */
+	 * writes may hold anything by then, so W's ranges, guard and index,
+	 * and the accesses dead_unread and dead_untouched look at, read it as
+	 * a fresh value (W's own state, over-approximated). */
 	Buffer **vol = NULL;
 	int nvol = 0;
 	nvol = add_written(a, branch, nvol, &vol);
@@ -444,7 +446,10 @@ static bool dead_obligations(Instance *in, const Access *w, const Func *real, in
 	for (int i = 0; i < ow.nbetween; i++)
 		nvol = add_written(a, ow.between[i], nvol, &vol);
 	nvol = add_written(a, ow.stage_stmt, nvol, &vol);
-	Expr **t0 = stage_at(a, st, w->nidx, w->idx);
+	Expr **sidx = arena_alloc(a, sizeof(Expr *) * (size_t)(w->nidx + 1));
+	for (int k = 0; k < w->nidx; k++)
+		sidx[k] = rw_havoc_loads(c, st->store->u.store.idx[k], nvol, vol);
+	Expr **t0 = stage_at(a, st, sidx, w->nidx, w->idx);
 	if (!t0)
 		return false;
 	/* dead_overwritten: W writes the cell: its ranges and guard hold */
@@ -453,16 +458,19 @@ static bool dead_obligations(Instance *in, const Access *w, const Func *real, in
 		sv[i] = st->loops[i]->u.loop.var;
 	Expr *covers = NULL;
 	for (int i = 0; i < st->nloops; i++) {
-		Expr *lo = ir_subst_expr(a, st->loops[i]->u.loop.min, st->nloops, sv, t0);
-		Expr *ext = ir_subst_expr(a, st->loops[i]->u.loop.extent, st->nloops, sv, t0);
+		Expr *lo = ir_subst_expr(a, rw_havoc_loads(c, st->loops[i]->u.loop.min, nvol, vol),
+					 st->nloops, sv, t0);
+		Expr *ext = ir_subst_expr(a, rw_havoc_loads(c, st->loops[i]->u.loop.extent, nvol, vol),
+					  st->nloops, sv, t0);
 		covers = ir_and(a, covers, ir_and(a, ir_bin(a, OP_LE, lo, t0[i], nospan()),
 						  ir_bin(a, OP_LT, t0[i], ir_add(a, lo, ext), nospan())));
 	}
 	if (st->guard)
-		covers = ir_and(a, covers, ir_subst_expr(a, st->guard, st->nloops, sv, t0));
+		covers = ir_and(a, covers, ir_subst_expr(a, rw_havoc_loads(c, st->guard, nvol, vol),
+							 st->nloops, sv, t0));
 	Expr **widx = arena_alloc(a, sizeof(Expr *) * (size_t)(w->nidx + 1));
 	for (int k = 0; k < w->nidx; k++)
-		widx[k] = ir_subst_expr(a, st->store->u.store.idx[k], st->nloops, sv, t0);
+		widx[k] = ir_subst_expr(a, sidx[k], st->nloops, sv, t0);
 	covers = ir_and(a, covers, same_cell(a, w->nidx, widx, w->idx));
 	Obligation *o = derive(in, "overcompute.dead_overwritten",
 			       arena_printf(a, "the cell of %s the %s of %s write is overwritten later by the stage at line %d",

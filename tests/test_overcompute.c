@@ -294,6 +294,44 @@ START_TEST(overwriting_stage_that_reads_the_cell_does_not_make_it_dead)
 }
 END_TEST
 
+/* The overwriting stage's guard reads Flag, which a statement between the
+ * dead write and the stage sets to 0: the guard must be read in the
+ * stage's own state (there Flag may hold anything), not in the state of
+ * the extra instance, where the extra write's own guard says Flag > 0. */
+static const char overwriter_guard_fmt[] =
+	"@T.prim_func\n"
+	"def f(A: T.Buffer[(16,), \"int32\"], X: T.Buffer[(16,), \"int32\"], Flag: T.Buffer[(1,), \"int32\"]):\n"
+	"    for j in T.serial(16):\n"
+	"        if j < 14:\n"
+	"            if Flag[0] > 0:\n"
+	"                X[j] = A[j]\n"
+	"%s"
+	"    for t in T.serial(16):\n"
+	"        if Flag[0] > 0 and t >= 14:\n"
+	"            X[t] = 0\n";
+
+START_TEST(overwriter_guard_reading_data_written_in_between_does_not_make_it_dead)
+{
+	TsRun t = ts_reject(&arena, arena_printf(&arena, overwriter_guard_fmt, "    Flag[0] = 0\n"),
+			    "sch.remove_branching_through_overcompute(loop=\"j\", strict=True)",
+			    "overcompute.no_op");
+	/* the outer branch (line 4) fails, not only the inner one after it */
+	ts_has(t.r->reason, "the branch at k.tir:4 store into X");
+	ck_assert(ts_has_obligation(t.r, "overcompute.dead_overwritten", VERDICT_REFUTED));
+	ck_assert(!ts_has_obligation(t.r, "overcompute.dead_overwritten", VERDICT_PROVEN));
+	ts_assert_refuted_confirmed(t.r, "overcompute.no_op");
+	ts_has(t.r->replay_text, "X[14]");
+	sched_free(t.s);
+	/* nothing in between writes Flag: the stage's guard holds where the
+	 * extra write's does, and the store is dead */
+	t = accept(arena_printf(&arena, overwriter_guard_fmt, ""),
+		   "sch.remove_branching_through_overcompute(loop=\"j\")");
+	ts_has(t.r->note, "1 branches removed");
+	ck_assert(ts_has_obligation(t.r, "overcompute.dead_overwritten", VERDICT_PROVEN));
+	sched_free(t.s);
+}
+END_TEST
+
 /* The loop moves P between the dead write (iteration 1) and the reads of
  * other iterations: their indices read P in their own state, so the read
  * of iteration 1, after P[0] += 1, hits the cell the extra instance
@@ -739,6 +777,7 @@ Suite *suite_overcompute(void)
 		  dead_store_touched_by_a_real_instance_is_rejected,
 		  overwriting_stage_that_reads_the_cell_does_not_make_it_dead,
 		  dead_through_a_later_overwriter_than_the_next,
+		  overwriter_guard_reading_data_written_in_between_does_not_make_it_dead,
 		  dead_store_reads_of_other_iterations_index_their_own_state}},
 		{"safety",
 		 {extra_instances_outside_the_shape_are_rejected,
