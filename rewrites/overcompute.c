@@ -24,6 +24,7 @@
 #include "simplify.h"
 
 #include "arith.h"
+#include "attach.h"
 #include "facts.h"
 #include "index_map.h"
 #include "layout.h"
@@ -632,7 +633,12 @@ static RwStatus plan_stores(Instance *in, OcPlan *plan, const Func *real)
  * equal in the dropped branch's cases (loads in one arbitrary state, which
  * both read alike: the stores before them wrote equal values to the same
  * cells). Loops and lets of d are renamed to k's. False when the shapes
- * differ (not supported). */
+ * differ (not supported).
+ * The conditions and loop ranges passed on the way are hypotheses about
+ * the state they were evaluated in; one that reads a buffer says nothing
+ * of the current state once that buffer may have been written since: it
+ * is dropped (NULL) after a store to it, and on entry to a loop whose body
+ * writes it (a later iteration runs after that store). */
 typedef struct Align {
 	Instance *in;
 	ObligationList *out;
@@ -655,7 +661,8 @@ static void same_pair(Align *al, Expr *x, Expr *y, Span sp)
 	for (int i = 0; i < al->nvars; i++)
 		obligation_add_var(a, o, al->vars[i]);
 	for (int i = 0; i < al->nhyps; i++)
-		obligation_add_hyp(a, o, al->hyps[i]);
+		if (al->hyps[i])
+			obligation_add_hyp(a, o, al->hyps[i]);
 	rw_facts_instantiate(a, &al->in->values, o->goal, o);
 	oblist_push(a, al->out, o);
 }
@@ -666,6 +673,15 @@ static bool push_hyp_al(Align *al, Expr *h)
 		return false;
 	al->hyps[al->nhyps++] = h;
 	return true;
+}
+
+/* The hypotheses that read a buffer in bufs no longer hold. */
+static void drop_hyps_reading(Align *al, int nbufs, Buffer **bufs)
+{
+	for (int i = 0; i < al->nhyps; i++)
+		for (int b = 0; b < nbufs && al->hyps[i]; b++)
+			if (attach_expr_reads(al->hyps[i], bufs[b]))
+				al->hyps[i] = NULL;
 }
 
 static bool align(Align *al, const Stmt *k, const Stmt *d)
@@ -691,7 +707,16 @@ static bool align(Align *al, const Stmt *k, const Stmt *d)
 		Expr *kv = ir_varref(a, k->u.loop.var, nospan());
 		Stmt *dbody = ir_subst_stmt(a, d->u.loop.body, 1, &dv, &kv);
 		al->vars[al->nvars++] = k->u.loop.var;
-		ok = push_hyp_al(al, rw_loop_range(a, k, kv)) && align(al, k->u.loop.body, dbody);
+		ok = push_hyp_al(al, rw_loop_range(a, k, kv));
+		if (ok) {
+			/* every iteration but the first runs after the body's stores */
+			Buffer **ws;
+			int nw = rw_written_buffers(a, k->u.loop.body, &ws);
+			drop_hyps_reading(al, nw, ws);
+			nw = rw_written_buffers(a, dbody, &ws);
+			drop_hyps_reading(al, nw, ws);
+			ok = align(al, k->u.loop.body, dbody);
+		}
 		break;
 	}
 	case ST_IF:
@@ -710,6 +735,10 @@ static bool align(Align *al, const Stmt *k, const Stmt *d)
 		for (int i = 0; i < k->u.store.nidx; i++)
 			same_pair(al, k->u.store.idx[i], d->u.store.idx[i], k->span);
 		same_pair(al, k->u.store.value, d->u.store.value, k->span);
+		{
+			Buffer *b = k->u.store.buf;
+			drop_hyps_reading(al, 1, &b);
+		}
 		return true;
 	case ST_LET: {
 		if (al->nvars == RW_MAX_DEPTH)

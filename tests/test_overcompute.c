@@ -564,6 +564,55 @@ START_TEST(branches_that_differ_are_kept_with_a_replayed_counterexample)
 }
 END_TEST
 
+/* A condition that reads X is a hypothesis about the state it was read
+ * in: after the branch writes X (or in a loop that writes it, from the
+ * second iteration on) it says nothing, and the select reads 7, not 5. */
+static const char cond_state_fmt[] =
+	"@T.prim_func\n"
+	"def f(X: T.Buffer[(16,), \"int32\"], Y: T.Buffer[(32,), \"int32\"]):\n"
+	"    for j in T.serial(16):\n"
+	"        if j < 14:\n"
+	"            if X[j] == 5:\n"
+	"%s"
+	"        else:\n"
+	"            if X[j] == 5:\n"
+	"%s";
+
+START_TEST(a_branch_condition_is_no_hypothesis_after_a_write_to_what_it_read)
+{
+	static const char *const cases[][2] = {
+		{"                X[j] = 7\n"
+		 "                Y[j] = T.if_then_else(X[j] == 5, 1, 2)\n",
+		 "                X[j] = 7\n"
+		 "                Y[j] = 1\n"},
+		{"                for k in T.serial(2):\n"
+		 "                    Y[2 * j + k] = T.if_then_else(X[j] == 5, 1, 2)\n"
+		 "                    X[j] = 7\n",
+		 "                for k in T.serial(2):\n"
+		 "                    Y[2 * j + k] = 1\n"
+		 "                    X[j] = 7\n"},
+	};
+	for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
+		TsRun t = ts_reject(&arena, arena_printf(&arena, cond_state_fmt, cases[i][0], cases[i][1]),
+				    "sch.remove_branching_through_overcompute(loop=\"j\", strict=True)",
+				    "overcompute.same_effect refuted");
+		ck_assert(!ts_has_obligation(t.r, "overcompute.same_effect", VERDICT_PROVEN));
+		ts_assert_refuted_confirmed(t.r, "overcompute.same_effect");
+		sched_free(t.s);
+	}
+	/* read before the write, the condition still holds */
+	TsRun t = accept(arena_printf(&arena, cond_state_fmt,
+				      "                Y[j] = T.if_then_else(X[j] == 5, 1, 2)\n"
+				      "                X[j] = 7\n",
+				      "                Y[j] = 1\n"
+				      "                X[j] = 7\n"),
+			 "sch.remove_branching_through_overcompute(loop=\"j\")");
+	ts_has(t.r->note, "1 branches removed");
+	ck_assert(ts_has_obligation(t.r, "overcompute.same_effect", VERDICT_PROVEN));
+	sched_free(t.s);
+}
+END_TEST
+
 /* ---------- scope: strict, loop=, block= ---------- */
 
 static const char two_nests[] =
@@ -787,7 +836,8 @@ Suite *suite_overcompute(void)
 		  parallel_loop_inside_the_branch_must_stay_race_free,
 		  unsupported_branch_bodies_reject_as_not_supported,
 		  branches_that_agree_in_each_others_cases_are_merged,
-		  branches_that_differ_are_kept_with_a_replayed_counterexample}},
+		  branches_that_differ_are_kept_with_a_replayed_counterexample,
+		  a_branch_condition_is_no_hypothesis_after_a_write_to_what_it_read}},
 		{"scope",
 		 {non_strict_call_keeps_unproven_branches_with_a_note,
 		  loop_and_block_arguments_narrow_the_candidates,
