@@ -405,6 +405,18 @@ void rw_collect_accesses(RwCtx *c, const Stmt *s, int n, Var **from, Expr **to,
 	collect(&k, s, ir_bool(c->arena, true));
 }
 
+Expr *rw_havoc_loads(RwCtx *c, Expr *e, int nbufs, Buffer **bufs)
+{
+	if (!e || !nbufs)
+		return e;
+	Collector k;
+	memset(&k, 0, sizeof k);
+	k.c = c;
+	k.nvol = nbufs;
+	k.vol = bufs;
+	return unvolatile(&k, e);
+}
+
 void rw_name_instance(Arena *a, AccessList *l, const char *suffix)
 {
 	for (int i = 0; i < l->nvars; i++) {

@@ -10,7 +10,8 @@
  *   or overcompute.dead_* — X[e] is overwritten later by a stage W whose
  *     guard holds there (dead_overwritten), nothing between reads it
  *     (dead_unread), and no real instance of the nest touches it
- *     (dead_untouched);
+ *     (dead_untouched); what runs after the extra instance reads the
+ *     buffers written since then as unknown values;
  *   overcompute.no_race — parallel and vectorized loops around the branch
  *     or in its body stay free of races with the extra instances.
  * remove_overcompute_through_branching puts `if not pad(e):` around the
@@ -23,6 +24,7 @@
 #include "simplify.h"
 
 #include "arith.h"
+#include "attach.h"
 #include "facts.h"
 #include "index_map.h"
 #include "layout.h"
@@ -338,8 +340,9 @@ static bool find_overwriter(const Func *f, const StmtCtx *sc, const Buffer *x, i
 	return false;
 }
 
-/* The stage's loop variables solved from the cell it should overwrite. */
-static Expr **stage_at(Arena *a, const Stage *st, int nidx, Expr **cell)
+/* The stage's loop variables solved from the cell it should overwrite
+ * (sidx: the stage's store indices). */
+static Expr **stage_at(Arena *a, const Stage *st, Expr **sidx, int nidx, Expr **cell)
 {
 	IndexMap m;
 	memset(&m, 0, sizeof m);
@@ -348,7 +351,7 @@ static Expr **stage_at(Arena *a, const Stage *st, int nidx, Expr **cell)
 	for (int i = 0; i < st->nloops; i++)
 		m.in[i] = st->loops[i]->u.loop.var;
 	m.nout = nidx;
-	m.out = st->store->u.store.idx;
+	m.out = sidx;
 	m.phys = arena_alloc(a, sizeof(Var *) * (size_t)(nidx + 1));
 	for (int k = 0; k < nidx; k++)
 		m.phys[k] = ir_var(a, "t", DT_INT32, nospan());
@@ -362,15 +365,17 @@ static Expr **stage_at(Arena *a, const Stage *st, int nidx, Expr **cell)
 }
 
 /* Accesses of x anywhere in s (all loops of s fresh), as obligations "none
- * of them touches the cell w writes". */
-static void untouched(Instance *in, const Access *w, const Stmt *s, bool reads_only,
-		      const char *kind, const char *why, ObligationList *out)
+ * of them touches the cell w writes". s runs after the dead write, in a
+ * later state: its loads of the buffers in vol (written between) are
+ * fresh values in its indices and guards. */
+static void untouched(Instance *in, const Access *w, const Stmt *s, int nvol, Buffer **vol,
+		      bool reads_only, const char *kind, const char *why, ObligationList *out)
 {
 	RwCtx *c = in->c;
 	Arena *a = c->arena;
 	AccessList l;
 	memset(&l, 0, sizeof l);
-	rw_collect_accesses(c, s, 0, NULL, NULL, 0, NULL, &l);
+	rw_collect_accesses(c, s, 0, NULL, NULL, nvol, vol, &l);
 	for (int i = 0; i < l.n; i++) {
 		const Access *r = &l.items[i];
 		if (r->buf != w->buf || (reads_only && r->is_write))
@@ -392,6 +397,25 @@ static void untouched(Instance *in, const Access *w, const Stmt *s, bool reads_o
 	}
 }
 
+/* The buffers s writes added to the set (*set, n entries); the new count. */
+static int add_written(Arena *a, const Stmt *s, int n, Buffer ***set)
+{
+	Buffer **ws;
+	int nw = rw_written_buffers(a, s, &ws);
+	Buffer **out = arena_alloc(a, sizeof(Buffer *) * (size_t)(n + nw + 1));
+	if (n)
+		memcpy(out, *set, sizeof(Buffer *) * (size_t)n);
+	for (int i = 0; i < nw; i++) {
+		bool seen = false;
+		for (int j = 0; j < n && !seen; j++)
+			seen = out[j] == ws[i];
+		if (!seen)
+			out[n++] = ws[i];
+	}
+	*set = out;
+	return n;
+}
+
 /* `real` is the function whose instances of the candidate are exactly the
  * ones that run in the original program (before removing a branch, after
  * adding one). */
@@ -404,7 +428,29 @@ static bool dead_obligations(Instance *in, const Access *w, const Func *real, in
 	if (!find_overwriter(c->func, in->sc, w->buf, skip, &ow))
 		return false;
 	const Stage *st = &ow.stage;
-	Expr **t0 = stage_at(a, st, w->nidx, w->idx);
+	/* the statement at W's level that holds the candidate, as it was */
+	const Stmt *branch = stmt_at_path(real->body, in->sc->path, ow.branch_depth);
+	const Stmt *branch_now = stmt_at_path(c->func->body, in->sc->path, ow.branch_depth);
+	if (!branch || !branch_now)
+		return false;
+	/* The obligations' loads read the state of the extra instance. Between
+	 * its write and W's write of the cell run the rest of that statement
+	 * (other iterations of the loops around the candidate included), the
+	 * statements between and W's earlier iterations: a buffer any of them
+	 * writes may hold anything by then, so W's ranges, guard and index,
+	 * and the accesses dead_unread and dead_untouched look at, read it as
+	 * a fresh value (W's own state, over-approximated). */
+	Buffer **vol = NULL;
+	int nvol = 0;
+	nvol = add_written(a, branch, nvol, &vol);
+	nvol = add_written(a, branch_now, nvol, &vol);
+	for (int i = 0; i < ow.nbetween; i++)
+		nvol = add_written(a, ow.between[i], nvol, &vol);
+	nvol = add_written(a, ow.stage_stmt, nvol, &vol);
+	Expr **sidx = arena_alloc(a, sizeof(Expr *) * (size_t)(w->nidx + 1));
+	for (int k = 0; k < w->nidx; k++)
+		sidx[k] = rw_havoc_loads(c, st->store->u.store.idx[k], nvol, vol);
+	Expr **t0 = stage_at(a, st, sidx, w->nidx, w->idx);
 	if (!t0)
 		return false;
 	/* dead_overwritten: W writes the cell: its ranges and guard hold */
@@ -413,16 +459,19 @@ static bool dead_obligations(Instance *in, const Access *w, const Func *real, in
 		sv[i] = st->loops[i]->u.loop.var;
 	Expr *covers = NULL;
 	for (int i = 0; i < st->nloops; i++) {
-		Expr *lo = ir_subst_expr(a, st->loops[i]->u.loop.min, st->nloops, sv, t0);
-		Expr *ext = ir_subst_expr(a, st->loops[i]->u.loop.extent, st->nloops, sv, t0);
+		Expr *lo = ir_subst_expr(a, rw_havoc_loads(c, st->loops[i]->u.loop.min, nvol, vol),
+					 st->nloops, sv, t0);
+		Expr *ext = ir_subst_expr(a, rw_havoc_loads(c, st->loops[i]->u.loop.extent, nvol, vol),
+					  st->nloops, sv, t0);
 		covers = ir_and(a, covers, ir_and(a, ir_bin(a, OP_LE, lo, t0[i], nospan()),
 						  ir_bin(a, OP_LT, t0[i], ir_add(a, lo, ext), nospan())));
 	}
 	if (st->guard)
-		covers = ir_and(a, covers, ir_subst_expr(a, st->guard, st->nloops, sv, t0));
+		covers = ir_and(a, covers, ir_subst_expr(a, rw_havoc_loads(c, st->guard, nvol, vol),
+							 st->nloops, sv, t0));
 	Expr **widx = arena_alloc(a, sizeof(Expr *) * (size_t)(w->nidx + 1));
 	for (int k = 0; k < w->nidx; k++)
-		widx[k] = ir_subst_expr(a, st->store->u.store.idx[k], st->nloops, sv, t0);
+		widx[k] = ir_subst_expr(a, sidx[k], st->nloops, sv, t0);
 	covers = ir_and(a, covers, same_cell(a, w->nidx, widx, w->idx));
 	Obligation *o = derive(in, "overcompute.dead_overwritten",
 			       arena_printf(a, "the cell of %s the %s of %s write is overwritten later by the stage at line %d",
@@ -434,17 +483,14 @@ static bool dead_obligations(Instance *in, const Access *w, const Func *real, in
 	oblist_push(a, out, o);
 	/* dead_unread: nothing between, nor the stage itself, reads it */
 	for (int i = 0; i < ow.nbetween; i++)
-		untouched(in, w, ow.between[i], true, "overcompute.dead_unread",
+		untouched(in, w, ow.between[i], nvol, vol, true, "overcompute.dead_unread",
 			  "nothing reads it before it is overwritten", out);
-	untouched(in, w, ow.stage_stmt, true, "overcompute.dead_unread",
+	untouched(in, w, ow.stage_stmt, nvol, vol, true, "overcompute.dead_unread",
 		  "the overwriting stage does not read it", out);
 	/* dead_untouched: no real instance of the nest reads or writes it
 	 * (the candidate's own accesses count only where its condition holds,
 	 * as the nest is taken before the rewrite) */
-	const Stmt *branch = stmt_at_path(real->body, in->sc->path, ow.branch_depth);
-	if (!branch)
-		return false;
-	untouched(in, w, branch, false, "overcompute.dead_untouched",
+	untouched(in, w, branch, nvol, vol, false, "overcompute.dead_untouched",
 		  "the iterations that run in the original never touch it", out);
 	return true;
 }
@@ -587,7 +633,12 @@ static RwStatus plan_stores(Instance *in, OcPlan *plan, const Func *real)
  * equal in the dropped branch's cases (loads in one arbitrary state, which
  * both read alike: the stores before them wrote equal values to the same
  * cells). Loops and lets of d are renamed to k's. False when the shapes
- * differ (not supported). */
+ * differ (not supported).
+ * The conditions and loop ranges passed on the way are hypotheses about
+ * the state they were evaluated in; one that reads a buffer says nothing
+ * of the current state once that buffer may have been written since: it
+ * is dropped (NULL) after a store to it, and on entry to a loop whose body
+ * writes it (a later iteration runs after that store). */
 typedef struct Align {
 	Instance *in;
 	ObligationList *out;
@@ -610,7 +661,8 @@ static void same_pair(Align *al, Expr *x, Expr *y, Span sp)
 	for (int i = 0; i < al->nvars; i++)
 		obligation_add_var(a, o, al->vars[i]);
 	for (int i = 0; i < al->nhyps; i++)
-		obligation_add_hyp(a, o, al->hyps[i]);
+		if (al->hyps[i])
+			obligation_add_hyp(a, o, al->hyps[i]);
 	rw_facts_instantiate(a, &al->in->values, o->goal, o);
 	oblist_push(a, al->out, o);
 }
@@ -621,6 +673,15 @@ static bool push_hyp_al(Align *al, Expr *h)
 		return false;
 	al->hyps[al->nhyps++] = h;
 	return true;
+}
+
+/* The hypotheses that read a buffer in bufs no longer hold. */
+static void drop_hyps_reading(Align *al, int nbufs, Buffer **bufs)
+{
+	for (int i = 0; i < al->nhyps; i++)
+		for (int b = 0; b < nbufs && al->hyps[i]; b++)
+			if (attach_expr_reads(al->hyps[i], bufs[b]))
+				al->hyps[i] = NULL;
 }
 
 static bool align(Align *al, const Stmt *k, const Stmt *d)
@@ -646,7 +707,16 @@ static bool align(Align *al, const Stmt *k, const Stmt *d)
 		Expr *kv = ir_varref(a, k->u.loop.var, nospan());
 		Stmt *dbody = ir_subst_stmt(a, d->u.loop.body, 1, &dv, &kv);
 		al->vars[al->nvars++] = k->u.loop.var;
-		ok = push_hyp_al(al, rw_loop_range(a, k, kv)) && align(al, k->u.loop.body, dbody);
+		ok = push_hyp_al(al, rw_loop_range(a, k, kv));
+		if (ok) {
+			/* every iteration but the first runs after the body's stores */
+			Buffer **ws;
+			int nw = rw_written_buffers(a, k->u.loop.body, &ws);
+			drop_hyps_reading(al, nw, ws);
+			nw = rw_written_buffers(a, dbody, &ws);
+			drop_hyps_reading(al, nw, ws);
+			ok = align(al, k->u.loop.body, dbody);
+		}
 		break;
 	}
 	case ST_IF:
@@ -665,6 +735,10 @@ static bool align(Align *al, const Stmt *k, const Stmt *d)
 		for (int i = 0; i < k->u.store.nidx; i++)
 			same_pair(al, k->u.store.idx[i], d->u.store.idx[i], k->span);
 		same_pair(al, k->u.store.value, d->u.store.value, k->span);
+		{
+			Buffer *b = k->u.store.buf;
+			drop_hyps_reading(al, 1, &b);
+		}
 		return true;
 	case ST_LET: {
 		if (al->nvars == RW_MAX_DEPTH)

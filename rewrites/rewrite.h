@@ -178,6 +178,12 @@ void rw_collect_accesses(RwCtx *c, const Stmt *s, int n, Var **from,
 			 Expr **to, int nvolatile, Buffer **volatile_bufs,
 			 AccessList *out);
 
+/* e with every load of a buffer in `bufs` (inside indices too) replaced
+ * by a fresh unconstrained value: e read in a state where those buffers
+ * may hold anything (written between the point the obligation's loads
+ * describe and the point e is evaluated). NULL stays NULL. */
+Expr *rw_havoc_loads(RwCtx *c, Expr *e, int nbufs, Buffer **bufs);
+
 /* Name the fresh inner-loop and let variables of one instance after the
  * instance ("k'" -> "k_p"), so a counterexample tells the two instances'
  * values apart. */

@@ -294,6 +294,81 @@ START_TEST(overwriting_stage_that_reads_the_cell_does_not_make_it_dead)
 }
 END_TEST
 
+/* The overwriting stage's guard reads Flag, which a statement between the
+ * dead write and the stage sets to 0: the guard must be read in the
+ * stage's own state (there Flag may hold anything), not in the state of
+ * the extra instance, where the extra write's own guard says Flag > 0. */
+static const char overwriter_guard_fmt[] =
+	"@T.prim_func\n"
+	"def f(A: T.Buffer[(16,), \"int32\"], X: T.Buffer[(16,), \"int32\"], Flag: T.Buffer[(1,), \"int32\"]):\n"
+	"    for j in T.serial(16):\n"
+	"        if j < 14:\n"
+	"            if Flag[0] > 0:\n"
+	"                X[j] = A[j]\n"
+	"%s"
+	"    for t in T.serial(16):\n"
+	"        if Flag[0] > 0 and t >= 14:\n"
+	"            X[t] = 0\n";
+
+START_TEST(overwriter_guard_reading_data_written_in_between_does_not_make_it_dead)
+{
+	TsRun t = ts_reject(&arena, arena_printf(&arena, overwriter_guard_fmt, "    Flag[0] = 0\n"),
+			    "sch.remove_branching_through_overcompute(loop=\"j\", strict=True)",
+			    "overcompute.no_op");
+	/* the outer branch (line 4) fails, not only the inner one after it */
+	ts_has(t.r->reason, "the branch at k.tir:4 store into X");
+	ck_assert(ts_has_obligation(t.r, "overcompute.dead_overwritten", VERDICT_REFUTED));
+	ck_assert(!ts_has_obligation(t.r, "overcompute.dead_overwritten", VERDICT_PROVEN));
+	ts_assert_refuted_confirmed(t.r, "overcompute.no_op");
+	ts_has(t.r->replay_text, "X[14]");
+	sched_free(t.s);
+	/* nothing in between writes Flag: the stage's guard holds where the
+	 * extra write's does, and the store is dead */
+	t = accept(arena_printf(&arena, overwriter_guard_fmt, ""),
+		   "sch.remove_branching_through_overcompute(loop=\"j\")");
+	ts_has(t.r->note, "1 branches removed");
+	ck_assert(ts_has_obligation(t.r, "overcompute.dead_overwritten", VERDICT_PROVEN));
+	sched_free(t.s);
+}
+END_TEST
+
+/* The loop moves P between the dead write (iteration 1) and the reads of
+ * other iterations: their indices read P in their own state, so the read
+ * of iteration 1, after P[0] += 1, hits the cell the extra instance
+ * wrote. */
+static const char index_state_fmt[] =
+	"@T.prim_func\n"
+	"def f(A: T.Buffer[(1,), \"int32\"], X: T.Buffer[(32,), \"int32\"], P: T.Buffer[(1,), \"int32\"], Y: T.Buffer[(2,), \"int32\"]):\n"
+	"    for j in T.serial(2):\n"
+	"        if j == 0:\n"
+	"            X[P[0] %% 8 + 8 * j] = A[0]\n"
+	"%s"
+	"        Y[j] = X[P[0] %% 8 + 7]\n"
+	"    for t in T.serial(32):\n"
+	"        X[t] = 0\n";
+
+START_TEST(dead_store_reads_of_other_iterations_index_their_own_state)
+{
+	TsRun t = ts_reject(&arena, arena_printf(&arena, index_state_fmt, "        P[0] = P[0] + 1\n"),
+			    "sch.remove_branching_through_overcompute(loop=\"j\", strict=True)",
+			    "overcompute.no_op");
+	ts_has(t.r->reason, "the branch at k.tir:4 store into X");
+	ck_assert(ts_has_obligation(t.r, "overcompute.dead_untouched", VERDICT_REFUTED));
+	ck_assert(ts_has_obligation(t.r, "overcompute.dead_unread", VERDICT_REFUTED));
+	ts_assert_refuted_confirmed(t.r, "overcompute.no_op");
+	ts_has(t.r->replay_text, "Y[1]");
+	sched_free(t.s);
+	/* P unchanged by the loop: the same index in every state, never the
+	 * dead cell */
+	t = accept(arena_printf(&arena, index_state_fmt, ""),
+		   "sch.remove_branching_through_overcompute(loop=\"j\", strict=True)");
+	ck_assert_int_eq(store_ifs(&t, NULL), 0);
+	ck_assert(ts_has_obligation(t.r, "overcompute.dead_untouched", VERDICT_PROVEN));
+	ck_assert(!ts_has_obligation(t.r, "overcompute.dead_untouched", VERDICT_REFUTED));
+	sched_free(t.s);
+}
+END_TEST
+
 /* ---------- safety of the extra instances ---------- */
 
 START_TEST(extra_instances_outside_the_shape_are_rejected)
@@ -485,6 +560,55 @@ START_TEST(branches_that_differ_are_kept_with_a_replayed_counterexample)
 	TsRun t = ts_reject(&arena, k, "sch.remove_branching_through_overcompute(strict=True)",
 			    "overcompute.same_effect refuted");
 	ck_assert_int_eq(t.r->replay, REPLAY_CONFIRMED);
+	sched_free(t.s);
+}
+END_TEST
+
+/* A condition that reads X is a hypothesis about the state it was read
+ * in: after the branch writes X (or in a loop that writes it, from the
+ * second iteration on) it says nothing, and the select reads 7, not 5. */
+static const char cond_state_fmt[] =
+	"@T.prim_func\n"
+	"def f(X: T.Buffer[(16,), \"int32\"], Y: T.Buffer[(32,), \"int32\"]):\n"
+	"    for j in T.serial(16):\n"
+	"        if j < 14:\n"
+	"            if X[j] == 5:\n"
+	"%s"
+	"        else:\n"
+	"            if X[j] == 5:\n"
+	"%s";
+
+START_TEST(a_branch_condition_is_no_hypothesis_after_a_write_to_what_it_read)
+{
+	static const char *const cases[][2] = {
+		{"                X[j] = 7\n"
+		 "                Y[j] = T.if_then_else(X[j] == 5, 1, 2)\n",
+		 "                X[j] = 7\n"
+		 "                Y[j] = 1\n"},
+		{"                for k in T.serial(2):\n"
+		 "                    Y[2 * j + k] = T.if_then_else(X[j] == 5, 1, 2)\n"
+		 "                    X[j] = 7\n",
+		 "                for k in T.serial(2):\n"
+		 "                    Y[2 * j + k] = 1\n"
+		 "                    X[j] = 7\n"},
+	};
+	for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
+		TsRun t = ts_reject(&arena, arena_printf(&arena, cond_state_fmt, cases[i][0], cases[i][1]),
+				    "sch.remove_branching_through_overcompute(loop=\"j\", strict=True)",
+				    "overcompute.same_effect refuted");
+		ck_assert(!ts_has_obligation(t.r, "overcompute.same_effect", VERDICT_PROVEN));
+		ts_assert_refuted_confirmed(t.r, "overcompute.same_effect");
+		sched_free(t.s);
+	}
+	/* read before the write, the condition still holds */
+	TsRun t = accept(arena_printf(&arena, cond_state_fmt,
+				      "                Y[j] = T.if_then_else(X[j] == 5, 1, 2)\n"
+				      "                X[j] = 7\n",
+				      "                Y[j] = 1\n"
+				      "                X[j] = 7\n"),
+			 "sch.remove_branching_through_overcompute(loop=\"j\")");
+	ts_has(t.r->note, "1 branches removed");
+	ck_assert(ts_has_obligation(t.r, "overcompute.same_effect", VERDICT_PROVEN));
 	sched_free(t.s);
 }
 END_TEST
@@ -701,7 +825,9 @@ Suite *suite_overcompute(void)
 		  dead_store_read_before_the_overwrite_is_rejected,
 		  dead_store_touched_by_a_real_instance_is_rejected,
 		  overwriting_stage_that_reads_the_cell_does_not_make_it_dead,
-		  dead_through_a_later_overwriter_than_the_next}},
+		  dead_through_a_later_overwriter_than_the_next,
+		  overwriter_guard_reading_data_written_in_between_does_not_make_it_dead,
+		  dead_store_reads_of_other_iterations_index_their_own_state}},
 		{"safety",
 		 {extra_instances_outside_the_shape_are_rejected,
 		  extra_instances_reading_uninitialised_cells_are_rejected,
@@ -710,7 +836,8 @@ Suite *suite_overcompute(void)
 		  parallel_loop_inside_the_branch_must_stay_race_free,
 		  unsupported_branch_bodies_reject_as_not_supported,
 		  branches_that_agree_in_each_others_cases_are_merged,
-		  branches_that_differ_are_kept_with_a_replayed_counterexample}},
+		  branches_that_differ_are_kept_with_a_replayed_counterexample,
+		  a_branch_condition_is_no_hypothesis_after_a_write_to_what_it_read}},
 		{"scope",
 		 {non_strict_call_keeps_unproven_branches_with_a_note,
 		  loop_and_block_arguments_narrow_the_candidates,
