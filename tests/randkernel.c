@@ -38,6 +38,11 @@ static void indent(Gen *g, int depth)
  * sometimes in a form simplify can tidy ((v + off) % 24, (4 * v + 3) // 4) */
 static void index_expr(Gen *g, int nv)
 {
+	if (nv > 0 && rnd(24) == 0) {
+		/* an index read from data (C may be written by the nest) */
+		sb_printf(&g->b, "C[%s] %% 24", g->vars[rnd((unsigned)nv)]);
+		return;
+	}
 	if (nv > 0 && rnd(8) == 0) {
 		const char *v = g->vars[rnd((unsigned)nv)];
 		if (rnd(2))
@@ -82,9 +87,15 @@ static void statement(Gen *g, int nv, int depth)
 	bool guard = rnd(10) < 4;
 	if (guard) {
 		indent(g, depth);
-		/* sometimes a guard that always holds on the loop ranges */
-		sb_printf(&g->b, "if %s + %s < %u:\n", g->vars[rnd((unsigned)nv)],
-			  g->vars[rnd((unsigned)nv)], rnd(5) == 0 ? 20 : 3 + rnd(8));
+		if (rnd(5) == 0) {
+			/* a guard that reads data (which the nest may write) */
+			sb_printf(&g->b, "if %s + %s < %u and C[%s] %% 3 != 0:\n", g->vars[rnd((unsigned)nv)],
+				  g->vars[rnd((unsigned)nv)], 3 + rnd(8), g->vars[rnd((unsigned)nv)]);
+		} else {
+			/* sometimes a guard that always holds on the loop ranges */
+			sb_printf(&g->b, "if %s + %s < %u:\n", g->vars[rnd((unsigned)nv)],
+				  g->vars[rnd((unsigned)nv)], rnd(5) == 0 ? 20 : 3 + rnd(8));
+		}
 		depth++;
 	}
 	indent(g, depth);
@@ -170,6 +181,9 @@ char *gen_kernel(void)
 		int nstmts = 1 + (int)rnd(2);
 		for (int s = 0; s < nstmts; s++)
 			statement(&g, depth, depth + 1);
+		/* sometimes a write between nests to what guards and indices read */
+		if (n + 1 < nests && rnd(4) == 0)
+			sb_printf(&g.b, "    C[%u] = C[%u] + 1\n", rnd(24), rnd(24));
 	}
 	return sb_take(&g.b);
 }
