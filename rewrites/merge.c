@@ -132,6 +132,13 @@ RwStatus rw_merge_loops_at(RwCtx *c, const StmtCtx *sc1, const StmtCtx *sc2)
 		return rw_fail(c, RW_PRECONDITION, c->call_span,
 			       "merge_adjacent_loops: loop '%s' does not directly follow loop '%s' in one sequence of statements",
 			       n2, n1);
+	/* a loop of T.assume facts states the function's entry contract
+	 * (admissible inputs, a layout's padding): merged into computing
+	 * code it would no longer be an entry fact */
+	if (rw_is_fact_loop(l1) != rw_is_fact_loop(l2))
+		return rw_fail(c, RW_PRECONDITION, (rw_is_fact_loop(l1) ? l1 : l2)->span,
+			       "merge_adjacent_loops: loop '%s' holds only T.assume facts (the function's entry contract); it is not merged with a computing loop",
+			       (rw_is_fact_loop(l1) ? l1 : l2)->u.loop.var->name);
 	if (l1->u.loop.kind != l2->u.loop.kind)
 		return rw_fail(c, RW_PRECONDITION, l2->span,
 			       "merge_adjacent_loops: loops '%s' (%s) and '%s' (%s) are of different kinds",

@@ -211,6 +211,15 @@ START_TEST(merge_preconditions_and_bad_names)
 		"    for j in T.serial(N[0]):\n"
 		"        A[j] = 1\n";
 	reject(ranged, "sch.merge_adjacent_loops(\"i\", \"j\")", "not supported");
+	/* entry facts (a layout's padding contract) stay entry facts */
+	static const char facts[] =
+		"@T.prim_func\n"
+		"def f(C: T.Buffer[(24,), \"int32\"]):\n"
+		"    for t in T.serial(24):\n"
+		"        T.assume(t < 12 or C[t] == 0)\n"
+		"    for i in T.serial(24):\n"
+		"        C[i] = C[i] + 1\n";
+	reject(facts, "sch.merge_adjacent_loops(\"t\", \"i\")", "loop 't' holds only T.assume facts");
 	bad_input(elementwise, "sch.merge_adjacent_loops(\"i#1\", \"i#1\")", "same loop");
 	bad_input(elementwise, "sch.merge_adjacent_loops(\"i#1\", \"k\")", "no loop 'k'");
 	bad_input(elementwise, "sch.merge_adjacent_loops(\"i#1\")", "expected two adjacent loops");
