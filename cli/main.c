@@ -57,7 +57,7 @@ static void print_error(vs_context *ctx)
 	const char *e = vs_last_error(ctx);
 	if (!e || !*e)
 		return;
-	if (!strstr(e, ": error:"))
+	if (strncmp(e, "error:", 6) != 0 && !strstr(e, ": error:"))
 		fputs("vsched: error: ", stderr);
 	fputs(e, stderr);
 	if (e[strlen(e) - 1] != '\n')

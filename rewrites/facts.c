@@ -86,37 +86,68 @@ static void reads_of(const Expr *e, BufList *l)
 	}
 }
 
-/* Buffers written in s, except by the statements `skip` and `skip2`. */
-static void writes_of2(const Stmt *s, const Stmt *skip, const Stmt *skip2, BufList *l);
-
+/* Buffers written in s, except by the statement `skip` (a fact's own
+ * store). */
 static void writes_of(const Stmt *s, const Stmt *skip, BufList *l)
 {
-	writes_of2(s, skip, NULL, l);
-}
-
-static void writes_of2(const Stmt *s, const Stmt *skip, const Stmt *skip2, BufList *l)
-{
-	if (s == skip2)
-		return;
 	switch (s->kind) {
 	case ST_SEQ:
 		for (int i = 0; i < s->u.seq.n; i++)
-			writes_of2(s->u.seq.items[i], skip, skip2, l);
+			writes_of(s->u.seq.items[i], skip, l);
 		return;
-	case ST_FOR: writes_of2(s->u.loop.body, skip, skip2, l); return;
+	case ST_FOR: writes_of(s->u.loop.body, skip, l); return;
 	case ST_IF:
-		writes_of2(s->u.cond.then_s, skip, skip2, l);
+		writes_of(s->u.cond.then_s, skip, l);
 		if (s->u.cond.else_s)
-			writes_of2(s->u.cond.else_s, skip, skip2, l);
+			writes_of(s->u.cond.else_s, skip, l);
 		return;
 	case ST_STORE:
 		if (s != skip)
 			bl_add(l, s->u.store.buf);
 		return;
-	case ST_ALLOC: writes_of2(s->u.alloc.body, skip, skip2, l); return;
-	case ST_BLOCK: writes_of2(s->u.block.body, skip, skip2, l); return;
-	case ST_LET: writes_of2(s->u.let.body, skip, skip2, l); return;
+	case ST_ALLOC: writes_of(s->u.alloc.body, skip, l); return;
+	case ST_BLOCK: writes_of(s->u.block.body, skip, l); return;
+	case ST_LET: writes_of(s->u.let.body, skip, l); return;
 	case ST_ASSUME: case ST_EVAL: case ST_PASS: case ST_COUNT:
+		return;
+	}
+}
+
+/* Buffers written in s except by the one statement at `path` (depth
+ * steps from s, as in StmtCtx). The position counts, not the pointer:
+ * the IR shares identical subtrees (a case split puts one body in every
+ * case), and a shared copy elsewhere still writes. */
+static void writes_except_at(const Stmt *s, const int *path, int depth, BufList *l)
+{
+	if (depth == 0)
+		return;
+	switch (s->kind) {
+	case ST_SEQ:
+		for (int i = 0; i < s->u.seq.n; i++) {
+			if (i == path[0])
+				writes_except_at(s->u.seq.items[i], path + 1, depth - 1, l);
+			else
+				writes_of(s->u.seq.items[i], NULL, l);
+		}
+		return;
+	case ST_FOR: writes_except_at(s->u.loop.body, path + 1, depth - 1, l); return;
+	case ST_IF:
+		if (path[0] == 0)
+			writes_except_at(s->u.cond.then_s, path + 1, depth - 1, l);
+		else
+			writes_of(s->u.cond.then_s, NULL, l);
+		if (s->u.cond.else_s) {
+			if (path[0] == 1)
+				writes_except_at(s->u.cond.else_s, path + 1, depth - 1, l);
+			else
+				writes_of(s->u.cond.else_s, NULL, l);
+		}
+		return;
+	case ST_ALLOC: writes_except_at(s->u.alloc.body, path + 1, depth - 1, l); return;
+	case ST_BLOCK: writes_except_at(s->u.block.body, path + 1, depth - 1, l); return;
+	case ST_LET: writes_except_at(s->u.let.body, path + 1, depth - 1, l); return;
+	case ST_STORE: case ST_ASSUME: case ST_EVAL: case ST_PASS: case ST_COUNT:
+		writes_of(s, NULL, l);
 		return;
 	}
 }
@@ -205,6 +236,10 @@ static bool store_is_fact(Walk *w, const Stmt *s)
 		return false;
 	BufList r = {0};
 	reads_of(s->u.store.value, &r);
+	/* X[X[0]] = 1 moves X[0] itself: afterwards X[X[0]] names another
+	 * cell, so an index reading X makes no fact either */
+	for (int k = 0; k < s->u.store.nidx; k++)
+		reads_of(s->u.store.idx[k], &r);
 	for (int i = 0; i < w->nguards; i++)
 		reads_of(w->guards[i], &r);
 	if (bl_has(&r, x))
@@ -358,6 +393,9 @@ void rw_facts_at(Arena *a, const Func *f, const StmtCtx *sc, bool for_values,
 		 const Stmt *exclude, FactSet *out)
 {
 	memset(out, 0, sizeof *out);
+	/* only the target itself can be left out (by its position) */
+	if (exclude && exclude != sc->stmt)
+		exclude = NULL;
 	const Stmt *cur = f->body;
 	for (int level = 0; level < sc->depth && cur; level++) {
 		int k = sc->path[level];
@@ -372,7 +410,11 @@ void rw_facts_at(Arena *a, const Func *f, const StmtCtx *sc, bool for_values,
 				abort();
 			BufList acc = {0};
 			for (int j = k - 1; j >= 0; j--) {
-				writes_of2(cur->u.seq.items[j + 1], NULL, exclude, &acc);
+				if (j + 1 == k && exclude)
+					writes_except_at(cur->u.seq.items[k], sc->path + level + 1,
+							 sc->depth - level - 1, &acc);
+				else
+					writes_of(cur->u.seq.items[j + 1], NULL, &acc);
 				after[j] = acc;
 			}
 			for (int j = 0; j < k; j++)

@@ -37,8 +37,10 @@ typedef struct FactSet {
  * around it and in the statement itself. With for_values false, every
  * earlier fact is kept: a cell once initialised stays readable, whatever
  * is written to it later (readability only, never values). The writes
- * of `exclude` (may be NULL) do not count: remove_no_op proves every
- * instance of that store a no-op, so by induction they change nothing. */
+ * of `exclude` (NULL, or the target sc->stmt itself) do not count:
+ * remove_no_op proves every instance of that store a no-op, so by
+ * induction they change nothing. It is left out by its position, so a
+ * shared copy of the same statement elsewhere still counts. */
 void rw_facts_at(Arena *a, const Func *f, const StmtCtx *sc, bool for_values,
 		 const Stmt *exclude, FactSet *out);
 

@@ -139,6 +139,11 @@ RwStatus rw_merge_loops_at(RwCtx *c, const StmtCtx *sc1, const StmtCtx *sc2)
 		return rw_fail(c, RW_PRECONDITION, (rw_is_fact_loop(l1) ? l1 : l2)->span,
 			       "merge_adjacent_loops: loop '%s' holds only T.assume facts (the function's entry contract); it is not merged with a computing loop",
 			       (rw_is_fact_loop(l1) ? l1 : l2)->u.loop.var->name);
+	/* the merged body uses l1's variable in l2's statements */
+	if (l1->u.loop.var->dtype != l2->u.loop.var->dtype)
+		return rw_fail(c, RW_PRECONDITION, l2->span,
+			       "merge_adjacent_loops: loop variables '%s' (%s) and '%s' (%s) have different dtypes",
+			       n1, dtype_name(l1->u.loop.var->dtype), n2, dtype_name(l2->u.loop.var->dtype));
 	if (l1->u.loop.kind != l2->u.loop.kind)
 		return rw_fail(c, RW_PRECONDITION, l2->span,
 			       "merge_adjacent_loops: loops '%s' (%s) and '%s' (%s) are of different kinds",

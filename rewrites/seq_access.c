@@ -17,6 +17,7 @@
 #include <string.h>
 
 #include "arith.h"
+#include "attach.h"
 #include "layout.h"
 #include "schedule.h"
 #include "simplify.h"
@@ -431,7 +432,9 @@ static Stmt *inline_lets(Arena *a, Stmt *s, int *count)
 	}
 	case ST_LET: {
 		Stmt *b = inline_lets(a, s->u.let.body, count);
-		if (dtype_is_int(s->u.let.var->dtype) && !rw_expr_has_load(s->u.let.value)) {
+		/* each use of an inlined T.undef() would be its own value */
+		if (dtype_is_int(s->u.let.var->dtype) && !rw_expr_has_load(s->u.let.value) &&
+		    !attach_expr_has_undef(s->u.let.value)) {
 			(*count)++;
 			Var *v = s->u.let.var;
 			Expr *val = s->u.let.value;

@@ -237,6 +237,45 @@ START_TEST(a_fact_invalidated_by_a_write_is_not_used)
 }
 END_TEST
 
+/* A case split puts one body in every case (shared subtrees): the store
+ * left out of the "does it change the fact" check must be the one at the
+ * target's position, not every copy of it. */
+START_TEST(a_store_copied_by_a_case_split_still_invalidates_facts)
+{
+	TsRun t = ts_accept(&arena,
+			    "@T.prim_func\n"
+			    "def f(X: T.Buffer[(1,), \"int32\"], B: T.Buffer[(2, 4), \"int32\"], C: T.Buffer[(2,), \"int32\"]):\n"
+			    "    T.assume(X[0] == 0)\n"
+			    "    for k in T.serial(2):\n"
+			    "        for i in T.serial(4):\n"
+			    "            if i >= 2:\n"
+			    "                C[k] = 1\n"
+			    "            B[k, i] = X[0]\n"
+			    "            X[0] = T.max(i - 1, 0)\n",
+			    "sch.hoist_expression(conditionals=\"boolean_expression\", loop=\"i\")\n"
+			    "sch.remove_no_op()\n", 12);
+	ts_has(ts_print(&arena, sched_func(t.s)), "            X[0] = 0\n");
+	ck_assert(ts_has_obligation(t.r, "overcompute.no_op", VERDICT_REFUTED));
+	sched_free(t.s);
+}
+END_TEST
+
+/* A float converted to an integer type faults when out of range: such a
+ * condition is not evaluated where the loop would not run. */
+START_TEST(hoisting_a_float_to_int_cast_needs_a_nonempty_loop)
+{
+	TsRun t = ts_reject(&arena,
+			    "@T.prim_func\n"
+			    "def f(A: T.Buffer[(4,), \"int32\"], n: T.int32, x: T.float32):\n"
+			    "    for i in T.serial(n):\n"
+			    "        if T.cast(x * T.float32(1e12), \"int32\") > 0:\n"
+			    "            A[i] = 1\n",
+			    "sch.hoist_expression(conditionals=\"if_else_stmt\", loop=\"i\")",
+			    "hoist.nonempty");
+	sched_free(t.s);
+}
+END_TEST
+
 Suite *suite_hoist(void)
 {
 	Suite *s = suite_create("hoist");
@@ -246,6 +285,7 @@ Suite *suite_hoist(void)
 	tcase_add_test(tc, branch_reading_a_buffer_the_loop_writes_stays);
 	tcase_add_test(tc, hoisting_a_faulting_condition_needs_a_nonempty_loop);
 	tcase_add_test(tc, case_split_lets_simplify_clear_the_interior);
+	tcase_add_test(tc, hoisting_a_float_to_int_cast_needs_a_nonempty_loop);
 	suite_add_tcase(s, tc);
 	tc = tcase_create("reduce_loop_extents");
 	tcase_add_checked_fixture(tc, setup, teardown);
@@ -258,6 +298,7 @@ Suite *suite_hoist(void)
 	tcase_add_test(tc, store_overwritten_before_any_read_is_removed);
 	tcase_add_test(tc, store_read_before_it_is_overwritten_stays);
 	tcase_add_test(tc, a_fact_invalidated_by_a_write_is_not_used);
+	tcase_add_test(tc, a_store_copied_by_a_case_split_still_invalidates_facts);
 	suite_add_tcase(s, tc);
 	return s;
 }

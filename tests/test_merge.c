@@ -220,6 +220,15 @@ START_TEST(merge_preconditions_and_bad_names)
 		"    for i in T.serial(24):\n"
 		"        C[i] = C[i] + 1\n";
 	reject(facts, "sch.merge_adjacent_loops(\"t\", \"i\")", "loop 't' holds only T.assume facts");
+	/* the merged body would use the first loop's int32 variable for j */
+	static const char dtypes[] =
+		"@T.prim_func\n"
+		"def f(A: T.Buffer[(4,), \"int32\"], B: T.Buffer[(4,), \"int64\"]):\n"
+		"    for i in T.serial(4):\n"
+		"        A[i] = 1\n"
+		"    for j in T.serial(T.int64(4)):\n"
+		"        B[j] = j * T.int64(1000000000)\n";
+	reject(dtypes, "sch.merge_adjacent_loops(\"i\", \"j\")", "have different dtypes");
 	bad_input(elementwise, "sch.merge_adjacent_loops(\"i#1\", \"i#1\")", "same loop");
 	bad_input(elementwise, "sch.merge_adjacent_loops(\"i#1\", \"k\")", "no loop 'k'");
 	bad_input(elementwise, "sch.merge_adjacent_loops(\"i#1\")", "expected two adjacent loops");

@@ -254,6 +254,26 @@ START_TEST(unknown_names_are_bad_input)
 }
 END_TEST
 
+/* A let bound to T.undef() is not inlined: every use would be its own
+ * undefined value. */
+START_TEST(a_let_of_undef_is_not_inlined)
+{
+	TsRun t = accept("@T.prim_func\n"
+			 "def f(A: T.Buffer[(8,), \"int32\"], B: T.Buffer[(4, 4), \"int32\"], C: T.Buffer[(4, 4), \"int32\"]):\n"
+			 "    for i in T.serial(4):\n"
+			 "        for j in T.serial(4):\n"
+			 "            u: T.int32 = T.undef()\n"
+			 "            A[i + j] = A[i + j] + C[i, j]\n"
+			 "            if u == u:\n"
+			 "                B[i, j] = 1\n"
+			 "            else:\n"
+			 "                B[i, j] = 2\n",
+			 "sch.sequential_buffer_access(buffer=\"A\")");
+	ts_lacks(ts_print(&arena, sched_func(t.s)), "T.undef(dtype=\"int32\") == T.undef(");
+	sched_free(t.s);
+}
+END_TEST
+
 Suite *suite_seq_access(void)
 {
 	Suite *s = suite_create("seq_access");
@@ -272,7 +292,7 @@ Suite *suite_seq_access(void)
 		 {transposed_access_reorders_the_nest, reorder_against_a_dependence_is_rejected}},
 		{"limits",
 		 {already_sequential_nest_is_left_alone, division_without_its_modulo_is_not_supported,
-		  unknown_names_are_bad_input}},
+		  unknown_names_are_bad_input, a_let_of_undef_is_not_inlined}},
 	};
 	for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
 		TCase *tc = tcase_create(cases[i].name);

@@ -318,6 +318,21 @@ START_TEST(clean_ups_remove_only_what_does_nothing)
 }
 END_TEST
 
+/* X[X[0]] = 1 moves X[0] itself: X[X[0]] afterwards names another cell,
+ * so the store gives no fact for it. */
+START_TEST(a_store_whose_index_reads_its_buffer_gives_no_fact)
+{
+	TsRun t = ts_accept(&arena,
+			    "@T.prim_func\n"
+			    "def f(X: T.Buffer[(4,), \"int32\"], B: T.Buffer[(1,), \"int32\"]):\n"
+			    "    X[X[0]] = 1\n"
+			    "    B[0] = X[X[0]]\n",
+			    "sch.simplify()", 40);
+	ts_has(ts_print(&arena, sched_func(t.s)), "B[0] = X[X[0]]");
+	sched_free(t.s);
+}
+END_TEST
+
 Suite *suite_simplify(void)
 {
 	Suite *s = suite_create("simplify");
@@ -334,7 +349,8 @@ Suite *suite_simplify(void)
 		{"facts",
 		 {scalar_assumption_simplifies_a_division, assumption_on_a_cell_is_used_until_the_cell_is_written,
 		  seed_example_loads_after_a_write_keep_their_value, a_fact_from_a_later_iteration_is_not_used,
-		  producer_values_replace_loads_of_their_cells, assumptions_are_never_simplified}},
+		  producer_values_replace_loads_of_their_cells, assumptions_are_never_simplified,
+		  a_store_whose_index_reads_its_buffer_gives_no_fact}},
 		{"clean_ups", {clean_ups_remove_only_what_does_nothing}},
 	};
 	for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
