@@ -541,6 +541,28 @@ Var *rw_fresh_var(Arena *a, const Var *v, const char *suffix)
 	return ir_var(a, arena_printf(a, "%s%s", v->name, suffix), v->dtype, v->span);
 }
 
+/* ---------- conversions that can fault ---------- */
+
+static bool float_to_int(const Expr *from, DType to)
+{
+	return dtype_is_float(from->dtype) && !dtype_is_float(to);
+}
+
+bool rw_converts_float_to_int(const Expr *e)
+{
+	switch (e->kind) {
+	case EX_CAST: case EX_NEG: return float_to_int(e->u.un.a, e->dtype);
+	case EX_BIN:
+		return !binop_is_compare(e->u.bin.op) && !binop_is_logical(e->u.bin.op) &&
+		       (float_to_int(e->u.bin.a, e->dtype) || float_to_int(e->u.bin.b, e->dtype));
+	case EX_SELECT: return float_to_int(e->u.sel.a, e->dtype) || float_to_int(e->u.sel.b, e->dtype);
+	case EX_INT: case EX_FLOAT: case EX_VAR: case EX_UNDEF: case EX_LOAD: case EX_NOT:
+	case EX_LET: case EX_COUNT:
+		return false;
+	}
+	return true;
+}
+
 /* ---------- loops whose range wraps ---------- */
 
 /* The interpreter runs `extent` iterations with the variable min + k

@@ -352,11 +352,21 @@ static void walk(Walk *w, const Stmt *s)
 
 /* ---------- facts at a point ---------- */
 
-static void mentioned(const Fact *f, BufList *l)
+/* The buffers a fact's meaning depends on: for its values, everything it
+ * reads; for readability only where it holds and which cells it names
+ * (the guard, the exception `unless`, the indices), since the cells stay
+ * initialised whatever is written to them later, but a guard evaluated
+ * in a later state would name other cells. */
+static void mentioned(const Fact *f, bool for_values, BufList *l)
 {
-	reads_of(f->body, l);
+	if (for_values)
+		reads_of(f->body, l);
 	if (f->guard)
 		reads_of(f->guard, l);
+	if (f->unless)
+		reads_of(f->unless, l);
+	for (int k = 0; k < f->nidx; k++)
+		reads_of(f->idx[k], l);
 }
 
 /* Keep the facts of `item` whose buffers `between` does not write (the
@@ -373,14 +383,10 @@ static void keep_usable(Arena *a, const Stmt *item, const BufList *after, bool f
 		return;
 	for (int i = 0; i < w.found.n; i++) {
 		const Fact *f = &w.found.items[i];
-		if (!for_values) {
-			push_fact(a, out, f);
-			continue;
-		}
 		BufList between = *after;
 		writes_of(item, f->from_store ? f->stmt : NULL, &between);
 		BufList m = {0};
-		mentioned(f, &m);
+		mentioned(f, for_values, &m);
 		bool ok = !m.overflow;
 		for (int k = 0; k < m.n && ok; k++)
 			ok = !bl_has(&between, m.items[k]);

@@ -34,9 +34,11 @@ typedef struct FactSet {
 /* The facts usable at the statement sc->stmt of f (sc from the walk that
  * found it): those established before it in program order whose buffers
  * are not written between them and it, including anywhere in the loops
- * around it and in the statement itself. With for_values false, every
- * earlier fact is kept: a cell once initialised stays readable, whatever
- * is written to it later (readability only, never values). The writes
+ * around it and in the statement itself. With for_values false, a fact
+ * is kept even when its cells are written later (a cell once initialised
+ * stays readable: readability only, never values), but not when its
+ * guard or indices read a buffer written since (they would name other
+ * cells in the later state). The writes
  * of `exclude` (NULL, or the target sc->stmt itself) do not count:
  * remove_no_op proves every instance of that store a no-op, so by
  * induction they change nothing. It is left out by its position, so a

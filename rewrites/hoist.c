@@ -97,33 +97,10 @@ static bool invariant_in(Arena *a, const Expr *c, const Stmt *l)
 	return !reads_any(c, w, nw);
 }
 
-/* A float value converted to an integer type faults when out of range
- * (the interpreter's "cast of 2.5e13 to int32 is out of range"): a cast,
- * or an operand converted to an integer operation's dtype. */
-static bool float_to_int(const Expr *from, DType to)
-{
-	return dtype_is_float(from->dtype) && !dtype_is_float(to);
-}
-
-static bool converts_float(const Expr *e)
-{
-	switch (e->kind) {
-	case EX_CAST: case EX_NEG: return float_to_int(e->u.un.a, e->dtype);
-	case EX_BIN:
-		return !binop_is_compare(e->u.bin.op) && !binop_is_logical(e->u.bin.op) &&
-		       (float_to_int(e->u.bin.a, e->dtype) || float_to_int(e->u.bin.b, e->dtype));
-	case EX_SELECT: return float_to_int(e->u.sel.a, e->dtype) || float_to_int(e->u.sel.b, e->dtype);
-	case EX_INT: case EX_FLOAT: case EX_VAR: case EX_UNDEF: case EX_LOAD: case EX_NOT:
-	case EX_LET: case EX_COUNT:
-		return false;
-	}
-	return true;
-}
-
 static bool may_fault(const Expr *e)
 {
 	int64_t k;
-	if (converts_float(e))
+	if (rw_converts_float_to_int(e))
 		return true;
 	switch (e->kind) {
 	case EX_INT: case EX_FLOAT: case EX_VAR: return false;
@@ -149,7 +126,7 @@ static Expr *safe_to_eval(Arena *a, const Func *f, const Expr *e)
 {
 	int64_t k;
 	Expr *x, *y;
-	if (converts_float(e))
+	if (rw_converts_float_to_int(e))
 		return NULL;
 	switch (e->kind) {
 	case EX_INT: case EX_FLOAT: case EX_VAR:

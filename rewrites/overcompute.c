@@ -33,15 +33,17 @@ static Span nospan(void) { return (Span){0}; }
 
 /* ---------- statement properties ---------- */
 
-static bool expr_has_var_division(const Expr *e)
+static bool expr_may_fault(const Expr *e)
 {
 	int64_t c;
+	if (rw_converts_float_to_int(e))
+		return true;
 	switch (e->kind) {
 	case EX_INT: case EX_FLOAT: case EX_VAR: case EX_UNDEF:
 		return false;
 	case EX_LOAD:
 		for (int i = 0; i < e->u.load.nidx; i++)
-			if (expr_has_var_division(e->u.load.idx[i]))
+			if (expr_may_fault(e->u.load.idx[i]))
 				return true;
 		return false;
 	case EX_BIN:
@@ -49,14 +51,14 @@ static bool expr_has_var_division(const Expr *e)
 		     (e->u.bin.op == OP_DIV && !dtype_is_float(e->dtype))) &&
 		    !(rw_const_int(e->u.bin.b, &c) && c != 0))
 			return true;
-		return expr_has_var_division(e->u.bin.a) || expr_has_var_division(e->u.bin.b);
+		return expr_may_fault(e->u.bin.a) || expr_may_fault(e->u.bin.b);
 	case EX_NOT: case EX_NEG: case EX_CAST:
-		return expr_has_var_division(e->u.un.a);
+		return expr_may_fault(e->u.un.a);
 	case EX_SELECT:
-		return expr_has_var_division(e->u.sel.cond) || expr_has_var_division(e->u.sel.a) ||
-		       expr_has_var_division(e->u.sel.b);
+		return expr_may_fault(e->u.sel.cond) || expr_may_fault(e->u.sel.a) ||
+		       expr_may_fault(e->u.sel.b);
 	case EX_LET:
-		return expr_has_var_division(e->u.let.value) || expr_has_var_division(e->u.let.body);
+		return expr_may_fault(e->u.let.value) || expr_may_fault(e->u.let.body);
 	case EX_COUNT:
 		return false;
 	}
@@ -74,31 +76,34 @@ static const char *unsupported_in(const Stmt *s)
 				return why;
 		return NULL;
 	case ST_FOR:
-		if (expr_has_var_division(s->u.loop.min) || expr_has_var_division(s->u.loop.extent))
-			return "a division by a non-constant";
+		if (expr_may_fault(s->u.loop.min) || expr_may_fault(s->u.loop.extent))
+			return "a division by a non-constant or a float-to-integer conversion (either can fault)";
 		return unsupported_in(s->u.loop.body);
 	case ST_IF:
-		if (expr_has_var_division(s->u.cond.cond))
-			return "a division by a non-constant";
+		if (expr_may_fault(s->u.cond.cond))
+			return "a division by a non-constant or a float-to-integer conversion (either can fault)";
 		if ((why = unsupported_in(s->u.cond.then_s)))
 			return why;
 		return s->u.cond.else_s ? unsupported_in(s->u.cond.else_s) : NULL;
 	case ST_STORE:
+		/* a float stored into an integer buffer is converted */
+		if (dtype_is_float(s->u.store.value->dtype) && !dtype_is_float(s->u.store.buf->dtype))
+			return "a division by a non-constant or a float-to-integer conversion (either can fault)";
 		for (int i = 0; i < s->u.store.nidx; i++)
-			if (expr_has_var_division(s->u.store.idx[i]))
-				return "a division by a non-constant";
-		return expr_has_var_division(s->u.store.value) ? "a division by a non-constant" : NULL;
+			if (expr_may_fault(s->u.store.idx[i]))
+				return "a division by a non-constant or a float-to-integer conversion (either can fault)";
+		return expr_may_fault(s->u.store.value) ? "a division by a non-constant or a float-to-integer conversion (either can fault)" : NULL;
 	case ST_ASSUME:
 		return "a T.assume (it would have to hold in the extra instances)";
 	case ST_EVAL:
-		return expr_has_var_division(s->u.expr) ? "a division by a non-constant" : NULL;
+		return expr_may_fault(s->u.expr) ? "a division by a non-constant or a float-to-integer conversion (either can fault)" : NULL;
 	case ST_ALLOC:
 		return "an allocation";
 	case ST_BLOCK:
 		return unsupported_in(s->u.block.body);
 	case ST_LET:
-		if (expr_has_var_division(s->u.let.value))
-			return "a division by a non-constant";
+		if (expr_may_fault(s->u.let.value))
+			return "a division by a non-constant or a float-to-integer conversion (either can fault)";
 		return unsupported_in(s->u.let.body);
 	case ST_PASS: case ST_COUNT:
 		return NULL;

@@ -111,6 +111,13 @@ Expr *rw_loop_range(Arena *a, const Stmt *loop, Expr *var_value);
  * for every step that built an output. */
 void rw_loop_wrap_obligations(RwCtx *c);
 
+/* True if evaluating this node (not its operands) converts a float to an
+ * integer type: a cast, or an operand converted to an integer operation's
+ * dtype. Out of range, that is undefined behaviour in the interpreter
+ * ("cast of 2.5e13 to int32 is out of range"), so it can fault like a
+ * division by zero. */
+bool rw_converts_float_to_int(const Expr *e);
+
 /* True if the expression reads any buffer. */
 bool rw_expr_has_load(const Expr *e);
 

@@ -834,9 +834,18 @@ static Z3_ast enc_real_arith(SmtEncoding *e, BinOp op, Z3_ast a, Z3_ast b)
 	return fail(e, "internal: %s is not arithmetic", binop_symbol(op));
 }
 
-/* IEEE mode: round-to-nearest-even; `//` rounds the quotient toward
- * negative infinity; min/max are fp.min/fp.max (their choice between
- * +0.0 and -0.0 is unspecified, so a proof holds for either). */
+/* x converted to sort s (round to nearest even; exact when widening). */
+static Z3_ast fp_convert(SmtEncoding *e, Z3_ast x, Z3_sort s)
+{
+	return x ? own(e, Z3_mk_fpa_to_fp_float(e->ctx, e->st->rne, x, s)) : NULL;
+}
+
+/* IEEE mode, as the interpreter and the generated code compute:
+ * round-to-nearest-even; `//` and `%` in double precision, rounded once
+ * to the dtype at the end (floor(a / b), a - floor(a / b) * b, each step
+ * of which rounds in double); min and max are `a < b ? a : b` and
+ * `a > b ? a : b`, so a NaN operand or a pair of zeros gives b (Z3's
+ * fp.min would return the other operand for a NaN). */
 static Z3_ast enc_ieee_arith(SmtEncoding *e, BinOp op, Z3_ast a, Z3_ast b)
 {
 	Z3_context c = e->ctx;
@@ -847,17 +856,23 @@ static Z3_ast enc_ieee_arith(SmtEncoding *e, BinOp op, Z3_ast a, Z3_ast b)
 	case OP_DIV: return mkr(e, Z3_mk_fpa_div, a, b);
 	case OP_FLOORDIV:
 	case OP_FLOORMOD: {
-		Z3_ast q = mkr(e, Z3_mk_fpa_div, a, b);
+		if (!a || !b)
+			return NULL;
+		Z3_sort s = Z3_get_sort(c, a);
+		bool narrow = Z3_fpa_get_ebits(c, s) != 11;
+		Z3_ast a64 = narrow ? fp_convert(e, a, e->st->s_f64) : a;
+		Z3_ast b64 = narrow ? fp_convert(e, b, e->st->s_f64) : b;
+		Z3_ast q = mkr(e, Z3_mk_fpa_div, a64, b64);
 		Z3_ast rtn = own(e, Z3_mk_fpa_rtn(c));
 		Z3_ast fl = q && rtn ? own(e, Z3_mk_fpa_round_to_integral(
 						      c, rtn, q))
 				     : NULL;
-		if (op == OP_FLOORDIV)
-			return fl;
-		return mkr(e, Z3_mk_fpa_sub, a, mkr(e, Z3_mk_fpa_mul, b, fl));
+		Z3_ast r = op == OP_FLOORDIV ? fl
+					     : mkr(e, Z3_mk_fpa_sub, a64, mkr(e, Z3_mk_fpa_mul, fl, b64));
+		return narrow ? fp_convert(e, r, s) : r;
 	}
-	case OP_MIN: return mk2(e, Z3_mk_fpa_min, a, b);
-	case OP_MAX: return mk2(e, Z3_mk_fpa_max, a, b);
+	case OP_MIN: return mk_ite(e, mk2(e, Z3_mk_fpa_lt, a, b), a, b);
+	case OP_MAX: return mk_ite(e, mk2(e, Z3_mk_fpa_gt, a, b), a, b);
 	case OP_EQ:
 	case OP_NE:
 	case OP_LT:

@@ -804,6 +804,73 @@ START_TEST(branching_back_refused_when_an_overcomputed_reader_needs_the_padding)
 }
 END_TEST
 
+/* ieee mode computes what the program computes: T.min(x, NaN) is NaN
+ * (a < b ? a : b, not fp.min), and float32 `//` is done in double and
+ * rounded once. */
+START_TEST(ieee_min_with_nan_and_float32_floor_follow_the_program)
+{
+	TsRun t = ts_reject(&arena,
+			    "@T.prim_func\n"
+			    "def f(A: T.Buffer[(4,), \"float32\"], B: T.Buffer[(4,), \"float32\"]):\n"
+			    "    for i in T.serial(4):\n"
+			    "        if i >= 2:\n"
+			    "            B[i] = T.min(B[i], T.float32(\"nan\"))\n",
+			    "sch.float_mode(\"ieee\")\n"
+			    "sch.remove_branching_through_overcompute(loop=\"i\", strict=True)",
+			    "overcompute.no_op refuted");
+	sched_free(t.s);
+	t = ts_reject(&arena,
+		      "@T.prim_func\n"
+		      "def f(B: T.Buffer[(2,), \"float32\"]):\n"
+		      "    for i in T.serial(2):\n"
+		      "        if T.floordiv(T.float32(50331652.0), T.float32(3.0)) == T.float32(16777218.0):\n"
+		      "            B[i] = T.float32(7.0)\n",
+		      "sch.float_mode(\"ieee\")\n"
+		      "sch.remove_branching_through_overcompute(loop=\"i\", strict=True)",
+		      "overcompute.no_op refuted");
+	sched_free(t.s);
+}
+END_TEST
+
+/* A producer's guard read A, which was overwritten since: the cells it
+ * made readable are not those the guard names now. */
+START_TEST(a_readability_fact_whose_guard_read_changed_data_is_not_used)
+{
+	TsRun t = ts_reject(&arena,
+			    "@T.prim_func\n"
+			    "def f(A: T.Buffer[(4,), \"int32\"], B: T.Buffer[(4,), \"int32\"]):\n"
+			    "    X = T.alloc_buffer([4], \"int32\")\n"
+			    "    for i in T.serial(4):\n"
+			    "        if A[i] > 0:\n"
+			    "            X[i] = 10\n"
+			    "    for i in T.serial(4):\n"
+			    "        A[i] = 1\n"
+			    "    for i in T.serial(4):\n"
+			    "        if i >= 4:\n"
+			    "            if A[i] > 0:\n"
+			    "                B[i] = B[i] + X[i] * 0\n",
+			    "sch.remove_branching_through_overcompute(loop=\"i#3\", strict=True)",
+			    "overcompute.readable refuted");
+	sched_free(t.s);
+}
+END_TEST
+
+/* An out-of-range float-to-int conversion is undefined behaviour, so the
+ * extra instances may not evaluate one. */
+START_TEST(float_to_int_conversions_in_extra_instances_are_not_supported)
+{
+	TsRun t = ts_reject(&arena,
+			    "@T.prim_func\n"
+			    "def f(F: T.Buffer[(4,), \"float32\"], B: T.Buffer[(4,), \"int32\"]):\n"
+			    "    for i in T.serial(4):\n"
+			    "        if F[i] > T.float32(-0.1) and F[i] < T.float32(0.1):\n"
+			    "            B[i] = B[i] + T.cast(F[i] * T.float32(1e10), \"int32\") * 0\n",
+			    "sch.remove_branching_through_overcompute(loop=\"i\", strict=True)",
+			    "float-to-integer conversion");
+	sched_free(t.s);
+}
+END_TEST
+
 Suite *suite_overcompute(void)
 {
 	Suite *s = suite_create("overcompute");
@@ -818,7 +885,8 @@ Suite *suite_overcompute(void)
 		  row_sum_with_undef_padding_is_refuted_with_confirmed_replay,
 		  row_sum_without_pad_value_may_not_read_the_padding,
 		  producer_stage_values_make_the_consumer_branch_a_no_op,
-		  consumer_assumption_decides_the_no_op, a_fact_invalidated_by_a_later_write_is_not_used}},
+		  consumer_assumption_decides_the_no_op, a_fact_invalidated_by_a_later_write_is_not_used,
+		  ieee_min_with_nan_and_float32_floor_follow_the_program}},
 		{"dead_stores",
 		 {elementwise_with_undef_padding_overwrites_the_extra_stores,
 		  conv1d_output_stores_overwritten_by_the_pad_stage_are_dead,
@@ -837,7 +905,9 @@ Suite *suite_overcompute(void)
 		  unsupported_branch_bodies_reject_as_not_supported,
 		  branches_that_agree_in_each_others_cases_are_merged,
 		  branches_that_differ_are_kept_with_a_replayed_counterexample,
-		  a_branch_condition_is_no_hypothesis_after_a_write_to_what_it_read}},
+		  a_branch_condition_is_no_hypothesis_after_a_write_to_what_it_read,
+		  a_readability_fact_whose_guard_read_changed_data_is_not_used,
+		  float_to_int_conversions_in_extra_instances_are_not_supported}},
 		{"scope",
 		 {non_strict_call_keeps_unproven_branches_with_a_note,
 		  loop_and_block_arguments_narrow_the_candidates,
