@@ -176,24 +176,9 @@ static LLVMValueRef const_int(Cg *cg, DType t, int64_t v)
 	return LLVMConstInt(cg_type(cg, t), (unsigned long long)v, dtype_is_signed(t));
 }
 
-/* v wrapped to dtype t, as the interpreter's wrap_int. */
-static int64_t wrap_to(int64_t v, DType t)
-{
-	switch (t) {
-	case DT_BOOL: return v != 0;
-	case DT_INT8: return (int8_t)v;
-	case DT_INT16: return (int16_t)v;
-	case DT_INT32: return (int32_t)v;
-	case DT_UINT8: return (uint8_t)v;
-	case DT_INT64: case DT_HANDLE: case DT_FLOAT32: case DT_FLOAT64: case DT_VOID: case DT_COUNT:
-		break;
-	}
-	return v;
-}
-
 static CgVal int_val(Cg *cg, DType t, int64_t v)
 {
-	int64_t w = wrap_to(v, t);
+	int64_t w = dtype_wrap_int(v, t);
 	return (CgVal){const_int(cg, t, w), cg_range_const(w)};
 }
 
