@@ -161,17 +161,42 @@ bool imap_shape(Arena *a, IndexMap *m, const char **why)
 typedef struct Lin {
 	int64_t coef[MAX_IN];
 	int64_t c;
+	Expr *sym; /* the part free of the indices (scalar parameters); NULL: 0 */
 } Lin;
 
-static bool lin_of(const IndexMap *m, const Expr *e, Lin *out)
+static bool uses_index(const IndexMap *m, const Expr *e)
+{
+	for (int i = 0; i < m->nin; i++)
+		if (ir_expr_uses_var(e, m->in[i]))
+			return true;
+	return false;
+}
+
+static Expr *sym_add(Arena *a, Expr *x, Expr *y, int64_t s)
+{
+	if (!y)
+		return x;
+	if (s != 1)
+		y = ir_mul(a, lit(a, s), y);
+	return x ? ir_add(a, x, y) : y;
+}
+
+/* e = sum coef_i * in_i + c + sym, with sym free of the indices */
+static bool lin_of(Arena *a, const IndexMap *m, const Expr *e, Lin *out)
 {
 	Lin x, y;
 	int64_t c;
 	memset(out, 0, sizeof *out);
+	if (!dtype_is_int(e->dtype))
+		return false;
+	if (e->kind != EX_INT && !uses_index(m, e)) {
+		out->sym = (Expr *)e; /* n, n * 2, n // 4: one value per run */
+		return true;
+	}
 	switch (e->kind) {
 	case EX_INT:
 		out->c = e->u.ival;
-		return e->dtype != DT_BOOL;
+		return true;
 	case EX_VAR: {
 		int i = var_index(m, e->u.var);
 		if (i < 0)
@@ -180,11 +205,12 @@ static bool lin_of(const IndexMap *m, const Expr *e, Lin *out)
 		return true;
 	}
 	case EX_NEG:
-		if (!lin_of(m, e->u.un.a, &x))
+		if (!lin_of(a, m, e->u.un.a, &x))
 			return false;
 		for (int i = 0; i < m->nin; i++)
 			out->coef[i] = -x.coef[i];
 		out->c = -x.c;
+		out->sym = x.sym ? ir_neg(a, x.sym, (Span){0}) : NULL;
 		return true;
 	case EX_BIN:
 		break;
@@ -195,12 +221,13 @@ static bool lin_of(const IndexMap *m, const Expr *e, Lin *out)
 	switch (e->u.bin.op) {
 	case OP_ADD:
 	case OP_SUB: {
-		if (!lin_of(m, e->u.bin.a, &x) || !lin_of(m, e->u.bin.b, &y))
+		if (!lin_of(a, m, e->u.bin.a, &x) || !lin_of(a, m, e->u.bin.b, &y))
 			return false;
 		int64_t s = e->u.bin.op == OP_ADD ? 1 : -1;
 		for (int i = 0; i < m->nin; i++)
 			out->coef[i] = x.coef[i] + s * y.coef[i];
 		out->c = x.c + s * y.c;
+		out->sym = sym_add(a, x.sym, y.sym, s);
 		return true;
 	}
 	case OP_MUL: {
@@ -209,11 +236,12 @@ static bool lin_of(const IndexMap *m, const Expr *e, Lin *out)
 			k = e->u.bin.b;
 			other = e->u.bin.a;
 		}
-		if (!const_of(k, &c) || !lin_of(m, other, &x))
+		if (!const_of(k, &c) || !lin_of(a, m, other, &x))
 			return false;
 		for (int i = 0; i < m->nin; i++)
 			out->coef[i] = c * x.coef[i];
 		out->c = c * x.c;
+		out->sym = x.sym ? ir_mul(a, lit(a, c), x.sym) : NULL;
 		return true;
 	}
 	case OP_DIV: case OP_FLOORDIV: case OP_FLOORMOD: case OP_MIN: case OP_MAX:
@@ -227,15 +255,39 @@ static bool lin_of(const IndexMap *m, const Expr *e, Lin *out)
 typedef struct Digit {
 	Lin e;
 	int64_t d, m; /* (e // d) % m; m == INF_RADIX: no modulo */
+	Expr *off;    /* the output is off + sign * digit (NULL: 0) */
+	int sign;
 } Digit;
 
-/* Classify an output as a digit of an affine expression. */
-static bool digit_of(const IndexMap *m, const Expr *out, Digit *dg)
+static bool is_divmod(const Expr *e)
+{
+	return e->kind == EX_BIN && (e->u.bin.op == OP_FLOORDIV || e->u.bin.op == OP_FLOORMOD);
+}
+
+/* Classify an output as a digit of an affine expression, possibly
+ * reversed or moved: 3 - i // 4, i // 4 + n. */
+static bool digit_of(Arena *a, const IndexMap *m, const Expr *out, Digit *dg)
 {
 	int64_t c;
 	dg->d = 1;
 	dg->m = INF_RADIX;
+	dg->off = NULL;
+	dg->sign = 1;
 	const Expr *x = out;
+	if (x->kind == EX_NEG && is_divmod(x->u.un.a)) {
+		dg->sign = -1;
+		x = x->u.un.a;
+	} else if (x->kind == EX_BIN && (x->u.bin.op == OP_ADD || x->u.bin.op == OP_SUB)) {
+		const Expr *l = x->u.bin.a, *r = x->u.bin.b;
+		if (is_divmod(l) && !uses_index(m, r)) {
+			dg->off = x->u.bin.op == OP_ADD ? (Expr *)r : ir_neg(a, (Expr *)r, (Span){0});
+			x = l;
+		} else if (is_divmod(r) && !uses_index(m, l)) {
+			dg->off = (Expr *)l;
+			dg->sign = x->u.bin.op == OP_ADD ? 1 : -1;
+			x = r;
+		}
+	}
 	if (x->kind == EX_BIN && x->u.bin.op == OP_FLOORMOD && const_of(x->u.bin.b, &c) && c > 0) {
 		dg->m = c;
 		x = x->u.bin.a;
@@ -249,24 +301,36 @@ static bool digit_of(const IndexMap *m, const Expr *out, Digit *dg)
 		if (const_of(inner->u.bin.b, &big) && big > 0 && big % c == 0) {
 			dg->d = c;
 			dg->m = big / c;
-			return lin_of(m, inner->u.bin.a, &dg->e);
+			return lin_of(a, m, inner->u.bin.a, &dg->e);
 		}
 	}
 	while (x->kind == EX_BIN && x->u.bin.op == OP_FLOORDIV && const_of(x->u.bin.b, &c) && c > 0) {
 		dg->d *= c;
 		x = x->u.bin.a;
 	}
-	return lin_of(m, x, &dg->e);
+	return lin_of(a, m, x, &dg->e);
 }
 
-static bool lin_equal(const IndexMap *m, const Lin *x, const Lin *y)
+/* the digit's value from its physical variable t: sign * (t - off) */
+static Expr *digit_value(Arena *a, const Digit *dg, Expr *t)
+{
+	if (dg->off)
+		t = dg->sign > 0 ? ir_sub(a, t, dg->off) : ir_sub(a, dg->off, t);
+	else if (dg->sign < 0)
+		t = ir_neg(a, t, (Span){0});
+	return t;
+}
+
+static bool lin_equal(Arena *a, const IndexMap *m, const Lin *x, const Lin *y)
 {
 	if (x->c != y->c)
 		return false;
 	for (int i = 0; i < m->nin; i++)
 		if (x->coef[i] != y->coef[i])
 			return false;
-	return true;
+	if (!x->sym || !y->sym)
+		return !x->sym && !y->sym;
+	return ir_expr_equal(fold(a, x->sym), fold(a, y->sym));
 }
 
 /* ---------- names ---------- */
@@ -299,7 +363,7 @@ void imap_name_phys(Arena *a, IndexMap *m)
 	for (int k = 0; k < m->nout; k++) {
 		Digit dg;
 		const char *name = NULL;
-		if (digit_of(m, m->out[k], &dg)) {
+		if (digit_of(a, m, m->out[k], &dg)) {
 			int v = single_var(m, &dg.e);
 			if (v >= 0) {
 				const char *base = m->in[v]->name;
@@ -373,7 +437,7 @@ static int make_groups(Arena *a, const IndexMap *m, Group *groups, const char **
 		return -1;
 	}
 	for (int k = 0; k < m->nout; k++)
-		if (!digit_of(m, m->out[k], &dg[k])) {
+		if (!digit_of(a, m, m->out[k], &dg[k])) {
 			*why = "an output is not a digit (e // d) % m of an affine expression of the indices";
 			return -1;
 		}
@@ -382,7 +446,7 @@ static int make_groups(Arena *a, const IndexMap *m, Group *groups, const char **
 			continue;
 		int members[64], n = 0;
 		for (int j = k; j < m->nout; j++)
-			if (!done[j] && lin_equal(m, &dg[j].e, &dg[k].e)) {
+			if (!done[j] && lin_equal(a, m, &dg[j].e, &dg[k].e)) {
 				members[n++] = j;
 				done[j] = true;
 			}
@@ -408,7 +472,7 @@ static int make_groups(Arena *a, const IndexMap *m, Group *groups, const char **
 		Expr *value = NULL;
 		for (int i = n - 1; i >= 0; i--) {
 			const Digit *x = &dg[members[i]];
-			Expr *t = ir_varref(a, m->phys[members[i]], (Span){0});
+			Expr *t = digit_value(a, x, ir_varref(a, m->phys[members[i]], (Span){0}));
 			Expr *term = x->d == 1 ? t : ir_mul(a, lit(a, x->d), t);
 			value = value ? ir_add(a, value, term) : term;
 		}
@@ -498,6 +562,8 @@ bool imap_derive_inverse(Arena *a, IndexMap *m, const char **why)
 			groups[g].used = true;
 			int64_t coef = q[g].n * (den / q[g].d);
 			Expr *r = fold(a, ir_sub(a, groups[g].value, lit(a, groups[g].e.c)));
+			if (groups[g].e.sym)
+				r = fold(a, ir_sub(a, r, groups[g].e.sym));
 			Expr *term = fold(a, ir_mul(a, lit(a, coef), r));
 			if (coef == -1)
 				term = fold(a, ir_sub(a, lit(a, 0), r));
@@ -557,6 +623,15 @@ static bool inverse_is_exact(Arena *a, const IndexMap *m)
 	for (int j = 0; j < m->nin; j++) {
 		const Expr *g = m->inverse[j];
 		if (g->kind == EX_BIN && g->u.bin.op == OP_FLOORDIV)
+			return false;
+	}
+	/* a moved or reversed inner digit (1 + i % 4) does not cover the
+	 * physical box [0, 4) exactly; the top digit may be moved */
+	for (int k = 0; k < m->nout; k++) {
+		Digit dg;
+		if (!digit_of(a, m, m->out[k], &dg))
+			return false;
+		if (dg.m != INF_RADIX && (dg.off || dg.sign != 1))
 			return false;
 	}
 	const char *why;

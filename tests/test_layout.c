@@ -349,6 +349,30 @@ START_TEST(inverse_off_by_one_is_refuted_with_confirmed_replay)
 }
 END_TEST
 
+START_TEST(inverse_of_reversed_and_moved_digits_is_derived)
+{
+	/* rows in reverse order: i = 4 * (3 - io) + ii, no padding */
+	TsRun t = accept(double16, "sch.transform_layout(buffer=\"B\", index_map=lambda i: [3 - i // 4, i % 4])");
+	ck_assert(ts_has_obligation(t.r, "layout.left_inverse", VERDICT_PROVEN));
+	ck_assert_str_eq(shape_of(ts_func(&t, NULL), "B"), "(4, 4)");
+	ck_assert_str_eq(ts_cells_in_state(&arena, ts_func(&t, NULL), "B", CELL_UNDEF, 3), "");
+	sched_free(t.s);
+	/* reversed and moved by one: 14 cells in 5 rows of 4, the first row
+	 * and the last two cells of the second padding */
+	ck_assert_str_eq(padding_of(double14, "lambda i: [4 - i // 4, i % 4]"),
+			 "[0, 0] [0, 1] [0, 2] [0, 3] [1, 2] [1, 3]");
+	/* an inner digit moved by one does not cover its row exactly: the
+	 * full padding predicate is kept, column 0 is padding */
+	t = accept(double16, "sch.transform_layout(buffer=\"B\", index_map=lambda i: [i // 4, 1 + i % 4], pad_value=0)");
+	ck_assert_str_eq(shape_of(ts_func(&t, NULL), "B"), "(4, 5)");
+	sched_free(t.s);
+	ck_assert_str_eq(padding_of(double16, "lambda i: [i // 4, 1 + i % 4]"), "[0, 0] [1, 0] [2, 0] [3, 0]");
+	/* a digit negated with no offset leaves the shape: refuted */
+	ts_reject(&arena, double16, "sch.transform_layout(buffer=\"B\", index_map=lambda i: [-(i // 4), i % 4])",
+		  "layout.in_bounds");
+}
+END_TEST
+
 START_TEST(non_derivable_non_injective_map_is_refuted_not_unsupported)
 {
 	static const char k[] =
@@ -430,8 +454,8 @@ START_TEST(symbolic_shape_without_facts_is_still_exact)
 		"        A[i] = A[i] + 1\n";
 	TsRun t = accept(k, "sch.transform_layout(buffer=\"A\", index_map=lambda i: [i // 4, i % 4], pad_value=0)");
 	sched_free(t.s);
-	/* an offset that depends on n moves the padding with it; its inverse
-	 * is not derived (n is not an index) but can be given. n needs a
+	/* an offset that depends on n moves the padding with it; the inverse
+	 * is derived with n as a symbolic offset, or can be given. n needs a
 	 * bound here: i + n wraps for n near the int32 maximum */
 	static const char kb[] =
 		"@T.prim_func\n"
@@ -443,8 +467,9 @@ START_TEST(symbolic_shape_without_facts_is_still_exact)
 	t = ts_reject(&arena, k, "sch.transform_layout(buffer=\"A\", index_map=lambda i: [(i + n) // 4, (i + n) % 4])",
 		      "layout.in_bounds refuted");
 	sched_free(t.s);
-	t = ts_reject(&arena, kb, "sch.transform_layout(buffer=\"A\", index_map=lambda i: [(i + n) // 4, (i + n) % 4])",
-		      "not supported: transform_layout: no left inverse");
+	t = accept(kb, "sch.transform_layout(buffer=\"A\", index_map=lambda i: [(i + n) // 4, (i + n) % 4], pad_value=0)");
+	ck_assert(ts_has_obligation(t.r, "layout.left_inverse", VERDICT_PROVEN));
+	ts_has(ts_print(&arena, ts_func(&t, NULL)), "4 * io + ii - n");
 	sched_free(t.s);
 	t = accept(kb, "sch.transform_layout(buffer=\"A\", index_map=lambda i: [(i + n) // 4, (i + n) % 4], "
 		      "inverse=lambda io, ii: [4 * io + ii - n], pad_value=0)");
@@ -740,6 +765,7 @@ Suite *suite_layout(void)
 		  pad_lambda_reading_an_allocation_reads_only_written_cells}},
 		{"inverses",
 		 {given_inverse_is_proven_and_used_for_the_padding,
+		  inverse_of_reversed_and_moved_digits_is_derived,
 		  inverse_off_by_one_is_refuted_with_confirmed_replay,
 		  non_derivable_non_injective_map_is_refuted_not_unsupported}},
 		{"refuted_maps",
