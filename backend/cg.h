@@ -11,6 +11,7 @@
 #include <llvm-c/Core.h>
 
 #include "backend.h"
+#include "kernel/ptrmap.h"
 
 /* A range of mathematical integer values; known == false: the dtype's. */
 typedef struct Range {
@@ -55,8 +56,7 @@ typedef struct Cg {
 	BackendStats *stats;
 	DiagList *d;
 	bool failed;
-	const FlatAccess **access_map; /* open addressing by node pointer */
-	int access_cap;
+	PtrMap access_map; /* node -> const FlatAccess * */
 } Cg;
 
 /* ---- types and ranges ---- */

@@ -654,39 +654,20 @@ static CgVal select_expr(Cg *cg, const Expr *e)
 
 /* ---------- memory ---------- */
 
-static size_t access_slot(const void *node, int cap)
-{
-	uintptr_t h = (uintptr_t)node;
-	h ^= h >> 17;
-	h *= 0x9E3779B97F4A7C15ull;
-	return (size_t)(h >> 7) & (size_t)(cap - 1);
-}
-
 void cg_map_accesses(Cg *cg, const LoweredFunc *lf)
 {
-	free(cg->access_map);
-	int cap = 16;
-	while (cap < 2 * lf->naccesses + 1)
-		cap *= 2;
-	cg->access_map = calloc((size_t)cap, sizeof *cg->access_map);
-	cg->access_cap = cg->access_map ? cap : 0;
-	for (int i = 0; cg->access_map && i < lf->naccesses; i++) {
-		size_t k = access_slot(lf->accesses[i].node, cap);
-		while (cg->access_map[k])
-			k = (k + 1) & (size_t)(cap - 1);
-		cg->access_map[k] = &lf->accesses[i];
-	}
+	ptrmap_free(&cg->access_map);
+	for (int i = 0; i < lf->naccesses; i++)
+		if (!ptrmap_put(&cg->access_map, lf->accesses[i].node, (uintptr_t)&lf->accesses[i])) {
+			ptrmap_free(&cg->access_map); /* no map: every access is looked up as unknown */
+			return;
+		}
 }
 
 static const FlatAccess *find_access(Cg *cg, const void *node)
 {
-	if (!cg->access_cap || !node)
-		return NULL;
-	for (size_t k = access_slot(node, cg->access_cap); cg->access_map[k];
-	     k = (k + 1) & (size_t)(cg->access_cap - 1))
-		if (cg->access_map[k]->node == node)
-			return cg->access_map[k];
-	return NULL;
+	uintptr_t v;
+	return ptrmap_get(&cg->access_map, node, &v) ? (const FlatAccess *)v : NULL;
 }
 
 /* The nested array type [S1 x [S2 x ... T]] of a one-group buffer whose

@@ -155,7 +155,7 @@ static bool generate(Program *p, DiagList *d)
 		cg_define_kernel(&cg, &p->funcs[i]);
 	free(cg.vars);
 	free(cg.bufs);
-	free(cg.access_map);
+	ptrmap_free(&cg.access_map);
 	p->stats.nfuncs = p->nfuncs;
 	p->stats.codegen_seconds = now_seconds() - t0;
 	return !cg.failed && target_verify(p->mod, d);

@@ -579,7 +579,7 @@ static Expr *known_load(Simplifier *s, Expr *e)
 	if (!s->facts)
 		return e;
 	for (int j = 0; j < s->facts->n; j++) {
-		const Fact *f = &s->facts->items[j];
+		const Fact *f = s->facts->items[j];
 		if (f->buf != e->u.load.buf || f->nidx != e->u.load.nidx)
 			continue;
 		/* the value side of `unless or X[idx] == v` / `X[idx] = v` */

@@ -9,22 +9,30 @@
 #include <string.h>
 
 #include "index_map.h"
+#include "kernel/ptrmap.h"
 
 #define MAX_FACT_VARS 16
 
 static Span nospan(void) { return (Span){0}; }
 
+static const Fact *arena_dup_fact(Arena *a, const Fact *f)
+{
+	Fact *copy = arena_alloc(a, sizeof *copy);
+	*copy = *f;
+	return copy;
+}
+
 static void push_fact(Arena *a, FactSet *fs, const Fact *f)
 {
 	if (fs->n == fs->cap) {
 		int cap = fs->cap ? fs->cap * 2 : 8;
-		Fact *items = arena_alloc(a, sizeof(Fact) * (size_t)cap);
+		const Fact **items = arena_alloc(a, sizeof *items * (size_t)cap);
 		if (fs->n)
-			memcpy(items, fs->items, sizeof(Fact) * (size_t)fs->n);
+			memcpy(items, fs->items, sizeof *items * (size_t)fs->n);
 		fs->items = items;
 		fs->cap = cap;
 	}
-	fs->items[fs->n++] = *f;
+	fs->items[fs->n++] = f;
 }
 
 bool rw_is_param(const Func *f, const Buffer *buf)
@@ -324,7 +332,7 @@ static void walk(Walk *w, const Stmt *s)
 		f.guard = guard_now(w);
 		f.body = s->u.expr;
 		assume_shape(a, s->u.expr, &f);
-		push_fact(a, &w->found, &f);
+		push_fact(a, &w->found, arena_dup_fact(a, &f));
 		return;
 	}
 	case ST_STORE: {
@@ -342,7 +350,7 @@ static void walk(Walk *w, const Stmt *s)
 		f.buf = s->u.store.buf;
 		f.nidx = s->u.store.nidx;
 		f.idx = s->u.store.idx;
-		push_fact(a, &w->found, &f);
+		push_fact(a, &w->found, arena_dup_fact(a, &f));
 		return;
 	}
 	case ST_EVAL: case ST_PASS: case ST_COUNT:
@@ -369,39 +377,219 @@ static void mentioned(const Fact *f, bool for_values, BufList *l)
 		reads_of(f->idx[k], l);
 }
 
-/* Keep the facts of `item` whose buffers `between` does not write (the
- * item's own other writes count as between). */
-static void keep_usable(Arena *a, const Stmt *item, const BufList *after, bool for_values,
-			FactSet *out)
+static void bl_union(BufList *into, const BufList *from)
 {
+	if (from->overflow)
+		into->overflow = true;
+	for (int i = 0; i < from->n; i++)
+		bl_add(into, from->items[i]);
+}
+
+static bool bl_meets(const BufList *x, const BufList *y)
+{
+	if (x->overflow)
+		return true;
+	for (int i = 0; i < x->n; i++)
+		if (bl_has(y, x->items[i]))
+			return true;
+	return false;
+}
+
+/* What one statement of a sequence contributes, computed once per
+ * statement (a FactCache keeps it for the statements of a whole step). */
+typedef struct ItemFacts {
+	bool too_deep;
+	int n;
+	const Fact **facts; /* in the arena */
+	BufList writes; /* every buffer the item writes */
+	BufList *own;	/* per fact: the item's writes other than the fact's own store */
+	BufList *ment[2]; /* per fact: mentioned(f, false / true) */
+	BufList *uses;	/* per fact: its cell's buffer and what it reads */
+} ItemFacts;
+
+struct FactCache {
+	Arena *a;
+	PtrMap items; /* const Stmt * -> ItemFacts * */
+};
+
+FactCache *rw_fact_cache_new(Arena *a)
+{
+	FactCache *fc = calloc(1, sizeof *fc);
+	if (!fc)
+		abort();
+	fc->a = a;
+	return fc;
+}
+
+static void item_facts_free(ItemFacts *it)
+{
+	free(it->own);
+	free(it->ment[0]);
+	free(it->ment[1]);
+	free(it->uses);
+	free(it);
+}
+
+void rw_fact_cache_free(FactCache *fc)
+{
+	if (!fc)
+		return;
+	for (size_t i = 0; i < fc->items.cap; i++)
+		if (fc->items.keys[i])
+			item_facts_free((ItemFacts *)fc->items.vals[i]);
+	ptrmap_free(&fc->items);
+	free(fc);
+}
+
+static ItemFacts *item_facts_new(Arena *a, const Stmt *item)
+{
+	ItemFacts *it = calloc(1, sizeof *it);
+	if (!it)
+		abort();
 	Walk w;
 	memset(&w, 0, sizeof w);
 	w.a = a;
 	w.item = item;
 	walk(&w, item);
+	writes_of(item, NULL, &it->writes);
+	it->too_deep = w.too_deep;
 	if (w.too_deep)
+		return it;
+	it->n = w.found.n;
+	it->facts = w.found.items;
+	size_t n = (size_t)(it->n ? it->n : 1);
+	it->own = calloc(n, sizeof *it->own);
+	it->ment[0] = calloc(n, sizeof *it->ment[0]);
+	it->ment[1] = calloc(n, sizeof *it->ment[1]);
+	it->uses = calloc(n, sizeof *it->uses);
+	if (!it->own || !it->ment[0] || !it->ment[1] || !it->uses)
+		abort();
+	for (int i = 0; i < it->n; i++) {
+		const Fact *f = it->facts[i];
+		if (f->from_store)
+			writes_of(item, f->stmt, &it->own[i]);
+		else
+			it->own[i] = it->writes;
+		mentioned(f, false, &it->ment[0][i]);
+		mentioned(f, true, &it->ment[1][i]);
+		if (f->buf)
+			bl_add(&it->uses[i], f->buf);
+		reads_of(f->body, &it->uses[i]);
+		if (f->guard)
+			reads_of(f->guard, &it->uses[i]);
+		if (f->unless)
+			reads_of(f->unless, &it->uses[i]);
+	}
+	return it;
+}
+
+/* The item's facts, computed once per cache (statements are immutable
+ * and live as long as their arena). */
+static ItemFacts *item_facts(FactCache *fc, const Stmt *item)
+{
+	uintptr_t v;
+	if (ptrmap_get(&fc->items, item, &v))
+		return (ItemFacts *)v;
+	ItemFacts *it = item_facts_new(fc->a, item);
+	if (!ptrmap_put(&fc->items, item, (uintptr_t)it))
+		abort();
+	return it;
+}
+
+/* Usable facts, by pointer, before the relevance filter. */
+typedef struct FactPtrs {
+	int n, cap;
+	const Fact **items;
+} FactPtrs;
+
+static void fp_push(FactPtrs *l, const Fact *f)
+{
+	if (l->n == l->cap) {
+		l->cap = l->cap ? l->cap * 2 : 16;
+		l->items = realloc(l->items, sizeof *l->items * (size_t)l->cap);
+		if (!l->items)
+			abort();
+	}
+	l->items[l->n++] = f;
+}
+
+/* Keep the facts of the item whose buffers nothing between them and the
+ * point writes: `after` (the later items, the path to the point) or the
+ * item's own other writes. */
+static void keep_usable(const ItemFacts *it, const BufList *after, bool for_values, FactPtrs *out,
+			const BufList **uses_out, int *nuses)
+{
+	if (it->too_deep)
 		return;
-	for (int i = 0; i < w.found.n; i++) {
-		const Fact *f = &w.found.items[i];
-		BufList between = *after;
-		writes_of(item, f->from_store ? f->stmt : NULL, &between);
-		BufList m = {0};
-		mentioned(f, for_values, &m);
-		bool ok = !m.overflow;
-		for (int k = 0; k < m.n && ok; k++)
-			ok = !bl_has(&between, m.items[k]);
-		if (ok)
-			push_fact(a, out, f);
+	for (int i = 0; i < it->n; i++) {
+		const BufList *m = &it->ment[for_values][i];
+		bool ok = !m->overflow;
+		for (int k = 0; k < m->n && ok; k++)
+			ok = !bl_has(after, m->items[k]) && !bl_has(&it->own[i], m->items[k]);
+		if (ok) {
+			uses_out[*nuses] = &it->uses[i];
+			(*nuses)++;
+			fp_push(out, it->facts[i]);
+		}
+	}
+}
+
+static void loads_of_stmt_exprs(const Stmt *s, BufList *l)
+{
+	switch (s->kind) {
+	case ST_SEQ:
+		for (int i = 0; i < s->u.seq.n; i++)
+			loads_of_stmt_exprs(s->u.seq.items[i], l);
+		return;
+	case ST_FOR:
+		reads_of(s->u.loop.min, l);
+		reads_of(s->u.loop.extent, l);
+		loads_of_stmt_exprs(s->u.loop.body, l);
+		return;
+	case ST_IF:
+		reads_of(s->u.cond.cond, l);
+		loads_of_stmt_exprs(s->u.cond.then_s, l);
+		if (s->u.cond.else_s)
+			loads_of_stmt_exprs(s->u.cond.else_s, l);
+		return;
+	case ST_STORE:
+		for (int k = 0; k < s->u.store.nidx; k++)
+			reads_of(s->u.store.idx[k], l);
+		reads_of(s->u.store.value, l);
+		return;
+	case ST_ALLOC: loads_of_stmt_exprs(s->u.alloc.body, l); return;
+	case ST_BLOCK: loads_of_stmt_exprs(s->u.block.body, l); return;
+	case ST_LET:
+		reads_of(s->u.let.value, l);
+		loads_of_stmt_exprs(s->u.let.body, l);
+		return;
+	case ST_ASSUME: case ST_EVAL:
+		reads_of(s->u.expr, l);
+		return;
+	case ST_PASS: case ST_COUNT:
+		return;
 	}
 }
 
 void rw_facts_at(Arena *a, const Func *f, const StmtCtx *sc, bool for_values,
 		 const Stmt *exclude, FactSet *out)
 {
+	rw_facts_for(a, f, sc, for_values, exclude, NULL, NULL, out);
+}
+
+void rw_facts_for(Arena *a, const Func *f, const StmtCtx *sc, bool for_values,
+		  const Stmt *exclude, FactCache *cache, const Stmt *loads_of, FactSet *out)
+{
 	memset(out, 0, sizeof *out);
 	/* only the target itself can be left out (by its position) */
 	if (exclude && exclude != sc->stmt)
 		exclude = NULL;
+	FactCache *mine = NULL;
+	if (!cache || cache->a != a)
+		cache = mine = rw_fact_cache_new(a);
+	FactPtrs found = {0};
+	const BufList **uses = NULL;
+	int nuses = 0, capuses = 0;
 	const Stmt *cur = f->body;
 	for (int level = 0; level < sc->depth && cur; level++) {
 		int k = sc->path[level];
@@ -409,22 +597,35 @@ void rw_facts_at(Arena *a, const Func *f, const StmtCtx *sc, bool for_values,
 		case ST_SEQ: {
 			/* writes of items j+1 .. k and anywhere in item k (it
 			 * holds the target, the loops around it and the target),
-			 * gathered from k down so each item is walked once; the
-			 * facts keep their program order */
+			 * gathered from k down so each item is looked at once;
+			 * the facts keep their program order */
+			ItemFacts **its = malloc(sizeof *its * (size_t)(k ? k : 1));
 			BufList *after = malloc(sizeof *after * (size_t)(k ? k : 1));
-			if (!after)
+			if (!its || !after)
 				abort();
 			BufList acc = {0};
+			int nfacts = 0;
 			for (int j = k - 1; j >= 0; j--) {
+				const Stmt *next = cur->u.seq.items[j + 1];
 				if (j + 1 == k && exclude)
-					writes_except_at(cur->u.seq.items[k], sc->path + level + 1,
-							 sc->depth - level - 1, &acc);
+					writes_except_at(next, sc->path + level + 1, sc->depth - level - 1, &acc);
+				else if (j + 1 == k)
+					writes_of(next, NULL, &acc);
 				else
-					writes_of(cur->u.seq.items[j + 1], NULL, &acc);
+					bl_union(&acc, &item_facts(cache, next)->writes);
 				after[j] = acc;
+				its[j] = item_facts(cache, cur->u.seq.items[j]);
+				nfacts += its[j]->n;
+			}
+			if (nuses + nfacts > capuses) {
+				capuses = (nuses + nfacts) * 2;
+				uses = realloc(uses, sizeof *uses * (size_t)capuses);
+				if (!uses)
+					abort();
 			}
 			for (int j = 0; j < k; j++)
-				keep_usable(a, cur->u.seq.items[j], &after[j], for_values, out);
+				keep_usable(its[j], &after[j], for_values, &found, uses, &nuses);
+			free(its);
 			free(after);
 			cur = cur->u.seq.items[k];
 			break;
@@ -439,6 +640,33 @@ void rw_facts_at(Arena *a, const Func *f, const StmtCtx *sc, bool for_values,
 			break;
 		}
 	}
+	/* Relevance: a fact can matter for the loads of `loads_of` if it
+	 * names or reads one of their buffers, or one of the buffers that
+	 * such a fact reads (instantiation goes one round deeper). Leaving
+	 * the others out only weakens the hypotheses. */
+	bool *keep = calloc((size_t)(found.n ? found.n : 1), sizeof *keep);
+	if (!keep)
+		abort();
+	if (loads_of) {
+		BufList rel = {0};
+		loads_of_stmt_exprs(loads_of, &rel);
+		BufList rel2 = rel;
+		for (int i = 0; i < found.n; i++)
+			if (bl_meets(uses[i], &rel))
+				bl_union(&rel2, uses[i]);
+		for (int i = 0; i < found.n; i++)
+			keep[i] = bl_meets(uses[i], &rel2);
+	} else {
+		for (int i = 0; i < found.n; i++)
+			keep[i] = true;
+	}
+	for (int i = 0; i < found.n; i++)
+		if (keep[i])
+			push_fact(a, out, found.items[i]);
+	free(keep);
+	free(found.items);
+	free(uses);
+	rw_fact_cache_free(mine);
 }
 
 /* ---------- instantiation ---------- */
@@ -542,7 +770,7 @@ static void instantiate_round(Arena *a, const FactSet *fs, const Expr *e, Obliga
 	loads_in(e, loads, &n, 64);
 	for (int i = 0; i < n; i++) {
 		for (int j = 0; j < fs->n; j++) {
-			const Fact *f = &fs->items[j];
+			const Fact *f = fs->items[j];
 			if (has_undef(f->body))
 				continue; /* readable, but no value */
 			LoadRef fl[16];
@@ -584,7 +812,7 @@ Expr *rw_readable(Arena *a, const Func *f, const FactSet *fs, Buffer *buf, int n
 		any = ir_not(a, ir_subst_expr(a, pad, nidx, lay->inv_vars, idx), nospan());
 	}
 	for (int j = 0; j < fs->n; j++) {
-		const Fact *x = &fs->items[j];
+		const Fact *x = fs->items[j];
 		if (x->buf != buf || x->nidx != nidx)
 			continue;
 		Expr **t0 = solve(a, x, x->nidx, x->idx, idx);

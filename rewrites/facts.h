@@ -28,7 +28,7 @@ typedef struct Fact {
 
 typedef struct FactSet {
 	int n, cap;
-	Fact *items;
+	const Fact **items; /* in the arena, as the facts */
 } FactSet;
 
 /* The facts usable at the statement sc->stmt of f (sc from the walk that
@@ -45,6 +45,22 @@ typedef struct FactSet {
  * shared copy of the same statement elsewhere still counts. */
 void rw_facts_at(Arena *a, const Func *f, const StmtCtx *sc, bool for_values,
 		 const Stmt *exclude, FactSet *out);
+
+/* Per-statement facts kept across the queries of one step: a step that
+ * asks for the facts at many points of one function (simplify,
+ * remove_no_op) walks each statement once. Only for statements of the
+ * given arena; it must not outlive them. */
+typedef struct FactCache FactCache;
+FactCache *rw_fact_cache_new(Arena *a);
+void rw_fact_cache_free(FactCache *fc);
+
+/* rw_facts_at with a cache (NULL: none) and, when `loads_of` is given,
+ * only the facts that can matter for the loads in that statement's
+ * expressions: those naming or reading one of their buffers, and one
+ * round further, as rw_facts_instantiate goes. Leaving facts out only
+ * weakens hypotheses. */
+void rw_facts_for(Arena *a, const Func *f, const StmtCtx *sc, bool for_values,
+		  const Stmt *exclude, FactCache *cache, const Stmt *loads_of, FactSet *out);
 
 /* Add to o, for every load in e (and in the hypotheses this adds, one more
  * round), the facts instantiated at that load's indices:

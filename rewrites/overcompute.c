@@ -605,8 +605,8 @@ static RwStatus make_instance(RwCtx *c, const StmtCtx *sc, Stmt *body, Expr *ski
 	for (int h = 0; h < in->acc.nhyps; h++)
 		obligation_add_hyp(a, base, in->acc.hyps[h]);
 	in->base = base;
-	rw_facts_at(a, c->func, sc, true, all_skipped, &in->values);
-	rw_facts_at(a, c->func, sc, false, NULL, &in->readable);
+	rw_facts_for(a, c->func, sc, true, all_skipped, c->facts, NULL, &in->values);
+	rw_facts_for(a, c->func, sc, false, NULL, c->facts, NULL, &in->readable);
 	return RW_OK;
 }
 
@@ -1181,8 +1181,8 @@ static bool tried_before(const Stmt **tried, int n, const Stmt *s)
 	return false;
 }
 
-int sched_overcompute(Schedule *s, const char *desc, Span span, DiagList *d,
-		      const OcArgs *args)
+static int overcompute_with(Schedule *s, const char *desc, Span span, DiagList *d,
+			    const OcArgs *args, FactCache *facts)
 {
 	Compound k;
 	sched_compound_begin(s, &k, desc, span, d);
@@ -1191,6 +1191,7 @@ int sched_overcompute(Schedule *s, const char *desc, Span span, DiagList *d,
 	for (;;) {
 		RwCtx c;
 		sched_sub_begin(&k, &c, desc);
+		c.facts = facts;
 		OcCandidates cs;
 		RwStatus st = args->remove_stores ? rw_store_candidates(&c, args->block, &cs)
 			      : args->add_branches
@@ -1265,4 +1266,13 @@ int sched_overcompute(Schedule *s, const char *desc, Span span, DiagList *d,
 		simplify_in(&k, "remove_no_op: clean-up", false, true, NULL, 0);
 	}
 	return sched_compound_end(&k, STEP_COMMITTED, NULL)->status;
+}
+
+int sched_overcompute(Schedule *s, const char *desc, Span span, DiagList *d,
+		      const OcArgs *args)
+{
+	FactCache *facts = rw_fact_cache_new(s->arena);
+	int st = overcompute_with(s, desc, span, d, args, facts);
+	rw_fact_cache_free(facts);
+	return st;
 }

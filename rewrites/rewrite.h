@@ -46,6 +46,9 @@ typedef struct RwCtx {
 	 * index arithmetic stays below the dtype maximum). The fallback is
 	 * committed only when every one of these is proven. */
 	ObligationList fallback_obs;
+	/* Facts per statement, kept by a step that asks for the facts at
+	 * many points (NULL: none); it must not outlive the arena. */
+	struct FactCache *facts;
 } RwCtx;
 
 RwStatus rw_fail(RwCtx *c, RwStatus st, Span sp, const char *fmt, ...)

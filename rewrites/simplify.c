@@ -45,6 +45,7 @@ typedef struct Collect {
 	int prefix_depth;
 	int n, cap;
 	Candidate *items;
+	FactCache *facts; /* per-statement facts, shared by all the queries */
 } Collect;
 
 static void push(Collect *k, const StmtCtx *ctx, int slot, Expr *old, Expr *new,
@@ -95,7 +96,7 @@ static void visit(void *ud, Stmt *s, const StmtCtx *ctx)
 	}
 	arith_bounds_at(k->f, ctx, &b);
 	if (k->use_facts)
-		rw_facts_at(k->a, k->f, ctx, true, NULL, &fs);
+		rw_facts_for(k->a, k->f, ctx, true, NULL, k->facts, s, &fs);
 	switch (s->kind) {
 	case ST_FOR:
 		try_expr(k, ctx, &b, &fs, 0, s->u.loop.min);
@@ -336,7 +337,9 @@ int simplify_in(Compound *k, const char *desc, bool use_facts, bool cleanups, co
 	Schedule *s = k->s;
 	Arena *a = s->arena;
 	Func *f = sched_compound_func(k);
-	Collect col = {a, f, s->float_mode, use_facts, prefix, prefix_depth, 0, 0, NULL};
+	Collect col = {a, f, s->float_mode, use_facts, prefix, prefix_depth, 0, 0, NULL, NULL};
+	if (use_facts)
+		col.facts = rw_fact_cache_new(a);
 	rw_walk(a, f, visit, &col);
 	int applied = 0, kept = 0;
 	for (int i = 0; i < col.n; i++) {
@@ -344,12 +347,13 @@ int simplify_in(Compound *k, const char *desc, bool use_facts, bool cleanups, co
 		FactSet fs;
 		memset(&fs, 0, sizeof fs);
 		if (use_facts)
-			rw_facts_at(a, f, &cand->ctx, true, NULL, &fs);
+			rw_facts_for(a, f, &cand->ctx, true, NULL, col.facts, cand->ctx.stmt, &fs);
 		if (replace_logged(k, desc, cand, &fs))
 			applied++;
 		else
 			kept++;
 	}
+	rw_fact_cache_free(col.facts);
 	int cleaned = 0;
 	while (cleanups && cleaned < 10000) {
 		Found fd;

@@ -9,6 +9,7 @@
  * same-value readings. Anything else fails "unsupported: ...". */
 #include "encode.h"
 #include "range.h"
+#include "kernel/ptrmap.h"
 
 #include <math.h>
 #include <stdarg.h>
@@ -128,79 +129,6 @@ char *smt_double_to_rational(double v)
 	free(num);
 	free(den);
 	return out;
-}
-
-/* ---------- pointer maps ---------- */
-
-typedef struct PtrMap {
-	size_t cap, n;
-	const void **keys;
-	uintptr_t *vals;
-} PtrMap;
-
-static size_t ptr_hash(const void *p)
-{
-	uint64_t x = (uint64_t)(uintptr_t)p;
-	x ^= x >> 33;
-	x *= 0xff51afd7ed558ccdULL;
-	x ^= x >> 33;
-	return (size_t)x;
-}
-
-static bool pm_get(const PtrMap *m, const void *k, uintptr_t *v)
-{
-	if (!m->cap)
-		return false;
-	for (size_t i = ptr_hash(k) & (m->cap - 1);; i = (i + 1) & (m->cap - 1)) {
-		if (!m->keys[i])
-			return false;
-		if (m->keys[i] == k) {
-			*v = m->vals[i];
-			return true;
-		}
-	}
-}
-
-static bool pm_put(PtrMap *m, const void *k, uintptr_t v);
-
-static bool pm_grow(PtrMap *m)
-{
-	PtrMap big = {m->cap ? m->cap * 2 : 64, 0, NULL, NULL};
-	big.keys = calloc(big.cap, sizeof *big.keys);
-	big.vals = calloc(big.cap, sizeof *big.vals);
-	if (!big.keys || !big.vals) {
-		free(big.keys);
-		free(big.vals);
-		return false;
-	}
-	for (size_t i = 0; i < m->cap; i++)
-		if (m->keys[i])
-			pm_put(&big, m->keys[i], m->vals[i]);
-	free(m->keys);
-	free(m->vals);
-	*m = big;
-	return true;
-}
-
-static bool pm_put(PtrMap *m, const void *k, uintptr_t v)
-{
-	if ((m->n + 1) * 2 > m->cap && !pm_grow(m))
-		return false;
-	size_t i = ptr_hash(k) & (m->cap - 1);
-	while (m->keys[i] && m->keys[i] != k)
-		i = (i + 1) & (m->cap - 1);
-	if (!m->keys[i])
-		m->n++;
-	m->keys[i] = k;
-	m->vals[i] = v;
-	return true;
-}
-
-static void pm_free(PtrMap *m)
-{
-	free(m->keys);
-	free(m->vals);
-	memset(m, 0, sizeof *m);
 }
 
 /* ---------- encoder state ---------- */
@@ -387,7 +315,7 @@ static int add_sym(SmtEncoding *e, SymKind kind, DType dtype, const char *base,
 static int var_sym(SmtEncoding *e, Var *v)
 {
 	uintptr_t idx;
-	if (pm_get(&e->st->vars, v, &idx))
+	if (ptrmap_get(&e->st->vars, v, &idx))
 		return (int)idx;
 	Z3_sort s = sort_of(e, v->dtype);
 	if (!s)
@@ -396,7 +324,7 @@ static int var_sym(SmtEncoding *e, Var *v)
 	if (k < 0)
 		return -1;
 	e->syms[k].var = v;
-	if (!pm_put(&e->st->vars, v, (uintptr_t)k))
+	if (!ptrmap_put(&e->st->vars, v, (uintptr_t)k))
 		return fail(e, "out of memory"), -1;
 	return k;
 }
@@ -404,7 +332,7 @@ static int var_sym(SmtEncoding *e, Var *v)
 static int buffer_sym(SmtEncoding *e, Buffer *b, int arity)
 {
 	uintptr_t idx;
-	if (pm_get(&e->st->bufs, b, &idx)) {
+	if (ptrmap_get(&e->st->bufs, b, &idx)) {
 		if (e->syms[idx].arity != arity)
 			return fail(e,
 				    "unsupported: buffer %s read with %d and "
@@ -423,7 +351,7 @@ static int buffer_sym(SmtEncoding *e, Buffer *b, int arity)
 	if (k < 0)
 		return -1;
 	e->syms[k].buf = b;
-	if (!pm_put(&e->st->bufs, b, (uintptr_t)k))
+	if (!ptrmap_put(&e->st->bufs, b, (uintptr_t)k))
 		return fail(e, "out of memory"), -1;
 	return k;
 }
@@ -1034,7 +962,7 @@ static Z3_ast enc_load(SmtEncoding *e, const Expr *x)
 static bool note_load(SmtEncoding *e, int k, int n, Z3_ast *args, Z3_ast app)
 {
 	uintptr_t seen;
-	if (pm_get(&e->st->loadset, app, &seen))
+	if (ptrmap_get(&e->st->loadset, app, &seen))
 		return true;
 	EncodeState *st = e->st;
 	if (e->nloads == st->caploads) {
@@ -1047,7 +975,7 @@ static bool note_load(SmtEncoding *e, int k, int n, Z3_ast *args, Z3_ast app)
 	}
 	SmtLoad *ld = &e->loads[e->nloads];
 	ld->idx = malloc(sizeof(Z3_ast) * (size_t)(n > 0 ? n : 1));
-	if (!ld->idx || !pm_put(&st->loadset, app, 1)) {
+	if (!ld->idx || !ptrmap_put(&st->loadset, app, 1)) {
 		free(ld->idx);
 		return fail(e, "out of memory"), false;
 	}
@@ -1194,14 +1122,14 @@ static Z3_ast enc(SmtEncoding *e, const Expr *x)
 	EncodeState *st = e->st;
 	bool memo_ok = st->nenv == 0;
 	uintptr_t hit;
-	if (memo_ok && pm_get(&st->memo, x, &hit))
+	if (memo_ok && ptrmap_get(&st->memo, x, &hit))
 		return (Z3_ast)hit;
 	bool outer_undef = st->saw_undef;
 	st->saw_undef = false;
 	Z3_ast r = enc_kind(e, x);
 	bool mine = st->saw_undef;
 	st->saw_undef = outer_undef || mine;
-	if (r && memo_ok && !mine && !pm_put(&st->memo, x, (uintptr_t)r))
+	if (r && memo_ok && !mine && !ptrmap_put(&st->memo, x, (uintptr_t)r))
 		return fail(e, "out of memory");
 	return r;
 }
@@ -1431,10 +1359,10 @@ void smt_encoding_free(SmtEncoding *e)
 		for (size_t i = 0; i < st->nowned; i++)
 			Z3_dec_ref(e->ctx, st->owned[i]);
 		free(st->owned);
-		pm_free(&st->vars);
-		pm_free(&st->bufs);
-		pm_free(&st->memo);
-		pm_free(&st->loadset);
+		ptrmap_free(&st->vars);
+		ptrmap_free(&st->bufs);
+		ptrmap_free(&st->memo);
+		ptrmap_free(&st->loadset);
 		ranges_free(st->ranges);
 		ranges_free(st->stated);
 		free(st->env);
