@@ -598,6 +598,7 @@ vs_program *vs_build(vs_schedule *vs, const vs_build_options *opt)
 	if (opt) {
 		bo.opt_level = opt->opt_level;
 		bo.no_host_cpu = opt->generic_cpu;
+		bo.contract_fma = opt->contract_fma;
 		bo.flatten.allow_int64 = !opt->no_int64_widening;
 	}
 	DiagList d;

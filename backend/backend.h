@@ -118,6 +118,11 @@ bool emit_kind_from_name(const char *name, EmitKind *out);
 typedef struct BackendOptions {
 	int opt_level;       /* 1..3; 0 means the default, 3; < 0: no optimisation */
 	bool no_host_cpu;    /* generic x86-64 instead of the host's CPU */
+	/* real mode only: let the target fuse x * y + z (llvm.fmuladd). Off by
+	 * default: a fused and an unfused copy of one product differ by a
+	 * rounding the interpreter never makes (x * c - x * c != 0), which a
+	 * comparison or a conversion to an integer turns into another result */
+	bool contract_fma;
 	FlattenOptions flatten;
 } BackendOptions;
 

@@ -45,6 +45,7 @@ typedef struct Cg {
 	LLVMValueRef fn;          /* function being generated */
 	LLVMBasicBlockRef entry;  /* its allocas; branches to the body at the end */
 	FloatMode fm;
+	bool contract_fma; /* real mode, asked for: x * y + z may be fused */
 	const LoweredFunc *lf;
 	const char *cpu, *features, *vector_width;
 	CgVar *vars;

@@ -504,8 +504,9 @@ static LLVMValueRef float_arith(Cg *cg, BinOp op, DType t, LLVMValueRef a, LLVMV
 }
 
 /* In `real` mode floats are reals (semantics.md 1), so x * y + z may be
- * contracted: llvm.fmuladd lets the target fuse it. `ieee` keeps the two
- * roundings. */
+ * contracted when the build asks for it (contract_fma): llvm.fmuladd lets
+ * the target fuse it. By default, and always in `ieee`, the two roundings
+ * are kept, as the interpreter makes them. */
 static bool is_float_mul(const Expr *e, DType t)
 {
 	return e->kind == EX_BIN && e->u.bin.op == OP_MUL && e->dtype == t;
@@ -515,7 +516,7 @@ static bool contract_fma(Cg *cg, const Expr *e, CgVal *out)
 {
 	DType t = e->dtype;
 	BinOp op = e->u.bin.op;
-	if (cg->fm != FLOAT_REAL || (op != OP_ADD && op != OP_SUB))
+	if (cg->fm != FLOAT_REAL || !cg->contract_fma || (op != OP_ADD && op != OP_SUB))
 		return false;
 	const Expr *x = e->u.bin.a, *y = e->u.bin.b;
 	bool left = is_float_mul(x, t);

@@ -22,6 +22,7 @@ struct Program {
 	LoweredFunc *funcs;
 	BackendStats stats;
 	FloatMode fm;
+	bool contract_fma;
 	Target target;
 	LLVMOrcThreadSafeContextRef tsctx;
 	LLVMContextRef ctx;
@@ -148,7 +149,7 @@ static bool generate(Program *p, DiagList *d)
 	const char *name = p->sched->mod->name ? p->sched->mod->name : p->sched->mod->funcs[0]->name;
 	p->mod = LLVMModuleCreateWithNameInContext(name, p->ctx);
 	target_configure_module(&p->target, p->mod);
-	Cg cg = {.ctx = p->ctx, .mod = p->mod, .fm = p->fm, .cpu = p->target.cpu,
+	Cg cg = {.ctx = p->ctx, .mod = p->mod, .fm = p->fm, .contract_fma = p->contract_fma, .cpu = p->target.cpu,
 		 .features = p->target.features, .stats = &p->stats, .d = d};
 	cg.md_loop = LLVMGetMDKindIDInContext(p->ctx, "llvm.loop", 9);
 	for (int i = 0; i < p->nfuncs && !cg.failed; i++)
@@ -174,6 +175,7 @@ Program *backend_build(const Schedule *s, const BackendOptions *opt, DiagList *d
 	arena_init(&p->arena);
 	p->sched = s;
 	p->fm = s->float_mode;
+	p->contract_fma = o.contract_fma && s->float_mode == FLOAT_REAL;
 	if (!s->mod || s->mod->nfuncs == 0) {
 		diag_add(d, DIAG_ERROR, (Span){0}, "nothing to compile: the module has no function");
 		backend_free(p);
@@ -282,7 +284,7 @@ static bool define_runtime(Program *p, LLVMOrcJITDylibRef jd, DiagList *d)
 static LLVMModuleRef jit_module(Program *p)
 {
 	LLVMModuleRef m = LLVMCloneModule(p->mod);
-	Cg cg = {.ctx = p->ctx, .mod = m, .fm = p->fm, .cpu = p->target.cpu,
+	Cg cg = {.ctx = p->ctx, .mod = m, .fm = p->fm, .contract_fma = p->contract_fma, .cpu = p->target.cpu,
 		 .features = p->target.features, .stats = &p->stats};
 	for (int i = 0; i < p->nfuncs; i++) {
 		LLVMValueRef k = LLVMGetNamedFunction(m, p->funcs[i].func->name);

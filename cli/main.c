@@ -15,8 +15,9 @@ static const char usage[] =
 	"  vsched interp KERNEL.tir [--func F] [--seed N]\n"
 	"  vsched equiv A.tir B.tir [--func F] [--trials N] [--seed N]\n"
 	"  vsched build KERNEL.tir [--schedule S.sched] --emit llvm|asm|obj|header -o OUT\n"
+	"             [--fma]\n"
 	"  vsched jit KERNEL.tir [--schedule S.sched] [--func F] [--trials N] [--seed N]\n"
-	"             [--repeat N] [--log DIR]\n"
+	"             [--repeat N] [--log DIR] [--fma]\n"
 	"  vsched log show DIR [--json]\n"
 	"  vsched log check DIR [--solver z3|cvc5]\n";
 
@@ -28,6 +29,7 @@ typedef struct Opts {
 	unsigned long seed;
 	int trials;
 	int json;
+	int fma;    /* build, jit: fuse x * y + z in real mode */
 	int repeat; /* vsched jit: timed runs */
 } Opts;
 
@@ -83,6 +85,7 @@ static int parse_opts(int argc, char **argv, int first, Opts *o)
 		else if (strcmp(a, "--solver") == 0) TAKE(solver);
 		else if (strcmp(a, "--emit") == 0) TAKE(emit);
 		else if (strcmp(a, "--json") == 0) o->json = 1;
+		else if (strcmp(a, "--fma") == 0) o->fma = 1;
 		else if (strcmp(a, "--repeat") == 0) {
 			if (!parse_number(next, &n) || n < 1 || n > 100000)
 				return die_usage("expected a number (1..100000) after", a);
@@ -323,7 +326,9 @@ static int schedule_and_build(vs_context *ctx, const Opts *o, const char *cmd,
 		fprintf(stderr, "vsched: %s: the schedule was not proven; nothing is compiled\n", cmd);
 		return st == VS_REJECTED ? 1 : 2;
 	}
-	*out = vs_build(s, NULL);
+	vs_build_options bo = {0};
+	bo.contract_fma = o->fma;
+	*out = vs_build(s, &bo);
 	if (!*out) {
 		print_error(ctx);
 		fprintf(stderr, "vsched: %s: compilation failed\n", cmd);
@@ -379,7 +384,9 @@ static vs_program *build_unscheduled(vs_context *ctx, const Opts *o, vs_schedule
 	*s = NULL;
 	vs_module *m = vs_parse_file(ctx, o->pos[0]);
 	*s = m ? vs_schedule_new(ctx, m, NULL) : NULL;
-	return *s ? vs_build(*s, NULL) : NULL;
+	vs_build_options bo = {0};
+	bo.contract_fma = o->fma;
+	return *s ? vs_build(*s, &bo) : NULL;
 }
 
 static int cmd_jit(vs_context *ctx, const Opts *o)

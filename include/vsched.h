@@ -140,6 +140,11 @@ typedef struct vs_build_options {
 	int opt_level;         /* 0..3; 0 means the default, 3 */
 	bool generic_cpu;      /* generic x86-64 instead of the host's CPU */
 	bool no_int64_widening; /* reject an index that may not fit int32 */
+	/* real float mode only: fuse x * y + z (fused multiply-add). Faster
+	 * on FMA hardware; results then differ from the interpreter's by
+	 * rounding, and a comparison or integer conversion of such a value
+	 * can differ outright (x * c - x * c is no longer 0). Off by default. */
+	bool contract_fma;
 } vs_build_options;
 
 vs_program *vs_build(vs_schedule *s, const vs_build_options *opt); /* NULL + vs_last_error */

@@ -621,21 +621,48 @@ START_TEST(codegen_unoptimised_matches_interpreter)
 }
 END_TEST
 
-/* real mode: floats are reals, x * y + z may be fused. */
-START_TEST(real_mode_contracts_to_fmuladd_within_tolerance)
+/* real mode: x * y + z is fused only when the build asks for it. */
+START_TEST(real_mode_contracts_to_fmuladd_only_when_asked)
 {
-	Built b = build("@T.prim_func\n"
-			"def f(F: T.Buffer[(64,), \"float32\"], G: T.Buffer[(64,), \"float32\"], B: T.Buffer[(64,), \"float32\"]):\n"
-			"    for i in T.serial(64):\n"
-			"        B[i] = F[i] * 0.1 + G[i] * 0.3\n",
-			NULL);
+	static const char k[] =
+		"@T.prim_func\n"
+		"def f(F: T.Buffer[(64,), \"float32\"], G: T.Buffer[(64,), \"float32\"], B: T.Buffer[(64,), \"float32\"]):\n"
+		"    for i in T.serial(64):\n"
+		"        B[i] = F[i] * 0.1 + G[i] * 0.3\n";
 	DiagList d;
 	diag_init(&d, &arena);
+	Built b = build(k, NULL);
 	char *ir = backend_emit_string(b.p, EMIT_LLVM, &d);
 	ck_assert_ptr_nonnull(ir);
-	ck_assert_msg(strstr(ir, "fmuladd") || strstr(ir, "fma"), "no fused multiply-add:\n%s", ir);
+	ck_assert_msg(!strstr(ir, "fmuladd") && !strstr(ir, "llvm.fma"), "fused by default:\n%s", ir);
+	free(ir);
+	assert_jit_agrees(b.p, 4, 0.0); /* the interpreter's roundings, exactly */
+	built_free(&b);
+	BackendOptions o = {.contract_fma = true, .flatten.allow_int64 = true};
+	b = build_opts(k, NULL, &o);
+	ir = backend_emit_string(b.p, EMIT_LLVM, &d);
+	ck_assert_ptr_nonnull(ir);
+	ck_assert_msg(strstr(ir, "fmuladd") || strstr(ir, "llvm.fma"), "no fused multiply-add:\n%s", ir);
 	free(ir);
 	assert_jit_agrees(b.p, 4, BACKEND_REAL_TOLERANCE);
+	built_free(&b);
+}
+END_TEST
+
+/* Found by a red-team audit: with x * y + z fused by default, one of two
+ * equal products was fused and x * c - x * c came out as the rounding
+ * error of x * c, which the comparison turned into a different integer. */
+START_TEST(real_mode_keeps_equal_products_equal)
+{
+	Built b = build("@T.prim_func\n"
+			"def f(F: T.Buffer[(8,), \"float32\"], O: T.Buffer[(8,), \"int32\"]):\n"
+			"    for i in T.serial(8):\n"
+			"        if F[i] * T.float32(0.1) - F[i] * T.float32(0.1) != T.float32(0.0):\n"
+			"            O[i] = 1\n"
+			"        else:\n"
+			"            O[i] = 0\n",
+			NULL);
+	assert_jit_agrees(b.p, 8, 0.0);
 	built_free(&b);
 }
 END_TEST
@@ -1302,7 +1329,8 @@ Suite *suite_backend(void)
 	int n = (int)(sizeof expr_kernels / sizeof *expr_kernels);
 	tcase_add_loop_test(tc, codegen_matches_interpreter_on_every_dtype, 0, n);
 	tcase_add_loop_test(tc, codegen_unoptimised_matches_interpreter, 0, n);
-	tcase_add_test(tc, real_mode_contracts_to_fmuladd_within_tolerance);
+	tcase_add_test(tc, real_mode_contracts_to_fmuladd_only_when_asked);
+	tcase_add_test(tc, real_mode_keeps_equal_products_equal);
 	tcase_add_test(tc, scalar_parameters_of_every_dtype);
 	suite_add_tcase(s, tc);
 
