@@ -131,6 +131,13 @@ RwStatus attach_site(RwCtx *c, const char *block, const char *loop, bool loop_af
 			return rw_fail(c, RW_UNSUPPORTED, out->path[k]->span,
 				       "loop '%s' on the attach path is %s; its iterations would share the moved stage",
 				       out->path[k]->u.loop.var->name, for_kind_name(kind));
+		/* each run of a path loop reads its range in its own state;
+		 * the order obligations compare iterations of different runs
+		 * as if they read one state */
+		if (rw_range_reads_written(c->arena, out->path[k], c->func->body))
+			return rw_fail(c, RW_UNSUPPORTED, out->path[k]->span,
+				       "the range of loop '%s' on the attach path reads a buffer the function writes",
+				       out->path[k]->u.loop.var->name);
 	}
 	return RW_OK;
 }

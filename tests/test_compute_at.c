@@ -622,6 +622,26 @@ START_TEST(unsupported_shapes_reject_not_supported)
 	ck_assert_ptr_nonnull(strstr(tu_last(s)->reason, "parallel"));
 	ck_assert_ptr_eq(sched_func(s), before);
 	sched_free(s);
+	/* Found by a red-team audit: the attach loop's range reads A[0],
+	 * which the outer loop rewrites, so each run of i reads another
+	 * range; the order obligations compared iterations of different
+	 * runs as if both read one state, and the moved producer read X
+	 * after an earlier iteration had overwritten it */
+	static const char moving_range[] =
+		"@T.prim_func\n"
+		"def f(A: T.Buffer[(1,), \"int32\"], X: T.Buffer[(8,), \"int32\"], C: T.Buffer[(8,), \"int32\"]):\n"
+		"    B = T.alloc_buffer([8], \"int32\")\n"
+		"    with T.block(\"B\"):\n"
+		"        for p in T.serial(8):\n"
+		"            B[p] = X[p]\n"
+		"    with T.block(\"C\"):\n"
+		"        for o in T.serial(4):\n"
+		"            A[0] = o\n"
+		"            for i in T.serial(T.min(T.max(A[0], 0), 6), T.min(T.max(A[0], 0), 6) + 1):\n"
+		"                C[i % 8] = B[i % 8]\n"
+		"                X[(i + 1) % 8] = 100\n";
+	reject(moving_range, "sch.compute_at(block=\"B\", loop=\"i\")",
+	       "not supported: the range of loop 'i' on the attach path reads a buffer the function writes");
 }
 END_TEST
 
