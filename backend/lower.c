@@ -47,10 +47,13 @@ typedef struct StmtMap {
 	/* loops compiled serially (annotation not proven); may be NULL */
 	const Stmt *const *serial;
 	int nserial;
+	bool all_serial; /* every parallel and vectorized loop */
 } StmtMap;
 
 static bool made_serial(const StmtMap *m, const Stmt *loop)
 {
+	if (m->all_serial)
+		return loop->u.loop.kind == FOR_PARALLEL || loop->u.loop.kind == FOR_VECTORIZED;
 	for (int i = 0; i < m->nserial; i++)
 		if (m->serial[i] == loop)
 			return true;
@@ -156,6 +159,21 @@ const Func *lower_prove_annotations(Arena *a, Solver *solver, FloatMode fm, Proo
 				    const Func *f, LowerStats *stats, DiagList *d)
 {
 	Annotated w = {.a = a};
+	RwCtx whole = {.arena = a, .func = f, .float_mode = fm};
+	const char *deep = rw_nesting_too_deep(&whole);
+	if (deep) {
+		/* the walks that find the loops and build their race
+		 * obligations would stop early: nothing is proven */
+		StmtMap all = {.a = a, .leaf = keep_leaf, .all_serial = true};
+		Stmt *body = map_stmt(&all, f->body);
+		if (body == f->body)
+			return f;
+		diag_add(d, DIAG_WARNING, f->span,
+			 "parallel and vectorized loops of '%s' are compiled as serial loops: %s",
+			 f->name, deep);
+		stats->nserialized++;
+		return ir_func(a, f->name, f->nparams, f->params, body, f->span);
+	}
 	rw_walk(a, f, find_annotated, &w);
 	if (w.n == 0)
 		return f;

@@ -820,6 +820,57 @@ bool rw_range_reads_written(Arena *a, const Stmt *loop, const Stmt *region)
 	return reads_any(loop->u.loop.min, n, bufs) || reads_any(loop->u.loop.extent, n, bufs);
 }
 
+static int nesting(const Stmt *s)
+{
+	int d = 0;
+	switch (s->kind) {
+	case ST_SEQ:
+		for (int i = 0; i < s->u.seq.n; i++) {
+			int x = nesting(s->u.seq.items[i]);
+			d = x > d ? x : d;
+		}
+		break;
+	case ST_FOR: d = nesting(s->u.loop.body); break;
+	case ST_IF:
+		d = nesting(s->u.cond.then_s);
+		if (s->u.cond.else_s) {
+			int x = nesting(s->u.cond.else_s);
+			d = x > d ? x : d;
+		}
+		break;
+	case ST_ALLOC: d = nesting(s->u.alloc.body); break;
+	case ST_BLOCK: d = nesting(s->u.block.body); break;
+	case ST_LET: d = nesting(s->u.let.body); break;
+	case ST_STORE: case ST_ASSUME: case ST_EVAL: case ST_PASS: case ST_COUNT:
+		return 0;
+	}
+	return d + 1;
+}
+
+/* the walks stop at RW_MAX_DEPTH levels; keep a margin for the levels a
+ * walk counts around the body */
+#define NESTING_LIMIT (RW_MAX_DEPTH - 4)
+
+static const char *too_deep(Arena *a, const Func *f, const char *what)
+{
+	if (!f || nesting(f->body) <= NESTING_LIMIT)
+		return NULL;
+	return arena_printf(a, "%s '%s' nests statements more than %d levels deep; deeper nests are not supported",
+			    what, f->name, NESTING_LIMIT);
+}
+
+const char *rw_nesting_too_deep(const RwCtx *c)
+{
+	const char *why = too_deep(c->arena, c->func, "function");
+	if (!why)
+		why = too_deep(c->arena, c->out, "the result of");
+	if (!why)
+		why = too_deep(c->arena, c->fallback, "the result of");
+	for (int i = 0; !why && c->out_module && i < c->out_module->nfuncs; i++)
+		why = too_deep(c->arena, c->out_module->funcs[i], "the result of");
+	return why;
+}
+
 Obligation *rw_obligation_at(RwCtx *c, ObligationList *list, const StmtCtx *sc,
 			     const char *kind, const char *statement, Expr *goal)
 {

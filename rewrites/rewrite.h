@@ -143,6 +143,13 @@ int64_t rw_dtype_max(DType t);
  * again (a guard, a tail loop, a moved loop) would see another value. */
 bool rw_range_reads_written(Arena *a, const Stmt *loop, const Stmt *region);
 
+/* Statement nesting (the levels of a StmtCtx path) beyond what the walks
+ * follow (RW_MAX_DEPTH): a message naming the function, or NULL. Every
+ * function a step reads or produces is checked (c->func, c->out, the
+ * fallback and the functions of out_module), so no obligation is ever
+ * built from a walk that stopped early. */
+const char *rw_nesting_too_deep(const RwCtx *c);
+
 /* An obligation "goal" at the statement sc, with its context hypotheses,
  * pushed on `list` (c->obs or c->fallback_obs). */
 Obligation *rw_obligation_at(RwCtx *c, ObligationList *list, const StmtCtx *sc,

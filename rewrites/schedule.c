@@ -146,6 +146,13 @@ StepReport *sched_finish(Schedule *s, RwCtx *c, RwStatus st)
 		log_step(s, r);
 		return r;
 	}
+	const char *deep = rw_nesting_too_deep(c);
+	if (deep) {
+		r->status = STEP_REJECTED;
+		r->reason = arena_printf(a, "not supported: %s", deep);
+		log_step(s, r);
+		return r;
+	}
 	rw_loop_wrap_obligations(c);
 	int failed = discharge(s, r, &c->obs);
 	if (failed < 0 && c->reject_after) {
@@ -304,6 +311,15 @@ static bool prove_no_wrap(Compound *k, RwCtx *c)
 	memset(&c->fallback_obs, 0, sizeof c->fallback_obs);
 	Func *fallback = c->fallback;
 	c->fallback = NULL; /* its own list is proven with it */
+	const char *deep = rw_nesting_too_deep(c);
+	if (deep) {
+		c->obs = all;
+		c->fallback_obs = fb;
+		c->fallback = fallback;
+		k->fail = -1;
+		k->fail_reason = arena_printf(a, "not supported: %s", deep);
+		return false;
+	}
 	rw_loop_wrap_obligations(c);
 	for (int i = 0; i < c->obs.n; i++) {
 		bool seen = false;

@@ -761,6 +761,22 @@ START_TEST(source_annotations_are_proven_before_code_generation)
 	ck_assert_ptr_null(backend_first_warning(b.p));
 	assert_jit_agrees(b.p, 4, 0);
 	built_free(&b);
+
+	/* nested deeper than the walks that prove them follow: serial */
+	StrBuf t = {0};
+	sb_puts(&t, "@T.prim_func\ndef f(A: T.Buffer[(4,), \"int32\"]):\n");
+	int ind = 4;
+	for (int k = 0; k < 62; k++, ind += 4)
+		sb_printf(&t, "%*sfor d%d in T.serial(1):\n", ind, "", k);
+	sb_printf(&t, "%*sfor i in T.parallel(4):\n%*sA[i] = A[i] + 1\n", ind, "", ind + 4, "");
+	char *text = sb_take(&t);
+	b = build(text, NULL);
+	free(text);
+	ck_assert_int_eq(backend_stats(b.p)->nparallel_loops, 0);
+	assert_contains(backend_first_warning(b.p), "compiled as serial loops");
+	assert_contains(backend_first_warning(b.p), "more than 60 levels deep");
+	assert_jit_agrees(b.p, 2, 0);
+	built_free(&b);
 }
 END_TEST
 

@@ -371,6 +371,42 @@ START_TEST(arguments_outside_the_signature_are_bad_input)
 }
 END_TEST
 
+/* i, j, then `depth` loops of extent 1, then a loop k that wraps:
+ * found by a red-team audit, the walks stopped at 64 levels, k got no
+ * loop.no_wrap obligation and reorder was proven vacuously */
+static char *deep_nest(int depth, bool wrap)
+{
+	StrBuf b = {0};
+	sb_puts(&b, "@T.prim_func\ndef f(B: T.Buffer[(1,), \"int32\"]):\n"
+		    "    for i in T.serial(2):\n        for j in T.serial(2):\n");
+	int ind = 12;
+	for (int d = 0; d < depth; d++, ind += 4)
+		sb_printf(&b, "%*sfor d%d in T.serial(1):\n", ind, "", d);
+	sb_printf(&b, "%*sfor k in T.serial(%s):\n", ind, "", wrap ? "2147483647, 2147483647 + 2" : "2");
+	sb_printf(&b, "%*sB[0] = B[0] * 2 + i\n", ind + 4, "");
+	char *t = sb_take(&b);
+	char *r = arena_strdup(&arena, t);
+	free(t);
+	return r;
+}
+
+START_TEST(nests_deeper_than_the_walks_reject_not_supported)
+{
+	/* shallow enough: the wrap is found */
+	TsRun t = ts_reject(&arena, deep_nest(40, true), "sch.reorder(\"j\", \"i\")", "loop.no_wrap");
+	sched_free(t.s);
+	t = ts_reject(&arena, deep_nest(63, true), "sch.reorder(\"j\", \"i\")",
+		      "not supported: function 'f' nests statements more than");
+	sched_free(t.s);
+	/* a step whose result would nest too deep rejects too */
+	t = ts_reject(&arena, deep_nest(54, false), "sch.split(\"d0\", factor=1)\n"
+						    "sch.split(\"d1\", factor=1)\n"
+						    "sch.split(\"d2\", factor=1)",
+		      "not supported: the result of 'f' nests statements more than");
+	sched_free(t.s);
+}
+END_TEST
+
 static TCase *wrap_tcase(void)
 {
 	TCase *tc = tcase_create("loop_wrap");
@@ -381,6 +417,7 @@ static TCase *wrap_tcase(void)
 	tcase_add_test(tc, overcompute_over_a_wrapping_loop_is_refuted);
 	tcase_add_test(tc, symbolic_loop_start_is_proven_not_to_wrap);
 	tcase_add_test(tc, folded_constants_fit_their_dtype);
+	tcase_add_test(tc, nests_deeper_than_the_walks_reject_not_supported);
 	return tc;
 }
 
