@@ -13,6 +13,8 @@
 #include <string.h>
 
 #define UNROLL_LIMIT 64           /* explicit replication up to this extent */
+#define UNROLL_FULL_LIMIT 1024    /* LLVM's full unroll up to this one */
+#define UNROLL_PARTIAL 8          /* beyond: unrolled by this count */
 #define STACK_BUFFER_BYTES 65536  /* larger or symbolic local buffers: malloc */
 
 static void stmt(Cg *cg, const Stmt *s);
@@ -435,7 +437,16 @@ static void for_loop(Cg *cg, const Stmt *s)
 		if (unroll_explicitly(cg, &lb, body))
 			return;
 		br = serial_loop(cg, &lb, body);
-		props[0] = md_prop(cg, "llvm.loop.unroll.full", false);
+		if (LLVMIsAConstantInt(lb.ext64) && LLVMConstIntGetSExtValue(lb.ext64) <= UNROLL_FULL_LIMIT) {
+			props[0] = md_prop(cg, "llvm.loop.unroll.full", false);
+		} else {
+			/* a full unroll of thousands of iterations takes LLVM
+			 * minutes and the code no faster: unroll by a few */
+			LLVMMetadataRef ops[2];
+			ops[0] = LLVMMDStringInContext2(cg->ctx, "llvm.loop.unroll.count", 22);
+			ops[1] = LLVMValueAsMetadata(LLVMConstInt(LLVMInt32TypeInContext(cg->ctx), UNROLL_PARTIAL, 0));
+			props[0] = LLVMMDNodeInContext2(cg->ctx, ops, 2);
+		}
 		set_loop_metadata(cg, br, 1, props);
 		return;
 	}

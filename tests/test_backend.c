@@ -840,6 +840,28 @@ START_TEST(unrolled_loop_is_replicated)
 }
 END_TEST
 
+/* Found by a red-team audit: unroll of 20000 iterations asked LLVM for
+ * a full unroll, and the build ran for minutes; past 1024 iterations
+ * the loop is unrolled by a few instead. */
+START_TEST(long_unrolled_loop_is_unrolled_partially)
+{
+	Built b = build("@T.prim_func\n"
+			"def f(A: T.Buffer[(20000,), \"int32\"]):\n"
+			"    for i in T.serial(20000):\n"
+			"        A[i] = A[i] * 3 + 1\n",
+			"sch.unroll(\"i\")");
+	ck_assert_int_eq(backend_stats(b.p)->nunrolled_loops, 1);
+	DiagList d;
+	diag_init(&d, &arena);
+	char *ir = backend_emit_string(b.p, EMIT_LLVM, &d);
+	ck_assert_ptr_nonnull(ir);
+	ck_assert_ptr_nonnull(strstr(ir, " phi ")); /* still a loop */
+	free(ir);
+	assert_jit_agrees(b.p, 2, 0);
+	built_free(&b);
+}
+END_TEST
+
 START_TEST(large_and_symbolic_local_buffers_use_the_heap)
 {
 	jit_agrees("@T.prim_func\n"
@@ -1359,6 +1381,7 @@ Suite *suite_backend(void)
 	tcase_add_test(tc, nested_parallel_and_local_buffers_in_parallel_bodies);
 	tcase_add_test(tc, vectorized_loop_gives_vector_code);
 	tcase_add_test(tc, unrolled_loop_is_replicated);
+	tcase_add_test(tc, long_unrolled_loop_is_unrolled_partially);
 	tcase_add_test(tc, large_and_symbolic_local_buffers_use_the_heap);
 	tcase_add_test(tc, rejected_step_is_not_compiled);
 	suite_add_tcase(s, tc);
