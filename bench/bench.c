@@ -318,6 +318,54 @@ static void bench_matmul(int n, const char *tir)
 	free(A), free(B), free(Cs), free(Cu), free(Cn), free(Cb);
 }
 
+/* ---------- verification at scale ---------- */
+
+/* Steps that ask for the facts at every statement (simplify, remove_no_op)
+ * on straight-line kernels of n stores and on n small loops: the time and
+ * the peak memory growth should stay near linear in n. */
+static char *straight_line(int n, bool loops)
+{
+	size_t cap = (size_t)n * 96 + 256, len = 0;
+	char *t = malloc(cap);
+	if (!t)
+		die("memory");
+	len += (size_t)snprintf(t + len, cap - len,
+				"@T.prim_func\ndef big(A: T.Buffer[(%d, 8), \"int32\"], B: T.Buffer[(%d, 8), \"int32\"]):\n",
+				n, n);
+	for (int k = 0; k < n; k++)
+		len += (size_t)(loops ? snprintf(t + len, cap - len,
+						  "    for i in T.serial(8):\n        B[%d, i] = A[%d, i] + %d\n", k, k, k % 7)
+				      : snprintf(t + len, cap - len, "    B[%d, 0] = A[%d, 0] + %d\n", k, k, k % 7));
+	return t;
+}
+
+static void bench_verify_scale(void)
+{
+	out("\nverification at scale (seconds of the step; every obligation proven)\n");
+	out("%-34s %8s %8s %8s\n", "kernel", "n=250", "n=1000", "n=4000");
+	const char *steps[] = {"sch.simplify()", "sch.remove_no_op()"};
+	for (int loops = 0; loops < 2; loops++)
+		for (int k = 0; k < 2; k++) {
+			char name[64];
+			snprintf(name, sizeof name, "%s, %s", loops ? "n loops" : "n stores", steps[k]);
+			out("%-34s", name);
+			for (int n = 250; n <= 4000; n *= 4) {
+				char *text = straight_line(n, loops);
+				vs_module *m = vs_parse_string(ctx, "big.tir", text);
+				free(text);
+				vs_schedule *s = m ? vs_schedule_new(ctx, m, NULL) : NULL;
+				if (!s)
+					die("big.tir");
+				double t0 = now();
+				if (vs_run_script_string(s, "scale.sched", steps[k]) != VS_OK)
+					die(steps[k]);
+				out(" %8.2f", now() - t0);
+				vs_schedule_free(s);
+			}
+			out("\n");
+		}
+}
+
 int main(int argc, char **argv)
 {
 	const char *path = argc > 1 ? argv[1] : "build/bench-results.txt";
@@ -347,6 +395,8 @@ int main(int argc, char **argv)
 		bench_matmul(512, "bench/matmul512.tir");
 	if (WANT("matmul 1024"))
 		bench_matmul(1024, "bench/matmul1024.tir");
+	if (WANT("scale"))
+		bench_verify_scale();
 #undef WANT
 	out("\ntotal bench time %.1f s\n", now() - t0);
 	vs_context_free(ctx);

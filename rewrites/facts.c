@@ -599,12 +599,15 @@ void rw_facts_for(Arena *a, const Func *f, const StmtCtx *sc, bool for_values,
 			 * holds the target, the loops around it and the target),
 			 * gathered from k down so each item is looked at once;
 			 * the facts keep their program order */
-			ItemFacts **its = malloc(sizeof *its * (size_t)(k ? k : 1));
-			BufList *after = malloc(sizeof *after * (size_t)(k ? k : 1));
-			if (!its || !after)
+			/* each item's usable facts, found from k - 1 down while
+			 * the writes after it accumulate, kept in program order */
+			int *first = malloc(sizeof *first * (size_t)(k ? k : 1));
+			if (!first)
 				abort();
+			FactPtrs rev = {0};
+			const BufList **rev_uses = NULL;
+			int nrev_uses = 0, caprev = 0;
 			BufList acc = {0};
-			int nfacts = 0;
 			for (int j = k - 1; j >= 0; j--) {
 				const Stmt *next = cur->u.seq.items[j + 1];
 				if (j + 1 == k && exclude)
@@ -613,20 +616,34 @@ void rw_facts_for(Arena *a, const Func *f, const StmtCtx *sc, bool for_values,
 					writes_of(next, NULL, &acc);
 				else
 					bl_union(&acc, &item_facts(cache, next)->writes);
-				after[j] = acc;
-				its[j] = item_facts(cache, cur->u.seq.items[j]);
-				nfacts += its[j]->n;
+				ItemFacts *it = item_facts(cache, cur->u.seq.items[j]);
+				if (nrev_uses + it->n > caprev) {
+					caprev = (nrev_uses + it->n) * 2;
+					rev_uses = realloc(rev_uses, sizeof *rev_uses * (size_t)caprev);
+					if (!rev_uses)
+						abort();
+				}
+				first[j] = rev.n;
+				keep_usable(it, &acc, for_values, &rev, rev_uses, &nrev_uses);
 			}
-			if (nuses + nfacts > capuses) {
-				capuses = (nuses + nfacts) * 2;
+			if (nuses + rev.n > capuses) {
+				capuses = (nuses + rev.n) * 2;
 				uses = realloc(uses, sizeof *uses * (size_t)capuses);
 				if (!uses)
 					abort();
 			}
-			for (int j = 0; j < k; j++)
-				keep_usable(its[j], &after[j], for_values, &found, uses, &nuses);
-			free(its);
-			free(after);
+			/* item j's facts are rev[first[j] .. first[j - 1]) (j - 1 was
+			 * visited just after j); item 0's run to the end */
+			for (int j = 0; j < k; j++) {
+				int lo = first[j], hi = j > 0 ? first[j - 1] : rev.n;
+				for (int i = lo; i < hi; i++) {
+					uses[nuses++] = rev_uses[i];
+					fp_push(&found, rev.items[i]);
+				}
+			}
+			free(first);
+			free(rev.items);
+			free(rev_uses);
 			cur = cur->u.seq.items[k];
 			break;
 		}

@@ -18,6 +18,7 @@
  * stores to padded buffers under the same per-store obligations. */
 #include "overcompute.h"
 
+#include <stdlib.h>
 #include <string.h>
 
 #include "schedule.h"
@@ -27,6 +28,7 @@
 #include "attach.h"
 #include "facts.h"
 #include "index_map.h"
+#include "kernel/ptrmap.h"
 #include "layout.h"
 
 static Span nospan(void) { return (Span){0}; }
@@ -1173,21 +1175,12 @@ static bool prove_plan(Compound *k, const Func *before, const OcPlan *plan)
 	return true;
 }
 
-static bool tried_before(const Stmt **tried, int n, const Stmt *s)
-{
-	for (int i = 0; i < n; i++)
-		if (tried[i] == s)
-			return true;
-	return false;
-}
-
 static int overcompute_with(Schedule *s, const char *desc, Span span, DiagList *d,
-			    const OcArgs *args, FactCache *facts)
+			    const OcArgs *args, FactCache *facts, PtrMap *tried)
 {
 	Compound k;
 	sched_compound_begin(s, &k, desc, span, d);
-	int ntried = 0, cap = 64, done = 0, kept = 0, preguarded = -1;
-	const Stmt **tried = arena_alloc(s->arena, sizeof(Stmt *) * (size_t)cap);
+	int done = 0, kept = 0, preguarded = -1;
 	for (;;) {
 		RwCtx c;
 		sched_sub_begin(&k, &c, desc);
@@ -1206,18 +1199,14 @@ static int overcompute_with(Schedule *s, const char *desc, Span span, DiagList *
 		if (preguarded < 0)
 			preguarded = cs.guarded;
 		const Stmt *next = NULL;
+		uintptr_t seen;
 		for (int i = 0; i < cs.n && !next; i++)
-			if (!tried_before(tried, ntried, cs.items[i]))
+			if (!ptrmap_get(tried, cs.items[i], &seen))
 				next = cs.items[i];
 		if (!next)
 			break;
-		if (ntried == cap) {
-			const Stmt **t = arena_alloc(s->arena, sizeof(Stmt *) * (size_t)(cap * 2));
-			memcpy(t, tried, sizeof(Stmt *) * (size_t)cap);
-			tried = t;
-			cap *= 2;
-		}
-		tried[ntried++] = next;
+		if (!ptrmap_put(tried, next, 1))
+			abort();
 		OcPlan plan;
 		st = args->remove_stores  ? rw_remove_store_plan(&c, next, &plan)
 		     : args->add_branches ? rw_branch_plan(&c, next, &plan)
@@ -1272,7 +1261,9 @@ int sched_overcompute(Schedule *s, const char *desc, Span span, DiagList *d,
 		      const OcArgs *args)
 {
 	FactCache *facts = rw_fact_cache_new(s->arena);
-	int st = overcompute_with(s, desc, span, d, args, facts);
+	PtrMap tried = {0}; /* candidates tried: each once */
+	int st = overcompute_with(s, desc, span, d, args, facts, &tried);
+	ptrmap_free(&tried);
 	rw_fact_cache_free(facts);
 	return st;
 }
