@@ -130,7 +130,8 @@ static int64_t int_edge(DType t)
 	static const int64_t edges[] = {0,     1,      -1,        2,         -2,        127,
 					128,   -128,   -129,      255,       256,       32767,
 					-32768, 65535, INT32_MAX, INT32_MIN, INT64_MAX, INT64_MIN,
-					65536, 1 << 20, 3,        -7,        100,       1000000007};
+					65536, 1 << 20, 3,        -7,        100,       1000000007,
+					16777217, -16777217, (INT64_C(1) << 53) + 1, INT64_MIN + 1};
 	switch (pick(5)) {
 	case 0: return (int64_t)pick(33) - 16;
 	case 1: return dtype_wrap_int((int64_t)next(), t);
@@ -158,7 +159,7 @@ static double float_value(const Mode *m, DType t)
 		-INFINITY, NAN,	   FLT_MAX,	-FLT_MAX,     FLT_MIN,	  FLT_TRUE_MIN, DBL_MAX,
 		DBL_MIN,   DBL_TRUE_MIN, 16777216.0, 16777217.0, 0x1p53 + 1, 2147483648.0, -2147483649.0,
 		0x1p63,	  -0x1p63, 127.5,	-128.75,      255.99,	  0.1,	       1e10,
-		-3.0,	  65504.0, 0x1p-126 * 0.75, 1e300, 2147483647.5, -2147483648.75,
+		-3.0,	  65504.0, 16777216.0, 0x1p53, -0x1p53, 0x1p-126 * 0.75, 1e300, 2147483647.5, -2147483648.75,
 		0x1p63 - 1024, -0.99, 255.5, 32767.5, -32768.5, 0x1p24 + 2, 0x1p53 - 1};
 	double v;
 	if (!m->inexact)
@@ -244,6 +245,14 @@ static Expr *leaf(Gen *g, DType t)
  * dtype; the caller casts back to t). */
 static Expr *operand(Gen *g, DType t, int depth)
 {
+	/* integers at the edge of a float's precision, around 2^24 and 2^53 */
+	static const int64_t precision[] = {16777216,	   16777217,	  -16777217,
+					    33554433,	   INT64_C(1) << 53, (INT64_C(1) << 53) + 1,
+					    -(INT64_C(1) << 53) - 1};
+	if (dtype_is_float(t) && g->m.inexact && one_in(16)) {
+		int64_t v = precision[pick(COUNT(precision))];
+		return ir_int(&arena, v, v == (int32_t)v ? DT_INT32 : DT_INT64, no_span);
+	}
 	switch (pick(8)) {
 	case 0: return ir_int32(&arena, int_edge(DT_INT32));
 	case 1: {
@@ -339,13 +348,48 @@ static Expr *gen(Gen *g, DType t, int depth)
 	return to_dtype(t, r);
 }
 
-static void new_values(Gen *g)
+/* The literals of e, as doubles (up to cap). */
+static int literals_of(const Expr *e, double *out, int n, int cap)
 {
+	if (!e || n >= cap)
+		return n;
+	switch (e->kind) {
+	case EX_INT: out[n++] = (double)e->u.ival; return n;
+	case EX_FLOAT: out[n++] = e->u.fval; return n;
+	case EX_BIN: return literals_of(e->u.bin.b, out, literals_of(e->u.bin.a, out, n, cap), cap);
+	case EX_NOT:
+	case EX_NEG:
+	case EX_CAST: return literals_of(e->u.un.a, out, n, cap);
+	case EX_SELECT:
+		n = literals_of(e->u.sel.cond, out, n, cap);
+		return literals_of(e->u.sel.b, out, literals_of(e->u.sel.a, out, n, cap), cap);
+	case EX_LET: return literals_of(e->u.let.body, out, literals_of(e->u.let.value, out, n, cap), cap);
+	default: return n;
+	}
+}
+
+/* Random values; a third of them at or next to a literal of e, where
+ * comparisons and conversions change their outcome. */
+static void new_values(Gen *g, const Expr *e)
+{
+	double lits[32];
+	int nlits = literals_of(e, lits, 0, 32);
 	for (int k = 0; k < NVARS; k++) {
 		DType t = var_dtypes[k];
-		if (dtype_is_float(t))
-			g->vals[k].f = float_value(&g->m, t);
-		else
+		bool near = nlits > 0 && one_in(3);
+		double c = near ? lits[pick((unsigned)nlits)] : 0;
+		if (dtype_is_float(t)) {
+			double v = float_value(&g->m, t);
+			if (near && (g->m.inexact || (c == trunc(c) && fabs(c) <= 20))) {
+				v = t == DT_FLOAT32 ? (double)(float)c : c;
+				if (g->m.inexact && one_in(2))
+					v = t == DT_FLOAT32 ? (double)nextafterf((float)v, pick(2) ? INFINITY : -INFINITY)
+							    : nextafter(v, pick(2) ? INFINITY : -INFINITY);
+			}
+			g->vals[k].f = v;
+		} else if (near && t != DT_BOOL && isfinite(c) && fabs(c) < 0x1p62) {
+			g->vals[k].i = dtype_wrap_int((int64_t)c + (int64_t)pick(3) - 1, t);
+		} else
 			g->vals[k].i = int_value(t);
 	}
 }
@@ -508,6 +552,30 @@ static Expr *float_lets(Gen *g, const bool *occurs, Expr *goal)
 	return goal;
 }
 
+/* A bound on an integer variable that is tight at its value (v < c with
+ * c = value + 1, v >= value, ...): off-by-one errors in the bounds that
+ * range.c learns show at the edge. */
+static Expr *tight_bound(Gen *g)
+{
+	static const BinOp cmps[] = {OP_EQ, OP_NE, OP_LT, OP_LE, OP_GT, OP_GE};
+	int k = 1 + (int)pick(NVARS - 3);
+	int64_t v = g->vals[k].i, c = v;
+	BinOp op = cmps[pick(6)];
+	if (op == OP_LT && v < INT64_MAX)
+		c = v + 1;
+	else if (op == OP_GT && v > INT64_MIN)
+		c = v - 1;
+	else if (op == OP_NE)
+		c = v == INT64_MAX ? v - 1 : v + 1;
+	else if (op == OP_LT || op == OP_GT)
+		op = OP_EQ;
+	Expr *x = ref(g->vars[k]), *y = ir_int(&arena, c, DT_INT64, no_span);
+	if (one_in(3))
+		x = cast(DT_INT64, x);
+	return pick(2) ? bin(op, x, y) : bin(op == OP_LT ? OP_GT : op == OP_GT ? OP_LT :
+					   op == OP_LE ? OP_GE : op == OP_GE ? OP_LE : op, y, x);
+}
+
 /* A random fact about the variables that holds at their values (h or
  * not h, whichever does), mostly comparisons of a variable, possibly
  * under a cast, with an expression: what range.c learns bounds from. */
@@ -515,6 +583,8 @@ static Expr *true_fact(Gen *g, bool floats)
 {
 	static const BinOp cmps[] = {OP_EQ, OP_NE, OP_LT, OP_LE, OP_GT, OP_GE};
 	Expr *h;
+	if (one_in(3))
+		return tight_bound(g);
 	Mode m = g->m;
 	int nlets = g->nlets;
 	/* integers only for the proof (it pins no float variable by a
@@ -760,7 +830,7 @@ static bool run_case(Gen *g, Z3_context c, Tally *t, bool prove, char **failure)
 	DType root = floats && pick(2) ? (pick(2) ? DT_FLOAT32 : DT_FLOAT64) : any_dtype(g);
 	Expr *e = gen(g, root, 1 + (int)pick(4));
 	t->generated++;
-	new_values(g);
+	new_values(g, e);
 	Value want;
 	if (!interp_value(g, e, &want)) {
 		t->ub++;
