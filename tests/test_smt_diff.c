@@ -28,7 +28,9 @@
  * (float32) or 2^53 (float64), with no true division, inf or NaN.
  * Integer-only expressions alternate between the modes.
  *
- * Deterministic: the seed is VS_SOUNDNESS_SEED when set, else fixed.
+ * Deterministic: the seed is VS_SOUNDNESS_SEED when set, else fixed (no
+ * two draws in one call's arguments, whose order C leaves open: gcc and
+ * clang builds see the same cases).
  * For local sweeps, VS_ENCODER_DIFF_CASES sets the number of cases and
  * VS_ENCODER_DIFF_KEEP_GOING prints every disagreement instead of
  * stopping at the first. */
@@ -146,7 +148,8 @@ static int64_t int_value(DType t)
 	if (t == DT_BOOL)
 		return pick(2);
 	if (range_of_dtype(t, &r) && one_in(4)) {
-		Wide v = (pick(2) ? r.lo : r.hi) + (pick(2) ? 0 : pick(2) ? 1 : -1);
+		Wide v = pick(2) ? r.lo : r.hi;
+		v += pick(2) ? 0 : pick(2) ? 1 : -1;
 		return range_wrap_value(v, t);
 	}
 	return dtype_wrap_int(int_edge(t), t);
@@ -166,9 +169,10 @@ static double float_value(const Mode *m, DType t)
 		v = (double)((int)pick(41) - 20);
 	else if (pick(3))
 		v = specials[pick(COUNT(specials))];
-	else if (pick(2))
-		v = ldexp((double)((int64_t)pick(2001) - 1000), (int)pick(40) - 20);
-	else {
+	else if (pick(2)) {
+		double mant = (double)((int64_t)pick(2001) - 1000);
+		v = ldexp(mant, (int)pick(40) - 20);
+	} else {
 		uint64_t bits = next();
 		memcpy(&v, &bits, sizeof v);
 	}
@@ -599,11 +603,13 @@ static Expr *true_fact(Gen *g, bool floats)
 			Expr *x = ref(v);
 			if (one_in(3))
 				x = cast(int_dtypes[pick(COUNT(int_dtypes))], x);
-			Expr *y = gen(g, int_dtypes[pick(COUNT(int_dtypes))], (int)pick(3));
+			DType ty = int_dtypes[pick(COUNT(int_dtypes))];
+			Expr *y = gen(g, ty, (int)pick(3));
 			h = pick(2) ? bin(cmps[pick(6)], x, y) : bin(cmps[pick(6)], y, x);
 			if (one_in(3)) {
-				Expr *z = bin(cmps[pick(6)], ref(g->vars[1 + pick(NVARS - 3)]),
-					      gen(g, int_dtypes[pick(COUNT(int_dtypes))], 1));
+				BinOp op = cmps[pick(6)];
+				Var *w = g->vars[1 + pick(NVARS - 3)];
+				Expr *z = bin(op, ref(w), gen(g, int_dtypes[pick(COUNT(int_dtypes))], 1));
 				h = bin(pick(2) ? OP_AND : OP_OR, h, z);
 			}
 		}
