@@ -1277,6 +1277,10 @@ START_TEST(solver_version_names_z3)
 }
 END_TEST
 
+/* tests/test_smt_diff.c: the encoder against the interpreter on random
+ * expressions of every dtype */
+TCase *smt_encoder_diff_tcase(void);
+
 Suite *suite_smt(void)
 {
 	Suite *s = suite_create("smt");
@@ -1352,5 +1356,7 @@ Suite *suite_smt(void)
 	tcase_add_test(tc, parallel_discharge_matches_sequential);
 	tcase_add_test(tc, solver_version_names_z3);
 	suite_add_tcase(s, tc);
+
+	suite_add_tcase(s, smt_encoder_diff_tcase());
 	return s;
 }
