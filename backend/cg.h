@@ -88,6 +88,10 @@ LLVMValueRef cg_truth(Cg *cg, CgVal x, DType t);
  * (EX_LOAD or ST_STORE) of the lowered IR, for its physical indices. */
 LLVMValueRef cg_address(Cg *cg, const Buffer *b, int nidx, Expr *const *idx, Span sp,
 			const void *node);
+/* A call of the LLVM intrinsic `name` overloaded on one type. */
+LLVMValueRef cg_call_intrinsic(Cg *cg, const char *name, LLVMTypeRef overload,
+			       LLVMValueRef *args, unsigned nargs);
+
 /* Index the lowered function's accesses by node (cg->access_map). */
 void cg_map_accesses(Cg *cg, const LoweredFunc *lf);
 /* Whether evaluating e can have no undefined behaviour whatever its

@@ -191,8 +191,8 @@ static LLVMValueRef float_const(Cg *cg, DType t, double v)
 
 /* ---------- intrinsics ---------- */
 
-static LLVMValueRef call_intrinsic(Cg *cg, const char *name, LLVMTypeRef overload,
-				   LLVMValueRef *args, unsigned nargs)
+LLVMValueRef cg_call_intrinsic(Cg *cg, const char *name, LLVMTypeRef overload,
+			       LLVMValueRef *args, unsigned nargs)
 {
 	unsigned id = LLVMLookupIntrinsicID(name, strlen(name));
 	LLVMValueRef fn = LLVMGetIntrinsicDeclaration(cg->mod, id, &overload, 1);
@@ -475,7 +475,7 @@ static LLVMValueRef float_floor_op(Cg *cg, BinOp op, DType t, LLVMValueRef a, LL
 	LLVMBuilderRef b = cg->b;
 	LLVMValueRef x = to_double(cg, a, t), y = to_double(cg, c, t);
 	LLVMValueRef q = LLVMBuildFDiv(b, x, y, "");
-	LLVMValueRef f = call_intrinsic(cg, "llvm.floor", LLVMDoubleTypeInContext(cg->ctx), &q, 1);
+	LLVMValueRef f = cg_call_intrinsic(cg, "llvm.floor", LLVMDoubleTypeInContext(cg->ctx), &q, 1);
 	if (op == OP_FLOORMOD)
 		f = LLVMBuildFSub(b, x, LLVMBuildFMul(b, f, y, ""), "");
 	return from_double(cg, f, t);
@@ -531,7 +531,7 @@ static bool contract_fma(Cg *cg, const Expr *e, CgVal *out)
 		args[2] = LLVMBuildFNeg(cg->b, args[2], "");
 	else if (op == OP_SUB) /* c - a*b */
 		args[0] = LLVMBuildFNeg(cg->b, args[0], "");
-	out->v = call_intrinsic(cg, "llvm.fmuladd", cg_type(cg, t), args, 3);
+	out->v = cg_call_intrinsic(cg, "llvm.fmuladd", cg_type(cg, t), args, 3);
 	out->r = (Range){0};
 	return true;
 }

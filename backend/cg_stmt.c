@@ -480,22 +480,46 @@ static void alloc_stmt(Cg *cg, const Stmt *s)
 	buffer_extents(cg, &probe);
 	if (!probe.ext)
 		return;
-	LLVMValueRef count = cg_int64(cg, 1);
-	for (int g = 0; g < probe.ngroups; g++)
-		count = LLVMBuildMul(cg->b, count, probe.ext[g], "");
+	/* cells * element size, in unsigned 64 bits with every overflow and
+	 * every negative extent caught: such an allocation fails (status 1,
+	 * as when malloc fails) instead of wrapping to a small block */
+	int64_t esize = dtype_bits(b->dtype) < 8 ? 1 : dtype_bits(b->dtype) / 8;
+	int64_t bytes = esize;
+	bool known = true;
+	for (int g = 0; g < probe.ngroups; g++) {
+		int64_t e;
+		if (!LLVMIsAConstantInt(probe.ext[g])) {
+			known = false;
+			continue;
+		}
+		e = LLVMConstIntGetSExtValue(probe.ext[g]);
+		if (known && (e < 0 || __builtin_mul_overflow(bytes, e, &bytes)))
+			bytes = -1;
+		if (bytes < 0)
+			known = false;
+	}
 	LLVMTypeRef et = cg_mem_type(cg, b->dtype);
-	int64_t bytes = -1;
-	if (LLVMIsAConstantInt(count))
-		bytes = LLVMConstIntGetSExtValue(count) * (dtype_bits(b->dtype) < 8 ? 1 : dtype_bits(b->dtype) / 8);
 	LLVMValueRef ptr, heap = NULL;
-	if (bytes >= 0 && bytes <= STACK_BUFFER_BYTES) {
-		ptr = entry_alloca(cg, et, count, 64);
+	if (known && bytes <= STACK_BUFFER_BYTES) {
+		ptr = entry_alloca(cg, et, cg_int64(cg, bytes / esize), 64);
 	} else {
-		LLVMValueRef size = LLVMBuildMul(cg->b, count, LLVMSizeOf(et), "");
+		LLVMTypeRef i64 = i64t(cg), i1 = LLVMInt1TypeInContext(cg->ctx);
+		LLVMValueRef size = cg_int64(cg, esize), bad = LLVMConstInt(i1, 0, 0);
+		for (int g = 0; g < probe.ngroups; g++) {
+			LLVMValueRef e = probe.ext[g];
+			bad = LLVMBuildOr(cg->b, bad, LLVMBuildICmp(cg->b, LLVMIntSLT, e, cg_int64(cg, 0), ""), "");
+			LLVMValueRef args[2] = {size, e};
+			LLVMValueRef r = cg_call_intrinsic(cg, "llvm.umul.with.overflow", i64, args, 2);
+			size = LLVMBuildExtractValue(cg->b, r, 0, "");
+			bad = LLVMBuildOr(cg->b, bad, LLVMBuildExtractValue(cg->b, r, 1, ""), "");
+		}
+		/* past half the address space no malloc can succeed */
+		bad = LLVMBuildOr(cg->b, bad, LLVMBuildICmp(cg->b, LLVMIntUGT, size, cg_int64(cg, INT64_MAX / 2), ""), "");
+		return_if_failed(cg, LLVMBuildZExt(cg->b, bad, i32t(cg), ""));
 		size = LLVMBuildSelect(cg->b, LLVMBuildICmp(cg->b, LLVMIntEQ, size, cg_int64(cg, 0), ""),
 				       cg_int64(cg, 1), size, "");
-		LLVMValueRef mallocf = runtime_fn(cg, "malloc", i8p(cg), i64t(cg));
-		LLVMTypeRef mt = LLVMFunctionType(i8p(cg), (LLVMTypeRef[]){i64t(cg)}, 1, 0);
+		LLVMValueRef mallocf = runtime_fn(cg, "malloc", i8p(cg), i64);
+		LLVMTypeRef mt = LLVMFunctionType(i8p(cg), (LLVMTypeRef[]){i64}, 1, 0);
 		heap = LLVMBuildCall2(cg->b, mt, mallocf, &size, 1, "");
 		LLVMValueRef null = LLVMBuildIsNull(cg->b, heap, "");
 		return_if_failed(cg, LLVMBuildZExt(cg->b, null, i32t(cg), ""));

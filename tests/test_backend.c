@@ -1215,6 +1215,57 @@ START_TEST(runtime_covers_every_iteration_once_and_reports_failure)
 }
 END_TEST
 
+/* Found by a red-team audit: the byte size of a huge allocation wrapped
+ * (4611686018427387905 int32 cells = 4 bytes), a stack slot was chosen
+ * and the code was wrong. Now the size is computed with overflow checks
+ * and such an allocation fails with status 1, as when malloc fails; so
+ * does a symbolic extent that is negative or overflows. */
+START_TEST(huge_allocation_fails_instead_of_wrapping)
+{
+	vs_context *ctx = vs_context_new();
+	vs_module *m = vs_parse_string(ctx, "k.tir",
+				       "@I.ir_module\n"
+				       "class big:\n"
+				       "    @T.prim_func\n"
+				       "    def f(A: T.Buffer[(4,), \"int32\"]):\n"
+				       "        B = T.alloc_buffer([4611686018427387905], \"int32\")\n"
+				       "        for i in T.serial(4):\n"
+				       "            B[i] = A[i] + 1\n"
+				       "        for i in T.serial(4):\n"
+				       "            A[i] = B[3 - i]\n"
+				       "\n"
+				       "    @T.prim_func\n"
+				       "    def g(A: T.Buffer[(4,), \"int32\"], n: T.int64):\n"
+				       "        T.assume(n <= 4611686018427387904)\n"
+				       "        B = T.alloc_buffer([n], \"int32\")\n"
+				       "        for i in T.serial(4):\n"
+				       "            B[i] = A[i] + 1\n"
+				       "        for i in T.serial(4):\n"
+				       "            A[i] = B[3 - i]\n");
+	ck_assert_msg(m != NULL, "%s", vs_last_error(ctx));
+	ck_assert_ptr_nonnull(m);
+	vs_schedule *s = vs_schedule_new(ctx, m, NULL);
+	vs_program *p = vs_build(s, NULL);
+	ck_assert_msg(p != NULL, "%s", vs_last_error(ctx));
+	typedef int32_t (*F)(int32_t *);
+	typedef int32_t (*G)(int32_t *, int64_t);
+	F f = (F)vs_program_lookup(p, "f");
+	G g = (G)vs_program_lookup(p, "g");
+	int32_t a[4] = {1, 2, 3, 4};
+	ck_assert_int_eq(f(a), 1);
+	ck_assert_int_eq(a[0], 1); /* nothing ran */
+	ck_assert_int_eq(g(a, 4), 0);
+	ck_assert_int_eq(a[0], 5);
+	ck_assert_int_eq(a[3], 2);
+	ck_assert_int_eq(g(a, -4), 1);
+	ck_assert_int_eq(g(a, (int64_t)1 << 62), 1); /* 2^64 bytes */
+	ck_assert_int_eq(a[0], 5);
+	vs_program_free(p);
+	vs_schedule_free(s);
+	vs_context_free(ctx);
+}
+END_TEST
+
 /* ---------- the public API and the command line ---------- */
 
 START_TEST(api_builds_and_calls_the_jit_kernel)
@@ -1382,6 +1433,7 @@ Suite *suite_backend(void)
 	tcase_add_test(tc, vectorized_loop_gives_vector_code);
 	tcase_add_test(tc, unrolled_loop_is_replicated);
 	tcase_add_test(tc, long_unrolled_loop_is_unrolled_partially);
+	tcase_add_test(tc, huge_allocation_fails_instead_of_wrapping);
 	tcase_add_test(tc, large_and_symbolic_local_buffers_use_the_heap);
 	tcase_add_test(tc, rejected_step_is_not_compiled);
 	suite_add_tcase(s, tc);
