@@ -10,6 +10,7 @@
 #include <poll.h>
 #include <signal.h>
 #include <spawn.h>
+#include <dirent.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -847,28 +848,148 @@ static RunStatus run_capture(char *const argv[], char **output)
 	return RUN_OK;
 }
 
-/* The first line of the output that is an answer, or "no answer". */
+/* The solver's one answer: exactly one output line is an answer and none
+ * is an error; otherwise "no answer". (The query itself holds one
+ * check-sat and nothing that prints, see query_problem.) */
 static const char *solver_answer(const char *output)
 {
 	static const char *const answers[] = {"unsat", "sat", "unknown",
 					      "timeout"};
+	const char *found = NULL;
 	for (const char *line = output; line && *line;) {
 		const char *end = strchr(line, '\n');
 		size_t len = end ? (size_t)(end - line) : strlen(line);
 		while (len && (line[len - 1] == '\r' || line[len - 1] == ' '))
 			len--;
+		if (len >= 6 && strncmp(line, "(error", 6) == 0)
+			return "no answer";
 		for (size_t i = 0; i < sizeof answers / sizeof *answers; i++)
 			if (len == strlen(answers[i]) &&
-			    strncmp(line, answers[i], len) == 0)
-				return answers[i];
+			    strncmp(line, answers[i], len) == 0) {
+				if (found)
+					return "no answer";
+				found = answers[i];
+			}
 		line = end ? end + 1 : NULL;
 	}
-	return "no answer";
+	return found ? found : "no answer";
+}
+
+/* What is wrong with a logged query, or NULL: only declarations,
+ * definitions, options and assertions, then exactly one check-sat, last.
+ * Anything that prints (echo, get-*), changes the assertion stack (push,
+ * pop, reset) or stops early (exit) would let a tampered file answer
+ * something other than its assertions. */
+static const char *query_problem(const char *text)
+{
+	static const char *const allowed[] = {
+		"set-logic", "set-option", "set-info", "declare-fun", "declare-const",
+		"declare-sort", "define-fun", "define-sort", "assert", "check-sat"};
+	int checks = 0;
+	bool after_check = false;
+	const char *p = text;
+	for (;;) {
+		while (*p == ' ' || *p == '\t' || *p == '\n' || *p == '\r' || *p == ';') {
+			if (*p == ';')
+				while (*p && *p != '\n')
+					p++;
+			else
+				p++;
+		}
+		if (!*p)
+			break;
+		if (*p != '(')
+			return "text outside a command";
+		p++;
+		const char *head = p;
+		while (*p && *p != ' ' && *p != '\t' && *p != '\n' && *p != '\r' && *p != '(' &&
+		       *p != ')')
+			p++;
+		size_t hlen = (size_t)(p - head);
+		bool ok = false;
+		for (size_t i = 0; i < sizeof allowed / sizeof *allowed && !ok; i++)
+			ok = hlen == strlen(allowed[i]) && strncmp(head, allowed[i], hlen) == 0;
+		if (!ok)
+			return "a command other than declarations, assertions and one check-sat";
+		if (after_check)
+			return "a command after check-sat";
+		if (hlen == 9 && strncmp(head, "check-sat", 9) == 0) {
+			checks++;
+			after_check = true;
+		}
+		/* the rest of the command, balanced */
+		int depth = 1;
+		while (depth > 0) {
+			if (!*p)
+				return "an unbalanced command";
+			if (*p == '"') {
+				for (p++; *p && !(*p == '"' && p[1] != '"'); p += *p == '"' ? 2 : 1)
+					;
+				if (!*p)
+					return "an unterminated string";
+			} else if (*p == '|') {
+				for (p++; *p && *p != '|'; p++)
+					;
+				if (!*p)
+					return "an unterminated symbol";
+			} else if (*p == ';') {
+				while (*p && *p != '\n')
+					p++;
+				continue;
+			} else if (*p == '(') {
+				depth++;
+			} else if (*p == ')') {
+				depth--;
+			}
+			p++;
+		}
+	}
+	return checks == 1 ? NULL : "no check-sat, or more than one";
+}
+
+/* The value of the header comment `; key: value` (up to the line's end),
+ * or NULL; the header is the comment block at the top of the file. */
+static char *header_value(const char *text, const char *key)
+{
+	size_t klen = strlen(key);
+	for (const char *line = text; line && *line == ';';) {
+		const char *end = strchr(line, '\n');
+		if (strncmp(line, "; ", 2) == 0 && strncmp(line + 2, key, klen) == 0 &&
+		    line[2 + klen] == ':' && line[3 + klen] == ' ') {
+			const char *v = line + 4 + klen;
+			size_t n = end ? (size_t)(end - v) : strlen(v);
+			return strndup(v, n);
+		}
+		line = end ? end + 1 : NULL;
+	}
+	return NULL;
+}
+
+/* The file belongs to this entry: its header names the same obligation,
+ * kind and verdict. NULL if so, else what differs. */
+static const char *header_problem(const char *text, const JVal *v)
+{
+	char want[64];
+	snprintf(want, sizeof want, "; vsched proof obligation ob-%04.0f\n", jnum(v, "id"));
+	if (strncmp(text, want, strlen(want)) != 0)
+		return "its header names another obligation";
+	const char *keys[] = {"kind", "verdict"};
+	for (int i = 0; i < 2; i++) {
+		char *got = header_value(text, keys[i]);
+		bool same = got && strcmp(got, or_dash(jstr(v, keys[i]))) == 0;
+		free(got);
+		if (!same)
+			return i == 0 ? "its header names another kind" : "its header names another verdict";
+	}
+	return NULL;
 }
 
 typedef struct CheckTally {
-	int agree, disagree, unanswered, skipped;
+	int agree, disagree, unanswered, skipped, malformed;
 	bool no_solver;
+	int nfiles;
+	char **files; /* query files already checked: each belongs to one entry */
+	int last_id;
 } CheckTally;
 
 static void check_entry(const char *dir, const char *solver, const JVal *v,
@@ -891,7 +1012,29 @@ static void check_entry(const char *dir, const char *solver, const JVal *v,
 		t->unanswered++;
 		return;
 	}
+	for (int i = 0; i < t->nfiles; i++)
+		if (strcmp(t->files[i], file) == 0) {
+			sb_printf(b, "-        MALFORMED (%s is the query of an earlier entry)\n", file);
+			t->malformed++;
+			return;
+		}
+	char **grown = realloc(t->files, sizeof *grown * (size_t)(t->nfiles + 1));
+	if (!grown)
+		abort();
+	t->files = grown;
+	t->files[t->nfiles++] = strdup(file);
 	char *path = path_in(dir, file), *output = NULL;
+	char *text = path ? read_file(path) : NULL;
+	const char *bad = !text ? "cannot be read" : header_problem(text, v);
+	if (!bad)
+		bad = query_problem(text);
+	free(text);
+	if (bad) {
+		sb_printf(b, "-        MALFORMED (%s: %s)\n", file, bad);
+		t->malformed++;
+		free(path);
+		return;
+	}
 	char *z3_argv[] = {"z3", "-T:30", path, NULL};
 	char *cvc5_argv[] = {"cvc5", "--tlimit=30000", path, NULL};
 	RunStatus rs = path ? run_capture(strcmp(solver, "cvc5") == 0
@@ -939,13 +1082,45 @@ int proof_log_check(const char *dir, const char *solver, char **out)
 	sb_printf(&b, "re-checking %s with %s\n", dir, solver);
 	sb_printf(&b, "%-8s %-28s %-11s %-8s %s\n", "id", "kind", "logged",
 		  solver, "result");
-	for (int i = 0; i < e.n; i++)
-		if (strcmp(or_dash(jstr(&e.items[i], "type")), "obligation") == 0)
-			check_entry(dir, solver, &e.items[i], &b, &t);
+	for (int i = 0; i < e.n; i++) {
+		if (strcmp(or_dash(jstr(&e.items[i], "type")), "obligation") != 0)
+			continue;
+		/* obligations are numbered 1, 2, ... in the order they are logged */
+		double id = jnum(&e.items[i], "id");
+		if (id != t.last_id + 1) {
+			sb_printf(&b, "entry %d: MALFORMED (obligation id %.0f, expected %d: an entry was removed or moved)\n",
+				  i + 1, id, t.last_id + 1);
+			t.malformed++;
+		}
+		t.last_id = id > t.last_id ? (int)id : t.last_id;
+		check_entry(dir, solver, &e.items[i], &b, &t);
+	}
+	/* every query file of the folder has its entry */
+	DIR *dp = opendir(dir);
+	for (struct dirent *de; dp && (de = readdir(dp));) {
+		const char *n = de->d_name;
+		size_t len = strlen(n);
+		if (strncmp(n, "ob-", 3) != 0 || len < 8 || strcmp(n + len - 5, ".smt2") != 0)
+			continue;
+		bool listed = false;
+		for (int i = 0; i < e.n && !listed; i++) {
+			const char *f = jstr(&e.items[i], "smt2");
+			listed = f && strcmp(f, n) == 0;
+		}
+		if (!listed) {
+			sb_printf(&b, "%s: MALFORMED (no entry of index.jsonl names this query)\n", n);
+			t.malformed++;
+		}
+	}
+	if (dp)
+		closedir(dp);
 	sb_printf(&b,
 		  "summary: %d agree, %d disagree, %d without an answer, %d "
-		  "skipped (not proven)\n",
-		  t.agree, t.disagree, t.unanswered, t.skipped);
+		  "malformed, %d skipped (not proven)\n",
+		  t.agree, t.disagree, t.unanswered, t.malformed, t.skipped);
+	for (int i = 0; i < t.nfiles; i++)
+		free(t.files[i]);
+	free(t.files);
 	if (t.no_solver)
 		sb_printf(&b, "cannot run '%s': is it installed and on PATH?\n",
 			  solver);
@@ -953,5 +1128,5 @@ int proof_log_check(const char *dir, const char *solver, char **out)
 	entries_free(&e);
 	if (t.no_solver)
 		return 2;
-	return t.disagree || t.unanswered ? 1 : 0;
+	return t.disagree || t.unanswered || t.malformed ? 1 : 0;
 }

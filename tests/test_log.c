@@ -211,7 +211,7 @@ START_TEST(log_check_agrees_with_z3_and_cvc5)
 	write_sample_log();
 	char *out = NULL;
 	ck_assert_msg(proof_log_check(dir, "z3", &out) == 0, "%s", out);
-	ck_assert_ptr_nonnull(strstr(out, "summary: 2 agree, 0 disagree, 0 without an answer, 1 skipped"));
+	ck_assert_ptr_nonnull(strstr(out, "summary: 2 agree, 0 disagree, 0 without an answer, 0 malformed, 1 skipped"));
 	free(out);
 	ck_assert_msg(proof_log_check(dir, "cvc5", &out) == 0, "%s", out);
 	ck_assert_ptr_nonnull(strstr(out, "summary: 2 agree"));
@@ -235,20 +235,106 @@ START_TEST(log_check_catches_a_corrupted_verdict)
 			 0);
 	spill(path, fixed);
 	char *out = NULL;
+	/* the query file's header still says proven */
+	ck_assert_int_eq(proof_log_check(dir, "z3", &out), 1);
+	ck_assert_ptr_nonnull(strstr(out, "MALFORMED (ob-0001.smt2: its header names another verdict)"));
+	free(out);
+	/* both changed: the solver disagrees */
+	char *q1 = in_dir("ob-0001.smt2");
+	char *query = slurp(q1), *qv = strstr(query, "; verdict: proven");
+	ck_assert_ptr_nonnull(qv);
+	char *q1fixed = NULL;
+	ck_assert_int_ge(asprintf(&q1fixed, "%.*s; verdict: refuted%s", (int)(qv - query), query,
+				  qv + strlen("; verdict: proven")),
+			 0);
+	spill(q1, q1fixed);
 	ck_assert_int_eq(proof_log_check(dir, "z3", &out), 1);
 	ck_assert_ptr_nonnull(strstr(out, "DISAGREES"));
 	free(out);
 	ck_assert_int_eq(proof_log_check(dir, "cvc5", &out), 1);
+	ck_assert_ptr_nonnull(strstr(out, "DISAGREES"));
 	free(out);
+	spill(q1, query);
+	free(q1fixed);
+	free(query);
+	free(q1);
 	/* a query file that went missing is reported too */
 	spill(path, index);
 	char *q = in_dir("ob-0002.smt2");
 	unlink(q);
 	ck_assert_int_eq(proof_log_check(dir, "z3", &out), 1);
-	ck_assert_ptr_nonnull(strstr(out, "NO ANSWER"));
+	ck_assert_ptr_nonnull(strstr(out, "MALFORMED (ob-0002.smt2: cannot be read)"));
 	free(out);
 	free(q);
 	free(fixed);
+	free(index);
+	free(path);
+}
+END_TEST
+
+/* Found by a red-team audit: a refuted obligation relabelled "proven"
+ * passed the re-check when its query printed "unsat" itself, pointed at
+ * another obligation's query, or was dropped from the index. */
+static void replace_in(const char *file, const char *from, const char *to)
+{
+	char *path = in_dir(file), *text = slurp(path), *at = strstr(text, from), *out = NULL;
+	ck_assert_msg(at != NULL, "%s lacks %s", file, from);
+	ck_assert_int_ge(asprintf(&out, "%.*s%s%s", (int)(at - text), text, to, at + strlen(from)), 0);
+	spill(path, out);
+	free(out);
+	free(text);
+	free(path);
+}
+
+static void assert_check_fails(const char *with, const char *why)
+{
+	char *out = NULL;
+	ck_assert_int_eq(proof_log_check(dir, with, &out), 1);
+	ck_assert_msg(strstr(out, why) != NULL, "expected '%s':\n%s", why, out);
+	free(out);
+}
+
+START_TEST(log_check_catches_tampered_queries_and_entries)
+{
+	/* ob-0002 is refuted: relabel it proven in the index and its header */
+	write_sample_log();
+	char *path = in_dir("index.jsonl"), *index = slurp(path);
+	char *second = strstr(index, "\"id\":2");
+	ck_assert_ptr_nonnull(second);
+	char *v = strstr(second, "\"verdict\":\"refuted\"");
+	ck_assert_ptr_nonnull(v);
+	memcpy(v, "\"verdict\":\"proven\" ", strlen("\"verdict\":\"refuted\""));
+	spill(path, index);
+	replace_in("ob-0002.smt2", "; verdict: refuted", "; verdict: proven");
+	assert_check_fails("z3", "DISAGREES");
+	/* a query that prints its own answer */
+	replace_in("ob-0002.smt2", "(check-sat)", "(echo \"unsat\")\n(check-sat)");
+	assert_check_fails("z3", "MALFORMED (ob-0002.smt2: a command other than");
+	replace_in("ob-0002.smt2", "(echo \"unsat\")\n(check-sat)", "(push)\n(assert false)\n(check-sat)\n(pop)\n(check-sat)");
+	assert_check_fails("cvc5", "MALFORMED (ob-0002.smt2: a command other than");
+	replace_in("ob-0002.smt2", "(push)\n(assert false)\n(check-sat)\n(pop)\n(check-sat)", "(check-sat)\n(check-sat)");
+	assert_check_fails("z3", "MALFORMED (ob-0002.smt2: a command after check-sat)");
+	replace_in("ob-0002.smt2", "(check-sat)\n(check-sat)", "(check-sat)");
+	/* the entry points at the proven query of ob-0001 */
+	replace_in("index.jsonl", "\"smt2\":\"ob-0002.smt2\"", "\"smt2\":\"ob-0001.smt2\"");
+	assert_check_fails("z3", "MALFORMED (ob-0001.smt2 is the query of an earlier entry)");
+	assert_check_fails("z3", "ob-0002.smt2: MALFORMED (no entry of index.jsonl names this query)");
+	free(index);
+	free(path);
+}
+END_TEST
+
+START_TEST(log_check_catches_a_dropped_entry)
+{
+	write_sample_log();
+	char *path = in_dir("index.jsonl"), *index = slurp(path);
+	char *second = strstr(index, "{\"type\":\"obligation\",\"id\":2");
+	ck_assert_ptr_nonnull(second);
+	char *end = strchr(second, '\n');
+	memmove(second, end + 1, strlen(end + 1) + 1);
+	spill(path, index);
+	assert_check_fails("z3", "MALFORMED (obligation id 3, expected 2");
+	assert_check_fails("z3", "ob-0002.smt2: MALFORMED (no entry of index.jsonl names this query)");
 	free(index);
 	free(path);
 }
@@ -346,6 +432,8 @@ Suite *suite_log(void)
 	tcase_set_timeout(tc, 120);
 	tcase_add_test(tc, log_check_agrees_with_z3_and_cvc5);
 	tcase_add_test(tc, log_check_catches_a_corrupted_verdict);
+	tcase_add_test(tc, log_check_catches_tampered_queries_and_entries);
+	tcase_add_test(tc, log_check_catches_a_dropped_entry);
 	tcase_add_test(tc, unreadable_logs_and_bad_solvers_give_2);
 	suite_add_tcase(s, tc);
 	return s;
