@@ -160,6 +160,17 @@ static void report_json(FILE *f, const vs_report *r)
 }
 
 /* A text file ends with a newline. */
+/* Everything printed must have reached its file: a full disk or a closed
+ * pipe is an error (2), not a silent success. */
+static int finish_output(int rc)
+{
+	if (fflush(stdout) != 0 || ferror(stdout)) {
+		fprintf(stderr, "vsched: error: cannot write the output: %s\n", strerror(errno));
+		return 2;
+	}
+	return rc;
+}
+
 static int write_text(const char *path, const char *text)
 {
 	FILE *f = path ? fopen(path, "w") : stdout;
@@ -167,11 +178,20 @@ static int write_text(const char *path, const char *text)
 		fprintf(stderr, "vsched: cannot write %s\n", path);
 		return 2;
 	}
-	fputs(text, f);
-	if (*text && text[strlen(text) - 1] != '\n')
-		fputc('\n', f);
-	if (path)
-		fclose(f);
+	bool ok = fputs(text, f) != EOF;
+	if (ok && *text && text[strlen(text) - 1] != '\n')
+		ok = fputc('\n', f) != EOF;
+	ok = fflush(f) == 0 && ok && !ferror(f);
+	int err = errno;
+	if (path && fclose(f) != 0 && ok) {
+		ok = false;
+		err = errno;
+	}
+	if (!ok) {
+		fprintf(stderr, "vsched: error: cannot write %s: %s\n", path ? path : "the output",
+			strerror(err));
+		return 2;
+	}
 	return 0;
 }
 
@@ -450,7 +470,7 @@ int main(int argc, char **argv)
 		return rc;
 	const char *cmd = argv[1];
 	if (strcmp(cmd, "log") == 0)
-		return cmd_log(&o);
+		return finish_output(cmd_log(&o));
 	vs_context *ctx = vs_context_new();
 	if (!ctx)
 		return 2;
@@ -467,5 +487,5 @@ int main(int argc, char **argv)
 	else
 		rc = die_usage("unknown command", cmd);
 	vs_context_free(ctx);
-	return rc;
+	return finish_output(rc);
 }
