@@ -21,6 +21,7 @@ typedef struct Lexer {
 	int line, col;
 	bool at_line_start;
 	int indents[LEX_MAX_INDENT + 1];
+	int alt_indents[LEX_MAX_INDENT + 1]; /* the same, a tab counted as one column */
 	int nindents;
 	char brackets[LEX_MAX_BRACKETS];
 	Span bracket_spans[LEX_MAX_BRACKETS];
@@ -156,24 +157,36 @@ static bool skip_blank_line(Lexer *lx)
 
 /* At the start of a line in LEX_FILE mode: measure the indentation and
  * emit INDENT / DEDENT tokens. */
+/* Indentation as Python measures it: a tab advances to the next multiple
+ * of 8. Mixing tabs and spaces so that the meaning depends on the tab
+ * width (a tab read as 8 columns and as 1 disagree on the nesting) is an
+ * error, as in Python 3, not a silent choice. */
 static void handle_indent(Lexer *lx)
 {
-	int width = 0;
+	int width = 0, alt = 0;
 	while (lx->pos < lx->end) {
 		char c = lx->s[lx->pos];
-		if (c == ' ')
+		if (c == ' ') {
 			width++;
-		else if (c == '\t')
+			alt++;
+		} else if (c == '\t') {
 			width = (width / 8 + 1) * 8;
-		else if (c == '\f')
-			width = 0;
-		else
+			alt++;
+		} else if (c == '\f') {
+			width = alt = 0;
+		} else {
 			break;
+		}
 		advance(lx);
 	}
 	int top = lx->indents[lx->nindents - 1];
 	Span sp = here(lx, 1);
+	const char *mixed = "inconsistent use of tabs and spaces in indentation";
 	if (width > top) {
+		if (alt <= lx->alt_indents[lx->nindents - 1]) {
+			lex_error(lx, sp, "%s", mixed);
+			return;
+		}
 		if (lx->nindents > LEX_MAX_INDENT) {
 			lex_error(lx, sp, "too many levels of indentation");
 			return;
@@ -182,6 +195,7 @@ static void handle_indent(Lexer *lx)
 			lex_error(lx, sp, "unexpected indent");
 			return;
 		}
+		lx->alt_indents[lx->nindents] = alt;
 		lx->indents[lx->nindents++] = width;
 		push(lx, TK_INDENT, lx->pos, sp);
 		return;
@@ -194,6 +208,8 @@ static void handle_indent(Lexer *lx)
 		lex_error(lx, sp,
 			  "inconsistent dedent: indentation does not match "
 			  "any outer level");
+	else if (alt != lx->alt_indents[lx->nindents - 1])
+		lex_error(lx, sp, "%s", mixed);
 }
 
 static void lex_name(Lexer *lx)
@@ -267,14 +283,18 @@ static void lex_number(Lexer *lx)
 	t->uval = v;
 }
 
+/* The character of an escape, or 0 for one the language does not have
+ * (a NUL would cut a name short; an unknown escape is a typo). */
 static char escape_char(char c)
 {
 	switch (c) {
 	case 'n': return '\n';
 	case 't': return '\t';
 	case 'r': return '\r';
-	case '0': return '\0';
-	default: return c;
+	case '\\': return '\\';
+	case '"': return '"';
+	case '\'': return '\'';
+	default: return 0;
 	}
 }
 
@@ -301,11 +321,22 @@ static void lex_string(Lexer *lx)
 			break;
 		}
 		if (c == '\\' && lx->pos + 1 < lx->end) {
+			Span at = here(lx, 2);
 			advance(lx);
 			char e = escape_char(peekc(lx, 0));
+			if (!e) {
+				free(b.s);
+				lex_error(lx, at, "unknown escape sequence in a string (\\n, \\t, \\r, \\\\, \\\" and \\' are known)");
+				return;
+			}
 			sb_put(&b, &e, 1);
 			advance(lx);
 			continue;
+		}
+		if (c == '\0') {
+			free(b.s);
+			lex_error(lx, here(lx, 1), "a NUL character inside a string");
+			return;
 		}
 		sb_put(&b, &c, 1);
 		advance(lx);

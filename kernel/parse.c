@@ -772,9 +772,17 @@ static bool val_shape(Parser *p, Val *v, int *n, Expr ***shape)
 		error_at(p, v->span, "expected a shape such as (4, 4)");
 		return false;
 	}
-	for (int i = 0; i < *n; i++)
-		if (!check_int_expr(p, (*shape)[i], "a buffer shape"))
+	for (int i = 0; i < *n; i++) {
+		Expr *e = (*shape)[i];
+		if (!check_int_expr(p, e, "a buffer shape"))
 			return false;
+		bool negative = (e->kind == EX_INT && e->u.ival < 0) ||
+				(e->kind == EX_NEG && e->u.un.a->kind == EX_INT && e->u.un.a->u.ival > 0);
+		if (negative) {
+			error_at(p, e->span.line ? e->span : v->span, "a buffer extent cannot be negative");
+			return false;
+		}
+	}
 	return true;
 }
 

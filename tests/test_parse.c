@@ -985,6 +985,15 @@ static const ErrorCase error_cases[] = {
 	{F1 "    A[0] = 1\n    B[0] = 2\n", "unknown buffer 'B'", 4, 5},
 	{F1 "    A[0] = T.if_then_else(1, 2, 3)\n", "the condition must be a boolean", 3, 27},
 	{F1 "    for i in T.serial(4):\n        A[i] = 1\n      A[0] = 2\n", "inconsistent dedent", 5, 7},
+	/* found by a red-team audit: a tab after space-indented lines was
+	 * read as 8 columns (inside the loop) where an editor may show 4 */
+	{F1 "    for i in T.serial(4):\n        A[i] = 1\n\tA[0] = 2\n",
+	 "inconsistent use of tabs and spaces in indentation", 5, 2},
+	{F1 "    with T.block(\"b\\0c\"):\n        pass\n", "unknown escape sequence", 3, 20},
+	{F1 "    with T.block(\"b\\ic\"):\n        pass\n", "unknown escape sequence", 3, 20},
+	{"@T.prim_func\ndef f(A: T.Buffer[(-4,), \"int32\"]):\n    pass\n",
+	 "a buffer extent cannot be negative", 2, 20},
+	{F1 "    B = T.alloc_buffer([4, -1], \"int32\")\n", "a buffer extent cannot be negative", 3, 28},
 };
 
 START_TEST(malformed_input_reports_message_line_and_column)
