@@ -662,7 +662,12 @@ static RwStatus transform_one(RwCtx *c, const LayoutArgs *args, const Func *f, F
 		c->func = saved;
 		return RW_BAD_INPUT;
 	}
-	if (l->nparams != logical->ndim || l->nbody < 1) {
+	if (l->nbody < 1) {
+		c->func = saved;
+		return rw_fail(c, RW_BAD_INPUT, l->span,
+			       "transform_layout: the index map returns no index; it must give at least one");
+	}
+	if (l->nparams != logical->ndim) {
 		c->func = saved;
 		return rw_fail(c, RW_BAD_INPUT, l->span,
 			       "transform_layout: the index map takes %d indices but %s has %d dimensions",

@@ -251,6 +251,11 @@ static bool parse_lhs(Reader *r, ScriptCall *c)
 			c->lhs = nl;
 			cap *= 2;
 		}
+		for (int i = 0; i < c->nlhs; i++)
+			if (strcmp(c->lhs[i], n->text) == 0) {
+				error_at(r, n->span, "'%s' is named twice on the left of '='", n->text);
+				return false;
+			}
 		c->lhs[c->nlhs++] = next(r)->text;
 		if (!tok_is(peek(r), ","))
 			break;

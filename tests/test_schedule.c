@@ -365,6 +365,8 @@ START_TEST(arguments_outside_the_signature_are_bad_input)
 		{"sch.transform_layout(\"A\", lambda i: [i], pad_valu=0)",
 		 "sch.transform_layout: unexpected keyword argument 'pad_valu'"},
 		{"k = sch.fuse(\"i#1\", \"i#2\", \"i#1\")", "sch.fuse: too many arguments"},
+		{"sch.transform_layout(\"A\", lambda i: [], pad_value=0)",
+		 "transform_layout: the index map returns no index"},
 	};
 	for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++)
 		ts_bad_input(&arena, two_loops, cases[i].script, cases[i].why);
