@@ -1,7 +1,10 @@
 /* kernel/equal.c — structural equality and hashing of IR. Bound names
  * (loop and let variables, alloc'ed buffers) are compared up to renaming
- * through a stack of pairs kept on the C stack; free variables and buffers
- * (parameters) by name, dtype and shape. Spans are ignored; float literals
+ * through a stack of pairs kept on the C stack. Free variables are the
+ * same variable only (ir_expr_equal, ir_stmt_equal: within one program);
+ * comparing two functions (ir_func_equal, ir_module_equal) matches free
+ * variables by name and dtype too. Free buffers (parameters) match by
+ * name, dtype and shape. Spans are ignored; float literals
  * are compared and hashed by their bits (so -0.0 != 0.0, NaN == same NaN). */
 #include "ir.h"
 
@@ -15,12 +18,29 @@ typedef struct Pairing {
 
 typedef enum { BOUND_SAME, BOUND_DIFFERENT, FREE } BindState;
 
+/* The bottom of the stack when two separately built functions are
+ * compared (a module and its printed and re-parsed form): free variables
+ * then match by name and dtype. Without it they match only themselves:
+ * inside one program, two variables that share a name (a loop `i_o` and
+ * the outer loop of a split `i`, a skew's new `z` and an old one) are
+ * different variables, and a rewrite that took them for one changed what
+ * the kernel computes. */
+static const Pairing BY_NAME = {NULL, NULL, NULL};
+
 static BindState bound_state(const Pairing *env, const void *x, const void *y)
 {
 	for (const Pairing *p = env; p; p = p->next)
-		if (p->x == x || p->y == y)
+		if (p != &BY_NAME && (p->x == x || p->y == y))
 			return p->x == x && p->y == y ? BOUND_SAME : BOUND_DIFFERENT;
 	return FREE;
+}
+
+static bool by_name(const Pairing *env)
+{
+	for (const Pairing *p = env; p; p = p->next)
+		if (p == &BY_NAME)
+			return true;
+	return false;
 }
 
 static bool expr_eq(const Pairing *env, const Expr *x, const Expr *y);
@@ -41,7 +61,7 @@ static bool var_eq(const Pairing *env, const Var *x, const Var *y)
 	case BOUND_DIFFERENT: return false;
 	case FREE: break;
 	}
-	return x == y || (x->dtype == y->dtype && strcmp(x->name, y->name) == 0);
+	return x == y || (by_name(env) && x->dtype == y->dtype && strcmp(x->name, y->name) == 0);
 }
 
 static bool buffer_type_eq(const Pairing *env, const Buffer *x, const Buffer *y)
@@ -189,11 +209,11 @@ static bool param_eq(const Param *x, const Param *y)
 	if (x->kind != y->kind)
 		return false;
 	switch (x->kind) {
-	case PARAM_BUFFER: return buffer_eq(NULL, x->buf, y->buf);
-	case PARAM_SCALAR: return var_eq(NULL, x->var, y->var);
+	case PARAM_BUFFER: return buffer_eq(&BY_NAME, x->buf, y->buf);
+	case PARAM_SCALAR: return var_eq(&BY_NAME, x->var, y->var);
 	case PARAM_HANDLE:
-		return var_eq(NULL, x->var, y->var) &&
-		       (x->buf && y->buf ? buffer_eq(NULL, x->buf, y->buf)
+		return var_eq(&BY_NAME, x->var, y->var) &&
+		       (x->buf && y->buf ? buffer_eq(&BY_NAME, x->buf, y->buf)
 					 : x->buf == y->buf);
 	}
 	return false;
@@ -208,7 +228,7 @@ bool ir_func_equal(const Func *x, const Func *y)
 	for (int i = 0; i < x->nparams; i++)
 		if (!param_eq(&x->params[i], &y->params[i]))
 			return false;
-	return stmt_eq(NULL, x->body, y->body);
+	return stmt_eq(&BY_NAME, x->body, y->body);
 }
 
 bool ir_module_equal(const Module *x, const Module *y)

@@ -381,12 +381,15 @@ static Obligation *read_obligation(ConsWalk *w, const char *kind, const char *st
 			continue;
 		Expr *r = ir_varref(a, v->var, (Span){0});
 		obligation_add_var(a, o, v->var);
-		/* a range that reads memory read it when its loop started, in
-		 * a state the obligation does not name: no hypothesis (weaker) */
-		if (v->min && !rw_expr_has_load(v->min) && !rw_expr_has_load(v->extent))
-			obligation_add_hyp(a, o, ir_and(a, ir_bin(a, OP_LE, v->min, r, (Span){0}),
-							ir_bin(a, OP_LT, r, ir_add(a, v->min, v->extent), (Span){0})));
-		else if (!rw_expr_has_load(v->value) && dtype_is_int(v->var->dtype))
+		if (v->min) {
+			/* a range that reads a buffer the function writes read
+			 * it when its loop started, in a state the obligation
+			 * does not name: no hypothesis (weaker) */
+			if (!rw_expr_reads_written(a, v->min, c->func->body) &&
+			    !rw_expr_reads_written(a, v->extent, c->func->body))
+				obligation_add_hyp(a, o, ir_and(a, ir_bin(a, OP_LE, v->min, r, (Span){0}),
+								ir_bin(a, OP_LT, r, ir_add(a, v->min, v->extent), (Span){0})));
+		} else if (!rw_expr_has_load(v->value) && dtype_is_int(v->var->dtype))
 			obligation_add_hyp(a, o, ir_bin(a, OP_EQ, r, v->value, (Span){0}));
 	}
 	for (int i = 0; i < w->nconds; i++)

@@ -811,6 +811,15 @@ static bool reads_any(const Expr *e, int n, Buffer **bufs)
 	abort();
 }
 
+bool rw_expr_reads_written(Arena *a, const Expr *e, const Stmt *region)
+{
+	if (!rw_expr_has_load(e))
+		return false;
+	Buffer **bufs;
+	int n = rw_written_buffers(a, region, &bufs);
+	return reads_any(e, n, bufs);
+}
+
 bool rw_range_reads_written(Arena *a, const Stmt *loop, const Stmt *region)
 {
 	if (!rw_expr_has_load(loop->u.loop.min) && !rw_expr_has_load(loop->u.loop.extent))

@@ -142,6 +142,8 @@ int64_t rw_dtype_max(DType t);
  * range is read once when the loop starts, so a rewrite that reads it
  * again (a guard, a tail loop, a moved loop) would see another value. */
 bool rw_range_reads_written(Arena *a, const Stmt *loop, const Stmt *region);
+/* True if e reads a buffer that `region` writes. */
+bool rw_expr_reads_written(Arena *a, const Expr *e, const Stmt *region);
 
 /* Statement nesting (the levels of a StmtCtx path) beyond what the walks
  * follow (RW_MAX_DEPTH): a message naming the function, or NULL. Every

@@ -532,6 +532,23 @@ static RwStatus rw_skew(RwCtx *c, Stmt *xl, int64_t ax, int64_t ay, int64_t b, c
 	obligation_add_hyp(a, o, rw_loop_range(a, xl, xr));
 	obligation_add_hyp(a, o, rw_loop_range(a, yl, yr));
 	oblist_push(a, &c->obs, o);
+	/* skew.inverse: the body's x, rewritten by the (untrusted) simplifier
+	 * as xval(z, y), is x again at the place of (x, y) */
+	Var *zfrom[1] = {z};
+	Expr *zto[1] = {zv};
+	Obligation *inv = obligation_new(a, "skew.inverse",
+					 arena_printf(a, "the skewed body recovers %s from %s and %s", x->name,
+						      zname, y->name),
+					 0, NULL, 0, NULL,
+					 ir_bin(a, OP_EQ, ir_subst_expr(a, xval, 1, zfrom, zto), xr, nospan()),
+					 xl->span);
+	inv->rewrite = c->desc;
+	rw_add_context_hyps(c, inv, &sc);
+	obligation_add_var(a, inv, x);
+	obligation_add_var(a, inv, y);
+	obligation_add_hyp(a, inv, rw_loop_range(a, xl, xr));
+	obligation_add_hyp(a, inv, rw_loop_range(a, yl, yr));
+	oblist_push(a, &c->obs, inv);
 	/* skew.no_conflict: p before q in (x, y) order and after it in (z, y)
 	 * order must commute */
 	Var *x1 = rw_fresh_var(a, x, "_p"), *y1 = rw_fresh_var(a, y, "_p");

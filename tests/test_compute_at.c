@@ -642,6 +642,20 @@ START_TEST(unsupported_shapes_reject_not_supported)
 		"                X[(i + 1) % 8] = 100\n";
 	reject(moving_range, "sch.compute_at(block=\"B\", loop=\"i\")",
 	       "not supported: the range of loop 'i' on the attach path reads a buffer the function writes");
+	/* an inner loop whose range reads memory (a crash once) */
+	static const char inner_range[] =
+		"@T.prim_func\n"
+		"def f(N: T.Buffer[(1,), \"int32\"], X: T.Buffer[(8,), \"int32\"], C: T.Buffer[(8,), \"int32\"]):\n"
+		"    T.assume(0 <= N[0] and N[0] <= 1)\n"
+		"    B = T.alloc_buffer([8], \"int32\")\n"
+		"    with T.block(\"B\"):\n"
+		"        for p in T.serial(8):\n"
+		"            B[p] = X[p]\n"
+		"    with T.block(\"C\"):\n"
+		"        for i in T.serial(8):\n"
+		"            for j in T.serial(N[0]):\n"
+		"                C[i] = B[i + j]\n";
+	reject(inner_range, "sch.compute_at(block=\"B\", loop=\"i\")", "compute_at.cover refuted");
 }
 END_TEST
 

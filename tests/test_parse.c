@@ -818,7 +818,6 @@ static void parse_twice_equal(const char *path)
 	ck_assert(ir_module_equal(a, b));
 	for (int i = 0; i < a->nfuncs; i++) {
 		ck_assert(ir_func_equal(a->funcs[i], b->funcs[i]));
-		ck_assert(ir_stmt_equal(a->funcs[i]->body, b->funcs[i]->body));
 		ck_assert_uint_eq(ir_stmt_hash(a->funcs[i]->body),
 				  ir_stmt_hash(b->funcs[i]->body));
 	}
@@ -878,7 +877,12 @@ START_TEST(free_names_compare_by_name_dtype_and_shape)
 	ck_assert(!ir_func_equal(a, c));
 	ck_assert(ir_func_equal(a, d));
 	ck_assert(!ir_stmt_equal(a->body, c->body));
-	ck_assert(ir_stmt_equal(a->body, d->body));
+	/* inside one program a free variable is only itself: d's n is
+	 * another variable that happens to share a's name (found by an
+	 * audit: rewrites took a split's new i_o for an outer loop i_o) */
+	ck_assert(!ir_stmt_equal(a->body, d->body));
+	ck_assert(ir_stmt_equal(a->body, a->body));
+	ck_assert_uint_eq(ir_stmt_hash(a->body), ir_stmt_hash(d->body));
 }
 END_TEST
 

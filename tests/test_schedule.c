@@ -409,6 +409,54 @@ START_TEST(nests_deeper_than_the_walks_reject_not_supported)
 }
 END_TEST
 
+/* ---------- variables that share a name ----------
+ * Found by an audit (soundness sweep with loops named like the ones the
+ * rewrites create): structural equality took two different variables
+ * with one name for the same one, inside one program. */
+
+START_TEST(skew_keeps_a_new_z_apart_from_an_old_z)
+{
+	TsRun t = ts_accept(&arena,
+			    "@T.prim_func\n"
+			    "def f(B: T.Buffer[(8,), \"int32\"], C: T.Buffer[(4, 4), \"int32\"]):\n"
+			    "    for i in T.serial(4):\n"
+			    "        for z in T.serial(4):\n"
+			    "            C[i, z] = B[i + z]\n",
+			    "sch.sequential_buffer_access(buffer=\"B\")", 8);
+	ck_assert(ts_has_obligation(t.r, "skew.inverse", VERDICT_PROVEN));
+	sched_free(t.s);
+}
+END_TEST
+
+START_TEST(split_outer_loop_is_not_an_outer_loop_of_the_same_name)
+{
+	/* split makes an i_o inside the outer i_o: X[i_o] = X[i_o'] is no
+	 * store of the cell's own value (simplify removed the whole nest) */
+	TsRun t = ts_accept(&arena,
+			    "@T.prim_func\n"
+			    "def f(X: T.Buffer[(4,), \"int32\"]):\n"
+			    "    for i_o in T.serial(2):\n"
+			    "        for i in T.serial(8):\n"
+			    "            X[i_o] = X[i // 4]\n",
+			    "sch.split(\"i\", factor=4)\nsch.simplify()", 8);
+	ts_has(ts_print(&arena, sched_func(t.s)), "X[i_o] = X[");
+	sched_free(t.s);
+	/* the two branches store different cells' values: not one effect */
+	t = ts_accept(&arena,
+		      "@T.prim_func\n"
+		      "def f(X: T.Buffer[(4,), \"int32\"], Y: T.Buffer[(4,), \"int32\"]):\n"
+		      "    for i_o in T.serial(2):\n"
+		      "        for i in T.serial(8):\n"
+		      "            if i % 2 == 0:\n"
+		      "                Y[i_o] = X[i // 4]\n"
+		      "            else:\n"
+		      "                Y[i_o] = X[i_o]\n",
+		      "sch.split(\"i\", factor=4)\nsch.simplify()\n"
+		      "sch.remove_branching_through_overcompute()", 8);
+	sched_free(t.s);
+}
+END_TEST
+
 static TCase *wrap_tcase(void)
 {
 	TCase *tc = tcase_create("loop_wrap");
@@ -420,6 +468,8 @@ static TCase *wrap_tcase(void)
 	tcase_add_test(tc, symbolic_loop_start_is_proven_not_to_wrap);
 	tcase_add_test(tc, folded_constants_fit_their_dtype);
 	tcase_add_test(tc, nests_deeper_than_the_walks_reject_not_supported);
+	tcase_add_test(tc, skew_keeps_a_new_z_apart_from_an_old_z);
+	tcase_add_test(tc, split_outer_loop_is_not_an_outer_loop_of_the_same_name);
 	return tc;
 }
 
