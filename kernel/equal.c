@@ -1,10 +1,10 @@
 /* kernel/equal.c — structural equality and hashing of IR. Bound names
  * (loop and let variables, alloc'ed buffers) are compared up to renaming
- * through a stack of pairs kept on the C stack. Free variables are the
- * same variable only (ir_expr_equal, ir_stmt_equal: within one program);
- * comparing two functions (ir_func_equal, ir_module_equal) matches free
- * variables by name and dtype too. Free buffers (parameters) match by
- * name, dtype and shape. Spans are ignored; float literals
+ * through a stack of pairs kept on the C stack. Free variables and
+ * buffers are only themselves (ir_expr_equal, ir_stmt_equal: within one
+ * program); comparing two functions (ir_func_equal, ir_module_equal)
+ * matches free variables by name and dtype and free buffers (parameters)
+ * by name, dtype and shape. Spans are ignored; float literals
  * are compared and hashed by their bits (so -0.0 != 0.0, NaN == same NaN). */
 #include "ir.h"
 
@@ -84,7 +84,7 @@ static bool buffer_eq(const Pairing *env, const Buffer *x, const Buffer *y)
 	}
 	if (x == y)
 		return true;
-	return strcmp(x->name, y->name) == 0 && buffer_type_eq(env, x, y);
+	return by_name(env) && strcmp(x->name, y->name) == 0 && buffer_type_eq(env, x, y);
 }
 
 static bool float_bits_eq(double a, double b)

@@ -164,8 +164,18 @@ char *gen_kernel(void)
 		/* half the second nests reuse the first one's ranges, so that
 		 * merge_adjacent_loops has something to merge */
 		bool same = n > 0 && rnd(2);
+		/* sometimes the names the rewrites make up themselves: an
+		 * outer loop named as a split of the inner one would be
+		 * (j0_o), an inner loop named as a skew's new loop (z).
+		 * Variables that share a name must stay apart. */
+		bool clash_outer = depth > 1 && rnd(4) == 0, clash_inner = rnd(4) == 0;
 		for (int d = 0; d < depth; d++) {
-			snprintf(g.vars[d], sizeof g.vars[d], "%c%d", "ijk"[d], n);
+			if (d == 0 && clash_outer)
+				snprintf(g.vars[d], sizeof g.vars[d], "%c%d_o", "ijk"[1], n);
+			else if (d == depth - 1 && d > 0 && clash_inner)
+				snprintf(g.vars[d], sizeof g.vars[d], "z");
+			else
+				snprintf(g.vars[d], sizeof g.vars[d], "%c%d", "ijk"[d], n);
 			indent(&g, d + 1);
 			unsigned e = same && first[d] ? first[d] : extents[rnd(5)];
 			if (n == 0)
