@@ -462,6 +462,23 @@ static Stmt *inline_lets(Arena *a, Stmt *s, int *count)
  * changes from (x, y) to (z, y): skew.no_conflict asks, as reorder does,
  * that every pair whose order flips commutes (reductions re-associate only
  * in real mode); skew.cover that every old iteration has its z. */
+/* goal over the old loops x, y of the nest xl { yl { ... } } */
+static void skew_obligation(RwCtx *c, const StmtCtx *sc, const char *kind, const char *statement,
+			    Expr *goal, const Stmt *xl, const Stmt *yl)
+{
+	Arena *a = c->arena;
+	Obligation *o = obligation_new(a, kind, statement, 0, NULL, 0, NULL, goal, xl->span);
+	o->rewrite = c->desc;
+	rw_add_context_hyps(c, o, sc);
+	const Stmt *loops[2] = {xl, yl};
+	for (int i = 0; i < 2; i++) {
+		Var *v = loops[i]->u.loop.var;
+		obligation_add_var(a, o, v);
+		obligation_add_hyp(a, o, rw_loop_range(a, loops[i], ir_varref(a, v, nospan())));
+	}
+	oblist_push(a, &c->obs, o);
+}
+
 static RwStatus rw_skew(RwCtx *c, Stmt *xl, int64_t ax, int64_t ay, int64_t b, const char *zname)
 {
 	Arena *a = c->arena;
@@ -518,37 +535,19 @@ static RwStatus rw_skew(RwCtx *c, Stmt *xl, int64_t ax, int64_t ay, int64_t b, c
 					      ir_mul(a, ir_int(a, ay, t, nospan()), yr)),
 				    ir_int(a, b, t, nospan())),
 			  ir_int(a, lo_e, t, nospan()));
-	Obligation *o = obligation_new(a, "skew.cover",
-				       arena_printf(a, "every iteration of loops %s, %s has its place in the skewed loop %s",
-						    x->name, y->name, zname),
-				       0, NULL, 0, NULL,
-				       ir_and(a, ir_bin(a, OP_LE, ir_int(a, 0, t, nospan()), zv, nospan()),
-					      ir_bin(a, OP_LT, zv, ir_int(a, ze, t, nospan()), nospan())),
-				       xl->span);
-	o->rewrite = c->desc;
-	rw_add_context_hyps(c, o, &sc);
-	obligation_add_var(a, o, x);
-	obligation_add_var(a, o, y);
-	obligation_add_hyp(a, o, rw_loop_range(a, xl, xr));
-	obligation_add_hyp(a, o, rw_loop_range(a, yl, yr));
-	oblist_push(a, &c->obs, o);
+	skew_obligation(c, &sc, "skew.cover",
+			arena_printf(a, "every iteration of loops %s, %s has its place in the skewed loop %s",
+				     x->name, y->name, zname),
+			ir_and(a, ir_bin(a, OP_LE, ir_int(a, 0, t, nospan()), zv, nospan()),
+			       ir_bin(a, OP_LT, zv, ir_int(a, ze, t, nospan()), nospan())),
+			xl, yl);
 	/* skew.inverse: the body's x, rewritten by the (untrusted) simplifier
 	 * as xval(z, y), is x again at the place of (x, y) */
 	Var *zfrom[1] = {z};
 	Expr *zto[1] = {zv};
-	Obligation *inv = obligation_new(a, "skew.inverse",
-					 arena_printf(a, "the skewed body recovers %s from %s and %s", x->name,
-						      zname, y->name),
-					 0, NULL, 0, NULL,
-					 ir_bin(a, OP_EQ, ir_subst_expr(a, xval, 1, zfrom, zto), xr, nospan()),
-					 xl->span);
-	inv->rewrite = c->desc;
-	rw_add_context_hyps(c, inv, &sc);
-	obligation_add_var(a, inv, x);
-	obligation_add_var(a, inv, y);
-	obligation_add_hyp(a, inv, rw_loop_range(a, xl, xr));
-	obligation_add_hyp(a, inv, rw_loop_range(a, yl, yr));
-	oblist_push(a, &c->obs, inv);
+	skew_obligation(c, &sc, "skew.inverse",
+			arena_printf(a, "the skewed body recovers %s from %s and %s", x->name, zname, y->name),
+			ir_bin(a, OP_EQ, ir_subst_expr(a, xval, 1, zfrom, zto), xr, nospan()), xl, yl);
 	/* skew.no_conflict: p before q in (x, y) order and after it in (z, y)
 	 * order must commute */
 	Var *x1 = rw_fresh_var(a, x, "_p"), *y1 = rw_fresh_var(a, y, "_p");
