@@ -433,6 +433,15 @@ StepReport *sched_compound_end(Compound *k, StepStatus st, const char *reason)
 		r->note = arena_strdup(a, notes);
 		free(notes);
 	}
+	/* a function nested deeper than the walks follow: the step's search
+	 * for candidates stopped early too; not supported, whatever it found */
+	RwCtx whole = {.arena = a, .func = module_find_func(k->start, r->func)};
+	const char *deep = whole.func ? rw_nesting_too_deep(&whole) : NULL;
+	if (deep) {
+		st = STEP_REJECTED;
+		k->fail = -1;
+		reason = arena_printf(a, "not supported: %s", deep);
+	}
 	/* steps set without a proof (structural clean-ups) are covered
 	 * too: no loop of the result wraps */
 	for (int i = 0; st == STEP_COMMITTED && s->mod != k->start && i < s->mod->nfuncs; i++) {

@@ -400,6 +400,14 @@ START_TEST(nests_deeper_than_the_walks_reject_not_supported)
 	t = ts_reject(&arena, deep_nest(63, true), "sch.reorder(\"j\", \"i\")",
 		      "not supported: function 'f' nests statements more than");
 	sched_free(t.s);
+	/* steps that search the whole function for candidates too */
+	const char *whole[] = {"sch.simplify()", "sch.remove_no_op()",
+			       "sch.remove_branching_through_overcompute()"};
+	for (int i = 0; i < 3; i++) {
+		t = ts_reject(&arena, deep_nest(63, false), whole[i],
+			      "not supported: function 'f' nests statements more than");
+		sched_free(t.s);
+	}
 	/* a step whose result would nest too deep rejects too */
 	t = ts_reject(&arena, deep_nest(54, false), "sch.split(\"d0\", factor=1)\n"
 						    "sch.split(\"d1\", factor=1)\n"
