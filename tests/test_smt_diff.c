@@ -929,20 +929,21 @@ static void print_tally(const char *what, const Tally *t)
 		t->with_float, t->pinned_nothing, t->proven, t->ub, t->inexact_real);
 }
 
-START_TEST(random_expressions_evaluate_as_the_interpreter_computes)
+/* Cases until `want` are compared (at most 4 * want generated); the
+ * first disagreement fails, or with VS_ENCODER_DIFF_KEEP_GOING each one
+ * is printed and the run goes on. */
+static void run_cases(int want, uint64_t seed, bool prove, const char *label, Tally *t)
 {
-	int want = cases_wanted(3000);
 	Gen g;
 	make_vars(&g);
-	seed_rng(0xA0761D6478BD642Full);
+	seed_rng(seed);
 	Z3_context c = smt_context_new();
 	ck_assert_ptr_nonnull(c);
-	Tally t = {0};
 	char *failure = NULL;
 	bool keep_going = getenv("VS_ENCODER_DIFF_KEEP_GOING") != NULL;
 	int failures = 0;
-	while (t.compared < want && t.generated < 4 * want) {
-		run_case(&g, c, &t, false, &failure);
+	while (t->compared < want && t->generated < 4 * want) {
+		run_case(&g, c, t, prove, &failure);
 		if (failure && keep_going) {
 			fprintf(stderr, "DISAGREEMENT %d:\n%s\n\n", ++failures, failure);
 			free(failure);
@@ -952,8 +953,15 @@ START_TEST(random_expressions_evaluate_as_the_interpreter_computes)
 			break;
 	}
 	Z3_del_context(c);
-	print_tally("evaluated", &t);
+	print_tally(label, t);
 	ck_assert_msg(!failure, "%s", failure);
+}
+
+START_TEST(random_expressions_evaluate_as_the_interpreter_computes)
+{
+	int want = cases_wanted(3000);
+	Tally t = {0};
+	run_cases(want, 0xA0761D6478BD642Full, false, "evaluated", &t);
 	ck_assert_int_ge(t.compared, want);
 	ck_assert_int_gt(t.with_float, want / 3);
 	ck_assert_int_gt(t.by_mode[FLOAT_REAL], want / 5);
@@ -963,28 +971,8 @@ END_TEST
 START_TEST(random_expressions_are_proven_as_the_interpreter_computes)
 {
 	int want = cases_wanted(3000) / 20;
-	Gen g;
-	make_vars(&g);
-	seed_rng(0xE7037ED1A0B428DBull);
-	Z3_context c = smt_context_new();
-	ck_assert_ptr_nonnull(c);
 	Tally t = {0};
-	char *failure = NULL;
-	bool keep_going = getenv("VS_ENCODER_DIFF_KEEP_GOING") != NULL;
-	int failures = 0;
-	while (t.compared < want && t.generated < 4 * want) {
-		run_case(&g, c, &t, true, &failure);
-		if (failure && keep_going) {
-			fprintf(stderr, "DISAGREEMENT %d:\n%s\n\n", ++failures, failure);
-			free(failure);
-			failure = NULL;
-		}
-		if (failure)
-			break;
-	}
-	Z3_del_context(c);
-	print_tally("proven", &t);
-	ck_assert_msg(!failure, "%s", failure);
+	run_cases(want, 0xE7037ED1A0B428DBull, true, "proven", &t);
 	ck_assert_int_eq(t.proven, want);
 }
 END_TEST
