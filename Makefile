@@ -18,8 +18,8 @@ LLVM_LIBS   = $(shell $(LLVM_CONFIG) --ldflags --libs core orcjit native passes 
 CHECK_LIBS  = $(shell pkg-config --libs check 2>/dev/null || echo -lcheck -lsubunit -lm -lrt -lpthread)
 LIBS    = -lz3 -lpthread -lm
 
-KERNEL_SRC   := $(sort $(wildcard kernel/*.c))
-REWRITES_SRC := $(sort $(wildcard rewrites/*.c))
+KERNEL_SRC   := $(sort $(wildcard kernel/*.c kernel/analysis/*.c))
+REWRITES_SRC := $(sort $(wildcard rewrites/*.c rewrites/schedule/*.c))
 SMT_SRC      := $(sort $(wildcard smt/*.c))
 BACKEND_SRC  := $(sort $(wildcard backend/*.c))
 API_SRC      := $(sort $(wildcard api/*.c))

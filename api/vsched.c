@@ -10,7 +10,7 @@
 #include "kernel/interp.h"
 #include "kernel/parse.h"
 #include "kernel/print.h"
-#include "rewrites/schedule.h"
+#include "rewrites/schedule/schedule.h"
 /* merge, fission, merge_conditionals, caches */
 #include "rewrites/cache.h"
 #include "rewrites/merge.h"

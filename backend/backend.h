@@ -7,8 +7,9 @@
 #ifndef VS_BACKEND_BACKEND_H
 #define VS_BACKEND_BACKEND_H
 
+#include "kernel/analysis/expr_query.h"
 #include "kernel/interp.h"
-#include "rewrites/schedule.h"
+#include "rewrites/schedule/schedule.h"
 #include "smt/smt.h"
 
 /* ---------- lowering (lower.c, flatten.c) ---------- */
@@ -21,13 +22,7 @@ Stmt *lower_remove_assume(Arena *a, Stmt *s);
  * location's final value is unconstrained, semantics.md 3). Buffers that
  * lost such a store are added to *bufs (for the code generator, which
  * freezes loads of allocated buffers that may read such a cell). */
-typedef struct BufferSet {
-	int n, cap;
-	const Buffer **items;
-} BufferSet;
-bool bufset_has(const BufferSet *s, const Buffer *b);
-void bufset_add(Arena *a, BufferSet *s, const Buffer *b);
-Stmt *lower_remove_undef_stores(Arena *a, Stmt *s, BufferSet *bufs);
+Stmt *lower_remove_undef_stores(Arena *a, Stmt *s, BufSet *bufs);
 
 /* Drop ST_PASS, empty sequences, loops and ifs with nothing left inside. */
 Stmt *lower_drop_empty(Arena *a, Stmt *s);
@@ -74,7 +69,7 @@ typedef struct LoweredFunc {
 	Func *func;         /* lowered: buffers flat, no assume, no undef store */
 	int nbufs;
 	FlatBuffer *bufs;   /* parameters first (parameter order), then allocations */
-	BufferSet undef_bufs; /* flat buffers that lost a T.undef() store */
+	BufSet undef_bufs; /* flat buffers that lost a T.undef() store */
 	int naccesses;
 	FlatAccess *accesses;
 } LoweredFunc;

@@ -10,7 +10,7 @@
 
 #include <llvm-c/Core.h>
 
-#include "backend.h"
+#include "backend/backend.h"
 #include "kernel/ptrmap.h"
 
 /* A range of mathematical integer values; known == false: the dtype's. */

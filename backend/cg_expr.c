@@ -6,7 +6,7 @@
  * interpreter's double-then-round, comparisons mix dtypes through int64
  * or float64, and `and`, `or`, T.if_then_else only evaluate what the
  * interpreter evaluates unless evaluating more cannot be undefined. */
-#include "cg.h"
+#include "backend/cg.h"
 
 #include <math.h>
 #include <stdarg.h>

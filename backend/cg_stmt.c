@@ -5,7 +5,7 @@
  * vectorization metadata, `unroll` by replicating the body (metadata past
  * UNROLL_LIMIT iterations), local buffers on the stack or the heap, the
  * kernel function and its JIT entry wrapper. */
-#include "cg.h"
+#include "backend/cg.h"
 
 #include <llvm-c/DebugInfo.h>
 #include <stdio.h>

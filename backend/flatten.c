@@ -5,7 +5,7 @@
  * extent of each group fits the index type (int32, else widened to int64,
  * else the build is rejected), and a buffer of several groups is
  * addressable with int64. See proofs/lowering.md. */
-#include "backend.h"
+#include "backend/backend.h"
 
 #include <stdio.h>
 #include <stdlib.h>

@@ -3,7 +3,7 @@
  * flat physical storage, scalars by value), and for every buffer its
  * logical shape, its physical shape with the layout transform and padding
  * that produced it, and the flattened shape the code indexes. */
-#include "backend.h"
+#include "backend/backend.h"
 
 #include <ctype.h>
 #include <stdlib.h>

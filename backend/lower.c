@@ -4,36 +4,13 @@
  * store of T.undef() leaves the location unconstrained, so not writing it
  * is one of its allowed outcomes) and the clean-up of statements that
  * became empty; lower_func chains them with flattening. */
-#include "backend.h"
+#include "backend/backend.h"
 #include "rewrites/rewrite.h"
 
 #include <stdlib.h>
 #include <string.h>
 
 /* ---------- buffer sets ---------- */
-
-bool bufset_has(const BufferSet *s, const Buffer *b)
-{
-	for (int i = 0; i < s->n; i++)
-		if (s->items[i] == b)
-			return true;
-	return false;
-}
-
-void bufset_add(Arena *a, BufferSet *s, const Buffer *b)
-{
-	if (bufset_has(s, b))
-		return;
-	if (s->n == s->cap) {
-		int cap = s->cap ? 2 * s->cap : 8;
-		const Buffer **items = arena_alloc(a, sizeof *items * (size_t)cap);
-		if (s->n)
-			memcpy(items, s->items, sizeof *items * (size_t)s->n);
-		s->items = items;
-		s->cap = cap;
-	}
-	s->items[s->n++] = b;
-}
 
 /* ---------- a statement map ---------- */
 
@@ -43,7 +20,7 @@ void bufset_add(Arena *a, BufferSet *s, const Buffer *b)
 typedef struct StmtMap {
 	Arena *a;
 	Stmt *(*leaf)(struct StmtMap *m, Stmt *s);
-	BufferSet *undef_bufs;
+	BufSet *undef_bufs;
 	/* loops compiled serially (annotation not proven); may be NULL */
 	const Stmt *const *serial;
 	int nserial;
@@ -174,7 +151,7 @@ const Func *lower_prove_annotations(Arena *a, Solver *solver, FloatMode fm, Proo
 		stats->nserialized++;
 		return ir_func(a, f->name, f->nparams, f->params, body, f->span);
 	}
-	rw_walk(a, f, find_annotated, &w);
+	an_walk(a, f, find_annotated, &w);
 	if (w.n == 0)
 		return f;
 	const Stmt **serial = arena_alloc(a, sizeof *serial * (size_t)w.n);
@@ -257,7 +234,7 @@ static Stmt *drop_undef_store(StmtMap *m, Stmt *s)
 	return ir_pass(m->a, s->span);
 }
 
-Stmt *lower_remove_undef_stores(Arena *a, Stmt *s, BufferSet *bufs)
+Stmt *lower_remove_undef_stores(Arena *a, Stmt *s, BufSet *bufs)
 {
 	StmtMap m = {.a = a, .leaf = drop_undef_store, .undef_bufs = bufs};
 	return map_stmt(&m, s);
@@ -345,7 +322,7 @@ bool lower_func(Arena *a, Solver *solver, FloatMode fm, ProofLog *log,
 		const FlattenOptions *opt, const Func *f, LoweredFunc *out,
 		LowerStats *stats, DiagList *d)
 {
-	BufferSet undef_bufs = {0};
+	BufSet undef_bufs = {0};
 	Stmt *body = lower_remove_assume(a, f->body);
 	body = lower_remove_undef_stores(a, body, &undef_bufs);
 	body = lower_drop_empty(a, body);

@@ -3,8 +3,8 @@
  * proven steps), lowers every function, generates and optimises one LLVM
  * module; the program then emits it or runs it through ORC LLJIT, and
  * compares JIT runs with the reference interpreter. */
-#include "cg.h"
-#include "target.h"
+#include "backend/cg.h"
+#include "backend/target.h"
 
 #include <llvm-c/LLJIT.h>
 #include <llvm-c/Orc.h>
@@ -13,7 +13,7 @@
 #include <string.h>
 #include <time.h>
 
-#include "runtime.h"
+#include "backend/runtime.h"
 
 struct Program {
 	const Schedule *sched;

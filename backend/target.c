@@ -2,7 +2,7 @@
  * (once per process), a target machine for the host CPU and its features,
  * the new-pass-manager pipeline (LLVMRunPasses "default<O3>"), module
  * verification, and emission of LLVM IR, assembly and object files. */
-#include "target.h"
+#include "backend/target.h"
 
 #include <llvm-c/Analysis.h>
 #include <llvm-c/Target.h>

@@ -7,7 +7,7 @@
 #include <llvm-c/Error.h>
 #include <llvm-c/TargetMachine.h>
 
-#include "backend.h"
+#include "backend/backend.h"
 
 typedef struct Target {
 	char *triple, *cpu, *features; /* LLVM messages */

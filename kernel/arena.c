@@ -1,7 +1,7 @@
 /* kernel/arena.c — bump allocation for the IR and everything built from it,
  * plus diagnostics (lists of messages with source spans) and their
  * clang-style rendering. Memory is released only with the whole arena. */
-#include "ir.h"
+#include "kernel/ir.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -245,4 +245,14 @@ char *diag_render(const DiagList *d)
 	for (const Diag *g = d->first; g; g = g->next)
 		render_one(&b, g);
 	return sb_take(&b);
+}
+
+void *arena_grow(Arena *a, const void *items, int n, int *cap, size_t size)
+{
+	int grown = *cap > 0 ? 2 * *cap : 8;
+	void *copy = arena_alloc(a, size * (size_t)grown);
+	if (n > 0)
+		memcpy(copy, items, size * (size_t)n);
+	*cap = grown;
+	return copy;
 }

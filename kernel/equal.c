@@ -6,7 +6,7 @@
  * matches free variables by name and dtype and free buffers (parameters)
  * by name, dtype and shape. Spans are ignored; float literals
  * are compared and hashed by their bits (so -0.0 != 0.0, NaN == same NaN). */
-#include "ir.h"
+#include "kernel/ir.h"
 
 #include <string.h>
 

@@ -3,7 +3,7 @@
  * exact values in every cell, cells repaired for `c or X[t] == v` facts),
  * comparing final states (T.undef() cells excepted), rendering them, and
  * the differential check interp_equiv built from these. */
-#include "interp.h"
+#include "kernel/interp.h"
 
 #include <math.h>
 #include <stdio.h>

@@ -3,13 +3,13 @@
  * UB detection with spans, T.undef() tracking, T.assume checking, and the
  * entry-fact check and repair that input generation builds on. States,
  * input generation and comparison live in kernel/inputs.c. */
-#include "interp.h"
+#include "kernel/interp.h"
 
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "print.h"
+#include "kernel/print.h"
 
 #define DEFAULT_STEP_LIMIT 100000000ull
 #define MAX_DIMS 16

@@ -6,7 +6,7 @@
 #ifndef VS_KERNEL_INTERP_H
 #define VS_KERNEL_INTERP_H
 
-#include "ir.h"
+#include "kernel/ir.h"
 
 /* Integer and bool values in i (wrapped to the dtype's width and
  * sign-extended); floats in f (float32 values rounded to float). */

@@ -1,7 +1,7 @@
 /* kernel/ir.c — dtypes, IR node constructors, variable substitution and
  * buffer replacement. Constructors type their results but never simplify:
  * the IR says exactly what the user or a rewrite wrote. */
-#include "ir.h"
+#include "kernel/ir.h"
 
 #include <stdlib.h>
 #include <string.h>

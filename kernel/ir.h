@@ -28,6 +28,16 @@ char *arena_strndup(Arena *a, const char *s, size_t n);
 char *arena_printf(Arena *a, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
 char *arena_vprintf(Arena *a, const char *fmt, va_list ap);
+/* A copy of items (n elements of `size` bytes) in room for twice *cap
+ * elements (at least 8); *cap is updated. The old block stays in the arena. */
+void *arena_grow(Arena *a, const void *items, int n, int *cap, size_t size);
+/* Append x to an arena-grown array: `items` (T *), `n` and `cap` (ints). */
+#define VEC_PUSH(arena, items, n, cap, x)                                        \
+	do {                                                                     \
+		if ((n) == (cap))                                                \
+			(items) = arena_grow((arena), (items), (n), &(cap), sizeof *(items)); \
+		(items)[(n)++] = (x);                                            \
+	} while (0)
 
 /* ---------- sources, spans, diagnostics ---------- */
 

@@ -3,7 +3,7 @@
  * the end of a logical line, brackets and backslashes join lines, blank
  * and comment lines ignored), numbers, quoted and triple-quoted strings.
  * Stops at the first malformed token with one diagnostic. */
-#include "lex.h"
+#include "kernel/lex.h"
 
 #include <stdlib.h>
 #include <string.h>

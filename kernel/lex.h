@@ -6,7 +6,7 @@
 #ifndef VS_KERNEL_LEX_H
 #define VS_KERNEL_LEX_H
 
-#include "ir.h"
+#include "kernel/ir.h"
 
 typedef enum {
 	TK_EOF,

@@ -1,6 +1,6 @@
 /* kernel/obligation.c — construction of obligation records and the names
  * of verdicts and float modes. The meaning is in kernel/obligation.h. */
-#include "obligation.h"
+#include "kernel/obligation.h"
 
 #include <string.h>
 

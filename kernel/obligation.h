@@ -5,7 +5,7 @@
 #ifndef VS_KERNEL_OBLIGATION_H
 #define VS_KERNEL_OBLIGATION_H
 
-#include "ir.h"
+#include "kernel/ir.h"
 
 typedef enum { FLOAT_REAL, FLOAT_IEEE } FloatMode;
 

@@ -4,7 +4,7 @@
  * descent over kernel/lex.c tokens; names resolve to the innermost binding;
  * operands are unified to one dtype (literals adapt, otherwise the narrower
  * side is cast); stops at the first error and returns NULL. */
-#include "parse.h"
+#include "kernel/parse.h"
 
 #include <errno.h>
 #include <math.h>
@@ -12,7 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "lex.h"
+#include "kernel/lex.h"
 
 #define MAX_EXPR_DEPTH 100  /* nested parens / unary operators */
 #define MAX_CHAIN 4096      /* operands of one left-associative chain */

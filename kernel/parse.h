@@ -6,7 +6,7 @@
 #ifndef VS_KERNEL_PARSE_H
 #define VS_KERNEL_PARSE_H
 
-#include "ir.h"
+#include "kernel/ir.h"
 
 /* Parse a whole file. A single prim_func gives a Module with name NULL and
  * one function. Returns NULL when any error was reported. */

@@ -3,7 +3,7 @@
  * fewest parentheses Python precedence allows; bound names that would be
  * captured by an enclosing binding of the same name are renamed (`i_1`);
  * floats print as the shortest text that reads back to the same double. */
-#include "print.h"
+#include "kernel/print.h"
 
 #include <math.h>
 #include <stdio.h>

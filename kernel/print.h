@@ -4,7 +4,7 @@
 #ifndef VS_KERNEL_PRINT_H
 #define VS_KERNEL_PRINT_H
 
-#include "ir.h"
+#include "kernel/ir.h"
 
 char *print_module(const Module *m);
 char *print_func(const Func *f);

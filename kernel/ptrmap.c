@@ -1,5 +1,5 @@
 /* kernel/ptrmap.c — see ptrmap.h. Keys are never NULL. */
-#include "ptrmap.h"
+#include "kernel/ptrmap.h"
 
 #include <stdlib.h>
 #include <string.h>

@@ -4,7 +4,7 @@
  * reduction races). vectorize and unroll need a constant extent. The race
  * check is shared with reorder, which re-proves it for a labelled loop
  * that moves to a place with other loops around it (proofs/parallel.md). */
-#include "rewrite.h"
+#include "rewrites/rewrite.h"
 
 #include <string.h>
 
@@ -13,25 +13,25 @@ void rw_race_obligations(RwCtx *c, const char *kind, const Obligation *base_in,
 {
 	Arena *a = c->arena;
 	Var *v = l->u.loop.var;
-	Var *v1 = rw_fresh_var(a, v, "_1"), *v2 = rw_fresh_var(a, v, "_2");
+	Var *v1 = an_fresh_var(a, v, "_1"), *v2 = an_fresh_var(a, v, "_2");
 	Expr *r1 = ir_varref(a, v1, (Span){0}), *r2 = ir_varref(a, v2, (Span){0});
 	Obligation *base = obligation_new(a, kind, "", base_in->nvars, base_in->vars,
 					  base_in->nhyps, base_in->hyps, ir_bool(a, true), l->span);
 	obligation_add_var(a, base, v1);
 	obligation_add_var(a, base, v2);
-	obligation_add_hyp(a, base, rw_loop_range(a, l, r1));
-	obligation_add_hyp(a, base, rw_loop_range(a, l, r2));
+	obligation_add_hyp(a, base, an_loop_range(a, l, r1));
+	obligation_add_hyp(a, base, an_loop_range(a, l, r2));
 	/* each unordered pair once: i1 < i2, accesses of both in every order */
 	obligation_add_hyp(a, base, ir_bin(a, OP_LT, r1, r2, (Span){0}));
 	Buffer **vol;
-	int nvol = rw_written_buffers(a, l, &vol);
+	int nvol = an_written_buffers(a, l, &vol);
 	AccessList p, q;
 	memset(&p, 0, sizeof p);
 	memset(&q, 0, sizeof q);
-	rw_collect_accesses(c, l->u.loop.body, 1, &v, &r1, nvol, vol, &p);
-	rw_collect_accesses(c, l->u.loop.body, 1, &v, &r2, nvol, vol, &q);
-	rw_name_instance(a, &p, "_1");
-	rw_name_instance(a, &q, "_2");
+	an_collect_accesses(c->arena, l->u.loop.body, 1, &v, &r1, nvol, vol, &p);
+	an_collect_accesses(c->arena, l->u.loop.body, 1, &v, &r2, nvol, vol, &q);
+	an_name_instance(a, &p, "_1");
+	an_name_instance(a, &q, "_2");
 	rw_commute_obligations(c, kind, "two different iterations run at once without a race",
 			       base, &p, &q, false);
 }
@@ -46,7 +46,7 @@ static RwStatus annotate(RwCtx *c, const char *loop, ForKind kind, bool check_ra
 		return st;
 	Stmt *l = sc.stmt;
 	int64_t ext;
-	if (need_const && !rw_const_int(l->u.loop.extent, &ext))
+	if (need_const && !an_const_int(l->u.loop.extent, &ext))
 		return rw_fail(c, RW_PRECONDITION, l->span,
 			       "%s: loop '%s' needs a constant extent (split it first)",
 			       for_kind_name(kind), l->u.loop.var->name);
@@ -59,7 +59,7 @@ static RwStatus annotate(RwCtx *c, const char *loop, ForKind kind, bool check_ra
 	}
 	Stmt *nl = ir_for(a, l->u.loop.var, l->u.loop.min, l->u.loop.extent, kind,
 			  l->u.loop.body, l->span);
-	c->out = rw_with_body(a, c->func, rw_replace_at(a, c->func->body, sc.path, sc.depth, nl));
+	c->out = an_with_body(a, c->func, an_replace_at(a, c->func->body, sc.path, sc.depth, nl));
 	return RW_OK;
 }
 

@@ -3,7 +3,7 @@
  * the attach path, and the statement instances that run before the start
  * or after the end of one iteration of the attach loop's body, grouped
  * with fresh path variables and their order constraint. */
-#include "attach.h"
+#include "rewrites/attach.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -32,7 +32,7 @@ RwStatus attach_find_block(RwCtx *c, const char *name, StmtCtx *out)
 	BlockFinder f;
 	memset(&f, 0, sizeof f);
 	f.name = name;
-	rw_walk(c->arena, c->func, bf_visit, &f);
+	an_walk(c->arena, c->func, bf_visit, &f);
 	char *names = sb_take(&f.names);
 	RwStatus st = RW_OK;
 	if (!f.seen)
@@ -134,7 +134,7 @@ RwStatus attach_site(RwCtx *c, const char *block, const char *loop, bool loop_af
 		/* each run of a path loop reads its range in its own state;
 		 * the order obligations compare iterations of different runs
 		 * as if they read one state */
-		if (rw_range_reads_written(c->arena, out->path[k], c->func->body))
+		if (an_range_reads_written(c->arena, out->path[k], c->func->body))
 			return rw_fail(c, RW_UNSUPPORTED, out->path[k]->span,
 				       "the range of loop '%s' on the attach path reads a buffer the function writes",
 				       out->path[k]->u.loop.var->name);
@@ -187,7 +187,7 @@ typedef struct GroupWalk {
 	RwCtx *c;
 	OrderSide side;
 	int nloops;
-	Stmt *loops[RW_MAX_DEPTH];
+	Stmt *loops[AN_MAX_DEPTH];
 	OrderGroup *groups;
 	int n, cap;
 	int nvol;
@@ -233,8 +233,8 @@ static void add_group(GroupWalk *w, const Stmt *s, Relation rel)
 	}
 	OrderGroup *g = &w->groups[w->n++];
 	memset(g, 0, sizeof *g);
-	Var *orig[RW_MAX_DEPTH];
-	Expr *cur[RW_MAX_DEPTH], *fresh[RW_MAX_DEPTH];
+	Var *orig[AN_MAX_DEPTH];
+	Expr *cur[AN_MAX_DEPTH], *fresh[AN_MAX_DEPTH];
 	g->vars = arena_alloc(a, sizeof(Var *) * (size_t)(j + 1));
 	g->hyps = arena_alloc(a, sizeof(Expr *) * (size_t)(j + 2));
 	const char *suffix = w->side == ORDER_BEFORE_START ? "_prev" : "_next";
@@ -242,7 +242,7 @@ static void add_group(GroupWalk *w, const Stmt *s, Relation rel)
 		const Stmt *l = w->loops[d];
 		orig[d] = l->u.loop.var;
 		cur[d] = ir_varref(a, orig[d], (Span){0});
-		g->vars[d] = rw_fresh_var(a, orig[d], suffix);
+		g->vars[d] = an_fresh_var(a, orig[d], suffix);
 		fresh[d] = ir_varref(a, g->vars[d], (Span){0});
 		/* a range may use outer path variables: this copy's */
 		Expr *lo = ir_subst_expr(a, l->u.loop.min, d, orig, fresh);
@@ -266,8 +266,8 @@ static void add_group(GroupWalk *w, const Stmt *s, Relation rel)
 					    lex_equal(a, j, fresh, cur));
 		break;
 	}
-	rw_collect_accesses(w->c, s, j, orig, fresh, w->nvol, w->vol, &g->acc);
-	rw_name_instance(a, &g->acc, suffix);
+	an_collect_accesses(w->c->arena, s, j, orig, fresh, w->nvol, w->vol, &g->acc);
+	an_name_instance(a, &g->acc, suffix);
 }
 
 static void group_walk(GroupWalk *w, const Stmt *s, const int *path, int depth)
@@ -314,7 +314,7 @@ static void group_walk(GroupWalk *w, const Stmt *s, const int *path, int depth)
 
 int attach_written_buffers(RwCtx *c, Buffer ***out)
 {
-	return rw_written_buffers(c->arena, c->func->body, out);
+	return an_written_buffers(c->arena, c->func->body, out);
 }
 
 int attach_order_groups(RwCtx *c, const AttachSite *s, OrderSide side, OrderGroup **out)
@@ -338,8 +338,8 @@ void attach_between_accesses(RwCtx *c, const AttachSite *s, AccessList *out)
 	int lo = s->block_index < s->other_index ? s->block_index : s->other_index;
 	int hi = s->block_index < s->other_index ? s->other_index : s->block_index;
 	for (int i = lo + 1; i < hi; i++)
-		rw_collect_accesses(c, s->seq->u.seq.items[i], 0, NULL, NULL, nvol, vol, out);
-	rw_name_instance(c->arena, out, "_between");
+		an_collect_accesses(c->arena, s->seq->u.seq.items[i], 0, NULL, NULL, nvol, vol, out);
+	an_name_instance(c->arena, out, "_between");
 }
 
 Obligation *attach_base(RwCtx *c, const AttachSite *s, const char *kind, const char *statement,
@@ -351,7 +351,7 @@ Obligation *attach_base(RwCtx *c, const AttachSite *s, const char *kind, const c
 	rw_add_context_hyps(c, o, &s->loop);
 	const Stmt *l = s->loop.stmt;
 	obligation_add_var(a, o, l->u.loop.var);
-	obligation_add_hyp(a, o, rw_loop_range(a, l, ir_varref(a, l->u.loop.var, (Span){0})));
+	obligation_add_hyp(a, o, an_loop_range(a, l, ir_varref(a, l->u.loop.var, (Span){0})));
 	return o;
 }
 
@@ -525,7 +525,7 @@ static Expr *fits(Arena *a, const Expr *e)
 			       ir_cast(a, DT_INT64, e->u.bin.b, (Span){0}), (Span){0});
 		exact->dtype = DT_INT64;
 	}
-	int64_t hi = rw_dtype_max(e->dtype);
+	int64_t hi = an_dtype_max(e->dtype);
 	int64_t lo = dtype_is_signed(e->dtype) ? -hi - 1 : 0;
 	return ir_and(a, ir_bin(a, OP_LE, ir_int(a, lo, DT_INT64, (Span){0}), exact, (Span){0}),
 		      ir_bin(a, OP_LE, exact, ir_int(a, hi, DT_INT64, (Span){0}), (Span){0}));

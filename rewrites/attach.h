@@ -7,7 +7,8 @@
 #ifndef VS_REWRITES_ATTACH_H
 #define VS_REWRITES_ATTACH_H
 
-#include "region.h"
+#include "rewrites/rewrite.h"
+#include "kernel/analysis/region.h"
 
 typedef struct AttachSite {
 	StmtCtx block; /* the block that moves */
@@ -18,7 +19,7 @@ typedef struct AttachSite {
 					  statement holding the loop */
 	int npath;     /* loops from that statement down to the attach loop,
 			  inclusive (outermost first) */
-	Stmt *path[RW_MAX_DEPTH];
+	Stmt *path[AN_MAX_DEPTH];
 } AttachSite;
 
 /* The unique ST_BLOCK called `name`; RW_BAD_INPUT listing the blocks. */

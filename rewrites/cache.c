@@ -3,15 +3,15 @@
  * copy-in before it (cache_read, and cache_write when needed) and copy-out
  * after it (cache_write). Obligations cache.covers, cache.readable and the
  * race check of labelled loops around the block (proofs/cache.md). */
-#include "cache.h"
+#include "rewrites/cache.h"
 
 #include <string.h>
 
-#include "arith.h"
-#include "facts.h"
-#include "index_map.h"
-#include "layout.h"
-#include "merge.h"
+#include "kernel/analysis/arith.h"
+#include "kernel/analysis/facts.h"
+#include "kernel/analysis/index_map.h"
+#include "rewrites/layout.h"
+#include "rewrites/merge.h"
 
 static Span nospan(void) { return (Span){0}; }
 
@@ -184,8 +184,8 @@ typedef struct Box {
 typedef struct BoxWalk {
 	const Buffer *buf;
 	int n;
-	bool bounded[RW_MAX_DEPTH];
-	int64_t lo[RW_MAX_DEPTH], hi[RW_MAX_DEPTH]; /* inclusive */
+	bool bounded[AN_MAX_DEPTH];
+	int64_t lo[AN_MAX_DEPTH], hi[AN_MAX_DEPTH]; /* inclusive */
 	bool seen;
 } BoxWalk;
 
@@ -306,7 +306,7 @@ static void bounds_box(Arena *a, const Func *f, const StmtCtx *sc, const Stmt *t
 	BoxWalk w;
 	memset(&w, 0, sizeof w);
 	w.buf = buf;
-	w.n = buf->ndim < RW_MAX_DEPTH ? buf->ndim : RW_MAX_DEPTH;
+	w.n = buf->ndim < AN_MAX_DEPTH ? buf->ndim : AN_MAX_DEPTH;
 	for (int k = 0; k < w.n; k++)
 		w.bounded[k] = true;
 	box_stmt(&w, target, &b);
@@ -317,7 +317,7 @@ static void bounds_box(Arena *a, const Func *f, const StmtCtx *sc, const Stmt *t
 		Expr *shape = buf->shape[k];
 		DType t = shape->dtype == DT_INT64 ? DT_INT64 : DT_INT32;
 		int64_t s;
-		if (k < w.n && w.bounded[k] && w.seen && rw_const_int(shape, &s)) {
+		if (k < w.n && w.bounded[k] && w.seen && an_const_int(shape, &s)) {
 			int64_t lo = w.lo[k] < 0 ? 0 : w.lo[k];
 			int64_t hi = w.hi[k] >= s ? s - 1 : w.hi[k];
 			if (lo <= hi) {
@@ -342,13 +342,13 @@ static void bounds_box(Arena *a, const Func *f, const StmtCtx *sc, const Stmt *t
  * cache.covers obligation for that store checks this construction. */
 typedef struct Witness {
 	int nloops;
-	const Stmt *loops[RW_MAX_DEPTH];
+	const Stmt *loops[AN_MAX_DEPTH];
 	const Stmt *store;
 } Witness;
 
 static bool mentions_loops(const Expr *e, const Witness *w)
 {
-	if (rw_expr_has_load(e))
+	if (an_expr_has_load(e))
 		return true;
 	for (int i = 0; i < w->nloops; i++)
 		if (ir_expr_uses_var(e, w->loops[i]->u.loop.var))
@@ -366,7 +366,7 @@ static void find_witness(Witness *w, const Stmt *s, const Buffer *b, int depth)
 			find_witness(w, s->u.seq.items[i], b, depth);
 		return;
 	case ST_FOR:
-		if (depth >= RW_MAX_DEPTH)
+		if (depth >= AN_MAX_DEPTH)
 			return;
 		w->loops[depth] = s;
 		find_witness(w, s->u.loop.body, b, depth + 1);
@@ -407,7 +407,7 @@ static bool split_index(Arena *a, const Witness *w, const Expr *idx, int *loop, 
 		if (!rest || mentions_loops(rest, w))
 			continue;
 		*loop = m;
-		*lo = rw_fold(a, ir_bin(a, idx->u.bin.op, l->u.loop.min, (Expr *)rest, nospan()));
+		*lo = an_fold(a, ir_bin(a, idx->u.bin.op, l->u.loop.min, (Expr *)rest, nospan()));
 		return true;
 	}
 	return false;
@@ -426,7 +426,7 @@ static bool witness_box(Arena *a, const Stmt *target, const Buffer *b, Box *box)
 		if (mentions_loops(w.loops[m]->u.loop.min, &w) ||
 		    mentions_loops(w.loops[m]->u.loop.extent, &w))
 			return false;
-	bool used[RW_MAX_DEPTH] = {false};
+	bool used[AN_MAX_DEPTH] = {false};
 	box->n = b->ndim;
 	box->lo = arena_alloc(a, sizeof(Expr *) * (size_t)(b->ndim + 1));
 	box->extent = arena_alloc(a, sizeof(Expr *) * (size_t)(b->ndim + 1));
@@ -482,7 +482,7 @@ static Expr *in_box(Arena *a, const Box *box, int n, Expr **idx)
 {
 	Expr *all = NULL;
 	for (int k = 0; k < n && k < box->n; k++) {
-		Expr *hi = rw_fold(a, ir_add(a, box->lo[k], box->extent[k]));
+		Expr *hi = an_fold(a, ir_add(a, box->lo[k], box->extent[k]));
 		all = ir_and(a, all, ir_and(a, ir_bin(a, OP_LE, box->lo[k], idx[k], nospan()),
 					    ir_bin(a, OP_LT, idx[k], hi, nospan())));
 	}
@@ -502,10 +502,10 @@ static void cover_obligations(RwCtx *c, const StmtCtx *sc, const Stmt *target, B
 {
 	Arena *a = c->arena;
 	Buffer **vol;
-	int nvol = rw_written_buffers(a, target, &vol);
+	int nvol = an_written_buffers(a, target, &vol);
 	AccessList acc;
 	memset(&acc, 0, sizeof acc);
-	rw_collect_accesses(c, target, 0, NULL, NULL, nvol, vol, &acc);
+	an_collect_accesses(c->arena, target, 0, NULL, NULL, nvol, vol, &acc);
 	for (int i = 0; i < acc.n; i++) {
 		const Access *x = &acc.items[i];
 		if (x->buf != buf)
@@ -536,14 +536,14 @@ static void readable_obligation(RwCtx *c, const StmtCtx *sc, Buffer *buf, const 
 	Arena *a = c->arena;
 	FactSet fs;
 	memset(&fs, 0, sizeof fs);
-	rw_facts_at(a, c->func, sc, false, NULL, &fs);
+	an_facts_at(a, c->func, sc, false, NULL, &fs);
 	Var **tv = arena_alloc(a, sizeof(Var *) * (size_t)(box->n + 1));
 	Expr **t = arena_alloc(a, sizeof(Expr *) * (size_t)(box->n + 1));
 	for (int k = 0; k < box->n; k++) {
-		tv[k] = rw_fresh_var(a, vs[k], "");
+		tv[k] = an_fresh_var(a, vs[k], "");
 		t[k] = ir_varref(a, tv[k], nospan());
 	}
-	Expr *goal = rw_readable(a, c->func, &fs, buf, box->n, t);
+	Expr *goal = an_readable(a, c->func, &fs, buf, box->n, t);
 	const Layout *lay = buf->layout;
 	Expr *forb = lay ? (lay->forbidden ? lay->forbidden
 			    : lay->pad_kind == PAD_NONE_GIVEN ? lay->pad_predicate : NULL)
@@ -573,9 +573,9 @@ static void race_rechecks(RwCtx *c, const StmtCtx *sc, const Func *out)
 		if (l->u.loop.kind != FOR_PARALLEL && l->u.loop.kind != FOR_VECTORIZED)
 			continue;
 		StmtCtx lc;
-		if (!rw_find_stmt(a, c->func, l, &lc))
+		if (!an_find_stmt(a, c->func, l, &lc))
 			continue;
-		const Stmt *nl = rw_stmt_at(out->body, lc.path, lc.depth);
+		const Stmt *nl = an_stmt_at(out->body, lc.path, lc.depth);
 		if (!nl || nl->kind != ST_FOR)
 			continue;
 		const char *kind = l->u.loop.kind == FOR_PARALLEL ? "parallel.no_race" : "vectorize.no_race";
@@ -606,7 +606,7 @@ static RwStatus find_site(RwCtx *c, const CacheArgs *args, Site *site)
 		if (!blk)
 			return rw_fail(c, RW_BAD_INPUT, c->call_span, "%s: no block '%s' in function '%s'",
 				       args->write ? "cache_write" : "cache_read", args->block, f->name);
-		if (!rw_find_stmt(a, f, blk, &site->sc))
+		if (!an_find_stmt(a, f, blk, &site->sc))
 			return rw_fail(c, RW_UNSUPPORTED, c->call_span, "block '%s' is nested too deeply",
 				       args->block);
 		site->target = blk;
@@ -621,7 +621,7 @@ static RwStatus find_site(RwCtx *c, const CacheArgs *args, Site *site)
 	}
 	int n = body->u.seq.n, k = 0;
 	while (k < n && (body->u.seq.items[k]->kind == ST_ASSUME ||
-			 (body->u.seq.items[k]->kind == ST_FOR && rw_is_fact_loop(body->u.seq.items[k]))))
+			 (body->u.seq.items[k]->kind == ST_FOR && an_is_fact_loop(body->u.seq.items[k]))))
 		k++;
 	site->nlead = k;
 	if (k == n)
@@ -645,9 +645,9 @@ static Stmt *seq_of(Arena *a, int n, Stmt **items, Span sp)
 static Stmt *place_staged(Arena *a, Stmt *root, const StmtCtx *sc, Stmt *staged)
 {
 	int d = sc->depth;
-	Stmt *parent = d > 0 ? rw_stmt_at(root, sc->path, d - 1) : NULL;
+	Stmt *parent = d > 0 ? an_stmt_at(root, sc->path, d - 1) : NULL;
 	if (!parent || parent->kind != ST_SEQ)
-		return rw_replace_at(a, root, sc->path, d, staged);
+		return an_replace_at(a, root, sc->path, d, staged);
 	int n = parent->u.seq.n, k = sc->path[d - 1];
 	Stmt *inner = staged->u.alloc.body;
 	if (k + 1 < n) {
@@ -657,7 +657,7 @@ static Stmt *place_staged(Arena *a, Stmt *root, const StmtCtx *sc, Stmt *staged)
 	Stmt **items = arena_alloc(a, sizeof(Stmt *) * (size_t)(k + 1));
 	memcpy(items, parent->u.seq.items, sizeof(Stmt *) * (size_t)k);
 	items[k] = ir_alloc(a, staged->u.alloc.buf, inner, staged->span);
-	return rw_replace_at(a, root, sc->path, d - 1, seq_of(a, k + 1, items, parent->span));
+	return an_replace_at(a, root, sc->path, d - 1, seq_of(a, k + 1, items, parent->span));
 }
 
 RwStatus rw_cache(RwCtx *c, const CacheArgs *args)
@@ -752,7 +752,7 @@ RwStatus rw_cache(RwCtx *c, const CacheArgs *args)
 		lead[site.nlead] = staged;
 		body = ir_seq(a, site.nlead + 1, lead, f->body->span);
 	}
-	c->out = rw_with_body(a, f, body);
+	c->out = an_with_body(a, f, body);
 	if (!site.whole)
 		race_rechecks(c, &site.sc, c->out);
 	if (args->write && !copy_in)

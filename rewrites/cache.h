@@ -4,7 +4,7 @@
 #ifndef VS_REWRITES_CACHE_H
 #define VS_REWRITES_CACHE_H
 
-#include "rewrite.h"
+#include "rewrites/rewrite.h"
 
 typedef struct CacheArgs {
 	const char *buffer; /* the buffer to stage */

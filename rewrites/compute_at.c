@@ -4,7 +4,7 @@
  * (bound inference, region.h); the intermediate buffer shrinks to the box.
  * Obligations (proofs/compute_at.md): compute_at.cover, .within, .fit,
  * .inputs_unchanged, .index. */
-#include "attach.h"
+#include "rewrites/attach.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -17,24 +17,24 @@
 typedef struct Producer {
 	Stmt *block;
 	int nloops;
-	Stmt *loops[RW_MAX_DEPTH];
+	Stmt *loops[AN_MAX_DEPTH];
 	int nguards;
-	Expr *guards[RW_MAX_DEPTH];
-	Span guard_spans[RW_MAX_DEPTH];
+	Expr *guards[AN_MAX_DEPTH];
+	Span guard_spans[AN_MAX_DEPTH];
 	Stmt *store;
 	Buffer *buf;
-	int loop_of_dim[RW_MAX_DEPTH]; /* store index d = var(loops[k]) + offset[d] */
-	Expr *offset[RW_MAX_DEPTH];
-	int dim_of_loop[RW_MAX_DEPTH];
+	int loop_of_dim[AN_MAX_DEPTH]; /* store index d = var(loops[k]) + offset[d] */
+	Expr *offset[AN_MAX_DEPTH];
+	int dim_of_loop[AN_MAX_DEPTH];
 } Producer;
 
 /* The rewritten producer's ranges and the shrunk buffer. */
 typedef struct Plan {
-	Expr *lo[RW_MAX_DEPTH], *ext[RW_MAX_DEPTH]; /* per producer loop */
-	Expr *end[RW_MAX_DEPTH];		    /* lo + ext, for reports */
+	Expr *lo[AN_MAX_DEPTH], *ext[AN_MAX_DEPTH]; /* per producer loop */
+	Expr *end[AN_MAX_DEPTH];		    /* lo + ext, for reports */
 	Buffer *to;			/* B' (== B when nothing shrinks) */
-	Expr *base[RW_MAX_DEPTH];	/* per dim; NULL when not shrunk */
-	int64_t shape[RW_MAX_DEPTH];	/* shrunk extents */
+	Expr *base[AN_MAX_DEPTH];	/* per dim; NULL when not shrunk */
+	int64_t shape[AN_MAX_DEPTH];	/* shrunk extents */
 	bool any_shrunk;
 	bool demoted; /* a vectorized or unrolled producer loop became serial */
 } Plan;
@@ -78,7 +78,7 @@ static bool match_index(Arena *a, const Producer *p, Expr *idx, int *k, Expr **o
 		x = idx->u.bin.b;
 		y = idx->u.bin.a;
 	}
-	if ((*k = loop_index(p, x)) < 0 || uses_loop_vars(p, y) || rw_expr_has_load(y))
+	if ((*k = loop_index(p, x)) < 0 || uses_loop_vars(p, y) || an_expr_has_load(y))
 		return false;
 	*offset = idx->u.bin.op == OP_ADD ? y : ir_neg(a, y, (Span){0});
 	return true;
@@ -90,11 +90,11 @@ static RwStatus parse_producer(RwCtx *c, Stmt *block, Producer *p)
 	p->block = block;
 	const char *shape_msg = "the producer block \"%s\" must be a perfect loop nest around one store (under `if`s without `else`)";
 	Stmt *s = skip_single_seq(block->u.block.body);
-	while (s->kind == ST_FOR && p->nloops < RW_MAX_DEPTH) {
+	while (s->kind == ST_FOR && p->nloops < AN_MAX_DEPTH) {
 		p->loops[p->nloops++] = s;
 		s = skip_single_seq(s->u.loop.body);
 	}
-	while (s->kind == ST_IF && !s->u.cond.else_s && p->nguards < RW_MAX_DEPTH) {
+	while (s->kind == ST_IF && !s->u.cond.else_s && p->nguards < AN_MAX_DEPTH) {
 		p->guard_spans[p->nguards] = s->span;
 		p->guards[p->nguards++] = s->u.cond.cond;
 		s = skip_single_seq(s->u.cond.then_s);
@@ -104,7 +104,7 @@ static RwStatus parse_producer(RwCtx *c, Stmt *block, Producer *p)
 	p->store = s;
 	p->buf = s->u.store.buf;
 	const char *name = block->u.block.name;
-	if (p->buf->ndim != p->nloops || p->nloops > RW_MAX_DEPTH)
+	if (p->buf->ndim != p->nloops || p->nloops > AN_MAX_DEPTH)
 		return rw_fail(c, RW_UNSUPPORTED, s->span,
 			       "the store of block \"%s\" must index %s by one loop variable per dimension (%d loops, %d dimensions)",
 			       name, p->buf->name, p->nloops, p->buf->ndim);
@@ -123,13 +123,13 @@ static RwStatus parse_producer(RwCtx *c, Stmt *block, Producer *p)
 	for (int k = 0; k < p->nloops; k++) {
 		const Stmt *l = p->loops[k];
 		if (uses_loop_vars(p, l->u.loop.min) || uses_loop_vars(p, l->u.loop.extent) ||
-		    rw_expr_has_load(l->u.loop.min) || rw_expr_has_load(l->u.loop.extent))
+		    an_expr_has_load(l->u.loop.min) || an_expr_has_load(l->u.loop.extent))
 			return rw_fail(c, RW_UNSUPPORTED, l->span,
 				       "the range of loop '%s' of block \"%s\" must not depend on other loops of the block or on buffer contents",
 				       l->u.loop.var->name, name);
 	}
 	for (int g = 0; g < p->nguards; g++)
-		if (rw_expr_has_load(p->guards[g]) || attach_expr_has_undef(p->guards[g]))
+		if (an_expr_has_load(p->guards[g]) || attach_expr_has_undef(p->guards[g]))
 			return rw_fail(c, RW_UNSUPPORTED, p->guard_spans[g],
 				       "the condition of block \"%s\" must not read buffers", name);
 	if (attach_expr_reads(s->u.store.value, p->buf))
@@ -165,8 +165,8 @@ static Stmt *body_without(RwCtx *c, const AttachSite *s)
 	const Stmt *l = s->loop.stmt;
 	Stmt *hollow = ir_for(a, l->u.loop.var, l->u.loop.min, l->u.loop.extent, l->u.loop.kind,
 			      ir_pass(a, l->span), l->span);
-	Stmt *b = rw_replace_at(a, c->func->body, s->loop.path, s->loop.depth, hollow);
-	return rw_replace_at(a, b, s->block.path, s->block.depth, ir_pass(a, s->block.stmt->span));
+	Stmt *b = an_replace_at(a, c->func->body, s->loop.path, s->loop.depth, hollow);
+	return an_replace_at(a, b, s->block.path, s->block.depth, ir_pass(a, s->block.stmt->span));
 }
 
 static void push_fixed_env(const AttachSite *s, RgEnv *env)
@@ -219,14 +219,14 @@ static void plan_shrink(RwCtx *c, RgEnv *env, const AttachSite *s, const Produce
 {
 	Arena *a = c->arena;
 	int nd = p->buf->ndim;
-	Stmt *loops[RW_MAX_DEPTH + 1];
+	Stmt *loops[AN_MAX_DEPTH + 1];
 	int nl = 0;
 	for (int k = 0; k < s->loop.nloops; k++)
 		loops[nl++] = s->loop.loops[k];
 	loops[nl++] = s->loop.stmt;
-	Expr *exts[RW_MAX_DEPTH];
-	int64_t maxext[RW_MAX_DEPTH];
-	bool known[RW_MAX_DEPTH];
+	Expr *exts[AN_MAX_DEPTH];
+	int64_t maxext[AN_MAX_DEPTH];
+	bool known[AN_MAX_DEPTH];
 	for (int d = 0; d < nd; d++)
 		exts[d] = pl->ext[p->loop_of_dim[d]];
 	bool enumerated = rg_max_over_loops(nl, loops, nd, exts, 1L << 20, maxext);
@@ -245,7 +245,7 @@ static void plan_shrink(RwCtx *c, RgEnv *env, const AttachSite *s, const Produce
 	for (int d = 0; d < nd; d++) {
 		shape[d] = p->buf->shape[d];
 		int64_t orig;
-		if (!known[d] || (rw_const_int(p->buf->shape[d], &orig) && maxext[d] >= orig))
+		if (!known[d] || (an_const_int(p->buf->shape[d], &orig) && maxext[d] >= orig))
 			continue;
 		pl->shape[d] = maxext[d] < 1 ? 1 : maxext[d];
 		shape[d] = ir_int(a, pl->shape[d], p->buf->shape[d]->dtype, (Span){0});
@@ -288,7 +288,7 @@ static void within_obligation(RwCtx *c, const AttachSite *s, const Producer *p, 
 	Arena *a = c->arena;
 	Expr *goal = NULL;
 	for (int k = 0; k < p->nloops; k++)
-		goal = ir_and(a, goal, rw_loop_range(a, p->loops[k],
+		goal = ir_and(a, goal, an_loop_range(a, p->loops[k],
 						     ir_varref(a, p->loops[k]->u.loop.var, (Span){0})));
 	char *stmt = arena_printf(a, "every instance of block \"%s\" run in an iteration of %s is an instance of the original block",
 				  p->block->u.block.name, s->loop.stmt->u.loop.var->name);
@@ -366,7 +366,7 @@ typedef struct ConsWalk {
 	const Plan *pl;
 	RgEnv *env;
 	int nconds;
-	Expr *conds[RW_MAX_DEPTH * 2]; /* full load-free conditions in force */
+	Expr *conds[AN_MAX_DEPTH * 2]; /* full load-free conditions in force */
 } ConsWalk;
 
 static Obligation *read_obligation(ConsWalk *w, const char *kind, const char *stmt, Expr *goal,
@@ -385,11 +385,11 @@ static Obligation *read_obligation(ConsWalk *w, const char *kind, const char *st
 			/* a range that reads a buffer the function writes read
 			 * it when its loop started, in a state the obligation
 			 * does not name: no hypothesis (weaker) */
-			if (!rw_expr_reads_written(a, v->min, c->func->body) &&
-			    !rw_expr_reads_written(a, v->extent, c->func->body))
+			if (!an_expr_reads_written(a, v->min, c->func->body) &&
+			    !an_expr_reads_written(a, v->extent, c->func->body))
 				obligation_add_hyp(a, o, ir_and(a, ir_bin(a, OP_LE, v->min, r, (Span){0}),
 								ir_bin(a, OP_LT, r, ir_add(a, v->min, v->extent), (Span){0})));
-		} else if (!rw_expr_has_load(v->value) && dtype_is_int(v->var->dtype))
+		} else if (!an_expr_has_load(v->value) && dtype_is_int(v->var->dtype))
 			obligation_add_hyp(a, o, ir_bin(a, OP_EQ, r, v->value, (Span){0}));
 	}
 	for (int i = 0; i < w->nconds; i++)
@@ -405,8 +405,8 @@ static void cover_obligation(ConsWalk *w, const Expr *load)
 {
 	Arena *a = w->c->arena;
 	const Producer *p = w->p;
-	Var *from[RW_MAX_DEPTH];
-	Expr *to[RW_MAX_DEPTH];
+	Var *from[AN_MAX_DEPTH];
+	Expr *to[AN_MAX_DEPTH];
 	Expr *goal = NULL;
 	for (int d = 0; d < p->buf->ndim; d++) {
 		int k = p->loop_of_dim[d];
@@ -505,7 +505,7 @@ static Expr *cons_expr(ConsWalk *w, Expr *e)
 static void push_cond(ConsWalk *w, Expr *cond, bool negate)
 {
 	rg_push_guard(w->env, cond, negate);
-	if (!rw_expr_has_load(cond) && w->nconds < RW_MAX_DEPTH * 2)
+	if (!an_expr_has_load(cond) && w->nconds < AN_MAX_DEPTH * 2)
 		w->conds[w->nconds++] = negate ? ir_not(w->c->arena, cond, cond->span) : cond;
 }
 
@@ -594,8 +594,8 @@ static void outside_obligations(RwCtx *c, const AttachSite *s, const Producer *p
 	StmtCtx top;
 	attach_ctx_at(c, &s->block, alloc_depth, &top);
 	Stmt *al = attach_stmt_at(body_without(c, s), s->block.path, alloc_depth);
-	rw_collect_accesses(c, al->u.alloc.body, 0, NULL, NULL, nvol, vol, &acc);
-	rw_name_instance(a, &acc, "");
+	an_collect_accesses(c->arena, al->u.alloc.body, 0, NULL, NULL, nvol, vol, &acc);
+	an_name_instance(a, &acc, "");
 	for (int i = 0; i < acc.n; i++) {
 		const Access *x = &acc.items[i];
 		if (x->is_write || x->buf != p->buf)
@@ -624,8 +624,8 @@ static void inputs_obligations(RwCtx *c, const AttachSite *s, const Producer *p,
 	AccessList all, reads, between, writes;
 	memset(&all, 0, sizeof all);
 	memset(&between, 0, sizeof between);
-	rw_collect_accesses(c, moved, 0, NULL, NULL, nvol, vol, &all);
-	rw_name_instance(a, &all, "");
+	an_collect_accesses(c->arena, moved, 0, NULL, NULL, nvol, vol, &all);
+	an_name_instance(a, &all, "");
 	attach_filter(a, &all, false, &reads);
 	const char *kind = "compute_at.inputs_unchanged";
 	char *what = arena_printf(a, "block \"%s\" reads its inputs unchanged at its new place", p->block->u.block.name);
@@ -652,12 +652,12 @@ static char *region_note(RwCtx *c, const AttachSite *s, const Producer *p, const
 	StrBuf b = {0};
 	sb_printf(&b, "attach path: %s; region of %s per iteration: [", attach_path_text(a, s),
 		  p->buf->name);
-	Expr *lo[RW_MAX_DEPTH], *hi[RW_MAX_DEPTH];
+	Expr *lo[AN_MAX_DEPTH], *hi[AN_MAX_DEPTH];
 	for (int d = 0; d < nd; d++) {
 		int k = p->loop_of_dim[d];
-		lo[d] = rw_fold(a, ir_add(a, pl->lo[k], p->offset[d]));
-		Expr *end = rw_fold(a, ir_add(a, pl->end[k], p->offset[d]));
-		hi[d] = rw_fold(a, ir_sub(a, end, ir_int(a, 1, end->dtype, (Span){0})));
+		lo[d] = an_fold(a, ir_add(a, pl->lo[k], p->offset[d]));
+		Expr *end = an_fold(a, ir_add(a, pl->end[k], p->offset[d]));
+		hi[d] = an_fold(a, ir_sub(a, end, ir_int(a, 1, end->dtype, (Span){0})));
 		char *x = print_expr(lo[d]), *y = print_expr(end);
 		sb_printf(&b, "%s%s:%s", d ? ", " : "", x, y);
 		free(x);
@@ -676,7 +676,7 @@ static char *region_note(RwCtx *c, const AttachSite *s, const Producer *p, const
 		for (int d = 0; d < nd; d++) {
 			char *x = print_expr(pl->to->shape[d]);
 			int64_t v;
-			cells = rw_const_int(pl->to->shape[d], &v) && cells > 0 ? cells * v : -1;
+			cells = an_const_int(pl->to->shape[d], &v) && cells > 0 ? cells * v : -1;
 			sb_printf(&b, "%s%s", d ? ", " : "", x);
 			free(x);
 		}
@@ -686,7 +686,7 @@ static char *region_note(RwCtx *c, const AttachSite *s, const Producer *p, const
 	} else {
 		sb_printf(&b, "; %s keeps its shape", p->buf->name);
 	}
-	Stmt *loops[RW_MAX_DEPTH + 1];
+	Stmt *loops[AN_MAX_DEPTH + 1];
 	int nl = 0;
 	for (int k = 0; k < s->loop.nloops; k++)
 		loops[nl++] = s->loop.loops[k];
@@ -727,7 +727,7 @@ static RwStatus check_buffer(RwCtx *c, const AttachSite *s, const Producer *p, i
 			       "%s is not an intermediate buffer allocated (T.alloc_buffer) around blocks \"%s\" and its consumer",
 			       p->buf->name, p->block->u.block.name);
 	const Stmt *where = NULL;
-	Stmt *rest = rw_replace_at(c->arena, c->func->body, s->block.path, s->block.depth,
+	Stmt *rest = an_replace_at(c->arena, c->func->body, s->block.path, s->block.depth,
 				   ir_pass(c->arena, s->block.stmt->span));
 	if (attach_stmt_writes(rest, p->buf, &where))
 		return rw_fail(c, RW_UNSUPPORTED, where->span,
@@ -740,12 +740,12 @@ static Stmt *rebuild_body(RwCtx *c, const AttachSite *s, Stmt *new_loop, const P
 			  int alloc_depth)
 {
 	Arena *a = c->arena;
-	Stmt *body = rw_replace_at(a, c->func->body, s->loop.path, s->loop.depth, new_loop);
+	Stmt *body = an_replace_at(a, c->func->body, s->loop.path, s->loop.depth, new_loop);
 	/* the block goes: an empty sequence splices to nothing */
-	body = rw_replace_at(a, body, s->block.path, s->block.depth, ir_seq(a, 0, NULL, s->block.stmt->span));
+	body = an_replace_at(a, body, s->block.path, s->block.depth, ir_seq(a, 0, NULL, s->block.stmt->span));
 	if (pl->any_shrunk) {
 		Stmt *al = attach_stmt_at(body, s->block.path, alloc_depth);
-		body = rw_replace_at(a, body, s->block.path, alloc_depth,
+		body = an_replace_at(a, body, s->block.path, alloc_depth,
 				     ir_alloc(a, pl->to, al->u.alloc.body, al->span));
 	}
 	return body;
@@ -805,6 +805,6 @@ RwStatus rw_compute_at(RwCtx *c, const char *block, const char *loop)
 	outside_obligations(c, &s, &p, alloc_depth);
 	inputs_obligations(c, &s, &p, moved);
 	c->note = region_note(c, &s, &p, &pl, &box);
-	c->out = rw_with_body(a, c->func, rebuild_body(c, &s, new_loop, &pl, alloc_depth));
+	c->out = an_with_body(a, c->func, rebuild_body(c, &s, new_loop, &pl, alloc_depth));
 	return RW_OK;
 }

@@ -3,7 +3,7 @@
  * for i': S2(i')`, both loops over the same range and of the same kind.
  * Obligation fission.no_conflict, the merge condition read backwards: for
  * all i > j in the range, S1(i) and S2(j) commute (proofs/merge.md). */
-#include "merge.h"
+#include "rewrites/merge.h"
 
 #include <string.h>
 
@@ -39,7 +39,7 @@ RwStatus rw_fission_at(RwCtx *c, const StmtCtx *at, int64_t after, Stmt **second
 			       "fission: after=%lld is not a statement of loop '%s' that has another after it (0 .. %d)",
 			       (long long)after, loop, n - 2);
 	/* the new loop reads the range again, after the first loop ran */
-	if (rw_range_reads_written(a, l, l))
+	if (an_range_reads_written(a, l, l))
 		return rw_fail(c, RW_UNSUPPORTED, l->span,
 			       "fission: the range of loop '%s' reads a buffer that the loop writes", loop);
 	int k = (int)after + 1;
@@ -50,7 +50,7 @@ RwStatus rw_fission_at(RwCtx *c, const StmtCtx *at, int64_t after, Stmt **second
 	 * parallel or vectorized label stays valid on both loops: each new
 	 * instance's accesses are a subset of an old instance's. */
 	rw_adjacent_commute_obligations(c, "fission.no_conflict", &sc, l, s1, l, s2);
-	Var *v = l->u.loop.var, *v2 = rw_fresh_var(a, v, "");
+	Var *v = l->u.loop.var, *v2 = an_fresh_var(a, v, "");
 	Expr *v2ref = ir_varref(a, v2, nospan());
 	Stmt *pair[2] = {
 		ir_for(a, v, l->u.loop.min, l->u.loop.extent, l->u.loop.kind, s1, l->span),
@@ -59,7 +59,7 @@ RwStatus rw_fission_at(RwCtx *c, const StmtCtx *at, int64_t after, Stmt **second
 	};
 	if (second_loop)
 		*second_loop = pair[1];
-	c->out = rw_with_body(a, c->func, rw_replace_at(a, c->func->body, sc.path, sc.depth,
+	c->out = an_with_body(a, c->func, an_replace_at(a, c->func->body, sc.path, sc.depth,
 							 ir_seq(a, 2, pair, l->span)));
 	return RW_OK;
 }

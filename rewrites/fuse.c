@@ -5,7 +5,7 @@
  * fuse.nonneg_extents: N >= 0 and M >= 0 (with both negative, N*M would
  * be positive where the original runs nothing); fuse.no_overflow: N*M
  * fits the loop variable's dtype. */
-#include "rewrite.h"
+#include "rewrites/rewrite.h"
 
 /* A fused loop keeps a label only when both loops had it: parallel or
  * vectorized pairs (i, j) != (i', j') commute because either i != i'
@@ -21,7 +21,7 @@ static ForKind fused_kind(const Stmt *lo, const Stmt *li, Expr *extent)
 	case FOR_SERIAL:
 	case FOR_PARALLEL: return k;
 	case FOR_VECTORIZED:
-	case FOR_UNROLLED: return rw_const_int(extent, &n) ? k : FOR_SERIAL;
+	case FOR_UNROLLED: return an_const_int(extent, &n) ? k : FOR_SERIAL;
 	}
 	return FOR_SERIAL;
 }
@@ -34,8 +34,8 @@ static void no_overflow_obligation(RwCtx *c, const StmtCtx *so, Var *i, Var *j,
 {
 	Arena *a = c->arena;
 	DType t = i->dtype;
-	int64_t max = rw_dtype_max(t), nv, mv;
-	if (rw_const_int(n, &nv) && rw_const_int(m, &mv) && (mv <= 0 || nv <= max / mv))
+	int64_t max = an_dtype_max(t), nv, mv;
+	if (an_const_int(n, &nv) && an_const_int(m, &mv) && (mv <= 0 || nv <= max / mv))
 		return;
 	Expr *lim = ir_int(a, max, t, (Span){0});
 	Expr *goal = ir_or(a, ir_bin(a, OP_LE, m, ir_int(a, 0, t, (Span){0}), (Span){0}),
@@ -66,13 +66,13 @@ RwStatus rw_fuse(RwCtx *c, const char *outer, const char *inner, const char *fus
 			       "fuse: the range of loop '%s' depends on '%s'", j->name, i->name);
 	/* j's range is read again at every i; the fused loop reads it once
 	 * for its extent and again at every k */
-	if (rw_range_reads_written(a, lo, lo) || rw_range_reads_written(a, li, lo))
+	if (an_range_reads_written(a, lo, lo) || an_range_reads_written(a, li, lo))
 		return rw_fail(c, RW_UNSUPPORTED, lo->span,
 			       "fuse: the range of loop '%s' or '%s' reads a buffer that the nest writes",
 			       i->name, j->name);
 	Expr *n = lo->u.loop.extent, *m = li->u.loop.extent;
 	int64_t nv, mv;
-	if (!(rw_const_int(n, &nv) && nv >= 0 && rw_const_int(m, &mv) && mv >= 0)) {
+	if (!(an_const_int(n, &nv) && nv >= 0 && an_const_int(m, &mv) && mv >= 0)) {
 		Expr *goal = ir_and(a, ir_bin(a, OP_GE, n, ir_int32(a, 0), (Span){0}),
 				    ir_bin(a, OP_GE, m, ir_int32(a, 0), (Span){0}));
 		rw_obligation_at(c, &c->obs, &so, "fuse.nonneg_extents",
@@ -86,13 +86,13 @@ RwStatus rw_fuse(RwCtx *c, const char *outer, const char *inner, const char *fus
 	Expr *kr = ir_varref(a, k, (Span){0});
 	Var *from[2] = {i, j};
 	Expr *to[2] = {
-		rw_fold(a, ir_add(a, lo->u.loop.min, ir_bin(a, OP_FLOORDIV, kr, m, (Span){0}))),
-		rw_fold(a, ir_add(a, li->u.loop.min, ir_bin(a, OP_FLOORMOD, kr, m, (Span){0}))),
+		an_fold(a, ir_add(a, lo->u.loop.min, ir_bin(a, OP_FLOORDIV, kr, m, (Span){0}))),
+		an_fold(a, ir_add(a, li->u.loop.min, ir_bin(a, OP_FLOORMOD, kr, m, (Span){0}))),
 	};
 	Stmt *body = ir_subst_stmt(a, li->u.loop.body, 2, from, to);
-	Expr *extent = rw_fold(a, ir_mul(a, n, m));
+	Expr *extent = an_fold(a, ir_mul(a, n, m));
 	Stmt *fused = ir_for(a, k, ir_int(a, 0, i->dtype, (Span){0}), extent,
 			     fused_kind(lo, li, extent), body, lo->span);
-	c->out = rw_with_body(a, c->func, rw_replace_at(a, c->func->body, so.path, so.depth, fused));
+	c->out = an_with_body(a, c->func, an_replace_at(a, c->func->body, so.path, so.depth, fused));
 	return RW_OK;
 }

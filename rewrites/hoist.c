@@ -13,14 +13,14 @@
  *   reduce_loop_extents: `for v in R: if c: S` -> `for v in R': if c: S`
  *     with R' from the comparisons of v in c; reduce.skipped (every v in R
  *     with c(v) lies in R') and reduce.within (R' inside R). */
-#include "hoist.h"
+#include "rewrites/hoist.h"
 
 #include <string.h>
 
-#include "arith.h"
-#include "index_map.h"
-#include "layout.h"
-#include "schedule.h"
+#include "kernel/analysis/arith.h"
+#include "kernel/analysis/index_map.h"
+#include "rewrites/layout.h"
+#include "rewrites/schedule/schedule.h"
 
 static Span nospan(void) { return (Span){0}; }
 
@@ -93,14 +93,14 @@ static bool invariant_in(Arena *a, const Expr *c, const Stmt *l)
 		if (ir_expr_uses_var(c, b.vars[i]))
 			return false;
 	Buffer **w;
-	int nw = rw_written_buffers(a, l, &w);
+	int nw = an_written_buffers(a, l, &w);
 	return !reads_any(c, w, nw);
 }
 
 static bool may_fault(const Expr *e)
 {
 	int64_t k;
-	if (rw_converts_float_to_int(e))
+	if (an_converts_float_to_int(e))
 		return true;
 	switch (e->kind) {
 	case EX_INT: case EX_FLOAT: case EX_VAR: return false;
@@ -108,7 +108,7 @@ static bool may_fault(const Expr *e)
 	case EX_BIN:
 		if ((e->u.bin.op == OP_FLOORDIV || e->u.bin.op == OP_FLOORMOD ||
 		     (e->u.bin.op == OP_DIV && !dtype_is_float(e->dtype))) &&
-		    !(rw_const_int(e->u.bin.b, &k) && k != 0))
+		    !(an_const_int(e->u.bin.b, &k) && k != 0))
 			return true;
 		return may_fault(e->u.bin.a) || may_fault(e->u.bin.b);
 	case EX_NOT: case EX_NEG: case EX_CAST: return may_fault(e->u.un.a);
@@ -126,7 +126,7 @@ static Expr *safe_to_eval(Arena *a, const Func *f, const Expr *e)
 {
 	int64_t k;
 	Expr *x, *y;
-	if (rw_converts_float_to_int(e))
+	if (an_converts_float_to_int(e))
 		return NULL;
 	switch (e->kind) {
 	case EX_INT: case EX_FLOAT: case EX_VAR:
@@ -155,7 +155,7 @@ static Expr *safe_to_eval(Arena *a, const Func *f, const Expr *e)
 		x = ir_and(a, x, y);
 		if ((e->u.bin.op == OP_FLOORDIV || e->u.bin.op == OP_FLOORMOD ||
 		     (e->u.bin.op == OP_DIV && !dtype_is_float(e->dtype))) &&
-		    !(rw_const_int(e->u.bin.b, &k) && k != 0))
+		    !(an_const_int(e->u.bin.b, &k) && k != 0))
 			x = ir_and(a, x, ir_bin(a, OP_NE, e->u.bin.b, ir_int(a, 0, e->u.bin.b->dtype, nospan()),
 						 nospan()));
 		return x;
@@ -187,7 +187,7 @@ static void loops_in(Stmt *s, Loops *l)
 			loops_in(s->u.seq.items[i], l);
 		return;
 	case ST_FOR:
-		if (!rw_is_fact_loop(s) && l->n < 256)
+		if (!an_is_fact_loop(s) && l->n < 256)
 			l->items[l->n++] = s;
 		loops_in(s->u.loop.body, l);
 		return;
@@ -233,7 +233,7 @@ static RwStatus hoist_if(RwCtx *c, Stmt *l)
 	Arena *a = c->arena;
 	Stmt *s = l->u.loop.body;
 	StmtCtx sc;
-	if (!rw_find_stmt(a, c->func, l, &sc))
+	if (!an_find_stmt(a, c->func, l, &sc))
 		return rw_fail(c, RW_BAD_INPUT, l->span, "hoist: loop not found");
 	Expr *cond = s->u.cond.cond;
 	if (may_fault(cond)) {
@@ -255,13 +255,13 @@ static RwStatus hoist_if(RwCtx *c, Stmt *l)
 			      s->u.cond.then_s, l->span);
 	Stmt *else_l = NULL;
 	if (s->u.cond.else_s) {
-		Var *v2 = rw_fresh_var(a, l->u.loop.var, "");
+		Var *v2 = an_fresh_var(a, l->u.loop.var, "");
 		Expr *r = ir_varref(a, v2, nospan());
 		else_l = ir_for(a, v2, l->u.loop.min, l->u.loop.extent, l->u.loop.kind,
 				ir_subst_stmt(a, s->u.cond.else_s, 1, &l->u.loop.var, &r), l->span);
 	}
 	Stmt *hoisted = ir_if(a, cond, then_l, else_l, s->span);
-	c->out = rw_with_body(a, c->func, rw_replace_at(a, c->func->body, sc.path, sc.depth, hoisted));
+	c->out = an_with_body(a, c->func, an_replace_at(a, c->func->body, sc.path, sc.depth, hoisted));
 	return RW_OK;
 }
 
@@ -302,7 +302,7 @@ static void conds_in(Stmt *s, Conds *cs)
 static void inner_bounds(Arena *a, const Func *f, Stmt *owner, Bounds *b)
 {
 	StmtCtx sc;
-	if (rw_find_stmt(a, f, owner, &sc))
+	if (an_find_stmt(a, f, owner, &sc))
 		arith_bounds_at(f, &sc, b);
 }
 
@@ -321,7 +321,7 @@ static RwStatus case_split(RwCtx *c, Stmt *l, bool *changed, Stmt **made)
 	Arena *a = c->arena;
 	*changed = false;
 	int64_t lo, n;
-	if (!rw_const_int(l->u.loop.min, &lo) || !rw_const_int(l->u.loop.extent, &n) || n < 2 || n > 256)
+	if (!an_const_int(l->u.loop.min, &lo) || !an_const_int(l->u.loop.extent, &n) || n < 2 || n > 256)
 		return RW_OK;
 	Conds cs = {0};
 	conds_in(l->u.loop.body, &cs);
@@ -363,11 +363,11 @@ static RwStatus case_split(RwCtx *c, Stmt *l, bool *changed, Stmt **made)
 		chain = ir_if(a, below, body, chain, body->span);
 	}
 	StmtCtx sc;
-	if (!rw_find_stmt(a, c->func, l, &sc))
+	if (!an_find_stmt(a, c->func, l, &sc))
 		return rw_fail(c, RW_BAD_INPUT, l->span, "hoist: loop not found");
 	Stmt *nl = ir_for(a, v, l->u.loop.min, l->u.loop.extent, l->u.loop.kind, chain, l->span);
 	*made = nl;
-	c->out = rw_with_body(a, c->func, rw_replace_at(a, c->func->body, sc.path, sc.depth, nl));
+	c->out = an_with_body(a, c->func, an_replace_at(a, c->func->body, sc.path, sc.depth, nl));
 	c->note = arena_printf(a, "loop %s split into %d cases by the conditions they decide",
 			       v->name, ng);
 	*changed = true;
@@ -487,17 +487,17 @@ static void cuts(Arena *a, const Expr *c, const Var *v, RangeCut *r)
 			break;
 		}
 	}
-	if (ir_expr_uses_var(y, v) || rw_expr_has_load(y) || may_fault(y))
+	if (ir_expr_uses_var(y, v) || an_expr_has_load(y) || may_fault(y))
 		return;
 	Expr *one = ir_int(a, 1, y->dtype, nospan());
 	switch (op) {
 	case OP_LT: r->hi = emin(a, r->hi, y); return;
-	case OP_LE: r->hi = emin(a, r->hi, rw_fold(a, ir_add(a, y, one))); return;
-	case OP_GT: r->lo = emax(a, r->lo, rw_fold(a, ir_add(a, y, one))); return;
+	case OP_LE: r->hi = emin(a, r->hi, an_fold(a, ir_add(a, y, one))); return;
+	case OP_GT: r->lo = emax(a, r->lo, an_fold(a, ir_add(a, y, one))); return;
 	case OP_GE: r->lo = emax(a, r->lo, y); return;
 	case OP_EQ:
 		r->lo = emax(a, r->lo, y);
-		r->hi = emin(a, r->hi, rw_fold(a, ir_add(a, y, one)));
+		r->hi = emin(a, r->hi, an_fold(a, ir_add(a, y, one)));
 		return;
 	case OP_NE: case OP_ADD: case OP_SUB: case OP_MUL: case OP_DIV: case OP_FLOORDIV:
 	case OP_FLOORMOD: case OP_MIN: case OP_MAX: case OP_AND: case OP_OR: case OP_COUNT:
@@ -516,7 +516,7 @@ static RwStatus reduce_one(RwCtx *c, Stmt *l, bool *changed, Stmt **made)
 	cuts(a, b->u.cond.cond, l->u.loop.var, &r);
 	if (!r.lo && !r.hi)
 		return RW_OK;
-	Expr *olo = l->u.loop.min, *ohi = rw_fold(a, ir_add(a, olo, l->u.loop.extent));
+	Expr *olo = l->u.loop.min, *ohi = an_fold(a, ir_add(a, olo, l->u.loop.extent));
 	Expr *nlo = r.lo ? emax(a, olo, r.lo) : olo;
 	Expr *nhi = r.hi ? emin(a, ohi, r.hi) : ohi;
 	/* fold constants so the printed loop reads well */
@@ -530,7 +530,7 @@ static RwStatus reduce_one(RwCtx *c, Stmt *l, bool *changed, Stmt **made)
 	if (ir_expr_equal(nlo, olo) && ir_expr_equal(next, l->u.loop.extent))
 		return RW_OK;
 	StmtCtx sc;
-	if (!rw_find_stmt(a, c->func, l, &sc))
+	if (!an_find_stmt(a, c->func, l, &sc))
 		return rw_fail(c, RW_BAD_INPUT, l->span, "reduce_loop_extents: loop not found");
 	Var *v = l->u.loop.var;
 	Expr *vr = ir_varref(a, v, nospan());
@@ -546,8 +546,8 @@ static RwStatus reduce_one(RwCtx *c, Stmt *l, bool *changed, Stmt **made)
 	o->rewrite = c->desc;
 	rw_add_context_hyps(c, o, &sc);
 	obligation_add_var(a, o, v);
-	obligation_add_hyp(a, o, rw_loop_range(a, l, vr));
-	if (!rw_expr_has_load(b->u.cond.cond))
+	obligation_add_hyp(a, o, an_loop_range(a, l, vr));
+	if (!an_expr_has_load(b->u.cond.cond))
 		obligation_add_hyp(a, o, b->u.cond.cond);
 	else
 		o->goal = ir_or(a, ir_not(a, b->u.cond.cond, nospan()), o->goal);
@@ -565,7 +565,7 @@ static RwStatus reduce_one(RwCtx *c, Stmt *l, bool *changed, Stmt **made)
 	oblist_push(a, &c->obs, o);
 	Stmt *nl = ir_for(a, v, nlo, next, l->u.loop.kind, b, l->span);
 	*made = nl;
-	c->out = rw_with_body(a, c->func, rw_replace_at(a, c->func->body, sc.path, sc.depth, nl));
+	c->out = an_with_body(a, c->func, an_replace_at(a, c->func->body, sc.path, sc.depth, nl));
 	*changed = true;
 	return RW_OK;
 }

@@ -2,7 +2,7 @@
 #ifndef VS_REWRITES_HOIST_H
 #define VS_REWRITES_HOIST_H
 
-#include "rewrite.h"
+#include "rewrites/rewrite.h"
 
 typedef struct HoistArgs {
 	const char *block, *loop;

@@ -8,12 +8,12 @@
  * cells read are initialised). With a pad value, a stage after the last
  * write fills the padding (produced buffers) or an entry T.assume states
  * it (inputs). */
-#include "layout.h"
+#include "rewrites/layout.h"
 
 #include <string.h>
 
-#include "facts.h"
-#include "index_map.h"
+#include "kernel/analysis/facts.h"
+#include "kernel/analysis/index_map.h"
 #include "kernel/parse.h"
 
 static Span nospan(void) { return (Span){0}; }
@@ -433,7 +433,7 @@ static void map_obligations(RwCtx *c, const IndexMap *m, const Buffer *logical)
 	/* layout.injective: f(x) == f(y) -> x == y on D */
 	Var **y = arena_alloc(a, sizeof(Var *) * (size_t)(m->nin + 1));
 	for (int i = 0; i < m->nin; i++)
-		y[i] = rw_fresh_var(a, m->in[i], "_2");
+		y[i] = an_fresh_var(a, m->in[i], "_2");
 	Expr **yr = varrefs(a, m->nin, y);
 	Expr *same_out = NULL, *same_in = NULL;
 	for (int k = 0; k < m->nout; k++) {
@@ -557,7 +557,7 @@ static void pad_readable(RwCtx *c, const IndexMap *m, const Func *out, const Stm
 			pad_readable(c, m, out, stage, e->u.load.idx[i], phys, pad, fs);
 		if (e->u.load.buf != phys)
 			return;
-		Expr *ok = rw_readable(a, out, fs, phys, e->u.load.nidx, e->u.load.idx);
+		Expr *ok = an_readable(a, out, fs, phys, e->u.load.nidx, e->u.load.idx);
 		Obligation *o = new_ob(c, "layout.pad_value_readable",
 				       arena_printf(a, "the pad value reads only cells of %s its producer initialised",
 						    phys->name),
@@ -721,7 +721,7 @@ static RwStatus transform_one(RwCtx *c, const LayoutArgs *args, const Func *f, F
 		bare->vars = m.in;
 		bare->map = m.out;
 		phys->layout = bare;
-		res->func = rw_with_body(a, f, ir_remap_buffer(a, f->body, logical, phys, m.nin, m.in,
+		res->func = an_with_body(a, f, ir_remap_buffer(a, f->body, logical, phys, m.nin, m.in,
 							      m.nout, m.out));
 		Param *ps = (Param *)res->func->params;
 		for (int i = 0; i < f->nparams; i++)
@@ -778,12 +778,12 @@ static RwStatus transform_one(RwCtx *c, const LayoutArgs *args, const Func *f, F
 			params[i].buf = phys;
 	res->func = ir_func(a, f->name, f->nparams, params, body, f->span);
 	res->changed = true;
-	if (stage && ps.kind == PAD_VALUE && !is_param && rw_expr_has_load(ps.value)) {
+	if (stage && ps.kind == PAD_VALUE && !is_param && an_expr_has_load(ps.value)) {
 		StmtCtx sc;
 		FactSet fs;
 		memset(&fs, 0, sizeof fs);
-		if (rw_find_stmt(a, res->func, stage, &sc))
-			rw_facts_at(a, res->func, &sc, false, NULL, &fs);
+		if (an_find_stmt(a, res->func, stage, &sc))
+			an_facts_at(a, res->func, &sc, false, NULL, &fs);
 		pad_readable(c, &m, res->func, stage, ps.value, phys, pad, &fs);
 	}
 	c->func = saved;

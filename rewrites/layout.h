@@ -4,7 +4,7 @@
 #ifndef VS_REWRITES_LAYOUT_H
 #define VS_REWRITES_LAYOUT_H
 
-#include "rewrite.h"
+#include "rewrites/rewrite.h"
 
 typedef enum {
 	LAYOUT_PAD_NONE,   /* no pad_value (or None): padding may not be touched */

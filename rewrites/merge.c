@@ -3,12 +3,12 @@
  * Obligations merge.same_domain and merge.no_conflict: for all i > j,
  * S1(i) and S2(j) commute (proofs/merge.md). Also the commutation check
  * fission shares, and the call without names that merges every pair. */
-#include "merge.h"
+#include "rewrites/merge.h"
 
 #include <stdlib.h>
 #include <string.h>
 
-#include "schedule.h"
+#include "rewrites/schedule/schedule.h"
 
 static Span nospan(void) { return (Span){0}; }
 
@@ -31,25 +31,25 @@ void rw_adjacent_commute_obligations(RwCtx *c, const char *kind, const StmtCtx *
 {
 	Arena *a = c->arena;
 	Var *v1 = l1->u.loop.var, *v2 = l2->u.loop.var;
-	Var *i = rw_fresh_var(a, v1, "_1"), *j = rw_fresh_var(a, v2, "_2");
+	Var *i = an_fresh_var(a, v1, "_1"), *j = an_fresh_var(a, v2, "_2");
 	Expr *ir = ir_varref(a, i, nospan()), *jr = ir_varref(a, j, nospan());
 	Obligation *base = obligation_new(a, kind, "", 0, NULL, 0, NULL, ir_bool(a, true), l1->span);
 	rw_add_context_hyps(c, base, at);
 	obligation_add_var(a, base, i);
 	obligation_add_var(a, base, j);
-	obligation_add_hyp(a, base, rw_loop_range(a, l1, ir));
-	obligation_add_hyp(a, base, rw_loop_range(a, l2, jr));
+	obligation_add_hyp(a, base, an_loop_range(a, l1, ir));
+	obligation_add_hyp(a, base, an_loop_range(a, l2, jr));
 	obligation_add_hyp(a, base, ir_bin(a, OP_GT, ir, jr, nospan()));
 	Stmt *both[2] = {(Stmt *)s1, (Stmt *)s2};
 	Buffer **vol;
-	int nvol = rw_written_buffers(a, ir_seq(a, 2, both, nospan()), &vol);
+	int nvol = an_written_buffers(a, ir_seq(a, 2, both, nospan()), &vol);
 	AccessList p, q;
 	memset(&p, 0, sizeof p);
 	memset(&q, 0, sizeof q);
-	rw_collect_accesses(c, s1, 1, &v1, &ir, nvol, vol, &p);
-	rw_collect_accesses(c, s2, 1, &v2, &jr, nvol, vol, &q);
-	rw_name_instance(a, &p, "_1");
-	rw_name_instance(a, &q, "_2");
+	an_collect_accesses(c->arena, s1, 1, &v1, &ir, nvol, vol, &p);
+	an_collect_accesses(c->arena, s2, 1, &v2, &jr, nvol, vol, &q);
+	an_name_instance(a, &p, "_1");
+	an_name_instance(a, &q, "_2");
 	rw_commute_obligations(c, kind,
 			       arena_printf(a, "iteration %s of the first loop and an earlier iteration %s of the second loop commute",
 					    i->name, j->name),
@@ -119,7 +119,7 @@ static bool adjacent(const Func *f, const StmtCtx *sc1, const StmtCtx *sc2)
 	for (int k = 0; k < d - 1; k++)
 		if (sc1->path[k] != sc2->path[k])
 			return false;
-	Stmt *parent = rw_stmt_at(f->body, sc1->path, d - 1);
+	Stmt *parent = an_stmt_at(f->body, sc1->path, d - 1);
 	return parent && parent->kind == ST_SEQ;
 }
 
@@ -135,10 +135,10 @@ RwStatus rw_merge_loops_at(RwCtx *c, const StmtCtx *sc1, const StmtCtx *sc2)
 	/* a loop of T.assume facts states the function's entry contract
 	 * (admissible inputs, a layout's padding): merged into computing
 	 * code it would no longer be an entry fact */
-	if (rw_is_fact_loop(l1) != rw_is_fact_loop(l2))
-		return rw_fail(c, RW_PRECONDITION, (rw_is_fact_loop(l1) ? l1 : l2)->span,
+	if (an_is_fact_loop(l1) != an_is_fact_loop(l2))
+		return rw_fail(c, RW_PRECONDITION, (an_is_fact_loop(l1) ? l1 : l2)->span,
 			       "merge_adjacent_loops: loop '%s' holds only T.assume facts (the function's entry contract); it is not merged with a computing loop",
-			       (rw_is_fact_loop(l1) ? l1 : l2)->u.loop.var->name);
+			       (an_is_fact_loop(l1) ? l1 : l2)->u.loop.var->name);
 	/* the merged body uses l1's variable in l2's statements */
 	if (l1->u.loop.var->dtype != l2->u.loop.var->dtype)
 		return rw_fail(c, RW_PRECONDITION, l2->span,
@@ -149,7 +149,7 @@ RwStatus rw_merge_loops_at(RwCtx *c, const StmtCtx *sc1, const StmtCtx *sc2)
 			       "merge_adjacent_loops: loops '%s' (%s) and '%s' (%s) are of different kinds",
 			       n1, for_kind_name(l1->u.loop.kind), n2, for_kind_name(l2->u.loop.kind));
 	/* l2's range was read after l1 ran; the merged loop reads only l1's */
-	if (rw_range_reads_written(a, l2, l1) || rw_range_reads_written(a, l1, l1))
+	if (an_range_reads_written(a, l2, l1) || an_range_reads_written(a, l1, l1))
 		return rw_fail(c, RW_UNSUPPORTED, l2->span,
 			       "merge_adjacent_loops: a loop range reads a buffer that the first loop writes");
 	if (!same_range(l1, l2))
@@ -173,14 +173,14 @@ RwStatus rw_merge_loops_at(RwCtx *c, const StmtCtx *sc1, const StmtCtx *sc2)
 	}
 	/* the parent sequence without l2, with the merged loop for l1 */
 	int d = sc1->depth;
-	Stmt *parent = rw_stmt_at(c->func->body, sc1->path, d - 1);
+	Stmt *parent = an_stmt_at(c->func->body, sc1->path, d - 1);
 	int n = parent->u.seq.n, k = sc1->path[d - 1];
 	Stmt **items = arena_alloc(a, sizeof(Stmt *) * (size_t)n);
 	memcpy(items, parent->u.seq.items, sizeof(Stmt *) * (size_t)k);
 	items[k] = merged;
 	memcpy(items + k + 1, parent->u.seq.items + k + 2, sizeof(Stmt *) * (size_t)(n - k - 2));
 	Stmt *np = n - 1 == 1 ? items[0] : ir_seq(a, n - 1, items, parent->span);
-	c->out = rw_with_body(a, c->func, rw_replace_at(a, c->func->body, sc1->path, d - 1, np));
+	c->out = an_with_body(a, c->func, an_replace_at(a, c->func->body, sc1->path, d - 1, np));
 	return RW_OK;
 }
 
@@ -225,7 +225,7 @@ static void find_pair(void *ud, Stmt *s, const StmtCtx *ctx)
 	for (int i = 0; i + 1 < s->u.seq.n; i++) {
 		Stmt *x = s->u.seq.items[i], *y = s->u.seq.items[i + 1];
 		if (x->kind != ST_FOR || y->kind != ST_FOR || was_tried(p, x) ||
-		    x->u.loop.kind != y->u.loop.kind || !same_range(x, y) || ctx->depth + 1 >= RW_MAX_DEPTH)
+		    x->u.loop.kind != y->u.loop.kind || !same_range(x, y) || ctx->depth + 1 >= AN_MAX_DEPTH)
 			continue;
 		/* a sequence adds no loops or conditions: its items have its
 		 * context, one level deeper */
@@ -252,7 +252,7 @@ int sched_merge_all_loops(Schedule *s, const char *desc, Span span, DiagList *d)
 	pf.tried = arena_alloc(a, sizeof(Stmt *) * (size_t)cap);
 	for (;;) {
 		pf.found = false;
-		rw_walk(a, sched_compound_func(&k), find_pair, &pf);
+		an_walk(a, sched_compound_func(&k), find_pair, &pf);
 		if (!pf.found)
 			break;
 		if (pf.ntried == cap) {

@@ -5,7 +5,7 @@
 #ifndef VS_REWRITES_MERGE_H
 #define VS_REWRITES_MERGE_H
 
-#include "rewrite.h"
+#include "rewrites/rewrite.h"
 
 /* `sch.merge_adjacent_loops("i#1", "i#2")`: loop l2 must directly follow
  * loop l1 in one sequence. */

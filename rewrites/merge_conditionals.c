@@ -4,16 +4,16 @@
  * first if (rw_cond_after, a weakest precondition through its stores):
  * obligations merge_conditionals.identical / .complementary
  * (proofs/merge_conditionals.md). */
-#include "merge_conditionals.h"
+#include "rewrites/merge_conditionals.h"
 
 #include <stdlib.h>
 #include <string.h>
 
-#include "facts.h"
+#include "kernel/analysis/facts.h"
 #include "kernel/print.h"
-#include "layout.h"
-#include "merge.h"
-#include "schedule.h"
+#include "rewrites/layout.h"
+#include "rewrites/merge.h"
+#include "rewrites/schedule/schedule.h"
 
 static Span nospan(void) { return (Span){0}; }
 
@@ -169,7 +169,7 @@ static Expr *after_stmt(After *w, const Stmt *s, Expr *e)
 	}
 	case ST_FOR: {
 		Buffer **bufs;
-		int n = rw_written_buffers(a, s, &bufs);
+		int n = an_written_buffers(a, s, &bufs);
 		if (reads_any(e, n, bufs)) {
 			w->why = arena_printf(a, "loop '%s' at line %d writes a buffer the second condition reads; the state after a loop is not modelled",
 					      s->u.loop.var->name, s->span.line);
@@ -226,7 +226,7 @@ static void pair_obligation(RwCtx *c, const StmtCtx *sc, const FactSet *fs, cons
 			    const char *statement, Expr *goal, const Stmt *if2)
 {
 	Obligation *o = rw_obligation_at(c, &c->obs, sc, kind, statement, goal);
-	rw_facts_instantiate(c->arena, fs, goal, o);
+	an_facts_instantiate(c->arena, fs, goal, o);
 	obligation_add_related(c->arena, o, if2->span);
 }
 
@@ -243,7 +243,7 @@ static RwStatus merge_pair(RwCtx *c, const StmtCtx *sc, const Stmt *if1, const S
 		return rw_fail(c, RW_UNSUPPORTED, if1->span, "merge_conditionals: %s", why);
 	FactSet fs;
 	memset(&fs, 0, sizeof fs);
-	rw_facts_at(a, c->func, sc, true, NULL, &fs);
+	an_facts_at(a, c->func, sc, true, NULL, &fs);
 	const char *t1 = expr_text(a, c1), *t2 = expr_text(a, c2);
 	int l1 = if1->span.line, l2 = if2->span.line;
 	Stmt *then_s, *else_s;
@@ -290,7 +290,7 @@ static Func *with_merged(Arena *a, const Func *f, const StmtCtx *seq, int k, Stm
 	items[k] = merged;
 	memcpy(items + k + 1, parent->u.seq.items + k + 2, sizeof(Stmt *) * (size_t)(n - k - 2));
 	Stmt *np = n - 1 == 1 ? items[0] : ir_seq(a, n - 1, items, parent->span);
-	return rw_with_body(a, f, rw_replace_at(a, f->body, seq->path, seq->depth, np));
+	return an_with_body(a, f, an_replace_at(a, f->body, seq->path, seq->depth, np));
 }
 
 /* ---------- candidates ---------- */
@@ -323,7 +323,7 @@ static bool inside(const StmtCtx *ctx, const StmtCtx *scope)
 static void find_pair(void *ud, Stmt *s, const StmtCtx *ctx)
 {
 	Finder *f = ud;
-	if (f->found || s->kind != ST_SEQ || !inside(ctx, f->scope) || ctx->depth + 1 >= RW_MAX_DEPTH)
+	if (f->found || s->kind != ST_SEQ || !inside(ctx, f->scope) || ctx->depth + 1 >= AN_MAX_DEPTH)
 		return;
 	for (int i = 0; i + 1 < s->u.seq.n; i++) {
 		const Stmt *x = s->u.seq.items[i], *y = s->u.seq.items[i + 1];
@@ -416,7 +416,7 @@ int sched_merge_conditionals(Schedule *s, const char *desc, Span span, DiagList 
 		StmtCtx scope;
 		if (block) {
 			Stmt *blk = rw_find_block(f, block);
-			if (!blk || !rw_find_stmt(a, f, blk, &scope)) {
+			if (!blk || !an_find_stmt(a, f, blk, &scope)) {
 				diag_add(d, DIAG_ERROR, span, "merge_conditionals: no block '%s' in function '%s'",
 					 block, f->name);
 				k.fail = -1;
@@ -430,7 +430,7 @@ int sched_merge_conditionals(Schedule *s, const char *desc, Span span, DiagList 
 		fd.tried = tried;
 		fd.ntried = ntried;
 		fd.scope = block ? &scope : NULL;
-		rw_walk(a, f, find_pair, &fd);
+		an_walk(a, f, find_pair, &fd);
 		if (!fd.found)
 			break;
 		if (ntried == cap) {

@@ -4,7 +4,7 @@
 #ifndef VS_REWRITES_MERGE_CONDITIONALS_H
 #define VS_REWRITES_MERGE_CONDITIONALS_H
 
-#include "rewrite.h"
+#include "rewrites/rewrite.h"
 
 /* The second condition as evaluated after `s` runs, in terms of the state
  * before it (a store X[e'] = v turns a later load X[e] into

@@ -16,20 +16,20 @@
  *     or in its body stay free of races with the extra instances.
  * remove_overcompute_through_branching puts `if not pad(e):` around the
  * stores to padded buffers under the same per-store obligations. */
-#include "overcompute.h"
+#include "rewrites/overcompute.h"
 
 #include <stdlib.h>
 #include <string.h>
 
-#include "schedule.h"
-#include "simplify.h"
+#include "rewrites/schedule/schedule.h"
+#include "rewrites/simplify.h"
 
-#include "arith.h"
-#include "attach.h"
-#include "facts.h"
-#include "index_map.h"
+#include "kernel/analysis/arith.h"
+#include "rewrites/attach.h"
+#include "kernel/analysis/facts.h"
+#include "kernel/analysis/index_map.h"
 #include "kernel/ptrmap.h"
-#include "layout.h"
+#include "rewrites/layout.h"
 
 static Span nospan(void) { return (Span){0}; }
 
@@ -38,7 +38,7 @@ static Span nospan(void) { return (Span){0}; }
 static bool expr_may_fault(const Expr *e)
 {
 	int64_t c;
-	if (rw_converts_float_to_int(e))
+	if (an_converts_float_to_int(e))
 		return true;
 	switch (e->kind) {
 	case EX_INT: case EX_FLOAT: case EX_VAR: case EX_UNDEF:
@@ -51,7 +51,7 @@ static bool expr_may_fault(const Expr *e)
 	case EX_BIN:
 		if ((e->u.bin.op == OP_FLOORDIV || e->u.bin.op == OP_FLOORMOD ||
 		     (e->u.bin.op == OP_DIV && !dtype_is_float(e->dtype))) &&
-		    !(rw_const_int(e->u.bin.b, &c) && c != 0))
+		    !(an_const_int(e->u.bin.b, &c) && c != 0))
 			return true;
 		return expr_may_fault(e->u.bin.a) || expr_may_fault(e->u.bin.b);
 	case EX_NOT: case EX_NEG: case EX_CAST:
@@ -212,7 +212,7 @@ static void safety_obligations(Instance *in, ObligationList *out)
 		}
 		if (x->is_write)
 			continue;
-		Expr *ok = rw_readable(a, c->func, &in->readable, x->buf, x->nidx, x->idx);
+		Expr *ok = an_readable(a, c->func, &in->readable, x->buf, x->nidx, x->idx);
 		if (ok->kind == EX_INT && ok->u.ival)
 			continue; /* every cell of it is readable */
 		for (int j = 0; j < i; j++) {
@@ -243,7 +243,7 @@ static void noop_obligation(Instance *in, const Access *w, ObligationList *out)
 	o->same_value = true;
 	if (w->guard)
 		obligation_add_hyp(a, o, w->guard);
-	rw_facts_instantiate(a, &in->values, goal, o);
+	an_facts_instantiate(a, &in->values, goal, o);
 	oblist_push(a, out, o);
 }
 
@@ -315,7 +315,7 @@ static const Stmt *stmt_at_path(const Stmt *cur, const int *path, int depth)
 static bool find_overwriter(const Func *f, const StmtCtx *sc, const Buffer *x, int skip,
 			    Overwriter *ow)
 {
-	const Stmt *levels[RW_MAX_DEPTH];
+	const Stmt *levels[AN_MAX_DEPTH];
 	int n = 0;
 	for (int d = 0; d < sc->depth; d++) {
 		const Stmt *cur = stmt_at_path(f->body, sc->path, d);
@@ -382,7 +382,7 @@ static void untouched(Instance *in, const Access *w, const Stmt *s, int nvol, Bu
 	Arena *a = c->arena;
 	AccessList l;
 	memset(&l, 0, sizeof l);
-	rw_collect_accesses(c, s, 0, NULL, NULL, nvol, vol, &l);
+	an_collect_accesses(c->arena, s, 0, NULL, NULL, nvol, vol, &l);
 	for (int i = 0; i < l.n; i++) {
 		const Access *r = &l.items[i];
 		if (r->buf != w->buf || (reads_only && r->is_write))
@@ -408,7 +408,7 @@ static void untouched(Instance *in, const Access *w, const Stmt *s, int nvol, Bu
 static int add_written(Arena *a, const Stmt *s, int n, Buffer ***set)
 {
 	Buffer **ws;
-	int nw = rw_written_buffers(a, s, &ws);
+	int nw = an_written_buffers(a, s, &ws);
 	Buffer **out = arena_alloc(a, sizeof(Buffer *) * (size_t)(n + nw + 1));
 	if (n)
 		memcpy(out, *set, sizeof(Buffer *) * (size_t)n);
@@ -456,7 +456,7 @@ static bool dead_obligations(Instance *in, const Access *w, const Func *real, in
 	nvol = add_written(a, ow.stage_stmt, nvol, &vol);
 	Expr **sidx = arena_alloc(a, sizeof(Expr *) * (size_t)(w->nidx + 1));
 	for (int k = 0; k < w->nidx; k++)
-		sidx[k] = rw_havoc_loads(c, st->store->u.store.idx[k], nvol, vol);
+		sidx[k] = an_havoc_loads(c->arena, st->store->u.store.idx[k], nvol, vol);
 	Expr **t0 = stage_at(a, st, sidx, w->nidx, w->idx);
 	if (!t0)
 		return false;
@@ -466,15 +466,15 @@ static bool dead_obligations(Instance *in, const Access *w, const Func *real, in
 		sv[i] = st->loops[i]->u.loop.var;
 	Expr *covers = NULL;
 	for (int i = 0; i < st->nloops; i++) {
-		Expr *lo = ir_subst_expr(a, rw_havoc_loads(c, st->loops[i]->u.loop.min, nvol, vol),
+		Expr *lo = ir_subst_expr(a, an_havoc_loads(c->arena, st->loops[i]->u.loop.min, nvol, vol),
 					 st->nloops, sv, t0);
-		Expr *ext = ir_subst_expr(a, rw_havoc_loads(c, st->loops[i]->u.loop.extent, nvol, vol),
+		Expr *ext = ir_subst_expr(a, an_havoc_loads(c->arena, st->loops[i]->u.loop.extent, nvol, vol),
 					  st->nloops, sv, t0);
 		covers = ir_and(a, covers, ir_and(a, ir_bin(a, OP_LE, lo, t0[i], nospan()),
 						  ir_bin(a, OP_LT, t0[i], ir_add(a, lo, ext), nospan())));
 	}
 	if (st->guard)
-		covers = ir_and(a, covers, ir_subst_expr(a, rw_havoc_loads(c, st->guard, nvol, vol),
+		covers = ir_and(a, covers, ir_subst_expr(a, an_havoc_loads(c->arena, st->guard, nvol, vol),
 							 st->nloops, sv, t0));
 	Expr **widx = arena_alloc(a, sizeof(Expr *) * (size_t)(w->nidx + 1));
 	for (int k = 0; k < w->nidx; k++)
@@ -510,7 +510,7 @@ static void loop_races(RwCtx *c, const Func *out, const Stmt *l, ObligationList 
 {
 	Arena *a = c->arena;
 	StmtCtx lc;
-	if (!rw_find_stmt(a, out, l, &lc))
+	if (!an_find_stmt(a, out, l, &lc))
 		return;
 	Obligation *base = obligation_new(a, "overcompute.no_race", "", 0, NULL, 0, NULL,
 					  ir_bool(a, true), l->span);
@@ -564,7 +564,7 @@ static void race_obligations(RwCtx *c, const StmtCtx *sc, const Func *out, Oblig
 	for (int d = 0; d < sc->depth && cur; d++) {
 		if (runs_at_once(cur))
 			loop_races(c, out, cur, into);
-		cur = rw_stmt_at((Stmt *)cur, &sc->path[d], 1);
+		cur = an_stmt_at((Stmt *)cur, &sc->path[d], 1);
 	}
 	if (cur)
 		inner_races(c, out, cur, into);
@@ -597,18 +597,18 @@ static RwStatus make_instance(RwCtx *c, const StmtCtx *sc, Stmt *body, Expr *ski
 	rw_add_context_hyps(c, base, sc);
 	/* the extra instances are those where the condition is false; a
 	 * condition that reads buffers is left out (weaker, still sound) */
-	if (skip_cond && !rw_expr_has_load(skip_cond))
+	if (skip_cond && !an_expr_has_load(skip_cond))
 		obligation_add_hyp(a, base, skip_cond);
 	Buffer **vol;
-	int nvol = rw_written_buffers(a, body, &vol);
-	rw_collect_accesses(c, body, 0, NULL, NULL, nvol, vol, &in->acc);
+	int nvol = an_written_buffers(a, body, &vol);
+	an_collect_accesses(c->arena, body, 0, NULL, NULL, nvol, vol, &in->acc);
 	for (int v = 0; v < in->acc.nvars; v++)
 		obligation_add_var(a, base, in->acc.vars[v]);
 	for (int h = 0; h < in->acc.nhyps; h++)
 		obligation_add_hyp(a, base, in->acc.hyps[h]);
 	in->base = base;
-	rw_facts_for(a, c->func, sc, true, all_skipped, c->facts, NULL, &in->values);
-	rw_facts_for(a, c->func, sc, false, NULL, c->facts, NULL, &in->readable);
+	an_facts_for(a, c->func, sc, true, all_skipped, c->facts, NULL, &in->values);
+	an_facts_for(a, c->func, sc, false, NULL, c->facts, NULL, &in->readable);
 	return RW_OK;
 }
 
@@ -650,9 +650,9 @@ typedef struct Align {
 	Instance *in;
 	ObligationList *out;
 	int nhyps;
-	Expr *hyps[RW_MAX_DEPTH];
+	Expr *hyps[AN_MAX_DEPTH];
 	int nvars;
-	Var *vars[RW_MAX_DEPTH];
+	Var *vars[AN_MAX_DEPTH];
 } Align;
 
 static void same_pair(Align *al, Expr *x, Expr *y, Span sp)
@@ -670,13 +670,13 @@ static void same_pair(Align *al, Expr *x, Expr *y, Span sp)
 	for (int i = 0; i < al->nhyps; i++)
 		if (al->hyps[i])
 			obligation_add_hyp(a, o, al->hyps[i]);
-	rw_facts_instantiate(a, &al->in->values, o->goal, o);
+	an_facts_instantiate(a, &al->in->values, o->goal, o);
 	oblist_push(a, al->out, o);
 }
 
 static bool push_hyp_al(Align *al, Expr *h)
 {
-	if (al->nhyps == RW_MAX_DEPTH)
+	if (al->nhyps == AN_MAX_DEPTH)
 		return false;
 	al->hyps[al->nhyps++] = h;
 	return true;
@@ -706,7 +706,7 @@ static bool align(Align *al, const Stmt *k, const Stmt *d)
 			ok = align(al, k->u.seq.items[i], d->u.seq.items[i]);
 		return ok;
 	case ST_FOR: {
-		if (k->u.loop.kind != d->u.loop.kind || al->nvars == RW_MAX_DEPTH)
+		if (k->u.loop.kind != d->u.loop.kind || al->nvars == AN_MAX_DEPTH)
 			return false;
 		same_pair(al, k->u.loop.min, d->u.loop.min, k->span);
 		same_pair(al, k->u.loop.extent, d->u.loop.extent, k->span);
@@ -714,13 +714,13 @@ static bool align(Align *al, const Stmt *k, const Stmt *d)
 		Expr *kv = ir_varref(a, k->u.loop.var, nospan());
 		Stmt *dbody = ir_subst_stmt(a, d->u.loop.body, 1, &dv, &kv);
 		al->vars[al->nvars++] = k->u.loop.var;
-		ok = push_hyp_al(al, rw_loop_range(a, k, kv));
+		ok = push_hyp_al(al, an_loop_range(a, k, kv));
 		if (ok) {
 			/* every iteration but the first runs after the body's stores */
 			Buffer **ws;
-			int nw = rw_written_buffers(a, k->u.loop.body, &ws);
+			int nw = an_written_buffers(a, k->u.loop.body, &ws);
 			drop_hyps_reading(al, nw, ws);
-			nw = rw_written_buffers(a, dbody, &ws);
+			nw = an_written_buffers(a, dbody, &ws);
 			drop_hyps_reading(al, nw, ws);
 			ok = align(al, k->u.loop.body, dbody);
 		}
@@ -748,14 +748,14 @@ static bool align(Align *al, const Stmt *k, const Stmt *d)
 		}
 		return true;
 	case ST_LET: {
-		if (al->nvars == RW_MAX_DEPTH)
+		if (al->nvars == AN_MAX_DEPTH)
 			return false;
 		same_pair(al, k->u.let.value, d->u.let.value, k->span);
 		Var *dv = d->u.let.var;
 		Expr *kv = ir_varref(a, k->u.let.var, nospan());
 		Stmt *dbody = ir_subst_stmt(a, d->u.let.body, 1, &dv, &kv);
 		al->vars[al->nvars++] = k->u.let.var;
-		ok = (rw_expr_has_load(k->u.let.value) ||
+		ok = (an_expr_has_load(k->u.let.value) ||
 		      push_hyp_al(al, ir_bin(a, OP_EQ, kv, k->u.let.value, nospan()))) &&
 		     align(al, k->u.let.body, dbody);
 		break;
@@ -800,7 +800,7 @@ static RwStatus two_branch_plan(RwCtx *c, const Stmt *target, StmtCtx *scp, bool
 	/* the kept branch also runs safely there */
 	safety_obligations(in, &plan->safety);
 	plan->nstores = 0;
-	plan->out = rw_with_body(a, c->func, rw_replace_at(a, c->func->body, scp->path, scp->depth,
+	plan->out = an_with_body(a, c->func, an_replace_at(a, c->func->body, scp->path, scp->depth,
 							   kept));
 	return RW_OK;
 }
@@ -822,7 +822,7 @@ static RwStatus plan_for(RwCtx *c, const Stmt *target, OcPlan *plan, bool remove
 	/* in the arena, not on this stack frame: the Instance keeps a pointer
 	 * to it, and rw_branch_plan finishes the plan after this returns */
 	StmtCtx *scp = arena_alloc(a, sizeof *scp);
-	if (!rw_find_stmt(a, c->func, target, scp))
+	if (!an_find_stmt(a, c->func, target, scp))
 		return rw_fail(c, RW_BAD_INPUT, c->call_span, "overcompute: candidate not found");
 	const StmtCtx sc = *scp;
 	plan->line = target->span.line;
@@ -862,7 +862,7 @@ static RwStatus plan_for(RwCtx *c, const Stmt *target, OcPlan *plan, bool remove
 	if (!remove)
 		return RW_OK; /* rw_branch_plan finishes it */
 	safety_obligations(in, &plan->safety);
-	plan->out = rw_with_body(a, c->func, rw_replace_at(a, c->func->body, sc.path, sc.depth, body));
+	plan->out = an_with_body(a, c->func, an_replace_at(a, c->func->body, sc.path, sc.depth, body));
 	race_obligations(c, scp, plan->out, &plan->safety);
 	return plan_stores(in, plan, c->func);
 }
@@ -1098,7 +1098,7 @@ RwStatus rw_branch_plan(RwCtx *c, const Stmt *store, OcPlan *plan)
 	 * cannot add undefined behaviour, so no safety obligations */
 	obligation_add_hyp(a, plan->instance->base, at);
 	Stmt *guarded = ir_if(a, imap_negate(a, at), (Stmt *)store, NULL, store->span);
-	plan->out = rw_with_body(a, c->func, rw_replace_at(a, c->func->body, plan->sc->path,
+	plan->out = an_with_body(a, c->func, an_replace_at(a, c->func->body, plan->sc->path,
 							   plan->sc->depth, guarded));
 	return plan_stores(plan->instance, plan, plan->out);
 }
@@ -1113,7 +1113,7 @@ RwStatus rw_remove_store_plan(RwCtx *c, const Stmt *store, OcPlan *plan)
 	RwStatus st = plan_for(c, store, plan, false, true);
 	if (st != RW_OK)
 		return st;
-	plan->out = rw_with_body(a, c->func, rw_replace_at(a, c->func->body, plan->sc->path,
+	plan->out = an_with_body(a, c->func, an_replace_at(a, c->func->body, plan->sc->path,
 							   plan->sc->depth, ir_pass(a, store->span)));
 	return plan_stores(plan->instance, plan, plan->out);
 }
@@ -1260,10 +1260,10 @@ static int overcompute_with(Schedule *s, const char *desc, Span span, DiagList *
 int sched_overcompute(Schedule *s, const char *desc, Span span, DiagList *d,
 		      const OcArgs *args)
 {
-	FactCache *facts = rw_fact_cache_new(s->arena);
+	FactCache *facts = an_fact_cache_new(s->arena);
 	PtrMap tried = {0}; /* candidates tried: each once */
 	int st = overcompute_with(s, desc, span, d, args, facts, &tried);
 	ptrmap_free(&tried);
-	rw_fact_cache_free(facts);
+	an_fact_cache_free(facts);
 	return st;
 }

@@ -5,7 +5,7 @@
 #ifndef VS_REWRITES_OVERCOMPUTE_H
 #define VS_REWRITES_OVERCOMPUTE_H
 
-#include "rewrite.h"
+#include "rewrites/rewrite.h"
 
 typedef struct OcCandidates {
 	int n, cap;

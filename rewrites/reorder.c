@@ -8,7 +8,7 @@
  * parallel or vectorized loop of the chain whose set of enclosing chain
  * loops changes gets its race check again where it lands
  * (parallel.no_race / vectorize.no_race; proofs/reorder.md). */
-#include "rewrite.h"
+#include "rewrites/rewrite.h"
 
 #include <string.h>
 
@@ -33,10 +33,10 @@ static Expr *lex_less(Arena *a, int n, const int *order, Expr **x, Expr **y)
 static void chain_copy(Arena *a, int n, Stmt **chain, const char *suffix,
 		       Var **vars, Expr **refs, Obligation *base)
 {
-	Var *orig[RW_MAX_DEPTH];
+	Var *orig[AN_MAX_DEPTH];
 	for (int d = 0; d < n; d++) {
 		orig[d] = chain[d]->u.loop.var;
-		vars[d] = rw_fresh_var(a, orig[d], suffix);
+		vars[d] = an_fresh_var(a, orig[d], suffix);
 		refs[d] = ir_varref(a, vars[d], (Span){0});
 	}
 	for (int d = 0; d < n; d++) {
@@ -73,7 +73,7 @@ static void recheck_label(RwCtx *c, const StmtCtx *top, Stmt *const *chain,
 	for (int e = 0; e < d; e++) {
 		const Stmt *outer = chain[newpos[e]];
 		obligation_add_var(a, base, outer->u.loop.var);
-		obligation_add_hyp(a, base, rw_loop_range(a, outer, ir_varref(a, outer->u.loop.var, (Span){0})));
+		obligation_add_hyp(a, base, an_loop_range(a, outer, ir_varref(a, outer->u.loop.var, (Span){0})));
 	}
 	rw_race_obligations(c, kind, base, l);
 }
@@ -83,8 +83,8 @@ RwStatus rw_reorder(RwCtx *c, int nloops, const char *const *loops)
 	Arena *a = c->arena;
 	if (nloops < 1)
 		return rw_fail(c, RW_BAD_INPUT, c->call_span, "reorder: name at least one loop");
-	StmtCtx ctx[RW_MAX_DEPTH];
-	if (nloops > RW_MAX_DEPTH)
+	StmtCtx ctx[AN_MAX_DEPTH];
+	if (nloops > AN_MAX_DEPTH)
 		return rw_fail(c, RW_BAD_INPUT, c->call_span, "reorder: too many loops");
 	int top = 0;
 	for (int k = 0; k < nloops; k++) {
@@ -99,9 +99,9 @@ RwStatus rw_reorder(RwCtx *c, int nloops, const char *const *loops)
 			top = k;
 	}
 	/* the perfect chain from the outermost named loop down */
-	Stmt *chain[RW_MAX_DEPTH];
+	Stmt *chain[AN_MAX_DEPTH];
 	int n = 0, found = 0, last = 0;
-	for (Stmt *s = ctx[top].stmt; s->kind == ST_FOR && n < RW_MAX_DEPTH; s = s->u.loop.body) {
+	for (Stmt *s = ctx[top].stmt; s->kind == ST_FOR && n < AN_MAX_DEPTH; s = s->u.loop.body) {
 		chain[n] = s;
 		for (int k = 0; k < nloops; k++)
 			if (ctx[k].stmt == s) {
@@ -116,7 +116,7 @@ RwStatus rw_reorder(RwCtx *c, int nloops, const char *const *loops)
 			       loops[top]);
 	n = last + 1;
 	/* new[d] = index in chain of the loop placed at depth d */
-	int newpos[RW_MAX_DEPTH], next = 0;
+	int newpos[AN_MAX_DEPTH], next = 0;
 	for (int d = 0; d < n; d++) {
 		newpos[d] = d;
 		for (int k = 0; k < nloops; k++)
@@ -140,7 +140,7 @@ RwStatus rw_reorder(RwCtx *c, int nloops, const char *const *loops)
 	/* a range is read when its loop starts: moved, it would be read at
 	 * other times, between other writes of the nest */
 	for (int d = 0; d < n; d++)
-		if (rw_range_reads_written(a, chain[d], chain[0]))
+		if (an_range_reads_written(a, chain[d], chain[0]))
 			return rw_fail(c, RW_UNSUPPORTED, chain[d]->span,
 				       "reorder: the range of loop '%s' reads a buffer that the nest writes",
 				       chain[d]->u.loop.var->name);
@@ -148,33 +148,33 @@ RwStatus rw_reorder(RwCtx *c, int nloops, const char *const *loops)
 	Obligation *base = obligation_new(a, "reorder.no_conflict", "", 0, NULL, 0, NULL,
 					  ir_bool(a, true), chain[0]->span);
 	rw_add_context_hyps(c, base, &ctx[top]);
-	Var *pv[RW_MAX_DEPTH], *qv[RW_MAX_DEPTH];
-	Expr *pr[RW_MAX_DEPTH], *qr[RW_MAX_DEPTH];
+	Var *pv[AN_MAX_DEPTH], *qv[AN_MAX_DEPTH];
+	Expr *pr[AN_MAX_DEPTH], *qr[AN_MAX_DEPTH];
 	chain_copy(a, n, chain, "_p", pv, pr, base);
 	chain_copy(a, n, chain, "_q", qv, qr, base);
-	int oldorder[RW_MAX_DEPTH];
+	int oldorder[AN_MAX_DEPTH];
 	for (int d = 0; d < n; d++)
 		oldorder[d] = d;
 	obligation_add_hyp(a, base, lex_less(a, n, oldorder, pr, qr));
 	obligation_add_hyp(a, base, lex_less(a, n, newpos, qr, pr));
 	Stmt *body = chain[n - 1]->u.loop.body;
 	Buffer **vol;
-	int nvol = rw_written_buffers(a, chain[0], &vol);
-	Var *orig[RW_MAX_DEPTH];
+	int nvol = an_written_buffers(a, chain[0], &vol);
+	Var *orig[AN_MAX_DEPTH];
 	for (int d = 0; d < n; d++)
 		orig[d] = chain[d]->u.loop.var;
 	AccessList ap, aq;
 	memset(&ap, 0, sizeof ap);
 	memset(&aq, 0, sizeof aq);
-	rw_collect_accesses(c, body, n, orig, pr, nvol, vol, &ap);
-	rw_collect_accesses(c, body, n, orig, qr, nvol, vol, &aq);
-	rw_name_instance(a, &ap, "_p");
-	rw_name_instance(a, &aq, "_q");
+	an_collect_accesses(c->arena, body, n, orig, pr, nvol, vol, &ap);
+	an_collect_accesses(c->arena, body, n, orig, qr, nvol, vol, &aq);
+	an_name_instance(a, &ap, "_p");
+	an_name_instance(a, &aq, "_q");
 	rw_commute_obligations(c, "reorder.no_conflict",
 			       "iterations p before q in the old order and q before p in the new order commute",
 			       base, &ap, &aq, true);
 	/* the new nest, innermost first */
-	Stmt *s = body, *nest[RW_MAX_DEPTH];
+	Stmt *s = body, *nest[AN_MAX_DEPTH];
 	for (int d = n - 1; d >= 0; d--) {
 		const Stmt *l = chain[newpos[d]];
 		s = ir_for(a, l->u.loop.var, l->u.loop.min, l->u.loop.extent, l->u.loop.kind, s,
@@ -183,7 +183,7 @@ RwStatus rw_reorder(RwCtx *c, int nloops, const char *const *loops)
 	}
 	for (int d = 0; d < n; d++)
 		recheck_label(c, &ctx[top], chain, newpos, nest, d);
-	c->out = rw_with_body(a, c->func, rw_replace_at(a, c->func->body, ctx[top].path,
+	c->out = an_with_body(a, c->func, an_replace_at(a, c->func->body, ctx[top].path,
 							ctx[top].depth, s));
 	return RW_OK;
 }

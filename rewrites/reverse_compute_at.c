@@ -5,7 +5,7 @@
  * Each consumer instance c is assigned the iteration phi(c) derived from
  * the write box; obligations (proofs/compute_at.md): reverse_compute_at.
  * within, .once, .all, .commute. The intermediate buffer keeps its shape. */
-#include "attach.h"
+#include "rewrites/attach.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -16,19 +16,19 @@
 typedef struct Consumer {
 	Stmt *block;
 	int nloops;
-	Stmt *loops[RW_MAX_DEPTH];
+	Stmt *loops[AN_MAX_DEPTH];
 	Stmt *body;
 	Buffer *buf;
 	const Expr *key;
-	int loop_of_dim[RW_MAX_DEPTH];
-	int dim_of_loop[RW_MAX_DEPTH];
-	Expr *offset[RW_MAX_DEPTH];
+	int loop_of_dim[AN_MAX_DEPTH];
+	int dim_of_loop[AN_MAX_DEPTH];
+	Expr *offset[AN_MAX_DEPTH];
 } Consumer;
 
 typedef struct RevPlan {
-	Expr *lo[RW_MAX_DEPTH], *ext[RW_MAX_DEPTH], *end[RW_MAX_DEPTH]; /* per nest loop */
-	Expr *phi[RW_MAX_DEPTH];  /* per path loop, over the nest variables */
-	bool last[RW_MAX_DEPTH];  /* path loop not in the write box: last iteration */
+	Expr *lo[AN_MAX_DEPTH], *ext[AN_MAX_DEPTH], *end[AN_MAX_DEPTH]; /* per nest loop */
+	Expr *phi[AN_MAX_DEPTH];  /* per path loop, over the nest variables */
+	bool last[AN_MAX_DEPTH];  /* path loop not in the write box: last iteration */
 	Expr *guard;		  /* path loops at their last iteration, or NULL */
 } RevPlan;
 
@@ -108,7 +108,7 @@ typedef struct KeySearch {
 	Consumer *k;
 	const Stmt *producer_body;
 	bool found;
-	int64_t best[RW_MAX_DEPTH];
+	int64_t best[AN_MAX_DEPTH];
 	bool best_const;
 } KeySearch;
 
@@ -120,15 +120,15 @@ static void consider_key(KeySearch *ks, const Expr *e)
 	Consumer *k = ks->k;
 	const Stmt *where;
 	Buffer *b = e->u.load.buf;
-	if (b->ndim > RW_MAX_DEPTH || !attach_stmt_writes(ks->producer_body, b, &where))
+	if (b->ndim > AN_MAX_DEPTH || !attach_stmt_writes(ks->producer_body, b, &where))
 		return;
 	if (ks->found && b != k->buf)
 		return;
-	int lod[RW_MAX_DEPTH], dol[RW_MAX_DEPTH];
-	Expr *off[RW_MAX_DEPTH];
+	int lod[AN_MAX_DEPTH], dol[AN_MAX_DEPTH];
+	Expr *off[AN_MAX_DEPTH];
 	for (int i = 0; i < k->nloops; i++)
 		dol[i] = -1;
-	int64_t val[RW_MAX_DEPTH];
+	int64_t val[AN_MAX_DEPTH];
 	bool all_const = true;
 	for (int d = 0; d < b->ndim; d++) {
 		int l;
@@ -136,7 +136,7 @@ static void consider_key(KeySearch *ks, const Expr *e)
 			return;
 		lod[d] = l;
 		dol[l] = d;
-		all_const &= rw_const_int(rw_fold(ks->c->arena, off[d]), &val[d]);
+		all_const &= an_const_int(an_fold(ks->c->arena, off[d]), &val[d]);
 	}
 	if (ks->found) {
 		if (!all_const || !ks->best_const)
@@ -239,7 +239,7 @@ static RwStatus parse_consumer(RwCtx *c, const AttachSite *s, Consumer *k)
 	const char *name = block->u.block.name;
 	k->block = block;
 	Stmt *x = skip_single_seq(block->u.block.body);
-	while (x->kind == ST_FOR && k->nloops < RW_MAX_DEPTH) {
+	while (x->kind == ST_FOR && k->nloops < AN_MAX_DEPTH) {
 		k->loops[k->nloops++] = x;
 		x = skip_single_seq(x->u.loop.body);
 	}
@@ -255,7 +255,7 @@ static RwStatus parse_consumer(RwCtx *c, const AttachSite *s, Consumer *k)
 				return rw_fail(c, RW_UNSUPPORTED, l->span,
 					       "the range of loop '%s' of block \"%s\" depends on another loop of the block",
 					       l->u.loop.var->name, name);
-		if (rw_expr_has_load(l->u.loop.min) || rw_expr_has_load(l->u.loop.extent))
+		if (an_expr_has_load(l->u.loop.min) || an_expr_has_load(l->u.loop.extent))
 			return rw_fail(c, RW_UNSUPPORTED, l->span,
 				       "the range of loop '%s' of block \"%s\" reads a buffer",
 				       l->u.loop.var->name, name);
@@ -318,15 +318,15 @@ static RwStatus plan_phi(RwCtx *c, RgEnv *env, const AttachSite *s, const Consum
 {
 	Arena *a = c->arena;
 	int np = s->npath;
-	Var *pv[RW_MAX_DEPTH];
-	Expr *pref[RW_MAX_DEPTH];
+	Var *pv[AN_MAX_DEPTH];
+	Expr *pref[AN_MAX_DEPTH];
 	for (int i = 0; i < np; i++) {
 		pv[i] = s->path[i]->u.loop.var;
 		pref[i] = ir_varref(a, pv[i], (Span){0});
 	}
-	int64_t coef[RW_MAX_DEPTH][RW_MAX_DEPTH];
-	Expr *rest[RW_MAX_DEPTH];
-	int owner[RW_MAX_DEPTH];
+	int64_t coef[AN_MAX_DEPTH][AN_MAX_DEPTH];
+	Expr *rest[AN_MAX_DEPTH];
+	int owner[AN_MAX_DEPTH];
 	for (int i = 0; i < np; i++)
 		owner[i] = -1;
 	for (int d = 0; d < k->buf->ndim; d++) {
@@ -356,7 +356,7 @@ static RwStatus plan_phi(RwCtx *c, RgEnv *env, const AttachSite *s, const Consum
 		Expr *t = ir_sub(a, x, rest[d]);
 		int64_t prev = 0;
 		/* this dimension's path loops by decreasing coefficient */
-		bool used[RW_MAX_DEPTH] = {false};
+		bool used[AN_MAX_DEPTH] = {false};
 		for (;;) {
 			int best = -1;
 			for (int i = 0; i < np; i++)
@@ -378,8 +378,8 @@ static RwStatus plan_phi(RwCtx *c, RgEnv *env, const AttachSite *s, const Consum
 		Expr *lastv = ir_sub(a, ir_add(a, l->u.loop.min, l->u.loop.extent),
 				     ir_int(a, 1, pv[i]->dtype, (Span){0}));
 		pl->last[i] = true;
-		pl->guard = ir_and(a, pl->guard, ir_bin(a, OP_EQ, pref[i], rw_fold(a, lastv), (Span){0}));
-		pl->phi[i] = ir_subst_expr(a, rw_fold(a, lastv), i, pv, pl->phi);
+		pl->guard = ir_and(a, pl->guard, ir_bin(a, OP_EQ, pref[i], an_fold(a, lastv), (Span){0}));
+		pl->phi[i] = ir_subst_expr(a, an_fold(a, lastv), i, pv, pl->phi);
 	}
 	return RW_OK;
 }
@@ -401,7 +401,7 @@ static Expr *in_domain(Arena *a, const Consumer *k)
 {
 	Expr *r = NULL;
 	for (int i = 0; i < k->nloops; i++)
-		r = ir_and(a, r, rw_loop_range(a, k->loops[i], ir_varref(a, k->loops[i]->u.loop.var, (Span){0})));
+		r = ir_and(a, r, an_loop_range(a, k->loops[i], ir_varref(a, k->loops[i]->u.loop.var, (Span){0})));
 	return r;
 }
 
@@ -426,7 +426,7 @@ static RwStatus all_obligation(RwCtx *c, const AttachSite *s, const Consumer *k,
 {
 	Arena *a = c->arena;
 	int np = s->npath;
-	Var *pv[RW_MAX_DEPTH];
+	Var *pv[AN_MAX_DEPTH];
 	for (int i = 0; i < np; i++)
 		pv[i] = s->path[i]->u.loop.var;
 	Expr *goal = NULL;
@@ -438,7 +438,7 @@ static RwStatus all_obligation(RwCtx *c, const AttachSite *s, const Consumer *k,
 					      ir_bin(a, OP_LT, pl->phi[i], ir_add(a, lo, ext), (Span){0})));
 	}
 	for (int i = s->block.nconds; i < s->loop.nconds; i++) {
-		if (rw_expr_has_load(s->loop.conds[i]))
+		if (an_expr_has_load(s->loop.conds[i]))
 			return rw_fail(c, RW_UNSUPPORTED, s->loop.stmt->span,
 				       "a condition on the attach path reads a buffer");
 		goal = ir_and(a, goal, ir_subst_expr(a, s->loop.conds[i], np, pv, (Expr **)pl->phi));
@@ -493,8 +493,8 @@ static void commute_obligations(RwCtx *c, const AttachSite *s, const Consumer *k
 	AccessList mine, between;
 	memset(&mine, 0, sizeof mine);
 	memset(&between, 0, sizeof between);
-	rw_collect_accesses(c, moved, 0, NULL, NULL, nvol, vol, &mine);
-	rw_name_instance(a, &mine, "");
+	an_collect_accesses(c->arena, moved, 0, NULL, NULL, nvol, vol, &mine);
+	an_name_instance(a, &mine, "");
 	char *what = arena_printf(a, "block \"%s\" moved into %s commutes with what now runs after it",
 				  k->block->u.block.name, s->loop.stmt->u.loop.var->name);
 	Obligation *base = attach_base(c, s, kind, what, ir_bool(a, true), k->block->span);
@@ -510,8 +510,8 @@ static void commute_obligations(RwCtx *c, const AttachSite *s, const Consumer *k
 
 	/* instances c < c' (nest order) with phi(c') < phi(c) swap */
 	int m = k->nloops, np = s->npath;
-	Var *nv[RW_MAX_DEPTH], *v1[RW_MAX_DEPTH], *v2[RW_MAX_DEPTH], *pv[RW_MAX_DEPTH];
-	Expr *r1[RW_MAX_DEPTH], *r2[RW_MAX_DEPTH], *phi1[RW_MAX_DEPTH], *phi2[RW_MAX_DEPTH];
+	Var *nv[AN_MAX_DEPTH], *v1[AN_MAX_DEPTH], *v2[AN_MAX_DEPTH], *pv[AN_MAX_DEPTH];
+	Expr *r1[AN_MAX_DEPTH], *r2[AN_MAX_DEPTH], *phi1[AN_MAX_DEPTH], *phi2[AN_MAX_DEPTH];
 	for (int i = 0; i < np; i++)
 		pv[i] = s->path[i]->u.loop.var;
 	Obligation *self = obligation_new(a, kind, "", 0, NULL, 0, NULL, ir_bool(a, true), k->block->span);
@@ -519,14 +519,14 @@ static void commute_obligations(RwCtx *c, const AttachSite *s, const Consumer *k
 	rw_add_context_hyps(c, self, &s->block);
 	for (int i = 0; i < m; i++) {
 		nv[i] = k->loops[i]->u.loop.var;
-		v1[i] = rw_fresh_var(a, nv[i], "_1");
-		v2[i] = rw_fresh_var(a, nv[i], "_2");
+		v1[i] = an_fresh_var(a, nv[i], "_1");
+		v2[i] = an_fresh_var(a, nv[i], "_2");
 		r1[i] = ir_varref(a, v1[i], (Span){0});
 		r2[i] = ir_varref(a, v2[i], (Span){0});
 		obligation_add_var(a, self, v1[i]);
 		obligation_add_var(a, self, v2[i]);
-		obligation_add_hyp(a, self, rw_loop_range(a, k->loops[i], r1[i]));
-		obligation_add_hyp(a, self, rw_loop_range(a, k->loops[i], r2[i]));
+		obligation_add_hyp(a, self, an_loop_range(a, k->loops[i], r1[i]));
+		obligation_add_hyp(a, self, an_loop_range(a, k->loops[i], r2[i]));
 	}
 	for (int i = 0; i < np; i++) {
 		phi1[i] = ir_subst_expr(a, pl->phi[i], m, nv, r1);
@@ -538,10 +538,10 @@ static void commute_obligations(RwCtx *c, const AttachSite *s, const Consumer *k
 	AccessList p1, p2;
 	memset(&p1, 0, sizeof p1);
 	memset(&p2, 0, sizeof p2);
-	rw_collect_accesses(c, k->body, m, nv, r1, nvol, vol, &p1);
-	rw_collect_accesses(c, k->body, m, nv, r2, nvol, vol, &p2);
-	rw_name_instance(a, &p1, "_1");
-	rw_name_instance(a, &p2, "_2");
+	an_collect_accesses(c->arena, k->body, m, nv, r1, nvol, vol, &p1);
+	an_collect_accesses(c->arena, k->body, m, nv, r2, nvol, vol, &p2);
+	an_name_instance(a, &p1, "_1");
+	an_name_instance(a, &p2, "_2");
 	rw_commute_obligations(c, kind,
 			       arena_printf(a, "instances of block \"%s\" whose order changes commute", k->block->u.block.name),
 			       self, &p1, &p2, true);
@@ -626,8 +626,8 @@ RwStatus rw_reverse_compute_at(RwCtx *c, const char *block, const char *loop)
 	items[nb] = moved;
 	Stmt *new_loop = ir_for(a, l->u.loop.var, l->u.loop.min, l->u.loop.extent, l->u.loop.kind,
 				ir_seq(a, nb + 1, items, l->span), l->span);
-	Stmt *fbody = rw_replace_at(a, c->func->body, s.loop.path, s.loop.depth, new_loop);
-	fbody = rw_replace_at(a, fbody, s.block.path, s.block.depth, ir_seq(a, 0, NULL, s.block.stmt->span));
-	c->out = rw_with_body(a, c->func, fbody);
+	Stmt *fbody = an_replace_at(a, c->func->body, s.loop.path, s.loop.depth, new_loop);
+	fbody = an_replace_at(a, fbody, s.block.path, s.block.depth, ir_seq(a, 0, NULL, s.block.stmt->span));
+	c->out = an_with_body(a, c->func, fbody);
 	return RW_OK;
 }

@@ -11,16 +11,16 @@
  * An index that needs a skew of two loops is not supported yet and
  * rejects after its fissions are proven (seed 000's conv1d_cumsum is
  * rejected by the fission's refuted obligation). */
-#include "seq_access.h"
-#include "merge.h"
+#include "rewrites/seq_access.h"
+#include "rewrites/merge.h"
 
 #include <string.h>
 
-#include "arith.h"
-#include "attach.h"
-#include "layout.h"
-#include "schedule.h"
-#include "simplify.h"
+#include "kernel/analysis/arith.h"
+#include "rewrites/attach.h"
+#include "rewrites/layout.h"
+#include "rewrites/schedule/schedule.h"
+#include "rewrites/simplify.h"
 
 #define MAX_DIMS 16
 
@@ -49,7 +49,7 @@ static void count_loop(void *ud, Stmt *s, const StmtCtx *ctx)
 static const char *loop_ref(Arena *a, const Func *f, const Stmt *loop)
 {
 	Count c = {loop, loop->u.loop.var->name, 0, 0};
-	rw_walk(a, f, count_loop, &c);
+	an_walk(a, f, count_loop, &c);
 	return arena_printf(a, "%s#%d", c.name, c.found);
 }
 
@@ -202,13 +202,13 @@ static bool var_plus(const Expr *e, Var **v, int64_t *off)
 		return true;
 	}
 	if (e->kind == EX_BIN && (e->u.bin.op == OP_ADD || e->u.bin.op == OP_SUB) &&
-	    e->u.bin.a->kind == EX_VAR && rw_const_int(e->u.bin.b, &k)) {
+	    e->u.bin.a->kind == EX_VAR && an_const_int(e->u.bin.b, &k)) {
 		*v = e->u.bin.a->u.var;
 		*off = e->u.bin.op == OP_ADD ? k : -k;
 		return true;
 	}
 	if (e->kind == EX_BIN && e->u.bin.op == OP_ADD && e->u.bin.b->kind == EX_VAR &&
-	    rw_const_int(e->u.bin.a, &k)) {
+	    an_const_int(e->u.bin.a, &k)) {
 		*v = e->u.bin.b->u.var;
 		*off = k;
 		return true;
@@ -247,7 +247,7 @@ static Dim classify(const Expr *e, Var **loopvars, int nloops)
 		return d;
 	}
 	if (e->kind == EX_BIN && (e->u.bin.op == OP_FLOORDIV || e->u.bin.op == OP_FLOORMOD) &&
-	    rw_const_int(e->u.bin.b, &c) && c > 1 && var_plus(e->u.bin.a, &d.var, &d.off)) {
+	    an_const_int(e->u.bin.b, &c) && c > 1 && var_plus(e->u.bin.a, &d.var, &d.off)) {
 		d.kind = e->u.bin.op == OP_FLOORDIV ? DIM_DIV : DIM_MOD;
 		d.c = c;
 		return d;
@@ -259,8 +259,8 @@ static Dim classify(const Expr *e, Var **loopvars, int nloops)
 
 typedef struct NestLoops {
 	int n;
-	Stmt *loops[RW_MAX_DEPTH];
-	Var *vars[RW_MAX_DEPTH];
+	Stmt *loops[AN_MAX_DEPTH];
+	Var *vars[AN_MAX_DEPTH];
 } NestLoops;
 
 static void gather_loops(Stmt *s, NestLoops *nl)
@@ -271,7 +271,7 @@ static void gather_loops(Stmt *s, NestLoops *nl)
 			gather_loops(s->u.seq.items[i], nl);
 		return;
 	case ST_FOR:
-		if (nl->n < RW_MAX_DEPTH) {
+		if (nl->n < AN_MAX_DEPTH) {
 			nl->loops[nl->n] = s;
 			nl->vars[nl->n++] = s->u.loop.var;
 		}
@@ -311,10 +311,10 @@ static RwStatus rw_tile(RwCtx *c, Stmt *loop, int64_t b, int64_t f, const char *
 {
 	Arena *a = c->arena;
 	StmtCtx sc;
-	if (!rw_find_stmt(a, c->func, loop, &sc))
+	if (!an_find_stmt(a, c->func, loop, &sc))
 		return rw_fail(c, RW_BAD_INPUT, c->call_span, "tile: loop not found");
 	int64_t lo, n;
-	if (!rw_const_int(loop->u.loop.min, &lo) || !rw_const_int(loop->u.loop.extent, &n))
+	if (!an_const_int(loop->u.loop.min, &lo) || !an_const_int(loop->u.loop.extent, &n))
 		return rw_fail(c, RW_UNSUPPORTED, loop->span,
 			       "sequential_buffer_access: an index with an offset needs constant loop bounds");
 	Var *x = loop->u.loop.var;
@@ -366,7 +366,7 @@ static RwStatus rw_tile(RwCtx *c, Stmt *loop, int64_t b, int64_t f, const char *
 	o->rewrite = c->desc;
 	rw_add_context_hyps(c, o, &sc);
 	obligation_add_var(a, o, x);
-	obligation_add_hyp(a, o, rw_loop_range(a, loop, xr));
+	obligation_add_hyp(a, o, an_loop_range(a, loop, xr));
 	oblist_push(a, &c->obs, o);
 	if (exact) {
 		/* tile.exact: the dropped guard holds on the whole tile range */
@@ -377,11 +377,11 @@ static RwStatus rw_tile(RwCtx *c, Stmt *loop, int64_t b, int64_t f, const char *
 		rw_add_context_hyps(c, o, &sc);
 		obligation_add_var(a, o, xo);
 		obligation_add_var(a, o, xi);
-		obligation_add_hyp(a, o, rw_loop_range(a, outer, ir_varref(a, xo, nospan())));
-		obligation_add_hyp(a, o, rw_loop_range(a, inner, ir_varref(a, xi, nospan())));
+		obligation_add_hyp(a, o, an_loop_range(a, outer, ir_varref(a, xo, nospan())));
+		obligation_add_hyp(a, o, an_loop_range(a, inner, ir_varref(a, xi, nospan())));
 		oblist_push(a, &c->obs, o);
 	}
-	c->out = rw_with_body(a, c->func, rw_replace_at(a, c->func->body, sc.path, sc.depth, outer));
+	c->out = an_with_body(a, c->func, an_replace_at(a, c->func->body, sc.path, sc.depth, outer));
 	return RW_OK;
 }
 
@@ -392,7 +392,7 @@ static RwStatus rw_tile(RwCtx *c, Stmt *loop, int64_t b, int64_t f, const char *
 static RwStatus rw_fission_after(RwCtx *c, Stmt *loop, int k, Stmt **second_loop)
 {
 	StmtCtx sc;
-	if (!rw_find_stmt(c->arena, c->func, loop, &sc))
+	if (!an_find_stmt(c->arena, c->func, loop, &sc))
 		return rw_fail(c, RW_BAD_INPUT, c->call_span, "fission: loop not found");
 	return rw_fission_at(c, &sc, k, second_loop);
 }
@@ -433,7 +433,7 @@ static Stmt *inline_lets(Arena *a, Stmt *s, int *count)
 	case ST_LET: {
 		Stmt *b = inline_lets(a, s->u.let.body, count);
 		/* each use of an inlined T.undef() would be its own value */
-		if (dtype_is_int(s->u.let.var->dtype) && !rw_expr_has_load(s->u.let.value) &&
+		if (dtype_is_int(s->u.let.var->dtype) && !an_expr_has_load(s->u.let.value) &&
 		    !attach_expr_has_undef(s->u.let.value)) {
 			(*count)++;
 			Var *v = s->u.let.var;
@@ -474,7 +474,7 @@ static void skew_obligation(RwCtx *c, const StmtCtx *sc, const char *kind, const
 	for (int i = 0; i < 2; i++) {
 		Var *v = loops[i]->u.loop.var;
 		obligation_add_var(a, o, v);
-		obligation_add_hyp(a, o, rw_loop_range(a, loops[i], ir_varref(a, v, nospan())));
+		obligation_add_hyp(a, o, an_loop_range(a, loops[i], ir_varref(a, v, nospan())));
 	}
 	oblist_push(a, &c->obs, o);
 }
@@ -483,13 +483,13 @@ static RwStatus rw_skew(RwCtx *c, Stmt *xl, int64_t ax, int64_t ay, int64_t b, c
 {
 	Arena *a = c->arena;
 	StmtCtx sc;
-	if (!rw_find_stmt(a, c->func, xl, &sc))
+	if (!an_find_stmt(a, c->func, xl, &sc))
 		return rw_fail(c, RW_BAD_INPUT, c->call_span, "skew: loop not found");
 	Stmt *yl = xl->u.loop.body;
 	int64_t xlo, nx, ylo, ny;
-	if (yl->kind != ST_FOR || !rw_const_int(xl->u.loop.min, &xlo) ||
-	    !rw_const_int(xl->u.loop.extent, &nx) || !rw_const_int(yl->u.loop.min, &ylo) ||
-	    !rw_const_int(yl->u.loop.extent, &ny) || nx <= 0 || ny <= 0 || (ax != 1 && ax != -1))
+	if (yl->kind != ST_FOR || !an_const_int(xl->u.loop.min, &xlo) ||
+	    !an_const_int(xl->u.loop.extent, &nx) || !an_const_int(yl->u.loop.min, &ylo) ||
+	    !an_const_int(yl->u.loop.extent, &ny) || nx <= 0 || ny <= 0 || (ax != 1 && ax != -1))
 		return rw_fail(c, RW_UNSUPPORTED, xl->span,
 			       "sequential_buffer_access: skewing loops %s and %s needs a perfect nest with constant bounds and a unit coefficient",
 			       xl->u.loop.var->name, yl->kind == ST_FOR ? yl->u.loop.var->name : "?");
@@ -550,8 +550,8 @@ static RwStatus rw_skew(RwCtx *c, Stmt *xl, int64_t ax, int64_t ay, int64_t b, c
 			ir_bin(a, OP_EQ, ir_subst_expr(a, xval, 1, zfrom, zto), xr, nospan()), xl, yl);
 	/* skew.no_conflict: p before q in (x, y) order and after it in (z, y)
 	 * order must commute */
-	Var *x1 = rw_fresh_var(a, x, "_p"), *y1 = rw_fresh_var(a, y, "_p");
-	Var *x2 = rw_fresh_var(a, x, "_q"), *y2 = rw_fresh_var(a, y, "_q");
+	Var *x1 = an_fresh_var(a, x, "_p"), *y1 = an_fresh_var(a, y, "_p");
+	Var *x2 = an_fresh_var(a, x, "_q"), *y2 = an_fresh_var(a, y, "_q");
 	Expr *X1 = ir_varref(a, x1, nospan()), *Y1 = ir_varref(a, y1, nospan());
 	Expr *X2 = ir_varref(a, x2, nospan()), *Y2 = ir_varref(a, y2, nospan());
 	Obligation *base = obligation_new(a, "skew.no_conflict", "", 0, NULL, 0, NULL,
@@ -560,10 +560,10 @@ static RwStatus rw_skew(RwCtx *c, Stmt *xl, int64_t ax, int64_t ay, int64_t b, c
 	Var *vs[4] = {x1, y1, x2, y2};
 	for (int i = 0; i < 4; i++)
 		obligation_add_var(a, base, vs[i]);
-	obligation_add_hyp(a, base, rw_loop_range(a, xl, X1));
-	obligation_add_hyp(a, base, rw_loop_range(a, xl, X2));
-	obligation_add_hyp(a, base, rw_loop_range(a, yl, Y1));
-	obligation_add_hyp(a, base, rw_loop_range(a, yl, Y2));
+	obligation_add_hyp(a, base, an_loop_range(a, xl, X1));
+	obligation_add_hyp(a, base, an_loop_range(a, xl, X2));
+	obligation_add_hyp(a, base, an_loop_range(a, yl, Y1));
+	obligation_add_hyp(a, base, an_loop_range(a, yl, Y2));
 	Expr *old_lt = ir_or(a, ir_bin(a, OP_LT, X1, X2, nospan()),
 			     ir_and(a, ir_bin(a, OP_EQ, X1, X2, nospan()), ir_bin(a, OP_LT, Y1, Y2, nospan())));
 	Expr *z1 = ir_add(a, ir_mul(a, ir_int(a, ax, t, nospan()), X1), ir_mul(a, ir_int(a, ay, t, nospan()), Y1));
@@ -573,17 +573,17 @@ static RwStatus rw_skew(RwCtx *c, Stmt *xl, int64_t ax, int64_t ay, int64_t b, c
 	obligation_add_hyp(a, base, old_lt);
 	obligation_add_hyp(a, base, new_gt);
 	Buffer **vol;
-	int nvol = rw_written_buffers(a, xl, &vol);
+	int nvol = an_written_buffers(a, xl, &vol);
 	Var *orig[2] = {x, y};
 	Expr *p[2] = {X1, Y1}, *q[2] = {X2, Y2};
 	AccessList ap, aq;
 	memset(&ap, 0, sizeof ap);
 	memset(&aq, 0, sizeof aq);
-	rw_collect_accesses(c, yl->u.loop.body, 2, orig, p, nvol, vol, &ap);
-	rw_collect_accesses(c, yl->u.loop.body, 2, orig, q, nvol, vol, &aq);
+	an_collect_accesses(c->arena, yl->u.loop.body, 2, orig, p, nvol, vol, &ap);
+	an_collect_accesses(c->arena, yl->u.loop.body, 2, orig, q, nvol, vol, &aq);
 	rw_commute_obligations(c, "skew.no_conflict",
 			       "iterations whose order the skew swaps commute", base, &ap, &aq, true);
-	c->out = rw_with_body(a, c->func, rw_replace_at(a, c->func->body, sc.path, sc.depth, nz_loop));
+	c->out = an_with_body(a, c->func, an_replace_at(a, c->func->body, sc.path, sc.depth, nz_loop));
 	return RW_OK;
 }
 
@@ -602,7 +602,7 @@ static void outer_loops(Stmt *s, const Buffer *b, Nests *out)
 			outer_loops(s->u.seq.items[i], b, out);
 		return;
 	case ST_FOR:
-		if (!rw_is_fact_loop(s) && rw_stmt_accesses(s, b, false) && out->n < 64)
+		if (!an_is_fact_loop(s) && rw_stmt_accesses(s, b, false) && out->n < 64)
 			out->items[out->n++] = s;
 		return;
 	case ST_IF:
@@ -673,7 +673,7 @@ static bool step_ok(Compound *k, RwCtx *c, RwStatus st)
 static int path_of(Arena *a, const Func *f, const Stmt *s, int *path)
 {
 	StmtCtx sc;
-	if (!rw_find_stmt(a, f, s, &sc))
+	if (!an_find_stmt(a, f, s, &sc))
 		return -1;
 	memcpy(path, sc.path, sizeof(int) * (size_t)sc.depth);
 	return sc.depth;
@@ -682,14 +682,14 @@ static int path_of(Arena *a, const Func *f, const Stmt *s, int *path)
 /* The nest at `path` in the current function. */
 static Stmt *nest_at(Compound *k, const int *path, int depth)
 {
-	return rw_stmt_at(sched_compound_func(k)->body, path, depth);
+	return an_stmt_at(sched_compound_func(k)->body, path, depth);
 }
 
 static bool process_nest(Compound *k, const char *desc, const Buffer *buf0, Stmt *nest0,
 			 const char **why)
 {
 	Arena *a = k->s->arena;
-	int path[RW_MAX_DEPTH];
+	int path[AN_MAX_DEPTH];
 	int depth = path_of(a, sched_compound_func(k), nest0, path);
 	if (depth < 0)
 		return true;
@@ -778,7 +778,7 @@ static bool process_nest(Compound *k, const char *desc, const Buffer *buf0, Stmt
 				int nl_count = 0;
 				Stmt *n2 = inline_lets(a, nest_at(k, path, depth), &nl_count);
 				if (nl_count) {
-					sched_compound_set(k, rw_with_body(a, cur, rw_replace_at(a, cur->body, path, depth, n2)));
+					sched_compound_set(k, an_with_body(a, cur, an_replace_at(a, cur->body, path, depth, n2)));
 					sched_compound_note(k, "%d integer let%s inlined", nl_count,
 							    nl_count == 1 ? "" : "s");
 				}
@@ -807,7 +807,7 @@ static bool process_nest(Compound *k, const char *desc, const Buffer *buf0, Stmt
 			sched_sub_begin(k, &c, arena_printf(a, "%s: split %s by %lld", desc,
 							    dims[i].var->name, (long long)dims[i].c));
 			RwStatus st;
-			if (dims[i].off == 0 && rw_const_int(loop->u.loop.min, &lo) && lo == 0)
+			if (dims[i].off == 0 && an_const_int(loop->u.loop.min, &lo) && lo == 0)
 				st = rw_split(&c, loop_ref(a, f, loop), dims[i].c, TAIL_GUARD, on, in);
 			else
 				st = rw_tile(&c, loop, dims[i].off, dims[i].c, on, in);

@@ -4,7 +4,7 @@
 #ifndef VS_REWRITES_SEQ_ACCESS_H
 #define VS_REWRITES_SEQ_ACCESS_H
 
-#include "rewrite.h"
+#include "rewrites/rewrite.h"
 
 struct Schedule;
 /* The whole call (block may be NULL: every nest of the function that

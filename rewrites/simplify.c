@@ -7,15 +7,15 @@
  * change no observable behaviour: `if True/False`, stores of a cell's own
  * value (X[e] = X[e]), branches and loops whose body is `pass`. T.assume
  * statements are never simplified (they would prove themselves). */
-#include "simplify.h"
+#include "rewrites/simplify.h"
 
 #include <stdlib.h>
 #include <string.h>
 
-#include "arith.h"
-#include "facts.h"
+#include "kernel/analysis/arith.h"
+#include "kernel/analysis/facts.h"
 #include "kernel/print.h"
-#include "schedule.h"
+#include "rewrites/schedule/schedule.h"
 
 static Span nospan(void) { return (Span){0}; }
 
@@ -96,7 +96,7 @@ static void visit(void *ud, Stmt *s, const StmtCtx *ctx)
 	}
 	arith_bounds_at(k->f, ctx, &b);
 	if (k->use_facts)
-		rw_facts_for(k->a, k->f, ctx, true, NULL, k->facts, s, &fs);
+		an_facts_for(k->a, k->f, ctx, true, NULL, k->facts, s, &fs);
 	switch (s->kind) {
 	case ST_FOR:
 		try_expr(k, ctx, &b, &fs, 0, s->u.loop.min);
@@ -176,7 +176,7 @@ static Obligation *equal_obligation(RwCtx *c, const Candidate *k, const FactSet 
 	o->rewrite = c->desc;
 	o->same_value = true;
 	rw_add_context_hyps(c, o, &k->ctx);
-	rw_facts_instantiate(a, fs, goal, o);
+	an_facts_instantiate(a, fs, goal, o);
 	return o;
 }
 
@@ -310,11 +310,11 @@ static bool replace_logged(Compound *k, const char *desc, const Candidate *cand,
 	/* replace in the current function: the tree's shape has not changed,
 	 * only expressions, so the path still leads there */
 	Func *cur = sched_compound_func(k);
-	Stmt *at = rw_stmt_at(cur->body, ctx->path, ctx->depth);
+	Stmt *at = an_stmt_at(cur->body, ctx->path, ctx->depth);
 	if (!at || at->kind != ctx->stmt->kind)
 		return false;
 	Stmt *repl = with_slot(a, at, slot, new);
-	Func *out = rw_with_body(a, cur, rw_replace_at(a, cur->body, ctx->path, ctx->depth, repl));
+	Func *out = an_with_body(a, cur, an_replace_at(a, cur->body, ctx->path, ctx->depth, repl));
 	if (!sched_prove(k, &obs, cur, out))
 		return false;
 	sched_compound_set(k, out);
@@ -339,31 +339,31 @@ int simplify_in(Compound *k, const char *desc, bool use_facts, bool cleanups, co
 	Func *f = sched_compound_func(k);
 	Collect col = {a, f, s->float_mode, use_facts, prefix, prefix_depth, 0, 0, NULL, NULL};
 	if (use_facts)
-		col.facts = rw_fact_cache_new(a);
-	rw_walk(a, f, visit, &col);
+		col.facts = an_fact_cache_new(a);
+	an_walk(a, f, visit, &col);
 	int applied = 0, kept = 0;
 	for (int i = 0; i < col.n; i++) {
 		const Candidate *cand = &col.items[i];
 		FactSet fs;
 		memset(&fs, 0, sizeof fs);
 		if (use_facts)
-			rw_facts_for(a, f, &cand->ctx, true, NULL, col.facts, cand->ctx.stmt, &fs);
+			an_facts_for(a, f, &cand->ctx, true, NULL, col.facts, cand->ctx.stmt, &fs);
 		if (replace_logged(k, desc, cand, &fs))
 			applied++;
 		else
 			kept++;
 	}
-	rw_fact_cache_free(col.facts);
+	an_fact_cache_free(col.facts);
 	int cleaned = 0;
 	while (cleanups && cleaned < 10000) {
 		Found fd;
 		memset(&fd, 0, sizeof fd);
 		fd.a = a;
 		Func *cur = sched_compound_func(k);
-		rw_walk(a, cur, find_cleanup, &fd);
+		an_walk(a, cur, find_cleanup, &fd);
 		if (!fd.hit)
 			break;
-		Func *out = rw_with_body(a, cur, rw_replace_at(a, cur->body, fd.ctx.path, fd.ctx.depth,
+		Func *out = an_with_body(a, cur, an_replace_at(a, cur->body, fd.ctx.path, fd.ctx.depth,
 							       fd.replacement));
 		sched_compound_set(k, out);
 		cleaned++;

@@ -3,7 +3,7 @@
 #ifndef VS_REWRITES_SIMPLIFY_H
 #define VS_REWRITES_SIMPLIFY_H
 
-#include "rewrite.h"
+#include "rewrites/rewrite.h"
 
 struct Schedule;
 /* The whole call; returns a StepStatus. use_facts: replace loads by the

@@ -5,7 +5,7 @@
  * cut / cut_and_guard: N >= 0, because the tail loop's extent N % c is
  * positive for negative N. Guarded forms also need split.no_overflow:
  * io*c + ii runs up to N + c - 2 in the loop variable's dtype. */
-#include "rewrite.h"
+#include "rewrites/rewrite.h"
 
 #include <string.h>
 
@@ -44,7 +44,7 @@ static Expr *lit(Arena *a, int64_t v, DType t) { return ir_int(a, v, t, (Span){0
 static Expr *index_of(Arena *a, const SplitParts *p, Expr *base, Var *ii)
 {
 	Expr *e = ir_add(a, base, ir_varref(a, ii, (Span){0}));
-	return rw_fold(a, ir_add(a, p->min, e));
+	return an_fold(a, ir_add(a, p->min, e));
 }
 
 static Stmt *body_at(Arena *a, const SplitParts *p, Expr *index)
@@ -56,7 +56,7 @@ static Stmt *body_at(Arena *a, const SplitParts *p, Expr *index)
 
 static Expr *io_times_c(Arena *a, const SplitParts *p)
 {
-	return rw_fold(a, ir_mul(a, ir_varref(a, p->io, (Span){0}), p->c));
+	return an_fold(a, ir_mul(a, ir_varref(a, p->io, (Span){0}), p->c));
 }
 
 /* for io in range(outer): for ii in range(c): [if io*c + ii < N:] S */
@@ -66,9 +66,9 @@ static Stmt *tiled(Arena *a, const SplitParts *p, Expr *outer_extent, bool guard
 	Expr *rel = ir_add(a, io_times_c(a, p), ir_varref(a, p->ii, (Span){0}));
 	Stmt *body = body_at(a, p, index_of(a, p, io_times_c(a, p), p->ii));
 	if (guard)
-		body = ir_if(a, ir_bin(a, OP_LT, rw_fold(a, rel), p->n, sp), body, NULL, sp);
+		body = ir_if(a, ir_bin(a, OP_LT, an_fold(a, rel), p->n, sp), body, NULL, sp);
 	Stmt *inner = ir_for(a, p->ii, lit(a, 0, p->i->dtype), p->c, p->inner_kind, body, sp);
-	return ir_for(a, p->io, lit(a, 0, p->i->dtype), rw_fold(a, outer_extent),
+	return ir_for(a, p->io, lit(a, 0, p->i->dtype), an_fold(a, outer_extent),
 		      p->outer_kind, inner, sp);
 }
 
@@ -76,12 +76,12 @@ static Stmt *tiled(Arena *a, const SplitParts *p, Expr *outer_extent, bool guard
 static Stmt *tail_loop(Arena *a, const SplitParts *p, bool guard)
 {
 	Span sp = p->loop->span;
-	Var *it = rw_fresh_var(a, p->ii, "_tail");
-	Expr *done = rw_fold(a, ir_mul(a, ir_bin(a, OP_FLOORDIV, p->n, p->c, sp), p->c));
+	Var *it = an_fresh_var(a, p->ii, "_tail");
+	Expr *done = an_fold(a, ir_mul(a, ir_bin(a, OP_FLOORDIV, p->n, p->c, sp), p->c));
 	Stmt *body = body_at(a, p, index_of(a, p, done, it));
-	Expr *extent = rw_fold(a, ir_bin(a, OP_FLOORMOD, p->n, p->c, sp));
+	Expr *extent = an_fold(a, ir_bin(a, OP_FLOORMOD, p->n, p->c, sp));
 	if (guard) {
-		Expr *rel = rw_fold(a, ir_add(a, done, ir_varref(a, it, (Span){0})));
+		Expr *rel = an_fold(a, ir_add(a, done, ir_varref(a, it, (Span){0})));
 		body = ir_if(a, ir_bin(a, OP_LT, rel, p->n, sp), body, NULL, sp);
 		extent = p->c;
 	}
@@ -123,10 +123,10 @@ static void no_overflow_obligation(RwCtx *c, ObligationList *list, const StmtCtx
 {
 	Arena *a = c->arena;
 	DType t = p->i->dtype;
-	int64_t bound = rw_dtype_max(t) - (factor - 1);
+	int64_t bound = an_dtype_max(t) - (factor - 1);
 	int64_t nval;
 	Expr *goal = ir_bin(a, OP_LE, p->n, lit(a, bound, t), (Span){0});
-	if (rw_const_int(p->n, &nval)) {
+	if (an_const_int(p->n, &nval)) {
 		/* a constant tile count is computed here, not at run time: the
 		 * largest guard value is N - N % c + c - 1 (when N % c != 0) */
 		int64_t r = nval > 0 ? nval % factor : 0;
@@ -152,11 +152,11 @@ RwStatus rw_split(RwCtx *c, const char *loop, int64_t factor, SplitTail tail,
 		return rw_fail(c, RW_BAD_INPUT, c->call_span,
 			       "split factor must be >= 1, got %lld", (long long)factor);
 	DType it = sc.stmt->u.loop.var->dtype;
-	if (!dtype_is_int(it) || factor > rw_dtype_max(it))
+	if (!dtype_is_int(it) || factor > an_dtype_max(it))
 		return rw_fail(c, RW_BAD_INPUT, c->call_span,
 			       "split factor %lld does not fit the %s loop variable '%s'",
 			       (long long)factor, dtype_name(it), sc.stmt->u.loop.var->name);
-	if (rw_range_reads_written(a, sc.stmt, sc.stmt))
+	if (an_range_reads_written(a, sc.stmt, sc.stmt))
 		return rw_fail(c, RW_UNSUPPORTED, sc.stmt->span,
 			       "split: the range of loop '%s' reads a buffer that the loop writes (the split loop would read it again later)",
 			       sc.stmt->u.loop.var->name);
@@ -173,7 +173,7 @@ RwStatus rw_split(RwCtx *c, const char *loop, int64_t factor, SplitTail tail,
 		      p.i->dtype, sc.stmt->span);
 
 	int64_t nval;
-	bool nconst = rw_const_int(p.n, &nval);
+	bool nconst = an_const_int(p.n, &nval);
 	Expr *divisible = ir_bin(a, OP_EQ, ir_bin(a, OP_FLOORMOD, p.n, p.c, (Span){0}),
 				 lit(a, 0, p.i->dtype), (Span){0});
 	char *div_stmt = arena_printf(a, "the extent of loop %s is a multiple of %lld",
@@ -201,7 +201,7 @@ RwStatus rw_split(RwCtx *c, const char *loop, int64_t factor, SplitTail tail,
 		}
 		obligation_at(c, &sc, "split.divisible", div_stmt, divisible);
 		result = exact;
-		c->fallback = rw_with_body(a, c->func, rw_replace_at(a, c->func->body, sc.path,
+		c->fallback = an_with_body(a, c->func, an_replace_at(a, c->func->body, sc.path,
 								       sc.depth, guarded));
 		c->fallback_note = arena_printf(a, "guard 'io*%lld + ii < N' kept: divisibility not proven",
 						(long long)factor);
@@ -224,6 +224,6 @@ RwStatus rw_split(RwCtx *c, const char *loop, int64_t factor, SplitTail tail,
 		break;
 	}
 	}
-	c->out = rw_with_body(a, c->func, rw_replace_at(a, c->func->body, sc.path, sc.depth, result));
+	c->out = an_with_body(a, c->func, an_replace_at(a, c->func->body, sc.path, sc.depth, result));
 	return RW_OK;
 }

@@ -7,8 +7,8 @@
  * uninterpreted function of its index tuple; every T.undef() is a fresh
  * constant; a float == between propositions holds under both IEEE and
  * same-value readings. Anything else fails "unsupported: ...". */
-#include "encode.h"
-#include "range.h"
+#include "smt/encode.h"
+#include "smt/range.h"
 #include "kernel/ptrmap.h"
 
 #include <math.h>

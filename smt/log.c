@@ -3,7 +3,7 @@
  * query with a comment header. `log show` summarises a log; `log check`
  * re-runs every logged query with the z3 or cvc5 binary and compares its
  * sat/unsat with the logged verdict. */
-#include "smt.h"
+#include "smt/smt.h"
 
 #include <errno.h>
 #include <fcntl.h>

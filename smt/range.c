@@ -3,7 +3,7 @@
  * dtype unless the unwrapped result provably fits), with variable bounds
  * learnt from the hypotheses. Sound by construction: every range holds
  * for every state that satisfies the hypotheses (see encode.c's head). */
-#include "range.h"
+#include "smt/range.h"
 
 #include <stdlib.h>
 #include <string.h>

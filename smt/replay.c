@@ -3,7 +3,7 @@
  * reference interpreter before and after the rewrite on inputs built from
  * the model (then on a few more seeds) that shows the first differing
  * output or the undefined behaviour the rewrite introduces. */
-#include "replay.h"
+#include "smt/replay.h"
 
 #include <math.h>
 #include <stdio.h>

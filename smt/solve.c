@@ -3,7 +3,7 @@
  * queries (push/pop, or reset for floats and nonlinear terms); every query
  * under a time and a resource limit; a cache of verdicts keyed by the
  * query text; models decoded into values (IEEE bits exactly). */
-#include "smt.h"
+#include "smt/smt.h"
 
 #include <math.h>
 #include <pthread.h>
@@ -13,7 +13,7 @@
 #include <string.h>
 #include <time.h>
 
-#include "encode.h"
+#include "smt/encode.h"
 
 enum { DEFAULT_TIMEOUT_MS = 10000 };
 

@@ -1,7 +1,7 @@
 /* tests/randkernel.c — random kernels and random loop-primitive steps for
  * the property tests (see randkernel.h): the soundness suite and the
  * backend suite (JIT against the interpreter) draw the same ones. */
-#include "randkernel.h"
+#include "tests/randkernel.h"
 
 #include <stdio.h>
 #include <stdlib.h>

@@ -5,7 +5,7 @@
 #ifndef VS_TESTS_RANDKERNEL_H
 #define VS_TESTS_RANDKERNEL_H
 
-#include "testutil.h"
+#include "tests/testutil.h"
 
 extern uint64_t rng_state;
 unsigned rnd(unsigned n); /* xorshift, in [0, n) */

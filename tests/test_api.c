@@ -13,7 +13,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "testutil.h"
+#include "tests/testutil.h"
 #include "vsched.h"
 
 static vs_context *ctx;

@@ -16,8 +16,8 @@
 
 #include "backend/backend.h"
 #include "backend/runtime.h"
-#include "randkernel.h"
-#include "testutil.h"
+#include "tests/randkernel.h"
+#include "tests/testutil.h"
 #include "vsched.h"
 
 static Arena arena;

@@ -10,7 +10,7 @@
 #include <string.h>
 
 #include "rewrites/layout.h"
-#include "testsched.h"
+#include "tests/testsched.h"
 #include "vsched.h"
 
 static Arena arena;

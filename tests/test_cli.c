@@ -12,7 +12,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "testsched.h"
+#include "tests/testsched.h"
 
 static char dir[64];
 static void setup(void) { tu_tmpdir(dir, sizeof dir); }

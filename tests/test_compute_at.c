@@ -12,7 +12,7 @@
 
 #include "rewrites/attach.h"
 #include "smt/smt.h"
-#include "testsched.h"
+#include "tests/testsched.h"
 #include "vsched.h"
 
 static Arena arena;
@@ -134,7 +134,7 @@ static char *shape_of(const Func *f, const char *buf)
 	sb_puts(&sb, "[");
 	for (int d = 0; d < b->ndim; d++) {
 		int64_t v = -1;
-		rw_const_int(b->shape[d], &v);
+		an_const_int(b->shape[d], &v);
 		sb_printf(&sb, "%s%lld", d ? ", " : "", (long long)v);
 	}
 	sb_puts(&sb, "]");
@@ -179,10 +179,10 @@ START_TEST(ex1_unattached_consumer_reads_whole_5x16)
 	rg_access_box(&env, seq->u.seq.items[1], c, false, &box);
 	ck_assert_int_eq(box.naccesses, 1);
 	int64_t v;
-	ck_assert(rw_const_int(box.lo[0], &v) && v == 0);
-	ck_assert(rw_const_int(box.hi[0], &v) && v == 4);
-	ck_assert(rw_const_int(box.lo[1], &v) && v == 0);
-	ck_assert(rw_const_int(box.hi[1], &v) && v == 15);
+	ck_assert(an_const_int(box.lo[0], &v) && v == 0);
+	ck_assert(an_const_int(box.hi[0], &v) && v == 4);
+	ck_assert(an_const_int(box.lo[1], &v) && v == 0);
+	ck_assert(an_const_int(box.hi[1], &v) && v == 15);
 	ck_assert_str_eq(shape_of(f, "C"), "[5, 16]");
 	ck_assert_int_eq(stores_of(f), 160);
 }
@@ -208,8 +208,8 @@ START_TEST(fused_split_index_bounds_are_one_row)
 	ck_assert(rg_same(hi, ir_varref(&arena, xo, (Span){0})));
 	ck_assert(rg_sym_bounds(&env, col, &lo, &hi));
 	int64_t v;
-	ck_assert(rw_const_int(lo, &v) && v == 0);
-	ck_assert(rw_const_int(hi, &v) && v == 3);
+	ck_assert(an_const_int(lo, &v) && v == 0);
+	ck_assert(an_const_int(hi, &v) && v == 3);
 	/* the simplifier uses the ranges: (4*xo + xi) % 4 == xi */
 	ck_assert(rg_same(rg_simplify(&env, col), ir_varref(&arena, xi, (Span){0})));
 }

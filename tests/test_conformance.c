@@ -12,7 +12,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "testsched.h"
+#include "tests/testsched.h"
 
 typedef struct Expect {
 	bool accept;

@@ -8,7 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "testsched.h"
+#include "tests/testsched.h"
 
 static Arena arena;
 

@@ -8,7 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "testsched.h"
+#include "tests/testsched.h"
 
 static Arena arena;
 static void setup(void) { arena_init(&arena); }
@@ -48,7 +48,7 @@ static char *shape_of(const Func *f, const char *name)
 	sb_puts(&s, "(");
 	for (int k = 0; k < b->ndim; k++) {
 		int64_t v;
-		ck_assert_msg(rw_const_int(b->shape[k], &v), "shape of %s is not constant", name);
+		ck_assert_msg(an_const_int(b->shape[k], &v), "shape of %s is not constant", name);
 		sb_printf(&s, "%s%lld", k ? ", " : "", (long long)v);
 	}
 	sb_puts(&s, ")");

@@ -9,7 +9,7 @@
 
 #include <stdio.h>
 
-#include "testsched.h"
+#include "tests/testsched.h"
 
 static Arena arena;
 static void setup(void) { arena_init(&arena); }

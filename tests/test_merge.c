@@ -9,7 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "testsched.h"
+#include "tests/testsched.h"
 #include "vsched.h"
 
 static Arena arena;

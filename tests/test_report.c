@@ -9,7 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "testsched.h"
+#include "tests/testsched.h"
 
 static Arena arena;
 static char dir[64];

@@ -6,7 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "testsched.h"
+#include "tests/testsched.h"
 
 static Arena arena;
 static void setup(void) { arena_init(&arena); }

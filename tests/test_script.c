@@ -9,7 +9,7 @@
 #include <string.h>
 
 #include "kernel/parse.h"
-#include "rewrites/script.h"
+#include "rewrites/schedule/script.h"
 
 static Arena arena;
 static DiagList diags;

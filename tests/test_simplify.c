@@ -9,7 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "testsched.h"
+#include "tests/testsched.h"
 #include "rewrites/simplify.h"
 
 static Arena arena;
@@ -92,7 +92,7 @@ static bool propose(Schedule *s, Expr *(*make)(Arena *, Var *), bool *unchanged)
 	Stmt *store = f->body->u.loop.body;
 	ck_assert_int_eq(store->kind, ST_STORE);
 	StmtCtx ctx;
-	ck_assert(rw_find_stmt(&arena, f, store, &ctx));
+	ck_assert(an_find_stmt(&arena, f, store, &ctx));
 	/* slot 1: the stored value A[...]; replace the whole load */
 	Expr *old = store->u.store.value;
 	Expr *idx = make(&arena, f->body->u.loop.var);
@@ -139,7 +139,7 @@ START_TEST(wrong_candidates_are_refuted_and_never_applied)
 		Stmt *bad = ir_store(&arena, store->u.store.buf, store->u.store.nidx, store->u.store.idx,
 				     ir_load(&arena, store->u.store.value->u.load.buf, 1, &idx, (Span){0}),
 				     store->span);
-		Func *g = rw_with_body(&arena, f, ir_for(&arena, f->body->u.loop.var, f->body->u.loop.min,
+		Func *g = an_with_body(&arena, f, ir_for(&arena, f->body->u.loop.var, f->body->u.loop.min,
 							 f->body->u.loop.extent, FOR_SERIAL, bad,
 							 f->body->span));
 		char *report = NULL;

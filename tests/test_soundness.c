@@ -18,8 +18,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "randkernel.h"
-#include "testutil.h"
+#include "tests/randkernel.h"
+#include "tests/testutil.h"
 #include "rewrites/layout.h"
 #include "rewrites/overcompute.h"
 #include "rewrites/simplify.h"
@@ -59,7 +59,7 @@ static void random_map(StrBuf *b, const Buffer *buf, bool broken)
 		int d = (int)rnd((unsigned)ndim);
 		int64_t extent = 0;
 		/* x // c merges cells only where the dimension has two */
-		bool drop = rnd(2) && rw_const_int(buf->shape[d], &extent) && extent >= 2;
+		bool drop = rnd(2) && an_const_int(buf->shape[d], &extent) && extent >= 2;
 		sb_puts(b, "lambda ");
 		for (int k = 0; k < ndim; k++)
 			sb_printf(b, "%sx%d", k ? ", " : "", k);
@@ -664,7 +664,7 @@ START_TEST(simplification_without_its_proof_is_caught)
 	Expr *idx = ir_bin(&arena, OP_FLOORDIV, ir_varref(&arena, i, (Span){0}), ir_int32(&arena, 4), (Span){0});
 	Expr *load = ir_load(&arena, store->u.store.value->u.load.buf, 1, &idx, (Span){0});
 	Stmt *wrong = ir_store(&arena, store->u.store.buf, 1, store->u.store.idx, load, store->span);
-	Func *bad = rw_with_body(&arena, f, ir_for(&arena, i, f->body->u.loop.min, f->body->u.loop.extent,
+	Func *bad = an_with_body(&arena, f, ir_for(&arena, i, f->body->u.loop.min, f->body->u.loop.extent,
 						   FOR_SERIAL, wrong, f->body->span));
 	char *report = NULL;
 	ck_assert(!tu_equiv(f, bad, 4, &report));
@@ -676,7 +676,7 @@ START_TEST(simplification_without_its_proof_is_caught)
 	Compound c;
 	sched_compound_begin(s, &c, "simplify(wrong)", (Span){0}, &d);
 	StmtCtx ctx;
-	ck_assert(rw_find_stmt(&arena, f, store, &ctx));
+	ck_assert(an_find_stmt(&arena, f, store, &ctx));
 	ck_assert(!simplify_replace(&c, "simplify(wrong)", &ctx, 1, store->u.store.value, load, NULL));
 	sched_compound_end(&c, STEP_COMMITTED, NULL);
 	ck_assert_ptr_eq(sched_func(s), f);

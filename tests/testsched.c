@@ -1,6 +1,6 @@
 /* tests/testsched.c — helpers for suites that run schedule scripts on
  * whole modules (see testsched.h). */
-#include "testsched.h"
+#include "tests/testsched.h"
 
 #include <check.h>
 #include <stdio.h>

@@ -8,7 +8,7 @@
 #ifndef VS_TESTS_TESTSCHED_H
 #define VS_TESTS_TESTSCHED_H
 
-#include "testutil.h"
+#include "tests/testutil.h"
 
 typedef struct TsRun {
 	Module *before; /* the parsed module */

@@ -1,5 +1,5 @@
 /* tests/testutil.c — helpers shared by the check suites (see testutil.h). */
-#include "testutil.h"
+#include "tests/testutil.h"
 
 #include <check.h>
 #include <stdio.h>

@@ -7,7 +7,7 @@
 #include "kernel/interp.h"
 #include "kernel/parse.h"
 #include "kernel/print.h"
-#include "rewrites/schedule.h"
+#include "rewrites/schedule/schedule.h"
 
 /* Parse or fail the test with the rendered diagnostics. */
 Module *tu_parse(Arena *a, const char *name, const char *text);

@@ -10,7 +10,7 @@
 #include "kernel/ir.h"
 #include "kernel/parse.h"
 #include "kernel/print.h"
-#include "rewrites/script.h"
+#include "rewrites/schedule/script.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

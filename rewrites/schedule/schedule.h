@@ -7,8 +7,8 @@
 #ifndef VS_REWRITES_SCHEDULE_H
 #define VS_REWRITES_SCHEDULE_H
 
-#include "rewrite.h"
-#include "script.h"
+#include "rewrites/rewrite.h"
+#include "rewrites/schedule/script.h"
 #include "smt/replay.h"
 #include "smt/smt.h"
 

@@ -3,7 +3,7 @@
  * continued inside parentheses, optional `a, b = ` left-hand side) to a
  * Script of calls whose arguments are classified (numbers, strings, names,
  * None, booleans, T.undef(), lambdas, other expressions by text range). */
-#include "script.h"
+#include "rewrites/schedule/script.h"
 
 #include <string.h>
 

@@ -2,19 +2,20 @@
  * a derived candidate left inverse (mixed-radix digits of affine terms,
  * then a rational solve), and the padding predicate. transform_layout
  * proves every one of these claims; this file only proposes them. */
-#include "index_map.h"
+#include "kernel/analysis/index_map.h"
 
 #include <stdlib.h>
 #include <string.h>
 
-#include "rewrite.h"
+#include "kernel/analysis/access.h"
+#include "kernel/obligation.h"
 
 #define MAX_IN 16
 #define INF_RADIX 0 /* m == 0: no modulo (the top digit) */
 
 static Expr *lit(Arena *a, int64_t v) { return ir_int32(a, v); }
 
-static Expr *fold(Arena *a, Expr *e) { return rw_fold(a, e); }
+static Expr *fold(Arena *a, Expr *e) { return an_fold(a, e); }
 
 /* ---------- intervals ---------- */
 
@@ -22,7 +23,7 @@ typedef struct Interval {
 	Expr *lo, *hi; /* inclusive */
 } Interval;
 
-static bool const_of(const Expr *e, int64_t *v) { return rw_const_int(e, v); }
+static bool const_of(const Expr *e, int64_t *v) { return an_const_int(e, v); }
 
 static int64_t floordiv64(int64_t x, int64_t y)
 {

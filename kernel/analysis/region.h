@@ -10,7 +10,8 @@
 #ifndef VS_REWRITES_REGION_H
 #define VS_REWRITES_REGION_H
 
-#include "rewrite.h"
+#include "kernel/analysis/access.h"
+#include "kernel/obligation.h"
 
 /* A variable the analysis knows: a loop (min, extent) or a let (value).
  * Fixed variables stay symbolic in bounds; relaxed ones range over their

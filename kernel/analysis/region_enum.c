@@ -3,7 +3,7 @@
  * the largest value of extents over a small attach path (to size a
  * shrunk buffer), and the exactness and tightness of a box for the
  * report, by enumerating every iteration within a budget. */
-#include "region.h"
+#include "kernel/analysis/region.h"
 
 #include <stdlib.h>
 #include <string.h>

@@ -1,14 +1,14 @@
-/* rewrites/access.c — the accesses of one statement instance (buffer,
- * read/write, indices, guard, inner loop variables) and the commutation
- * obligations between two instances (semantics.md section 4: "S(p) and
- * S(q) commute"), including the reduction exemption for real mode. */
-#include "rewrite.h"
+/* kernel/analysis/access.c — the accesses of one statement instance
+ * (buffer, read/write, indices, guard, inner loop variables, reduction
+ * updates), with loads of buffers written elsewhere havocked so that an
+ * obligation built from them stays sound. */
+#include "kernel/analysis/access.h"
 
 #include <stdlib.h>
 #include <string.h>
 
 typedef struct Collector {
-	RwCtx *c;
+	Arena *arena;
 	AccessList *out;
 	int nsub, capsub;
 	Var **from;
@@ -16,15 +16,15 @@ typedef struct Collector {
 	int nvol;
 	Buffer **vol;
 	int nlocal;
-	Buffer *local[RW_MAX_DEPTH]; /* allocated inside the instance */
+	Buffer *local[AN_MAX_DEPTH]; /* allocated inside the instance */
 	int nscope;
-	Var *scope[RW_MAX_DEPTH]; /* fresh loop/let variables around */
+	Var *scope[AN_MAX_DEPTH]; /* fresh loop/let variables around */
 } Collector;
 
 static void snapshot_scope(Collector *k, Access *x)
 {
 	x->nscope = k->nscope;
-	x->scope = arena_alloc(k->c->arena, sizeof(Var *) * (size_t)(k->nscope + 1));
+	x->scope = arena_alloc(k->arena, sizeof(Var *) * (size_t)(k->nscope + 1));
 	if (k->nscope)
 		memcpy(x->scope, k->scope, sizeof(Var *) * (size_t)k->nscope);
 }
@@ -33,8 +33,8 @@ static void push_sub(Collector *k, Var *v, Expr *e)
 {
 	if (k->nsub == k->capsub) {
 		int cap = k->capsub ? k->capsub * 2 : 16;
-		Var **f = arena_alloc(k->c->arena, sizeof(Var *) * (size_t)cap);
-		Expr **t = arena_alloc(k->c->arena, sizeof(Expr *) * (size_t)cap);
+		Var **f = arena_alloc(k->arena, sizeof(Var *) * (size_t)cap);
+		Expr **t = arena_alloc(k->arena, sizeof(Expr *) * (size_t)cap);
 		if (k->nsub) {
 			memcpy(f, k->from, sizeof(Var *) * (size_t)k->nsub);
 			memcpy(t, k->to, sizeof(Expr *) * (size_t)k->nsub);
@@ -68,7 +68,7 @@ static bool is_local(const Collector *k, const Buffer *b)
  * replace them by fresh unconstrained values. */
 static Expr *unvolatile(Collector *k, Expr *e)
 {
-	Arena *a = k->c->arena;
+	Arena *a = k->arena;
 	Expr *x, *y, *z;
 	switch (e->kind) {
 	case EX_INT:
@@ -114,7 +114,7 @@ static Expr *unvolatile(Collector *k, Expr *e)
 
 static Expr *inst(Collector *k, Expr *e)
 {
-	return unvolatile(k, ir_subst_expr(k->c->arena, e, k->nsub, k->from, k->to));
+	return unvolatile(k, ir_subst_expr(k->arena, e, k->nsub, k->from, k->to));
 }
 
 static Access *push_access(Collector *k)
@@ -122,7 +122,7 @@ static Access *push_access(Collector *k)
 	AccessList *l = k->out;
 	if (l->n == l->cap) {
 		int cap = l->cap ? l->cap * 2 : 16;
-		Access *items = arena_alloc(k->c->arena, sizeof(Access) * (size_t)cap);
+		Access *items = arena_alloc(k->arena, sizeof(Access) * (size_t)cap);
 		if (l->n)
 			memcpy(items, l->items, sizeof(Access) * (size_t)l->n);
 		l->items = items;
@@ -136,7 +136,7 @@ static Access *push_access(Collector *k)
 static void push_hyp(Collector *k, Expr *h)
 {
 	AccessList *l = k->out;
-	Expr **hyps = arena_alloc(k->c->arena, sizeof(Expr *) * (size_t)(l->nhyps + 1));
+	Expr **hyps = arena_alloc(k->arena, sizeof(Expr *) * (size_t)(l->nhyps + 1));
 	if (l->nhyps)
 		memcpy(hyps, l->hyps, sizeof(Expr *) * (size_t)l->nhyps);
 	hyps[l->nhyps++] = h;
@@ -146,7 +146,7 @@ static void push_hyp(Collector *k, Expr *h)
 static void push_var(Collector *k, Var *v)
 {
 	AccessList *l = k->out;
-	Var **vars = arena_alloc(k->c->arena, sizeof(Var *) * (size_t)(l->nvars + 1));
+	Var **vars = arena_alloc(k->arena, sizeof(Var *) * (size_t)(l->nvars + 1));
 	if (l->nvars)
 		memcpy(vars, l->vars, sizeof(Var *) * (size_t)l->nvars);
 	vars[l->nvars++] = v;
@@ -155,7 +155,7 @@ static void push_var(Collector *k, Var *v)
 
 static Expr **inst_list(Collector *k, int n, Expr **xs)
 {
-	Expr **out = arena_alloc(k->c->arena, sizeof(Expr *) * (size_t)(n + 1));
+	Expr **out = arena_alloc(k->arena, sizeof(Expr *) * (size_t)(n + 1));
 	for (int i = 0; i < n; i++)
 		out[i] = inst(k, xs[i]);
 	return out;
@@ -283,7 +283,7 @@ static const Expr *reduction_load(const Stmt *s, BinOp *op)
 
 static void collect(Collector *k, const Stmt *s, Expr *guard)
 {
-	Arena *a = k->c->arena;
+	Arena *a = k->arena;
 	switch (s->kind) {
 	case ST_SEQ:
 		for (int i = 0; i < s->u.seq.n; i++)
@@ -292,7 +292,7 @@ static void collect(Collector *k, const Stmt *s, Expr *guard)
 	case ST_FOR: {
 		reads_of(k, s->u.loop.min, guard, NULL);
 		reads_of(k, s->u.loop.extent, guard, NULL);
-		Var *v = rw_fresh_var(a, s->u.loop.var, "'");
+		Var *v = an_fresh_var(a, s->u.loop.var, "'");
 		Expr *lo = inst(k, s->u.loop.min), *ext = inst(k, s->u.loop.extent);
 		Expr *vr = ir_varref(a, v, (Span){0});
 		push_var(k, v);
@@ -303,7 +303,7 @@ static void collect(Collector *k, const Stmt *s, Expr *guard)
 		/* the range is part of the guard: the access happens only for
 		 * iterations that exist */
 		int depth = k->nscope;
-		if (depth < RW_MAX_DEPTH)
+		if (depth < AN_MAX_DEPTH)
 			k->scope[k->nscope++] = v;
 		collect(k, s->u.loop.body, ir_and(a, guard, range));
 		k->nscope = depth;
@@ -334,7 +334,7 @@ static void collect(Collector *k, const Stmt *s, Expr *guard)
 		w->guard = guard;
 		w->span = s->span;
 		w->store = s;
-		w->value = ir_subst_expr(k->c->arena, s->u.store.value, k->nsub, k->from, k->to);
+		w->value = ir_subst_expr(k->arena, s->u.store.value, k->nsub, k->from, k->to);
 		snapshot_scope(k, w);
 		BinOp op;
 		const Expr *rl = reduction_load(s, &op);
@@ -360,7 +360,7 @@ static void collect(Collector *k, const Stmt *s, Expr *guard)
 		/* the shape is read when the allocation runs, outside its scope */
 		for (int i = 0; i < s->u.alloc.buf->ndim; i++)
 			reads_of(k, s->u.alloc.buf->shape[i], guard, NULL);
-		if (k->nlocal < RW_MAX_DEPTH)
+		if (k->nlocal < AN_MAX_DEPTH)
 			k->local[k->nlocal++] = s->u.alloc.buf;
 		collect(k, s->u.alloc.body, guard);
 		return;
@@ -369,14 +369,14 @@ static void collect(Collector *k, const Stmt *s, Expr *guard)
 		return;
 	case ST_LET: {
 		reads_of(k, s->u.let.value, guard, NULL);
-		Var *v = rw_fresh_var(a, s->u.let.var, "'");
+		Var *v = an_fresh_var(a, s->u.let.var, "'");
 		Expr *vr = ir_varref(a, v, (Span){0});
 		push_var(k, v);
 		push_hyp(k, ir_bin(a, OP_EQ, vr, inst(k, s->u.let.value), (Span){0}));
 		int mark = k->nsub;
 		push_sub(k, s->u.let.var, vr);
 		int depth = k->nscope;
-		if (depth < RW_MAX_DEPTH)
+		if (depth < AN_MAX_DEPTH)
 			k->scope[k->nscope++] = v;
 		collect(k, s->u.let.body, guard);
 		k->nscope = depth;
@@ -391,33 +391,33 @@ static void collect(Collector *k, const Stmt *s, Expr *guard)
 	abort();
 }
 
-void rw_collect_accesses(RwCtx *c, const Stmt *s, int n, Var **from, Expr **to,
+void an_collect_accesses(Arena *a, const Stmt *s, int n, Var **from, Expr **to,
 			 int nvolatile, Buffer **volatile_bufs, AccessList *out)
 {
 	Collector k;
 	memset(&k, 0, sizeof k);
-	k.c = c;
+	k.arena = a;
 	k.out = out;
 	k.nvol = nvolatile;
 	k.vol = volatile_bufs;
 	for (int i = 0; i < n; i++)
 		push_sub(&k, from[i], to[i]);
-	collect(&k, s, ir_bool(c->arena, true));
+	collect(&k, s, ir_bool(a, true));
 }
 
-Expr *rw_havoc_loads(RwCtx *c, Expr *e, int nbufs, Buffer **bufs)
+Expr *an_havoc_loads(Arena *a, Expr *e, int nbufs, Buffer **bufs)
 {
 	if (!e || !nbufs)
 		return e;
 	Collector k;
 	memset(&k, 0, sizeof k);
-	k.c = c;
+	k.arena = a;
 	k.nvol = nbufs;
 	k.vol = bufs;
 	return unvolatile(&k, e);
 }
 
-void rw_name_instance(Arena *a, AccessList *l, const char *suffix)
+void an_name_instance(Arena *a, AccessList *l, const char *suffix)
 {
 	for (int i = 0; i < l->nvars; i++) {
 		const char *name = l->vars[i]->name;
@@ -425,137 +425,5 @@ void rw_name_instance(Arena *a, AccessList *l, const char *suffix)
 		if (n && name[n - 1] == '\'')
 			n--;
 		l->vars[i]->name = arena_printf(a, "%.*s%s", (int)n, name, suffix);
-	}
-}
-
-/* ---------- written buffers ---------- */
-
-typedef struct BufSet {
-	Arena *a;
-	int n, cap;
-	Buffer **items;
-} BufSet;
-
-static void bufset_add(BufSet *s, Buffer *b)
-{
-	for (int i = 0; i < s->n; i++)
-		if (s->items[i] == b)
-			return;
-	if (s->n == s->cap) {
-		int cap = s->cap ? s->cap * 2 : 8;
-		Buffer **items = arena_alloc(s->a, sizeof(Buffer *) * (size_t)cap);
-		if (s->n)
-			memcpy(items, s->items, sizeof(Buffer *) * (size_t)s->n);
-		s->items = items;
-		s->cap = cap;
-	}
-	s->items[s->n++] = b;
-}
-
-static void written(BufSet *set, const Stmt *s)
-{
-	switch (s->kind) {
-	case ST_SEQ:
-		for (int i = 0; i < s->u.seq.n; i++)
-			written(set, s->u.seq.items[i]);
-		return;
-	case ST_FOR:
-		written(set, s->u.loop.body);
-		return;
-	case ST_IF:
-		written(set, s->u.cond.then_s);
-		if (s->u.cond.else_s)
-			written(set, s->u.cond.else_s);
-		return;
-	case ST_STORE:
-		bufset_add(set, s->u.store.buf);
-		return;
-	case ST_ALLOC:
-		written(set, s->u.alloc.body);
-		return;
-	case ST_BLOCK:
-		written(set, s->u.block.body);
-		return;
-	case ST_LET:
-		written(set, s->u.let.body);
-		return;
-	case ST_ASSUME:
-	case ST_EVAL:
-	case ST_PASS:
-		return;
-	case ST_COUNT:
-		break;
-	}
-	abort();
-}
-
-int rw_written_buffers(Arena *a, const Stmt *s, Buffer ***out)
-{
-	BufSet set = {a, 0, 0, NULL};
-	written(&set, s);
-	*out = set.items;
-	return set.n;
-}
-
-/* ---------- commutation ---------- */
-
-static bool reduction_exempt(const RwCtx *c, const Access *x, const Access *y,
-			     bool allow)
-{
-	if (!allow || !x->in_reduction || !y->in_reduction || x->red_op != y->red_op)
-		return false;
-	/* Floats re-associate only in real mode (semantics.md section 1). */
-	if (dtype_is_float(x->buf->dtype) && c->float_mode == FLOAT_IEEE)
-		return false;
-	if (dtype_is_float(x->buf->dtype) && (x->red_op == OP_MIN || x->red_op == OP_MAX))
-		return c->float_mode == FLOAT_REAL;
-	return true;
-}
-
-static char *access_text(Arena *a, const Access *x)
-{
-	return arena_printf(a, "%s of %s at %d:%d", x->is_write ? "write" : "read",
-			    x->buf->name, x->span.line, x->span.col);
-}
-
-void rw_commute_obligations(RwCtx *c, const char *kind, const char *what,
-			    const Obligation *base, const AccessList *p,
-			    const AccessList *q, bool allow_reductions)
-{
-	Arena *a = c->arena;
-	for (int i = 0; i < p->n; i++) {
-		const Access *x = &p->items[i];
-		for (int j = 0; j < q->n; j++) {
-			const Access *y = &q->items[j];
-			if (x->buf != y->buf || (!x->is_write && !y->is_write))
-				continue;
-			if (reduction_exempt(c, x, y, allow_reductions))
-				continue;
-			/* goal: not (both happen and touch the same cell). Index
-			 * lists of different lengths (never for one buffer today)
-			 * cannot be compared: assume they may meet. */
-			Expr *same = NULL;
-			for (int d = 0; d < x->nidx && x->nidx == y->nidx; d++)
-				same = ir_and(a, same, ir_bin(a, OP_EQ, x->idx[d], y->idx[d], (Span){0}));
-			if (!same)
-				same = ir_bool(a, true);
-			Expr *goal = ir_not(a, ir_and(a, ir_and(a, x->guard, y->guard), same), (Span){0});
-			char *stmt = arena_printf(a, "%s: %s (first instance) and %s (second instance) never touch the same cell of %s",
-						  what, access_text(a, x), access_text(a, y), x->buf->name);
-			Obligation *o = obligation_new(a, kind, stmt, base->nvars, base->vars,
-						       base->nhyps, base->hyps, goal, base->origin);
-			o->rewrite = c->desc;
-			for (int v = 0; v < p->nvars; v++)
-				obligation_add_var(a, o, p->vars[v]);
-			for (int v = 0; v < q->nvars; v++)
-				obligation_add_var(a, o, q->vars[v]);
-			for (int h = 0; h < p->nhyps; h++)
-				obligation_add_hyp(a, o, p->hyps[h]);
-			for (int h = 0; h < q->nhyps; h++)
-				obligation_add_hyp(a, o, q->hyps[h]);
-			obligation_add_related(a, o, x->span);
-			obligation_add_related(a, o, y->span);
-			oblist_push(a, &c->obs, o);
-		}
 	}
 }

@@ -6,7 +6,7 @@
 #ifndef VS_REWRITES_ARITH_H
 #define VS_REWRITES_ARITH_H
 
-#include "facts.h"
+#include "kernel/analysis/facts.h"
 
 #define ARITH_MAX_VARS 64
 

@@ -3,12 +3,12 @@
  * while nothing between them and it (the loops around it and the
  * statement itself included) writes a buffer they mention; their
  * instantiation at the loads of an obligation; readable cells. */
-#include "facts.h"
+#include "kernel/analysis/facts.h"
 
 #include <stdlib.h>
 #include <string.h>
 
-#include "index_map.h"
+#include "kernel/analysis/index_map.h"
 #include "kernel/ptrmap.h"
 
 #define MAX_FACT_VARS 16
@@ -35,7 +35,7 @@ static void push_fact(Arena *a, FactSet *fs, const Fact *f)
 	fs->items[fs->n++] = f;
 }
 
-bool rw_is_param(const Func *f, const Buffer *buf)
+bool an_is_param(const Func *f, const Buffer *buf)
 {
 	for (int i = 0; i < f->nparams; i++)
 		if (f->params[i].buf == buf)
@@ -287,7 +287,7 @@ static void walk(Walk *w, const Stmt *s)
 		Var *v = s->u.loop.var;
 		w->is_let[w->nvars] = false;
 		w->vars[w->nvars++] = v;
-		w->guards[w->nguards++] = rw_loop_range(a, s, ir_varref(a, v, nospan()));
+		w->guards[w->nguards++] = an_loop_range(a, s, ir_varref(a, v, nospan()));
 		walk(w, s->u.loop.body);
 		w->nvars--;
 		w->nguards--;
@@ -412,7 +412,7 @@ struct FactCache {
 	PtrMap items; /* const Stmt * -> ItemFacts * */
 };
 
-FactCache *rw_fact_cache_new(Arena *a)
+FactCache *an_fact_cache_new(Arena *a)
 {
 	FactCache *fc = calloc(1, sizeof *fc);
 	if (!fc)
@@ -430,7 +430,7 @@ static void item_facts_free(ItemFacts *it)
 	free(it);
 }
 
-void rw_fact_cache_free(FactCache *fc)
+void an_fact_cache_free(FactCache *fc)
 {
 	if (!fc)
 		return;
@@ -571,13 +571,13 @@ static void loads_of_stmt_exprs(const Stmt *s, BufList *l)
 	}
 }
 
-void rw_facts_at(Arena *a, const Func *f, const StmtCtx *sc, bool for_values,
+void an_facts_at(Arena *a, const Func *f, const StmtCtx *sc, bool for_values,
 		 const Stmt *exclude, FactSet *out)
 {
-	rw_facts_for(a, f, sc, for_values, exclude, NULL, NULL, out);
+	an_facts_for(a, f, sc, for_values, exclude, NULL, NULL, out);
 }
 
-void rw_facts_for(Arena *a, const Func *f, const StmtCtx *sc, bool for_values,
+void an_facts_for(Arena *a, const Func *f, const StmtCtx *sc, bool for_values,
 		  const Stmt *exclude, FactCache *cache, const Stmt *loads_of, FactSet *out)
 {
 	memset(out, 0, sizeof *out);
@@ -586,7 +586,7 @@ void rw_facts_for(Arena *a, const Func *f, const StmtCtx *sc, bool for_values,
 		exclude = NULL;
 	FactCache *mine = NULL;
 	if (!cache || cache->a != a)
-		cache = mine = rw_fact_cache_new(a);
+		cache = mine = an_fact_cache_new(a);
 	FactPtrs found = {0};
 	const BufList **uses = NULL;
 	int nuses = 0, capuses = 0;
@@ -683,7 +683,7 @@ void rw_facts_for(Arena *a, const Func *f, const StmtCtx *sc, bool for_values,
 	free(keep);
 	free(found.items);
 	free(uses);
-	rw_fact_cache_free(mine);
+	an_fact_cache_free(mine);
 }
 
 /* ---------- instantiation ---------- */
@@ -810,18 +810,18 @@ static void instantiate_round(Arena *a, const FactSet *fs, const Expr *e, Obliga
 	}
 }
 
-void rw_facts_instantiate(Arena *a, const FactSet *fs, const Expr *e, Obligation *o)
+void an_facts_instantiate(Arena *a, const FactSet *fs, const Expr *e, Obligation *o)
 {
 	instantiate_round(a, fs, e, o, 1);
 }
 
 /* ---------- readable cells ---------- */
 
-Expr *rw_readable(Arena *a, const Func *f, const FactSet *fs, Buffer *buf, int nidx,
+Expr *an_readable(Arena *a, const Func *f, const FactSet *fs, Buffer *buf, int nidx,
 		  Expr **idx)
 {
 	Expr *any = NULL;
-	if (rw_is_param(f, buf)) {
+	if (an_is_param(f, buf)) {
 		const Layout *lay = buf->layout;
 		Expr *pad = lay ? (lay->all_padding ? lay->all_padding : lay->pad_predicate) : NULL;
 		if (!pad)

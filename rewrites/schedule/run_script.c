@@ -3,17 +3,17 @@
  * primitive, and committed or rejected through sched_finish. Primitives
  * named in interfaces.md that are not implemented yet reject with "not
  * supported"; they never accept. */
-#include "schedule.h"
+#include "rewrites/schedule/schedule.h"
 
-#include "hoist.h"
-#include "layout.h"
-#include "overcompute.h"
-#include "seq_access.h"
-#include "simplify.h"
+#include "rewrites/hoist.h"
+#include "rewrites/layout.h"
+#include "rewrites/overcompute.h"
+#include "rewrites/seq_access.h"
+#include "rewrites/simplify.h"
 /* merge_adjacent_loops, fission, merge_conditionals, cache_read/write */
-#include "cache.h"
-#include "merge.h"
-#include "merge_conditionals.h"
+#include "rewrites/cache.h"
+#include "rewrites/merge.h"
+#include "rewrites/merge_conditionals.h"
 
 #include <stdlib.h>
 #include <string.h>

@@ -2,7 +2,7 @@
  * numeric and symbolic interval bounds with the floor-division and modulo
  * rules that make fuse-then-split regions tight (seed 002, Ex. 6), and
  * boxes of the accesses of a buffer. Enumeration is in region_enum.c. */
-#include "region.h"
+#include "kernel/analysis/region.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -97,7 +97,7 @@ static BinOp negate_compare(BinOp op)
 
 void rg_push_guard(RgEnv *e, Expr *cond, bool negate)
 {
-	if (rw_expr_has_load(cond))
+	if (an_expr_has_load(cond))
 		return;
 	if (cond->kind == EX_NOT) {
 		rg_push_guard(e, cond->u.un.a, !negate);
@@ -677,7 +677,7 @@ static bool lin_sym_bound(RgEnv *e, const Lin *l, bool upper, int64_t *out)
 	for (int i = 0; i < l->n; i++) {
 		Expr *a = l->atom[i];
 		const RgVar *v = a->kind == EX_VAR ? rg_lookup(e, a->u.var) : NULL;
-		if (!v || !v->min || rw_expr_has_load(v->min) || rw_expr_has_load(v->extent)) {
+		if (!v || !v->min || an_expr_has_load(v->min) || an_expr_has_load(v->extent)) {
 			lin_add_term(&r, a, l->coef[i]);
 			continue;
 		}
@@ -960,7 +960,7 @@ static void apply_guards(RgEnv *e, Expr *x, Expr **lo, Expr **hi)
 			Expr *E = side ? c->u.bin.b : c->u.bin.a;
 			Expr *K = side ? c->u.bin.a : c->u.bin.b;
 			BinOp op = side ? flip_compare(c->u.bin.op) : c->u.bin.op;
-			if (rg_has_relaxed(e, K) || rw_expr_has_load(K))
+			if (rg_has_relaxed(e, K) || an_expr_has_load(K))
 				continue;
 			Lin le = lin_of(e, E);
 			if (le.bad)
@@ -1057,7 +1057,7 @@ static bool sym_var(RgEnv *e, Expr *x, Expr **lo, Expr **hi, int depth)
 
 static bool sym_bounds(RgEnv *e, Expr *x, Expr **lo, Expr **hi, int depth)
 {
-	if (depth > 64 || !dtype_is_int(x->dtype) || rw_expr_has_load(x))
+	if (depth > 64 || !dtype_is_int(x->dtype) || an_expr_has_load(x))
 		return false;
 	bool ok = false;
 	if (!rg_has_relaxed(e, x)) {

@@ -8,7 +8,8 @@
 #ifndef VS_REWRITES_FACTS_H
 #define VS_REWRITES_FACTS_H
 
-#include "rewrite.h"
+#include "kernel/analysis/access.h"
+#include "kernel/obligation.h"
 
 typedef struct Fact {
 	const Stmt *stmt; /* the T.assume or the producer's store */
@@ -43,7 +44,7 @@ typedef struct FactSet {
  * remove_no_op proves every instance of that store a no-op, so by
  * induction they change nothing. It is left out by its position, so a
  * shared copy of the same statement elsewhere still counts. */
-void rw_facts_at(Arena *a, const Func *f, const StmtCtx *sc, bool for_values,
+void an_facts_at(Arena *a, const Func *f, const StmtCtx *sc, bool for_values,
 		 const Stmt *exclude, FactSet *out);
 
 /* Per-statement facts kept across the queries of one step: a step that
@@ -51,31 +52,31 @@ void rw_facts_at(Arena *a, const Func *f, const StmtCtx *sc, bool for_values,
  * remove_no_op) walks each statement once. Only for statements of the
  * given arena; it must not outlive them. */
 typedef struct FactCache FactCache;
-FactCache *rw_fact_cache_new(Arena *a);
-void rw_fact_cache_free(FactCache *fc);
+FactCache *an_fact_cache_new(Arena *a);
+void an_fact_cache_free(FactCache *fc);
 
-/* rw_facts_at with a cache (NULL: none) and, when `loads_of` is given,
+/* an_facts_at with a cache (NULL: none) and, when `loads_of` is given,
  * only the facts that can matter for the loads in that statement's
  * expressions: those naming or reading one of their buffers, and one
- * round further, as rw_facts_instantiate goes. Leaving facts out only
+ * round further, as an_facts_instantiate goes. Leaving facts out only
  * weakens hypotheses. */
-void rw_facts_for(Arena *a, const Func *f, const StmtCtx *sc, bool for_values,
+void an_facts_for(Arena *a, const Func *f, const StmtCtx *sc, bool for_values,
 		  const Stmt *exclude, FactCache *cache, const Stmt *loads_of, FactSet *out);
 
 /* Add to o, for every load in e (and in the hypotheses this adds, one more
  * round), the facts instantiated at that load's indices:
  * guard(t0) -> body(t0) with t0 the fact's variables solved from the load.
  * Facts whose value is T.undef() add nothing (they carry no value). */
-void rw_facts_instantiate(Arena *a, const FactSet *fs, const Expr *e, Obligation *o);
+void an_facts_instantiate(Arena *a, const FactSet *fs, const Expr *e, Obligation *o);
 
 /* Whether the cell buf[idx] is readable (initialised) at the point the
  * facts were collected for: a logical cell of a parameter, or a cell some
  * fact covers. `written` is an extra disjunct (earlier writes of the same
  * instance), may be NULL. */
-Expr *rw_readable(Arena *a, const Func *f, const FactSet *fs, Buffer *buf, int nidx,
+Expr *an_readable(Arena *a, const Func *f, const FactSet *fs, Buffer *buf, int nidx,
 		  Expr **idx);
 
 /* Whether buf is a parameter of f. */
-bool rw_is_param(const Func *f, const Buffer *buf);
+bool an_is_param(const Func *f, const Buffer *buf);
 
 #endif

@@ -3,11 +3,11 @@
  * (Q*c + R) // c and % c fold when R's interval fits one period;
  * comparisons fold when an interval decides them. Every result is only a
  * proposal: simplify proves old == new before using it. */
-#include "arith.h"
+#include "kernel/analysis/arith.h"
 
 #include <string.h>
 
-#include "index_map.h"
+#include "kernel/analysis/index_map.h"
 
 #define MAX_TERMS 32
 #define BIG ((int64_t)1 << 40) /* intervals beyond this are "unbounded" */
@@ -45,9 +45,9 @@ static void assume_compare(Bounds *b, BinOp op, const Expr *x, const Expr *y, bo
 {
 	int64_t c;
 	const Expr *v = x;
-	if (x->kind == EX_VAR && rw_const_int(y, &c)) {
+	if (x->kind == EX_VAR && an_const_int(y, &c)) {
 		v = x;
-	} else if (y->kind == EX_VAR && rw_const_int(x, &c)) {
+	} else if (y->kind == EX_VAR && an_const_int(x, &c)) {
 		v = y;
 		switch (op) { /* c op v  ==  v op' c */
 		case OP_LT: op = OP_GT; break;
@@ -130,11 +130,11 @@ void arith_bounds_at(const Func *f, const StmtCtx *sc, Bounds *b)
 		if (s->kind == ST_SEQ) {
 			for (int i = 0; i < s->u.seq.n; i++)
 				if (s->u.seq.items[i]->kind == ST_ASSUME &&
-				    !rw_expr_has_load(s->u.seq.items[i]->u.expr))
+				    !an_expr_has_load(s->u.seq.items[i]->u.expr))
 					arith_bounds_assume(b, s->u.seq.items[i]->u.expr);
 			s = NULL;
 		} else if (s->kind == ST_ASSUME) {
-			if (!rw_expr_has_load(s->u.expr))
+			if (!an_expr_has_load(s->u.expr))
 				arith_bounds_assume(b, s->u.expr);
 			s = NULL;
 		} else {
@@ -206,7 +206,7 @@ static bool range_rec(const Bounds *b, const Expr *e, int64_t *lo, int64_t *hi, 
 	BinOp op = e->u.bin.op;
 	if (!range_rec(b, e->u.bin.a, &a0, &a1, depth + 1))
 		return false;
-	if ((op == OP_FLOORDIV || op == OP_FLOORMOD) && rw_const_int(e->u.bin.b, &c) && c > 0) {
+	if ((op == OP_FLOORDIV || op == OP_FLOORMOD) && an_const_int(e->u.bin.b, &c) && c > 0) {
 		if (op == OP_FLOORDIV) {
 			*lo = fdiv(a0, c);
 			*hi = fdiv(a1, c);
@@ -280,7 +280,7 @@ static bool lin_acc(LinF *l, Expr *e, int64_t k, int depth)
 	int64_t c;
 	if (depth > 64)
 		return false;
-	if (rw_const_int(e, &c)) {
+	if (an_const_int(e, &c)) {
 		if (!small(c) || !small(k * c))
 			return false;
 		l->c += k * c;
@@ -293,9 +293,9 @@ static bool lin_acc(LinF *l, Expr *e, int64_t k, int depth)
 		return lin_acc(l, e->u.bin.a, k, depth + 1) &&
 		       lin_acc(l, e->u.bin.b, e->u.bin.op == OP_ADD ? k : -k, depth + 1);
 	if (e->kind == EX_BIN && e->u.bin.op == OP_MUL) {
-		if (rw_const_int(e->u.bin.a, &c) && small(c))
+		if (an_const_int(e->u.bin.a, &c) && small(c))
 			return lin_acc(l, e->u.bin.b, k * c, depth + 1);
-		if (rw_const_int(e->u.bin.b, &c) && small(c))
+		if (an_const_int(e->u.bin.b, &c) && small(c))
 			return lin_acc(l, e->u.bin.a, k * c, depth + 1);
 	}
 	l->nsyntax++;
@@ -532,7 +532,7 @@ static Expr *simp_bin(Simplifier *s, Expr *e)
 	case OP_EQ: case OP_NE: case OP_LT: case OP_LE: case OP_GT: case OP_GE:
 		return compare_rule(s, e);
 	case OP_FLOORDIV: case OP_FLOORMOD:
-		if (dtype_is_int(e->dtype) && rw_const_int(y, &c) && c > 0)
+		if (dtype_is_int(e->dtype) && an_const_int(y, &c) && c > 0)
 			return divmod_rule(s, e, x, c);
 		return e;
 	case OP_ADD: case OP_SUB: case OP_MUL:
@@ -588,7 +588,7 @@ static Expr *known_load(Simplifier *s, Expr *e)
 			continue;
 		Expr *v = eq->u.bin.a->kind == EX_LOAD && eq->u.bin.a->u.load.buf == f->buf
 				  ? eq->u.bin.b : eq->u.bin.a;
-		if (v->kind == EX_UNDEF || rw_expr_has_load(v))
+		if (v->kind == EX_UNDEF || an_expr_has_load(v))
 			continue;
 		IndexMap m;
 		memset(&m, 0, sizeof m);

@@ -3,7 +3,7 @@
  * the previous IR and explain. The guard-dropping split tries a candidate
  * and falls back to the guarded version, which is committed only when its
  * own obligations (index arithmetic within the dtype) are proven too. */
-#include "schedule.h"
+#include "rewrites/schedule/schedule.h"
 
 #include <stdarg.h>
 #include <stdio.h>

@@ -1,0 +1,265 @@
+/* kernel/analysis/expr_query.c — small questions about expressions and
+ * statements (reads memory? converts a float to an integer? constant?),
+ * the buffers a statement writes, buffer sets, and constant folding of
+ * small integer expressions. */
+#include "kernel/analysis/expr_query.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+
+bool an_expr_has_load(const Expr *e)
+{
+	switch (e->kind) {
+	case EX_INT:
+	case EX_FLOAT:
+	case EX_VAR:
+	case EX_UNDEF:
+		return false;
+	case EX_LOAD:
+		return true;
+	case EX_BIN:
+		return an_expr_has_load(e->u.bin.a) || an_expr_has_load(e->u.bin.b);
+	case EX_NOT:
+	case EX_NEG:
+	case EX_CAST:
+		return an_expr_has_load(e->u.un.a);
+	case EX_SELECT:
+		return an_expr_has_load(e->u.sel.cond) ||
+		       an_expr_has_load(e->u.sel.a) || an_expr_has_load(e->u.sel.b);
+	case EX_LET:
+		return an_expr_has_load(e->u.let.value) ||
+		       an_expr_has_load(e->u.let.body);
+	case EX_COUNT:
+		break;
+	}
+	abort();
+}
+
+/* ---------- conversions that can fault ---------- */
+
+static bool float_to_int(const Expr *from, DType to)
+{
+	return dtype_is_float(from->dtype) && !dtype_is_float(to);
+}
+
+bool an_converts_float_to_int(const Expr *e)
+{
+	switch (e->kind) {
+	case EX_CAST: case EX_NEG: return float_to_int(e->u.un.a, e->dtype);
+	case EX_BIN:
+		return !binop_is_compare(e->u.bin.op) && !binop_is_logical(e->u.bin.op) &&
+		       (float_to_int(e->u.bin.a, e->dtype) || float_to_int(e->u.bin.b, e->dtype));
+	case EX_SELECT: return float_to_int(e->u.sel.a, e->dtype) || float_to_int(e->u.sel.b, e->dtype);
+	case EX_INT: case EX_FLOAT: case EX_VAR: case EX_UNDEF: case EX_LOAD: case EX_NOT:
+	case EX_LET: case EX_COUNT:
+		return false;
+	}
+	return true;
+}
+
+/* ---------- folding ---------- */
+
+bool an_const_int(const Expr *e, int64_t *out)
+{
+	if (e->kind != EX_INT || e->dtype == DT_BOOL)
+		return false;
+	*out = e->u.ival;
+	return true;
+}
+
+static int64_t floordiv64(int64_t a, int64_t b)
+{
+	int64_t q = a / b;
+	if ((a % b != 0) && ((a < 0) != (b < 0)))
+		q--;
+	return q;
+}
+
+/* A folded literal must hold its value in its dtype: otherwise the
+ * interpreter (and generated code) would wrap it, and the fold would
+ * change the program. Such expressions are left unfolded. */
+static bool fits_dtype(int64_t v, DType t)
+{
+	if (!dtype_is_int(t))
+		return false;
+	int bits = dtype_bits(t);
+	if (bits >= 64)
+		return true;
+	if (!dtype_is_signed(t))
+		return v >= 0 && v <= an_dtype_max(t);
+	return v >= -an_dtype_max(t) - 1 && v <= an_dtype_max(t);
+}
+
+static Expr *folded(Arena *a, Expr *e, int64_t v)
+{
+	return fits_dtype(v, e->dtype) ? ir_int(a, v, e->dtype, e->span) : NULL;
+}
+
+Expr *an_fold(Arena *a, Expr *e)
+{
+	if (e->kind != EX_BIN)
+		return e;
+	Expr *x = an_fold(a, e->u.bin.a), *y = an_fold(a, e->u.bin.b);
+	int64_t p = 0, q = 0;
+	bool cx = an_const_int(x, &p), cy = an_const_int(y, &q);
+	/* stay far from overflow: fold only small constants */
+	bool small = cx && cy && p > -(INT64_C(1) << 30) && p < (INT64_C(1) << 30) &&
+		     q > -(INT64_C(1) << 30) && q < (INT64_C(1) << 30);
+	Expr *r = NULL;
+	switch (e->u.bin.op) {
+	case OP_ADD:
+		if (small && (r = folded(a, e, p + q))) return r;
+		if (cx && p == 0) return y;
+		if (cy && q == 0) return x;
+		break;
+	case OP_SUB:
+		if (small && (r = folded(a, e, p - q))) return r;
+		if (cy && q == 0) return x;
+		break;
+	case OP_MUL:
+		if (small && (r = folded(a, e, p * q))) return r;
+		if (cx && p == 1) return y;
+		if (cy && q == 1) return x;
+		break;
+	case OP_FLOORDIV:
+		if (small && q != 0 && (r = folded(a, e, floordiv64(p, q)))) return r;
+		if (cy && q == 1) return x;
+		break;
+	case OP_FLOORMOD:
+		if (small && q != 0 && (r = folded(a, e, p - q * floordiv64(p, q)))) return r;
+		break;
+	case OP_DIV: case OP_MIN: case OP_MAX: case OP_EQ: case OP_NE:
+	case OP_LT: case OP_LE: case OP_GT: case OP_GE: case OP_AND:
+	case OP_OR: case OP_COUNT:
+		break;
+	}
+	if (x == e->u.bin.a && y == e->u.bin.b)
+		return e;
+	r = ir_bin(a, e->u.bin.op, x, y, e->span);
+	r->dtype = e->dtype;
+	return r;
+}
+
+/* ---------- loop ranges and index arithmetic ---------- */
+
+int64_t an_dtype_max(DType t)
+{
+	int bits = dtype_bits(t);
+	if (bits >= 64)
+		return INT64_MAX;
+	return dtype_is_signed(t) ? (INT64_C(1) << (bits - 1)) - 1 : (INT64_C(1) << bits) - 1;
+}
+
+static bool reads_any(const Expr *e, int n, Buffer **bufs)
+{
+	switch (e->kind) {
+	case EX_INT:
+	case EX_FLOAT:
+	case EX_VAR:
+	case EX_UNDEF:
+		return false;
+	case EX_LOAD:
+		for (int i = 0; i < n; i++)
+			if (bufs[i] == e->u.load.buf)
+				return true;
+		for (int i = 0; i < e->u.load.nidx; i++)
+			if (reads_any(e->u.load.idx[i], n, bufs))
+				return true;
+		return false;
+	case EX_BIN:
+		return reads_any(e->u.bin.a, n, bufs) || reads_any(e->u.bin.b, n, bufs);
+	case EX_NOT:
+	case EX_NEG:
+	case EX_CAST:
+		return reads_any(e->u.un.a, n, bufs);
+	case EX_SELECT:
+		return reads_any(e->u.sel.cond, n, bufs) || reads_any(e->u.sel.a, n, bufs) ||
+		       reads_any(e->u.sel.b, n, bufs);
+	case EX_LET:
+		return reads_any(e->u.let.value, n, bufs) || reads_any(e->u.let.body, n, bufs);
+	case EX_COUNT:
+		break;
+	}
+	abort();
+}
+
+bool an_expr_reads_written(Arena *a, const Expr *e, const Stmt *region)
+{
+	if (!an_expr_has_load(e))
+		return false;
+	Buffer **bufs;
+	int n = an_written_buffers(a, region, &bufs);
+	return reads_any(e, n, bufs);
+}
+
+bool an_range_reads_written(Arena *a, const Stmt *loop, const Stmt *region)
+{
+	if (!an_expr_has_load(loop->u.loop.min) && !an_expr_has_load(loop->u.loop.extent))
+		return false;
+	Buffer **bufs;
+	int n = an_written_buffers(a, region, &bufs);
+	return reads_any(loop->u.loop.min, n, bufs) || reads_any(loop->u.loop.extent, n, bufs);
+}
+
+/* ---------- written buffers ---------- */
+
+bool bufset_has(const BufSet *s, const Buffer *b)
+{
+	for (int i = 0; i < s->n; i++)
+		if (s->items[i] == b)
+			return true;
+	return false;
+}
+
+void bufset_add(Arena *a, BufSet *s, Buffer *b)
+{
+	if (bufset_has(s, b))
+		return;
+	VEC_PUSH(a, s->items, s->n, s->cap, b);
+}
+
+static void written(Arena *a, BufSet *set, const Stmt *s)
+{
+	switch (s->kind) {
+	case ST_SEQ:
+		for (int i = 0; i < s->u.seq.n; i++)
+			written(a, set, s->u.seq.items[i]);
+		return;
+	case ST_FOR:
+		written(a, set, s->u.loop.body);
+		return;
+	case ST_IF:
+		written(a, set, s->u.cond.then_s);
+		if (s->u.cond.else_s)
+			written(a, set, s->u.cond.else_s);
+		return;
+	case ST_STORE:
+		bufset_add(a, set, s->u.store.buf);
+		return;
+	case ST_ALLOC:
+		written(a, set, s->u.alloc.body);
+		return;
+	case ST_BLOCK:
+		written(a, set, s->u.block.body);
+		return;
+	case ST_LET:
+		written(a, set, s->u.let.body);
+		return;
+	case ST_ASSUME:
+	case ST_EVAL:
+	case ST_PASS:
+		return;
+	case ST_COUNT:
+		break;
+	}
+	abort();
+}
+
+int an_written_buffers(Arena *a, const Stmt *s, Buffer ***out)
+{
+	BufSet set = {0};
+	written(a, &set, s);
+	*out = set.items;
+	return set.n;
+}
