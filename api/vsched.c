@@ -604,7 +604,9 @@ vs_program *vs_build(vs_schedule *vs, const vs_build_options *opt)
 	DiagList d;
 	diag_init(&d, &vs->ctx->arena);
 	/* the schedule's module: every committed step proven */
-	Program *p = backend_build(vs->s, &bo, &d);
+	ProvenModule pm;
+	sched_proven_module(vs->s, &pm);
+	Program *p = backend_build(&pm, &bo, &d);
 	if (!p) {
 		set_error(vs->ctx, &d);
 		return NULL;

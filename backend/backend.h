@@ -9,7 +9,6 @@
 
 #include "kernel/analysis/expr_query.h"
 #include "kernel/interp.h"
-#include "rewrites/schedule/schedule.h"
 #include "smt/smt.h"
 
 /* ---------- lowering (lower.c, flatten.c) ---------- */
@@ -88,16 +87,6 @@ bool lower_flatten(Arena *a, Solver *solver, FloatMode fm, ProofLog *log,
 		   const FlattenOptions *opt, const Func *source, const Func *f,
 		   LoweredFunc *out, LowerStats *stats, DiagList *d);
 
-/* Annotations reach LLVM only proven (semantics.md 7): every parallel
- * and vectorized loop of f, whether a schedule step or the kernel's own
- * text put it there, is proven free of races again here (kinds
- * parallel.no_race, vectorize.no_race). A loop whose proof fails is
- * compiled as a serial loop, which is what the reference interpreter
- * runs, with a warning in d naming the loop and the obligation. Returns
- * f itself when nothing changes. */
-const Func *lower_prove_annotations(Arena *a, Solver *solver, FloatMode fm, ProofLog *log,
-				    const Func *f, LowerStats *stats, DiagList *d);
-
 /* The whole pipeline on one function: remove assume, remove undef
  * stores, flatten, drop empty statements. */
 bool lower_func(Arena *a, Solver *solver, FloatMode fm, ProofLog *log,
@@ -131,13 +120,14 @@ typedef struct BackendStats {
 
 typedef struct Program Program;
 
-/* Compile the schedule's current result: every committed step of s was
- * proven (sched_finish commits nothing else), and this is the only way
- * into code generation, so unproven IR cannot reach LLVM. A schedule with
- * no step compiles the kernel as written (an empty schedule is trivially
- * proven). The schedule (and its arena) must outlive the program. NULL +
- * diagnostics when lowering or code generation fails. */
-Program *backend_build(const Schedule *s, const BackendOptions *opt,
+/* Compile a schedule's proven result (sched_proven_module): every
+ * committed step was proven and every parallel or vectorized loop proven
+ * race-free, and this is the only way into code generation, so unproven
+ * IR cannot reach LLVM. A schedule with no step compiles the kernel as
+ * written (an empty schedule is trivially proven). The module (and the
+ * schedule's arena) must outlive the program; its warnings are copied to
+ * d. NULL + diagnostics when lowering or code generation fails. */
+Program *backend_build(const ProvenModule *pm, const BackendOptions *opt,
 		       DiagList *d);
 void backend_free(Program *p);
 

@@ -1,6 +1,6 @@
 /* backend/program.c — the backend's entry point and the compiled program:
- * backend_build takes a Schedule (whose module holds only committed,
- * proven steps), lowers every function, generates and optimises one LLVM
+ * backend_build takes a schedule's ProvenModule (only committed, proven
+ * steps; annotations proven), lowers every function, generates and optimises one LLVM
  * module; the program then emits it or runs it through ORC LLJIT, and
  * compares JIT runs with the reference interpreter. */
 #include "backend/cg.h"
@@ -16,7 +16,7 @@
 #include "backend/runtime.h"
 
 struct Program {
-	const Schedule *sched;
+	ProvenModule proven;
 	Arena arena; /* lowered IR, messages */
 	int nfuncs;
 	LoweredFunc *funcs;
@@ -88,7 +88,7 @@ void backend_free(Program *p)
 
 static bool lower_all(Program *p, const BackendOptions *opt, DiagList *d)
 {
-	const Schedule *s = p->sched;
+	const ProvenModule *s = &p->proven;
 	const Module *m = s->mod;
 	double t0 = now_seconds();
 	p->nfuncs = m->nfuncs;
@@ -96,21 +96,24 @@ static bool lower_all(Program *p, const BackendOptions *opt, DiagList *d)
 	FlattenOptions fo = opt->flatten;
 	if (fo.prefer != DT_INT64)
 		fo.prefer = DT_INT32;
+	/* the annotation proofs count with lowering's; a loop compiled
+	 * serially is reported like LLVM's warnings */
+	LowerStats *ls = &p->stats.lower;
+	ls->nobligations += s->annotations.nobligations;
+	ls->nproven += s->annotations.nproven;
+	ls->nserialized += s->annotations.nserialized;
+	ls->solver_seconds += s->annotations.solver_seconds;
+	const Diag *w = s->warnings.first;
+	if (w) {
+		p->first_warning = diag_render_one(w);
+		size_t n = strlen(p->first_warning);
+		while (n && p->first_warning[n - 1] == '\n')
+			p->first_warning[--n] = 0;
+	}
+	for (; w; w = w->next)
+		diag_add(d, w->level, w->span, "%s", w->message);
 	for (int i = 0; i < m->nfuncs; i++) {
-		DiagList w;
-		diag_init(&w, &p->arena);
-		const Func *f = lower_prove_annotations(&p->arena, s->solver, s->float_mode, s->log,
-							m->funcs[i], &p->stats.lower, &w);
-		/* a loop compiled serially is reported like LLVM's warnings */
-		if (w.first && !p->first_warning) {
-			p->first_warning = diag_render_one(w.first);
-			size_t n = strlen(p->first_warning);
-			while (n && p->first_warning[n - 1] == '\n')
-				p->first_warning[--n] = 0;
-		}
-		for (const Diag *g = w.first; g; g = g->next)
-			diag_add(d, g->level, g->span, "%s", g->message);
-		if (!lower_func(&p->arena, s->solver, s->float_mode, s->log, &fo, f, &p->funcs[i],
+		if (!lower_func(&p->arena, s->solver, s->float_mode, s->log, &fo, m->funcs[i], &p->funcs[i],
 				&p->stats.lower, d))
 			return false;
 	}
@@ -146,7 +149,8 @@ static bool generate(Program *p, DiagList *d)
 	p->tsctx = LLVMOrcCreateNewThreadSafeContext();
 	p->ctx = LLVMOrcThreadSafeContextGetContext(p->tsctx);
 	LLVMContextSetDiagnosticHandler(p->ctx, on_llvm_diagnostic, p);
-	const char *name = p->sched->mod->name ? p->sched->mod->name : p->sched->mod->funcs[0]->name;
+	const Module *m = p->proven.mod;
+	const char *name = m->name ? m->name : m->funcs[0]->name;
 	p->mod = LLVMModuleCreateWithNameInContext(name, p->ctx);
 	target_configure_module(&p->target, p->mod);
 	Cg cg = {.ctx = p->ctx, .mod = p->mod, .fm = p->fm, .contract_fma = p->contract_fma, .cpu = p->target.cpu,
@@ -162,7 +166,7 @@ static bool generate(Program *p, DiagList *d)
 	return !cg.failed && target_verify(p->mod, d);
 }
 
-Program *backend_build(const Schedule *s, const BackendOptions *opt, DiagList *d)
+Program *backend_build(const ProvenModule *s, const BackendOptions *opt, DiagList *d)
 {
 	BackendOptions o = {0};
 	if (opt)
@@ -173,7 +177,7 @@ Program *backend_build(const Schedule *s, const BackendOptions *opt, DiagList *d
 	if (!p)
 		return NULL;
 	arena_init(&p->arena);
-	p->sched = s;
+	p->proven = *s;
 	p->fm = s->float_mode;
 	p->contract_fma = o.contract_fma && s->float_mode == FLOAT_REAL;
 	if (!s->mod || s->mod->nfuncs == 0) {

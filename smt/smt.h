@@ -66,4 +66,27 @@ int proof_log_check(const char *dir, const char *solver, char **out);
  * "cvc5" (NULL means z3) or its binary cannot be run. */
 const char *proof_log_error(const ProofLog *l);
 
+/* ---------- what the backend compiles ---------- */
+
+/* The proofs of a build's parallel and vectorize annotations. */
+typedef struct AnnotationStats {
+	int nobligations, nproven;
+	int nserialized; /* annotated loops compiled serially */
+	double solver_seconds;
+} AnnotationStats;
+
+/* A module every rewrite of which was proven, with the solver and proof
+ * log that proved it (lowering proves its own obligations with them), and
+ * its annotations proven again: a loop whose race freedom is not proven is
+ * serial in `mod`, and `warnings` names it. Only the schedule makes one
+ * (sched_proven_module); backend_build takes nothing else. */
+typedef struct ProvenModule {
+	const Module *mod;
+	FloatMode float_mode;
+	Solver *solver;
+	ProofLog *log;
+	AnnotationStats annotations;
+	DiagList warnings;
+} ProvenModule;
+
 #endif

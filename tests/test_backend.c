@@ -16,9 +16,18 @@
 
 #include "backend/backend.h"
 #include "backend/runtime.h"
+#include "rewrites/schedule/schedule.h"
 #include "tests/randkernel.h"
 #include "tests/testutil.h"
 #include "vsched.h"
+
+/* What vs_build does: the schedule's proven module, then the backend. */
+static Program *build_proven(Schedule *s, const BackendOptions *opt, DiagList *d)
+{
+	ProvenModule pm;
+	sched_proven_module(s, &pm);
+	return backend_build(&pm, opt, d);
+}
 
 static Arena arena;
 static void setup(void) { arena_init(&arena); }
@@ -42,7 +51,7 @@ static Built build_opts(const char *text, const char *script, const BackendOptio
 			      sched_report_text(tu_last(b.s)));
 	DiagList d;
 	diag_init(&d, &arena);
-	b.p = backend_build(b.s, opt, &d);
+	b.p = build_proven(b.s, opt, &d);
 	ck_assert_msg(b.p != NULL, "build failed:\n%s", diag_render(&d));
 	return b;
 }
@@ -117,7 +126,7 @@ static Built build_module(Module *m, const BackendOptions *opt, DiagList *d)
 {
 	Built b = {0};
 	b.s = tu_schedule(&arena, m);
-	b.p = backend_build(b.s, opt, d);
+	b.p = build_proven(b.s, opt, d);
 	return b;
 }
 
@@ -476,7 +485,7 @@ START_TEST(flatten_obligations_go_to_the_proof_log_and_recheck)
 	diag_init(&d, &arena);
 	s->log = proof_log_open(dir, &d);
 	ck_assert_ptr_nonnull(s->log);
-	Program *p = backend_build(s, NULL, &d);
+	Program *p = build_proven(s, NULL, &d);
 	ck_assert_ptr_nonnull(p);
 	backend_free(p);
 	sched_free(s); /* closes the log */
@@ -592,7 +601,7 @@ START_TEST(codegen_matches_interpreter_on_every_dtype)
 	s->float_mode = FLOAT_IEEE; /* no contraction: floats compare exactly */
 	DiagList d;
 	diag_init(&d, &arena);
-	Program *p = backend_build(s, NULL, &d);
+	Program *p = build_proven(s, NULL, &d);
 	ck_assert_msg(p != NULL, "%s", diag_render(&d));
 	assert_jit_agrees(p, 8, 0.0);
 	backend_free(p);
@@ -612,7 +621,7 @@ START_TEST(codegen_unoptimised_matches_interpreter)
 	DiagList d;
 	diag_init(&d, &arena);
 	BackendOptions o = {.opt_level = -1, .flatten.allow_int64 = true};
-	Program *p = backend_build(s, &o, &d);
+	Program *p = build_proven(s, &o, &d);
 	ck_assert_msg(p != NULL, "%s", diag_render(&d));
 	assert_jit_agrees(p, 4, 0.0);
 	backend_free(p);
@@ -826,7 +835,7 @@ START_TEST(unrolled_loop_is_replicated)
 	DiagList d;
 	diag_init(&d, &arena);
 	BackendOptions o = {.opt_level = -1, .flatten.allow_int64 = true};
-	Program *p = backend_build(s, &o, &d);
+	Program *p = build_proven(s, &o, &d);
 	ck_assert_ptr_nonnull(p);
 	char *ir = backend_emit_string(p, EMIT_LLVM, &d);
 	/* one loop left (i): the unrolled j has no loop (no phi) of its own */
@@ -890,7 +899,7 @@ START_TEST(rejected_step_is_not_compiled)
 	ck_assert_int_eq(tu_run(s, "sch.reorder(\"j\", \"i\")"), STEP_REJECTED);
 	DiagList d;
 	diag_init(&d, &arena);
-	Program *p = backend_build(s, NULL, &d);
+	Program *p = build_proven(s, NULL, &d);
 	ck_assert_ptr_nonnull(p);
 	/* what is compiled is the last proven IR: the original order */
 	ck_assert(ir_func_equal(backend_lowered(p, 0)->source, m->funcs[0]));
@@ -927,7 +936,7 @@ static bool jit_case(Module *m, const char *script_path, const char *name)
 		accepted = sched_run_script(s, sc, &d) == STEP_COMMITTED;
 	}
 	if (accepted) {
-		Program *p = backend_build(s, NULL, &d);
+		Program *p = build_proven(s, NULL, &d);
 		ck_assert_msg(p != NULL, "%s: build failed:\n%s", name, diag_render(&d));
 		for (int i = 0; i < backend_num_funcs(p); i++) {
 			char *report = NULL;
@@ -1012,7 +1021,7 @@ START_TEST(random_schedules_jit_agrees_with_interpreter)
 				continue;
 			committed++;
 			/* every committed step compiled and run */
-			Program *p = backend_build(s, NULL, &d);
+			Program *p = build_proven(s, NULL, &d);
 			ck_assert_msg(p != NULL, "build failed after %s:\n%s\n%s", desc, diag_render(&d), text);
 			char *report = NULL;
 			int rc = backend_check(p, sched_func(s)->name, 2, kernel * 7u + (unsigned)k, 0.0, &report);
@@ -1133,7 +1142,7 @@ START_TEST(example_driver_links_emitted_object_and_runs)
 	free(script);
 	DiagList d;
 	diag_init(&d, &arena);
-	Program *p = backend_build(s, NULL, &d);
+	Program *p = build_proven(s, NULL, &d);
 	ck_assert_msg(p != NULL, "%s", diag_render(&d));
 	char dir[] = "/tmp/vsched-driver-XXXXXX";
 	ck_assert_ptr_nonnull(mkdtemp(dir));

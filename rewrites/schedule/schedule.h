@@ -122,4 +122,18 @@ StepStatus sched_run_script(Schedule *s, const Script *sc, DiagList *d);
 /* Render a step report for people (malloc'ed). */
 char *sched_report_text(const StepReport *r);
 
+/* ---------- building (rewrites/schedule/annotations.c) ---------- */
+
+/* The schedule's current module for the backend: every committed step
+ * was proven (sched_finish commits nothing else), and every parallel or
+ * vectorized loop is proven race-free again (a kernel's own text may
+ * carry them) or made serial with a warning. Allocates in s's arena. */
+void sched_proven_module(Schedule *s, ProvenModule *out);
+
+/* The annotation proofs of one function (kinds parallel.no_race,
+ * vectorize.no_race), discharged with solver and logged to log when not
+ * NULL. Returns f itself when every annotation is proven. */
+Func *sched_prove_annotations(Arena *a, Solver *solver, FloatMode fm, ProofLog *log,
+			      Func *f, AnnotationStats *stats, DiagList *d);
+
 #endif
