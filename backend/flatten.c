@@ -120,28 +120,12 @@ static void ctx_add_var(Arena *a, Context *c, Var *v)
 	for (int i = 0; i < c->nvars; i++)
 		if (c->vars[i] == v)
 			return;
-	if (c->nvars == c->capvars) {
-		int cap = c->capvars ? 2 * c->capvars : 16;
-		Var **vars = arena_alloc(a, sizeof *vars * (size_t)cap);
-		if (c->nvars)
-			memcpy(vars, c->vars, sizeof *vars * (size_t)c->nvars);
-		c->vars = vars;
-		c->capvars = cap;
-	}
-	c->vars[c->nvars++] = v;
+	VEC_PUSH(a, c->vars, c->nvars, c->capvars, v);
 }
 
 static void ctx_add_hyp(Arena *a, Context *c, Expr *h)
 {
-	if (c->nhyps == c->caphyps) {
-		int cap = c->caphyps ? 2 * c->caphyps : 16;
-		Expr **hyps = arena_alloc(a, sizeof *hyps * (size_t)cap);
-		if (c->nhyps)
-			memcpy(hyps, c->hyps, sizeof *hyps * (size_t)c->nhyps);
-		c->hyps = hyps;
-		c->caphyps = cap;
-	}
-	c->hyps[c->nhyps++] = h;
+	VEC_PUSH(a, c->hyps, c->nhyps, c->caphyps, h);
 }
 
 static Context ctx_copy(Arena *a, const Context *c)
@@ -424,14 +408,7 @@ static void log_flatten(Flattener *fl, const FlatBuffer *fb, bool ok)
 static FlatBuffer *flat_buffer(Flattener *fl, const Buffer *b, bool is_param, const Context *ctx)
 {
 	Arena *a = fl->a;
-	if (fl->nbufs == fl->capbufs) {
-		int cap = fl->capbufs ? 2 * fl->capbufs : 8;
-		FlatBuffer *bufs = arena_alloc(a, sizeof *bufs * (size_t)cap);
-		if (fl->nbufs)
-			memcpy(bufs, fl->bufs, sizeof *bufs * (size_t)fl->nbufs);
-		fl->bufs = bufs;
-		fl->capbufs = cap;
-	}
+	VEC_RESERVE(a, fl->bufs, fl->nbufs, fl->capbufs);
 	FlatBuffer *fb = &fl->bufs[fl->nbufs++];
 	memset(fb, 0, sizeof *fb);
 	fb->physical = b;
@@ -503,14 +480,7 @@ static Expr **flat_indices(Arena *a, const FlatBuffer *fb, int nidx, Expr **idx)
 
 static void record_access(Flattener *fl, const void *node, const FlatBuffer *fb, Expr **axis)
 {
-	if (fl->naccesses == fl->capaccesses) {
-		int cap = fl->capaccesses ? 2 * fl->capaccesses : 32;
-		FlatAccess *acc = arena_alloc(fl->a, sizeof *acc * (size_t)cap);
-		if (fl->naccesses)
-			memcpy(acc, fl->accesses, sizeof *acc * (size_t)fl->naccesses);
-		fl->accesses = acc;
-		fl->capaccesses = cap;
-	}
+	VEC_RESERVE(fl->a, fl->accesses, fl->naccesses, fl->capaccesses);
 	fl->accesses[fl->naccesses++] = (FlatAccess){node, (int)(fb - fl->bufs), axis};
 }
 

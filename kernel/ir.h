@@ -31,11 +31,16 @@ char *arena_vprintf(Arena *a, const char *fmt, va_list ap);
 /* A copy of items (n elements of `size` bytes) in room for twice *cap
  * elements (at least 8); *cap is updated. The old block stays in the arena. */
 void *arena_grow(Arena *a, const void *items, int n, int *cap, size_t size);
-/* Append x to an arena-grown array: `items` (T *), `n` and `cap` (ints). */
-#define VEC_PUSH(arena, items, n, cap, x)                                        \
+/* Room for one more element in an arena-grown array: `items` (T *), `n`
+ * and `cap` (ints); VEC_PUSH also appends x. */
+#define VEC_RESERVE(arena, items, n, cap)                                        \
 	do {                                                                     \
 		if ((n) == (cap))                                                \
 			(items) = arena_grow((arena), (items), (n), &(cap), sizeof *(items)); \
+	} while (0)
+#define VEC_PUSH(arena, items, n, cap, x)                                        \
+	do {                                                                     \
+		VEC_RESERVE(arena, items, n, cap);                               \
 		(items)[(n)++] = (x);                                            \
 	} while (0)
 
@@ -279,6 +284,21 @@ typedef struct Stmt {
 		struct { Var *var; Expr *value; struct Stmt *body; } let;
 	} u;
 } Stmt;
+
+/* ---------- children (kernel/visit.c) ----------
+ * The operands of an expression, and the sub-statements and the own
+ * expressions of a statement, in evaluation order: a walk over every node
+ * is written once with these, and a new node kind is added here. */
+int expr_nchildren(const Expr *e);
+Expr *expr_child(const Expr *e, int i);
+int stmt_nchildren(const Stmt *s); /* sub-statements (an alloc's NULL body is none) */
+Stmt *stmt_child(const Stmt *s, int i);
+/* loop min and extent; if condition; store indices then value; the
+ * expression of an assume or eval; a let's value */
+int stmt_nexprs(const Stmt *s);
+Expr *stmt_expr(const Stmt *s, int i);
+/* True if pred holds at some node of e (pre-order, stops at the first). */
+bool expr_any(const Expr *e, bool (*pred)(const Expr *e, void *ud), void *ud);
 
 /* ---------- functions and modules ---------- */
 

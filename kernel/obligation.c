@@ -30,15 +30,7 @@ static void *grow(Arena *a, void *old, int n, size_t elem)
 
 void oblist_push(Arena *a, ObligationList *l, Obligation *o)
 {
-	if (l->n == l->cap) {
-		int cap = l->cap ? l->cap * 2 : 8;
-		Obligation **items = arena_alloc(a, sizeof(*items) * (size_t)cap);
-		if (l->n)
-			memcpy(items, l->items, sizeof(*items) * (size_t)l->n);
-		l->items = items;
-		l->cap = cap;
-	}
-	l->items[l->n++] = o;
+	VEC_PUSH(a, l->items, l->n, l->cap, o);
 }
 
 Obligation *obligation_new(Arena *a, const char *kind, const char *statement,

@@ -223,14 +223,7 @@ static void add_group(GroupWalk *w, const Stmt *s, Relation rel)
 	Constraint k = constraint_of(w->side, rel, j);
 	if (k == C_SKIP)
 		return;
-	if (w->n == w->cap) {
-		int cap = w->cap ? w->cap * 2 : 8;
-		OrderGroup *g = arena_alloc(a, sizeof(OrderGroup) * (size_t)cap);
-		if (w->n)
-			memcpy(g, w->groups, sizeof(OrderGroup) * (size_t)w->n);
-		w->groups = g;
-		w->cap = cap;
-	}
+	VEC_RESERVE(a, w->groups, w->n, w->cap);
 	OrderGroup *g = &w->groups[w->n++];
 	memset(g, 0, sizeof *g);
 	Var *orig[AN_MAX_DEPTH];

@@ -1386,7 +1386,7 @@ END_TEST
  * which the API includes, does not. */
 START_TEST(only_backend_includes_llvm_headers)
 {
-	int rc = system("grep -rlE '#include [<\"]llvm-c' kernel rewrites smt api cli include tests "
+	int rc = system("grep -rlE --exclude=test_layering.c '#include [<\"]llvm-c' kernel rewrites smt api cli include tests "
 			"backend/backend.h backend/runtime.h backend/runtime.c >/dev/null 2>&1");
 	ck_assert_msg(WIFEXITED(rc) && WEXITSTATUS(rc) == 1, "an llvm-c include outside backend/");
 	rc = system("grep -rlE '#include [<\"]z3' backend >/dev/null 2>&1");

@@ -120,14 +120,7 @@ static Expr *inst(Collector *k, Expr *e)
 static Access *push_access(Collector *k)
 {
 	AccessList *l = k->out;
-	if (l->n == l->cap) {
-		int cap = l->cap ? l->cap * 2 : 16;
-		Access *items = arena_alloc(k->arena, sizeof(Access) * (size_t)cap);
-		if (l->n)
-			memcpy(items, l->items, sizeof(Access) * (size_t)l->n);
-		l->items = items;
-		l->cap = cap;
-	}
+	VEC_RESERVE(k->arena, l->items, l->n, l->cap);
 	Access *x = &l->items[l->n++];
 	memset(x, 0, sizeof *x);
 	return x;

@@ -8,32 +8,15 @@
 #include <string.h>
 
 
+static bool is_load(const Expr *e, void *ud)
+{
+	(void)ud;
+	return e->kind == EX_LOAD;
+}
+
 bool an_expr_has_load(const Expr *e)
 {
-	switch (e->kind) {
-	case EX_INT:
-	case EX_FLOAT:
-	case EX_VAR:
-	case EX_UNDEF:
-		return false;
-	case EX_LOAD:
-		return true;
-	case EX_BIN:
-		return an_expr_has_load(e->u.bin.a) || an_expr_has_load(e->u.bin.b);
-	case EX_NOT:
-	case EX_NEG:
-	case EX_CAST:
-		return an_expr_has_load(e->u.un.a);
-	case EX_SELECT:
-		return an_expr_has_load(e->u.sel.cond) ||
-		       an_expr_has_load(e->u.sel.a) || an_expr_has_load(e->u.sel.b);
-	case EX_LET:
-		return an_expr_has_load(e->u.let.value) ||
-		       an_expr_has_load(e->u.let.body);
-	case EX_COUNT:
-		break;
-	}
-	abort();
+	return expr_any(e, is_load, NULL);
 }
 
 /* ---------- conversions that can fault ---------- */
@@ -151,37 +134,26 @@ int64_t an_dtype_max(DType t)
 	return dtype_is_signed(t) ? (INT64_C(1) << (bits - 1)) - 1 : (INT64_C(1) << bits) - 1;
 }
 
+typedef struct BufList {
+	int n;
+	Buffer **bufs;
+} BufList;
+
+static bool loads_listed(const Expr *e, void *ud)
+{
+	const BufList *l = ud;
+	if (e->kind != EX_LOAD)
+		return false;
+	for (int i = 0; i < l->n; i++)
+		if (l->bufs[i] == e->u.load.buf)
+			return true;
+	return false;
+}
+
 static bool reads_any(const Expr *e, int n, Buffer **bufs)
 {
-	switch (e->kind) {
-	case EX_INT:
-	case EX_FLOAT:
-	case EX_VAR:
-	case EX_UNDEF:
-		return false;
-	case EX_LOAD:
-		for (int i = 0; i < n; i++)
-			if (bufs[i] == e->u.load.buf)
-				return true;
-		for (int i = 0; i < e->u.load.nidx; i++)
-			if (reads_any(e->u.load.idx[i], n, bufs))
-				return true;
-		return false;
-	case EX_BIN:
-		return reads_any(e->u.bin.a, n, bufs) || reads_any(e->u.bin.b, n, bufs);
-	case EX_NOT:
-	case EX_NEG:
-	case EX_CAST:
-		return reads_any(e->u.un.a, n, bufs);
-	case EX_SELECT:
-		return reads_any(e->u.sel.cond, n, bufs) || reads_any(e->u.sel.a, n, bufs) ||
-		       reads_any(e->u.sel.b, n, bufs);
-	case EX_LET:
-		return reads_any(e->u.let.value, n, bufs) || reads_any(e->u.let.body, n, bufs);
-	case EX_COUNT:
-		break;
-	}
-	abort();
+	BufList l = {n, bufs};
+	return expr_any(e, loads_listed, &l);
 }
 
 bool an_expr_reads_written(Arena *a, const Expr *e, const Stmt *region)
@@ -221,39 +193,11 @@ void bufset_add(Arena *a, BufSet *s, Buffer *b)
 
 static void written(Arena *a, BufSet *set, const Stmt *s)
 {
-	switch (s->kind) {
-	case ST_SEQ:
-		for (int i = 0; i < s->u.seq.n; i++)
-			written(a, set, s->u.seq.items[i]);
-		return;
-	case ST_FOR:
-		written(a, set, s->u.loop.body);
-		return;
-	case ST_IF:
-		written(a, set, s->u.cond.then_s);
-		if (s->u.cond.else_s)
-			written(a, set, s->u.cond.else_s);
-		return;
-	case ST_STORE:
+	if (s->kind == ST_STORE)
 		bufset_add(a, set, s->u.store.buf);
-		return;
-	case ST_ALLOC:
-		written(a, set, s->u.alloc.body);
-		return;
-	case ST_BLOCK:
-		written(a, set, s->u.block.body);
-		return;
-	case ST_LET:
-		written(a, set, s->u.let.body);
-		return;
-	case ST_ASSUME:
-	case ST_EVAL:
-	case ST_PASS:
-		return;
-	case ST_COUNT:
-		break;
-	}
-	abort();
+	int n = stmt_nchildren(s);
+	for (int i = 0; i < n; i++)
+		written(a, set, stmt_child(s, i));
 }
 
 int an_written_buffers(Arena *a, const Stmt *s, Buffer ***out)

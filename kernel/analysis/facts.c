@@ -24,15 +24,7 @@ static const Fact *arena_dup_fact(Arena *a, const Fact *f)
 
 static void push_fact(Arena *a, FactSet *fs, const Fact *f)
 {
-	if (fs->n == fs->cap) {
-		int cap = fs->cap ? fs->cap * 2 : 8;
-		const Fact **items = arena_alloc(a, sizeof *items * (size_t)cap);
-		if (fs->n)
-			memcpy(items, fs->items, sizeof *items * (size_t)fs->n);
-		fs->items = items;
-		fs->cap = cap;
-	}
-	fs->items[fs->n++] = f;
+	VEC_PUSH(a, fs->items, fs->n, fs->cap, f);
 }
 
 bool an_is_param(const Func *f, const Buffer *buf)

@@ -350,27 +350,16 @@ Var *an_fresh_var(Arena *a, const Var *v, const char *suffix)
 
 int an_nesting(const Stmt *s)
 {
-	int d = 0;
 	switch (s->kind) {
-	case ST_SEQ:
-		for (int i = 0; i < s->u.seq.n; i++) {
-			int x = an_nesting(s->u.seq.items[i]);
-			d = x > d ? x : d;
-		}
-		break;
-	case ST_FOR: d = an_nesting(s->u.loop.body); break;
-	case ST_IF:
-		d = an_nesting(s->u.cond.then_s);
-		if (s->u.cond.else_s) {
-			int x = an_nesting(s->u.cond.else_s);
-			d = x > d ? x : d;
-		}
-		break;
-	case ST_ALLOC: d = an_nesting(s->u.alloc.body); break;
-	case ST_BLOCK: d = an_nesting(s->u.block.body); break;
-	case ST_LET: d = an_nesting(s->u.let.body); break;
 	case ST_STORE: case ST_ASSUME: case ST_EVAL: case ST_PASS: case ST_COUNT:
 		return 0;
+	case ST_SEQ: case ST_FOR: case ST_IF: case ST_ALLOC: case ST_BLOCK: case ST_LET:
+		break;
+	}
+	int d = 0, n = stmt_nchildren(s);
+	for (int i = 0; i < n; i++) {
+		int x = an_nesting(stmt_child(s, i));
+		d = x > d ? x : d;
 	}
 	return d + 1;
 }

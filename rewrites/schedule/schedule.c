@@ -52,15 +52,7 @@ void sched_begin(Schedule *s, RwCtx *c, const char *desc, Span call_span, DiagLi
 
 static void push_step(Schedule *s, StepReport *r)
 {
-	if (s->nsteps == s->capsteps) {
-		int cap = s->capsteps ? s->capsteps * 2 : 16;
-		StepReport **st = arena_alloc(s->arena, sizeof(*st) * (size_t)cap);
-		if (s->nsteps)
-			memcpy(st, s->steps, sizeof(*st) * (size_t)s->nsteps);
-		s->steps = st;
-		s->capsteps = cap;
-	}
-	s->steps[s->nsteps++] = r;
+	VEC_PUSH(s->arena, s->steps, s->nsteps, s->capsteps, r);
 }
 
 static void set_func(Schedule *s, Func *f)

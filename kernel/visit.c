@@ -1,0 +1,100 @@
+/* kernel/visit.c — child iteration over the IR: the operands of each
+ * expression kind and the sub-statements and expressions of each
+ * statement kind, in evaluation order. Every switch names every kind, so
+ * a new kind fails to compile (-Wswitch-enum) until it is added here. */
+#include "kernel/ir.h"
+
+#include <stdlib.h>
+
+int expr_nchildren(const Expr *e)
+{
+	switch (e->kind) {
+	case EX_INT: case EX_FLOAT: case EX_VAR: case EX_UNDEF: return 0;
+	case EX_BIN: return 2;
+	case EX_NOT: case EX_NEG: case EX_CAST: return 1;
+	case EX_SELECT: return 3;
+	case EX_LOAD: return e->u.load.nidx;
+	case EX_LET: return 2;
+	case EX_COUNT: break;
+	}
+	abort();
+}
+
+Expr *expr_child(const Expr *e, int i)
+{
+	switch (e->kind) {
+	case EX_BIN: return i == 0 ? e->u.bin.a : e->u.bin.b;
+	case EX_NOT: case EX_NEG: case EX_CAST: return e->u.un.a;
+	case EX_SELECT: return i == 0 ? e->u.sel.cond : i == 1 ? e->u.sel.a : e->u.sel.b;
+	case EX_LOAD: return e->u.load.idx[i];
+	case EX_LET: return i == 0 ? e->u.let.value : e->u.let.body;
+	case EX_INT: case EX_FLOAT: case EX_VAR: case EX_UNDEF: case EX_COUNT: break;
+	}
+	abort();
+}
+
+int stmt_nchildren(const Stmt *s)
+{
+	switch (s->kind) {
+	case ST_SEQ: return s->u.seq.n;
+	case ST_FOR: return 1;
+	case ST_IF: return s->u.cond.else_s ? 2 : 1;
+	case ST_ALLOC: return s->u.alloc.body ? 1 : 0;
+	case ST_BLOCK: case ST_LET: return 1;
+	case ST_STORE: case ST_ASSUME: case ST_EVAL: case ST_PASS: return 0;
+	case ST_COUNT: break;
+	}
+	abort();
+}
+
+Stmt *stmt_child(const Stmt *s, int i)
+{
+	switch (s->kind) {
+	case ST_SEQ: return s->u.seq.items[i];
+	case ST_FOR: return s->u.loop.body;
+	case ST_IF: return i == 0 ? s->u.cond.then_s : s->u.cond.else_s;
+	case ST_ALLOC: return s->u.alloc.body;
+	case ST_BLOCK: return s->u.block.body;
+	case ST_LET: return s->u.let.body;
+	case ST_STORE: case ST_ASSUME: case ST_EVAL: case ST_PASS: case ST_COUNT: break;
+	}
+	abort();
+}
+
+int stmt_nexprs(const Stmt *s)
+{
+	switch (s->kind) {
+	case ST_FOR: return 2;
+	case ST_IF: return 1;
+	case ST_STORE: return s->u.store.nidx + 1;
+	case ST_ASSUME: case ST_EVAL: return 1;
+	case ST_LET: return 1;
+	case ST_SEQ: case ST_ALLOC: case ST_BLOCK: case ST_PASS: return 0;
+	case ST_COUNT: break;
+	}
+	abort();
+}
+
+Expr *stmt_expr(const Stmt *s, int i)
+{
+	switch (s->kind) {
+	case ST_FOR: return i == 0 ? s->u.loop.min : s->u.loop.extent;
+	case ST_IF: return s->u.cond.cond;
+	case ST_STORE: return i < s->u.store.nidx ? s->u.store.idx[i] : s->u.store.value;
+	case ST_ASSUME: case ST_EVAL: return s->u.expr;
+	case ST_LET: return s->u.let.value;
+	case ST_SEQ: case ST_ALLOC: case ST_BLOCK: case ST_PASS: case ST_COUNT: break;
+	}
+	abort();
+}
+
+bool expr_any(const Expr *e, bool (*pred)(const Expr *e, void *ud), void *ud)
+{
+	if (pred(e, ud))
+		return true;
+	int n = expr_nchildren(e);
+	for (int i = 0; i < n; i++)
+		if (expr_any(expr_child(e, i), pred, ud))
+			return true;
+	return false;
+}
