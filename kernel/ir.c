@@ -608,78 +608,17 @@ Expr *ir_remap_buffer_expr(Arena *a, Expr *e, const Buffer *from, Buffer *to,
 	return subst_e(&s, e);
 }
 
+static bool is_var(const Expr *e, void *v)
+{
+	return e->kind == EX_VAR && e->u.var == v;
+}
+
 bool ir_expr_uses_var(const Expr *e, const Var *v)
 {
-	switch (e->kind) {
-	case EX_INT:
-	case EX_FLOAT:
-	case EX_UNDEF:
-		return false;
-	case EX_VAR:
-		return e->u.var == v;
-	case EX_BIN:
-		return ir_expr_uses_var(e->u.bin.a, v) ||
-		       ir_expr_uses_var(e->u.bin.b, v);
-	case EX_NOT:
-	case EX_NEG:
-	case EX_CAST:
-		return ir_expr_uses_var(e->u.un.a, v);
-	case EX_SELECT:
-		return ir_expr_uses_var(e->u.sel.cond, v) ||
-		       ir_expr_uses_var(e->u.sel.a, v) ||
-		       ir_expr_uses_var(e->u.sel.b, v);
-	case EX_LOAD:
-		for (int i = 0; i < e->u.load.nidx; i++)
-			if (ir_expr_uses_var(e->u.load.idx[i], v))
-				return true;
-		return false;
-	case EX_LET:
-		return ir_expr_uses_var(e->u.let.value, v) ||
-		       ir_expr_uses_var(e->u.let.body, v);
-	case EX_COUNT:
-		break;
-	}
-	abort();
+	return expr_any(e, is_var, (void *)v);
 }
 
 bool ir_stmt_uses_var(const Stmt *s, const Var *v)
 {
-	switch (s->kind) {
-	case ST_SEQ:
-		for (int i = 0; i < s->u.seq.n; i++)
-			if (ir_stmt_uses_var(s->u.seq.items[i], v))
-				return true;
-		return false;
-	case ST_FOR:
-		return ir_expr_uses_var(s->u.loop.min, v) ||
-		       ir_expr_uses_var(s->u.loop.extent, v) ||
-		       ir_stmt_uses_var(s->u.loop.body, v);
-	case ST_IF:
-		return ir_expr_uses_var(s->u.cond.cond, v) ||
-		       ir_stmt_uses_var(s->u.cond.then_s, v) ||
-		       (s->u.cond.else_s && ir_stmt_uses_var(s->u.cond.else_s, v));
-	case ST_STORE:
-		for (int i = 0; i < s->u.store.nidx; i++)
-			if (ir_expr_uses_var(s->u.store.idx[i], v))
-				return true;
-		return ir_expr_uses_var(s->u.store.value, v);
-	case ST_ASSUME:
-	case ST_EVAL:
-		return ir_expr_uses_var(s->u.expr, v);
-	case ST_ALLOC:
-		for (int i = 0; i < s->u.alloc.buf->ndim; i++)
-			if (ir_expr_uses_var(s->u.alloc.buf->shape[i], v))
-				return true;
-		return ir_stmt_uses_var(s->u.alloc.body, v);
-	case ST_BLOCK:
-		return ir_stmt_uses_var(s->u.block.body, v);
-	case ST_LET:
-		return ir_expr_uses_var(s->u.let.value, v) ||
-		       ir_stmt_uses_var(s->u.let.body, v);
-	case ST_PASS:
-		return false;
-	case ST_COUNT:
-		break;
-	}
-	abort();
+	return stmt_any_expr(s, is_var, (void *)v);
 }

@@ -299,6 +299,9 @@ int stmt_nexprs(const Stmt *s);
 Expr *stmt_expr(const Stmt *s, int i);
 /* True if pred holds at some node of e (pre-order, stops at the first). */
 bool expr_any(const Expr *e, bool (*pred)(const Expr *e, void *ud), void *ud);
+/* The same over every expression of s and the statements in it, the
+ * shapes of the buffers it allocates included. */
+bool stmt_any_expr(const Stmt *s, bool (*pred)(const Expr *e, void *ud), void *ud);
 
 /* ---------- functions and modules ---------- */
 

@@ -98,3 +98,20 @@ bool expr_any(const Expr *e, bool (*pred)(const Expr *e, void *ud), void *ud)
 			return true;
 	return false;
 }
+
+bool stmt_any_expr(const Stmt *s, bool (*pred)(const Expr *e, void *ud), void *ud)
+{
+	int n = stmt_nexprs(s);
+	for (int i = 0; i < n; i++)
+		if (expr_any(stmt_expr(s, i), pred, ud))
+			return true;
+	if (s->kind == ST_ALLOC)
+		for (int i = 0; i < s->u.alloc.buf->ndim; i++)
+			if (expr_any(s->u.alloc.buf->shape[i], pred, ud))
+				return true;
+	n = stmt_nchildren(s);
+	for (int i = 0; i < n; i++)
+		if (stmt_any_expr(stmt_child(s, i), pred, ud))
+			return true;
+	return false;
+}

@@ -94,61 +94,6 @@ static const char *scope_name(BufferScope s)
 
 /* ---------- reads of a buffer ---------- */
 
-static bool expr_reads(const Expr *e, const Buffer *b)
-{
-	switch (e->kind) {
-	case EX_INT: case EX_FLOAT: case EX_VAR: case EX_UNDEF:
-		return false;
-	case EX_LOAD:
-		if (e->u.load.buf == b)
-			return true;
-		for (int i = 0; i < e->u.load.nidx; i++)
-			if (expr_reads(e->u.load.idx[i], b))
-				return true;
-		return false;
-	case EX_BIN: return expr_reads(e->u.bin.a, b) || expr_reads(e->u.bin.b, b);
-	case EX_NOT: case EX_NEG: case EX_CAST: return expr_reads(e->u.un.a, b);
-	case EX_SELECT:
-		return expr_reads(e->u.sel.cond, b) || expr_reads(e->u.sel.a, b) ||
-		       expr_reads(e->u.sel.b, b);
-	case EX_LET: return expr_reads(e->u.let.value, b) || expr_reads(e->u.let.body, b);
-	case EX_COUNT: break;
-	}
-	return false;
-}
-
-static bool stmt_reads(const Stmt *s, const Buffer *b)
-{
-	switch (s->kind) {
-	case ST_SEQ:
-		for (int i = 0; i < s->u.seq.n; i++)
-			if (stmt_reads(s->u.seq.items[i], b))
-				return true;
-		return false;
-	case ST_FOR:
-		return expr_reads(s->u.loop.min, b) || expr_reads(s->u.loop.extent, b) ||
-		       stmt_reads(s->u.loop.body, b);
-	case ST_IF:
-		return expr_reads(s->u.cond.cond, b) || stmt_reads(s->u.cond.then_s, b) ||
-		       (s->u.cond.else_s && stmt_reads(s->u.cond.else_s, b));
-	case ST_STORE:
-		for (int i = 0; i < s->u.store.nidx; i++)
-			if (expr_reads(s->u.store.idx[i], b))
-				return true;
-		return expr_reads(s->u.store.value, b);
-	case ST_ASSUME: case ST_EVAL: return expr_reads(s->u.expr, b);
-	case ST_ALLOC:
-		for (int i = 0; i < s->u.alloc.buf->ndim; i++)
-			if (expr_reads(s->u.alloc.buf->shape[i], b))
-				return true;
-		return stmt_reads(s->u.alloc.body, b);
-	case ST_BLOCK: return stmt_reads(s->u.block.body, b);
-	case ST_LET: return expr_reads(s->u.let.value, b) || stmt_reads(s->u.let.body, b);
-	case ST_PASS: case ST_COUNT: return false;
-	}
-	return false;
-}
-
 static int count_stores(const Stmt *s, const Buffer *b)
 {
 	int n = 0;
@@ -415,7 +360,7 @@ static bool split_index(Arena *a, const Witness *w, const Expr *idx, int *loop, 
 
 static bool witness_box(Arena *a, const Stmt *target, const Buffer *b, Box *box)
 {
-	if (stmt_reads(target, b) || count_stores(target, b) != 1)
+	if (an_stmt_reads(target, b) || count_stores(target, b) != 1)
 		return false;
 	Witness w;
 	memset(&w, 0, sizeof w);

@@ -129,14 +129,14 @@ static RwStatus parse_producer(RwCtx *c, Stmt *block, Producer *p)
 				       l->u.loop.var->name, name);
 	}
 	for (int g = 0; g < p->nguards; g++)
-		if (an_expr_has_load(p->guards[g]) || attach_expr_has_undef(p->guards[g]))
+		if (an_expr_has_load(p->guards[g]) || an_expr_has_undef(p->guards[g]))
 			return rw_fail(c, RW_UNSUPPORTED, p->guard_spans[g],
 				       "the condition of block \"%s\" must not read buffers", name);
-	if (attach_expr_reads(s->u.store.value, p->buf))
+	if (an_expr_reads(s->u.store.value, p->buf))
 		return rw_fail(c, RW_UNSUPPORTED, s->span,
 			       "block \"%s\" reads the buffer %s it produces (reductions are not supported)",
 			       name, p->buf->name);
-	if (attach_expr_has_undef(s->u.store.value))
+	if (an_expr_has_undef(s->u.store.value))
 		return rw_fail(c, RW_UNSUPPORTED, s->span,
 			       "block \"%s\" stores T.undef(); recomputing it would not give the same value",
 			       name);
@@ -210,7 +210,7 @@ static void plan_ranges(RgEnv *env, const Producer *p, const RgBox *box, Plan *p
 
 static bool reads_outside(RwCtx *c, const AttachSite *s, const Buffer *buf)
 {
-	return attach_stmt_reads(body_without(c, s), buf);
+	return an_stmt_reads(body_without(c, s), buf);
 }
 
 /* Size of each dimension of B': the largest extent over the attach path

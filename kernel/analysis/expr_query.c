@@ -134,6 +134,32 @@ int64_t an_dtype_max(DType t)
 	return dtype_is_signed(t) ? (INT64_C(1) << (bits - 1)) - 1 : (INT64_C(1) << bits) - 1;
 }
 
+static bool loads_buffer(const Expr *e, void *ud)
+{
+	return e->kind == EX_LOAD && e->u.load.buf == ud;
+}
+
+bool an_expr_reads(const Expr *e, const Buffer *b)
+{
+	return expr_any(e, loads_buffer, (void *)b);
+}
+
+bool an_stmt_reads(const Stmt *s, const Buffer *b)
+{
+	return stmt_any_expr(s, loads_buffer, (void *)b);
+}
+
+static bool is_undef(const Expr *e, void *ud)
+{
+	(void)ud;
+	return e->kind == EX_UNDEF;
+}
+
+bool an_expr_has_undef(const Expr *e)
+{
+	return expr_any(e, is_undef, NULL);
+}
+
 typedef struct BufList {
 	int n;
 	Buffer **bufs;

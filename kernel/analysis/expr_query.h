@@ -10,6 +10,14 @@
 /* True if the expression reads any buffer. */
 bool an_expr_has_load(const Expr *e);
 
+/* True if e reads buffer b (in an index too). */
+bool an_expr_reads(const Expr *e, const Buffer *b);
+/* True if some expression of s reads b: bounds, conditions, indices,
+ * values, facts, evaluated expressions, let values, allocation shapes. */
+bool an_stmt_reads(const Stmt *s, const Buffer *b);
+/* True if e holds a T.undef(). */
+bool an_expr_has_undef(const Expr *e);
+
 /* True if evaluating this node (not its operands) converts a float to an
  * integer type: a cast, or an operand converted to an integer operation's
  * dtype. Out of range, that is undefined behaviour in the interpreter

@@ -8,110 +8,6 @@
 #include <string.h>
 
 
-/* ---------- walking to a loop ---------- */
-
-typedef struct Finder {
-	const Stmt *target; /* find this statement instead of a loop name */
-	const char *name;
-	int want; /* k-th occurrence, 1-based; 0 = the only one */
-	int seen;
-	int seen_compute;  /* non-fact loops with the name */
-	StmtCtx hit_compute; /* the last of them */
-	bool found;
-	StmtCtx cur, hit;
-	StrBuf names; /* every loop name, for the error message */
-	Arena *arena;
-} Finder;
-
-static void find_walk(Finder *f, Stmt *s);
-
-static void find_child(Finder *f, Stmt *s, int index)
-{
-	StmtCtx *c = &f->cur;
-	if (c->depth >= AN_MAX_DEPTH)
-		return;
-	c->path[c->depth++] = index;
-	find_walk(f, s);
-	c->depth--;
-}
-
-static void find_walk(Finder *f, Stmt *s)
-{
-	StmtCtx *c = &f->cur;
-	if (f->target) {
-		if (f->found)
-			return;
-		if (s == f->target) {
-			f->hit = *c;
-			f->hit.stmt = s;
-			f->found = true;
-			return;
-		}
-	}
-	switch (s->kind) {
-	case ST_SEQ:
-		for (int i = 0; i < s->u.seq.n; i++)
-			find_child(f, s->u.seq.items[i], i);
-		return;
-	case ST_FOR:
-		if (!f->target)
-			sb_printf(&f->names, "%s%s", f->names.n ? ", " : "",
-				  s->u.loop.var->name);
-		if (!f->target && strcmp(s->u.loop.var->name, f->name) == 0) {
-			if (!an_is_fact_loop(s)) {
-				f->seen_compute++;
-				f->hit_compute = *c;
-				f->hit_compute.stmt = s;
-			}
-			f->seen++;
-			if (f->seen == f->want || f->want == 0) {
-				f->hit = *c;
-				f->hit.stmt = s;
-				f->found = true;
-			}
-		}
-		if (c->nloops >= AN_MAX_DEPTH)
-			return;
-		c->loops[c->nloops++] = s;
-		find_child(f, s->u.loop.body, 0);
-		c->nloops--;
-		return;
-	case ST_IF:
-		if (c->nconds >= AN_MAX_DEPTH)
-			return;
-		c->conds[c->nconds++] = s->u.cond.cond;
-		find_child(f, s->u.cond.then_s, 0);
-		if (s->u.cond.else_s) {
-			c->conds[c->nconds - 1] =
-				ir_not(f->arena, s->u.cond.cond, s->u.cond.cond->span);
-			find_child(f, s->u.cond.else_s, 1);
-		}
-		c->nconds--;
-		return;
-	case ST_ALLOC:
-		find_child(f, s->u.alloc.body, 0);
-		return;
-	case ST_BLOCK:
-		find_child(f, s->u.block.body, 0);
-		return;
-	case ST_LET:
-		if (c->nlets >= AN_MAX_DEPTH)
-			return;
-		c->lets[c->nlets++] = s;
-		find_child(f, s->u.let.body, 0);
-		c->nlets--;
-		return;
-	case ST_STORE:
-	case ST_ASSUME:
-	case ST_EVAL:
-	case ST_PASS:
-		return;
-	case ST_COUNT:
-		break;
-	}
-	abort();
-}
-
 bool an_is_fact_loop(const Stmt *s)
 {
 	switch (s->kind) {
@@ -133,10 +29,14 @@ bool an_is_fact_loop(const Stmt *s)
 
 /* ---------- visiting every statement with its context ---------- */
 
+/* The visitor returns true to stop the walk. */
+typedef bool (*StopVisitor)(void *ud, Stmt *s, const StmtCtx *ctx);
+
 typedef struct Walker {
 	Arena *arena;
-	StmtVisitor fn;
+	StopVisitor fn;
 	void *ud;
+	bool stopped;
 	StmtCtx cur;
 } Walker;
 
@@ -145,7 +45,7 @@ static void walk_stmt(Walker *w, Stmt *s);
 static void walk_child(Walker *w, Stmt *s, int index)
 {
 	StmtCtx *c = &w->cur;
-	if (c->depth >= AN_MAX_DEPTH)
+	if (c->depth >= AN_MAX_DEPTH || w->stopped)
 		return;
 	c->path[c->depth++] = index;
 	walk_stmt(w, s);
@@ -156,7 +56,10 @@ static void walk_stmt(Walker *w, Stmt *s)
 {
 	StmtCtx *c = &w->cur;
 	c->stmt = s;
-	w->fn(w->ud, s, c);
+	if (w->fn(w->ud, s, c)) {
+		w->stopped = true;
+		return;
+	}
 	switch (s->kind) {
 	case ST_SEQ:
 		for (int i = 0; i < s->u.seq.n; i++)
@@ -197,7 +100,7 @@ static void walk_stmt(Walker *w, Stmt *s)
 	abort();
 }
 
-void an_walk(Arena *a, const Func *f, StmtVisitor fn, void *ud)
+static void walk_until(Arena *a, const Func *f, StopVisitor fn, void *ud)
 {
 	Walker w;
 	memset(&w, 0, sizeof w);
@@ -205,6 +108,102 @@ void an_walk(Arena *a, const Func *f, StmtVisitor fn, void *ud)
 	w.fn = fn;
 	w.ud = ud;
 	walk_stmt(&w, f->body);
+}
+
+typedef struct Visit {
+	StmtVisitor fn;
+	void *ud;
+} Visit;
+
+static bool visit_all(void *ud, Stmt *s, const StmtCtx *ctx)
+{
+	Visit *v = ud;
+	v->fn(v->ud, s, ctx);
+	return false;
+}
+
+void an_walk(Arena *a, const Func *f, StmtVisitor fn, void *ud)
+{
+	Visit v = {fn, ud};
+	walk_until(a, f, visit_all, &v);
+}
+
+/* ---------- finding a statement or a loop ---------- */
+
+typedef struct Finder {
+	const Stmt *target;
+	const char *name;
+	int want; /* k-th loop with the name, 1-based; 0 = the only one */
+	int seen;
+	int seen_compute;    /* non-fact loops with the name */
+	StmtCtx hit_compute; /* the last of them */
+	bool found;
+	StmtCtx hit;
+	StrBuf names; /* every loop name, for the error message */
+} Finder;
+
+static bool find_target(void *ud, Stmt *s, const StmtCtx *ctx)
+{
+	Finder *f = ud;
+	if (s != f->target)
+		return false;
+	f->hit = *ctx;
+	f->found = true;
+	return true;
+}
+
+static bool find_loop(void *ud, Stmt *s, const StmtCtx *ctx)
+{
+	Finder *f = ud;
+	if (s->kind != ST_FOR)
+		return false;
+	const char *name = s->u.loop.var->name;
+	sb_printf(&f->names, "%s%s", f->names.n ? ", " : "", name);
+	if (strcmp(name, f->name) != 0)
+		return false;
+	if (!an_is_fact_loop(s)) {
+		f->seen_compute++;
+		f->hit_compute = *ctx;
+	}
+	f->seen++;
+	if (f->seen == f->want || f->want == 0) {
+		f->hit = *ctx;
+		f->found = true;
+	}
+	return false;
+}
+
+bool an_find_stmt(Arena *a, const Func *fn, const Stmt *target, StmtCtx *out)
+{
+	Finder f;
+	memset(&f, 0, sizeof f);
+	f.target = target;
+	walk_until(a, fn, find_target, &f);
+	if (f.found)
+		*out = f.hit;
+	return f.found;
+}
+
+/* A plain name shared by several loops means the one that is not a fact
+ * loop (loops holding only T.assume statements, e.g. the padding facts
+ * transform_layout adds) when there is exactly one such: `ji` is the loop
+ * that computes. "ji#k" counts every loop in program order. */
+void an_lookup_loop(Arena *a, const Func *fn, const char *name, int want,
+		    LoopLookup *out)
+{
+	Finder f;
+	memset(&f, 0, sizeof f);
+	f.name = name;
+	f.want = want;
+	walk_until(a, fn, find_loop, &f);
+	if (want == 0 && f.seen > 1 && f.seen_compute == 1) {
+		f.seen = 1;
+		f.hit = f.hit_compute;
+	}
+	out->found = f.found;
+	out->seen = f.seen;
+	out->hit = f.hit;
+	out->names = sb_take(&f.names);
 }
 
 Stmt *an_stmt_at(Stmt *root, const int *path, int depth)
@@ -224,42 +223,6 @@ Stmt *an_stmt_at(Stmt *root, const int *path, int depth)
 		}
 	}
 	return cur;
-}
-
-bool an_find_stmt(Arena *a, const Func *fn, const Stmt *target, StmtCtx *out)
-{
-	Finder f;
-	memset(&f, 0, sizeof f);
-	f.arena = a;
-	f.target = target;
-	find_walk(&f, fn->body);
-	free(sb_take(&f.names));
-	if (f.found)
-		*out = f.hit;
-	return f.found;
-}
-
-/* A plain name shared by several loops means the one that is not a fact
- * loop (loops holding only T.assume statements, e.g. the padding facts
- * transform_layout adds) when there is exactly one such: `ji` is the loop
- * that computes. "ji#k" counts every loop in program order. */
-void an_lookup_loop(Arena *a, const Func *fn, const char *name, int want,
-		    LoopLookup *out)
-{
-	Finder f;
-	memset(&f, 0, sizeof f);
-	f.arena = a;
-	f.name = name;
-	f.want = want;
-	find_walk(&f, fn->body);
-	if (want == 0 && f.seen > 1 && f.seen_compute == 1) {
-		f.seen = 1;
-		f.hit = f.hit_compute;
-	}
-	out->found = f.found;
-	out->seen = f.seen;
-	out->hit = f.hit;
-	out->names = sb_take(&f.names);
 }
 
 Stmt *an_replace_at(Arena *a, Stmt *root, const int *path, int depth,
