@@ -4,6 +4,7 @@
  * named in interfaces.md that are not implemented yet reject with "not
  * supported"; they never accept. */
 #include "rewrites/schedule/schedule.h"
+#include "rewrites/schedule/steps.h"
 
 #include "rewrites/hoist.h"
 #include "rewrites/layout.h"

@@ -1,0 +1,17 @@
+/* rewrites/schedule/steps.h — the compound steps: calls made of several
+ * sub-rewrites, each proven on its own through the schedule's Compound
+ * (schedule.h). One file each, rewrites/schedule/step_<name>.c; the pure
+ * rewrites they drive are the rw_* functions of rewrites/<primitive>.h.
+ * Every sched_* call here returns a StepStatus. */
+#ifndef VS_REWRITES_SCHEDULE_STEPS_H
+#define VS_REWRITES_SCHEDULE_STEPS_H
+
+#include "rewrites/schedule/schedule.h"
+
+/* `sch.merge_adjacent_loops()` (step_merge.c): every pair of adjacent
+ * loops with the same range expressions, repeatedly (nests merge level by
+ * level); each merge proven on its own. Rejects when nothing could be
+ * merged and some pair failed. */
+int sched_merge_all_loops(Schedule *s, const char *desc, Span span, DiagList *d);
+
+#endif
