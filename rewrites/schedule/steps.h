@@ -14,4 +14,11 @@
  * merged and some pair failed. */
 int sched_merge_all_loops(Schedule *s, const char *desc, Span span, DiagList *d);
 
+/* `sch.merge_conditionals(block=, strict=)` (step_merge_conditionals.c):
+ * every adjacent pair of ifs in `block` (NULL: the function), repeatedly,
+ * each merge proven on its own. Rejects when some pair could not be
+ * merged and none could (or, with strict, when any could not). */
+int sched_merge_conditionals(Schedule *s, const char *desc, Span span, DiagList *d,
+			     const char *block, bool strict);
+
 #endif
