@@ -6,7 +6,6 @@
 #include "rewrites/schedule/schedule.h"
 #include "rewrites/schedule/steps.h"
 
-#include "rewrites/hoist.h"
 #include "rewrites/layout.h"
 #include "rewrites/overcompute.h"
 #include "rewrites/seq_access.h"

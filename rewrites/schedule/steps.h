@@ -21,4 +21,18 @@ int sched_merge_all_loops(Schedule *s, const char *desc, Span span, DiagList *d)
 int sched_merge_conditionals(Schedule *s, const char *desc, Span span, DiagList *d,
 			     const char *block, bool strict);
 
+/* `sch.hoist_expression` (step_hoist.c). */
+typedef struct HoistArgs {
+	const char *block, *loop;
+	bool if_else_stmt;	 /* hoist invariant `if` statements out of loops */
+	bool boolean_expression; /* case-split loops on the conditions they decide */
+} HoistArgs;
+
+int sched_hoist_expression(Schedule *s, const char *desc, Span span, DiagList *d,
+			   const HoistArgs *args);
+/* `sch.reduce_loop_extents(block)` (step_hoist.c): every loop in scope
+ * whose body is one guarded statement, narrowed once. */
+int sched_reduce_loop_extents(Schedule *s, const char *desc, Span span, DiagList *d,
+			      const char *block);
+
 #endif
