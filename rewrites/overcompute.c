@@ -22,7 +22,7 @@
 #include <string.h>
 
 #include "rewrites/schedule/schedule.h"
-#include "rewrites/simplify.h"
+#include "rewrites/schedule/steps.h"
 
 #include "kernel/analysis/arith.h"
 #include "rewrites/attach.h"
@@ -1252,7 +1252,7 @@ static int overcompute_with(Schedule *s, const char *desc, Span span, DiagList *
 	k.fail = args->strict ? k.fail : -1;
 	if (args->remove_stores && done) {
 		/* the removed stores leave `pass`, empty branches and loops */
-		simplify_in(&k, "remove_no_op: clean-up", false, true, NULL, 0);
+		sched_simplify_in(&k, "remove_no_op: clean-up", false, true, NULL, 0);
 	}
 	return sched_compound_end(&k, STEP_COMMITTED, NULL)->status;
 }

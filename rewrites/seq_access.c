@@ -20,7 +20,7 @@
 #include "rewrites/attach.h"
 #include "rewrites/layout.h"
 #include "rewrites/schedule/schedule.h"
-#include "rewrites/simplify.h"
+#include "rewrites/schedule/steps.h"
 
 #define MAX_DIMS 16
 
@@ -783,7 +783,7 @@ static bool process_nest(Compound *k, const char *desc, const Buffer *buf0, Stmt
 							    nl_count == 1 ? "" : "s");
 				}
 			}
-			simplify_in(k, desc, false, false, path, depth);
+			sched_simplify_in(k, desc, false, false, path, depth);
 			goto next_round;
 		}
 		/* 2. split the digits (x + b) // c, (x + b) % c */
@@ -814,7 +814,7 @@ static bool process_nest(Compound *k, const char *desc, const Buffer *buf0, Stmt
 			if (!step_ok(k, &c, st))
 				return false;
 			/* (4 * io + ii) // 4 -> io before looking again */
-			simplify_in(k, desc, false, false, path, depth);
+			sched_simplify_in(k, desc, false, false, path, depth);
 			goto next_round;
 		}
 		/* 3. loops in the buffer's dimension order */
@@ -842,7 +842,7 @@ static bool process_nest(Compound *k, const char *desc, const Buffer *buf0, Stmt
 			}
 		}
 		/* 4. tidy the nest's indices ((4 * io + ii) // 4 -> io) */
-		simplify_in(k, desc, false, false, path, depth);
+		sched_simplify_in(k, desc, false, false, path, depth);
 		return true;
 next_round:;
 	}

@@ -9,7 +9,6 @@
 #include "rewrites/layout.h"
 #include "rewrites/overcompute.h"
 #include "rewrites/seq_access.h"
-#include "rewrites/simplify.h"
 /* merge_adjacent_loops, fission, merge_conditionals, cache_read/write */
 #include "rewrites/cache.h"
 #include "rewrites/merge.h"

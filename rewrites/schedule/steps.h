@@ -35,4 +35,26 @@ int sched_hoist_expression(Schedule *s, const char *desc, Span span, DiagList *d
 int sched_reduce_loop_extents(Schedule *s, const char *desc, Span span, DiagList *d,
 			      const char *block);
 
+/* `sch.simplify` (step_simplify.c). use_facts: replace loads by the
+ * values usable facts give. cleanups: the structural clean-ups. */
+int sched_simplify(Schedule *s, const char *desc, Span span, DiagList *d, bool use_facts,
+		   bool cleanups);
+/* The same inside another compound call (sequential_buffer_access tidies
+ * the indices it changed; only statements under the path prefix);
+ * unproven replacements are skipped. Returns how many candidates and
+ * clean-ups it found; it notes them only if there were any. */
+int sched_simplify_in(Compound *k, const char *desc, bool use_facts, bool cleanups,
+		      const int *prefix, int prefix_depth);
+
+struct FactSet;
+/* One replacement e -> e' of expression `slot` of the statement at ctx
+ * (slots as in SimplifyCandidate, rewrites/simplify.h): the obligation
+ * simplify.equal (e == e' under the statement's context and the facts
+ * fs, which may be NULL) is proven, then the replacement is made in the
+ * compound's current function. False when it is not proven (nothing
+ * changes). sched_simplify_in sends every candidate of arith.c through
+ * the same path; tests send wrong ones. */
+bool sched_simplify_replace(Compound *k, const char *desc, const StmtCtx *ctx, int slot,
+			    Expr *old, Expr *new, const struct FactSet *fs);
+
 #endif
