@@ -57,4 +57,17 @@ struct FactSet;
 bool sched_simplify_replace(Compound *k, const char *desc, const StmtCtx *ctx, int slot,
 			    Expr *old, Expr *new, const struct FactSet *fs);
 
+/* The overcompute calls (step_overcompute.c): every candidate in turn,
+ * each committed once proven; strict makes any unproven candidate reject
+ * the call. */
+typedef struct OcArgs {
+	const char *block, *loop;
+	bool strict;
+	bool add_branches;  /* remove_overcompute_through_branching */
+	bool remove_stores; /* remove_no_op */
+} OcArgs;
+
+int sched_overcompute(Schedule *s, const char *desc, Span span, DiagList *d,
+		      const OcArgs *args);
+
 #endif
