@@ -7,7 +7,6 @@
 #include "rewrites/schedule/steps.h"
 
 #include "rewrites/layout.h"
-#include "rewrites/seq_access.h"
 /* merge_adjacent_loops, fission, merge_conditionals, cache_read/write */
 #include "rewrites/cache.h"
 #include "rewrites/merge.h"

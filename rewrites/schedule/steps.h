@@ -70,4 +70,10 @@ typedef struct OcArgs {
 int sched_overcompute(Schedule *s, const char *desc, Span span, DiagList *d,
 		      const OcArgs *args);
 
+/* `sch.sequential_buffer_access(block, buffer)` (step_seq_access.c);
+ * block may be NULL: every nest of the function that accesses the
+ * buffer. */
+int sched_sequential_buffer_access(Schedule *s, const char *desc, Span span, DiagList *d,
+				   const char *block, const char *buffer);
+
 #endif
