@@ -7,10 +7,9 @@
 #include "rewrites/schedule/steps.h"
 
 #include "rewrites/layout.h"
-/* merge_adjacent_loops, fission, merge_conditionals, cache_read/write */
+/* merge_adjacent_loops, fission, cache_read/write */
 #include "rewrites/cache.h"
 #include "rewrites/merge.h"
-#include "rewrites/merge_conditionals.h"
 
 #include <stdlib.h>
 #include <string.h>
