@@ -293,6 +293,7 @@ void rw_simplify_candidates(Arena *a, const Func *f, FloatMode fm, bool use_fact
 		col.facts = an_fact_cache_new(a);
 	an_walk(a, f, visit, &col);
 	out->n = col.n;
+	out->cap = col.cap;
 	out->items = col.items;
 	out->facts = col.facts;
 }
