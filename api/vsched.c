@@ -11,6 +11,7 @@
 #include "kernel/parse.h"
 #include "kernel/print.h"
 #include "rewrites/schedule/schedule.h"
+#include "rewrites/schedule/steps.h"
 /* merge, fission, merge_conditionals, caches */
 #include "rewrites/cache.h"
 #include "rewrites/merge.h"

@@ -20,7 +20,6 @@
 #include "kernel/analysis/arith.h"
 #include "kernel/analysis/index_map.h"
 #include "rewrites/layout.h"
-#include "rewrites/schedule/schedule.h"
 
 static Span nospan(void) { return (Span){0}; }
 
@@ -95,6 +94,12 @@ static bool invariant_in(Arena *a, const Expr *c, const Stmt *l)
 	Buffer **w;
 	int nw = an_written_buffers(a, l, &w);
 	return !reads_any(c, w, nw);
+}
+
+bool rw_hoist_if_applies(Arena *a, const Stmt *l)
+{
+	const Stmt *b = l->u.loop.body;
+	return b->kind == ST_IF && invariant_in(a, b->u.cond.cond, l);
 }
 
 static bool may_fault(const Expr *e)
@@ -174,12 +179,7 @@ static Expr *safe_to_eval(Arena *a, const Func *f, const Expr *e)
 
 /* ---------- loops in scope ---------- */
 
-typedef struct Loops {
-	int n;
-	Stmt *items[256];
-} Loops;
-
-static void loops_in(Stmt *s, Loops *l)
+static void loops_in(Stmt *s, HoistLoops *l)
 {
 	switch (s->kind) {
 	case ST_SEQ:
@@ -204,7 +204,7 @@ static void loops_in(Stmt *s, Loops *l)
 	}
 }
 
-static RwStatus scope_loops(RwCtx *c, const char *block, const char *loop, Loops *out)
+RwStatus rw_hoist_scope_loops(RwCtx *c, const char *block, const char *loop, HoistLoops *out)
 {
 	memset(out, 0, sizeof *out);
 	if (loop) {
@@ -228,7 +228,7 @@ static RwStatus scope_loops(RwCtx *c, const char *block, const char *loop, Loops
 
 /* ---------- if_else_stmt ---------- */
 
-static RwStatus hoist_if(RwCtx *c, Stmt *l)
+RwStatus rw_hoist_if(RwCtx *c, Stmt *l)
 {
 	Arena *a = c->arena;
 	Stmt *s = l->u.loop.body;
@@ -316,7 +316,7 @@ static int decide(Arena *a, const Expr *cond, const Bounds *b, FloatMode fm)
 	return 0;
 }
 
-static RwStatus case_split(RwCtx *c, Stmt *l, bool *changed, Stmt **made)
+RwStatus rw_hoist_case_split(RwCtx *c, Stmt *l, bool *changed, Stmt **made)
 {
 	Arena *a = c->arena;
 	*changed = false;
@@ -372,74 +372,6 @@ static RwStatus case_split(RwCtx *c, Stmt *l, bool *changed, Stmt **made)
 			       v->name, ng);
 	*changed = true;
 	return RW_OK;
-}
-
-/* ---------- the calls ---------- */
-
-static bool in_list(const Stmt *const *l, int n, const Stmt *s)
-{
-	for (int i = 0; i < n; i++)
-		if (l[i] == s)
-			return true;
-	return false;
-}
-
-int sched_hoist_expression(Schedule *s, const char *desc, Span span, DiagList *d,
-			   const HoistArgs *args)
-{
-	Compound k;
-	sched_compound_begin(s, &k, desc, span, d);
-	int done = 0, ntried = 0;
-	const Stmt *tried[256];
-	for (int round = 0; round < 64 && ntried < 256; round++) {
-		RwCtx c;
-		sched_sub_begin(&k, &c, desc);
-		Loops ls;
-		RwStatus st = scope_loops(&c, args->block, args->loop, &ls);
-		if (st != RW_OK) {
-			bool proven;
-			sched_sub_finish(&k, &c, st, &proven);
-			return sched_compound_end(&k, st == RW_BAD_INPUT ? STEP_BAD_INPUT : STEP_REJECTED,
-						  NULL)->status;
-		}
-		bool progress = false;
-		for (int i = 0; i < ls.n && !progress && ntried < 256; i++) {
-			Stmt *l = ls.items[i];
-			if (in_list(tried, ntried, l))
-				continue;
-			Stmt *b = l->u.loop.body;
-			if (args->if_else_stmt && b->kind == ST_IF && invariant_in(c.arena, b->u.cond.cond, l)) {
-				bool proven;
-				st = hoist_if(&c, l);
-				sched_sub_finish(&k, &c, st, &proven);
-				if (st != RW_OK || !proven)
-					return sched_compound_end(&k, STEP_REJECTED, NULL)->status;
-				done++;
-				progress = true;
-				continue;
-			}
-			tried[ntried++] = l;
-			if (!args->boolean_expression)
-				continue;
-			bool changed;
-			Stmt *made = NULL;
-			st = case_split(&c, l, &changed, &made);
-			if (st == RW_OK && changed) {
-				sched_compound_set(&k, c.out);
-				sched_compound_note(&k, "%s", c.note);
-				if (ntried < 256)
-					tried[ntried++] = made; /* split each loop once */
-				done++;
-				progress = true;
-			}
-		}
-		if (!progress)
-			break;
-	}
-	if (!done)
-		sched_compound_note(&k, "nothing to hoist");
-	k.fail = -1;
-	return sched_compound_end(&k, STEP_COMMITTED, NULL)->status;
 }
 
 /* ---------- reduce_loop_extents ---------- */
@@ -505,7 +437,7 @@ static void cuts(Arena *a, const Expr *c, const Var *v, RangeCut *r)
 	}
 }
 
-static RwStatus reduce_one(RwCtx *c, Stmt *l, bool *changed, Stmt **made)
+RwStatus rw_reduce_loop_extent(RwCtx *c, Stmt *l, bool *changed, Stmt **made)
 {
 	Arena *a = c->arena;
 	*changed = false;
@@ -568,51 +500,4 @@ static RwStatus reduce_one(RwCtx *c, Stmt *l, bool *changed, Stmt **made)
 	c->out = an_with_body(a, c->func, an_replace_at(a, c->func->body, sc.path, sc.depth, nl));
 	*changed = true;
 	return RW_OK;
-}
-
-int sched_reduce_loop_extents(Schedule *s, const char *desc, Span span, DiagList *d,
-			      const char *block)
-{
-	Compound k;
-	sched_compound_begin(s, &k, desc, span, d);
-	int done = 0;
-	const Stmt *tried[256];
-	int ntried = 0;
-	for (int round = 0; round < 256; round++) {
-		RwCtx c;
-		sched_sub_begin(&k, &c, desc);
-		Loops ls;
-		RwStatus st = scope_loops(&c, block, NULL, &ls);
-		if (st != RW_OK) {
-			bool proven;
-			sched_sub_finish(&k, &c, st, &proven);
-			return sched_compound_end(&k, STEP_BAD_INPUT, NULL)->status;
-		}
-		Stmt *next = NULL;
-		for (int i = 0; i < ls.n && !next; i++) {
-			bool seen = false;
-			for (int j = 0; j < ntried; j++)
-				seen |= tried[j] == ls.items[i];
-			if (!seen)
-				next = ls.items[i];
-		}
-		if (!next || ntried == 256)
-			break;
-		tried[ntried++] = next;
-		bool changed;
-		Stmt *made = NULL;
-		st = reduce_one(&c, next, &changed, &made);
-		if (st != RW_OK || !changed)
-			continue;
-		bool proven;
-		sched_sub_finish(&k, &c, st, &proven);
-		if (!proven)
-			return sched_compound_end(&k, STEP_REJECTED, NULL)->status;
-		if (ntried < 256)
-			tried[ntried++] = made; /* narrowed once */
-		done++;
-	}
-	sched_compound_note(&k, "%d loop%s narrowed", done, done == 1 ? "" : "s");
-	k.fail = -1;
-	return sched_compound_end(&k, STEP_COMMITTED, NULL)->status;
 }

@@ -1,20 +1,34 @@
-/* rewrites/hoist.h — hoist_expression and reduce_loop_extents (seed 000). */
+/* rewrites/hoist.h — hoist_expression and reduce_loop_extents (seed 000):
+ * the loops in scope and, per loop, one hoist, case split or narrowing
+ * with its obligations; rewrites/schedule/step_hoist.c drives the calls. */
 #ifndef VS_REWRITES_HOIST_H
 #define VS_REWRITES_HOIST_H
 
 #include "rewrites/rewrite.h"
 
-typedef struct HoistArgs {
-	const char *block, *loop;
-	bool if_else_stmt;	 /* hoist invariant `if` statements out of loops */
-	bool boolean_expression; /* case-split loops on the conditions they decide */
-} HoistArgs;
+typedef struct HoistLoops {
+	int n;
+	Stmt *items[256];
+} HoistLoops;
 
-struct Schedule;
-/* Both return a StepStatus. */
-int sched_hoist_expression(struct Schedule *s, const char *desc, Span span, DiagList *d,
-			   const HoistArgs *args);
-int sched_reduce_loop_extents(struct Schedule *s, const char *desc, Span span, DiagList *d,
-			      const char *block);
+/* The loops in scope (fact loops left out): loop `loop` alone, or every
+ * loop in block `block`, or in the whole function, in program order. */
+RwStatus rw_hoist_scope_loops(RwCtx *c, const char *block, const char *loop, HoistLoops *out);
+
+/* Whether loop l's body is an `if` whose condition is invariant in l
+ * (mentions no variable bound in l and reads no buffer l writes). */
+bool rw_hoist_if_applies(Arena *a, const Stmt *l);
+/* `for v: if c: S else: T` -> `if c: for v: S else: for v: T` for loop l
+ * of c->func; hoist.nonempty when evaluating c could fault. */
+RwStatus rw_hoist_if(RwCtx *c, Stmt *l);
+/* Loop l's body case-split on the groups of its values that decide the
+ * conditions in it alike (no obligation). *changed false when there is
+ * nothing to split; else c->out, c->note and the new loop in *made. */
+RwStatus rw_hoist_case_split(RwCtx *c, Stmt *l, bool *changed, Stmt **made);
+
+/* `for v in R: if c: S` -> `for v in R': if c: S` with R' from the
+ * comparisons of v in c; reduce.skipped and reduce.within. *changed false
+ * when the range does not shrink; else c->out and the new loop in *made. */
+RwStatus rw_reduce_loop_extent(RwCtx *c, Stmt *l, bool *changed, Stmt **made);
 
 #endif

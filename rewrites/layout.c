@@ -641,17 +641,39 @@ typedef struct FuncResult {
 	bool changed;
 } FuncResult;
 
-static RwStatus transform_one(RwCtx *c, const LayoutArgs *args, const Func *f, FuncResult *res)
+/* The inverse= lambda, or a derived left inverse; without either the
+ * step rejects after its obligations (reject_after). */
+static RwStatus read_inverse(RwCtx *c, const LayoutArgs *args, ParseScope *scope, DiagList *d,
+			     IndexMap *m)
 {
 	Arena *a = c->arena;
-	res->func = (Func *)f;
-	res->changed = false;
-	bool is_param;
-	Buffer *logical = rw_find_buffer(f, args->buffer, &is_param);
-	if (!logical)
-		return RW_OK; /* not in this function */
-	const Func *saved = c->func;
-	c->func = f; /* context hypotheses of this function */
+	const char *why = NULL;
+	if (args->inv_start < args->inv_end) {
+		Lambda *inv = parse_lambda_range(a, args->src, args->inv_start, args->inv_end, scope, d);
+		if (!inv || inv->nparams != m->nout || inv->nbody != m->nin) {
+			if (!inv)
+				for (Diag *g = d->first; g; g = g->next)
+					diag_add(c->diag, g->level, g->span, "%s", g->message);
+			return inv ? rw_fail(c, RW_BAD_INPUT, inv->span,
+					     "transform_layout: inverse must take the %d physical indices and return the %d logical ones",
+					     m->nout, m->nin)
+				   : RW_BAD_INPUT;
+		}
+		m->phys = inv->params;
+		m->inverse = inv->body;
+	} else if (!imap_derive_inverse(a, m, &why)) {
+		c->reject_after = arena_printf(a, "transform_layout: no left inverse of the index map could be derived (%s); give one with inverse=lambda ...: [...]",
+					       why);
+	}
+	return RW_OK;
+}
+
+/* The index map of the script's lambda, parsed in f, with its physical
+ * shape, physical index names and inverse. */
+static RwStatus read_index_map(RwCtx *c, const LayoutArgs *args, const Func *f,
+			       const Buffer *logical, IndexMap *m, Lambda **lambda)
+{
+	Arena *a = c->arena;
 	DiagList d;
 	diag_init(&d, a);
 	ParseScope scope = {.func = f, .nvars = 0, .vars = NULL};
@@ -659,52 +681,89 @@ static RwStatus transform_one(RwCtx *c, const LayoutArgs *args, const Func *f, F
 	if (!l) {
 		for (Diag *g = d.first; g; g = g->next)
 			diag_add(c->diag, g->level, g->span, "%s", g->message);
-		c->func = saved;
 		return RW_BAD_INPUT;
 	}
-	if (l->nbody < 1) {
-		c->func = saved;
+	if (l->nbody < 1)
 		return rw_fail(c, RW_BAD_INPUT, l->span,
 			       "transform_layout: the index map returns no index; it must give at least one");
-	}
-	if (l->nparams != logical->ndim) {
-		c->func = saved;
+	if (l->nparams != logical->ndim)
 		return rw_fail(c, RW_BAD_INPUT, l->span,
 			       "transform_layout: the index map takes %d indices but %s has %d dimensions",
 			       l->nparams, logical->name, logical->ndim);
-	}
-	IndexMap m;
-	memset(&m, 0, sizeof m);
-	m.nin = l->nparams;
-	m.in = l->params;
-	m.in_extent = logical->shape;
-	m.nout = l->nbody;
-	m.out = l->body;
+	memset(m, 0, sizeof *m);
+	m->nin = l->nparams;
+	m->in = l->params;
+	m->in_extent = logical->shape;
+	m->nout = l->nbody;
+	m->out = l->body;
 	const char *why = NULL;
-	if (!imap_shape(a, &m, &why)) {
-		c->func = saved;
+	if (!imap_shape(a, m, &why))
 		return rw_fail(c, RW_UNSUPPORTED, l->span,
 			       "transform_layout: cannot compute the physical shape: %s", why);
+	imap_name_phys(a, m);
+	*lambda = l;
+	return read_inverse(c, args, &scope, &d, m);
+}
+
+/* f with the logical buffer remapped to phys and a bare layout (the map
+ * only): the step rejects after its obligations (reject_after), but the
+ * remapped program is still built so a refutation can be replayed. */
+static void remap_without_inverse(Arena *a, const Func *f, Buffer *logical, Buffer *phys,
+				  const IndexMap *m, FuncResult *res)
+{
+	Layout *bare = arena_alloc(a, sizeof *bare);
+	bare->logical = logical;
+	bare->nvars = m->nin;
+	bare->vars = m->in;
+	bare->map = m->out;
+	phys->layout = bare;
+	res->func = an_with_body(a, f, ir_remap_buffer(a, f->body, logical, phys, m->nin, m->in,
+						      m->nout, m->out));
+	Param *ps = (Param *)res->func->params;
+	for (int i = 0; i < f->nparams; i++)
+		if (ps[i].buf == logical)
+			ps[i].buf = phys;
+	res->changed = true;
+}
+
+/* body with the padding given its value: a producer of phys fills it in a
+ * new stage after its last write (*stage); for an input parameter the
+ * value becomes an entry fact (a precondition on callers, as in seed
+ * 000). */
+static Stmt *fill_padding(RwCtx *c, const LayoutArgs *args, const Func *f, Stmt *body,
+			  Buffer *phys, const IndexMap *m, Expr *pad, const PadSpec *ps,
+			  bool is_param, Stmt **stage)
+{
+	Arena *a = c->arena;
+	Expr **t = varrefs(a, m->nout, m->phys);
+	Expr *value = ps->kind == PAD_UNDEF ? ir_undef(a, phys->dtype, args->pad_span) : ps->value;
+	if (rw_stmt_accesses(body, phys, true)) {
+		Stmt *store = ir_store(a, phys, m->nout, t, value, c->call_span);
+		Stmt *guarded = ir_if(a, pad, store, NULL, c->call_span);
+		*stage = ir_block(a, unique_block_name(a, f, arena_printf(a, "%s_pad", phys->name)),
+				  grid(a, m->nout, m->phys, m->shape, guarded, c->call_span),
+				  c->call_span);
+		return rw_insert_after_last_write(a, body, phys, *stage);
 	}
-	imap_name_phys(a, &m);
-	if (args->inv_start < args->inv_end) {
-		Lambda *inv = parse_lambda_range(a, args->src, args->inv_start, args->inv_end, &scope, &d);
-		if (!inv || inv->nparams != m.nout || inv->nbody != m.nin) {
-			if (!inv)
-				for (Diag *g = d.first; g; g = g->next)
-					diag_add(c->diag, g->level, g->span, "%s", g->message);
-			c->func = saved;
-			return inv ? rw_fail(c, RW_BAD_INPUT, inv->span,
-					     "transform_layout: inverse must take the %d physical indices and return the %d logical ones",
-					     m.nout, m.nin)
-				   : RW_BAD_INPUT;
-		}
-		m.phys = inv->params;
-		m.inverse = inv->body;
-	} else if (!imap_derive_inverse(a, &m, &why)) {
-		c->reject_after = arena_printf(a, "transform_layout: no left inverse of the index map could be derived (%s); give one with inverse=lambda ...: [...]",
-					       why);
-	}
+	if (!is_param)
+		return body;
+	Expr *eq = ir_bin(a, OP_EQ, ir_load(a, phys, m->nout, t, nospan()), value, nospan());
+	Expr *fact = ir_or(a, imap_negate(a, pad), eq);
+	Stmt *loop = grid(a, m->nout, m->phys, m->shape, ir_assume(a, fact, c->call_span),
+			  c->call_span);
+	return seq2(a, loop, body);
+}
+
+/* transform_one with c->func set to f. */
+static RwStatus transform_in(RwCtx *c, const LayoutArgs *args, const Func *f, Buffer *logical,
+			     bool is_param, FuncResult *res)
+{
+	Arena *a = c->arena;
+	IndexMap m;
+	Lambda *l = NULL;
+	RwStatus st = read_index_map(c, args, f, logical, &m, &l);
+	if (st != RW_OK)
+		return st;
 	map_obligations(c, &m, logical);
 	Buffer *phys = ir_buffer(a, logical->name, logical->dtype, m.nout, m.shape, logical->span);
 	phys->scope = logical->scope;
@@ -713,22 +772,7 @@ static RwStatus transform_one(RwCtx *c, const LayoutArgs *args, const Func *f, F
 		phys->axis_separators = l->seps;
 	}
 	if (!m.inverse) {
-		/* rejected after the obligations (reject_after); the remapped
-		 * program is still built so a refutation can be replayed */
-		Layout *bare = arena_alloc(a, sizeof *bare);
-		bare->logical = logical;
-		bare->nvars = m.nin;
-		bare->vars = m.in;
-		bare->map = m.out;
-		phys->layout = bare;
-		res->func = an_with_body(a, f, ir_remap_buffer(a, f->body, logical, phys, m.nin, m.in,
-							      m.nout, m.out));
-		Param *ps = (Param *)res->func->params;
-		for (int i = 0; i < f->nparams; i++)
-			if (ps[i].buf == logical)
-				ps[i].buf = phys;
-		res->changed = true;
-		c->func = saved;
+		remap_without_inverse(a, f, logical, phys, &m, res);
 		return RW_OK;
 	}
 	Expr *full = NULL;
@@ -738,39 +782,18 @@ static RwStatus transform_one(RwCtx *c, const LayoutArgs *args, const Func *f, F
 		pad_predicate_obligation(c, &m, pad, full, logical);
 
 	PadSpec ps = {PAD_NONE_GIVEN, NULL};
-	RwStatus st = pad_spec(c, args, f, logical, phys, m.nout, m.phys, &ps);
-	if (st != RW_OK) {
-		c->func = saved;
+	st = pad_spec(c, args, f, logical, phys, m.nout, m.phys, &ps);
+	if (st != RW_OK)
 		return st;
-	}
 	Layout *lay = make_layout(a, logical, &m, pad, &ps);
 	phys->layout = lay;
 	if (ps.kind == PAD_VALUE)
 		pad_reads(c, &m, ps.value, phys, lay, pad);
 
 	Stmt *body = ir_remap_buffer(a, f->body, logical, phys, m.nin, m.in, m.nout, m.out);
-	Expr **t = varrefs(a, m.nout, m.phys);
 	Stmt *stage = NULL;
-	if (ps.kind != PAD_NONE_GIVEN) {
-		Expr *value = ps.kind == PAD_UNDEF ? ir_undef(a, phys->dtype, args->pad_span) : ps.value;
-		if (rw_stmt_accesses(body, phys, true)) {
-			/* a producer: fill the padding after the last write */
-			Stmt *store = ir_store(a, phys, m.nout, t, value, c->call_span);
-			Stmt *guarded = ir_if(a, pad, store, NULL, c->call_span);
-			stage = ir_block(a, unique_block_name(a, f, arena_printf(a, "%s_pad", phys->name)),
-					 grid(a, m.nout, m.phys, m.shape, guarded, c->call_span),
-					 c->call_span);
-			body = rw_insert_after_last_write(a, body, phys, stage);
-		} else if (is_param) {
-			/* an input: the padding holds the value (a precondition
-			 * on callers, as in seed 000) */
-			Expr *eq = ir_bin(a, OP_EQ, ir_load(a, phys, m.nout, t, nospan()), value, nospan());
-			Expr *fact = ir_or(a, imap_negate(a, pad), eq);
-			Stmt *loop = grid(a, m.nout, m.phys, m.shape, ir_assume(a, fact, c->call_span),
-					  c->call_span);
-			body = seq2(a, loop, body);
-		}
-	}
+	if (ps.kind != PAD_NONE_GIVEN)
+		body = fill_padding(c, args, f, body, phys, &m, pad, &ps, is_param, &stage);
 	Param *params = arena_alloc(a, sizeof(Param) * (size_t)(f->nparams + 1));
 	memcpy(params, f->params, sizeof(Param) * (size_t)f->nparams);
 	for (int i = 0; i < f->nparams; i++)
@@ -786,8 +809,22 @@ static RwStatus transform_one(RwCtx *c, const LayoutArgs *args, const Func *f, F
 			an_facts_at(a, res->func, &sc, false, NULL, &fs);
 		pad_readable(c, &m, res->func, stage, ps.value, phys, pad, &fs);
 	}
-	c->func = saved;
 	return RW_OK;
+}
+
+static RwStatus transform_one(RwCtx *c, const LayoutArgs *args, const Func *f, FuncResult *res)
+{
+	res->func = (Func *)f;
+	res->changed = false;
+	bool is_param;
+	Buffer *logical = rw_find_buffer(f, args->buffer, &is_param);
+	if (!logical)
+		return RW_OK; /* not in this function */
+	const Func *saved = c->func;
+	c->func = f; /* context hypotheses of this function */
+	RwStatus st = transform_in(c, args, f, logical, is_param, res);
+	c->func = saved;
+	return st;
 }
 
 RwStatus rw_transform_layout(RwCtx *c, const LayoutArgs *args)

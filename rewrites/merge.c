@@ -2,13 +2,10 @@
  * `for i: S1(i); S2(i)` (seed 000, "Utility - Merge Adjacent Loops").
  * Obligations merge.same_domain and merge.no_conflict: for all i > j,
  * S1(i) and S2(j) commute (proofs/merge.md). Also the commutation check
- * fission shares, and the call without names that merges every pair. */
+ * fission shares, and the search for the next pair of adjacent loops. */
 #include "rewrites/merge.h"
 
-#include <stdlib.h>
 #include <string.h>
-
-#include "rewrites/schedule/schedule.h"
 
 static Span nospan(void) { return (Span){0}; }
 
@@ -201,7 +198,7 @@ RwStatus rw_merge_adjacent_loops(RwCtx *c, const char *l1, const char *l2)
 /* ---------- every adjacent pair ---------- */
 
 typedef struct PairFinder {
-	const Stmt **tried;
+	const Stmt *const *tried;
 	int ntried;
 	bool found;
 	StmtCtx first, second;
@@ -241,52 +238,17 @@ static void find_pair(void *ud, Stmt *s, const StmtCtx *ctx)
 	}
 }
 
-int sched_merge_all_loops(Schedule *s, const char *desc, Span span, DiagList *d)
+bool rw_merge_find_pair(Arena *a, const Func *f, const Stmt *const *tried, int ntried,
+			StmtCtx *first, StmtCtx *second)
 {
-	Compound k;
-	sched_compound_begin(s, &k, desc, span, d);
-	Arena *a = s->arena;
-	int cap = 64, done = 0, kept = 0;
 	PairFinder pf;
 	memset(&pf, 0, sizeof pf);
-	pf.tried = arena_alloc(a, sizeof(Stmt *) * (size_t)cap);
-	for (;;) {
-		pf.found = false;
-		an_walk(a, sched_compound_func(&k), find_pair, &pf);
-		if (!pf.found)
-			break;
-		if (pf.ntried == cap) {
-			const Stmt **t = arena_alloc(a, sizeof(Stmt *) * (size_t)(cap * 2));
-			memcpy(t, pf.tried, sizeof(Stmt *) * (size_t)cap);
-			pf.tried = t;
-			cap *= 2;
-		}
-		pf.tried[pf.ntried++] = pf.first.stmt;
-		RwCtx c;
-		sched_sub_begin(&k, &c, desc);
-		int line = pf.first.stmt->span.line;
-		bool proven = false;
-		RwStatus st = sched_sub_finish(&k, &c, rw_merge_loops_at(&c, &pf.first, &pf.second),
-					       &proven);
-		if (st == RW_BAD_INPUT)
-			return sched_compound_end(&k, STEP_BAD_INPUT, NULL)->status;
-		if (proven) {
-			done++;
-			continue;
-		}
-		kept++;
-		sched_compound_note(&k, "loops at line %d not merged: %s", line,
-				    k.fail_reason ? k.fail_reason : "not proven");
-	}
-	if (!done && kept) {
-		/* one failure: the reason says it all */
-		if (kept == 1)
-			free(sb_take(&k.notes));
-		return sched_compound_end(&k, STEP_REJECTED, NULL)->status;
-	}
-	if (!done && !kept)
-		sched_compound_note(&k, "no adjacent loops of the same kind and range");
-	else
-		sched_compound_note(&k, "%d pair%s of loops merged", done, done == 1 ? "" : "s");
-	return sched_compound_end(&k, STEP_COMMITTED, NULL)->status;
+	pf.tried = tried;
+	pf.ntried = ntried;
+	an_walk(a, f, find_pair, &pf);
+	if (!pf.found)
+		return false;
+	*first = pf.first;
+	*second = pf.second;
+	return true;
 }

@@ -1,7 +1,7 @@
 /* rewrites/merge.h — adjacent loops: merge_adjacent_loops and its reverse
  * fission (semantics.md section 4), with the commutation obligation they
- * share, and the call without loop names that merges every adjacent pair
- * of loops it can prove. */
+ * share, and the search for the next adjacent pair of loops that the call
+ * without loop names (rewrites/schedule/step_merge.c) merges. */
 #ifndef VS_REWRITES_MERGE_H
 #define VS_REWRITES_MERGE_H
 
@@ -32,11 +32,10 @@ void rw_adjacent_commute_obligations(RwCtx *c, const char *kind, const StmtCtx *
  * the parser reads the printed text. */
 Stmt *rw_append_stmt(Arena *a, Stmt *s1, Stmt *s2);
 
-struct Schedule;
-/* `sch.merge_adjacent_loops()`: every pair of adjacent loops with the
- * same range expressions, repeatedly (nests merge level by level); each
- * merge proven on its own. Rejects when nothing could be merged and some
- * pair failed. Returns a StepStatus. */
-int sched_merge_all_loops(struct Schedule *s, const char *desc, Span span, DiagList *d);
+/* The first loop of f (in program order) whose next sibling is a loop of
+ * the same kind and the same range expressions, the first loop not among
+ * tried[0..ntried): true with both loops' contexts, else false. */
+bool rw_merge_find_pair(Arena *a, const Func *f, const Stmt *const *tried, int ntried,
+			StmtCtx *first, StmtCtx *second);
 
 #endif

@@ -11,9 +11,7 @@
 
 #include "kernel/analysis/facts.h"
 #include "kernel/print.h"
-#include "rewrites/layout.h"
 #include "rewrites/merge.h"
-#include "rewrites/schedule/schedule.h"
 
 static Span nospan(void) { return (Span){0}; }
 
@@ -207,8 +205,6 @@ Expr *rw_cond_after(Arena *a, const Stmt *s, Expr *cond, const char **why)
 
 /* ---------- one pair ---------- */
 
-typedef enum { MERGE_IDENTICAL, MERGE_COMPLEMENTARY } MergeKind;
-
 static char *expr_text(Arena *a, const Expr *e)
 {
 	char *s = print_expr(e);
@@ -232,7 +228,7 @@ static void pair_obligation(RwCtx *c, const StmtCtx *sc, const FactSet *fs, cons
 
 /* The merged statement of the pair, with its obligations in c->obs. */
 static RwStatus merge_pair(RwCtx *c, const StmtCtx *sc, const Stmt *if1, const Stmt *if2,
-			   MergeKind mk, Stmt **out)
+			   MergeCondKind mk, Stmt **out)
 {
 	Arena *a = c->arena;
 	Expr *c1 = if1->u.cond.cond, *c2 = if2->u.cond.cond;
@@ -295,12 +291,8 @@ static Func *with_merged(Arena *a, const Func *f, const StmtCtx *seq, int k, Stm
 
 /* ---------- candidates ---------- */
 
-typedef struct PairKey {
-	const Stmt *first, *second;
-} PairKey;
-
 typedef struct Finder {
-	const PairKey *tried;
+	const MergeCondPair *tried;
 	int ntried;
 	const StmtCtx *scope; /* the block, or NULL */
 	bool found;
@@ -342,9 +334,7 @@ static void find_pair(void *ud, Stmt *s, const StmtCtx *ctx)
 	}
 }
 
-/* Which merges to try: identical for equal conditions, complementary for
- * `c` and `not c`, otherwise both (identical first). */
-static int orientations(const Expr *c1, const Expr *c2, MergeKind *out)
+int rw_merge_cond_orientations(const Expr *c1, const Expr *c2, MergeCondKind *out)
 {
 	if (ir_expr_equal(c1, c2)) {
 		out[0] = MERGE_IDENTICAL;
@@ -360,108 +350,32 @@ static int orientations(const Expr *c1, const Expr *c2, MergeKind *out)
 	return 2;
 }
 
-/* Try one pair; true when merged (the compound's function is updated). */
-static bool try_pair(Compound *k, const char *desc, const Finder *fd)
+bool rw_merge_cond_find_pair(Arena *a, const Func *f, const StmtCtx *scope,
+			     const MergeCondPair *tried, int ntried, StmtCtx *seq, int *k)
 {
-	Arena *a = k->s->arena;
-	const Stmt *if1 = fd->seq.stmt->u.seq.items[fd->k];
-	const Stmt *if2 = fd->seq.stmt->u.seq.items[fd->k + 1];
-	StmtCtx sc = fd->seq;
-	sc.path[sc.depth++] = fd->k;
-	sc.stmt = (Stmt *)if1;
-	MergeKind kinds[2];
-	int nk = orientations(if1->u.cond.cond, if2->u.cond.cond, kinds);
-	/* the first failure is reported when no orientation is proven */
-	int fail = -1;
-	const Func *fail_before = NULL, *fail_after = NULL;
-	const char *fail_reason = NULL;
-	for (int i = 0; i < nk; i++) {
-		RwCtx c;
-		sched_sub_begin(k, &c, desc);
-		Stmt *merged = NULL;
-		RwStatus st = merge_pair(&c, &sc, if1, if2, kinds[i], &merged);
-		if (st == RW_OK)
-			c.out = with_merged(a, c.func, &fd->seq, fd->k, merged);
-		bool proven = false;
-		sched_sub_finish(k, &c, st, &proven);
-		if (proven)
-			return true;
-		if (i == 0) {
-			fail = k->fail;
-			fail_before = k->fail_before;
-			fail_after = k->fail_after;
-			fail_reason = k->fail_reason;
-		}
-		if (st != RW_OK)
-			break; /* not supported: the other orientation fails the same way */
-	}
-	k->fail = fail;
-	k->fail_before = fail_before;
-	k->fail_after = fail_after;
-	k->fail_reason = fail_reason;
-	return false;
+	Finder fd;
+	memset(&fd, 0, sizeof fd);
+	fd.tried = tried;
+	fd.ntried = ntried;
+	fd.scope = scope;
+	an_walk(a, f, find_pair, &fd);
+	if (!fd.found)
+		return false;
+	*seq = fd.seq;
+	*k = fd.k;
+	return true;
 }
 
-int sched_merge_conditionals(Schedule *s, const char *desc, Span span, DiagList *d,
-			     const char *block, bool strict)
+RwStatus rw_merge_cond_pair(RwCtx *c, const StmtCtx *seq, int k, MergeCondKind mk)
 {
-	Compound k;
-	sched_compound_begin(s, &k, desc, span, d);
-	Arena *a = s->arena;
-	int cap = 32, done = 0, kept = 0;
-	PairKey *tried = arena_alloc(a, sizeof(PairKey) * (size_t)cap);
-	int ntried = 0;
-	for (;;) {
-		const Func *f = sched_compound_func(&k);
-		StmtCtx scope;
-		if (block) {
-			Stmt *blk = rw_find_block(f, block);
-			if (!blk || !an_find_stmt(a, f, blk, &scope)) {
-				diag_add(d, DIAG_ERROR, span, "merge_conditionals: no block '%s' in function '%s'",
-					 block, f->name);
-				k.fail = -1;
-				return sched_compound_end(&k, STEP_BAD_INPUT,
-							  arena_printf(a, "no block '%s' in function '%s'", block,
-								       f->name))->status;
-			}
-		}
-		Finder fd;
-		memset(&fd, 0, sizeof fd);
-		fd.tried = tried;
-		fd.ntried = ntried;
-		fd.scope = block ? &scope : NULL;
-		an_walk(a, f, find_pair, &fd);
-		if (!fd.found)
-			break;
-		if (ntried == cap) {
-			PairKey *t = arena_alloc(a, sizeof(PairKey) * (size_t)(cap * 2));
-			memcpy(t, tried, sizeof(PairKey) * (size_t)cap);
-			tried = t;
-			cap *= 2;
-		}
-		const Stmt *if1 = fd.seq.stmt->u.seq.items[fd.k];
-		tried[ntried].first = if1;
-		tried[ntried++].second = fd.seq.stmt->u.seq.items[fd.k + 1];
-		if (try_pair(&k, desc, &fd)) {
-			done++;
-			continue;
-		}
-		if (strict)
-			return sched_compound_end(&k, STEP_REJECTED, NULL)->status;
-		kept++;
-		sched_compound_note(&k, "if statements at lines %d and %d kept apart: %s", if1->span.line,
-				    fd.seq.stmt->u.seq.items[fd.k + 1]->span.line,
-				    k.fail_reason ? k.fail_reason : "not proven");
-	}
-	if (!done && kept) {
-		/* one failure: the reason says it all */
-		if (kept == 1)
-			free(sb_take(&k.notes));
-		return sched_compound_end(&k, STEP_REJECTED, NULL)->status;
-	}
-	if (!done)
-		sched_compound_note(&k, "no adjacent if statements in scope");
-	else
-		sched_compound_note(&k, "%d pair%s of if statements merged", done, done == 1 ? "" : "s");
-	return sched_compound_end(&k, STEP_COMMITTED, NULL)->status;
+	const Stmt *if1 = seq->stmt->u.seq.items[k];
+	const Stmt *if2 = seq->stmt->u.seq.items[k + 1];
+	StmtCtx sc = *seq;
+	sc.path[sc.depth++] = k;
+	sc.stmt = (Stmt *)if1;
+	Stmt *merged = NULL;
+	RwStatus st = merge_pair(c, &sc, if1, if2, mk, &merged);
+	if (st == RW_OK)
+		c->out = with_merged(c->arena, c->func, seq, k, merged);
+	return st;
 }

@@ -1,7 +1,8 @@
 /* rewrites/overcompute.h — trading branches for overcompute and back
  * (semantics.md section 5): candidate enumeration and, per candidate, the
- * rewritten function with its obligations grouped so the caller can prove
- * each store either dead or a no-op. */
+ * rewritten function with its obligations grouped so the caller
+ * (rewrites/schedule/step_overcompute.c) can prove each store either dead
+ * or a no-op. */
 #ifndef VS_REWRITES_OVERCOMPUTE_H
 #define VS_REWRITES_OVERCOMPUTE_H
 
@@ -53,20 +54,5 @@ RwStatus rw_branch_plan(RwCtx *c, const Stmt *store, OcPlan *plan);
  * (remove_no_op: each instance a no-op or dead). */
 RwStatus rw_store_candidates(RwCtx *c, const char *block, OcCandidates *out);
 RwStatus rw_remove_store_plan(RwCtx *c, const Stmt *store, OcPlan *plan);
-
-/* The whole call on a schedule: every candidate in turn, each committed
- * once proven; strict makes any unproven candidate reject the call.
- * add_branches: remove_overcompute_through_branching. */
-typedef struct OcArgs {
-	const char *block, *loop;
-	bool strict;
-	bool add_branches;  /* remove_overcompute_through_branching */
-	bool remove_stores; /* remove_no_op */
-} OcArgs;
-
-struct Schedule;
-/* Returns a StepStatus. */
-int sched_overcompute(struct Schedule *s, const char *desc, Span span, DiagList *d,
-		      const OcArgs *args);
 
 #endif

@@ -19,10 +19,8 @@
 #include "kernel/analysis/arith.h"
 #include "rewrites/attach.h"
 #include "rewrites/layout.h"
-#include "rewrites/schedule/schedule.h"
-#include "rewrites/simplify.h"
 
-#define MAX_DIMS 16
+#define MAX_DIMS SEQ_MAX_DIMS
 
 static Span nospan(void) { return (Span){0}; }
 
@@ -589,12 +587,7 @@ static RwStatus rw_skew(RwCtx *c, Stmt *xl, int64_t ax, int64_t ay, int64_t b, c
 
 /* ---------- the nests in scope ---------- */
 
-typedef struct Nests {
-	int n;
-	Stmt *items[64];
-} Nests;
-
-static void outer_loops(Stmt *s, const Buffer *b, Nests *out)
+static void outer_loops(Stmt *s, const Buffer *b, SeqNests *out)
 {
 	switch (s->kind) {
 	case ST_SEQ:
@@ -618,7 +611,7 @@ static void outer_loops(Stmt *s, const Buffer *b, Nests *out)
 	}
 }
 
-static Buffer *buffer_named(const Func *f, const char *name)
+Buffer *rw_seq_buffer(const Func *f, const char *name)
 {
 	for (int i = 0; i < f->nparams; i++)
 		if (f->params[i].buf && strcmp(f->params[i].buf->name, name) == 0)
@@ -654,238 +647,179 @@ static Buffer *buffer_named(const Func *f, const char *name)
 	return found;
 }
 
-/* ---------- one nest ---------- */
-
-typedef struct Step {
-	Compound *k;
-	const char *desc;
-} Step;
-
-/* Run one sub-rewrite; false when it did not commit (the call then
- * rejects with its failure). */
-static bool step_ok(Compound *k, RwCtx *c, RwStatus st)
+void rw_seq_nests(Stmt *scope, const Buffer *b, SeqNests *out)
 {
-	bool proven;
-	sched_sub_finish(k, c, st, &proven);
-	return st == RW_OK && proven;
+	memset(out, 0, sizeof *out);
+	outer_loops(scope, b, out);
 }
 
-static int path_of(Arena *a, const Func *f, const Stmt *s, int *path)
-{
-	StmtCtx sc;
-	if (!an_find_stmt(a, f, s, &sc))
-		return -1;
-	memcpy(path, sc.path, sizeof(int) * (size_t)sc.depth);
-	return sc.depth;
-}
+/* ---------- the next step on one nest ---------- */
 
-/* The nest at `path` in the current function. */
-static Stmt *nest_at(Compound *k, const int *path, int depth)
+/* Step 1 for index i of two loop variables: isolate the statement that
+ * holds the access in its own copy of the index's outermost loop, or, in
+ * a perfect nest x { y { S } }, skew to (z, y) with z following the
+ * index. */
+static SeqStepKind plan_skew(Arena *a, const Ref *ref, int i, Stmt *outer, const Buffer *buf,
+			     SeqStep *out)
 {
-	return an_stmt_at(sched_compound_func(k)->body, path, depth);
-}
-
-static bool process_nest(Compound *k, const char *desc, const Buffer *buf0, Stmt *nest0,
-			 const char **why)
-{
-	Arena *a = k->s->arena;
-	int path[AN_MAX_DEPTH];
-	int depth = path_of(a, sched_compound_func(k), nest0, path);
-	if (depth < 0)
-		return true;
-	for (int round = 0; round < 8; round++) {
-		Func *f = sched_compound_func(k);
-		Stmt *nest = nest_at(k, path, depth);
-		Buffer *buf = buffer_named(f, buf0->name);
-		if (!nest || !buf)
-			return true;
-		Ref ref;
-		if (!reference_access(a, nest, buf, &ref))
-			return true;
-		NestLoops nl = {0};
-		gather_loops(nest, &nl);
-		Dim dims[MAX_DIMS];
-		for (int i = 0; i < ref.nidx; i++)
-			dims[i] = classify(ref.idx[i], nl.vars, nl.n);
-		/* 1. an index of two loop variables: isolate the inner loop's
-		 * statement in its own copy of the outer loop */
-		for (int i = 0; i < ref.nidx; i++) {
-			if (dims[i].kind != DIM_MULTI)
-				continue;
-			/* the outermost loop of the index and its body */
-			Stmt *outer = NULL;
-			for (int j = 0; j < nl.n && !outer; j++)
-				if (ir_expr_uses_var(ref.idx[i], nl.vars[j]))
-					outer = nl.loops[j];
-			Stmt *body = outer->u.loop.body;
-			int holder = -1;
-			if (body->kind == ST_SEQ)
-				for (int j = 0; j < body->u.seq.n && holder < 0; j++)
-					if (rw_stmt_accesses(body->u.seq.items[j], buf, false))
-						holder = j;
-			RwCtx c;
-			sched_sub_begin(k, &c, arena_printf(a, "%s: fission of loop %s", desc,
-							    outer->u.loop.var->name));
-			Stmt *second = NULL;
-			if (holder > 0) {
-				if (!step_ok(k, &c, rw_fission_after(&c, outer, holder - 1, &second)))
-					return false;
-				/* continue with the loop that holds the access */
-				if (outer == nest)
-					depth = path_of(a, sched_compound_func(k), second, path);
-				if (depth < 0)
-					return true;
-				goto next_round;
-			}
-			if (body->kind == ST_SEQ && holder >= 0 && holder < body->u.seq.n - 1) {
-				if (!step_ok(k, &c, rw_fission_after(&c, outer, holder, &second)))
-					return false;
-				if (outer == nest) /* the first loop holds it now */
-					depth = path_of(a, sched_compound_func(k),
-							sched_compound_func(k)->body, path) >= 0 ? depth : depth;
-				goto next_round;
-			}
-			/* a perfect nest x { y { S } }: skew to (z, y), z following
-			 * the index */
-			Stmt *inner = outer->u.loop.body;
-			Var *xy[2] = {outer->u.loop.var, inner->kind == ST_FOR ? inner->u.loop.var : NULL};
-			int64_t coef[2], off;
-			if (!xy[1] || !arith_linear(ref.idx[i]->kind == EX_BIN &&
-							    (ref.idx[i]->u.bin.op == OP_FLOORDIV ||
-							     ref.idx[i]->u.bin.op == OP_FLOORMOD)
-						    ? ref.idx[i]->u.bin.a : ref.idx[i],
-						    2, xy, coef, &off) ||
-			    !coef[0] || !coef[1]) {
-				*why = arena_printf(a, "walking %s sequentially needs index %d to be linear in two perfectly nested loops",
-						    buf->name, i);
-				return false;
-			}
-			const char *zname = buf->layout && buf->layout->nvars == ref.nidx - 1
-						    ? buf->layout->vars[0]->name : "z";
-			if (buf->layout && buf->layout->nvars >= 1) {
-				/* name the walk after the logical index it follows */
-				const Layout *l0 = buf->layout;
-				while (l0->logical->layout)
-					l0 = l0->logical->layout;
-				zname = l0->vars[0]->name;
-			}
-			sched_sub_begin(k, &c, arena_printf(a, "%s: skew of loops %s, %s", desc,
-							    xy[0]->name, xy[1]->name));
-			if (!step_ok(k, &c, rw_skew(&c, outer, coef[0], coef[1], off, zname)))
-				return false;
-			{
-				Func *cur = sched_compound_func(k);
-				int nl_count = 0;
-				Stmt *n2 = inline_lets(a, nest_at(k, path, depth), &nl_count);
-				if (nl_count) {
-					sched_compound_set(k, an_with_body(a, cur, an_replace_at(a, cur->body, path, depth, n2)));
-					sched_compound_note(k, "%d integer let%s inlined", nl_count,
-							    nl_count == 1 ? "" : "s");
-				}
-			}
-			simplify_in(k, desc, false, false, path, depth);
-			goto next_round;
-		}
-		/* 2. split the digits (x + b) // c, (x + b) % c */
-		for (int i = 0; i < ref.nidx; i++) {
-			if (dims[i].kind != DIM_DIV)
-				continue;
-			bool paired = false;
-			for (int j = 0; j < ref.nidx; j++)
-				paired |= dims[j].kind == DIM_MOD && dims[j].var == dims[i].var &&
-					  dims[j].c == dims[i].c && dims[j].off == dims[i].off;
-			if (!paired) {
-				*why = arena_printf(a, "index %d of %s divides loop %s without the matching %% digit",
-						    i, buf->name, dims[i].var->name);
-				return false;
-			}
-			Stmt *loop = loop_of(&nl, dims[i].var);
-			int64_t lo;
-			RwCtx c;
-			const char *on = arena_printf(a, "%so", dims[i].var->name);
-			const char *in = arena_printf(a, "%si", dims[i].var->name);
-			sched_sub_begin(k, &c, arena_printf(a, "%s: split %s by %lld", desc,
-							    dims[i].var->name, (long long)dims[i].c));
-			RwStatus st;
-			if (dims[i].off == 0 && an_const_int(loop->u.loop.min, &lo) && lo == 0)
-				st = rw_split(&c, loop_ref(a, f, loop), dims[i].c, TAIL_GUARD, on, in);
-			else
-				st = rw_tile(&c, loop, dims[i].off, dims[i].c, on, in);
-			if (!step_ok(k, &c, st))
-				return false;
-			/* (4 * io + ii) // 4 -> io before looking again */
-			simplify_in(k, desc, false, false, path, depth);
-			goto next_round;
-		}
-		/* 3. loops in the buffer's dimension order */
-		{
-			const char *order[MAX_DIMS];
-			int norder = 0, pos[MAX_DIMS];
-			for (int i = 0; i < ref.nidx; i++) {
-				if (dims[i].kind != DIM_VAR)
-					continue;
-				Stmt *l = loop_of(&nl, dims[i].var);
-				int p = 0;
-				while (nl.loops[p] != l)
-					p++;
-				pos[norder] = p;
-				order[norder++] = loop_ref(a, f, l);
-			}
-			bool sorted = true;
-			for (int i = 1; i < norder; i++)
-				sorted &= pos[i] > pos[i - 1];
-			if (!sorted) {
-				RwCtx c;
-				sched_sub_begin(k, &c, arena_printf(a, "%s: reorder", desc));
-				if (!step_ok(k, &c, rw_reorder(&c, norder, order)))
-					return false;
-			}
-		}
-		/* 4. tidy the nest's indices ((4 * io + ii) // 4 -> io) */
-		simplify_in(k, desc, false, false, path, depth);
-		return true;
-next_round:;
+	Stmt *inner = outer->u.loop.body;
+	Var *xy[2] = {outer->u.loop.var, inner->kind == ST_FOR ? inner->u.loop.var : NULL};
+	Expr *e = ref->idx[i];
+	Expr *lin = e->kind == EX_BIN && (e->u.bin.op == OP_FLOORDIV || e->u.bin.op == OP_FLOORMOD)
+			    ? e->u.bin.a : e;
+	if (!xy[1] || !arith_linear(lin, 2, xy, out->coef, &out->off) || !out->coef[0] ||
+	    !out->coef[1]) {
+		out->why = arena_printf(a, "walking %s sequentially needs index %d to be linear in two perfectly nested loops",
+					buf->name, i);
+		return out->kind = SEQ_STEP_UNSUPPORTED;
 	}
-	*why = "too many steps";
-	return false;
+	const char *zname = buf->layout && buf->layout->nvars == ref->nidx - 1
+				    ? buf->layout->vars[0]->name : "z";
+	if (buf->layout && buf->layout->nvars >= 1) {
+		/* name the walk after the logical index it follows */
+		const Layout *l0 = buf->layout;
+		while (l0->logical->layout)
+			l0 = l0->logical->layout;
+		zname = l0->vars[0]->name;
+	}
+	out->name = zname;
+	return out->kind = SEQ_STEP_SKEW;
 }
 
-int sched_sequential_buffer_access(Schedule *s, const char *desc, Span span, DiagList *d,
-				   const char *block, const char *buffer)
+static SeqStepKind plan_multi(Arena *a, const Ref *ref, int i, const NestLoops *nl,
+			      const Buffer *buf, SeqStep *out)
 {
-	Compound k;
-	sched_compound_begin(s, &k, desc, span, d);
-	Arena *a = s->arena;
-	Func *f = sched_compound_func(&k);
-	Buffer *buf = buffer_named(f, buffer);
-	if (!buf) {
-		diag_add(d, DIAG_ERROR, span, "sequential_buffer_access: no buffer '%s' in function '%s'",
-			 buffer, f->name);
-		return sched_compound_end(&k, STEP_BAD_INPUT,
-					  arena_printf(a, "no buffer '%s' in function '%s'", buffer, f->name))
-			->status;
+	/* the outermost loop of the index and its body */
+	Stmt *outer = NULL;
+	for (int j = 0; j < nl->n && !outer; j++)
+		if (ir_expr_uses_var(ref->idx[i], nl->vars[j]))
+			outer = nl->loops[j];
+	Stmt *body = outer->u.loop.body;
+	int holder = -1;
+	if (body->kind == ST_SEQ)
+		for (int j = 0; j < body->u.seq.n && holder < 0; j++)
+			if (rw_stmt_accesses(body->u.seq.items[j], buf, false))
+				holder = j;
+	out->loop = outer;
+	if (holder > 0) {
+		/* continue with the second loop, which holds the access */
+		out->after = holder - 1;
+		out->follow_second = true;
+		return out->kind = SEQ_STEP_FISSION;
 	}
-	Stmt *scope = f->body;
-	if (block) {
-		scope = rw_find_block(f, block);
-		if (!scope) {
-			diag_add(d, DIAG_ERROR, span, "sequential_buffer_access: no block '%s' in function '%s'",
-				 block, f->name);
-			return sched_compound_end(&k, STEP_BAD_INPUT,
-						  arena_printf(a, "no block '%s'", block))->status;
-		}
+	if (body->kind == ST_SEQ && holder >= 0 && holder < body->u.seq.n - 1) {
+		out->after = holder; /* the first loop holds it */
+		return out->kind = SEQ_STEP_FISSION;
 	}
-	Nests nests = {0};
-	outer_loops(scope, buf, &nests);
-	for (int i = 0; i < nests.n; i++) {
-		const char *why = NULL;
-		if (!process_nest(&k, desc, buf, nests.items[i], &why)) {
-			const char *reason = why ? arena_printf(a, "not supported: %s", why) : NULL;
-			return sched_compound_end(&k, STEP_REJECTED, reason)->status;
-		}
-	}
-	if (!nests.n)
-		sched_compound_note(&k, "no loop nest in scope accesses %s", buffer);
-	k.fail = -1;
-	return sched_compound_end(&k, STEP_COMMITTED, NULL)->status;
+	return plan_skew(a, ref, i, outer, buf, out);
 }
+
+/* Step 2 for index i, (x + b) // c: split (or tile) loop x by c; its
+ * digit (x + b) % c must be an index too. */
+static SeqStepKind plan_split(Arena *a, const Func *f, const Ref *ref, const Dim *dims, int i,
+			      const NestLoops *nl, const Buffer *buf, SeqStep *out)
+{
+	bool paired = false;
+	for (int j = 0; j < ref->nidx; j++)
+		paired |= dims[j].kind == DIM_MOD && dims[j].var == dims[i].var &&
+			  dims[j].c == dims[i].c && dims[j].off == dims[i].off;
+	if (!paired) {
+		out->why = arena_printf(a, "index %d of %s divides loop %s without the matching %% digit",
+					i, buf->name, dims[i].var->name);
+		return out->kind = SEQ_STEP_UNSUPPORTED;
+	}
+	Stmt *loop = loop_of(nl, dims[i].var);
+	int64_t lo;
+	out->loop = loop;
+	out->factor = dims[i].c;
+	out->off = dims[i].off;
+	out->name = arena_printf(a, "%so", dims[i].var->name);
+	out->inner_name = arena_printf(a, "%si", dims[i].var->name);
+	if (dims[i].off == 0 && an_const_int(loop->u.loop.min, &lo) && lo == 0)
+		out->loop_ref = loop_ref(a, f, loop);
+	return out->kind = SEQ_STEP_SPLIT;
+}
+
+/* Step 3: the loops of the indices in the buffer's dimension order. */
+static SeqStepKind plan_order(Arena *a, const Func *f, const Ref *ref, const Dim *dims,
+			      const NestLoops *nl, SeqStep *out)
+{
+	int pos[MAX_DIMS];
+	out->norder = 0;
+	for (int i = 0; i < ref->nidx; i++) {
+		if (dims[i].kind != DIM_VAR)
+			continue;
+		Stmt *l = loop_of(nl, dims[i].var);
+		int p = 0;
+		while (nl->loops[p] != l)
+			p++;
+		pos[out->norder] = p;
+		out->order[out->norder++] = loop_ref(a, f, l);
+	}
+	bool sorted = true;
+	for (int i = 1; i < out->norder; i++)
+		sorted &= pos[i] > pos[i - 1];
+	return out->kind = sorted ? SEQ_STEP_TIDY : SEQ_STEP_REORDER;
+}
+
+SeqStepKind rw_seq_next_step(Arena *a, const Func *f, Stmt *nest, const char *buffer,
+			     SeqStep *out)
+{
+	memset(out, 0, sizeof *out);
+	Buffer *buf = rw_seq_buffer(f, buffer);
+	Ref ref;
+	if (!nest || !buf || !reference_access(a, nest, buf, &ref))
+		return out->kind = SEQ_STEP_NONE;
+	NestLoops nl = {0};
+	gather_loops(nest, &nl);
+	Dim dims[MAX_DIMS];
+	for (int i = 0; i < ref.nidx; i++)
+		dims[i] = classify(ref.idx[i], nl.vars, nl.n);
+	for (int i = 0; i < ref.nidx; i++)
+		if (dims[i].kind == DIM_MULTI)
+			return plan_multi(a, &ref, i, &nl, buf, out);
+	for (int i = 0; i < ref.nidx; i++)
+		if (dims[i].kind == DIM_DIV)
+			return plan_split(a, f, &ref, dims, i, &nl, buf, out);
+	return plan_order(a, f, &ref, dims, &nl, out);
+}
+
+const char *rw_seq_step_desc(Arena *a, const char *desc, const SeqStep *st)
+{
+	switch (st->kind) {
+	case SEQ_STEP_FISSION:
+		return arena_printf(a, "%s: fission of loop %s", desc, st->loop->u.loop.var->name);
+	case SEQ_STEP_SKEW:
+		return arena_printf(a, "%s: skew of loops %s, %s", desc, st->loop->u.loop.var->name,
+				    st->loop->u.loop.body->u.loop.var->name);
+	case SEQ_STEP_SPLIT:
+		return arena_printf(a, "%s: split %s by %lld", desc, st->loop->u.loop.var->name,
+				    (long long)st->factor);
+	case SEQ_STEP_REORDER:
+		return arena_printf(a, "%s: reorder", desc);
+	case SEQ_STEP_NONE: case SEQ_STEP_UNSUPPORTED: case SEQ_STEP_TIDY:
+		break;
+	}
+	return desc;
+}
+
+RwStatus rw_seq_apply(RwCtx *c, const SeqStep *st, Stmt **second_loop)
+{
+	switch (st->kind) {
+	case SEQ_STEP_FISSION:
+		return rw_fission_after(c, st->loop, st->after, second_loop);
+	case SEQ_STEP_SKEW:
+		return rw_skew(c, st->loop, st->coef[0], st->coef[1], st->off, st->name);
+	case SEQ_STEP_SPLIT:
+		if (st->loop_ref)
+			return rw_split(c, st->loop_ref, st->factor, TAIL_GUARD, st->name, st->inner_name);
+		return rw_tile(c, st->loop, st->off, st->factor, st->name, st->inner_name);
+	case SEQ_STEP_REORDER:
+		return rw_reorder(c, st->norder, st->order);
+	case SEQ_STEP_NONE: case SEQ_STEP_UNSUPPORTED: case SEQ_STEP_TIDY:
+		break;
+	}
+	return rw_fail(c, RW_BAD_INPUT, c->call_span, "sequential_buffer_access: no rewrite for this step");
+}
+
+Stmt *rw_seq_inline_lets(Arena *a, Stmt *s, int *count) { return inline_lets(a, s, count); }

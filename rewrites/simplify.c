@@ -15,7 +15,6 @@
 #include "kernel/analysis/arith.h"
 #include "kernel/analysis/facts.h"
 #include "kernel/print.h"
-#include "rewrites/schedule/schedule.h"
 
 static Span nospan(void) { return (Span){0}; }
 
@@ -29,13 +28,6 @@ static char *print_expr_text(Arena *a, const Expr *e)
 
 /* ---------- candidates ---------- */
 
-typedef struct Candidate {
-	StmtCtx ctx;
-	int slot;      /* which expression of the statement */
-	Expr *old, *new;
-	ArithLog log;  /* the rewrites that took old to new */
-} Candidate;
-
 typedef struct Collect {
 	Arena *a;
 	const Func *f;
@@ -44,7 +36,7 @@ typedef struct Collect {
 	const int *prefix; /* only statements under this path */
 	int prefix_depth;
 	int n, cap;
-	Candidate *items;
+	SimplifyCandidate *items;
 	FactCache *facts; /* per-statement facts, shared by all the queries */
 } Collect;
 
@@ -53,13 +45,13 @@ static void push(Collect *k, const StmtCtx *ctx, int slot, Expr *old, Expr *new,
 {
 	if (k->n == k->cap) {
 		int cap = k->cap ? k->cap * 2 : 16;
-		Candidate *items = arena_alloc(k->a, sizeof(Candidate) * (size_t)cap);
+		SimplifyCandidate *items = arena_alloc(k->a, sizeof(SimplifyCandidate) * (size_t)cap);
 		if (k->n)
-			memcpy(items, k->items, sizeof(Candidate) * (size_t)k->n);
+			memcpy(items, k->items, sizeof(SimplifyCandidate) * (size_t)k->n);
 		k->items = items;
 		k->cap = cap;
 	}
-	Candidate *c = &k->items[k->n++];
+	SimplifyCandidate *c = &k->items[k->n++];
 	c->ctx = *ctx;
 	c->slot = slot;
 	c->old = old;
@@ -148,7 +140,7 @@ static Stmt *with_slot(Arena *a, Stmt *s, int slot, Expr *e)
 	return s;
 }
 
-static Obligation *equal_obligation(RwCtx *c, const Candidate *k, const FactSet *fs)
+Obligation *rw_simplify_equal_obligation(RwCtx *c, const SimplifyCandidate *k, const FactSet *fs)
 {
 	Arena *a = c->arena;
 	/* one equality per rewrite the simplifier made: each is small (an
@@ -291,97 +283,39 @@ static void find_cleanup(void *ud, Stmt *s, const StmtCtx *ctx)
 	f->what = what;
 }
 
-/* ---------- one replacement ---------- */
+/* ---------- the pieces a call is made of ---------- */
 
-/* The candidate's rewrites (its log) proven, then applied. */
-static bool replace_logged(Compound *k, const char *desc, const Candidate *cand,
-			   const FactSet *fs)
+void rw_simplify_candidates(Arena *a, const Func *f, FloatMode fm, bool use_facts,
+			    const int *prefix, int prefix_depth, SimplifyCandidates *out)
 {
-	Arena *a = k->s->arena;
-	RwCtx c;
-	sched_sub_begin(k, &c, desc);
-	FactSet none;
-	memset(&none, 0, sizeof none);
-	const StmtCtx *ctx = &cand->ctx;
-	int slot = cand->slot;
-	Expr *new = cand->new;
-	ObligationList obs = {0};
-	oblist_push(a, &obs, equal_obligation(&c, cand, fs ? fs : &none));
-	/* replace in the current function: the tree's shape has not changed,
-	 * only expressions, so the path still leads there */
-	Func *cur = sched_compound_func(k);
-	Stmt *at = an_stmt_at(cur->body, ctx->path, ctx->depth);
-	if (!at || at->kind != ctx->stmt->kind)
-		return false;
-	Stmt *repl = with_slot(a, at, slot, new);
-	Func *out = an_with_body(a, cur, an_replace_at(a, cur->body, ctx->path, ctx->depth, repl));
-	if (!sched_prove(k, &obs, cur, out))
-		return false;
-	sched_compound_set(k, out);
-	return true;
-}
-
-bool simplify_replace(Compound *k, const char *desc, const StmtCtx *ctx, int slot, Expr *old,
-		      Expr *new, const FactSet *fs)
-{
-	/* no log: the whole old == new is the obligation */
-	Candidate cand = {*ctx, slot, old, new, {0}};
-	return replace_logged(k, desc, &cand, fs);
-}
-
-/* ---------- the call ---------- */
-
-int simplify_in(Compound *k, const char *desc, bool use_facts, bool cleanups, const int *prefix,
-		int prefix_depth)
-{
-	Schedule *s = k->s;
-	Arena *a = s->arena;
-	Func *f = sched_compound_func(k);
-	Collect col = {a, f, s->float_mode, use_facts, prefix, prefix_depth, 0, 0, NULL, NULL};
+	Collect col = {a, f, fm, use_facts, prefix, prefix_depth, 0, 0, NULL, NULL};
 	if (use_facts)
 		col.facts = an_fact_cache_new(a);
 	an_walk(a, f, visit, &col);
-	int applied = 0, kept = 0;
-	for (int i = 0; i < col.n; i++) {
-		const Candidate *cand = &col.items[i];
-		FactSet fs;
-		memset(&fs, 0, sizeof fs);
-		if (use_facts)
-			an_facts_for(a, f, &cand->ctx, true, NULL, col.facts, cand->ctx.stmt, &fs);
-		if (replace_logged(k, desc, cand, &fs))
-			applied++;
-		else
-			kept++;
-	}
-	an_fact_cache_free(col.facts);
-	int cleaned = 0;
-	while (cleanups && cleaned < 10000) {
-		Found fd;
-		memset(&fd, 0, sizeof fd);
-		fd.a = a;
-		Func *cur = sched_compound_func(k);
-		an_walk(a, cur, find_cleanup, &fd);
-		if (!fd.hit)
-			break;
-		Func *out = an_with_body(a, cur, an_replace_at(a, cur->body, fd.ctx.path, fd.ctx.depth,
-							       fd.replacement));
-		sched_compound_set(k, out);
-		cleaned++;
-	}
-	/* a pass inside another step that found nothing says nothing */
-	if (applied || kept || cleaned)
-		sched_compound_note(k, "simplify: %d replacement%s proven and applied, %d not proven (kept), %d structural clean-up%s",
-				    applied, applied == 1 ? "" : "s", kept, cleaned, cleaned == 1 ? "" : "s");
-	k->fail = -1; /* unproven candidates are skipped, not failures */
-	return applied + kept + cleaned;
+	out->n = col.n;
+	out->cap = col.cap;
+	out->items = col.items;
+	out->facts = col.facts;
 }
 
-int sched_simplify(Schedule *s, const char *desc, Span span, DiagList *d, bool use_facts,
-		   bool cleanups)
+Func *rw_simplify_replaced(Arena *a, const Func *f, const StmtCtx *ctx, int slot, Expr *new)
 {
-	Compound k;
-	sched_compound_begin(s, &k, desc, span, d);
-	if (!simplify_in(&k, desc, use_facts, cleanups, NULL, 0))
-		sched_compound_note(&k, "simplify: nothing to simplify");
-	return sched_compound_end(&k, STEP_COMMITTED, NULL)->status;
+	/* the tree's shape has not changed since ctx was taken, only
+	 * expressions, so the path still leads there */
+	Stmt *at = an_stmt_at(f->body, ctx->path, ctx->depth);
+	if (!at || at->kind != ctx->stmt->kind)
+		return NULL;
+	Stmt *repl = with_slot(a, at, slot, new);
+	return an_with_body(a, f, an_replace_at(a, f->body, ctx->path, ctx->depth, repl));
+}
+
+Func *rw_simplify_cleanup(Arena *a, const Func *f)
+{
+	Found fd;
+	memset(&fd, 0, sizeof fd);
+	fd.a = a;
+	an_walk(a, f, find_cleanup, &fd);
+	if (!fd.hit)
+		return NULL;
+	return an_with_body(a, f, an_replace_at(a, f->body, fd.ctx.path, fd.ctx.depth, fd.replacement));
 }

@@ -10,7 +10,7 @@
 #include <string.h>
 
 #include "tests/testsched.h"
-#include "rewrites/simplify.h"
+#include "rewrites/schedule/steps.h"
 
 static Arena arena;
 static void setup(void) { arena_init(&arena); }
@@ -97,7 +97,7 @@ static bool propose(Schedule *s, Expr *(*make)(Arena *, Var *), bool *unchanged)
 	Expr *old = store->u.store.value;
 	Expr *idx = make(&arena, f->body->u.loop.var);
 	Expr *new = ir_load(&arena, old->u.load.buf, 1, &idx, (Span){0});
-	bool ok = simplify_replace(&k, "simplify(proposed)", &ctx, 1, old, new, NULL);
+	bool ok = sched_simplify_replace(&k, "simplify(proposed)", &ctx, 1, old, new, NULL);
 	sched_compound_end(&k, STEP_COMMITTED, NULL);
 	*unchanged = sched_func(s) == f;
 	return ok;

@@ -22,7 +22,7 @@
 #include "tests/testutil.h"
 #include "rewrites/layout.h"
 #include "rewrites/overcompute.h"
-#include "rewrites/simplify.h"
+#include "rewrites/schedule/steps.h"
 
 static const char *const prims[] = {"transform_layout", "sequential_buffer_access",
 				    "remove_branching_through_overcompute",
@@ -677,7 +677,7 @@ START_TEST(simplification_without_its_proof_is_caught)
 	sched_compound_begin(s, &c, "simplify(wrong)", (Span){0}, &d);
 	StmtCtx ctx;
 	ck_assert(an_find_stmt(&arena, f, store, &ctx));
-	ck_assert(!simplify_replace(&c, "simplify(wrong)", &ctx, 1, store->u.store.value, load, NULL));
+	ck_assert(!sched_simplify_replace(&c, "simplify(wrong)", &ctx, 1, store->u.store.value, load, NULL));
 	sched_compound_end(&c, STEP_COMMITTED, NULL);
 	ck_assert_ptr_eq(sched_func(s), f);
 	sched_free(s);

@@ -4,16 +4,12 @@
  * named in interfaces.md that are not implemented yet reject with "not
  * supported"; they never accept. */
 #include "rewrites/schedule/schedule.h"
+#include "rewrites/schedule/steps.h"
 
-#include "rewrites/hoist.h"
 #include "rewrites/layout.h"
-#include "rewrites/overcompute.h"
-#include "rewrites/seq_access.h"
-#include "rewrites/simplify.h"
-/* merge_adjacent_loops, fission, merge_conditionals, cache_read/write */
+/* merge_adjacent_loops, fission, cache_read/write */
 #include "rewrites/cache.h"
 #include "rewrites/merge.h"
-#include "rewrites/merge_conditionals.h"
 
 #include <stdlib.h>
 #include <string.h>

@@ -1,0 +1,124 @@
+/* rewrites/schedule/step_overcompute.c — the overcompute calls
+ * (remove_branching_through_overcompute, remove_overcompute_through_
+ * branching, remove_no_op) as compound calls: every candidate of
+ * rewrites/overcompute.c in turn, its plan's safety proven, then each
+ * store dead or a no-op; a candidate is committed once proven. */
+#include "rewrites/schedule/steps.h"
+
+#include <stdlib.h>
+
+#include "kernel/analysis/facts.h"
+#include "kernel/ptrmap.h"
+#include "rewrites/overcompute.h"
+
+/* One candidate: safety, then each store dead (where a later stage could
+ * overwrite it) or else a no-op. The last failure is the tentative one. */
+static bool prove_plan(Compound *k, const Func *before, const OcPlan *plan)
+{
+	if (!sched_prove(k, &plan->safety, before, plan->out))
+		return false;
+	for (int i = 0; i < plan->nstores; i++) {
+		const OcStorePlan *sp = &plan->stores[i];
+		bool dead = false;
+		for (int j = 0; j < sp->ndead && !dead; j++)
+			dead = sched_prove(k, &sp->dead[j], before, plan->out);
+		if (dead)
+			continue;
+		if (!sched_prove(k, &sp->noop, before, plan->out))
+			return false;
+	}
+	return true;
+}
+
+static int overcompute_with(Schedule *s, const char *desc, Span span, DiagList *d,
+			    const OcArgs *args, FactCache *facts, PtrMap *tried)
+{
+	Compound k;
+	sched_compound_begin(s, &k, desc, span, d);
+	int done = 0, kept = 0, preguarded = -1;
+	for (;;) {
+		RwCtx c;
+		sched_sub_begin(&k, &c, desc);
+		c.facts = facts;
+		OcCandidates cs;
+		RwStatus st = args->remove_stores ? rw_store_candidates(&c, args->block, &cs)
+			      : args->add_branches
+				      ? rw_padded_store_candidates(&c, args->block, &cs)
+				      : rw_overcompute_candidates(&c, args->block, args->loop, &cs);
+		if (st != RW_OK) {
+			bool proven;
+			sched_sub_finish(&k, &c, st, &proven);
+			return sched_compound_end(&k, st == RW_BAD_INPUT ? STEP_BAD_INPUT : STEP_REJECTED,
+						  NULL)->status;
+		}
+		if (preguarded < 0)
+			preguarded = cs.guarded;
+		const Stmt *next = NULL;
+		uintptr_t seen;
+		for (int i = 0; i < cs.n && !next; i++)
+			if (!ptrmap_get(tried, cs.items[i], &seen))
+				next = cs.items[i];
+		if (!next)
+			break;
+		if (!ptrmap_put(tried, next, 1))
+			abort();
+		OcPlan plan;
+		st = args->remove_stores  ? rw_remove_store_plan(&c, next, &plan)
+		     : args->add_branches ? rw_branch_plan(&c, next, &plan)
+					  : rw_overcompute_plan(&c, next, &plan, true);
+		bool ok = false;
+		if (st == RW_OK) {
+			ok = prove_plan(&k, c.func, &plan);
+			if (!ok && plan.alternative && prove_plan(&k, c.func, plan.alternative)) {
+				plan = *plan.alternative;
+				ok = true;
+			}
+		} else {
+			bool proven;
+			sched_sub_finish(&k, &c, st, &proven);
+			if (st == RW_BAD_INPUT)
+				return sched_compound_end(&k, STEP_BAD_INPUT, NULL)->status;
+		}
+		if (ok) {
+			sched_compound_set(&k, plan.out);
+			done++;
+			continue;
+		}
+		if (args->strict)
+			return sched_compound_end(&k, STEP_REJECTED, NULL)->status;
+		kept++;
+		if (!args->remove_stores) /* most stores are not no-ops: no note each */
+			sched_compound_note(&k, "%s at line %d kept: %s",
+					    args->add_branches ? "store" : "branch", next->span.line,
+					    k.fail_reason ? k.fail_reason : "not proven");
+	}
+	const char *what = args->remove_stores ? "no-op or dead stores removed"
+			   : args->add_branches ? "stores guarded" : "branches removed";
+	if (preguarded > 0)
+		sched_compound_note(&k, "%d store%s already under %s pad test left as %s",
+				    preguarded, preguarded == 1 ? "" : "s", preguarded == 1 ? "its" : "their",
+				    preguarded == 1 ? "it is" : "they are");
+	if (!done && !kept)
+		sched_compound_note(&k, "no candidate %s in scope",
+				    args->remove_stores ? "store"
+				    : args->add_branches ? "store to a padded buffer" : "branch around a store");
+	else
+		sched_compound_note(&k, "%d %s", done, what);
+	k.fail = args->strict ? k.fail : -1;
+	if (args->remove_stores && done) {
+		/* the removed stores leave `pass`, empty branches and loops */
+		sched_simplify_in(&k, "remove_no_op: clean-up", false, true, NULL, 0);
+	}
+	return sched_compound_end(&k, STEP_COMMITTED, NULL)->status;
+}
+
+int sched_overcompute(Schedule *s, const char *desc, Span span, DiagList *d,
+		      const OcArgs *args)
+{
+	FactCache *facts = an_fact_cache_new(s->arena);
+	PtrMap tried = {0}; /* candidates tried: each once */
+	int st = overcompute_with(s, desc, span, d, args, facts, &tried);
+	ptrmap_free(&tried);
+	an_fact_cache_free(facts);
+	return st;
+}
