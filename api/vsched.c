@@ -15,7 +15,6 @@
 /* merge, fission, merge_conditionals, caches */
 #include "rewrites/cache.h"
 #include "rewrites/merge.h"
-#include "rewrites/merge_conditionals.h"
 #include "smt/smt.h"
 
 struct vs_module {

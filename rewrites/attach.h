@@ -84,10 +84,6 @@ void attach_filter(Arena *a, const AccessList *in, bool want_writes, AccessList 
 
 /* True if s stores to buf somewhere; *where gets the first store. */
 bool attach_stmt_writes(const Stmt *s, const Buffer *buf, const Stmt **where);
-/* The former names of an_expr_reads and an_expr_has_undef, until their
- * last callers move (issue 16's driver split). */
-static inline bool attach_expr_reads(const Expr *e, const Buffer *buf) { return an_expr_reads(e, buf); }
-static inline bool attach_expr_has_undef(const Expr *e) { return an_expr_has_undef(e); }
 /* Every integer sum, difference, product and negation inside e (e
  * included), recomputed exactly in int64 from its operands, lies in its
  * dtype's range: the generated bounds never wrap (proofs wrap like the

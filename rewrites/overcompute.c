@@ -683,7 +683,7 @@ static void drop_hyps_reading(Align *al, int nbufs, Buffer **bufs)
 {
 	for (int i = 0; i < al->nhyps; i++)
 		for (int b = 0; b < nbufs && al->hyps[i]; b++)
-			if (attach_expr_reads(al->hyps[i], bufs[b]))
+			if (an_expr_reads(al->hyps[i], bufs[b]))
 				al->hyps[i] = NULL;
 }
 

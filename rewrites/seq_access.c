@@ -432,7 +432,7 @@ static Stmt *inline_lets(Arena *a, Stmt *s, int *count)
 		Stmt *b = inline_lets(a, s->u.let.body, count);
 		/* each use of an inlined T.undef() would be its own value */
 		if (dtype_is_int(s->u.let.var->dtype) && !an_expr_has_load(s->u.let.value) &&
-		    !attach_expr_has_undef(s->u.let.value)) {
+		    !an_expr_has_undef(s->u.let.value)) {
 			(*count)++;
 			Var *v = s->u.let.var;
 			Expr *val = s->u.let.value;

@@ -1,4 +1,4 @@
-/* rewrites/facts.c — facts usable at a program point (semantics.md 3):
+/* kernel/analysis/facts.c — facts usable at a program point (semantics.md 3):
  * T.assume statements and producer stores that come before it, kept only
  * while nothing between them and it (the loops around it and the
  * statement itself included) writes a buffer they mention; their

@@ -1,4 +1,4 @@
-/* rewrites/facts.h — what is known at a program point (semantics.md
+/* kernel/analysis/facts.h — what is known at a program point (semantics.md
  * section 3): T.assume facts and the values written by earlier producer
  * stages (`for t: [if p(t):] X[idx(t)] = v(t)`), each usable while nothing
  * in between can write the buffers it mentions. Facts are instantiated by

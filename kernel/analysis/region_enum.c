@@ -1,4 +1,4 @@
-/* rewrites/region_enum.c — the concrete side of bound inference
+/* kernel/analysis/region_enum.c — the concrete side of bound inference
  * (region.h): evaluating integer expressions on given variable values,
  * the largest value of extents over a small attach path (to size a
  * shrunk buffer), and the exactness and tightness of a box for the

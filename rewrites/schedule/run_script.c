@@ -1,4 +1,4 @@
-/* rewrites/run_script.c — executing a `.sched` script on a schedule: each
+/* rewrites/schedule/run_script.c — executing a `.sched` script on a schedule: each
  * `sch.NAME(...)` call is checked for its arguments, dispatched to its
  * primitive, and committed or rejected through sched_finish. Primitives
  * named in interfaces.md that are not implemented yet reject with "not

@@ -1,4 +1,4 @@
-/* rewrites/schedule.c — applying a primitive: discharge its obligations,
+/* rewrites/schedule/schedule.c — applying a primitive: discharge its obligations,
  * commit only if all are proven (semantics.md section 2), otherwise keep
  * the previous IR and explain. The guard-dropping split tries a candidate
  * and falls back to the guarded version, which is committed only when its

@@ -1,4 +1,4 @@
-/* rewrites/schedule.h — the schedule: the current module, the function
+/* rewrites/schedule/schedule.h — the schedule: the current module, the function
  * being worked on, the float mode, and the steps taken. A step runs a
  * primitive (a pure function), sends its obligations to the solver, and
  * commits the new IR only if every obligation is proven; otherwise the

@@ -1,4 +1,4 @@
-/* rewrites/script.c — the schedule-script reader: `.sched` text (one
+/* rewrites/schedule/script.c — the schedule-script reader: `.sched` text (one
  * `sch.method(args)` call per line, `;` between calls, `#` comments, calls
  * continued inside parentheses, optional `a, b = ` left-hand side) to a
  * Script of calls whose arguments are classified (numbers, strings, names,

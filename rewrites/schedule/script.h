@@ -1,4 +1,4 @@
-/* rewrites/script.h — the schedule-script reader (interfaces.md, "Schedule
+/* rewrites/schedule/script.h — the schedule-script reader (interfaces.md, "Schedule
  * scripts"): `.sched` text to a list of calls on `sch`, each with its
  * left-hand names and classified arguments. Lambdas and general
  * expressions keep their text range, to be parsed later in a function's
