@@ -965,7 +965,10 @@ static void collect_int_vars(const Expr *e, int *n, Var **vs)
 	case EX_NOT: case EX_NEG: case EX_CAST:
 		collect_int_vars(e->u.un.a, n, vs);
 		return;
-	default:
+	/* a pad test is linear in loop variables: variables under a select,
+	 * a load or a let make it no pad test (lin_cmp fails on them) */
+	case EX_INT: case EX_FLOAT: case EX_SELECT: case EX_LOAD: case EX_UNDEF: case EX_LET:
+	case EX_COUNT:
 		return;
 	}
 }
@@ -985,7 +988,9 @@ static bool lin_cmp(Expr *e, int nv, Var **vs, LinCmp *out)
 	case OP_GT: out->rel = 0; sign = -1; shift = 1; break; /* b - a + 1 <= 0 */
 	case OP_EQ: out->rel = 1; break;
 	case OP_NE: out->rel = 2; break;
-	default: return false;
+	case OP_ADD: case OP_SUB: case OP_MUL: case OP_DIV: case OP_FLOORDIV: case OP_FLOORMOD:
+	case OP_MIN: case OP_MAX: case OP_AND: case OP_OR: case OP_COUNT:
+		return false;
 	}
 	for (int j = 0; j < nv; j++)
 		out->coef[j] = sign * (ca[j] - cb[j]);
