@@ -299,6 +299,10 @@ int stmt_nexprs(const Stmt *s);
 Expr *stmt_expr(const Stmt *s, int i);
 /* True if pred holds at some node of e (pre-order, stops at the first). */
 bool expr_any(const Expr *e, bool (*pred)(const Expr *e, void *ud), void *ud);
+/* e with each operand x replaced by fn(ud, x): e itself when none
+ * changed, else a copy of the node (operator, dtype, span, buffer, let
+ * variable kept) over the new operands. */
+Expr *expr_map_children(Arena *a, Expr *e, Expr *(*fn)(void *ud, Expr *x), void *ud);
 /* The same over every expression of s and the statements in it, the
  * shapes of the buffers it allocates included. */
 bool stmt_any_expr(const Stmt *s, bool (*pred)(const Expr *e, void *ud), void *ud);

@@ -115,3 +115,30 @@ bool stmt_any_expr(const Stmt *s, bool (*pred)(const Expr *e, void *ud), void *u
 			return true;
 	return false;
 }
+
+Expr *expr_map_children(Arena *a, Expr *e, Expr *(*fn)(void *ud, Expr *x), void *ud)
+{
+	int n = expr_nchildren(e);
+	if (n == 0)
+		return e;
+	Expr *kids[3];
+	Expr **k = e->kind == EX_LOAD ? arena_alloc(a, sizeof *k * (size_t)n) : kids;
+	bool changed = false;
+	for (int i = 0; i < n; i++) {
+		k[i] = fn(ud, expr_child(e, i));
+		changed |= k[i] != expr_child(e, i);
+	}
+	if (!changed)
+		return e;
+	Expr *x = arena_alloc(a, sizeof *x);
+	*x = *e;
+	switch (e->kind) {
+	case EX_BIN: x->u.bin.a = k[0]; x->u.bin.b = k[1]; break;
+	case EX_NOT: case EX_NEG: case EX_CAST: x->u.un.a = k[0]; break;
+	case EX_SELECT: x->u.sel.cond = k[0]; x->u.sel.a = k[1]; x->u.sel.b = k[2]; break;
+	case EX_LOAD: x->u.load.idx = k; break;
+	case EX_LET: x->u.let.value = k[0]; x->u.let.body = k[1]; break;
+	case EX_INT: case EX_FLOAT: case EX_VAR: case EX_UNDEF: case EX_COUNT: abort();
+	}
+	return x;
+}

@@ -59,30 +59,6 @@ static void bound_vars(const Stmt *s, Bound *b)
 	}
 }
 
-static bool reads_any(const Expr *e, Buffer **bufs, int n)
-{
-	switch (e->kind) {
-	case EX_INT: case EX_FLOAT: case EX_VAR: case EX_UNDEF:
-		return false;
-	case EX_LOAD:
-		for (int i = 0; i < n; i++)
-			if (e->u.load.buf == bufs[i])
-				return true;
-		for (int i = 0; i < e->u.load.nidx; i++)
-			if (reads_any(e->u.load.idx[i], bufs, n))
-				return true;
-		return false;
-	case EX_BIN: return reads_any(e->u.bin.a, bufs, n) || reads_any(e->u.bin.b, bufs, n);
-	case EX_NOT: case EX_NEG: case EX_CAST: return reads_any(e->u.un.a, bufs, n);
-	case EX_SELECT:
-		return reads_any(e->u.sel.cond, bufs, n) || reads_any(e->u.sel.a, bufs, n) ||
-		       reads_any(e->u.sel.b, bufs, n);
-	case EX_LET: return reads_any(e->u.let.value, bufs, n) || reads_any(e->u.let.body, bufs, n);
-	case EX_COUNT: return false;
-	}
-	return false;
-}
-
 /* c has the same value in every iteration of loop l */
 static bool invariant_in(Arena *a, const Expr *c, const Stmt *l)
 {
@@ -93,7 +69,7 @@ static bool invariant_in(Arena *a, const Expr *c, const Stmt *l)
 			return false;
 	Buffer **w;
 	int nw = an_written_buffers(a, l, &w);
-	return !reads_any(c, w, nw);
+	return !an_expr_reads_any(c, nw, w);
 }
 
 bool rw_hoist_if_applies(Arena *a, const Stmt *l)

@@ -50,91 +50,32 @@ static int expr_nodes(const Expr *e)
  * X[idx] of the stored buffer becomes T.if_then_else(idx == e', v, X[idx])
  * with the load's own indices rewritten first (they are read after the
  * store too). The store's indices e' and value v are read before it. */
+typedef struct Through {
+	After *w;
+	const Stmt *st;
+} Through;
+
+static Expr *through_store(After *w, Expr *e, const Stmt *st);
+
+static Expr *through_child(void *ud, Expr *e)
+{
+	Through *t = ud;
+	return through_store(t->w, e, t->st);
+}
+
 static Expr *through_store(After *w, Expr *e, const Stmt *st)
 {
 	Arena *a = w->a;
-	Expr *x, *y, *z;
-	switch (e->kind) {
-	case EX_INT: case EX_FLOAT: case EX_VAR: case EX_UNDEF:
-		return e;
-	case EX_LOAD: {
-		int n = e->u.load.nidx;
-		Expr **idx = arena_alloc(a, sizeof(Expr *) * (size_t)(n + 1));
-		bool changed = false;
-		for (int i = 0; i < n; i++) {
-			idx[i] = through_store(w, e->u.load.idx[i], st);
-			changed |= idx[i] != e->u.load.idx[i];
-		}
-		Expr *load = changed ? ir_load(a, e->u.load.buf, n, idx, e->span) : e;
-		if (e->u.load.buf != st->u.store.buf)
-			return load;
-		Expr *same = NULL;
-		for (int i = 0; i < n && i < st->u.store.nidx; i++)
-			same = ir_and(a, same, ir_bin(a, OP_EQ, idx[i], st->u.store.idx[i], nospan()));
-		x = ir_select(a, same ? same : ir_bool(a, true), st->u.store.value, load, e->span);
-		x->dtype = e->dtype;
-		return x;
-	}
-	case EX_BIN:
-		x = through_store(w, e->u.bin.a, st);
-		y = through_store(w, e->u.bin.b, st);
-		if (x == e->u.bin.a && y == e->u.bin.b)
-			return e;
-		z = ir_bin(a, e->u.bin.op, x, y, e->span);
-		z->dtype = e->dtype;
-		return z;
-	case EX_NOT:
-		x = through_store(w, e->u.un.a, st);
-		return x == e->u.un.a ? e : ir_not(a, x, e->span);
-	case EX_NEG:
-		x = through_store(w, e->u.un.a, st);
-		return x == e->u.un.a ? e : ir_neg(a, x, e->span);
-	case EX_CAST:
-		x = through_store(w, e->u.un.a, st);
-		return x == e->u.un.a ? e : ir_cast(a, e->dtype, x, e->span);
-	case EX_SELECT:
-		x = through_store(w, e->u.sel.cond, st);
-		y = through_store(w, e->u.sel.a, st);
-		z = through_store(w, e->u.sel.b, st);
-		if (x == e->u.sel.cond && y == e->u.sel.a && z == e->u.sel.b)
-			return e;
-		x = ir_select(a, x, y, z, e->span);
-		x->dtype = e->dtype;
-		return x;
-	case EX_LET:
-		x = through_store(w, e->u.let.value, st);
-		y = through_store(w, e->u.let.body, st);
-		if (x == e->u.let.value && y == e->u.let.body)
-			return e;
-		return ir_let(a, e->u.let.var, x, y, e->span);
-	case EX_COUNT:
-		break;
-	}
-	return e;
-}
-
-static bool reads_any(const Expr *e, int n, Buffer **bufs)
-{
-	switch (e->kind) {
-	case EX_INT: case EX_FLOAT: case EX_VAR: case EX_UNDEF:
-		return false;
-	case EX_LOAD:
-		for (int i = 0; i < n; i++)
-			if (bufs[i] == e->u.load.buf)
-				return true;
-		for (int i = 0; i < e->u.load.nidx; i++)
-			if (reads_any(e->u.load.idx[i], n, bufs))
-				return true;
-		return false;
-	case EX_BIN: return reads_any(e->u.bin.a, n, bufs) || reads_any(e->u.bin.b, n, bufs);
-	case EX_NOT: case EX_NEG: case EX_CAST: return reads_any(e->u.un.a, n, bufs);
-	case EX_SELECT:
-		return reads_any(e->u.sel.cond, n, bufs) || reads_any(e->u.sel.a, n, bufs) ||
-		       reads_any(e->u.sel.b, n, bufs);
-	case EX_LET: return reads_any(e->u.let.value, n, bufs) || reads_any(e->u.let.body, n, bufs);
-	case EX_COUNT: break;
-	}
-	return true;
+	Through t = {w, st};
+	Expr *m = expr_map_children(a, e, through_child, &t);
+	if (e->kind != EX_LOAD || e->u.load.buf != st->u.store.buf)
+		return m;
+	Expr *same = NULL;
+	for (int i = 0; i < e->u.load.nidx && i < st->u.store.nidx; i++)
+		same = ir_and(a, same, ir_bin(a, OP_EQ, m->u.load.idx[i], st->u.store.idx[i], nospan()));
+	Expr *x = ir_select(a, same ? same : ir_bool(a, true), st->u.store.value, m, e->span);
+	x->dtype = e->dtype;
+	return x;
 }
 
 /* The weakest precondition of "e" over s, backwards through s. */
@@ -168,7 +109,7 @@ static Expr *after_stmt(After *w, const Stmt *s, Expr *e)
 	case ST_FOR: {
 		Buffer **bufs;
 		int n = an_written_buffers(a, s, &bufs);
-		if (reads_any(e, n, bufs)) {
+		if (an_expr_reads_any(e, n, bufs)) {
 			w->why = arena_printf(a, "loop '%s' at line %d writes a buffer the second condition reads; the state after a loop is not modelled",
 					      s->u.loop.var->name, s->span.line);
 			return NULL;

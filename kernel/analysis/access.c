@@ -66,50 +66,18 @@ static bool is_local(const Collector *k, const Buffer *b)
 
 /* Loads of buffers written in the region read a state we do not model:
  * replace them by fresh unconstrained values. */
+static Expr *unvolatile(Collector *k, Expr *e);
+
+static Expr *unvolatile_child(void *k, Expr *e)
+{
+	return unvolatile(k, e);
+}
+
 static Expr *unvolatile(Collector *k, Expr *e)
 {
-	Arena *a = k->arena;
-	Expr *x, *y, *z;
-	switch (e->kind) {
-	case EX_INT:
-	case EX_FLOAT:
-	case EX_VAR:
-	case EX_UNDEF:
-		return e;
-	case EX_LOAD:
-		if (is_volatile(k, e->u.load.buf) || is_local(k, e->u.load.buf))
-			return ir_undef(a, e->dtype, e->span);
-		{
-			Expr **idx = arena_alloc(a, sizeof(Expr *) * (size_t)(e->u.load.nidx + 1));
-			for (int i = 0; i < e->u.load.nidx; i++)
-				idx[i] = unvolatile(k, e->u.load.idx[i]);
-			return ir_load(a, e->u.load.buf, e->u.load.nidx, idx, e->span);
-		}
-	case EX_BIN:
-		x = ir_bin(a, e->u.bin.op, unvolatile(k, e->u.bin.a),
-			   unvolatile(k, e->u.bin.b), e->span);
-		x->dtype = e->dtype;
-		return x;
-	case EX_NOT:
-		return ir_not(a, unvolatile(k, e->u.un.a), e->span);
-	case EX_NEG:
-		return ir_neg(a, unvolatile(k, e->u.un.a), e->span);
-	case EX_CAST:
-		return ir_cast(a, e->dtype, unvolatile(k, e->u.un.a), e->span);
-	case EX_SELECT:
-		x = unvolatile(k, e->u.sel.cond);
-		y = unvolatile(k, e->u.sel.a);
-		z = unvolatile(k, e->u.sel.b);
-		x = ir_select(a, x, y, z, e->span);
-		x->dtype = e->dtype;
-		return x;
-	case EX_LET:
-		return ir_let(a, e->u.let.var, unvolatile(k, e->u.let.value),
-			      unvolatile(k, e->u.let.body), e->span);
-	case EX_COUNT:
-		break;
-	}
-	abort();
+	if (e->kind == EX_LOAD && (is_volatile(k, e->u.load.buf) || is_local(k, e->u.load.buf)))
+		return ir_undef(k->arena, e->dtype, e->span);
+	return expr_map_children(k->arena, e, unvolatile_child, k);
 }
 
 static Expr *inst(Collector *k, Expr *e)

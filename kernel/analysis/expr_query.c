@@ -162,7 +162,7 @@ bool an_expr_has_undef(const Expr *e)
 
 typedef struct BufList {
 	int n;
-	Buffer **bufs;
+	Buffer *const *bufs;
 } BufList;
 
 static bool loads_listed(const Expr *e, void *ud)
@@ -176,7 +176,7 @@ static bool loads_listed(const Expr *e, void *ud)
 	return false;
 }
 
-static bool reads_any(const Expr *e, int n, Buffer **bufs)
+bool an_expr_reads_any(const Expr *e, int n, Buffer *const *bufs)
 {
 	BufList l = {n, bufs};
 	return expr_any(e, loads_listed, &l);
@@ -188,7 +188,7 @@ bool an_expr_reads_written(Arena *a, const Expr *e, const Stmt *region)
 		return false;
 	Buffer **bufs;
 	int n = an_written_buffers(a, region, &bufs);
-	return reads_any(e, n, bufs);
+	return an_expr_reads_any(e, n, bufs);
 }
 
 bool an_range_reads_written(Arena *a, const Stmt *loop, const Stmt *region)
@@ -197,7 +197,7 @@ bool an_range_reads_written(Arena *a, const Stmt *loop, const Stmt *region)
 		return false;
 	Buffer **bufs;
 	int n = an_written_buffers(a, region, &bufs);
-	return reads_any(loop->u.loop.min, n, bufs) || reads_any(loop->u.loop.extent, n, bufs);
+	return an_expr_reads_any(loop->u.loop.min, n, bufs) || an_expr_reads_any(loop->u.loop.extent, n, bufs);
 }
 
 /* ---------- written buffers ---------- */

@@ -10,8 +10,9 @@
 /* True if the expression reads any buffer. */
 bool an_expr_has_load(const Expr *e);
 
-/* True if e reads buffer b (in an index too). */
+/* True if e reads buffer b (in an index too); or one of n buffers. */
 bool an_expr_reads(const Expr *e, const Buffer *b);
+bool an_expr_reads_any(const Expr *e, int n, Buffer *const *bufs);
 /* True if some expression of s reads b: bounds, conditions, indices,
  * values, facts, evaluated expressions, let values, allocation shapes. */
 bool an_stmt_reads(const Stmt *s, const Buffer *b);
