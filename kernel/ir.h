@@ -299,6 +299,9 @@ int stmt_nexprs(const Stmt *s);
 Expr *stmt_expr(const Stmt *s, int i);
 /* True if pred holds at some node of e (pre-order, stops at the first). */
 bool expr_any(const Expr *e, bool (*pred)(const Expr *e, void *ud), void *ud);
+/* The first statement of s (s included, pre-order) where pred holds, or
+ * NULL. */
+const Stmt *stmt_find(const Stmt *s, bool (*pred)(const Stmt *s, void *ud), void *ud);
 /* e with each operand x replaced by fn(ud, x): e itself when none
  * changed, else a copy of the node (operator, dtype, span, buffer, let
  * variable kept) over the new operands. */

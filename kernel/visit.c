@@ -142,3 +142,16 @@ Expr *expr_map_children(Arena *a, Expr *e, Expr *(*fn)(void *ud, Expr *x), void 
 	}
 	return x;
 }
+
+const Stmt *stmt_find(const Stmt *s, bool (*pred)(const Stmt *s, void *ud), void *ud)
+{
+	if (pred(s, ud))
+		return s;
+	int n = stmt_nchildren(s);
+	for (int i = 0; i < n; i++) {
+		const Stmt *hit = stmt_find(stmt_child(s, i), pred, ud);
+		if (hit)
+			return hit;
+	}
+	return NULL;
+}

@@ -378,36 +378,10 @@ void attach_filter(Arena *a, const AccessList *in, bool want_writes, AccessList 
 
 bool attach_stmt_writes(const Stmt *s, const Buffer *buf, const Stmt **where)
 {
-	switch (s->kind) {
-	case ST_SEQ:
-		for (int i = 0; i < s->u.seq.n; i++)
-			if (attach_stmt_writes(s->u.seq.items[i], buf, where))
-				return true;
-		return false;
-	case ST_FOR:
-		return attach_stmt_writes(s->u.loop.body, buf, where);
-	case ST_IF:
-		return attach_stmt_writes(s->u.cond.then_s, buf, where) ||
-		       (s->u.cond.else_s && attach_stmt_writes(s->u.cond.else_s, buf, where));
-	case ST_STORE:
-		if (s->u.store.buf != buf)
-			return false;
-		*where = s;
-		return true;
-	case ST_ALLOC:
-		return attach_stmt_writes(s->u.alloc.body, buf, where);
-	case ST_BLOCK:
-		return attach_stmt_writes(s->u.block.body, buf, where);
-	case ST_LET:
-		return attach_stmt_writes(s->u.let.body, buf, where);
-	case ST_ASSUME:
-	case ST_EVAL:
-	case ST_PASS:
-		return false;
-	case ST_COUNT:
-		break;
-	}
-	abort();
+	const Stmt *store = an_first_store(s, buf);
+	if (store)
+		*where = store;
+	return store != NULL;
 }
 
 /* ---------- overflow of generated arithmetic ---------- */

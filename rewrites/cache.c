@@ -17,50 +17,6 @@ static Span nospan(void) { return (Span){0}; }
 
 /* ---------- buffers and names ---------- */
 
-static bool allocates(const Stmt *s, const Buffer *b)
-{
-	switch (s->kind) {
-	case ST_SEQ:
-		for (int i = 0; i < s->u.seq.n; i++)
-			if (allocates(s->u.seq.items[i], b))
-				return true;
-		return false;
-	case ST_FOR: return allocates(s->u.loop.body, b);
-	case ST_IF:
-		return allocates(s->u.cond.then_s, b) ||
-		       (s->u.cond.else_s && allocates(s->u.cond.else_s, b));
-	case ST_ALLOC: return s->u.alloc.buf == b || allocates(s->u.alloc.body, b);
-	case ST_BLOCK: return allocates(s->u.block.body, b);
-	case ST_LET: return allocates(s->u.let.body, b);
-	case ST_STORE: case ST_ASSUME: case ST_EVAL: case ST_PASS: case ST_COUNT:
-		return false;
-	}
-	return false;
-}
-
-/* Whether some loop of s is named `name`. */
-static bool loop_named(const Stmt *s, const char *name)
-{
-	switch (s->kind) {
-	case ST_SEQ:
-		for (int i = 0; i < s->u.seq.n; i++)
-			if (loop_named(s->u.seq.items[i], name))
-				return true;
-		return false;
-	case ST_FOR:
-		return strcmp(s->u.loop.var->name, name) == 0 || loop_named(s->u.loop.body, name);
-	case ST_IF:
-		return loop_named(s->u.cond.then_s, name) ||
-		       (s->u.cond.else_s && loop_named(s->u.cond.else_s, name));
-	case ST_ALLOC: return loop_named(s->u.alloc.body, name);
-	case ST_BLOCK: return loop_named(s->u.block.body, name);
-	case ST_LET: return loop_named(s->u.let.body, name);
-	case ST_STORE: case ST_ASSUME: case ST_EVAL: case ST_PASS: case ST_COUNT:
-		return false;
-	}
-	return false;
-}
-
 static const char *unique_block_name(Arena *a, const Func *f, const char *base)
 {
 	const char *name = base;
@@ -397,7 +353,7 @@ static Var **copy_vars(Arena *a, const Func *f, const Box *box, Var **avoid)
 	for (int k = 0; k < box->n; k++) {
 		const char *name = arena_printf(a, "ax%d", k);
 		for (int n = 1;; n++) {
-			bool clash = loop_named(f->body, name);
+			bool clash = an_has_loop_named(f->body, name);
 			for (int j = 0; avoid && j < box->n && !clash; j++)
 				clash = strcmp(avoid[j]->name, name) == 0;
 			if (!clash)
@@ -639,7 +595,7 @@ RwStatus rw_cache(RwCtx *c, const CacheArgs *args)
 	if (!rw_stmt_accesses(site.target, buf, false))
 		return rw_fail(c, RW_BAD_INPUT, c->call_span, "%s: %s does not access buffer '%s'", what,
 			       where, buf->name);
-	if (allocates(site.target, buf))
+	if (an_allocates(site.target, buf))
 		return rw_fail(c, RW_PRECONDITION, c->call_span,
 			       "%s: buffer '%s' is allocated inside %s; stage it where it is used", what,
 			       buf->name, where);

@@ -101,88 +101,12 @@ Stmt *rw_find_block(const Func *f, const char *name) { return find_block(f->body
 
 /* ---------- reads and writes of a buffer ---------- */
 
-static bool expr_reads(const Expr *e, const Buffer *b)
-{
-	switch (e->kind) {
-	case EX_INT: case EX_FLOAT: case EX_VAR: case EX_UNDEF:
-		return false;
-	case EX_LOAD:
-		if (e->u.load.buf == b)
-			return true;
-		for (int i = 0; i < e->u.load.nidx; i++)
-			if (expr_reads(e->u.load.idx[i], b))
-				return true;
-		return false;
-	case EX_BIN: return expr_reads(e->u.bin.a, b) || expr_reads(e->u.bin.b, b);
-	case EX_NOT: case EX_NEG: case EX_CAST: return expr_reads(e->u.un.a, b);
-	case EX_SELECT:
-		return expr_reads(e->u.sel.cond, b) || expr_reads(e->u.sel.a, b) ||
-		       expr_reads(e->u.sel.b, b);
-	case EX_LET: return expr_reads(e->u.let.value, b) || expr_reads(e->u.let.body, b);
-	case EX_COUNT: break;
-	}
-	return false;
-}
-
 bool rw_stmt_accesses(const Stmt *s, const Buffer *b, bool writes_only)
 {
-	switch (s->kind) {
-	case ST_SEQ:
-		for (int i = 0; i < s->u.seq.n; i++)
-			if (rw_stmt_accesses(s->u.seq.items[i], b, writes_only))
-				return true;
-		return false;
-	case ST_FOR:
-		return (!writes_only && (expr_reads(s->u.loop.min, b) || expr_reads(s->u.loop.extent, b))) ||
-		       rw_stmt_accesses(s->u.loop.body, b, writes_only);
-	case ST_IF:
-		return (!writes_only && expr_reads(s->u.cond.cond, b)) ||
-		       rw_stmt_accesses(s->u.cond.then_s, b, writes_only) ||
-		       (s->u.cond.else_s && rw_stmt_accesses(s->u.cond.else_s, b, writes_only));
-	case ST_STORE:
-		if (s->u.store.buf == b)
-			return true;
-		if (writes_only)
-			return false;
-		for (int i = 0; i < s->u.store.nidx; i++)
-			if (expr_reads(s->u.store.idx[i], b))
-				return true;
-		return expr_reads(s->u.store.value, b);
-	case ST_ASSUME: case ST_EVAL:
-		return !writes_only && expr_reads(s->u.expr, b);
-	case ST_ALLOC: return rw_stmt_accesses(s->u.alloc.body, b, writes_only);
-	case ST_BLOCK: return rw_stmt_accesses(s->u.block.body, b, writes_only);
-	case ST_LET:
-		return (!writes_only && expr_reads(s->u.let.value, b)) ||
-		       rw_stmt_accesses(s->u.let.body, b, writes_only);
-	case ST_PASS: case ST_COUNT:
-		return false;
-	}
-	return false;
+	return an_first_store(s, b) || (!writes_only && an_stmt_reads(s, b));
 }
 
 /* ---------- placing the padding stage ---------- */
-
-static bool allocates(const Stmt *s, const Buffer *b)
-{
-	switch (s->kind) {
-	case ST_SEQ:
-		for (int i = 0; i < s->u.seq.n; i++)
-			if (allocates(s->u.seq.items[i], b))
-				return true;
-		return false;
-	case ST_ALLOC: return s->u.alloc.buf == b || allocates(s->u.alloc.body, b);
-	case ST_LET: return allocates(s->u.let.body, b);
-	case ST_BLOCK: return allocates(s->u.block.body, b);
-	case ST_FOR: return allocates(s->u.loop.body, b);
-	case ST_IF:
-		return allocates(s->u.cond.then_s, b) ||
-		       (s->u.cond.else_s && allocates(s->u.cond.else_s, b));
-	case ST_STORE: case ST_ASSUME: case ST_EVAL: case ST_PASS: case ST_COUNT:
-		return false;
-	}
-	return false;
-}
 
 /* x; y as one flat sequence */
 static Stmt *seq2(Arena *a, Stmt *x, Stmt *y)
@@ -219,7 +143,7 @@ Stmt *rw_insert_after_last_write(Arena *a, Stmt *s, const Buffer *b, Stmt *stage
 		int n = s->u.seq.n;
 		Stmt **items = arena_alloc(a, sizeof(Stmt *) * (size_t)(n + 2));
 		memcpy(items, s->u.seq.items, sizeof(Stmt *) * (size_t)n);
-		if (nx != x && (x->kind == ST_ALLOC || x->kind == ST_LET || allocates(x, b))) {
+		if (nx != x && (x->kind == ST_ALLOC || x->kind == ST_LET || an_allocates(x, b))) {
 			items[k] = nx;
 			return ir_seq(a, n, items, s->span);
 		}
@@ -234,22 +158,22 @@ Stmt *rw_insert_after_last_write(Arena *a, Stmt *s, const Buffer *b, Stmt *stage
 		return ir_letstmt(a, s->u.let.var, s->u.let.value,
 				  rw_insert_after_last_write(a, s->u.let.body, b, stage), s->span);
 	case ST_BLOCK:
-		if (allocates(s, b))
+		if (an_allocates(s, b))
 			return ir_block(a, s->u.block.name,
 					rw_insert_after_last_write(a, s->u.block.body, b, stage),
 					s->span);
 		return seq2(a, s, stage);
 	case ST_FOR:
-		if (allocates(s, b))
+		if (an_allocates(s, b))
 			return ir_for(a, s->u.loop.var, s->u.loop.min, s->u.loop.extent, s->u.loop.kind,
 				      rw_insert_after_last_write(a, s->u.loop.body, b, stage), s->span);
 		return seq2(a, s, stage);
 	case ST_IF:
-		if (allocates(s->u.cond.then_s, b))
+		if (an_allocates(s->u.cond.then_s, b))
 			return ir_if(a, s->u.cond.cond,
 				     rw_insert_after_last_write(a, s->u.cond.then_s, b, stage),
 				     s->u.cond.else_s, s->span);
-		if (s->u.cond.else_s && allocates(s->u.cond.else_s, b))
+		if (s->u.cond.else_s && an_allocates(s->u.cond.else_s, b))
 			return ir_if(a, s->u.cond.cond, s->u.cond.then_s,
 				     rw_insert_after_last_write(a, s->u.cond.else_s, b, stage), s->span);
 		return seq2(a, s, stage);

@@ -149,6 +149,36 @@ bool an_stmt_reads(const Stmt *s, const Buffer *b)
 	return stmt_any_expr(s, loads_buffer, (void *)b);
 }
 
+static bool stores_to(const Stmt *s, void *b)
+{
+	return s->kind == ST_STORE && s->u.store.buf == b;
+}
+
+const Stmt *an_first_store(const Stmt *s, const Buffer *b)
+{
+	return stmt_find(s, stores_to, (void *)b);
+}
+
+static bool allocates(const Stmt *s, void *b)
+{
+	return s->kind == ST_ALLOC && s->u.alloc.buf == b;
+}
+
+bool an_allocates(const Stmt *s, const Buffer *b)
+{
+	return stmt_find(s, allocates, (void *)b) != NULL;
+}
+
+static bool loop_named(const Stmt *s, void *name)
+{
+	return s->kind == ST_FOR && strcmp(s->u.loop.var->name, name) == 0;
+}
+
+bool an_has_loop_named(const Stmt *s, const char *name)
+{
+	return stmt_find(s, loop_named, (void *)name) != NULL;
+}
+
 static bool is_undef(const Expr *e, void *ud)
 {
 	(void)ud;

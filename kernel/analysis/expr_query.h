@@ -16,6 +16,12 @@ bool an_expr_reads_any(const Expr *e, int n, Buffer *const *bufs);
 /* True if some expression of s reads b: bounds, conditions, indices,
  * values, facts, evaluated expressions, let values, allocation shapes. */
 bool an_stmt_reads(const Stmt *s, const Buffer *b);
+/* The first store to b in s (pre-order), or NULL. */
+const Stmt *an_first_store(const Stmt *s, const Buffer *b);
+/* True if s allocates b. */
+bool an_allocates(const Stmt *s, const Buffer *b);
+/* True if some loop of s is named `name`. */
+bool an_has_loop_named(const Stmt *s, const char *name);
 /* True if e holds a T.undef(). */
 bool an_expr_has_undef(const Expr *e);
 
