@@ -1037,6 +1037,16 @@ static bool under_pad_test(Arena *a, const Stmt *store, const CondFrame *conds)
 	return false;
 }
 
+/* The statement the candidates come from: block `block`, or the body. */
+static RwStatus candidate_scope(RwCtx *c, const char *block, const Stmt **scope)
+{
+	*scope = block ? rw_find_block(c->func, block) : c->func->body;
+	if (!*scope)
+		return rw_fail(c, RW_BAD_INPUT, c->call_span, "no block '%s' in function '%s'",
+			       block, c->func->name);
+	return RW_OK;
+}
+
 static void collect_padded_stores(const Stmt *s, Arena *a, OcCandidates *cs, const CondFrame *conds)
 {
 	switch (s->kind) {
@@ -1073,15 +1083,11 @@ static void collect_padded_stores(const Stmt *s, Arena *a, OcCandidates *cs, con
 RwStatus rw_padded_store_candidates(RwCtx *c, const char *block, OcCandidates *out)
 {
 	memset(out, 0, sizeof *out);
-	const Stmt *scope = c->func->body;
-	if (block) {
-		scope = rw_find_block(c->func, block);
-		if (!scope)
-			return rw_fail(c, RW_BAD_INPUT, c->call_span, "no block '%s' in function '%s'",
-				       block, c->func->name);
-	}
-	collect_padded_stores(scope, c->arena, out, NULL);
-	return RW_OK;
+	const Stmt *scope;
+	RwStatus st = candidate_scope(c, block, &scope);
+	if (st == RW_OK)
+		collect_padded_stores(scope, c->arena, out, NULL);
+	return st;
 }
 
 /* `X[e] = v` -> `if not pad(e): X[e] = v`: the skipped instances (pad(e))
@@ -1119,38 +1125,31 @@ RwStatus rw_remove_store_plan(RwCtx *c, const Stmt *store, OcPlan *plan)
 	return plan_stores(plan->instance, plan, plan->out);
 }
 
+typedef struct StoreWalk {
+	Arena *a;
+	OcCandidates *cs;
+} StoreWalk;
+
+static bool add_store(const Stmt *s, void *ud)
+{
+	StoreWalk *w = ud;
+	if (s->kind == ST_STORE)
+		add_candidate(w->cs, w->a, s);
+	return false; /* visit every statement */
+}
+
 static void collect_stores(const Stmt *s, Arena *a, OcCandidates *cs)
 {
-	switch (s->kind) {
-	case ST_SEQ:
-		for (int i = 0; i < s->u.seq.n; i++)
-			collect_stores(s->u.seq.items[i], a, cs);
-		return;
-	case ST_FOR: collect_stores(s->u.loop.body, a, cs); return;
-	case ST_IF:
-		collect_stores(s->u.cond.then_s, a, cs);
-		if (s->u.cond.else_s)
-			collect_stores(s->u.cond.else_s, a, cs);
-		return;
-	case ST_STORE: add_candidate(cs, a, s); return;
-	case ST_ALLOC: collect_stores(s->u.alloc.body, a, cs); return;
-	case ST_BLOCK: collect_stores(s->u.block.body, a, cs); return;
-	case ST_LET: collect_stores(s->u.let.body, a, cs); return;
-	case ST_ASSUME: case ST_EVAL: case ST_PASS: case ST_COUNT:
-		return;
-	}
+	StoreWalk w = {a, cs};
+	stmt_find(s, add_store, &w);
 }
 
 RwStatus rw_store_candidates(RwCtx *c, const char *block, OcCandidates *out)
 {
 	memset(out, 0, sizeof *out);
-	const Stmt *scope = c->func->body;
-	if (block) {
-		scope = rw_find_block(c->func, block);
-		if (!scope)
-			return rw_fail(c, RW_BAD_INPUT, c->call_span, "no block '%s' in function '%s'",
-				       block, c->func->name);
-	}
-	collect_stores(scope, c->arena, out);
-	return RW_OK;
+	const Stmt *scope;
+	RwStatus st = candidate_scope(c, block, &scope);
+	if (st == RW_OK)
+		collect_stores(scope, c->arena, out);
+	return st;
 }

@@ -64,53 +64,37 @@ static bool bl_has(const BufList *l, const Buffer *b)
 	return false;
 }
 
+static bool add_read(const Expr *e, void *l)
+{
+	if (e->kind == EX_LOAD)
+		bl_add(l, e->u.load.buf);
+	return false; /* visit every node */
+}
+
 static void reads_of(const Expr *e, BufList *l)
 {
-	switch (e->kind) {
-	case EX_INT: case EX_FLOAT: case EX_VAR: case EX_UNDEF:
-		return;
-	case EX_LOAD:
-		bl_add(l, e->u.load.buf);
-		for (int i = 0; i < e->u.load.nidx; i++)
-			reads_of(e->u.load.idx[i], l);
-		return;
-	case EX_BIN: reads_of(e->u.bin.a, l); reads_of(e->u.bin.b, l); return;
-	case EX_NOT: case EX_NEG: case EX_CAST: reads_of(e->u.un.a, l); return;
-	case EX_SELECT:
-		reads_of(e->u.sel.cond, l);
-		reads_of(e->u.sel.a, l);
-		reads_of(e->u.sel.b, l);
-		return;
-	case EX_LET: reads_of(e->u.let.value, l); reads_of(e->u.let.body, l); return;
-	case EX_COUNT: return;
-	}
+	expr_any(e, add_read, l);
 }
 
 /* Buffers written in s, except by the statement `skip` (a fact's own
  * store). */
+typedef struct Writes {
+	const Stmt *skip;
+	BufList *l;
+} Writes;
+
+static bool add_write(const Stmt *s, void *ud)
+{
+	Writes *w = ud;
+	if (s->kind == ST_STORE && s != w->skip)
+		bl_add(w->l, s->u.store.buf);
+	return false; /* visit every statement */
+}
+
 static void writes_of(const Stmt *s, const Stmt *skip, BufList *l)
 {
-	switch (s->kind) {
-	case ST_SEQ:
-		for (int i = 0; i < s->u.seq.n; i++)
-			writes_of(s->u.seq.items[i], skip, l);
-		return;
-	case ST_FOR: writes_of(s->u.loop.body, skip, l); return;
-	case ST_IF:
-		writes_of(s->u.cond.then_s, skip, l);
-		if (s->u.cond.else_s)
-			writes_of(s->u.cond.else_s, skip, l);
-		return;
-	case ST_STORE:
-		if (s != skip)
-			bl_add(l, s->u.store.buf);
-		return;
-	case ST_ALLOC: writes_of(s->u.alloc.body, skip, l); return;
-	case ST_BLOCK: writes_of(s->u.block.body, skip, l); return;
-	case ST_LET: writes_of(s->u.let.body, skip, l); return;
-	case ST_ASSUME: case ST_EVAL: case ST_PASS: case ST_COUNT:
-		return;
-	}
+	Writes w = {skip, l};
+	stmt_find(s, add_write, &w);
 }
 
 /* Buffers written in s except by the one statement at `path` (depth
