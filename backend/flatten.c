@@ -138,31 +138,6 @@ static Context ctx_copy(Arena *a, const Context *c)
 	return r;
 }
 
-static bool is_scalar_param(const Func *f, const Var *v)
-{
-	for (int i = 0; i < f->nparams; i++)
-		if (f->params[i].kind == PARAM_SCALAR && f->params[i].var == v)
-			return true;
-	return false;
-}
-
-/* Whether e reads nothing but scalar parameters (no loads, no undef, no
- * other variables): a fact about the inputs alone. */
-static bool scalar_only(const Func *f, const Expr *e)
-{
-	switch (e->kind) {
-	case EX_INT: case EX_FLOAT: return true;
-	case EX_VAR: return is_scalar_param(f, e->u.var);
-	case EX_BIN: return scalar_only(f, e->u.bin.a) && scalar_only(f, e->u.bin.b);
-	case EX_NOT: case EX_NEG: case EX_CAST: return scalar_only(f, e->u.un.a);
-	case EX_SELECT:
-		return scalar_only(f, e->u.sel.cond) && scalar_only(f, e->u.sel.a) &&
-		       scalar_only(f, e->u.sel.b);
-	case EX_LOAD: case EX_UNDEF: case EX_LET: case EX_COUNT: return false;
-	}
-	return false;
-}
-
 /* The entry facts: T.assume statements at the top of the body (before
  * anything else but other assumes, blocks and sequences) about scalar
  * parameters only. They hold for every admissible input. */
@@ -177,7 +152,7 @@ static bool entry_facts(Arena *a, const Func *f, const Stmt *s, Context *c)
 	case ST_BLOCK:
 		return entry_facts(a, f, s->u.block.body, c);
 	case ST_ASSUME:
-		if (scalar_only(f, s->u.expr))
+		if (an_scalar_only(f, s->u.expr))
 			ctx_add_hyp(a, c, s->u.expr);
 		return true;
 	case ST_PASS:

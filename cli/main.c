@@ -195,10 +195,11 @@ static int write_text(const char *path, const char *text)
 	return 0;
 }
 
-static int cmd_run(vs_context *ctx, const Opts *o)
+/* Parse the one kernel file and open a schedule on it with the options
+ * given; 0, or the exit status when that fails. */
+static int open_schedule(vs_context *ctx, const Opts *o, vs_schedule **out)
 {
-	if (o->npos != 1)
-		return die_usage("run needs exactly one kernel file", NULL);
+	*out = NULL;
 	vs_module *m = vs_parse_file(ctx, o->pos[0]);
 	if (!m) {
 		print_error(ctx);
@@ -215,6 +216,18 @@ static int cmd_run(vs_context *ctx, const Opts *o)
 		print_error(ctx);
 		return 2;
 	}
+	*out = s;
+	return 0;
+}
+
+static int cmd_run(vs_context *ctx, const Opts *o)
+{
+	if (o->npos != 1)
+		return die_usage("run needs exactly one kernel file", NULL);
+	vs_schedule *s;
+	int failed = open_schedule(ctx, o, &s);
+	if (failed)
+		return failed;
 	vs_status st = VS_OK;
 	if (o->schedule)
 		st = vs_run_script_file(s, o->schedule);
@@ -315,22 +328,10 @@ static int schedule_and_build(vs_context *ctx, const Opts *o, const char *cmd,
 	*sched = NULL;
 	if (o->npos != 1)
 		return die_usage(cmd, "needs exactly one kernel file");
-	vs_module *m = vs_parse_file(ctx, o->pos[0]);
-	if (!m) {
-		print_error(ctx);
-		return 2;
-	}
-	vs_options opt = {0};
-	opt.timeout_ms = o->timeout_ms;
-	opt.log_dir = o->log;
-	if (o->floatmode && strcmp(o->floatmode, "ieee") != 0 && strcmp(o->floatmode, "real") != 0)
-		return die_usage("--float must be real or ieee", o->floatmode);
-	opt.float_ieee = o->floatmode && strcmp(o->floatmode, "ieee") == 0;
-	vs_schedule *s = vs_schedule_new(ctx, m, &opt);
-	if (!s) {
-		print_error(ctx);
-		return 2;
-	}
+	vs_schedule *s;
+	int failed = open_schedule(ctx, o, &s);
+	if (failed)
+		return failed;
 	*sched = s;
 	vs_status st = o->schedule ? vs_run_script_file(s, o->schedule) : VS_OK;
 	if (st != VS_OK) {

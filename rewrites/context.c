@@ -53,42 +53,6 @@ RwStatus rw_find_loop(RwCtx *c, const char *name, StmtCtx *out)
 	return st;
 }
 
-static bool is_scalar_param(const Func *f, const Var *v)
-{
-	for (int i = 0; i < f->nparams; i++)
-		if (f->params[i].kind == PARAM_SCALAR && f->params[i].var == v)
-			return true;
-	return false;
-}
-
-/* Only scalar parameters (no loop vars, no loads, no undef). */
-static bool scalar_only(const Func *f, const Expr *e)
-{
-	switch (e->kind) {
-	case EX_INT:
-	case EX_FLOAT:
-		return true;
-	case EX_VAR:
-		return is_scalar_param(f, e->u.var);
-	case EX_LOAD:
-	case EX_UNDEF:
-	case EX_LET:
-		return false;
-	case EX_BIN:
-		return scalar_only(f, e->u.bin.a) && scalar_only(f, e->u.bin.b);
-	case EX_NOT:
-	case EX_NEG:
-	case EX_CAST:
-		return scalar_only(f, e->u.un.a);
-	case EX_SELECT:
-		return scalar_only(f, e->u.sel.cond) && scalar_only(f, e->u.sel.a) &&
-		       scalar_only(f, e->u.sel.b);
-	case EX_COUNT:
-		break;
-	}
-	abort();
-}
-
 /* T.assume facts over scalar parameters that every execution reaches
  * (not under a loop or a branch). Scalars never change, so a fact that
  * must hold where it stands holds everywhere; an input that breaks it
@@ -101,7 +65,7 @@ static void add_scalar_facts(RwCtx *c, Obligation *o, const Stmt *s)
 			add_scalar_facts(c, o, s->u.seq.items[i]);
 		return;
 	case ST_ASSUME:
-		if (scalar_only(c->func, s->u.expr))
+		if (an_scalar_only(c->func, s->u.expr))
 			obligation_add_hyp(c->arena, o, s->u.expr);
 		return;
 	case ST_ALLOC:

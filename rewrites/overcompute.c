@@ -286,25 +286,6 @@ typedef struct Overwriter {
 			     at W's level */
 } Overwriter;
 
-/* The statement reached from root by the first `depth` steps of path. */
-static const Stmt *stmt_at_path(const Stmt *cur, const int *path, int depth)
-{
-	for (int d = 0; d < depth && cur; d++) {
-		int k = path[d];
-		switch (cur->kind) {
-		case ST_SEQ: cur = cur->u.seq.items[k]; break;
-		case ST_FOR: cur = cur->u.loop.body; break;
-		case ST_IF: cur = k == 0 ? cur->u.cond.then_s : cur->u.cond.else_s; break;
-		case ST_ALLOC: cur = cur->u.alloc.body; break;
-		case ST_BLOCK: cur = cur->u.block.body; break;
-		case ST_LET: cur = cur->u.let.body; break;
-		case ST_STORE: case ST_ASSUME: case ST_EVAL: case ST_PASS: case ST_COUNT:
-			return NULL;
-		}
-	}
-	return cur;
-}
-
 /* The (skip+1)-th later stage writing x, searching outward from the
  * candidate; the statements passed on the way (earlier stages among them)
  * are `between`. */
@@ -314,7 +295,7 @@ static bool find_overwriter(const Func *f, const StmtCtx *sc, const Buffer *x, i
 	const Stmt *levels[AN_MAX_DEPTH];
 	int n = 0;
 	for (int d = 0; d < sc->depth; d++) {
-		const Stmt *cur = stmt_at_path(f->body, sc->path, d);
+		const Stmt *cur = an_stmt_at(f->body, sc->path, d);
 		if (!cur)
 			break;
 		levels[n++] = cur;
@@ -432,8 +413,8 @@ static bool dead_obligations(Instance *in, const Access *w, const Func *real, in
 		return false;
 	const Stage *st = &ow.stage;
 	/* the statement at W's level that holds the candidate, as it was */
-	const Stmt *branch = stmt_at_path(real->body, in->sc->path, ow.branch_depth);
-	const Stmt *branch_now = stmt_at_path(c->func->body, in->sc->path, ow.branch_depth);
+	const Stmt *branch = an_stmt_at(real->body, in->sc->path, ow.branch_depth);
+	const Stmt *branch_now = an_stmt_at(c->func->body, in->sc->path, ow.branch_depth);
 	if (!branch || !branch_now)
 		return false;
 	/* The obligations' loads read the state of the extra instance. Between
@@ -560,7 +541,7 @@ static void race_obligations(RwCtx *c, const StmtCtx *sc, const Func *out, Oblig
 	for (int d = 0; d < sc->depth && cur; d++) {
 		if (runs_at_once(cur))
 			loop_races(c, out, cur, into);
-		cur = an_stmt_at((Stmt *)cur, &sc->path[d], 1);
+		cur = an_stmt_at(cur, &sc->path[d], 1);
 	}
 	if (cur)
 		inner_races(c, out, cur, into);

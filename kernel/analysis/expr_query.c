@@ -263,3 +263,39 @@ int an_written_buffers(Arena *a, const Stmt *s, Buffer ***out)
 	*out = set.items;
 	return set.n;
 }
+
+bool an_is_scalar_param(const Func *f, const Var *v)
+{
+	for (int i = 0; i < f->nparams; i++)
+		if (f->params[i].kind == PARAM_SCALAR && f->params[i].var == v)
+			return true;
+	return false;
+}
+
+/* Only scalar parameters (no loop vars, no loads, no undef). */
+bool an_scalar_only(const Func *f, const Expr *e)
+{
+	switch (e->kind) {
+	case EX_INT:
+	case EX_FLOAT:
+		return true;
+	case EX_VAR:
+		return an_is_scalar_param(f, e->u.var);
+	case EX_LOAD:
+	case EX_UNDEF:
+	case EX_LET:
+		return false;
+	case EX_BIN:
+		return an_scalar_only(f, e->u.bin.a) && an_scalar_only(f, e->u.bin.b);
+	case EX_NOT:
+	case EX_NEG:
+	case EX_CAST:
+		return an_scalar_only(f, e->u.un.a);
+	case EX_SELECT:
+		return an_scalar_only(f, e->u.sel.cond) && an_scalar_only(f, e->u.sel.a) &&
+		       an_scalar_only(f, e->u.sel.b);
+	case EX_COUNT:
+		break;
+	}
+	abort();
+}

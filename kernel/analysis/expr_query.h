@@ -22,6 +22,11 @@ const Stmt *an_first_store(const Stmt *s, const Buffer *b);
 bool an_allocates(const Stmt *s, const Buffer *b);
 /* True if some loop of s is named `name`. */
 bool an_has_loop_named(const Stmt *s, const char *name);
+/* True if v is a scalar parameter of f; if e reads nothing but scalar
+ * parameters and constants (no loop variables, loads, T.undef() or lets):
+ * a fact about the inputs alone. */
+bool an_is_scalar_param(const Func *f, const Var *v);
+bool an_scalar_only(const Func *f, const Expr *e);
 /* True if e holds a T.undef(). */
 bool an_expr_has_undef(const Expr *e);
 

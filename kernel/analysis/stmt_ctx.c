@@ -206,9 +206,9 @@ void an_lookup_loop(Arena *a, const Func *fn, const char *name, int want,
 	out->names = sb_take(&f.names);
 }
 
-Stmt *an_stmt_at(Stmt *root, const int *path, int depth)
+Stmt *an_stmt_at(const Stmt *root, const int *path, int depth)
 {
-	Stmt *cur = root;
+	Stmt *cur = (Stmt *)root; /* the IR is immutable: const only guards the caller's intent */
 	for (int d = 0; d < depth && cur; d++) {
 		int k = path[d];
 		switch (cur->kind) {

@@ -30,7 +30,7 @@ typedef void (*StmtVisitor)(void *ud, Stmt *s, const StmtCtx *ctx);
 void an_walk(Arena *a, const Func *f, StmtVisitor fn, void *ud);
 
 /* The statement reached from root by the first `depth` steps of path. */
-Stmt *an_stmt_at(Stmt *root, const int *path, int depth);
+Stmt *an_stmt_at(const Stmt *root, const int *path, int depth);
 
 /* The context of statement `target` (found by identity) in fn. */
 bool an_find_stmt(Arena *a, const Func *fn, const Stmt *target, StmtCtx *out);
