@@ -103,6 +103,14 @@ static bool expect(Parser *p, const char *s, const char *what)
 
 static bool at_kind(Parser *p, TokKind k) { return peek(p)->kind == k; }
 
+/* True if the next tokens are `T . name` (any name when name is NULL). */
+static bool at_t_name(Parser *p, const char *name)
+{
+	const Token *n = peek_at(p, 2);
+	return tok_is(peek(p), "T") && tok_is(peek_at(p, 1), ".") &&
+	       n->kind == TK_NAME && (!name || strcmp(n->text, name) == 0);
+}
+
 static const char *expect_name(Parser *p, const char *what)
 {
 	Token *t = peek(p);
@@ -146,18 +154,27 @@ static Span span_from(Parser *p, const Token *first)
 	return sp;
 }
 
+/* items (n in use, room for *cap) with room for one more: when full, an
+ * arena copy of twice the size (first_cap when there was none). */
+static void *grow(Arena *a, void *items, int n, int *cap, int first_cap,
+		  size_t size)
+{
+	if (n < *cap)
+		return items;
+	int ncap = *cap ? *cap * 2 : first_cap;
+	void *bigger = arena_alloc(a, size * (size_t)ncap);
+	if (n)
+		memcpy(bigger, items, size * (size_t)n);
+	*cap = ncap;
+	return bigger;
+}
+
 /* ---------- scopes ---------- */
 
 static void bind(Parser *p, const char *name, Var *v, Buffer *b)
 {
-	if (p->nbinds == p->capbinds) {
-		int cap = p->capbinds ? p->capbinds * 2 : 32;
-		Binding *nb = arena_alloc(p->a, sizeof(Binding) * (size_t)cap);
-		if (p->nbinds)
-			memcpy(nb, p->binds, sizeof(Binding) * (size_t)p->nbinds);
-		p->binds = nb;
-		p->capbinds = cap;
-	}
+	p->binds = grow(p->a, p->binds, p->nbinds, &p->capbinds, 32,
+			sizeof(Binding));
 	Binding *x = &p->binds[p->nbinds++];
 	x->name = name;
 	x->kind = v ? BIND_VAR : BIND_BUF;
@@ -542,20 +559,41 @@ typedef struct Args {
 
 static Expr *parse_expr(Parser *p);
 
-/* Index of the token matching the bracket at p->pos + 0, or -1. */
+static bool is_open_bracket(const Token *t)
+{
+	return tok_is(t, "(") || tok_is(t, "[") || tok_is(t, "{");
+}
+
+static bool is_close_bracket(const Token *t)
+{
+	return tok_is(t, ")") || tok_is(t, "]") || tok_is(t, "}");
+}
+
+/* Index of the token matching the bracket at token index `at`, or -1. */
 static int matching(Parser *p, int at)
 {
 	int depth = 0;
 	for (int i = at; i < p->ntoks; i++) {
 		Token *t = &p->toks[i];
-		if (tok_is(t, "(") || tok_is(t, "[") || tok_is(t, "{"))
+		if (is_open_bracket(t))
 			depth++;
-		else if (tok_is(t, ")") || tok_is(t, "]") || tok_is(t, "}")) {
-			if (--depth == 0)
-				return i;
-		}
+		else if (is_close_bracket(t) && --depth == 0)
+			return i;
 	}
 	return -1;
+}
+
+/* Skip the bracketed group that opens at peek (a dict argument, a
+ * decorator's arguments). */
+static bool skip_bracketed(Parser *p)
+{
+	int end = matching(p, p->pos);
+	if (end < 0) {
+		error_at(p, peek(p)->span, "'%s' was never closed", peek(p)->text);
+		return false;
+	}
+	p->pos = end + 1;
+	return true;
 }
 
 /* True if the parenthesis at p->pos opens a tuple: `()` or a top-level
@@ -570,9 +608,9 @@ static bool paren_is_tuple(Parser *p)
 	int depth = 0;
 	for (int i = p->pos + 1; i < end; i++) {
 		Token *t = &p->toks[i];
-		if (tok_is(t, "(") || tok_is(t, "[") || tok_is(t, "{"))
+		if (is_open_bracket(t))
 			depth++;
-		else if (tok_is(t, ")") || tok_is(t, "]") || tok_is(t, "}"))
+		else if (is_close_bracket(t))
 			depth--;
 		else if (depth == 0 && tok_is(t, ","))
 			return true;
@@ -586,12 +624,7 @@ static bool parse_expr_list(Parser *p, const char *close, int *n, Expr ***items)
 	int cap = 4, cnt = 0;
 	Expr **xs = arena_alloc(p->a, sizeof(Expr *) * (size_t)cap);
 	while (!p->failed && !tok_is(peek(p), close)) {
-		if (cnt == cap) {
-			Expr **nx = arena_alloc(p->a, sizeof(Expr *) * (size_t)cap * 2);
-			memcpy(nx, xs, sizeof(Expr *) * (size_t)cnt);
-			xs = nx;
-			cap *= 2;
-		}
+		xs = grow(p->a, xs, cnt, &cap, 4, sizeof(Expr *));
 		Expr *e = finish_expr(parse_expr(p));
 		if (!e)
 			return false;
@@ -622,12 +655,8 @@ static bool parse_value(Parser *p, Val *v)
 		if (!parse_expr_list(p, tok_is(t, "[") ? "]" : ")", &v->n, &v->items))
 			return false;
 	} else if (tok_is(t, "{")) {
-		int end = matching(p, p->pos);
-		if (end < 0) {
-			error_at(p, t->span, "'{' was never closed");
+		if (!skip_bracketed(p))
 			return false;
-		}
-		p->pos = end + 1;
 		v->kind = VAL_DICT;
 	} else {
 		v->kind = VAL_EXPR;
@@ -649,12 +678,7 @@ static bool parse_args(Parser *p, const char *callee, const char *close,
 	int cap = 4;
 	out->v = arena_alloc(p->a, sizeof(Val) * (size_t)cap);
 	while (!p->failed && !tok_is(peek(p), close)) {
-		if (out->n == cap) {
-			Val *nv = arena_alloc(p->a, sizeof(Val) * (size_t)cap * 2);
-			memcpy(nv, out->v, sizeof(Val) * (size_t)out->n);
-			out->v = nv;
-			cap *= 2;
-		}
+		out->v = grow(p->a, out->v, out->n, &cap, 4, sizeof(Val));
 		Val *v = &out->v[out->n];
 		memset(v, 0, sizeof *v);
 		if (peek(p)->kind == TK_NAME && tok_is(peek_at(p, 1), "=")) {
@@ -817,14 +841,21 @@ static bool val_axis_separators(Parser *p, Val *v, Buffer *b)
 
 static Expr *parse_ternary(Parser *p);
 
+/* One level deeper into parentheses or unary operators; false (and an
+ * error at sp) past MAX_EXPR_DEPTH. The caller decrements p->depth when
+ * it comes back out. */
+static bool enter_nested(Parser *p, Span sp)
+{
+	if (++p->depth <= MAX_EXPR_DEPTH)
+		return true;
+	error_at(p, sp, "expression nested too deeply");
+	return false;
+}
+
 static Expr *parse_expr(Parser *p)
 {
-	if (p->failed)
+	if (p->failed || !enter_nested(p, peek(p)->span))
 		return NULL;
-	if (++p->depth > MAX_EXPR_DEPTH) {
-		error_at(p, peek(p)->span, "expression nested too deeply");
-		return NULL;
-	}
 	Expr *e = parse_ternary(p);
 	p->depth--;
 	return e;
@@ -1117,10 +1148,8 @@ static Expr *parse_unary(Parser *p)
 			return ir_float(p->a, neg ? -n->fval : n->fval, DT_FLOAT32,
 					span_from(p, t));
 		}
-		if (++p->depth > MAX_EXPR_DEPTH) {
-			error_at(p, t->span, "expression nested too deeply");
+		if (!enter_nested(p, t->span))
 			return NULL;
-		}
 		Expr *e = parse_unary(p);
 		p->depth--;
 		if (!e || is_handle(p, e))
@@ -1143,19 +1172,44 @@ static Expr *parse_unary(Parser *p)
 	return parse_atom(p);
 }
 
-static int mul_op(const Token *t, BinOp *op)
+/* The operator a token spells at one precedence level, if any. */
+static bool find_op(const Token *t, const char *const *spellings,
+		    const BinOp *ops, BinOp *op)
 {
-	if (tok_is(t, "*"))
-		*op = OP_MUL;
-	else if (tok_is(t, "/"))
-		*op = OP_DIV;
-	else if (tok_is(t, "//"))
-		*op = OP_FLOORDIV;
-	else if (tok_is(t, "%"))
-		*op = OP_FLOORMOD;
-	else
-		return 0;
-	return 1;
+	for (int i = 0; spellings[i]; i++)
+		if (tok_is(t, spellings[i])) {
+			*op = ops[i];
+			return true;
+		}
+	return false;
+}
+
+static bool mul_op(const Token *t, BinOp *op)
+{
+	static const char *const s[] = {"*", "/", "//", "%", NULL};
+	static const BinOp ops[] = {OP_MUL, OP_DIV, OP_FLOORDIV, OP_FLOORMOD};
+	return find_op(t, s, ops, op);
+}
+
+static bool add_op(const Token *t, BinOp *op)
+{
+	static const char *const s[] = {"+", "-", NULL};
+	static const BinOp ops[] = {OP_ADD, OP_SUB};
+	return find_op(t, s, ops, op);
+}
+
+static bool and_op(const Token *t, BinOp *op)
+{
+	static const char *const s[] = {"and", NULL};
+	static const BinOp ops[] = {OP_AND};
+	return find_op(t, s, ops, op);
+}
+
+static bool or_op(const Token *t, BinOp *op)
+{
+	static const char *const s[] = {"or", NULL};
+	static const BinOp ops[] = {OP_OR};
+	return find_op(t, s, ops, op);
 }
 
 static bool chain_too_long(Parser *p, int *count)
@@ -1166,46 +1220,43 @@ static bool chain_too_long(Parser *p, int *count)
 	return true;
 }
 
-static Expr *parse_mul(Parser *p)
+/* A left-associative chain `x op y op z` of one precedence level, each
+ * link spanning from x. An `and` / `or` link has always been given the
+ * span up to its operator (`a and b` spans `a and`): kept, so that
+ * diagnostics stay as they were. */
+static Expr *parse_chain(Parser *p, Expr *(*operand)(Parser *),
+			 bool (*op_of)(const Token *, BinOp *),
+			 bool span_to_operator)
 {
 	Token *first = peek(p);
-	Expr *e = parse_unary(p);
+	Expr *e = operand(p);
 	BinOp op;
 	int count = 0;
-	while (e && mul_op(peek(p), &op) && !chain_too_long(p, &count)) {
+	while (e && op_of(peek(p), &op) && !chain_too_long(p, &count)) {
 		next(p);
-		Expr *r = parse_unary(p);
-		e = make_bin(p, op, e, r, span_from(p, first));
+		Span to_operator = span_from(p, first);
+		Expr *r = operand(p);
+		e = make_bin(p, op, e, r,
+			     span_to_operator ? to_operator : span_from(p, first));
 	}
 	return p->failed ? NULL : e;
+}
+
+static Expr *parse_mul(Parser *p)
+{
+	return parse_chain(p, parse_unary, mul_op, false);
 }
 
 static Expr *parse_add(Parser *p)
 {
-	Token *first = peek(p);
-	Expr *e = parse_mul(p);
-	int count = 0;
-	while (e && (tok_is(peek(p), "+") || tok_is(peek(p), "-")) &&
-	       !chain_too_long(p, &count)) {
-		BinOp op = tok_is(next(p), "+") ? OP_ADD : OP_SUB;
-		Expr *r = parse_mul(p);
-		e = make_bin(p, op, e, r, span_from(p, first));
-	}
-	return p->failed ? NULL : e;
+	return parse_chain(p, parse_mul, add_op, false);
 }
 
 static bool cmp_op(const Token *t, BinOp *op)
 {
-	static const struct { const char *s; BinOp op; } ops[] = {
-		{"==", OP_EQ}, {"!=", OP_NE}, {"<", OP_LT},
-		{"<=", OP_LE}, {">", OP_GT},  {">=", OP_GE},
-	};
-	for (size_t i = 0; i < sizeof ops / sizeof ops[0]; i++)
-		if (tok_is(t, ops[i].s)) {
-			*op = ops[i].op;
-			return true;
-		}
-	return false;
+	static const char *const s[] = {"==", "!=", "<", "<=", ">", ">=", NULL};
+	static const BinOp ops[] = {OP_EQ, OP_NE, OP_LT, OP_LE, OP_GT, OP_GE};
+	return find_op(t, s, ops, op);
 }
 
 /* `a < b <= c` is `a < b and b <= c`. */
@@ -1242,10 +1293,8 @@ static Expr *parse_not(Parser *p)
 	if (!tok_is(t, "not"))
 		return parse_compare(p);
 	next(p);
-	if (++p->depth > MAX_EXPR_DEPTH) {
-		error_at(p, t->span, "expression nested too deeply");
+	if (!enter_nested(p, t->span))
 		return NULL;
-	}
 	Expr *e = parse_not(p);
 	p->depth--;
 	if (!e || !check_bool_expr(p, e, "the operand of 'not'"))
@@ -1255,26 +1304,12 @@ static Expr *parse_not(Parser *p)
 
 static Expr *parse_and(Parser *p)
 {
-	Token *first = peek(p);
-	Expr *e = parse_not(p);
-	int count = 0;
-	while (e && tok_is(peek(p), "and") && !chain_too_long(p, &count)) {
-		next(p);
-		e = make_bin(p, OP_AND, e, parse_not(p), span_from(p, first));
-	}
-	return p->failed ? NULL : e;
+	return parse_chain(p, parse_not, and_op, true);
 }
 
 static Expr *parse_or(Parser *p)
 {
-	Token *first = peek(p);
-	Expr *e = parse_and(p);
-	int count = 0;
-	while (e && tok_is(peek(p), "or") && !chain_too_long(p, &count)) {
-		next(p);
-		e = make_bin(p, OP_OR, e, parse_and(p), span_from(p, first));
-	}
-	return p->failed ? NULL : e;
+	return parse_chain(p, parse_and, or_op, true);
 }
 
 /* Python's `a if c else b`. */
@@ -1311,14 +1346,7 @@ typedef struct StmtList {
 
 static void list_push(Parser *p, StmtList *l, Stmt *s)
 {
-	if (l->n == l->cap) {
-		int cap = l->cap ? l->cap * 2 : 8;
-		Stmt **ni = arena_alloc(p->a, sizeof(Stmt *) * (size_t)cap);
-		if (l->n)
-			memcpy(ni, l->items, sizeof(Stmt *) * (size_t)l->n);
-		l->items = ni;
-		l->cap = cap;
-	}
+	l->items = grow(p->a, l->items, l->n, &l->cap, 8, sizeof(Stmt *));
 	l->items[l->n++] = s;
 }
 
@@ -1456,8 +1484,7 @@ static Stmt *parse_for(Parser *p)
 	if (tok_is(it, "range")) {
 		next(p);
 		callee = "range";
-	} else if (tok_is(it, "T") && tok_is(peek_at(p, 1), ".") &&
-		   peek_at(p, 2)->kind == TK_NAME) {
+	} else if (at_t_name(p, NULL)) {
 		next(p);
 		next(p);
 		const char *fn = next(p)->text;
@@ -1551,18 +1578,25 @@ static Stmt *parse_for(Parser *p)
 	return body;
 }
 
-/* One `if` or `elif` header and its suite; the keyword is at peek. */
-static bool parse_if_branch(Parser *p, Expr **cond, Stmt **then_s, Span *header)
+/* One `if` or `elif` header and its suite. */
+typedef struct IfBranch {
+	Expr *cond;
+	Stmt *then_s;
+	Span header;
+} IfBranch;
+
+/* One branch; the keyword is at peek. */
+static bool parse_if_branch(Parser *p, IfBranch *br)
 {
 	Token *first = next(p);
 	Expr *c = finish_expr(parse_expr(p));
 	if (!c || !check_bool_expr(p, c, "an if condition") ||
 	    !expect(p, ":", "after if condition"))
 		return false;
-	*header = span_from(p, first);
-	*cond = c;
-	*then_s = parse_suite(p, "if", false);
-	return *then_s != NULL;
+	br->header = span_from(p, first);
+	br->cond = c;
+	br->then_s = parse_suite(p, "if", false);
+	return br->then_s != NULL;
 }
 
 /* if / elif ... / else, built from the last branch backwards so that a
@@ -1570,23 +1604,10 @@ static bool parse_if_branch(Parser *p, Expr **cond, Stmt **then_s, Span *header)
 static Stmt *parse_if(Parser *p)
 {
 	int n = 0, cap = 4;
-	Expr **conds = arena_alloc(p->a, sizeof(Expr *) * (size_t)cap);
-	Stmt **thens = arena_alloc(p->a, sizeof(Stmt *) * (size_t)cap);
-	Span *spans = arena_alloc(p->a, sizeof(Span) * (size_t)cap);
+	IfBranch *brs = arena_alloc(p->a, sizeof(IfBranch) * (size_t)cap);
 	do {
-		if (n == cap) {
-			Expr **nc = arena_alloc(p->a, sizeof(Expr *) * (size_t)cap * 2);
-			Stmt **nt = arena_alloc(p->a, sizeof(Stmt *) * (size_t)cap * 2);
-			Span *ns = arena_alloc(p->a, sizeof(Span) * (size_t)cap * 2);
-			memcpy(nc, conds, sizeof(Expr *) * (size_t)n);
-			memcpy(nt, thens, sizeof(Stmt *) * (size_t)n);
-			memcpy(ns, spans, sizeof(Span) * (size_t)n);
-			conds = nc;
-			thens = nt;
-			spans = ns;
-			cap *= 2;
-		}
-		if (!parse_if_branch(p, &conds[n], &thens[n], &spans[n]))
+		brs = grow(p->a, brs, n, &cap, 4, sizeof(IfBranch));
+		if (!parse_if_branch(p, &brs[n]))
 			return NULL;
 		n++;
 	} while (tok_is(peek(p), "elif"));
@@ -1600,15 +1621,14 @@ static Stmt *parse_if(Parser *p)
 			return NULL;
 	}
 	for (int k = n - 1; k >= 0; k--)
-		else_s = ir_if(p->a, conds[k], thens[k], else_s, spans[k]);
+		else_s = ir_if(p->a, brs[k].cond, brs[k].then_s, else_s, brs[k].header);
 	return else_s;
 }
 
 static Stmt *parse_with(Parser *p)
 {
 	Token *first = next(p); /* with */
-	if (!(tok_is(peek(p), "T") && tok_is(peek_at(p, 1), ".") &&
-	      tok_is(peek_at(p, 2), "block"))) {
+	if (!at_t_name(p, "block")) {
 		error_at(p, peek(p)->span, "expected T.block(\"name\") after 'with', "
 			 "found %s", found(p));
 		return NULL;
@@ -1714,18 +1734,16 @@ static bool parse_scope_name(Parser *p, Val *v, BufferScope *out)
 	return true;
 }
 
-/* `name = T.alloc_buffer(shape, dtype, scope=...)`. */
-static Stmt *parse_alloc(Parser *p, Token *first)
+/* The buffer `name` declared by the shape, dtype, scope and
+ * axis_separators arguments of T.Buffer, T.alloc_buffer or T.match_buffer
+ * (positional from index `off`); a missing shape is reported at `missing`. */
+static Buffer *buffer_from_args(Parser *p, const Args *args, int off,
+				const Token *name, Span missing)
 {
-	static const char *const kws[] = {"shape", "dtype", "scope", "axis_separators", NULL};
-	Args args;
-	if (!parse_args(p, "T.alloc_buffer", ")", &args) ||
-	    !check_args(p, &args, 0, 3, kws))
-		return NULL;
-	Val *sv = arg(&args, 0, "shape"), *dv = arg(&args, 1, "dtype"),
-	    *cv = arg(&args, 2, "scope");
+	Val *sv = arg(args, off, "shape"), *dv = arg(args, off + 1, "dtype"),
+	    *cv = arg(args, off + 2, "scope");
 	if (!sv) {
-		error_at(p, span_from(p, first), "T.alloc_buffer needs a shape");
+		error_at(p, missing, "%s needs a shape", args->callee);
 		return NULL;
 	}
 	int ndim;
@@ -1735,10 +1753,24 @@ static Stmt *parse_alloc(Parser *p, Token *first)
 	if (!val_shape(p, sv, &ndim, &shape) || (dv && !val_dtype(p, dv, &t)) ||
 	    (cv && !parse_scope_name(p, cv, &scope)))
 		return NULL;
-	Buffer *b = ir_buffer(p->a, first->text, t, ndim, shape, first->span);
+	Buffer *b = ir_buffer(p->a, name->text, t, ndim, shape, name->span);
 	b->scope = scope;
-	Val *av = arg(&args, -1, "axis_separators");
+	Val *av = arg(args, -1, "axis_separators");
 	if (av && !val_axis_separators(p, av, b))
+		return NULL;
+	return b;
+}
+
+/* `name = T.alloc_buffer(shape, dtype, scope=...)`. */
+static Stmt *parse_alloc(Parser *p, Token *first)
+{
+	static const char *const kws[] = {"shape", "dtype", "scope", "axis_separators", NULL};
+	Args args;
+	if (!parse_args(p, "T.alloc_buffer", ")", &args) ||
+	    !check_args(p, &args, 0, 3, kws))
+		return NULL;
+	Buffer *b = buffer_from_args(p, &args, 0, first, span_from(p, first));
+	if (!b)
 		return NULL;
 	bind(p, b->name, NULL, b);
 	return ir_alloc(p->a, b, NULL, span_from(p, first));
@@ -1792,23 +1824,8 @@ static bool parse_match_buffer(Parser *p, Token *first)
 			 hp->var->name);
 		return false;
 	}
-	Val *sv = arg(&args, off, "shape"), *dv = arg(&args, off + 1, "dtype"),
-	    *cv = arg(&args, off + 2, "scope");
-	if (!sv) {
-		error_at(p, sp, "T.match_buffer needs a shape");
-		return false;
-	}
-	int ndim;
-	Expr **shape;
-	DType t = DT_FLOAT32;
-	BufferScope scope = SCOPE_GLOBAL;
-	if (!val_shape(p, sv, &ndim, &shape) || (dv && !val_dtype(p, dv, &t)) ||
-	    (cv && !parse_scope_name(p, cv, &scope)))
-		return false;
-	hp->buf = ir_buffer(p->a, first->text, t, ndim, shape, first->span);
-	hp->buf->scope = scope;
-	Val *av = arg(&args, -1, "axis_separators");
-	if (av && !val_axis_separators(p, av, hp->buf))
+	hp->buf = buffer_from_args(p, &args, off, first, sp);
+	if (!hp->buf)
 		return false;
 	bind(p, hp->buf->name, NULL, hp->buf);
 	return true;
@@ -1823,8 +1840,7 @@ static Stmt *parse_assign(Parser *p, StmtList *out, bool *done)
 	*done = false;
 	if (accept(p, ":")) {
 		Token *tt = peek(p);
-		if (!(tok_is(tt, "T") && tok_is(peek_at(p, 1), ".") &&
-		      peek_at(p, 2)->kind == TK_NAME)) {
+		if (!at_t_name(p, NULL)) {
 			error_at(p, tt->span, "expected a dtype such as T.int32, found %s",
 				 found(p));
 			return NULL;
@@ -1926,8 +1942,7 @@ static bool parse_simple(Parser *p, StmtList *out)
 		next(p);
 		return true;
 	}
-	if (tok_is(t, "T") && tok_is(peek_at(p, 1), ".") &&
-	    peek_at(p, 2)->kind == TK_NAME) {
+	if (at_t_name(p, NULL)) {
 		bool ignored;
 		Stmt *s = parse_t_stmt(p, &ignored);
 		if (s)
@@ -2006,14 +2021,8 @@ static const char *parse_decorator(Parser *p)
 		last = expect_name(p, "a decorator name");
 	if (!last)
 		return NULL;
-	if (tok_is(peek(p), "(")) {
-		int end = matching(p, p->pos);
-		if (end < 0) {
-			error_at(p, peek(p)->span, "'(' was never closed");
-			return NULL;
-		}
-		p->pos = end + 1;
-	}
+	if (tok_is(peek(p), "(") && !skip_bracketed(p))
+		return NULL;
 	return expect_newline(p, "decorator") ? last : NULL;
 }
 
@@ -2032,25 +2041,7 @@ static Buffer *parse_buffer_annotation(Parser *p, Token *name)
 	if (!parse_args(p, "T.Buffer", close, &args) ||
 	    !check_args(p, &args, 0, 2, kws))
 		return NULL;
-	Val *sv = arg(&args, 0, "shape"), *dv = arg(&args, 1, "dtype"),
-	    *cv = arg(&args, 2, "scope");
-	if (!sv) {
-		error_at(p, args.open->span, "T.Buffer needs a shape");
-		return NULL;
-	}
-	int ndim;
-	Expr **shape;
-	DType t = DT_FLOAT32;
-	BufferScope scope = SCOPE_GLOBAL;
-	if (!val_shape(p, sv, &ndim, &shape) || (dv && !val_dtype(p, dv, &t)) ||
-	    (cv && !parse_scope_name(p, cv, &scope)))
-		return NULL;
-	Buffer *b = ir_buffer(p->a, name->text, t, ndim, shape, name->span);
-	b->scope = scope;
-	Val *av = arg(&args, -1, "axis_separators");
-	if (av && !val_axis_separators(p, av, b))
-		return NULL;
-	return b;
+	return buffer_from_args(p, &args, 0, name, args.open->span);
 }
 
 /* Scalar parameters (`n: T.int32`) are bound before any parameter is
@@ -2096,8 +2087,7 @@ static bool parse_param(Parser *p, Param *out)
 		}
 	}
 	Token *tt = peek(p);
-	if (!(tok_is(tt, "T") && tok_is(peek_at(p, 1), ".") &&
-	      peek_at(p, 2)->kind == TK_NAME)) {
+	if (!at_t_name(p, NULL)) {
 		error_at(p, tt->span, "expected a parameter type (T.Buffer[...], "
 			 "T.handle or a dtype such as T.int32), found %s", found(p));
 		return false;
@@ -2135,12 +2125,7 @@ static bool parse_params(Parser *p)
 	p->nparams = 0;
 	prebind_scalars(p, p->pos - 1);
 	while (!p->failed && !tok_is(peek(p), ")")) {
-		if (p->nparams == cap) {
-			Param *np = arena_alloc(p->a, sizeof(Param) * (size_t)cap * 2);
-			memcpy(np, p->params, sizeof(Param) * (size_t)p->nparams);
-			p->params = np;
-			cap *= 2;
-		}
+		p->params = grow(p->a, p->params, p->nparams, &cap, 4, sizeof(Param));
 		if (!parse_param(p, &p->params[p->nparams]))
 			return false;
 		Param *pr = &p->params[p->nparams++];
@@ -2255,12 +2240,7 @@ static Module *parse_class(Parser *p, Token *first)
 					 f->name);
 				return NULL;
 			}
-		if (n == cap) {
-			Func **nf = arena_alloc(p->a, sizeof(Func *) * (size_t)cap * 2);
-			memcpy(nf, funcs, sizeof(Func *) * (size_t)n);
-			funcs = nf;
-			cap *= 2;
-		}
+		funcs = grow(p->a, funcs, n, &cap, 4, sizeof(Func *));
 		funcs[n++] = f;
 	}
 	if (p->failed)
@@ -2394,15 +2374,26 @@ static bool expect_eof(Parser *p, const char *what)
 	return false;
 }
 
-Expr *parse_expr_range(Arena *a, const Source *src, int start, int end,
-		       const ParseScope *scope, DiagList *d)
+/* A parser over src->text[start, end) lexed as a lone expression, that
+ * sees scope's names. */
+static bool parser_for_range(Parser *p, Arena *a, const Source *src,
+			     int start, int end, const ParseScope *scope,
+			     DiagList *d)
 {
 	TokenList tl;
 	if (!lex_sub(a, src, start, end, d, &tl))
-		return NULL;
+		return false;
+	parser_init(p, a, src, d, &tl);
+	p->scope = scope;
+	return true;
+}
+
+Expr *parse_expr_range(Arena *a, const Source *src, int start, int end,
+		       const ParseScope *scope, DiagList *d)
+{
 	Parser p;
-	parser_init(&p, a, src, d, &tl);
-	p.scope = scope;
+	if (!parser_for_range(&p, a, src, start, end, scope, d))
+		return NULL;
 	if (at_kind(&p, TK_EOF)) {
 		error_at(&p, peek(&p)->span, "expected an expression, found nothing");
 		return NULL;
@@ -2421,9 +2412,7 @@ static bool parse_lambda_list(Parser *p, Lambda *l, const char *close)
 	l->body = arena_alloc(p->a, sizeof(Expr *) * (size_t)cap);
 	l->seps = arena_alloc(p->a, sizeof(int) * (size_t)scap);
 	while (!p->failed && !tok_is(peek(p), close)) {
-		if (tok_is(peek(p), "T") && tok_is(peek_at(p, 1), ".") &&
-		    tok_is(peek_at(p, 2), "axis_separator") &&
-		    !tok_is(peek_at(p, 3), "(")) {
+		if (at_t_name(p, "axis_separator") && !tok_is(peek_at(p, 3), "(")) {
 			last_sep = peek(p);
 			p->pos += 3;
 			/* separators sit strictly between indices: positions
@@ -2434,20 +2423,10 @@ static bool parse_lambda_list(Parser *p, Lambda *l, const char *close)
 					 "must stand between two indices");
 				return false;
 			}
-			if (l->nseps == scap) {
-				int *ns = arena_alloc(p->a, sizeof(int) * (size_t)scap * 2);
-				memcpy(ns, l->seps, sizeof(int) * (size_t)l->nseps);
-				l->seps = ns;
-				scap *= 2;
-			}
+			l->seps = grow(p->a, l->seps, l->nseps, &scap, 2, sizeof(int));
 			l->seps[l->nseps++] = l->nbody;
 		} else {
-			if (l->nbody == cap) {
-				Expr **nb = arena_alloc(p->a, sizeof(Expr *) * (size_t)cap * 2);
-				memcpy(nb, l->body, sizeof(Expr *) * (size_t)l->nbody);
-				l->body = nb;
-				cap *= 2;
-			}
+			l->body = grow(p->a, l->body, l->nbody, &cap, 4, sizeof(Expr *));
 			Expr *e = finish_expr(parse_expr(p));
 			if (!e)
 				return false;
@@ -2467,12 +2446,9 @@ static bool parse_lambda_list(Parser *p, Lambda *l, const char *close)
 Lambda *parse_lambda_range(Arena *a, const Source *src, int start, int end,
 			   const ParseScope *scope, DiagList *d)
 {
-	TokenList tl;
-	if (!lex_sub(a, src, start, end, d, &tl))
-		return NULL;
 	Parser p;
-	parser_init(&p, a, src, d, &tl);
-	p.scope = scope;
+	if (!parser_for_range(&p, a, src, start, end, scope, d))
+		return NULL;
 	Token *first = peek(&p);
 	if (!expect(&p, "lambda", "(an index map such as lambda i: [i // 4, i % 4])"))
 		return NULL;
@@ -2489,12 +2465,7 @@ Lambda *parse_lambda_range(Arena *a, const Source *src, int start, int end,
 					 t->text);
 				return NULL;
 			}
-		if (l->nparams == cap) {
-			Var **np = arena_alloc(a, sizeof(Var *) * (size_t)cap * 2);
-			memcpy(np, l->params, sizeof(Var *) * (size_t)l->nparams);
-			l->params = np;
-			cap *= 2;
-		}
+		l->params = grow(a, l->params, l->nparams, &cap, 4, sizeof(Var *));
 		Var *v = ir_var(a, t->text, DT_INT32, t->span);
 		l->params[l->nparams++] = v;
 		bind(&p, v->name, v, NULL);
