@@ -1073,6 +1073,40 @@ static Expr *parse_t_call(Parser *p, Token *first, Token *fn)
 	return NULL;
 }
 
+/* An atom that starts with a name: `T.f(...)`, a bare `min(...)` or
+ * `max(...)` when no variable of that name is in scope, a variable, a
+ * load or True/False. NULL without an error when the name is a keyword
+ * that starts no atom. */
+static Expr *parse_name_atom(Parser *p)
+{
+	Token *t = peek(p);
+	if (strcmp(t->text, "T") == 0 && tok_is(peek_at(p, 1), ".")) {
+		next(p);
+		next(p);
+		Token *fn = peek(p);
+		if (fn->kind != TK_NAME) {
+			error_at(p, fn->span, "expected a name after 'T.', found %s",
+				 found(p));
+			return NULL;
+		}
+		next(p);
+		return parse_t_call(p, t, fn);
+	}
+	if ((strcmp(t->text, "min") == 0 || strcmp(t->text, "max") == 0) &&
+	    tok_is(peek_at(p, 1), "(")) {
+		Var *v;
+		Buffer *b;
+		if (!lookup(p, t->text, &v, &b)) {
+			next(p);
+			return parse_t_call(p, t, t);
+		}
+	}
+	if (lex_is_keyword(t->text) && strcmp(t->text, "True") != 0 &&
+	    strcmp(t->text, "False") != 0)
+		return NULL;
+	return parse_name(p);
+}
+
 static Expr *parse_atom(Parser *p)
 {
 	Token *t = peek(p);
@@ -1086,32 +1120,12 @@ static Expr *parse_atom(Parser *p)
 	case TK_STRING:
 		error_at(p, t->span, "unexpected string in expression");
 		return NULL;
-	case TK_NAME:
-		if (strcmp(t->text, "T") == 0 && tok_is(peek_at(p, 1), ".")) {
-			next(p);
-			next(p);
-			Token *fn = peek(p);
-			if (fn->kind != TK_NAME) {
-				error_at(p, fn->span, "expected a name after 'T.', found %s",
-					 found(p));
-				return NULL;
-			}
-			next(p);
-			return parse_t_call(p, t, fn);
-		}
-		if ((strcmp(t->text, "min") == 0 || strcmp(t->text, "max") == 0) &&
-		    tok_is(peek_at(p, 1), "(")) {
-			Var *v;
-			Buffer *b;
-			if (!lookup(p, t->text, &v, &b)) {
-				next(p);
-				return parse_t_call(p, t, t);
-			}
-		}
-		if (lex_is_keyword(t->text) && strcmp(t->text, "True") != 0 &&
-		    strcmp(t->text, "False") != 0)
-			break;
-		return parse_name(p);
+	case TK_NAME: {
+		Expr *e = parse_name_atom(p);
+		if (e || p->failed)
+			return e;
+		break;
+	}
 	case TK_OP:
 		if (tok_is(t, "(")) {
 			next(p);
@@ -1469,113 +1483,145 @@ static bool parse_for_names(Parser *p, Token **names, int *n, int max)
 
 #define MAX_GRID 16
 
-static Stmt *parse_for(Parser *p)
-{
-	Token *first = next(p); /* for */
+/* What one `for` header says: T.grid makes several loops. */
+typedef struct LoopHeader {
 	Token *names[MAX_GRID];
-	int nnames;
-	if (!parse_for_names(p, names, &nnames, MAX_GRID) ||
-	    !expect(p, "in", "after loop variables"))
-		return NULL;
+	int n;
+	ForKind kind;
+	bool grid;
+	const char *callee; /* "range", "T.serial", ... for messages */
+	Expr *mins[MAX_GRID], *exts[MAX_GRID];
+	Span span;
+} LoopHeader;
+
+/* After `in`: range, or T.serial / T.grid / T.parallel / T.vectorized /
+ * T.unroll. */
+static bool parse_loop_kind(Parser *p, LoopHeader *h)
+{
+	static const struct { const char *name; ForKind kind; bool grid; } kinds[] = {
+		{"serial", FOR_SERIAL, false}, {"parallel", FOR_PARALLEL, false},
+		{"vectorized", FOR_VECTORIZED, false}, {"unroll", FOR_UNROLLED, false},
+		{"grid", FOR_SERIAL, true},
+	};
 	Token *it = peek(p);
-	ForKind kind = FOR_SERIAL;
-	bool grid = false;
-	const char *callee;
+	h->kind = FOR_SERIAL;
+	h->grid = false;
 	if (tok_is(it, "range")) {
 		next(p);
-		callee = "range";
-	} else if (at_t_name(p, NULL)) {
-		next(p);
-		next(p);
-		const char *fn = next(p)->text;
-		callee = arena_printf(p->a, "T.%s", fn);
-		if (strcmp(fn, "serial") == 0)
-			kind = FOR_SERIAL;
-		else if (strcmp(fn, "parallel") == 0)
-			kind = FOR_PARALLEL;
-		else if (strcmp(fn, "vectorized") == 0)
-			kind = FOR_VECTORIZED;
-		else if (strcmp(fn, "unroll") == 0)
-			kind = FOR_UNROLLED;
-		else if (strcmp(fn, "grid") == 0)
-			grid = true;
-		else {
-			error_at(p, span_from(p, it), "unknown loop kind '%s' (expected "
-				 "T.serial, T.grid, T.parallel, T.vectorized, T.unroll "
-				 "or range)", callee);
-			return NULL;
-		}
-	} else {
+		h->callee = "range";
+		return true;
+	}
+	if (!at_t_name(p, NULL)) {
 		error_at(p, it->span, "expected T.serial(...), T.grid(...) or "
 			 "range(...) after 'in', found %s", found(p));
-		return NULL;
+		return false;
 	}
-	if (!expect(p, "(", arena_printf(p->a, "after %s", callee)))
-		return NULL;
-	Args args;
-	if (!parse_args(p, callee, ")", &args))
-		return NULL;
-	if (!expect(p, ":", "after for header"))
-		return NULL;
-	Span header = span_from(p, first);
-	Expr *mins[MAX_GRID], *exts[MAX_GRID];
-	int nloops = nnames;
-	if (grid) {
-		if (!check_args(p, &args, 1, MAX_GRID, NULL))
-			return NULL;
-		if (args.n != nnames) {
-			error_at(p, header, "T.grid has %d extent%s but %d loop "
-				 "variable%s", args.n, args.n == 1 ? "" : "s", nnames,
-				 nnames == 1 ? "" : "s");
-			return NULL;
+	next(p);
+	next(p);
+	const char *fn = next(p)->text;
+	h->callee = arena_printf(p->a, "T.%s", fn);
+	for (size_t i = 0; i < sizeof kinds / sizeof kinds[0]; i++)
+		if (strcmp(fn, kinds[i].name) == 0) {
+			h->kind = kinds[i].kind;
+			h->grid = kinds[i].grid;
+			return true;
 		}
-		for (int k = 0; k < nloops; k++) {
-			exts[k] = finish_expr(val_expr(p, &args.v[k], "a loop extent"));
-			if (!check_int_expr(p, exts[k], "a loop extent"))
-				return NULL;
-			mins[k] = ir_int(p->a, 0, exts[k]->dtype, exts[k]->span);
-		}
-	} else {
-		if (nnames != 1) {
-			error_at(p, names[1]->span, "%s binds one loop variable; use "
-				 "T.grid for several", callee);
-			return NULL;
-		}
-		if (!check_args(p, &args, 1, 2, NULL))
-			return NULL;
-		Expr *lo = finish_expr(val_expr(p, &args.v[0], "a loop bound"));
-		if (!check_int_expr(p, lo, "a loop bound"))
-			return NULL;
-		if (args.n == 1) {
-			mins[0] = ir_int(p->a, 0, lo->dtype, lo->span);
-			exts[0] = lo;
-		} else {
-			Expr *hi = finish_expr(val_expr(p, &args.v[1], "a loop bound"));
-			if (!check_int_expr(p, hi, "a loop bound") || !unify(p, &lo, &hi))
-				return NULL;
-			mins[0] = lo;
-			int64_t ext;
-			if (lo->kind == EX_INT && hi->kind == EX_INT &&
-			    !__builtin_sub_overflow(hi->u.ival, lo->u.ival, &ext) &&
-			    int_fits(ext, lo->dtype))
-				exts[0] = ir_int(p->a, ext, lo->dtype, hi->span);
-			else
-				exts[0] = make_bin(p, OP_SUB, hi, lo, hi->span);
-		}
+	error_at(p, span_from(p, it), "unknown loop kind '%s' (expected "
+		 "T.serial, T.grid, T.parallel, T.vectorized, T.unroll "
+		 "or range)", h->callee);
+	return false;
+}
+
+/* T.grid(e1, ..., en): one loop from 0 per extent. */
+static bool grid_loops(Parser *p, Args *args, LoopHeader *h)
+{
+	if (!check_args(p, args, 1, MAX_GRID, NULL))
+		return false;
+	if (args->n != h->n) {
+		error_at(p, h->span, "T.grid has %d extent%s but %d loop "
+			 "variable%s", args->n, args->n == 1 ? "" : "s", h->n,
+			 h->n == 1 ? "" : "s");
+		return false;
 	}
+	for (int k = 0; k < h->n; k++) {
+		h->exts[k] = finish_expr(val_expr(p, &args->v[k], "a loop extent"));
+		if (!check_int_expr(p, h->exts[k], "a loop extent"))
+			return false;
+		h->mins[k] = ir_int(p->a, 0, h->exts[k]->dtype, h->exts[k]->span);
+	}
+	return true;
+}
+
+/* range(ext), range(lo, hi), T.serial(...) and the others: one loop; the
+ * extent of [lo, hi) folds when both are literals and it fits. */
+static bool range_loop(Parser *p, Args *args, LoopHeader *h)
+{
+	if (h->n != 1) {
+		error_at(p, h->names[1]->span, "%s binds one loop variable; use "
+			 "T.grid for several", h->callee);
+		return false;
+	}
+	if (!check_args(p, args, 1, 2, NULL))
+		return false;
+	Expr *lo = finish_expr(val_expr(p, &args->v[0], "a loop bound"));
+	if (!check_int_expr(p, lo, "a loop bound"))
+		return false;
+	if (args->n == 1) {
+		h->mins[0] = ir_int(p->a, 0, lo->dtype, lo->span);
+		h->exts[0] = lo;
+		return true;
+	}
+	Expr *hi = finish_expr(val_expr(p, &args->v[1], "a loop bound"));
+	if (!check_int_expr(p, hi, "a loop bound") || !unify(p, &lo, &hi))
+		return false;
+	h->mins[0] = lo;
+	int64_t ext;
+	if (lo->kind == EX_INT && hi->kind == EX_INT &&
+	    !__builtin_sub_overflow(hi->u.ival, lo->u.ival, &ext) &&
+	    int_fits(ext, lo->dtype))
+		h->exts[0] = ir_int(p->a, ext, lo->dtype, hi->span);
+	else
+		h->exts[0] = make_bin(p, OP_SUB, hi, lo, hi->span);
+	return true;
+}
+
+/* The loop variables in scope for the suite, then the nest of loops
+ * around it, innermost last. */
+static Stmt *loop_nest(Parser *p, const LoopHeader *h)
+{
 	int mark = p->nbinds;
 	Var *vars[MAX_GRID];
-	for (int k = 0; k < nloops; k++) {
-		vars[k] = ir_var(p->a, names[k]->text, exts[k]->dtype, names[k]->span);
+	for (int k = 0; k < h->n; k++) {
+		vars[k] = ir_var(p->a, h->names[k]->text, h->exts[k]->dtype,
+				 h->names[k]->span);
 		bind(p, vars[k]->name, vars[k], NULL);
 	}
 	Stmt *body = parse_suite(p, "for header", false);
 	p->nbinds = mark;
 	if (!body)
 		return NULL;
-	for (int k = nloops - 1; k >= 0; k--)
-		body = ir_for(p->a, vars[k], mins[k], exts[k], kind, body, header);
+	for (int k = h->n - 1; k >= 0; k--)
+		body = ir_for(p->a, vars[k], h->mins[k], h->exts[k], h->kind, body,
+			      h->span);
 	return body;
+}
+
+static Stmt *parse_for(Parser *p)
+{
+	Token *first = next(p); /* for */
+	LoopHeader h;
+	if (!parse_for_names(p, h.names, &h.n, MAX_GRID) ||
+	    !expect(p, "in", "after loop variables") || !parse_loop_kind(p, &h))
+		return NULL;
+	if (!expect(p, "(", arena_printf(p->a, "after %s", h.callee)))
+		return NULL;
+	Args args;
+	if (!parse_args(p, h.callee, ")", &args) ||
+	    !expect(p, ":", "after for header"))
+		return NULL;
+	h.span = span_from(p, first);
+	bool ok = h.grid ? grid_loops(p, &args, &h) : range_loop(p, &args, &h);
+	return ok ? loop_nest(p, &h) : NULL;
 }
 
 /* One `if` or `elif` header and its suite. */
@@ -1649,6 +1695,48 @@ static Stmt *parse_with(Parser *p)
 	return body ? ir_block(p->a, name, body, header) : NULL;
 }
 
+/* `=`, or the operator of `+=`, `-=`, `*=` (*aug set). */
+static bool parse_store_op(Parser *p, BinOp *op, bool *aug)
+{
+	static const char *const s[] = {"+=", "-=", "*=", NULL};
+	static const BinOp ops[] = {OP_ADD, OP_SUB, OP_MUL};
+	*aug = find_op(peek(p), s, ops, op);
+	if (!*aug && !tok_is(peek(p), "=")) {
+		error_at(p, peek(p)->span, "expected '=' or '+=' after buffer store "
+			 "target, found %s", found(p));
+		return false;
+	}
+	next(p);
+	return true;
+}
+
+/* The value stored into buffer `name` (b) made of b's dtype: a T.undef()
+ * takes it, a literal must fit it, integers convert among themselves and
+ * anything converts to a float buffer; the rest needs a T.cast. */
+static Expr *store_value(Parser *p, Buffer *b, const char *name, Expr *value)
+{
+	if (value->dtype == DT_VOID)
+		retype_void(value, b->dtype);
+	if (value->kind == EX_INT && dtype_is_int(b->dtype) &&
+	    value->dtype != DT_BOOL && !int_fits(value->u.ival, b->dtype)) {
+		error_at(p, value->span, "%lld does not fit in %s buffer '%s'",
+			 (long long)value->u.ival, dtype_name(b->dtype), name);
+		return NULL;
+	}
+	if (value->dtype == b->dtype)
+		return value;
+	bool literal_ok = is_literal(value) && literal_as(p, value, b->dtype);
+	bool widening = dtype_is_float(b->dtype) || b->dtype == value->dtype ||
+			(dtype_is_int(b->dtype) && dtype_is_int(value->dtype));
+	if (!literal_ok && !widening) {
+		error_at(p, value->span, "cannot store a %s value into %s "
+			 "buffer '%s' (use T.cast)", dtype_name(value->dtype),
+			 dtype_name(b->dtype), name);
+		return NULL;
+	}
+	return convert(p, value, b->dtype);
+}
+
 /* `X[i, j] = e`, `X[i] += e` (and -=, *=): the target name is at peek. */
 static Stmt *parse_store(Parser *p)
 {
@@ -1667,50 +1755,20 @@ static Stmt *parse_store(Parser *p)
 	Expr *target = parse_load(p, b, first);
 	if (!target)
 		return NULL;
-	Token *op = peek(p);
-	BinOp bop = OP_ADD;
-	bool aug = true;
-	if (tok_is(op, "+="))
-		bop = OP_ADD;
-	else if (tok_is(op, "-="))
-		bop = OP_SUB;
-	else if (tok_is(op, "*="))
-		bop = OP_MUL;
-	else if (tok_is(op, "="))
-		aug = false;
-	else {
-		error_at(p, op->span, "expected '=' or '+=' after buffer store "
-			 "target, found %s", found(p));
+	BinOp op;
+	bool aug;
+	if (!parse_store_op(p, &op, &aug))
 		return NULL;
-	}
-	next(p);
 	Expr *value = parse_expr(p);
 	if (!value)
 		return NULL;
 	if (aug)
-		value = make_bin(p, bop, target, value, value->span);
+		value = make_bin(p, op, target, value, value->span);
 	if (!value || is_handle(p, value))
 		return NULL;
-	if (value->dtype == DT_VOID)
-		retype_void(value, b->dtype);
-	if (value->kind == EX_INT && dtype_is_int(b->dtype) &&
-	    value->dtype != DT_BOOL && !int_fits(value->u.ival, b->dtype)) {
-		error_at(p, value->span, "%lld does not fit in %s buffer '%s'",
-			 (long long)value->u.ival, dtype_name(b->dtype), name);
+	value = store_value(p, b, name, value);
+	if (!value)
 		return NULL;
-	}
-	if (value->dtype != b->dtype) {
-		bool literal_ok = is_literal(value) && literal_as(p, value, b->dtype);
-		bool widening = dtype_is_float(b->dtype) || b->dtype == value->dtype ||
-				(dtype_is_int(b->dtype) && dtype_is_int(value->dtype));
-		if (!literal_ok && !widening) {
-			error_at(p, value->span, "cannot store a %s value into %s "
-				 "buffer '%s' (use T.cast)", dtype_name(value->dtype),
-				 dtype_name(b->dtype), name);
-			return NULL;
-		}
-		value = convert(p, value, b->dtype);
-	}
 	return ir_store(p->a, b, target->u.load.nidx, target->u.load.idx, value,
 			span_from(p, first));
 }
@@ -1776,6 +1834,52 @@ static Stmt *parse_alloc(Parser *p, Token *first)
 	return ir_alloc(p->a, b, NULL, span_from(p, first));
 }
 
+/* The handle argument of T.match_buffer: the first positional argument
+ * (then *off = 1) or `param=` when it names a handle; *h = NULL when the
+ * call names none. */
+static bool match_handle_arg(Parser *p, const Args *args, Val **h, int *off)
+{
+	*off = 0;
+	*h = arg(args, 0, "param");
+	if (*h && (*h)->kind == VAL_EXPR && (*h)->e->kind == EX_VAR &&
+	    (*h)->e->dtype == DT_HANDLE) {
+		*off = (*h)->kw ? 0 : 1;
+		return true;
+	}
+	if (*h && (*h)->kw) {
+		error_at(p, (*h)->span, "expected a handle parameter");
+		return false;
+	}
+	*h = NULL;
+	return true;
+}
+
+/* The handle parameter that T.match_buffer binds: the one h names, or
+ * else the first unbound one; it must not be bound already. */
+static Param *match_handle_param(Parser *p, const Val *h, Span sp)
+{
+	Param *hp = NULL;
+	for (int i = 0; i < p->nparams && !hp; i++) {
+		Param *pr = &p->params[i];
+		if (pr->kind != PARAM_HANDLE)
+			continue;
+		if (h ? pr->var == h->e->u.var : !pr->buf)
+			hp = pr;
+	}
+	if (!hp) {
+		error_at(p, sp, h ? "T.match_buffer: not a handle parameter"
+				  : "T.match_buffer: no unmatched T.handle "
+				    "parameter left");
+		return NULL;
+	}
+	if (hp->buf) {
+		error_at(p, sp, "handle '%s' is already bound by T.match_buffer",
+			 hp->var->name);
+		return NULL;
+	}
+	return hp;
+}
+
 /* `A = T.match_buffer(a, shape, dtype)`: binds the handle parameter. */
 static bool parse_match_buffer(Parser *p, Token *first)
 {
@@ -1792,38 +1896,14 @@ static bool parse_match_buffer(Parser *p, Token *first)
 			 "of the function body");
 		return false;
 	}
-	/* the handle is the first positional argument when it names one */
-	int off = 0;
-	Param *hp = NULL;
-	Val *h = arg(&args, 0, "param");
-	if (h && h->kind == VAL_EXPR && h->e->kind == EX_VAR &&
-	    h->e->dtype == DT_HANDLE)
-		off = h->kw ? 0 : 1;
-	else if (h && h->kw) {
-		error_at(p, h->span, "expected a handle parameter");
+	Val *h;
+	int off;
+	if (!match_handle_arg(p, &args, &h, &off) ||
+	    !check_args(p, &args, 0, 3 + off, kws))
 		return false;
-	} else
-		h = NULL;
-	if (!check_args(p, &args, 0, 3 + off, kws))
+	Param *hp = match_handle_param(p, h, sp);
+	if (!hp)
 		return false;
-	for (int i = 0; i < p->nparams && !hp; i++) {
-		Param *pr = &p->params[i];
-		if (pr->kind != PARAM_HANDLE)
-			continue;
-		if (h ? pr->var == h->e->u.var : !pr->buf)
-			hp = pr;
-	}
-	if (!hp) {
-		error_at(p, sp, h ? "T.match_buffer: not a handle parameter"
-				  : "T.match_buffer: no unmatched T.handle "
-				    "parameter left");
-		return false;
-	}
-	if (hp->buf) {
-		error_at(p, sp, "handle '%s' is already bound by T.match_buffer",
-			 hp->var->name);
-		return false;
-	}
 	hp->buf = buffer_from_args(p, &args, off, first, sp);
 	if (!hp->buf)
 		return false;
@@ -1929,6 +2009,38 @@ static Stmt *parse_t_stmt(Parser *p, bool *ignored)
 	return ir_eval(p->a, e, span_from(p, first));
 }
 
+/* `X[i] = e`, `x = e` and the other statements that start with a name;
+ * *handled is false when the name starts none of them. */
+static bool parse_name_stmt(Parser *p, StmtList *out, bool *handled)
+{
+	Token *t = peek(p), *n1 = peek_at(p, 1);
+	*handled = true;
+	if (tok_is(n1, "[")) {
+		Stmt *s = parse_store(p);
+		if (s)
+			list_push(p, out, s);
+		return s != NULL;
+	}
+	if (tok_is(n1, "=") || tok_is(n1, ":")) {
+		bool done;
+		return parse_assign(p, out, &done) || done;
+	}
+	if (!tok_is(n1, "+=") && !tok_is(n1, "-=") && !tok_is(n1, "*=")) {
+		*handled = false;
+		return false;
+	}
+	Var *v;
+	Buffer *b;
+	if (lookup(p, t->text, &v, &b) && b)
+		error_at(p, n1->span, "expected indices: '%s[...] %s'",
+			 t->text, n1->text);
+	else
+		error_at(p, n1->span, "'%s' cannot update a variable; "
+			 "only buffer elements can be assigned with it",
+			 n1->text);
+	return false;
+}
+
 /* One simple statement (no trailing newline). */
 static bool parse_simple(Parser *p, StmtList *out)
 {
@@ -1950,29 +2062,10 @@ static bool parse_simple(Parser *p, StmtList *out)
 		return s || ignored;
 	}
 	if (t->kind == TK_NAME && !lex_is_keyword(t->text)) {
-		Token *n1 = peek_at(p, 1);
-		if (tok_is(n1, "[")) {
-			Stmt *s = parse_store(p);
-			if (s)
-				list_push(p, out, s);
-			return s != NULL;
-		}
-		if (tok_is(n1, "=") || tok_is(n1, ":")) {
-			bool done;
-			return parse_assign(p, out, &done) || done;
-		}
-		if (tok_is(n1, "+=") || tok_is(n1, "-=") || tok_is(n1, "*=")) {
-			Var *v;
-			Buffer *b;
-			if (lookup(p, t->text, &v, &b) && b)
-				error_at(p, n1->span, "expected indices: '%s[...] %s'",
-					 t->text, n1->text);
-			else
-				error_at(p, n1->span, "'%s' cannot update a variable; "
-					 "only buffer elements can be assigned with it",
-					 n1->text);
-			return false;
-		}
+		bool handled;
+		bool ok = parse_name_stmt(p, out, &handled);
+		if (handled)
+			return ok;
 	}
 	if (tok_is(t, "else") || tok_is(t, "elif"))
 		error_at(p, t->span, "'%s' without a matching 'if'", t->text);
@@ -2196,26 +2289,10 @@ static void skip_preamble(Parser *p)
 	}
 }
 
-static Module *parse_class(Parser *p, Token *first)
+/* The @T.prim_func functions of a module class body, through its DEDENT;
+ * docstrings are skipped. */
+static Func **parse_class_funcs(Parser *p, int *nfuncs)
 {
-	if (!expect(p, "class", "after @ir_module"))
-		return NULL;
-	Token *name = peek(p);
-	if (!expect_name(p, "a class name"))
-		return NULL;
-	if (accept(p, "(")) {
-		while (!p->failed && !accept(p, ")"))
-			if (!expect_name(p, "a base class name") ||
-			    (!tok_is(peek(p), ")") && !expect(p, ",", "between base classes")))
-				return NULL;
-	}
-	if (!expect(p, ":", "after class name") || !expect_newline(p, "class header"))
-		return NULL;
-	if (!at_kind(p, TK_INDENT)) {
-		error_at(p, peek(p)->span, "expected an indented class body");
-		return NULL;
-	}
-	next(p);
 	int cap = 4, n = 0;
 	Func **funcs = arena_alloc(p->a, sizeof(Func *) * (size_t)cap);
 	while (!p->failed && !at_kind(p, TK_DEDENT) && !at_kind(p, TK_EOF)) {
@@ -2246,6 +2323,34 @@ static Module *parse_class(Parser *p, Token *first)
 	if (p->failed)
 		return NULL;
 	next(p); /* DEDENT */
+	*nfuncs = n;
+	return funcs;
+}
+
+static Module *parse_class(Parser *p, Token *first)
+{
+	if (!expect(p, "class", "after @ir_module"))
+		return NULL;
+	Token *name = peek(p);
+	if (!expect_name(p, "a class name"))
+		return NULL;
+	if (accept(p, "(")) {
+		while (!p->failed && !accept(p, ")"))
+			if (!expect_name(p, "a base class name") ||
+			    (!tok_is(peek(p), ")") && !expect(p, ",", "between base classes")))
+				return NULL;
+	}
+	if (!expect(p, ":", "after class name") || !expect_newline(p, "class header"))
+		return NULL;
+	if (!at_kind(p, TK_INDENT)) {
+		error_at(p, peek(p)->span, "expected an indented class body");
+		return NULL;
+	}
+	next(p);
+	int n = 0;
+	Func **funcs = parse_class_funcs(p, &n);
+	if (!funcs)
+		return NULL;
 	if (n == 0) {
 		error_at(p, name->span, "module '%s' holds no @T.prim_func", name->text);
 		return NULL;
@@ -2443,6 +2548,31 @@ static bool parse_lambda_list(Parser *p, Lambda *l, const char *close)
 	return expect(p, close, "to close the lambda's index list");
 }
 
+/* `p1, p2` up to the ':': fresh int32 variables, bound for the body. */
+static bool parse_lambda_params(Parser *p, Lambda *l)
+{
+	int cap = 4;
+	l->params = arena_alloc(p->a, sizeof(Var *) * (size_t)cap);
+	while (!p->failed && !tok_is(peek(p), ":")) {
+		Token *t = peek(p);
+		if (!expect_name(p, "a lambda parameter name"))
+			return false;
+		for (int i = 0; i < l->nparams; i++)
+			if (strcmp(l->params[i]->name, t->text) == 0) {
+				error_at(p, t->span, "duplicate lambda parameter '%s'",
+					 t->text);
+				return false;
+			}
+		l->params = grow(p->a, l->params, l->nparams, &cap, 4, sizeof(Var *));
+		Var *v = ir_var(p->a, t->text, DT_INT32, t->span);
+		l->params[l->nparams++] = v;
+		bind(p, v->name, v, NULL);
+		if (!accept(p, ","))
+			break;
+	}
+	return expect(p, ":", "after lambda parameters");
+}
+
 Lambda *parse_lambda_range(Arena *a, const Source *src, int start, int end,
 			   const ParseScope *scope, DiagList *d)
 {
@@ -2453,26 +2583,7 @@ Lambda *parse_lambda_range(Arena *a, const Source *src, int start, int end,
 	if (!expect(&p, "lambda", "(an index map such as lambda i: [i // 4, i % 4])"))
 		return NULL;
 	Lambda *l = arena_alloc(a, sizeof *l);
-	int cap = 4;
-	l->params = arena_alloc(a, sizeof(Var *) * (size_t)cap);
-	while (!p.failed && !tok_is(peek(&p), ":")) {
-		Token *t = peek(&p);
-		if (!expect_name(&p, "a lambda parameter name"))
-			return NULL;
-		for (int i = 0; i < l->nparams; i++)
-			if (strcmp(l->params[i]->name, t->text) == 0) {
-				error_at(&p, t->span, "duplicate lambda parameter '%s'",
-					 t->text);
-				return NULL;
-			}
-		l->params = grow(a, l->params, l->nparams, &cap, 4, sizeof(Var *));
-		Var *v = ir_var(a, t->text, DT_INT32, t->span);
-		l->params[l->nparams++] = v;
-		bind(&p, v->name, v, NULL);
-		if (!accept(&p, ","))
-			break;
-	}
-	if (!expect(&p, ":", "after lambda parameters"))
+	if (!parse_lambda_params(&p, l))
 		return NULL;
 	if (tok_is(peek(&p), "[") || (tok_is(peek(&p), "(") && paren_is_tuple(&p))) {
 		const char *close = tok_is(next(&p), "[") ? "]" : ")";
