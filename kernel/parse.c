@@ -1931,9 +1931,7 @@ static Stmt *parse_assign(Parser *p, StmtList *out, bool *done)
 	}
 	if (!expect(p, "=", "in assignment"))
 		return NULL;
-	Token *rhs = peek(p);
-	if (ann == DT_VOID && tok_is(rhs, "T") && tok_is(peek_at(p, 1), ".") &&
-	    tok_is(peek_at(p, 3), "(")) {
+	if (ann == DT_VOID && at_t_name(p, NULL) && tok_is(peek_at(p, 3), "(")) {
 		const char *fn = peek_at(p, 2)->text;
 		if (strcmp(fn, "alloc_buffer") == 0) {
 			p->pos += 4;
