@@ -2454,19 +2454,6 @@ Source *source_read_file(Arena *a, const char *path, DiagList *d)
 
 /* ---------- standalone expressions and lambdas ---------- */
 
-static bool lex_sub(Arena *a, const Source *src, int start, int end,
-		    DiagList *d, TokenList *tl)
-{
-	int len = (int)strlen(src->text);
-	if (start < 0 || end > len || start > end) {
-		static const Span nowhere;
-		diag_add(d, DIAG_ERROR, nowhere, "invalid text range [%d, %d)",
-			 start, end);
-		return false;
-	}
-	return lex_range(a, src, start, end, LEX_EXPR, d, tl);
-}
-
 static bool expect_eof(Parser *p, const char *what)
 {
 	if (p->failed)
@@ -2484,7 +2471,7 @@ static bool parser_for_range(Parser *p, Arena *a, const Source *src,
 			     DiagList *d)
 {
 	TokenList tl;
-	if (!lex_sub(a, src, start, end, d, &tl))
+	if (!lex_range(a, src, start, end, LEX_EXPR, d, &tl))
 		return false;
 	parser_init(p, a, src, d, &tl);
 	p->scope = scope;
