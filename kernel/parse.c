@@ -65,10 +65,10 @@ static Token *next(Parser *p)
 
 static Token *prev(Parser *p) { return &p->toks[p->pos > 0 ? p->pos - 1 : 0]; }
 
-static void error_at(Parser *p, Span sp, const char *fmt, ...)
+static void ps_error_at(Parser *p, Span sp, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
 
-static void error_at(Parser *p, Span sp, const char *fmt, ...)
+static void ps_error_at(Parser *p, Span sp, const char *fmt, ...)
 {
 	if (p->failed)
 		return;
@@ -90,39 +90,39 @@ static bool accept(Parser *p, const char *s)
 }
 
 /* Consume operator s or report "expected 's' <what>, found X". */
-static bool expect(Parser *p, const char *s, const char *what)
+static bool ps_expect(Parser *p, const char *s, const char *what)
 {
 	if (p->failed)
 		return false;
 	if (accept(p, s))
 		return true;
-	error_at(p, peek(p)->span, "expected '%s'%s%s, found %s", s,
-		 what[0] ? " " : "", what, found(p));
+	ps_error_at(p, peek(p)->span, "expected '%s'%s%s, found %s", s,
+		    what[0] ? " " : "", what, found(p));
 	return false;
 }
 
 static bool at_kind(Parser *p, TokKind k) { return peek(p)->kind == k; }
 
 /* True if the next tokens are `T . name` (any name when name is NULL). */
-static bool at_t_name(Parser *p, const char *name)
+static bool ps_at_t_name(Parser *p, const char *name)
 {
 	const Token *n = peek_at(p, 2);
 	return tok_is(peek(p), "T") && tok_is(peek_at(p, 1), ".") &&
 	       n->kind == TK_NAME && (!name || strcmp(n->text, name) == 0);
 }
 
-static const char *expect_name(Parser *p, const char *what)
+static const char *ps_expect_name(Parser *p, const char *what)
 {
 	Token *t = peek(p);
 	if (t->kind != TK_NAME || lex_is_keyword(t->text)) {
-		error_at(p, t->span, "expected %s, found %s", what, found(p));
+		ps_error_at(p, t->span, "expected %s, found %s", what, found(p));
 		return NULL;
 	}
 	next(p);
 	return t->text;
 }
 
-static bool expect_newline(Parser *p, const char *what)
+static bool ps_expect_newline(Parser *p, const char *what)
 {
 	if (p->failed)
 		return false;
@@ -130,13 +130,13 @@ static bool expect_newline(Parser *p, const char *what)
 		next(p);
 		return true;
 	}
-	error_at(p, peek(p)->span, "expected end of line after %s, found %s",
-		 what, found(p));
+	ps_error_at(p, peek(p)->span, "expected end of line after %s, found %s",
+		    what, found(p));
 	return false;
 }
 
 /* The span from token `first` to the previous token (clipped to one line). */
-static Span span_from(Parser *p, const Token *first)
+static Span ps_span_from(Parser *p, const Token *first)
 {
 	Span sp = first->span;
 	const Token *last = prev(p);
@@ -171,7 +171,7 @@ static void *grow(Arena *a, void *items, int n, int *cap, int first_cap,
 
 /* ---------- scopes ---------- */
 
-static void bind(Parser *p, const char *name, Var *v, Buffer *b)
+static void ps_bind(Parser *p, const char *name, Var *v, Buffer *b)
 {
 	p->binds = grow(p->a, p->binds, p->nbinds, &p->capbinds, 32,
 			sizeof(Binding));
@@ -223,7 +223,7 @@ static Buffer *find_alloc(Stmt *s, const char *name)
 
 /* The innermost binding of name: parser scopes, then the ParseScope of a
  * standalone expression (its vars, then the function's names). */
-static bool lookup(Parser *p, const char *name, Var **v, Buffer **b)
+static bool ps_lookup(Parser *p, const char *name, Var **v, Buffer **b)
 {
 	*v = NULL;
 	*b = NULL;
@@ -266,14 +266,14 @@ static bool lookup(Parser *p, const char *name, Var **v, Buffer **b)
 
 /* ---------- dtypes and operand unification ---------- */
 
-static bool is_literal(const Expr *e)
+static bool ps_is_literal(const Expr *e)
 {
 	return (e->kind == EX_INT && e->dtype != DT_BOOL) || e->kind == EX_FLOAT;
 }
 
 /* Give an expression of unresolved dtype (built from a bare T.undef())
  * the dtype t, down through the nodes that inherited the placeholder. */
-static void retype_void(Expr *e, DType t)
+static void ps_retype_void(Expr *e, DType t)
 {
 	while (e && e->dtype == DT_VOID) {
 		e->dtype = t;
@@ -281,12 +281,12 @@ static void retype_void(Expr *e, DType t)
 		case EX_BIN:
 			if (!binop_is_compare(e->u.bin.op) &&
 			    !binop_is_logical(e->u.bin.op))
-				retype_void(e->u.bin.a, t);
+				ps_retype_void(e->u.bin.a, t);
 			e = e->u.bin.b;
 			break;
 		case EX_NEG: e = e->u.un.a; break;
 		case EX_SELECT:
-			retype_void(e->u.sel.a, t);
+			ps_retype_void(e->u.sel.a, t);
 			e = e->u.sel.b;
 			break;
 		case EX_LET: e = e->u.let.body; break;
@@ -302,7 +302,7 @@ static void retype_void(Expr *e, DType t)
 	}
 }
 
-static bool int_fits(int64_t v, DType t)
+static bool ps_int_fits(int64_t v, DType t)
 {
 	switch (t) {
 	case DT_INT8: return v >= -128 && v <= 127;
@@ -322,7 +322,7 @@ static bool int_fits(int64_t v, DType t)
 
 /* A literal re-made with dtype t, or NULL if it cannot be (a fractional
  * float to an integer type, an out-of-range integer). */
-static Expr *literal_as(Parser *p, Expr *e, DType t)
+static Expr *ps_literal_as(Parser *p, Expr *e, DType t)
 {
 	if (e->dtype == t)
 		return e;
@@ -332,10 +332,10 @@ static Expr *literal_as(Parser *p, Expr *e, DType t)
 	if (!dtype_is_int(t))
 		return NULL;
 	if (e->kind == EX_INT)
-		return int_fits(e->u.ival, t) ? ir_int(p->a, e->u.ival, t, e->span) : NULL;
+		return ps_int_fits(e->u.ival, t) ? ir_int(p->a, e->u.ival, t, e->span) : NULL;
 	double f = e->u.fval;
 	if (!isfinite(f) || f != floor(f) || f < -9.2e18 || f > 9.2e18 ||
-	    !int_fits((int64_t)f, t))
+	    !ps_int_fits((int64_t)f, t))
 		return NULL;
 	return ir_int(p->a, (int64_t)f, t, e->span);
 }
@@ -355,90 +355,90 @@ static DType promote(DType x, DType y)
 	return dtype_is_signed(x) ? x : y;
 }
 
-static Expr *convert(Parser *p, Expr *e, DType t)
+static Expr *ps_convert(Parser *p, Expr *e, DType t)
 {
 	if (e->dtype == t)
 		return e;
-	if (is_literal(e)) {
-		Expr *l = literal_as(p, e, t);
+	if (ps_is_literal(e)) {
+		Expr *l = ps_literal_as(p, e, t);
 		if (l)
 			return l;
 	}
 	return ir_cast(p->a, t, e, e->span);
 }
 
-static bool is_handle(Parser *p, const Expr *e)
+static bool ps_is_handle(Parser *p, const Expr *e)
 {
 	if (e->dtype != DT_HANDLE)
 		return false;
-	error_at(p, e->span, "a handle cannot be used in an expression "
-		 "(bind it with T.match_buffer)");
+	ps_error_at(p, e->span, "a handle cannot be used in an expression "
+		    "(bind it with T.match_buffer)");
 	return true;
 }
 
 /* Make *x and *y the same dtype (see the file comment). */
-static bool unify(Parser *p, Expr **x, Expr **y)
+static bool ps_unify(Parser *p, Expr **x, Expr **y)
 {
-	if (is_handle(p, *x) || is_handle(p, *y))
+	if (ps_is_handle(p, *x) || ps_is_handle(p, *y))
 		return false;
 	DType tx = (*x)->dtype, ty = (*y)->dtype;
 	if (tx == ty) {
 		if (tx == DT_VOID) {
-			retype_void(*x, DT_INT32);
-			retype_void(*y, DT_INT32);
+			ps_retype_void(*x, DT_INT32);
+			ps_retype_void(*y, DT_INT32);
 		}
 		return true;
 	}
 	if (tx == DT_VOID) {
-		retype_void(*x, ty);
+		ps_retype_void(*x, ty);
 		return true;
 	}
 	if (ty == DT_VOID) {
-		retype_void(*y, tx);
+		ps_retype_void(*y, tx);
 		return true;
 	}
-	bool lx = is_literal(*x), ly = is_literal(*y);
+	bool lx = ps_is_literal(*x), ly = ps_is_literal(*y);
 	if (lx && !ly && ty != DT_BOOL) {
-		Expr *l = literal_as(p, *x, ty);
+		Expr *l = ps_literal_as(p, *x, ty);
 		if (l) {
 			*x = l;
 			return true;
 		}
 	}
 	if (ly && !lx && tx != DT_BOOL) {
-		Expr *l = literal_as(p, *y, tx);
+		Expr *l = ps_literal_as(p, *y, tx);
 		if (l) {
 			*y = l;
 			return true;
 		}
 	}
 	DType t = promote(tx, ty);
-	*x = convert(p, *x, t);
-	*y = convert(p, *y, t);
+	*x = ps_convert(p, *x, t);
+	*y = ps_convert(p, *y, t);
 	return true;
 }
 
-static Expr *make_bin(Parser *p, BinOp op, Expr *x, Expr *y, Span sp)
+static Expr *ps_make_bin(Parser *p, BinOp op, Expr *x, Expr *y, Span sp)
 {
 	if (!x || !y || p->failed)
 		return NULL;
 	if (binop_is_logical(op)) {
 		if (x->dtype == DT_VOID)
-			retype_void(x, DT_BOOL);
+			ps_retype_void(x, DT_BOOL);
 		if (y->dtype == DT_VOID)
-			retype_void(y, DT_BOOL);
+			ps_retype_void(y, DT_BOOL);
 		const Expr *bad = x->dtype != DT_BOOL ? x : y->dtype != DT_BOOL ? y : NULL;
 		if (bad) {
-			error_at(p, bad->span, "operand of '%s' must be a boolean, "
-				 "not %s", binop_symbol(op), dtype_name(bad->dtype));
+			ps_error_at(p, bad->span, "operand of '%s' must be a boolean, "
+				    "not %s", binop_symbol(op), dtype_name(bad->dtype));
 			return NULL;
 		}
 		return ir_bin(p->a, op, x, y, sp);
 	}
-	if (!unify(p, &x, &y))
+	if (!ps_unify(p, &x, &y))
 		return NULL;
 	if (op == OP_DIV && !dtype_is_float(x->dtype)) {
-		error_at(p, sp, "integer '/' is ambiguous: use '//' (floor division)");
+		ps_error_at(p, sp, "integer '/' is ambiguous: use '//' (floor division)");
 		return NULL;
 	}
 	if (!binop_is_compare(op) && x->dtype == DT_BOOL) {
@@ -488,50 +488,50 @@ static bool contains_undef(const Expr *e, Span *where)
 
 /* An integer-valued expression with no T.undef(): an index, extent,
  * loop bound or shape. */
-static bool check_int_expr(Parser *p, Expr *e, const char *what)
+static bool ps_check_int_expr(Parser *p, Expr *e, const char *what)
 {
 	if (!e)
 		return false;
 	Span where;
 	if (contains_undef(e, &where)) {
-		error_at(p, where, "T.undef() cannot be used in %s", what);
+		ps_error_at(p, where, "T.undef() cannot be used in %s", what);
 		return false;
 	}
 	if (!dtype_is_int(e->dtype)) {
-		error_at(p, e->span, "%s must be an integer expression, not %s",
-			 what, dtype_name(e->dtype));
+		ps_error_at(p, e->span, "%s must be an integer expression, not %s",
+			    what, dtype_name(e->dtype));
 		return false;
 	}
 	return true;
 }
 
-static bool check_bool_expr(Parser *p, Expr *e, const char *what)
+static bool ps_check_bool_expr(Parser *p, Expr *e, const char *what)
 {
 	if (!e)
 		return false;
 	if (e->dtype == DT_VOID)
-		retype_void(e, DT_BOOL);
+		ps_retype_void(e, DT_BOOL);
 	if (e->dtype != DT_BOOL) {
-		error_at(p, e->span, "%s must be a boolean expression, not %s",
-			 what, dtype_name(e->dtype));
+		ps_error_at(p, e->span, "%s must be a boolean expression, not %s",
+			    what, dtype_name(e->dtype));
 		return false;
 	}
 	return true;
 }
 
 /* A whole expression is done: a bare T.undef() left defaults to int32. */
-static Expr *finish_expr(Expr *e)
+static Expr *ps_finish_expr(Expr *e)
 {
 	if (e && e->dtype == DT_VOID)
-		retype_void(e, DT_INT32);
+		ps_retype_void(e, DT_INT32);
 	return e;
 }
 
-static bool dtype_from_string(Parser *p, const char *s, Span sp, DType *out)
+static bool ps_dtype_from_string(Parser *p, const char *s, Span sp, DType *out)
 {
 	if (dtype_from_name(s, out) && *out != DT_VOID && *out != DT_HANDLE)
 		return true;
-	error_at(p, sp, "unknown dtype '%s'", s);
+	ps_error_at(p, sp, "unknown dtype '%s'", s);
 	return false;
 }
 
@@ -570,7 +570,7 @@ static bool is_close_bracket(const Token *t)
 }
 
 /* Index of the token matching the bracket at token index `at`, or -1. */
-static int matching(Parser *p, int at)
+static int ps_matching(Parser *p, int at)
 {
 	int depth = 0;
 	for (int i = at; i < p->ntoks; i++) {
@@ -585,11 +585,11 @@ static int matching(Parser *p, int at)
 
 /* Skip the bracketed group that opens at peek (a dict argument, a
  * decorator's arguments). */
-static bool skip_bracketed(Parser *p)
+static bool ps_skip_bracketed(Parser *p)
 {
-	int end = matching(p, p->pos);
+	int end = ps_matching(p, p->pos);
 	if (end < 0) {
-		error_at(p, peek(p)->span, "'%s' was never closed", peek(p)->text);
+		ps_error_at(p, peek(p)->span, "'%s' was never closed", peek(p)->text);
 		return false;
 	}
 	p->pos = end + 1;
@@ -598,9 +598,9 @@ static bool skip_bracketed(Parser *p)
 
 /* True if the parenthesis at p->pos opens a tuple: `()` or a top-level
  * comma inside. */
-static bool paren_is_tuple(Parser *p)
+static bool ps_paren_is_tuple(Parser *p)
 {
-	int end = matching(p, p->pos);
+	int end = ps_matching(p, p->pos);
 	if (end < 0)
 		return false;
 	if (end == p->pos + 1)
@@ -625,14 +625,14 @@ static bool parse_expr_list(Parser *p, const char *close, int *n, Expr ***items)
 	Expr **xs = arena_alloc(p->a, sizeof(Expr *) * (size_t)cap);
 	while (!p->failed && !tok_is(peek(p), close)) {
 		xs = grow(p->a, xs, cnt, &cap, 4, sizeof(Expr *));
-		Expr *e = finish_expr(parse_expr(p));
+		Expr *e = ps_finish_expr(parse_expr(p));
 		if (!e)
 			return false;
 		xs[cnt++] = e;
 		if (!accept(p, ","))
 			break;
 	}
-	if (!expect(p, close, "to close the list"))
+	if (!ps_expect(p, close, "to close the list"))
 		return false;
 	*n = cnt;
 	*items = xs;
@@ -649,13 +649,13 @@ static bool parse_value(Parser *p, Val *v)
 		next(p);
 		v->kind = VAL_STR;
 		v->str = t->str;
-	} else if (tok_is(t, "[") || (tok_is(t, "(") && paren_is_tuple(p))) {
+	} else if (tok_is(t, "[") || (tok_is(t, "(") && ps_paren_is_tuple(p))) {
 		next(p);
 		v->kind = VAL_LIST;
 		if (!parse_expr_list(p, tok_is(t, "[") ? "]" : ")", &v->n, &v->items))
 			return false;
 	} else if (tok_is(t, "{")) {
-		if (!skip_bracketed(p))
+		if (!ps_skip_bracketed(p))
 			return false;
 		v->kind = VAL_DICT;
 	} else {
@@ -664,7 +664,7 @@ static bool parse_value(Parser *p, Val *v)
 		if (!v->e)
 			return false;
 	}
-	v->span = span_from(p, t);
+	v->span = ps_span_from(p, t);
 	return true;
 }
 
@@ -685,14 +685,14 @@ static bool parse_args(Parser *p, const char *callee, const char *close,
 			v->kw = next(p)->text;
 			next(p);
 		} else if (out->n > 0 && out->v[out->n - 1].kw) {
-			error_at(p, peek(p)->span, "positional argument after "
-				 "keyword argument in %s", callee);
+			ps_error_at(p, peek(p)->span, "positional argument after "
+				    "keyword argument in %s", callee);
 			return false;
 		}
 		for (int i = 0; v->kw && i < out->n; i++)
 			if (out->v[i].kw && strcmp(out->v[i].kw, v->kw) == 0) {
-				error_at(p, prev(p)->span, "argument '%s' given twice "
-					 "to %s", v->kw, callee);
+				ps_error_at(p, prev(p)->span, "argument '%s' given twice "
+					    "to %s", v->kw, callee);
 				return false;
 			}
 		if (!parse_value(p, v))
@@ -704,8 +704,8 @@ static bool parse_args(Parser *p, const char *callee, const char *close,
 	if (p->failed)
 		return false;
 	if (!tok_is(peek(p), close)) {
-		error_at(p, peek(p)->span, "expected ',' or '%s' in arguments of "
-			 "%s, found %s", close, callee, found(p));
+		ps_error_at(p, peek(p)->span, "expected ',' or '%s' in arguments of "
+			    "%s, found %s", close, callee, found(p));
 		return false;
 	}
 	next(p);
@@ -713,8 +713,8 @@ static bool parse_args(Parser *p, const char *callee, const char *close,
 }
 
 /* Check positional count and keyword names; kws is NULL-terminated. */
-static bool check_args(Parser *p, const Args *args, int min_pos, int max_pos,
-		       const char *const *kws)
+static bool ps_check_args(Parser *p, const Args *args, int min_pos, int max_pos,
+			  const char *const *kws)
 {
 	int npos = 0;
 	for (int i = 0; i < args->n; i++) {
@@ -722,8 +722,8 @@ static bool check_args(Parser *p, const Args *args, int min_pos, int max_pos,
 		if (!v->kw) {
 			npos++;
 			if (npos > max_pos) {
-				error_at(p, v->span, "too many arguments to %s "
-					 "(at most %d)", args->callee, max_pos);
+				ps_error_at(p, v->span, "too many arguments to %s "
+					    "(at most %d)", args->callee, max_pos);
 				return false;
 			}
 			continue;
@@ -732,21 +732,21 @@ static bool check_args(Parser *p, const Args *args, int min_pos, int max_pos,
 		for (int k = 0; kws && kws[k]; k++)
 			ok = ok || strcmp(kws[k], v->kw) == 0;
 		if (!ok) {
-			error_at(p, v->tok->span, "unexpected argument '%s' to %s",
-				 v->kw, args->callee);
+			ps_error_at(p, v->tok->span, "unexpected argument '%s' to %s",
+				    v->kw, args->callee);
 			return false;
 		}
 	}
 	if (npos < min_pos) {
-		error_at(p, prev(p)->span, "%s expects %d argument%s, got %d",
-			 args->callee, min_pos, min_pos == 1 ? "" : "s", npos);
+		ps_error_at(p, prev(p)->span, "%s expects %d argument%s, got %d",
+			    args->callee, min_pos, min_pos == 1 ? "" : "s", npos);
 		return false;
 	}
 	return true;
 }
 
 /* The argument at positional index `pos` or keyword `kw`. */
-static Val *arg(const Args *args, int pos, const char *kw)
+static Val *ps_arg(const Args *args, int pos, const char *kw)
 {
 	int k = 0;
 	for (int i = 0; i < args->n; i++) {
@@ -757,33 +757,33 @@ static Val *arg(const Args *args, int pos, const char *kw)
 	return NULL;
 }
 
-static Expr *val_expr(Parser *p, Val *v, const char *what)
+static Expr *ps_val_expr(Parser *p, Val *v, const char *what)
 {
 	if (v->kind == VAL_EXPR)
 		return v->e;
-	error_at(p, v->span, "expected an expression for %s", what);
+	ps_error_at(p, v->span, "expected an expression for %s", what);
 	return NULL;
 }
 
-static bool val_string(Parser *p, Val *v, const char *what, const char **out)
+static bool ps_val_string(Parser *p, Val *v, const char *what, const char **out)
 {
 	if (v->kind == VAL_STR) {
 		*out = v->str;
 		return true;
 	}
-	error_at(p, v->span, "expected a string for %s", what);
+	ps_error_at(p, v->span, "expected a string for %s", what);
 	return false;
 }
 
-static bool val_dtype(Parser *p, Val *v, DType *out)
+static bool ps_val_dtype(Parser *p, Val *v, DType *out)
 {
 	const char *s;
-	return val_string(p, v, "the dtype", &s) &&
-	       dtype_from_string(p, s, v->span, out);
+	return ps_val_string(p, v, "the dtype", &s) &&
+	       ps_dtype_from_string(p, s, v->span, out);
 }
 
 /* A shape: a number or expression, a tuple or a list of them. */
-static bool val_shape(Parser *p, Val *v, int *n, Expr ***shape)
+static bool ps_val_shape(Parser *p, Val *v, int *n, Expr ***shape)
 {
 	if (v->kind == VAL_LIST) {
 		*n = v->n;
@@ -791,19 +791,19 @@ static bool val_shape(Parser *p, Val *v, int *n, Expr ***shape)
 	} else if (v->kind == VAL_EXPR) {
 		*n = 1;
 		*shape = arena_alloc(p->a, sizeof(Expr *));
-		(*shape)[0] = finish_expr(v->e);
+		(*shape)[0] = ps_finish_expr(v->e);
 	} else {
-		error_at(p, v->span, "expected a shape such as (4, 4)");
+		ps_error_at(p, v->span, "expected a shape such as (4, 4)");
 		return false;
 	}
 	for (int i = 0; i < *n; i++) {
 		Expr *e = (*shape)[i];
-		if (!check_int_expr(p, e, "a buffer shape"))
+		if (!ps_check_int_expr(p, e, "a buffer shape"))
 			return false;
 		bool negative = (e->kind == EX_INT && e->u.ival < 0) ||
 				(e->kind == EX_NEG && e->u.un.a->kind == EX_INT && e->u.un.a->u.ival > 0);
 		if (negative) {
-			error_at(p, e->span.line ? e->span : v->span, "a buffer extent cannot be negative");
+			ps_error_at(p, e->span.line ? e->span : v->span, "a buffer extent cannot be negative");
 			return false;
 		}
 	}
@@ -812,12 +812,12 @@ static bool val_shape(Parser *p, Val *v, int *n, Expr ***shape)
 
 /* `axis_separators=[3]` (as the printer writes a transformed buffer):
  * increasing positions in [1, ndim). */
-static bool val_axis_separators(Parser *p, Val *v, Buffer *b)
+static bool ps_val_axis_separators(Parser *p, Val *v, Buffer *b)
 {
 	int n = v->kind == VAL_LIST ? v->n : 1;
 	Expr **items = v->kind == VAL_LIST ? v->items : &v->e;
 	if (v->kind != VAL_LIST && v->kind != VAL_EXPR) {
-		error_at(p, v->span, "expected axis_separators such as [2]");
+		ps_error_at(p, v->span, "expected axis_separators such as [2]");
 		return false;
 	}
 	int *seps = arena_alloc(p->a, sizeof(int) * (size_t)(n + 1));
@@ -826,8 +826,8 @@ static bool val_axis_separators(Parser *p, Val *v, Buffer *b)
 		int64_t prev = i ? seps[i - 1] : 0;
 		if (!e || e->kind != EX_INT || e->dtype == DT_BOOL || e->u.ival <= prev ||
 		    e->u.ival >= b->ndim) {
-			error_at(p, e ? e->span : v->span,
-				 "axis_separators must be increasing integers in [1, %d)", b->ndim);
+			ps_error_at(p, e ? e->span : v->span,
+				    "axis_separators must be increasing integers in [1, %d)", b->ndim);
 			return false;
 		}
 		seps[i] = (int)e->u.ival;
@@ -848,7 +848,7 @@ static bool enter_nested(Parser *p, Span sp)
 {
 	if (++p->depth <= MAX_EXPR_DEPTH)
 		return true;
-	error_at(p, sp, "expression nested too deeply");
+	ps_error_at(p, sp, "expression nested too deeply");
 	return false;
 }
 
@@ -865,12 +865,12 @@ static Expr *int_literal(Parser *p, Token *t, bool negate, Span sp)
 {
 	uint64_t u = t->uval;
 	if (t->int_overflow || u > (uint64_t)INT64_MAX + (negate ? 1u : 0u)) {
-		error_at(p, sp, "integer literal %s%s does not fit in int64",
-			 negate ? "-" : "", t->text);
+		ps_error_at(p, sp, "integer literal %s%s does not fit in int64",
+			    negate ? "-" : "", t->text);
 		return NULL;
 	}
 	int64_t v = negate ? (int64_t)(0 - u) : (int64_t)u;
-	return ir_int(p->a, v, int_fits(v, DT_INT32) ? DT_INT32 : DT_INT64, sp);
+	return ir_int(p->a, v, ps_int_fits(v, DT_INT32) ? DT_INT32 : DT_INT64, sp);
 }
 
 static Expr *parse_load(Parser *p, Buffer *b, Token *name_tok)
@@ -880,15 +880,15 @@ static Expr *parse_load(Parser *p, Buffer *b, Token *name_tok)
 	Expr **idx;
 	if (!parse_expr_list(p, "]", &n, &idx))
 		return NULL;
-	Span sp = span_from(p, name_tok);
+	Span sp = ps_span_from(p, name_tok);
 	if (n != b->ndim) {
-		error_at(p, sp, "buffer '%s' has %d dimension%s but %d ind%s given",
-			 b->name, b->ndim, b->ndim == 1 ? "" : "s", n,
-			 n == 1 ? "ex is" : "ices are");
+		ps_error_at(p, sp, "buffer '%s' has %d dimension%s but %d ind%s given",
+			    b->name, b->ndim, b->ndim == 1 ? "" : "s", n,
+			    n == 1 ? "ex is" : "ices are");
 		return NULL;
 	}
 	for (int i = 0; i < n; i++)
-		if (!check_int_expr(p, idx[i], "an index"))
+		if (!ps_check_int_expr(p, idx[i], "an index"))
 			return NULL;
 	return ir_load(p->a, b, n, idx, sp);
 }
@@ -901,28 +901,28 @@ static Expr *parse_name(Parser *p)
 		return ir_int(p->a, name[0] == 'T', DT_BOOL, t->span);
 	Var *v;
 	Buffer *b;
-	if (!lookup(p, name, &v, &b)) {
+	if (!ps_lookup(p, name, &v, &b)) {
 		if (strcmp(name, "inf") == 0)
 			return ir_float(p->a, INFINITY, DT_FLOAT32, t->span);
 		if (tok_is(peek(p), "["))
-			error_at(p, t->span, "unknown buffer '%s'", name);
+			ps_error_at(p, t->span, "unknown buffer '%s'", name);
 		else
-			error_at(p, t->span, "unknown name '%s'", name);
+			ps_error_at(p, t->span, "unknown name '%s'", name);
 		return NULL;
 	}
 	if (b) {
 		if (tok_is(peek(p), "["))
 			return parse_load(p, b, t);
-		error_at(p, t->span, "buffer '%s' used without indices", name);
+		ps_error_at(p, t->span, "buffer '%s' used without indices", name);
 		return NULL;
 	}
 	if (tok_is(peek(p), "[")) {
-		error_at(p, t->span, "'%s' is not a buffer", name);
+		ps_error_at(p, t->span, "'%s' is not a buffer", name);
 		return NULL;
 	}
 	if (v->dtype == DT_HANDLE && !p->allow_handle) {
-		error_at(p, t->span, "handle '%s' cannot be used in an expression "
-			 "(bind it with T.match_buffer)", name);
+		ps_error_at(p, t->span, "handle '%s' cannot be used in an expression "
+			    "(bind it with T.match_buffer)", name);
 		return NULL;
 	}
 	return ir_varref(p->a, v, t->span);
@@ -932,9 +932,9 @@ static Expr *parse_name(Parser *p)
  * "inf"/"-inf"/"nan" strings are float constants, anything else a cast. */
 static Expr *build_constructor(Parser *p, DType t, Args *args, Span sp)
 {
-	if (!check_args(p, args, 1, 1, NULL))
+	if (!ps_check_args(p, args, 1, 1, NULL))
 		return NULL;
-	Val *v = arg(args, 0, NULL);
+	Val *v = ps_arg(args, 0, NULL);
 	if (v->kind == VAL_STR) {
 		double f;
 		if (strcmp(v->str, "inf") == 0 || strcmp(v->str, "+inf") == 0)
@@ -944,24 +944,24 @@ static Expr *build_constructor(Parser *p, DType t, Args *args, Span sp)
 		else if (strcmp(v->str, "nan") == 0)
 			f = NAN;
 		else {
-			error_at(p, v->span, "expected \"inf\", \"-inf\" or \"nan\"");
+			ps_error_at(p, v->span, "expected \"inf\", \"-inf\" or \"nan\"");
 			return NULL;
 		}
 		if (!dtype_is_float(t)) {
-			error_at(p, v->span, "%s cannot hold \"%s\"", dtype_name(t), v->str);
+			ps_error_at(p, v->span, "%s cannot hold \"%s\"", dtype_name(t), v->str);
 			return NULL;
 		}
 		return ir_float(p->a, f, t, sp);
 	}
-	Expr *e = val_expr(p, v, args->callee);
-	if (!e || is_handle(p, e))
+	Expr *e = ps_val_expr(p, v, args->callee);
+	if (!e || ps_is_handle(p, e))
 		return NULL;
 	if (e->dtype == DT_VOID) {
-		retype_void(e, t);
+		ps_retype_void(e, t);
 		return e;
 	}
-	if (is_literal(e)) {
-		Expr *l = literal_as(p, e, t);
+	if (ps_is_literal(e)) {
+		Expr *l = ps_literal_as(p, e, t);
 		if (l) {
 			Expr *c = arena_alloc(p->a, sizeof *c);
 			*c = *l;
@@ -977,11 +977,11 @@ static Expr *build_constructor(Parser *p, DType t, Args *args, Span sp)
 static Expr *build_undef(Parser *p, Args *args, Span sp)
 {
 	static const char *const kws[] = {"dtype", NULL};
-	if (!check_args(p, args, 0, 1, kws))
+	if (!ps_check_args(p, args, 0, 1, kws))
 		return NULL;
-	Val *v = arg(args, 0, "dtype");
+	Val *v = ps_arg(args, 0, "dtype");
 	DType t = DT_VOID;
-	if (v && !val_dtype(p, v, &t))
+	if (v && !ps_val_dtype(p, v, &t))
 		return NULL;
 	return ir_undef(p->a, t, sp);
 }
@@ -989,19 +989,19 @@ static Expr *build_undef(Parser *p, Args *args, Span sp)
 static Expr *build_cast(Parser *p, Args *args, Span sp)
 {
 	static const char *const kws[] = {"dtype", NULL};
-	if (!check_args(p, args, 1, 2, kws))
+	if (!ps_check_args(p, args, 1, 2, kws))
 		return NULL;
-	Val *v = arg(args, 0, NULL), *dv = arg(args, 1, "dtype");
+	Val *v = ps_arg(args, 0, NULL), *dv = ps_arg(args, 1, "dtype");
 	if (!v || !dv) {
-		error_at(p, sp, "T.cast expects a value and a dtype");
+		ps_error_at(p, sp, "T.cast expects a value and a dtype");
 		return NULL;
 	}
 	DType t;
-	Expr *e = val_expr(p, v, "T.cast");
-	if (!e || !val_dtype(p, dv, &t) || is_handle(p, e))
+	Expr *e = ps_val_expr(p, v, "T.cast");
+	if (!e || !ps_val_dtype(p, dv, &t) || ps_is_handle(p, e))
 		return NULL;
 	if (e->dtype == DT_VOID) {
-		retype_void(e, t);
+		ps_retype_void(e, t);
 		return e;
 	}
 	return ir_cast(p->a, t, e, sp);
@@ -1009,23 +1009,23 @@ static Expr *build_cast(Parser *p, Args *args, Span sp)
 
 static Expr *build_select(Parser *p, Args *args, Span sp)
 {
-	if (!check_args(p, args, 3, 3, NULL))
+	if (!ps_check_args(p, args, 3, 3, NULL))
 		return NULL;
-	Expr *c = val_expr(p, arg(args, 0, NULL), "the condition");
-	Expr *x = c ? val_expr(p, arg(args, 1, NULL), "the true value") : NULL;
-	Expr *y = x ? val_expr(p, arg(args, 2, NULL), "the false value") : NULL;
-	if (!y || !check_bool_expr(p, c, "the condition") || !unify(p, &x, &y))
+	Expr *c = ps_val_expr(p, ps_arg(args, 0, NULL), "the condition");
+	Expr *x = c ? ps_val_expr(p, ps_arg(args, 1, NULL), "the true value") : NULL;
+	Expr *y = x ? ps_val_expr(p, ps_arg(args, 2, NULL), "the false value") : NULL;
+	if (!y || !ps_check_bool_expr(p, c, "the condition") || !ps_unify(p, &x, &y))
 		return NULL;
 	return ir_select(p->a, c, x, y, sp);
 }
 
 static Expr *build_binary_call(Parser *p, BinOp op, Args *args, Span sp)
 {
-	if (!check_args(p, args, 2, 2, NULL))
+	if (!ps_check_args(p, args, 2, 2, NULL))
 		return NULL;
-	Expr *x = val_expr(p, arg(args, 0, NULL), args->callee);
-	Expr *y = x ? val_expr(p, arg(args, 1, NULL), args->callee) : NULL;
-	return y ? make_bin(p, op, x, y, sp) : NULL;
+	Expr *x = ps_val_expr(p, ps_arg(args, 0, NULL), args->callee);
+	Expr *y = x ? ps_val_expr(p, ps_arg(args, 1, NULL), args->callee) : NULL;
+	return y ? ps_make_bin(p, op, x, y, sp) : NULL;
 }
 
 /* `T.name(...)` in an expression; the name token is at prev(p). */
@@ -1035,18 +1035,18 @@ static Expr *parse_t_call(Parser *p, Token *first, Token *fn)
 	const char *callee = arena_printf(p->a, "T.%s", name);
 	if (!tok_is(peek(p), "(")) {
 		if (strcmp(name, "axis_separator") == 0)
-			error_at(p, span_from(p, first), "T.axis_separator is only "
-				 "allowed in the index list of a lambda");
+			ps_error_at(p, ps_span_from(p, first), "T.axis_separator is only "
+				    "allowed in the index list of a lambda");
 		else
-			error_at(p, peek(p)->span, "expected '(' after %s, found %s",
-				 callee, found(p));
+			ps_error_at(p, peek(p)->span, "expected '(' after %s, found %s",
+				    callee, found(p));
 		return NULL;
 	}
 	next(p);
 	Args args;
 	if (!parse_args(p, callee, ")", &args))
 		return NULL;
-	Span sp = span_from(p, first);
+	Span sp = ps_span_from(p, first);
 	DType t;
 	if (strcmp(name, "min") == 0)
 		return build_binary_call(p, OP_MIN, &args, sp);
@@ -1063,13 +1063,13 @@ static Expr *parse_t_call(Parser *p, Token *first, Token *fn)
 	if (strcmp(name, "cast") == 0 || strcmp(name, "Cast") == 0)
 		return build_cast(p, &args, sp);
 	if (strcmp(name, "likely") == 0) {
-		if (!check_args(p, &args, 1, 1, NULL))
+		if (!ps_check_args(p, &args, 1, 1, NULL))
 			return NULL;
-		return val_expr(p, arg(&args, 0, NULL), callee);
+		return ps_val_expr(p, ps_arg(&args, 0, NULL), callee);
 	}
 	if (dtype_from_name(name, &t) && t != DT_VOID && t != DT_HANDLE)
 		return build_constructor(p, t, &args, sp);
-	error_at(p, fn->span, "unknown function '%s'", callee);
+	ps_error_at(p, fn->span, "unknown function '%s'", callee);
 	return NULL;
 }
 
@@ -1085,8 +1085,8 @@ static Expr *parse_name_atom(Parser *p)
 		next(p);
 		Token *fn = peek(p);
 		if (fn->kind != TK_NAME) {
-			error_at(p, fn->span, "expected a name after 'T.', found %s",
-				 found(p));
+			ps_error_at(p, fn->span, "expected a name after 'T.', found %s",
+				    found(p));
 			return NULL;
 		}
 		next(p);
@@ -1096,7 +1096,7 @@ static Expr *parse_name_atom(Parser *p)
 	    tok_is(peek_at(p, 1), "(")) {
 		Var *v;
 		Buffer *b;
-		if (!lookup(p, t->text, &v, &b)) {
+		if (!ps_lookup(p, t->text, &v, &b)) {
 			next(p);
 			return parse_t_call(p, t, t);
 		}
@@ -1118,7 +1118,7 @@ static Expr *parse_atom(Parser *p)
 		next(p);
 		return ir_float(p->a, t->fval, DT_FLOAT32, t->span);
 	case TK_STRING:
-		error_at(p, t->span, "unexpected string in expression");
+		ps_error_at(p, t->span, "unexpected string in expression");
 		return NULL;
 	case TK_NAME: {
 		Expr *e = parse_name_atom(p);
@@ -1130,7 +1130,7 @@ static Expr *parse_atom(Parser *p)
 		if (tok_is(t, "(")) {
 			next(p);
 			Expr *e = parse_expr(p);
-			if (!e || !expect(p, ")", "to close '('"))
+			if (!e || !ps_expect(p, ")", "to close '('"))
 				return NULL;
 			return e;
 		}
@@ -1141,7 +1141,7 @@ static Expr *parse_atom(Parser *p)
 	case TK_DEDENT:
 		break;
 	}
-	error_at(p, t->span, "expected an expression, found %s", found(p));
+	ps_error_at(p, t->span, "expected an expression, found %s", found(p));
 	return NULL;
 }
 
@@ -1155,40 +1155,40 @@ static Expr *parse_unary(Parser *p)
 		/* a negative literal folds into the literal */
 		if (n->kind == TK_INT) {
 			next(p);
-			return int_literal(p, n, neg, span_from(p, t));
+			return int_literal(p, n, neg, ps_span_from(p, t));
 		}
 		if (n->kind == TK_FLOAT) {
 			next(p);
 			return ir_float(p->a, neg ? -n->fval : n->fval, DT_FLOAT32,
-					span_from(p, t));
+					ps_span_from(p, t));
 		}
 		if (!enter_nested(p, t->span))
 			return NULL;
 		Expr *e = parse_unary(p);
 		p->depth--;
-		if (!e || is_handle(p, e))
+		if (!e || ps_is_handle(p, e))
 			return NULL;
 		if (!neg)
 			return e;
 		if (e->kind == EX_FLOAT)
-			return ir_float(p->a, -e->u.fval, e->dtype, span_from(p, t));
+			return ir_float(p->a, -e->u.fval, e->dtype, ps_span_from(p, t));
 		/* fold only when the negation fits the literal's dtype:
 		 * -(-2147483648) stays a negation of an int32 */
 		if (e->kind == EX_INT && e->dtype != DT_BOOL && e->u.ival != INT64_MIN &&
-		    int_fits(-e->u.ival, e->dtype))
-			return ir_int(p->a, -e->u.ival, e->dtype, span_from(p, t));
+		    ps_int_fits(-e->u.ival, e->dtype))
+			return ir_int(p->a, -e->u.ival, e->dtype, ps_span_from(p, t));
 		if (e->dtype == DT_BOOL) {
-			error_at(p, e->span, "cannot negate a boolean");
+			ps_error_at(p, e->span, "cannot negate a boolean");
 			return NULL;
 		}
-		return ir_neg(p->a, e, span_from(p, t));
+		return ir_neg(p->a, e, ps_span_from(p, t));
 	}
 	return parse_atom(p);
 }
 
 /* The operator a token spells at one precedence level, if any. */
-static bool find_op(const Token *t, const char *const *spellings,
-		    const BinOp *ops, BinOp *op)
+static bool ps_find_op(const Token *t, const char *const *spellings,
+		       const BinOp *ops, BinOp *op)
 {
 	for (int i = 0; spellings[i]; i++)
 		if (tok_is(t, spellings[i])) {
@@ -1202,35 +1202,35 @@ static bool mul_op(const Token *t, BinOp *op)
 {
 	static const char *const s[] = {"*", "/", "//", "%", NULL};
 	static const BinOp ops[] = {OP_MUL, OP_DIV, OP_FLOORDIV, OP_FLOORMOD};
-	return find_op(t, s, ops, op);
+	return ps_find_op(t, s, ops, op);
 }
 
 static bool add_op(const Token *t, BinOp *op)
 {
 	static const char *const s[] = {"+", "-", NULL};
 	static const BinOp ops[] = {OP_ADD, OP_SUB};
-	return find_op(t, s, ops, op);
+	return ps_find_op(t, s, ops, op);
 }
 
 static bool and_op(const Token *t, BinOp *op)
 {
 	static const char *const s[] = {"and", NULL};
 	static const BinOp ops[] = {OP_AND};
-	return find_op(t, s, ops, op);
+	return ps_find_op(t, s, ops, op);
 }
 
 static bool or_op(const Token *t, BinOp *op)
 {
 	static const char *const s[] = {"or", NULL};
 	static const BinOp ops[] = {OP_OR};
-	return find_op(t, s, ops, op);
+	return ps_find_op(t, s, ops, op);
 }
 
 static bool chain_too_long(Parser *p, int *count)
 {
 	if (++*count <= MAX_CHAIN)
 		return false;
-	error_at(p, peek(p)->span, "expression too long");
+	ps_error_at(p, peek(p)->span, "expression too long");
 	return true;
 }
 
@@ -1248,10 +1248,10 @@ static Expr *parse_chain(Parser *p, Expr *(*operand)(Parser *),
 	int count = 0;
 	while (e && op_of(peek(p), &op) && !chain_too_long(p, &count)) {
 		next(p);
-		Span to_operator = span_from(p, first);
+		Span to_operator = ps_span_from(p, first);
 		Expr *r = operand(p);
-		e = make_bin(p, op, e, r,
-			     span_to_operator ? to_operator : span_from(p, first));
+		e = ps_make_bin(p, op, e, r,
+				span_to_operator ? to_operator : ps_span_from(p, first));
 	}
 	return p->failed ? NULL : e;
 }
@@ -1270,7 +1270,7 @@ static bool cmp_op(const Token *t, BinOp *op)
 {
 	static const char *const s[] = {"==", "!=", "<", "<=", ">", ">=", NULL};
 	static const BinOp ops[] = {OP_EQ, OP_NE, OP_LT, OP_LE, OP_GT, OP_GE};
-	return find_op(t, s, ops, op);
+	return ps_find_op(t, s, ops, op);
 }
 
 /* `a < b <= c` is `a < b and b <= c`. */
@@ -1287,11 +1287,11 @@ static Expr *parse_compare(Parser *p)
 		Expr *right = parse_add(p);
 		if (!right)
 			return NULL;
-		Expr *c = make_bin(p, op, left, right, span_from(p, first));
+		Expr *c = ps_make_bin(p, op, left, right, ps_span_from(p, first));
 		if (!c)
 			return NULL;
-		result = result ? make_bin(p, OP_AND, result, c, span_from(p, first)) : c;
-		/* unify may have converted `right`; the next link compares the
+		result = result ? ps_make_bin(p, OP_AND, result, c, ps_span_from(p, first)) : c;
+		/* ps_unify may have converted `right`; the next link compares the
 		 * converted middle operand */
 		left = c->u.bin.b;
 		first = rt;
@@ -1311,9 +1311,9 @@ static Expr *parse_not(Parser *p)
 		return NULL;
 	Expr *e = parse_not(p);
 	p->depth--;
-	if (!e || !check_bool_expr(p, e, "the operand of 'not'"))
+	if (!e || !ps_check_bool_expr(p, e, "the operand of 'not'"))
 		return NULL;
-	return ir_not(p->a, e, span_from(p, t));
+	return ir_not(p->a, e, ps_span_from(p, t));
 }
 
 static Expr *parse_and(Parser *p)
@@ -1335,12 +1335,12 @@ static Expr *parse_ternary(Parser *p)
 		return e;
 	next(p);
 	Expr *c = parse_or(p);
-	if (!c || !expect(p, "else", "in conditional expression"))
+	if (!c || !ps_expect(p, "else", "in conditional expression"))
 		return NULL;
 	Expr *y = parse_expr(p);
-	if (!y || !check_bool_expr(p, c, "the condition") || !unify(p, &e, &y))
+	if (!y || !ps_check_bool_expr(p, c, "the condition") || !ps_unify(p, &e, &y))
 		return NULL;
-	return ir_select(p->a, c, e, y, span_from(p, first));
+	return ir_select(p->a, c, e, y, ps_span_from(p, first));
 }
 
 /* ---------- statements ---------- */
@@ -1388,8 +1388,8 @@ static Stmt *build_list(Parser *p, StmtList *l, Span sp)
 	int hi = l->n, nbinders = 0;
 	for (int i = 0; i < l->n; i++)
 		if (is_pending_binder(l->items[i]) && ++nbinders > MAX_BINDERS) {
-			error_at(p, l->items[i]->span, "too many let bindings and "
-				 "allocations in one block (at most %d)", MAX_BINDERS);
+			ps_error_at(p, l->items[i]->span, "too many let bindings and "
+				    "allocations in one block (at most %d)", MAX_BINDERS);
 			return NULL;
 		}
 	for (int i = l->n - 1; i >= 0; i--) {
@@ -1434,14 +1434,14 @@ static Stmt *parse_suite(Parser *p, const char *what, bool func_top)
 	if (at_kind(p, TK_NEWLINE)) {
 		next(p);
 		if (!at_kind(p, TK_INDENT)) {
-			error_at(p, peek(p)->span, "expected an indented block after %s",
-				 what);
+			ps_error_at(p, peek(p)->span, "expected an indented block after %s",
+				    what);
 		} else {
 			next(p);
 			s = parse_stmt_list(p, colon->span);
 			if (s && !at_kind(p, TK_DEDENT))
-				error_at(p, peek(p)->span, "expected dedent, found %s",
-					 found(p));
+				ps_error_at(p, peek(p)->span, "expected dedent, found %s",
+					    found(p));
 			if (!p->failed)
 				next(p);
 		}
@@ -1450,8 +1450,8 @@ static Stmt *parse_suite(Parser *p, const char *what, bool func_top)
 		int mark = p->nbinds;
 		Token *t = peek(p);
 		if (tok_is(t, "for") || tok_is(t, "if") || tok_is(t, "with"))
-			error_at(p, t->span, "expected an indented block after %s",
-				 what);
+			ps_error_at(p, t->span, "expected an indented block after %s",
+				    what);
 		else
 			parse_statement(p, &l);
 		p->nbinds = mark;
@@ -1468,15 +1468,15 @@ static bool parse_for_names(Parser *p, Token **names, int *n, int max)
 	bool paren = accept(p, "(");
 	do {
 		if (*n == max) {
-			error_at(p, peek(p)->span, "too many loop variables");
+			ps_error_at(p, peek(p)->span, "too many loop variables");
 			return false;
 		}
 		Token *t = peek(p);
-		if (!expect_name(p, "a loop variable name"))
+		if (!ps_expect_name(p, "a loop variable name"))
 			return false;
 		names[(*n)++] = t;
 	} while (accept(p, ","));
-	if (paren && !expect(p, ")", "after loop variables"))
+	if (paren && !ps_expect(p, ")", "after loop variables"))
 		return false;
 	return true;
 }
@@ -1511,9 +1511,9 @@ static bool parse_loop_kind(Parser *p, LoopHeader *h)
 		h->callee = "range";
 		return true;
 	}
-	if (!at_t_name(p, NULL)) {
-		error_at(p, it->span, "expected T.serial(...), T.grid(...) or "
-			 "range(...) after 'in', found %s", found(p));
+	if (!ps_at_t_name(p, NULL)) {
+		ps_error_at(p, it->span, "expected T.serial(...), T.grid(...) or "
+			    "range(...) after 'in', found %s", found(p));
 		return false;
 	}
 	next(p);
@@ -1526,26 +1526,26 @@ static bool parse_loop_kind(Parser *p, LoopHeader *h)
 			h->grid = kinds[i].grid;
 			return true;
 		}
-	error_at(p, span_from(p, it), "unknown loop kind '%s' (expected "
-		 "T.serial, T.grid, T.parallel, T.vectorized, T.unroll "
-		 "or range)", h->callee);
+	ps_error_at(p, ps_span_from(p, it), "unknown loop kind '%s' (expected "
+		    "T.serial, T.grid, T.parallel, T.vectorized, T.unroll "
+		    "or range)", h->callee);
 	return false;
 }
 
 /* T.grid(e1, ..., en): one loop from 0 per extent. */
 static bool grid_loops(Parser *p, Args *args, LoopHeader *h)
 {
-	if (!check_args(p, args, 1, MAX_GRID, NULL))
+	if (!ps_check_args(p, args, 1, MAX_GRID, NULL))
 		return false;
 	if (args->n != h->n) {
-		error_at(p, h->span, "T.grid has %d extent%s but %d loop "
-			 "variable%s", args->n, args->n == 1 ? "" : "s", h->n,
-			 h->n == 1 ? "" : "s");
+		ps_error_at(p, h->span, "T.grid has %d extent%s but %d loop "
+			    "variable%s", args->n, args->n == 1 ? "" : "s", h->n,
+			    h->n == 1 ? "" : "s");
 		return false;
 	}
 	for (int k = 0; k < h->n; k++) {
-		h->exts[k] = finish_expr(val_expr(p, &args->v[k], "a loop extent"));
-		if (!check_int_expr(p, h->exts[k], "a loop extent"))
+		h->exts[k] = ps_finish_expr(ps_val_expr(p, &args->v[k], "a loop extent"));
+		if (!ps_check_int_expr(p, h->exts[k], "a loop extent"))
 			return false;
 		h->mins[k] = ir_int(p->a, 0, h->exts[k]->dtype, h->exts[k]->span);
 	}
@@ -1557,31 +1557,31 @@ static bool grid_loops(Parser *p, Args *args, LoopHeader *h)
 static bool range_loop(Parser *p, Args *args, LoopHeader *h)
 {
 	if (h->n != 1) {
-		error_at(p, h->names[1]->span, "%s binds one loop variable; use "
-			 "T.grid for several", h->callee);
+		ps_error_at(p, h->names[1]->span, "%s binds one loop variable; use "
+			    "T.grid for several", h->callee);
 		return false;
 	}
-	if (!check_args(p, args, 1, 2, NULL))
+	if (!ps_check_args(p, args, 1, 2, NULL))
 		return false;
-	Expr *lo = finish_expr(val_expr(p, &args->v[0], "a loop bound"));
-	if (!check_int_expr(p, lo, "a loop bound"))
+	Expr *lo = ps_finish_expr(ps_val_expr(p, &args->v[0], "a loop bound"));
+	if (!ps_check_int_expr(p, lo, "a loop bound"))
 		return false;
 	if (args->n == 1) {
 		h->mins[0] = ir_int(p->a, 0, lo->dtype, lo->span);
 		h->exts[0] = lo;
 		return true;
 	}
-	Expr *hi = finish_expr(val_expr(p, &args->v[1], "a loop bound"));
-	if (!check_int_expr(p, hi, "a loop bound") || !unify(p, &lo, &hi))
+	Expr *hi = ps_finish_expr(ps_val_expr(p, &args->v[1], "a loop bound"));
+	if (!ps_check_int_expr(p, hi, "a loop bound") || !ps_unify(p, &lo, &hi))
 		return false;
 	h->mins[0] = lo;
 	int64_t ext;
 	if (lo->kind == EX_INT && hi->kind == EX_INT &&
 	    !__builtin_sub_overflow(hi->u.ival, lo->u.ival, &ext) &&
-	    int_fits(ext, lo->dtype))
+	    ps_int_fits(ext, lo->dtype))
 		h->exts[0] = ir_int(p->a, ext, lo->dtype, hi->span);
 	else
-		h->exts[0] = make_bin(p, OP_SUB, hi, lo, hi->span);
+		h->exts[0] = ps_make_bin(p, OP_SUB, hi, lo, hi->span);
 	return true;
 }
 
@@ -1594,7 +1594,7 @@ static Stmt *loop_nest(Parser *p, const LoopHeader *h)
 	for (int k = 0; k < h->n; k++) {
 		vars[k] = ir_var(p->a, h->names[k]->text, h->exts[k]->dtype,
 				 h->names[k]->span);
-		bind(p, vars[k]->name, vars[k], NULL);
+		ps_bind(p, vars[k]->name, vars[k], NULL);
 	}
 	Stmt *body = parse_suite(p, "for header", false);
 	p->nbinds = mark;
@@ -1611,15 +1611,15 @@ static Stmt *parse_for(Parser *p)
 	Token *first = next(p); /* for */
 	LoopHeader h;
 	if (!parse_for_names(p, h.names, &h.n, MAX_GRID) ||
-	    !expect(p, "in", "after loop variables") || !parse_loop_kind(p, &h))
+	    !ps_expect(p, "in", "after loop variables") || !parse_loop_kind(p, &h))
 		return NULL;
-	if (!expect(p, "(", arena_printf(p->a, "after %s", h.callee)))
+	if (!ps_expect(p, "(", arena_printf(p->a, "after %s", h.callee)))
 		return NULL;
 	Args args;
 	if (!parse_args(p, h.callee, ")", &args) ||
-	    !expect(p, ":", "after for header"))
+	    !ps_expect(p, ":", "after for header"))
 		return NULL;
-	h.span = span_from(p, first);
+	h.span = ps_span_from(p, first);
 	bool ok = h.grid ? grid_loops(p, &args, &h) : range_loop(p, &args, &h);
 	return ok ? loop_nest(p, &h) : NULL;
 }
@@ -1635,11 +1635,11 @@ typedef struct IfBranch {
 static bool parse_if_branch(Parser *p, IfBranch *br)
 {
 	Token *first = next(p);
-	Expr *c = finish_expr(parse_expr(p));
-	if (!c || !check_bool_expr(p, c, "an if condition") ||
-	    !expect(p, ":", "after if condition"))
+	Expr *c = ps_finish_expr(parse_expr(p));
+	if (!c || !ps_check_bool_expr(p, c, "an if condition") ||
+	    !ps_expect(p, ":", "after if condition"))
 		return false;
-	br->header = span_from(p, first);
+	br->header = ps_span_from(p, first);
 	br->cond = c;
 	br->then_s = parse_suite(p, "if", false);
 	return br->then_s != NULL;
@@ -1660,7 +1660,7 @@ static Stmt *parse_if(Parser *p)
 	Stmt *else_s = NULL;
 	if (tok_is(peek(p), "else")) {
 		next(p);
-		if (!expect(p, ":", "after else"))
+		if (!ps_expect(p, ":", "after else"))
 			return NULL;
 		else_s = parse_suite(p, "else", false);
 		if (!else_s)
@@ -1674,23 +1674,23 @@ static Stmt *parse_if(Parser *p)
 static Stmt *parse_with(Parser *p)
 {
 	Token *first = next(p); /* with */
-	if (!at_t_name(p, "block")) {
-		error_at(p, peek(p)->span, "expected T.block(\"name\") after 'with', "
-			 "found %s", found(p));
+	if (!ps_at_t_name(p, "block")) {
+		ps_error_at(p, peek(p)->span, "expected T.block(\"name\") after 'with', "
+			    "found %s", found(p));
 		return NULL;
 	}
 	p->pos += 3;
-	if (!expect(p, "(", "after T.block"))
+	if (!ps_expect(p, "(", "after T.block"))
 		return NULL;
 	Args args;
 	const char *name;
 	if (!parse_args(p, "T.block", ")", &args) ||
-	    !check_args(p, &args, 1, 1, NULL) ||
-	    !val_string(p, &args.v[0], "the block name", &name))
+	    !ps_check_args(p, &args, 1, 1, NULL) ||
+	    !ps_val_string(p, &args.v[0], "the block name", &name))
 		return NULL;
-	if (!expect(p, ":", "after with header"))
+	if (!ps_expect(p, ":", "after with header"))
 		return NULL;
-	Span header = span_from(p, first);
+	Span header = ps_span_from(p, first);
 	Stmt *body = parse_suite(p, "with header", false);
 	return body ? ir_block(p->a, name, body, header) : NULL;
 }
@@ -1700,10 +1700,10 @@ static bool parse_store_op(Parser *p, BinOp *op, bool *aug)
 {
 	static const char *const s[] = {"+=", "-=", "*=", NULL};
 	static const BinOp ops[] = {OP_ADD, OP_SUB, OP_MUL};
-	*aug = find_op(peek(p), s, ops, op);
+	*aug = ps_find_op(peek(p), s, ops, op);
 	if (!*aug && !tok_is(peek(p), "=")) {
-		error_at(p, peek(p)->span, "expected '=' or '+=' after buffer store "
-			 "target, found %s", found(p));
+		ps_error_at(p, peek(p)->span, "expected '=' or '+=' after buffer store "
+			    "target, found %s", found(p));
 		return false;
 	}
 	next(p);
@@ -1716,25 +1716,25 @@ static bool parse_store_op(Parser *p, BinOp *op, bool *aug)
 static Expr *store_value(Parser *p, Buffer *b, const char *name, Expr *value)
 {
 	if (value->dtype == DT_VOID)
-		retype_void(value, b->dtype);
+		ps_retype_void(value, b->dtype);
 	if (value->kind == EX_INT && dtype_is_int(b->dtype) &&
-	    value->dtype != DT_BOOL && !int_fits(value->u.ival, b->dtype)) {
-		error_at(p, value->span, "%lld does not fit in %s buffer '%s'",
-			 (long long)value->u.ival, dtype_name(b->dtype), name);
+	    value->dtype != DT_BOOL && !ps_int_fits(value->u.ival, b->dtype)) {
+		ps_error_at(p, value->span, "%lld does not fit in %s buffer '%s'",
+			    (long long)value->u.ival, dtype_name(b->dtype), name);
 		return NULL;
 	}
 	if (value->dtype == b->dtype)
 		return value;
-	bool literal_ok = is_literal(value) && literal_as(p, value, b->dtype);
+	bool literal_ok = ps_is_literal(value) && ps_literal_as(p, value, b->dtype);
 	bool widening = dtype_is_float(b->dtype) || b->dtype == value->dtype ||
 			(dtype_is_int(b->dtype) && dtype_is_int(value->dtype));
 	if (!literal_ok && !widening) {
-		error_at(p, value->span, "cannot store a %s value into %s "
-			 "buffer '%s' (use T.cast)", dtype_name(value->dtype),
-			 dtype_name(b->dtype), name);
+		ps_error_at(p, value->span, "cannot store a %s value into %s "
+			    "buffer '%s' (use T.cast)", dtype_name(value->dtype),
+			    dtype_name(b->dtype), name);
 		return NULL;
 	}
-	return convert(p, value, b->dtype);
+	return ps_convert(p, value, b->dtype);
 }
 
 /* `X[i, j] = e`, `X[i] += e` (and -=, *=): the target name is at peek. */
@@ -1744,12 +1744,12 @@ static Stmt *parse_store(Parser *p)
 	const char *name = first->text;
 	Var *v;
 	Buffer *b;
-	if (!lookup(p, name, &v, &b)) {
-		error_at(p, first->span, "unknown buffer '%s'", name);
+	if (!ps_lookup(p, name, &v, &b)) {
+		ps_error_at(p, first->span, "unknown buffer '%s'", name);
 		return NULL;
 	}
 	if (!b) {
-		error_at(p, first->span, "cannot store to '%s': not a buffer", name);
+		ps_error_at(p, first->span, "cannot store to '%s': not a buffer", name);
 		return NULL;
 	}
 	Expr *target = parse_load(p, b, first);
@@ -1763,20 +1763,20 @@ static Stmt *parse_store(Parser *p)
 	if (!value)
 		return NULL;
 	if (aug)
-		value = make_bin(p, op, target, value, value->span);
-	if (!value || is_handle(p, value))
+		value = ps_make_bin(p, op, target, value, value->span);
+	if (!value || ps_is_handle(p, value))
 		return NULL;
 	value = store_value(p, b, name, value);
 	if (!value)
 		return NULL;
 	return ir_store(p->a, b, target->u.load.nidx, target->u.load.idx, value,
-			span_from(p, first));
+			ps_span_from(p, first));
 }
 
 static bool parse_scope_name(Parser *p, Val *v, BufferScope *out)
 {
 	const char *s;
-	if (!val_string(p, v, "the scope", &s))
+	if (!ps_val_string(p, v, "the scope", &s))
 		return false;
 	if (strcmp(s, "global") == 0)
 		*out = SCOPE_GLOBAL;
@@ -1785,8 +1785,8 @@ static bool parse_scope_name(Parser *p, Val *v, BufferScope *out)
 	else if (strcmp(s, "shared") == 0)
 		*out = SCOPE_SHARED;
 	else {
-		error_at(p, v->span, "unknown scope '%s' (expected \"global\", "
-			 "\"local\" or \"shared\")", s);
+		ps_error_at(p, v->span, "unknown scope '%s' (expected \"global\", "
+			    "\"local\" or \"shared\")", s);
 		return false;
 	}
 	return true;
@@ -1798,23 +1798,23 @@ static bool parse_scope_name(Parser *p, Val *v, BufferScope *out)
 static Buffer *buffer_from_args(Parser *p, const Args *args, int off,
 				const Token *name, Span missing)
 {
-	Val *sv = arg(args, off, "shape"), *dv = arg(args, off + 1, "dtype"),
-	    *cv = arg(args, off + 2, "scope");
+	Val *sv = ps_arg(args, off, "shape"), *dv = ps_arg(args, off + 1, "dtype"),
+	    *cv = ps_arg(args, off + 2, "scope");
 	if (!sv) {
-		error_at(p, missing, "%s needs a shape", args->callee);
+		ps_error_at(p, missing, "%s needs a shape", args->callee);
 		return NULL;
 	}
 	int ndim;
 	Expr **shape;
 	DType t = DT_FLOAT32;
 	BufferScope scope = SCOPE_GLOBAL;
-	if (!val_shape(p, sv, &ndim, &shape) || (dv && !val_dtype(p, dv, &t)) ||
+	if (!ps_val_shape(p, sv, &ndim, &shape) || (dv && !ps_val_dtype(p, dv, &t)) ||
 	    (cv && !parse_scope_name(p, cv, &scope)))
 		return NULL;
 	Buffer *b = ir_buffer(p->a, name->text, t, ndim, shape, name->span);
 	b->scope = scope;
-	Val *av = arg(args, -1, "axis_separators");
-	if (av && !val_axis_separators(p, av, b))
+	Val *av = ps_arg(args, -1, "axis_separators");
+	if (av && !ps_val_axis_separators(p, av, b))
 		return NULL;
 	return b;
 }
@@ -1825,13 +1825,13 @@ static Stmt *parse_alloc(Parser *p, Token *first)
 	static const char *const kws[] = {"shape", "dtype", "scope", "axis_separators", NULL};
 	Args args;
 	if (!parse_args(p, "T.alloc_buffer", ")", &args) ||
-	    !check_args(p, &args, 0, 3, kws))
+	    !ps_check_args(p, &args, 0, 3, kws))
 		return NULL;
-	Buffer *b = buffer_from_args(p, &args, 0, first, span_from(p, first));
+	Buffer *b = buffer_from_args(p, &args, 0, first, ps_span_from(p, first));
 	if (!b)
 		return NULL;
-	bind(p, b->name, NULL, b);
-	return ir_alloc(p->a, b, NULL, span_from(p, first));
+	ps_bind(p, b->name, NULL, b);
+	return ir_alloc(p->a, b, NULL, ps_span_from(p, first));
 }
 
 /* The handle argument of T.match_buffer: the first positional argument
@@ -1840,14 +1840,14 @@ static Stmt *parse_alloc(Parser *p, Token *first)
 static bool match_handle_arg(Parser *p, const Args *args, Val **h, int *off)
 {
 	*off = 0;
-	*h = arg(args, 0, "param");
+	*h = ps_arg(args, 0, "param");
 	if (*h && (*h)->kind == VAL_EXPR && (*h)->e->kind == EX_VAR &&
 	    (*h)->e->dtype == DT_HANDLE) {
 		*off = (*h)->kw ? 0 : 1;
 		return true;
 	}
 	if (*h && (*h)->kw) {
-		error_at(p, (*h)->span, "expected a handle parameter");
+		ps_error_at(p, (*h)->span, "expected a handle parameter");
 		return false;
 	}
 	*h = NULL;
@@ -1867,14 +1867,14 @@ static Param *match_handle_param(Parser *p, const Val *h, Span sp)
 			hp = pr;
 	}
 	if (!hp) {
-		error_at(p, sp, h ? "T.match_buffer: not a handle parameter"
+		ps_error_at(p, sp, h ? "T.match_buffer: not a handle parameter"
 				  : "T.match_buffer: no unmatched T.handle "
 				    "parameter left");
 		return NULL;
 	}
 	if (hp->buf) {
-		error_at(p, sp, "handle '%s' is already bound by T.match_buffer",
-			 hp->var->name);
+		ps_error_at(p, sp, "handle '%s' is already bound by T.match_buffer",
+			    hp->var->name);
 		return NULL;
 	}
 	return hp;
@@ -1890,16 +1890,16 @@ static bool parse_match_buffer(Parser *p, Token *first)
 	p->allow_handle = false;
 	if (!ok)
 		return false;
-	Span sp = span_from(p, first);
+	Span sp = ps_span_from(p, first);
 	if (!p->in_func_top) {
-		error_at(p, sp, "T.match_buffer is only allowed at the top level "
-			 "of the function body");
+		ps_error_at(p, sp, "T.match_buffer is only allowed at the top level "
+			    "of the function body");
 		return false;
 	}
 	Val *h;
 	int off;
 	if (!match_handle_arg(p, &args, &h, &off) ||
-	    !check_args(p, &args, 0, 3 + off, kws))
+	    !ps_check_args(p, &args, 0, 3 + off, kws))
 		return false;
 	Param *hp = match_handle_param(p, h, sp);
 	if (!hp)
@@ -1907,7 +1907,7 @@ static bool parse_match_buffer(Parser *p, Token *first)
 	hp->buf = buffer_from_args(p, &args, off, first, sp);
 	if (!hp->buf)
 		return false;
-	bind(p, hp->buf->name, NULL, hp->buf);
+	ps_bind(p, hp->buf->name, NULL, hp->buf);
 	return true;
 }
 
@@ -1920,18 +1920,18 @@ static Stmt *parse_assign(Parser *p, StmtList *out, bool *done)
 	*done = false;
 	if (accept(p, ":")) {
 		Token *tt = peek(p);
-		if (!at_t_name(p, NULL)) {
-			error_at(p, tt->span, "expected a dtype such as T.int32, found %s",
-				 found(p));
+		if (!ps_at_t_name(p, NULL)) {
+			ps_error_at(p, tt->span, "expected a dtype such as T.int32, found %s",
+				    found(p));
 			return NULL;
 		}
 		p->pos += 3;
-		if (!dtype_from_string(p, prev(p)->text, span_from(p, tt), &ann))
+		if (!ps_dtype_from_string(p, prev(p)->text, ps_span_from(p, tt), &ann))
 			return NULL;
 	}
-	if (!expect(p, "=", "in assignment"))
+	if (!ps_expect(p, "=", "in assignment"))
 		return NULL;
-	if (ann == DT_VOID && at_t_name(p, NULL) && tok_is(peek_at(p, 3), "(")) {
+	if (ann == DT_VOID && ps_at_t_name(p, NULL) && tok_is(peek_at(p, 3), "(")) {
 		const char *fn = peek_at(p, 2)->text;
 		if (strcmp(fn, "alloc_buffer") == 0) {
 			p->pos += 4;
@@ -1947,17 +1947,17 @@ static Stmt *parse_assign(Parser *p, StmtList *out, bool *done)
 		}
 	}
 	Expr *value = parse_expr(p);
-	if (!value || is_handle(p, value))
+	if (!value || ps_is_handle(p, value))
 		return NULL;
 	if (ann != DT_VOID) {
 		if (value->dtype == DT_VOID)
-			retype_void(value, ann);
-		value = convert(p, value, ann);
+			ps_retype_void(value, ann);
+		value = ps_convert(p, value, ann);
 	}
-	finish_expr(value);
+	ps_finish_expr(value);
 	Var *v = ir_var(p->a, name, value->dtype, first->span);
-	Stmt *s = ir_letstmt(p->a, v, value, NULL, span_from(p, first));
-	bind(p, name, v, NULL);
+	Stmt *s = ir_letstmt(p->a, v, value, NULL, ps_span_from(p, first));
+	ps_bind(p, name, v, NULL);
 	list_push(p, out, s);
 	return s;
 }
@@ -1983,28 +1983,28 @@ static Stmt *parse_t_stmt(Parser *p, bool *ignored)
 	}
 	bool assume = strcmp(fn, "assume") == 0;
 	if (!assume && strcmp(fn, "evaluate") != 0) {
-		error_at(p, first->span, "expected a statement, found an expression "
-			 "(use T.evaluate(...) to evaluate it)");
+		ps_error_at(p, first->span, "expected a statement, found an expression "
+			    "(use T.evaluate(...) to evaluate it)");
 		return NULL;
 	}
 	p->pos += 3;
-	if (!expect(p, "(", arena_printf(p->a, "after T.%s", fn)))
+	if (!ps_expect(p, "(", arena_printf(p->a, "after T.%s", fn)))
 		return NULL;
 	Args args;
 	if (!parse_args(p, arena_printf(p->a, "T.%s", fn), ")", &args) ||
-	    !check_args(p, &args, 1, 1, NULL))
+	    !ps_check_args(p, &args, 1, 1, NULL))
 		return NULL;
-	Expr *e = finish_expr(val_expr(p, &args.v[0], "the argument"));
+	Expr *e = ps_finish_expr(ps_val_expr(p, &args.v[0], "the argument"));
 	if (!e)
 		return NULL;
 	if (assume) {
-		if (!check_bool_expr(p, e, "the argument of T.assume"))
+		if (!ps_check_bool_expr(p, e, "the argument of T.assume"))
 			return NULL;
-		return ir_assume(p->a, e, span_from(p, first));
+		return ir_assume(p->a, e, ps_span_from(p, first));
 	}
-	if (is_handle(p, e))
+	if (ps_is_handle(p, e))
 		return NULL;
-	return ir_eval(p->a, e, span_from(p, first));
+	return ir_eval(p->a, e, ps_span_from(p, first));
 }
 
 /* `X[i] = e`, `x = e` and the other statements that start with a name;
@@ -2029,13 +2029,13 @@ static bool parse_name_stmt(Parser *p, StmtList *out, bool *handled)
 	}
 	Var *v;
 	Buffer *b;
-	if (lookup(p, t->text, &v, &b) && b)
-		error_at(p, n1->span, "expected indices: '%s[...] %s'",
-			 t->text, n1->text);
+	if (ps_lookup(p, t->text, &v, &b) && b)
+		ps_error_at(p, n1->span, "expected indices: '%s[...] %s'",
+			    t->text, n1->text);
 	else
-		error_at(p, n1->span, "'%s' cannot update a variable; "
-			 "only buffer elements can be assigned with it",
-			 n1->text);
+		ps_error_at(p, n1->span, "'%s' cannot update a variable; "
+			    "only buffer elements can be assigned with it",
+			    n1->text);
 	return false;
 }
 
@@ -2052,7 +2052,7 @@ static bool parse_simple(Parser *p, StmtList *out)
 		next(p);
 		return true;
 	}
-	if (at_t_name(p, NULL)) {
+	if (ps_at_t_name(p, NULL)) {
 		bool ignored;
 		Stmt *s = parse_t_stmt(p, &ignored);
 		if (s)
@@ -2066,14 +2066,14 @@ static bool parse_simple(Parser *p, StmtList *out)
 			return ok;
 	}
 	if (tok_is(t, "else") || tok_is(t, "elif"))
-		error_at(p, t->span, "'%s' without a matching 'if'", t->text);
+		ps_error_at(p, t->span, "'%s' without a matching 'if'", t->text);
 	else if (t->kind == TK_INDENT)
-		error_at(p, t->span, "unexpected indent");
+		ps_error_at(p, t->span, "unexpected indent");
 	else if (tok_is(t, "def") || tok_is(t, "class") || tok_is(t, "@"))
-		error_at(p, t->span, "expected a statement, found %s (a function "
-			 "cannot be nested in another)", found(p));
+		ps_error_at(p, t->span, "expected a statement, found %s (a function "
+			    "cannot be nested in another)", found(p));
 	else
-		error_at(p, t->span, "expected a statement, found %s", found(p));
+		ps_error_at(p, t->span, "expected a statement, found %s", found(p));
 	return false;
 }
 
@@ -2092,7 +2092,7 @@ static bool parse_statement(Parser *p, StmtList *out)
 			if (!parse_simple(p, out))
 				return false;
 		} while (accept(p, ";") && !at_kind(p, TK_NEWLINE));
-		return expect_newline(p, "statement");
+		return ps_expect_newline(p, "statement");
 	}
 	if (!s)
 		return false;
@@ -2105,16 +2105,16 @@ static bool parse_statement(Parser *p, StmtList *out)
 /* Skip `@name.name(...)`; returns the last name of the decorator. */
 static const char *parse_decorator(Parser *p)
 {
-	if (!expect(p, "@", "(a decorator such as @T.prim_func)"))
+	if (!ps_expect(p, "@", "(a decorator such as @T.prim_func)"))
 		return NULL;
-	const char *last = expect_name(p, "a decorator name");
+	const char *last = ps_expect_name(p, "a decorator name");
 	while (last && accept(p, "."))
-		last = expect_name(p, "a decorator name");
+		last = ps_expect_name(p, "a decorator name");
 	if (!last)
 		return NULL;
-	if (tok_is(peek(p), "(") && !skip_bracketed(p))
+	if (tok_is(peek(p), "(") && !ps_skip_bracketed(p))
 		return NULL;
-	return expect_newline(p, "decorator") ? last : NULL;
+	return ps_expect_newline(p, "decorator") ? last : NULL;
 }
 
 /* `T.Buffer[shape, dtype]` or `T.Buffer(shape, dtype)`; T.Buffer consumed. */
@@ -2123,14 +2123,14 @@ static Buffer *parse_buffer_annotation(Parser *p, Token *name)
 	static const char *const kws[] = {"shape", "dtype", "scope", "axis_separators", NULL};
 	const char *close = tok_is(peek(p), "[") ? "]" : ")";
 	if (!tok_is(peek(p), "[") && !tok_is(peek(p), "(")) {
-		error_at(p, peek(p)->span, "expected '[' or '(' after T.Buffer, "
-			 "found %s", found(p));
+		ps_error_at(p, peek(p)->span, "expected '[' or '(' after T.Buffer, "
+			    "found %s", found(p));
 		return NULL;
 	}
 	next(p);
 	Args args;
 	if (!parse_args(p, "T.Buffer", close, &args) ||
-	    !check_args(p, &args, 0, 2, kws))
+	    !ps_check_args(p, &args, 0, 2, kws))
 		return NULL;
 	return buffer_from_args(p, &args, 0, name, args.open->span);
 }
@@ -2139,7 +2139,7 @@ static Buffer *parse_buffer_annotation(Parser *p, Token *name)
  * parsed, so that shapes may name a scalar declared later. */
 static void prebind_scalars(Parser *p, int open)
 {
-	int close = matching(p, open);
+	int close = ps_matching(p, open);
 	for (int i = open + 1; i + 4 <= close; i++) {
 		Token *t = &p->toks[i];
 		DType dt;
@@ -2151,7 +2151,7 @@ static void prebind_scalars(Parser *p, int open)
 		    (tok_is(&p->toks[i + 5], ",") || tok_is(&p->toks[i + 5], ")")) &&
 		    dtype_from_name(p->toks[i + 4].text, &dt) && dt != DT_VOID &&
 		    dt != DT_HANDLE && !lex_is_keyword(t->text))
-			bind(p, t->text, ir_var(p->a, t->text, dt, t->span), NULL);
+			ps_bind(p, t->text, ir_var(p->a, t->text, dt, t->span), NULL);
 	}
 }
 
@@ -2166,21 +2166,21 @@ static Var *prebound(Parser *p, const char *name)
 static bool parse_param(Parser *p, Param *out)
 {
 	Token *name = peek(p);
-	if (!expect_name(p, "a parameter name") ||
-	    !expect(p, ":", "after parameter name (every parameter needs a type)"))
+	if (!ps_expect_name(p, "a parameter name") ||
+	    !ps_expect(p, ":", "after parameter name (every parameter needs a type)"))
 		return false;
 	for (int i = 0; i < p->nparams; i++) {
 		const char *other = p->params[i].buf ? p->params[i].buf->name
 						     : p->params[i].var->name;
 		if (strcmp(other, name->text) == 0) {
-			error_at(p, name->span, "duplicate parameter '%s'", name->text);
+			ps_error_at(p, name->span, "duplicate parameter '%s'", name->text);
 			return false;
 		}
 	}
 	Token *tt = peek(p);
-	if (!at_t_name(p, NULL)) {
-		error_at(p, tt->span, "expected a parameter type (T.Buffer[...], "
-			 "T.handle or a dtype such as T.int32), found %s", found(p));
+	if (!ps_at_t_name(p, NULL)) {
+		ps_error_at(p, tt->span, "expected a parameter type (T.Buffer[...], "
+			    "T.handle or a dtype such as T.int32), found %s", found(p));
 		return false;
 	}
 	p->pos += 3;
@@ -2195,16 +2195,16 @@ static bool parse_param(Parser *p, Param *out)
 	if (strcmp(ty, "handle") == 0) {
 		out->kind = PARAM_HANDLE;
 		out->var = ir_var(p->a, name->text, DT_HANDLE, name->span);
-		bind(p, name->text, out->var, NULL);
+		ps_bind(p, name->text, out->var, NULL);
 		return true;
 	}
-	if (!dtype_from_string(p, ty, span_from(p, tt), &dt))
+	if (!ps_dtype_from_string(p, ty, ps_span_from(p, tt), &dt))
 		return false;
 	out->kind = PARAM_SCALAR;
 	out->var = prebound(p, name->text);
 	if (!out->var || out->var->dtype != dt) {
 		out->var = ir_var(p->a, name->text, dt, name->span);
-		bind(p, name->text, out->var, NULL);
+		ps_bind(p, name->text, out->var, NULL);
 	}
 	return true;
 }
@@ -2221,39 +2221,39 @@ static bool parse_params(Parser *p)
 			return false;
 		Param *pr = &p->params[p->nparams++];
 		if (pr->kind == PARAM_BUFFER)
-			bind(p, pr->buf->name, NULL, pr->buf);
+			ps_bind(p, pr->buf->name, NULL, pr->buf);
 		if (!accept(p, ","))
 			break;
 	}
-	return expect(p, ")", "to close the parameter list");
+	return ps_expect(p, ")", "to close the parameter list");
 }
 
 static Func *parse_func(Parser *p)
 {
 	Token *first = peek(p);
-	if (!expect(p, "def", "(a function definition)"))
+	if (!ps_expect(p, "def", "(a function definition)"))
 		return NULL;
 	Token *name = peek(p);
-	if (!expect_name(p, "a function name") ||
-	    !expect(p, "(", "after function name"))
+	if (!ps_expect_name(p, "a function name") ||
+	    !ps_expect(p, "(", "after function name"))
 		return NULL;
 	p->nbinds = 0;
 	if (!parse_params(p))
 		return NULL;
 	if (accept(p, "->")) {
-		if (!accept(p, "None") && !finish_expr(parse_expr(p)))
+		if (!accept(p, "None") && !ps_finish_expr(parse_expr(p)))
 			return NULL;
 	}
-	if (!expect(p, ":", "after function header"))
+	if (!ps_expect(p, ":", "after function header"))
 		return NULL;
-	Span header = span_from(p, first);
+	Span header = ps_span_from(p, first);
 	Stmt *body = parse_suite(p, "function header", true);
 	if (!body)
 		return NULL;
 	for (int i = 0; i < p->nparams; i++)
 		if (p->params[i].kind == PARAM_HANDLE && !p->params[i].buf) {
-			error_at(p, p->params[i].var->span, "handle parameter '%s' is "
-				 "never bound by T.match_buffer", p->params[i].var->name);
+			ps_error_at(p, p->params[i].var->span, "handle parameter '%s' is "
+				    "never bound by T.match_buffer", p->params[i].var->name);
 			return NULL;
 		}
 	return ir_func(p->a, name->text, p->nparams, p->params, body, header);
@@ -2278,7 +2278,7 @@ static void skip_preamble(Parser *p)
 		if (tok_is(t, "import") || tok_is(t, "from")) {
 			while (!at_kind(p, TK_NEWLINE) && !at_kind(p, TK_EOF))
 				next(p);
-			expect_newline(p, "import");
+			ps_expect_newline(p, "import");
 		} else if (t->kind == TK_STRING && peek_at(p, 1)->kind == TK_NEWLINE) {
 			p->pos += 2;
 		} else {
@@ -2303,7 +2303,7 @@ static Func **parse_class_funcs(Parser *p, int *nfuncs)
 		if (!last)
 			return NULL;
 		if (!is_prim_func_decorator(last)) {
-			error_at(p, dec->span, "expected @T.prim_func in a module class");
+			ps_error_at(p, dec->span, "expected @T.prim_func in a module class");
 			return NULL;
 		}
 		Func *f = parse_func(p);
@@ -2311,8 +2311,8 @@ static Func **parse_class_funcs(Parser *p, int *nfuncs)
 			return NULL;
 		for (int i = 0; i < n; i++)
 			if (strcmp(funcs[i]->name, f->name) == 0) {
-				error_at(p, f->span, "duplicate function '%s' in module",
-					 f->name);
+				ps_error_at(p, f->span, "duplicate function '%s' in module",
+					    f->name);
 				return NULL;
 			}
 		funcs = grow(p->a, funcs, n, &cap, 4, sizeof(Func *));
@@ -2327,21 +2327,21 @@ static Func **parse_class_funcs(Parser *p, int *nfuncs)
 
 static Module *parse_class(Parser *p, Token *first)
 {
-	if (!expect(p, "class", "after @ir_module"))
+	if (!ps_expect(p, "class", "after @ir_module"))
 		return NULL;
 	Token *name = peek(p);
-	if (!expect_name(p, "a class name"))
+	if (!ps_expect_name(p, "a class name"))
 		return NULL;
 	if (accept(p, "(")) {
 		while (!p->failed && !accept(p, ")"))
-			if (!expect_name(p, "a base class name") ||
-			    (!tok_is(peek(p), ")") && !expect(p, ",", "between base classes")))
+			if (!ps_expect_name(p, "a base class name") ||
+			    (!tok_is(peek(p), ")") && !ps_expect(p, ",", "between base classes")))
 				return NULL;
 	}
-	if (!expect(p, ":", "after class name") || !expect_newline(p, "class header"))
+	if (!ps_expect(p, ":", "after class name") || !ps_expect_newline(p, "class header"))
 		return NULL;
 	if (!at_kind(p, TK_INDENT)) {
-		error_at(p, peek(p)->span, "expected an indented class body");
+		ps_error_at(p, peek(p)->span, "expected an indented class body");
 		return NULL;
 	}
 	next(p);
@@ -2350,10 +2350,10 @@ static Module *parse_class(Parser *p, Token *first)
 	if (!funcs)
 		return NULL;
 	if (n == 0) {
-		error_at(p, name->span, "module '%s' holds no @T.prim_func", name->text);
+		ps_error_at(p, name->span, "module '%s' holds no @T.prim_func", name->text);
 		return NULL;
 	}
-	return ir_module(p->a, name->text, n, funcs, span_from(p, first));
+	return ir_module(p->a, name->text, n, funcs, ps_span_from(p, first));
 }
 
 static void parser_init(Parser *p, Arena *a, const Source *src, DiagList *d,
@@ -2380,13 +2380,13 @@ Module *parse_module(Arena *a, const Source *src, DiagList *d)
 		return NULL;
 	Token *first = peek(&p);
 	if (at_kind(&p, TK_EOF)) {
-		error_at(&p, first->span, "expected @T.prim_func or @I.ir_module, "
-			 "found an empty file");
+		ps_error_at(&p, first->span, "expected @T.prim_func or @I.ir_module, "
+			    "found an empty file");
 		return NULL;
 	}
 	if (!tok_is(first, "@")) {
-		error_at(&p, first->span, "expected @T.prim_func or @I.ir_module, "
-			 "found %s", found(&p));
+		ps_error_at(&p, first->span, "expected @T.prim_func or @I.ir_module, "
+			    "found %s", found(&p));
 		return NULL;
 	}
 	Token *dec = peek_at(&p, 1);
@@ -2401,13 +2401,13 @@ Module *parse_module(Arena *a, const Source *src, DiagList *d)
 	} else if (ends_with(last, "ir_module")) {
 		m = parse_class(&p, first);
 	} else {
-		error_at(&p, dec->span, "expected @T.prim_func or @I.ir_module");
+		ps_error_at(&p, dec->span, "expected @T.prim_func or @I.ir_module");
 	}
 	if (!m || p.failed)
 		return NULL;
 	if (!at_kind(&p, TK_EOF)) {
-		error_at(&p, peek(&p)->span, "expected end of file, found %s (a file "
-			 "holds one @T.prim_func or one @I.ir_module)", found(&p));
+		ps_error_at(&p, peek(&p)->span, "expected end of file, found %s (a file "
+			    "holds one @T.prim_func or one @I.ir_module)", found(&p));
 		return NULL;
 	}
 	return m;
@@ -2460,7 +2460,7 @@ static bool expect_eof(Parser *p, const char *what)
 		return false;
 	if (at_kind(p, TK_EOF))
 		return true;
-	error_at(p, peek(p)->span, "unexpected %s after %s", found(p), what);
+	ps_error_at(p, peek(p)->span, "unexpected %s after %s", found(p), what);
 	return false;
 }
 
@@ -2485,11 +2485,11 @@ Expr *parse_expr_range(Arena *a, const Source *src, int start, int end,
 	if (!parser_for_range(&p, a, src, start, end, scope, d))
 		return NULL;
 	if (at_kind(&p, TK_EOF)) {
-		error_at(&p, peek(&p)->span, "expected an expression, found nothing");
+		ps_error_at(&p, peek(&p)->span, "expected an expression, found nothing");
 		return NULL;
 	}
-	Expr *e = finish_expr(parse_expr(&p));
-	if (!e || !expect_eof(&p, "the expression") || is_handle(&p, e))
+	Expr *e = ps_finish_expr(parse_expr(&p));
+	if (!e || !expect_eof(&p, "the expression") || ps_is_handle(&p, e))
 		return NULL;
 	return e;
 }
@@ -2502,22 +2502,22 @@ static bool parse_lambda_list(Parser *p, Lambda *l, const char *close)
 	l->body = arena_alloc(p->a, sizeof(Expr *) * (size_t)cap);
 	l->seps = arena_alloc(p->a, sizeof(int) * (size_t)scap);
 	while (!p->failed && !tok_is(peek(p), close)) {
-		if (at_t_name(p, "axis_separator") && !tok_is(peek_at(p, 3), "(")) {
+		if (ps_at_t_name(p, "axis_separator") && !tok_is(peek_at(p, 3), "(")) {
 			last_sep = peek(p);
 			p->pos += 3;
 			/* separators sit strictly between indices: positions
 			 * in [1, ndim), increasing (Buffer.axis_separators) */
 			if (l->nbody == 0 ||
 			    (l->nseps > 0 && l->seps[l->nseps - 1] == l->nbody)) {
-				error_at(p, span_from(p, last_sep), "T.axis_separator "
-					 "must stand between two indices");
+				ps_error_at(p, ps_span_from(p, last_sep), "T.axis_separator "
+					    "must stand between two indices");
 				return false;
 			}
 			l->seps = grow(p->a, l->seps, l->nseps, &scap, 2, sizeof(int));
 			l->seps[l->nseps++] = l->nbody;
 		} else {
 			l->body = grow(p->a, l->body, l->nbody, &cap, 4, sizeof(Expr *));
-			Expr *e = finish_expr(parse_expr(p));
+			Expr *e = ps_finish_expr(parse_expr(p));
 			if (!e)
 				return false;
 			l->body[l->nbody++] = e;
@@ -2526,11 +2526,11 @@ static bool parse_lambda_list(Parser *p, Lambda *l, const char *close)
 			break;
 	}
 	if (!p->failed && l->nseps > 0 && l->seps[l->nseps - 1] == l->nbody) {
-		error_at(p, span_from(p, last_sep), "T.axis_separator must stand "
-			 "between two indices");
+		ps_error_at(p, ps_span_from(p, last_sep), "T.axis_separator must stand "
+			    "between two indices");
 		return false;
 	}
-	return expect(p, close, "to close the lambda's index list");
+	return ps_expect(p, close, "to close the lambda's index list");
 }
 
 /* `p1, p2` up to the ':': fresh int32 variables, bound for the body. */
@@ -2540,22 +2540,22 @@ static bool parse_lambda_params(Parser *p, Lambda *l)
 	l->params = arena_alloc(p->a, sizeof(Var *) * (size_t)cap);
 	while (!p->failed && !tok_is(peek(p), ":")) {
 		Token *t = peek(p);
-		if (!expect_name(p, "a lambda parameter name"))
+		if (!ps_expect_name(p, "a lambda parameter name"))
 			return false;
 		for (int i = 0; i < l->nparams; i++)
 			if (strcmp(l->params[i]->name, t->text) == 0) {
-				error_at(p, t->span, "duplicate lambda parameter '%s'",
-					 t->text);
+				ps_error_at(p, t->span, "duplicate lambda parameter '%s'",
+					    t->text);
 				return false;
 			}
 		l->params = grow(p->a, l->params, l->nparams, &cap, 4, sizeof(Var *));
 		Var *v = ir_var(p->a, t->text, DT_INT32, t->span);
 		l->params[l->nparams++] = v;
-		bind(p, v->name, v, NULL);
+		ps_bind(p, v->name, v, NULL);
 		if (!accept(p, ","))
 			break;
 	}
-	return expect(p, ":", "after lambda parameters");
+	return ps_expect(p, ":", "after lambda parameters");
 }
 
 Lambda *parse_lambda_range(Arena *a, const Source *src, int start, int end,
@@ -2565,19 +2565,19 @@ Lambda *parse_lambda_range(Arena *a, const Source *src, int start, int end,
 	if (!parser_for_range(&p, a, src, start, end, scope, d))
 		return NULL;
 	Token *first = peek(&p);
-	if (!expect(&p, "lambda", "(an index map such as lambda i: [i // 4, i % 4])"))
+	if (!ps_expect(&p, "lambda", "(an index map such as lambda i: [i // 4, i % 4])"))
 		return NULL;
 	Lambda *l = arena_alloc(a, sizeof *l);
 	if (!parse_lambda_params(&p, l))
 		return NULL;
-	if (tok_is(peek(&p), "[") || (tok_is(peek(&p), "(") && paren_is_tuple(&p))) {
+	if (tok_is(peek(&p), "[") || (tok_is(peek(&p), "(") && ps_paren_is_tuple(&p))) {
 		const char *close = tok_is(next(&p), "[") ? "]" : ")";
 		l->bracketed = true;
 		if (!parse_lambda_list(&p, l, close))
 			return NULL;
 	} else {
 		l->body = arena_alloc(a, sizeof(Expr *));
-		l->body[0] = finish_expr(parse_expr(&p));
+		l->body[0] = ps_finish_expr(parse_expr(&p));
 		if (!l->body[0])
 			return NULL;
 		l->nbody = 1;
@@ -2585,8 +2585,8 @@ Lambda *parse_lambda_range(Arena *a, const Source *src, int start, int end,
 	if (!expect_eof(&p, "the lambda"))
 		return NULL;
 	for (int i = 0; i < l->nbody; i++)
-		if (is_handle(&p, l->body[i]))
+		if (ps_is_handle(&p, l->body[i]))
 			return NULL;
-	l->span = span_from(&p, first);
+	l->span = ps_span_from(&p, first);
 	return l;
 }
