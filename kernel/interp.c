@@ -239,6 +239,15 @@ static bool push_loop(Interp *in, const Var *v)
 	return true;
 }
 
+/* b's text as an arena string (b is emptied). */
+static const char *take_text(Interp *in, StrBuf *b)
+{
+	char *s = sb_take(b);
+	char *r = arena_strdup(in->arena, s);
+	free(s);
+	return r;
+}
+
 /* " at io=3, ii=2" for the loops around the current point, or "". */
 static const char *loop_context(Interp *in)
 {
@@ -252,10 +261,7 @@ static const char *loop_context(Interp *in)
 		sb_printf(&b, "%s%s=%lld", i ? ", " : "", v->name,
 			  x ? (long long)x->i : 0LL);
 	}
-	char *s = sb_take(&b);
-	char *r = arena_strdup(in->arena, s);
-	free(s);
-	return r;
+	return take_text(in, &b);
 }
 
 /* ---------- values ---------- */
@@ -395,10 +401,7 @@ static const char *cell_name(Interp *in, const Buffer *b, int n,
 	sb_printf(&sb, "%s[", b->name);
 	put_tuple(&sb, n, ix, false);
 	sb_puts(&sb, "]");
-	char *s = sb_take(&sb);
-	char *r = arena_strdup(in->arena, s);
-	free(s);
-	return r;
+	return take_text(in, &sb);
 }
 
 static const char *shape_text(Interp *in, const BufState *bs)
@@ -407,10 +410,7 @@ static const char *shape_text(Interp *in, const BufState *bs)
 	sb_puts(&sb, "(");
 	put_tuple(&sb, bs->ndim, bs->shape, true);
 	sb_puts(&sb, ")");
-	char *s = sb_take(&sb);
-	char *r = arena_strdup(in->arena, s);
-	free(s);
-	return r;
+	return take_text(in, &sb);
 }
 
 /* The text of a span, or NULL when it has none. */
@@ -466,25 +466,39 @@ static bool eval_int(Interp *in, const Expr *e, int64_t *out, const char *what)
 	return true;
 }
 
+/* Bind the index variables vars[0, n) (at most MAX_DIMS of them) to
+ * x[0, n); returns how many were bound before a binding failed, for
+ * unbind_index_vars. */
+static int bind_index_vars(Interp *in, Var *const *vars, int n,
+			   const int64_t *x, SavedVar *saved)
+{
+	int bound = 0;
+	while (bound < n && bound < MAX_DIMS &&
+	       bind_var(in, vars[bound], (Value){.i = x[bound]}, &saved[bound]))
+		bound++;
+	return bound;
+}
+
+static void unbind_index_vars(Interp *in, Var *const *vars, int bound,
+			      const SavedVar *saved)
+{
+	while (bound-- > 0)
+		unbind_var(in, vars[bound], &saved[bound]);
+}
+
 /* Whether predicate `pred` of the layout (over its physical index
  * variables) holds at the physical index ix (n dimensions). */
 static bool is_padding(Interp *in, const Layout *lay, const Expr *pred, int n,
 		       const int64_t *ix, bool *pad)
 {
 	SavedVar saved[MAX_DIMS];
-	int bound = 0;
-	bool ok = true;
 	TVal p;
 	*pad = false;
-	while (ok && bound < n && bound < MAX_DIMS) {
-		ok = bind_var(in, lay->inv_vars[bound], (Value){.i = ix[bound]},
-			      &saved[bound]);
-		bound += ok;
-	}
+	int bound = bind_index_vars(in, lay->inv_vars, n, ix, saved);
+	bool ok = bound == (n < MAX_DIMS ? n : MAX_DIMS);
 	if (ok && (ok = eval(in, pred, &p)))
 		*pad = truth(p.v, pred->dtype);
-	while (bound-- > 0)
-		unbind_var(in, lay->inv_vars[bound], &saved[bound]);
+	unbind_index_vars(in, lay->inv_vars, bound, saved);
 	return ok;
 }
 
@@ -752,13 +766,20 @@ static bool bind_let(Interp *in, const Var *v, const Expr *value, TVal x,
 	return true;
 }
 
-static bool eval_let(Interp *in, const Expr *e, TVal *out)
+/* Evaluate a let's value and bind v to it; unbind_var(in, v, old) ends
+ * the scope. */
+static bool enter_let(Interp *in, const Var *v, const Expr *value, Span sp,
+		      SavedVar *old)
 {
 	TVal x;
+	return eval(in, value, &x) && bind_let(in, v, value, x, sp, old);
+}
+
+static bool eval_let(Interp *in, const Expr *e, TVal *out)
+{
 	SavedVar old;
 	const Var *v = e->u.let.var;
-	if (!eval(in, e->u.let.value, &x) ||
-	    !bind_let(in, v, e->u.let.value, x, e->span, &old))
+	if (!enter_let(in, v, e->u.let.value, e->span, &old))
 		return false;
 	bool ok = eval(in, e->u.let.body, out);
 	unbind_var(in, v, &old);
@@ -956,12 +977,20 @@ static bool exec_store(Interp *in, const Stmt *s)
 	return true;
 }
 
+/* e evaluated as (part of) a T.assume fact: an uninitialised read makes
+ * the fact false (RUN_ASSUME_FAILED) instead of UB. */
+static bool eval_in_assume(Interp *in, const Expr *e, TVal *x)
+{
+	in->in_assume++;
+	bool ok = eval(in, e, x);
+	in->in_assume--;
+	return ok;
+}
+
 static bool eval_fact(Interp *in, const Expr *e, bool *holds)
 {
 	TVal x;
-	in->in_assume++;
-	bool ok = eval(in, e, &x);
-	in->in_assume--;
+	bool ok = eval_in_assume(in, e, &x);
 	if (ok)
 		*holds = truth(x.v, e->dtype);
 	return ok;
@@ -1028,10 +1057,7 @@ static int repair_cell(Interp *in, BinOp op, const Expr *load, const Expr *value
 		return 1;
 	}
 	TVal x;
-	in->in_assume++;
-	bool ok = eval(in, value, &x);
-	in->in_assume--;
-	if (!ok)
+	if (!eval_in_assume(in, value, &x))
 		return in->status == RUN_ASSUME_FAILED ? (clear_failure(in), 0) : -1;
 	Value v;
 	if (!convert(x.v, value->dtype, bs->buf->dtype, &v))
@@ -1093,11 +1119,9 @@ static bool exec_assume(Interp *in, const Stmt *s)
 
 static bool exec_let(Interp *in, const Stmt *s)
 {
-	TVal x;
 	SavedVar old;
 	const Var *v = s->u.let.var;
-	if (!eval(in, s->u.let.value, &x) ||
-	    !bind_let(in, v, s->u.let.value, x, s->span, &old))
+	if (!enter_let(in, v, s->u.let.value, s->span, &old))
 		return false;
 	bool ok = exec(in, s->u.let.body);
 	unbind_var(in, v, &old);
@@ -1221,6 +1245,25 @@ RunStatus interp_run(const Func *f, State *st, uint64_t step_limit,
 
 /* ---------- states ---------- */
 
+/* f's scalar arguments (int64, in parameter order; 0 when scalars is
+ * NULL) as values of their parameters' dtypes; vars (may be NULL) gets
+ * the parameters' Vars. */
+static void scalar_values(const Func *f, const int64_t *scalars, Value *out,
+			  Var **vars)
+{
+	int k = 0;
+	for (int i = 0; i < f->nparams; i++) {
+		const Param *p = &f->params[i];
+		if (p->kind != PARAM_SCALAR)
+			continue;
+		if (vars)
+			vars[k] = p->var;
+		convert((Value){.i = scalars ? scalars[k] : 0}, DT_INT64,
+			p->var->dtype, &out[k]);
+		k++;
+	}
+}
+
 State *state_new(Arena *a, const Func *f, const int64_t *scalars, DiagList *d)
 {
 	State *st = arena_alloc(a, sizeof *st);
@@ -1231,16 +1274,7 @@ State *state_new(Arena *a, const Func *f, const int64_t *scalars, DiagList *d)
 	st->scalar_vars = arena_alloc(a, sizeof(Var *) * (size_t)(st->nscalars + 1));
 	st->scalars = arena_alloc(a, sizeof(Value) * (size_t)(st->nscalars + 1));
 	st->bufs = arena_alloc(a, sizeof(BufState) * (size_t)(st->nbufs + 1));
-	int ks = 0;
-	for (int i = 0; i < f->nparams; i++) {
-		const Param *p = &f->params[i];
-		if (p->kind != PARAM_SCALAR)
-			continue;
-		st->scalar_vars[ks] = p->var;
-		convert((Value){.i = scalars ? scalars[ks] : 0}, DT_INT64,
-			p->var->dtype, &st->scalars[ks]);
-		ks++;
-	}
+	scalar_values(f, scalars, st->scalars, st->scalar_vars);
 	Interp in;
 	interp_init(&in, a, 0);
 	bool ok = bind_params(&in, f, st->scalars, NULL);
@@ -1304,7 +1338,6 @@ static bool run_entry(Interp *in, const Stmt *s, bool *stopped)
 	if (!stmt_has_store(s))
 		return exec(in, s);
 	SavedVar old;
-	TVal x;
 	bool ok;
 	switch (s->kind) {
 	case ST_SEQ:
@@ -1315,8 +1348,7 @@ static bool run_entry(Interp *in, const Stmt *s, bool *stopped)
 	case ST_BLOCK:
 		return run_entry(in, s->u.block.body, stopped);
 	case ST_LET:
-		if (!eval(in, s->u.let.value, &x) ||
-		    !bind_let(in, s->u.let.var, s->u.let.value, x, s->span, &old))
+		if (!enter_let(in, s->u.let.var, s->u.let.value, s->span, &old))
 			return false;
 		ok = run_entry(in, s->u.let.body, stopped);
 		unbind_var(in, s->u.let.var, &old);
@@ -1456,12 +1488,8 @@ bool interp_scalar_facts_hold(const Func *f, const int64_t *scalars, Arena *a,
 	int n = count_params(f, PARAM_SCALAR);
 	Value *vals = calloc((size_t)n + 1, sizeof(Value));
 	bool ok = vals != NULL;
-	for (int i = 0, k = 0; ok && i < f->nparams; i++)
-		if (f->params[i].kind == PARAM_SCALAR) {
-			convert((Value){.i = scalars[k]}, DT_INT64,
-				f->params[i].var->dtype, &vals[k]);
-			k++;
-		}
+	if (ok)
+		scalar_values(f, scalars, vals, NULL);
 	bool stopped = false;
 	if (ok && bind_params(&in, f, vals, NULL))
 		scalar_facts(&in, f->body, &stopped);
@@ -1479,20 +1507,16 @@ static bool apply_step(Interp *in, const Layout *lay, int nout, const int64_t *x
 		       int64_t *t)
 {
 	SavedVar saved[MAX_DIMS];
-	int bound = 0;
 	bool ok = lay->nvars <= MAX_DIMS;
-	while (ok && bound < lay->nvars) {
-		ok = bind_var(in, lay->vars[bound], (Value){.i = x[bound]}, &saved[bound]);
-		bound += ok;
-	}
+	int bound = ok ? bind_index_vars(in, lay->vars, lay->nvars, x, saved) : 0;
+	ok = ok && bound == lay->nvars;
 	for (int k = 0; ok && k < nout; k++) {
 		TVal v;
 		ok = eval(in, lay->map[k], &v) && !v.undef;
 		if (ok)
 			t[k] = v.v.i;
 	}
-	while (bound-- > 0)
-		unbind_var(in, lay->vars[bound], &saved[bound]);
+	unbind_index_vars(in, lay->vars, bound, saved);
 	return ok;
 }
 
