@@ -71,7 +71,7 @@ typedef struct Interp {
 	FactMode fact_mode;
 } Interp;
 
-static bool eval(Interp *in, const Expr *e, TVal *out);
+static bool iv_eval(Interp *in, const Expr *e, TVal *out);
 static bool exec(Interp *in, const Stmt *s);
 
 /* ---------- setup and failure ---------- */
@@ -93,10 +93,10 @@ static void interp_destroy(Interp *in)
 	free(in->loops);
 }
 
-static bool fail(Interp *in, RunStatus st, Span sp, const char *fmt, ...)
+static bool iv_fail(Interp *in, RunStatus st, Span sp, const char *fmt, ...)
 	__attribute__((format(printf, 4, 5)));
 
-static bool fail(Interp *in, RunStatus st, Span sp, const char *fmt, ...)
+static bool iv_fail(Interp *in, RunStatus st, Span sp, const char *fmt, ...)
 {
 	if (in->failed)
 		return false;
@@ -119,7 +119,7 @@ static void clear_failure(Interp *in)
 
 static bool out_of_memory(Interp *in, Span sp)
 {
-	return fail(in, RUN_LIMIT, sp, "out of memory");
+	return iv_fail(in, RUN_LIMIT, sp, "out of memory");
 }
 
 /* ---------- environment ---------- */
@@ -141,7 +141,7 @@ static bool env_reserve(Interp *in, int id)
 }
 
 /* v's binding, or NULL when v is not bound. */
-static Slot *var_slot(Interp *in, const Var *v)
+static Slot *iv_var_slot(Interp *in, const Var *v)
 {
 	if (v->id >= 0 && v->id < in->nenv && in->env[v->id].var == v)
 		return &in->env[v->id];
@@ -153,7 +153,7 @@ static Slot *var_slot(Interp *in, const Var *v)
 
 static Value *var_value(Interp *in, const Var *v)
 {
-	Slot *slot = var_slot(in, v);
+	Slot *slot = iv_var_slot(in, v);
 	return slot ? &slot->v : NULL;
 }
 
@@ -171,8 +171,8 @@ static bool push_overflow(Interp *in, const Var *v, Value x)
 	return true;
 }
 
-/* Bind v to x; *old receives what unbind_var needs to restore. */
-static bool bind_var(Interp *in, const Var *v, Value x, SavedVar *old)
+/* Bind v to x; *old receives what iv_unbind_var needs to restore. */
+static bool iv_bind_var(Interp *in, const Var *v, Value x, SavedVar *old)
 {
 	if (v->id < 0 || !env_reserve(in, v->id))
 		return out_of_memory(in, v->span);
@@ -185,7 +185,7 @@ static bool bind_var(Interp *in, const Var *v, Value x, SavedVar *old)
 	return true;
 }
 
-static void unbind_var(Interp *in, const Var *v, const SavedVar *old)
+static void iv_unbind_var(Interp *in, const Var *v, const SavedVar *old)
 {
 	if (!old->overflow) {
 		in->env[v->id] = old->old;
@@ -217,7 +217,7 @@ static bool push_buffer(Interp *in, const Buffer *b, BufState *bs)
 /* The state of buffer b, by identity: a reference to a Buffer that is
  * neither a parameter nor allocated around it is a broken IR, not a
  * buffer to be guessed by name or id. */
-static BufState *lookup_buffer(Interp *in, const Buffer *b)
+static BufState *iv_lookup_buffer(Interp *in, const Buffer *b)
 {
 	for (int i = in->nbinds - 1; i >= 0; i--)
 		if (in->binds[i].buf == b)
@@ -298,7 +298,7 @@ static bool float_fits(double x, DType t)
 
 /* Convert x of dtype `from` to `to`; false when a float does not fit the
  * integer type (UB for the caller to report). */
-static bool convert(Value x, DType from, DType to, Value *out)
+static bool iv_convert(Value x, DType from, DType to, Value *out)
 {
 	if (dtype_is_float(to)) {
 		if (dtype_is_float(from))
@@ -366,7 +366,7 @@ static int64_t trunc_div(int64_t a, int64_t b)
 }
 
 /* The value of a T.undef(): arbitrary but deterministic. */
-static Value undef_value(Interp *in, DType t)
+static Value iv_undef_value(Interp *in, DType t)
 {
 	uint64_t x = in->rng;
 	x ^= x << 13;
@@ -394,8 +394,8 @@ static void put_tuple(StrBuf *b, int n, const int64_t *xs, bool shape)
 }
 
 /* "A[3, 4]" */
-static const char *cell_name(Interp *in, const Buffer *b, int n,
-			     const int64_t *ix)
+static const char *iv_cell_name(Interp *in, const Buffer *b, int n,
+				const int64_t *ix)
 {
 	StrBuf sb = {0};
 	sb_printf(&sb, "%s[", b->name);
@@ -404,7 +404,7 @@ static const char *cell_name(Interp *in, const Buffer *b, int n,
 	return take_text(in, &sb);
 }
 
-static const char *shape_text(Interp *in, const BufState *bs)
+static const char *iv_shape_text(Interp *in, const BufState *bs)
 {
 	StrBuf sb = {0};
 	sb_puts(&sb, "(");
@@ -449,83 +449,83 @@ static bool step(Interp *in, Span sp)
 {
 	if (++in->steps <= in->limit)
 		return true;
-	return fail(in, RUN_LIMIT, sp, "step limit of %llu reached",
-		    (unsigned long long)in->limit);
+	return iv_fail(in, RUN_LIMIT, sp, "step limit of %llu reached",
+		       (unsigned long long)in->limit);
 }
 
-static bool eval_int(Interp *in, const Expr *e, int64_t *out, const char *what)
+static bool iv_eval_int(Interp *in, const Expr *e, int64_t *out, const char *what)
 {
 	TVal x;
-	if (!eval(in, e, &x))
+	if (!iv_eval(in, e, &x))
 		return false;
 	if (x.undef)
-		return fail(in, RUN_UB, e->span, "T.undef() used in %s", what);
+		return iv_fail(in, RUN_UB, e->span, "T.undef() used in %s", what);
 	if (dtype_is_float(e->dtype))
-		return fail(in, RUN_UB, e->span, "float value used as %s", what);
+		return iv_fail(in, RUN_UB, e->span, "float value used as %s", what);
 	*out = x.v.i;
 	return true;
 }
 
 /* Bind the index variables vars[0, n) (at most MAX_DIMS of them) to
  * x[0, n); returns how many were bound before a binding failed, for
- * unbind_index_vars. */
-static int bind_index_vars(Interp *in, Var *const *vars, int n,
-			   const int64_t *x, SavedVar *saved)
+ * iv_unbind_index_vars. */
+static int iv_bind_index_vars(Interp *in, Var *const *vars, int n,
+			      const int64_t *x, SavedVar *saved)
 {
 	int bound = 0;
 	while (bound < n && bound < MAX_DIMS &&
-	       bind_var(in, vars[bound], (Value){.i = x[bound]}, &saved[bound]))
+	       iv_bind_var(in, vars[bound], (Value){.i = x[bound]}, &saved[bound]))
 		bound++;
 	return bound;
 }
 
-static void unbind_index_vars(Interp *in, Var *const *vars, int bound,
-			      const SavedVar *saved)
+static void iv_unbind_index_vars(Interp *in, Var *const *vars, int bound,
+				 const SavedVar *saved)
 {
 	while (bound-- > 0)
-		unbind_var(in, vars[bound], &saved[bound]);
+		iv_unbind_var(in, vars[bound], &saved[bound]);
 }
 
 /* Whether predicate `pred` of the layout (over its physical index
  * variables) holds at the physical index ix (n dimensions). */
-static bool is_padding(Interp *in, const Layout *lay, const Expr *pred, int n,
-		       const int64_t *ix, bool *pad)
+static bool iv_is_padding(Interp *in, const Layout *lay, const Expr *pred, int n,
+			  const int64_t *ix, bool *pad)
 {
 	SavedVar saved[MAX_DIMS];
 	TVal p;
 	*pad = false;
-	int bound = bind_index_vars(in, lay->inv_vars, n, ix, saved);
+	int bound = iv_bind_index_vars(in, lay->inv_vars, n, ix, saved);
 	bool ok = bound == (n < MAX_DIMS ? n : MAX_DIMS);
-	if (ok && (ok = eval(in, pred, &p)))
+	if (ok && (ok = iv_eval(in, pred, &p)))
 		*pad = truth(p.v, pred->dtype);
-	unbind_index_vars(in, lay->inv_vars, bound, saved);
+	iv_unbind_index_vars(in, lay->inv_vars, bound, saved);
 	return ok;
 }
 
 /* Evaluate the indices of an access to b and check them: rank, bounds,
  * padding without a pad value. Returns the buffer state and offset. */
-static BufState *access_cell(Interp *in, const Buffer *b, int nidx,
-			     Expr *const *idx, const char *what, Span sp,
-			     int64_t *ix, int64_t *off)
+static BufState *iv_access_cell(Interp *in, const Buffer *b, int nidx,
+				Expr *const *idx, const char *what, Span sp,
+				int64_t *ix, int64_t *off)
 {
-	BufState *bs = lookup_buffer(in, b);
+	BufState *bs = iv_lookup_buffer(in, b);
 	if (!bs) {
-		fail(in, RUN_UB, sp, "%s of buffer %s, which is not in scope",
-		     what, b->name);
+		iv_fail(in, RUN_UB, sp, "%s of buffer %s, which is not in scope",
+			what, b->name);
 		return NULL;
 	}
 	if (nidx != bs->ndim || nidx > MAX_DIMS) {
-		fail(in, RUN_UB, sp, "%s %s with %d indices, buffer has %d dimensions",
-		     what, b->name, nidx, bs->ndim);
+		iv_fail(in, RUN_UB, sp, "%s %s with %d indices, buffer has %d dimensions",
+			what, b->name, nidx, bs->ndim);
 		return NULL;
 	}
 	for (int k = 0; k < nidx; k++)
-		if (!eval_int(in, idx[k], &ix[k], "an index"))
+		if (!iv_eval_int(in, idx[k], &ix[k], "an index"))
 			return NULL;
 	*off = bufstate_offset(bs, ix);
 	if (*off < 0) {
-		fail(in, RUN_UB, sp, "%s %s out of bounds of shape %s", what,
-		     cell_name(in, b, nidx, ix), shape_text(in, bs));
+		iv_fail(in, RUN_UB, sp, "%s %s out of bounds of shape %s", what,
+			iv_cell_name(in, b, nidx, ix), iv_shape_text(in, bs));
 		return NULL;
 	}
 	const Layout *lay = bs->buf->layout;
@@ -536,11 +536,11 @@ static BufState *access_cell(Interp *in, const Buffer *b, int nidx,
 		return bs;
 	/* padding without a pad value may not be touched (semantics.md 1) */
 	bool pad;
-	if (!is_padding(in, lay, forbidden, nidx, ix, &pad))
+	if (!iv_is_padding(in, lay, forbidden, nidx, ix, &pad))
 		return NULL;
 	if (pad) {
-		fail(in, RUN_UB, sp, "%s %s touches padding of %s, which has no pad_value",
-		     what, cell_name(in, b, nidx, ix), b->name);
+		iv_fail(in, RUN_UB, sp, "%s %s touches padding of %s, which has no pad_value",
+			what, iv_cell_name(in, b, nidx, ix), b->name);
 		return NULL;
 	}
 	return bs;
@@ -551,22 +551,22 @@ static bool eval_load(Interp *in, const Expr *e, TVal *out)
 	int64_t ix[MAX_DIMS], off;
 	if (in->probe) {
 		in->not_scalar = true;
-		return fail(in, RUN_UB, e->span, "load in a scalar fact");
+		return iv_fail(in, RUN_UB, e->span, "load in a scalar fact");
 	}
 	const Buffer *b = e->u.load.buf;
-	BufState *bs = access_cell(in, b, e->u.load.nidx, e->u.load.idx, "load",
-				   e->span, ix, &off);
+	BufState *bs = iv_access_cell(in, b, e->u.load.nidx, e->u.load.idx, "load",
+				      e->span, ix, &off);
 	if (!bs)
 		return false;
 	in->counts.loads++;
 	switch ((CellState)bs->cell[off]) {
 	case CELL_UNINIT:
 		if (in->in_assume)
-			return fail(in, RUN_ASSUME_FAILED, e->span,
-				    "T.assume reads uninitialised %s",
-				    cell_name(in, b, e->u.load.nidx, ix));
-		return fail(in, RUN_UB, e->span, "read of uninitialised %s",
-			    cell_name(in, b, e->u.load.nidx, ix));
+			return iv_fail(in, RUN_ASSUME_FAILED, e->span,
+				       "T.assume reads uninitialised %s",
+				       iv_cell_name(in, b, e->u.load.nidx, ix));
+		return iv_fail(in, RUN_UB, e->span, "read of uninitialised %s",
+			       iv_cell_name(in, b, e->u.load.nidx, ix));
 	case CELL_INIT:
 		out->undef = false;
 		break;
@@ -574,9 +574,9 @@ static bool eval_load(Interp *in, const Expr *e, TVal *out)
 		out->undef = true;
 		break;
 	}
-	return convert(bs->data[off], bs->buf->dtype, e->dtype, &out->v) ||
-	       fail(in, RUN_UB, e->span, "value of %s out of range of %s",
-		    cell_name(in, b, e->u.load.nidx, ix), dtype_name(e->dtype));
+	return iv_convert(bs->data[off], bs->buf->dtype, e->dtype, &out->v) ||
+	       iv_fail(in, RUN_UB, e->span, "value of %s out of range of %s",
+		       iv_cell_name(in, b, e->u.load.nidx, ix), dtype_name(e->dtype));
 }
 
 /* `X[t] == T.undef()` inside T.assume: X[t] is readable, nothing more. */
@@ -595,8 +595,8 @@ static const Expr *undef_compare_load(const Expr *e)
 static bool eval_readable(Interp *in, const Expr *load, TVal *out)
 {
 	int64_t ix[MAX_DIMS], off;
-	BufState *bs = access_cell(in, load->u.load.buf, load->u.load.nidx,
-				   load->u.load.idx, "load", load->span, ix, &off);
+	BufState *bs = iv_access_cell(in, load->u.load.buf, load->u.load.nidx,
+				      load->u.load.idx, "load", load->span, ix, &off);
 	if (!bs)
 		return false;
 	in->counts.loads++;
@@ -609,7 +609,7 @@ static bool eval_logical(Interp *in, const Expr *e, TVal *out)
 {
 	TVal x, y;
 	bool is_and = e->u.bin.op == OP_AND;
-	if (!eval(in, e->u.bin.a, &x))
+	if (!iv_eval(in, e->u.bin.a, &x))
 		return false;
 	bool xa = truth(x.v, e->u.bin.a->dtype);
 	if (!x.undef && xa != is_and) { /* short circuit */
@@ -617,7 +617,7 @@ static bool eval_logical(Interp *in, const Expr *e, TVal *out)
 		out->v.i = xa;
 		return true;
 	}
-	if (!eval(in, e->u.bin.b, &y))
+	if (!iv_eval(in, e->u.bin.b, &y))
 		return false;
 	bool yb = truth(y.v, e->u.bin.b->dtype);
 	out->v.i = is_and ? (xa && yb) : (xa || yb);
@@ -631,8 +631,8 @@ static int order(TVal x, DType tx, TVal y, DType ty)
 {
 	if (dtype_is_float(tx) || dtype_is_float(ty)) {
 		Value a, b;
-		convert(x.v, tx, DT_FLOAT64, &a);
-		convert(y.v, ty, DT_FLOAT64, &b);
+		iv_convert(x.v, tx, DT_FLOAT64, &a);
+		iv_convert(y.v, ty, DT_FLOAT64, &b);
 		return a.f < b.f ? -1 : a.f > b.f ? 1 : a.f == b.f ? 0 : 2;
 	}
 	return x.v.i < y.v.i ? -1 : x.v.i > y.v.i ? 1 : 0;
@@ -684,9 +684,9 @@ static bool int_arith(Interp *in, const Expr *e, int64_t a, int64_t b,
 	int64_t r = 0;
 	BinOp op = e->u.bin.op;
 	if ((op == OP_FLOORDIV || op == OP_FLOORMOD || op == OP_DIV) && b == 0)
-		return fail(in, RUN_UB, e->span, "integer %s by zero (%lld %s 0)",
-			    op == OP_FLOORMOD ? "modulo" : "division",
-			    (long long)a, binop_symbol(op));
+		return iv_fail(in, RUN_UB, e->span, "integer %s by zero (%lld %s 0)",
+			       op == OP_FLOORMOD ? "modulo" : "division",
+			       (long long)a, binop_symbol(op));
 	switch (op) {
 	case OP_ADD: r = (int64_t)(ua + ub); break;
 	case OP_SUB: r = (int64_t)(ua - ub); break;
@@ -698,8 +698,8 @@ static bool int_arith(Interp *in, const Expr *e, int64_t a, int64_t b,
 	case OP_MAX: r = a > b ? a : b; break;
 	case OP_EQ: case OP_NE: case OP_LT: case OP_LE: case OP_GT: case OP_GE:
 	case OP_AND: case OP_OR: case OP_COUNT:
-		return fail(in, RUN_UB, e->span,
-			    "internal: operator %d is not arithmetic", (int)op);
+		return iv_fail(in, RUN_UB, e->span,
+			       "internal: operator %d is not arithmetic", (int)op);
 	}
 	*out = wrap_int(r, e->dtype);
 	return true;
@@ -714,7 +714,7 @@ static bool eval_bin(Interp *in, const Expr *e, TVal *out)
 	if (load)
 		return eval_readable(in, load, out);
 	TVal x, y;
-	if (!eval(in, e->u.bin.a, &x) || !eval(in, e->u.bin.b, &y))
+	if (!iv_eval(in, e->u.bin.a, &x) || !iv_eval(in, e->u.bin.b, &y))
 		return false;
 	DType ta = e->u.bin.a->dtype, tb = e->u.bin.b->dtype;
 	out->undef = x.undef || y.undef;
@@ -726,67 +726,67 @@ static bool eval_bin(Interp *in, const Expr *e, TVal *out)
 	if (op == OP_MUL && (is_zero(x, ta) || is_zero(y, tb)))
 		out->undef = false; /* 0 * undef is 0 */
 	Value a, b;
-	if (!convert(x.v, ta, t, &a) || !convert(y.v, tb, t, &b))
-		return fail(in, RUN_UB, e->span, "operand out of range of %s",
-			    dtype_name(t));
+	if (!iv_convert(x.v, ta, t, &a) || !iv_convert(y.v, tb, t, &b))
+		return iv_fail(in, RUN_UB, e->span, "operand out of range of %s",
+			       dtype_name(t));
 	if (dtype_is_float(t))
 		return float_arith(op, a.f, b.f, t, &out->v.f) ||
-		       fail(in, RUN_UB, e->span,
-			    "internal: operator %d is not arithmetic", (int)op);
+		       iv_fail(in, RUN_UB, e->span,
+			       "internal: operator %d is not arithmetic", (int)op);
 	return int_arith(in, e, a.i, b.i, &out->v.i);
 }
 
 static bool eval_var(Interp *in, const Expr *e, TVal *out)
 {
 	const Var *v = e->u.var;
-	const Slot *slot = var_slot(in, v);
+	const Slot *slot = iv_var_slot(in, v);
 	if (slot) {
 		out->undef = slot->undef;
-		return convert(slot->v, v->dtype, e->dtype, &out->v) ||
-		       fail(in, RUN_UB, e->span, "value of %s out of range of %s",
-			    v->name, dtype_name(e->dtype));
+		return iv_convert(slot->v, v->dtype, e->dtype, &out->v) ||
+		       iv_fail(in, RUN_UB, e->span, "value of %s out of range of %s",
+			       v->name, dtype_name(e->dtype));
 	}
 	if (in->probe)
 		in->not_scalar = true;
-	return fail(in, RUN_UB, e->span, "internal: variable %s is not bound",
-		    v->name);
+	return iv_fail(in, RUN_UB, e->span, "internal: variable %s is not bound",
+		       v->name);
 }
 
 /* Bind a let variable to x converted to its dtype, keeping x's taint. */
-static bool bind_let(Interp *in, const Var *v, const Expr *value, TVal x,
-		     Span sp, SavedVar *old)
+static bool iv_bind_let(Interp *in, const Var *v, const Expr *value, TVal x,
+			Span sp, SavedVar *old)
 {
 	Value val;
-	if (!convert(x.v, value->dtype, v->dtype, &val))
-		return fail(in, RUN_UB, sp, "value of %s out of range of %s",
-			    v->name, dtype_name(v->dtype));
-	if (!bind_var(in, v, val, old))
+	if (!iv_convert(x.v, value->dtype, v->dtype, &val))
+		return iv_fail(in, RUN_UB, sp, "value of %s out of range of %s",
+			       v->name, dtype_name(v->dtype));
+	if (!iv_bind_var(in, v, val, old))
 		return false;
-	var_slot(in, v)->undef = x.undef;
+	iv_var_slot(in, v)->undef = x.undef;
 	return true;
 }
 
-/* Evaluate a let's value and bind v to it; unbind_var(in, v, old) ends
+/* Evaluate a let's value and bind v to it; iv_unbind_var(in, v, old) ends
  * the scope. */
-static bool enter_let(Interp *in, const Var *v, const Expr *value, Span sp,
-		      SavedVar *old)
+static bool iv_enter_let(Interp *in, const Var *v, const Expr *value, Span sp,
+			 SavedVar *old)
 {
 	TVal x;
-	return eval(in, value, &x) && bind_let(in, v, value, x, sp, old);
+	return iv_eval(in, value, &x) && iv_bind_let(in, v, value, x, sp, old);
 }
 
 static bool eval_let(Interp *in, const Expr *e, TVal *out)
 {
 	SavedVar old;
 	const Var *v = e->u.let.var;
-	if (!enter_let(in, v, e->u.let.value, e->span, &old))
+	if (!iv_enter_let(in, v, e->u.let.value, e->span, &old))
 		return false;
-	bool ok = eval(in, e->u.let.body, out);
-	unbind_var(in, v, &old);
+	bool ok = iv_eval(in, e->u.let.body, out);
+	iv_unbind_var(in, v, &old);
 	return ok;
 }
 
-static bool eval(Interp *in, const Expr *e, TVal *out)
+static bool iv_eval(Interp *in, const Expr *e, TVal *out)
 {
 	TVal x;
 	out->undef = false;
@@ -798,24 +798,24 @@ static bool eval(Interp *in, const Expr *e, TVal *out)
 			out->v.i = wrap_int(e->u.ival, e->dtype);
 		return true;
 	case EX_FLOAT:
-		return convert((Value){.f = e->u.fval}, DT_FLOAT64, e->dtype, &out->v) ||
-		       fail(in, RUN_UB, e->span, "float literal out of range of %s",
-			    dtype_name(e->dtype));
+		return iv_convert((Value){.f = e->u.fval}, DT_FLOAT64, e->dtype, &out->v) ||
+		       iv_fail(in, RUN_UB, e->span, "float literal out of range of %s",
+			       dtype_name(e->dtype));
 	case EX_VAR:
 		return eval_var(in, e, out);
 	case EX_BIN:
 		return eval_bin(in, e, out);
 	case EX_NOT:
-		if (!eval(in, e->u.un.a, &x))
+		if (!iv_eval(in, e->u.un.a, &x))
 			return false;
 		out->v.i = !truth(x.v, e->u.un.a->dtype);
 		out->undef = x.undef;
 		return true;
 	case EX_NEG:
-		if (!eval(in, e->u.un.a, &x))
+		if (!iv_eval(in, e->u.un.a, &x))
 			return false;
-		if (!convert(x.v, e->u.un.a->dtype, e->dtype, &out->v))
-			return fail(in, RUN_UB, e->span, "operand out of range");
+		if (!iv_convert(x.v, e->u.un.a->dtype, e->dtype, &out->v))
+			return iv_fail(in, RUN_UB, e->span, "operand out of range");
 		if (dtype_is_float(e->dtype))
 			out->v.f = -out->v.f;
 		else
@@ -823,34 +823,34 @@ static bool eval(Interp *in, const Expr *e, TVal *out)
 		out->undef = x.undef;
 		return true;
 	case EX_SELECT: {
-		if (!eval(in, e->u.sel.cond, &x))
+		if (!iv_eval(in, e->u.sel.cond, &x))
 			return false;
 		const Expr *chosen =
 			truth(x.v, e->u.sel.cond->dtype) ? e->u.sel.a : e->u.sel.b;
 		TVal y;
-		if (!eval(in, chosen, &y))
+		if (!iv_eval(in, chosen, &y))
 			return false;
 		out->undef = x.undef || y.undef;
-		return convert(y.v, chosen->dtype, e->dtype, &out->v) ||
-		       fail(in, RUN_UB, e->span, "value out of range of %s",
-			    dtype_name(e->dtype));
+		return iv_convert(y.v, chosen->dtype, e->dtype, &out->v) ||
+		       iv_fail(in, RUN_UB, e->span, "value out of range of %s",
+			       dtype_name(e->dtype));
 	}
 	case EX_CAST:
-		if (!eval(in, e->u.un.a, &x))
+		if (!iv_eval(in, e->u.un.a, &x))
 			return false;
 		out->undef = x.undef;
-		if (convert(x.v, e->u.un.a->dtype, e->dtype, &out->v))
+		if (iv_convert(x.v, e->u.un.a->dtype, e->dtype, &out->v))
 			return true;
-		return fail(in, RUN_UB, e->span, "cast of %g to %s is out of range",
-			    x.v.f, dtype_name(e->dtype));
+		return iv_fail(in, RUN_UB, e->span, "cast of %g to %s is out of range",
+			       x.v.f, dtype_name(e->dtype));
 	case EX_LOAD:
 		return eval_load(in, e, out);
 	case EX_UNDEF:
 		if (in->probe) {
 			in->not_scalar = true;
-			return fail(in, RUN_UB, e->span, "T.undef() in a scalar fact");
+			return iv_fail(in, RUN_UB, e->span, "T.undef() in a scalar fact");
 		}
-		out->v = undef_value(in, e->dtype);
+		out->v = iv_undef_value(in, e->dtype);
 		out->undef = true;
 		return true;
 	case EX_LET:
@@ -858,8 +858,8 @@ static bool eval(Interp *in, const Expr *e, TVal *out)
 	case EX_COUNT:
 		break;
 	}
-	return fail(in, RUN_UB, e->span, "internal: unknown expression kind %d",
-		    (int)e->kind);
+	return iv_fail(in, RUN_UB, e->span, "internal: unknown expression kind %d",
+		       (int)e->kind);
 }
 
 /* ---------- local buffers ---------- */
@@ -870,18 +870,18 @@ static bool eval_shape(Interp *in, const Buffer *b, BufState *bs)
 {
 	int64_t size = 1;
 	if (b->ndim > MAX_DIMS)
-		return fail(in, RUN_UB, b->span, "buffer %s has %d dimensions (at most %d)",
-			    b->name, b->ndim, MAX_DIMS);
+		return iv_fail(in, RUN_UB, b->span, "buffer %s has %d dimensions (at most %d)",
+			       b->name, b->ndim, MAX_DIMS);
 	for (int k = 0; k < b->ndim; k++) {
-		if (!eval_int(in, b->shape[k], &bs->shape[k], "a shape"))
+		if (!iv_eval_int(in, b->shape[k], &bs->shape[k], "a shape"))
 			return false;
 		if (bs->shape[k] < 0)
-			return fail(in, RUN_UB, b->span, "buffer %s has negative extent %lld",
-				    b->name, (long long)bs->shape[k]);
+			return iv_fail(in, RUN_UB, b->span, "buffer %s has negative extent %lld",
+				       b->name, (long long)bs->shape[k]);
 		if (bs->shape[k] > MAX_CELLS || size * bs->shape[k] > MAX_CELLS)
-			return fail(in, RUN_LIMIT, b->span,
-				    "buffer %s is too large (more than %lld cells)",
-				    b->name, (long long)MAX_CELLS);
+			return iv_fail(in, RUN_LIMIT, b->span,
+				       "buffer %s is too large (more than %lld cells)",
+				       b->name, (long long)MAX_CELLS);
 		size *= bs->shape[k];
 	}
 	bs->buf = b;
@@ -931,14 +931,14 @@ static bool exec_for(Interp *in, const Stmt *s)
 {
 	int64_t lo, ext;
 	const Var *v = s->u.loop.var;
-	if (!eval_int(in, s->u.loop.min, &lo, "a loop bound") ||
-	    !eval_int(in, s->u.loop.extent, &ext, "a loop extent"))
+	if (!iv_eval_int(in, s->u.loop.min, &lo, "a loop bound") ||
+	    !iv_eval_int(in, s->u.loop.extent, &ext, "a loop extent"))
 		return false;
 	SavedVar old;
-	if (!bind_var(in, v, (Value){.i = 0}, &old))
+	if (!iv_bind_var(in, v, (Value){.i = 0}, &old))
 		return false;
 	if (!push_loop(in, v)) {
-		unbind_var(in, v, &old);
+		iv_unbind_var(in, v, &old);
 		return false;
 	}
 	bool ok = true;
@@ -951,7 +951,7 @@ static bool exec_for(Interp *in, const Stmt *s)
 		ok = step(in, s->span) && exec(in, s->u.loop.body);
 	}
 	in->nloops--;
-	unbind_var(in, v, &old);
+	iv_unbind_var(in, v, &old);
 	return ok;
 }
 
@@ -959,18 +959,18 @@ static bool exec_store(Interp *in, const Stmt *s)
 {
 	int64_t ix[MAX_DIMS], off;
 	const Buffer *b = s->u.store.buf;
-	BufState *bs = access_cell(in, b, s->u.store.nidx, s->u.store.idx,
-				   "store", s->span, ix, &off);
+	BufState *bs = iv_access_cell(in, b, s->u.store.nidx, s->u.store.idx,
+				      "store", s->span, ix, &off);
 	if (!bs)
 		return false;
 	TVal x;
 	const Expr *e = s->u.store.value;
-	if (!eval(in, e, &x))
+	if (!iv_eval(in, e, &x))
 		return false;
 	Value v;
-	if (!convert(x.v, e->dtype, bs->buf->dtype, &v))
-		return fail(in, RUN_UB, s->span, "stored value out of range of %s",
-			    dtype_name(bs->buf->dtype));
+	if (!iv_convert(x.v, e->dtype, bs->buf->dtype, &v))
+		return iv_fail(in, RUN_UB, s->span, "stored value out of range of %s",
+			       dtype_name(bs->buf->dtype));
 	bs->data[off] = v;
 	bs->cell[off] = x.undef ? CELL_UNDEF : CELL_INIT;
 	in->counts.stores++;
@@ -979,18 +979,18 @@ static bool exec_store(Interp *in, const Stmt *s)
 
 /* e evaluated as (part of) a T.assume fact: an uninitialised read makes
  * the fact false (RUN_ASSUME_FAILED) instead of UB. */
-static bool eval_in_assume(Interp *in, const Expr *e, TVal *x)
+static bool iv_eval_in_assume(Interp *in, const Expr *e, TVal *x)
 {
 	in->in_assume++;
-	bool ok = eval(in, e, x);
+	bool ok = iv_eval(in, e, x);
 	in->in_assume--;
 	return ok;
 }
 
-static bool eval_fact(Interp *in, const Expr *e, bool *holds)
+static bool iv_eval_fact(Interp *in, const Expr *e, bool *holds)
 {
 	TVal x;
-	bool ok = eval_in_assume(in, e, &x);
+	bool ok = iv_eval_in_assume(in, e, &x);
 	if (ok)
 		*holds = truth(x.v, e->dtype);
 	return ok;
@@ -1001,7 +1001,7 @@ static bool eval_fact(Interp *in, const Expr *e, bool *holds)
 static int fact_truth(Interp *in, const Expr *e)
 {
 	bool holds = false;
-	if (eval_fact(in, e, &holds))
+	if (iv_eval_fact(in, e, &holds))
 		return holds;
 	if (in->status != RUN_ASSUME_FAILED)
 		return -1;
@@ -1044,23 +1044,23 @@ static Value satisfying_value(BinOp op, Value v, DType t)
 static int repair_cell(Interp *in, BinOp op, const Expr *load, const Expr *value)
 {
 	int64_t ix[MAX_DIMS], off;
-	BufState *bs = access_cell(in, load->u.load.buf, load->u.load.nidx,
-				   load->u.load.idx, "load", load->span, ix, &off);
+	BufState *bs = iv_access_cell(in, load->u.load.buf, load->u.load.nidx,
+				      load->u.load.idx, "load", load->span, ix, &off);
 	if (!bs)
 		return -1;
 	if (value->kind == EX_UNDEF) {
 		if (op != OP_EQ)
 			return 0;
 		if (bs->cell[off] == CELL_UNINIT)
-			bs->data[off] = undef_value(in, bs->buf->dtype);
+			bs->data[off] = iv_undef_value(in, bs->buf->dtype);
 		bs->cell[off] = CELL_INIT;
 		return 1;
 	}
 	TVal x;
-	if (!eval_in_assume(in, value, &x))
+	if (!iv_eval_in_assume(in, value, &x))
 		return in->status == RUN_ASSUME_FAILED ? (clear_failure(in), 0) : -1;
 	Value v;
-	if (!convert(x.v, value->dtype, bs->buf->dtype, &v))
+	if (!iv_convert(x.v, value->dtype, bs->buf->dtype, &v))
 		return 0;
 	bs->data[off] = satisfying_value(op, v, bs->buf->dtype);
 	bs->cell[off] = CELL_INIT;
@@ -1109,22 +1109,22 @@ static bool exec_assume(Interp *in, const Stmt *s)
 	if (in->fact_mode == FACTS_REPAIR)
 		return repair_fact(in, e) >= 0;
 	bool holds = false;
-	if (!eval_fact(in, e, &holds))
+	if (!iv_eval_fact(in, e, &holds))
 		return false;
 	if (holds)
 		return true;
-	return fail(in, RUN_ASSUME_FAILED, s->span, "%s does not hold%s",
-		    fact_text(in, s), loop_context(in));
+	return iv_fail(in, RUN_ASSUME_FAILED, s->span, "%s does not hold%s",
+		       fact_text(in, s), loop_context(in));
 }
 
 static bool exec_let(Interp *in, const Stmt *s)
 {
 	SavedVar old;
 	const Var *v = s->u.let.var;
-	if (!enter_let(in, v, s->u.let.value, s->span, &old))
+	if (!iv_enter_let(in, v, s->u.let.value, s->span, &old))
 		return false;
 	bool ok = exec(in, s->u.let.body);
-	unbind_var(in, v, &old);
+	iv_unbind_var(in, v, &old);
 	return ok;
 }
 
@@ -1143,7 +1143,7 @@ static bool exec(Interp *in, const Stmt *s)
 		return exec_for(in, s);
 	case ST_IF:
 		in->counts.branches++;
-		if (!eval(in, s->u.cond.cond, &x))
+		if (!iv_eval(in, s->u.cond.cond, &x))
 			return false;
 		if (truth(x.v, s->u.cond.cond->dtype))
 			return exec(in, s->u.cond.then_s);
@@ -1153,7 +1153,7 @@ static bool exec(Interp *in, const Stmt *s)
 	case ST_ASSUME:
 		return exec_assume(in, s);
 	case ST_EVAL:
-		return eval(in, s->u.expr, &x);
+		return iv_eval(in, s->u.expr, &x);
 	case ST_ALLOC:
 		return exec_alloc(in, s);
 	case ST_BLOCK:
@@ -1165,8 +1165,8 @@ static bool exec(Interp *in, const Stmt *s)
 	case ST_COUNT:
 		break;
 	}
-	return fail(in, RUN_UB, s->span, "internal: unknown statement kind %d",
-		    (int)s->kind);
+	return iv_fail(in, RUN_UB, s->span, "internal: unknown statement kind %d",
+		       (int)s->kind);
 }
 
 /* ---------- binding a function's parameters ---------- */
@@ -1181,23 +1181,23 @@ static bool bind_params(Interp *in, const Func *f, const Value *scalars,
 	for (int i = 0; i < f->nparams; i++) {
 		const Param *p = &f->params[i];
 		if (p->kind == PARAM_SCALAR) {
-			if (!bind_var(in, p->var, scalars[ks++], &old))
+			if (!iv_bind_var(in, p->var, scalars[ks++], &old))
 				return false;
 			continue;
 		}
-		if (p->var && !bind_var(in, p->var, (Value){.i = 0}, &old))
+		if (p->var && !iv_bind_var(in, p->var, (Value){.i = 0}, &old))
 			return false;
 		if (!p->buf || !st)
 			continue;
 		if (kb >= st->nbufs)
-			return fail(in, RUN_UB, f->span,
-				    "internal: the state has fewer buffers than %s",
-				    f->name);
+			return iv_fail(in, RUN_UB, f->span,
+				       "internal: the state has fewer buffers than %s",
+				       f->name);
 		BufState *bs = &st->bufs[kb++];
 		if (bs->ndim != p->buf->ndim)
-			return fail(in, RUN_UB, f->span,
-				    "internal: state buffer %s does not match parameter %s",
-				    bs->buf->name, p->buf->name);
+			return iv_fail(in, RUN_UB, f->span,
+				       "internal: state buffer %s does not match parameter %s",
+				       bs->buf->name, p->buf->name);
 		if (!push_buffer(in, p->buf, bs))
 			return false;
 	}
@@ -1232,9 +1232,9 @@ RunStatus interp_run(const Func *f, State *st, uint64_t step_limit,
 	interp_init(&in, st->arena, step_limit);
 	if (count_params(f, PARAM_SCALAR) != st->nscalars ||
 	    count_params(f, PARAM_BUFFER) != st->nbufs)
-		fail(&in, RUN_UB, f->span,
-		     "internal: the state does not match the parameters of %s",
-		     f->name);
+		iv_fail(&in, RUN_UB, f->span,
+			"internal: the state does not match the parameters of %s",
+			f->name);
 	else if (bind_params(&in, f, st->scalars, st))
 		exec(&in, f->body);
 	fill_result(&in, r);
@@ -1258,7 +1258,7 @@ static void scalar_values(const Func *f, const int64_t *scalars, Value *out,
 			continue;
 		if (vars)
 			vars[k] = p->var;
-		convert((Value){.i = scalars ? scalars[k] : 0}, DT_INT64,
+		iv_convert((Value){.i = scalars ? scalars[k] : 0}, DT_INT64,
 			p->var->dtype, &out[k]);
 		k++;
 	}
@@ -1348,10 +1348,10 @@ static bool run_entry(Interp *in, const Stmt *s, bool *stopped)
 	case ST_BLOCK:
 		return run_entry(in, s->u.block.body, stopped);
 	case ST_LET:
-		if (!enter_let(in, s->u.let.var, s->u.let.value, s->span, &old))
+		if (!iv_enter_let(in, s->u.let.var, s->u.let.value, s->span, &old))
 			return false;
 		ok = run_entry(in, s->u.let.body, stopped);
-		unbind_var(in, s->u.let.var, &old);
+		iv_unbind_var(in, s->u.let.var, &old);
 		return ok;
 	case ST_ALLOC: {
 		int64_t shape[MAX_DIMS];
@@ -1393,7 +1393,7 @@ static bool clear_padding(Interp *in, BufState *bs)
 			rest /= bs->shape[k];
 		}
 		bool pad;
-		if (!is_padding(in, lay, pred, bs->ndim, ix, &pad))
+		if (!iv_is_padding(in, lay, pred, bs->ndim, ix, &pad))
 			return false;
 		if (pad)
 			bs->cell[off] = CELL_UNINIT;
@@ -1444,27 +1444,27 @@ static bool scalar_facts(Interp *in, const Stmt *s, bool *stopped)
 		return scalar_facts(in, s->u.alloc.body, stopped);
 	case ST_LET:
 		in->not_scalar = false;
-		if (!eval(in, s->u.let.value, &x)) {
+		if (!iv_eval(in, s->u.let.value, &x)) {
 			if (!in->not_scalar)
 				return false;
 			clear_failure(in); /* its uses are not scalar-only */
 			return scalar_facts(in, s->u.let.body, stopped);
 		}
-		if (!bind_let(in, s->u.let.var, s->u.let.value, x, s->span, &old))
+		if (!iv_bind_let(in, s->u.let.var, s->u.let.value, x, s->span, &old))
 			return false;
 		ok = scalar_facts(in, s->u.let.body, stopped);
-		unbind_var(in, s->u.let.var, &old);
+		iv_unbind_var(in, s->u.let.var, &old);
 		return ok;
 	case ST_ASSUME:
 		in->not_scalar = false;
-		if (!eval_fact(in, s->u.expr, &holds)) {
+		if (!iv_eval_fact(in, s->u.expr, &holds)) {
 			if (!in->not_scalar)
 				return false;
 			clear_failure(in);
 			return true;
 		}
-		return holds || fail(in, RUN_ASSUME_FAILED, s->span,
-				     "%s does not hold", fact_text(in, s));
+		return holds || iv_fail(in, RUN_ASSUME_FAILED, s->span,
+					"%s does not hold", fact_text(in, s));
 	case ST_FOR:
 	case ST_IF:
 	case ST_STORE:
@@ -1508,15 +1508,15 @@ static bool apply_step(Interp *in, const Layout *lay, int nout, const int64_t *x
 {
 	SavedVar saved[MAX_DIMS];
 	bool ok = lay->nvars <= MAX_DIMS;
-	int bound = ok ? bind_index_vars(in, lay->vars, lay->nvars, x, saved) : 0;
+	int bound = ok ? iv_bind_index_vars(in, lay->vars, lay->nvars, x, saved) : 0;
 	ok = ok && bound == lay->nvars;
 	for (int k = 0; ok && k < nout; k++) {
 		TVal v;
-		ok = eval(in, lay->map[k], &v) && !v.undef;
+		ok = iv_eval(in, lay->map[k], &v) && !v.undef;
 		if (ok)
 			t[k] = v.v.i;
 	}
-	unbind_index_vars(in, lay->vars, bound, saved);
+	iv_unbind_index_vars(in, lay->vars, bound, saved);
 	return ok;
 }
 
@@ -1541,7 +1541,7 @@ bool layout_chain_apply(const Buffer *phys, const Buffer *logical, const int64_t
 	/* a map may name scalar parameters ((i + n) // 4): bind env's */
 	for (int k = 0; ok && env && k < env->nscalars; k++) {
 		SavedVar old;
-		ok = bind_var(&in, env->scalar_vars[k], env->scalars[k], &old);
+		ok = iv_bind_var(&in, env->scalar_vars[k], env->scalars[k], &old);
 	}
 	for (int k = 0; ok && k < logical->ndim; k++)
 		cur[k] = x[k];
