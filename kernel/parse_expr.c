@@ -369,34 +369,6 @@ bool ps_find_op(const Token *t, const char *const *spellings,
 	return false;
 }
 
-static bool mul_op(const Token *t, BinOp *op)
-{
-	static const char *const s[] = {"*", "/", "//", "%", NULL};
-	static const BinOp ops[] = {OP_MUL, OP_DIV, OP_FLOORDIV, OP_FLOORMOD};
-	return ps_find_op(t, s, ops, op);
-}
-
-static bool add_op(const Token *t, BinOp *op)
-{
-	static const char *const s[] = {"+", "-", NULL};
-	static const BinOp ops[] = {OP_ADD, OP_SUB};
-	return ps_find_op(t, s, ops, op);
-}
-
-static bool and_op(const Token *t, BinOp *op)
-{
-	static const char *const s[] = {"and", NULL};
-	static const BinOp ops[] = {OP_AND};
-	return ps_find_op(t, s, ops, op);
-}
-
-static bool or_op(const Token *t, BinOp *op)
-{
-	static const char *const s[] = {"or", NULL};
-	static const BinOp ops[] = {OP_OR};
-	return ps_find_op(t, s, ops, op);
-}
-
 static bool chain_too_long(Parser *p, int *count)
 {
 	if (++*count <= MAX_CHAIN)
@@ -405,19 +377,20 @@ static bool chain_too_long(Parser *p, int *count)
 	return true;
 }
 
-/* A left-associative chain `x op y op z` of one precedence level, each
- * link spanning from x. An `and` / `or` link has always been given the
- * span up to its operator (`a and b` spans `a and`): kept, so that
- * diagnostics stay as they were. */
+/* A left-associative chain `x op y op z` of one precedence level (the
+ * operators spelled spellings[i] make ops[i]), each link spanning from x.
+ * An `and` / `or` link has always been given the span up to its operator
+ * (`a and b` spans `a and`): kept, so that diagnostics stay as they were. */
 static Expr *parse_chain(Parser *p, Expr *(*operand)(Parser *),
-			 bool (*op_of)(const Token *, BinOp *),
+			 const char *const *spellings, const BinOp *ops,
 			 bool span_to_operator)
 {
 	Token *first = peek(p);
 	Expr *e = operand(p);
 	BinOp op;
 	int count = 0;
-	while (e && op_of(peek(p), &op) && !chain_too_long(p, &count)) {
+	while (e && ps_find_op(peek(p), spellings, ops, &op) &&
+	       !chain_too_long(p, &count)) {
 		next(p);
 		Span to_operator = ps_span_from(p, first);
 		Expr *r = operand(p);
@@ -429,12 +402,16 @@ static Expr *parse_chain(Parser *p, Expr *(*operand)(Parser *),
 
 static Expr *parse_mul(Parser *p)
 {
-	return parse_chain(p, parse_unary, mul_op, false);
+	static const char *const s[] = {"*", "/", "//", "%", NULL};
+	static const BinOp ops[] = {OP_MUL, OP_DIV, OP_FLOORDIV, OP_FLOORMOD};
+	return parse_chain(p, parse_unary, s, ops, false);
 }
 
 static Expr *parse_add(Parser *p)
 {
-	return parse_chain(p, parse_mul, add_op, false);
+	static const char *const s[] = {"+", "-", NULL};
+	static const BinOp ops[] = {OP_ADD, OP_SUB};
+	return parse_chain(p, parse_mul, s, ops, false);
 }
 
 static bool cmp_op(const Token *t, BinOp *op)
@@ -489,12 +466,16 @@ static Expr *parse_not(Parser *p)
 
 static Expr *parse_and(Parser *p)
 {
-	return parse_chain(p, parse_not, and_op, true);
+	static const char *const s[] = {"and", NULL};
+	static const BinOp ops[] = {OP_AND};
+	return parse_chain(p, parse_not, s, ops, true);
 }
 
 static Expr *parse_or(Parser *p)
 {
-	return parse_chain(p, parse_and, or_op, true);
+	static const char *const s[] = {"or", NULL};
+	static const BinOp ops[] = {OP_OR};
+	return parse_chain(p, parse_and, s, ops, true);
 }
 
 /* Python's `a if c else b`. */
