@@ -4,12 +4,12 @@
  * on, and applies layout chains. Expressions and values are evaluated in
  * kernel/interp_eval.c; states, input generation and comparison live in
  * kernel/inputs.c. */
-#include "interp_int.h"
+#include "kernel/interp_int.h"
 
 #include <stdlib.h>
 #include <string.h>
 
-#include "print.h"
+#include "kernel/print.h"
 
 #define DEFAULT_STEP_LIMIT 100000000ull
 #define MAX_CELLS ((int64_t)1 << 22) /* per buffer */

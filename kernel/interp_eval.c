@@ -2,7 +2,7 @@
  * (semantics.md 1 and 3): values wrapped to their dtype, conversions, floor
  * division, T.undef() taint, and checked buffer accesses (rank, bounds,
  * padding without a pad value) with UB reported at the expression's span. */
-#include "interp_int.h"
+#include "kernel/interp_int.h"
 
 #include <math.h>
 

@@ -5,7 +5,7 @@
 #ifndef VS_KERNEL_INTERP_INT_H
 #define VS_KERNEL_INTERP_INT_H
 
-#include "interp.h"
+#include "kernel/interp.h"
 
 #define MAX_DIMS 16
 

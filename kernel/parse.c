@@ -4,7 +4,7 @@
  * T.alloc_buffer); reading a source. Recursive descent over kernel/lex.c
  * tokens that stops at the first error and returns NULL; the grammar's other
  * parts are parse_*.c, sharing kernel/parse_int.h. */
-#include "parse_int.h"
+#include "kernel/parse_int.h"
 
 #include <errno.h>
 #include <stdio.h>

@@ -2,7 +2,7 @@
  * `(a, [b, c], kw="s")` read as Vals (expression, string, list, dict),
  * checked against a callee's positional count and keywords, and read back
  * as an expression, string, dtype, shape or axis separators. */
-#include "parse_int.h"
+#include "kernel/parse_int.h"
 
 #include <string.h>
 

@@ -2,7 +2,7 @@
  * a token or "expected X, found Y" (the first error wins and stops the
  * parse), the span of what was parsed, and bracket matching for lookahead.
  * The one-line moves (peek, next, accept) are inline in parse_int.h. */
-#include "parse_int.h"
+#include "kernel/parse_int.h"
 
 #include <string.h>
 

@@ -2,7 +2,7 @@
  * operator are unified to one dtype (a literal adapts to the other side,
  * otherwise the narrower side is cast), a bare T.undef() takes its dtype
  * from context, and integer and boolean positions are checked. */
-#include "parse_int.h"
+#include "kernel/parse_int.h"
 
 #include <math.h>
 

@@ -2,7 +2,7 @@
  * `a if c else b`, or, and, not, comparison chains, + -, * / // %, unary
  * minus, atoms (literals, names, loads, T.* calls such as T.min, T.cast,
  * T.if_then_else, T.float32). Nesting depth and chain length are bounded. */
-#include "parse_int.h"
+#include "kernel/parse_int.h"
 
 #include <math.h>
 #include <string.h>

@@ -8,8 +8,8 @@
 
 #include <string.h>
 
-#include "lex.h"
-#include "parse.h"
+#include "kernel/lex.h"
+#include "kernel/parse.h"
 
 typedef enum { BIND_VAR, BIND_BUF } BindKind;
 

@@ -2,7 +2,7 @@
  * binding wins among the parser's scopes (loop variables, lets, parameters,
  * buffers), then, for a standalone expression, its ParseScope and the names
  * of the function it is parsed against. */
-#include "parse_int.h"
+#include "kernel/parse_int.h"
 
 #include <string.h>
 

@@ -2,7 +2,7 @@
  * (rewrites/script.c, rewrites/layout.c): a lone expression, or a lambda
  * index map such as `lambda i, j: [i // 4, T.axis_separator, j]`, parsed
  * from a range of the script's text against a function's names. */
-#include "parse_int.h"
+#include "kernel/parse_int.h"
 
 #include <string.h>
 

@@ -2,7 +2,7 @@
  * statements on the header's line), for loops (range, T.serial, T.grid ...),
  * if/elif/else, `with T.block`, buffer stores, lets, T.assume and
  * T.evaluate; a let or allocation takes the rest of its list as its body. */
-#include "parse_int.h"
+#include "kernel/parse_int.h"
 
 #include <string.h>
 
