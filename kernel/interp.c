@@ -14,6 +14,7 @@
 #define DEFAULT_STEP_LIMIT 100000000ull
 #define MAX_CELLS ((int64_t)1 << 22) /* per buffer */
 #define REPAIR_PASSES 3
+
 /* ---------- setup and failure ---------- */
 
 static bool exec(Interp *in, const Stmt *s);
