@@ -1,80 +1,23 @@
 /* kernel/interp.c — the reference interpreter (semantics.md 1 and 3): a
- * tree walk over the IR with values wrapped to their dtype, floor division,
- * UB detection with spans, T.undef() tracking, T.assume checking, and the
- * entry-fact check and repair that input generation builds on. States,
- * input generation and comparison live in kernel/inputs.c. */
-#include "kernel/interp.h"
+ * tree walk over the IR's statements that reports UB with its span, checks
+ * T.assume, checks and repairs the entry facts that input generation builds
+ * on, and applies layout chains. Expressions and values are evaluated in
+ * kernel/interp_eval.c; states, input generation and comparison live in
+ * kernel/inputs.c. */
+#include "kernel/interp_int.h"
 
-#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "kernel/print.h"
 
 #define DEFAULT_STEP_LIMIT 100000000ull
-#define MAX_DIMS 16
 #define MAX_CELLS ((int64_t)1 << 22) /* per buffer */
 #define REPAIR_PASSES 3
 
-/* A value with its T.undef() taint: computed from an undefined value, so
- * arbitrary (semantics.md 3). A store of a tainted value marks the cell
- * CELL_UNDEF; `0 * undef` is an untainted 0. */
-typedef struct TVal {
-	Value v;
-	bool undef;
-} TVal;
-
-typedef struct Binding {
-	const Buffer *buf;
-	BufState *bs;
-} Binding;
-
-/* A variable's binding. The environment is indexed by Var.id; ids are
- * unique only within one arena, so a second Var with a taken id (IR built
- * in two arenas) goes to a short overflow stack instead. */
-typedef struct Slot {
-	const Var *var; /* NULL: unbound */
-	Value v;
-	bool undef; /* bound to a value computed from T.undef() */
-} Slot;
-
-typedef struct SavedVar {
-	Slot old;
-	bool overflow; /* the binding was pushed on the overflow stack */
-} SavedVar;
-
-typedef enum {
-	FACTS_CHECK,  /* a false T.assume stops the run */
-	FACTS_REPAIR, /* a false T.assume is made true by writing cells */
-} FactMode;
-
-typedef struct Interp {
-	Arena *arena; /* messages */
-	Slot *env; /* by Var.id */
-	int nenv;
-	Slot *overflow; /* bindings whose id slot another Var holds */
-	int noverflow, capoverflow;
-	Binding *binds; /* buffers in scope, innermost last */
-	int nbinds, capbinds;
-	const Var **loops; /* enclosing loop variables, for messages */
-	int nloops, caploops;
-	uint64_t steps, limit;
-	InterpCounts counts;
-	bool failed;
-	RunStatus status;
-	const char *message;
-	Span span;
-	uint64_t rng;   /* values of T.undef() */
-	int in_assume;  /* > 0 while evaluating a T.assume fact */
-	bool probe;     /* scalar-only probing: loads and unbound vars fail */
-	bool not_scalar; /* set when a probe met a load or unbound var */
-	FactMode fact_mode;
-} Interp;
-
-static bool eval(Interp *in, const Expr *e, TVal *out);
-static bool exec(Interp *in, const Stmt *s);
-
 /* ---------- setup and failure ---------- */
+
+static bool exec(Interp *in, const Stmt *s);
 
 static void interp_init(Interp *in, Arena *a, uint64_t limit)
 {
@@ -93,10 +36,7 @@ static void interp_destroy(Interp *in)
 	free(in->loops);
 }
 
-static bool fail(Interp *in, RunStatus st, Span sp, const char *fmt, ...)
-	__attribute__((format(printf, 4, 5)));
-
-static bool fail(Interp *in, RunStatus st, Span sp, const char *fmt, ...)
+bool iv_fail(Interp *in, RunStatus st, Span sp, const char *fmt, ...)
 {
 	if (in->failed)
 		return false;
@@ -119,7 +59,7 @@ static void clear_failure(Interp *in)
 
 static bool out_of_memory(Interp *in, Span sp)
 {
-	return fail(in, RUN_LIMIT, sp, "out of memory");
+	return iv_fail(in, RUN_LIMIT, sp, "out of memory");
 }
 
 /* ---------- environment ---------- */
@@ -141,7 +81,7 @@ static bool env_reserve(Interp *in, int id)
 }
 
 /* v's binding, or NULL when v is not bound. */
-static Slot *var_slot(Interp *in, const Var *v)
+Slot *iv_var_slot(Interp *in, const Var *v)
 {
 	if (v->id >= 0 && v->id < in->nenv && in->env[v->id].var == v)
 		return &in->env[v->id];
@@ -153,7 +93,7 @@ static Slot *var_slot(Interp *in, const Var *v)
 
 static Value *var_value(Interp *in, const Var *v)
 {
-	Slot *slot = var_slot(in, v);
+	Slot *slot = iv_var_slot(in, v);
 	return slot ? &slot->v : NULL;
 }
 
@@ -171,8 +111,8 @@ static bool push_overflow(Interp *in, const Var *v, Value x)
 	return true;
 }
 
-/* Bind v to x; *old receives what unbind_var needs to restore. */
-static bool bind_var(Interp *in, const Var *v, Value x, SavedVar *old)
+/* Bind v to x; *old receives what iv_unbind_var needs to restore. */
+bool iv_bind_var(Interp *in, const Var *v, Value x, SavedVar *old)
 {
 	if (v->id < 0 || !env_reserve(in, v->id))
 		return out_of_memory(in, v->span);
@@ -185,7 +125,7 @@ static bool bind_var(Interp *in, const Var *v, Value x, SavedVar *old)
 	return true;
 }
 
-static void unbind_var(Interp *in, const Var *v, const SavedVar *old)
+void iv_unbind_var(Interp *in, const Var *v, const SavedVar *old)
 {
 	if (!old->overflow) {
 		in->env[v->id] = old->old;
@@ -217,7 +157,7 @@ static bool push_buffer(Interp *in, const Buffer *b, BufState *bs)
 /* The state of buffer b, by identity: a reference to a Buffer that is
  * neither a parameter nor allocated around it is a broken IR, not a
  * buffer to be guessed by name or id. */
-static BufState *lookup_buffer(Interp *in, const Buffer *b)
+BufState *iv_lookup_buffer(Interp *in, const Buffer *b)
 {
 	for (int i = in->nbinds - 1; i >= 0; i--)
 		if (in->binds[i].buf == b)
@@ -239,6 +179,15 @@ static bool push_loop(Interp *in, const Var *v)
 	return true;
 }
 
+/* b's text as an arena string (b is emptied). */
+static const char *take_text(Interp *in, StrBuf *b)
+{
+	char *s = sb_take(b);
+	char *r = arena_strdup(in->arena, s);
+	free(s);
+	return r;
+}
+
 /* " at io=3, ii=2" for the loops around the current point, or "". */
 static const char *loop_context(Interp *in)
 {
@@ -252,129 +201,7 @@ static const char *loop_context(Interp *in)
 		sb_printf(&b, "%s%s=%lld", i ? ", " : "", v->name,
 			  x ? (long long)x->i : 0LL);
 	}
-	char *s = sb_take(&b);
-	char *r = arena_strdup(in->arena, s);
-	free(s);
-	return r;
-}
-
-/* ---------- values ---------- */
-
-static int64_t wrap_int(int64_t v, DType t) { return dtype_wrap_int(v, t); }
-
-static double round_float(double x, DType t)
-{
-	return t == DT_FLOAT32 ? (double)(float)x : x;
-}
-
-/* Whether the truncated float x fits integer dtype t. */
-static bool float_fits(double x, DType t)
-{
-	if (isnan(x))
-		return false;
-	switch (t) {
-	case DT_INT8: return x >= -128.0 && x <= 127.0;
-	case DT_INT16: return x >= -32768.0 && x <= 32767.0;
-	case DT_INT32: return x >= -2147483648.0 && x <= 2147483647.0;
-	case DT_UINT8: return x >= 0.0 && x <= 255.0;
-	case DT_INT64:
-	case DT_HANDLE:
-		return x >= -9223372036854775808.0 && x < 9223372036854775808.0;
-	case DT_BOOL:
-	case DT_FLOAT32:
-	case DT_FLOAT64:
-	case DT_VOID:
-	case DT_COUNT:
-		return true;
-	}
-	return true;
-}
-
-/* Convert x of dtype `from` to `to`; false when a float does not fit the
- * integer type (UB for the caller to report). */
-static bool convert(Value x, DType from, DType to, Value *out)
-{
-	if (dtype_is_float(to)) {
-		if (dtype_is_float(from))
-			out->f = round_float(x.f, to);
-		else if (to == DT_FLOAT32)
-			out->f = (double)(float)x.i; /* one rounding */
-		else
-			out->f = (double)x.i;
-		return true;
-	}
-	if (to == DT_VOID) {
-		*out = x;
-		return true;
-	}
-	if (!dtype_is_float(from)) {
-		out->i = wrap_int(x.i, to);
-		return true;
-	}
-	if (to == DT_BOOL) {
-		out->i = x.f != 0;
-		return true;
-	}
-	double t = trunc(x.f); /* toward zero */
-	if (!float_fits(t, to))
-		return false;
-	out->i = wrap_int((int64_t)t, to);
-	return true;
-}
-
-static bool truth(Value x, DType t)
-{
-	return dtype_is_float(t) ? x.f != 0 : x.i != 0;
-}
-
-static bool is_zero(TVal x, DType t)
-{
-	return !x.undef && !truth(x.v, t);
-}
-
-/* Floor division and modulo (Python semantics); b != 0. The one
- * overflowing case INT64_MIN // -1 wraps. */
-static int64_t floor_div(int64_t a, int64_t b)
-{
-	if (b == -1)
-		return (int64_t)(0 - (uint64_t)a);
-	int64_t q = a / b;
-	if (a % b != 0 && ((a < 0) != (b < 0)))
-		q--;
-	return q;
-}
-
-static int64_t floor_mod(int64_t a, int64_t b)
-{
-	if (b == -1)
-		return 0;
-	int64_t r = a % b;
-	if (r != 0 && ((r < 0) != (b < 0)))
-		r += b;
-	return r;
-}
-
-static int64_t trunc_div(int64_t a, int64_t b)
-{
-	return b == -1 ? (int64_t)(0 - (uint64_t)a) : a / b;
-}
-
-/* The value of a T.undef(): arbitrary but deterministic. */
-static Value undef_value(Interp *in, DType t)
-{
-	uint64_t x = in->rng;
-	x ^= x << 13;
-	x ^= x >> 7;
-	x ^= x << 17;
-	in->rng = x;
-	Value v;
-	if (dtype_is_float(t))
-		v.f = (double)((int64_t)(x % 65) - 32) / 4.0;
-	else if (t == DT_BOOL)
-		v.i = (int64_t)(x & 1);
-	else
-		v.i = wrap_int((int64_t)(x % 17) - 8, t);
-	return v;
+	return take_text(in, &b);
 }
 
 /* ---------- messages ---------- */
@@ -388,29 +215,23 @@ static void put_tuple(StrBuf *b, int n, const int64_t *xs, bool shape)
 }
 
 /* "A[3, 4]" */
-static const char *cell_name(Interp *in, const Buffer *b, int n,
-			     const int64_t *ix)
+const char *iv_cell_name(Interp *in, const Buffer *b, int n,
+			 const int64_t *ix)
 {
 	StrBuf sb = {0};
 	sb_printf(&sb, "%s[", b->name);
 	put_tuple(&sb, n, ix, false);
 	sb_puts(&sb, "]");
-	char *s = sb_take(&sb);
-	char *r = arena_strdup(in->arena, s);
-	free(s);
-	return r;
+	return take_text(in, &sb);
 }
 
-static const char *shape_text(Interp *in, const BufState *bs)
+const char *iv_shape_text(Interp *in, const BufState *bs)
 {
 	StrBuf sb = {0};
 	sb_puts(&sb, "(");
 	put_tuple(&sb, bs->ndim, bs->shape, true);
 	sb_puts(&sb, ")");
-	char *s = sb_take(&sb);
-	char *r = arena_strdup(in->arena, s);
-	free(s);
-	return r;
+	return take_text(in, &sb);
 }
 
 /* The text of a span, or NULL when it has none. */
@@ -443,404 +264,6 @@ static const char *fact_text(Interp *in, const Stmt *s)
 	return r;
 }
 
-/* ---------- expressions ---------- */
-
-static bool step(Interp *in, Span sp)
-{
-	if (++in->steps <= in->limit)
-		return true;
-	return fail(in, RUN_LIMIT, sp, "step limit of %llu reached",
-		    (unsigned long long)in->limit);
-}
-
-static bool eval_int(Interp *in, const Expr *e, int64_t *out, const char *what)
-{
-	TVal x;
-	if (!eval(in, e, &x))
-		return false;
-	if (x.undef)
-		return fail(in, RUN_UB, e->span, "T.undef() used in %s", what);
-	if (dtype_is_float(e->dtype))
-		return fail(in, RUN_UB, e->span, "float value used as %s", what);
-	*out = x.v.i;
-	return true;
-}
-
-/* Whether predicate `pred` of the layout (over its physical index
- * variables) holds at the physical index ix (n dimensions). */
-static bool is_padding(Interp *in, const Layout *lay, const Expr *pred, int n,
-		       const int64_t *ix, bool *pad)
-{
-	SavedVar saved[MAX_DIMS];
-	int bound = 0;
-	bool ok = true;
-	TVal p;
-	*pad = false;
-	while (ok && bound < n && bound < MAX_DIMS) {
-		ok = bind_var(in, lay->inv_vars[bound], (Value){.i = ix[bound]},
-			      &saved[bound]);
-		bound += ok;
-	}
-	if (ok && (ok = eval(in, pred, &p)))
-		*pad = truth(p.v, pred->dtype);
-	while (bound-- > 0)
-		unbind_var(in, lay->inv_vars[bound], &saved[bound]);
-	return ok;
-}
-
-/* Evaluate the indices of an access to b and check them: rank, bounds,
- * padding without a pad value. Returns the buffer state and offset. */
-static BufState *access_cell(Interp *in, const Buffer *b, int nidx,
-			     Expr *const *idx, const char *what, Span sp,
-			     int64_t *ix, int64_t *off)
-{
-	BufState *bs = lookup_buffer(in, b);
-	if (!bs) {
-		fail(in, RUN_UB, sp, "%s of buffer %s, which is not in scope",
-		     what, b->name);
-		return NULL;
-	}
-	if (nidx != bs->ndim || nidx > MAX_DIMS) {
-		fail(in, RUN_UB, sp, "%s %s with %d indices, buffer has %d dimensions",
-		     what, b->name, nidx, bs->ndim);
-		return NULL;
-	}
-	for (int k = 0; k < nidx; k++)
-		if (!eval_int(in, idx[k], &ix[k], "an index"))
-			return NULL;
-	*off = bufstate_offset(bs, ix);
-	if (*off < 0) {
-		fail(in, RUN_UB, sp, "%s %s out of bounds of shape %s", what,
-		     cell_name(in, b, nidx, ix), shape_text(in, bs));
-		return NULL;
-	}
-	const Layout *lay = bs->buf->layout;
-	const Expr *forbidden = !lay ? NULL
-				: lay->forbidden ? lay->forbidden
-				: lay->pad_kind == PAD_NONE_GIVEN ? lay->pad_predicate : NULL;
-	if (!forbidden || !lay->inv_vars)
-		return bs;
-	/* padding without a pad value may not be touched (semantics.md 1) */
-	bool pad;
-	if (!is_padding(in, lay, forbidden, nidx, ix, &pad))
-		return NULL;
-	if (pad) {
-		fail(in, RUN_UB, sp, "%s %s touches padding of %s, which has no pad_value",
-		     what, cell_name(in, b, nidx, ix), b->name);
-		return NULL;
-	}
-	return bs;
-}
-
-static bool eval_load(Interp *in, const Expr *e, TVal *out)
-{
-	int64_t ix[MAX_DIMS], off;
-	if (in->probe) {
-		in->not_scalar = true;
-		return fail(in, RUN_UB, e->span, "load in a scalar fact");
-	}
-	const Buffer *b = e->u.load.buf;
-	BufState *bs = access_cell(in, b, e->u.load.nidx, e->u.load.idx, "load",
-				   e->span, ix, &off);
-	if (!bs)
-		return false;
-	in->counts.loads++;
-	switch ((CellState)bs->cell[off]) {
-	case CELL_UNINIT:
-		if (in->in_assume)
-			return fail(in, RUN_ASSUME_FAILED, e->span,
-				    "T.assume reads uninitialised %s",
-				    cell_name(in, b, e->u.load.nidx, ix));
-		return fail(in, RUN_UB, e->span, "read of uninitialised %s",
-			    cell_name(in, b, e->u.load.nidx, ix));
-	case CELL_INIT:
-		out->undef = false;
-		break;
-	case CELL_UNDEF:
-		out->undef = true;
-		break;
-	}
-	return convert(bs->data[off], bs->buf->dtype, e->dtype, &out->v) ||
-	       fail(in, RUN_UB, e->span, "value of %s out of range of %s",
-		    cell_name(in, b, e->u.load.nidx, ix), dtype_name(e->dtype));
-}
-
-/* `X[t] == T.undef()` inside T.assume: X[t] is readable, nothing more. */
-static const Expr *undef_compare_load(const Expr *e)
-{
-	if (e->kind != EX_BIN || e->u.bin.op != OP_EQ)
-		return NULL;
-	const Expr *a = e->u.bin.a, *b = e->u.bin.b;
-	if (a->kind == EX_LOAD && b->kind == EX_UNDEF)
-		return a;
-	if (b->kind == EX_LOAD && a->kind == EX_UNDEF)
-		return b;
-	return NULL;
-}
-
-static bool eval_readable(Interp *in, const Expr *load, TVal *out)
-{
-	int64_t ix[MAX_DIMS], off;
-	BufState *bs = access_cell(in, load->u.load.buf, load->u.load.nidx,
-				   load->u.load.idx, "load", load->span, ix, &off);
-	if (!bs)
-		return false;
-	in->counts.loads++;
-	out->undef = false;
-	out->v.i = bs->cell[off] != CELL_UNINIT;
-	return true;
-}
-
-static bool eval_logical(Interp *in, const Expr *e, TVal *out)
-{
-	TVal x, y;
-	bool is_and = e->u.bin.op == OP_AND;
-	if (!eval(in, e->u.bin.a, &x))
-		return false;
-	bool xa = truth(x.v, e->u.bin.a->dtype);
-	if (!x.undef && xa != is_and) { /* short circuit */
-		out->undef = false;
-		out->v.i = xa;
-		return true;
-	}
-	if (!eval(in, e->u.bin.b, &y))
-		return false;
-	bool yb = truth(y.v, e->u.bin.b->dtype);
-	out->v.i = is_and ? (xa && yb) : (xa || yb);
-	/* a defined operand that decides the result hides the other's taint */
-	out->undef = (x.undef || y.undef) && !(!y.undef && yb != is_and);
-	return true;
-}
-
-/* -1, 0, 1 for less, equal, greater; 2 when unordered (NaN). */
-static int order(TVal x, DType tx, TVal y, DType ty)
-{
-	if (dtype_is_float(tx) || dtype_is_float(ty)) {
-		Value a, b;
-		convert(x.v, tx, DT_FLOAT64, &a);
-		convert(y.v, ty, DT_FLOAT64, &b);
-		return a.f < b.f ? -1 : a.f > b.f ? 1 : a.f == b.f ? 0 : 2;
-	}
-	return x.v.i < y.v.i ? -1 : x.v.i > y.v.i ? 1 : 0;
-}
-
-static bool compare(BinOp op, int ord)
-{
-	switch (op) {
-	case OP_EQ: return ord == 0;
-	case OP_NE: return ord != 0;
-	case OP_LT: return ord == -1;
-	case OP_LE: return ord == -1 || ord == 0;
-	case OP_GT: return ord == 1;
-	case OP_GE: return ord == 1 || ord == 0;
-	case OP_ADD: case OP_SUB: case OP_MUL: case OP_DIV: case OP_FLOORDIV:
-	case OP_FLOORMOD: case OP_MIN: case OP_MAX: case OP_AND: case OP_OR:
-	case OP_COUNT:
-		return false; /* not a comparison: eval_bin never passes one */
-	}
-	return false;
-}
-
-static bool float_arith(BinOp op, double a, double b, DType t, double *out)
-{
-	double r = 0;
-	switch (op) {
-	case OP_ADD: r = a + b; break;
-	case OP_SUB: r = a - b; break;
-	case OP_MUL: r = a * b; break;
-	case OP_DIV: r = a / b; break;
-	case OP_FLOORDIV: r = floor(a / b); break;
-	case OP_FLOORMOD: r = a - floor(a / b) * b; break;
-	case OP_MIN: r = a < b ? a : b; break;
-	case OP_MAX: r = a > b ? a : b; break;
-	case OP_EQ: case OP_NE: case OP_LT: case OP_LE: case OP_GT: case OP_GE:
-	case OP_AND: case OP_OR: case OP_COUNT:
-		return false;
-	}
-	*out = round_float(r, t);
-	return true;
-}
-
-/* Integer arithmetic in 64 bits (unsigned where C would overflow), then
- * wrapped to t: two's complement at every width. */
-static bool int_arith(Interp *in, const Expr *e, int64_t a, int64_t b,
-		      int64_t *out)
-{
-	uint64_t ua = (uint64_t)a, ub = (uint64_t)b;
-	int64_t r = 0;
-	BinOp op = e->u.bin.op;
-	if ((op == OP_FLOORDIV || op == OP_FLOORMOD || op == OP_DIV) && b == 0)
-		return fail(in, RUN_UB, e->span, "integer %s by zero (%lld %s 0)",
-			    op == OP_FLOORMOD ? "modulo" : "division",
-			    (long long)a, binop_symbol(op));
-	switch (op) {
-	case OP_ADD: r = (int64_t)(ua + ub); break;
-	case OP_SUB: r = (int64_t)(ua - ub); break;
-	case OP_MUL: r = (int64_t)(ua * ub); break;
-	case OP_DIV: r = trunc_div(a, b); break; /* TVM Div on ints */
-	case OP_FLOORDIV: r = floor_div(a, b); break;
-	case OP_FLOORMOD: r = floor_mod(a, b); break;
-	case OP_MIN: r = a < b ? a : b; break;
-	case OP_MAX: r = a > b ? a : b; break;
-	case OP_EQ: case OP_NE: case OP_LT: case OP_LE: case OP_GT: case OP_GE:
-	case OP_AND: case OP_OR: case OP_COUNT:
-		return fail(in, RUN_UB, e->span,
-			    "internal: operator %d is not arithmetic", (int)op);
-	}
-	*out = wrap_int(r, e->dtype);
-	return true;
-}
-
-static bool eval_bin(Interp *in, const Expr *e, TVal *out)
-{
-	BinOp op = e->u.bin.op;
-	if (binop_is_logical(op))
-		return eval_logical(in, e, out);
-	const Expr *load = in->in_assume ? undef_compare_load(e) : NULL;
-	if (load)
-		return eval_readable(in, load, out);
-	TVal x, y;
-	if (!eval(in, e->u.bin.a, &x) || !eval(in, e->u.bin.b, &y))
-		return false;
-	DType ta = e->u.bin.a->dtype, tb = e->u.bin.b->dtype;
-	out->undef = x.undef || y.undef;
-	if (binop_is_compare(op)) {
-		out->v.i = compare(op, order(x, ta, y, tb));
-		return true;
-	}
-	DType t = e->dtype;
-	if (op == OP_MUL && (is_zero(x, ta) || is_zero(y, tb)))
-		out->undef = false; /* 0 * undef is 0 */
-	Value a, b;
-	if (!convert(x.v, ta, t, &a) || !convert(y.v, tb, t, &b))
-		return fail(in, RUN_UB, e->span, "operand out of range of %s",
-			    dtype_name(t));
-	if (dtype_is_float(t))
-		return float_arith(op, a.f, b.f, t, &out->v.f) ||
-		       fail(in, RUN_UB, e->span,
-			    "internal: operator %d is not arithmetic", (int)op);
-	return int_arith(in, e, a.i, b.i, &out->v.i);
-}
-
-static bool eval_var(Interp *in, const Expr *e, TVal *out)
-{
-	const Var *v = e->u.var;
-	const Slot *slot = var_slot(in, v);
-	if (slot) {
-		out->undef = slot->undef;
-		return convert(slot->v, v->dtype, e->dtype, &out->v) ||
-		       fail(in, RUN_UB, e->span, "value of %s out of range of %s",
-			    v->name, dtype_name(e->dtype));
-	}
-	if (in->probe)
-		in->not_scalar = true;
-	return fail(in, RUN_UB, e->span, "internal: variable %s is not bound",
-		    v->name);
-}
-
-/* Bind a let variable to x converted to its dtype, keeping x's taint. */
-static bool bind_let(Interp *in, const Var *v, const Expr *value, TVal x,
-		     Span sp, SavedVar *old)
-{
-	Value val;
-	if (!convert(x.v, value->dtype, v->dtype, &val))
-		return fail(in, RUN_UB, sp, "value of %s out of range of %s",
-			    v->name, dtype_name(v->dtype));
-	if (!bind_var(in, v, val, old))
-		return false;
-	var_slot(in, v)->undef = x.undef;
-	return true;
-}
-
-static bool eval_let(Interp *in, const Expr *e, TVal *out)
-{
-	TVal x;
-	SavedVar old;
-	const Var *v = e->u.let.var;
-	if (!eval(in, e->u.let.value, &x) ||
-	    !bind_let(in, v, e->u.let.value, x, e->span, &old))
-		return false;
-	bool ok = eval(in, e->u.let.body, out);
-	unbind_var(in, v, &old);
-	return ok;
-}
-
-static bool eval(Interp *in, const Expr *e, TVal *out)
-{
-	TVal x;
-	out->undef = false;
-	switch (e->kind) {
-	case EX_INT:
-		if (dtype_is_float(e->dtype))
-			out->v.f = round_float((double)e->u.ival, e->dtype);
-		else
-			out->v.i = wrap_int(e->u.ival, e->dtype);
-		return true;
-	case EX_FLOAT:
-		return convert((Value){.f = e->u.fval}, DT_FLOAT64, e->dtype, &out->v) ||
-		       fail(in, RUN_UB, e->span, "float literal out of range of %s",
-			    dtype_name(e->dtype));
-	case EX_VAR:
-		return eval_var(in, e, out);
-	case EX_BIN:
-		return eval_bin(in, e, out);
-	case EX_NOT:
-		if (!eval(in, e->u.un.a, &x))
-			return false;
-		out->v.i = !truth(x.v, e->u.un.a->dtype);
-		out->undef = x.undef;
-		return true;
-	case EX_NEG:
-		if (!eval(in, e->u.un.a, &x))
-			return false;
-		if (!convert(x.v, e->u.un.a->dtype, e->dtype, &out->v))
-			return fail(in, RUN_UB, e->span, "operand out of range");
-		if (dtype_is_float(e->dtype))
-			out->v.f = -out->v.f;
-		else
-			out->v.i = wrap_int((int64_t)(0 - (uint64_t)out->v.i), e->dtype);
-		out->undef = x.undef;
-		return true;
-	case EX_SELECT: {
-		if (!eval(in, e->u.sel.cond, &x))
-			return false;
-		const Expr *chosen =
-			truth(x.v, e->u.sel.cond->dtype) ? e->u.sel.a : e->u.sel.b;
-		TVal y;
-		if (!eval(in, chosen, &y))
-			return false;
-		out->undef = x.undef || y.undef;
-		return convert(y.v, chosen->dtype, e->dtype, &out->v) ||
-		       fail(in, RUN_UB, e->span, "value out of range of %s",
-			    dtype_name(e->dtype));
-	}
-	case EX_CAST:
-		if (!eval(in, e->u.un.a, &x))
-			return false;
-		out->undef = x.undef;
-		if (convert(x.v, e->u.un.a->dtype, e->dtype, &out->v))
-			return true;
-		return fail(in, RUN_UB, e->span, "cast of %g to %s is out of range",
-			    x.v.f, dtype_name(e->dtype));
-	case EX_LOAD:
-		return eval_load(in, e, out);
-	case EX_UNDEF:
-		if (in->probe) {
-			in->not_scalar = true;
-			return fail(in, RUN_UB, e->span, "T.undef() in a scalar fact");
-		}
-		out->v = undef_value(in, e->dtype);
-		out->undef = true;
-		return true;
-	case EX_LET:
-		return eval_let(in, e, out);
-	case EX_COUNT:
-		break;
-	}
-	return fail(in, RUN_UB, e->span, "internal: unknown expression kind %d",
-		    (int)e->kind);
-}
-
 /* ---------- local buffers ---------- */
 
 /* Evaluate b's shape in the current environment into bs->shape (which
@@ -849,18 +272,18 @@ static bool eval_shape(Interp *in, const Buffer *b, BufState *bs)
 {
 	int64_t size = 1;
 	if (b->ndim > MAX_DIMS)
-		return fail(in, RUN_UB, b->span, "buffer %s has %d dimensions (at most %d)",
-			    b->name, b->ndim, MAX_DIMS);
+		return iv_fail(in, RUN_UB, b->span, "buffer %s has %d dimensions (at most %d)",
+			       b->name, b->ndim, MAX_DIMS);
 	for (int k = 0; k < b->ndim; k++) {
-		if (!eval_int(in, b->shape[k], &bs->shape[k], "a shape"))
+		if (!iv_eval_int(in, b->shape[k], &bs->shape[k], "a shape"))
 			return false;
 		if (bs->shape[k] < 0)
-			return fail(in, RUN_UB, b->span, "buffer %s has negative extent %lld",
-				    b->name, (long long)bs->shape[k]);
+			return iv_fail(in, RUN_UB, b->span, "buffer %s has negative extent %lld",
+				       b->name, (long long)bs->shape[k]);
 		if (bs->shape[k] > MAX_CELLS || size * bs->shape[k] > MAX_CELLS)
-			return fail(in, RUN_LIMIT, b->span,
-				    "buffer %s is too large (more than %lld cells)",
-				    b->name, (long long)MAX_CELLS);
+			return iv_fail(in, RUN_LIMIT, b->span,
+				       "buffer %s is too large (more than %lld cells)",
+				       b->name, (long long)MAX_CELLS);
 		size *= bs->shape[k];
 	}
 	bs->buf = b;
@@ -906,18 +329,26 @@ static bool exec_alloc(Interp *in, const Stmt *s)
 
 /* ---------- statements ---------- */
 
+static bool step(Interp *in, Span sp)
+{
+	if (++in->steps <= in->limit)
+		return true;
+	return iv_fail(in, RUN_LIMIT, sp, "step limit of %llu reached",
+		       (unsigned long long)in->limit);
+}
+
 static bool exec_for(Interp *in, const Stmt *s)
 {
 	int64_t lo, ext;
 	const Var *v = s->u.loop.var;
-	if (!eval_int(in, s->u.loop.min, &lo, "a loop bound") ||
-	    !eval_int(in, s->u.loop.extent, &ext, "a loop extent"))
+	if (!iv_eval_int(in, s->u.loop.min, &lo, "a loop bound") ||
+	    !iv_eval_int(in, s->u.loop.extent, &ext, "a loop extent"))
 		return false;
 	SavedVar old;
-	if (!bind_var(in, v, (Value){.i = 0}, &old))
+	if (!iv_bind_var(in, v, (Value){.i = 0}, &old))
 		return false;
 	if (!push_loop(in, v)) {
-		unbind_var(in, v, &old);
+		iv_unbind_var(in, v, &old);
 		return false;
 	}
 	bool ok = true;
@@ -930,7 +361,7 @@ static bool exec_for(Interp *in, const Stmt *s)
 		ok = step(in, s->span) && exec(in, s->u.loop.body);
 	}
 	in->nloops--;
-	unbind_var(in, v, &old);
+	iv_unbind_var(in, v, &old);
 	return ok;
 }
 
@@ -938,33 +369,22 @@ static bool exec_store(Interp *in, const Stmt *s)
 {
 	int64_t ix[MAX_DIMS], off;
 	const Buffer *b = s->u.store.buf;
-	BufState *bs = access_cell(in, b, s->u.store.nidx, s->u.store.idx,
-				   "store", s->span, ix, &off);
+	BufState *bs = iv_access_cell(in, b, s->u.store.nidx, s->u.store.idx,
+				      "store", s->span, ix, &off);
 	if (!bs)
 		return false;
 	TVal x;
 	const Expr *e = s->u.store.value;
-	if (!eval(in, e, &x))
+	if (!iv_eval(in, e, &x))
 		return false;
 	Value v;
-	if (!convert(x.v, e->dtype, bs->buf->dtype, &v))
-		return fail(in, RUN_UB, s->span, "stored value out of range of %s",
-			    dtype_name(bs->buf->dtype));
+	if (!iv_convert(x.v, e->dtype, bs->buf->dtype, &v))
+		return iv_fail(in, RUN_UB, s->span, "stored value out of range of %s",
+			       dtype_name(bs->buf->dtype));
 	bs->data[off] = v;
 	bs->cell[off] = x.undef ? CELL_UNDEF : CELL_INIT;
 	in->counts.stores++;
 	return true;
-}
-
-static bool eval_fact(Interp *in, const Expr *e, bool *holds)
-{
-	TVal x;
-	in->in_assume++;
-	bool ok = eval(in, e, &x);
-	in->in_assume--;
-	if (ok)
-		*holds = truth(x.v, e->dtype);
-	return ok;
 }
 
 /* A fact that fails only because it read an uninitialised cell is false,
@@ -972,7 +392,7 @@ static bool eval_fact(Interp *in, const Expr *e, bool *holds)
 static int fact_truth(Interp *in, const Expr *e)
 {
 	bool holds = false;
-	if (eval_fact(in, e, &holds))
+	if (iv_eval_fact(in, e, &holds))
 		return holds;
 	if (in->status != RUN_ASSUME_FAILED)
 		return -1;
@@ -1015,26 +435,23 @@ static Value satisfying_value(BinOp op, Value v, DType t)
 static int repair_cell(Interp *in, BinOp op, const Expr *load, const Expr *value)
 {
 	int64_t ix[MAX_DIMS], off;
-	BufState *bs = access_cell(in, load->u.load.buf, load->u.load.nidx,
-				   load->u.load.idx, "load", load->span, ix, &off);
+	BufState *bs = iv_access_cell(in, load->u.load.buf, load->u.load.nidx,
+				      load->u.load.idx, "load", load->span, ix, &off);
 	if (!bs)
 		return -1;
 	if (value->kind == EX_UNDEF) {
 		if (op != OP_EQ)
 			return 0;
 		if (bs->cell[off] == CELL_UNINIT)
-			bs->data[off] = undef_value(in, bs->buf->dtype);
+			bs->data[off] = iv_undef_value(in, bs->buf->dtype);
 		bs->cell[off] = CELL_INIT;
 		return 1;
 	}
 	TVal x;
-	in->in_assume++;
-	bool ok = eval(in, value, &x);
-	in->in_assume--;
-	if (!ok)
+	if (!iv_eval_in_assume(in, value, &x))
 		return in->status == RUN_ASSUME_FAILED ? (clear_failure(in), 0) : -1;
 	Value v;
-	if (!convert(x.v, value->dtype, bs->buf->dtype, &v))
+	if (!iv_convert(x.v, value->dtype, bs->buf->dtype, &v))
 		return 0;
 	bs->data[off] = satisfying_value(op, v, bs->buf->dtype);
 	bs->cell[off] = CELL_INIT;
@@ -1083,24 +500,22 @@ static bool exec_assume(Interp *in, const Stmt *s)
 	if (in->fact_mode == FACTS_REPAIR)
 		return repair_fact(in, e) >= 0;
 	bool holds = false;
-	if (!eval_fact(in, e, &holds))
+	if (!iv_eval_fact(in, e, &holds))
 		return false;
 	if (holds)
 		return true;
-	return fail(in, RUN_ASSUME_FAILED, s->span, "%s does not hold%s",
-		    fact_text(in, s), loop_context(in));
+	return iv_fail(in, RUN_ASSUME_FAILED, s->span, "%s does not hold%s",
+		       fact_text(in, s), loop_context(in));
 }
 
 static bool exec_let(Interp *in, const Stmt *s)
 {
-	TVal x;
 	SavedVar old;
 	const Var *v = s->u.let.var;
-	if (!eval(in, s->u.let.value, &x) ||
-	    !bind_let(in, v, s->u.let.value, x, s->span, &old))
+	if (!iv_enter_let(in, v, s->u.let.value, s->span, &old))
 		return false;
 	bool ok = exec(in, s->u.let.body);
-	unbind_var(in, v, &old);
+	iv_unbind_var(in, v, &old);
 	return ok;
 }
 
@@ -1119,7 +534,7 @@ static bool exec(Interp *in, const Stmt *s)
 		return exec_for(in, s);
 	case ST_IF:
 		in->counts.branches++;
-		if (!eval(in, s->u.cond.cond, &x))
+		if (!iv_eval(in, s->u.cond.cond, &x))
 			return false;
 		if (truth(x.v, s->u.cond.cond->dtype))
 			return exec(in, s->u.cond.then_s);
@@ -1129,7 +544,7 @@ static bool exec(Interp *in, const Stmt *s)
 	case ST_ASSUME:
 		return exec_assume(in, s);
 	case ST_EVAL:
-		return eval(in, s->u.expr, &x);
+		return iv_eval(in, s->u.expr, &x);
 	case ST_ALLOC:
 		return exec_alloc(in, s);
 	case ST_BLOCK:
@@ -1141,8 +556,8 @@ static bool exec(Interp *in, const Stmt *s)
 	case ST_COUNT:
 		break;
 	}
-	return fail(in, RUN_UB, s->span, "internal: unknown statement kind %d",
-		    (int)s->kind);
+	return iv_fail(in, RUN_UB, s->span, "internal: unknown statement kind %d",
+		       (int)s->kind);
 }
 
 /* ---------- binding a function's parameters ---------- */
@@ -1157,23 +572,23 @@ static bool bind_params(Interp *in, const Func *f, const Value *scalars,
 	for (int i = 0; i < f->nparams; i++) {
 		const Param *p = &f->params[i];
 		if (p->kind == PARAM_SCALAR) {
-			if (!bind_var(in, p->var, scalars[ks++], &old))
+			if (!iv_bind_var(in, p->var, scalars[ks++], &old))
 				return false;
 			continue;
 		}
-		if (p->var && !bind_var(in, p->var, (Value){.i = 0}, &old))
+		if (p->var && !iv_bind_var(in, p->var, (Value){.i = 0}, &old))
 			return false;
 		if (!p->buf || !st)
 			continue;
 		if (kb >= st->nbufs)
-			return fail(in, RUN_UB, f->span,
-				    "internal: the state has fewer buffers than %s",
-				    f->name);
+			return iv_fail(in, RUN_UB, f->span,
+				       "internal: the state has fewer buffers than %s",
+				       f->name);
 		BufState *bs = &st->bufs[kb++];
 		if (bs->ndim != p->buf->ndim)
-			return fail(in, RUN_UB, f->span,
-				    "internal: state buffer %s does not match parameter %s",
-				    bs->buf->name, p->buf->name);
+			return iv_fail(in, RUN_UB, f->span,
+				       "internal: state buffer %s does not match parameter %s",
+				       bs->buf->name, p->buf->name);
 		if (!push_buffer(in, p->buf, bs))
 			return false;
 	}
@@ -1208,9 +623,9 @@ RunStatus interp_run(const Func *f, State *st, uint64_t step_limit,
 	interp_init(&in, st->arena, step_limit);
 	if (count_params(f, PARAM_SCALAR) != st->nscalars ||
 	    count_params(f, PARAM_BUFFER) != st->nbufs)
-		fail(&in, RUN_UB, f->span,
-		     "internal: the state does not match the parameters of %s",
-		     f->name);
+		iv_fail(&in, RUN_UB, f->span,
+			"internal: the state does not match the parameters of %s",
+			f->name);
 	else if (bind_params(&in, f, st->scalars, st))
 		exec(&in, f->body);
 	fill_result(&in, r);
@@ -1220,6 +635,25 @@ RunStatus interp_run(const Func *f, State *st, uint64_t step_limit,
 }
 
 /* ---------- states ---------- */
+
+/* f's scalar arguments (int64, in parameter order; 0 when scalars is
+ * NULL) as values of their parameters' dtypes; vars (may be NULL) gets
+ * the parameters' Vars. */
+static void scalar_values(const Func *f, const int64_t *scalars, Value *out,
+			  Var **vars)
+{
+	int k = 0;
+	for (int i = 0; i < f->nparams; i++) {
+		const Param *p = &f->params[i];
+		if (p->kind != PARAM_SCALAR)
+			continue;
+		if (vars)
+			vars[k] = p->var;
+		iv_convert((Value){.i = scalars ? scalars[k] : 0}, DT_INT64,
+			p->var->dtype, &out[k]);
+		k++;
+	}
+}
 
 State *state_new(Arena *a, const Func *f, const int64_t *scalars, DiagList *d)
 {
@@ -1231,16 +665,7 @@ State *state_new(Arena *a, const Func *f, const int64_t *scalars, DiagList *d)
 	st->scalar_vars = arena_alloc(a, sizeof(Var *) * (size_t)(st->nscalars + 1));
 	st->scalars = arena_alloc(a, sizeof(Value) * (size_t)(st->nscalars + 1));
 	st->bufs = arena_alloc(a, sizeof(BufState) * (size_t)(st->nbufs + 1));
-	int ks = 0;
-	for (int i = 0; i < f->nparams; i++) {
-		const Param *p = &f->params[i];
-		if (p->kind != PARAM_SCALAR)
-			continue;
-		st->scalar_vars[ks] = p->var;
-		convert((Value){.i = scalars ? scalars[ks] : 0}, DT_INT64,
-			p->var->dtype, &st->scalars[ks]);
-		ks++;
-	}
+	scalar_values(f, scalars, st->scalars, st->scalar_vars);
 	Interp in;
 	interp_init(&in, a, 0);
 	bool ok = bind_params(&in, f, st->scalars, NULL);
@@ -1304,7 +729,6 @@ static bool run_entry(Interp *in, const Stmt *s, bool *stopped)
 	if (!stmt_has_store(s))
 		return exec(in, s);
 	SavedVar old;
-	TVal x;
 	bool ok;
 	switch (s->kind) {
 	case ST_SEQ:
@@ -1315,11 +739,10 @@ static bool run_entry(Interp *in, const Stmt *s, bool *stopped)
 	case ST_BLOCK:
 		return run_entry(in, s->u.block.body, stopped);
 	case ST_LET:
-		if (!eval(in, s->u.let.value, &x) ||
-		    !bind_let(in, s->u.let.var, s->u.let.value, x, s->span, &old))
+		if (!iv_enter_let(in, s->u.let.var, s->u.let.value, s->span, &old))
 			return false;
 		ok = run_entry(in, s->u.let.body, stopped);
-		unbind_var(in, s->u.let.var, &old);
+		iv_unbind_var(in, s->u.let.var, &old);
 		return ok;
 	case ST_ALLOC: {
 		int64_t shape[MAX_DIMS];
@@ -1361,7 +784,7 @@ static bool clear_padding(Interp *in, BufState *bs)
 			rest /= bs->shape[k];
 		}
 		bool pad;
-		if (!is_padding(in, lay, pred, bs->ndim, ix, &pad))
+		if (!iv_is_padding(in, lay, pred, bs->ndim, ix, &pad))
 			return false;
 		if (pad)
 			bs->cell[off] = CELL_UNINIT;
@@ -1412,27 +835,27 @@ static bool scalar_facts(Interp *in, const Stmt *s, bool *stopped)
 		return scalar_facts(in, s->u.alloc.body, stopped);
 	case ST_LET:
 		in->not_scalar = false;
-		if (!eval(in, s->u.let.value, &x)) {
+		if (!iv_eval(in, s->u.let.value, &x)) {
 			if (!in->not_scalar)
 				return false;
 			clear_failure(in); /* its uses are not scalar-only */
 			return scalar_facts(in, s->u.let.body, stopped);
 		}
-		if (!bind_let(in, s->u.let.var, s->u.let.value, x, s->span, &old))
+		if (!iv_bind_let(in, s->u.let.var, s->u.let.value, x, s->span, &old))
 			return false;
 		ok = scalar_facts(in, s->u.let.body, stopped);
-		unbind_var(in, s->u.let.var, &old);
+		iv_unbind_var(in, s->u.let.var, &old);
 		return ok;
 	case ST_ASSUME:
 		in->not_scalar = false;
-		if (!eval_fact(in, s->u.expr, &holds)) {
+		if (!iv_eval_fact(in, s->u.expr, &holds)) {
 			if (!in->not_scalar)
 				return false;
 			clear_failure(in);
 			return true;
 		}
-		return holds || fail(in, RUN_ASSUME_FAILED, s->span,
-				     "%s does not hold", fact_text(in, s));
+		return holds || iv_fail(in, RUN_ASSUME_FAILED, s->span,
+					"%s does not hold", fact_text(in, s));
 	case ST_FOR:
 	case ST_IF:
 	case ST_STORE:
@@ -1456,12 +879,8 @@ bool interp_scalar_facts_hold(const Func *f, const int64_t *scalars, Arena *a,
 	int n = count_params(f, PARAM_SCALAR);
 	Value *vals = calloc((size_t)n + 1, sizeof(Value));
 	bool ok = vals != NULL;
-	for (int i = 0, k = 0; ok && i < f->nparams; i++)
-		if (f->params[i].kind == PARAM_SCALAR) {
-			convert((Value){.i = scalars[k]}, DT_INT64,
-				f->params[i].var->dtype, &vals[k]);
-			k++;
-		}
+	if (ok)
+		scalar_values(f, scalars, vals, NULL);
 	bool stopped = false;
 	if (ok && bind_params(&in, f, vals, NULL))
 		scalar_facts(&in, f->body, &stopped);
@@ -1479,20 +898,16 @@ static bool apply_step(Interp *in, const Layout *lay, int nout, const int64_t *x
 		       int64_t *t)
 {
 	SavedVar saved[MAX_DIMS];
-	int bound = 0;
 	bool ok = lay->nvars <= MAX_DIMS;
-	while (ok && bound < lay->nvars) {
-		ok = bind_var(in, lay->vars[bound], (Value){.i = x[bound]}, &saved[bound]);
-		bound += ok;
-	}
+	int bound = ok ? iv_bind_index_vars(in, lay->vars, lay->nvars, x, saved) : 0;
+	ok = ok && bound == lay->nvars;
 	for (int k = 0; ok && k < nout; k++) {
 		TVal v;
-		ok = eval(in, lay->map[k], &v) && !v.undef;
+		ok = iv_eval(in, lay->map[k], &v) && !v.undef;
 		if (ok)
 			t[k] = v.v.i;
 	}
-	while (bound-- > 0)
-		unbind_var(in, lay->vars[bound], &saved[bound]);
+	iv_unbind_index_vars(in, lay->vars, bound, saved);
 	return ok;
 }
 
@@ -1517,7 +932,7 @@ bool layout_chain_apply(const Buffer *phys, const Buffer *logical, const int64_t
 	/* a map may name scalar parameters ((i + n) // 4): bind env's */
 	for (int k = 0; ok && env && k < env->nscalars; k++) {
 		SavedVar old;
-		ok = bind_var(&in, env->scalar_vars[k], env->scalars[k], &old);
+		ok = iv_bind_var(&in, env->scalar_vars[k], env->scalars[k], &old);
 	}
 	for (int k = 0; ok && k < logical->ndim; k++)
 		cur[k] = x[k];

@@ -486,6 +486,12 @@ static void position_of(const char *text, int off, int *line, int *col)
 bool lex_range(Arena *a, const Source *src, int start, int end, LexMode mode,
 	       DiagList *d, TokenList *out)
 {
+	if (start < 0 || end > (int)strlen(src->text) || start > end) {
+		static const Span nowhere;
+		diag_add(d, DIAG_ERROR, nowhere, "invalid text range [%d, %d)",
+			 start, end);
+		return false;
+	}
 	Lexer lx;
 	memset(&lx, 0, sizeof lx);
 	lx.a = a;

@@ -43,7 +43,8 @@ typedef struct TokenList {
 } TokenList;
 
 /* Tokenize src->text[start, end). Returns false (and reports one error)
- * on a malformed input; never reads outside [start, end). */
+ * on a malformed input or a range that is not inside the text; never
+ * reads outside [start, end). */
 bool lex_range(Arena *a, const Source *src, int start, int end, LexMode mode,
 	       DiagList *d, TokenList *out);
 

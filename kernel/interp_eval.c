@@ -1,0 +1,544 @@
+/* kernel/interp_eval.c — the reference interpreter's expressions
+ * (semantics.md 1 and 3): values wrapped to their dtype, conversions, floor
+ * division, T.undef() taint, and checked buffer accesses (rank, bounds,
+ * padding without a pad value) with UB reported at the expression's span. */
+#include "kernel/interp_int.h"
+
+#include <math.h>
+
+/* ---------- values ---------- */
+
+/* Whether the truncated float x fits integer dtype t. */
+static bool float_fits(double x, DType t)
+{
+	if (isnan(x))
+		return false;
+	switch (t) {
+	case DT_INT8: return x >= -128.0 && x <= 127.0;
+	case DT_INT16: return x >= -32768.0 && x <= 32767.0;
+	case DT_INT32: return x >= -2147483648.0 && x <= 2147483647.0;
+	case DT_UINT8: return x >= 0.0 && x <= 255.0;
+	case DT_INT64:
+	case DT_HANDLE:
+		return x >= -9223372036854775808.0 && x < 9223372036854775808.0;
+	case DT_BOOL:
+	case DT_FLOAT32:
+	case DT_FLOAT64:
+	case DT_VOID:
+	case DT_COUNT:
+		return true;
+	}
+	return true;
+}
+
+/* Convert x of dtype `from` to `to`; false when a float does not fit the
+ * integer type (UB for the caller to report). */
+bool iv_convert(Value x, DType from, DType to, Value *out)
+{
+	if (dtype_is_float(to)) {
+		if (dtype_is_float(from))
+			out->f = round_float(x.f, to);
+		else if (to == DT_FLOAT32)
+			out->f = (double)(float)x.i; /* one rounding */
+		else
+			out->f = (double)x.i;
+		return true;
+	}
+	if (to == DT_VOID) {
+		*out = x;
+		return true;
+	}
+	if (!dtype_is_float(from)) {
+		out->i = wrap_int(x.i, to);
+		return true;
+	}
+	if (to == DT_BOOL) {
+		out->i = x.f != 0;
+		return true;
+	}
+	double t = trunc(x.f); /* toward zero */
+	if (!float_fits(t, to))
+		return false;
+	out->i = wrap_int((int64_t)t, to);
+	return true;
+}
+
+static bool is_zero(TVal x, DType t)
+{
+	return !x.undef && !truth(x.v, t);
+}
+
+/* Floor division and modulo (Python semantics); b != 0. The one
+ * overflowing case INT64_MIN // -1 wraps. */
+static int64_t floor_div(int64_t a, int64_t b)
+{
+	if (b == -1)
+		return (int64_t)(0 - (uint64_t)a);
+	int64_t q = a / b;
+	if (a % b != 0 && ((a < 0) != (b < 0)))
+		q--;
+	return q;
+}
+
+static int64_t floor_mod(int64_t a, int64_t b)
+{
+	if (b == -1)
+		return 0;
+	int64_t r = a % b;
+	if (r != 0 && ((r < 0) != (b < 0)))
+		r += b;
+	return r;
+}
+
+static int64_t trunc_div(int64_t a, int64_t b)
+{
+	return b == -1 ? (int64_t)(0 - (uint64_t)a) : a / b;
+}
+
+/* The value of a T.undef(): arbitrary but deterministic. */
+Value iv_undef_value(Interp *in, DType t)
+{
+	uint64_t x = in->rng;
+	x ^= x << 13;
+	x ^= x >> 7;
+	x ^= x << 17;
+	in->rng = x;
+	Value v;
+	if (dtype_is_float(t))
+		v.f = (double)((int64_t)(x % 65) - 32) / 4.0;
+	else if (t == DT_BOOL)
+		v.i = (int64_t)(x & 1);
+	else
+		v.i = wrap_int((int64_t)(x % 17) - 8, t);
+	return v;
+}
+
+/* ---------- expressions ---------- */
+
+bool iv_eval_int(Interp *in, const Expr *e, int64_t *out, const char *what)
+{
+	TVal x;
+	if (!iv_eval(in, e, &x))
+		return false;
+	if (x.undef)
+		return iv_fail(in, RUN_UB, e->span, "T.undef() used in %s", what);
+	if (dtype_is_float(e->dtype))
+		return iv_fail(in, RUN_UB, e->span, "float value used as %s", what);
+	*out = x.v.i;
+	return true;
+}
+
+/* Bind the index variables vars[0, n) (at most MAX_DIMS of them) to
+ * x[0, n); returns how many were bound before a binding failed, for
+ * iv_unbind_index_vars. */
+int iv_bind_index_vars(Interp *in, Var *const *vars, int n,
+		       const int64_t *x, SavedVar *saved)
+{
+	int bound = 0;
+	while (bound < n && bound < MAX_DIMS &&
+	       iv_bind_var(in, vars[bound], (Value){.i = x[bound]}, &saved[bound]))
+		bound++;
+	return bound;
+}
+
+void iv_unbind_index_vars(Interp *in, Var *const *vars, int bound,
+			  const SavedVar *saved)
+{
+	while (bound-- > 0)
+		iv_unbind_var(in, vars[bound], &saved[bound]);
+}
+
+/* Whether predicate `pred` of the layout (over its physical index
+ * variables) holds at the physical index ix (n dimensions). */
+bool iv_is_padding(Interp *in, const Layout *lay, const Expr *pred, int n,
+		   const int64_t *ix, bool *pad)
+{
+	SavedVar saved[MAX_DIMS];
+	TVal p;
+	*pad = false;
+	int bound = iv_bind_index_vars(in, lay->inv_vars, n, ix, saved);
+	bool ok = bound == (n < MAX_DIMS ? n : MAX_DIMS);
+	if (ok && (ok = iv_eval(in, pred, &p)))
+		*pad = truth(p.v, pred->dtype);
+	iv_unbind_index_vars(in, lay->inv_vars, bound, saved);
+	return ok;
+}
+
+/* Evaluate the indices of an access to b and check them: rank, bounds,
+ * padding without a pad value. Returns the buffer state and offset. */
+BufState *iv_access_cell(Interp *in, const Buffer *b, int nidx,
+			 Expr *const *idx, const char *what, Span sp,
+			 int64_t *ix, int64_t *off)
+{
+	BufState *bs = iv_lookup_buffer(in, b);
+	if (!bs) {
+		iv_fail(in, RUN_UB, sp, "%s of buffer %s, which is not in scope",
+			what, b->name);
+		return NULL;
+	}
+	if (nidx != bs->ndim || nidx > MAX_DIMS) {
+		iv_fail(in, RUN_UB, sp, "%s %s with %d indices, buffer has %d dimensions",
+			what, b->name, nidx, bs->ndim);
+		return NULL;
+	}
+	for (int k = 0; k < nidx; k++)
+		if (!iv_eval_int(in, idx[k], &ix[k], "an index"))
+			return NULL;
+	*off = bufstate_offset(bs, ix);
+	if (*off < 0) {
+		iv_fail(in, RUN_UB, sp, "%s %s out of bounds of shape %s", what,
+			iv_cell_name(in, b, nidx, ix), iv_shape_text(in, bs));
+		return NULL;
+	}
+	const Layout *lay = bs->buf->layout;
+	const Expr *forbidden = !lay ? NULL
+				: lay->forbidden ? lay->forbidden
+				: lay->pad_kind == PAD_NONE_GIVEN ? lay->pad_predicate : NULL;
+	if (!forbidden || !lay->inv_vars)
+		return bs;
+	/* padding without a pad value may not be touched (semantics.md 1) */
+	bool pad;
+	if (!iv_is_padding(in, lay, forbidden, nidx, ix, &pad))
+		return NULL;
+	if (pad) {
+		iv_fail(in, RUN_UB, sp, "%s %s touches padding of %s, which has no pad_value",
+			what, iv_cell_name(in, b, nidx, ix), b->name);
+		return NULL;
+	}
+	return bs;
+}
+
+static bool eval_load(Interp *in, const Expr *e, TVal *out)
+{
+	int64_t ix[MAX_DIMS], off;
+	if (in->probe) {
+		in->not_scalar = true;
+		return iv_fail(in, RUN_UB, e->span, "load in a scalar fact");
+	}
+	const Buffer *b = e->u.load.buf;
+	BufState *bs = iv_access_cell(in, b, e->u.load.nidx, e->u.load.idx, "load",
+				      e->span, ix, &off);
+	if (!bs)
+		return false;
+	in->counts.loads++;
+	switch ((CellState)bs->cell[off]) {
+	case CELL_UNINIT:
+		if (in->in_assume)
+			return iv_fail(in, RUN_ASSUME_FAILED, e->span,
+				       "T.assume reads uninitialised %s",
+				       iv_cell_name(in, b, e->u.load.nidx, ix));
+		return iv_fail(in, RUN_UB, e->span, "read of uninitialised %s",
+			       iv_cell_name(in, b, e->u.load.nidx, ix));
+	case CELL_INIT:
+		out->undef = false;
+		break;
+	case CELL_UNDEF:
+		out->undef = true;
+		break;
+	}
+	return iv_convert(bs->data[off], bs->buf->dtype, e->dtype, &out->v) ||
+	       iv_fail(in, RUN_UB, e->span, "value of %s out of range of %s",
+		       iv_cell_name(in, b, e->u.load.nidx, ix), dtype_name(e->dtype));
+}
+
+/* `X[t] == T.undef()` inside T.assume: X[t] is readable, nothing more. */
+static const Expr *undef_compare_load(const Expr *e)
+{
+	if (e->kind != EX_BIN || e->u.bin.op != OP_EQ)
+		return NULL;
+	const Expr *a = e->u.bin.a, *b = e->u.bin.b;
+	if (a->kind == EX_LOAD && b->kind == EX_UNDEF)
+		return a;
+	if (b->kind == EX_LOAD && a->kind == EX_UNDEF)
+		return b;
+	return NULL;
+}
+
+static bool eval_readable(Interp *in, const Expr *load, TVal *out)
+{
+	int64_t ix[MAX_DIMS], off;
+	BufState *bs = iv_access_cell(in, load->u.load.buf, load->u.load.nidx,
+				      load->u.load.idx, "load", load->span, ix, &off);
+	if (!bs)
+		return false;
+	in->counts.loads++;
+	out->undef = false;
+	out->v.i = bs->cell[off] != CELL_UNINIT;
+	return true;
+}
+
+static bool eval_logical(Interp *in, const Expr *e, TVal *out)
+{
+	TVal x, y;
+	bool is_and = e->u.bin.op == OP_AND;
+	if (!iv_eval(in, e->u.bin.a, &x))
+		return false;
+	bool xa = truth(x.v, e->u.bin.a->dtype);
+	if (!x.undef && xa != is_and) { /* short circuit */
+		out->undef = false;
+		out->v.i = xa;
+		return true;
+	}
+	if (!iv_eval(in, e->u.bin.b, &y))
+		return false;
+	bool yb = truth(y.v, e->u.bin.b->dtype);
+	out->v.i = is_and ? (xa && yb) : (xa || yb);
+	/* a defined operand that decides the result hides the other's taint */
+	out->undef = (x.undef || y.undef) && !(!y.undef && yb != is_and);
+	return true;
+}
+
+/* -1, 0, 1 for less, equal, greater; 2 when unordered (NaN). */
+static int order(TVal x, DType tx, TVal y, DType ty)
+{
+	if (dtype_is_float(tx) || dtype_is_float(ty)) {
+		Value a, b;
+		iv_convert(x.v, tx, DT_FLOAT64, &a);
+		iv_convert(y.v, ty, DT_FLOAT64, &b);
+		return a.f < b.f ? -1 : a.f > b.f ? 1 : a.f == b.f ? 0 : 2;
+	}
+	return x.v.i < y.v.i ? -1 : x.v.i > y.v.i ? 1 : 0;
+}
+
+static bool compare(BinOp op, int ord)
+{
+	switch (op) {
+	case OP_EQ: return ord == 0;
+	case OP_NE: return ord != 0;
+	case OP_LT: return ord == -1;
+	case OP_LE: return ord == -1 || ord == 0;
+	case OP_GT: return ord == 1;
+	case OP_GE: return ord == 1 || ord == 0;
+	case OP_ADD: case OP_SUB: case OP_MUL: case OP_DIV: case OP_FLOORDIV:
+	case OP_FLOORMOD: case OP_MIN: case OP_MAX: case OP_AND: case OP_OR:
+	case OP_COUNT:
+		return false; /* not a comparison: eval_bin never passes one */
+	}
+	return false;
+}
+
+static bool float_arith(BinOp op, double a, double b, DType t, double *out)
+{
+	double r = 0;
+	switch (op) {
+	case OP_ADD: r = a + b; break;
+	case OP_SUB: r = a - b; break;
+	case OP_MUL: r = a * b; break;
+	case OP_DIV: r = a / b; break;
+	case OP_FLOORDIV: r = floor(a / b); break;
+	case OP_FLOORMOD: r = a - floor(a / b) * b; break;
+	case OP_MIN: r = a < b ? a : b; break;
+	case OP_MAX: r = a > b ? a : b; break;
+	case OP_EQ: case OP_NE: case OP_LT: case OP_LE: case OP_GT: case OP_GE:
+	case OP_AND: case OP_OR: case OP_COUNT:
+		return false;
+	}
+	*out = round_float(r, t);
+	return true;
+}
+
+/* Integer arithmetic in 64 bits (unsigned where C would overflow), then
+ * wrapped to t: two's complement at every width. */
+static bool int_arith(Interp *in, const Expr *e, int64_t a, int64_t b,
+		      int64_t *out)
+{
+	uint64_t ua = (uint64_t)a, ub = (uint64_t)b;
+	int64_t r = 0;
+	BinOp op = e->u.bin.op;
+	if ((op == OP_FLOORDIV || op == OP_FLOORMOD || op == OP_DIV) && b == 0)
+		return iv_fail(in, RUN_UB, e->span, "integer %s by zero (%lld %s 0)",
+			       op == OP_FLOORMOD ? "modulo" : "division",
+			       (long long)a, binop_symbol(op));
+	switch (op) {
+	case OP_ADD: r = (int64_t)(ua + ub); break;
+	case OP_SUB: r = (int64_t)(ua - ub); break;
+	case OP_MUL: r = (int64_t)(ua * ub); break;
+	case OP_DIV: r = trunc_div(a, b); break; /* TVM Div on ints */
+	case OP_FLOORDIV: r = floor_div(a, b); break;
+	case OP_FLOORMOD: r = floor_mod(a, b); break;
+	case OP_MIN: r = a < b ? a : b; break;
+	case OP_MAX: r = a > b ? a : b; break;
+	case OP_EQ: case OP_NE: case OP_LT: case OP_LE: case OP_GT: case OP_GE:
+	case OP_AND: case OP_OR: case OP_COUNT:
+		return iv_fail(in, RUN_UB, e->span,
+			       "internal: operator %d is not arithmetic", (int)op);
+	}
+	*out = wrap_int(r, e->dtype);
+	return true;
+}
+
+static bool eval_bin(Interp *in, const Expr *e, TVal *out)
+{
+	BinOp op = e->u.bin.op;
+	if (binop_is_logical(op))
+		return eval_logical(in, e, out);
+	const Expr *load = in->in_assume ? undef_compare_load(e) : NULL;
+	if (load)
+		return eval_readable(in, load, out);
+	TVal x, y;
+	if (!iv_eval(in, e->u.bin.a, &x) || !iv_eval(in, e->u.bin.b, &y))
+		return false;
+	DType ta = e->u.bin.a->dtype, tb = e->u.bin.b->dtype;
+	out->undef = x.undef || y.undef;
+	if (binop_is_compare(op)) {
+		out->v.i = compare(op, order(x, ta, y, tb));
+		return true;
+	}
+	DType t = e->dtype;
+	if (op == OP_MUL && (is_zero(x, ta) || is_zero(y, tb)))
+		out->undef = false; /* 0 * undef is 0 */
+	Value a, b;
+	if (!iv_convert(x.v, ta, t, &a) || !iv_convert(y.v, tb, t, &b))
+		return iv_fail(in, RUN_UB, e->span, "operand out of range of %s",
+			       dtype_name(t));
+	if (dtype_is_float(t))
+		return float_arith(op, a.f, b.f, t, &out->v.f) ||
+		       iv_fail(in, RUN_UB, e->span,
+			       "internal: operator %d is not arithmetic", (int)op);
+	return int_arith(in, e, a.i, b.i, &out->v.i);
+}
+
+static bool eval_var(Interp *in, const Expr *e, TVal *out)
+{
+	const Var *v = e->u.var;
+	const Slot *slot = iv_var_slot(in, v);
+	if (slot) {
+		out->undef = slot->undef;
+		return iv_convert(slot->v, v->dtype, e->dtype, &out->v) ||
+		       iv_fail(in, RUN_UB, e->span, "value of %s out of range of %s",
+			       v->name, dtype_name(e->dtype));
+	}
+	if (in->probe)
+		in->not_scalar = true;
+	return iv_fail(in, RUN_UB, e->span, "internal: variable %s is not bound",
+		       v->name);
+}
+
+/* Bind a let variable to x converted to its dtype, keeping x's taint. */
+bool iv_bind_let(Interp *in, const Var *v, const Expr *value, TVal x,
+		 Span sp, SavedVar *old)
+{
+	Value val;
+	if (!iv_convert(x.v, value->dtype, v->dtype, &val))
+		return iv_fail(in, RUN_UB, sp, "value of %s out of range of %s",
+			       v->name, dtype_name(v->dtype));
+	if (!iv_bind_var(in, v, val, old))
+		return false;
+	iv_var_slot(in, v)->undef = x.undef;
+	return true;
+}
+
+/* Evaluate a let's value and bind v to it; iv_unbind_var(in, v, old) ends
+ * the scope. */
+bool iv_enter_let(Interp *in, const Var *v, const Expr *value, Span sp,
+		  SavedVar *old)
+{
+	TVal x;
+	return iv_eval(in, value, &x) && iv_bind_let(in, v, value, x, sp, old);
+}
+
+static bool eval_let(Interp *in, const Expr *e, TVal *out)
+{
+	SavedVar old;
+	const Var *v = e->u.let.var;
+	if (!iv_enter_let(in, v, e->u.let.value, e->span, &old))
+		return false;
+	bool ok = iv_eval(in, e->u.let.body, out);
+	iv_unbind_var(in, v, &old);
+	return ok;
+}
+
+bool iv_eval(Interp *in, const Expr *e, TVal *out)
+{
+	TVal x;
+	out->undef = false;
+	switch (e->kind) {
+	case EX_INT:
+		if (dtype_is_float(e->dtype))
+			out->v.f = round_float((double)e->u.ival, e->dtype);
+		else
+			out->v.i = wrap_int(e->u.ival, e->dtype);
+		return true;
+	case EX_FLOAT:
+		return iv_convert((Value){.f = e->u.fval}, DT_FLOAT64, e->dtype, &out->v) ||
+		       iv_fail(in, RUN_UB, e->span, "float literal out of range of %s",
+			       dtype_name(e->dtype));
+	case EX_VAR:
+		return eval_var(in, e, out);
+	case EX_BIN:
+		return eval_bin(in, e, out);
+	case EX_NOT:
+		if (!iv_eval(in, e->u.un.a, &x))
+			return false;
+		out->v.i = !truth(x.v, e->u.un.a->dtype);
+		out->undef = x.undef;
+		return true;
+	case EX_NEG:
+		if (!iv_eval(in, e->u.un.a, &x))
+			return false;
+		if (!iv_convert(x.v, e->u.un.a->dtype, e->dtype, &out->v))
+			return iv_fail(in, RUN_UB, e->span, "operand out of range");
+		if (dtype_is_float(e->dtype))
+			out->v.f = -out->v.f;
+		else
+			out->v.i = wrap_int((int64_t)(0 - (uint64_t)out->v.i), e->dtype);
+		out->undef = x.undef;
+		return true;
+	case EX_SELECT: {
+		if (!iv_eval(in, e->u.sel.cond, &x))
+			return false;
+		const Expr *chosen =
+			truth(x.v, e->u.sel.cond->dtype) ? e->u.sel.a : e->u.sel.b;
+		TVal y;
+		if (!iv_eval(in, chosen, &y))
+			return false;
+		out->undef = x.undef || y.undef;
+		return iv_convert(y.v, chosen->dtype, e->dtype, &out->v) ||
+		       iv_fail(in, RUN_UB, e->span, "value out of range of %s",
+			       dtype_name(e->dtype));
+	}
+	case EX_CAST:
+		if (!iv_eval(in, e->u.un.a, &x))
+			return false;
+		out->undef = x.undef;
+		if (iv_convert(x.v, e->u.un.a->dtype, e->dtype, &out->v))
+			return true;
+		return iv_fail(in, RUN_UB, e->span, "cast of %g to %s is out of range",
+			       x.v.f, dtype_name(e->dtype));
+	case EX_LOAD:
+		return eval_load(in, e, out);
+	case EX_UNDEF:
+		if (in->probe) {
+			in->not_scalar = true;
+			return iv_fail(in, RUN_UB, e->span, "T.undef() in a scalar fact");
+		}
+		out->v = iv_undef_value(in, e->dtype);
+		out->undef = true;
+		return true;
+	case EX_LET:
+		return eval_let(in, e, out);
+	case EX_COUNT:
+		break;
+	}
+	return iv_fail(in, RUN_UB, e->span, "internal: unknown expression kind %d",
+		       (int)e->kind);
+}
+
+/* e evaluated as (part of) a T.assume fact: an uninitialised read makes
+ * the fact false (RUN_ASSUME_FAILED) instead of UB. */
+bool iv_eval_in_assume(Interp *in, const Expr *e, TVal *x)
+{
+	in->in_assume++;
+	bool ok = iv_eval(in, e, x);
+	in->in_assume--;
+	return ok;
+}
+
+bool iv_eval_fact(Interp *in, const Expr *e, bool *holds)
+{
+	TVal x;
+	bool ok = iv_eval_in_assume(in, e, &x);
+	if (ok)
+		*holds = truth(x.v, e->dtype);
+	return ok;
+}
