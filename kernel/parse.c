@@ -13,6 +13,7 @@
 #include <string.h>
 
 #include "lex.h"
+#include "verify.h"
 
 #define MAX_EXPR_DEPTH 100  /* nested parens / unary operators */
 #define MAX_CHAIN 4096      /* operands of one left-associative chain */
@@ -2327,7 +2328,8 @@ Module *parse_module(Arena *a, const Source *src, DiagList *d)
 			 "holds one @T.prim_func or one @I.ir_module)", found(&p));
 		return NULL;
 	}
-	return m;
+	/* style rule 14: what the parser built is well formed */
+	return ir_verify_module(m, d) ? m : NULL;
 }
 
 /* ---------- sources ---------- */
