@@ -24,6 +24,7 @@ typedef struct Verifier {
 	int nerrors;
 	Span where;	    /* innermost enclosing node with a source span */
 	const char *index;  /* inside an index, extent or shape: its name */
+	bool any_buffer;    /* in a layout: buffers are not scope-checked */
 	PtrMap bound;	    /* Var / Buffer -> BOUND_VAR / BOUND_BUF / NOT_BOUND */
 	const void **stack; /* what is bound, innermost last */
 	int n, cap;
@@ -62,7 +63,7 @@ static const char *dt(DType t) { return dtype_valid(t) ? dtype_name(t) : "<inval
 /* A dtype a value can have: not void, not a handle. */
 static bool is_value_dtype(DType t) { return dtype_valid(t) && t != DT_VOID && t != DT_HANDLE; }
 
-static bool is_numeric(DType t) { return dtype_is_int(t) || dtype_is_float(t); }
+static bool is_numeric(DType t) { return dtype_valid(t) && (dtype_is_int(t) || dtype_is_float(t)); }
 
 static bool is_int_literal(const Expr *e) { return e->kind == EX_INT && e->dtype != DT_BOOL; }
 
@@ -162,7 +163,7 @@ static void check_access(Verifier *v, Span sp, const Buffer *buf, int nidx, Expr
 		return;
 	}
 	const char *name = buf->name ? buf->name : "?";
-	if (bound_as(v, buf) != BOUND_BUF)
+	if (!v->any_buffer && bound_as(v, buf) != BOUND_BUF)
 		fail(v, sp, "buffer '%s' is used outside its scope (not a parameter "
 		     "or an enclosing allocation)", name);
 	if (nidx != buf->ndim)
@@ -327,6 +328,56 @@ static void check_expr(Verifier *v, const Expr *e, const char *what)
 
 /* ---------- buffers ---------- */
 
+static void check_buffer_decl(Verifier *v, const Buffer *b, Span sp);
+
+static void bind_vars(Verifier *v, int n, Var *const *vars, Span sp, const char *what)
+{
+	for (int i = 0; i < n && !stopped(v); i++)
+		bind_var(v, vars[i], sp, what);
+}
+
+static void check_list(Verifier *v, int n, Expr *const *xs, const char *what)
+{
+	for (int i = 0; i < n && !stopped(v); i++)
+		check_index(v, xs[i], what);
+}
+
+/* The layout of a transformed buffer: the map over the logical indices
+ * (the lambda's variables), the inverse and the padding predicates over
+ * the physical ones. The maps were read against the function's names,
+ * so their variables are scope-checked; a buffer they might read is not
+ * (the lambda parser sees every allocation of the function). */
+static void check_layout(Verifier *v, const Buffer *b, Span sp)
+{
+	const Layout *l = b->layout;
+	const char *name = b->name ? b->name : "?";
+	const Buffer *lb = l->logical;
+	if (!lb || l->nvars != lb->ndim || (l->nvars > 0 && !l->vars) ||
+	    (b->ndim > 0 && !l->map) || (l->inverse && b->ndim > 0 && !l->inv_vars)) {
+		fail(v, sp, "layout of buffer '%s' does not match its logical buffer", name);
+		return;
+	}
+	bool outer = v->any_buffer;
+	v->any_buffer = true;
+	int mark = v->n;
+	bind_vars(v, l->nvars, l->vars, sp, "layout variable");
+	check_list(v, b->ndim, l->map, "a layout index");
+	unbind_to(v, mark);
+	if (l->inverse) {
+		bind_vars(v, b->ndim, l->inv_vars, sp, "layout variable");
+		check_list(v, l->nvars, l->inverse, "a layout inverse index");
+		const Expr *preds[] = {l->pad_predicate, l->all_padding, l->forbidden};
+		for (size_t i = 0; i < sizeof preds / sizeof *preds; i++)
+			if (preds[i])
+				check_cond(v, preds[i], "a padding predicate");
+		if (l->pad_kind == PAD_VALUE)
+			check_expr(v, l->pad_value, "a pad value");
+		unbind_to(v, mark);
+	}
+	v->any_buffer = outer;
+	check_buffer_decl(v, lb, sp);
+}
+
 /* A buffer's declaration (parameter or allocation), in the scope where its
  * shape is evaluated. */
 static void check_buffer_decl(Verifier *v, const Buffer *b, Span sp)
@@ -353,6 +404,10 @@ static void check_buffer_decl(Verifier *v, const Buffer *b, Span sp)
 			fail(v, sp, "buffer '%s': axis separators must be increasing "
 			     "positions in [1, %d)", name, b->ndim);
 	}
+	if ((unsigned)b->scope > SCOPE_SHARED)
+		fail(v, sp, "buffer '%s' has an invalid scope %d", name, (int)b->scope);
+	if (b->layout)
+		check_layout(v, b, sp);
 }
 
 /* ---------- statements ---------- */
