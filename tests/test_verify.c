@@ -172,6 +172,8 @@ START_TEST(conformance_kernels_are_well_formed)
 	free_list(cases, n);
 	if (n == 0)
 		fprintf(stderr, "verify: %s not found, conformance kernels skipped\n", base);
+	else
+		ck_assert_int_gt(files, 0);
 }
 END_TEST
 
@@ -249,6 +251,49 @@ START_TEST(committed_schedule_results_are_well_formed)
 	DiagList d;
 	diag_init(&d, &arena);
 	ck_assert(ir_verify_module(s->mod, &d));
+	sched_free(s);
+}
+END_TEST
+
+/* Layouts (kernel/verify.c checks their maps too): chained on a
+ * parameter, and on an allocated cache with padding. */
+START_TEST(transformed_buffers_are_well_formed)
+{
+	Module *m = tu_parse(&arena, "l.tir",
+			     "@T.prim_func\n"
+			     "def l(A: T.Buffer[(14, 60), \"int32\"], B: T.Buffer[(14,), \"int32\"]):\n"
+			     "    with T.block(\"compute\"):\n"
+			     "        for i in T.serial(14):\n"
+			     "            B[i] = 0\n"
+			     "            for j in T.serial(60):\n"
+			     "                B[i] = B[i] + A[i, j]\n");
+	Schedule *s = tu_schedule(&arena, m);
+	ck_assert_int_eq(tu_run(s, "sch.transform_layout(block=\"compute\", buffer=\"A\", index_map=lambda i, j: "
+				   "[i // 4, i % 4, j], pad_value=T.undef())\n"
+				   "sch.transform_layout(block=\"compute\", buffer=\"A\", index_map=lambda io, ii, j: "
+				   "[io, ii, j // 8, j % 8], pad_value=0)"),
+			 STEP_COMMITTED);
+	const Buffer *a = sched_func(s)->params[0].buf;
+	ck_assert_ptr_nonnull(a->layout);
+	ck_assert_ptr_nonnull(a->layout->logical->layout);
+	DiagList d;
+	diag_init(&d, &arena);
+	ck_assert_msg(ir_verify_module(s->mod, &d), "%s", d.first ? d.first->message : "?");
+	sched_free(s);
+
+	m = tu_parse(&arena, "c.tir",
+		     "@T.prim_func\n"
+		     "def c(A: T.Buffer[(14,), \"int32\"], B: T.Buffer[(1,), \"int32\"]):\n"
+		     "    B[0] = 0\n"
+		     "    with T.block(\"compute\"):\n"
+		     "        for i in T.serial(14):\n"
+		     "            B[0] = B[0] + A[i]\n");
+	s = tu_schedule(&arena, m);
+	ck_assert_int_eq(tu_run(s, "A_local = sch.cache_read(block=\"compute\", buffer=\"A\", scope=\"local\")\n"
+				   "sch.transform_layout(buffer=\"A_local\", index_map=lambda i: [i // 4, i % 4], "
+				   "pad_value=0)"),
+			 STEP_COMMITTED);
+	ck_assert_msg(ir_verify_module(s->mod, &d), "%s", d.first ? d.first->message : "?");
 	sched_free(s);
 }
 END_TEST
@@ -474,6 +519,30 @@ START_TEST(buffer_declarations_are_checked)
 }
 END_TEST
 
+START_TEST(layout_maps_are_checked)
+{
+	Buffer *logical = buffer1("A", DT_INT32, 8);
+	Var *x = var("x", DT_INT32), *stray = var("y", DT_INT32);
+	Expr *shape[2] = {lit(2), lit(4)};
+	Buffer *phys = ir_buffer(&arena, "A", DT_INT32, 2, shape, S0);
+	Expr *map[2] = {ir_bin(&arena, OP_FLOORDIV, ref(x), lit(4), S0), ref(stray)};
+	Var *xs[1] = {x};
+	Layout *l = arena_alloc(&arena, sizeof *l);
+	l->logical = logical;
+	l->nvars = 1;
+	l->vars = xs;
+	l->map = map;
+	phys->layout = l;
+	Expr *idx[2] = {lit(0), lit(0)};
+	Func *f = func_of(phys, NULL, ir_store(&arena, phys, 2, idx, lit(0), S0));
+	assert_flags(f, "variable 'y'");
+	map[1] = ir_bin(&arena, OP_FLOORMOD, ref(x), lit(4), S0);
+	assert_ok(f);
+	l->nvars = 2;
+	assert_flags(f, "layout of buffer 'A' does not match its logical buffer");
+}
+END_TEST
+
 /* ---------- structure ---------- */
 
 START_TEST(missing_children_are_flagged)
@@ -634,6 +703,7 @@ Suite *suite_verify(void)
 	tcase_add_test(tc, conformance_kernels_are_well_formed);
 	tcase_add_test(tc, hand_written_kernels_are_well_formed);
 	tcase_add_test(tc, committed_schedule_results_are_well_formed);
+	tcase_add_test(tc, transformed_buffers_are_well_formed);
 	tcase_add_test(tc, constructor_rules_are_accepted);
 	suite_add_tcase(s, tc);
 
@@ -662,6 +732,7 @@ Suite *suite_verify(void)
 	tcase_add_checked_fixture(tc, setup, teardown);
 	tcase_add_test(tc, wrong_index_count_is_flagged);
 	tcase_add_test(tc, buffer_declarations_are_checked);
+	tcase_add_test(tc, layout_maps_are_checked);
 	suite_add_tcase(s, tc);
 
 	tc = tcase_create("structure");
