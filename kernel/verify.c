@@ -6,13 +6,13 @@
  * Binders in tail position (loop, let, allocation and block bodies, the
  * last item of a sequence, an else branch) are followed by iteration, so
  * long let chains and elif chains do not deepen the C stack. */
-#include "verify.h"
+#include "kernel/verify.h"
 
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "ptrmap.h"
+#include "kernel/ptrmap.h"
 
 #define MAX_ERRORS 8 /* per function: the first is the one that matters */
 

@@ -7,7 +7,7 @@
 #ifndef VS_KERNEL_VERIFY_H
 #define VS_KERNEL_VERIFY_H
 
-#include "ir.h"
+#include "kernel/ir.h"
 
 /* Scopes (every variable and buffer used is bound by an enclosing loop,
  * let, allocation or parameter; no binder rebinds a variable or buffer

@@ -9,7 +9,7 @@
 #include <string.h>
 
 #include "kernel/verify.h"
-#include "testutil.h"
+#include "tests/testutil.h"
 
 static Arena arena;
 static const Span S0;
