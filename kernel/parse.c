@@ -13,7 +13,7 @@
 #include <string.h>
 
 #include "lex.h"
-#include "verify.h"
+#include "kernel/verify.h"
 
 #define MAX_EXPR_DEPTH 100  /* nested parens / unary operators */
 #define MAX_CHAIN 4096      /* operands of one left-associative chain */
