@@ -5,6 +5,7 @@
  * tokens that stops at the first error and returns NULL; the grammar's other
  * parts are parse_*.c, sharing kernel/parse_int.h. */
 #include "kernel/parse_int.h"
+#include "kernel/verify.h"
 
 #include <errno.h>
 #include <stdio.h>
@@ -457,7 +458,8 @@ Module *parse_module(Arena *a, const Source *src, DiagList *d)
 			    "holds one @T.prim_func or one @I.ir_module)", found(&p));
 		return NULL;
 	}
-	return m;
+	/* style rule 14: what the parser built is well formed */
+	return ir_verify_module(m, d) ? m : NULL;
 }
 
 Source *source_from_string(Arena *a, const char *name, const char *text)

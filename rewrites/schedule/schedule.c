@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "kernel/verify.h"
 #include "smt/replay.h"
 
 Schedule *sched_new(Arena *a, Module *m, const SmtOptions *opt)
@@ -109,6 +110,21 @@ static void log_step(Schedule *s, StepReport *r)
 	proof_log_rewrite(s->log, r->desc, r->func, result, r->reason ? r->reason : r->note);
 }
 
+/* Style rule 14: the IR verifier on the functions a commit changed. A
+ * malformed result is a bug, never committed: the module goes back to
+ * `before` and the step is rejected with the verifier's message. */
+static bool commit_verified(Schedule *s, StepReport *r, const Module *before)
+{
+	const char *bad = ir_verify_changed(s->arena, s->mod, before);
+	if (!bad)
+		return true;
+	s->mod = (Module *)before;
+	r->status = STEP_REJECTED;
+	r->reason = bad;
+	r->note = NULL;
+	return false;
+}
+
 StepReport *sched_finish(Schedule *s, RwCtx *c, RwStatus st)
 {
 	Arena *a = s->arena;
@@ -160,6 +176,7 @@ StepReport *sched_finish(Schedule *s, RwCtx *c, RwStatus st)
 			set_func(s, c->out);
 		r->status = STEP_COMMITTED;
 		r->note = c->note;
+		commit_verified(s, r, c->module);
 		log_step(s, r);
 		return r;
 	}
@@ -173,6 +190,7 @@ StepReport *sched_finish(Schedule *s, RwCtx *c, RwStatus st)
 			set_func(s, c->fallback);
 			r->status = STEP_COMMITTED;
 			r->note = c->fallback_note;
+			commit_verified(s, r, c->module);
 			log_step(s, r);
 			return r;
 		}
@@ -344,6 +362,19 @@ bool sched_prove(Compound *k, const ObligationList *obs, const Func *before,
 	return prove_no_wrap(k, &c) && prove_list(k, obs, before, after);
 }
 
+/* commit_verified for a sub-rewrite: a malformed result is the call's
+ * failure, so no later sub-rewrite starts from it. */
+static bool sub_verified(Compound *k, const RwCtx *c)
+{
+	const char *bad = ir_verify_changed(k->s->arena, k->s->mod, c->module);
+	if (!bad)
+		return true;
+	k->s->mod = (Module *)c->module;
+	k->fail = -1;
+	k->fail_reason = bad;
+	return false;
+}
+
 RwStatus sched_sub_finish(Compound *k, RwCtx *c, RwStatus st, bool *proven)
 {
 	Schedule *s = k->s;
@@ -376,6 +407,8 @@ RwStatus sched_sub_finish(Compound *k, RwCtx *c, RwStatus st, bool *proven)
 		if (!fb || !prove_list(k, &c->fallback_obs, c->func, c->fallback))
 			return st;
 		set_func(s, c->fallback);
+		if (!sub_verified(k, c))
+			return st;
 		if (c->fallback_note)
 			sched_compound_note(k, "%s", c->fallback_note);
 		k->nsub++;
@@ -391,6 +424,8 @@ RwStatus sched_sub_finish(Compound *k, RwCtx *c, RwStatus st, bool *proven)
 		s->mod = c->out_module;
 	else
 		set_func(s, c->out);
+	if (!sub_verified(k, c))
+		return st;
 	if (s->log)
 		proof_log_rewrite(s->log, c->desc, c->func->name, "committed", c->note);
 	if (c->note)
@@ -433,6 +468,13 @@ StepReport *sched_compound_end(Compound *k, StepStatus st, const char *reason)
 		st = STEP_REJECTED;
 		k->fail = -1;
 		reason = arena_printf(a, "not supported: %s", deep);
+	}
+	/* steps set without a proof (sched_compound_set) are verified too */
+	const char *bad = st == STEP_COMMITTED ? ir_verify_changed(a, s->mod, k->start) : NULL;
+	if (bad) {
+		st = STEP_REJECTED;
+		k->fail = -1;
+		reason = bad;
 	}
 	/* steps set without a proof (structural clean-ups) are covered
 	 * too: no loop of the result wraps */
