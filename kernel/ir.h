@@ -302,6 +302,10 @@ bool expr_any(const Expr *e, bool (*pred)(const Expr *e, void *ud), void *ud);
 /* The first statement of s (s included, pre-order) where pred holds, or
  * NULL. */
 const Stmt *stmt_find(const Stmt *s, bool (*pred)(const Stmt *s, void *ud), void *ud);
+/* The first buffer allocated in s named `name`, and the first block named
+ * `name` (program order), or NULL. */
+Buffer *stmt_find_alloc(const Stmt *s, const char *name);
+Stmt *stmt_find_block(const Stmt *s, const char *name);
 /* e with each operand x replaced by fn(ud, x): e itself when none
  * changed, else a copy of the node (operator, dtype, span, buffer, let
  * variable kept) over the new operands. */

@@ -17,45 +17,6 @@ void ps_bind(Parser *p, const char *name, Var *v, Buffer *b)
 	x->buf = b;
 }
 
-static Buffer *find_alloc(Stmt *s, const char *name);
-
-static Buffer *find_alloc_list(int n, Stmt **items, const char *name)
-{
-	for (int i = 0; i < n; i++) {
-		Buffer *b = find_alloc(items[i], name);
-		if (b)
-			return b;
-	}
-	return NULL;
-}
-
-/* An alloc'ed buffer named `name` anywhere in s (first in program order). */
-static Buffer *find_alloc(Stmt *s, const char *name)
-{
-	if (!s)
-		return NULL;
-	switch (s->kind) {
-	case ST_SEQ: return find_alloc_list(s->u.seq.n, s->u.seq.items, name);
-	case ST_FOR: return find_alloc(s->u.loop.body, name);
-	case ST_IF: {
-		Buffer *b = find_alloc(s->u.cond.then_s, name);
-		return b ? b : find_alloc(s->u.cond.else_s, name);
-	}
-	case ST_ALLOC:
-		if (strcmp(s->u.alloc.buf->name, name) == 0)
-			return s->u.alloc.buf;
-		return find_alloc(s->u.alloc.body, name);
-	case ST_BLOCK: return find_alloc(s->u.block.body, name);
-	case ST_LET: return find_alloc(s->u.let.body, name);
-	case ST_STORE:
-	case ST_ASSUME:
-	case ST_EVAL:
-	case ST_PASS:
-	case ST_COUNT: return NULL;
-	}
-	return NULL;
-}
-
 /* The innermost binding of name: parser scopes, then the ParseScope of a
  * standalone expression (its vars, then the function's names). */
 bool ps_lookup(Parser *p, const char *name, Var **v, Buffer **b)
@@ -95,6 +56,6 @@ bool ps_lookup(Parser *p, const char *name, Var **v, Buffer **b)
 			return true;
 		}
 	}
-	*b = find_alloc(f->body, name);
+	*b = stmt_find_alloc(f->body, name);
 	return *b != NULL;
 }

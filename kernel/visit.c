@@ -5,6 +5,7 @@
 #include "kernel/ir.h"
 
 #include <stdlib.h>
+#include <string.h>
 
 int expr_nchildren(const Expr *e)
 {
@@ -154,4 +155,26 @@ const Stmt *stmt_find(const Stmt *s, bool (*pred)(const Stmt *s, void *ud), void
 			return hit;
 	}
 	return NULL;
+}
+
+static bool allocs_named(const Stmt *s, void *name)
+{
+	return s->kind == ST_ALLOC && strcmp(s->u.alloc.buf->name, name) == 0;
+}
+
+Buffer *stmt_find_alloc(const Stmt *s, const char *name)
+{
+	const Stmt *a = s ? stmt_find(s, allocs_named, (void *)name) : NULL;
+	return a ? a->u.alloc.buf : NULL;
+}
+
+static bool block_named(const Stmt *s, void *name)
+{
+	return s->kind == ST_BLOCK && strcmp(s->u.block.name, name) == 0;
+}
+
+Stmt *stmt_find_block(const Stmt *s, const char *name)
+{
+	/* the IR is immutable: the caller's const is only its intent */
+	return (Stmt *)stmt_find(s, block_named, (void *)name);
 }

@@ -30,33 +30,6 @@ static Expr **varrefs(Arena *a, int n, Var **vs)
 
 /* ---------- finding the buffer ---------- */
 
-static Buffer *find_alloc(Stmt *s, const char *name)
-{
-	switch (s->kind) {
-	case ST_SEQ:
-		for (int i = 0; i < s->u.seq.n; i++) {
-			Buffer *b = find_alloc(s->u.seq.items[i], name);
-			if (b)
-				return b;
-		}
-		return NULL;
-	case ST_FOR: return find_alloc(s->u.loop.body, name);
-	case ST_IF: {
-		Buffer *b = find_alloc(s->u.cond.then_s, name);
-		return b ? b : s->u.cond.else_s ? find_alloc(s->u.cond.else_s, name) : NULL;
-	}
-	case ST_ALLOC:
-		if (strcmp(s->u.alloc.buf->name, name) == 0)
-			return s->u.alloc.buf;
-		return find_alloc(s->u.alloc.body, name);
-	case ST_BLOCK: return find_alloc(s->u.block.body, name);
-	case ST_LET: return find_alloc(s->u.let.body, name);
-	case ST_STORE: case ST_ASSUME: case ST_EVAL: case ST_PASS: case ST_COUNT:
-		return NULL;
-	}
-	return NULL;
-}
-
 Buffer *rw_find_buffer(const Func *f, const char *name, bool *is_param)
 {
 	for (int i = 0; i < f->nparams; i++) {
@@ -67,37 +40,10 @@ Buffer *rw_find_buffer(const Func *f, const char *name, bool *is_param)
 		}
 	}
 	*is_param = false;
-	return find_alloc(f->body, name);
+	return stmt_find_alloc(f->body, name);
 }
 
-static Stmt *find_block(Stmt *s, const char *name)
-{
-	switch (s->kind) {
-	case ST_SEQ:
-		for (int i = 0; i < s->u.seq.n; i++) {
-			Stmt *b = find_block(s->u.seq.items[i], name);
-			if (b)
-				return b;
-		}
-		return NULL;
-	case ST_FOR: return find_block(s->u.loop.body, name);
-	case ST_IF: {
-		Stmt *b = find_block(s->u.cond.then_s, name);
-		return b ? b : s->u.cond.else_s ? find_block(s->u.cond.else_s, name) : NULL;
-	}
-	case ST_ALLOC: return find_block(s->u.alloc.body, name);
-	case ST_BLOCK:
-		if (strcmp(s->u.block.name, name) == 0)
-			return s;
-		return find_block(s->u.block.body, name);
-	case ST_LET: return find_block(s->u.let.body, name);
-	case ST_STORE: case ST_ASSUME: case ST_EVAL: case ST_PASS: case ST_COUNT:
-		return NULL;
-	}
-	return NULL;
-}
-
-Stmt *rw_find_block(const Func *f, const char *name) { return find_block(f->body, name); }
+Stmt *rw_find_block(const Func *f, const char *name) { return stmt_find_block(f->body, name); }
 
 /* ---------- reads and writes of a buffer ---------- */
 
@@ -195,7 +141,7 @@ static Stmt *grid(Arena *a, int n, Var **vars, Expr **extent, Stmt *body, Span s
 static const char *unique_block_name(Arena *a, const Func *f, const char *base)
 {
 	const char *name = base;
-	for (int k = 1; find_block(f->body, name); k++)
+	for (int k = 1; stmt_find_block(f->body, name); k++)
 		name = arena_printf(a, "%s_%d", base, k);
 	return name;
 }
@@ -762,7 +708,7 @@ RwStatus rw_transform_layout(RwCtx *c, const LayoutArgs *args)
 			       "transform_layout: no buffer '%s' in function '%s'", args->buffer,
 			       c->func->name);
 	if (args->block) {
-		Stmt *blk = find_block(c->func->body, args->block);
+		Stmt *blk = stmt_find_block(c->func->body, args->block);
 		if (!blk)
 			return rw_fail(c, RW_BAD_INPUT, c->call_span,
 				       "transform_layout: no block '%s' in function '%s'", args->block,
