@@ -25,11 +25,7 @@ static TsRun accept(const char *kernel, const char *script)
 
 START_TEST(digits_of_a_split_index_simplify_to_the_loop_variables)
 {
-	static const char k[] =
-		"@T.prim_func\n"
-		"def f(A: T.Buffer[(16,), \"int32\"], B: T.Buffer[(4, 4), \"int32\"]):\n"
-		"    for io, ii in T.grid(4, 4):\n"
-		"        B[(4 * io + ii) // 4, (4 * io + ii) % 4] = A[(io * 4 + ii - 8 + 8) % 16]\n";
+	const char *k = tu_fixture("simplify/digits_of_a_split_index_simplify_to_the_loop_variables.tir");
 	TsRun t = accept(k, "sch.simplify()");
 	ts_has(ts_print(&arena, ts_func(&t, NULL)), "B[io, ii] = A[4 * io + ii]");
 	ck_assert_int_eq(ts_count_obligations(t.r, "simplify.equal"), 3);
@@ -43,11 +39,7 @@ START_TEST(negative_offsets_use_floor_division)
 {
 	/* (4 * io + ii - 4) // 4 is io - 1 for every ii in [0, 4), also at
 	 * io = 0 where the numerator is negative (floor, not truncation) */
-	static const char k[] =
-		"@T.prim_func\n"
-		"def f(A: T.Buffer[(5, 4), \"int32\"], B: T.Buffer[(4, 4), \"int32\"]):\n"
-		"    for io, ii in T.grid(4, 4):\n"
-		"        B[io, ii] = A[(4 * io + ii - 4) // 4 + 1, (4 * io + ii - 4) % 4]\n";
+	const char *k = tu_fixture("simplify/negative_offsets_use_floor_division.tir");
 	TsRun t = accept(k, "sch.simplify()");
 	ts_has(ts_print(&arena, ts_func(&t, NULL)), "B[io, ii] = A[io, ii]");
 	sched_free(t.s);
@@ -56,14 +48,7 @@ END_TEST
 
 START_TEST(conditions_decided_by_loop_ranges_are_folded_away)
 {
-	static const char k[] =
-		"@T.prim_func\n"
-		"def f(A: T.Buffer[(4, 4), \"int32\"]):\n"
-		"    for io, ii in T.grid(4, 4):\n"
-		"        if io < 4 and ii >= 0:\n"
-		"            A[io, ii] = 1\n"
-		"        if io > 5:\n"
-		"            A[io, ii] = 7\n";
+	const char *k = tu_fixture("simplify/conditions_decided_by_loop_ranges_are_folded_away.tir");
 	TsRun t = accept(k, "sch.simplify()");
 	char *text = ts_print(&arena, ts_func(&t, NULL));
 	ts_lacks(text, "if");
@@ -75,11 +60,7 @@ END_TEST
 
 /* ---------- the same machinery refuses wrong candidates ---------- */
 
-static const char shifted[] =
-	"@T.prim_func\n"
-	"def f(A: T.Buffer[(20,), \"int32\"], B: T.Buffer[(16,), \"int32\"]):\n"
-	"    for i in T.serial(16):\n"
-	"        B[i] = A[(i + 1) // 4 * 4 + (i + 1) % 4]\n";
+static const char shifted[] = "simplify/shifted.tir";
 
 /* Propose `e'` for the load index of the store in `shifted`. */
 static bool propose(Schedule *s, Expr *(*make)(Arena *, Var *), bool *unchanged)
@@ -122,7 +103,7 @@ static Expr *truncating_index(Arena *a, Var *i) /* (i - 3) // 4 * 4 + 4 */
 
 START_TEST(wrong_candidates_are_refuted_and_never_applied)
 {
-	Module *m = tu_parse(&arena, "k.tir", shifted);
+	Module *m = tu_parse(&arena, "k.tir", tu_fixture(shifted));
 	Expr *(*wrong[])(Arena *, Var *) = {off_by_one_index, truncating_index};
 	for (size_t w = 0; w < sizeof wrong / sizeof *wrong; w++) {
 		Schedule *s = tu_schedule(&arena, m);
@@ -161,12 +142,7 @@ START_TEST(the_simplifiers_own_wrong_candidates_are_refuted)
 {
 	/* arith.c folds x - x to 0 even when x is T.undef(): two undefs are
 	 * two values, the check refuses it; 0 * undef is 0 and goes through */
-	static const char k[] =
-		"@T.prim_func\n"
-		"def f(A: T.Buffer[(4,), \"int32\"], B: T.Buffer[(4,), \"int32\"]):\n"
-		"    for i in T.serial(4):\n"
-		"        B[i] = T.undef() - T.undef() + A[i]\n"
-		"        A[i] = T.undef() * 0 + 1\n";
+	const char *k = tu_fixture("simplify/the_simplifiers_own_wrong_candidates_are_refuted.tir");
 	TsRun t = accept(k, "sch.simplify()");
 	ck_assert(ts_has_obligation(t.r, "simplify.equal", VERDICT_REFUTED));
 	char *text = ts_print(&arena, ts_func(&t, NULL));
@@ -181,23 +157,14 @@ END_TEST
 
 START_TEST(scalar_assumption_simplifies_a_division)
 {
-	static const char k[] =
-		"@T.prim_func\n"
-		"def func(A: T.Buffer[16, \"int32\"], n: T.int32):\n"
-		"    T.assume(n >= 0 and n < 8)\n"
-		"    for i in T.serial(16):\n"
-		"        A[i] = n // 8\n";
+	const char *k = tu_fixture("simplify/scalar_assumption_simplifies_a_division.tir");
 	TsRun t = accept(k, "sch.simplify()");
 	char *text = ts_print(&arena, ts_func(&t, NULL));
 	ts_has(text, "A[i] = 0");
 	ts_has(text, "T.assume(n >= 0 and n < 8)");
 	sched_free(t.s);
 	/* without the assumption nothing is proven */
-	static const char k2[] =
-		"@T.prim_func\n"
-		"def func(A: T.Buffer[16, \"int32\"], n: T.int32):\n"
-		"    for i in T.serial(16):\n"
-		"        A[i] = n // 8\n";
+	const char *k2 = tu_fixture("simplify/scalar_assumption_simplifies_a_division-k2.tir");
 	t = accept(k2, "sch.simplify()");
 	ts_has(ts_print(&arena, ts_func(&t, NULL)), "A[i] = n // 8");
 	sched_free(t.s);
@@ -206,13 +173,7 @@ END_TEST
 
 START_TEST(assumption_on_a_cell_is_used_until_the_cell_is_written)
 {
-	static const char k[] =
-		"@T.prim_func\n"
-		"def func(A: T.Buffer[16, \"int32\"], B: T.Buffer[1, \"int32\"], C: T.Buffer[2, \"int32\"]):\n"
-		"    T.assume(B[0] == 0)\n"
-		"    C[0] = A[0] + B[0]\n"
-		"    B[0] = 5\n"
-		"    C[1] = B[0] + 1\n";
+	const char *k = tu_fixture("simplify/assumption_on_a_cell_is_used_until_the_cell_is_written.tir");
 	TsRun t = accept(k, "sch.simplify()");
 	char *text = ts_print(&arena, ts_func(&t, NULL));
 	ts_has(text, "C[0] = A[0]\n");
@@ -224,13 +185,7 @@ END_TEST
 
 START_TEST(seed_example_loads_after_a_write_keep_their_value)
 {
-	static const char k[] =
-		"@T.prim_func\n"
-		"def func(A: T.Buffer[16, \"int32\"], B: T.Buffer[1, \"int32\"]):\n"
-		"    T.assume(B[0] == 0)\n"
-		"    if A[0] == B[0]:\n"
-		"        for i in T.serial(16):\n"
-		"            B[0] = B[0] + A[i]\n";
+	const char *k = tu_fixture("simplify/seed_example_loads_after_a_write_keep_their_value.tir");
 	TsRun t = accept(k, "sch.simplify()");
 	char *text = ts_print(&arena, ts_func(&t, NULL));
 	/* B[0] inside the loop was overwritten since the assumption */
@@ -243,13 +198,7 @@ END_TEST
 START_TEST(a_fact_from_a_later_iteration_is_not_used)
 {
 	/* Z[0] is 0 when the loop starts, but the loop writes it */
-	static const char k[] =
-		"@T.prim_func\n"
-		"def func(Z: T.Buffer[1, \"int32\"], C: T.Buffer[4, \"int32\"]):\n"
-		"    Z[0] = 0\n"
-		"    for i in T.serial(4):\n"
-		"        C[i] = Z[0] + 1\n"
-		"        Z[0] = i\n";
+	const char *k = tu_fixture("simplify/a_fact_from_a_later_iteration_is_not_used.tir");
 	TsRun t = accept(k, "sch.simplify()");
 	ts_has(ts_print(&arena, ts_func(&t, NULL)), "C[i] = Z[0] + 1");
 	sched_free(t.s);
@@ -258,14 +207,7 @@ END_TEST
 
 START_TEST(producer_values_replace_loads_of_their_cells)
 {
-	static const char k[] =
-		"@T.prim_func\n"
-		"def func(A: T.Buffer[(4,), \"int32\"], C: T.Buffer[(4,), \"int32\"]):\n"
-		"    X = T.alloc_buffer([4], \"int32\")\n"
-		"    for i in T.serial(4):\n"
-		"        X[i] = 3\n"
-		"    for i in T.serial(4):\n"
-		"        C[i] = X[i] + A[i]\n";
+	const char *k = tu_fixture("simplify/producer_values_replace_loads_of_their_cells.tir");
 	TsRun t = accept(k, "sch.simplify()");
 	ts_has(ts_print(&arena, ts_func(&t, NULL)), "C[i] = 3 + A[i]");
 	sched_free(t.s);
@@ -274,13 +216,7 @@ END_TEST
 
 START_TEST(assumptions_are_never_simplified)
 {
-	static const char k[] =
-		"@T.prim_func\n"
-		"def func(A: T.Buffer[16, \"int32\"], n: T.int32):\n"
-		"    T.assume(n >= 0 and n < 8 and n // 8 == 0 and 1 + 1 == 2)\n"
-		"    for i in T.serial(16):\n"
-		"        T.assume(A[i] == A[i] + 0)\n"
-		"        A[i] = 1\n";
+	const char *k = tu_fixture("simplify/assumptions_are_never_simplified.tir");
 	TsRun t = accept(k, "sch.simplify()");
 	char *text = ts_print(&arena, ts_func(&t, NULL));
 	ts_has(text, "T.assume(n >= 0 and n < 8 and n // 8 == 0 and 1 + 1 == 2)");
@@ -293,21 +229,7 @@ END_TEST
 
 START_TEST(clean_ups_remove_only_what_does_nothing)
 {
-	static const char k[] =
-		"@T.prim_func\n"
-		"def func(A: T.Buffer[(4,), \"int32\"], B: T.Buffer[(4,), \"int32\"]):\n"
-		"    for i in T.serial(4):\n"
-		"        B[i] = B[i]\n"
-		"        if True:\n"
-		"            A[i] = 1\n"
-		"        else:\n"
-		"            A[i] = 2\n"
-		"        for j in T.serial(3):\n"
-		"            pass\n"
-		"        if A[i] > 0:\n"
-		"            pass\n"
-		"        else:\n"
-		"            B[i] = 3\n";
+	const char *k = tu_fixture("simplify/clean_ups_remove_only_what_does_nothing.tir");
 	TsRun t = accept(k, "sch.simplify()");
 	char *text = ts_print(&arena, ts_func(&t, NULL));
 	ts_lacks(text, "B[i] = B[i]");
@@ -323,10 +245,7 @@ END_TEST
 START_TEST(a_store_whose_index_reads_its_buffer_gives_no_fact)
 {
 	TsRun t = ts_accept(&arena,
-			    "@T.prim_func\n"
-			    "def f(X: T.Buffer[(4,), \"int32\"], B: T.Buffer[(1,), \"int32\"]):\n"
-			    "    X[X[0]] = 1\n"
-			    "    B[0] = X[X[0]]\n",
+			    tu_fixture("simplify/a_store_whose_index_reads_its_buffer_gives_no_fact.tir"),
 			    "sch.simplify()", 40);
 	ts_has(ts_print(&arena, sched_func(t.s)), "B[0] = X[X[0]]");
 	sched_free(t.s);
