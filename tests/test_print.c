@@ -14,6 +14,7 @@
 #include "kernel/ir.h"
 #include "kernel/parse.h"
 #include "kernel/print.h"
+#include "testutil.h"
 
 static Arena arena;
 static const Span nosp;
@@ -564,20 +565,10 @@ END_TEST
 START_TEST(parameters_keep_their_names)
 {
 	assert_round_trip("handle_named_like_buffer",
-			  "@T.prim_func\n"
-			  "def f(A: T.handle, n: T.int32):\n"
-			  "    A = T.match_buffer(A, (n,), \"int32\")\n"
-			  "    for n_1 in T.serial(n):\n"
-			  "        A[n_1] = 0\n",
+			  tu_fixture("print/handle_named_like_buffer.tir"),
 			  true);
 	char *errors;
-	Module *m = parse_text("t",
-			       "@T.prim_func\n"
-			       "def f(A: T.handle):\n"
-			       "    A = T.match_buffer(A, (4,), \"int32\")\n"
-			       "    B = T.alloc_buffer([4], \"int32\", scope=\"local\")\n"
-			       "    A[0] = 0\n",
-			       &errors);
+	Module *m = parse_text("t", tu_fixture("print/handle_bound_to_its_own_name.tir"), &errors);
 	ck_assert_msg(m != NULL, "%s", errors);
 	free(errors);
 	char *text = print_module(m);
