@@ -895,28 +895,10 @@ END_TEST
 
 /* ---------- conformance kernels ---------- */
 
-/* The shared folder (VS_SHARED, else ../shared), or NULL. */
-static const char *shared_dir(void)
-{
-	const char *env = getenv("VS_SHARED");
-	const char *dir = env && *env ? env : "../shared";
-	struct stat st;
-	return stat(arena_printf(&arena, "%s/conformance", dir), &st) == 0 ? dir : NULL;
-}
-
 static char *read_text(const char *path)
 {
-	FILE *f = fopen(path, "rb");
-	if (!f)
-		return NULL;
-	StrBuf b = {0};
-	char chunk[4096];
-	size_t n;
-	while ((n = fread(chunk, 1, sizeof chunk, f)) > 0)
-		sb_put(&b, chunk, n);
-	fclose(f);
-	char *s = sb_take(&b);
-	char *r = arena_strdup(&arena, s);
+	char *s = tu_read_file(path);
+	char *r = s ? arena_strdup(&arena, s) : NULL;
 	free(s);
 	return r;
 }
@@ -937,7 +919,7 @@ static Module *parse_text(const char *name, const char *text)
 static char **case_dirs(int *n)
 {
 	*n = 0;
-	const char *shared = shared_dir();
+	const char *shared = tu_shared_dir();
 	if (!shared)
 		return NULL;
 	char *path = arena_printf(&arena, "%s/conformance", shared);

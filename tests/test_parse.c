@@ -71,20 +71,6 @@ static const char *shared_dir(void)
 	return env && *env ? env : "../shared";
 }
 
-static char *read_file(const char *path)
-{
-	FILE *f = fopen(path, "rb");
-	if (!f)
-		return NULL;
-	StrBuf b = {0};
-	char chunk[4096];
-	size_t n;
-	while ((n = fread(chunk, 1, sizeof chunk, f)) > 0)
-		sb_put(&b, chunk, n);
-	fclose(f);
-	return sb_take(&b);
-}
-
 /* ---------- conformance ---------- */
 
 /* Calls fn(path) for every conformance case file `name`; returns count. */
@@ -713,7 +699,7 @@ static void assert_stmt_spans(const Stmt *s)
 
 static void file_spans(const char *path)
 {
-	char *text = read_file(path);
+	char *text = tu_read_file(path);
 	Module *m = parse_ok(text);
 	free(text);
 	for (int i = 0; i < m->nfuncs; i++) {
@@ -786,7 +772,7 @@ END_TEST
 
 static void parse_twice_equal(const char *path)
 {
-	char *text = read_file(path);
+	char *text = tu_read_file(path);
 	ck_assert_ptr_nonnull(text);
 	Module *a = parse_ok(text);
 	Module *b = parse_ok(text);
@@ -1078,7 +1064,7 @@ END_TEST
  * it, parse or fail cleanly (run under ASan to catch bad reads). */
 static void mutate_file(const char *path)
 {
-	char *text = read_file(path);
+	char *text = tu_read_file(path);
 	ck_assert_ptr_nonnull(text);
 	size_t n = strlen(text);
 	char *buf = malloc(n + 1);

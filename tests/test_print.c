@@ -82,20 +82,6 @@ static Param pscalar(Var *v) { return (Param){PARAM_SCALAR, v, NULL}; }
 
 /* ---------- files ---------- */
 
-static char *read_text(const char *path)
-{
-	FILE *f = fopen(path, "rb");
-	if (!f)
-		return NULL;
-	StrBuf b = {0};
-	char chunk[4096];
-	size_t n;
-	while ((n = fread(chunk, 1, sizeof chunk, f)) > 0)
-		sb_put(&b, chunk, n);
-	fclose(f);
-	return sb_take(&b);
-}
-
 /* Compare printed text with a golden file; VS_UPDATE_GOLDEN=1 rewrites
  * the file instead. */
 static void assert_golden(const char *path, const char *text)
@@ -107,7 +93,7 @@ static void assert_golden(const char *path, const char *text)
 		fclose(f);
 		return;
 	}
-	char *want = read_text(path);
+	char *want = tu_read_file(path);
 	ck_assert_msg(want != NULL, "missing golden file %s", path);
 	ck_assert_msg(strcmp(want, text) == 0, "%s differs; printed:\n%s", path,
 		      text);
@@ -641,7 +627,7 @@ static void free_list(char **names, int n)
 
 static int round_trip_file(const char *path, bool must_parse)
 {
-	char *text = read_text(path);
+	char *text = tu_read_file(path);
 	if (!text)
 		return 0;
 	assert_round_trip(path, text, must_parse);
