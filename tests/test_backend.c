@@ -655,7 +655,7 @@ END_TEST
  * the obligation; a race-free T.parallel stays parallel. */
 START_TEST(source_annotations_are_proven_before_code_generation)
 {
-	Built b = build(tu_fixture("backend/source_annotations_are_proven_before_code_generation-1.tir"),
+	Built b = build(tu_fixture("backend/source_annotations_are_proven_before_code_generation-racy.tir"),
 			NULL);
 	ck_assert_int_eq(backend_stats(b.p)->nparallel_loops, 0);
 	ck_assert_int_eq(backend_stats(b.p)->nvectorized_loops, 0);
@@ -672,7 +672,7 @@ START_TEST(source_annotations_are_proven_before_code_generation)
 	assert_jit_agrees(b.p, 4, 0);
 	built_free(&b);
 
-	b = build(tu_fixture("backend/source_annotations_are_proven_before_code_generation-2.tir"),
+	b = build(tu_fixture("backend/source_annotations_are_proven_before_code_generation-race_free.tir"),
 		  NULL);
 	ck_assert_int_eq(backend_stats(b.p)->nparallel_loops, 1);
 	ck_assert_int_eq(backend_stats(b.p)->lower.nserialized, 0);
@@ -964,9 +964,9 @@ END_TEST
 START_TEST(header_documents_logical_physical_and_flat_shapes)
 {
 	Module *m = tu_parse(&arena, "k.tir",
-			     tu_fixture("backend/header_documents_logical_physical_and_flat_shapes-1.tir"));
+			     tu_fixture("backend/header_documents_logical_physical_and_flat_shapes-2d.tir"));
 	Module *lm = tu_parse(&arena, "l.tir",
-			      tu_fixture("backend/header_documents_logical_physical_and_flat_shapes-2.tir"));
+			      tu_fixture("backend/header_documents_logical_physical_and_flat_shapes-1d.tir"));
 	Buffer *a = param_buffer(m, "A");
 	Layout *lay = arena_alloc(&arena, sizeof *lay);
 	lay->logical = param_buffer(lm, "A");

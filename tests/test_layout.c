@@ -423,7 +423,7 @@ START_TEST(symbolic_shape_without_facts_is_still_exact)
 	/* an offset that depends on n moves the padding with it; the inverse
 	 * is derived with n as a symbolic offset, or can be given. n needs a
 	 * bound here: i + n wraps for n near the int32 maximum */
-	const char *kb = tu_fixture("layout/symbolic_shape_without_facts_is_still_exact-kb.tir");
+	const char *kb = tu_fixture("layout/symbolic_shape_without_facts_is_still_exact-bounded.tir");
 	t = ts_reject(&arena, k, "sch.transform_layout(buffer=\"A\", index_map=lambda i: [(i + n) // 4, (i + n) % 4])",
 		      "layout.in_bounds refuted");
 	sched_free(t.s);

@@ -340,7 +340,7 @@ START_TEST(extra_instances_reading_uninitialised_cells_are_rejected)
 	ts_has(t.r->replay_text, "uninitialised");
 	sched_free(t.s);
 	/* the cells the producer wrote are readable: i < 15 is fine */
-	const char *k2 = tu_fixture("overcompute/extra_instances_reading_uninitialised_cells_are_rejected-k2.tir");
+	const char *k2 = tu_fixture("overcompute/extra_instances_reading_uninitialised_cells_are_rejected-times_zero.tir");
 	t = accept(k2, "sch.remove_branching_through_overcompute(loop=\"i#2\", strict=True)");
 	ck_assert_int_eq(store_ifs(&t, NULL), 0);
 	sched_free(t.s);
@@ -665,13 +665,13 @@ END_TEST
 START_TEST(ieee_min_with_nan_and_float32_floor_follow_the_program)
 {
 	TsRun t = ts_reject(&arena,
-			    tu_fixture("overcompute/ieee_min_with_nan_and_float32_floor_follow_the_program-1.tir"),
+			    tu_fixture("overcompute/ieee_min_with_nan_and_float32_floor_follow_the_program-min_nan.tir"),
 			    "sch.float_mode(\"ieee\")\n"
 			    "sch.remove_branching_through_overcompute(loop=\"i\", strict=True)",
 			    "overcompute.no_op refuted");
 	sched_free(t.s);
 	t = ts_reject(&arena,
-		      tu_fixture("overcompute/ieee_min_with_nan_and_float32_floor_follow_the_program-2.tir"),
+		      tu_fixture("overcompute/ieee_min_with_nan_and_float32_floor_follow_the_program-floor.tir"),
 		      "sch.float_mode(\"ieee\")\n"
 		      "sch.remove_branching_through_overcompute(loop=\"i\", strict=True)",
 		      "overcompute.no_op refuted");

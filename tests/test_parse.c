@@ -827,10 +827,10 @@ END_TEST
 
 START_TEST(free_names_compare_by_name_dtype_and_shape)
 {
-	Func *a = func_ok(tu_fixture("parse/free_names_compare_by_name_dtype_and_shape-1.tir"));
-	Func *b = func_ok(tu_fixture("parse/free_names_compare_by_name_dtype_and_shape-2.tir"));
-	Func *c = func_ok(tu_fixture("parse/free_names_compare_by_name_dtype_and_shape-3.tir"));
-	Func *d = func_ok(tu_fixture("parse/free_names_compare_by_name_dtype_and_shape-4.tir"));
+	Func *a = func_ok(tu_fixture("parse/free_names_compare_by_name_dtype_and_shape-a.tir"));
+	Func *b = func_ok(tu_fixture("parse/free_names_compare_by_name_dtype_and_shape-b_other_name.tir"));
+	Func *c = func_ok(tu_fixture("parse/free_names_compare_by_name_dtype_and_shape-c_other_shape.tir"));
+	Func *d = func_ok(tu_fixture("parse/free_names_compare_by_name_dtype_and_shape-d_same_as_a.tir"));
 	ck_assert(!ir_func_equal(a, b));
 	ck_assert(!ir_func_equal(a, c));
 	ck_assert(ir_func_equal(a, d));

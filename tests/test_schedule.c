@@ -249,13 +249,13 @@ END_TEST
 START_TEST(symbolic_loop_start_is_proven_not_to_wrap)
 {
 	TsRun t = ts_accept(&arena,
-			    tu_fixture("schedule/symbolic_loop_start_is_proven_not_to_wrap-1.tir"),
+			    tu_fixture("schedule/symbolic_loop_start_is_proven_not_to_wrap-with_fact.tir"),
 			    "io, ii = sch.split(\"i\", factor=4)", 8);
 	ck_assert(ts_has_obligation(t.r, "loop.no_wrap", VERDICT_PROVEN));
 	sched_free(t.s);
 	/* without the fact, lo near the maximum wraps: rejected, replayed */
 	t = ts_reject(&arena,
-		      tu_fixture("schedule/symbolic_loop_start_is_proven_not_to_wrap-2.tir"),
+		      tu_fixture("schedule/symbolic_loop_start_is_proven_not_to_wrap-without_fact.tir"),
 		      "sch.parallel(\"i\")", "loop.no_wrap");
 	ck_assert_int_eq(t.r->results[t.r->failed].verdict, VERDICT_REFUTED);
 	sched_free(t.s);
@@ -364,13 +364,13 @@ START_TEST(split_outer_loop_is_not_an_outer_loop_of_the_same_name)
 	/* split makes an i_o inside the outer i_o: X[i_o] = X[i_o'] is no
 	 * store of the cell's own value (simplify removed the whole nest) */
 	TsRun t = ts_accept(&arena,
-			    tu_fixture("schedule/split_outer_loop_is_not_an_outer_loop_of_the_same_name-1.tir"),
+			    tu_fixture("schedule/split_outer_loop_is_not_an_outer_loop_of_the_same_name-store.tir"),
 			    "sch.split(\"i\", factor=4)\nsch.simplify()", 8);
 	ts_has(ts_print(&arena, sched_func(t.s)), "X[i_o] = X[");
 	sched_free(t.s);
 	/* the two branches store different cells' values: not one effect */
 	t = ts_accept(&arena,
-		      tu_fixture("schedule/split_outer_loop_is_not_an_outer_loop_of_the_same_name-2.tir"),
+		      tu_fixture("schedule/split_outer_loop_is_not_an_outer_loop_of_the_same_name-branches.tir"),
 		      "sch.split(\"i\", factor=4)\nsch.simplify()\n"
 		      "sch.remove_branching_through_overcompute()", 8);
 	sched_free(t.s);

@@ -112,7 +112,7 @@ START_TEST(offset_map_tiles_the_loop_with_a_shifted_guard)
 		     "            B[io, ii] = A[8 * io + ii - 2] + 1");
 	sched_free(t.s);
 	/* 16 elements: three tiles, guarded at both ends */
-	const char *k16 = tu_fixture("seq_access/offset_map_tiles_the_loop_with_a_shifted_guard-k16.tir");
+	const char *k16 = tu_fixture("seq_access/offset_map_tiles_the_loop_with_a_shifted_guard-16.tir");
 	t = accept(k16, "sch.transform_layout(buffer=\"B\", index_map=lambda i: [(i + 2) // 8, (i + 2) % 8])\n"
 			"sch.sequential_buffer_access(buffer=\"B\")");
 	ts_has(ts_print(&arena, ts_func(&t, NULL)), "for io, ii in T.grid(3, 8):");
