@@ -157,8 +157,7 @@ static void assert_lowered_equiv(const LoweredFunc *lf, uint64_t seed)
 
 START_TEST(remove_assume_drops_facts_and_their_loops)
 {
-	Built b = build(tu_fixture("backend/remove_assume_drops_facts_and_their_loops.tir"),
-			NULL);
+	Built b = build(tu_fixture("backend/remove_assume_drops_facts_and_their_loops.tir"), NULL);
 	char *text = lowered_text(b.p, 0);
 	assert_lacks(text, "T.assume");
 	const char *first = strstr(text, "for i");
@@ -172,8 +171,7 @@ END_TEST
 
 START_TEST(remove_store_undef_keeps_zero_times_undef)
 {
-	Built b = build(tu_fixture("backend/remove_store_undef_keeps_zero_times_undef.tir"),
-			NULL);
+	Built b = build(tu_fixture("backend/remove_store_undef_keeps_zero_times_undef.tir"), NULL);
 	char *text = lowered_text(b.p, 0);
 	assert_lacks(text, "T.assume");
 	assert_lacks(text, "if 4 * io");   /* the undef stage is gone entirely */
@@ -209,8 +207,7 @@ END_TEST
  * [20, 23])" -> x[10*128 + 15], x[20*128 + 23], Allocate(shape=[64*128]). */
 START_TEST(flatten_default_row_major_seed001)
 {
-	Built b = build(tu_fixture("backend/flatten_default_row_major_seed001.tir"),
-			NULL);
+	Built b = build(tu_fixture("backend/flatten_default_row_major_seed001.tir"), NULL);
 	char *text = lowered_text(b.p, 0);
 	assert_contains(text, "T.alloc_buffer([8192]");
 	assert_contains(text, "x[1295]"); /* 10 * 128 + 15 */
@@ -230,8 +227,7 @@ END_TEST
  * x[15, 10] -> x[15*64 + 10]. */
 START_TEST(flatten_transposed_physical_seed001)
 {
-	Built b = build(tu_fixture("backend/flatten_transposed_physical_seed001.tir"),
-			NULL);
+	Built b = build(tu_fixture("backend/flatten_transposed_physical_seed001.tir"), NULL);
 	char *text = lowered_text(b.p, 0);
 	assert_contains(text, "x[970]");  /* 15 * 64 + 10 */
 	assert_contains(text, "x[1492]"); /* 23 * 64 + 20 */
@@ -327,8 +323,7 @@ END_TEST
  * keeping N-1 separators). */
 START_TEST(flatten_is_idempotent)
 {
-	Module *m = tu_parse(&arena, "k.tir",
-			     tu_fixture("backend/flatten_is_idempotent.tir"));
+	Module *m = tu_parse(&arena, "k.tir", tu_fixture("backend/flatten_is_idempotent.tir"));
 	set_separators(param_buffer(m, "X"), 1, (int[]){1});
 	DiagList d;
 	diag_init(&d, &arena);
@@ -609,8 +604,7 @@ END_TEST
  * error of x * c, which the comparison turned into a different integer. */
 START_TEST(real_mode_keeps_equal_products_equal)
 {
-	Built b = build(tu_fixture("backend/real_mode_keeps_equal_products_equal.tir"),
-			NULL);
+	Built b = build(tu_fixture("backend/real_mode_keeps_equal_products_equal.tir"), NULL);
 	assert_jit_agrees(b.p, 8, 0.0);
 	built_free(&b);
 }
@@ -618,8 +612,7 @@ END_TEST
 
 START_TEST(scalar_parameters_of_every_dtype)
 {
-	Built b = build(tu_fixture("backend/scalar_parameters_of_every_dtype.tir"),
-			NULL);
+	Built b = build(tu_fixture("backend/scalar_parameters_of_every_dtype.tir"), NULL);
 	assert_jit_agrees(b.p, 8, 0);
 	built_free(&b);
 }
@@ -629,8 +622,7 @@ END_TEST
 
 START_TEST(symbolic_and_empty_loops)
 {
-	jit_agrees(tu_fixture("backend/symbolic_and_empty_loops.tir"),
-		   NULL);
+	jit_agrees(tu_fixture("backend/symbolic_and_empty_loops.tir"), NULL);
 }
 END_TEST
 
@@ -764,8 +756,7 @@ END_TEST
 
 START_TEST(large_and_symbolic_local_buffers_use_the_heap)
 {
-	jit_agrees(tu_fixture("backend/large_and_symbolic_local_buffers_use_the_heap.tir"),
-		   NULL);
+	jit_agrees(tu_fixture("backend/large_and_symbolic_local_buffers_use_the_heap.tir"), NULL);
 }
 END_TEST
 

@@ -551,8 +551,7 @@ END_TEST
 START_TEST(parameters_keep_their_names)
 {
 	assert_round_trip("handle_named_like_buffer",
-			  tu_fixture("print/handle_named_like_buffer.tir"),
-			  true);
+			  tu_fixture("print/handle_named_like_buffer.tir"), true);
 	char *errors;
 	Module *m = parse_text("t", tu_fixture("print/handle_bound_to_its_own_name.tir"), &errors);
 	ck_assert_msg(m != NULL, "%s", errors);
