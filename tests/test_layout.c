@@ -313,12 +313,10 @@ END_TEST
 
 START_TEST(inverse_off_by_one_is_refuted_with_confirmed_replay)
 {
-	TsRun t = ts_reject(&arena, tu_fixture(double14),
-			    "sch.transform_layout(buffer=\"A\", index_map=lambda i: [i // 4, i % 4], "
-			    "inverse=lambda io, ii: [4 * io + ii + 1])",
-			    "layout.left_inverse");
-	ts_assert_refuted_confirmed(t.r, "layout.left_inverse");
-	sched_free(t.s);
+	ts_refuted(&arena, tu_fixture(double14),
+		   "sch.transform_layout(buffer=\"A\", index_map=lambda i: [i // 4, i % 4], "
+		   "inverse=lambda io, ii: [4 * io + ii + 1])",
+		   "layout.left_inverse");
 }
 END_TEST
 
@@ -353,10 +351,8 @@ END_TEST
 START_TEST(non_derivable_non_injective_map_is_refuted_not_unsupported)
 {
 	const char *k = tu_fixture("layout/non_derivable_non_injective_map_is_refuted_not_unsupported.tir");
-	TsRun t = ts_reject(&arena, k, "sch.transform_layout(buffer=\"B\", index_map=lambda i, j: [i + j])",
-			    "layout.injective");
-	ts_assert_refuted_confirmed(t.r, "layout.injective");
-	sched_free(t.s);
+	ts_refuted(&arena, k, "sch.transform_layout(buffer=\"B\", index_map=lambda i, j: [i + j])",
+		   "layout.injective");
 }
 END_TEST
 
@@ -364,23 +360,19 @@ END_TEST
 
 START_TEST(non_injective_map_is_refuted_with_confirmed_replay)
 {
-	TsRun t = ts_reject(&arena, tu_fixture(double14),
-			    "sch.transform_layout(buffer=\"A\", index_map=lambda i: [i // 2])",
-			    "layout.injective");
-	ts_assert_refuted_confirmed(t.r, "layout.injective");
-	ts_has(t.r->counterexample, "i = 0, i_2 = 1");
-	sched_free(t.s);
+	StepReport *r = ts_refuted(&arena, tu_fixture(double14),
+				   "sch.transform_layout(buffer=\"A\", index_map=lambda i: [i // 2])",
+				   "layout.injective");
+	ts_has(r->counterexample, "i = 0, i_2 = 1");
 }
 END_TEST
 
 START_TEST(map_outside_the_shape_is_refuted_with_confirmed_replay)
 {
-	TsRun t = ts_reject(&arena, tu_fixture(double14),
-			    "sch.transform_layout(buffer=\"A\", index_map=lambda i: [i - 2])",
-			    "layout.in_bounds");
-	ts_assert_refuted_confirmed(t.r, "layout.in_bounds");
-	ts_has(t.r->replay_text, "out of bounds");
-	sched_free(t.s);
+	StepReport *r = ts_refuted(&arena, tu_fixture(double14),
+				   "sch.transform_layout(buffer=\"A\", index_map=lambda i: [i - 2])",
+				   "layout.in_bounds");
+	ts_has(r->replay_text, "out of bounds");
 }
 END_TEST
 

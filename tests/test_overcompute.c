@@ -89,18 +89,16 @@ END_TEST
 
 START_TEST(row_sum_with_undef_padding_is_refuted_with_confirmed_replay)
 {
-	TsRun t = ts_reject(&arena, row_sum("int32"), row_sum_script("real", "T.undef()"), "overcompute.no_op");
-	ts_assert_refuted_confirmed(t.r, "overcompute.no_op");
-	sched_free(t.s);
+	ts_refuted(&arena, row_sum("int32"), row_sum_script("real", "T.undef()"),
+		   "overcompute.no_op");
 }
 END_TEST
 
 START_TEST(row_sum_without_pad_value_may_not_read_the_padding)
 {
-	TsRun t = ts_reject(&arena, row_sum("int32"), row_sum_script("real", "None"), "overcompute.not_forbidden");
-	ts_assert_refuted_confirmed(t.r, "overcompute.not_forbidden");
-	ts_has(t.r->replay_text, "touches padding of A, which has no pad_value");
-	sched_free(t.s);
+	StepReport *r = ts_refuted(&arena, row_sum("int32"), row_sum_script("real", "None"),
+				   "overcompute.not_forbidden");
+	ts_has(r->replay_text, "touches padding of A, which has no pad_value");
 }
 END_TEST
 
@@ -167,10 +165,8 @@ START_TEST(a_fact_invalidated_by_a_later_write_is_not_used)
 	/* the assumption says B[3, 2] == 0, but the loop before the branch
 	 * overwrites B: the no-op cannot use it */
 	const char *k = tu_fixture("overcompute/a_fact_invalidated_by_a_later_write_is_not_used.tir");
-	TsRun t = ts_reject(&arena, k, "sch.remove_branching_through_overcompute(loop=\"ii#3\", strict=True)",
-			    "overcompute.no_op");
-	ts_assert_refuted_confirmed(t.r, "overcompute.no_op");
-	sched_free(t.s);
+	ts_refuted(&arena, k, "sch.remove_branching_through_overcompute(loop=\"ii#3\", strict=True)",
+		   "overcompute.no_op");
 }
 END_TEST
 
@@ -322,12 +318,10 @@ END_TEST
 START_TEST(extra_instances_outside_the_shape_are_rejected)
 {
 	const char *k = tu_fixture("overcompute/extra_instances_outside_the_shape_are_rejected.tir");
-	TsRun t = ts_reject(&arena, k, "sch.remove_branching_through_overcompute(strict=True)",
-			    "overcompute.in_bounds");
-	ts_assert_refuted_confirmed(t.r, "overcompute.in_bounds");
-	ts_has(t.r->counterexample, "i = 1");
-	ts_has(t.r->replay_text, "out of bounds");
-	sched_free(t.s);
+	StepReport *r = ts_refuted(&arena, k, "sch.remove_branching_through_overcompute(strict=True)",
+				   "overcompute.in_bounds");
+	ts_has(r->counterexample, "i = 1");
+	ts_has(r->replay_text, "out of bounds");
 }
 END_TEST
 
@@ -352,10 +346,8 @@ START_TEST(a_producer_guard_that_read_changed_data_does_not_make_cells_readable)
 	/* X[i] was written where A[i] > 0 held at the time; A changes after,
 	 * so the guard says nothing now about which cells were written */
 	const char *k = tu_fixture("overcompute/a_producer_guard_that_read_changed_data_does_not_make_cells_readable.tir");
-	TsRun t = ts_reject(&arena, k, "sch.remove_branching_through_overcompute(loop=\"i#3\", strict=True)",
-			    "overcompute.readable");
-	ts_assert_refuted_confirmed(t.r, "overcompute.readable");
-	sched_free(t.s);
+	ts_refuted(&arena, k, "sch.remove_branching_through_overcompute(loop=\"i#3\", strict=True)",
+		   "overcompute.readable");
 }
 END_TEST
 
@@ -648,14 +640,12 @@ END_TEST
 
 START_TEST(branching_back_refused_when_an_overcomputed_reader_needs_the_padding)
 {
-	TsRun t = ts_reject(&arena, tu_fixture(produce_update),
-			    arena_printf(&arena, "%s%s", produce_update_script,
-					 "sch.remove_branching_through_overcompute(block=\"update\", strict=True)\n"
-					 "sch.remove_overcompute_through_branching(block=\"producer\", strict=True)"),
-			    "overcompute.no_op");
-	ts_assert_refuted_confirmed(t.r, "overcompute.no_op");
-	ts_has(t.r->replay_text, "read of uninitialised X[3, 2]");
-	sched_free(t.s);
+	StepReport *r = ts_refuted(&arena, tu_fixture(produce_update),
+				   arena_printf(&arena, "%s%s", produce_update_script,
+						"sch.remove_branching_through_overcompute(block=\"update\", strict=True)\n"
+						"sch.remove_overcompute_through_branching(block=\"producer\", strict=True)"),
+				   "overcompute.no_op");
+	ts_has(r->replay_text, "read of uninitialised X[3, 2]");
 }
 END_TEST
 
