@@ -551,7 +551,8 @@ START_TEST(allocation_shapes_are_reads_for_races_and_dependences)
 }
 END_TEST
 
-static TCase *review_tcase(const char *name)
+/* A test case with the per-test arena and a 60 s limit (the solver runs). */
+static TCase *loops_tcase(const char *name)
 {
 	TCase *tc = tcase_create(name);
 	tcase_add_checked_fixture(tc, setup, teardown);
@@ -561,7 +562,7 @@ static TCase *review_tcase(const char *name)
 
 static TCase *split_review_cases(void)
 {
-	TCase *tc = review_tcase("review_holes");
+	TCase *tc = loops_tcase("review_holes");
 	tcase_add_test(tc, split_guard_rejects_index_overflow_near_dtype_max);
 	tcase_add_test(tc, split_guard_symbolic_extent_needs_room_below_dtype_max);
 	tcase_add_test(tc, split_cut_and_guard_tail_needs_room_below_dtype_max);
@@ -575,7 +576,7 @@ static TCase *split_review_cases(void)
 
 static TCase *fuse_review_cases(void)
 {
-	TCase *tc = review_tcase("review_holes");
+	TCase *tc = loops_tcase("review_holes");
 	tcase_add_test(tc, fuse_rejects_an_extent_product_beyond_the_dtype);
 	tcase_add_test(tc, fuse_symbolic_extent_product_must_fit);
 	tcase_add_test(tc, fuse_rejects_extent_read_from_a_buffer_the_nest_writes);
@@ -584,7 +585,7 @@ static TCase *fuse_review_cases(void)
 
 static TCase *reorder_review_cases(void)
 {
-	TCase *tc = review_tcase("review_holes");
+	TCase *tc = loops_tcase("review_holes");
 	tcase_add_test(tc, reorder_rejects_extent_read_from_a_buffer_the_nest_writes);
 	tcase_add_test(tc, reorder_rechecks_races_of_a_parallel_loop_that_moves);
 	tcase_add_test(tc, reorder_below_a_parallel_loop_needs_no_new_race_check);
@@ -595,23 +596,17 @@ static TCase *reorder_review_cases(void)
 Suite *suite_split(void)
 {
 	Suite *s = suite_create("split");
-	TCase *tc = tcase_create("perfect");
-	tcase_add_checked_fixture(tc, setup, teardown);
-	tcase_set_timeout(tc, 60);
+	TCase *tc = loops_tcase("perfect");
 	tcase_add_test(tc, split_perfect_rejects_non_divisible_extent);
 	tcase_add_test(tc, split_perfect_accepts_divisible_extent);
 	tcase_add_test(tc, split_perfect_symbolic_needs_assumption);
 	suite_add_tcase(s, tc);
-	tc = tcase_create("guard");
-	tcase_add_checked_fixture(tc, setup, teardown);
-	tcase_set_timeout(tc, 60);
+	tc = loops_tcase("guard");
 	tcase_add_test(tc, split_guard_keeps_guard_when_not_divisible);
 	tcase_add_test(tc, split_guard_drops_guard_when_divisibility_is_proven);
 	tcase_add_test(tc, split_loop_with_nonzero_min_keeps_offsets);
 	suite_add_tcase(s, tc);
-	tc = tcase_create("cut");
-	tcase_add_checked_fixture(tc, setup, teardown);
-	tcase_set_timeout(tc, 60);
+	tc = loops_tcase("cut");
 	tcase_add_test(tc, split_cut_makes_tail_loop_without_branches);
 	tcase_add_test(tc, split_cut_symbolic_needs_nonnegative_extent);
 	suite_add_tcase(s, tc);
@@ -626,9 +621,7 @@ Suite *suite_split(void)
 Suite *suite_fuse(void)
 {
 	Suite *s = suite_create("fuse");
-	TCase *tc = tcase_create("fuse");
-	tcase_add_checked_fixture(tc, setup, teardown);
-	tcase_set_timeout(tc, 60);
+	TCase *tc = loops_tcase("fuse");
 	tcase_add_test(tc, fuse_perfect_nest_is_equivalent);
 	tcase_add_test(tc, fuse_rejects_imperfect_and_dependent_nests);
 	tcase_add_test(tc, fuse_symbolic_extents_need_nonnegative);
@@ -640,16 +633,12 @@ Suite *suite_fuse(void)
 Suite *suite_reorder(void)
 {
 	Suite *s = suite_create("reorder");
-	TCase *tc = tcase_create("dependence");
-	tcase_add_checked_fixture(tc, setup, teardown);
-	tcase_set_timeout(tc, 60);
+	TCase *tc = loops_tcase("dependence");
 	tcase_add_test(tc, reorder_independent_nest_is_accepted);
 	tcase_add_test(tc, reorder_rejects_wavefront_dependence_with_confirmed_replay);
 	tcase_add_test(tc, reorder_three_loops_keeps_unnamed_loop_in_place);
 	suite_add_tcase(s, tc);
-	tc = tcase_create("reductions");
-	tcase_add_checked_fixture(tc, setup, teardown);
-	tcase_set_timeout(tc, 60);
+	tc = loops_tcase("reductions");
 	tcase_add_test(tc, reorder_float_reduction_depends_on_float_mode);
 	tcase_add_test(tc, reorder_integer_reduction_commutes_in_ieee_mode);
 	suite_add_tcase(s, tc);
@@ -664,15 +653,11 @@ Suite *suite_reorder(void)
 Suite *suite_parallel(void)
 {
 	Suite *s = suite_create("parallel");
-	TCase *tc = tcase_create("races");
-	tcase_add_checked_fixture(tc, setup, teardown);
-	tcase_set_timeout(tc, 60);
+	TCase *tc = loops_tcase("races");
 	tcase_add_test(tc, parallel_accepts_independent_rows);
 	tcase_add_test(tc, parallel_rejects_reduction_race_without_replay);
 	suite_add_tcase(s, tc);
-	tc = tcase_create("annotations");
-	tcase_add_checked_fixture(tc, setup, teardown);
-	tcase_set_timeout(tc, 60);
+	tc = loops_tcase("annotations");
 	tcase_add_test(tc, vectorize_and_unroll_need_constant_extent);
 	suite_add_tcase(s, tc);
 	return s;
