@@ -77,6 +77,7 @@ $(LIBRT): $(BUILD)/backend/runtime.o
 
 check-deps:
 	@scripts/deps.sh
+	@scripts/suites.sh
 
 # The check suites run from the top so fixtures resolve as tests/data/...;
 # VS_SHARED points at the shared conformance cases (../shared by default).

@@ -36,29 +36,11 @@ static void teardown(void)
 		fprintf(stderr, "test_api: could not remove %s\n", tmpdir);
 }
 
-static const char scale14[] =
-	"@T.prim_func\n"
-	"def scale(A: T.Buffer[(14,), \"int32\"], B: T.Buffer[(14,), \"int32\"]):\n"
-	"    for i in T.serial(14):\n"
-	"        B[i] = 2 * A[i]\n";
+static const char scale14[] = "api/scale14.tir";
 
-static const char wavefront[] =
-	"@T.prim_func\n"
-	"def wavefront(A: T.Buffer[(8, 9), \"int32\"]):\n"
-	"    for i, j in T.grid(7, 8):\n"
-	"        A[i + 1, j] = A[i, j + 1] + 1\n";
+static const char wavefront[] = "api/wavefront.tir";
 
-static const char two_funcs[] =
-	"@I.ir_module\n"
-	"class M:\n"
-	"    @T.prim_func\n"
-	"    def f(A: T.Buffer[(8,), \"int32\"]):\n"
-	"        for i in T.serial(8):\n"
-	"            A[i] = 1\n"
-	"    @T.prim_func\n"
-	"    def g(A: T.Buffer[(8,), \"int32\"]):\n"
-	"        for j in T.serial(8):\n"
-	"            A[j] = 2\n";
+static const char two_funcs[] = "api/two_funcs.tir";
 
 static vs_module *parse(const char *name, const char *text)
 {
@@ -101,7 +83,7 @@ static void assert_result_equivalent(const vs_module *before, const vs_schedule 
 START_TEST(parse_print_and_functions)
 {
 	ck_assert_str_eq(vs_last_error(ctx), "");
-	vs_module *m = parse("m.tir", two_funcs);
+	vs_module *m = parse("m.tir", tu_fixture(two_funcs));
 	ck_assert_int_eq(vs_module_num_funcs(m), 2);
 	ck_assert_str_eq(vs_module_func_name(m, 0), "f");
 	ck_assert_str_eq(vs_module_func_name(m, 1), "g");
@@ -114,7 +96,7 @@ START_TEST(parse_print_and_functions)
 	free(text);
 	free(text2);
 	/* from a file */
-	write_file(path_in_tmp("k.tir"), scale14);
+	write_file(path_in_tmp("k.tir"), tu_fixture(scale14));
 	vs_module *f = vs_parse_file(ctx, path_in_tmp("k.tir"));
 	ck_assert_ptr_nonnull(f);
 	ck_assert_str_eq(vs_module_func_name(f, 0), "scale");
@@ -123,11 +105,7 @@ END_TEST
 
 START_TEST(parse_errors_name_file_line_and_column)
 {
-	static const char bad[] =
-		"@T.prim_func\n"
-		"def f(A: T.Buffer[(4,), \"int32\"]):\n"
-		"    for i in T.serial(4)\n"
-		"        A[i] = 0\n";
+	const char *bad = tu_fixture("api/parse_errors_name_file_line_and_column.tir");
 	ck_assert_ptr_null(vs_parse_string(ctx, "bad.tir", bad));
 	const char *e = vs_last_error(ctx);
 	ck_assert_msg(strstr(e, "bad.tir:3:25: error: expected ':' after for header"), "%s", e);
@@ -149,7 +127,7 @@ END_TEST
 
 START_TEST(primitives_commit_with_proven_reports)
 {
-	vs_module *m = parse("k.tir", scale14);
+	vs_module *m = parse("k.tir", tu_fixture(scale14));
 	vs_schedule *s = vs_schedule_new(ctx, m, NULL);
 	ck_assert_ptr_nonnull(s);
 	ck_assert_int_eq(vs_num_reports(s), 0);
@@ -194,7 +172,7 @@ END_TEST
 
 START_TEST(fuse_reorder_unroll_and_work_on)
 {
-	vs_module *m = parse("m.tir", two_funcs);
+	vs_module *m = parse("m.tir", tu_fixture(two_funcs));
 	vs_schedule *s = vs_schedule_new(ctx, m, NULL);
 	ck_assert_int_eq(vs_work_on(s, "g"), VS_OK);
 	ck_assert_int_eq(vs_split(s, "j", 2, "perfect", "jo", "ji"), VS_OK);
@@ -223,7 +201,7 @@ END_TEST
 
 START_TEST(refuted_step_is_rejected_with_counterexample_and_replay)
 {
-	vs_module *m = parse("k.tir", scale14);
+	vs_module *m = parse("k.tir", tu_fixture(scale14));
 	vs_schedule *s = vs_schedule_new(ctx, m, NULL);
 	ck_assert_int_eq(vs_split(s, "i", 4, "perfect", NULL, NULL), VS_REJECTED);
 	const vs_report *r = vs_last_report(s);
@@ -250,7 +228,7 @@ START_TEST(refuted_step_is_rejected_with_counterexample_and_replay)
 	vs_schedule_free(s);
 
 	/* a dependence: reorder refuted, replayed */
-	vs_module *w = parse("w.tir", wavefront);
+	vs_module *w = parse("w.tir", tu_fixture(wavefront));
 	s = vs_schedule_new(ctx, w, NULL);
 	const char *order[] = {"j", "i"};
 	ck_assert_int_eq(vs_reorder(s, 2, order), VS_REJECTED);
@@ -264,12 +242,7 @@ END_TEST
 
 START_TEST(precondition_failures_are_rejected_not_bad_input)
 {
-	static const char symbolic[] =
-		"@T.prim_func\n"
-		"def f(a: T.handle, n: T.int32):\n"
-		"    A = T.match_buffer(a, (n,), \"int32\")\n"
-		"    for i in T.serial(n):\n"
-		"        A[i] = 1\n";
+	const char *symbolic = tu_fixture("api/precondition_failures_are_rejected_not_bad_input.tir");
 	vs_module *m = parse("k.tir", symbolic);
 	vs_schedule *s = vs_schedule_new(ctx, m, NULL);
 	ck_assert_int_eq(vs_vectorize(s, "i"), VS_REJECTED);
@@ -283,7 +256,7 @@ END_TEST
 
 START_TEST(bad_names_and_arguments_are_bad_input)
 {
-	vs_module *m = parse("k.tir", scale14);
+	vs_module *m = parse("k.tir", tu_fixture(scale14));
 	vs_schedule *s = vs_schedule_new(ctx, m, NULL);
 	ck_assert_int_eq(vs_split(s, "q", 4, NULL, NULL, NULL), VS_BAD_INPUT);
 	ck_assert_ptr_nonnull(strstr(vs_last_error(ctx), "no loop 'q' in function 'scale' (loops: i)"));
@@ -327,7 +300,7 @@ END_TEST
 
 START_TEST(scripts_run_and_report_positions)
 {
-	vs_module *m = parse("k.tir", scale14);
+	vs_module *m = parse("k.tir", tu_fixture(scale14));
 	vs_schedule *s = vs_schedule_new(ctx, m, NULL);
 	ck_assert_int_eq(vs_run_script_string(s, "ok.sched",
 					      "io, ii = sch.split(\"i\", factor=2, tail=\"perfect\")\n"
@@ -371,7 +344,7 @@ END_TEST
 
 START_TEST(tiny_resource_limit_rejects_as_not_proven)
 {
-	vs_module *m = parse("w.tir", wavefront);
+	vs_module *m = parse("w.tir", tu_fixture(wavefront));
 	vs_options opt = {0};
 	opt.rlimit = 1;
 	vs_schedule *s = vs_schedule_new(ctx, m, &opt);
@@ -396,7 +369,7 @@ END_TEST
 
 START_TEST(interp_and_equiv)
 {
-	vs_module *m = parse("k.tir", scale14);
+	vs_module *m = parse("k.tir", tu_fixture(scale14));
 	char *out = NULL;
 	ck_assert_int_eq(vs_interp(ctx, m, NULL, 3, &out), VS_OK);
 	ck_assert_ptr_nonnull(strstr(out, "function scale, seed 3"));
@@ -405,11 +378,7 @@ START_TEST(interp_and_equiv)
 	ck_assert_int_eq(vs_interp(ctx, m, "nope", 3, &out), VS_BAD_INPUT);
 	ck_assert_ptr_nonnull(strstr(vs_last_error(ctx), "no function 'nope'"));
 	free(out);
-	static const char oob[] =
-		"@T.prim_func\n"
-		"def f(A: T.Buffer[(4,), \"int32\"]):\n"
-		"    for i in T.serial(4):\n"
-		"        A[i + 1] = 0\n";
+	const char *oob = tu_fixture("api/interp_and_equiv.tir");
 	vs_module *u = parse("oob.tir", oob);
 	ck_assert_int_eq(vs_interp(ctx, u, NULL, 1, &out), VS_REJECTED);
 	ck_assert_ptr_nonnull(strstr(out, "out of bounds"));
@@ -417,7 +386,7 @@ START_TEST(interp_and_equiv)
 
 	ck_assert_int_eq(vs_equiv(ctx, m, m, NULL, 5, 1, &out), VS_OK);
 	free(out);
-	char *other = strdup(scale14);
+	char *other = strdup(tu_fixture(scale14));
 	*strstr(other, "2 * A[i]") = '3';
 	vs_module *m3 = parse("k3.tir", other);
 	free(other);
@@ -433,7 +402,7 @@ END_TEST
 
 START_TEST(proof_log_written_shown_and_checked)
 {
-	vs_module *m = parse("k.tir", scale14);
+	vs_module *m = parse("k.tir", tu_fixture(scale14));
 	vs_options opt = {0};
 	opt.log_dir = path_in_tmp("log");
 	vs_schedule *s = vs_schedule_new(ctx, m, &opt);
@@ -509,18 +478,12 @@ START_TEST(example_api_split_runs)
 }
 END_TEST
 
-static const char row_sum_text[] =
-	"@T.prim_func\n"
-	"def row_summation(A: T.Buffer[(16, 14), \"int32\"], B: T.Buffer[(16,), \"int32\"]):\n"
-	"    for i in T.serial(16):\n"
-	"        B[i] = 0\n"
-	"        for j in T.serial(14):\n"
-	"            B[i] = B[i] + A[i, j]\n";
+static const char row_sum_text[] = "api/row_sum_text.tir";
 
 /* seed 000's row summation through the layout and overcompute functions */
 START_TEST(layout_and_overcompute_functions_schedule_the_row_sum)
 {
-	vs_module *m = vs_parse_string(ctx, "row_sum.tir", row_sum_text);
+	vs_module *m = vs_parse_string(ctx, "row_sum.tir", tu_fixture(row_sum_text));
 	ck_assert_ptr_nonnull(m);
 	vs_schedule *s = vs_schedule_new(ctx, m, NULL);
 	ck_assert_int_eq(vs_transform_layout(s, "A", "lambda i, j: [i, j // 4, j % 4]", "0", NULL, NULL),

@@ -166,13 +166,7 @@ static void assert_lowered_equiv(const LoweredFunc *lf, uint64_t seed)
 
 START_TEST(remove_assume_drops_facts_and_their_loops)
 {
-	Built b = build("@T.prim_func\n"
-			"def f(A: T.Buffer[(16,), \"int32\"], B: T.Buffer[(16,), \"int32\"]):\n"
-			"    for i in T.serial(16):\n"
-			"        T.assume(i < 14 or A[i] == 0)\n"
-			"    for i in T.serial(16):\n"
-			"        B[i] = A[i] + 1\n",
-			NULL);
+	Built b = build(tu_fixture("backend/remove_assume_drops_facts_and_their_loops.tir"), NULL);
 	char *text = lowered_text(b.p, 0);
 	assert_lacks(text, "T.assume");
 	const char *first = strstr(text, "for i");
@@ -186,17 +180,7 @@ END_TEST
 
 START_TEST(remove_store_undef_keeps_zero_times_undef)
 {
-	Built b = build("@T.prim_func\n"
-			"def f(A: T.Buffer[(4, 4), \"int32\"], B: T.Buffer[(4, 4), \"int32\"]):\n"
-			"    for io, ii in T.grid(4, 4):\n"
-			"        T.assume(4 * io + ii < 14 or A[io, ii] == T.undef())\n"
-			"    for io, ii in T.grid(4, 4):\n"
-			"        B[io, ii] = 2 * A[io, ii]\n"
-			"    for io, ii in T.grid(4, 4):\n"
-			"        if 4 * io + ii >= 14:\n"
-			"            B[io, ii] = T.undef()\n"
-			"    B[0, 0] = 0 * T.undef()\n",
-			NULL);
+	Built b = build(tu_fixture("backend/remove_store_undef_keeps_zero_times_undef.tir"), NULL);
 	char *text = lowered_text(b.p, 0);
 	assert_lacks(text, "T.assume");
 	assert_lacks(text, "if 4 * io");   /* the undef stage is gone entirely */
@@ -212,16 +196,7 @@ END_TEST
 
 START_TEST(local_buffer_with_removed_undef_store_is_frozen)
 {
-	Built b = build("@T.prim_func\n"
-			"def f(A: T.Buffer[(8,), \"int32\"], B: T.Buffer[(8,), \"int32\"]):\n"
-			"    X = T.alloc_buffer([8], \"int32\")\n"
-			"    for i in T.serial(8):\n"
-			"        if i < 6:\n"
-			"            X[i] = A[i]\n"
-			"        else:\n"
-			"            X[i] = T.undef()\n"
-			"    for i in T.serial(8):\n"
-			"        B[i] = T.if_then_else(i < 6, X[i], 5) + X[i] * 0\n",
+	Built b = build(tu_fixture("backend/local_buffer_with_removed_undef_store_is_frozen.tir"),
 			NULL);
 	DiagList d;
 	diag_init(&d, &arena);
@@ -241,14 +216,7 @@ END_TEST
  * [20, 23])" -> x[10*128 + 15], x[20*128 + 23], Allocate(shape=[64*128]). */
 START_TEST(flatten_default_row_major_seed001)
 {
-	Built b = build("@T.prim_func\n"
-			"def f(Y: T.Buffer[(2,), \"float32\"]):\n"
-			"    x = T.alloc_buffer([64, 128], \"float32\")\n"
-			"    x[20, 23] = 7.0\n"
-			"    x[10, 15] = 1.0\n"
-			"    Y[0] = x[10, 15]\n"
-			"    Y[1] = x[20, 23]\n",
-			NULL);
+	Built b = build(tu_fixture("backend/flatten_default_row_major_seed001.tir"), NULL);
 	char *text = lowered_text(b.p, 0);
 	assert_contains(text, "T.alloc_buffer([8192]");
 	assert_contains(text, "x[1295]"); /* 10 * 128 + 15 */
@@ -268,11 +236,7 @@ END_TEST
  * x[15, 10] -> x[15*64 + 10]. */
 START_TEST(flatten_transposed_physical_seed001)
 {
-	Built b = build("@T.prim_func\n"
-			"def f(x: T.Buffer[(128, 64), \"int32\"], Y: T.Buffer[(1,), \"int32\"]):\n"
-			"    Y[0] = x[15, 10]\n"
-			"    x[23, 20] = 7\n",
-			NULL);
+	Built b = build(tu_fixture("backend/flatten_transposed_physical_seed001.tir"), NULL);
 	char *text = lowered_text(b.p, 0);
 	assert_contains(text, "x[970]");  /* 15 * 64 + 10 */
 	assert_contains(text, "x[1492]"); /* 23 * 64 + 20 */
@@ -282,17 +246,14 @@ START_TEST(flatten_transposed_physical_seed001)
 }
 END_TEST
 
-static const char nchwc_kernel[] =
-	"@T.prim_func\n"
-	"def f(x: T.Buffer[(16, 32, 64, 64, 4), \"float32\"], Y: T.Buffer[(1,), \"float32\"]):\n"
-	"    Y[0] = x[11, 25, 37, 23, 1]\n"; /* c = 101: c // 4 = 25, c % 4 = 1 */
+static const char nchwc_kernel[] = "backend/nchwc_kernel.tir"; /* c = 101: c // 4 = 25, c % 4 = 1 */
 
 /* NHWC -> NCHWc, lambda n, h, w, c: [n, c // 4, h, w, c % 4], flattened
  * to 1-d: the RFC's index (128/4)*64*64*4*11 + 64*64*4*floor(101/4) +
  * 64*4*37 + 4*23 + 101%4. */
 START_TEST(flatten_nhwc_to_nchwc_1d_seed001)
 {
-	Module *m = tu_parse(&arena, "k.tir", nchwc_kernel);
+	Module *m = tu_parse(&arena, "k.tir", tu_fixture(nchwc_kernel));
 	DiagList d;
 	diag_init(&d, &arena);
 	Built b = build_module(m, NULL, &d);
@@ -317,7 +278,7 @@ END_TEST
  * convention: a flattened 2-d buffer differs from an unflattened one). */
 START_TEST(flatten_nchwc_2d_grouping_seed001)
 {
-	Module *m = tu_parse(&arena, "k.tir", nchwc_kernel);
+	Module *m = tu_parse(&arena, "k.tir", tu_fixture(nchwc_kernel));
 	set_separators(param_buffer(m, "x"), 1, (int[]){3});
 	DiagList d;
 	diag_init(&d, &arena);
@@ -343,10 +304,7 @@ END_TEST
 START_TEST(flatten_three_groups_and_runs)
 {
 	Module *m = tu_parse(&arena, "k.tir",
-			     "@T.prim_func\n"
-			     "def f(X: T.Buffer[(2, 3, 4, 5), \"int32\"], Y: T.Buffer[(2, 3, 4, 5), \"int32\"]):\n"
-			     "    for a, b, c, e in T.grid(2, 3, 4, 5):\n"
-			     "        Y[a, b, c, e] = X[a, b, c, e] * 3 + X[1 - a, 2 - b, c, 4 - e]\n");
+			     tu_fixture("backend/flatten_three_groups_and_runs.tir"));
 	set_separators(param_buffer(m, "X"), 2, (int[]){1, 3});
 	set_separators(param_buffer(m, "Y"), 1, (int[]){2});
 	DiagList d;
@@ -374,11 +332,7 @@ END_TEST
  * keeping N-1 separators). */
 START_TEST(flatten_is_idempotent)
 {
-	Module *m = tu_parse(&arena, "k.tir",
-			     "@T.prim_func\n"
-			     "def f(X: T.Buffer[(6, 20), \"int32\"]):\n"
-			     "    for a, b in T.grid(6, 20):\n"
-			     "        X[a, b] = a + b\n");
+	Module *m = tu_parse(&arena, "k.tir", tu_fixture("backend/flatten_is_idempotent.tir"));
 	set_separators(param_buffer(m, "X"), 1, (int[]){1});
 	DiagList d;
 	diag_init(&d, &arena);
@@ -633,11 +587,7 @@ END_TEST
 /* real mode: x * y + z is fused only when the build asks for it. */
 START_TEST(real_mode_contracts_to_fmuladd_only_when_asked)
 {
-	static const char k[] =
-		"@T.prim_func\n"
-		"def f(F: T.Buffer[(64,), \"float32\"], G: T.Buffer[(64,), \"float32\"], B: T.Buffer[(64,), \"float32\"]):\n"
-		"    for i in T.serial(64):\n"
-		"        B[i] = F[i] * 0.1 + G[i] * 0.3\n";
+	const char *k = tu_fixture("backend/real_mode_contracts_to_fmuladd_only_when_asked.tir");
 	DiagList d;
 	diag_init(&d, &arena);
 	Built b = build(k, NULL);
@@ -663,14 +613,7 @@ END_TEST
  * error of x * c, which the comparison turned into a different integer. */
 START_TEST(real_mode_keeps_equal_products_equal)
 {
-	Built b = build("@T.prim_func\n"
-			"def f(F: T.Buffer[(8,), \"float32\"], O: T.Buffer[(8,), \"int32\"]):\n"
-			"    for i in T.serial(8):\n"
-			"        if F[i] * T.float32(0.1) - F[i] * T.float32(0.1) != T.float32(0.0):\n"
-			"            O[i] = 1\n"
-			"        else:\n"
-			"            O[i] = 0\n",
-			NULL);
+	Built b = build(tu_fixture("backend/real_mode_keeps_equal_products_equal.tir"), NULL);
 	assert_jit_agrees(b.p, 8, 0.0);
 	built_free(&b);
 }
@@ -678,17 +621,7 @@ END_TEST
 
 START_TEST(scalar_parameters_of_every_dtype)
 {
-	Built b = build("@T.prim_func\n"
-			"def f(a: T.handle, n: T.int32, k: T.int64, x: T.float32, y: T.float64, B: T.Buffer[(4,), \"float64\"]):\n"
-			"    A = T.match_buffer(a, (n,), \"int64\")\n"
-			"    T.assume(n >= 1 and n <= 40)\n"
-			"    for i in T.serial(n):\n"
-			"        A[i] = A[i] * k + T.cast(i, \"int64\")\n"
-			"    B[0] = T.cast(x, \"float64\") * y\n"
-			"    B[1] = T.cast(n, \"float64\") - T.cast(k, \"float64\")\n"
-			"    B[2] = y // 0.5\n"
-			"    B[3] = T.cast(x > 1.0, \"float64\")\n",
-			NULL);
+	Built b = build(tu_fixture("backend/scalar_parameters_of_every_dtype.tir"), NULL);
 	assert_jit_agrees(b.p, 8, 0);
 	built_free(&b);
 }
@@ -698,27 +631,13 @@ END_TEST
 
 START_TEST(symbolic_and_empty_loops)
 {
-	jit_agrees("@T.prim_func\n"
-		   "def f(a: T.handle, n: T.int32):\n"
-		   "    A = T.match_buffer(a, (n,), \"int32\")\n"
-		   "    for i in T.serial(n - 10):\n"
-		   "        A[i] = 1\n"
-		   "    for i in T.serial(n, n + 0):\n"
-		   "        A[0] = 5\n"
-		   "    for i in T.serial(n):\n"
-		   "        A[i] = A[i] + i\n",
-		   NULL);
+	jit_agrees(tu_fixture("backend/symbolic_and_empty_loops.tir"), NULL);
 }
 END_TEST
 
 START_TEST(parallel_loop_runs_on_the_pool_and_agrees)
 {
-	const char *k = "@T.prim_func\n"
-			"def f(A: T.Buffer[(64, 32), \"int32\"], B: T.Buffer[(64,), \"int32\"]):\n"
-			"    for i in T.serial(64):\n"
-			"        B[i] = 0\n"
-			"        for j in T.serial(32):\n"
-			"            B[i] = B[i] + A[i, j] * (j + 1)\n";
+	const char *k = tu_fixture("backend/parallel_loop_runs_on_the_pool_and_agrees.tir");
 	Built b = build(k, "sch.parallel(\"i\")");
 	ck_assert_int_eq(backend_stats(b.p)->nparallel_loops, 1);
 	DiagList d;
@@ -737,13 +656,7 @@ END_TEST
  * the obligation; a race-free T.parallel stays parallel. */
 START_TEST(source_annotations_are_proven_before_code_generation)
 {
-	Built b = build("@T.prim_func\n"
-			"def f(A: T.Buffer[(1,), \"int32\"], B: T.Buffer[(4096,), \"int32\"], "
-			"C: T.Buffer[(8,), \"int32\"]):\n"
-			"    for i in T.parallel(4096):\n"
-			"        A[0] = A[0] + B[i]\n"
-			"    for j in T.vectorized(8):\n"
-			"        C[0] = C[0] + C[j]\n",
+	Built b = build(tu_fixture("backend/source_annotations_are_proven_before_code_generation-racy.tir"),
 			NULL);
 	ck_assert_int_eq(backend_stats(b.p)->nparallel_loops, 0);
 	ck_assert_int_eq(backend_stats(b.p)->nvectorized_loops, 0);
@@ -760,10 +673,7 @@ START_TEST(source_annotations_are_proven_before_code_generation)
 	assert_jit_agrees(b.p, 4, 0);
 	built_free(&b);
 
-	b = build("@T.prim_func\n"
-		  "def f(A: T.Buffer[(4096,), \"int32\"], B: T.Buffer[(4096,), \"int32\"]):\n"
-		  "    for i in T.parallel(4096):\n"
-		  "        A[i] = A[i] + B[i]\n",
+	b = build(tu_fixture("backend/source_annotations_are_proven_before_code_generation-race_free.tir"),
 		  NULL);
 	ck_assert_int_eq(backend_stats(b.p)->nparallel_loops, 1);
 	ck_assert_int_eq(backend_stats(b.p)->lower.nserialized, 0);
@@ -791,24 +701,14 @@ END_TEST
 
 START_TEST(nested_parallel_and_local_buffers_in_parallel_bodies)
 {
-	jit_agrees("@T.prim_func\n"
-		   "def f(A: T.Buffer[(16, 16), \"int32\"], B: T.Buffer[(16, 16), \"int32\"]):\n"
-		   "    for i in T.serial(16):\n"
-		   "        for j in T.serial(16):\n"
-		   "            T_ = T.alloc_buffer([4], \"int32\")\n"
-		   "            for k in T.serial(4):\n"
-		   "                T_[k] = A[i, j] * k\n"
-		   "            B[i, j] = T_[0] + T_[1] + T_[2] + T_[3]\n",
+	jit_agrees(tu_fixture("backend/nested_parallel_and_local_buffers_in_parallel_bodies.tir"),
 		   "sch.parallel(\"i\")\nsch.parallel(\"j\")");
 }
 END_TEST
 
 START_TEST(vectorized_loop_gives_vector_code)
 {
-	Built b = build("@T.prim_func\n"
-			"def f(A: T.Buffer[(64, 64), \"float32\"], B: T.Buffer[(64, 64), \"float32\"]):\n"
-			"    for i, j in T.grid(64, 64):\n"
-			"        B[i, j] = A[i, j] * 2.0 + 1.0\n",
+	Built b = build(tu_fixture("backend/vectorized_loop_gives_vector_code.tir"),
 			"sch.vectorize(\"j\")");
 	ck_assert_int_eq(backend_stats(b.p)->nvectorized_loops, 1);
 	DiagList d;
@@ -823,12 +723,7 @@ END_TEST
 
 START_TEST(unrolled_loop_is_replicated)
 {
-	const char *k = "@T.prim_func\n"
-			"def f(A: T.Buffer[(8, 4), \"int32\"], B: T.Buffer[(8,), \"int32\"]):\n"
-			"    for i in T.serial(8):\n"
-			"        B[i] = 0\n"
-			"        for j in T.serial(4):\n"
-			"            B[i] = B[i] + A[i, j] * (j + 1)\n";
+	const char *k = tu_fixture("backend/unrolled_loop_is_replicated.tir");
 	Module *m = tu_parse(&arena, "k.tir", k);
 	Schedule *s = tu_schedule(&arena, m);
 	ck_assert_int_eq(tu_run(s, "sch.unroll(\"j\")"), STEP_COMMITTED);
@@ -854,10 +749,7 @@ END_TEST
  * the loop is unrolled by a few instead. */
 START_TEST(long_unrolled_loop_is_unrolled_partially)
 {
-	Built b = build("@T.prim_func\n"
-			"def f(A: T.Buffer[(20000,), \"int32\"]):\n"
-			"    for i in T.serial(20000):\n"
-			"        A[i] = A[i] * 3 + 1\n",
+	Built b = build(tu_fixture("backend/long_unrolled_loop_is_unrolled_partially.tir"),
 			"sch.unroll(\"i\")");
 	ck_assert_int_eq(backend_stats(b.p)->nunrolled_loops, 1);
 	DiagList d;
@@ -873,16 +765,7 @@ END_TEST
 
 START_TEST(large_and_symbolic_local_buffers_use_the_heap)
 {
-	jit_agrees("@T.prim_func\n"
-		   "def f(n: T.int32, A: T.Buffer[(4,), \"int32\"]):\n"
-		   "    T.assume(n >= 1 and n <= 64)\n"
-		   "    big = T.alloc_buffer([256, 1024], \"int32\")\n"
-		   "    sym = T.alloc_buffer([n], \"int32\")\n"
-		   "    for i in T.serial(n):\n"
-		   "        sym[i] = i * A[i % 4]\n"
-		   "        big[i, i] = sym[i] + 1\n"
-		   "    A[0] = big[n - 1, n - 1] + sym[0]\n",
-		   NULL);
+	jit_agrees(tu_fixture("backend/large_and_symbolic_local_buffers_use_the_heap.tir"), NULL);
 }
 END_TEST
 
@@ -890,10 +773,7 @@ END_TEST
 
 START_TEST(rejected_step_is_not_compiled)
 {
-	const char *k = "@T.prim_func\n"
-			"def w(A: T.Buffer[(8, 9), \"int32\"]):\n"
-			"    for i, j in T.grid(7, 8):\n"
-			"        A[i + 1, j] = A[i, j + 1] + 1\n";
+	const char *k = tu_fixture("backend/rejected_step_is_not_compiled.tir");
 	Module *m = tu_parse(&arena, "k.tir", k);
 	Schedule *s = tu_schedule(&arena, m);
 	ck_assert_int_eq(tu_run(s, "sch.reorder(\"j\", \"i\")"), STEP_REJECTED);
@@ -1048,12 +928,7 @@ END_TEST
 
 START_TEST(emits_llvm_assembly_object_and_header)
 {
-	Built b = build("@T.prim_func\n"
-			"def k(A: T.Buffer[(16, 14), \"int32\"], B: T.Buffer[(16,), \"int32\"]):\n"
-			"    for i in T.serial(16):\n"
-			"        B[i] = 0\n"
-			"        for j in T.serial(14):\n"
-			"            B[i] = B[i] + A[i, j]\n",
+	Built b = build(tu_fixture("backend/emits_llvm_assembly_object_and_header.tir"),
 			"sch.parallel(\"i\")");
 	DiagList d;
 	diag_init(&d, &arena);
@@ -1089,14 +964,9 @@ END_TEST
 START_TEST(header_documents_logical_physical_and_flat_shapes)
 {
 	Module *m = tu_parse(&arena, "k.tir",
-			     "@T.prim_func\n"
-			     "def k(A: T.Buffer[(4, 4), \"int32\"], B: T.Buffer[(4,), \"int32\"]):\n"
-			     "    for io in T.serial(4):\n"
-			     "        B[io] = A[io, 0] + A[io, 3]\n");
+			     tu_fixture("backend/header_documents_logical_physical_and_flat_shapes-2d.tir"));
 	Module *lm = tu_parse(&arena, "l.tir",
-			      "@T.prim_func\n"
-			      "def k(A: T.Buffer[(14,), \"int32\"]):\n"
-			      "    A[0] = 0\n");
+			      tu_fixture("backend/header_documents_logical_physical_and_flat_shapes-1d.tir"));
 	Buffer *a = param_buffer(m, "A");
 	Layout *lay = arena_alloc(&arena, sizeof *lay);
 	lay->logical = param_buffer(lm, "A");
@@ -1233,24 +1103,7 @@ START_TEST(huge_allocation_fails_instead_of_wrapping)
 {
 	vs_context *ctx = vs_context_new();
 	vs_module *m = vs_parse_string(ctx, "k.tir",
-				       "@I.ir_module\n"
-				       "class big:\n"
-				       "    @T.prim_func\n"
-				       "    def f(A: T.Buffer[(4,), \"int32\"]):\n"
-				       "        B = T.alloc_buffer([4611686018427387905], \"int32\")\n"
-				       "        for i in T.serial(4):\n"
-				       "            B[i] = A[i] + 1\n"
-				       "        for i in T.serial(4):\n"
-				       "            A[i] = B[3 - i]\n"
-				       "\n"
-				       "    @T.prim_func\n"
-				       "    def g(A: T.Buffer[(4,), \"int32\"], n: T.int64):\n"
-				       "        T.assume(n <= 4611686018427387904)\n"
-				       "        B = T.alloc_buffer([n], \"int32\")\n"
-				       "        for i in T.serial(4):\n"
-				       "            B[i] = A[i] + 1\n"
-				       "        for i in T.serial(4):\n"
-				       "            A[i] = B[3 - i]\n");
+				       tu_fixture("backend/huge_allocation_fails_instead_of_wrapping.tir"));
 	ck_assert_msg(m != NULL, "%s", vs_last_error(ctx));
 	ck_assert_ptr_nonnull(m);
 	vs_schedule *s = vs_schedule_new(ctx, m, NULL);
@@ -1281,10 +1134,7 @@ START_TEST(api_builds_and_calls_the_jit_kernel)
 {
 	vs_context *ctx = vs_context_new();
 	vs_module *m = vs_parse_string(ctx, "k.tir",
-				       "@T.prim_func\n"
-				       "def axpy(X: T.Buffer[(64,), \"float32\"], Y: T.Buffer[(64,), \"float32\"], a: T.float32):\n"
-				       "    for i in T.serial(64):\n"
-				       "        Y[i] = a * X[i] + Y[i]\n");
+				       tu_fixture("backend/api_builds_and_calls_the_jit_kernel.tir"));
 	ck_assert_ptr_nonnull(m);
 	vs_schedule *s = vs_schedule_new(ctx, m, NULL);
 	ck_assert_int_eq(vs_run_script_string(s, "s.sched", "io, ii = sch.split(\"i\", factor=16, tail=\"perfect\")\n"
@@ -1367,18 +1217,9 @@ START_TEST(cli_build_and_jit_exit_statuses)
 	assert_contains(out, "nothing is compiled");
 	free(out);
 	/* a syntax error: file:line:col, exit 2 */
-	char bad[] = "/tmp/vsched-bad-XXXXXX";
-	int fd = mkstemp(bad);
-	ck_assert_int_ge(fd, 0);
-	const char text[] = "@T.prim_func\ndef f(A: T.Buffer[(4,), \"int32\"]):\n    A[0] = = 1\n";
-	ck_assert_int_eq(write(fd, text, sizeof text - 1), (int)(sizeof text - 1));
-	close(fd);
-	char args[256];
-	snprintf(args, sizeof args, "build %s --emit llvm", bad);
-	ck_assert_int_eq(run_cli(args, &out), 2);
-	assert_contains(out, ":3:");
+	ck_assert_int_eq(run_cli("build tests/data/backend/syntax_error.tir --emit llvm", &out), 2);
+	assert_contains(out, "syntax_error.tir:3:");
 	free(out);
-	unlink(bad);
 }
 END_TEST
 

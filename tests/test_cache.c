@@ -83,19 +83,14 @@ static char *block_order(const Stmt *s)
 }
 
 /* Seed 000, "Allocate internal buffer containing transformation padding". */
-static const char row_sum[] =
-	"@T.prim_func\n"
-	"def func(A: T.Buffer[(14,), \"int32\"], B: T.Buffer[(1,), \"int32\"]):\n"
-	"    B[0] = 0\n"
-	"    with T.block(\"compute\"):\n"
-	"        for i in T.serial(14):\n"
-	"            B[0] = B[0] + A[i]\n";
+static const char row_sum[] = "cache/row_sum.tir";
 
 /* ---------- cache_read ---------- */
 
 START_TEST(cache_read_stages_the_input_before_the_block)
 {
-	Schedule *s = accept(row_sum, "A_local = sch.cache_read(block=\"compute\", buffer=\"A\", scope=\"local\")");
+	Schedule *s = accept(tu_fixture(row_sum),
+			     "A_local = sch.cache_read(block=\"compute\", buffer=\"A\", scope=\"local\")");
 	const Stmt *body = alloc_body(sched_func(s)->body, "A_local");
 	ck_assert_ptr_nonnull(body);
 	char *order = block_order(body);
@@ -114,7 +109,7 @@ END_TEST
 
 START_TEST(transform_layout_of_the_cache_pads_right_after_the_copy)
 {
-	Schedule *s = accept(row_sum,
+	Schedule *s = accept(tu_fixture(row_sum),
 			     "A_local = sch.cache_read(block=\"compute\", buffer=\"A\", scope=\"local\")\n"
 			     "sch.transform_layout(buffer=\"A_local\", index_map=lambda i: [i // 4, i % 4], pad_value=0)");
 	const Stmt *body = alloc_body(sched_func(s)->body, "A_local");
@@ -147,12 +142,7 @@ END_TEST
 
 START_TEST(cache_read_copies_only_the_region_read)
 {
-	static const char k[] =
-		"@T.prim_func\n"
-		"def f(A: T.Buffer[(16,), \"float32\"], B: T.Buffer[(8,), \"float32\"]):\n"
-		"    with T.block(\"b\"):\n"
-		"        for i in T.serial(8):\n"
-		"            B[i] = A[i + 2] + A[i + 3]\n";
+	const char *k = tu_fixture("cache/cache_read_copies_only_the_region_read.tir");
 	Schedule *s = accept(k, "A_s = sch.cache_read(block=\"b\", buffer=\"A\", scope=\"shared\")");
 	const Stmt *body = alloc_body(sched_func(s)->body, "A_s");
 	const Stmt *copy = body->u.seq.items[0]->u.block.body;
@@ -161,27 +151,14 @@ START_TEST(cache_read_copies_only_the_region_read)
 	ck_assert_int_eq(tu_last(s)->nobs, 2);
 	sched_free(s);
 	/* a guarded read past the end: the region is clipped to the shape */
-	static const char guarded[] =
-		"@T.prim_func\n"
-		"def f(A: T.Buffer[(16,), \"float32\"], B: T.Buffer[(16,), \"float32\"]):\n"
-		"    with T.block(\"b\"):\n"
-		"        for i in T.serial(16):\n"
-		"            if A[i] > 0.0:\n"
-		"                B[i] = A[T.min(i + 1, 15)]\n";
+	const char *guarded = tu_fixture("cache/cache_read_copies_only_the_region_read-guarded.tir");
 	sched_free(accept(guarded, "sch.cache_read(block=\"b\", buffer=\"A\", scope=\"local\")"));
 }
 END_TEST
 
 START_TEST(cache_read_without_block_stages_the_whole_function)
 {
-	static const char k[] =
-		"@T.prim_func\n"
-		"def f(A: T.Buffer[(8,), \"int32\"], B: T.Buffer[(8,), \"int32\"], n: T.int32):\n"
-		"    T.assume(0 <= n and n <= 8)\n"
-		"    for i in T.serial(n):\n"
-		"        B[i] = A[i]\n"
-		"    for i in T.serial(8):\n"
-		"        B[i] = B[i] + A[7 - i]\n";
+	const char *k = tu_fixture("cache/cache_read_without_block_stages_the_whole_function.tir");
 	Schedule *s = accept(k, "A_l = sch.cache_read(buffer=\"A\", scope=\"local\")");
 	const Stmt *top = sched_func(s)->body;
 	ck_assert_int_eq(top->kind, ST_SEQ);
@@ -195,27 +172,10 @@ END_TEST
  * guard would skip: uninitialised cells of an allocated buffer reject. */
 START_TEST(cache_read_of_uninitialised_cells_is_rejected)
 {
-	static const char k[] =
-		"@T.prim_func\n"
-		"def f(A: T.Buffer[(14,), \"int32\"], B: T.Buffer[(14,), \"int32\"]):\n"
-		"    C = T.alloc_buffer([14], \"int32\")\n"
-		"    for i in T.serial(1, 13):\n"
-		"        C[i] = A[i] * 2\n"
-		"    with T.block(\"use\"):\n"
-		"        for i in T.serial(14):\n"
-		"            if A[i] > 0 and 0 < i and i < 13:\n"
-		"                B[i] = C[i]\n";
+	const char *k = tu_fixture("cache/cache_read_of_uninitialised_cells_is_rejected.tir");
 	/* the bounds of i come from the guard: C[1 .. 12], all produced */
 	sched_free(accept(k, "sch.cache_read(block=\"use\", buffer=\"C\", scope=\"local\")"));
-	static const char bad[] =
-		"@T.prim_func\n"
-		"def f(A: T.Buffer[(14,), \"int32\"], B: T.Buffer[(14,), \"int32\"]):\n"
-		"    C = T.alloc_buffer([14], \"int32\")\n"
-		"    for i in T.serial(1, 13):\n"
-		"        C[i] = A[i] * 2\n"
-		"    with T.block(\"use\"):\n"
-		"        for i in T.serial(1, 13):\n"
-		"            B[i] = C[T.max(i, A[0] // 1000 + 1)]\n";
+	const char *bad = tu_fixture("cache/cache_read_of_uninitialised_cells_is_rejected-bad.tir");
 	/* here the region proposal is the whole of C: C[0] is never written */
 	StepReport *r = refuted(bad, "sch.cache_read(block=\"use\", buffer=\"C\", scope=\"local\")",
 				"cache.readable");
@@ -225,36 +185,24 @@ END_TEST
 
 START_TEST(cache_read_rejects_blocks_that_write_the_buffer_and_bad_names)
 {
-	static const char writes[] =
-		"@T.prim_func\n"
-		"def f(A: T.Buffer[(8,), \"int32\"]):\n"
-		"    with T.block(\"b\"):\n"
-		"        for i in T.serial(8):\n"
-		"            A[i] = A[i] + 1\n";
+	const char *writes = tu_fixture("cache/cache_read_rejects_blocks_that_write_the_buffer_and_bad_names-writes.tir");
 	reject(writes, "sch.cache_read(block=\"b\", buffer=\"A\", scope=\"local\")", "use cache_write");
-	bad_input(row_sum, "sch.cache_read(block=\"compute\", buffer=\"Q\", scope=\"local\")", "no buffer 'Q'");
-	bad_input(row_sum, "sch.cache_read(block=\"nope\", buffer=\"A\", scope=\"local\")", "no block 'nope'");
-	bad_input(row_sum, "B = sch.cache_read(block=\"compute\", buffer=\"A\", scope=\"local\")",
+	bad_input(tu_fixture(row_sum),
+		  "sch.cache_read(block=\"compute\", buffer=\"Q\", scope=\"local\")", "no buffer 'Q'");
+	bad_input(tu_fixture(row_sum),
+		  "sch.cache_read(block=\"nope\", buffer=\"A\", scope=\"local\")", "no block 'nope'");
+	bad_input(tu_fixture(row_sum),
+		  "B = sch.cache_read(block=\"compute\", buffer=\"A\", scope=\"local\")",
 		  "already has a buffer 'B'");
-	bad_input(row_sum, "sch.cache_read(block=\"compute\", buffer=\"A\", scope=\"texture\")", "scope must be");
-	bad_input(row_sum, "sch.cache_read(block=\"compute\", buffer=\"A\", colour=\"red\")",
+	bad_input(tu_fixture(row_sum),
+		  "sch.cache_read(block=\"compute\", buffer=\"A\", scope=\"texture\")", "scope must be");
+	bad_input(tu_fixture(row_sum),
+		  "sch.cache_read(block=\"compute\", buffer=\"A\", colour=\"red\")",
 		  "unexpected keyword");
-	bad_input(row_sum, "sch.cache_read(block=\"compute\")", "expected buffer=");
-	static const char other[] =
-		"@T.prim_func\n"
-		"def f(A: T.Buffer[(8,), \"int32\"], B: T.Buffer[(8,), \"int32\"]):\n"
-		"    A[0] = 1\n"
-		"    with T.block(\"b\"):\n"
-		"        B[0] = 2\n";
+	bad_input(tu_fixture(row_sum), "sch.cache_read(block=\"compute\")", "expected buffer=");
+	const char *other = tu_fixture("cache/cache_read_rejects_blocks_that_write_the_buffer_and_bad_names-other.tir");
 	bad_input(other, "sch.cache_read(block=\"b\", buffer=\"A\", scope=\"local\")", "does not access");
-	static const char inner[] =
-		"@T.prim_func\n"
-		"def f(B: T.Buffer[(8,), \"int32\"]):\n"
-		"    C = T.alloc_buffer([8], \"int32\")\n"
-		"    for i in T.serial(8):\n"
-		"        C[i] = i\n"
-		"    for i in T.serial(8):\n"
-		"        B[i] = C[i]\n";
+	const char *inner = tu_fixture("cache/cache_read_rejects_blocks_that_write_the_buffer_and_bad_names-inner.tir");
 	bad_input(inner, "sch.cache_read(buffer=\"C\", scope=\"local\")", "name the block");
 }
 END_TEST
@@ -263,20 +211,9 @@ END_TEST
  * cells the others write, a race the original did not have. */
 START_TEST(cache_read_inside_a_parallel_loop_checks_races_again)
 {
-	static const char ok[] =
-		"@T.prim_func\n"
-		"def f(A: T.Buffer[(16,), \"int32\"], B: T.Buffer[(8,), \"int32\"]):\n"
-		"    for i in T.parallel(8):\n"
-		"        with T.block(\"b\"):\n"
-		"            B[i] = A[2 * i] + A[2 * i + 1]\n";
+	const char *ok = tu_fixture("cache/cache_read_inside_a_parallel_loop_checks_races_again-ok.tir");
 	sched_free(accept(ok, "sch.cache_read(block=\"b\", buffer=\"A\", scope=\"local\")"));
-	static const char racy[] =
-		"@T.prim_func\n"
-		"def f(A: T.Buffer[(16,), \"int32\"], B: T.Buffer[(8,), \"int32\"]):\n"
-		"    for i in T.parallel(8):\n"
-		"        A[2 * i + 1] = i\n"
-		"        with T.block(\"b\"):\n"
-		"            B[i] = A[2 * i]\n";
+	const char *racy = tu_fixture("cache/cache_read_inside_a_parallel_loop_checks_races_again-racy.tir");
 	StepReport *r = reject(racy, "sch.cache_read(block=\"b\", buffer=\"A\", scope=\"local\")",
 			       "parallel.no_race");
 	ck_assert_int_eq(r->results[r->failed].verdict, VERDICT_REFUTED);
@@ -285,17 +222,13 @@ END_TEST
 
 /* ---------- cache_write ---------- */
 
-static const char doubler[] =
-	"@T.prim_func\n"
-	"def func(A: T.Buffer[(14,), \"float32\"], B: T.Buffer[(14,), \"float32\"]):\n"
-	"    with T.block(\"compute\"):\n"
-	"        for i in T.serial(14):\n"
-	"            B[i] = 2.0 * A[i]\n";
+static const char doubler[] = "cache/doubler.tir";
 
 /* Seed 000's B_cache: the block writes every cell, so no copy-in. */
 START_TEST(cache_write_of_a_full_write_needs_no_copy_in)
 {
-	Schedule *s = accept(doubler, "B_local = sch.cache_write(block=\"compute\", buffer=\"B\", scope=\"local\")");
+	Schedule *s = accept(tu_fixture(doubler),
+			     "B_local = sch.cache_write(block=\"compute\", buffer=\"B\", scope=\"local\")");
 	const Stmt *body = alloc_body(sched_func(s)->body, "B_local");
 	char *order = block_order(body);
 	ck_assert_str_eq(order, "compute,B_local_out");
@@ -303,25 +236,12 @@ START_TEST(cache_write_of_a_full_write_needs_no_copy_in)
 	ck_assert_ptr_nonnull(strstr(tu_last(s)->note, "no copy-in"));
 	sched_free(s);
 	/* an intermediate buffer, written over an offset range */
-	static const char inter[] =
-		"@T.prim_func\n"
-		"def f(A: T.Buffer[(14,), \"float32\"], B: T.Buffer[(14,), \"float32\"]):\n"
-		"    C = T.alloc_buffer([14], \"float32\")\n"
-		"    with T.block(\"compute\"):\n"
-		"        for i in T.serial(1, 13):\n"
-		"            C[i - 1] = 2.0 * A[i]\n"
-		"    for i in T.serial(12):\n"
-		"        B[i] = C[i]\n";
+	const char *inter = tu_fixture("cache/cache_write_of_a_full_write_needs_no_copy_in-inter.tir");
 	s = accept(inter, "C_l = sch.cache_write(block=\"compute\", buffer=\"C\", scope=\"local\")");
 	ck_assert_ptr_nonnull(tu_last(s)->note);
 	sched_free(s);
 	/* two dimensions, loops swapped */
-	static const char twod[] =
-		"@T.prim_func\n"
-		"def f(A: T.Buffer[(4, 6), \"int32\"], B: T.Buffer[(4, 6), \"int32\"]):\n"
-		"    with T.block(\"t\"):\n"
-		"        for j, i in T.grid(6, 4):\n"
-		"            B[i, j] = A[i, j] + i\n";
+	const char *twod = tu_fixture("cache/cache_write_of_a_full_write_needs_no_copy_in-twod.tir");
 	s = accept(twod, "sch.cache_write(block=\"t\", buffer=\"B\", scope=\"local\")");
 	ck_assert_ptr_nonnull(tu_last(s)->note);
 	sched_free(s);
@@ -330,13 +250,7 @@ END_TEST
 
 START_TEST(cache_write_of_a_read_modify_write_copies_in)
 {
-	static const char k[] =
-		"@T.prim_func\n"
-		"def f(A: T.Buffer[(14,), \"float32\"], B: T.Buffer[(14,), \"float32\"]):\n"
-		"    with T.block(\"compute\"):\n"
-		"        for i in T.serial(14):\n"
-		"            if i > 2:\n"
-		"                B[i] = B[i] + 2.0 * A[i]\n";
+	const char *k = tu_fixture("cache/cache_write_of_a_read_modify_write_copies_in.tir");
 	Schedule *s = accept(k, "B_local = sch.cache_write(block=\"compute\", buffer=\"B\", scope=\"local\")");
 	const Stmt *body = alloc_body(sched_func(s)->body, "B_local");
 	char *order = block_order(body);
@@ -344,7 +258,8 @@ START_TEST(cache_write_of_a_read_modify_write_copies_in)
 	free(order);
 	sched_free(s);
 	/* a reduction into one cell */
-	sched_free(accept(row_sum, "sch.cache_write(block=\"compute\", buffer=\"B\", scope=\"local\")"));
+	sched_free(accept(tu_fixture(row_sum),
+			  "sch.cache_write(block=\"compute\", buffer=\"B\", scope=\"local\")"));
 }
 END_TEST
 
@@ -352,14 +267,7 @@ END_TEST
  * copy-in after them and the copy-out at the end. */
 START_TEST(cache_write_without_block_stages_the_whole_function)
 {
-	static const char k[] =
-		"@T.prim_func\n"
-		"def f(A: T.Buffer[(14,), \"float32\"], B: T.Buffer[(14,), \"float32\"], n: T.int32):\n"
-		"    T.assume(1 <= n and n <= 14)\n"
-		"    for i in T.serial(n):\n"
-		"        B[i] = 2.0 * A[i]\n"
-		"    for i in T.serial(n, 14):\n"
-		"        B[i] = B[i - 1] + 1.0\n";
+	const char *k = tu_fixture("cache/cache_write_without_block_stages_the_whole_function.tir");
 	Schedule *s = accept(k, "sch.cache_write(buffer=\"B\", scope=\"local\")");
 	const Stmt *body = alloc_body(sched_func(s)->body, "B_local");
 	char *order = block_order(body);
@@ -373,20 +281,12 @@ END_TEST
  * nothing initialised. */
 START_TEST(cache_write_copy_in_of_uninitialised_cells_is_rejected)
 {
-	static const char k[] =
-		"@T.prim_func\n"
-		"def f(A: T.Buffer[(14,), \"float32\"], B: T.Buffer[(14,), \"float32\"]):\n"
-		"    C = T.alloc_buffer([14], \"float32\")\n"
-		"    with T.block(\"compute\"):\n"
-		"        for i in T.serial(1, 13):\n"
-		"            if i < 12:\n"
-		"                C[i] = 2.0 * A[i]\n"
-		"    for i in T.serial(1, 12):\n"
-		"        B[i] = C[i]\n";
+	const char *k = tu_fixture("cache/cache_write_copy_in_of_uninitialised_cells_is_rejected.tir");
 	StepReport *r = refuted(k, "sch.cache_write(block=\"compute\", buffer=\"C\", scope=\"local\")",
 				"cache.readable");
 	ck_assert_ptr_nonnull(strstr(r->counterexample, "ax0 = "));
-	reject(row_sum, "sch.cache_write(block=\"compute\", buffer=\"A\", scope=\"local\")", "use cache_read");
+	reject(tu_fixture(row_sum),
+	       "sch.cache_write(block=\"compute\", buffer=\"A\", scope=\"local\")", "use cache_read");
 }
 END_TEST
 
@@ -395,7 +295,7 @@ END_TEST
 START_TEST(api_cache_read_and_write)
 {
 	vs_context *ctx = vs_context_new();
-	vs_module *m = vs_parse_string(ctx, "k.tir", row_sum);
+	vs_module *m = vs_parse_string(ctx, "k.tir", tu_fixture(row_sum));
 	vs_schedule *s = vs_schedule_new(ctx, m, NULL);
 	ck_assert_int_eq(vs_cache_read(s, "compute", "A", "local", "A_local"), VS_OK);
 	ck_assert_int_eq(vs_cache_write(s, "compute", "B", NULL, NULL), VS_OK);

@@ -18,11 +18,7 @@ static char dir[64];
 static void setup(void) { tu_tmpdir(dir, sizeof dir); }
 static void teardown(void) { tu_rmdir(dir); }
 
-static const char scale14[] =
-	"@T.prim_func\n"
-	"def scale(A: T.Buffer[(14,), \"int32\"], B: T.Buffer[(14,), \"int32\"]):\n"
-	"    for i in T.serial(14):\n"
-	"        B[i] = 2 * A[i]\n";
+static const char scale14[] = "cli/scale14.tir";
 
 /* dir/name with `text` in it; returns the path (static, one of 8). */
 static const char *put(const char *name, const char *text)
@@ -68,7 +64,7 @@ static void vsched(int want, char **out, char **err, const char *fmt, ...)
 
 START_TEST(run_exit_codes)
 {
-	const char *k = put("k.tir", scale14);
+	const char *k = put("k.tir", tu_fixture(scale14));
 	char *out, *err;
 	/* 0: no schedule prints the kernel; an accepted schedule the result */
 	vsched(0, &out, NULL, "run '%s'", k);
@@ -100,9 +96,8 @@ START_TEST(run_exit_codes)
 	vsched(2, NULL, &err, "run '%s/missing.tir'", dir);
 	ts_has(err, "missing.tir");
 	free(err);
-	const char *syn = put("syn.tir", "@T.prim_func\ndef f(A: T.Buffer[(4,), \"int32\"]):\n    A[0] = (1\n");
-	vsched(2, NULL, &err, "run '%s'", syn);
-	ts_has(err, "syn.tir:3:12: error:");
+	vsched(2, NULL, &err, "run tests/data/cli/syntax_error.tir");
+	ts_has(err, "syntax_error.tir:3:12: error:");
 	free(err);
 	const char *unknown = put("unknown.sched", "sch.split(\"q\", factor=2)\n");
 	vsched(2, NULL, &err, "run '%s' --schedule '%s'", k, unknown);
@@ -126,12 +121,7 @@ END_TEST
  * but no solver proves that in 300 ms. Not proven rejects. */
 START_TEST(run_timeout_rejects)
 {
-	const char *k = put("fermat.tir",
-			    "@T.prim_func\n"
-			    "def f(A: T.Buffer[(16,), \"int32\"], x: T.int64, y: T.int64, z: T.int64):\n"
-			    "    T.assume(1 <= x and 1 <= y and 1 <= z and x * x * x + y * y * y == z * z * z)\n"
-			    "    for i in T.serial(14):\n"
-			    "        A[i] = 1\n");
+	const char *k = "tests/data/cli/fermat.tir";
 	const char *s = put("p.sched", "io, ii = sch.split(\"i\", factor=4, tail=\"perfect\")\n");
 	char *err;
 	vsched(1, NULL, &err, "run '%s' --schedule '%s' --timeout-ms 300", k, s);
@@ -144,15 +134,13 @@ END_TEST
 
 START_TEST(interp_exit_codes)
 {
-	const char *k = put("k.tir", scale14);
+	const char *k = put("k.tir", tu_fixture(scale14));
 	char *out, *err;
 	vsched(0, &out, NULL, "interp '%s' --seed 4", k);
 	ts_has(out, "seed 4");
 	ts_has(out, "outputs:");
 	free(out);
-	const char *oob = put("oob.tir",
-			      "@T.prim_func\ndef f(A: T.Buffer[(4,), \"int32\"]):\n"
-			      "    for i in T.serial(4):\n        A[i + 1] = 0\n");
+	const char *oob = "tests/data/cli/out_of_bounds.tir";
 	vsched(1, &out, NULL, "interp '%s'", oob);
 	ts_has(out, "out of bounds");
 	free(out);
@@ -197,8 +185,8 @@ END_TEST
 
 START_TEST(equiv_finds_one_changed_store)
 {
-	const char *a = put("a.tir", scale14);
-	char *changed = strdup(scale14);
+	const char *a = put("a.tir", tu_fixture(scale14));
+	char *changed = strdup(tu_fixture(scale14));
 	*strstr(changed, "2 * A[i]") = '3'; /* B[i] = 3 * A[i] */
 	const char *b = put("b.tir", changed);
 	free(changed);
@@ -208,11 +196,7 @@ START_TEST(equiv_finds_one_changed_store)
 	ts_has(err, "B[");
 	free(err);
 	/* a store that moves to another cell */
-	const char *c = put("c.tir",
-			    "@T.prim_func\n"
-			    "def scale(A: T.Buffer[(14,), \"int32\"], B: T.Buffer[(14,), \"int32\"]):\n"
-			    "    for i in T.serial(14):\n"
-			    "        B[13 - i] = 2 * A[i]\n");
+	const char *c = "tests/data/cli/mirrored_store.tir";
 	vsched(1, NULL, NULL, "equiv '%s' '%s' --trials 3 --seed 9", a, c);
 	vsched(2, NULL, NULL, "equiv '%s'", a);
 	vsched(2, NULL, NULL, "equiv '%s' '%s/missing.tir'", a, dir);
@@ -224,7 +208,7 @@ END_TEST
 
 static void make_log(const char *log)
 {
-	const char *k = put("k.tir", scale14);
+	const char *k = put("k.tir", tu_fixture(scale14));
 	const char *s = put("s.sched",
 			    "io, ii = sch.split(\"i\", factor=2, tail=\"perfect\")\nsch.parallel(\"io\")\n");
 	vsched(0, NULL, NULL, "run '%s' --schedule '%s' --log '%s' -o /dev/null", k, s, log);
@@ -280,7 +264,7 @@ START_TEST(usage_and_unknown_commands)
 	free(out);
 	vsched(2, NULL, NULL, "frobnicate");
 	/* numbers: no sign, in range (strtoul alone took -5 as 2^64 - 5) */
-	const char *k = put("u.tir", scale14);
+	const char *k = put("u.tir", tu_fixture(scale14));
 	char *err;
 	vsched(2, NULL, &err, "run '%s' --timeout-ms -5", k);
 	ts_has(err, "expected a number of milliseconds (1..86400000) after: --timeout-ms");
@@ -304,7 +288,7 @@ START_TEST(write_failures_exit_2)
 {
 	if (access("/dev/full", W_OK) != 0)
 		return; /* not on this system */
-	const char *k = put("w.tir", scale14);
+	const char *k = put("w.tir", tu_fixture(scale14));
 	char *err;
 	vsched(2, NULL, &err, "run '%s' -o /dev/full", k);
 	ts_has(err, "vsched: error: cannot write /dev/full:");

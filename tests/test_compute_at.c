@@ -22,70 +22,20 @@ static void teardown(void) { arena_free(&arena); }
 /* ---------- kernels (seed 002, te-style stages as blocks) ---------- */
 
 /* Ex. 1-3, Ex. 5: C = 5, D = C * 2 over (5, 16) */
-static const char ex1[] =
-	"@T.prim_func\n"
-	"def ex1(D: T.Buffer[(5, 16), \"int32\"]):\n"
-	"    C = T.alloc_buffer([5, 16], \"int32\")\n"
-	"    with T.block(\"C\"):\n"
-	"        for i, j in T.grid(5, 16):\n"
-	"            C[i, j] = 5\n"
-	"    with T.block(\"D\"):\n"
-	"        for di, dj in T.grid(5, 16):\n"
-	"            D[di, dj] = C[di, dj] * 2\n";
+static const char ex1[] = "compute_at/ex1.tir";
 
 /* Ex. 4: D is (4, 5, 16) and reads C[dj, dk] */
-static const char ex4[] =
-	"@T.prim_func\n"
-	"def ex4(D: T.Buffer[(4, 5, 16), \"int32\"]):\n"
-	"    C = T.alloc_buffer([5, 16], \"int32\")\n"
-	"    with T.block(\"C\"):\n"
-	"        for i, j in T.grid(5, 16):\n"
-	"            C[i, j] = 5\n"
-	"    with T.block(\"D\"):\n"
-	"        for di, dj, dk in T.grid(4, 5, 16):\n"
-	"            D[di, dj, dk] = C[dj, dk] * 2\n";
+static const char ex4[] = "compute_at/ex4.tir";
 
 /* the attach-path example: C at D, D at E */
-static const char chain[] =
-	"@T.prim_func\n"
-	"def chain(E: T.Buffer[(5, 16), \"int32\"]):\n"
-	"    C = T.alloc_buffer([5, 16], \"int32\")\n"
-	"    D = T.alloc_buffer([5, 16], \"int32\")\n"
-	"    with T.block(\"C\"):\n"
-	"        for ci, cj in T.grid(5, 16):\n"
-	"            C[ci, cj] = 5\n"
-	"    with T.block(\"D\"):\n"
-	"        for di, dj in T.grid(5, 16):\n"
-	"            D[di, dj] = C[di, dj] * 2\n"
-	"    with T.block(\"E\"):\n"
-	"        for ei, ej in T.grid(5, 16):\n"
-	"            E[ei, ej] = D[ei, ej] * 4\n";
+static const char chain[] = "compute_at/chain.tir";
 
 /* Ex. 6: B = A + 2, C = B * 3 over (4, 4) */
-static const char ex6[] =
-	"@T.prim_func\n"
-	"def ex6(A: T.Buffer[(4, 4), \"float32\"], C: T.Buffer[(4, 4), \"float32\"]):\n"
-	"    B = T.alloc_buffer([4, 4], \"float32\")\n"
-	"    with T.block(\"B\"):\n"
-	"        for bi, bj in T.grid(4, 4):\n"
-	"            B[bi, bj] = A[bi, bj] + 2.0\n"
-	"    with T.block(\"C\"):\n"
-	"        for ci, cj in T.grid(4, 4):\n"
-	"            C[ci, cj] = B[ci, cj] * 3.0\n";
+static const char ex6[] = "compute_at/ex6.tir";
 
 /* What TVM's InferBound makes of Ex. 6 (the seed's first listing): all 16
  * elements of B in every outer iteration. */
-static const char ex6_tvm[] =
-	"@T.prim_func\n"
-	"def ex6(A: T.Buffer[(4, 4), \"float32\"], C: T.Buffer[(4, 4), \"float32\"]):\n"
-	"    B = T.alloc_buffer([4, 4], \"float32\")\n"
-	"    with T.block(\"C\"):\n"
-	"        for xo in T.serial(4):\n"
-	"            with T.block(\"B\"):\n"
-	"                for bi, bj in T.grid(4, 4):\n"
-	"                    B[bi, bj] = A[bi, bj] + 2.0\n"
-	"            for xi in T.serial(4):\n"
-	"                C[(xo * 4 + xi) // 4, (xo * 4 + xi) % 4] = B[(xo * 4 + xi) // 4, (xo * 4 + xi) % 4] * 3.0\n";
+static const char ex6_tvm[] = "compute_at/ex6_tvm.tir";
 
 /* ---------- helpers ---------- */
 
@@ -168,7 +118,7 @@ static void assert_all_proven(const StepReport *r)
 /* Ex. 1: nothing attached, D reads all (5, 16) elements of C. */
 START_TEST(ex1_unattached_consumer_reads_whole_5x16)
 {
-	Module *m = tu_parse(&arena, "k.tir", ex1);
+	Module *m = tu_parse(&arena, "k.tir", tu_fixture(ex1));
 	const Func *f = m->funcs[0];
 	const Buffer *c = alloc_named(f->body, "C");
 	const Stmt *seq = f->body->u.alloc.body;
@@ -250,7 +200,7 @@ END_TEST
 
 START_TEST(ex2_attach_at_inner_axis_computes_one_element)
 {
-	Schedule *s = accept_text(ex1, "sch.compute_at(block=\"C\", loop=\"dj\")");
+	Schedule *s = accept_text(tu_fixture(ex1), "sch.compute_at(block=\"C\", loop=\"dj\")");
 	StepReport *r = tu_last(s);
 	assert_all_proven(r);
 	ts_has(r->note, "attach path: dj, di;");
@@ -264,7 +214,7 @@ END_TEST
 
 START_TEST(ex3_attach_at_outer_axis_computes_a_row_of_16)
 {
-	Schedule *s = accept_text(ex1, "sch.compute_at(\"C\", \"di\")");
+	Schedule *s = accept_text(tu_fixture(ex1), "sch.compute_at(\"C\", \"di\")");
 	StepReport *r = tu_last(s);
 	assert_all_proven(r);
 	ts_has(r->note, "attach path: di;");
@@ -276,7 +226,7 @@ END_TEST
 
 START_TEST(ex4_attach_path_includes_unused_outer_loop)
 {
-	Schedule *s = accept_text(ex4, "sch.compute_at(block=\"C\", loop=\"dk\")");
+	Schedule *s = accept_text(tu_fixture(ex4), "sch.compute_at(block=\"C\", loop=\"dk\")");
 	StepReport *r = tu_last(s);
 	ts_has(r->note, "attach path: dk, dj, di;");
 	ts_has(r->note, "[dj:dj + 1, dk:dk + 1]");
@@ -289,7 +239,8 @@ END_TEST
 
 START_TEST(ex5_attach_after_split_is_one_element)
 {
-	Schedule *s = accept_text(ex1, "dj_outer, dj_inner = sch.split(\"dj\", factor=8)\n"
+	Schedule *s = accept_text(tu_fixture(ex1),
+				  "dj_outer, dj_inner = sch.split(\"dj\", factor=8)\n"
 				       "sch.compute_at(block=\"C\", loop=\"dj_inner\")\n");
 	StepReport *r = tu_last(s);
 	ts_has(r->note, "attach path: dj_inner, dj_outer, di;");
@@ -302,7 +253,7 @@ START_TEST(chained_attach_paths_reach_the_outermost_stage)
 {
 	/* D at E first, then C at D's loop (now inside E's loops): the order
 	 * in which vsched can move them (a producer must be a plain nest) */
-	Schedule *s = accept_text(chain, "sch.compute_at(block=\"D\", loop=\"ej\")\n"
+	Schedule *s = accept_text(tu_fixture(chain), "sch.compute_at(block=\"D\", loop=\"ej\")\n"
 					 "sch.compute_at(block=\"C\", loop=\"dj\")\n");
 	ts_has(s->steps[0]->note, "attach path: ej, ei;");
 	ts_has(s->steps[1]->note, "attach path: dj, di, ej, ei;");
@@ -316,7 +267,7 @@ END_TEST
 
 START_TEST(ex6_fuse_then_split_by_4_computes_4_elements_not_16)
 {
-	Schedule *s = accept_text(ex6, "f = sch.fuse(\"ci\", \"cj\")\n"
+	Schedule *s = accept_text(tu_fixture(ex6), "f = sch.fuse(\"ci\", \"cj\")\n"
 				       "xo, xi = sch.split(f, factor=4)\n"
 				       "sch.compute_at(block=\"B\", loop=\"xo\")\n");
 	StepReport *r = tu_last(s);
@@ -327,7 +278,7 @@ START_TEST(ex6_fuse_then_split_by_4_computes_4_elements_not_16)
 	ck_assert_str_eq(shape_of(sched_func(s), "B"), "[1, 4]");
 	/* 4 iterations x 4 elements of B, plus the 16 of C; TVM: 4 x 16 + 16 */
 	ck_assert_int_eq(stores_of(sched_func(s)), 32);
-	Module *tvm = tu_parse(&arena, "tvm.tir", ex6_tvm);
+	Module *tvm = tu_parse(&arena, "tvm.tir", tu_fixture(ex6_tvm));
 	tu_assert_equiv(tvm->funcs[0], sched_func(s), 4);
 	ck_assert_int_eq(stores_of(tvm->funcs[0]), 80);
 	sched_free(s);
@@ -336,7 +287,7 @@ END_TEST
 
 START_TEST(ex6_split_by_3_gives_tightest_provable_box)
 {
-	Schedule *s = accept_text(ex6, "f = sch.fuse(\"ci\", \"cj\")\n"
+	Schedule *s = accept_text(tu_fixture(ex6), "f = sch.fuse(\"ci\", \"cj\")\n"
 				       "xo, xi = sch.split(f, factor=3)\n"
 				       "sch.compute_at(block=\"B\", loop=\"xo\")\n");
 	StepReport *r = tu_last(s);
@@ -355,7 +306,7 @@ END_TEST
 
 START_TEST(ex6_without_fuse_attach_at_row_is_4_elements)
 {
-	Schedule *s = accept_text(ex6, "sch.compute_at(block=\"B\", loop=\"ci\")");
+	Schedule *s = accept_text(tu_fixture(ex6), "sch.compute_at(block=\"B\", loop=\"ci\")");
 	ts_has(tu_last(s)->note, "[ci:ci + 1, 0:4]");
 	ck_assert_str_eq(shape_of(sched_func(s), "B"), "[1, 4]");
 	sched_free(s);
@@ -364,20 +315,11 @@ END_TEST
 
 /* ---------- more shapes that are accepted ---------- */
 
-static const char stencil[] =
-	"@T.prim_func\n"
-	"def sten(A: T.Buffer[(16,), \"int32\"], C: T.Buffer[(14,), \"int32\"]):\n"
-	"    B = T.alloc_buffer([16], \"int32\")\n"
-	"    with T.block(\"B\"):\n"
-	"        for i in T.serial(16):\n"
-	"            B[i] = A[i] * 2\n"
-	"    with T.block(\"C\"):\n"
-	"        for j in T.serial(14):\n"
-	"            C[j] = B[j] + B[j + 1] + B[j + 2]\n";
+static const char stencil[] = "compute_at/stencil.tir";
 
 START_TEST(stencil_reads_union_into_three_cells)
 {
-	Schedule *s = accept_text(stencil, "sch.compute_at(block=\"B\", loop=\"j\")");
+	Schedule *s = accept_text(tu_fixture(stencil), "sch.compute_at(block=\"B\", loop=\"j\")");
 	ts_has(tu_last(s)->note, "[j:j + 3]");
 	ts_has(tu_last(s)->note, "union of reads");
 	ck_assert_str_eq(shape_of(sched_func(s), "B"), "[3]");
@@ -385,20 +327,11 @@ START_TEST(stencil_reads_union_into_three_cells)
 }
 END_TEST
 
-static const char guarded_tail[] =
-	"@T.prim_func\n"
-	"def tail(A: T.Buffer[(14,), \"int32\"], C: T.Buffer[(14,), \"int32\"]):\n"
-	"    B = T.alloc_buffer([14], \"int32\")\n"
-	"    with T.block(\"B\"):\n"
-	"        for i in T.serial(14):\n"
-	"            B[i] = A[i] + 1\n"
-	"    with T.block(\"C\"):\n"
-	"        for j in T.serial(14):\n"
-	"            C[j] = B[j] * 2\n";
+static const char guarded_tail[] = "compute_at/guarded_tail.tir";
 
 START_TEST(split_tail_guard_clamps_the_region)
 {
-	Schedule *s = accept_text(guarded_tail, "jo, ji = sch.split(\"j\", factor=4)\n"
+	Schedule *s = accept_text(tu_fixture(guarded_tail), "jo, ji = sch.split(\"j\", factor=4)\n"
 						"sch.compute_at(block=\"B\", loop=\"jo\")\n");
 	ts_has(tu_last(s)->note, "the cells read are exactly this box");
 	ck_assert_str_eq(shape_of(sched_func(s), "B"), "[4]");
@@ -409,31 +342,11 @@ END_TEST
 
 START_TEST(guarded_producer_covers_only_what_it_writes)
 {
-	static const char k[] =
-		"@T.prim_func\n"
-		"def g(A: T.Buffer[(16,), \"int32\"], C: T.Buffer[(8,), \"int32\"]):\n"
-		"    B = T.alloc_buffer([16], \"int32\")\n"
-		"    with T.block(\"B\"):\n"
-		"        for i in T.serial(16):\n"
-		"            if i < 8:\n"
-		"                B[i] = A[i] + 1\n"
-		"    with T.block(\"C\"):\n"
-		"        for j in T.serial(8):\n"
-		"            C[j] = B[j]\n";
+	const char *k = tu_fixture("compute_at/guarded_producer_covers_only_what_it_writes.tir");
 	sched_free(accept_text(k, "sch.compute_at(block=\"B\", loop=\"j\")"));
 	/* reading a cell the producer skips is refuted (the original already
 	 * reads it uninitialised, so the replay finds no admissible input) */
-	static const char bad[] =
-		"@T.prim_func\n"
-		"def g(A: T.Buffer[(16,), \"int32\"], C: T.Buffer[(8,), \"int32\"]):\n"
-		"    B = T.alloc_buffer([16], \"int32\")\n"
-		"    with T.block(\"B\"):\n"
-		"        for i in T.serial(16):\n"
-		"            if i < 8:\n"
-		"                B[i] = A[i] + 1\n"
-		"    with T.block(\"C\"):\n"
-		"        for j in T.serial(8):\n"
-		"            C[j] = B[j + 1]\n";
+	const char *bad = tu_fixture("compute_at/guarded_producer_covers_only_what_it_writes-bad.tir");
 	StepReport *r = reject(bad, "sch.compute_at(block=\"B\", loop=\"j\")",
 			       "compute_at.cover refuted");
 	ck_assert_ptr_nonnull(strstr(r->counterexample, "j = 7"));
@@ -442,19 +355,7 @@ END_TEST
 
 START_TEST(symbolic_extent_is_proven_without_enumeration)
 {
-	static const char k[] =
-		"@T.prim_func\n"
-		"def s(a: T.handle, c: T.handle, n: T.int32):\n"
-		"    A = T.match_buffer(a, (n,), \"int32\")\n"
-		"    C = T.match_buffer(c, (n,), \"int32\")\n"
-		"    T.assume(n >= 0 and n < 64)\n"
-		"    B = T.alloc_buffer([n], \"int32\")\n"
-		"    with T.block(\"B\"):\n"
-		"        for i in T.serial(n):\n"
-		"            B[i] = A[i] * 3\n"
-		"    with T.block(\"C\"):\n"
-		"        for j in T.serial(n):\n"
-		"            C[j] = B[j] + 1\n";
+	const char *k = tu_fixture("compute_at/symbolic_extent_is_proven_without_enumeration.tir");
 	Schedule *s = accept_text(k, "sch.compute_at(block=\"B\", loop=\"j\")");
 	assert_all_proven(tu_last(s));
 	ck_assert_str_eq(shape_of(sched_func(s), "B"), "[1]");
@@ -469,19 +370,7 @@ END_TEST
  * (4*xo) % 4096 <= 4092. */
 START_TEST(ex6_at_scale_shrinks_without_enumeration)
 {
-	static const char k[] =
-		"@T.prim_func\n"
-		"def k(a: T.handle, c: T.handle, n: T.int32):\n"
-		"    A = T.match_buffer(a, (n, 4096), \"int32\")\n"
-		"    C = T.match_buffer(c, (n, 4096), \"int32\")\n"
-		"    T.assume(n >= 1 and n <= 2)\n"
-		"    B = T.alloc_buffer([n, 4096], \"int32\")\n"
-		"    with T.block(\"B\"):\n"
-		"        for bi, bj in T.grid(n, 4096):\n"
-		"            B[bi, bj] = A[bi, bj] + 2\n"
-		"    with T.block(\"C\"):\n"
-		"        for ci, cj in T.grid(n, 4096):\n"
-		"            C[ci, cj] = B[ci, cj] * 3\n";
+	const char *k = tu_fixture("compute_at/ex6_at_scale_shrinks_without_enumeration.tir");
 	Schedule *s = accept_text(k, "f = sch.fuse(\"ci\", \"cj\")\n"
 				     "xo, xi = sch.split(f, factor=4)\n"
 				     "sch.compute_at(block=\"B\", loop=\"xo\")\n");
@@ -511,18 +400,7 @@ START_TEST(statements_between_producer_and_consumer_are_checked)
 	snprintf(text, sizeof text, k, "A[k] * 5");
 	sched_free(accept_text(text, "sch.compute_at(block=\"B\", loop=\"j\")"));
 	/* a statement between that overwrites the producer's input */
-	static const char k2[] =
-		"@T.prim_func\n"
-		"def m(A: T.Buffer[(8,), \"int32\"], C: T.Buffer[(8,), \"int32\"]):\n"
-		"    B = T.alloc_buffer([8], \"int32\")\n"
-		"    with T.block(\"B\"):\n"
-		"        for i in T.serial(8):\n"
-		"            B[i] = A[i] + 1\n"
-		"    for k in T.serial(8):\n"
-		"        A[k] = 0\n"
-		"    with T.block(\"C\"):\n"
-		"        for j in T.serial(8):\n"
-		"            C[j] = B[j] * 2\n";
+	const char *k2 = tu_fixture("compute_at/statements_between_producer_and_consumer_are_checked.tir");
 	StepReport *r = reject(k2, "sch.compute_at(block=\"B\", loop=\"j\")",
 			       "compute_at.inputs_unchanged refuted");
 	ck_assert_int_eq(r->replay, REPLAY_CONFIRMED);
@@ -531,22 +409,12 @@ END_TEST
 
 /* ---------- rejections with counterexamples ---------- */
 
-static const char read_before_written[] =
-	"@T.prim_func\n"
-	"def rbw(A: T.Buffer[(16,), \"int32\"], C: T.Buffer[(16,), \"int32\"], D: T.Buffer[(16,), \"int32\"]):\n"
-	"    B = T.alloc_buffer([16], \"int32\")\n"
-	"    with T.block(\"B\"):\n"
-	"        for i in T.serial(16):\n"
-	"            B[i] = A[i] * 2\n"
-	"    with T.block(\"C\"):\n"
-	"        for k in T.serial(16):\n"
-	"            C[k] = B[k] + 1\n"
-	"        for j in T.serial(16):\n"
-	"            D[j] = B[j] * 3\n";
+static const char read_before_written[] = "compute_at/read_before_written.tir";
 
 START_TEST(producer_read_before_written_is_rejected_with_replay)
 {
-	StepReport *r = reject(read_before_written, "sch.compute_at(block=\"B\", loop=\"j\")",
+	StepReport *r = reject(tu_fixture(read_before_written),
+			       "sch.compute_at(block=\"B\", loop=\"j\")",
 			       "compute_at.cover refuted");
 	ck_assert_int_eq(r->results[r->failed].verdict, VERDICT_REFUTED);
 	ck_assert_ptr_nonnull(strstr(r->counterexample, "C[k] = B[k] + 1"));
@@ -557,32 +425,14 @@ END_TEST
 
 START_TEST(producer_inputs_overwritten_earlier_is_rejected_with_replay)
 {
-	static const char k[] =
-		"@T.prim_func\n"
-		"def inplace(A: T.Buffer[(16,), \"int32\"]):\n"
-		"    B = T.alloc_buffer([16], \"int32\")\n"
-		"    with T.block(\"B\"):\n"
-		"        for i in T.serial(16):\n"
-		"            B[i] = A[i] + 1\n"
-		"    with T.block(\"C\"):\n"
-		"        for c in T.serial(15):\n"
-		"            A[c + 1] = B[c] * 2\n";
+	const char *k = tu_fixture("compute_at/producer_inputs_overwritten_earlier_is_rejected_with_replay.tir");
 	StepReport *r = reject(k, "sch.compute_at(block=\"B\", loop=\"c\")",
 			       "compute_at.inputs_unchanged refuted");
 	ck_assert_ptr_nonnull(strstr(r->counterexample, "c_prev"));
 	ck_assert_int_eq(r->replay, REPLAY_CONFIRMED);
 	ck_assert_ptr_nonnull(strstr(r->replay_text, "A["));
 	/* writing the input only after reading it is fine: same iteration */
-	static const char ok[] =
-		"@T.prim_func\n"
-		"def inplace(A: T.Buffer[(16,), \"int32\"]):\n"
-		"    B = T.alloc_buffer([16], \"int32\")\n"
-		"    with T.block(\"B\"):\n"
-		"        for i in T.serial(16):\n"
-		"            B[i] = A[i] + 1\n"
-		"    with T.block(\"C\"):\n"
-		"        for c in T.serial(16):\n"
-		"            A[c] = B[c] * 2\n";
+	const char *ok = tu_fixture("compute_at/producer_inputs_overwritten_earlier_is_rejected_with_replay-ok.tir");
 	sched_free(accept_text(ok, "sch.compute_at(block=\"B\", loop=\"c\")"));
 }
 END_TEST
@@ -591,29 +441,12 @@ END_TEST
 
 START_TEST(unsupported_shapes_reject_not_supported)
 {
-	static const char reduction[] =
-		"@T.prim_func\n"
-		"def r(A: T.Buffer[(8, 4), \"int32\"], C: T.Buffer[(8,), \"int32\"]):\n"
-		"    B = T.alloc_buffer([8], \"int32\")\n"
-		"    with T.block(\"B\"):\n"
-		"        for i, k in T.grid(8, 4):\n"
-		"            B[i] = B[i] + A[i, k]\n"
-		"    with T.block(\"C\"):\n"
-		"        for j in T.serial(8):\n"
-		"            C[j] = B[j]\n";
+	const char *reduction = tu_fixture("compute_at/unsupported_shapes_reject_not_supported-reduction.tir");
 	reject(reduction, "sch.compute_at(block=\"B\", loop=\"j\")", "not supported");
-	static const char param[] =
-		"@T.prim_func\n"
-		"def p(A: T.Buffer[(8,), \"int32\"], B: T.Buffer[(8,), \"int32\"], C: T.Buffer[(8,), \"int32\"]):\n"
-		"    with T.block(\"B\"):\n"
-		"        for i in T.serial(8):\n"
-		"            B[i] = A[i] + 1\n"
-		"    with T.block(\"C\"):\n"
-		"        for j in T.serial(8):\n"
-		"            C[j] = B[j]\n";
+	const char *param = tu_fixture("compute_at/unsupported_shapes_reject_not_supported-param.tir");
 	reject(param, "sch.compute_at(block=\"B\", loop=\"j\")", "not supported");
 	/* a parallel loop on the attach path would share the moved stage */
-	Module *m = tu_parse(&arena, "k.tir", ex1);
+	Module *m = tu_parse(&arena, "k.tir", tu_fixture(ex1));
 	Schedule *s = tu_schedule(&arena, m);
 	ck_assert_int_eq(tu_run(s, "sch.parallel(\"di\")"), STEP_COMMITTED);
 	Func *before = sched_func(s);
@@ -627,48 +460,27 @@ START_TEST(unsupported_shapes_reject_not_supported)
 	 * range; the order obligations compared iterations of different
 	 * runs as if both read one state, and the moved producer read X
 	 * after an earlier iteration had overwritten it */
-	static const char moving_range[] =
-		"@T.prim_func\n"
-		"def f(A: T.Buffer[(1,), \"int32\"], X: T.Buffer[(8,), \"int32\"], C: T.Buffer[(8,), \"int32\"]):\n"
-		"    B = T.alloc_buffer([8], \"int32\")\n"
-		"    with T.block(\"B\"):\n"
-		"        for p in T.serial(8):\n"
-		"            B[p] = X[p]\n"
-		"    with T.block(\"C\"):\n"
-		"        for o in T.serial(4):\n"
-		"            A[0] = o\n"
-		"            for i in T.serial(T.min(T.max(A[0], 0), 6), T.min(T.max(A[0], 0), 6) + 1):\n"
-		"                C[i % 8] = B[i % 8]\n"
-		"                X[(i + 1) % 8] = 100\n";
+	const char *moving_range = tu_fixture("compute_at/unsupported_shapes_reject_not_supported-moving_range.tir");
 	reject(moving_range, "sch.compute_at(block=\"B\", loop=\"i\")",
 	       "not supported: the range of loop 'i' on the attach path reads a buffer the function writes");
 	/* an inner loop whose range reads memory (a crash once) */
-	static const char inner_range[] =
-		"@T.prim_func\n"
-		"def f(N: T.Buffer[(1,), \"int32\"], X: T.Buffer[(8,), \"int32\"], C: T.Buffer[(8,), \"int32\"]):\n"
-		"    T.assume(0 <= N[0] and N[0] <= 1)\n"
-		"    B = T.alloc_buffer([8], \"int32\")\n"
-		"    with T.block(\"B\"):\n"
-		"        for p in T.serial(8):\n"
-		"            B[p] = X[p]\n"
-		"    with T.block(\"C\"):\n"
-		"        for i in T.serial(8):\n"
-		"            for j in T.serial(N[0]):\n"
-		"                C[i] = B[i + j]\n";
+	const char *inner_range = tu_fixture("compute_at/unsupported_shapes_reject_not_supported-inner_range.tir");
 	reject(inner_range, "sch.compute_at(block=\"B\", loop=\"i\")", "compute_at.cover refuted");
 }
 END_TEST
 
 START_TEST(misplaced_loop_is_a_precondition_and_names_are_bad_input)
 {
-	reject(ex1, "sch.compute_at(block=\"C\", loop=\"j\")", "precondition");
-	reject(ex1, "sch.reverse_compute_at(block=\"C\", loop=\"dj\")", "precondition");
+	reject(tu_fixture(ex1), "sch.compute_at(block=\"C\", loop=\"j\")", "precondition");
+	reject(tu_fixture(ex1), "sch.reverse_compute_at(block=\"C\", loop=\"dj\")", "precondition");
 	/* compute_at's own name checks: a report that says why */
-	ck_assert_ptr_nonnull(ts_bad_input(&arena, ex1, "sch.compute_at(block=\"X\", loop=\"dj\")",
+	ck_assert_ptr_nonnull(ts_bad_input(&arena, tu_fixture(ex1),
+					   "sch.compute_at(block=\"X\", loop=\"dj\")",
 					   "no block \"X\""));
-	ck_assert_ptr_nonnull(ts_bad_input(&arena, ex1, "sch.compute_at(block=\"C\", loop=\"q\")",
+	ck_assert_ptr_nonnull(ts_bad_input(&arena, tu_fixture(ex1),
+					   "sch.compute_at(block=\"C\", loop=\"q\")",
 					   "no loop 'q'"));
-	Module *m = tu_parse(&arena, "k.tir", ex1);
+	Module *m = tu_parse(&arena, "k.tir", tu_fixture(ex1));
 	Schedule *s = tu_schedule(&arena, m);
 	ck_assert_int_eq(tu_run(s, "sch.compute_at(block=\"C\")"), STEP_BAD_INPUT);
 	sched_free(s);
@@ -679,11 +491,12 @@ END_TEST
 
 START_TEST(reverse_moves_consumer_under_producer_row)
 {
-	Schedule *s = accept_text(ex6, "sch.reverse_compute_at(block=\"C\", loop=\"bi\")");
+	Schedule *s = accept_text(tu_fixture(ex6),
+				  "sch.reverse_compute_at(block=\"C\", loop=\"bi\")");
 	assert_all_proven(tu_last(s));
 	ts_has(tu_last(s)->note, "instances of block \"C\" per iteration: [bi:bi + 1, 0:4]");
 	sched_free(s);
-	s = accept_text(ex6, "f = sch.fuse(\"bi\", \"bj\")\n"
+	s = accept_text(tu_fixture(ex6), "f = sch.fuse(\"bi\", \"bj\")\n"
 			     "xo, xi = sch.split(f, factor=4)\n"
 			     "sch.reverse_compute_at(block=\"C\", loop=\"xo\")\n");
 	ts_has(tu_last(s)->note, "[xo:xo + 1, 0:4]");
@@ -693,7 +506,8 @@ END_TEST
 
 START_TEST(reverse_stencil_waits_for_its_last_input)
 {
-	Schedule *s = accept_text(stencil, "sch.reverse_compute_at(block=\"C\", loop=\"i\")");
+	Schedule *s = accept_text(tu_fixture(stencil),
+				  "sch.reverse_compute_at(block=\"C\", loop=\"i\")");
 	ts_has(tu_last(s)->note, "placed by its read B[j + 2]");
 	sched_free(s);
 }
@@ -701,18 +515,7 @@ END_TEST
 
 START_TEST(reverse_after_reduction_runs_at_last_iteration)
 {
-	static const char k[] =
-		"@T.prim_func\n"
-		"def red(A: T.Buffer[(8, 6), \"int32\"], C: T.Buffer[(8,), \"int32\"]):\n"
-		"    B = T.alloc_buffer([8], \"int32\")\n"
-		"    with T.block(\"B\"):\n"
-		"        for i in T.serial(8):\n"
-		"            B[i] = 0\n"
-		"            for k in T.serial(6):\n"
-		"                B[i] = B[i] + A[i, k]\n"
-		"    with T.block(\"C\"):\n"
-		"        for j in T.serial(8):\n"
-		"            C[j] = B[j] * 2\n";
+	const char *k = tu_fixture("compute_at/reverse_after_reduction_runs_at_last_iteration.tir");
 	Schedule *s = accept_text(k, "sch.reverse_compute_at(block=\"C\", loop=\"k\")");
 	ts_has(tu_last(s)->note, "at the last iteration");
 	sched_free(s);
@@ -721,16 +524,7 @@ END_TEST
 
 START_TEST(reverse_reading_a_later_cell_is_rejected_with_replay)
 {
-	static const char k[] =
-		"@T.prim_func\n"
-		"def rev(A: T.Buffer[(16,), \"int32\"], C: T.Buffer[(16,), \"int32\"]):\n"
-		"    B = T.alloc_buffer([16], \"int32\")\n"
-		"    with T.block(\"B\"):\n"
-		"        for i in T.serial(16):\n"
-		"            B[i] = A[i] * 2\n"
-		"    with T.block(\"C\"):\n"
-		"        for j in T.serial(16):\n"
-		"            C[j] = B[j] - B[15 - j]\n";
+	const char *k = tu_fixture("compute_at/reverse_reading_a_later_cell_is_rejected_with_replay.tir");
 	StepReport *r = reject(k, "sch.reverse_compute_at(block=\"C\", loop=\"i\")",
 			       "reverse_compute_at.commute refuted");
 	ck_assert_int_eq(r->replay, REPLAY_CONFIRMED);
@@ -742,7 +536,7 @@ END_TEST
 START_TEST(api_compute_at_reports_region_note)
 {
 	vs_context *ctx = vs_context_new();
-	vs_module *m = vs_parse_string(ctx, "ex6.tir", ex6);
+	vs_module *m = vs_parse_string(ctx, "ex6.tir", tu_fixture(ex6));
 	ck_assert_ptr_nonnull(m);
 	vs_schedule *s = vs_schedule_new(ctx, m, NULL);
 	ck_assert_int_eq(vs_fuse(s, "ci", "cj", "f"), VS_OK);

@@ -29,19 +29,12 @@ static Schedule *run(const char *kernel, const char *script, StepStatus want, Mo
 	return s;
 }
 
-static const char *invariant_if =
-	"@T.prim_func\n"
-	"def f(A: T.Buffer[(16,), \"int32\"], n: T.int32):\n"
-	"    T.assume(0 <= n and n < 32)\n"
-	"    for i in T.serial(16):\n"
-	"        if n < 8:\n"
-	"            A[i] = 1\n"
-	"        else:\n"
-	"            A[i] = 2\n";
+static const char *invariant_if = "hoist/invariant_if.tir";
 
 START_TEST(invariant_branch_moves_out_of_the_loop)
 {
-	Schedule *s = run(invariant_if, "sch.hoist_expression(conditionals=\"if_else_stmt\")\n",
+	Schedule *s = run(tu_fixture(invariant_if),
+			  "sch.hoist_expression(conditionals=\"if_else_stmt\")\n",
 			  STEP_COMMITTED, NULL);
 	const Stmt *b = sched_func(s)->body;
 	while (b->kind == ST_SEQ)
@@ -54,34 +47,25 @@ START_TEST(invariant_branch_moves_out_of_the_loop)
 }
 END_TEST
 
-static const char *loop_variant_if =
-	"@T.prim_func\n"
-	"def f(A: T.Buffer[(16,), \"int32\"]):\n"
-	"    for i in T.serial(16):\n"
-	"        if A[0] > 0:\n"
-	"            A[i] = 1\n";
+static const char *loop_variant_if = "hoist/loop_variant_if.tir";
 
 START_TEST(branch_reading_a_buffer_the_loop_writes_stays)
 {
-	Schedule *s = run(loop_variant_if, "sch.hoist_expression(conditionals=\"if_else_stmt\")\n",
+	Schedule *s = run(tu_fixture(loop_variant_if),
+			  "sch.hoist_expression(conditionals=\"if_else_stmt\")\n",
 			  STEP_COMMITTED, NULL);
 	ck_assert_ptr_nonnull(strstr(tu_last(s)->note, "nothing to hoist"));
 	sched_free(s);
 }
 END_TEST
 
-static const char *faulting_if =
-	"@T.prim_func\n"
-	"def f(A: T.Buffer[(16,), \"int32\"], B: T.Buffer[(4,), \"int32\"], n: T.int32, k: T.int32):\n"
-	"    T.assume(0 <= n and n <= 16)\n"
-	"    for i in T.serial(n):\n"
-	"        if B[k] > 0:\n"
-	"            A[i] = 1\n";
+static const char *faulting_if = "hoist/faulting_if.tir";
 
 START_TEST(hoisting_a_faulting_condition_needs_a_nonempty_loop)
 {
 	/* with n == 0 the original never reads B[k]; hoisted, it would */
-	Schedule *s = run(faulting_if, "sch.hoist_expression(conditionals=\"if_else_stmt\")\n",
+	Schedule *s = run(tu_fixture(faulting_if),
+			  "sch.hoist_expression(conditionals=\"if_else_stmt\")\n",
 			  STEP_REJECTED, NULL);
 	StepReport *r = tu_last(s);
 	ck_assert_ptr_nonnull(strstr(r->reason, "hoist.nonempty refuted"));
@@ -90,16 +74,11 @@ START_TEST(hoisting_a_faulting_condition_needs_a_nonempty_loop)
 }
 END_TEST
 
-static const char *border_tiles =
-	"@T.prim_func\n"
-	"def f(A: T.Buffer[(3, 8), \"int32\"]):\n"
-	"    for io, ii in T.grid(3, 8):\n"
-	"        if 0 <= 8 * io + ii - 2 and 8 * io + ii - 2 < 16:\n"
-	"            A[io, ii] = 8 * io + ii\n";
+static const char *border_tiles = "hoist/border_tiles.tir";
 
 START_TEST(case_split_lets_simplify_clear_the_interior)
 {
-	Schedule *s = run(border_tiles,
+	Schedule *s = run(tu_fixture(border_tiles),
 			  "sch.hoist_expression(conditionals=\"boolean_expression\", loop=\"io\")\n"
 			  "sch.simplify()\n",
 			  STEP_COMMITTED, NULL);
@@ -117,17 +96,12 @@ START_TEST(case_split_lets_simplify_clear_the_interior)
 }
 END_TEST
 
-static const char *seed_reduce =
-	"@T.prim_func\n"
-	"def f(A: T.Buffer[(4, 4), \"float32\"]):\n"
-	"    for i, j in T.grid(4, 4):\n"
-	"        if i == 0 and j < 2:\n"
-	"            A[i, j] = 0.0\n";
+static const char *seed_reduce = "hoist/seed_reduce.tir";
 
 START_TEST(reduce_loop_extents_follows_seed_000)
 {
 	/* hoist the i condition out of j, then narrow both loops */
-	Schedule *s = run(seed_reduce,
+	Schedule *s = run(tu_fixture(seed_reduce),
 			  "sch.hoist_expression(conditionals=\"boolean_expression\")\n"
 			  "sch.simplify()\n"
 			  "sch.reduce_loop_extents()\n",
@@ -144,17 +118,12 @@ START_TEST(reduce_loop_extents_follows_seed_000)
 }
 END_TEST
 
-static const char *reduce_simple =
-	"@T.prim_func\n"
-	"def f(A: T.Buffer[(16,), \"int32\"], n: T.int32):\n"
-	"    T.assume(0 <= n and n <= 16)\n"
-	"    for i in T.serial(16):\n"
-	"        if 3 <= i and i < n:\n"
-	"            A[i] = i\n";
+static const char *reduce_simple = "hoist/reduce_simple.tir";
 
 START_TEST(reduce_loop_extents_with_a_symbolic_bound)
 {
-	Schedule *s = run(reduce_simple, "sch.reduce_loop_extents()\n", STEP_COMMITTED, NULL);
+	Schedule *s = run(tu_fixture(reduce_simple),
+			  "sch.reduce_loop_extents()\n", STEP_COMMITTED, NULL);
 	StepReport *r = tu_last(s);
 	ck_assert_int_ge(r->nobs, 2);
 	char *text = print_func(sched_func(s));
@@ -164,72 +133,46 @@ START_TEST(reduce_loop_extents_with_a_symbolic_bound)
 }
 END_TEST
 
-static const char *seed_noop =
-	"@T.prim_func\n"
-	"def sum(A: T.Buffer[16, \"float32\"], B: T.Buffer[1, \"float32\"]):\n"
-	"    T.assume(B[0] == 0.0)\n"
-	"    B[0] = 0.0\n"
-	"    for i in T.serial(16):\n"
-	"        B[0] = B[0] + A[i]\n";
+static const char *seed_noop = "hoist/seed_noop.tir";
 
 START_TEST(store_of_an_assumed_value_is_removed)
 {
-	Schedule *s = run(seed_noop, "sch.remove_no_op()\n", STEP_COMMITTED, NULL);
+	Schedule *s = run(tu_fixture(seed_noop), "sch.remove_no_op()\n", STEP_COMMITTED, NULL);
 	ck_assert_int_eq(ts_count_kind(sched_func(s)->body, ST_STORE), 1);
 	sched_free(s);
 }
 END_TEST
 
-static const char *overwritten =
-	"@T.prim_func\n"
-	"def f(A: T.Buffer[(16,), \"int32\"]):\n"
-	"    for i in T.serial(16):\n"
-	"        A[i] = 7\n"
-	"    for i in T.serial(16):\n"
-	"        A[i] = i\n";
+static const char *overwritten = "hoist/overwritten.tir";
 
 START_TEST(store_overwritten_before_any_read_is_removed)
 {
-	Schedule *s = run(overwritten, "sch.remove_no_op()\n", STEP_COMMITTED, NULL);
+	Schedule *s = run(tu_fixture(overwritten), "sch.remove_no_op()\n", STEP_COMMITTED, NULL);
 	ck_assert_int_eq(ts_count_kind(sched_func(s)->body, ST_STORE), 1);
 	ck_assert_int_eq(ts_count_kind(sched_func(s)->body, ST_FOR), 1);
 	sched_free(s);
 }
 END_TEST
 
-static const char *read_between =
-	"@T.prim_func\n"
-	"def f(A: T.Buffer[(16,), \"int32\"], B: T.Buffer[(16,), \"int32\"]):\n"
-	"    for i in T.serial(16):\n"
-	"        A[i] = 7\n"
-	"    for i in T.serial(16):\n"
-	"        B[i] = A[i]\n"
-	"    for i in T.serial(16):\n"
-	"        A[i] = i\n";
+static const char *read_between = "hoist/read_between.tir";
 
 START_TEST(store_read_before_it_is_overwritten_stays)
 {
-	Schedule *s = run(read_between, "sch.remove_no_op()\n", STEP_COMMITTED, NULL);
+	Schedule *s = run(tu_fixture(read_between), "sch.remove_no_op()\n", STEP_COMMITTED, NULL);
 	ck_assert_int_eq(ts_count_kind(sched_func(s)->body, ST_STORE), 3);
 	ck_assert_ptr_nonnull(strstr(tu_last(s)->note, "0 no-op or dead stores removed"));
 	sched_free(s);
 }
 END_TEST
 
-static const char *assume_then_write =
-	"@T.prim_func\n"
-	"def f(A: T.Buffer[(16,), \"int32\"], B: T.Buffer[(1,), \"int32\"]):\n"
-	"    T.assume(B[0] == 0)\n"
-	"    B[0] = A[3]\n"
-	"    A[1] = B[0]\n"
-	"    B[0] = 0\n"
-	"    A[0] = B[0]\n";
+static const char *assume_then_write = "hoist/assume_then_write.tir";
 
 START_TEST(a_fact_invalidated_by_a_write_is_not_used)
 {
 	/* B[0] = 0 after B[0] = A[3] is not a no-op: the assumption about
 	 * B[0] no longer holds there (seed 000's lifetime rule) */
-	Schedule *s = run(assume_then_write, "sch.remove_no_op()\n", STEP_COMMITTED, NULL);
+	Schedule *s = run(tu_fixture(assume_then_write),
+			  "sch.remove_no_op()\n", STEP_COMMITTED, NULL);
 	char *text = print_func(sched_func(s));
 	ck_assert_msg(strstr(text, "B[0] = 0\n") != NULL, "B[0] = 0 was removed:\n%s", text);
 	free(text);
@@ -243,15 +186,7 @@ END_TEST
 START_TEST(a_store_copied_by_a_case_split_still_invalidates_facts)
 {
 	TsRun t = ts_accept(&arena,
-			    "@T.prim_func\n"
-			    "def f(X: T.Buffer[(1,), \"int32\"], B: T.Buffer[(2, 4), \"int32\"], C: T.Buffer[(2,), \"int32\"]):\n"
-			    "    T.assume(X[0] == 0)\n"
-			    "    for k in T.serial(2):\n"
-			    "        for i in T.serial(4):\n"
-			    "            if i >= 2:\n"
-			    "                C[k] = 1\n"
-			    "            B[k, i] = X[0]\n"
-			    "            X[0] = T.max(i - 1, 0)\n",
+			    tu_fixture("hoist/a_store_copied_by_a_case_split_still_invalidates_facts.tir"),
 			    "sch.hoist_expression(conditionals=\"boolean_expression\", loop=\"i\")\n"
 			    "sch.remove_no_op()\n", 12);
 	ts_has(ts_print(&arena, sched_func(t.s)), "            X[0] = 0\n");
@@ -265,11 +200,7 @@ END_TEST
 START_TEST(hoisting_a_float_to_int_cast_needs_a_nonempty_loop)
 {
 	TsRun t = ts_reject(&arena,
-			    "@T.prim_func\n"
-			    "def f(A: T.Buffer[(4,), \"int32\"], n: T.int32, x: T.float32):\n"
-			    "    for i in T.serial(n):\n"
-			    "        if T.cast(x * T.float32(1e12), \"int32\") > 0:\n"
-			    "            A[i] = 1\n",
+			    tu_fixture("hoist/hoisting_a_float_to_int_cast_needs_a_nonempty_loop.tir"),
 			    "sch.hoist_expression(conditionals=\"if_else_stmt\", loop=\"i\")",
 			    "hoist.nonempty");
 	sched_free(t.s);

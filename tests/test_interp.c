@@ -13,6 +13,7 @@
 
 #include "kernel/interp.h"
 #include "kernel/parse.h"
+#include "tests/testutil.h"
 
 static Arena arena;
 static const Span S0;
@@ -894,28 +895,10 @@ END_TEST
 
 /* ---------- conformance kernels ---------- */
 
-/* The shared folder (VS_SHARED, else ../shared), or NULL. */
-static const char *shared_dir(void)
-{
-	const char *env = getenv("VS_SHARED");
-	const char *dir = env && *env ? env : "../shared";
-	struct stat st;
-	return stat(arena_printf(&arena, "%s/conformance", dir), &st) == 0 ? dir : NULL;
-}
-
 static char *read_text(const char *path)
 {
-	FILE *f = fopen(path, "rb");
-	if (!f)
-		return NULL;
-	StrBuf b = {0};
-	char chunk[4096];
-	size_t n;
-	while ((n = fread(chunk, 1, sizeof chunk, f)) > 0)
-		sb_put(&b, chunk, n);
-	fclose(f);
-	char *s = sb_take(&b);
-	char *r = arena_strdup(&arena, s);
+	char *s = tu_read_file(path);
+	char *r = s ? arena_strdup(&arena, s) : NULL;
 	free(s);
 	return r;
 }
@@ -936,7 +919,7 @@ static Module *parse_text(const char *name, const char *text)
 static char **case_dirs(int *n)
 {
 	*n = 0;
-	const char *shared = shared_dir();
+	const char *shared = tu_shared_dir();
 	if (!shared)
 		return NULL;
 	char *path = arena_printf(&arena, "%s/conformance", shared);
@@ -1040,33 +1023,13 @@ START_TEST(conformance_after_runs_without_ub)
 }
 END_TEST
 
-static const char multiple_buffer_after[] =
-	"@T.prim_func\n"
-	"def func(A: T.Buffer[(4, 4, 8, 8), \"int32\"], B: T.Buffer[(4, 4), \"int32\"]):\n"
-	"    for io, ii, jo, ji in T.grid(4, 4, 8, 8):\n"
-	"        T.assume(8 * jo + ji < 60 or A[io, ii, jo, ji] == 0)\n"
-	"    for io, ii, jo, ji in T.grid(4, 4, 8, 8):\n"
-	"        if 8 * jo + ji < 60:\n"
-	"            T.assume(4 * io + ii < 14 or A[io, ii, jo, ji] == T.undef())\n"
-	"    for io, ii in T.grid(4, 4):\n"
-	"        B[io, ii] = 0\n"
-	"        for jo, ji in T.grid(8, 8):\n"
-	"            B[io, ii] = B[io, ii] + A[io, ii, jo, ji]\n"
-	"    for io, ii in T.grid(4, 4):\n"
-	"        if 4 * io + ii >= 14:\n"
-	"            B[io, ii] = T.undef()\n";
+static const char multiple_buffer_after[] = "interp/multiple_buffer_after.tir";
 
-static const char offset_padding_after[] =
-	"@T.prim_func\n"
-	"def copy(A: T.Buffer[(3, 8), \"int32\"], B: T.Buffer[(16,), \"int32\"]):\n"
-	"    for io, ii in T.grid(3, 8):\n"
-	"        T.assume((io == 0 and ii >= 2) or io == 1 or (io == 2 and ii < 2) or A[io, ii] == 0)\n"
-	"    for i in T.serial(16):\n"
-	"        B[i] = A[(i + 2) // 8, (i + 2) % 8]\n";
+static const char offset_padding_after[] = "interp/offset_padding_after.tir";
 
 START_TEST(gen_conformance_fact_shapes)
 {
-	Module *m = parse_text("mbs.tir", multiple_buffer_after);
+	Module *m = parse_text("mbs.tir", tu_fixture(multiple_buffer_after));
 	const Func *f = m->funcs[0];
 	for (uint64_t seed = 0; seed < 4; seed++) {
 		DiagList d;
@@ -1087,7 +1050,7 @@ START_TEST(gen_conformance_fact_shapes)
 		ck_assert_int_eq(st->bufs[1].cell[14], CELL_UNDEF);
 		ck_assert_int_eq(st->bufs[1].cell[15], CELL_UNDEF);
 	}
-	m = parse_text("off.tir", offset_padding_after);
+	m = parse_text("off.tir", tu_fixture(offset_padding_after));
 	DiagList d;
 	diag_init(&d, &arena);
 	State *st = interp_gen_input(&arena, m->funcs[0], 9, &d);

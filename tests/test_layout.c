@@ -14,17 +14,9 @@ static Arena arena;
 static void setup(void) { arena_init(&arena); }
 static void teardown(void) { arena_free(&arena); }
 
-static const char double14[] =
-	"@T.prim_func\n"
-	"def func(A: T.Buffer[(14,), \"int32\"], B: T.Buffer[(14,), \"int32\"]):\n"
-	"    for i in T.serial(14):\n"
-	"        B[i] = 2 * A[i]\n";
+static const char double14[] = "layout/double14.tir";
 
-static const char double16[] =
-	"@T.prim_func\n"
-	"def func(A: T.Buffer[(16,), \"int32\"], B: T.Buffer[(16,), \"int32\"]):\n"
-	"    for i in T.serial(16):\n"
-	"        B[i] = 2 * A[i]\n";
+static const char double16[] = "layout/double16.tir";
 
 static TsRun accept(const char *kernel, const char *script)
 {
@@ -74,8 +66,9 @@ static char *padding_of(const char *kernel, const char *map)
 
 START_TEST(map_without_padding_has_no_padding_cells)
 {
-	ck_assert_str_eq(padding_of(double16, "lambda i: [i // 8, i % 8]"), "");
-	TsRun t = accept(double16, "sch.transform_layout(buffer=\"B\", index_map=lambda i: [i // 8, i % 8])");
+	ck_assert_str_eq(padding_of(tu_fixture(double16), "lambda i: [i // 8, i % 8]"), "");
+	TsRun t = accept(tu_fixture(double16),
+			 "sch.transform_layout(buffer=\"B\", index_map=lambda i: [i // 8, i % 8])");
 	ck_assert_str_eq(shape_of(ts_func(&t, NULL), "B"), "(2, 8)");
 	sched_free(t.s);
 }
@@ -83,14 +76,16 @@ END_TEST
 
 START_TEST(map_of_14_into_2x8_pads_the_end)
 {
-	ck_assert_str_eq(padding_of(double14, "lambda i: [i // 8, i % 8]"), "[1, 6] [1, 7]");
+	ck_assert_str_eq(padding_of(tu_fixture(double14),
+				    "lambda i: [i // 8, i % 8]"), "[1, 6] [1, 7]");
 }
 END_TEST
 
 START_TEST(offset_map_of_14_pads_the_beginning)
 {
-	ck_assert_str_eq(padding_of(double14, "lambda i: [(i + 2) // 8, (i + 2) % 8]"), "[0, 0] [0, 1]");
-	TsRun t = accept(double14,
+	ck_assert_str_eq(padding_of(tu_fixture(double14),
+				    "lambda i: [(i + 2) // 8, (i + 2) % 8]"), "[0, 0] [0, 1]");
+	TsRun t = accept(tu_fixture(double14),
 			 "sch.transform_layout(buffer=\"B\", index_map=lambda i: [(i + 2) // 8, (i + 2) % 8])");
 	ck_assert_str_eq(shape_of(ts_func(&t, NULL), "B"), "(2, 8)");
 	sched_free(t.s);
@@ -99,9 +94,9 @@ END_TEST
 
 START_TEST(offset_map_of_16_adds_a_row_and_pads_both_ends)
 {
-	ck_assert_str_eq(padding_of(double16, "lambda i: [(i + 2) // 8, (i + 2) % 8]"),
+	ck_assert_str_eq(padding_of(tu_fixture(double16), "lambda i: [(i + 2) // 8, (i + 2) % 8]"),
 			 "[0, 0] [0, 1] [2, 2] [2, 3] [2, 4] [2, 5] [2, 6] [2, 7]");
-	TsRun t = accept(double16,
+	TsRun t = accept(tu_fixture(double16),
 			 "sch.transform_layout(buffer=\"B\", index_map=lambda i: [(i + 2) // 8, (i + 2) % 8])");
 	ck_assert_str_eq(shape_of(ts_func(&t, NULL), "B"), "(3, 8)");
 	sched_free(t.s);
@@ -110,8 +105,10 @@ END_TEST
 
 START_TEST(map_of_14_into_4x4_pads_two_cells)
 {
-	ck_assert_str_eq(padding_of(double14, "lambda i: [i // 4, i % 4]"), "[3, 2] [3, 3]");
-	TsRun t = accept(double14, "sch.transform_layout(buffer=\"A\", index_map=lambda i: [i // 4, i % 4])");
+	ck_assert_str_eq(padding_of(tu_fixture(double14),
+				    "lambda i: [i // 4, i % 4]"), "[3, 2] [3, 3]");
+	TsRun t = accept(tu_fixture(double14),
+			 "sch.transform_layout(buffer=\"A\", index_map=lambda i: [i // 4, i % 4])");
 	Func *f = ts_func(&t, NULL);
 	ck_assert_str_eq(shape_of(f, "A"), "(4, 4)");
 	char *text = ts_print(&arena, f);
@@ -126,12 +123,7 @@ END_TEST
 
 START_TEST(nhwc_to_nchwc_records_the_axis_separator)
 {
-	static const char k[] =
-		"@T.prim_func\n"
-		"def conv(A: T.Buffer[(1, 4, 4, 8), \"float32\"], B: T.Buffer[(1, 4, 4, 8), \"float32\"]):\n"
-		"    for n, h, w, c in T.grid(1, 4, 4, 8):\n"
-		"        with T.block(\"compute\"):\n"
-		"            B[n, h, w, c] = A[n, h, w, c] * 2.0\n";
+	const char *k = tu_fixture("layout/nhwc_to_nchwc_records_the_axis_separator.tir");
 	TsRun t = accept(k, "sch.transform_layout(block=\"compute\", buffer=\"B\", index_map=lambda n, h, w, c: "
 			    "[n, c // 4, h, T.axis_separator, w, c % 4])");
 	Func *f = ts_func(&t, NULL);
@@ -151,11 +143,7 @@ END_TEST
 
 START_TEST(map_with_a_constant_output_and_a_reordering_is_accepted)
 {
-	static const char k[] =
-		"@T.prim_func\n"
-		"def t(A: T.Buffer[(3, 5), \"int32\"], B: T.Buffer[(3, 5), \"int32\"]):\n"
-		"    for i, j in T.grid(3, 5):\n"
-		"        B[i, j] = A[i, j] + i\n";
+	const char *k = tu_fixture("layout/map_with_a_constant_output_and_a_reordering_is_accepted.tir");
 	TsRun t = accept(k, "sch.transform_layout(buffer=\"B\", index_map=lambda i, j: [0, j, i])");
 	ck_assert_str_eq(shape_of(ts_func(&t, NULL), "B"), "(1, 5, 3)");
 	sched_free(t.s);
@@ -166,11 +154,7 @@ START_TEST(square_transposition_is_compared_through_the_map)
 {
 	/* the shape stays (5, 5): the interpreter must still compare B[i, j]
 	 * with B'[j, i], not cell by cell */
-	static const char k[] =
-		"@T.prim_func\n"
-		"def t(A: T.Buffer[(5, 5), \"int32\"], B: T.Buffer[(5, 5), \"int32\"]):\n"
-		"    for i, j in T.grid(5, 5):\n"
-		"        B[i, j] = A[i, j] + i\n";
+	const char *k = tu_fixture("layout/square_transposition_is_compared_through_the_map.tir");
 	TsRun t = accept(k, "sch.transform_layout(buffer=\"B\", index_map=lambda i, j: [j, i])\n"
 			    "sch.transform_layout(buffer=\"A\", index_map=lambda i, j: [j, i])");
 	ck_assert_str_eq(shape_of(ts_func(&t, NULL), "B"), "(5, 5)");
@@ -188,7 +172,8 @@ END_TEST
 
 START_TEST(pad_none_adds_no_stage_and_forbids_the_padding)
 {
-	TsRun t = accept(double14, "sch.transform_layout(buffer=\"B\", index_map=lambda i: [i // 4, i % 4], pad_value=None)");
+	TsRun t = accept(tu_fixture(double14),
+			 "sch.transform_layout(buffer=\"B\", index_map=lambda i: [i // 4, i % 4], pad_value=None)");
 	Func *f = ts_func(&t, NULL);
 	char *text = ts_print(&arena, f);
 	ts_lacks(text, "B_pad");
@@ -203,12 +188,7 @@ END_TEST
 
 START_TEST(pad_constant_on_input_becomes_an_entry_assumption)
 {
-	static const char k[] =
-		"@T.prim_func\n"
-		"def func(A: T.Buffer[14, \"float32\"], B: T.Buffer[14, \"float32\"]):\n"
-		"    for i in T.serial(14):\n"
-		"        with T.block(\"compute\"):\n"
-		"            B[i] = 2.0 * A[i]\n";
+	const char *k = tu_fixture("layout/pad_constant_on_input_becomes_an_entry_assumption.tir");
 	TsRun t = accept(k, "sch.transform_layout(block=\"compute\", buffer=\"A\", index_map=lambda i: [i // 4, i % 4], pad_value=-1)\n"
 			    "sch.transform_layout(block=\"compute\", buffer=\"B\", index_map=lambda i: [i // 4, i % 4], pad_value=-2)");
 	Func *f = ts_func(&t, NULL);
@@ -227,7 +207,7 @@ END_TEST
 
 START_TEST(pad_undef_on_input_and_output)
 {
-	TsRun t = accept(double14,
+	TsRun t = accept(tu_fixture(double14),
 			 "sch.transform_layout(buffer=\"A\", index_map=lambda i: [i // 4, i % 4], pad_value=T.undef())\n"
 			 "sch.transform_layout(buffer=\"B\", index_map=lambda i: [i // 4, i % 4], pad_value=T.undef())");
 	char *text = ts_print(&arena, ts_func(&t, NULL));
@@ -239,13 +219,15 @@ END_TEST
 
 START_TEST(pad_lambda_of_the_physical_indices)
 {
-	TsRun t = accept(double14, "sch.transform_layout(buffer=\"B\", index_map=lambda i: [i // 4, i % 4], "
+	TsRun t = accept(tu_fixture(double14),
+			 "sch.transform_layout(buffer=\"B\", index_map=lambda i: [i // 4, i % 4], "
 				   "pad_value=lambda io, ii: io * 10 + ii)");
 	Func *f = ts_func(&t, NULL);
 	ts_has(ts_print(&arena, f), "B[io, ii] = io * 10 + ii");
 	sched_free(t.s);
 	/* the same on an input: the fact names the values */
-	t = accept(double14, "sch.transform_layout(buffer=\"A\", index_map=lambda i: [i // 4, i % 4], "
+	t = accept(tu_fixture(double14),
+		   "sch.transform_layout(buffer=\"A\", index_map=lambda i: [i // 4, i % 4], "
 			     "pad_value=lambda io, ii: io - ii)");
 	ts_has(ts_print(&arena, ts_func(&t, NULL)), "A[io, ii] == io - ii");
 	sched_free(t.s);
@@ -255,14 +237,15 @@ END_TEST
 START_TEST(pad_lambda_reading_the_buffer_reads_logical_cells)
 {
 	/* the padding at the front copies logical cells (a wrap-around) */
-	TsRun t = accept(double14, "sch.transform_layout(buffer=\"B\", index_map=lambda i: [i + 2], "
+	TsRun t = accept(tu_fixture(double14),
+			 "sch.transform_layout(buffer=\"B\", index_map=lambda i: [i + 2], "
 				   "pad_value=lambda t: B[t + 14])");
 	Func *f = ts_func(&t, NULL);
 	ts_has(ts_print(&arena, f), "B[i] = B[i + 14]");
 	ck_assert(ts_has_obligation(t.r, "layout.pad_value_reads", VERDICT_PROVEN));
 	sched_free(t.s);
 	/* reading the padding itself (or outside the shape) is refuted */
-	t = ts_reject(&arena, double14,
+	t = ts_reject(&arena, tu_fixture(double14),
 		      "sch.transform_layout(buffer=\"B\", index_map=lambda i: [i + 2], pad_value=lambda t: B[1 - t])",
 		      "layout.pad_value_reads");
 	ts_assert_refuted_confirmed(t.r, "layout.pad_value_reads");
@@ -275,7 +258,8 @@ START_TEST(pad_lambda_of_seed_000_reads_the_physical_buffer)
 {
 	/* seed 000: pad_value=lambda io, ii: B[0, (io - 14) % 4] -- inside
 	 * the pad value B is the transformed buffer, indexed physically */
-	TsRun t = accept(double14, "sch.transform_layout(buffer=\"B\", index_map=lambda i: [i // 4, i % 4], "
+	TsRun t = accept(tu_fixture(double14),
+			 "sch.transform_layout(buffer=\"B\", index_map=lambda i: [i // 4, i % 4], "
 				   "pad_value=lambda io, ii: B[0, (io-14)%4])");
 	Func *f = ts_func(&t, NULL);
 	ts_has(ts_print(&arena, f), "B[io, ii] = B[0, (io - 14) % 4]");
@@ -288,14 +272,7 @@ START_TEST(pad_lambda_reading_an_allocation_reads_only_written_cells)
 {
 	/* X[10..13] are never written: a pad stage reading them would read
 	 * uninitialised cells where the original reads none */
-	static const char k[] =
-		"@T.prim_func\n"
-		"def f(A: T.Buffer[(14,), \"int32\"], B: T.Buffer[(10,), \"int32\"]):\n"
-		"    X = T.alloc_buffer([14], \"int32\")\n"
-		"    for i in T.serial(10):\n"
-		"        X[i] = A[i]\n"
-		"    for i in T.serial(10):\n"
-		"        B[i] = X[i]\n";
+	const char *k = tu_fixture("layout/pad_lambda_reading_an_allocation_reads_only_written_cells.tir");
 	TsRun t = ts_reject(&arena, k, "sch.transform_layout(buffer=\"X\", index_map=lambda i: [i + 2], "
 				       "pad_value=lambda t: X[t + 12])",
 			    "layout.pad_value_readable");
@@ -318,11 +295,7 @@ END_TEST
 START_TEST(given_inverse_is_proven_and_used_for_the_padding)
 {
 	/* a flat map whose inverse cannot be derived: i * 4 + j on j < 4 */
-	static const char k[] =
-		"@T.prim_func\n"
-		"def t(A: T.Buffer[(3, 4), \"int32\"], B: T.Buffer[(3, 4), \"int32\"]):\n"
-		"    for i, j in T.grid(3, 4):\n"
-		"        B[i, j] = A[i, j] * 3\n";
+	const char *k = tu_fixture("layout/given_inverse_is_proven_and_used_for_the_padding.tir");
 	TsRun t = ts_reject(&arena, k, "sch.transform_layout(buffer=\"B\", index_map=lambda i, j: [i * 4 + j])",
 			    "not supported: transform_layout: no left inverse");
 	/* rejected as unsupported only once injectivity and bounds are proven */
@@ -340,50 +313,46 @@ END_TEST
 
 START_TEST(inverse_off_by_one_is_refuted_with_confirmed_replay)
 {
-	TsRun t = ts_reject(&arena, double14,
-			    "sch.transform_layout(buffer=\"A\", index_map=lambda i: [i // 4, i % 4], "
-			    "inverse=lambda io, ii: [4 * io + ii + 1])",
-			    "layout.left_inverse");
-	ts_assert_refuted_confirmed(t.r, "layout.left_inverse");
-	sched_free(t.s);
+	ts_refuted(&arena, tu_fixture(double14),
+		   "sch.transform_layout(buffer=\"A\", index_map=lambda i: [i // 4, i % 4], "
+		   "inverse=lambda io, ii: [4 * io + ii + 1])",
+		   "layout.left_inverse");
 }
 END_TEST
 
 START_TEST(inverse_of_reversed_and_moved_digits_is_derived)
 {
 	/* rows in reverse order: i = 4 * (3 - io) + ii, no padding */
-	TsRun t = accept(double16, "sch.transform_layout(buffer=\"B\", index_map=lambda i: [3 - i // 4, i % 4])");
+	TsRun t = accept(tu_fixture(double16),
+			 "sch.transform_layout(buffer=\"B\", index_map=lambda i: [3 - i // 4, i % 4])");
 	ck_assert(ts_has_obligation(t.r, "layout.left_inverse", VERDICT_PROVEN));
 	ck_assert_str_eq(shape_of(ts_func(&t, NULL), "B"), "(4, 4)");
 	ck_assert_str_eq(ts_cells_in_state(&arena, ts_func(&t, NULL), "B", CELL_UNDEF, 3), "");
 	sched_free(t.s);
 	/* reversed and moved by one: 14 cells in 5 rows of 4, the first row
 	 * and the last two cells of the second padding */
-	ck_assert_str_eq(padding_of(double14, "lambda i: [4 - i // 4, i % 4]"),
+	ck_assert_str_eq(padding_of(tu_fixture(double14), "lambda i: [4 - i // 4, i % 4]"),
 			 "[0, 0] [0, 1] [0, 2] [0, 3] [1, 2] [1, 3]");
 	/* an inner digit moved by one does not cover its row exactly: the
 	 * full padding predicate is kept, column 0 is padding */
-	t = accept(double16, "sch.transform_layout(buffer=\"B\", index_map=lambda i: [i // 4, 1 + i % 4], pad_value=0)");
+	t = accept(tu_fixture(double16),
+		   "sch.transform_layout(buffer=\"B\", index_map=lambda i: [i // 4, 1 + i % 4], pad_value=0)");
 	ck_assert_str_eq(shape_of(ts_func(&t, NULL), "B"), "(4, 5)");
 	sched_free(t.s);
-	ck_assert_str_eq(padding_of(double16, "lambda i: [i // 4, 1 + i % 4]"), "[0, 0] [1, 0] [2, 0] [3, 0]");
+	ck_assert_str_eq(padding_of(tu_fixture(double16),
+				    "lambda i: [i // 4, 1 + i % 4]"), "[0, 0] [1, 0] [2, 0] [3, 0]");
 	/* a digit negated with no offset leaves the shape: refuted */
-	ts_reject(&arena, double16, "sch.transform_layout(buffer=\"B\", index_map=lambda i: [-(i // 4), i % 4])",
+	ts_reject(&arena, tu_fixture(double16),
+		  "sch.transform_layout(buffer=\"B\", index_map=lambda i: [-(i // 4), i % 4])",
 		  "layout.in_bounds");
 }
 END_TEST
 
 START_TEST(non_derivable_non_injective_map_is_refuted_not_unsupported)
 {
-	static const char k[] =
-		"@T.prim_func\n"
-		"def t(A: T.Buffer[(3, 4), \"int32\"], B: T.Buffer[(3, 4), \"int32\"]):\n"
-		"    for i, j in T.grid(3, 4):\n"
-		"        B[i, j] = A[i, j] * 3\n";
-	TsRun t = ts_reject(&arena, k, "sch.transform_layout(buffer=\"B\", index_map=lambda i, j: [i + j])",
-			    "layout.injective");
-	ts_assert_refuted_confirmed(t.r, "layout.injective");
-	sched_free(t.s);
+	const char *k = tu_fixture("layout/non_derivable_non_injective_map_is_refuted_not_unsupported.tir");
+	ts_refuted(&arena, k, "sch.transform_layout(buffer=\"B\", index_map=lambda i, j: [i + j])",
+		   "layout.injective");
 }
 END_TEST
 
@@ -391,31 +360,31 @@ END_TEST
 
 START_TEST(non_injective_map_is_refuted_with_confirmed_replay)
 {
-	TsRun t = ts_reject(&arena, double14, "sch.transform_layout(buffer=\"A\", index_map=lambda i: [i // 2])",
-			    "layout.injective");
-	ts_assert_refuted_confirmed(t.r, "layout.injective");
-	ts_has(t.r->counterexample, "i = 0, i_2 = 1");
-	sched_free(t.s);
+	StepReport *r = ts_refuted(&arena, tu_fixture(double14),
+				   "sch.transform_layout(buffer=\"A\", index_map=lambda i: [i // 2])",
+				   "layout.injective");
+	ts_has(r->counterexample, "i = 0, i_2 = 1");
 }
 END_TEST
 
 START_TEST(map_outside_the_shape_is_refuted_with_confirmed_replay)
 {
-	TsRun t = ts_reject(&arena, double14, "sch.transform_layout(buffer=\"A\", index_map=lambda i: [i - 2])",
-			    "layout.in_bounds");
-	ts_assert_refuted_confirmed(t.r, "layout.in_bounds");
-	ts_has(t.r->replay_text, "out of bounds");
-	sched_free(t.s);
+	StepReport *r = ts_refuted(&arena, tu_fixture(double14),
+				   "sch.transform_layout(buffer=\"A\", index_map=lambda i: [i - 2])",
+				   "layout.in_bounds");
+	ts_has(r->replay_text, "out of bounds");
 }
 END_TEST
 
 START_TEST(unsupported_map_shapes_reject)
 {
-	TsRun t = ts_reject(&arena, double14, "sch.transform_layout(buffer=\"A\", index_map=lambda i: [i * i])",
+	TsRun t = ts_reject(&arena, tu_fixture(double14),
+			    "sch.transform_layout(buffer=\"A\", index_map=lambda i: [i * i])",
 			    "not supported");
 	ck_assert_int_eq(t.r->nobs, 0);
 	sched_free(t.s);
-	t = ts_reject(&arena, double14, "sch.transform_layout(buffer=\"A\", index_map=lambda i: [i // 0])",
+	t = ts_reject(&arena, tu_fixture(double14),
+		      "sch.transform_layout(buffer=\"A\", index_map=lambda i: [i // 0])",
 		      "not supported");
 	sched_free(t.s);
 }
@@ -423,18 +392,12 @@ END_TEST
 
 /* ---------- symbolic shapes ---------- */
 
-static const char scale_n[] =
-	"@T.prim_func\n"
-	"def scale(a: T.handle, b: T.handle, n: T.int32):\n"
-	"    A = T.match_buffer(a, (n,), \"int32\")\n"
-	"    B = T.match_buffer(b, (n,), \"int32\")\n"
-	"    T.assume(0 < n and n <= 64)\n"
-	"    for i in T.serial(n):\n"
-	"        B[i] = 2 * A[i]\n";
+static const char scale_n[] = "layout/scale_n.tir";
 
 START_TEST(symbolic_shape_gets_a_symbolic_physical_shape)
 {
-	TsRun t = accept(scale_n, "sch.transform_layout(buffer=\"A\", index_map=lambda i: [i // 4, i % 4], pad_value=0)\n"
+	TsRun t = accept(tu_fixture(scale_n),
+			 "sch.transform_layout(buffer=\"A\", index_map=lambda i: [i // 4, i % 4], pad_value=0)\n"
 				  "sch.transform_layout(buffer=\"B\", index_map=lambda i: [(i + 3) // 8, (i + 3) % 8], pad_value=T.undef())");
 	char *text = ts_print(&arena, ts_func(&t, NULL));
 	ts_has(text, "A = T.match_buffer(a, ((n - 1) // 4 + 1, 4), \"int32\")");
@@ -446,24 +409,13 @@ END_TEST
 
 START_TEST(symbolic_shape_without_facts_is_still_exact)
 {
-	static const char k[] =
-		"@T.prim_func\n"
-		"def scale(a: T.handle, n: T.int32):\n"
-		"    A = T.match_buffer(a, (n,), \"int32\")\n"
-		"    for i in T.serial(n):\n"
-		"        A[i] = A[i] + 1\n";
+	const char *k = tu_fixture("layout/symbolic_shape_without_facts_is_still_exact.tir");
 	TsRun t = accept(k, "sch.transform_layout(buffer=\"A\", index_map=lambda i: [i // 4, i % 4], pad_value=0)");
 	sched_free(t.s);
 	/* an offset that depends on n moves the padding with it; the inverse
 	 * is derived with n as a symbolic offset, or can be given. n needs a
 	 * bound here: i + n wraps for n near the int32 maximum */
-	static const char kb[] =
-		"@T.prim_func\n"
-		"def scale(a: T.handle, n: T.int32):\n"
-		"    A = T.match_buffer(a, (n,), \"int32\")\n"
-		"    T.assume(0 <= n and n <= 4096)\n"
-		"    for i in T.serial(n):\n"
-		"        A[i] = A[i] + 1\n";
+	const char *kb = tu_fixture("layout/symbolic_shape_without_facts_is_still_exact-bounded.tir");
 	t = ts_reject(&arena, k, "sch.transform_layout(buffer=\"A\", index_map=lambda i: [(i + n) // 4, (i + n) % 4])",
 		      "layout.in_bounds refuted");
 	sched_free(t.s);
@@ -481,20 +433,7 @@ END_TEST
 
 START_TEST(allocated_caches_get_pad_stages_after_their_producers)
 {
-	static const char k[] =
-		"@T.prim_func\n"
-		"def func(A: T.Buffer[14, \"float32\"], B: T.Buffer[14, \"float32\"]):\n"
-		"    A_cache = T.alloc_buffer(14, \"float32\")\n"
-		"    for i in T.serial(14):\n"
-		"        with T.block(\"A_cache\"):\n"
-		"            A_cache[i] = A[i]\n"
-		"    B_cache = T.alloc_buffer(14, \"float32\")\n"
-		"    for i in T.serial(14):\n"
-		"        with T.block(\"compute\"):\n"
-		"            B_cache[i] = 2.0 * A_cache[i]\n"
-		"    for i in T.serial(14):\n"
-		"        with T.block(\"B_cache\"):\n"
-		"            B[i] = B_cache[i]\n";
+	const char *k = tu_fixture("layout/allocated_caches_get_pad_stages_after_their_producers.tir");
 	TsRun t = accept(k, "sch.transform_layout(block=\"compute\", buffer=\"A_cache\", index_map=lambda i: [i // 4, i % 4], pad_value=-1)\n"
 			    "sch.transform_layout(block=\"compute\", buffer=\"B_cache\", index_map=lambda i: [i // 4, i % 4], pad_value=-2)");
 	char *text = ts_print(&arena, ts_func(&t, NULL));
@@ -514,19 +453,7 @@ END_TEST
 
 START_TEST(allocation_inside_a_loop_gets_its_pad_stage_inside_the_loop)
 {
-	static const char k[] =
-		"@T.prim_func\n"
-		"def f(A: T.Buffer[(14,), \"int32\"], B: T.Buffer[(14,), \"int32\"]):\n"
-		"    for r in T.serial(2):\n"
-		"        X = T.alloc_buffer([14], \"int32\")\n"
-		"        for i in T.serial(14):\n"
-		"            X[i] = A[i] + r\n"
-		"        if r == 1:\n"
-		"            Y = T.alloc_buffer([14], \"int32\")\n"
-		"            for i in T.serial(14):\n"
-		"                Y[i] = X[i]\n"
-		"            for i in T.serial(14):\n"
-		"                B[i] = Y[i]\n";
+	const char *k = tu_fixture("layout/allocation_inside_a_loop_gets_its_pad_stage_inside_the_loop.tir");
 	TsRun t = accept(k, "sch.transform_layout(buffer=\"X\", index_map=lambda i: [i // 4, i % 4], pad_value=0)\n"
 			    "sch.transform_layout(buffer=\"Y\", index_map=lambda i: [i // 4, i % 4], pad_value=T.undef())");
 	char *text = ts_print(&arena, ts_func(&t, NULL));
@@ -543,16 +470,7 @@ END_TEST
 
 START_TEST(pad_stage_follows_the_last_of_several_writes)
 {
-	static const char k[] =
-		"@T.prim_func\n"
-		"def acc(A: T.Buffer[(14,), \"int32\"], B: T.Buffer[(14,), \"int32\"]):\n"
-		"    for i in T.serial(14):\n"
-		"        B[i] = 0\n"
-		"    for r in T.serial(2):\n"
-		"        for i in T.serial(14):\n"
-		"            B[i] = B[i] + A[i] * r\n"
-		"    for i in T.serial(14):\n"
-		"        A[i] = B[i]\n";
+	const char *k = tu_fixture("layout/pad_stage_follows_the_last_of_several_writes.tir");
 	TsRun t = accept(k, "sch.transform_layout(buffer=\"B\", index_map=lambda i: [i // 4, i % 4], pad_value=0)");
 	char *text = ts_print(&arena, ts_func(&t, NULL));
 	const char *stage = strstr(text, "B_pad"), *last = strstr(text, "B[i // 4, i % 4] + A[i] * r");
@@ -566,11 +484,7 @@ END_TEST
 
 START_TEST(input_that_is_also_written_gets_a_stage_not_a_fact)
 {
-	static const char k[] =
-		"@T.prim_func\n"
-		"def inc(A: T.Buffer[(14,), \"int32\"]):\n"
-		"    for i in T.serial(14):\n"
-		"        A[i] = A[i] + 1\n";
+	const char *k = tu_fixture("layout/input_that_is_also_written_gets_a_stage_not_a_fact.tir");
 	TsRun t = accept(k, "sch.transform_layout(buffer=\"A\", index_map=lambda i: [i // 4, i % 4], pad_value=0)");
 	char *text = ts_print(&arena, ts_func(&t, NULL));
 	ts_lacks(text, "T.assume");
@@ -581,23 +495,11 @@ END_TEST
 
 /* ---------- modules: a shared parameter ---------- */
 
-static const char producer_consumer[] =
-	"@I.ir_module\n"
-	"class MyModule:\n"
-	"    @T.prim_func\n"
-	"    def producer(A: T.Buffer[(14,), \"int32\"]):\n"
-	"        for i in T.serial(14):\n"
-	"            A[i] = 1000 + i\n"
-	"\n"
-	"    @T.prim_func\n"
-	"    def consumer(A: T.Buffer[(14,), \"int32\"], B: T.Buffer[(1,), \"int32\"]):\n"
-	"        B[0] = 0\n"
-	"        for i in T.serial(14):\n"
-	"            B[0] = B[0] + A[i]\n";
+static const char producer_consumer[] = "layout/producer_consumer.tir";
 
 START_TEST(shared_parameter_is_transformed_in_every_function)
 {
-	TsRun t = accept(producer_consumer,
+	TsRun t = accept(tu_fixture(producer_consumer),
 			 "sch.work_on(\"consumer\")\n"
 			 "sch.transform_layout(buffer=\"A\", index_map=lambda i: [i // 4, i % 4], pad_value=0)");
 	char *prod = ts_print(&arena, ts_func(&t, "producer"));
@@ -612,7 +514,7 @@ END_TEST
 
 START_TEST(func_argument_narrows_the_transform_to_one_function)
 {
-	TsRun t = accept(producer_consumer,
+	TsRun t = accept(tu_fixture(producer_consumer),
 			 "sch.transform_layout(buffer=\"A\", index_map=lambda i: [i // 4, i % 4], pad_value=0, func=\"producer\")");
 	ts_has(ts_print(&arena, ts_func(&t, "producer")), "A[i // 4, i % 4] = 1000 + i");
 	ck_assert_ptr_eq(ts_func(&t, "consumer"), module_find_func(t.before, "consumer"));
@@ -622,17 +524,11 @@ END_TEST
 
 /* ---------- composed layouts (seed 000 "Multiple Buffer Semantics") ---------- */
 
-static const char row_sum_14x60[] =
-	"@T.prim_func\n"
-	"def func(A: T.Buffer[(14, 60), \"int32\"], B: T.Buffer[(14,), \"int32\"]):\n"
-	"    for i in T.serial(14):\n"
-	"        B[i] = 0\n"
-	"        for j in T.serial(60):\n"
-	"            B[i] = B[i] + A[i, j]\n";
+static const char row_sum_14x60[] = "layout/row_sum_14x60.tir";
 
 START_TEST(transforming_twice_composes_and_keeps_both_paddings)
 {
-	TsRun t = accept(row_sum_14x60,
+	TsRun t = accept(tu_fixture(row_sum_14x60),
 			 "sch.transform_layout(buffer=\"A\", index_map=lambda i, j: [i // 4, i % 4, j], pad_value=T.undef())\n"
 			 "sch.transform_layout(buffer=\"A\", index_map=lambda io, ii, j: [io, ii, j // 8, j % 8], pad_value=0)\n"
 			 "sch.transform_layout(buffer=\"B\", index_map=lambda i: [i // 4, i % 4], pad_value=T.undef())");
@@ -653,7 +549,7 @@ END_TEST
 
 START_TEST(padding_without_value_stays_forbidden_through_a_second_transform)
 {
-	TsRun t = accept(row_sum_14x60,
+	TsRun t = accept(tu_fixture(row_sum_14x60),
 			 "sch.transform_layout(buffer=\"A\", index_map=lambda i, j: [i // 4, i % 4, j])\n"
 			 "sch.transform_layout(buffer=\"A\", index_map=lambda io, ii, j: [io, ii, j // 8, j % 8], pad_value=0)");
 	Func *f = ts_func(&t, NULL);
@@ -665,12 +561,7 @@ START_TEST(padding_without_value_stays_forbidden_through_a_second_transform)
 		"sch.transform_layout(buffer=\"A\", index_map=lambda i, j: [i // 4, i % 4, j])\n"
 		"sch.transform_layout(buffer=\"A\", index_map=lambda io, ii, j: [io, ii, j // 8, j % 8], pad_value=0)\n"
 		"sch.remove_branching_through_overcompute(strict=True)";
-	static const char k[] =
-		"@T.prim_func\n"
-		"def func(A: T.Buffer[(14, 60), \"int32\"], B: T.Buffer[(16,), \"int32\"]):\n"
-		"    for i in T.serial(16):\n"
-		"        if i < 14:\n"
-		"            B[i] = A[i, 0]\n";
+	const char *k = tu_fixture("layout/padding_without_value_stays_forbidden_through_a_second_transform.tir");
 	sched_free(t.s);
 	t = ts_reject(&arena, k, reader, "overcompute.not_forbidden");
 	ts_assert_refuted_confirmed(t.r, "overcompute.not_forbidden");
@@ -688,37 +579,39 @@ static void expect_bad_input(const char *kernel, const char *script, const char 
 
 START_TEST(bad_arguments_are_bad_input)
 {
-	expect_bad_input(double14, "sch.transform_layout(buffer=\"Z\", index_map=lambda i: [i])", "no buffer 'Z'");
+	expect_bad_input(tu_fixture(double14),
+			 "sch.transform_layout(buffer=\"Z\", index_map=lambda i: [i])", "no buffer 'Z'");
 	/* inside the pad value the buffer has its physical shape */
-	expect_bad_input(double14, "sch.transform_layout(buffer=\"B\", index_map=lambda i: [i // 4, i % 4], "
+	expect_bad_input(tu_fixture(double14),
+			 "sch.transform_layout(buffer=\"B\", index_map=lambda i: [i // 4, i % 4], "
 				   "pad_value=lambda io, ii: B[io])",
 			 "has 2 dimensions but 1 index");
-	expect_bad_input(double14, "sch.transform_layout(buffer=\"A\", index_map=lambda i, j: [i])",
+	expect_bad_input(tu_fixture(double14),
+			 "sch.transform_layout(buffer=\"A\", index_map=lambda i, j: [i])",
 			 "takes 2 indices but A has 1");
-	expect_bad_input(double14, "sch.transform_layout(buffer=\"A\", index_map=lambda i: [i // 4, i % 4], pad_value=0.5)",
+	expect_bad_input(tu_fixture(double14),
+			 "sch.transform_layout(buffer=\"A\", index_map=lambda i: [i // 4, i % 4], pad_value=0.5)",
 			 "is a float but buffer A is int32");
-	expect_bad_input(double14, "sch.transform_layout(buffer=\"A\", index_map=lambda i: [i // 4, i % 4], "
+	expect_bad_input(tu_fixture(double14),
+			 "sch.transform_layout(buffer=\"A\", index_map=lambda i: [i // 4, i % 4], "
 				   "inverse=lambda t: [t])",
 			 "inverse must take the 2 physical indices");
-	expect_bad_input(double14, "sch.transform_layout(buffer=\"B\", index_map=lambda i: [i + 2], "
+	expect_bad_input(tu_fixture(double14),
+			 "sch.transform_layout(buffer=\"B\", index_map=lambda i: [i + 2], "
 				   "pad_value=lambda t: A[0])",
 			 "may read only the buffer B itself");
-	expect_bad_input(double14, "sch.transform_layout(buffer=\"A\", index_map=lambda i: [i], block=\"nope\")",
+	expect_bad_input(tu_fixture(double14),
+			 "sch.transform_layout(buffer=\"A\", index_map=lambda i: [i], block=\"nope\")",
 			 "no block 'nope'");
-	expect_bad_input(producer_consumer, "sch.transform_layout(buffer=\"A\", index_map=lambda i: [i], func=\"nobody\")",
+	expect_bad_input(tu_fixture(producer_consumer),
+			 "sch.transform_layout(buffer=\"A\", index_map=lambda i: [i], func=\"nobody\")",
 			 "no function 'nobody'");
 }
 END_TEST
 
 START_TEST(printed_axis_separators_parse_back_and_bad_ones_are_errors)
 {
-	static const char ok[] =
-		"@T.prim_func\n"
-		"def f(a: T.handle, B: T.Buffer((2, 3, 4), \"int32\", axis_separators=[1, 2])):\n"
-		"    A = T.match_buffer(a, (2, 3), \"int32\", axis_separators=[1])\n"
-		"    C = T.alloc_buffer([4, 4], \"int32\", scope=\"local\", axis_separators=[1])\n"
-		"    C[0, 0] = A[0, 0]\n"
-		"    B[0, 0, 0] = C[0, 0]\n";
+	const char *ok = tu_fixture("layout/printed_axis_separators_parse_back_and_bad_ones_are_errors.tir");
 	Func *f = ts_parse_func(&arena, ok);
 	ck_assert_int_eq(f->params[1].buf->naxis_separators, 2);
 	char *text = ts_print(&arena, f);

@@ -15,17 +15,9 @@ static Arena arena;
 static void setup(void) { arena_init(&arena); }
 static void teardown(void) { arena_free(&arena); }
 
-static const char scale14[] =
-	"@T.prim_func\n"
-	"def scale(A: T.Buffer[(14,), \"int32\"], B: T.Buffer[(14,), \"int32\"]):\n"
-	"    for i in T.serial(14):\n"
-	"        B[i] = 2 * A[i]\n";
+static const char scale14[] = "loops/scale14.tir";
 
-static const char scale16[] =
-	"@T.prim_func\n"
-	"def scale(A: T.Buffer[(16,), \"int32\"], B: T.Buffer[(16,), \"int32\"]):\n"
-	"    for i in T.serial(16):\n"
-	"        B[i] = 2 * A[i]\n";
+static const char scale16[] = "loops/scale16.tir";
 
 static const char scale_n[] =
 	"@T.prim_func\n"
@@ -36,18 +28,9 @@ static const char scale_n[] =
 	"    for i in T.serial(n):\n"
 	"        B[i] = 2 * A[i]\n";
 
-static const char wavefront[] =
-	"@T.prim_func\n"
-	"def wavefront(A: T.Buffer[(8, 9), \"int32\"]):\n"
-	"    for i, j in T.grid(7, 8):\n"
-	"        A[i + 1, j] = A[i, j + 1] + 1\n";
+static const char wavefront[] = "loops/wavefront.tir";
 
-static const char total_f32[] =
-	"@T.prim_func\n"
-	"def total(A: T.Buffer[(4, 8), \"float32\"], S: T.Buffer[(1,), \"float32\"]):\n"
-	"    S[0] = 0.0\n"
-	"    for i, j in T.grid(4, 8):\n"
-	"        S[0] = S[0] + A[i, j]\n";
+static const char total_f32[] = "loops/total_f32.tir";
 
 /* Apply `script`, expect commit, check with the interpreter (six trials). */
 static Schedule *accept(const char *kernel, const char *script)
@@ -66,7 +49,8 @@ static StepReport *reject(const char *kernel, const char *script, const char *wh
 
 START_TEST(split_perfect_rejects_non_divisible_extent)
 {
-	StepReport *r = reject(scale14, "io, ii = sch.split(\"i\", factor=4, tail=\"perfect\")",
+	StepReport *r = reject(tu_fixture(scale14),
+			       "io, ii = sch.split(\"i\", factor=4, tail=\"perfect\")",
 			       "split.divisible");
 	ck_assert_int_eq(r->results[r->failed].verdict, VERDICT_REFUTED);
 	ck_assert_int_eq(r->replay, REPLAY_CONFIRMED);
@@ -76,7 +60,8 @@ END_TEST
 
 START_TEST(split_perfect_accepts_divisible_extent)
 {
-	Schedule *s = accept(scale16, "io, ii = sch.split(\"i\", factor=4, tail=\"perfect\")");
+	Schedule *s = accept(tu_fixture(scale16),
+			     "io, ii = sch.split(\"i\", factor=4, tail=\"perfect\")");
 	ck_assert_int_eq(ts_count_kind(sched_func(s)->body, ST_IF), 0);
 	ck_assert_int_eq(tu_last(s)->nobs, 1);
 	ck_assert_int_eq(tu_last(s)->results[0].verdict, VERDICT_PROVEN);
@@ -86,7 +71,7 @@ END_TEST
 
 START_TEST(split_guard_keeps_guard_when_not_divisible)
 {
-	Schedule *s = accept(scale14, "io, ii = sch.split(\"i\", factor=4)");
+	Schedule *s = accept(tu_fixture(scale14), "io, ii = sch.split(\"i\", factor=4)");
 	ck_assert_int_eq(ts_count_kind(sched_func(s)->body, ST_IF), 1);
 	sched_free(s);
 }
@@ -124,11 +109,13 @@ END_TEST
 
 START_TEST(split_cut_makes_tail_loop_without_branches)
 {
-	Schedule *s = accept(scale14, "io, ii = sch.split(\"i\", factor=4, tail=\"cut\")");
+	Schedule *s = accept(tu_fixture(scale14),
+			     "io, ii = sch.split(\"i\", factor=4, tail=\"cut\")");
 	ck_assert_int_eq(ts_count_kind(sched_func(s)->body, ST_IF), 0);
 	ck_assert_int_eq(ts_count_kind(sched_func(s)->body, ST_FOR), 3);
 	sched_free(s);
-	s = accept(scale14, "io, ii = sch.split(\"i\", factor=4, tail=\"cut_and_guard\")");
+	s = accept(tu_fixture(scale14),
+		   "io, ii = sch.split(\"i\", factor=4, tail=\"cut_and_guard\")");
 	ck_assert_int_eq(ts_count_kind(sched_func(s)->body, ST_IF), 1);
 	sched_free(s);
 }
@@ -148,11 +135,7 @@ END_TEST
 
 START_TEST(split_loop_with_nonzero_min_keeps_offsets)
 {
-	static const char k[] =
-		"@T.prim_func\n"
-		"def f(A: T.Buffer[(20,), \"int32\"]):\n"
-		"    for i in T.serial(3, 17):\n"
-		"        A[i] = i\n";
+	const char *k = tu_fixture("loops/split_loop_with_nonzero_min_keeps_offsets.tir");
 	sched_free(accept(k, "io, ii = sch.split(\"i\", factor=4)"));
 	sched_free(accept(k, "io, ii = sch.split(\"i\", factor=5, tail=\"cut\")"));
 }
@@ -160,7 +143,7 @@ END_TEST
 
 START_TEST(split_bad_arguments_are_bad_input)
 {
-	Module *m = tu_parse(&arena, "k.tir", scale14);
+	Module *m = tu_parse(&arena, "k.tir", tu_fixture(scale14));
 	Schedule *s = tu_schedule(&arena, m);
 	ck_assert_int_eq(tu_run(s, "sch.split(\"i\", factor=0)"), STEP_BAD_INPUT);
 	ck_assert_int_eq(tu_run(s, "sch.split(\"q\", factor=2)"), STEP_BAD_INPUT);
@@ -172,39 +155,25 @@ END_TEST
 
 /* ---------- fuse ---------- */
 
-static const char add_one[] =
-	"@T.prim_func\n"
-	"def add_one(A: T.Buffer[(4, 6), \"int32\"], B: T.Buffer[(4, 6), \"int32\"]):\n"
-	"    for i, j in T.grid(4, 6):\n"
-	"        B[i, j] = A[i, j] + 1\n";
+static const char add_one[] = "loops/add_one.tir";
 
 START_TEST(fuse_perfect_nest_is_equivalent)
 {
-	Schedule *s = accept(add_one, "k = sch.fuse(\"i\", \"j\")");
+	Schedule *s = accept(tu_fixture(add_one), "k = sch.fuse(\"i\", \"j\")");
 	const Stmt *b = sched_func(s)->body;
 	ck_assert_int_eq(ts_count_kind(b, ST_FOR), 1);
 	sched_free(s);
 	/* split then fuse back */
-	sched_free(accept(add_one, "jo, ji = sch.split(\"j\", factor=3)\nk = sch.fuse(\"jo\", \"ji\")"));
+	sched_free(accept(tu_fixture(add_one),
+			  "jo, ji = sch.split(\"j\", factor=3)\nk = sch.fuse(\"jo\", \"ji\")"));
 }
 END_TEST
 
 START_TEST(fuse_rejects_imperfect_and_dependent_nests)
 {
-	static const char imperfect[] =
-		"@T.prim_func\n"
-		"def f(A: T.Buffer[(4, 4), \"int32\"]):\n"
-		"    for i in T.serial(4):\n"
-		"        A[i, 0] = 0\n"
-		"        for j in T.serial(4):\n"
-		"            A[i, j] = 1\n";
+	const char *imperfect = tu_fixture("loops/fuse_rejects_imperfect_and_dependent_nests-imperfect.tir");
 	reject(imperfect, "sch.fuse(\"i\", \"j\")", "perfectly nested");
-	static const char tri[] =
-		"@T.prim_func\n"
-		"def f(A: T.Buffer[(4, 4), \"int32\"]):\n"
-		"    for i in T.serial(4):\n"
-		"        for j in T.serial(i):\n"
-		"            A[i, j] = 1\n";
+	const char *tri = tu_fixture("loops/fuse_rejects_imperfect_and_dependent_nests-tri.tir");
 	reject(tri, "sch.fuse(\"i\", \"j\")", "depends on 'i'");
 }
 END_TEST
@@ -231,11 +200,7 @@ END_TEST
 
 START_TEST(reorder_independent_nest_is_accepted)
 {
-	static const char k[] =
-		"@T.prim_func\n"
-		"def t(A: T.Buffer[(8, 16), \"float32\"], B: T.Buffer[(16, 8), \"float32\"]):\n"
-		"    for i, j in T.grid(8, 16):\n"
-		"        B[j, i] = 2.0 * A[i, j]\n";
+	const char *k = tu_fixture("loops/reorder_independent_nest_is_accepted.tir");
 	Schedule *s = accept(k, "sch.reorder(\"j\", \"i\")");
 	ck_assert_str_eq(sched_func(s)->body->u.loop.var->name, "j");
 	sched_free(s);
@@ -244,7 +209,8 @@ END_TEST
 
 START_TEST(reorder_rejects_wavefront_dependence_with_confirmed_replay)
 {
-	StepReport *r = reject(wavefront, "sch.reorder(\"j\", \"i\")", "reorder.no_conflict");
+	StepReport *r = reject(tu_fixture(wavefront),
+			       "sch.reorder(\"j\", \"i\")", "reorder.no_conflict");
 	ck_assert_int_eq(r->results[r->failed].verdict, VERDICT_REFUTED);
 	ck_assert_ptr_nonnull(strstr(r->counterexample, "i_p"));
 	ck_assert_ptr_nonnull(strstr(r->counterexample, "A[i + 1, j]"));
@@ -254,8 +220,9 @@ END_TEST
 
 START_TEST(reorder_float_reduction_depends_on_float_mode)
 {
-	sched_free(accept(total_f32, "sch.reorder(\"j\", \"i\")"));
-	StepReport *r = reject(total_f32, "sch.float_mode(\"ieee\")\nsch.reorder(\"j\", \"i\")",
+	sched_free(accept(tu_fixture(total_f32), "sch.reorder(\"j\", \"i\")"));
+	StepReport *r = reject(tu_fixture(total_f32),
+			       "sch.float_mode(\"ieee\")\nsch.reorder(\"j\", \"i\")",
 			       "reorder.no_conflict");
 	ck_assert_int_eq(r->results[r->failed].verdict, VERDICT_REFUTED);
 	ck_assert_int_eq(r->replay, REPLAY_CONFIRMED);
@@ -264,31 +231,16 @@ END_TEST
 
 START_TEST(reorder_rejects_triangular_and_non_chain)
 {
-	static const char tri[] =
-		"@T.prim_func\n"
-		"def f(A: T.Buffer[(4, 4), \"int32\"]):\n"
-		"    for i in T.serial(4):\n"
-		"        for j in T.serial(i):\n"
-		"            A[i, j] = 1\n";
+	const char *tri = tu_fixture("loops/reorder_rejects_triangular_and_non_chain-tri.tir");
 	reject(tri, "sch.reorder(\"j\", \"i\")", "depends on");
-	static const char two[] =
-		"@T.prim_func\n"
-		"def f(A: T.Buffer[(4, 4), \"int32\"]):\n"
-		"    for i in T.serial(4):\n"
-		"        A[i, 0] = 0\n"
-		"        for j in T.serial(4):\n"
-		"            A[i, j] = 1\n";
+	const char *two = tu_fixture("loops/reorder_rejects_triangular_and_non_chain-two.tir");
 	reject(two, "sch.reorder(\"j\", \"i\")", "chain");
 }
 END_TEST
 
 START_TEST(reorder_three_loops_keeps_unnamed_loop_in_place)
 {
-	static const char k[] =
-		"@T.prim_func\n"
-		"def f(A: T.Buffer[(4, 5, 6), \"int32\"], B: T.Buffer[(6, 5, 4), \"int32\"]):\n"
-		"    for i, j, l in T.grid(4, 5, 6):\n"
-		"        B[l, j, i] = A[i, j, l] * 3\n";
+	const char *k = tu_fixture("loops/reorder_three_loops_keeps_unnamed_loop_in_place.tir");
 	Schedule *s = accept(k, "sch.reorder(\"l\", \"i\")");
 	const Stmt *b = sched_func(s)->body;
 	ck_assert_str_eq(b->u.loop.var->name, "l");
@@ -299,12 +251,7 @@ END_TEST
 
 START_TEST(reorder_integer_reduction_commutes_in_ieee_mode)
 {
-	static const char k[] =
-		"@T.prim_func\n"
-		"def f(A: T.Buffer[(4, 8), \"int32\"], S: T.Buffer[(1,), \"int32\"]):\n"
-		"    S[0] = 0\n"
-		"    for i, j in T.grid(4, 8):\n"
-		"        S[0] = S[0] + A[i, j]\n";
+	const char *k = tu_fixture("loops/reorder_integer_reduction_commutes_in_ieee_mode.tir");
 	sched_free(accept(k, "sch.float_mode(\"ieee\")\nsch.reorder(\"j\", \"i\")"));
 }
 END_TEST
@@ -313,13 +260,7 @@ END_TEST
 
 START_TEST(parallel_accepts_independent_rows)
 {
-	static const char k[] =
-		"@T.prim_func\n"
-		"def rows(A: T.Buffer[(64, 32), \"int32\"], C: T.Buffer[(64,), \"int32\"]):\n"
-		"    for i in T.serial(64):\n"
-		"        C[i] = 0\n"
-		"        for j in T.serial(32):\n"
-		"            C[i] = C[i] + A[i, j]\n";
+	const char *k = tu_fixture("loops/parallel_accepts_independent_rows.tir");
 	Schedule *s = accept(k, "sch.parallel(\"i\")");
 	ck_assert_int_eq(sched_func(s)->body->u.loop.kind, FOR_PARALLEL);
 	sched_free(s);
@@ -328,12 +269,7 @@ END_TEST
 
 START_TEST(parallel_rejects_reduction_race_without_replay)
 {
-	static const char k[] =
-		"@T.prim_func\n"
-		"def total(A: T.Buffer[(64,), \"int32\"], C: T.Buffer[(1,), \"int32\"]):\n"
-		"    C[0] = 0\n"
-		"    for i in T.serial(64):\n"
-		"        C[0] = C[0] + A[i]\n";
+	const char *k = tu_fixture("loops/parallel_rejects_reduction_race_without_replay.tir");
 	StepReport *r = reject(k, "sch.parallel(\"i\")", "parallel.no_race");
 	ck_assert_int_eq(r->replay, REPLAY_IMPOSSIBLE);
 	ck_assert_ptr_nonnull(strstr(r->counterexample, "i_1"));
@@ -346,7 +282,8 @@ START_TEST(vectorize_and_unroll_need_constant_extent)
 	snprintf(k, sizeof k, scale_n, "n >= 0");
 	reject(k, "sch.vectorize(\"i\")", "constant extent");
 	reject(k, "sch.unroll(\"i\")", "constant extent");
-	Schedule *s = accept(scale16, "io, ii = sch.split(\"i\", factor=4)\nsch.vectorize(\"ii\")\nsch.unroll(\"io\")");
+	Schedule *s = accept(tu_fixture(scale16),
+			     "io, ii = sch.split(\"i\", factor=4)\nsch.vectorize(\"ii\")\nsch.unroll(\"io\")");
 	ck_assert_int_eq(sched_func(s)->body->u.loop.kind, FOR_UNROLLED);
 	sched_free(s);
 }
@@ -358,11 +295,7 @@ END_TEST
  * behaviour). They must stay rejected. */
 
 /* int8 loop variables make the dtype maximum reachable in a test. */
-static const char i8_const127[] =
-	"@T.prim_func\n"
-	"def f(A: T.Buffer[(127,), \"int32\"]):\n"
-	"    for i in T.serial(T.int8(127)):\n"
-	"        A[i] = 1\n";
+static const char i8_const127[] = "loops/i8_const127.tir";
 
 static const char i8_symbolic[] =
 	"@T.prim_func\n"
@@ -375,12 +308,12 @@ START_TEST(split_guard_rejects_index_overflow_near_dtype_max)
 {
 	/* io*3 + ii reaches 128, which wraps to -128 in int8: the guard
 	 * io*3 + ii < 127 holds and A[-128] is written */
-	StepReport *r = reject(i8_const127, "io, ii = sch.split(\"i\", factor=3)",
+	StepReport *r = reject(tu_fixture(i8_const127), "io, ii = sch.split(\"i\", factor=3)",
 			       "split.no_overflow");
 	ck_assert_int_eq(r->results[r->failed].verdict, VERDICT_REFUTED);
 	ck_assert_int_eq(r->replay, REPLAY_CONFIRMED);
 	/* factor 4 tiles 127 exactly up to 127 = 31*4 + 3: no overflow */
-	sched_free(accept(i8_const127, "io, ii = sch.split(\"i\", factor=4)"));
+	sched_free(accept(tu_fixture(i8_const127), "io, ii = sch.split(\"i\", factor=4)"));
 }
 END_TEST
 
@@ -402,18 +335,21 @@ END_TEST
 
 START_TEST(split_cut_and_guard_tail_needs_room_below_dtype_max)
 {
-	StepReport *r = reject(i8_const127, "io, ii = sch.split(\"i\", factor=3, tail=\"cut_and_guard\")",
+	StepReport *r = reject(tu_fixture(i8_const127),
+			       "io, ii = sch.split(\"i\", factor=3, tail=\"cut_and_guard\")",
 			       "split.no_overflow");
 	ck_assert_int_eq(r->replay, REPLAY_CONFIRMED);
 	/* the unguarded tail stops at the extent: nothing to overflow */
-	sched_free(accept(i8_const127, "io, ii = sch.split(\"i\", factor=3, tail=\"cut\")"));
-	sched_free(accept(i8_const127, "io, ii = sch.split(\"i\", factor=127, tail=\"perfect\")"));
+	sched_free(accept(tu_fixture(i8_const127),
+			  "io, ii = sch.split(\"i\", factor=3, tail=\"cut\")"));
+	sched_free(accept(tu_fixture(i8_const127),
+			  "io, ii = sch.split(\"i\", factor=127, tail=\"perfect\")"));
 }
 END_TEST
 
 START_TEST(split_factor_must_fit_the_loop_dtype)
 {
-	Module *m = tu_parse(&arena, "k.tir", i8_const127);
+	Module *m = tu_parse(&arena, "k.tir", tu_fixture(i8_const127));
 	Schedule *s = tu_schedule(&arena, m);
 	ck_assert_int_eq(tu_run(s, "io, ii = sch.split(\"i\", factor=300)"), STEP_BAD_INPUT);
 	ck_assert_ptr_nonnull(strstr(tu_last(s)->reason, "int8"));
@@ -423,25 +359,16 @@ END_TEST
 
 /* The extent is read once when the loop starts; the split loop would read
  * it again in the guard after the body changed it. */
-static const char extent_from_buffer[] =
-	"@T.prim_func\n"
-	"def f(A: T.Buffer[(1,), \"int32\"], B: T.Buffer[(8,), \"int32\"]):\n"
-	"    T.assume(0 <= A[0] and A[0] <= 8)\n"
-	"    for i in T.serial(A[0]):\n"
-	"        A[0] = 2\n"
-	"        B[i] = 1\n";
+static const char extent_from_buffer[] = "loops/extent_from_buffer.tir";
 
 START_TEST(split_rejects_extent_read_from_a_buffer_the_loop_writes)
 {
-	reject(extent_from_buffer, "io, ii = sch.split(\"i\", factor=4)", "not supported");
-	reject(extent_from_buffer, "io, ii = sch.split(\"i\", factor=4, tail=\"cut\")",
+	reject(tu_fixture(extent_from_buffer),
+	       "io, ii = sch.split(\"i\", factor=4)", "not supported");
+	reject(tu_fixture(extent_from_buffer), "io, ii = sch.split(\"i\", factor=4, tail=\"cut\")",
 	       "not supported");
 	/* a buffer the loop does not write is fine */
-	static const char k[] =
-		"@T.prim_func\n"
-		"def f(A: T.Buffer[(1,), \"int32\"], B: T.Buffer[(8,), \"int32\"]):\n"
-		"    for i in T.serial(T.min(T.max(A[0], 0), 8)):\n"
-		"        B[i] = 1\n";
+	const char *k = tu_fixture("loops/split_rejects_extent_read_from_a_buffer_the_loop_writes.tir");
 	sched_free(accept(k, "io, ii = sch.split(\"i\", factor=4)"));
 }
 END_TEST
@@ -451,14 +378,7 @@ END_TEST
  * a multiple of 4, when it is 1 there). */
 START_TEST(split_does_not_assume_a_stale_enclosing_loop_range)
 {
-	static const char k[] =
-		"@T.prim_func\n"
-		"def f(A: T.Buffer[(1,), \"int32\"], B: T.Buffer[(8,), \"int32\"]):\n"
-		"    T.assume(1 <= A[0] and A[0] <= 4)\n"
-		"    for t in T.serial(A[0]):\n"
-		"        A[0] = 0\n"
-		"        for i in T.serial(T.max(T.min(A[0], 1) * 4, 1)):\n"
-		"            B[i] = t\n";
+	const char *k = tu_fixture("loops/split_does_not_assume_a_stale_enclosing_loop_range.tir");
 	StepReport *r = reject(k, "io, ii = sch.split(\"i\", factor=4, tail=\"perfect\")",
 			       "split.divisible");
 	ck_assert_int_eq(r->results[r->failed].verdict, VERDICT_REFUTED);
@@ -493,13 +413,7 @@ END_TEST
 /* An allocation whose shape mentions the split (or fused) loop variable:
  * the shape must follow the substitution, or the result refers to a
  * variable that no longer exists. */
-static const char alloc_in_loop[] =
-	"@T.prim_func\n"
-	"def f(A: T.Buffer[(8,), \"int32\"]):\n"
-	"    for i in T.serial(8):\n"
-	"        B = T.alloc_buffer([i + 1], \"int32\")\n"
-	"        B[i] = A[i] + 1\n"
-	"        A[i] = B[i] * 2\n";
+static const char alloc_in_loop[] = "loops/alloc_in_loop.tir";
 
 START_TEST(split_and_fuse_substitute_into_allocation_shapes)
 {
@@ -509,7 +423,7 @@ START_TEST(split_and_fuse_substitute_into_allocation_shapes)
 		"io, ii = sch.split(\"i\", factor=4)\nk = sch.fuse(\"io\", \"ii\")",
 	};
 	for (size_t n = 0; n < sizeof scripts / sizeof *scripts; n++) {
-		Schedule *s = accept(alloc_in_loop, scripts[n]);
+		Schedule *s = accept(tu_fixture(alloc_in_loop), scripts[n]);
 		/* the printed result parses again (no dangling 'i') */
 		char *text = print_func(sched_func(s));
 		DiagList d;
@@ -562,37 +476,24 @@ END_TEST
 
 /* j's extent is read again at every i; after a fuse or a reorder it is
  * read once (or at different times). */
-static const char inner_extent_from_buffer[] =
-	"@T.prim_func\n"
-	"def f(A: T.Buffer[(1,), \"int32\"], B: T.Buffer[(8, 8), \"int32\"]):\n"
-	"    T.assume(1 <= A[0] and A[0] <= 8)\n"
-	"    for i in T.serial(8):\n"
-	"        for j in T.serial(T.max(A[0], 0)):\n"
-	"            if i == 0 and j == 0:\n"
-	"                A[0] = 2\n"
-	"            B[i, j] = 1\n";
+static const char inner_extent_from_buffer[] = "loops/inner_extent_from_buffer.tir";
 
 START_TEST(fuse_rejects_extent_read_from_a_buffer_the_nest_writes)
 {
-	reject(inner_extent_from_buffer, "k = sch.fuse(\"i\", \"j\")", "not supported");
+	reject(tu_fixture(inner_extent_from_buffer), "k = sch.fuse(\"i\", \"j\")", "not supported");
 }
 END_TEST
 
 START_TEST(reorder_rejects_extent_read_from_a_buffer_the_nest_writes)
 {
-	reject(inner_extent_from_buffer, "sch.reorder(\"j\", \"i\")", "not supported");
+	reject(tu_fixture(inner_extent_from_buffer), "sch.reorder(\"j\", \"i\")", "not supported");
 }
 END_TEST
 
 /* Parallel j was proven for a fixed i. Moved outside i, iterations j=0
  * and j=1 both write A[1] (at i=0 and i=1): a race the reorder check
  * does not see, because (0,0) and (1,1) keep their order. */
-static const char diagonal[] =
-	"@T.prim_func\n"
-	"def f(A: T.Buffer[(3,), \"int32\"], B: T.Buffer[(2, 2), \"int32\"]):\n"
-	"    for i, j in T.grid(2, 2):\n"
-	"        A[i - j + 1] = i\n"
-	"        B[i, j] = j\n";
+static const char diagonal[] = "loops/diagonal.tir";
 
 /* `first` commits, then `second` is rejected for `why`; the IR after
  * `first` stays. */
@@ -604,23 +505,20 @@ static StepReport *reject_second(const char *kernel, const char *first, const ch
 
 START_TEST(reorder_rechecks_races_of_a_parallel_loop_that_moves)
 {
-	StepReport *r = reject_second(diagonal, "sch.parallel(\"j\")", "sch.reorder(\"j\", \"i\")",
+	StepReport *r = reject_second(tu_fixture(diagonal),
+				      "sch.parallel(\"j\")", "sch.reorder(\"j\", \"i\")",
 				      "parallel.no_race");
 	ck_assert_int_eq(r->results[r->failed].verdict, VERDICT_REFUTED);
 	ck_assert_ptr_nonnull(strstr(r->counterexample, "A["));
 	/* the same nest without the diagonal write moves with its label */
-	static const char k[] =
-		"@T.prim_func\n"
-		"def f(B: T.Buffer[(2, 2), \"int32\"]):\n"
-		"    for i, j in T.grid(2, 2):\n"
-		"        B[i, j] = j\n";
+	const char *k = tu_fixture("loops/reorder_rechecks_races_of_a_parallel_loop_that_moves.tir");
 	Schedule *s = accept(k, "sch.parallel(\"j\")\nsch.reorder(\"j\", \"i\")");
 	const Stmt *b = sched_func(s)->body;
 	ck_assert_str_eq(b->u.loop.var->name, "j");
 	ck_assert_int_eq(b->u.loop.kind, FOR_PARALLEL);
 	sched_free(s);
 	/* vectorized loops are rechecked the same way */
-	r = reject_second(diagonal, "sch.vectorize(\"j\")", "sch.reorder(\"j\", \"i\")",
+	r = reject_second(tu_fixture(diagonal), "sch.vectorize(\"j\")", "sch.reorder(\"j\", \"i\")",
 			  "vectorize.no_race");
 	ck_assert_int_eq(r->results[r->failed].verdict, VERDICT_REFUTED);
 }
@@ -628,11 +526,7 @@ END_TEST
 
 START_TEST(reorder_below_a_parallel_loop_needs_no_new_race_check)
 {
-	static const char k[] =
-		"@T.prim_func\n"
-		"def f(A: T.Buffer[(4, 5, 6), \"int32\"]):\n"
-		"    for i, j, l in T.grid(4, 5, 6):\n"
-		"        A[i, j, l] = j + l\n";
+	const char *k = tu_fixture("loops/reorder_below_a_parallel_loop_needs_no_new_race_check.tir");
 	Schedule *s = accept(k, "sch.parallel(\"i\")\nsch.reorder(\"l\", \"j\")");
 	StepReport *r = tu_last(s);
 	for (int n = 0; n < r->nobs; n++)
@@ -644,26 +538,21 @@ END_TEST
 
 /* The shape of an allocation is read when the allocation runs: a read
  * like any other, which another iteration's write races with. */
-static const char alloc_shape_reads[] =
-	"@T.prim_func\n"
-	"def f(A: T.Buffer[(8,), \"int32\"], C: T.Buffer[(2, 4), \"int32\"]):\n"
-	"    for i, j in T.grid(2, 4):\n"
-	"        B = T.alloc_buffer([T.max(A[0], 1)], \"int32\")\n"
-	"        B[0] = i + j\n"
-	"        C[i, j] = B[0]\n"
-	"        if i == 0 and j == 1:\n"
-	"            A[0] = 3\n";
+static const char alloc_shape_reads[] = "loops/alloc_shape_reads.tir";
 
 START_TEST(allocation_shapes_are_reads_for_races_and_dependences)
 {
-	StepReport *r = reject(alloc_shape_reads, "sch.parallel(\"j\")", "parallel.no_race");
+	StepReport *r = reject(tu_fixture(alloc_shape_reads),
+			       "sch.parallel(\"j\")", "parallel.no_race");
 	ck_assert_ptr_nonnull(strstr(r->reason, "read of A at 4:"));
-	r = reject(alloc_shape_reads, "sch.reorder(\"j\", \"i\")", "reorder.no_conflict");
+	r = reject(tu_fixture(alloc_shape_reads),
+		   "sch.reorder(\"j\", \"i\")", "reorder.no_conflict");
 	ck_assert_ptr_nonnull(strstr(r->reason, "of A at 4:"));
 }
 END_TEST
 
-static TCase *review_tcase(const char *name)
+/* A test case with the per-test arena and a 60 s limit (the solver runs). */
+static TCase *loops_tcase(const char *name)
 {
 	TCase *tc = tcase_create(name);
 	tcase_add_checked_fixture(tc, setup, teardown);
@@ -673,7 +562,7 @@ static TCase *review_tcase(const char *name)
 
 static TCase *split_review_cases(void)
 {
-	TCase *tc = review_tcase("review_holes");
+	TCase *tc = loops_tcase("review_holes");
 	tcase_add_test(tc, split_guard_rejects_index_overflow_near_dtype_max);
 	tcase_add_test(tc, split_guard_symbolic_extent_needs_room_below_dtype_max);
 	tcase_add_test(tc, split_cut_and_guard_tail_needs_room_below_dtype_max);
@@ -687,7 +576,7 @@ static TCase *split_review_cases(void)
 
 static TCase *fuse_review_cases(void)
 {
-	TCase *tc = review_tcase("review_holes");
+	TCase *tc = loops_tcase("review_holes");
 	tcase_add_test(tc, fuse_rejects_an_extent_product_beyond_the_dtype);
 	tcase_add_test(tc, fuse_symbolic_extent_product_must_fit);
 	tcase_add_test(tc, fuse_rejects_extent_read_from_a_buffer_the_nest_writes);
@@ -696,7 +585,7 @@ static TCase *fuse_review_cases(void)
 
 static TCase *reorder_review_cases(void)
 {
-	TCase *tc = review_tcase("review_holes");
+	TCase *tc = loops_tcase("review_holes");
 	tcase_add_test(tc, reorder_rejects_extent_read_from_a_buffer_the_nest_writes);
 	tcase_add_test(tc, reorder_rechecks_races_of_a_parallel_loop_that_moves);
 	tcase_add_test(tc, reorder_below_a_parallel_loop_needs_no_new_race_check);
@@ -707,23 +596,17 @@ static TCase *reorder_review_cases(void)
 Suite *suite_split(void)
 {
 	Suite *s = suite_create("split");
-	TCase *tc = tcase_create("perfect");
-	tcase_add_checked_fixture(tc, setup, teardown);
-	tcase_set_timeout(tc, 60);
+	TCase *tc = loops_tcase("perfect");
 	tcase_add_test(tc, split_perfect_rejects_non_divisible_extent);
 	tcase_add_test(tc, split_perfect_accepts_divisible_extent);
 	tcase_add_test(tc, split_perfect_symbolic_needs_assumption);
 	suite_add_tcase(s, tc);
-	tc = tcase_create("guard");
-	tcase_add_checked_fixture(tc, setup, teardown);
-	tcase_set_timeout(tc, 60);
+	tc = loops_tcase("guard");
 	tcase_add_test(tc, split_guard_keeps_guard_when_not_divisible);
 	tcase_add_test(tc, split_guard_drops_guard_when_divisibility_is_proven);
 	tcase_add_test(tc, split_loop_with_nonzero_min_keeps_offsets);
 	suite_add_tcase(s, tc);
-	tc = tcase_create("cut");
-	tcase_add_checked_fixture(tc, setup, teardown);
-	tcase_set_timeout(tc, 60);
+	tc = loops_tcase("cut");
 	tcase_add_test(tc, split_cut_makes_tail_loop_without_branches);
 	tcase_add_test(tc, split_cut_symbolic_needs_nonnegative_extent);
 	suite_add_tcase(s, tc);
@@ -738,9 +621,7 @@ Suite *suite_split(void)
 Suite *suite_fuse(void)
 {
 	Suite *s = suite_create("fuse");
-	TCase *tc = tcase_create("fuse");
-	tcase_add_checked_fixture(tc, setup, teardown);
-	tcase_set_timeout(tc, 60);
+	TCase *tc = loops_tcase("fuse");
 	tcase_add_test(tc, fuse_perfect_nest_is_equivalent);
 	tcase_add_test(tc, fuse_rejects_imperfect_and_dependent_nests);
 	tcase_add_test(tc, fuse_symbolic_extents_need_nonnegative);
@@ -752,16 +633,12 @@ Suite *suite_fuse(void)
 Suite *suite_reorder(void)
 {
 	Suite *s = suite_create("reorder");
-	TCase *tc = tcase_create("dependence");
-	tcase_add_checked_fixture(tc, setup, teardown);
-	tcase_set_timeout(tc, 60);
+	TCase *tc = loops_tcase("dependence");
 	tcase_add_test(tc, reorder_independent_nest_is_accepted);
 	tcase_add_test(tc, reorder_rejects_wavefront_dependence_with_confirmed_replay);
 	tcase_add_test(tc, reorder_three_loops_keeps_unnamed_loop_in_place);
 	suite_add_tcase(s, tc);
-	tc = tcase_create("reductions");
-	tcase_add_checked_fixture(tc, setup, teardown);
-	tcase_set_timeout(tc, 60);
+	tc = loops_tcase("reductions");
 	tcase_add_test(tc, reorder_float_reduction_depends_on_float_mode);
 	tcase_add_test(tc, reorder_integer_reduction_commutes_in_ieee_mode);
 	suite_add_tcase(s, tc);
@@ -776,15 +653,11 @@ Suite *suite_reorder(void)
 Suite *suite_parallel(void)
 {
 	Suite *s = suite_create("parallel");
-	TCase *tc = tcase_create("races");
-	tcase_add_checked_fixture(tc, setup, teardown);
-	tcase_set_timeout(tc, 60);
+	TCase *tc = loops_tcase("races");
 	tcase_add_test(tc, parallel_accepts_independent_rows);
 	tcase_add_test(tc, parallel_rejects_reduction_race_without_replay);
 	suite_add_tcase(s, tc);
-	tc = tcase_create("annotations");
-	tcase_add_checked_fixture(tc, setup, teardown);
-	tcase_set_timeout(tc, 60);
+	tc = loops_tcase("annotations");
 	tcase_add_test(tc, vectorize_and_unroll_need_constant_extent);
 	suite_add_tcase(s, tc);
 	return s;

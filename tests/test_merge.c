@@ -45,26 +45,13 @@ static void bad_input(const char *kernel, const char *script, const char *why)
 
 /* ---------- merge_adjacent_loops ---------- */
 
-static const char elementwise[] =
-	"@T.prim_func\n"
-	"def func(A: T.Buffer[(16,), \"float32\"]):\n"
-	"    for i in T.serial(16):\n"
-	"        A[i] = 0.0\n"
-	"    for i in T.serial(16):\n"
-	"        A[i] = 1.0\n";
+static const char elementwise[] = "merge/elementwise.tir";
 
-static const char stencil[] =
-	"@T.prim_func\n"
-	"def func(A: T.Buffer[(16,), \"float32\"]):\n"
-	"    for i in T.serial(16):\n"
-	"        A[i] = T.cast(i, \"float32\")\n"
-	"    for i in T.serial(16):\n"
-	"        if 0 < i < 15:\n"
-	"            A[i] = A[i - 1] + A[i] + A[i + 1]\n";
+static const char stencil[] = "merge/stencil.tir";
 
 START_TEST(merge_elementwise_loops_is_accepted)
 {
-	Schedule *s = accept(elementwise, "sch.merge_adjacent_loops(\"i#1\", \"i#2\")");
+	Schedule *s = accept(tu_fixture(elementwise), "sch.merge_adjacent_loops(\"i#1\", \"i#2\")");
 	ck_assert_int_eq(ts_count_kind(sched_func(s)->body, ST_FOR), 1);
 	ck_assert_int_eq(ts_count_kind(sched_func(s)->body, ST_STORE), 2);
 	sched_free(s);
@@ -73,21 +60,14 @@ END_TEST
 
 START_TEST(merge_second_loop_reading_earlier_iterations_is_accepted)
 {
-	static const char k[] =
-		"@T.prim_func\n"
-		"def func(A: T.Buffer[(16,), \"float32\"]):\n"
-		"    for i in T.serial(16):\n"
-		"        A[i] = 0.0\n"
-		"    for i in T.serial(16):\n"
-		"        if i > 0:\n"
-		"            A[i] = A[i - 1] + 1.0\n";
+	const char *k = tu_fixture("merge/merge_second_loop_reading_earlier_iterations_is_accepted.tir");
 	sched_free(accept(k, "sch.merge_adjacent_loops(\"i#1\", \"i#2\")"));
 }
 END_TEST
 
 START_TEST(merge_stencil_is_rejected_with_confirmed_replay)
 {
-	StepReport *r = refuted(stencil, "sch.merge_adjacent_loops(\"i#1\", \"i#2\")",
+	StepReport *r = refuted(tu_fixture(stencil), "sch.merge_adjacent_loops(\"i#1\", \"i#2\")",
 				"merge.no_conflict");
 	/* the two iterations: i of the first loop after j = i - 1 of the second */
 	ck_assert_ptr_nonnull(strstr(r->counterexample, "i_1 = "));
@@ -121,46 +101,22 @@ END_TEST
 
 START_TEST(merge_reductions_commute_except_ieee_floats)
 {
-	static const char ints[] =
-		"@T.prim_func\n"
-		"def f(A: T.Buffer[(8,), \"int32\"], B: T.Buffer[(8,), \"int32\"], C: T.Buffer[(1,), \"int32\"]):\n"
-		"    for i in T.serial(8):\n"
-		"        C[0] = C[0] + A[i]\n"
-		"    for i in T.serial(8):\n"
-		"        C[0] = C[0] + B[i]\n";
+	const char *ints = tu_fixture("merge/merge_reductions_commute_except_ieee_floats-ints.tir");
 	sched_free(accept(ints, "sch.merge_adjacent_loops(\"i#1\", \"i#2\")"));
-	static const char floats[] =
-		"@T.prim_func\n"
-		"def f(A: T.Buffer[(8,), \"float32\"], B: T.Buffer[(8,), \"float32\"], C: T.Buffer[(1,), \"float32\"]):\n"
-		"    for i in T.serial(8):\n"
-		"        C[0] = C[0] + A[i]\n"
-		"    for i in T.serial(8):\n"
-		"        C[0] = C[0] + B[i]\n";
+	const char *floats = tu_fixture("merge/merge_reductions_commute_except_ieee_floats-floats.tir");
 	sched_free(accept(floats, "sch.merge_adjacent_loops(\"i#1\", \"i#2\")"));
 	StepReport *r = reject(floats, "sch.float_mode(\"ieee\")\nsch.merge_adjacent_loops(\"i#1\", \"i#2\")",
 			       "merge.no_conflict");
 	ck_assert_int_eq(r->results[r->failed].verdict, VERDICT_REFUTED);
 	/* a reduction update and a plain read of the same cell still conflict */
-	static const char mixed[] =
-		"@T.prim_func\n"
-		"def f(A: T.Buffer[(8,), \"int32\"], B: T.Buffer[(8,), \"int32\"], C: T.Buffer[(1,), \"int32\"]):\n"
-		"    for i in T.serial(8):\n"
-		"        C[0] = C[0] + A[i]\n"
-		"    for i in T.serial(8):\n"
-		"        B[i] = C[0]\n";
+	const char *mixed = tu_fixture("merge/merge_reductions_commute_except_ieee_floats-mixed.tir");
 	refuted(mixed, "sch.merge_adjacent_loops(\"i#1\", \"i#2\")", "merge.no_conflict");
 }
 END_TEST
 
 START_TEST(merge_of_parallel_loops_proves_the_label_again)
 {
-	static const char ok[] =
-		"@T.prim_func\n"
-		"def f(A: T.Buffer[(16,), \"int32\"], B: T.Buffer[(16,), \"int32\"]):\n"
-		"    for i in T.parallel(16):\n"
-		"        A[i] = i\n"
-		"    for i in T.parallel(16):\n"
-		"        B[i] = A[i] + 1\n";
+	const char *ok = tu_fixture("merge/merge_of_parallel_loops_proves_the_label_again-ok.tir");
 	Schedule *s = accept(ok, "sch.merge_adjacent_loops(\"i#1\", \"i#2\")");
 	const Stmt *l = sched_func(s)->body;
 	ck_assert_int_eq(l->kind, ST_FOR);
@@ -168,14 +124,7 @@ START_TEST(merge_of_parallel_loops_proves_the_label_again)
 	sched_free(s);
 	/* merged, iteration i reads A[i - 1], which iteration i - 1 writes:
 	 * serially fine, but a race once parallel */
-	static const char racy[] =
-		"@T.prim_func\n"
-		"def f(A: T.Buffer[(16,), \"int32\"], B: T.Buffer[(16,), \"int32\"]):\n"
-		"    for i in T.parallel(16):\n"
-		"        A[i] = i\n"
-		"    for i in T.parallel(16):\n"
-		"        if i > 0:\n"
-		"            B[i] = A[i - 1]\n";
+	const char *racy = tu_fixture("merge/merge_of_parallel_loops_proves_the_label_again-racy.tir");
 	StepReport *r = reject(racy, "sch.merge_adjacent_loops(\"i#1\", \"i#2\")", "parallel.no_race");
 	ck_assert_int_eq(r->replay, REPLAY_IMPOSSIBLE);
 }
@@ -183,55 +132,27 @@ END_TEST
 
 START_TEST(merge_preconditions_and_bad_names)
 {
-	static const char apart[] =
-		"@T.prim_func\n"
-		"def f(A: T.Buffer[(16,), \"int32\"]):\n"
-		"    for i in T.serial(16):\n"
-		"        A[i] = i\n"
-		"    A[0] = 7\n"
-		"    for i in T.serial(16):\n"
-		"        A[i] = A[i] + 1\n";
+	const char *apart = tu_fixture("merge/merge_preconditions_and_bad_names-apart.tir");
 	reject(apart, "sch.merge_adjacent_loops(\"i#1\", \"i#2\")", "does not directly follow");
 	/* the order matters: the second loop follows the first */
-	reject(elementwise, "sch.merge_adjacent_loops(\"i#2\", \"i#1\")", "does not directly follow");
-	static const char kinds[] =
-		"@T.prim_func\n"
-		"def f(A: T.Buffer[(16,), \"int32\"]):\n"
-		"    for i in T.serial(16):\n"
-		"        A[i] = i\n"
-		"    for i in T.parallel(16):\n"
-		"        A[i] = A[i] + 1\n";
+	reject(tu_fixture(elementwise),
+	       "sch.merge_adjacent_loops(\"i#2\", \"i#1\")", "does not directly follow");
+	const char *kinds = tu_fixture("merge/merge_preconditions_and_bad_names-kinds.tir");
 	reject(kinds, "sch.merge_adjacent_loops(\"i#1\", \"i#2\")", "different kinds");
-	static const char ranged[] =
-		"@T.prim_func\n"
-		"def f(A: T.Buffer[(16,), \"int32\"], N: T.Buffer[(1,), \"int32\"]):\n"
-		"    T.assume(0 <= N[0] and N[0] <= 16)\n"
-		"    for i in T.serial(16):\n"
-		"        N[0] = 3\n"
-		"    for j in T.serial(N[0]):\n"
-		"        A[j] = 1\n";
+	const char *ranged = tu_fixture("merge/merge_preconditions_and_bad_names-ranged.tir");
 	reject(ranged, "sch.merge_adjacent_loops(\"i\", \"j\")", "not supported");
 	/* entry facts (a layout's padding contract) stay entry facts */
-	static const char facts[] =
-		"@T.prim_func\n"
-		"def f(C: T.Buffer[(24,), \"int32\"]):\n"
-		"    for t in T.serial(24):\n"
-		"        T.assume(t < 12 or C[t] == 0)\n"
-		"    for i in T.serial(24):\n"
-		"        C[i] = C[i] + 1\n";
+	const char *facts = tu_fixture("merge/merge_preconditions_and_bad_names-facts.tir");
 	reject(facts, "sch.merge_adjacent_loops(\"t\", \"i\")", "loop 't' holds only T.assume facts");
 	/* the merged body would use the first loop's int32 variable for j */
-	static const char dtypes[] =
-		"@T.prim_func\n"
-		"def f(A: T.Buffer[(4,), \"int32\"], B: T.Buffer[(4,), \"int64\"]):\n"
-		"    for i in T.serial(4):\n"
-		"        A[i] = 1\n"
-		"    for j in T.serial(T.int64(4)):\n"
-		"        B[j] = j * T.int64(1000000000)\n";
+	const char *dtypes = tu_fixture("merge/merge_preconditions_and_bad_names-dtypes.tir");
 	reject(dtypes, "sch.merge_adjacent_loops(\"i\", \"j\")", "have different dtypes");
-	bad_input(elementwise, "sch.merge_adjacent_loops(\"i#1\", \"i#1\")", "same loop");
-	bad_input(elementwise, "sch.merge_adjacent_loops(\"i#1\", \"k\")", "no loop 'k'");
-	bad_input(elementwise, "sch.merge_adjacent_loops(\"i#1\")", "expected two adjacent loops");
+	bad_input(tu_fixture(elementwise),
+		  "sch.merge_adjacent_loops(\"i#1\", \"i#1\")", "same loop");
+	bad_input(tu_fixture(elementwise),
+		  "sch.merge_adjacent_loops(\"i#1\", \"k\")", "no loop 'k'");
+	bad_input(tu_fixture(elementwise),
+		  "sch.merge_adjacent_loops(\"i#1\")", "expected two adjacent loops");
 }
 END_TEST
 
@@ -239,14 +160,7 @@ END_TEST
  * reads (the reparse check in accept). */
 START_TEST(merge_after_a_let_keeps_the_printed_form)
 {
-	static const char k[] =
-		"@T.prim_func\n"
-		"def f(A: T.Buffer[(8,), \"int32\"], B: T.Buffer[(8,), \"int32\"], C: T.Buffer[(8,), \"int32\"]):\n"
-		"    for i in T.serial(8):\n"
-		"        t = A[i] * 2\n"
-		"        B[i] = t + 1\n"
-		"    for i in T.serial(8):\n"
-		"        C[i] = B[i]\n";
+	const char *k = tu_fixture("merge/merge_after_a_let_keeps_the_printed_form.tir");
 	sched_free(accept(k, "sch.merge_adjacent_loops(\"i#1\", \"i#2\")"));
 }
 END_TEST
@@ -255,15 +169,7 @@ END_TEST
  * producer's two nests merge level by level, then the branches. */
 START_TEST(merge_without_names_merges_nests_level_by_level)
 {
-	static const char k[] =
-		"@T.prim_func\n"
-		"def producer(A: T.Buffer[(4, 4), \"int32\"]):\n"
-		"    for io, ii in T.grid(4, 4):\n"
-		"        if 4 * io + ii < 14:\n"
-		"            A[io, ii] = 1000 + 4 * io + ii\n"
-		"    for io, ii in T.grid(4, 4):\n"
-		"        if 4 * io + ii >= 14:\n"
-		"            A[io, ii] = 0\n";
+	const char *k = tu_fixture("merge/merge_without_names_merges_nests_level_by_level.tir");
 	Schedule *s = accept(k, "sch.merge_adjacent_loops()");
 	ck_assert_int_eq(ts_count_kind(sched_func(s)->body, ST_FOR), 2);
 	ck_assert_ptr_nonnull(strstr(tu_last(s)->note, "2 pairs of loops merged"));
@@ -272,49 +178,32 @@ START_TEST(merge_without_names_merges_nests_level_by_level)
 	ck_assert_int_eq(ts_count_kind(sched_func(s)->body, ST_IF), 1);
 	sched_free(s);
 	/* nothing to merge but a failing pair: rejected with its reason */
-	refuted(stencil, "sch.merge_adjacent_loops()", "merge.no_conflict");
+	refuted(tu_fixture(stencil), "sch.merge_adjacent_loops()", "merge.no_conflict");
 }
 END_TEST
 
 /* ---------- fission ---------- */
 
-static const char three[] =
-	"@T.prim_func\n"
-	"def f(A: T.Buffer[(16,), \"int32\"], B: T.Buffer[(16,), \"int32\"]):\n"
-	"    for i in T.serial(16):\n"
-	"        A[i] = i\n"
-	"        B[i] = A[i] * 2\n"
-	"        if i > 0:\n"
-	"            B[i] = B[i] + A[i - 1]\n";
+static const char three[] = "merge/three.tir";
 
 START_TEST(fission_of_independent_parts_is_accepted)
 {
 	for (int k = 0; k < 2; k++) {
 		char script[64];
 		snprintf(script, sizeof script, "sch.fission(\"i\", after=%d)", k);
-		Schedule *s = accept(three, script);
+		Schedule *s = accept(tu_fixture(three), script);
 		ck_assert_int_eq(ts_count_kind(sched_func(s)->body, ST_FOR), 2);
 		sched_free(s);
 	}
 	/* reading ahead of the writes is fine too: the reads see inputs both ways */
-	static const char ahead[] =
-		"@T.prim_func\n"
-		"def f(A: T.Buffer[(16,), \"int32\"], B: T.Buffer[(16,), \"int32\"]):\n"
-		"    for i in T.serial(16):\n"
-		"        B[i] = A[T.min(i + 1, 15)]\n"
-		"        A[i] = i\n";
+	const char *ahead = tu_fixture("merge/fission_of_independent_parts_is_accepted.tir");
 	sched_free(accept(ahead, "sch.fission(\"i\", after=0)"));
 }
 END_TEST
 
 START_TEST(fission_rejects_a_read_of_an_earlier_iterations_write)
 {
-	static const char k[] =
-		"@T.prim_func\n"
-		"def f(A: T.Buffer[(16,), \"int32\"], B: T.Buffer[(16,), \"int32\"]):\n"
-		"    for i in T.serial(16):\n"
-		"        B[i] = A[T.max(i - 1, 0)]\n"
-		"        A[i] = i\n";
+	const char *k = tu_fixture("merge/fission_rejects_a_read_of_an_earlier_iterations_write.tir");
 	StepReport *r = refuted(k, "sch.fission(\"i\", after=0)", "fission.no_conflict");
 	ck_assert_ptr_nonnull(strstr(r->reason, "read of A at 4:16"));
 }
@@ -322,7 +211,7 @@ END_TEST
 
 START_TEST(fission_then_merge_gives_the_original_back)
 {
-	Module *m = tu_parse(&arena, "k.tir", three);
+	Module *m = tu_parse(&arena, "k.tir", tu_fixture(three));
 	Schedule *s = tu_schedule(&arena, m);
 	ck_assert_int_eq(tu_run(s, "sch.fission(\"i\", after=0)\nsch.merge_adjacent_loops(\"i#1\", \"i#2\")"),
 			 STEP_COMMITTED);
@@ -333,34 +222,19 @@ END_TEST
 
 START_TEST(fission_keeps_loop_kinds_and_checks_arguments)
 {
-	static const char par[] =
-		"@T.prim_func\n"
-		"def f(A: T.Buffer[(16,), \"int32\"], B: T.Buffer[(16,), \"int32\"]):\n"
-		"    for i in T.parallel(16):\n"
-		"        A[i] = i\n"
-		"        B[i] = A[i] + 1\n";
+	const char *par = tu_fixture("merge/fission_keeps_loop_kinds_and_checks_arguments-par.tir");
 	Schedule *s = accept(par, "sch.fission(\"i\", after=0)");
 	const Stmt *b = sched_func(s)->body;
 	ck_assert_int_eq(b->kind, ST_SEQ);
 	ck_assert_int_eq(b->u.seq.items[0]->u.loop.kind, FOR_PARALLEL);
 	ck_assert_int_eq(b->u.seq.items[1]->u.loop.kind, FOR_PARALLEL);
 	sched_free(s);
-	bad_input(three, "sch.fission(\"i\", after=2)", "after=2");
-	bad_input(three, "sch.fission(\"i\", after=-1)", "after=-1");
-	bad_input(three, "sch.fission(\"i\")", "after=K");
-	static const char one[] =
-		"@T.prim_func\n"
-		"def f(A: T.Buffer[(16,), \"int32\"]):\n"
-		"    for i in T.serial(16):\n"
-		"        A[i] = i\n";
+	bad_input(tu_fixture(three), "sch.fission(\"i\", after=2)", "after=2");
+	bad_input(tu_fixture(three), "sch.fission(\"i\", after=-1)", "after=-1");
+	bad_input(tu_fixture(three), "sch.fission(\"i\")", "after=K");
+	const char *one = tu_fixture("merge/fission_keeps_loop_kinds_and_checks_arguments-one.tir");
 	reject(one, "sch.fission(\"i\", after=0)", "single statement");
-	static const char ranged[] =
-		"@T.prim_func\n"
-		"def f(A: T.Buffer[(16,), \"int32\"], N: T.Buffer[(1,), \"int32\"]):\n"
-		"    T.assume(0 <= N[0] and N[0] <= 16)\n"
-		"    for i in T.serial(N[0]):\n"
-		"        N[0] = 3\n"
-		"        A[i] = 1\n";
+	const char *ranged = tu_fixture("merge/fission_keeps_loop_kinds_and_checks_arguments-ranged.tir");
 	reject(ranged, "sch.fission(\"i\", after=0)", "not supported");
 }
 END_TEST
@@ -369,18 +243,7 @@ END_TEST
 
 START_TEST(identical_conditions_are_merged)
 {
-	static const char k[] =
-		"@T.prim_func\n"
-		"def func(A: T.Buffer[16, \"float32\"], B: T.Buffer[16, \"float32\"]):\n"
-		"    for i in T.serial(16):\n"
-		"        if i < 8:\n"
-		"            A[i] = 0.0\n"
-		"        else:\n"
-		"            A[i] = 1.0\n"
-		"        if i // 8 == 0:\n"
-		"            B[i] = 2.0\n"
-		"        else:\n"
-		"            B[i] = 3.0\n";
+	const char *k = tu_fixture("merge/identical_conditions_are_merged.tir");
 	Schedule *s = accept(k, "sch.merge_conditionals()");
 	ck_assert_int_eq(ts_count_kind(sched_func(s)->body, ST_IF), 1);
 	ck_assert_str_eq(tu_last(s)->obs[0]->kind, "merge_conditionals.identical");
@@ -390,18 +253,7 @@ END_TEST
 
 START_TEST(complementary_conditions_are_merged)
 {
-	static const char k[] =
-		"@T.prim_func\n"
-		"def func(A: T.Buffer[(4, 4), \"float32\"], B: T.Buffer[(4, 4), \"float32\"]):\n"
-		"    for i, j in T.grid(4, 4):\n"
-		"        if 4 * i + j < 14:\n"
-		"            A[i, j] = 0.0\n"
-		"        else:\n"
-		"            A[i, j] = 1.0\n"
-		"        if i == 3 and j >= 2:\n"
-		"            B[i, j] = 2.0\n"
-		"        else:\n"
-		"            B[i, j] = 3.0\n";
+	const char *k = tu_fixture("merge/complementary_conditions_are_merged.tir");
 	Schedule *s = accept(k, "sch.merge_conditionals()");
 	ck_assert_int_eq(ts_count_kind(sched_func(s)->body, ST_IF), 1);
 	/* the then part of the merged if holds the second if's else part */
@@ -412,14 +264,7 @@ START_TEST(complementary_conditions_are_merged)
 	ck_assert_double_eq(second->u.store.value->u.fval, 3.0);
 	sched_free(s);
 	/* `c` then `not c`, no else parts: then and else parts swap in */
-	static const char neg[] =
-		"@T.prim_func\n"
-		"def f(A: T.Buffer[(8,), \"int32\"], B: T.Buffer[(8,), \"int32\"]):\n"
-		"    for i in T.serial(8):\n"
-		"        if i < 3:\n"
-		"            A[i] = 1\n"
-		"        if not i < 3:\n"
-		"            B[i] = 2\n";
+	const char *neg = tu_fixture("merge/complementary_conditions_are_merged-neg.tir");
 	s = accept(neg, "sch.merge_conditionals()");
 	ck_assert_int_eq(tu_last(s)->nobs, 2);
 	ck_assert_str_eq(tu_last(s)->obs[0]->kind, "merge_conditionals.complementary");
@@ -430,14 +275,7 @@ END_TEST
 /* Seed 000: "Data-dependent conditional, may not be merged". */
 START_TEST(data_dependent_conditions_are_rejected_with_confirmed_replay)
 {
-	static const char k[] =
-		"@T.prim_func\n"
-		"def func(A: T.Buffer[16, \"float32\"], B: T.Buffer[16, \"float32\"]):\n"
-		"    for i in T.serial(16):\n"
-		"        if A[i] < 0.0:\n"
-		"            A[i] = A[i] + 1.0\n"
-		"        if A[i] < 0.0:\n"
-		"            A[i] = 0.0\n";
+	const char *k = tu_fixture("merge/data_dependent_conditions_are_rejected_with_confirmed_replay.tir");
 	StepReport *r = refuted(k, "sch.merge_conditionals()", "merge_conditionals.identical");
 	ck_assert_ptr_nonnull(strstr(r->counterexample, "cells: A["));
 	ck_assert_ptr_nonnull(strstr(r->reason, "after the then part of the first if"));
@@ -450,54 +288,20 @@ END_TEST
  * it true: proven in the state after the first if. */
 START_TEST(condition_preserved_by_the_first_if_is_merged)
 {
-	static const char k[] =
-		"@T.prim_func\n"
-		"def f(A: T.Buffer[(16,), \"float32\"], B: T.Buffer[(16,), \"float32\"]):\n"
-		"    for i in T.serial(16):\n"
-		"        if A[i] < 0.0:\n"
-		"            A[i] = A[i] - 1.0\n"
-		"            A[15 - i] = 5.0\n"
-		"        if A[i] < 0.0:\n"
-		"            B[i] = 1.0\n";
+	const char *k = tu_fixture("merge/condition_preserved_by_the_first_if_is_merged.tir");
 	/* the second store hits A[i] when i == 15 - i: never for integers */
 	Schedule *s = accept(k, "sch.merge_conditionals()");
 	ck_assert_int_eq(ts_count_kind(sched_func(s)->body, ST_IF), 1);
 	sched_free(s);
 	/* a let and a nested branch on the way (float32 in real mode: with
 	 * int32, A[i] + 1 and A[i] * 2 wrap and can turn the sign) */
-	static const char let[] =
-		"@T.prim_func\n"
-		"def f(A: T.Buffer[(16,), \"float32\"], B: T.Buffer[(16,), \"float32\"]):\n"
-		"    for i in T.serial(16):\n"
-		"        if A[i] > 0.0:\n"
-		"            if i < 4:\n"
-		"                A[i] = A[i] + 1.0\n"
-		"            t = A[i] * 2.0\n"
-		"            A[i] = t\n"
-		"        if A[i] > 0.0:\n"
-		"            B[i] = 1.0\n"
-		"        else:\n"
-		"            B[i] = 2.0\n";
+	const char *let = tu_fixture("merge/condition_preserved_by_the_first_if_is_merged-let.tir");
 	sched_free(accept(let, "sch.merge_conditionals()"));
 	/* the same with a store that can make the condition false */
-	static const char breaks[] =
-		"@T.prim_func\n"
-		"def f(A: T.Buffer[(16,), \"int32\"], B: T.Buffer[(16,), \"int32\"]):\n"
-		"    for i in T.serial(16):\n"
-		"        if A[i] > 0:\n"
-		"            A[i] = A[i] - 3\n"
-		"        if A[i] > 0:\n"
-		"            B[i] = 1\n";
+	const char *breaks = tu_fixture("merge/condition_preserved_by_the_first_if_is_merged-breaks.tir");
 	refuted(breaks, "sch.merge_conditionals()", "merge_conditionals.identical");
 	/* and integers that wrap: A[i] > 0 does not keep A[i] + 1 > 0 */
-	static const char wraps[] =
-		"@T.prim_func\n"
-		"def f(A: T.Buffer[(16,), \"int32\"], B: T.Buffer[(16,), \"int32\"]):\n"
-		"    for i in T.serial(16):\n"
-		"        if A[i] > 0:\n"
-		"            A[i] = A[i] + 1\n"
-		"        if A[i] > 0:\n"
-		"            B[i] = 1\n";
+	const char *wraps = tu_fixture("merge/condition_preserved_by_the_first_if_is_merged-wraps.tir");
 	StepReport *r = refuted(wraps, "sch.merge_conditionals()", "merge_conditionals.identical");
 	ck_assert_ptr_nonnull(strstr(r->counterexample, "2147483647"));
 }
@@ -505,16 +309,7 @@ END_TEST
 
 START_TEST(loop_writing_the_condition_is_not_supported)
 {
-	static const char k[] =
-		"@T.prim_func\n"
-		"def f(A: T.Buffer[(16,), \"int32\"], B: T.Buffer[(16,), \"int32\"], n: T.int32):\n"
-		"    if n > 0:\n"
-		"        for j in T.serial(16):\n"
-		"            A[j] = 0\n"
-		"    if n > 0:\n"
-		"        B[0] = A[3]\n"
-		"    if A[3] > 0:\n"
-		"        B[1] = 1\n";
+	const char *k = tu_fixture("merge/loop_writing_the_condition_is_not_supported.tir");
 	/* the first pair merges (the condition reads no buffer); the merged
 	 * if and the third stay apart: the loop writes A, which it reads */
 	Schedule *s = accept(k, "sch.merge_conditionals()");
@@ -522,54 +317,24 @@ START_TEST(loop_writing_the_condition_is_not_supported)
 	ck_assert_int_eq(ts_count_kind(sched_func(s)->body, ST_IF), 2);
 	sched_free(s);
 	reject(k, "sch.merge_conditionals(strict=True)", "not supported");
-	static const char only[] =
-		"@T.prim_func\n"
-		"def f(A: T.Buffer[(16,), \"int32\"], B: T.Buffer[(16,), \"int32\"]):\n"
-		"    if B[0] > 0:\n"
-		"        for j in T.serial(16):\n"
-		"            A[j] = 0\n"
-		"    if A[3] > 0:\n"
-		"        B[1] = 1\n";
+	const char *only = tu_fixture("merge/loop_writing_the_condition_is_not_supported-only.tir");
 	reject(only, "sch.merge_conditionals()", "the state after a loop is not modelled");
 	/* a loop that writes other buffers is fine */
-	static const char other[] =
-		"@T.prim_func\n"
-		"def f(A: T.Buffer[(16,), \"int32\"], B: T.Buffer[(16,), \"int32\"]):\n"
-		"    if A[3] > 0:\n"
-		"        for j in T.serial(16):\n"
-		"            B[j] = 0\n"
-		"    if A[3] > 0:\n"
-		"        B[1] = 1\n";
+	const char *other = tu_fixture("merge/loop_writing_the_condition_is_not_supported-other.tir");
 	sched_free(accept(other, "sch.merge_conditionals()"));
 }
 END_TEST
 
 START_TEST(merge_conditionals_scope_and_arguments)
 {
-	static const char k[] =
-		"@T.prim_func\n"
-		"def f(A: T.Buffer[(8,), \"int32\"], B: T.Buffer[(8,), \"int32\"]):\n"
-		"    for i in T.serial(8):\n"
-		"        if i < 3:\n"
-		"            A[i] = 1\n"
-		"        if i < 3:\n"
-		"            B[i] = 2\n"
-		"    with T.block(\"b\"):\n"
-		"        for j in T.serial(8):\n"
-		"            if j < 5:\n"
-		"                A[j] = A[j] + 1\n"
-		"            if j < 5:\n"
-		"                B[j] = B[j] + 1\n";
+	const char *k = tu_fixture("merge/merge_conditionals_scope_and_arguments.tir");
 	Schedule *s = accept(k, "sch.merge_conditionals(block=\"b\")");
 	ck_assert_int_eq(ts_count_kind(sched_func(s)->body, ST_IF), 3);
 	sched_free(s);
 	s = accept(k, "sch.merge_conditionals()");
 	ck_assert_int_eq(ts_count_kind(sched_func(s)->body, ST_IF), 2);
 	sched_free(s);
-	static const char none[] =
-		"@T.prim_func\n"
-		"def f(A: T.Buffer[(8,), \"int32\"]):\n"
-		"    A[0] = 1\n";
+	const char *none = tu_fixture("merge/merge_conditionals_scope_and_arguments-none.tir");
 	s = accept(none, "sch.merge_conditionals()");
 	ck_assert_ptr_nonnull(strstr(tu_last(s)->note, "no adjacent if statements"));
 	sched_free(s);
@@ -584,7 +349,7 @@ END_TEST
 START_TEST(api_merge_fission_and_conditionals)
 {
 	vs_context *ctx = vs_context_new();
-	vs_module *m = vs_parse_string(ctx, "k.tir", three);
+	vs_module *m = vs_parse_string(ctx, "k.tir", tu_fixture(three));
 	ck_assert_ptr_nonnull(m);
 	vs_schedule *s = vs_schedule_new(ctx, m, NULL);
 	ck_assert_int_eq(vs_fission(s, "i", 0), VS_OK);
@@ -601,7 +366,7 @@ START_TEST(api_merge_fission_and_conditionals)
 	free(report);
 	vs_schedule_free(s);
 
-	m = vs_parse_string(ctx, "s.tir", stencil);
+	m = vs_parse_string(ctx, "s.tir", tu_fixture(stencil));
 	s = vs_schedule_new(ctx, m, NULL);
 	ck_assert_int_eq(vs_merge_adjacent_loops(s, "i#1", "i#2"), VS_REJECTED);
 	const vs_report *r = vs_last_report(s);
@@ -609,14 +374,7 @@ START_TEST(api_merge_fission_and_conditionals)
 	ck_assert_ptr_nonnull(strstr(vs_report_reason(r), "merge.no_conflict"));
 	vs_schedule_free(s);
 
-	static const char dd[] =
-		"@T.prim_func\n"
-		"def func(A: T.Buffer[16, \"float32\"]):\n"
-		"    for i in T.serial(16):\n"
-		"        if A[i] < 0.0:\n"
-		"            A[i] = A[i] + 1.0\n"
-		"        if A[i] < 0.0:\n"
-		"            A[i] = 0.0\n";
+	const char *dd = tu_fixture("merge/api_merge_fission_and_conditionals.tir");
 	m = vs_parse_string(ctx, "d.tir", dd);
 	s = vs_schedule_new(ctx, m, NULL);
 	ck_assert_int_eq(vs_merge_conditionals(s, NULL, true), VS_REJECTED);

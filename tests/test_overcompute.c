@@ -89,18 +89,16 @@ END_TEST
 
 START_TEST(row_sum_with_undef_padding_is_refuted_with_confirmed_replay)
 {
-	TsRun t = ts_reject(&arena, row_sum("int32"), row_sum_script("real", "T.undef()"), "overcompute.no_op");
-	ts_assert_refuted_confirmed(t.r, "overcompute.no_op");
-	sched_free(t.s);
+	ts_refuted(&arena, row_sum("int32"), row_sum_script("real", "T.undef()"),
+		   "overcompute.no_op");
 }
 END_TEST
 
 START_TEST(row_sum_without_pad_value_may_not_read_the_padding)
 {
-	TsRun t = ts_reject(&arena, row_sum("int32"), row_sum_script("real", "None"), "overcompute.not_forbidden");
-	ts_assert_refuted_confirmed(t.r, "overcompute.not_forbidden");
-	ts_has(t.r->replay_text, "touches padding of A, which has no pad_value");
-	sched_free(t.s);
+	StepReport *r = ts_refuted(&arena, row_sum("int32"), row_sum_script("real", "None"),
+				   "overcompute.not_forbidden");
+	ts_has(r->replay_text, "touches padding of A, which has no pad_value");
 }
 END_TEST
 
@@ -166,21 +164,9 @@ START_TEST(a_fact_invalidated_by_a_later_write_is_not_used)
 {
 	/* the assumption says B[3, 2] == 0, but the loop before the branch
 	 * overwrites B: the no-op cannot use it */
-	static const char k[] =
-		"@T.prim_func\n"
-		"def f(B: T.Buffer[(4, 4), \"int32\"], C: T.Buffer[1, \"int32\"]):\n"
-		"    for io, ii in T.grid(4, 4):\n"
-		"        T.assume(4 * io + ii < 14 or B[io, ii] == 0)\n"
-		"    for io, ii in T.grid(4, 4):\n"
-		"        B[io, ii] = B[io, ii] + 1\n"
-		"    C[0] = 0\n"
-		"    for io, ii in T.grid(4, 4):\n"
-		"        if 4 * io + ii < 14:\n"
-		"            C[0] = C[0] + B[io, ii]\n";
-	TsRun t = ts_reject(&arena, k, "sch.remove_branching_through_overcompute(loop=\"ii#3\", strict=True)",
-			    "overcompute.no_op");
-	ts_assert_refuted_confirmed(t.r, "overcompute.no_op");
-	sched_free(t.s);
+	const char *k = tu_fixture("overcompute/a_fact_invalidated_by_a_later_write_is_not_used.tir");
+	ts_refuted(&arena, k, "sch.remove_branching_through_overcompute(loop=\"ii#3\", strict=True)",
+		   "overcompute.no_op");
 }
 END_TEST
 
@@ -188,12 +174,7 @@ END_TEST
 
 START_TEST(elementwise_with_undef_padding_overwrites_the_extra_stores)
 {
-	static const char k[] =
-		"@T.prim_func\n"
-		"def func(A: T.Buffer[(14,), \"int32\"], B: T.Buffer[(14,), \"int32\"]):\n"
-		"    with T.block(\"compute\"):\n"
-		"        for i in T.serial(14):\n"
-		"            B[i] = 2 * A[i]\n";
+	const char *k = tu_fixture("overcompute/elementwise_with_undef_padding_overwrites_the_extra_stores.tir");
 	TsRun t = accept(k, "sch.transform_layout(block=\"compute\", buffer=\"A\", index_map=lambda i: [i // 4, i % 4], pad_value=T.undef())\n"
 			    "sch.transform_layout(block=\"compute\", buffer=\"B\", index_map=lambda i: [i // 4, i % 4], pad_value=T.undef())\n"
 			    "sch.sequential_buffer_access(block=\"compute\", buffer=\"B\")\n"
@@ -209,22 +190,12 @@ END_TEST
 
 /* Seed 000 "Remove Branching Through Overcompute": the conv1d output with
  * zero padding; A has a spare row so the extra reads stay in bounds. */
-static const char conv1d_padded[] =
-	"@T.prim_func\n"
-	"def func(A: T.Buffer[(5, 4), \"float32\"], B: T.Buffer[(4, 4), \"float32\"]):\n"
-	"    with T.block(\"compute\"):\n"
-	"        for io, ii in T.grid(4, 4):\n"
-	"            if 0 <= 4 * io + ii and 4 * io + ii < 14:\n"
-	"                B[io, ii] = 0.0\n"
-	"                for f in T.serial(3):\n"
-	"                    B[io, ii] = B[io, ii] + A[io + (ii + f) // 4, (ii + f) % 4]\n"
-	"        for io, ii in T.grid(4, 4):\n"
-	"            if io == 3 and ii >= 2:\n"
-	"                B[io, ii] = 0.0\n";
+static const char conv1d_padded[] = "overcompute/conv1d_padded.tir";
 
 START_TEST(conv1d_output_stores_overwritten_by_the_pad_stage_are_dead)
 {
-	TsRun t = accept(conv1d_padded, "sch.remove_branching_through_overcompute(loop=\"ii#1\", strict=True)");
+	TsRun t = accept(tu_fixture(conv1d_padded),
+			 "sch.remove_branching_through_overcompute(loop=\"ii#1\", strict=True)");
 	ck_assert_int_eq(store_ifs(&t, NULL), 1);
 	ck_assert_int_ge(ts_count_obligations(t.r, "overcompute.dead_overwritten"), 2);
 	sched_free(t.s);
@@ -233,17 +204,7 @@ END_TEST
 
 START_TEST(dead_store_read_before_the_overwrite_is_rejected)
 {
-	static const char k[] =
-		"@T.prim_func\n"
-		"def func(A: T.Buffer[(4, 4), \"int32\"], B: T.Buffer[(4, 4), \"int32\"], C: T.Buffer[(4, 4), \"int32\"]):\n"
-		"    for io, ii in T.grid(4, 4):\n"
-		"        if 4 * io + ii < 14:\n"
-		"            B[io, ii] = 2 * A[io, ii]\n"
-		"    for io, ii in T.grid(4, 4):\n"
-		"        C[io, ii] = B[io, ii]\n"
-		"    for io, ii in T.grid(4, 4):\n"
-		"        if 4 * io + ii >= 14:\n"
-		"            B[io, ii] = T.undef()\n";
+	const char *k = tu_fixture("overcompute/dead_store_read_before_the_overwrite_is_rejected.tir");
 	TsRun t = ts_reject(&arena, k, "sch.remove_branching_through_overcompute(loop=\"ii#1\", strict=True)",
 			    "overcompute.no_op");
 	/* the dead-store proof failed on the read in between ... */
@@ -257,16 +218,7 @@ END_TEST
 
 START_TEST(dead_store_touched_by_a_real_instance_is_rejected)
 {
-	static const char k[] =
-		"@T.prim_func\n"
-		"def func(A: T.Buffer[(4, 4), \"int32\"], B: T.Buffer[(4, 4), \"int32\"], C: T.Buffer[(4, 4), \"int32\"]):\n"
-		"    for io, ii in T.grid(4, 4):\n"
-		"        if 4 * io + ii < 14:\n"
-		"            B[io, ii] = 2 * A[io, ii]\n"
-		"        C[io, ii] = B[3, 3]\n"
-		"    for io, ii in T.grid(4, 4):\n"
-		"        if 4 * io + ii >= 14:\n"
-		"            B[io, ii] = T.undef()\n";
+	const char *k = tu_fixture("overcompute/dead_store_touched_by_a_real_instance_is_rejected.tir");
 	TsRun t = ts_reject(&arena, k, "sch.remove_branching_through_overcompute(loop=\"ii#1\", strict=True)",
 			    "overcompute.no_op");
 	ck_assert(ts_has_obligation(t.r, "overcompute.dead_untouched", VERDICT_REFUTED));
@@ -277,15 +229,7 @@ END_TEST
 
 START_TEST(overwriting_stage_that_reads_the_cell_does_not_make_it_dead)
 {
-	static const char k[] =
-		"@T.prim_func\n"
-		"def func(A: T.Buffer[(4, 4), \"int32\"], B: T.Buffer[(4, 4), \"int32\"]):\n"
-		"    for io, ii in T.grid(4, 4):\n"
-		"        if 4 * io + ii < 14:\n"
-		"            B[io, ii] = 2 * A[io, ii]\n"
-		"    for io, ii in T.grid(4, 4):\n"
-		"        if 4 * io + ii >= 14:\n"
-		"            B[io, ii] = B[io, ii] + 1\n";
+	const char *k = tu_fixture("overcompute/overwriting_stage_that_reads_the_cell_does_not_make_it_dead.tir");
 	TsRun t = ts_reject(&arena, k, "sch.remove_branching_through_overcompute(loop=\"ii#1\", strict=True)",
 			    "overcompute.no_op");
 	ck_assert(ts_has_obligation(t.r, "overcompute.dead_unread", VERDICT_REFUTED));
@@ -373,47 +317,24 @@ END_TEST
 
 START_TEST(extra_instances_outside_the_shape_are_rejected)
 {
-	static const char k[] =
-		"@T.prim_func\n"
-		"def func(A: T.Buffer[(14,), \"int32\"]):\n"
-		"    for i in T.serial(16):\n"
-		"        if i < 14:\n"
-		"            A[i] = A[i]\n";
-	TsRun t = ts_reject(&arena, k, "sch.remove_branching_through_overcompute(strict=True)",
-			    "overcompute.in_bounds");
-	ts_assert_refuted_confirmed(t.r, "overcompute.in_bounds");
-	ts_has(t.r->counterexample, "i = 1");
-	ts_has(t.r->replay_text, "out of bounds");
-	sched_free(t.s);
+	const char *k = tu_fixture("overcompute/extra_instances_outside_the_shape_are_rejected.tir");
+	StepReport *r = ts_refuted(&arena, k, "sch.remove_branching_through_overcompute(strict=True)",
+				   "overcompute.in_bounds");
+	ts_has(r->counterexample, "i = 1");
+	ts_has(r->replay_text, "out of bounds");
 }
 END_TEST
 
 START_TEST(extra_instances_reading_uninitialised_cells_are_rejected)
 {
-	static const char k[] =
-		"@T.prim_func\n"
-		"def func(A: T.Buffer[(16,), \"int32\"], B: T.Buffer[(16,), \"int32\"]):\n"
-		"    X = T.alloc_buffer([16], \"int32\")\n"
-		"    for i in T.serial(14):\n"
-		"        X[i] = A[i]\n"
-		"    for i in T.serial(16):\n"
-		"        if i < 14:\n"
-		"            B[i] = B[i] + X[i] * 0\n";
+	const char *k = tu_fixture("overcompute/extra_instances_reading_uninitialised_cells_are_rejected.tir");
 	TsRun t = ts_reject(&arena, k, "sch.remove_branching_through_overcompute(loop=\"i#2\", strict=True)",
 			    "overcompute.readable");
 	ts_assert_refuted_confirmed(t.r, "overcompute.readable");
 	ts_has(t.r->replay_text, "uninitialised");
 	sched_free(t.s);
 	/* the cells the producer wrote are readable: i < 15 is fine */
-	static const char k2[] =
-		"@T.prim_func\n"
-		"def func(A: T.Buffer[(16,), \"int32\"], B: T.Buffer[(16,), \"int32\"]):\n"
-		"    X = T.alloc_buffer([16], \"int32\")\n"
-		"    for i in T.serial(15):\n"
-		"        X[i] = A[i]\n"
-		"    for i in T.serial(15):\n"
-		"        if i < 14:\n"
-		"            B[i] = B[i] + X[i] * 0\n";
+	const char *k2 = tu_fixture("overcompute/extra_instances_reading_uninitialised_cells_are_rejected-times_zero.tir");
 	t = accept(k2, "sch.remove_branching_through_overcompute(loop=\"i#2\", strict=True)");
 	ck_assert_int_eq(store_ifs(&t, NULL), 0);
 	sched_free(t.s);
@@ -424,22 +345,9 @@ START_TEST(a_producer_guard_that_read_changed_data_does_not_make_cells_readable)
 {
 	/* X[i] was written where A[i] > 0 held at the time; A changes after,
 	 * so the guard says nothing now about which cells were written */
-	static const char k[] =
-		"@T.prim_func\n"
-		"def f(A: T.Buffer[(4,), \"int32\"], B: T.Buffer[(4,), \"int32\"]):\n"
-		"    X = T.alloc_buffer([4], \"int32\")\n"
-		"    for i in T.serial(4):\n"
-		"        if A[i] > 0:\n"
-		"            X[i] = 1\n"
-		"    for i in T.serial(4):\n"
-		"        A[i] = 1\n"
-		"    for i in T.serial(4):\n"
-		"        if i < 0:\n"
-		"            B[i] = B[i] + X[i] * 0\n";
-	TsRun t = ts_reject(&arena, k, "sch.remove_branching_through_overcompute(loop=\"i#3\", strict=True)",
-			    "overcompute.readable");
-	ts_assert_refuted_confirmed(t.r, "overcompute.readable");
-	sched_free(t.s);
+	const char *k = tu_fixture("overcompute/a_producer_guard_that_read_changed_data_does_not_make_cells_readable.tir");
+	ts_refuted(&arena, k, "sch.remove_branching_through_overcompute(loop=\"i#3\", strict=True)",
+		   "overcompute.readable");
 }
 END_TEST
 
@@ -447,13 +355,7 @@ START_TEST(extra_instances_must_not_race_in_a_parallel_loop)
 {
 	/* every iteration's extra B[0] = B[0] races with iteration 0's
 	 * update of B[0]: a no-op in sequence, a lost update in parallel */
-	static const char k[] =
-		"@T.prim_func\n"
-		"def f(A: T.Buffer[(4,), \"int32\"], B: T.Buffer[(4,), \"int32\"]):\n"
-		"    for i in T.serial(4):\n"
-		"        B[i] = B[i] + A[i]\n"
-		"        if i < 0:\n"
-		"            B[0] = B[0]\n";
+	const char *k = tu_fixture("overcompute/extra_instances_must_not_race_in_a_parallel_loop.tir");
 	TsRun t = ts_reject(&arena, k, "sch.parallel(\"i\")\n"
 				       "sch.remove_branching_through_overcompute(strict=True)",
 			    "overcompute.no_race refuted");
@@ -466,12 +368,7 @@ START_TEST(extra_instances_must_not_race_in_a_parallel_loop)
 	ck_assert_int_eq(store_ifs(&t, NULL), 0);
 	sched_free(t.s);
 	/* extra instances on cells of their own iteration do not race */
-	static const char own[] =
-		"@T.prim_func\n"
-		"def f(A: T.Buffer[(16,), \"int32\"]):\n"
-		"    for i in T.serial(16):\n"
-		"        if i < 14:\n"
-		"            A[i] = A[i] + 0\n";
+	const char *own = tu_fixture("overcompute/extra_instances_must_not_race_in_a_parallel_loop-own.tir");
 	t = accept(own, "sch.parallel(\"i\")\nsch.remove_branching_through_overcompute(strict=True)");
 	ck_assert(ts_has_obligation(t.r, "overcompute.no_race", VERDICT_PROVEN));
 	sched_free(t.s);
@@ -481,13 +378,7 @@ END_TEST
 START_TEST(parallel_loop_inside_the_branch_must_stay_race_free)
 {
 	/* j * (2 - i) is injective in j only where i < 2 holds */
-	static const char k[] =
-		"@T.prim_func\n"
-		"def f(B: T.Buffer[(16,), \"int32\"]):\n"
-		"    for i in T.serial(4):\n"
-		"        if i < 2:\n"
-		"            for j in T.serial(4):\n"
-		"                B[j * (2 - i) + 8] = B[j * (2 - i) + 8] + 0\n";
+	const char *k = tu_fixture("overcompute/parallel_loop_inside_the_branch_must_stay_race_free.tir");
 	TsRun t = ts_reject(&arena, k, "sch.parallel(\"j\")\n"
 				       "sch.remove_branching_through_overcompute(strict=True)",
 			    "overcompute.no_race refuted");
@@ -526,14 +417,7 @@ END_TEST
  * cases (overcompute.same_effect) and run safely there. */
 START_TEST(branches_that_agree_in_each_others_cases_are_merged)
 {
-	static const char k[] =
-		"@T.prim_func\n"
-		"def f(A: T.Buffer[(16,), \"int32\"], B: T.Buffer[(16,), \"int32\"]):\n"
-		"    for i in T.serial(16):\n"
-		"        if i < 8:\n"
-		"            A[i] = B[i] * 1\n"
-		"        else:\n"
-		"            A[i] = B[i] + 0\n";
+	const char *k = tu_fixture("overcompute/branches_that_agree_in_each_others_cases_are_merged.tir");
 	Module *m = tu_parse(&arena, "k.tir", k);
 	Schedule *s = tu_schedule(&arena, m);
 	ck_assert_int_eq(tu_run(s, "sch.remove_branching_through_overcompute(strict=True)"),
@@ -549,14 +433,7 @@ END_TEST
 START_TEST(branches_that_differ_are_kept_with_a_replayed_counterexample)
 {
 	/* seed 000: `B = A[4*io + ii] else B = 0` cannot lose either side */
-	static const char k[] =
-		"@T.prim_func\n"
-		"def f(A: T.Buffer[(14,), \"int32\"], B: T.Buffer[(4, 4), \"int32\"]):\n"
-		"    for io, ii in T.grid(4, 4):\n"
-		"        if 4 * io + ii < 14:\n"
-		"            B[io, ii] = A[4 * io + ii]\n"
-		"        else:\n"
-		"            B[io, ii] = 0\n";
+	const char *k = tu_fixture("overcompute/branches_that_differ_are_kept_with_a_replayed_counterexample.tir");
 	TsRun t = ts_reject(&arena, k, "sch.remove_branching_through_overcompute(strict=True)",
 			    "overcompute.same_effect refuted");
 	ck_assert_int_eq(t.r->replay, REPLAY_CONFIRMED);
@@ -615,26 +492,17 @@ END_TEST
 
 /* ---------- scope: strict, loop=, block= ---------- */
 
-static const char two_nests[] =
-	"@T.prim_func\n"
-	"def f(A: T.Buffer[(16,), \"int32\"], B: T.Buffer[(16,), \"int32\"]):\n"
-	"    with T.block(\"first\"):\n"
-	"        for i in T.serial(16):\n"
-	"            if i < 14:\n"
-	"                A[i] = A[i] + 0\n"
-	"    with T.block(\"second\"):\n"
-	"        for j in T.serial(16):\n"
-	"            if j < 14:\n"
-	"                B[j] = B[j] + 1\n";
+static const char two_nests[] = "overcompute/two_nests.tir";
 
 START_TEST(non_strict_call_keeps_unproven_branches_with_a_note)
 {
-	TsRun t = accept(two_nests, "sch.remove_branching_through_overcompute()");
+	TsRun t = accept(tu_fixture(two_nests), "sch.remove_branching_through_overcompute()");
 	ck_assert_int_eq(store_ifs(&t, NULL), 1);
 	ts_has(t.r->note, "branch at line 9 kept: obligation overcompute.no_op refuted");
 	ts_has(t.r->note, "1 branches removed");
 	sched_free(t.s);
-	t = ts_reject(&arena, two_nests, "sch.remove_branching_through_overcompute(strict=True)",
+	t = ts_reject(&arena, tu_fixture(two_nests),
+		      "sch.remove_branching_through_overcompute(strict=True)",
 		      "overcompute.no_op");
 	ts_assert_refuted_confirmed(t.r, "overcompute.no_op");
 	sched_free(t.s);
@@ -643,18 +511,21 @@ END_TEST
 
 START_TEST(loop_and_block_arguments_narrow_the_candidates)
 {
-	TsRun t = accept(two_nests, "sch.remove_branching_through_overcompute(block=\"first\", strict=True)");
+	TsRun t = accept(tu_fixture(two_nests),
+			 "sch.remove_branching_through_overcompute(block=\"first\", strict=True)");
 	ck_assert_int_eq(store_ifs(&t, NULL), 1);
 	ts_lacks(ts_print(&arena, ts_func(&t, NULL)), "if i < 14");
 	sched_free(t.s);
-	t = accept(two_nests, "sch.remove_branching_through_overcompute(loop=\"i\", strict=True)");
+	t = accept(tu_fixture(two_nests),
+		   "sch.remove_branching_through_overcompute(loop=\"i\", strict=True)");
 	ck_assert_int_eq(store_ifs(&t, NULL), 1);
 	sched_free(t.s);
 	/* the unprovable branch is out of scope: nothing to reject */
-	t = accept(two_nests, "sch.remove_branching_through_overcompute(loop=\"j\")");
+	t = accept(tu_fixture(two_nests), "sch.remove_branching_through_overcompute(loop=\"j\")");
 	ck_assert_int_eq(store_ifs(&t, NULL), 2);
 	sched_free(t.s);
-	t = accept(two_nests, "sch.remove_branching_through_overcompute(block=\"second\")");
+	t = accept(tu_fixture(two_nests),
+		   "sch.remove_branching_through_overcompute(block=\"second\")");
 	ck_assert_int_eq(store_ifs(&t, NULL), 2);
 	sched_free(t.s);
 }
@@ -662,13 +533,7 @@ END_TEST
 
 START_TEST(loop_argument_takes_only_branches_directly_inside)
 {
-	static const char k[] =
-		"@T.prim_func\n"
-		"def f(A: T.Buffer[(4, 16), \"int32\"]):\n"
-		"    for i in T.serial(4):\n"
-		"        for j in T.serial(16):\n"
-		"            if j < 14:\n"
-		"                A[i, j] = A[i, j] + 0\n";
+	const char *k = tu_fixture("overcompute/loop_argument_takes_only_branches_directly_inside.tir");
 	TsRun t = accept(k, "sch.remove_branching_through_overcompute(loop=\"i\")");
 	ts_has(t.r->note, "no candidate");
 	ck_assert_int_eq(store_ifs(&t, NULL), 1);
@@ -678,7 +543,7 @@ END_TEST
 
 START_TEST(bad_scope_arguments_are_bad_input)
 {
-	Module *m = tu_parse(&arena, "k.tir", two_nests);
+	Module *m = tu_parse(&arena, "k.tir", tu_fixture(two_nests));
 	static const char *const scripts[] = {
 		"sch.remove_branching_through_overcompute(block=\"nope\")",
 		"sch.remove_branching_through_overcompute(loop=\"nope\")",
@@ -697,12 +562,7 @@ END_TEST
 
 /* ---------- remove_overcompute_through_branching ---------- */
 
-static const char elementwise[] =
-	"@T.prim_func\n"
-	"def func(A: T.Buffer[(14,), \"int32\"], B: T.Buffer[(14,), \"int32\"]):\n"
-	"    with T.block(\"compute\"):\n"
-	"        for i in T.serial(14):\n"
-	"            B[i] = 2 * A[i]\n";
+static const char elementwise[] = "overcompute/elementwise.tir";
 
 static const char elementwise_overcompute[] =
 	"sch.transform_layout(block=\"compute\", buffer=\"A\", index_map=lambda i: [i // 4, i % 4], pad_value=T.undef())\n"
@@ -712,7 +572,8 @@ static const char elementwise_overcompute[] =
 
 START_TEST(branching_back_guards_a_store_whose_padding_is_overwritten)
 {
-	TsRun t = accept(elementwise, arena_printf(&arena, "%s%s", elementwise_overcompute,
+	TsRun t = accept(tu_fixture(elementwise),
+			 arena_printf(&arena, "%s%s", elementwise_overcompute,
 						   "sch.remove_overcompute_through_branching(block=\"compute\", strict=True)"));
 	ck_assert(ts_has_obligation(t.r, "overcompute.dead_overwritten", VERDICT_PROVEN));
 	ts_has(t.r->note, "1 stores guarded");
@@ -728,11 +589,7 @@ END_TEST
  * padding" would drop the pad value, so it is no candidate; neither is a
  * store already guarded (sequential_buffer_access leaves the copy under
  * `io * 4 + ii < 14`, the pad test up to term order). */
-static const char copy_then_pad[] =
-	"@T.prim_func\n"
-	"def func(A: T.Buffer[(14,), \"int32\"], B: T.Buffer[(14,), \"int32\"]):\n"
-	"    for i in T.serial(14):\n"
-	"        B[i] = A[i]\n";
+static const char copy_then_pad[] = "overcompute/copy_then_pad.tir";
 
 START_TEST(branching_back_leaves_the_pad_stage_and_guarded_stores)
 {
@@ -740,14 +597,15 @@ START_TEST(branching_back_leaves_the_pad_stage_and_guarded_stores)
 		"sch.transform_layout(buffer=\"B\", index_map=lambda i: [i // 4, i % 4], pad_value=0)\n"
 		"sch.sequential_buffer_access(buffer=\"B\")\n"
 		"sch.remove_overcompute_through_branching(strict=True)";
-	TsRun t = accept(copy_then_pad, script);
+	TsRun t = accept(tu_fixture(copy_then_pad), script);
 	ts_has(t.r->note, "2 stores already under their pad test left as they are");
 	char *text = ts_print(&arena, ts_func(&t, NULL));
 	ts_lacks(text, "if 4 * io + ii < 14:");
 	ts_has(text, "B[io, ii] = 0");
 	sched_free(t.s);
 	/* after one guard, a second call has nothing left to guard */
-	t = accept(elementwise, arena_printf(&arena, "%s%s\n%s", elementwise_overcompute,
+	t = accept(tu_fixture(elementwise),
+		   arena_printf(&arena, "%s%s\n%s", elementwise_overcompute,
 					     "sch.remove_overcompute_through_branching(block=\"compute\", strict=True)",
 					     "sch.remove_overcompute_through_branching(strict=True)"));
 	ts_has(t.r->note, "no candidate store to a padded buffer in scope");
@@ -761,18 +619,7 @@ END_TEST
  * update between only writes the cell once it is overcomputed too). Then
  * guarding the producer again is refuted: the overcomputed update reads
  * the padding the guard leaves uninitialised. */
-static const char produce_update[] =
-	"@T.prim_func\n"
-	"def func(A: T.Buffer[(14,), \"int32\"], Y: T.Buffer[(14,), \"int32\"]):\n"
-	"    X = T.alloc_buffer([14], \"int32\")\n"
-	"    with T.block(\"producer\"):\n"
-	"        for i in T.serial(14):\n"
-	"            X[i] = 2 * A[i]\n"
-	"    with T.block(\"update\"):\n"
-	"        for i in T.serial(14):\n"
-	"            X[i] = X[i] + 1\n"
-	"    for i in T.serial(14):\n"
-	"        Y[i] = X[i]\n";
+static const char produce_update[] = "overcompute/produce_update.tir";
 
 static const char produce_update_script[] =
 	"sch.transform_layout(buffer=\"A\", index_map=lambda i: [i // 4, i % 4], pad_value=0)\n"
@@ -783,7 +630,7 @@ static const char produce_update_script[] =
 
 START_TEST(dead_through_a_later_overwriter_than_the_next)
 {
-	TsRun t = accept(produce_update, produce_update_script);
+	TsRun t = accept(tu_fixture(produce_update), produce_update_script);
 	ts_has(t.r->note, "1 branches removed");
 	ck_assert(ts_has_obligation(t.r, "overcompute.dead_overwritten", VERDICT_REFUTED));
 	ck_assert(ts_has_obligation(t.r, "overcompute.dead_overwritten", VERDICT_PROVEN));
@@ -793,14 +640,12 @@ END_TEST
 
 START_TEST(branching_back_refused_when_an_overcomputed_reader_needs_the_padding)
 {
-	TsRun t = ts_reject(&arena, produce_update,
-			    arena_printf(&arena, "%s%s", produce_update_script,
-					 "sch.remove_branching_through_overcompute(block=\"update\", strict=True)\n"
-					 "sch.remove_overcompute_through_branching(block=\"producer\", strict=True)"),
-			    "overcompute.no_op");
-	ts_assert_refuted_confirmed(t.r, "overcompute.no_op");
-	ts_has(t.r->replay_text, "read of uninitialised X[3, 2]");
-	sched_free(t.s);
+	StepReport *r = ts_refuted(&arena, tu_fixture(produce_update),
+				   arena_printf(&arena, "%s%s", produce_update_script,
+						"sch.remove_branching_through_overcompute(block=\"update\", strict=True)\n"
+						"sch.remove_overcompute_through_branching(block=\"producer\", strict=True)"),
+				   "overcompute.no_op");
+	ts_has(r->replay_text, "read of uninitialised X[3, 2]");
 }
 END_TEST
 
@@ -810,21 +655,13 @@ END_TEST
 START_TEST(ieee_min_with_nan_and_float32_floor_follow_the_program)
 {
 	TsRun t = ts_reject(&arena,
-			    "@T.prim_func\n"
-			    "def f(A: T.Buffer[(4,), \"float32\"], B: T.Buffer[(4,), \"float32\"]):\n"
-			    "    for i in T.serial(4):\n"
-			    "        if i >= 2:\n"
-			    "            B[i] = T.min(B[i], T.float32(\"nan\"))\n",
+			    tu_fixture("overcompute/ieee_min_with_nan_and_float32_floor_follow_the_program-min_nan.tir"),
 			    "sch.float_mode(\"ieee\")\n"
 			    "sch.remove_branching_through_overcompute(loop=\"i\", strict=True)",
 			    "overcompute.no_op refuted");
 	sched_free(t.s);
 	t = ts_reject(&arena,
-		      "@T.prim_func\n"
-		      "def f(B: T.Buffer[(2,), \"float32\"]):\n"
-		      "    for i in T.serial(2):\n"
-		      "        if T.floordiv(T.float32(50331652.0), T.float32(3.0)) == T.float32(16777218.0):\n"
-		      "            B[i] = T.float32(7.0)\n",
+		      tu_fixture("overcompute/ieee_min_with_nan_and_float32_floor_follow_the_program-floor.tir"),
 		      "sch.float_mode(\"ieee\")\n"
 		      "sch.remove_branching_through_overcompute(loop=\"i\", strict=True)",
 		      "overcompute.no_op refuted");
@@ -837,18 +674,7 @@ END_TEST
 START_TEST(a_readability_fact_whose_guard_read_changed_data_is_not_used)
 {
 	TsRun t = ts_reject(&arena,
-			    "@T.prim_func\n"
-			    "def f(A: T.Buffer[(4,), \"int32\"], B: T.Buffer[(4,), \"int32\"]):\n"
-			    "    X = T.alloc_buffer([4], \"int32\")\n"
-			    "    for i in T.serial(4):\n"
-			    "        if A[i] > 0:\n"
-			    "            X[i] = 10\n"
-			    "    for i in T.serial(4):\n"
-			    "        A[i] = 1\n"
-			    "    for i in T.serial(4):\n"
-			    "        if i >= 4:\n"
-			    "            if A[i] > 0:\n"
-			    "                B[i] = B[i] + X[i] * 0\n",
+			    tu_fixture("overcompute/a_readability_fact_whose_guard_read_changed_data_is_not_used.tir"),
 			    "sch.remove_branching_through_overcompute(loop=\"i#3\", strict=True)",
 			    "overcompute.readable refuted");
 	sched_free(t.s);
@@ -860,11 +686,7 @@ END_TEST
 START_TEST(float_to_int_conversions_in_extra_instances_are_not_supported)
 {
 	TsRun t = ts_reject(&arena,
-			    "@T.prim_func\n"
-			    "def f(F: T.Buffer[(4,), \"float32\"], B: T.Buffer[(4,), \"int32\"]):\n"
-			    "    for i in T.serial(4):\n"
-			    "        if F[i] > T.float32(-0.1) and F[i] < T.float32(0.1):\n"
-			    "            B[i] = B[i] + T.cast(F[i] * T.float32(1e10), \"int32\") * 0\n",
+			    tu_fixture("overcompute/float_to_int_conversions_in_extra_instances_are_not_supported.tir"),
 			    "sch.remove_branching_through_overcompute(loop=\"i\", strict=True)",
 			    "float-to-integer conversion");
 	sched_free(t.s);

@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "kernel/parse.h"
+#include "tests/testutil.h"
 
 static Arena arena;
 static DiagList diags;
@@ -68,20 +69,6 @@ static const char *shared_dir(void)
 {
 	const char *env = getenv("VS_SHARED");
 	return env && *env ? env : "../shared";
-}
-
-static char *read_file(const char *path)
-{
-	FILE *f = fopen(path, "rb");
-	if (!f)
-		return NULL;
-	StrBuf b = {0};
-	char chunk[4096];
-	size_t n;
-	while ((n = fread(chunk, 1, sizeof chunk, f)) > 0)
-		sb_put(&b, chunk, n);
-	fclose(f);
-	return sb_take(&b);
 }
 
 /* ---------- conformance ---------- */
@@ -147,11 +134,7 @@ END_TEST
 
 START_TEST(buffer_param_forms)
 {
-	Func *f = func_ok("@T.prim_func\n"
-			  "def f(A: T.Buffer[(4, 4), \"int32\"], B: T.Buffer((4, 5), \"int8\"),\n"
-			  "      C: T.Buffer[14, \"int32\"], D: T.Buffer[(14), \"uint8\"],\n"
-			  "      E: T.Buffer[(14,), \"float64\"], F: T.Buffer(shape=(3,), dtype=\"bool\")):\n"
-			  "    pass\n");
+	Func *f = func_ok(tu_fixture("parse/buffer_param_forms.tir"));
 	ck_assert_int_eq(f->nparams, 6);
 	static const int ndims[] = {2, 2, 1, 1, 1, 1};
 	static const DType dts[] = {DT_INT32, DT_INT8, DT_INT32, DT_UINT8,
@@ -171,9 +154,7 @@ END_TEST
 
 START_TEST(scalar_params_and_return_annotation)
 {
-	Func *f = func_ok("@T.prim_func\n"
-			  "def g(n: T.int32, m: T.int64, x: T.float32) -> None:\n"
-			  "    pass\n");
+	Func *f = func_ok(tu_fixture("parse/scalar_params_and_return_annotation.tir"));
 	ck_assert_str_eq(f->name, "g");
 	ck_assert_int_eq(f->nparams, 3);
 	ck_assert_int_eq(f->params[0].kind, PARAM_SCALAR);
@@ -187,10 +168,7 @@ END_TEST
 
 START_TEST(handle_with_positional_match_buffer)
 {
-	Func *f = func_ok("@T.prim_func\n"
-			  "def h(a: T.handle, n: T.int32):\n"
-			  "    A = T.match_buffer(a, (16, n), \"float32\")\n"
-			  "    A[0, 0] = 1.0\n");
+	Func *f = func_ok(tu_fixture("parse/handle_with_positional_match_buffer.tir"));
 	ck_assert_int_eq(f->params[0].kind, PARAM_HANDLE);
 	ck_assert_str_eq(f->params[0].var->name, "a");
 	ck_assert_int_eq(f->params[0].var->dtype, DT_HANDLE);
@@ -207,14 +185,7 @@ END_TEST
 
 START_TEST(handle_with_keyword_match_buffer_binds_in_order)
 {
-	Func *f = func_ok("@T.prim_func\n"
-			  "def row_summation(a: T.handle, b: T.handle):\n"
-			  "    A = T.match_buffer(shape=(16, 14), dtype=\"float32\")\n"
-			  "    B = T.match_buffer(shape=(16,), dtype=\"float32\")\n"
-			  "    for i in T.serial(16):\n"
-			  "        B[i] = 0.0\n"
-			  "        for j in T.serial(14):\n"
-			  "            B[i] = B[i] + A[i, j]\n");
+	Func *f = func_ok(tu_fixture("parse/handle_with_keyword_match_buffer_binds_in_order.tir"));
 	ck_assert_str_eq(f->params[0].buf->name, "A");
 	ck_assert_str_eq(f->params[1].buf->name, "B");
 	ck_assert_int_eq(f->params[0].buf->ndim, 2);
@@ -224,9 +195,7 @@ END_TEST
 
 START_TEST(shape_may_name_a_later_scalar_param)
 {
-	Func *f = func_ok("@T.prim_func\n"
-			  "def f(A: T.Buffer[(n,), \"int32\"], n: T.int32):\n"
-			  "    pass\n");
+	Func *f = func_ok(tu_fixture("parse/shape_may_name_a_later_scalar_param.tir"));
 	ck_assert_int_eq(f->params[0].buf->shape[0]->kind, EX_VAR);
 	ck_assert_ptr_eq(f->params[0].buf->shape[0]->u.var, f->params[1].var);
 }
@@ -234,13 +203,7 @@ END_TEST
 
 START_TEST(params_may_span_lines_with_trailing_comma)
 {
-	Func *f = func_ok("@T.prim_func\n"
-			  "def func(\n"
-			  "    A: T.Buffer[(16,), \"int32\"],\n"
-			  "    F: T.Buffer[(3,), \"int32\"],  # filter\n"
-			  "    B: T.Buffer[(14,), \"int32\"],\n"
-			  "):\n"
-			  "    B[0] = F[0] * A[0]\n");
+	Func *f = func_ok(tu_fixture("parse/params_may_span_lines_with_trailing_comma.tir"));
 	ck_assert_int_eq(f->nparams, 3);
 	ck_assert_str_eq(f->params[2].buf->name, "B");
 }
@@ -473,8 +436,7 @@ END_TEST
 
 START_TEST(crlf_line_endings)
 {
-	Func *f = func_ok("@T.prim_func\r\ndef f(A: T.Buffer[(4,), \"int32\"]):\r\n"
-			  "    for i in T.serial(4):\r\n        A[i] = i\r\n");
+	Func *f = func_ok(tu_fixture("parse/crlf_line_endings.tir"));
 	ck_assert_int_eq(f->body->kind, ST_FOR);
 }
 END_TEST
@@ -737,7 +699,7 @@ static void assert_stmt_spans(const Stmt *s)
 
 static void file_spans(const char *path)
 {
-	char *text = read_file(path);
+	char *text = tu_read_file(path);
 	Module *m = parse_ok(text);
 	free(text);
 	for (int i = 0; i < m->nfuncs; i++) {
@@ -810,7 +772,7 @@ END_TEST
 
 static void parse_twice_equal(const char *path)
 {
-	char *text = read_file(path);
+	char *text = tu_read_file(path);
 	ck_assert_ptr_nonnull(text);
 	Module *a = parse_ok(text);
 	Module *b = parse_ok(text);
@@ -865,14 +827,10 @@ END_TEST
 
 START_TEST(free_names_compare_by_name_dtype_and_shape)
 {
-	Func *a = func_ok("@T.prim_func\ndef f(A: T.Buffer[(4,), \"int32\"], n: T.int32):\n"
-			  "    A[0] = n\n");
-	Func *b = func_ok("@T.prim_func\ndef f(A: T.Buffer[(4,), \"int32\"], m: T.int32):\n"
-			  "    A[0] = m\n");
-	Func *c = func_ok("@T.prim_func\ndef f(A: T.Buffer[(5,), \"int32\"], n: T.int32):\n"
-			  "    A[0] = n\n");
-	Func *d = func_ok("@T.prim_func\ndef f(A: T.Buffer[(4,), \"int32\"], n: T.int32):\n"
-			  "    A[0] = n\n");
+	Func *a = func_ok(tu_fixture("parse/free_names_compare_by_name_dtype_and_shape-a.tir"));
+	Func *b = func_ok(tu_fixture("parse/free_names_compare_by_name_dtype_and_shape-b_other_name.tir"));
+	Func *c = func_ok(tu_fixture("parse/free_names_compare_by_name_dtype_and_shape-c_other_shape.tir"));
+	Func *d = func_ok(tu_fixture("parse/free_names_compare_by_name_dtype_and_shape-d_same_as_a.tir"));
 	ck_assert(!ir_func_equal(a, b));
 	ck_assert(!ir_func_equal(a, c));
 	ck_assert(ir_func_equal(a, d));
@@ -904,7 +862,7 @@ END_TEST
 
 START_TEST(modules_compare_function_by_function)
 {
-	Module *a = parse_ok(module_text("@I.ir_module"));
+	Module *a = parse_ok(module_text(tu_fixture("parse/modules_compare_function_by_function.tir")));
 	Module *b = parse_ok(module_text("@ir_module"));
 	ck_assert(ir_module_equal(a, b));
 	Module *c = parse_ok(HDR "    pass\n");
@@ -1106,7 +1064,7 @@ END_TEST
  * it, parse or fail cleanly (run under ASan to catch bad reads). */
 static void mutate_file(const char *path)
 {
-	char *text = read_file(path);
+	char *text = tu_read_file(path);
 	ck_assert_ptr_nonnull(text);
 	size_t n = strlen(text);
 	char *buf = malloc(n + 1);
@@ -1145,17 +1103,11 @@ END_TEST
 
 /* ---------- standalone expressions and lambdas ---------- */
 
-static const char *scope_func_text =
-	"@T.prim_func\n"
-	"def g(A: T.Buffer[(16,), \"int32\"], n: T.int32, a: T.handle):\n"
-	"    H = T.match_buffer(a, (4, 4), \"float32\")\n"
-	"    for i in T.serial(4):\n"
-	"        L = T.alloc_buffer([4], \"int32\", scope=\"local\")\n"
-	"        L[0] = A[i]\n";
+static const char *scope_func_text = "parse/scope_func_text.tir";
 
 START_TEST(parse_expr_range_resolves_function_buffers)
 {
-	Func *f = func_ok(scope_func_text);
+	Func *f = func_ok(tu_fixture(scope_func_text));
 	ParseScope sc = {.func = f, .nvars = 0, .vars = NULL};
 	const char *text = "pad = A[3] + n * L[0] # tail";
 	Source *src = source_from_string(&arena, "s.sched", text);
@@ -1185,7 +1137,7 @@ END_TEST
 
 START_TEST(parse_expr_range_reports_errors_in_place)
 {
-	Func *f = func_ok(scope_func_text);
+	Func *f = func_ok(tu_fixture(scope_func_text));
 	ParseScope sc = {.func = f, .nvars = 0, .vars = NULL};
 	Source *src = source_from_string(&arena, "s.sched",
 					 "sch.x(\n  pad_value=Q[0] + 1)\n");
@@ -1207,7 +1159,7 @@ END_TEST
 START_TEST(parse_expr_range_uses_extra_vars_first)
 {
 	Var *v = ir_var(&arena, "n", DT_INT64, (Span){0});
-	Func *f = func_ok(scope_func_text);
+	Func *f = func_ok(tu_fixture(scope_func_text));
 	ParseScope sc = {.func = f, .nvars = 1, .vars = &v};
 	Source *src = source_from_string(&arena, "x", "n + 1");
 	Expr *e = parse_expr_range(&arena, src, 0, 5, &sc, &diags);
@@ -1245,7 +1197,7 @@ END_TEST
 
 START_TEST(lambda_single_expression_and_buffer_reads)
 {
-	Func *f = func_ok(scope_func_text);
+	Func *f = func_ok(tu_fixture(scope_func_text));
 	ParseScope sc = {.func = f, .nvars = 0, .vars = NULL};
 	Source *src = source_from_string(&arena, "x", "lambda io, ii: A[4 * io + ii] + n");
 	Lambda *l = parse_lambda_range(&arena, src, 0, (int)strlen(src->text), &sc,

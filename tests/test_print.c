@@ -14,6 +14,7 @@
 #include "kernel/ir.h"
 #include "kernel/parse.h"
 #include "kernel/print.h"
+#include "tests/testutil.h"
 
 static Arena arena;
 static const Span nosp;
@@ -81,20 +82,6 @@ static Param pscalar(Var *v) { return (Param){PARAM_SCALAR, v, NULL}; }
 
 /* ---------- files ---------- */
 
-static char *read_text(const char *path)
-{
-	FILE *f = fopen(path, "rb");
-	if (!f)
-		return NULL;
-	StrBuf b = {0};
-	char chunk[4096];
-	size_t n;
-	while ((n = fread(chunk, 1, sizeof chunk, f)) > 0)
-		sb_put(&b, chunk, n);
-	fclose(f);
-	return sb_take(&b);
-}
-
 /* Compare printed text with a golden file; VS_UPDATE_GOLDEN=1 rewrites
  * the file instead. */
 static void assert_golden(const char *path, const char *text)
@@ -106,7 +93,7 @@ static void assert_golden(const char *path, const char *text)
 		fclose(f);
 		return;
 	}
-	char *want = read_text(path);
+	char *want = tu_read_file(path);
 	ck_assert_msg(want != NULL, "missing golden file %s", path);
 	ck_assert_msg(strcmp(want, text) == 0, "%s differs; printed:\n%s", path,
 		      text);
@@ -564,20 +551,9 @@ END_TEST
 START_TEST(parameters_keep_their_names)
 {
 	assert_round_trip("handle_named_like_buffer",
-			  "@T.prim_func\n"
-			  "def f(A: T.handle, n: T.int32):\n"
-			  "    A = T.match_buffer(A, (n,), \"int32\")\n"
-			  "    for n_1 in T.serial(n):\n"
-			  "        A[n_1] = 0\n",
-			  true);
+			  tu_fixture("print/handle_named_like_buffer.tir"), true);
 	char *errors;
-	Module *m = parse_text("t",
-			       "@T.prim_func\n"
-			       "def f(A: T.handle):\n"
-			       "    A = T.match_buffer(A, (4,), \"int32\")\n"
-			       "    B = T.alloc_buffer([4], \"int32\", scope=\"local\")\n"
-			       "    A[0] = 0\n",
-			       &errors);
+	Module *m = parse_text("t", tu_fixture("print/handle_bound_to_its_own_name.tir"), &errors);
 	ck_assert_msg(m != NULL, "%s", errors);
 	free(errors);
 	char *text = print_module(m);
@@ -650,7 +626,7 @@ static void free_list(char **names, int n)
 
 static int round_trip_file(const char *path, bool must_parse)
 {
-	char *text = read_text(path);
+	char *text = tu_read_file(path);
 	if (!text)
 		return 0;
 	assert_round_trip(path, text, must_parse);

@@ -26,28 +26,11 @@ static void teardown(void)
 
 /* the guard reads C, so the model has buffer cells as well as the two
  * iterations */
-static const char wave[] =
-	"@T.prim_func\n"
-	"def wave(A: T.Buffer[(8, 9), \"int32\"], C: T.Buffer[(8,), \"int32\"]):\n"
-	"    for i, j in T.grid(7, 8):\n"
-	"        if C[j] > 0:\n"
-	"            A[i + 1, j] = A[i, j + 1] + 1\n";
+static const char wave[] = "report/wave.tir";
 
-static const char scale_n[] =
-	"@T.prim_func\n"
-	"def scale(a: T.handle, b: T.handle, n: T.int32):\n"
-	"    A = T.match_buffer(a, (n,), \"int32\")\n"
-	"    B = T.match_buffer(b, (n,), \"int32\")\n"
-	"    T.assume(0 <= n and n <= 64)\n"
-	"    for i in T.serial(n):\n"
-	"        B[i] = 2 * A[i]\n";
+static const char scale_n[] = "report/scale_n.tir";
 
-static const char total[] =
-	"@T.prim_func\n"
-	"def total(A: T.Buffer[(64,), \"int32\"], C: T.Buffer[(1,), \"int32\"]):\n"
-	"    C[0] = 0\n"
-	"    for i in T.serial(64):\n"
-	"        C[0] = C[0] + A[i]\n";
+static const char total[] = "report/total.tir";
 
 /* Run `script` on `kernel` (file name k.tir); the rejected step's text. */
 static char *rejected_text(const char *kernel, const char *script, const SmtOptions *opt,
@@ -67,7 +50,7 @@ static char *rejected_text(const char *kernel, const char *script, const SmtOpti
 START_TEST(counterexample_has_iterations_cells_source_lines_and_replay)
 {
 	StepReport *r;
-	char *t = rejected_text(wave, "sch.reorder(\"j\", \"i\")", NULL, &r);
+	char *t = rejected_text(tu_fixture(wave), "sch.reorder(\"j\", \"i\")", NULL, &r);
 	/* the obligation in words */
 	ts_has(t, "counterexample (reorder.no_conflict): iterations p before q in the old order");
 	ts_has(t, "write of A at 5:13 (first instance) and read of A at 5:27 (second instance)");
@@ -91,7 +74,8 @@ END_TEST
 
 START_TEST(scalar_parameters_appear_in_the_counterexample)
 {
-	char *t = rejected_text(scale_n, "io, ii = sch.split(\"i\", factor=4, tail=\"perfect\")", NULL,
+	char *t = rejected_text(tu_fixture(scale_n),
+				"io, ii = sch.split(\"i\", factor=4, tail=\"perfect\")", NULL,
 				NULL);
 	ts_has(t, "counterexample (split.divisible): the extent of loop i is a multiple of 4");
 	ts_has(t, "values: n = ");
@@ -104,7 +88,7 @@ END_TEST
 
 START_TEST(race_report_says_replay_is_not_possible)
 {
-	char *t = rejected_text(total, "sch.parallel(\"i\")", NULL, NULL);
+	char *t = rejected_text(tu_fixture(total), "sch.parallel(\"i\")", NULL, NULL);
 	ts_has(t, "counterexample (parallel.no_race)");
 	ts_has(t, "i_1 = ");
 	ts_has(t, "i_2 = ");
@@ -119,11 +103,7 @@ END_TEST
  * refuted, but no input shows a difference; the report says so. */
 START_TEST(unconfirmed_replay_is_reported_as_such)
 {
-	static const char k[] =
-		"@T.prim_func\n"
-		"def f(A: T.Buffer[(4,), \"int32\"]):\n"
-		"    for i, j in T.grid(4, 4):\n"
-		"        A[0] = 7\n";
+	const char *k = tu_fixture("report/unconfirmed_replay_is_reported_as_such.tir");
 	StepReport *r;
 	char *t = rejected_text(k, "sch.reorder(\"j\", \"i\")", NULL, &r);
 	ts_has(t, "replay: unconfirmed");
@@ -138,7 +118,7 @@ START_TEST(unproven_step_names_its_reason_and_has_no_counterexample)
 	SmtOptions opt = {0};
 	opt.rlimit = 1;
 	StepReport *r;
-	char *t = rejected_text(wave, "sch.reorder(\"j\", \"i\")", &opt, &r);
+	char *t = rejected_text(tu_fixture(wave), "sch.reorder(\"j\", \"i\")", &opt, &r);
 	ts_has(t, "REJECTED");
 	ts_has(t, "not proven (resource limit)");
 	ck_assert_ptr_null(strstr(t, "counterexample ("));
@@ -179,7 +159,8 @@ static int check_json_lines(char *out)
 
 START_TEST(run_json_prints_valid_json_lines)
 {
-	char *out = run_json(1, wave, "io, ii = sch.split(\"i\", factor=7)\nsch.reorder(\"j\", \"io\")\n");
+	char *out = run_json(1, tu_fixture(wave),
+			     "io, ii = sch.split(\"i\", factor=7)\nsch.reorder(\"j\", \"io\")\n");
 	ts_has(out, "\"status\":\"committed\"");
 	ts_has(out, "\"status\":\"rejected\"");
 	ts_has(out, "\"kind\":\"reorder.no_conflict\"");
@@ -190,7 +171,8 @@ START_TEST(run_json_prints_valid_json_lines)
 	ck_assert_int_eq(check_json_lines(out), 2);
 	free(out);
 	/* quotes, backslashes and control characters in names stay escaped */
-	out = run_json(0, wave, "io, ii = sch.split(\"i\", factor=7)  # \"quoted\" \\ \t\n");
+	out = run_json(0, tu_fixture(wave),
+		       "io, ii = sch.split(\"i\", factor=7)  # \"quoted\" \\ \t\n");
 	ck_assert_int_eq(check_json_lines(out), 1);
 	free(out);
 	/* log show --json */

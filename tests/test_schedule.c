@@ -12,17 +12,11 @@ static Arena arena;
 static void setup(void) { arena_init(&arena); }
 static void teardown(void) { arena_free(&arena); }
 
-static const char two_loops[] =
-	"@T.prim_func\n"
-	"def f(A: T.Buffer[(16,), \"int32\"], B: T.Buffer[(16,), \"int32\"]):\n"
-	"    for i in T.serial(16):\n"
-	"        A[i] = i\n"
-	"    for i in T.serial(16):\n"
-	"        B[i] = A[i] + 1\n";
+static const char two_loops[] = "schedule/two_loops.tir";
 
 START_TEST(ambiguous_loop_name_needs_index)
 {
-	Module *m = tu_parse(&arena, "k.tir", two_loops);
+	Module *m = tu_parse(&arena, "k.tir", tu_fixture(two_loops));
 	Schedule *s = tu_schedule(&arena, m);
 	ck_assert_int_eq(tu_run(s, "sch.split(\"i\", factor=4)"), STEP_BAD_INPUT);
 	ck_assert_ptr_nonnull(strstr(tu_last(s)->reason, "ambiguous"));
@@ -38,11 +32,7 @@ END_TEST
 
 START_TEST(rejected_step_keeps_previous_ir_and_later_steps_do_not_run)
 {
-	static const char k[] =
-		"@T.prim_func\n"
-		"def f(A: T.Buffer[(14,), \"int32\"]):\n"
-		"    for i in T.serial(14):\n"
-		"        A[i] = i\n";
+	const char *k = tu_fixture("schedule/rejected_step_keeps_previous_ir_and_later_steps_do_not_run.tir");
 	Module *m = tu_parse(&arena, "k.tir", k);
 	Schedule *s = tu_schedule(&arena, m);
 	ck_assert_int_eq(tu_run(s, "io, ii = sch.split(\"i\", factor=2, tail=\"perfect\")"), STEP_COMMITTED);
@@ -57,11 +47,7 @@ END_TEST
 
 START_TEST(unknown_verdict_rejects)
 {
-	static const char k[] =
-		"@T.prim_func\n"
-		"def f(A: T.Buffer[(8, 9), \"int32\"]):\n"
-		"    for i, j in T.grid(7, 8):\n"
-		"        A[i + 1, j] = A[i, j] + 1\n";
+	const char *k = tu_fixture("schedule/unknown_verdict_rejects.tir");
 	Module *m = tu_parse(&arena, "k.tir", k);
 	SmtOptions opt = {0};
 	opt.rlimit = 1; /* the solver gives up at once: unknown */
@@ -84,13 +70,7 @@ END_TEST
  * accepts unchecked. */
 START_TEST(unimplemented_primitive_rejects_not_supported)
 {
-	static const char k[] =
-		"@T.prim_func\n"
-		"def f(A: T.Buffer[(8,), \"int32\"]):\n"
-		"    for i in T.serial(8):\n"
-		"        if i < 4:\n"
-		"            T.assume(A[i] > 0)\n"
-		"            A[i] = 0\n";
+	const char *k = tu_fixture("schedule/unimplemented_primitive_rejects_not_supported.tir");
 	Module *m = tu_parse(&arena, "k.tir", k);
 	Schedule *s = tu_schedule(&arena, m);
 	ck_assert_int_eq(tu_run(s, "sch.remove_branching_through_overcompute(strict=True)"),
@@ -104,17 +84,7 @@ END_TEST
 
 START_TEST(work_on_selects_module_function)
 {
-	static const char k[] =
-		"@I.ir_module\n"
-		"class M:\n"
-		"    @T.prim_func\n"
-		"    def f(A: T.Buffer[(8,), \"int32\"]):\n"
-		"        for i in T.serial(8):\n"
-		"            A[i] = 1\n"
-		"    @T.prim_func\n"
-		"    def g(A: T.Buffer[(8,), \"int32\"]):\n"
-		"        for j in T.serial(8):\n"
-		"            A[j] = 2\n";
+	const char *k = tu_fixture("schedule/work_on_selects_module_function.tir");
 	Module *m = tu_parse(&arena, "k.tir", k);
 	Schedule *s = tu_schedule(&arena, m);
 	ck_assert_int_eq(tu_run(s, "sch.split(\"j\", factor=2)"), STEP_BAD_INPUT);
@@ -135,12 +105,7 @@ END_TEST
 /* A true obligation no solver proves quickly: the hypotheses say
  * x^3 + y^3 == z^3 for positive integers (no solution), so every goal
  * holds, but only a proof of Fermat's n = 3 case shows it. */
-static const char fermat[] =
-	"@T.prim_func\n"
-	"def f(A: T.Buffer[(16,), \"int32\"], x: T.int64, y: T.int64, z: T.int64):\n"
-	"    T.assume(1 <= x and 1 <= y and 1 <= z and x * x * x + y * y * y == z * z * z)\n"
-	"    for i in T.serial(14):\n"
-	"        A[i] = 1\n";
+static const char fermat[] = "schedule/fermat.tir";
 
 static StepReport *limited_step(const char *kernel, const char *script, unsigned timeout_ms,
 				unsigned rlimit, StepStatus want, Module **mod, Schedule **out)
@@ -167,7 +132,8 @@ static StepReport *limited_step(const char *kernel, const char *script, unsigned
 
 START_TEST(timeout_rejects_split_perfect)
 {
-	StepReport *r = limited_step(fermat, "io, ii = sch.split(\"i\", factor=4, tail=\"perfect\")",
+	StepReport *r = limited_step(tu_fixture(fermat),
+				     "io, ii = sch.split(\"i\", factor=4, tail=\"perfect\")",
 				     200, 0, STEP_REJECTED, NULL, NULL);
 	ck_assert_int_eq(r->results[r->failed].verdict, VERDICT_UNKNOWN);
 	ck_assert_str_eq(r->results[r->failed].reason, "timeout");
@@ -179,14 +145,7 @@ END_TEST
 
 START_TEST(resource_limit_rejects_every_primitive_with_obligations)
 {
-	static const char nest[] =
-		"@T.prim_func\n"
-		"def f(a: T.handle, n: T.int32, m: T.int32):\n"
-		"    A = T.match_buffer(a, (64, 64), \"int32\")\n"
-		"    T.assume(0 <= n and n <= 64 and 0 <= m and m <= 64)\n"
-		"    for i in T.serial(n):\n"
-		"        for j in T.serial(m):\n"
-		"            A[i, j] = i * j\n";
+	const char *nest = tu_fixture("schedule/resource_limit_rejects_every_primitive_with_obligations.tir");
 	static const char *const scripts[] = {
 		"io, ii = sch.split(\"i\", factor=4, tail=\"perfect\")",
 		"io, ii = sch.split(\"i\", factor=4, tail=\"cut\")",
@@ -211,14 +170,7 @@ END_TEST
  * fallback), but an unproven fallback obligation rejects the step. */
 START_TEST(unproven_guard_split_falls_back_only_when_the_fallback_is_proven)
 {
-	static const char scale_n[] =
-		"@T.prim_func\n"
-		"def scale(a: T.handle, b: T.handle, n: T.int32):\n"
-		"    A = T.match_buffer(a, (n,), \"int32\")\n"
-		"    B = T.match_buffer(b, (n,), \"int32\")\n"
-		"    T.assume(0 <= n and n <= 64 and n % 8 == 0)\n"
-		"    for i in T.serial(n):\n"
-		"        B[i] = 2 * A[i]\n";
+	const char *scale_n = tu_fixture("schedule/unproven_guard_split_falls_back_only_when_the_fallback_is_proven.tir");
 	const char *k = scale_n;
 	/* resource limit: divisibility and the fallback's bound unproven */
 	StepReport *r = limited_step(k, "io, ii = sch.split(\"i\", factor=4)", 10000, 1,
@@ -237,7 +189,8 @@ START_TEST(unproven_guard_split_falls_back_only_when_the_fallback_is_proven)
 	/* a constant extent in a context no solver decides: the guard stays,
 	 * and nothing needs the solver (the kernel has no admissible input,
 	 * so there is nothing to compare with the interpreter) */
-	r = limited_step(fermat, "io, ii = sch.split(\"i\", factor=4)", 200, 0, STEP_COMMITTED, NULL, NULL);
+	r = limited_step(tu_fixture(fermat),
+			 "io, ii = sch.split(\"i\", factor=4)", 200, 0, STEP_COMMITTED, NULL, NULL);
 	ck_assert_int_eq(r->nobs, 0);
 }
 END_TEST
@@ -258,41 +211,23 @@ static TCase *limits_tcase(void)
  * range hypotheses of the proofs would then be empty for those iterations,
  * so every step proves loop.no_wrap for the loops it reasons about. */
 
-static const char wrap_compute_at[] =
-	"@T.prim_func\n"
-	"def k(A: T.Buffer[(24,), \"int32\"], C: T.Buffer[(4, 20), \"int32\"]):\n"
-	"    B = T.alloc_buffer([24], \"int32\")\n"
-	"    with T.block(\"B\"):\n"
-	"        for i in T.serial(24):\n"
-	"            B[i] = A[i] * 2\n"
-	"    with T.block(\"C\"):\n"
-	"        for j in T.serial(4):\n"
-	"            for k in T.serial(2147483640, 2147483640 + 20):\n"
-	"                C[j, k - 2147483640] = B[T.min(T.max(k, 0), 23)]\n";
+static const char wrap_compute_at[] = "schedule/wrap_compute_at.tir";
 
-static const char wrap_guard[] =
-	"@T.prim_func\n"
-	"def k(C: T.Buffer[(20,), \"int32\"]):\n"
-	"    for k in T.serial(2147483640, 2147483640 + 20):\n"
-	"        if k >= 0:\n"
-	"            C[k - 2147483640] = 1\n"
-	"        else:\n"
-	"            C[k - 2147483640] = 2\n";
+static const char wrap_guard[] = "schedule/wrap_guard.tir";
 
 START_TEST(compute_at_under_a_wrapping_loop_is_refuted)
 {
-	TsRun t = ts_reject(&arena, wrap_compute_at, "sch.compute_at(block=\"B\", loop=\"j\")",
-			    "loop.no_wrap");
-	ts_assert_refuted_confirmed(t.r, "loop.no_wrap");
-	ts_has(ts_report(&arena, t.r), "k.tir:9:13");
-	sched_free(t.s);
+	StepReport *r = ts_refuted(&arena, tu_fixture(wrap_compute_at),
+				   "sch.compute_at(block=\"B\", loop=\"j\")",
+				   "loop.no_wrap");
+	ts_has(ts_report(&arena, r), "k.tir:9:13");
 }
 END_TEST
 
 START_TEST(simplify_keeps_the_guard_of_a_wrapping_loop)
 {
 	/* k >= 0 holds only while k has not wrapped */
-	TsRun t = ts_accept(&arena, wrap_guard, "sch.simplify()", 8);
+	TsRun t = ts_accept(&arena, tu_fixture(wrap_guard), "sch.simplify()", 8);
 	ts_has(ts_print(&arena, sched_func(t.s)), "if k >= 0:");
 	ck_assert(ts_has_obligation(t.r, "loop.no_wrap", VERDICT_REFUTED));
 	sched_free(t.s);
@@ -301,31 +236,22 @@ END_TEST
 
 START_TEST(overcompute_over_a_wrapping_loop_is_refuted)
 {
-	TsRun t = ts_reject(&arena, wrap_guard,
-			    "sch.remove_branching_through_overcompute(loop=\"k\", strict=True)",
-			    "loop.no_wrap");
-	ts_assert_refuted_confirmed(t.r, "loop.no_wrap");
-	sched_free(t.s);
+	ts_refuted(&arena, tu_fixture(wrap_guard),
+		   "sch.remove_branching_through_overcompute(loop=\"k\", strict=True)",
+		   "loop.no_wrap");
 }
 END_TEST
 
 START_TEST(symbolic_loop_start_is_proven_not_to_wrap)
 {
 	TsRun t = ts_accept(&arena,
-			    "@T.prim_func\n"
-			    "def k(A: T.Buffer[(1024,), \"int32\"], lo: T.int32):\n"
-			    "    T.assume(0 <= lo and lo <= 1000)\n"
-			    "    for i in T.serial(lo, lo + 16):\n"
-			    "        A[i - lo] = i\n",
+			    tu_fixture("schedule/symbolic_loop_start_is_proven_not_to_wrap-with_fact.tir"),
 			    "io, ii = sch.split(\"i\", factor=4)", 8);
 	ck_assert(ts_has_obligation(t.r, "loop.no_wrap", VERDICT_PROVEN));
 	sched_free(t.s);
 	/* without the fact, lo near the maximum wraps: rejected, replayed */
 	t = ts_reject(&arena,
-		      "@T.prim_func\n"
-		      "def k(A: T.Buffer[(16,), \"int32\"], lo: T.int32):\n"
-		      "    for i in T.serial(lo, lo + 16):\n"
-		      "        A[i - lo] = T.max(i, 0) - i\n",
+		      tu_fixture("schedule/symbolic_loop_start_is_proven_not_to_wrap-without_fact.tir"),
 		      "sch.parallel(\"i\")", "loop.no_wrap");
 	ck_assert_int_eq(t.r->results[t.r->failed].verdict, VERDICT_REFUTED);
 	sched_free(t.s);
@@ -336,10 +262,7 @@ START_TEST(folded_constants_fit_their_dtype)
 {
 	/* 2147483647 + 2 wraps in int32: the folded literal is -2147483647 */
 	TsRun t = ts_accept(&arena,
-			    "@T.prim_func\n"
-			    "def k(A: T.Buffer[(8,), \"int32\"], B: T.Buffer[(8,), \"int32\"]):\n"
-			    "    for i in T.serial(8):\n"
-			    "        A[i] = B[i] + 2147483647 + 2\n",
+			    tu_fixture("schedule/folded_constants_fit_their_dtype.tir"),
 			    "sch.simplify()", 8);
 	char *text = ts_print(&arena, sched_func(t.s));
 	ts_has(text, "B[i] - 2147483647");
@@ -369,7 +292,7 @@ START_TEST(arguments_outside_the_signature_are_bad_input)
 		 "transform_layout: the index map returns no index"},
 	};
 	for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++)
-		ts_bad_input(&arena, two_loops, cases[i].script, cases[i].why);
+		ts_bad_input(&arena, tu_fixture(two_loops), cases[i].script, cases[i].why);
 }
 END_TEST
 
@@ -425,11 +348,7 @@ END_TEST
 START_TEST(skew_keeps_a_new_z_apart_from_an_old_z)
 {
 	TsRun t = ts_accept(&arena,
-			    "@T.prim_func\n"
-			    "def f(B: T.Buffer[(8,), \"int32\"], C: T.Buffer[(4, 4), \"int32\"]):\n"
-			    "    for i in T.serial(4):\n"
-			    "        for z in T.serial(4):\n"
-			    "            C[i, z] = B[i + z]\n",
+			    tu_fixture("schedule/skew_keeps_a_new_z_apart_from_an_old_z.tir"),
 			    "sch.sequential_buffer_access(buffer=\"B\")", 8);
 	ck_assert(ts_has_obligation(t.r, "skew.inverse", VERDICT_PROVEN));
 	sched_free(t.s);
@@ -441,24 +360,13 @@ START_TEST(split_outer_loop_is_not_an_outer_loop_of_the_same_name)
 	/* split makes an i_o inside the outer i_o: X[i_o] = X[i_o'] is no
 	 * store of the cell's own value (simplify removed the whole nest) */
 	TsRun t = ts_accept(&arena,
-			    "@T.prim_func\n"
-			    "def f(X: T.Buffer[(4,), \"int32\"]):\n"
-			    "    for i_o in T.serial(2):\n"
-			    "        for i in T.serial(8):\n"
-			    "            X[i_o] = X[i // 4]\n",
+			    tu_fixture("schedule/split_outer_loop_is_not_an_outer_loop_of_the_same_name-store.tir"),
 			    "sch.split(\"i\", factor=4)\nsch.simplify()", 8);
 	ts_has(ts_print(&arena, sched_func(t.s)), "X[i_o] = X[");
 	sched_free(t.s);
 	/* the two branches store different cells' values: not one effect */
 	t = ts_accept(&arena,
-		      "@T.prim_func\n"
-		      "def f(X: T.Buffer[(4,), \"int32\"], Y: T.Buffer[(4,), \"int32\"]):\n"
-		      "    for i_o in T.serial(2):\n"
-		      "        for i in T.serial(8):\n"
-		      "            if i % 2 == 0:\n"
-		      "                Y[i_o] = X[i // 4]\n"
-		      "            else:\n"
-		      "                Y[i_o] = X[i_o]\n",
+		      tu_fixture("schedule/split_outer_loop_is_not_an_outer_loop_of_the_same_name-branches.tir"),
 		      "sch.split(\"i\", factor=4)\nsch.simplify()\n"
 		      "sch.remove_branching_through_overcompute()", 8);
 	sched_free(t.s);

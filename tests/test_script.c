@@ -10,6 +10,7 @@
 
 #include "kernel/parse.h"
 #include "rewrites/schedule/script.h"
+#include "tests/testutil.h"
 
 static Arena arena;
 static DiagList diags;
@@ -268,11 +269,7 @@ static Func *kernel(const char *text)
 
 START_TEST(lambda_argument_parses_with_axis_separator)
 {
-	Func *f = kernel("@T.prim_func\n"
-			 "def conv(B: T.Buffer[(1, 8, 8, 16), \"float32\"]):\n"
-			 "    with T.block(\"compute\"):\n"
-			 "        for n, h, w, c in T.grid(1, 8, 8, 16):\n"
-			 "            B[n, h, w, c] = 0.0\n");
+	Func *f = kernel(tu_fixture("script/lambda_argument_parses_with_axis_separator.tir"));
 	Script *s = read_ok("sch.transform_layout(block=\"compute\", buffer=\"B\", "
 			    "index_map=lambda n, h, w, c: [n, c // 4, h, T.axis_separator, w, c % 4])\n");
 	const ScriptArg *m = script_arg(&s->calls[0], -1, "index_map");
@@ -291,10 +288,7 @@ END_TEST
 
 START_TEST(pad_value_lambda_reads_the_buffer_and_expr_resolves)
 {
-	Func *f = kernel("@T.prim_func\n"
-			 "def g(A: T.Buffer[(14,), \"int32\"], n: T.int32):\n"
-			 "    for i in T.serial(14):\n"
-			 "        A[i] = n\n");
+	Func *f = kernel(tu_fixture("script/pad_value_lambda_reads_the_buffer_and_expr_resolves.tir"));
 	Script *s = read_ok("sch.transform_layout(buffer=\"A\", index_map=lambda i: [i // 4, i % 4],\n"
 			    "    pad_value=lambda io, ii: A[4 * io + ii - 2] + n, factor=n * 2)\n");
 	ParseScope sc = {.func = f, .nvars = 0, .vars = NULL};

@@ -57,18 +57,11 @@ START_TEST(padded_layout_keeps_a_guard)
 }
 END_TEST
 
-static const char conv1d[] =
-	"@T.prim_func\n"
-	"def func(A: T.Buffer[(16,), \"int32\"], F: T.Buffer[(3,), \"int32\"], B: T.Buffer[(14,), \"int32\"]):\n"
-	"    with T.block(\"compute\"):\n"
-	"        for i in T.serial(14):\n"
-	"            B[i] = 0\n"
-	"            for f in T.serial(3):\n"
-	"                B[i] = B[i] + F[f] * A[i + f]\n";
+static const char conv1d[] = "seq_access/conv1d.tir";
 
 START_TEST(conv_output_walks_the_output_buffer)
 {
-	TsRun t = accept(conv1d,
+	TsRun t = accept(tu_fixture(conv1d),
 			 "sch.transform_layout(block=\"compute\", buffer=\"A\", index_map=lambda i: [i // 4, i % 4])\n"
 			 "sch.transform_layout(block=\"compute\", buffer=\"B\", index_map=lambda i: [i // 4, i % 4])\n"
 			 "sch.sequential_buffer_access(block=\"compute\", buffer=\"B\")");
@@ -82,7 +75,7 @@ START_TEST(conv_input_is_walked_by_fission_skew_and_tile)
 {
 	/* the init moves to its own loop, the (i, f) nest is skewed to follow
 	 * A's index i + f, then tiled: each step proven */
-	TsRun t = accept(conv1d,
+	TsRun t = accept(tu_fixture(conv1d),
 			 "sch.transform_layout(block=\"compute\", buffer=\"A\", index_map=lambda i: [i // 4, i % 4])\n"
 			 "sch.sequential_buffer_access(block=\"compute\", buffer=\"A\")");
 	ck_assert(ts_has_obligation(t.r, "fission.no_conflict", VERDICT_PROVEN));
@@ -93,17 +86,7 @@ END_TEST
 
 START_TEST(cumsum_is_rejected_by_the_fission_with_confirmed_replay)
 {
-	static const char k[] =
-		"@T.prim_func\n"
-		"def conv1d_cumsum(A: T.Buffer[(16,), \"int32\"], F: T.Buffer[(3,), \"int32\"], B: T.Buffer[(14,), \"int32\"]):\n"
-		"    with T.block(\"compute\"):\n"
-		"        for i in T.serial(14):\n"
-		"            if i == 0:\n"
-		"                B[i] = 0\n"
-		"            else:\n"
-		"                B[i] = B[i - 1]\n"
-		"            for f in T.serial(3):\n"
-		"                B[i] = B[i] + F[f] * A[i + f]\n";
+	const char *k = tu_fixture("seq_access/cumsum_is_rejected_by_the_fission_with_confirmed_replay.tir");
 	TsRun t = ts_reject(&arena, k,
 			    "sch.transform_layout(block=\"compute\", buffer=\"A\", index_map=lambda i: [i // 4, i % 4])\n"
 			    "sch.transform_layout(block=\"compute\", buffer=\"B\", index_map=lambda i: [i // 4, i % 4])\n"
@@ -119,11 +102,7 @@ END_TEST
 
 START_TEST(offset_map_tiles_the_loop_with_a_shifted_guard)
 {
-	static const char k[] =
-		"@T.prim_func\n"
-		"def func(A: T.Buffer[(14,), \"int32\"], B: T.Buffer[(14,), \"int32\"]):\n"
-		"    for i in T.serial(14):\n"
-		"        B[i] = A[i] + 1\n";
+	const char *k = tu_fixture("seq_access/offset_map_tiles_the_loop_with_a_shifted_guard.tir");
 	TsRun t = accept(k, "sch.transform_layout(buffer=\"B\", index_map=lambda i: [(i + 2) // 8, (i + 2) % 8], pad_value=T.undef())\n"
 			    "sch.sequential_buffer_access(buffer=\"B\")");
 	ck_assert(ts_has_obligation(t.r, "tile.cover", VERDICT_PROVEN));
@@ -133,11 +112,7 @@ START_TEST(offset_map_tiles_the_loop_with_a_shifted_guard)
 		     "            B[io, ii] = A[8 * io + ii - 2] + 1");
 	sched_free(t.s);
 	/* 16 elements: three tiles, guarded at both ends */
-	static const char k16[] =
-		"@T.prim_func\n"
-		"def func(A: T.Buffer[(16,), \"int32\"], B: T.Buffer[(16,), \"int32\"]):\n"
-		"    for i in T.serial(16):\n"
-		"        B[i] = A[i] + 1\n";
+	const char *k16 = tu_fixture("seq_access/offset_map_tiles_the_loop_with_a_shifted_guard-16.tir");
 	t = accept(k16, "sch.transform_layout(buffer=\"B\", index_map=lambda i: [(i + 2) // 8, (i + 2) % 8])\n"
 			"sch.sequential_buffer_access(buffer=\"B\")");
 	ts_has(ts_print(&arena, ts_func(&t, NULL)), "for io, ii in T.grid(3, 8):");
@@ -148,11 +123,7 @@ END_TEST
 START_TEST(offset_that_fits_the_tiles_drops_the_guard)
 {
 	/* i in [6, 22) with (i + 2) // 8: exactly tiles 1 and 2 */
-	static const char k[] =
-		"@T.prim_func\n"
-		"def func(A: T.Buffer[(22,), \"int32\"]):\n"
-		"    for i in T.serial(6, 22):\n"
-		"        A[i] = i\n";
+	const char *k = tu_fixture("seq_access/offset_that_fits_the_tiles_drops_the_guard.tir");
 	TsRun t = accept(k, "sch.transform_layout(buffer=\"A\", index_map=lambda i: [(i + 2) // 8, (i + 2) % 8])\n"
 			    "sch.sequential_buffer_access(buffer=\"A\")");
 	ck_assert(ts_has_obligation(t.r, "tile.exact", VERDICT_PROVEN));
@@ -163,14 +134,7 @@ END_TEST
 
 START_TEST(symbolic_extent_is_split_when_divisibility_is_assumed)
 {
-	static const char k[] =
-		"@T.prim_func\n"
-		"def scale(a: T.handle, b: T.handle, n: T.int32):\n"
-		"    A = T.match_buffer(a, (n,), \"int32\")\n"
-		"    B = T.match_buffer(b, (n,), \"int32\")\n"
-		"    T.assume(0 < n and n <= 64 and n % 4 == 0)\n"
-		"    for i in T.serial(n):\n"
-		"        B[i] = 2 * A[i]\n";
+	const char *k = tu_fixture("seq_access/symbolic_extent_is_split_when_divisibility_is_assumed.tir");
 	/* (without n % 4 == 0 the split's guarded fallback would be needed,
 	 * which sequential_buffer_access does not take: it rejects) */
 	TsRun t = accept(k, "sch.transform_layout(buffer=\"B\", index_map=lambda i: [i // 4, i % 4], pad_value=T.undef())\n"
@@ -184,11 +148,7 @@ END_TEST
 
 START_TEST(transposed_access_reorders_the_nest)
 {
-	static const char k[] =
-		"@T.prim_func\n"
-		"def t(A: T.Buffer[(8, 4), \"int32\"], B: T.Buffer[(4, 8), \"int32\"]):\n"
-		"    for i, j in T.grid(8, 4):\n"
-		"        B[j, i] = A[i, j]\n";
+	const char *k = tu_fixture("seq_access/transposed_access_reorders_the_nest.tir");
 	TsRun t = accept(k, "sch.sequential_buffer_access(buffer=\"B\")");
 	ts_has(ts_print(&arena, ts_func(&t, NULL)), "for j, i in T.grid(4, 8):");
 	ck_assert(ts_has_obligation(t.r, "reorder.no_conflict", VERDICT_PROVEN));
@@ -198,15 +158,8 @@ END_TEST
 
 START_TEST(reorder_against_a_dependence_is_rejected)
 {
-	static const char k[] =
-		"@T.prim_func\n"
-		"def w(A: T.Buffer[(8, 8), \"int32\"]):\n"
-		"    for i in T.serial(7):\n"
-		"        for j in T.serial(1, 8):\n"
-		"            A[j, i] = A[j - 1, i + 1] + 1\n";
-	TsRun t = ts_reject(&arena, k, "sch.sequential_buffer_access(buffer=\"A\")", "reorder.no_conflict");
-	ts_assert_refuted_confirmed(t.r, "reorder.no_conflict");
-	sched_free(t.s);
+	const char *k = tu_fixture("seq_access/reorder_against_a_dependence_is_rejected.tir");
+	ts_refuted(&arena, k, "sch.sequential_buffer_access(buffer=\"A\")", "reorder.no_conflict");
 }
 END_TEST
 
@@ -214,11 +167,7 @@ END_TEST
 
 START_TEST(already_sequential_nest_is_left_alone)
 {
-	static const char k[] =
-		"@T.prim_func\n"
-		"def t(A: T.Buffer[(4, 8), \"int32\"]):\n"
-		"    for i, j in T.grid(4, 8):\n"
-		"        A[i, j] = i + j\n";
+	const char *k = tu_fixture("seq_access/already_sequential_nest_is_left_alone.tir");
 	TsRun t = accept(k, "sch.sequential_buffer_access(buffer=\"A\")");
 	ck_assert(ir_func_equal(ts_func(&t, NULL), t.before->funcs[0]));
 	sched_free(t.s);
@@ -227,11 +176,7 @@ END_TEST
 
 START_TEST(division_without_its_modulo_is_not_supported)
 {
-	static const char k[] =
-		"@T.prim_func\n"
-		"def t(A: T.Buffer[(4, 4), \"int32\"]):\n"
-		"    for i in T.serial(16):\n"
-		"        A[i // 4, 0] = i\n";
+	const char *k = tu_fixture("seq_access/division_without_its_modulo_is_not_supported.tir");
 	TsRun t = ts_reject(&arena, k, "sch.sequential_buffer_access(buffer=\"A\")",
 			    "not supported: index 0 of A divides loop i without the matching % digit");
 	sched_free(t.s);
@@ -258,16 +203,7 @@ END_TEST
  * undefined value. */
 START_TEST(a_let_of_undef_is_not_inlined)
 {
-	TsRun t = accept("@T.prim_func\n"
-			 "def f(A: T.Buffer[(8,), \"int32\"], B: T.Buffer[(4, 4), \"int32\"], C: T.Buffer[(4, 4), \"int32\"]):\n"
-			 "    for i in T.serial(4):\n"
-			 "        for j in T.serial(4):\n"
-			 "            u: T.int32 = T.undef()\n"
-			 "            A[i + j] = A[i + j] + C[i, j]\n"
-			 "            if u == u:\n"
-			 "                B[i, j] = 1\n"
-			 "            else:\n"
-			 "                B[i, j] = 2\n",
+	TsRun t = accept(tu_fixture("seq_access/a_let_of_undef_is_not_inlined.tir"),
 			 "sch.sequential_buffer_access(buffer=\"A\")");
 	ts_lacks(ts_print(&arena, sched_func(t.s)), "T.undef(dtype=\"int32\") == T.undef(");
 	sched_free(t.s);

@@ -21,21 +21,29 @@ static TsRun accept(const char *kernel, const char *script)
 	return ts_accept(&arena, kernel, script, 6);
 }
 
+/* The fixture after sch.simplify() (committed, and compared with the
+ * original by the interpreter), printed; *r, if asked for, is the step's
+ * report (both live in the arena; the schedule is freed). */
+static char *simplified(const char *fixture, StepReport **r)
+{
+	TsRun t = accept(tu_fixture(fixture), "sch.simplify()");
+	char *text = ts_print(&arena, ts_func(&t, NULL));
+	if (r)
+		*r = t.r;
+	sched_free(t.s);
+	return text;
+}
+
 /* ---------- index arithmetic ---------- */
 
 START_TEST(digits_of_a_split_index_simplify_to_the_loop_variables)
 {
-	static const char k[] =
-		"@T.prim_func\n"
-		"def f(A: T.Buffer[(16,), \"int32\"], B: T.Buffer[(4, 4), \"int32\"]):\n"
-		"    for io, ii in T.grid(4, 4):\n"
-		"        B[(4 * io + ii) // 4, (4 * io + ii) % 4] = A[(io * 4 + ii - 8 + 8) % 16]\n";
-	TsRun t = accept(k, "sch.simplify()");
-	ts_has(ts_print(&arena, ts_func(&t, NULL)), "B[io, ii] = A[4 * io + ii]");
-	ck_assert_int_eq(ts_count_obligations(t.r, "simplify.equal"), 3);
-	for (int i = 0; i < t.r->nobs; i++)
-		ck_assert_int_eq(t.r->results[i].verdict, VERDICT_PROVEN);
-	sched_free(t.s);
+	StepReport *r;
+	char *text = simplified("simplify/digits_of_a_split_index_simplify_to_the_loop_variables.tir", &r);
+	ts_has(text, "B[io, ii] = A[4 * io + ii]");
+	ck_assert_int_eq(ts_count_obligations(r, "simplify.equal"), 3);
+	for (int i = 0; i < r->nobs; i++)
+		ck_assert_int_eq(r->results[i].verdict, VERDICT_PROVEN);
 }
 END_TEST
 
@@ -43,43 +51,24 @@ START_TEST(negative_offsets_use_floor_division)
 {
 	/* (4 * io + ii - 4) // 4 is io - 1 for every ii in [0, 4), also at
 	 * io = 0 where the numerator is negative (floor, not truncation) */
-	static const char k[] =
-		"@T.prim_func\n"
-		"def f(A: T.Buffer[(5, 4), \"int32\"], B: T.Buffer[(4, 4), \"int32\"]):\n"
-		"    for io, ii in T.grid(4, 4):\n"
-		"        B[io, ii] = A[(4 * io + ii - 4) // 4 + 1, (4 * io + ii - 4) % 4]\n";
-	TsRun t = accept(k, "sch.simplify()");
-	ts_has(ts_print(&arena, ts_func(&t, NULL)), "B[io, ii] = A[io, ii]");
-	sched_free(t.s);
+	ts_has(simplified("simplify/negative_offsets_use_floor_division.tir", NULL),
+	       "B[io, ii] = A[io, ii]");
 }
 END_TEST
 
 START_TEST(conditions_decided_by_loop_ranges_are_folded_away)
 {
-	static const char k[] =
-		"@T.prim_func\n"
-		"def f(A: T.Buffer[(4, 4), \"int32\"]):\n"
-		"    for io, ii in T.grid(4, 4):\n"
-		"        if io < 4 and ii >= 0:\n"
-		"            A[io, ii] = 1\n"
-		"        if io > 5:\n"
-		"            A[io, ii] = 7\n";
-	TsRun t = accept(k, "sch.simplify()");
-	char *text = ts_print(&arena, ts_func(&t, NULL));
+	StepReport *r;
+	char *text = simplified("simplify/conditions_decided_by_loop_ranges_are_folded_away.tir", &r);
 	ts_lacks(text, "if");
 	ts_lacks(text, "= 7");
-	ts_has(t.r->note, "structural clean-up");
-	sched_free(t.s);
+	ts_has(r->note, "structural clean-up");
 }
 END_TEST
 
 /* ---------- the same machinery refuses wrong candidates ---------- */
 
-static const char shifted[] =
-	"@T.prim_func\n"
-	"def f(A: T.Buffer[(20,), \"int32\"], B: T.Buffer[(16,), \"int32\"]):\n"
-	"    for i in T.serial(16):\n"
-	"        B[i] = A[(i + 1) // 4 * 4 + (i + 1) % 4]\n";
+static const char shifted[] = "simplify/shifted.tir";
 
 /* Propose `e'` for the load index of the store in `shifted`. */
 static bool propose(Schedule *s, Expr *(*make)(Arena *, Var *), bool *unchanged)
@@ -122,7 +111,7 @@ static Expr *truncating_index(Arena *a, Var *i) /* (i - 3) // 4 * 4 + 4 */
 
 START_TEST(wrong_candidates_are_refuted_and_never_applied)
 {
-	Module *m = tu_parse(&arena, "k.tir", shifted);
+	Module *m = tu_parse(&arena, "k.tir", tu_fixture(shifted));
 	Expr *(*wrong[])(Arena *, Var *) = {off_by_one_index, truncating_index};
 	for (size_t w = 0; w < sizeof wrong / sizeof *wrong; w++) {
 		Schedule *s = tu_schedule(&arena, m);
@@ -161,19 +150,12 @@ START_TEST(the_simplifiers_own_wrong_candidates_are_refuted)
 {
 	/* arith.c folds x - x to 0 even when x is T.undef(): two undefs are
 	 * two values, the check refuses it; 0 * undef is 0 and goes through */
-	static const char k[] =
-		"@T.prim_func\n"
-		"def f(A: T.Buffer[(4,), \"int32\"], B: T.Buffer[(4,), \"int32\"]):\n"
-		"    for i in T.serial(4):\n"
-		"        B[i] = T.undef() - T.undef() + A[i]\n"
-		"        A[i] = T.undef() * 0 + 1\n";
-	TsRun t = accept(k, "sch.simplify()");
-	ck_assert(ts_has_obligation(t.r, "simplify.equal", VERDICT_REFUTED));
-	char *text = ts_print(&arena, ts_func(&t, NULL));
+	StepReport *r;
+	char *text = simplified("simplify/the_simplifiers_own_wrong_candidates_are_refuted.tir", &r);
+	ck_assert(ts_has_obligation(r, "simplify.equal", VERDICT_REFUTED));
 	ts_has(text, "T.undef(dtype=\"int32\") - T.undef(dtype=\"int32\") + A[i]");
 	ts_has(text, "A[i] = 1\n");
-	ts_has(t.r->note, "1 not proven (kept)");
-	sched_free(t.s);
+	ts_has(r->note, "1 not proven (kept)");
 }
 END_TEST
 
@@ -181,111 +163,53 @@ END_TEST
 
 START_TEST(scalar_assumption_simplifies_a_division)
 {
-	static const char k[] =
-		"@T.prim_func\n"
-		"def func(A: T.Buffer[16, \"int32\"], n: T.int32):\n"
-		"    T.assume(n >= 0 and n < 8)\n"
-		"    for i in T.serial(16):\n"
-		"        A[i] = n // 8\n";
-	TsRun t = accept(k, "sch.simplify()");
-	char *text = ts_print(&arena, ts_func(&t, NULL));
+	char *text = simplified("simplify/scalar_assumption_simplifies_a_division.tir", NULL);
 	ts_has(text, "A[i] = 0");
 	ts_has(text, "T.assume(n >= 0 and n < 8)");
-	sched_free(t.s);
 	/* without the assumption nothing is proven */
-	static const char k2[] =
-		"@T.prim_func\n"
-		"def func(A: T.Buffer[16, \"int32\"], n: T.int32):\n"
-		"    for i in T.serial(16):\n"
-		"        A[i] = n // 8\n";
-	t = accept(k2, "sch.simplify()");
-	ts_has(ts_print(&arena, ts_func(&t, NULL)), "A[i] = n // 8");
-	sched_free(t.s);
+	ts_has(simplified("simplify/scalar_assumption_simplifies_a_division-without_assumption.tir", NULL),
+	       "A[i] = n // 8");
 }
 END_TEST
 
 START_TEST(assumption_on_a_cell_is_used_until_the_cell_is_written)
 {
-	static const char k[] =
-		"@T.prim_func\n"
-		"def func(A: T.Buffer[16, \"int32\"], B: T.Buffer[1, \"int32\"], C: T.Buffer[2, \"int32\"]):\n"
-		"    T.assume(B[0] == 0)\n"
-		"    C[0] = A[0] + B[0]\n"
-		"    B[0] = 5\n"
-		"    C[1] = B[0] + 1\n";
-	TsRun t = accept(k, "sch.simplify()");
-	char *text = ts_print(&arena, ts_func(&t, NULL));
+	char *text = simplified("simplify/assumption_on_a_cell_is_used_until_the_cell_is_written.tir", NULL);
 	ts_has(text, "C[0] = A[0]\n");
 	/* after the write, B[0] is what the store wrote, not the assumption */
 	ts_has(text, "C[1] = 6\n");
-	sched_free(t.s);
 }
 END_TEST
 
 START_TEST(seed_example_loads_after_a_write_keep_their_value)
 {
-	static const char k[] =
-		"@T.prim_func\n"
-		"def func(A: T.Buffer[16, \"int32\"], B: T.Buffer[1, \"int32\"]):\n"
-		"    T.assume(B[0] == 0)\n"
-		"    if A[0] == B[0]:\n"
-		"        for i in T.serial(16):\n"
-		"            B[0] = B[0] + A[i]\n";
-	TsRun t = accept(k, "sch.simplify()");
-	char *text = ts_print(&arena, ts_func(&t, NULL));
+	char *text = simplified("simplify/seed_example_loads_after_a_write_keep_their_value.tir", NULL);
 	/* B[0] inside the loop was overwritten since the assumption */
 	ts_has(text, "B[0] = B[0] + A[i]");
 	ts_has(text, "T.assume(B[0] == 0)");
-	sched_free(t.s);
 }
 END_TEST
 
 START_TEST(a_fact_from_a_later_iteration_is_not_used)
 {
 	/* Z[0] is 0 when the loop starts, but the loop writes it */
-	static const char k[] =
-		"@T.prim_func\n"
-		"def func(Z: T.Buffer[1, \"int32\"], C: T.Buffer[4, \"int32\"]):\n"
-		"    Z[0] = 0\n"
-		"    for i in T.serial(4):\n"
-		"        C[i] = Z[0] + 1\n"
-		"        Z[0] = i\n";
-	TsRun t = accept(k, "sch.simplify()");
-	ts_has(ts_print(&arena, ts_func(&t, NULL)), "C[i] = Z[0] + 1");
-	sched_free(t.s);
+	ts_has(simplified("simplify/a_fact_from_a_later_iteration_is_not_used.tir", NULL),
+	       "C[i] = Z[0] + 1");
 }
 END_TEST
 
 START_TEST(producer_values_replace_loads_of_their_cells)
 {
-	static const char k[] =
-		"@T.prim_func\n"
-		"def func(A: T.Buffer[(4,), \"int32\"], C: T.Buffer[(4,), \"int32\"]):\n"
-		"    X = T.alloc_buffer([4], \"int32\")\n"
-		"    for i in T.serial(4):\n"
-		"        X[i] = 3\n"
-		"    for i in T.serial(4):\n"
-		"        C[i] = X[i] + A[i]\n";
-	TsRun t = accept(k, "sch.simplify()");
-	ts_has(ts_print(&arena, ts_func(&t, NULL)), "C[i] = 3 + A[i]");
-	sched_free(t.s);
+	ts_has(simplified("simplify/producer_values_replace_loads_of_their_cells.tir", NULL),
+	       "C[i] = 3 + A[i]");
 }
 END_TEST
 
 START_TEST(assumptions_are_never_simplified)
 {
-	static const char k[] =
-		"@T.prim_func\n"
-		"def func(A: T.Buffer[16, \"int32\"], n: T.int32):\n"
-		"    T.assume(n >= 0 and n < 8 and n // 8 == 0 and 1 + 1 == 2)\n"
-		"    for i in T.serial(16):\n"
-		"        T.assume(A[i] == A[i] + 0)\n"
-		"        A[i] = 1\n";
-	TsRun t = accept(k, "sch.simplify()");
-	char *text = ts_print(&arena, ts_func(&t, NULL));
+	char *text = simplified("simplify/assumptions_are_never_simplified.tir", NULL);
 	ts_has(text, "T.assume(n >= 0 and n < 8 and n // 8 == 0 and 1 + 1 == 2)");
 	ts_has(text, "T.assume(A[i] == A[i] + 0)");
-	sched_free(t.s);
 }
 END_TEST
 
@@ -293,28 +217,11 @@ END_TEST
 
 START_TEST(clean_ups_remove_only_what_does_nothing)
 {
-	static const char k[] =
-		"@T.prim_func\n"
-		"def func(A: T.Buffer[(4,), \"int32\"], B: T.Buffer[(4,), \"int32\"]):\n"
-		"    for i in T.serial(4):\n"
-		"        B[i] = B[i]\n"
-		"        if True:\n"
-		"            A[i] = 1\n"
-		"        else:\n"
-		"            A[i] = 2\n"
-		"        for j in T.serial(3):\n"
-		"            pass\n"
-		"        if A[i] > 0:\n"
-		"            pass\n"
-		"        else:\n"
-		"            B[i] = 3\n";
-	TsRun t = accept(k, "sch.simplify()");
-	char *text = ts_print(&arena, ts_func(&t, NULL));
+	char *text = simplified("simplify/clean_ups_remove_only_what_does_nothing.tir", NULL);
 	ts_lacks(text, "B[i] = B[i]");
 	ts_lacks(text, "A[i] = 2");
 	ts_lacks(text, "for j");
 	ts_has(text, "B[i] = 3"); /* a real else part stays */
-	sched_free(t.s);
 }
 END_TEST
 
@@ -323,10 +230,7 @@ END_TEST
 START_TEST(a_store_whose_index_reads_its_buffer_gives_no_fact)
 {
 	TsRun t = ts_accept(&arena,
-			    "@T.prim_func\n"
-			    "def f(X: T.Buffer[(4,), \"int32\"], B: T.Buffer[(1,), \"int32\"]):\n"
-			    "    X[X[0]] = 1\n"
-			    "    B[0] = X[X[0]]\n",
+			    tu_fixture("simplify/a_store_whose_index_reads_its_buffer_gives_no_fact.tir"),
 			    "sch.simplify()", 40);
 	ts_has(ts_print(&arena, sched_func(t.s)), "B[0] = X[X[0]]");
 	sched_free(t.s);

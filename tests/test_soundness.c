@@ -452,10 +452,7 @@ static RwStatus reorder_ji(RwCtx *c, void *arg)
 START_TEST(wrong_split_variant_is_caught)
 {
 	Module *m = tu_parse(&arena, "k.tir",
-			     "@T.prim_func\n"
-			     "def f(A: T.Buffer[(14,), \"int32\"], B: T.Buffer[(14,), \"int32\"]):\n"
-			     "    for i in T.serial(14):\n"
-			     "        B[i] = A[i] + 1\n");
+			     tu_fixture("soundness/wrong_split_variant_is_caught.tir"));
 	/* off by one tile: 14 // 4 tiles drop the last two elements */
 	Func *bad = unchecked(m, split_perfect_4, "i");
 	char *report = NULL;
@@ -471,10 +468,7 @@ END_TEST
 START_TEST(reorder_without_dependence_check_is_caught)
 {
 	Module *m = tu_parse(&arena, "k.tir",
-			     "@T.prim_func\n"
-			     "def w(A: T.Buffer[(8, 9), \"int32\"]):\n"
-			     "    for i, j in T.grid(7, 8):\n"
-			     "        A[i + 1, j] = A[i, j + 1] + 1\n");
+			     tu_fixture("soundness/reorder_without_dependence_check_is_caught.tir"));
 	Func *bad = unchecked(m, reorder_ji, NULL);
 	char *report = NULL;
 	ck_assert(!tu_equiv(m->funcs[0], bad, 4, &report));
@@ -508,15 +502,11 @@ static RwStatus layout_args(RwCtx *c, void *arg)
 	return rw_transform_layout(c, &args);
 }
 
-static const char double14[] =
-	"@T.prim_func\n"
-	"def f(A: T.Buffer[(14,), \"int32\"], B: T.Buffer[(14,), \"int32\"]):\n"
-	"    for i in T.serial(14):\n"
-	"        B[i] = A[i] * 2\n";
+static const char double14[] = "soundness/double14.tir";
 
 START_TEST(layout_with_an_off_by_one_inverse_is_caught)
 {
-	Module *m = tu_parse(&arena, "k.tir", double14);
+	Module *m = tu_parse(&arena, "k.tir", tu_fixture(double14));
 	static const char *const wrong[] = {
 		/* the padding predicate built from it marks A[13] as padding */
 		"lambda i: [i // 4, i % 4], inverse=lambda io, ii: [4 * io + ii + 1]",
@@ -536,13 +526,7 @@ START_TEST(layout_with_an_off_by_one_inverse_is_caught)
 }
 END_TEST
 
-static const char row_sum_undef[] =
-	"@T.prim_func\n"
-	"def r(A: T.Buffer[(16, 14), \"int32\"], B: T.Buffer[(16,), \"int32\"]):\n"
-	"    for i in T.serial(16):\n"
-	"        B[i] = 0\n"
-	"        for j in T.serial(14):\n"
-	"            B[i] = B[i] + A[i, j]\n";
+static const char row_sum_undef[] = "soundness/row_sum_undef.tir";
 
 static const char row_sum_prefix[] =
 	"sch.transform_layout(buffer=\"A\", index_map=lambda i, j: [i, j // 4, j % 4], pad_value=T.undef())\n"
@@ -571,7 +555,7 @@ static Func *overcompute_unchecked(Schedule *s)
 
 START_TEST(overcompute_removal_without_the_no_op_proof_is_caught)
 {
-	Module *m = tu_parse(&arena, "k.tir", row_sum_undef);
+	Module *m = tu_parse(&arena, "k.tir", tu_fixture(row_sum_undef));
 	Schedule *s = tu_schedule(&arena, m);
 	ck_assert_int_eq(tu_run(s, row_sum_prefix), STEP_COMMITTED);
 	Func *bad = overcompute_unchecked(s);
@@ -604,7 +588,7 @@ static const Stmt *first_store_to(const Stmt *st, const char *buf)
 
 START_TEST(branching_back_without_the_dead_store_proof_is_caught)
 {
-	Module *m = tu_parse(&arena, "k.tir", double14);
+	Module *m = tu_parse(&arena, "k.tir", tu_fixture(double14));
 	Schedule *s = tu_schedule(&arena, m);
 	ck_assert_int_eq(tu_run(s, "sch.transform_layout(buffer=\"B\", index_map=lambda i: [i // 4, i % 4], pad_value=5)"),
 			 STEP_COMMITTED);
@@ -651,11 +635,7 @@ END_TEST
 
 START_TEST(simplification_without_its_proof_is_caught)
 {
-	static const char k[] =
-		"@T.prim_func\n"
-		"def f(A: T.Buffer[(20,), \"int32\"], B: T.Buffer[(16,), \"int32\"]):\n"
-		"    for i in T.serial(16):\n"
-		"        B[i] = A[(i + 1) // 4]\n";
+	const char *k = tu_fixture("soundness/simplification_without_its_proof_is_caught.tir");
 	Module *m = tu_parse(&arena, "k.tir", k);
 	Func *f = m->funcs[0];
 	Stmt *store = f->body->u.loop.body;
@@ -688,27 +668,8 @@ START_TEST(sequential_access_without_the_fission_check_is_caught)
 {
 	/* seed 000's conv1d_cumsum and the loop fission that walking A would
 	 * need: the init reads the previous result of the computation */
-	static const char cumsum[] =
-		"@T.prim_func\n"
-		"def c(A: T.Buffer[(16,), \"int32\"], F: T.Buffer[(3,), \"int32\"], B: T.Buffer[(14,), \"int32\"]):\n"
-		"    for i in T.serial(14):\n"
-		"        if i == 0:\n"
-		"            B[i] = 0\n"
-		"        else:\n"
-		"            B[i] = B[i - 1]\n"
-		"        for f in T.serial(3):\n"
-		"            B[i] = B[i] + F[f] * A[i + f]\n";
-	static const char fissioned[] =
-		"@T.prim_func\n"
-		"def c(A: T.Buffer[(16,), \"int32\"], F: T.Buffer[(3,), \"int32\"], B: T.Buffer[(14,), \"int32\"]):\n"
-		"    for i in T.serial(14):\n"
-		"        if i == 0:\n"
-		"            B[i] = 0\n"
-		"        else:\n"
-		"            B[i] = B[i - 1]\n"
-		"    for i in T.serial(14):\n"
-		"        for f in T.serial(3):\n"
-		"            B[i] = B[i] + F[f] * A[i + f]\n";
+	const char *cumsum = tu_fixture("soundness/sequential_access_without_the_fission_check_is_caught-cumsum.tir");
+	const char *fissioned = tu_fixture("soundness/sequential_access_without_the_fission_check_is_caught-fissioned.tir");
 	Module *m = tu_parse(&arena, "k.tir", cumsum);
 	Module *bad = tu_parse(&arena, "bad.tir", fissioned);
 	char *report = NULL;

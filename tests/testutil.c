@@ -2,6 +2,7 @@
 #include "tests/testutil.h"
 
 #include <check.h>
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -89,6 +90,51 @@ char *tu_read_file(const char *path)
 		s[n] = 0;
 	fclose(f);
 	return s;
+}
+
+/* Fixture texts read so far: a test may ask for the same file many times
+ * (a table-driven case, a shared kernel), and with CK_FORK=no (make asan)
+ * every test shares the process, so each file is read once and all are
+ * freed at exit, before the leak check. */
+typedef struct Fixture {
+	struct Fixture *next;
+	char *relpath;
+	char *text;
+} Fixture;
+
+static Fixture *fixtures;
+static bool fixtures_registered;
+
+static void fixtures_free(void)
+{
+	while (fixtures) {
+		Fixture *f = fixtures;
+		fixtures = f->next;
+		free(f->relpath);
+		free(f->text);
+		free(f);
+	}
+}
+
+const char *tu_fixture(const char *relpath)
+{
+	for (Fixture *f = fixtures; f; f = f->next)
+		if (strcmp(f->relpath, relpath) == 0)
+			return f->text;
+	char path[4096];
+	int len = snprintf(path, sizeof path, "tests/data/%s", relpath);
+	ck_assert_msg(len >= 0 && (size_t)len < sizeof path, "fixture path too long: %s", relpath);
+	char *text = tu_read_file(path);
+	ck_assert_msg(text != NULL, "cannot read fixture %s: %s (the suites run from the top of the tree)",
+		      path, strerror(errno));
+	Fixture *f = malloc(sizeof *f);
+	ck_assert_ptr_nonnull(f);
+	if (!fixtures_registered)
+		fixtures_registered = atexit(fixtures_free) == 0;
+	*f = (Fixture){fixtures, strdup(relpath), text};
+	ck_assert_ptr_nonnull(f->relpath);
+	fixtures = f;
+	return text;
 }
 
 char *tu_join(char *out, size_t n, const char *a, const char *b)

@@ -28,6 +28,11 @@ const char *tu_shared_dir(void);
 char *tu_join(char *out, size_t n, const char *a, const char *b);
 /* Read a whole file (malloc'ed) or NULL. */
 char *tu_read_file(const char *path);
+/* The text of the fixture tests/data/<relpath> (the suites run from the
+ * top), e.g. tu_fixture("loops/scale14.tir"); failing to read it fails the
+ * test, naming the path. The text is read once per process and freed at
+ * exit, so the caller neither frees it nor leaks it. */
+const char *tu_fixture(const char *relpath);
 
 /* ---------- running the vsched program (suites cli, report, proofs) ---------- */
 
