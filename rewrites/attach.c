@@ -376,6 +376,37 @@ void attach_filter(Arena *a, const AccessList *in, bool want_writes, AccessList 
 
 /* ---------- small walkers ---------- */
 
+int attach_loop_index(Stmt *const *loops, int nloops, const Expr *e)
+{
+	if (e->kind != EX_VAR)
+		return -1;
+	for (int k = 0; k < nloops; k++)
+		if (loops[k]->u.loop.var == e->u.var)
+			return k;
+	return -1;
+}
+
+bool attach_match_index(Arena *a, Stmt *const *loops, int nloops, Expr *idx,
+			bool (*offset_ok)(const Expr *offset, void *ud), void *ud, int *k,
+			Expr **offset)
+{
+	if ((*k = attach_loop_index(loops, nloops, idx)) >= 0) {
+		*offset = ir_int(a, 0, idx->dtype, (Span){0});
+		return true;
+	}
+	if (idx->kind != EX_BIN || (idx->u.bin.op != OP_ADD && idx->u.bin.op != OP_SUB))
+		return false;
+	Expr *x = idx->u.bin.a, *y = idx->u.bin.b;
+	if (idx->u.bin.op == OP_ADD && attach_loop_index(loops, nloops, x) < 0) {
+		x = idx->u.bin.b;
+		y = idx->u.bin.a;
+	}
+	if ((*k = attach_loop_index(loops, nloops, x)) < 0 || !offset_ok(y, ud))
+		return false;
+	*offset = idx->u.bin.op == OP_ADD ? y : ir_neg(a, y, (Span){0});
+	return true;
+}
+
 bool attach_stmt_writes(const Stmt *s, const Buffer *buf, const Stmt **where)
 {
 	const Stmt *store = an_first_store(s, buf);

@@ -82,6 +82,14 @@ Obligation *attach_with_group(RwCtx *c, const Obligation *base, const OrderGroup
 /* Keep only the reads (want_writes false) or the writes of a list. */
 void attach_filter(Arena *a, const AccessList *in, bool want_writes, AccessList *out);
 
+/* The k with loops[k]'s variable being e, or -1. */
+int attach_loop_index(Stmt *const *loops, int nloops, const Expr *e);
+/* idx = var(loops[k]) + offset or var(loops[k]) - offset, with the offset
+ * accepted by offset_ok(offset, ud): k and the offset (negated for `-`). */
+bool attach_match_index(Arena *a, Stmt *const *loops, int nloops, Expr *idx,
+			bool (*offset_ok)(const Expr *offset, void *ud), void *ud, int *k,
+			Expr **offset);
+
 /* True if s stores to buf somewhere; *where gets the first store. */
 bool attach_stmt_writes(const Stmt *s, const Buffer *buf, const Stmt **where);
 /* Every integer sum, difference, product and negation inside e (e

@@ -54,34 +54,16 @@ static bool uses_loop_vars(const Producer *p, const Expr *e)
 	return false;
 }
 
-static int loop_index(const Producer *p, const Expr *e)
+/* an offset free of the producer's loop variables and of loads */
+static bool producer_offset(const Expr *y, void *p)
 {
-	if (e->kind != EX_VAR)
-		return -1;
-	for (int k = 0; k < p->nloops; k++)
-		if (p->loops[k]->u.loop.var == e->u.var)
-			return k;
-	return -1;
+	return !uses_loop_vars(p, y) && !an_expr_has_load(y);
 }
 
 /* idx = var + offset with offset free of loop variables and loads */
 static bool match_index(Arena *a, const Producer *p, Expr *idx, int *k, Expr **offset)
 {
-	if ((*k = loop_index(p, idx)) >= 0) {
-		*offset = ir_int(a, 0, idx->dtype, (Span){0});
-		return true;
-	}
-	if (idx->kind != EX_BIN || (idx->u.bin.op != OP_ADD && idx->u.bin.op != OP_SUB))
-		return false;
-	Expr *x = idx->u.bin.a, *y = idx->u.bin.b;
-	if (idx->u.bin.op == OP_ADD && loop_index(p, x) < 0) {
-		x = idx->u.bin.b;
-		y = idx->u.bin.a;
-	}
-	if ((*k = loop_index(p, x)) < 0 || uses_loop_vars(p, y) || an_expr_has_load(y))
-		return false;
-	*offset = idx->u.bin.op == OP_ADD ? y : ir_neg(a, y, (Span){0});
-	return true;
+	return attach_match_index(a, p->loops, p->nloops, idx, producer_offset, (void *)p, k, offset);
 }
 
 static RwStatus parse_producer(RwCtx *c, Stmt *block, Producer *p)

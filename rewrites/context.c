@@ -181,17 +181,19 @@ typedef struct WrapWalk {
 	RwCtx *c;
 	ObligationList *list;
 	const Func *func;
-	/* loops of the input already given an obligation, with their context */
+	/* loops of the input already given an obligation, with the innermost
+	 * loop around each (NULL at top) */
 	int n, cap;
-	const Stmt **done;
-	Stmt **done_outer; /* innermost enclosing loop (NULL at top) */
+	struct WrapDone {
+		const Stmt *loop, *outer;
+	} *done;
 } WrapWalk;
 
 static bool wrap_done(const WrapWalk *w, const Stmt *l, const StmtCtx *sc)
 {
 	const Stmt *outer = sc->nloops ? sc->loops[sc->nloops - 1] : NULL;
 	for (int i = 0; i < w->n; i++)
-		if (w->done[i] == l && w->done_outer[i] == outer)
+		if (w->done[i].loop == l && w->done[i].outer == outer)
 			return true;
 	return false;
 }
@@ -202,20 +204,8 @@ static void wrap_visit(void *ud, Stmt *s, const StmtCtx *sc)
 	if (s->kind != ST_FOR || range_cannot_wrap(s) || wrap_done(w, s, sc))
 		return;
 	Arena *a = w->c->arena;
-	if (w->n == w->cap) {
-		int cap = w->cap ? 2 * w->cap : 8;
-		const Stmt **done = arena_alloc(a, sizeof *done * (size_t)cap);
-		Stmt **outer = arena_alloc(a, sizeof *outer * (size_t)cap);
-		if (w->n) {
-			memcpy(done, w->done, sizeof *done * (size_t)w->n);
-			memcpy(outer, w->done_outer, sizeof *outer * (size_t)w->n);
-		}
-		w->done = done;
-		w->done_outer = outer;
-		w->cap = cap;
-	}
-	w->done[w->n] = s;
-	w->done_outer[w->n++] = sc->nloops ? sc->loops[sc->nloops - 1] : NULL;
+	const Stmt *outer = sc->nloops ? sc->loops[sc->nloops - 1] : NULL;
+	VEC_PUSH(a, w->done, w->n, w->cap, ((struct WrapDone){s, outer}));
 	Expr *lo = s->u.loop.min, *ext = s->u.loop.extent;
 	DType t = s->u.loop.var->dtype;
 	Expr *goal;

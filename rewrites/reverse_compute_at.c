@@ -39,16 +39,6 @@ static Stmt *skip_single_seq(Stmt *s)
 	return s;
 }
 
-static int nest_index(const Consumer *k, const Expr *e)
-{
-	if (e->kind != EX_VAR)
-		return -1;
-	for (int i = 0; i < k->nloops; i++)
-		if (k->loops[i]->u.loop.var == e->u.var)
-			return i;
-	return -1;
-}
-
 /* Every variable of e is bound outside the consumer block (scalar
  * parameters, loops and lets around the block). */
 static bool fixed_expr(const Func *f, const StmtCtx *ctx, const Expr *e)
@@ -80,26 +70,23 @@ static bool fixed_expr(const Func *f, const StmtCtx *ctx, const Expr *e)
 	abort();
 }
 
+typedef struct FixedAt {
+	const Func *f;
+	const StmtCtx *ctx;
+} FixedAt;
+
+static bool fixed_offset(const Expr *y, void *ud)
+{
+	const FixedAt *at = ud;
+	return fixed_expr(at->f, at->ctx, y);
+}
+
 /* idx = c + offset with offset fixed */
 static bool match_key_index(RwCtx *c, const StmtCtx *ctx, const Consumer *k, Expr *idx, int *loop,
 			    Expr **offset)
 {
-	Arena *a = c->arena;
-	if ((*loop = nest_index(k, idx)) >= 0) {
-		*offset = ir_int(a, 0, idx->dtype, (Span){0});
-		return true;
-	}
-	if (idx->kind != EX_BIN || (idx->u.bin.op != OP_ADD && idx->u.bin.op != OP_SUB))
-		return false;
-	Expr *x = idx->u.bin.a, *y = idx->u.bin.b;
-	if (idx->u.bin.op == OP_ADD && nest_index(k, x) < 0) {
-		x = idx->u.bin.b;
-		y = idx->u.bin.a;
-	}
-	if ((*loop = nest_index(k, x)) < 0 || !fixed_expr(c->func, ctx, y))
-		return false;
-	*offset = idx->u.bin.op == OP_ADD ? y : ir_neg(a, y, (Span){0});
-	return true;
+	FixedAt at = {c->func, ctx};
+	return attach_match_index(c->arena, k->loops, k->nloops, idx, fixed_offset, &at, loop, offset);
 }
 
 typedef struct KeySearch {

@@ -16,11 +16,15 @@ typedef struct Serial {
 	bool all;
 } Serial;
 
+typedef struct AnnotatedLoop {
+	Stmt *loop;
+	StmtCtx ctx;
+} AnnotatedLoop;
+
 typedef struct Annotated {
 	Arena *a;
 	int n, cap;
-	Stmt **loops;
-	StmtCtx *ctx;
+	AnnotatedLoop *items;
 } Annotated;
 
 static void find_annotated(void *ud, Stmt *s, const StmtCtx *sc)
@@ -28,20 +32,7 @@ static void find_annotated(void *ud, Stmt *s, const StmtCtx *sc)
 	Annotated *w = ud;
 	if (s->kind != ST_FOR || (s->u.loop.kind != FOR_PARALLEL && s->u.loop.kind != FOR_VECTORIZED))
 		return;
-	if (w->n == w->cap) {
-		int cap = w->cap ? 2 * w->cap : 8;
-		Stmt **loops = arena_alloc(w->a, sizeof *loops * (size_t)cap);
-		StmtCtx *ctx = arena_alloc(w->a, sizeof *ctx * (size_t)cap);
-		if (w->n) {
-			memcpy(loops, w->loops, sizeof *loops * (size_t)w->n);
-			memcpy(ctx, w->ctx, sizeof *ctx * (size_t)w->n);
-		}
-		w->loops = loops;
-		w->ctx = ctx;
-		w->cap = cap;
-	}
-	w->loops[w->n] = s;
-	w->ctx[w->n++] = *sc;
+	VEC_PUSH(w->a, w->items, w->n, w->cap, ((AnnotatedLoop){s, *sc}));
 }
 
 static ForKind serial_kind(StmtMap *m, const Stmt *loop)
@@ -88,7 +79,7 @@ Func *sched_prove_annotations(Arena *a, Solver *solver, FloatMode fm, ProofLog *
 	const Stmt **serial = arena_alloc(a, sizeof *serial * (size_t)w.n);
 	int nserial = 0;
 	for (int i = 0; i < w.n; i++) {
-		const Stmt *l = w.loops[i];
+		const Stmt *l = w.items[i].loop;
 		bool par = l->u.loop.kind == FOR_PARALLEL;
 		const char *kind = par ? "parallel.no_race" : "vectorize.no_race";
 		DiagList scratch;
@@ -98,7 +89,7 @@ Func *sched_prove_annotations(Arena *a, Solver *solver, FloatMode fm, ProofLog *
 						l->u.loop.var->name)};
 		Obligation *base = obligation_new(a, kind, "", 0, NULL, 0, NULL, ir_bool(a, true),
 						  l->span);
-		rw_add_context_hyps(&c, base, &w.ctx[i]);
+		rw_add_context_hyps(&c, base, &w.items[i].ctx);
 		rw_race_obligations(&c, kind, base, l);
 		int n = c.obs.n;
 		ObligationResult *res = arena_alloc(a, sizeof *res * (size_t)(n ? n : 1));
