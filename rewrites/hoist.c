@@ -78,28 +78,6 @@ bool rw_hoist_if_applies(Arena *a, const Stmt *l)
 	return b->kind == ST_IF && invariant_in(a, b->u.cond.cond, l);
 }
 
-static bool may_fault(const Expr *e)
-{
-	int64_t k;
-	if (an_converts_float_to_int(e))
-		return true;
-	switch (e->kind) {
-	case EX_INT: case EX_FLOAT: case EX_VAR: return false;
-	case EX_UNDEF: case EX_LOAD: return true;
-	case EX_BIN:
-		if ((e->u.bin.op == OP_FLOORDIV || e->u.bin.op == OP_FLOORMOD ||
-		     (e->u.bin.op == OP_DIV && !dtype_is_float(e->dtype))) &&
-		    !(an_const_int(e->u.bin.b, &k) && k != 0))
-			return true;
-		return may_fault(e->u.bin.a) || may_fault(e->u.bin.b);
-	case EX_NOT: case EX_NEG: case EX_CAST: return may_fault(e->u.un.a);
-	case EX_SELECT: return may_fault(e->u.sel.cond) || may_fault(e->u.sel.a) || may_fault(e->u.sel.b);
-	case EX_LET: return may_fault(e->u.let.value) || may_fault(e->u.let.body);
-	case EX_COUNT: return true;
-	}
-	return true;
-}
-
 /* When evaluating e cannot fault: its loads inside their buffers' shapes
  * (parameter buffers without padding: every cell is an input) and its
  * divisors not zero. NULL when that cannot be stated here. */
@@ -212,7 +190,7 @@ RwStatus rw_hoist_if(RwCtx *c, Stmt *l)
 	if (!an_find_stmt(a, c->func, l, &sc))
 		return rw_fail(c, RW_BAD_INPUT, l->span, "hoist: loop not found");
 	Expr *cond = s->u.cond.cond;
-	if (may_fault(cond)) {
+	if (an_expr_may_fault(cond, true)) {
 		/* hoist.nonempty: the loop evaluates c at least once already, or
 		 * evaluating c cannot fault */
 		Expr *goal = ir_bin(a, OP_GT, l->u.loop.extent, ir_int32(a, 0), nospan());
@@ -395,7 +373,7 @@ static void cuts(Arena *a, const Expr *c, const Var *v, RangeCut *r)
 			break;
 		}
 	}
-	if (ir_expr_uses_var(y, v) || an_expr_has_load(y) || may_fault(y))
+	if (ir_expr_uses_var(y, v) || an_expr_has_load(y) || an_expr_may_fault(y, true))
 		return;
 	Expr *one = ir_int(a, 1, y->dtype, nospan());
 	switch (op) {

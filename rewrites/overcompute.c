@@ -31,38 +31,6 @@ static Span nospan(void) { return (Span){0}; }
 
 /* ---------- statement properties ---------- */
 
-static bool expr_may_fault(const Expr *e)
-{
-	int64_t c;
-	if (an_converts_float_to_int(e))
-		return true;
-	switch (e->kind) {
-	case EX_INT: case EX_FLOAT: case EX_VAR: case EX_UNDEF:
-		return false;
-	case EX_LOAD:
-		for (int i = 0; i < e->u.load.nidx; i++)
-			if (expr_may_fault(e->u.load.idx[i]))
-				return true;
-		return false;
-	case EX_BIN:
-		if ((e->u.bin.op == OP_FLOORDIV || e->u.bin.op == OP_FLOORMOD ||
-		     (e->u.bin.op == OP_DIV && !dtype_is_float(e->dtype))) &&
-		    !(an_const_int(e->u.bin.b, &c) && c != 0))
-			return true;
-		return expr_may_fault(e->u.bin.a) || expr_may_fault(e->u.bin.b);
-	case EX_NOT: case EX_NEG: case EX_CAST:
-		return expr_may_fault(e->u.un.a);
-	case EX_SELECT:
-		return expr_may_fault(e->u.sel.cond) || expr_may_fault(e->u.sel.a) ||
-		       expr_may_fault(e->u.sel.b);
-	case EX_LET:
-		return expr_may_fault(e->u.let.value) || expr_may_fault(e->u.let.body);
-	case EX_COUNT:
-		return false;
-	}
-	return false;
-}
-
 /* Why the extra instances of s cannot be checked by this file, or NULL. */
 static const char *unsupported_in(const Stmt *s)
 {
@@ -74,11 +42,11 @@ static const char *unsupported_in(const Stmt *s)
 				return why;
 		return NULL;
 	case ST_FOR:
-		if (expr_may_fault(s->u.loop.min) || expr_may_fault(s->u.loop.extent))
+		if (an_expr_may_fault(s->u.loop.min, false) || an_expr_may_fault(s->u.loop.extent, false))
 			return "a division by a non-constant or a float-to-integer conversion (either can fault)";
 		return unsupported_in(s->u.loop.body);
 	case ST_IF:
-		if (expr_may_fault(s->u.cond.cond))
+		if (an_expr_may_fault(s->u.cond.cond, false))
 			return "a division by a non-constant or a float-to-integer conversion (either can fault)";
 		if ((why = unsupported_in(s->u.cond.then_s)))
 			return why;
@@ -88,19 +56,19 @@ static const char *unsupported_in(const Stmt *s)
 		if (dtype_is_float(s->u.store.value->dtype) && !dtype_is_float(s->u.store.buf->dtype))
 			return "a division by a non-constant or a float-to-integer conversion (either can fault)";
 		for (int i = 0; i < s->u.store.nidx; i++)
-			if (expr_may_fault(s->u.store.idx[i]))
+			if (an_expr_may_fault(s->u.store.idx[i], false))
 				return "a division by a non-constant or a float-to-integer conversion (either can fault)";
-		return expr_may_fault(s->u.store.value) ? "a division by a non-constant or a float-to-integer conversion (either can fault)" : NULL;
+		return an_expr_may_fault(s->u.store.value, false) ? "a division by a non-constant or a float-to-integer conversion (either can fault)" : NULL;
 	case ST_ASSUME:
 		return "a T.assume (it would have to hold in the extra instances)";
 	case ST_EVAL:
-		return expr_may_fault(s->u.expr) ? "a division by a non-constant or a float-to-integer conversion (either can fault)" : NULL;
+		return an_expr_may_fault(s->u.expr, false) ? "a division by a non-constant or a float-to-integer conversion (either can fault)" : NULL;
 	case ST_ALLOC:
 		return "an allocation";
 	case ST_BLOCK:
 		return unsupported_in(s->u.block.body);
 	case ST_LET:
-		if (expr_may_fault(s->u.let.value))
+		if (an_expr_may_fault(s->u.let.value, false))
 			return "a division by a non-constant or a float-to-integer conversion (either can fault)";
 		return unsupported_in(s->u.let.body);
 	case ST_PASS: case ST_COUNT:

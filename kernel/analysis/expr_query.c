@@ -299,3 +299,22 @@ bool an_scalar_only(const Func *f, const Expr *e)
 	}
 	abort();
 }
+
+static bool node_may_fault(const Expr *e, void *reads_fault)
+{
+	int64_t k;
+	if (an_converts_float_to_int(e))
+		return true;
+	if ((e->kind == EX_LOAD || e->kind == EX_UNDEF) && *(bool *)reads_fault)
+		return true;
+	if (e->kind != EX_BIN)
+		return false;
+	BinOp op = e->u.bin.op;
+	bool divides = op == OP_FLOORDIV || op == OP_FLOORMOD || (op == OP_DIV && !dtype_is_float(e->dtype));
+	return divides && !(an_const_int(e->u.bin.b, &k) && k != 0);
+}
+
+bool an_expr_may_fault(const Expr *e, bool reads_fault)
+{
+	return expr_any(e, node_may_fault, &reads_fault);
+}

@@ -37,6 +37,12 @@ bool an_expr_has_undef(const Expr *e);
  * division by zero. */
 bool an_converts_float_to_int(const Expr *e);
 
+/* True if evaluating e may fault: an integer division or modulo by a
+ * divisor not known to be nonzero, or a float-to-integer conversion; with
+ * reads_fault, also any load (it may read outside its buffer) and any
+ * T.undef(). */
+bool an_expr_may_fault(const Expr *e, bool reads_fault);
+
 /* Fold constants in a small integer expression (extent arithmetic) so the
  * printed IR stays readable; semantics-preserving by construction. */
 Expr *an_fold(Arena *a, Expr *e);
