@@ -816,14 +816,7 @@ static RwStatus plan_for(RwCtx *c, const Stmt *target, OcPlan *plan, bool remove
 
 static void add_candidate(OcCandidates *cs, Arena *a, const Stmt *s)
 {
-	if (cs->n == cs->cap) {
-		int cap = cs->cap ? cs->cap * 2 : 16;
-		const Stmt **items = arena_alloc(a, sizeof(Stmt *) * (size_t)cap);
-		if (cs->n)
-			memcpy(items, cs->items, sizeof(Stmt *) * (size_t)cs->n);
-		cs->items = items;
-		cs->cap = cap;
-	}
+	VEC_RESERVE(a, cs->items, cs->n, cs->cap);
 	cs->items[cs->n++] = s;
 }
 

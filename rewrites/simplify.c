@@ -43,14 +43,7 @@ typedef struct Collect {
 static void push(Collect *k, const StmtCtx *ctx, int slot, Expr *old, Expr *new,
 		 const ArithLog *log)
 {
-	if (k->n == k->cap) {
-		int cap = k->cap ? k->cap * 2 : 16;
-		SimplifyCandidate *items = arena_alloc(k->a, sizeof(SimplifyCandidate) * (size_t)cap);
-		if (k->n)
-			memcpy(items, k->items, sizeof(SimplifyCandidate) * (size_t)k->n);
-		k->items = items;
-		k->cap = cap;
-	}
+	VEC_RESERVE(k->a, k->items, k->n, k->cap);
 	SimplifyCandidate *c = &k->items[k->n++];
 	c->ctx = *ctx;
 	c->slot = slot;

@@ -198,12 +198,7 @@ static bool parse_args(Reader *r, ScriptCall *c)
 	int cap = 4;
 	c->args = arena_alloc(r->a, sizeof(ScriptArg) * (size_t)cap);
 	while (!r->failed && !tok_is(peek(r), ")")) {
-		if (c->nargs == cap) {
-			ScriptArg *na = arena_alloc(r->a, sizeof(ScriptArg) * (size_t)cap * 2);
-			memcpy(na, c->args, sizeof(ScriptArg) * (size_t)c->nargs);
-			c->args = na;
-			cap *= 2;
-		}
+		VEC_RESERVE(r->a, c->args, c->nargs, cap);
 		ScriptArg *arg = &c->args[c->nargs];
 		Span arg_start = peek(r)->span;
 		if (!parse_arg(r, arg))
@@ -245,12 +240,7 @@ static bool parse_lhs(Reader *r, ScriptCall *c)
 				 "found %s", found(r));
 			return false;
 		}
-		if (c->nlhs == cap) {
-			const char **nl = arena_alloc(r->a, sizeof(char *) * (size_t)cap * 2);
-			memcpy(nl, c->lhs, sizeof(char *) * (size_t)c->nlhs);
-			c->lhs = nl;
-			cap *= 2;
-		}
+		VEC_RESERVE(r->a, c->lhs, c->nlhs, cap);
 		for (int i = 0; i < c->nlhs; i++)
 			if (strcmp(c->lhs[i], n->text) == 0) {
 				error_at(r, n->span, "'%s' is named twice on the left of '='", n->text);
@@ -305,12 +295,7 @@ Script *script_parse(Arena *a, const Source *src, DiagList *d)
 			next(&r);
 			continue;
 		}
-		if (sc->ncalls == cap) {
-			ScriptCall *nc = arena_alloc(a, sizeof(ScriptCall) * (size_t)cap * 2);
-			memcpy(nc, sc->calls, sizeof(ScriptCall) * (size_t)sc->ncalls);
-			sc->calls = nc;
-			cap *= 2;
-		}
+		VEC_RESERVE(a, sc->calls, sc->ncalls, cap);
 		if (!parse_call(&r, &sc->calls[sc->ncalls]))
 			break;
 		sc->ncalls++;

@@ -18,12 +18,7 @@ int sched_merge_all_loops(Schedule *s, const char *desc, Span span, DiagList *d)
 	const Stmt **tried = arena_alloc(a, sizeof(Stmt *) * (size_t)cap);
 	StmtCtx first, second;
 	while (rw_merge_find_pair(a, sched_compound_func(&k), tried, ntried, &first, &second)) {
-		if (ntried == cap) {
-			const Stmt **t = arena_alloc(a, sizeof(Stmt *) * (size_t)(cap * 2));
-			memcpy(t, tried, sizeof(Stmt *) * (size_t)cap);
-			tried = t;
-			cap *= 2;
-		}
+		VEC_RESERVE(a, tried, ntried, cap);
 		tried[ntried++] = first.stmt;
 		RwCtx c;
 		sched_sub_begin(&k, &c, desc);

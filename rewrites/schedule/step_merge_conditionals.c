@@ -73,12 +73,7 @@ int sched_merge_conditionals(Schedule *s, const char *desc, Span span, DiagList 
 		int at;
 		if (!rw_merge_cond_find_pair(a, f, block ? &scope : NULL, tried, ntried, &seq, &at))
 			break;
-		if (ntried == cap) {
-			MergeCondPair *t = arena_alloc(a, sizeof(MergeCondPair) * (size_t)(cap * 2));
-			memcpy(t, tried, sizeof(MergeCondPair) * (size_t)cap);
-			tried = t;
-			cap *= 2;
-		}
+		VEC_RESERVE(a, tried, ntried, cap);
 		const Stmt *if1 = seq.stmt->u.seq.items[at];
 		tried[ntried].first = if1;
 		tried[ntried++].second = seq.stmt->u.seq.items[at + 1];
