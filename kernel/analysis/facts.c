@@ -569,8 +569,11 @@ void an_facts_for(Arena *a, const Func *f, const StmtCtx *sc, bool for_values,
 	const Stmt *cur = f->body;
 	for (int level = 0; level < sc->depth && cur; level++) {
 		int k = sc->path[level];
-		switch (cur->kind) {
-		case ST_SEQ: {
+		if (cur->kind != ST_SEQ) {
+			cur = an_stmt_at(cur, &sc->path[level], 1);
+			continue;
+		}
+		{
 			/* writes of items j+1 .. k and anywhere in item k (it
 			 * holds the target, the loops around it and the target),
 			 * gathered from k down so each item is looked at once;
@@ -621,16 +624,6 @@ void an_facts_for(Arena *a, const Func *f, const StmtCtx *sc, bool for_values,
 			free(rev.items);
 			free(rev_uses);
 			cur = cur->u.seq.items[k];
-			break;
-		}
-		case ST_FOR: cur = cur->u.loop.body; break;
-		case ST_IF: cur = k == 0 ? cur->u.cond.then_s : cur->u.cond.else_s; break;
-		case ST_ALLOC: cur = cur->u.alloc.body; break;
-		case ST_BLOCK: cur = cur->u.block.body; break;
-		case ST_LET: cur = cur->u.let.body; break;
-		case ST_STORE: case ST_ASSUME: case ST_EVAL: case ST_PASS: case ST_COUNT:
-			cur = NULL;
-			break;
 		}
 	}
 	/* Relevance: a fact can matter for the loads of `loads_of` if it
