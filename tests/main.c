@@ -10,7 +10,7 @@
 	X(fuse) X(reorder) X(parallel) X(script) X(report) X(log) X(api) \
 	X(cli) X(conformance) X(soundness) X(layout) X(overcompute) \
 	X(backend) X(compute_at) X(examples) X(hoist) X(merge) X(cache) \
-	X(simplify) X(seq_access)
+	X(simplify) X(seq_access) X(analysis)
 
 #define X(name) Suite *suite_##name(void) __attribute__((weak));
 VS_SUITES(X)
