@@ -364,7 +364,7 @@ static void gen_vars(ExprGen *g)
 static Expr *lit_of(const ExprGen *g, Wide v) { return ir_int(&arena, (int64_t)v, g->t, no_span); }
 
 /* The hypotheses lo <= v and v <= hi, for the encoder's range analysis. */
-static IntRange smt_value(const ExprGen *g, const Expr *x)
+static Interval smt_value(const ExprGen *g, const Expr *x)
 {
 	Expr *hyps[2 * NVARS];
 	for (int i = 0; i < NVARS; i++) {
@@ -374,7 +374,7 @@ static IntRange smt_value(const ExprGen *g, const Expr *x)
 	}
 	RangeInfo *r = ranges_new(false);
 	ck_assert(r && ranges_learn(r, 2 * NVARS, hyps, NULL));
-	IntRange out;
+	Interval out;
 	ck_assert(ranges_value(r, x, &out));
 	ranges_free(r);
 	return out;
@@ -472,8 +472,7 @@ START_TEST(interval_new_engine_no_looser_than_old)
 		Expr *x = gen_expr(&g, 3);
 		Interval nv = new_value(&g, x), old;
 		check_expr_sound(&g, x, &nv, 1);
-		IntRange r = smt_value(&g, x);
-		old = (Interval){r.lo, r.hi};
+		old = smt_value(&g, x);
 		ck_assert_within(nv, old, "smt");
 		if (g.small && arith_value(&g, x, &old))
 			ck_assert_within(nv, old, "arith");
@@ -490,8 +489,7 @@ START_TEST(interval_smt_ranges_sound_on_random_expressions)
 		ExprGen g = {.small = false};
 		gen_vars(&g);
 		Expr *x = gen_expr(&g, 3);
-		IntRange r = smt_value(&g, x);
-		Interval iv = {r.lo, r.hi};
+		Interval iv = smt_value(&g, x);
 		check_expr_sound(&g, x, &iv, 1);
 	}
 }

@@ -106,11 +106,22 @@ int64_t iv_wrap_value(Wide v, DType t)
 Interval iv_wrap(Interval r, DType t)
 {
 	Wide v;
+	Interval d;
+	if (!iv_of_dtype(t, &d))
+		return iv_unbounded();
 	if (iv_fits(r, t))
 		return r;
 	if (iv_is_point(r, &v))
 		return iv_point(iv_wrap_value(v, t));
-	return iv_dtype(t);
+	return d;
+}
+
+Interval iv_convert(Interval r, DType from, DType to)
+{
+	Interval f;
+	if (!iv_of_dtype(from, &f))
+		return iv_dtype(to);
+	return iv_wrap(r, to);
 }
 
 /* ---------- arithmetic ---------- */

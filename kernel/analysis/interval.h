@@ -51,6 +51,10 @@ int64_t iv_wrap_value(Wide v, DType t);
 /* The values of an exact result r once wrapped to t: r when it fits (no
  * wrap happens), the wrapped value of a point, else all of t. */
 Interval iv_wrap(Interval r, DType t);
+/* A value in r of dtype `from` converted to `to` (the interpreter's
+ * convert): wrapped when both are integer or bool; from a float, any
+ * value of `to` (unbounded when `to` has no integer values). */
+Interval iv_convert(Interval r, DType from, DType to);
 
 /* ---- arithmetic on mathematical integers (no wrap) ---- */
 Interval iv_add(Interval a, Interval b);
