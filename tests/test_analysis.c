@@ -386,8 +386,7 @@ static bool arith_value(const ExprGen *g, const Expr *x, Interval *out)
 	memset(&b, 0, sizeof b);
 	for (int i = 0; i < NVARS; i++) {
 		b.vars[i] = g->vars[i];
-		b.lo[i] = (int64_t)g->lo[i];
-		b.hi[i] = (int64_t)g->hi[i];
+		b.range[i] = iv_make(g->lo[i], g->hi[i]);
 	}
 	b.n = NVARS;
 	int64_t lo, hi;

@@ -24,20 +24,16 @@ static int bound_index(Bounds *b, const Var *v, bool add)
 	if (!add || b->n == ARITH_MAX_VARS)
 		return -1;
 	b->vars[b->n] = v;
-	b->lo[b->n] = -BIG;
-	b->hi[b->n] = BIG;
+	b->range[b->n] = iv_unbounded();
 	return b->n++;
 }
 
-static void tighten(Bounds *b, const Var *v, int64_t lo, int64_t hi)
+/* v op r holds (op a comparison; = with a range intersects) */
+static void tighten(Bounds *b, const Var *v, BinOp op, Interval r)
 {
 	int i = bound_index(b, v, true);
-	if (i < 0)
-		return;
-	if (lo > b->lo[i])
-		b->lo[i] = lo;
-	if (hi < b->hi[i])
-		b->hi[i] = hi;
+	if (i >= 0)
+		b->range[i] = iv_narrow(b->range[i], op, r);
 }
 
 /* var op const, or const op var */
@@ -49,46 +45,15 @@ static void assume_compare(Bounds *b, BinOp op, const Expr *x, const Expr *y, bo
 		v = x;
 	} else if (y->kind == EX_VAR && an_const_int(x, &c)) {
 		v = y;
-		switch (op) { /* c op v  ==  v op' c */
-		case OP_LT: op = OP_GT; break;
-		case OP_LE: op = OP_GE; break;
-		case OP_GT: op = OP_LT; break;
-		case OP_GE: op = OP_LE; break;
-		case OP_EQ: case OP_NE: break;
-		case OP_ADD: case OP_SUB: case OP_MUL: case OP_DIV: case OP_FLOORDIV:
-		case OP_FLOORMOD: case OP_MIN: case OP_MAX: case OP_AND: case OP_OR:
-		case OP_COUNT:
-			return;
-		}
+		op = iv_mirror(op); /* c op v  ==  v op' c */
 	} else {
 		return;
 	}
-	if (negated) {
-		switch (op) {
-		case OP_LT: op = OP_GE; break;
-		case OP_LE: op = OP_GT; break;
-		case OP_GT: op = OP_LE; break;
-		case OP_GE: op = OP_LT; break;
-		case OP_EQ: op = OP_NE; break;
-		case OP_NE: op = OP_EQ; break;
-		case OP_ADD: case OP_SUB: case OP_MUL: case OP_DIV: case OP_FLOORDIV:
-		case OP_FLOORMOD: case OP_MIN: case OP_MAX: case OP_AND: case OP_OR:
-		case OP_COUNT:
-			return;
-		}
-	}
-	if (c <= -BIG || c >= BIG)
+	if (negated)
+		op = iv_negate(op);
+	if (c <= -BIG || c >= BIG || op == OP_NE)
 		return;
-	switch (op) {
-	case OP_LT: tighten(b, v->u.var, -BIG, c - 1); return;
-	case OP_LE: tighten(b, v->u.var, -BIG, c); return;
-	case OP_GT: tighten(b, v->u.var, c + 1, BIG); return;
-	case OP_GE: tighten(b, v->u.var, c, BIG); return;
-	case OP_EQ: tighten(b, v->u.var, c, c); return;
-	case OP_NE: case OP_ADD: case OP_SUB: case OP_MUL: case OP_DIV: case OP_FLOORDIV:
-	case OP_FLOORMOD: case OP_MIN: case OP_MAX: case OP_AND: case OP_OR: case OP_COUNT:
-		return;
-	}
+	tighten(b, v->u.var, op, iv_point(c));
 }
 
 static void assume_rec(Bounds *b, const Expr *e, bool negated)
@@ -118,11 +83,8 @@ void arith_bounds_at(const Func *f, const StmtCtx *sc, Bounds *b)
 		const Var *v = f->params[i].var;
 		if (f->params[i].kind != PARAM_SCALAR || !dtype_is_int(v->dtype))
 			continue;
-		int bits = dtype_bits(v->dtype);
-		if (bits < 40)
-			tighten(b, v, dtype_is_signed(v->dtype) ? -(INT64_C(1) << (bits - 1)) : 0,
-				dtype_is_signed(v->dtype) ? (INT64_C(1) << (bits - 1)) - 1
-							  : (INT64_C(1) << bits) - 1);
+		if (dtype_bits(v->dtype) < 40)
+			tighten(b, v, OP_EQ, iv_dtype(v->dtype));
 	}
 	/* entry facts over scalars (top level only) */
 	const Stmt *s = f->body;
@@ -146,7 +108,7 @@ void arith_bounds_at(const Func *f, const StmtCtx *sc, Bounds *b)
 		int64_t mlo, mhi, elo, ehi;
 		if (arith_range(b, l->u.loop.min, &mlo, &mhi) &&
 		    arith_range(b, l->u.loop.extent, &elo, &ehi))
-			tighten(b, l->u.loop.var, mlo, mhi + ehi - 1);
+			tighten(b, l->u.loop.var, OP_EQ, iv_make(mlo, mhi + ehi - 1));
 	}
 	for (int i = 0; i < sc->nconds; i++)
 		arith_bounds_assume(b, sc->conds[i]);
@@ -154,98 +116,56 @@ void arith_bounds_at(const Func *f, const StmtCtx *sc, Bounds *b)
 
 /* ---------- intervals ---------- */
 
-static int64_t fdiv(int64_t x, int64_t y)
+static int64_t fdiv(int64_t x, int64_t y) { return (int64_t)iv_fdiv(x, y); }
+
+/* The values of e (wrapped to its dtype at every node, as the IR
+ * computes) over the bounds: + - * min max, negation, // and % by a
+ * positive constant, dtype ranges of loads; unbounded otherwise. */
+static Interval expr_range(const Bounds *b, const Expr *e, int depth)
 {
-	int64_t q = x / y;
-	if (x % y != 0 && (x < 0) != (y < 0))
-		q--;
-	return q;
-}
-
-static bool range_rec(const Bounds *b, const Expr *e, int64_t *lo, int64_t *hi, int depth);
-
-static bool ok_range(int64_t lo, int64_t hi) { return lo > -BIG && hi < BIG && lo <= hi; }
-
-static bool range_rec(const Bounds *b, const Expr *e, int64_t *lo, int64_t *hi, int depth)
-{
-	int64_t a0, a1, b0, b1, c;
+	int64_t c;
 	if (depth > 64 || !dtype_is_int(e->dtype))
-		return false;
+		return iv_unbounded();
 	switch (e->kind) {
-	case EX_INT:
-		*lo = *hi = e->u.ival;
-		return e->u.ival > -BIG && e->u.ival < BIG;
+	case EX_INT: return iv_point(e->u.ival);
 	case EX_VAR:
 		for (int i = 0; i < b->n; i++)
-			if (b->vars[i] == e->u.var) {
-				*lo = b->lo[i];
-				*hi = b->hi[i];
-				return ok_range(*lo, *hi);
-			}
-		return false;
-	case EX_NEG:
-		if (!range_rec(b, e->u.un.a, &a0, &a1, depth + 1))
-			return false;
-		*lo = -a1;
-		*hi = -a0;
-		return true;
-	case EX_BIN:
-		break;
-	case EX_LOAD: {
-		int bits = dtype_bits(e->dtype);
-		if (bits >= 40)
-			return false;
-		*lo = dtype_is_signed(e->dtype) ? -(INT64_C(1) << (bits - 1)) : 0;
-		*hi = dtype_is_signed(e->dtype) ? (INT64_C(1) << (bits - 1)) - 1 : (INT64_C(1) << bits) - 1;
-		return true;
-	}
+			if (b->vars[i] == e->u.var)
+				return b->range[i];
+		return iv_unbounded();
+	case EX_NEG: return iv_wrap(iv_neg(expr_range(b, e->u.un.a, depth + 1)), e->dtype);
+	case EX_LOAD: return iv_dtype(e->dtype);
+	case EX_BIN: break;
 	case EX_FLOAT: case EX_NOT: case EX_SELECT: case EX_CAST: case EX_UNDEF:
 	case EX_LET: case EX_COUNT:
-		return false;
+		return iv_unbounded();
 	}
 	BinOp op = e->u.bin.op;
-	if (!range_rec(b, e->u.bin.a, &a0, &a1, depth + 1))
-		return false;
-	if ((op == OP_FLOORDIV || op == OP_FLOORMOD) && an_const_int(e->u.bin.b, &c) && c > 0) {
-		if (op == OP_FLOORDIV) {
-			*lo = fdiv(a0, c);
-			*hi = fdiv(a1, c);
-		} else if (fdiv(a0, c) == fdiv(a1, c)) {
-			*lo = a0 - c * fdiv(a0, c);
-			*hi = a1 - c * fdiv(a1, c);
-		} else {
-			*lo = 0;
-			*hi = c - 1;
-		}
-		return true;
-	}
-	if (!range_rec(b, e->u.bin.b, &b0, &b1, depth + 1))
-		return false;
+	Interval a = expr_range(b, e->u.bin.a, depth + 1), r;
 	switch (op) {
-	case OP_ADD: *lo = a0 + b0; *hi = a1 + b1; break;
-	case OP_SUB: *lo = a0 - b1; *hi = a1 - b0; break;
-	case OP_MUL: {
-		int64_t p[4] = {a0 * b0, a0 * b1, a1 * b0, a1 * b1};
-		*lo = *hi = p[0];
-		for (int i = 1; i < 4; i++) {
-			if (p[i] < *lo) *lo = p[i];
-			if (p[i] > *hi) *hi = p[i];
-		}
+	case OP_FLOORDIV: case OP_FLOORMOD:
+		if (!an_const_int(e->u.bin.b, &c) || c <= 0)
+			return iv_unbounded();
+		r = iv_arith(op, a, iv_point(c));
 		break;
+	case OP_ADD: case OP_SUB: case OP_MUL: case OP_MIN: case OP_MAX:
+		r = iv_arith(op, a, expr_range(b, e->u.bin.b, depth + 1));
+		break;
+	case OP_DIV: case OP_EQ: case OP_NE: case OP_LT: case OP_LE: case OP_GT: case OP_GE:
+	case OP_AND: case OP_OR: case OP_COUNT:
+		return iv_unbounded();
 	}
-	case OP_MIN: *lo = a0 < b0 ? a0 : b0; *hi = a1 < b1 ? a1 : b1; break;
-	case OP_MAX: *lo = a0 > b0 ? a0 : b0; *hi = a1 > b1 ? a1 : b1; break;
-	case OP_DIV: case OP_FLOORDIV: case OP_FLOORMOD: case OP_EQ: case OP_NE:
-	case OP_LT: case OP_LE: case OP_GT: case OP_GE: case OP_AND: case OP_OR:
-	case OP_COUNT:
-		return false;
-	}
-	return ok_range(*lo, *hi);
+	return iv_wrap(r, e->dtype);
 }
 
 bool arith_range(const Bounds *b, const Expr *e, int64_t *lo, int64_t *hi)
 {
-	return range_rec(b, e, lo, hi, 0);
+	Interval r = expr_range(b, e, 0);
+	if (!iv_within(r, BIG))
+		return false;
+	*lo = (int64_t)r.lo;
+	*hi = (int64_t)r.hi;
+	return true;
 }
 
 /* ---------- linear forms ---------- */
@@ -352,22 +272,19 @@ static Expr *lin_expr(Arena *a, const LinF *l, DType t)
 	return sum;
 }
 
-static bool lin_range(const Bounds *b, const LinF *l, int64_t *lo, int64_t *hi)
+/* The interval of a linear form, each atom over its own interval (on
+ * mathematical integers: the form is already exact); unbounded when an
+ * atom or the sum leaves (-2^40, 2^40). */
+static Interval lin_range(const Bounds *b, const LinF *l)
 {
-	*lo = *hi = l->c;
-	for (int i = 0; i < l->n; i++) {
+	Interval sum = iv_point(l->c);
+	for (int i = 0; i < l->n && iv_within(sum, BIG); i++) {
 		if (!l->coef[i])
 			continue;
-		int64_t a0, a1;
-		if (!arith_range(b, l->atom[i], &a0, &a1))
-			return false;
-		int64_t k = l->coef[i];
-		*lo += k > 0 ? k * a0 : k * a1;
-		*hi += k > 0 ? k * a1 : k * a0;
-		if (!small(*lo) || !small(*hi))
-			return false;
+		Interval at = iv_clip(expr_range(b, l->atom[i], 0), BIG);
+		sum = iv_add(sum, iv_mul(iv_point(l->coef[i]), at));
 	}
-	return true;
+	return iv_clip(sum, BIG);
 }
 
 /* ---------- rules ---------- */
@@ -439,10 +356,10 @@ static Expr *divmod_rule(Simplifier *s, Expr *e, Expr *num, int64_t c)
 	int64_t k0 = l.c / c;
 	q.c = k0;
 	r.c = l.c - k0 * c;
-	int64_t lo, hi;
+	Interval rr = lin_range(s->bounds, &r);
 	bool is_div = e->u.bin.op == OP_FLOORDIV;
-	if (lin_range(s->bounds, &r, &lo, &hi) && fdiv(lo, c) == fdiv(hi, c)) {
-		int64_t k = fdiv(lo, c);
+	if (iv_is_bounded(rr) && iv_fdiv(rr.lo, c) == iv_fdiv(rr.hi, c)) {
+		int64_t k = fdiv((int64_t)rr.lo, c);
 		if (is_div) {
 			q.c += k;
 			return mark(s, e, lin_expr(s->a, &q, e->dtype));
@@ -474,21 +391,11 @@ static Expr *compare_rule(Simplifier *s, Expr *e)
 	memset(&d, 0, sizeof d);
 	if (!lin_acc(&d, y, 1, 0) || !lin_acc(&d, x, -1, 0))
 		return e;
-	int64_t lo, hi; /* of y - x */
-	if (!lin_range(s->bounds, &d, &lo, &hi))
+	/* x op y  ==  0 op (y - x) */
+	IvTruth t = iv_compare(e->u.bin.op, iv_point(0), lin_range(s->bounds, &d));
+	if (t == IV_UNKNOWN)
 		return e;
-	switch (e->u.bin.op) {
-	case OP_LT: if (lo > 0) return bool_lit(s, e, true); if (hi <= 0) return bool_lit(s, e, false); break;
-	case OP_LE: if (lo >= 0) return bool_lit(s, e, true); if (hi < 0) return bool_lit(s, e, false); break;
-	case OP_GT: if (hi < 0) return bool_lit(s, e, true); if (lo >= 0) return bool_lit(s, e, false); break;
-	case OP_GE: if (hi <= 0) return bool_lit(s, e, true); if (lo > 0) return bool_lit(s, e, false); break;
-	case OP_EQ: if (lo == 0 && hi == 0) return bool_lit(s, e, true); if (lo > 0 || hi < 0) return bool_lit(s, e, false); break;
-	case OP_NE: if (lo == 0 && hi == 0) return bool_lit(s, e, false); if (lo > 0 || hi < 0) return bool_lit(s, e, true); break;
-	case OP_ADD: case OP_SUB: case OP_MUL: case OP_DIV: case OP_FLOORDIV: case OP_FLOORMOD:
-	case OP_MIN: case OP_MAX: case OP_AND: case OP_OR: case OP_COUNT:
-		break;
-	}
-	return e;
+	return bool_lit(s, e, t == IV_TRUE);
 }
 
 static bool is_bool_lit(const Expr *e, bool *v)
@@ -558,13 +465,11 @@ static Expr *simp_bin(Simplifier *s, Expr *e)
 		}
 		return e;
 	case OP_MIN: case OP_MAX: {
-		int64_t a0, a1, b0, b1;
-		if (!arith_range(s->bounds, x, &a0, &a1) || !arith_range(s->bounds, y, &b0, &b1))
-			return e;
-		if (op == OP_MIN && a1 <= b0) return mark(s, e, x);
-		if (op == OP_MIN && b1 <= a0) return mark(s, e, y);
-		if (op == OP_MAX && a0 >= b1) return mark(s, e, x);
-		if (op == OP_MAX && b0 >= a1) return mark(s, e, y);
+		Interval rx = iv_clip(expr_range(s->bounds, x, 0), BIG);
+		Interval ry = iv_clip(expr_range(s->bounds, y, 0), BIG);
+		BinOp keeps_x = op == OP_MIN ? OP_LE : OP_GE; /* min(x, y) == x iff x <= y */
+		if (iv_compare(keeps_x, rx, ry) == IV_TRUE) return mark(s, e, x);
+		if (iv_compare(keeps_x, ry, rx) == IV_TRUE) return mark(s, e, y);
 		return e;
 	}
 	case OP_DIV: case OP_COUNT:
