@@ -218,178 +218,118 @@ bool rg_same(const Expr *x, const Expr *y)
 
 /* ---------- numeric bounds ---------- */
 
-/* Partial bounds: either side may be unknown (a loop whose extent is a
- * parameter still has a lower bound). */
-typedef struct NB {
-	bool has_lo, has_hi;
-	int64_t lo, hi;
-} NB;
+/* Numeric bounds are intervals (interval.h) on mathematical integers;
+ * either side may be unbounded (a loop whose extent is a parameter still
+ * has a lower bound), and a side beyond 2^40 counts as unbounded. */
+static Interval rg_clip(Interval r) { return iv_clip(r, RG_BIG); }
 
-static const NB nb_none;
+static Interval nb_of(RgEnv *e, const Expr *x, int depth);
 
-static NB nb_point(int64_t v)
-{
-	NB r = {small(v), small(v), v, v};
-	return r;
-}
-
-static NB nb_check(NB r)
-{
-	r.has_lo &= small(r.lo);
-	r.has_hi &= small(r.hi);
-	return r;
-}
-
-static NB nb_of(RgEnv *e, const Expr *x, int depth);
-
-static NB nb_var(RgEnv *e, const Var *v, int depth)
+static Interval nb_var(RgEnv *e, const Var *v, int depth)
 {
 	const RgVar *r = rg_lookup(e, v);
 	if (!r)
-		return nb_none;
+		return iv_unbounded();
 	if (!r->min)
 		return nb_of(e, r->value, depth + 1);
-	NB m = nb_of(e, r->min, depth + 1), x = nb_of(e, r->extent, depth + 1);
+	Interval m = nb_of(e, r->min, depth + 1), x = nb_of(e, r->extent, depth + 1);
 	/* a value exists only when the loop runs (extent >= 1) */
-	NB out = {m.has_lo, m.has_hi && x.has_hi, m.lo, m.hi + (x.hi >= 1 ? x.hi : 1) - 1};
-	return nb_check(out);
-}
-
-static bool nb_full(NB x) { return x.has_lo && x.has_hi; }
-
-static NB nb_corners(int64_t a, int64_t b, int64_t c, int64_t d)
-{
-	int64_t v[4] = {a, b, c, d};
-	NB r = {true, true, v[0], v[0]};
-	for (int i = 0; i < 4; i++) {
-		if (!small(v[i]))
-			return nb_none;
-		r.lo = v[i] < r.lo ? v[i] : r.lo;
-		r.hi = v[i] > r.hi ? v[i] : r.hi;
-	}
-	return r;
-}
-
-static NB nb_scale(NB a, int64_t c)
-{
-	if (!small(c) || (a.has_lo && llabs(a.lo) > RG_BIG / (llabs(c) + 1)) ||
-	    (a.has_hi && llabs(a.hi) > RG_BIG / (llabs(c) + 1)))
-		return nb_none;
-	NB r = c >= 0 ? (NB){a.has_lo, a.has_hi, a.lo * c, a.hi * c}
-		      : (NB){a.has_hi, a.has_lo, a.hi * c, a.lo * c};
-	return nb_check(r);
+	Interval steps = iv_make(0, iv_has_hi(x) ? (x.hi >= 1 ? x.hi : 1) - 1 : IV_POS_INF);
+	return rg_clip(iv_add(m, steps));
 }
 
 /* The gcd of c and every coefficient and the constant of x's linear
  * form (1 when x is not linear): x is a multiple of it. */
 static int64_t mod_step(RgEnv *e, const Expr *x, int64_t c);
 
-static NB nb_bin(RgEnv *e, const Expr *x, int depth)
+/* a % b: the engine's rule, and for a constant b = c a multiple of
+ * g (g divides c) modulo c is at most c - g: (4*xo) % 4096 <= 4092. */
+static Interval nb_floormod(RgEnv *e, const Expr *x, Interval a, Interval b)
 {
-	NB a = nb_of(e, x->u.bin.a, depth + 1), b = nb_of(e, x->u.bin.b, depth + 1);
-	bool bconst = nb_full(b) && b.lo == b.hi;
-	switch (x->u.bin.op) {
+	Wide c;
+	if (!iv_is_bounded(b) || b.lo <= 0)
+		return iv_unbounded();
+	bool one_period = iv_is_point(b, &c) && iv_is_bounded(a) &&
+			  iv_fdiv(a.lo, c) == iv_fdiv(a.hi, c);
+	if (iv_is_point(b, &c) && !one_period) {
+		int64_t g = mod_step(e, x->u.bin.a, (int64_t)c);
+		if (g > 1)
+			return iv_make(0, c - g);
+	}
+	return iv_floormod(a, b);
+}
+
+static Interval nb_bin(RgEnv *e, const Expr *x, int depth)
+{
+	Interval a = nb_of(e, x->u.bin.a, depth + 1), b = nb_of(e, x->u.bin.b, depth + 1);
+	BinOp op = x->u.bin.op;
+	switch (op) {
 	case OP_ADD:
-		return nb_check((NB){a.has_lo && b.has_lo, a.has_hi && b.has_hi, a.lo + b.lo, a.hi + b.hi});
 	case OP_SUB:
-		return nb_check((NB){a.has_lo && b.has_hi, a.has_hi && b.has_lo, a.lo - b.hi, a.hi - b.lo});
 	case OP_MUL:
-		if (bconst)
-			return nb_scale(a, b.lo);
-		if (nb_full(a) && a.lo == a.hi)
-			return nb_scale(b, a.lo);
-		if (!nb_full(a) || !nb_full(b))
-			return nb_none;
-		return nb_corners(a.lo * b.lo, a.lo * b.hi, a.hi * b.lo, a.hi * b.hi);
-	case OP_FLOORDIV:
-		if (bconst && b.lo > 0) /* monotone */
-			return (NB){a.has_lo, a.has_hi, a.has_lo ? fdiv(a.lo, b.lo) : 0,
-				    a.has_hi ? fdiv(a.hi, b.lo) : 0};
-		if (!nb_full(a) || !nb_full(b) || b.lo <= 0)
-			return nb_none;
-		return nb_corners(fdiv(a.lo, b.lo), fdiv(a.lo, b.hi), fdiv(a.hi, b.lo), fdiv(a.hi, b.hi));
-	case OP_FLOORMOD:
-		if (!b.has_lo || !b.has_hi || b.lo <= 0)
-			return nb_none;
-		if (bconst && nb_full(a) && fdiv(a.lo, b.lo) == fdiv(a.hi, b.lo))
-			return (NB){true, true, fmod64(a.lo, b.lo), fmod64(a.hi, b.lo)};
-		if (bconst) {
-			/* a multiple of g modulo c (g divides c) is at most c - g:
-			 * (4*xo) % 4096 <= 4092 */
-			int64_t g = mod_step(e, x->u.bin.a, b.lo);
-			if (g > 1)
-				return (NB){true, true, 0, b.lo - g};
-		}
-		return (NB){true, true, 0, b.hi - 1};
 	case OP_MIN:
-		return (NB){a.has_lo && b.has_lo, a.has_hi || b.has_hi,
-			    a.lo < b.lo ? a.lo : b.lo,
-			    !a.has_hi ? b.hi : !b.has_hi ? a.hi : a.hi < b.hi ? a.hi : b.hi};
-	case OP_MAX:
-		return (NB){a.has_lo || b.has_lo, a.has_hi && b.has_hi,
-			    !a.has_lo ? b.lo : !b.has_lo ? a.lo : a.lo > b.lo ? a.lo : b.lo,
-			    a.hi > b.hi ? a.hi : b.hi};
+	case OP_MAX: return rg_clip(iv_arith(op, a, b));
+	case OP_FLOORDIV:
+		if (!iv_is_bounded(b) || b.lo <= 0)
+			return iv_unbounded();
+		return rg_clip(iv_floordiv(a, b));
+	case OP_FLOORMOD: return rg_clip(nb_floormod(e, x, a, b));
 	case OP_DIV: case OP_EQ: case OP_NE: case OP_LT: case OP_LE: case OP_GT:
 	case OP_GE: case OP_AND: case OP_OR: case OP_COUNT:
 		break;
 	}
-	return nb_none;
+	return iv_unbounded();
 }
 
-static NB nb_of(RgEnv *e, const Expr *x, int depth)
+static Interval nb_of(RgEnv *e, const Expr *x, int depth)
 {
 	if (depth > 64 || !dtype_is_int(x->dtype))
-		return nb_none;
-	NB a, b;
+		return iv_unbounded();
 	switch (x->kind) {
 	case EX_INT:
-		return nb_point(x->u.ival);
+		return rg_clip(iv_point(x->u.ival));
 	case EX_VAR:
 		return nb_var(e, x->u.var, depth);
 	case EX_BIN:
 		return nb_bin(e, x, depth);
 	case EX_NEG:
-		a = nb_of(e, x->u.un.a, depth + 1);
-		return (NB){a.has_hi, a.has_lo, -a.hi, -a.lo};
+		return iv_neg(nb_of(e, x->u.un.a, depth + 1));
 	case EX_SELECT:
-		a = nb_of(e, x->u.sel.a, depth + 1);
-		b = nb_of(e, x->u.sel.b, depth + 1);
-		return (NB){a.has_lo && b.has_lo, a.has_hi && b.has_hi, a.lo < b.lo ? a.lo : b.lo,
-			    a.hi > b.hi ? a.hi : b.hi};
+		return iv_union(nb_of(e, x->u.sel.a, depth + 1), nb_of(e, x->u.sel.b, depth + 1));
 	case EX_CAST:
 		/* widening integer casts keep the value */
 		if (!dtype_is_int(x->u.un.a->dtype) ||
 		    dtype_bits(x->u.un.a->dtype) > dtype_bits(x->dtype) ||
 		    dtype_is_signed(x->u.un.a->dtype) != dtype_is_signed(x->dtype))
-			return nb_none;
+			return iv_unbounded();
 		return nb_of(e, x->u.un.a, depth + 1);
 	case EX_FLOAT:
 	case EX_NOT:
 	case EX_LOAD:
 	case EX_UNDEF:
 	case EX_LET:
-		return nb_none;
+		return iv_unbounded();
 	case EX_COUNT:
 		break;
 	}
 	abort();
 }
 
-static NB refine_bounds(RgEnv *e, const Expr *x, NB r);
+static Interval refine_bounds(RgEnv *e, const Expr *x, Interval r);
 
 bool rg_num_bounds(RgEnv *e, const Expr *x, int64_t *lo, int64_t *hi)
 {
-	NB r = refine_bounds(e, x, nb_of(e, x, 0));
-	*lo = r.lo;
-	*hi = r.hi;
-	return nb_full(r);
+	Interval r = refine_bounds(e, x, nb_of(e, x, 0));
+	*lo = iv_has_lo(r) ? (int64_t)r.lo : 0;
+	*hi = iv_has_hi(r) ? (int64_t)r.hi : 0;
+	return iv_has_lo(r) && iv_has_hi(r);
 }
 
 bool rg_upper_bound(RgEnv *e, const Expr *x, int64_t *hi)
 {
-	NB r = refine_bounds(e, x, nb_of(e, x, 0));
-	*hi = r.hi;
-	return r.has_hi;
+	Interval r = refine_bounds(e, x, nb_of(e, x, 0));
+	*hi = iv_has_hi(r) ? (int64_t)r.hi : 0;
+	return iv_has_hi(r);
 }
 
 /* ---------- linear forms ---------- */
@@ -502,23 +442,24 @@ static Expr *lin_expr(Arena *a, const Lin *l, DType t)
 	return acc;
 }
 
-static NB lin_nb(RgEnv *e, const Lin *l)
+static Interval lin_nb(RgEnv *e, const Lin *l)
 {
-	NB sum = nb_point(l->k);
+	Interval sum = rg_clip(iv_point(l->k));
 	for (int i = 0; i < l->n; i++) {
-		NB t = nb_scale(nb_of(e, l->atom[i], 0), l->coef[i]);
-		sum = nb_check((NB){sum.has_lo && t.has_lo, sum.has_hi && t.has_hi, sum.lo + t.lo,
-				    sum.hi + t.hi});
+		Interval t = rg_clip(iv_mul(nb_of(e, l->atom[i], 0), iv_point(l->coef[i])));
+		sum = rg_clip(iv_add(sum, t));
 	}
 	return sum;
 }
 
 static bool lin_num_bounds(RgEnv *e, const Lin *l, int64_t *lo, int64_t *hi)
 {
-	NB r = lin_nb(e, l);
-	*lo = r.lo;
-	*hi = r.hi;
-	return nb_full(r);
+	Interval r = lin_nb(e, l);
+	if (!iv_has_lo(r) || !iv_has_hi(r))
+		return false;
+	*lo = (int64_t)r.lo;
+	*hi = (int64_t)r.hi;
+	return true;
 }
 
 static Lin lin_of(RgEnv *e, Expr *x);
@@ -529,7 +470,7 @@ static Expr *simplify_cond(RgEnv *e, Expr *x);
  * the form with either arm in its place bounds it too (and max gives
  * lower bounds; negative coefficients swap them). The extent of a
  * clamped region, T.min(base + 1, n) - base, is then at most 1. */
-static NB refine_bounds(RgEnv *e, const Expr *x, NB r)
+static Interval refine_bounds(RgEnv *e, const Expr *x, Interval r)
 {
 	if (!dtype_is_int(x->dtype))
 		return r;
@@ -551,15 +492,11 @@ static NB refine_bounds(RgEnv *e, const Expr *x, NB r)
 			Lin sub = lin_combine(rest, &arm, 1);
 			if (sub.bad)
 				continue;
-			NB t = lin_nb(e, &sub);
-			if (upper && t.has_hi && (!r.has_hi || t.hi < r.hi)) {
-				r.has_hi = true;
+			Interval t = lin_nb(e, &sub);
+			if (upper && iv_has_hi(t) && t.hi < r.hi)
 				r.hi = t.hi;
-			}
-			if (!upper && t.has_lo && (!r.has_lo || t.lo > r.lo)) {
-				r.has_lo = true;
+			if (!upper && iv_has_lo(t) && t.lo > r.lo)
 				r.lo = t.lo;
-			}
 		}
 	}
 	return r;
@@ -704,10 +641,10 @@ static Lin lin_minmax(RgEnv *e, Expr *x)
 	Lin d = lin_combine(la, &lb, -1);
 	bool is_min = x->u.bin.op == OP_MIN;
 	if (!d.bad) {
-		NB r = lin_nb(e, &d);
-		if (r.has_hi && r.hi <= 0) /* a <= b */
+		Interval r = lin_nb(e, &d);
+		if (iv_compare(OP_LE, r, iv_point(0)) == IV_TRUE) /* a <= b */
 			return is_min ? la : lb;
-		if (r.has_lo && r.lo >= 0) /* a >= b */
+		if (iv_compare(OP_GE, r, iv_point(0)) == IV_TRUE) /* a >= b */
 			return is_min ? lb : la;
 		int64_t v;
 		if (lin_sym_bound(e, &d, true, &v) && v <= 0)
@@ -809,26 +746,6 @@ static Lin lin_of(RgEnv *e, Expr *x)
 	abort();
 }
 
-static bool compare_holds(BinOp op, NB r, bool *value)
-{
-	/* the difference a - b lies in [lo, hi]; an unknown side never
-	 * decides */
-	int64_t lo = r.has_lo ? r.lo : -RG_BIG * 4, hi = r.has_hi ? r.hi : RG_BIG * 4;
-	switch (op) {
-	case OP_LT: if (hi < 0) { *value = true; return true; } if (lo >= 0) { *value = false; return true; } return false;
-	case OP_LE: if (hi <= 0) { *value = true; return true; } if (lo > 0) { *value = false; return true; } return false;
-	case OP_GT: if (lo > 0) { *value = true; return true; } if (hi <= 0) { *value = false; return true; } return false;
-	case OP_GE: if (lo >= 0) { *value = true; return true; } if (hi < 0) { *value = false; return true; } return false;
-	case OP_EQ: if (lo == 0 && hi == 0) { *value = true; return true; } if (lo > 0 || hi < 0) { *value = false; return true; } return false;
-	case OP_NE: if (lo == 0 && hi == 0) { *value = false; return true; } if (lo > 0 || hi < 0) { *value = true; return true; } return false;
-	case OP_ADD: case OP_SUB: case OP_MUL: case OP_DIV: case OP_FLOORDIV:
-	case OP_FLOORMOD: case OP_MIN: case OP_MAX: case OP_AND: case OP_OR:
-	case OP_COUNT:
-		break;
-	}
-	return false;
-}
-
 static Expr *simplify_cond(RgEnv *e, Expr *x)
 {
 	if (x->kind != EX_BIN || !binop_is_compare(x->u.bin.op) ||
@@ -838,9 +755,10 @@ static Expr *simplify_cond(RgEnv *e, Expr *x)
 	if (la.bad || lb.bad)
 		return x;
 	Lin d = lin_combine(la, &lb, -1);
-	bool v;
-	if (!d.bad && compare_holds(x->u.bin.op, lin_nb(e, &d), &v))
-		return ir_bool(e->a, v);
+	/* a op b  ==  (a - b) op 0 */
+	IvTruth v = d.bad ? IV_UNKNOWN : iv_compare(x->u.bin.op, lin_nb(e, &d), iv_point(0));
+	if (v != IV_UNKNOWN)
+		return ir_bool(e->a, v == IV_TRUE);
 	return ir_bin(e->a, x->u.bin.op, lin_expr(e->a, &la, x->u.bin.a->dtype),
 		      lin_expr(e->a, &lb, x->u.bin.b->dtype), x->span);
 }

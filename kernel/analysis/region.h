@@ -11,6 +11,7 @@
 #define VS_REWRITES_REGION_H
 
 #include "kernel/analysis/access.h"
+#include "kernel/analysis/interval.h"
 #include "kernel/obligation.h"
 
 /* A variable the analysis knows: a loop (min, extent) or a let (value).
