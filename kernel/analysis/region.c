@@ -8,22 +8,13 @@
 #include <string.h>
 
 /* Numbers beyond this are not reasoned about (no overflow in int64). */
-#define RG_BIG (INT64_C(1) << 40)
-#define LIN_MAX 12
+#define RG_BIG AFFINE_BIG
+#define LIN_MAX 12 /* terms of a linear form */
 
 static const Span no_span;
 
-static bool small(int64_t v) { return v > -RG_BIG && v < RG_BIG; }
-
-static int64_t fdiv(int64_t a, int64_t b)
-{
-	int64_t q = a / b;
-	if ((a % b != 0) && ((a < 0) != (b < 0)))
-		q--;
-	return q;
-}
-
-static int64_t fmod64(int64_t a, int64_t b) { return a - b * fdiv(a, b); }
+static int64_t fdiv(int64_t a, int64_t b) { return (int64_t)iv_fdiv(a, b); }
+static int64_t fmod64(int64_t a, int64_t b) { return (int64_t)iv_fmod(a, b); }
 
 /* ---------- environment ---------- */
 
@@ -174,47 +165,7 @@ bool rg_has_relaxed(const RgEnv *e, const Expr *x)
 
 /* ---------- structural identity ---------- */
 
-bool rg_same(const Expr *x, const Expr *y)
-{
-	if (x == y)
-		return true;
-	if (x->kind != y->kind)
-		return false;
-	switch (x->kind) {
-	case EX_INT:
-		return x->u.ival == y->u.ival && (x->dtype == DT_BOOL) == (y->dtype == DT_BOOL);
-	case EX_FLOAT:
-		return memcmp(&x->u.fval, &y->u.fval, sizeof(double)) == 0 && x->dtype == y->dtype;
-	case EX_VAR:
-		return x->u.var == y->u.var;
-	case EX_BIN:
-		return x->u.bin.op == y->u.bin.op && rg_same(x->u.bin.a, y->u.bin.a) &&
-		       rg_same(x->u.bin.b, y->u.bin.b);
-	case EX_NOT:
-	case EX_NEG:
-		return rg_same(x->u.un.a, y->u.un.a);
-	case EX_CAST:
-		return x->dtype == y->dtype && rg_same(x->u.un.a, y->u.un.a);
-	case EX_SELECT:
-		return rg_same(x->u.sel.cond, y->u.sel.cond) && rg_same(x->u.sel.a, y->u.sel.a) &&
-		       rg_same(x->u.sel.b, y->u.sel.b);
-	case EX_LOAD:
-		if (x->u.load.buf != y->u.load.buf || x->u.load.nidx != y->u.load.nidx)
-			return false;
-		for (int i = 0; i < x->u.load.nidx; i++)
-			if (!rg_same(x->u.load.idx[i], y->u.load.idx[i]))
-				return false;
-		return true;
-	case EX_UNDEF:
-		return false; /* two occurrences are different values */
-	case EX_LET:
-		return x->u.let.var == y->u.let.var && rg_same(x->u.let.value, y->u.let.value) &&
-		       rg_same(x->u.let.body, y->u.let.body);
-	case EX_COUNT:
-		break;
-	}
-	abort();
-}
+bool rg_same(const Expr *x, const Expr *y) { return affine_same_atom(x, y); }
 
 /* ---------- numeric bounds ---------- */
 
@@ -334,125 +285,21 @@ bool rg_upper_bound(RgEnv *e, const Expr *x, int64_t *hi)
 
 /* ---------- linear forms ---------- */
 
-typedef struct Lin {
-	int n;
-	Expr *atom[LIN_MAX];
-	int64_t coef[LIN_MAX];
-	int64_t k;
-	bool bad; /* too many terms or too large numbers */
-} Lin;
-
-static Lin lin_const(int64_t k)
-{
-	Lin l;
-	memset(&l, 0, sizeof l);
-	l.k = k;
-	l.bad = !small(k);
-	return l;
-}
-
-static void lin_add_term(Lin *l, Expr *atom, int64_t coef)
-{
-	if (coef == 0)
-		return;
-	for (int i = 0; i < l->n; i++)
-		if (rg_same(l->atom[i], atom)) {
-			l->coef[i] += coef;
-			if (!small(l->coef[i]))
-				l->bad = true;
-			if (l->coef[i] == 0) {
-				memmove(&l->atom[i], &l->atom[i + 1], sizeof(Expr *) * (size_t)(l->n - i - 1));
-				memmove(&l->coef[i], &l->coef[i + 1], sizeof(int64_t) * (size_t)(l->n - i - 1));
-				l->n--;
-			}
-			return;
-		}
-	if (l->n == LIN_MAX) {
-		l->bad = true;
-		return;
-	}
-	l->atom[l->n] = atom;
-	l->coef[l->n] = coef;
-	l->n++;
-}
-
-static Lin lin_atom(Expr *atom)
-{
-	Lin l = lin_const(0);
-	lin_add_term(&l, atom, 1);
-	return l;
-}
-
-/* x + sign * y */
-static Lin lin_combine(Lin x, const Lin *y, int64_t sign)
-{
-	x.bad |= y->bad;
-	x.k += sign * y->k;
-	if (!small(x.k))
-		x.bad = true;
-	for (int i = 0; i < y->n && !x.bad; i++)
-		lin_add_term(&x, y->atom[i], sign * y->coef[i]);
-	return x;
-}
-
-static Lin lin_scale(Lin x, int64_t c)
-{
-	if (c == 0)
-		return lin_const(0);
-	if (!small(c) || (x.k != 0 && llabs(x.k) > RG_BIG / llabs(c)))
-		x.bad = true;
-	else
-		x.k *= c;
-	for (int i = 0; i < x.n; i++) {
-		if (llabs(x.coef[i]) > RG_BIG / llabs(c))
-			x.bad = true;
-		else
-			x.coef[i] *= c;
-	}
-	return x;
-}
+/* Region's forms hold at most LIN_MAX terms (a larger sum stays an
+ * atom). */
+static Affine lin_const(int64_t k) { return affine_const(k, LIN_MAX); }
+static Affine lin_atom(Expr *atom) { return affine_atom(atom, LIN_MAX); }
 
 static Expr *lit(Arena *a, int64_t v, DType t)
 {
 	return ir_int(a, v, dtype_is_int(t) ? t : DT_INT32, no_span);
 }
 
-/* sum of terms, positive ones first, then the constant */
-static Expr *lin_expr(Arena *a, const Lin *l, DType t)
-{
-	Expr *acc = NULL;
-	for (int pass = 0; pass < 2; pass++)
-		for (int i = 0; i < l->n; i++) {
-			int64_t c = l->coef[i];
-			if ((pass == 0) != (c > 0))
-				continue;
-			int64_t m = c < 0 ? -c : c;
-			Expr *term = m == 1 ? l->atom[i] : ir_mul(a, l->atom[i], lit(a, m, t));
-			if (!acc)
-				acc = c > 0 ? term : ir_neg(a, term, no_span);
-			else
-				acc = c > 0 ? ir_add(a, acc, term) : ir_sub(a, acc, term);
-		}
-	if (!acc)
-		return lit(a, l->k, t);
-	if (l->k > 0)
-		acc = ir_add(a, acc, lit(a, l->k, t));
-	else if (l->k < 0)
-		acc = ir_sub(a, acc, lit(a, -l->k, t));
-	return acc;
-}
+static Interval atom_nb(void *env, const Expr *atom) { return nb_of(env, atom, 0); }
 
-static Interval lin_nb(RgEnv *e, const Lin *l)
-{
-	Interval sum = rg_clip(iv_point(l->k));
-	for (int i = 0; i < l->n; i++) {
-		Interval t = rg_clip(iv_mul(nb_of(e, l->atom[i], 0), iv_point(l->coef[i])));
-		sum = rg_clip(iv_add(sum, t));
-	}
-	return sum;
-}
+static Interval lin_nb(RgEnv *e, const Affine *l) { return affine_range(l, atom_nb, e); }
 
-static bool lin_num_bounds(RgEnv *e, const Lin *l, int64_t *lo, int64_t *hi)
+static bool lin_num_bounds(RgEnv *e, const Affine *l, int64_t *lo, int64_t *hi)
 {
 	Interval r = lin_nb(e, l);
 	if (!iv_has_lo(r) || !iv_has_hi(r))
@@ -462,7 +309,7 @@ static bool lin_num_bounds(RgEnv *e, const Lin *l, int64_t *lo, int64_t *hi)
 	return true;
 }
 
-static Lin lin_of(RgEnv *e, Expr *x);
+static Affine lin_of(RgEnv *e, Expr *x);
 static Expr *simplify_cond(RgEnv *e, Expr *x);
 
 /* Tighter bounds through min and max in x's linear form: with a positive
@@ -474,7 +321,7 @@ static Interval refine_bounds(RgEnv *e, const Expr *x, Interval r)
 {
 	if (!dtype_is_int(x->dtype))
 		return r;
-	Lin l = lin_of(e, (Expr *)x);
+	Affine l = lin_of(e, (Expr *)x);
 	if (l.bad)
 		return r;
 	for (int i = 0; i < l.n; i++) {
@@ -482,14 +329,10 @@ static Interval refine_bounds(RgEnv *e, const Expr *x, Interval r)
 		if (at->kind != EX_BIN || (at->u.bin.op != OP_MIN && at->u.bin.op != OP_MAX))
 			continue;
 		bool upper = (at->u.bin.op == OP_MIN) == (l.coef[i] > 0);
-		Lin rest = l;
-		rest.atom[i] = rest.atom[rest.n - 1];
-		rest.coef[i] = rest.coef[rest.n - 1];
-		rest.n--;
 		Expr *arms[2] = {at->u.bin.a, at->u.bin.b};
 		for (int k = 0; k < 2; k++) {
-			Lin arm = lin_scale(lin_of(e, arms[k]), l.coef[i]);
-			Lin sub = lin_combine(rest, &arm, 1);
+			Affine arm = lin_of(e, arms[k]);
+			Affine sub = affine_substitute(l, i, &arm);
 			if (sub.bad)
 				continue;
 			Interval t = lin_nb(e, &sub);
@@ -504,15 +347,15 @@ static Interval refine_bounds(RgEnv *e, const Expr *x, Interval r)
 
 /* (q*c + r) split: terms whose coefficient c divides go to q, the rest
  * (with the constant's remainder) to r. */
-static void lin_split(const Lin *l, int64_t c, Lin *q, Lin *r)
+static void lin_split(const Affine *l, int64_t c, Affine *q, Affine *r)
 {
 	*q = lin_const(fdiv(l->k, c));
 	*r = lin_const(fmod64(l->k, c));
 	for (int i = 0; i < l->n; i++) {
 		if (l->coef[i] % c == 0)
-			lin_add_term(q, l->atom[i], l->coef[i] / c);
+			affine_add_term(q, l->atom[i], l->coef[i] / c);
 		else
-			lin_add_term(r, l->atom[i], l->coef[i]);
+			affine_add_term(r, l->atom[i], l->coef[i]);
 	}
 }
 
@@ -530,7 +373,7 @@ static int64_t gcd64(int64_t a, int64_t b)
 
 static int64_t mod_step(RgEnv *e, const Expr *x, int64_t c)
 {
-	Lin l = lin_of(e, (Expr *)x);
+	Affine l = lin_of(e, (Expr *)x);
 	if (l.bad)
 		return 1;
 	int64_t g = gcd64(l.k, c);
@@ -545,19 +388,19 @@ static int64_t mod_step(RgEnv *e, const Expr *x, int64_t c)
  * a % c is a multiple of g at most c - g. This is the fuse-then-split
  * case: (4*xo + ii) // 4096 with ii < 4 is (4*xo) // 4096 for every ii.
  * The largest such g wins; false if there is none (g > 1). */
-static bool lin_gcd_split(RgEnv *e, const Lin *r, int64_t c, Lin *a, Lin *b)
+static bool lin_gcd_split(RgEnv *e, const Affine *r, int64_t c, Affine *a, Affine *b)
 {
 	int64_t best = 1;
 	for (int i = 0; i < r->n; i++) {
 		int64_t g = gcd64(r->coef[i], c);
 		if (g <= best)
 			continue;
-		Lin x = lin_const(r->k - r->k % g), y = lin_const(r->k % g);
+		Affine x = lin_const(r->k - r->k % g), y = lin_const(r->k % g);
 		for (int j = 0; j < r->n; j++)
 			if (r->coef[j] % g == 0)
-				lin_add_term(&x, r->atom[j], r->coef[j]);
+				affine_add_term(&x, r->atom[j], r->coef[j]);
 			else
-				lin_add_term(&y, r->atom[j], r->coef[j]);
+				affine_add_term(&y, r->atom[j], r->coef[j]);
 		int64_t lo, hi;
 		if (x.n && lin_num_bounds(e, &y, &lo, &hi) && lo >= 0 && hi < g) {
 			best = g;
@@ -568,62 +411,62 @@ static bool lin_gcd_split(RgEnv *e, const Lin *r, int64_t c, Lin *a, Lin *b)
 	return best > 1;
 }
 
-static Lin lin_floordiv(RgEnv *e, const Lin *l, int64_t c, DType t)
+static Affine lin_floordiv(RgEnv *e, const Affine *l, int64_t c, DType t)
 {
-	Lin q, r;
+	Affine q, r;
 	lin_split(l, c, &q, &r);
 	int64_t lo, hi;
 	if (r.n == 0)
 		return q; /* r is the constant remainder in [0, c) */
 	if (lin_num_bounds(e, &r, &lo, &hi) && fdiv(lo, c) == fdiv(hi, c)) {
-		Lin m = lin_const(fdiv(lo, c));
-		return lin_combine(q, &m, 1);
+		Affine m = lin_const(fdiv(lo, c));
+		return affine_combine(q, &m, 1);
 	}
-	Lin ga, gb;
+	Affine ga, gb;
 	if (lin_gcd_split(e, &r, c, &ga, &gb))
 		r = ga;
-	Lin d = lin_atom(ir_bin(e->a, OP_FLOORDIV, lin_expr(e->a, &r, t), lit(e->a, c, t), no_span));
-	return lin_combine(q, &d, 1);
+	Affine d = lin_atom(ir_bin(e->a, OP_FLOORDIV, affine_expr_sorted(e->a, &r, t), lit(e->a, c, t), no_span));
+	return affine_combine(q, &d, 1);
 }
 
-static Lin lin_floormod(RgEnv *e, const Lin *l, int64_t c, DType t)
+static Affine lin_floormod(RgEnv *e, const Affine *l, int64_t c, DType t)
 {
-	Lin q, r;
+	Affine q, r;
 	lin_split(l, c, &q, &r);
 	int64_t lo, hi;
 	if (r.n == 0)
 		return r;
 	if (lin_num_bounds(e, &r, &lo, &hi) && fdiv(lo, c) == fdiv(hi, c)) {
-		Lin m = lin_const(-c * fdiv(lo, c));
-		return lin_combine(r, &m, 1);
+		Affine m = lin_const(-c * fdiv(lo, c));
+		return affine_combine(r, &m, 1);
 	}
-	Lin ga, gb;
+	Affine ga, gb;
 	if (lin_gcd_split(e, &r, c, &ga, &gb)) {
-		Lin m = lin_atom(ir_bin(e->a, OP_FLOORMOD, lin_expr(e->a, &ga, t), lit(e->a, c, t), no_span));
-		return lin_combine(m, &gb, 1);
+		Affine m = lin_atom(ir_bin(e->a, OP_FLOORMOD, affine_expr_sorted(e->a, &ga, t), lit(e->a, c, t), no_span));
+		return affine_combine(m, &gb, 1);
 	}
-	return lin_atom(ir_bin(e->a, OP_FLOORMOD, lin_expr(e->a, &r, t), lit(e->a, c, t), no_span));
+	return lin_atom(ir_bin(e->a, OP_FLOORMOD, affine_expr_sorted(e->a, &r, t), lit(e->a, c, t), no_span));
 }
 
 /* Upper (or lower) bound of l as a constant after replacing each loop
  * variable by its symbolic last (or first) value once: j + 1 - n <= 0
  * when j runs below n. */
-static bool lin_sym_bound(RgEnv *e, const Lin *l, bool upper, int64_t *out)
+static bool lin_sym_bound(RgEnv *e, const Affine *l, bool upper, int64_t *out)
 {
-	Lin r = lin_const(l->k);
+	Affine r = lin_const(l->k);
 	for (int i = 0; i < l->n; i++) {
 		Expr *a = l->atom[i];
 		const RgVar *v = a->kind == EX_VAR ? rg_lookup(e, a->u.var) : NULL;
 		if (!v || !v->min || an_expr_has_load(v->min) || an_expr_has_load(v->extent)) {
-			lin_add_term(&r, a, l->coef[i]);
+			affine_add_term(&r, a, l->coef[i]);
 			continue;
 		}
 		bool take_last = (l->coef[i] > 0) == upper;
 		Expr *end = take_last ? ir_sub(e->a, ir_add(e->a, v->min, v->extent),
 					       ir_int(e->a, 1, a->dtype, no_span))
 				      : v->min;
-		Lin t = lin_of(e, end);
-		r = lin_combine(r, &t, l->coef[i]);
+		Affine t = lin_of(e, end);
+		r = affine_combine(r, &t, l->coef[i]);
 		if (r.bad)
 			return false;
 	}
@@ -633,12 +476,12 @@ static bool lin_sym_bound(RgEnv *e, const Lin *l, bool upper, int64_t *out)
 	return true;
 }
 
-static Lin lin_minmax(RgEnv *e, Expr *x)
+static Affine lin_minmax(RgEnv *e, Expr *x)
 {
-	Lin la = lin_of(e, x->u.bin.a), lb = lin_of(e, x->u.bin.b);
+	Affine la = lin_of(e, x->u.bin.a), lb = lin_of(e, x->u.bin.b);
 	if (la.bad || lb.bad)
 		return lin_atom(x);
-	Lin d = lin_combine(la, &lb, -1);
+	Affine d = affine_combine(la, &lb, -1);
 	bool is_min = x->u.bin.op == OP_MIN;
 	if (!d.bad) {
 		Interval r = lin_nb(e, &d);
@@ -652,25 +495,17 @@ static Lin lin_minmax(RgEnv *e, Expr *x)
 		if (lin_sym_bound(e, &d, false, &v) && v >= 0)
 			return is_min ? lb : la;
 	}
-	Expr *r = ir_bin(e->a, x->u.bin.op, lin_expr(e->a, &la, x->dtype),
-			 lin_expr(e->a, &lb, x->dtype), x->span);
+	Expr *r = ir_bin(e->a, x->u.bin.op, affine_expr_sorted(e->a, &la, x->dtype),
+			 affine_expr_sorted(e->a, &lb, x->dtype), x->span);
 	r->dtype = x->dtype;
 	return lin_atom(r);
 }
 
-static bool lin_is_const(const Lin *l, int64_t *k)
-{
-	if (l->bad || l->n)
-		return false;
-	*k = l->k;
-	return true;
-}
-
-static Lin lin_of(RgEnv *e, Expr *x)
+static Affine lin_of(RgEnv *e, Expr *x)
 {
 	if (!dtype_is_int(x->dtype))
 		return lin_atom(x);
-	Lin la, lb;
+	Affine la, lb;
 	int64_t c;
 	switch (x->kind) {
 	case EX_INT:
@@ -679,25 +514,25 @@ static Lin lin_of(RgEnv *e, Expr *x)
 		return lin_atom(x);
 	case EX_NEG:
 		la = lin_of(e, x->u.un.a);
-		return la.bad ? lin_atom(x) : lin_scale(la, -1);
+		return la.bad ? lin_atom(x) : affine_scale(la, -1);
 	case EX_BIN:
 		switch (x->u.bin.op) {
 		case OP_ADD:
 		case OP_SUB:
 			la = lin_of(e, x->u.bin.a);
 			lb = lin_of(e, x->u.bin.b);
-			la = lin_combine(la, &lb, x->u.bin.op == OP_ADD ? 1 : -1);
+			la = affine_combine(la, &lb, x->u.bin.op == OP_ADD ? 1 : -1);
 			return la.bad ? lin_atom(x) : la;
 		case OP_MUL:
 			la = lin_of(e, x->u.bin.a);
 			lb = lin_of(e, x->u.bin.b);
-			if (lin_is_const(&lb, &c))
-				la = lin_scale(la, c);
-			else if (lin_is_const(&la, &c))
-				la = lin_scale(lb, c);
+			if (affine_is_const(&lb, &c))
+				la = affine_scale(la, c);
+			else if (affine_is_const(&la, &c))
+				la = affine_scale(lb, c);
 			else
-				return lin_atom(ir_mul(e->a, lin_expr(e->a, &la, x->dtype),
-						       lin_expr(e->a, &lb, x->dtype)));
+				return lin_atom(ir_mul(e->a, affine_expr_sorted(e->a, &la, x->dtype),
+						       affine_expr_sorted(e->a, &lb, x->dtype)));
 			return la.bad ? lin_atom(x) : la;
 		case OP_FLOORDIV:
 		case OP_FLOORMOD:
@@ -705,14 +540,14 @@ static Lin lin_of(RgEnv *e, Expr *x)
 			lb = lin_of(e, x->u.bin.b);
 			if (la.bad || lb.bad)
 				return lin_atom(x);
-			if (lin_is_const(&lb, &c) && c > 0) {
+			if (affine_is_const(&lb, &c) && c > 0) {
 				la = x->u.bin.op == OP_FLOORDIV ? lin_floordiv(e, &la, c, x->dtype)
 								: lin_floormod(e, &la, c, x->dtype);
 				return la.bad ? lin_atom(x) : la;
 			}
 			{
-				Expr *r = ir_bin(e->a, x->u.bin.op, lin_expr(e->a, &la, x->dtype),
-						 lin_expr(e->a, &lb, x->dtype), x->span);
+				Expr *r = ir_bin(e->a, x->u.bin.op, affine_expr_sorted(e->a, &la, x->dtype),
+						 affine_expr_sorted(e->a, &lb, x->dtype), x->span);
 				r->dtype = x->dtype;
 				return lin_atom(r);
 			}
@@ -751,16 +586,16 @@ static Expr *simplify_cond(RgEnv *e, Expr *x)
 	if (x->kind != EX_BIN || !binop_is_compare(x->u.bin.op) ||
 	    !dtype_is_int(x->u.bin.a->dtype) || !dtype_is_int(x->u.bin.b->dtype))
 		return x;
-	Lin la = lin_of(e, x->u.bin.a), lb = lin_of(e, x->u.bin.b);
+	Affine la = lin_of(e, x->u.bin.a), lb = lin_of(e, x->u.bin.b);
 	if (la.bad || lb.bad)
 		return x;
-	Lin d = lin_combine(la, &lb, -1);
+	Affine d = affine_combine(la, &lb, -1);
 	/* a op b  ==  (a - b) op 0 */
 	IvTruth v = d.bad ? IV_UNKNOWN : iv_compare(x->u.bin.op, lin_nb(e, &d), iv_point(0));
 	if (v != IV_UNKNOWN)
 		return ir_bool(e->a, v == IV_TRUE);
-	return ir_bin(e->a, x->u.bin.op, lin_expr(e->a, &la, x->u.bin.a->dtype),
-		      lin_expr(e->a, &lb, x->u.bin.b->dtype), x->span);
+	return ir_bin(e->a, x->u.bin.op, affine_expr_sorted(e->a, &la, x->u.bin.a->dtype),
+		      affine_expr_sorted(e->a, &lb, x->u.bin.b->dtype), x->span);
 }
 
 Expr *rg_simplify(RgEnv *e, Expr *x)
@@ -769,10 +604,10 @@ Expr *rg_simplify(RgEnv *e, Expr *x)
 		return simplify_cond(e, x);
 	if (!dtype_is_int(x->dtype))
 		return x;
-	Lin l = lin_of(e, x);
+	Affine l = lin_of(e, x);
 	if (l.bad)
 		return x;
-	Expr *r = lin_expr(e->a, &l, x->dtype);
+	Expr *r = affine_expr_sorted(e->a, &l, x->dtype);
 	return r;
 }
 
@@ -788,10 +623,10 @@ Expr *rg_max(RgEnv *e, Expr *x, Expr *y)
 
 bool rg_equal(RgEnv *e, Expr *x, Expr *y)
 {
-	Lin lx = lin_of(e, x), ly = lin_of(e, y);
+	Affine lx = lin_of(e, x), ly = lin_of(e, y);
 	if (lx.bad || ly.bad)
 		return rg_same(x, y);
-	Lin d = lin_combine(lx, &ly, -1);
+	Affine d = affine_combine(lx, &ly, -1);
 	return !d.bad && d.n == 0 && d.k == 0;
 }
 
@@ -869,7 +704,7 @@ static void apply_guards(RgEnv *e, Expr *x, Expr **lo, Expr **hi)
 {
 	if (!e->nguards)
 		return;
-	Lin lx = lin_of(e, x);
+	Affine lx = lin_of(e, x);
 	if (lx.bad)
 		return;
 	for (int g = 0; g < e->nguards; g++) {
@@ -880,10 +715,10 @@ static void apply_guards(RgEnv *e, Expr *x, Expr **lo, Expr **hi)
 			BinOp op = side ? flip_compare(c->u.bin.op) : c->u.bin.op;
 			if (rg_has_relaxed(e, K) || an_expr_has_load(K))
 				continue;
-			Lin le = lin_of(e, E);
+			Affine le = lin_of(e, E);
 			if (le.bad)
 				continue;
-			Lin d = lin_combine(le, &lx, -1);
+			Affine d = affine_combine(le, &lx, -1);
 			if (d.bad || d.n)
 				continue;
 			clamp_by(e, op, K, d.k, lo, hi);
@@ -896,7 +731,7 @@ static bool sym_bin(RgEnv *e, Expr *x, Expr **lo, Expr **hi, int depth)
 	Arena *a = e->a;
 	Expr *al, *ah, *bl, *bh;
 	int64_t c;
-	Lin lb;
+	Affine lb;
 	switch (x->u.bin.op) {
 	case OP_ADD:
 	case OP_SUB:
@@ -914,11 +749,11 @@ static bool sym_bin(RgEnv *e, Expr *x, Expr **lo, Expr **hi, int depth)
 	case OP_MUL: {
 		Expr *var = x->u.bin.a, *k = x->u.bin.b;
 		lb = lin_of(e, k);
-		if (!lin_is_const(&lb, &c)) {
+		if (!affine_is_const(&lb, &c)) {
 			var = x->u.bin.b;
 			k = x->u.bin.a;
 			lb = lin_of(e, k);
-			if (!lin_is_const(&lb, &c))
+			if (!affine_is_const(&lb, &c))
 				return false;
 		}
 		if (!sym_bounds(e, var, &al, &ah, depth + 1))
@@ -931,7 +766,7 @@ static bool sym_bin(RgEnv *e, Expr *x, Expr **lo, Expr **hi, int depth)
 	case OP_FLOORDIV:
 	case OP_FLOORMOD:
 		lb = lin_of(e, x->u.bin.b);
-		if (!lin_is_const(&lb, &c) || c <= 0)
+		if (!affine_is_const(&lb, &c) || c <= 0)
 			return false;
 		if (!sym_bounds(e, x->u.bin.a, &al, &ah, depth + 1))
 			return false;
@@ -1179,10 +1014,10 @@ void rg_access_box(RgEnv *env, const Stmt *s, const Buffer *buf, bool writes, Rg
 
 bool rg_linear(RgEnv *e, Expr *x, int n, Var *const *vars, int64_t *coef, Expr **rest)
 {
-	Lin l = lin_of(e, x);
+	Affine l = lin_of(e, x);
 	if (l.bad)
 		return false;
-	Lin r = lin_const(l.k);
+	Affine r = lin_const(l.k);
 	for (int i = 0; i < n; i++)
 		coef[i] = 0;
 	for (int t = 0; t < l.n; t++) {
@@ -1197,8 +1032,8 @@ bool rg_linear(RgEnv *e, Expr *x, int n, Var *const *vars, int64_t *coef, Expr *
 		for (int i = 0; i < n; i++)
 			if (ir_expr_uses_var(l.atom[t], vars[i]))
 				return false;
-		lin_add_term(&r, l.atom[t], l.coef[t]);
+		affine_add_term(&r, l.atom[t], l.coef[t]);
 	}
-	*rest = lin_expr(e->a, &r, x->dtype);
+	*rest = affine_expr_sorted(e->a, &r, x->dtype);
 	return true;
 }
