@@ -35,13 +35,13 @@ bool affine_same_atom(const Expr *x, const Expr *y)
 {
 	if (x == y)
 		return true;
-	if (x->kind != y->kind)
-		return false;
+	if (x->kind != y->kind || x->dtype != y->dtype)
+		return false; /* int32 i + 1 and int64 i + 1 differ once i + 1 wraps */
 	switch (x->kind) {
 	case EX_INT:
-		return x->u.ival == y->u.ival && (x->dtype == DT_BOOL) == (y->dtype == DT_BOOL);
+		return x->u.ival == y->u.ival;
 	case EX_FLOAT:
-		return memcmp(&x->u.fval, &y->u.fval, sizeof(double)) == 0 && x->dtype == y->dtype;
+		return memcmp(&x->u.fval, &y->u.fval, sizeof(double)) == 0;
 	case EX_VAR:
 		return x->u.var == y->u.var;
 	case EX_BIN:
@@ -51,7 +51,7 @@ bool affine_same_atom(const Expr *x, const Expr *y)
 	case EX_NEG:
 		return affine_same_atom(x->u.un.a, y->u.un.a);
 	case EX_CAST:
-		return x->dtype == y->dtype && affine_same_atom(x->u.un.a, y->u.un.a);
+		return affine_same_atom(x->u.un.a, y->u.un.a);
 	case EX_SELECT:
 		return affine_same_atom(x->u.sel.cond, y->u.sel.cond) &&
 		       affine_same_atom(x->u.sel.a, y->u.sel.a) &&
@@ -102,8 +102,9 @@ void affine_add_term(Affine *l, Expr *atom, int64_t coef)
 		return;
 	if (!small(coef))
 		l->bad = true;
+	AffineSame same = l->same ? l->same : affine_same_atom;
 	for (int i = 0; i < l->n; i++)
-		if (affine_same_atom(l->atom[i], atom)) {
+		if (same(l->atom[i], atom)) {
 			l->coef[i] += coef;
 			if (!small(l->coef[i]))
 				l->bad = true;
@@ -139,8 +140,11 @@ Affine affine_combine(Affine x, const Affine *y, int64_t sign)
 
 Affine affine_scale(Affine x, int64_t c)
 {
-	if (c == 0)
-		return affine_const(0, x.cap);
+	if (c == 0) {
+		Affine z = affine_const(0, x.cap);
+		z.same = x.same;
+		return z;
+	}
 	int64_t p;
 	if (small(c) && small_product(x.k, c, &p))
 		x.k = p;

@@ -12,19 +12,24 @@
 #define AFFINE_MAX_TERMS 32
 #define AFFINE_BIG (INT64_C(1) << 40) /* coefficients and constants stay below */
 
+typedef bool (*AffineSame)(const Expr *x, const Expr *y);
+
 /* Atoms with a zero coefficient are dropped; two atoms are one term when
- * affine_same_atom says so. `bad`: the form outgrew its limits (more than
- * `cap` terms, a number beyond AFFINE_BIG) and stands for nothing. */
+ * `same` says so (affine_same_atom when NULL). `bad`: the form outgrew
+ * its limits (more than `cap` terms, a number beyond AFFINE_BIG) and
+ * stands for nothing. */
 typedef struct Affine {
 	int n, cap;
 	Expr *atom[AFFINE_MAX_TERMS];
 	int64_t coef[AFFINE_MAX_TERMS];
 	int64_t k;
 	bool bad;
+	AffineSame same;
 } Affine;
 
-/* Structural equality with variables compared by identity; two
- * occurrences of T.undef() are never equal (they are two values). */
+/* Structural equality, dtypes included, with variables compared by
+ * identity; two occurrences of T.undef() are never equal (they are two
+ * values), the same node is equal to itself. */
 bool affine_same_atom(const Expr *x, const Expr *y);
 
 /* k alone, holding at most cap (<= AFFINE_MAX_TERMS) terms */

@@ -7,6 +7,7 @@
 
 #include <string.h>
 
+#include "kernel/analysis/affine.h"
 #include "kernel/analysis/index_map.h"
 
 #define MAX_TERMS 32
@@ -170,121 +171,47 @@ bool arith_range(const Bounds *b, const Expr *e, int64_t *lo, int64_t *hi)
 
 /* ---------- linear forms ---------- */
 
+/* A linear form (affine.h) and how many terms it had as written, to
+ * tell whether normalising helped. */
 typedef struct LinF {
-	int n;
-	Expr *atom[MAX_TERMS];
-	int64_t coef[MAX_TERMS];
-	int64_t c;
-	int nsyntax; /* terms as written, to tell whether normalising helped */
+	Affine f;
+	int nsyntax;
 } LinF;
 
-static bool lin_add_atom(LinF *l, Expr *atom, int64_t coef)
+/* arith's forms hold up to MAX_TERMS terms and merge atoms equal by
+ * ir_expr_equal, under which two T.undef() of one dtype are equal: x - x
+ * folds to 0 for an undef x. The candidate is wrong and the check refutes
+ * it (tests/test_simplify.c pins that refusal); affine_same_atom would
+ * not propose it. */
+static Affine arith_form(int64_t k)
 {
-	for (int i = 0; i < l->n; i++)
-		if (ir_expr_equal(l->atom[i], atom)) {
-			l->coef[i] += coef;
-			return true;
-		}
-	if (l->n == MAX_TERMS)
-		return false;
-	l->atom[l->n] = atom;
-	l->coef[l->n++] = coef;
-	return true;
+	Affine f = affine_const(k, MAX_TERMS);
+	f.same = ir_expr_equal;
+	return f;
 }
 
-static bool small(int64_t v) { return v > -BIG && v < BIG; }
+static LinF lin_empty(void) { return (LinF){arith_form(0), 0}; }
 
 /* l += k * e */
-static bool lin_acc(LinF *l, Expr *e, int64_t k, int depth)
+static bool lin_acc(LinF *l, Expr *e, int64_t k)
 {
-	int64_t c;
-	if (depth > 64)
-		return false;
-	if (an_const_int(e, &c)) {
-		if (!small(c) || !small(k * c))
-			return false;
-		l->c += k * c;
-		l->nsyntax++;
-		return true;
-	}
-	if (e->kind == EX_NEG)
-		return lin_acc(l, e->u.un.a, -k, depth + 1);
-	if (e->kind == EX_BIN && (e->u.bin.op == OP_ADD || e->u.bin.op == OP_SUB))
-		return lin_acc(l, e->u.bin.a, k, depth + 1) &&
-		       lin_acc(l, e->u.bin.b, e->u.bin.op == OP_ADD ? k : -k, depth + 1);
-	if (e->kind == EX_BIN && e->u.bin.op == OP_MUL) {
-		if (an_const_int(e->u.bin.a, &c) && small(c))
-			return lin_acc(l, e->u.bin.b, k * c, depth + 1);
-		if (an_const_int(e->u.bin.b, &c) && small(c))
-			return lin_acc(l, e->u.bin.a, k * c, depth + 1);
-	}
-	l->nsyntax++;
-	return lin_add_atom(l, e, k);
+	return affine_add_expr(&l->f, e, k, &l->nsyntax);
 }
 
 static bool lin_of(Expr *e, LinF *l)
 {
-	memset(l, 0, sizeof *l);
-	return dtype_is_int(e->dtype) && lin_acc(l, e, 1, 0);
+	*l = lin_empty();
+	return dtype_is_int(e->dtype) && lin_acc(l, e, 1);
 }
 
-static int lin_terms(const LinF *l)
-{
-	int n = l->c != 0;
-	for (int i = 0; i < l->n; i++)
-		n += l->coef[i] != 0;
-	return n;
-}
-
-/* The expression of a linear form, terms in order, `c * x` for c != 1.
- * Integer arithmetic wraps, so coefficients and the constant are taken
- * modulo the dtype: a literal always fits its dtype (and prints as what
- * it means). */
-static Expr *lin_expr(Arena *a, const LinF *l, DType t)
-{
-	Expr *sum = NULL;
-	for (int i = 0; i < l->n; i++) {
-		int64_t k = dtype_wrap_int(l->coef[i], t);
-		if (!k)
-			continue;
-		Expr *x = l->atom[i];
-		bool neg = k < 0 && k != INT64_MIN && sum && dtype_wrap_int(-k, t) == -k;
-		int64_t m = neg ? -k : k;
-		Expr *term = m == 1 ? x : ir_bin(a, OP_MUL, ir_int(a, m, t, nospan()), x, nospan());
-		if (m != 1)
-			term->dtype = t;
-		if (!sum)
-			sum = term;
-		else {
-			sum = ir_bin(a, neg ? OP_SUB : OP_ADD, sum, term, nospan());
-			sum->dtype = t;
-		}
-	}
-	int64_t c = dtype_wrap_int(l->c, t);
-	if (!sum)
-		return ir_int(a, c, t, nospan());
-	if (c) {
-		bool neg = c < 0 && c != INT64_MIN && dtype_wrap_int(-c, t) == -c;
-		sum = ir_bin(a, neg ? OP_SUB : OP_ADD, sum, ir_int(a, neg ? -c : c, t, nospan()),
-			     nospan());
-		sum->dtype = t;
-	}
-	return sum;
-}
+static Interval atom_range(void *b, const Expr *atom) { return expr_range(b, atom, 0); }
 
 /* The interval of a linear form, each atom over its own interval (on
  * mathematical integers: the form is already exact); unbounded when an
  * atom or the sum leaves (-2^40, 2^40). */
-static Interval lin_range(const Bounds *b, const LinF *l)
+static Interval lin_range(const Bounds *b, const Affine *l)
 {
-	Interval sum = iv_point(l->c);
-	for (int i = 0; i < l->n && iv_within(sum, BIG); i++) {
-		if (!l->coef[i])
-			continue;
-		Interval at = iv_clip(expr_range(b, l->atom[i], 0), BIG);
-		sum = iv_add(sum, iv_mul(iv_point(l->coef[i]), at));
-	}
-	return iv_clip(sum, BIG);
+	return affine_range(l, atom_range, (void *)b);
 }
 
 /* ---------- rules ---------- */
@@ -338,46 +265,42 @@ static Expr *mark(Simplifier *s, Expr *from, Expr *to)
 /* (Q*c + R) // c and % c */
 static Expr *divmod_rule(Simplifier *s, Expr *e, Expr *num, int64_t c)
 {
-	LinF l, q, r;
-	if (!lin_of(num, &l))
+	LinF lf;
+	if (!lin_of(num, &lf))
 		return e;
-	memset(&q, 0, sizeof q);
-	memset(&r, 0, sizeof r);
-	for (int i = 0; i < l.n; i++) {
-		if (!l.coef[i])
-			continue;
-		if (l.coef[i] % c == 0)
-			lin_add_atom(&q, l.atom[i], l.coef[i] / c);
-		else
-			lin_add_atom(&r, l.atom[i], l.coef[i]);
-	}
+	const Affine *l = &lf.f;
 	/* whole multiples of c leave the constant, keeping its sign:
 	 * (8*io + ii - 2) // 8 -> io + (ii - 2) // 8 */
-	int64_t k0 = l.c / c;
-	q.c = k0;
-	r.c = l.c - k0 * c;
+	int64_t k0 = l->k / c;
+	Affine q = arith_form(k0), r = arith_form(l->k - k0 * c);
+	for (int i = 0; i < l->n; i++) {
+		if (l->coef[i] % c == 0)
+			affine_add_term(&q, l->atom[i], l->coef[i] / c);
+		else
+			affine_add_term(&r, l->atom[i], l->coef[i]);
+	}
 	Interval rr = lin_range(s->bounds, &r);
 	bool is_div = e->u.bin.op == OP_FLOORDIV;
 	if (iv_is_bounded(rr) && iv_fdiv(rr.lo, c) == iv_fdiv(rr.hi, c)) {
 		int64_t k = fdiv((int64_t)rr.lo, c);
 		if (is_div) {
-			q.c += k;
-			return mark(s, e, lin_expr(s->a, &q, e->dtype));
+			q.k += k;
+			return mark(s, e, affine_expr_in_order(s->a, &q, e->dtype));
 		}
-		r.c -= k * c;
-		return mark(s, e, lin_expr(s->a, &r, e->dtype));
+		r.k -= k * c;
+		return mark(s, e, affine_expr_in_order(s->a, &r, e->dtype));
 	}
-	if (lin_terms(&q) == 0 || (q.c != 0 && lin_terms(&q) == 1 && r.n == l.n))
+	if (affine_nterms(&q) == 0 || (q.k != 0 && affine_nterms(&q) == 1 && r.n == l->n))
 		return e; /* nothing to take out */
-	Expr *rest = lin_expr(s->a, &r, e->dtype);
+	Expr *rest = affine_expr_in_order(s->a, &r, e->dtype);
 	Expr *cc = ir_int(s->a, c, e->dtype, nospan());
 	Expr *inner = ir_bin(s->a, e->u.bin.op, rest, cc, nospan());
 	inner->dtype = e->dtype;
 	if (!is_div)
 		return mark(s, e, inner);
-	LinF out = q;
-	lin_add_atom(&out, inner, 1);
-	return mark(s, e, lin_expr(s->a, &out, e->dtype));
+	Affine out = q;
+	affine_add_term(&out, inner, 1);
+	return mark(s, e, affine_expr_in_order(s->a, &out, e->dtype));
 }
 
 static Expr *bool_lit(Simplifier *s, Expr *e, bool v) { return mark(s, e, ir_bool(s->a, v)); }
@@ -387,12 +310,11 @@ static Expr *compare_rule(Simplifier *s, Expr *e)
 	Expr *x = e->u.bin.a, *y = e->u.bin.b;
 	if (!dtype_is_int(x->dtype) || !dtype_is_int(y->dtype))
 		return e;
-	LinF d;
-	memset(&d, 0, sizeof d);
-	if (!lin_acc(&d, y, 1, 0) || !lin_acc(&d, x, -1, 0))
+	LinF d = lin_empty();
+	if (!lin_acc(&d, y, 1) || !lin_acc(&d, x, -1))
 		return e;
 	/* x op y  ==  0 op (y - x) */
-	IvTruth t = iv_compare(e->u.bin.op, iv_point(0), lin_range(s->bounds, &d));
+	IvTruth t = iv_compare(e->u.bin.op, iv_point(0), lin_range(s->bounds, &d.f));
 	if (t == IV_UNKNOWN)
 		return e;
 	return bool_lit(s, e, t == IV_TRUE);
@@ -459,8 +381,8 @@ static Expr *simp_bin(Simplifier *s, Expr *e)
 			LinF l;
 			if (!lin_of(e, &l))
 				return e;
-			Expr *n = lin_expr(s->a, &l, e->dtype);
-			if (lin_terms(&l) < l.nsyntax || node_count(n) < node_count(e))
+			Expr *n = affine_expr_in_order(s->a, &l.f, e->dtype);
+			if (affine_nterms(&l.f) < l.nsyntax || node_count(n) < node_count(e))
 				return mark(s, e, n);
 		}
 		return e;
@@ -622,21 +544,20 @@ Expr *arith_simplify(Simplifier *s, Expr *e)
 
 bool arith_linear(Expr *e, int nvars, Var *const *vars, int64_t *coef, int64_t *c)
 {
-	LinF l;
-	if (!lin_of(e, &l))
+	LinF lf;
+	if (!lin_of(e, &lf))
 		return false;
+	const Affine *l = &lf.f;
 	for (int j = 0; j < nvars; j++)
 		coef[j] = 0;
-	for (int i = 0; i < l.n; i++) {
-		if (!l.coef[i])
-			continue;
+	for (int i = 0; i < l->n; i++) {
 		int j = 0;
-		while (j < nvars && !(l.atom[i]->kind == EX_VAR && l.atom[i]->u.var == vars[j]))
+		while (j < nvars && !(l->atom[i]->kind == EX_VAR && l->atom[i]->u.var == vars[j]))
 			j++;
 		if (j == nvars)
 			return false; /* another term */
-		coef[j] = l.coef[i];
+		coef[j] = l->coef[i];
 	}
-	*c = l.c;
+	*c = l->k;
 	return true;
 }
