@@ -1,8 +1,8 @@
-/* rewrites/arith.c — the untrusted simplifier (see arith.h). Integer
- * expressions are put in linear form (constant coefficients over atoms);
- * (Q*c + R) // c and % c fold when R's interval fits one period;
- * comparisons fold when an interval decides them. Every result is only a
- * proposal: simplify proves old == new before using it. */
+/* kernel/analysis/arith.c — the untrusted simplifier (see arith.h). Integer
+ * expressions are put in linear form (affine.h: constant coefficients over
+ * atoms); (Q*c + R) // c and % c fold when R's interval (interval.h) fits
+ * one period; comparisons fold when an interval decides them. Every
+ * result is only a proposal: simplify proves old == new before using it. */
 #include "kernel/analysis/arith.h"
 
 #include <string.h>

@@ -1,4 +1,4 @@
-/* rewrites/arith.h — the untrusted expression simplifier behind simplify,
+/* kernel/analysis/arith.h — the untrusted expression simplifier behind simplify,
  * hoist_expression and sequential_buffer_access: linear forms, floor
  * division and modulo by constants under known bounds, comparisons and
  * logic decided by intervals, float identities in real mode, and loads

@@ -1,7 +1,8 @@
-/* rewrites/region.c — bound inference (region.h): the linear simplifier,
- * numeric and symbolic interval bounds with the floor-division and modulo
- * rules that make fuse-then-split regions tight (seed 002, Ex. 6), and
- * boxes of the accesses of a buffer. Enumeration is in region_enum.c. */
+/* kernel/analysis/region.c — bound inference (region.h): the linear
+ * simplifier (over affine.h forms), numeric (interval.h) and symbolic
+ * bounds with the floor-division and modulo rules that make
+ * fuse-then-split regions tight (seed 002, Ex. 6), and boxes of the
+ * accesses of a buffer. Enumeration is in region_enum.c. */
 #include "kernel/analysis/region.h"
 
 #include <stdlib.h>

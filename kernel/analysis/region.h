@@ -1,4 +1,4 @@
-/* rewrites/region.h — bound inference for compute_at and
+/* kernel/analysis/region.h — bound inference for compute_at and
  * reverse_compute_at (seed 002): the box of a buffer that one iteration
  * of an attach loop accesses, as symbolic bounds in the loop variables
  * that stay fixed, from interval reasoning on the index expressions plus
