@@ -1,18 +1,25 @@
 /* tests/test_analysis.c — the analysis suite: the one interval engine
- * (kernel/analysis/interval.h). Table-driven edge cases (negative floor
- * division and modulo, int64 extremes, overflow to the wide type, empty
- * and unbounded intervals, divisors holding 0, unsigned and bool
- * dtypes), and property tests: random operands and random expressions
- * over bounded variables, whose every value (computed with the IR's
- * floor division and dtype wrap) must lie in the computed interval.
- * Deterministic: the seed is VS_SOUNDNESS_SEED when set, else fixed. */
+ * (kernel/analysis/interval.h) and the one affine form (affine.h).
+ * Table-driven edge cases (negative floor division and modulo, int64
+ * extremes, overflow to the wide type, empty and unbounded intervals,
+ * divisors holding 0, unsigned and bool dtypes; cancelled terms, term
+ * caps, coefficient overflow, undef atoms), and property tests: random
+ * operands and random expressions over bounded variables, whose every
+ * value (computed with the IR's floor division and dtype wrap) must lie
+ * in the interval the engine and each client (the encoder's ranges,
+ * arith, region) compute; affine forms read off random expressions
+ * render back to expressions of the same value.
+ * Deterministic: the seed is VS_SOUNDNESS_SEED when set, else fixed;
+ * VS_ANALYSIS_CASES sets the number of random cases. */
 #include <check.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "kernel/analysis/affine.h"
 #include "kernel/analysis/arith.h"
 #include "kernel/analysis/interval.h"
 #include "kernel/analysis/region.h"
+#include "kernel/print.h"
 #include "smt/range.h"
 
 static Arena arena;
@@ -458,10 +465,12 @@ static Interval new_value(const ExprGen *g, const Expr *x)
 			      wtoa((o).hi, b3));                               \
 	} while (0)
 
-/* Differential: the one engine is never looser than the encoder's
- * ranges or arith's bounds (region adds rules of its own on top: gcd
- * steps of %, min/max arms, so only soundness is compared there). */
-START_TEST(interval_new_engine_no_looser_than_old)
+/* The clients lose nothing against the engine: the encoder's ranges and
+ * arith's bounds are as tight as the engine applied node by node (before
+ * the merge this compared the old engines; region adds rules of its own
+ * on top, gcd steps of % and min/max arms, so only soundness is compared
+ * there). */
+START_TEST(interval_clients_as_tight_as_the_engine)
 {
 	rng_seed();
 	int n = ncases(3000);
@@ -515,18 +524,133 @@ START_TEST(interval_simplifier_bounds_sound_on_random_expressions)
 }
 END_TEST
 
+/* ---------- affine forms ---------- */
+
+static Expr *var_ref(Var *v) { return ir_varref(&arena, v, no_span); }
+
+START_TEST(affine_forms_edge_cases)
+{
+	Var *x = ir_var(&arena, "x", DT_INT32, no_span), *y = ir_var(&arena, "y", DT_INT32, no_span);
+	Expr *ex = var_ref(x), *ey = var_ref(y);
+	/* x + 2x - 3x cancels: the term is dropped, not kept at 0 */
+	Affine l = affine_const(0, 8);
+	affine_add_term(&l, ex, 1);
+	affine_add_term(&l, ex, 2);
+	affine_add_term(&l, ex, -3);
+	ck_assert(!l.bad && l.n == 0 && affine_nterms(&l) == 0);
+	/* the cap makes a form bad, not silently shorter */
+	Affine c = affine_const(0, 2);
+	for (int i = 0; i < 3; i++)
+		affine_add_term(&c, var_ref(ir_var(&arena, "t", DT_INT32, no_span)), 1);
+	ck_assert(c.bad);
+	/* numbers beyond 2^40 make a form bad, without overflowing int64 */
+	ck_assert(affine_const(AFFINE_BIG, 8).bad);
+	ck_assert(!affine_const(AFFINE_BIG - 1, 8).bad);
+	Affine big = affine_scale(affine_scale(affine_atom(ex, 8), INT64_C(1) << 30), INT64_C(1) << 30);
+	ck_assert(big.bad);
+	Affine huge = affine_combine(affine_atom(ex, 8), &l, INT64_MAX);
+	ck_assert(!huge.bad); /* l is 0: nothing to multiply */
+	Affine one = affine_const(1, 8);
+	ck_assert(affine_combine(affine_atom(ex, 8), &one, INT64_MAX).bad);
+	/* (2x + y + 1)[x := y - 3] == 3y - 5 */
+	Affine f = affine_const(1, 8), by = affine_const(-3, 8);
+	affine_add_term(&f, ex, 2);
+	affine_add_term(&f, ey, 1);
+	affine_add_term(&by, ey, 1);
+	Affine g = affine_substitute(f, 0, &by);
+	ck_assert(!g.bad && g.n == 1 && g.atom[0] == ey && g.coef[0] == 3 && g.k == -5);
+	int64_t k;
+	ck_assert(!affine_is_const(&g, &k));
+	ck_assert(affine_is_const(&l, &k) && k == 0);
+	/* 3 * (x - x) + 4 reads as the constant 4 */
+	Affine r = affine_const(0, 8);
+	ck_assert(affine_add_expr(&r, ir_add(&arena, ir_mul(&arena, ir_int32(&arena, 3),
+								 ir_sub(&arena, ex, ex)),
+						ir_int32(&arena, 4)), 1, NULL));
+	ck_assert(r.n == 0 && r.k == 4);
+	/* the renderings */
+	Affine h = affine_const(-2, 8);
+	affine_add_term(&h, ey, -1);
+	affine_add_term(&h, ex, 3);
+	char *in_order = print_expr(affine_expr_in_order(&arena, &h, DT_INT32));
+	char *sorted = print_expr(affine_expr_sorted(&arena, &h, DT_INT32));
+	ck_assert_str_eq(in_order, "-1 * y + 3 * x - 2");
+	ck_assert_str_eq(sorted, "x * 3 - y - 2");
+	free(in_order);
+	free(sorted);
+}
+END_TEST
+
+START_TEST(affine_atoms_compare_with_dtypes_and_undef_never)
+{
+	Var *x = ir_var(&arena, "x", DT_INT32, no_span);
+	Expr *u1 = ir_undef(&arena, DT_INT32, no_span), *u2 = ir_undef(&arena, DT_INT32, no_span);
+	ck_assert(!affine_same_atom(u1, u2)); /* two undefs are two values */
+	ck_assert(affine_same_atom(var_ref(x), var_ref(x)));
+	ck_assert(!affine_same_atom(var_ref(x), var_ref(ir_var(&arena, "x", DT_INT32, no_span))));
+	ck_assert(!affine_same_atom(ir_int(&arena, 1, DT_INT32, no_span),
+				    ir_int(&arena, 1, DT_INT64, no_span)));
+	/* undef - undef is not 0 */
+	Affine l = affine_const(0, 8);
+	affine_add_term(&l, u1, 1);
+	affine_add_term(&l, u2, -1);
+	ck_assert(l.n == 2);
+}
+END_TEST
+
+static Interval atom_value_range(void *g, const Expr *atom) { return new_value(g, atom); }
+
+/* Random expressions read as forms: both renderings evaluate to the
+ * expression's value, and the form's interval holds it. */
+START_TEST(affine_forms_render_to_equal_expressions)
+{
+	rng_seed();
+	int n = ncases(3000);
+	for (int i = 0; i < n; i++) {
+		ExprGen g = {.small = true};
+		gen_vars(&g);
+		Expr *x = gen_expr(&g, 3);
+		Affine l = affine_const(0, AFFINE_MAX_TERMS);
+		if (!affine_add_expr(&l, x, 1, NULL))
+			continue;
+		Expr *forms[2] = {affine_expr_in_order(&arena, &l, g.t),
+				  affine_expr_sorted(&arena, &l, g.t)};
+		Interval r = affine_range(&l, atom_value_range, &g);
+		for (int k = 0; k < 8; k++) {
+			Wide vals[NVARS], v, w;
+			random_point(&g, k, vals);
+			if (!eval_expr(&g, x, vals, &v))
+				continue;
+			ck_assert_in(v, r);
+			for (int j = 0; j < 2; j++) {
+				ck_assert(eval_expr(&g, forms[j], vals, &w));
+				ck_assert_msg(v == w, "case %d rendering %d differs", i, j);
+			}
+		}
+	}
+}
+END_TEST
+
 Suite *suite_analysis(void)
 {
 	Suite *s = suite_create("analysis");
 	TCase *tc = tcase_create("interval");
 	tcase_add_checked_fixture(tc, setup, teardown);
+	tcase_set_timeout(tc, 60); /* thousands of random cases; slow under asan */
 	tcase_add_test(tc, interval_ops_edge_cases);
 	tcase_add_test(tc, interval_empty_and_unbounded);
 	tcase_add_test(tc, interval_dtypes_and_wrap);
 	tcase_add_test(tc, interval_ops_sound_on_random_operands);
 	tcase_add_test(tc, interval_smt_ranges_sound_on_random_expressions);
 	tcase_add_test(tc, interval_simplifier_bounds_sound_on_random_expressions);
-	tcase_add_test(tc, interval_new_engine_no_looser_than_old);
+	tcase_add_test(tc, interval_clients_as_tight_as_the_engine);
+	suite_add_tcase(s, tc);
+	tc = tcase_create("affine");
+	tcase_add_checked_fixture(tc, setup, teardown);
+	tcase_set_timeout(tc, 60);
+	tcase_add_test(tc, affine_forms_edge_cases);
+	tcase_add_test(tc, affine_atoms_compare_with_dtypes_and_undef_never);
+	tcase_add_test(tc, affine_forms_render_to_equal_expressions);
 	suite_add_tcase(s, tc);
 	return s;
 }
