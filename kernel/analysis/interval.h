@@ -64,8 +64,9 @@ Interval iv_mul(Interval a, Interval b);
 /* floor division; unbounded when b holds 0 (the IR's UB aside, a zero
  * divisor has no bound) or is unbounded on a side */
 Interval iv_floordiv(Interval a, Interval b);
-/* floor modulo: takes b's sign; a itself when a already lies in one
- * period; a multiple of g's... see iv_floormod_step */
+/* floor modulo: takes b's sign ([0, b.hi - 1] for b > 0); a itself when
+ * a already lies in [0, b.lo); for a constant b, a within one period
+ * [q*b, q*b + b) gives [a.lo - q*b, a.hi - q*b]. Unbounded when b holds 0. */
 Interval iv_floormod(Interval a, Interval b);
 /* truncating division (the IR's `/` on integers) */
 Interval iv_truncdiv(Interval a, Interval b);
