@@ -488,8 +488,9 @@ START_TEST(interval_clients_as_tight_as_the_engine)
 }
 END_TEST
 
-/* The encoder's ranges (wrap-aware) on every integer dtype. */
-START_TEST(interval_smt_ranges_sound_on_random_expressions)
+/* The encoder's ranges and arith's bounds (both wrap-aware) on every
+ * integer dtype, values at the dtypes' edges included. */
+START_TEST(interval_wrapping_clients_sound_on_every_dtype)
 {
 	rng_seed();
 	int n = ncases(3000);
@@ -497,8 +498,9 @@ START_TEST(interval_smt_ranges_sound_on_random_expressions)
 		ExprGen g = {.small = false};
 		gen_vars(&g);
 		Expr *x = gen_expr(&g, 3);
-		Interval iv = smt_value(&g, x);
-		check_expr_sound(&g, x, &iv, 1);
+		Interval rs[2] = {smt_value(&g, x)};
+		int nrs = 1 + arith_value(&g, x, &rs[1]);
+		check_expr_sound(&g, x, rs, nrs);
 	}
 }
 END_TEST
@@ -641,7 +643,7 @@ Suite *suite_analysis(void)
 	tcase_add_test(tc, interval_empty_and_unbounded);
 	tcase_add_test(tc, interval_dtypes_and_wrap);
 	tcase_add_test(tc, interval_ops_sound_on_random_operands);
-	tcase_add_test(tc, interval_smt_ranges_sound_on_random_expressions);
+	tcase_add_test(tc, interval_wrapping_clients_sound_on_every_dtype);
 	tcase_add_test(tc, interval_simplifier_bounds_sound_on_random_expressions);
 	tcase_add_test(tc, interval_clients_as_tight_as_the_engine);
 	suite_add_tcase(s, tc);
