@@ -1,33 +1,29 @@
 /* backend/cg.h — private to the code generator (cg_expr.c, cg_stmt.c,
  * program.c): the LLVM-C state of one module under construction, the
  * environment of variables and buffers, and integer ranges. The ranges
- * are an interval analysis over loop bounds and literals: an operation
- * whose result range fits its dtype gets `nsw`, so LLVM can widen and
- * vectorize index arithmetic; everything else wraps exactly like the
- * reference interpreter (two's complement, no flags). */
+ * are an interval analysis (kernel/analysis/interval.h) over loop bounds
+ * and literals: an operation whose result range fits its dtype gets
+ * `nsw`, so LLVM can widen and vectorize index arithmetic; everything
+ * else wraps exactly like the reference interpreter (two's complement,
+ * no flags). A value without a range (floats) has an unbounded one. */
 #ifndef VS_BACKEND_CG_H
 #define VS_BACKEND_CG_H
 
 #include <llvm-c/Core.h>
 
 #include "backend/backend.h"
+#include "kernel/analysis/interval.h"
 #include "kernel/ptrmap.h"
-
-/* A range of mathematical integer values; known == false: the dtype's. */
-typedef struct Range {
-	bool known;
-	int64_t lo, hi;
-} Range;
 
 typedef struct CgVal {
 	LLVMValueRef v;
-	Range r; /* integer and bool values only */
+	Interval r; /* integer and bool values; unbounded otherwise */
 } CgVal;
 
 typedef struct CgVar {
 	const Var *var;
 	LLVMValueRef v;
-	Range r;
+	Interval r;
 } CgVar;
 
 typedef struct CgBuf {
@@ -60,18 +56,12 @@ typedef struct Cg {
 	PtrMap access_map; /* node -> const FlatAccess * */
 } Cg;
 
-/* ---- types and ranges ---- */
+/* ---- types ---- */
 LLVMTypeRef cg_type(Cg *cg, DType t);     /* a value: bool is i1 */
 LLVMTypeRef cg_mem_type(Cg *cg, DType t); /* in memory: bool is i8 */
-Range cg_range_full(DType t);
-Range cg_range_const(int64_t v);
-bool cg_range_fits(Range r, DType t);
-Range cg_range_union(Range a, Range b);
-int64_t cg_dtype_min(DType t);
-int64_t cg_dtype_max(DType t);
 
 /* ---- environment ---- */
-void cg_bind(Cg *cg, const Var *v, LLVMValueRef x, Range r);
+void cg_bind(Cg *cg, const Var *v, LLVMValueRef x, Interval r);
 void cg_unbind(Cg *cg, int mark); /* pop to nvars == mark */
 CgVar *cg_lookup(Cg *cg, const Var *v);
 CgBuf *cg_push_buffer(Cg *cg, const Buffer *b, LLVMValueRef ptr);

@@ -14,7 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* ---------- types and ranges ---------- */
+/* ---------- types ---------- */
 
 LLVMTypeRef cg_type(Cg *cg, DType t)
 {
@@ -36,67 +36,13 @@ LLVMTypeRef cg_mem_type(Cg *cg, DType t)
 	return t == DT_BOOL ? LLVMInt8TypeInContext(cg->ctx) : cg_type(cg, t);
 }
 
-int64_t cg_dtype_min(DType t)
-{
-	switch (t) {
-	case DT_INT8: return INT8_MIN;
-	case DT_INT16: return INT16_MIN;
-	case DT_INT32: return INT32_MIN;
-	case DT_INT64: case DT_HANDLE: return INT64_MIN;
-	case DT_UINT8: case DT_BOOL: return 0;
-	case DT_FLOAT32: case DT_FLOAT64: case DT_VOID: case DT_COUNT: break;
-	}
-	return 0;
-}
-
-int64_t cg_dtype_max(DType t)
-{
-	switch (t) {
-	case DT_INT8: return INT8_MAX;
-	case DT_INT16: return INT16_MAX;
-	case DT_INT32: return INT32_MAX;
-	case DT_INT64: case DT_HANDLE: return INT64_MAX;
-	case DT_UINT8: return UINT8_MAX;
-	case DT_BOOL: return 1;
-	case DT_FLOAT32: case DT_FLOAT64: case DT_VOID: case DT_COUNT: break;
-	}
-	return 0;
-}
-
 static bool is_int_like(DType t) { return dtype_is_int(t) || t == DT_BOOL; }
 
-Range cg_range_full(DType t)
+/* A result's range: the computed one when it fits t, else t's own (every
+ * value of t, unbounded for a float). */
+static Interval clamp_range(Interval r, DType t)
 {
-	if (!is_int_like(t))
-		return (Range){0};
-	return (Range){true, cg_dtype_min(t), cg_dtype_max(t)};
-}
-
-Range cg_range_const(int64_t v) { return (Range){true, v, v}; }
-
-bool cg_range_fits(Range r, DType t)
-{
-	return r.known && is_int_like(t) && r.lo >= cg_dtype_min(t) && r.hi <= cg_dtype_max(t);
-}
-
-Range cg_range_union(Range a, Range b)
-{
-	if (!a.known || !b.known)
-		return (Range){0};
-	return (Range){true, a.lo < b.lo ? a.lo : b.lo, a.hi > b.hi ? a.hi : b.hi};
-}
-
-static Range range_of(__int128 lo, __int128 hi)
-{
-	if (lo < INT64_MIN || hi > INT64_MAX || lo > hi)
-		return (Range){0};
-	return (Range){true, (int64_t)lo, (int64_t)hi};
-}
-
-/* A result's range: the computed one when it fits t, else t's own. */
-static Range clamp_range(Range r, DType t)
-{
-	return cg_range_fits(r, t) ? r : cg_range_full(t);
+	return iv_fits(r, t) ? r : iv_dtype(t);
 }
 
 /* ---------- environment ---------- */
@@ -112,7 +58,7 @@ bool cg_fail(Cg *cg, Span sp, const char *fmt, ...)
 	return false;
 }
 
-void cg_bind(Cg *cg, const Var *v, LLVMValueRef x, Range r)
+void cg_bind(Cg *cg, const Var *v, LLVMValueRef x, Interval r)
 {
 	if (cg->nvars == cg->capvars) {
 		int cap = cg->capvars ? 2 * cg->capvars : 32;
@@ -179,7 +125,7 @@ static LLVMValueRef const_int(Cg *cg, DType t, int64_t v)
 static CgVal int_val(Cg *cg, DType t, int64_t v)
 {
 	int64_t w = dtype_wrap_int(v, t);
-	return (CgVal){const_int(cg, t, w), cg_range_const(w)};
+	return (CgVal){const_int(cg, t, w), iv_point(w)};
 }
 
 static LLVMValueRef float_const(Cg *cg, DType t, double v)
@@ -209,7 +155,7 @@ CgVal cg_convert(Cg *cg, CgVal x, DType from, DType to)
 		return x;
 	LLVMTypeRef ty = cg_type(cg, to);
 	if (dtype_is_float(to)) {
-		CgVal r = {0};
+		CgVal r = {NULL, iv_unbounded()};
 		if (dtype_is_float(from))
 			r.v = to == DT_FLOAT32 ? LLVMBuildFPTrunc(b, x.v, ty, "")
 					       : LLVMBuildFPExt(b, x.v, ty, "");
@@ -223,18 +169,15 @@ CgVal cg_convert(Cg *cg, CgVal x, DType from, DType to)
 		LLVMValueRef v = dtype_is_float(from)
 					 ? LLVMBuildFCmp(b, LLVMRealUNE, x.v, LLVMConstReal(LLVMTypeOf(x.v), 0), "")
 					 : LLVMBuildICmp(b, LLVMIntNE, x.v, LLVMConstNull(LLVMTypeOf(x.v)), "");
-		Range r = {true, 0, 1};
-		if (x.r.known && (x.r.lo > 0 || x.r.hi < 0))
-			r = cg_range_const(1);
-		else if (x.r.known && x.r.lo == 0 && x.r.hi == 0)
-			r = cg_range_const(0);
+		IvTruth nz = iv_compare(OP_NE, x.r, iv_point(0));
+		Interval r = nz == IV_TRUE ? iv_point(1) : nz == IV_FALSE ? iv_point(0) : iv_make(0, 1);
 		return (CgVal){v, r};
 	}
 	if (dtype_is_float(from)) {
 		/* out of range is undefined in the source: poison is fine */
 		LLVMValueRef v = to == DT_UINT8 ? LLVMBuildFPToUI(b, x.v, ty, "")
 						: LLVMBuildFPToSI(b, x.v, ty, "");
-		return (CgVal){v, cg_range_full(to)};
+		return (CgVal){v, iv_dtype(to)};
 	}
 	int fb = from == DT_BOOL ? 1 : dtype_bits(from), tb = dtype_bits(to);
 	LLVMValueRef v = x.v;
@@ -290,43 +233,8 @@ bool cg_speculatable(const Expr *e)
 
 /* ---------- integer arithmetic ---------- */
 
-static Range range_add(Range a, Range b)
-{
-	if (!a.known || !b.known)
-		return (Range){0};
-	return range_of((__int128)a.lo + b.lo, (__int128)a.hi + b.hi);
-}
-
-static Range range_sub(Range a, Range b)
-{
-	if (!a.known || !b.known)
-		return (Range){0};
-	return range_of((__int128)a.lo - b.hi, (__int128)a.hi - b.lo);
-}
-
-static Range range_corners(Range a, Range b, __int128 (*f)(__int128, __int128))
-{
-	if (!a.known || !b.known)
-		return (Range){0};
-	__int128 c[4] = {f(a.lo, b.lo), f(a.lo, b.hi), f(a.hi, b.lo), f(a.hi, b.hi)};
-	__int128 lo = c[0], hi = c[0];
-	for (int i = 1; i < 4; i++) {
-		lo = c[i] < lo ? c[i] : lo;
-		hi = c[i] > hi ? c[i] : hi;
-	}
-	return range_of(lo, hi);
-}
-
-static __int128 mul128(__int128 x, __int128 y) { return x * y; }
-static __int128 tdiv128(__int128 x, __int128 y) { return x / y; }
-static __int128 fdiv128(__int128 x, __int128 y)
-{
-	__int128 q = x / y;
-	return (x % y != 0 && ((x < 0) != (y < 0))) ? q - 1 : q;
-}
-
-static bool positive(Range r) { return r.known && r.lo > 0; }
-static bool nonneg(Range r) { return r.known && r.lo >= 0; }
+static bool positive(Interval r) { return r.lo > 0; }
+static bool nonneg(Interval r) { return r.lo >= 0; }
 
 /* `nsw` (signed) or `nuw` (uint8) add/sub/mul when the result cannot wrap. */
 static LLVMValueRef build_wrapping(Cg *cg, BinOp op, DType t, LLVMValueRef x, LLVMValueRef y,
@@ -354,10 +262,10 @@ static LLVMValueRef build_wrapping(Cg *cg, BinOp op, DType t, LLVMValueRef x, LL
 
 /* The divisor with -1 replaced by 1 (sdiv INT_MIN, -1 is undefined in
  * LLVM but wraps in the interpreter), and whether it was -1. */
-static LLVMValueRef safe_divisor(Cg *cg, LLVMValueRef d, Range dr, LLVMValueRef *is_m1)
+static LLVMValueRef safe_divisor(Cg *cg, LLVMValueRef d, Interval dr, LLVMValueRef *is_m1)
 {
 	*is_m1 = NULL;
-	if (dr.known && (dr.lo > -1 || dr.hi < -1))
+	if (!iv_contains(dr, -1))
 		return d;
 	LLVMTypeRef ty = LLVMTypeOf(d);
 	*is_m1 = LLVMBuildICmp(cg->b, LLVMIntEQ, d, LLVMConstAllOnes(ty), "");
@@ -389,11 +297,11 @@ static CgVal int_division(Cg *cg, BinOp op, DType t, CgVal a, CgVal c)
 	LLVMBuilderRef b = cg->b;
 	if (!dtype_is_signed(t) || (nonneg(a.r) && positive(c.r))) {
 		/* both operands non-negative: floor and truncation agree */
-		Range r = {0};
+		Interval r = iv_unbounded();
 		if (op != OP_FLOORMOD && nonneg(a.r) && positive(c.r))
-			r = range_corners(a.r, c.r, tdiv128);
+			r = iv_truncdiv(a.r, c.r);
 		else if (op == OP_FLOORMOD && positive(c.r))
-			r = nonneg(a.r) && a.r.hi < c.r.lo ? a.r : (Range){true, 0, c.r.hi - 1};
+			r = iv_floormod(a.r, c.r);
 		LLVMValueRef v = op == OP_FLOORMOD ? LLVMBuildURem(b, a.v, c.v, "")
 						   : LLVMBuildUDiv(b, a.v, c.v, "");
 		return (CgVal){v, clamp_range(r, t)};
@@ -401,19 +309,19 @@ static CgVal int_division(Cg *cg, BinOp op, DType t, CgVal a, CgVal c)
 	LLVMValueRef is_m1, d = safe_divisor(cg, c.v, c.r, &is_m1);
 	if (op == OP_DIV) {
 		LLVMValueRef q = fix_m1_quotient(cg, is_m1, a.v, LLVMBuildSDiv(b, a.v, d, ""));
-		Range r = positive(c.r) ? range_corners(a.r, c.r, tdiv128) : (Range){0};
+		Interval r = positive(c.r) ? iv_truncdiv(a.r, c.r) : iv_unbounded();
 		return (CgVal){q, clamp_range(r, t)};
 	}
 	LLVMValueRef rem = LLVMBuildSRem(b, a.v, d, "");
 	LLVMValueRef fix = needs_floor_fix(cg, rem, d);
 	if (op == OP_FLOORMOD) {
 		LLVMValueRef add = LLVMBuildSelect(b, fix, d, LLVMConstNull(LLVMTypeOf(d)), "");
-		Range r = positive(c.r) ? (Range){true, 0, c.r.hi - 1} : (Range){0};
+		Interval r = positive(c.r) ? iv_floormod(a.r, c.r) : iv_unbounded();
 		return (CgVal){LLVMBuildAdd(b, rem, add, ""), clamp_range(r, t)};
 	}
 	LLVMValueRef q = LLVMBuildSDiv(b, a.v, d, "");
 	q = LLVMBuildSub(b, q, LLVMBuildZExt(b, fix, LLVMTypeOf(q), ""), "");
-	Range r = positive(c.r) ? range_corners(a.r, c.r, fdiv128) : (Range){0};
+	Interval r = positive(c.r) ? iv_floordiv(a.r, c.r) : iv_unbounded();
 	return (CgVal){fix_m1_quotient(cg, is_m1, a.v, q), clamp_range(r, t)};
 }
 
@@ -422,12 +330,7 @@ static CgVal int_minmax(Cg *cg, BinOp op, DType t, CgVal a, CgVal c)
 	bool s = dtype_is_signed(t);
 	LLVMIntPredicate p = op == OP_MIN ? (s ? LLVMIntSLT : LLVMIntULT) : (s ? LLVMIntSGT : LLVMIntUGT);
 	LLVMValueRef cmp = LLVMBuildICmp(cg->b, p, a.v, c.v, "");
-	Range r = {0};
-	if (a.r.known && c.r.known)
-		r = op == OP_MIN ? (Range){true, a.r.lo < c.r.lo ? a.r.lo : c.r.lo,
-					   a.r.hi < c.r.hi ? a.r.hi : c.r.hi}
-				 : (Range){true, a.r.lo > c.r.lo ? a.r.lo : c.r.lo,
-					   a.r.hi > c.r.hi ? a.r.hi : c.r.hi};
+	Interval r = op == OP_MIN ? iv_min(a.r, c.r) : iv_max(a.r, c.r);
 	return (CgVal){LLVMBuildSelect(cg->b, cmp, a.v, c.v, ""), clamp_range(r, t)};
 }
 
@@ -438,11 +341,9 @@ static CgVal int_arith(Cg *cg, BinOp op, DType t, CgVal a, CgVal c)
 		CgVal x = cg_convert(cg, a, DT_BOOL, DT_INT64), y = cg_convert(cg, c, DT_BOOL, DT_INT64);
 		return cg_convert(cg, int_arith(cg, op, DT_INT64, x, y), DT_INT64, DT_BOOL);
 	}
-	Range r = {0};
+	Interval r = iv_unbounded();
 	switch (op) {
-	case OP_ADD: r = range_add(a.r, c.r); break;
-	case OP_SUB: r = range_sub(a.r, c.r); break;
-	case OP_MUL: r = range_corners(a.r, c.r, mul128); break;
+	case OP_ADD: case OP_SUB: case OP_MUL: r = iv_arith(op, a.r, c.r); break;
 	case OP_DIV: case OP_FLOORDIV: case OP_FLOORMOD:
 		return int_division(cg, op, t, a, c);
 	case OP_MIN: case OP_MAX:
@@ -451,8 +352,8 @@ static CgVal int_arith(Cg *cg, BinOp op, DType t, CgVal a, CgVal c)
 	case OP_AND: case OP_OR: case OP_COUNT:
 		return a;
 	}
-	bool fits = cg_range_fits(r, t);
-	return (CgVal){build_wrapping(cg, op, t, a.v, c.v, fits), fits ? r : cg_range_full(t)};
+	bool fits = iv_fits(r, t);
+	return (CgVal){build_wrapping(cg, op, t, a.v, c.v, fits), fits ? r : iv_dtype(t)};
 }
 
 /* ---------- float arithmetic ---------- */
@@ -532,7 +433,7 @@ static bool contract_fma(Cg *cg, const Expr *e, CgVal *out)
 	else if (op == OP_SUB) /* c - a*b */
 		args[0] = LLVMBuildFNeg(cg->b, args[0], "");
 	out->v = cg_call_intrinsic(cg, "llvm.fmuladd", cg_type(cg, t), args, 3);
-	out->r = (Range){0};
+	out->r = iv_unbounded();
 	return true;
 }
 
@@ -577,7 +478,7 @@ static CgVal logical(Cg *cg, const Expr *e)
 	const Expr *x = e->u.bin.a, *y = e->u.bin.b;
 	LLVMValueRef a = cg_truth(cg, cg_expr(cg, x), x->dtype);
 	LLVMTypeRef i1 = LLVMInt1TypeInContext(cg->ctx);
-	Range r = {true, 0, 1};
+	Interval r = iv_make(0, 1);
 	if (cg_speculatable(y)) {
 		LLVMValueRef c = cg_truth(cg, cg_expr(cg, y), y->dtype);
 		/* select, not and/or: a poison b must not leak when a decides */
@@ -612,7 +513,7 @@ static CgVal binary(Cg *cg, const Expr *e)
 	const Expr *x = e->u.bin.a, *y = e->u.bin.b;
 	if (binop_is_compare(op)) {
 		CgVal a = cg_expr(cg, x), c = cg_expr(cg, y);
-		return (CgVal){compare(cg, op, a, x->dtype, c, y->dtype), {true, 0, 1}};
+		return (CgVal){compare(cg, op, a, x->dtype, c, y->dtype), iv_make(0, 1)};
 	}
 	DType t = e->dtype;
 	CgVal out;
@@ -620,7 +521,7 @@ static CgVal binary(Cg *cg, const Expr *e)
 		return out;
 	CgVal a = cg_expr_as(cg, x, t), c = cg_expr_as(cg, y, t);
 	if (dtype_is_float(t))
-		return (CgVal){float_arith(cg, op, t, a.v, c.v), {0}};
+		return (CgVal){float_arith(cg, op, t, a.v, c.v), iv_unbounded()};
 	return int_arith(cg, op, t, a, c);
 }
 
@@ -632,7 +533,7 @@ static CgVal select_expr(Cg *cg, const Expr *e)
 	LLVMValueRef c = cg_truth(cg, cg_expr(cg, e->u.sel.cond), e->u.sel.cond->dtype);
 	if (cg_speculatable(e->u.sel.a) && cg_speculatable(e->u.sel.b)) {
 		CgVal a = cg_expr_as(cg, e->u.sel.a, t), b = cg_expr_as(cg, e->u.sel.b, t);
-		return (CgVal){LLVMBuildSelect(cg->b, c, a.v, b.v, ""), cg_range_union(a.r, b.r)};
+		return (CgVal){LLVMBuildSelect(cg->b, c, a.v, b.v, ""), iv_union(a.r, b.r)};
 	}
 	LLVMBasicBlockRef then_b = new_block(cg, "sel.then"), else_b = new_block(cg, "sel.else");
 	LLVMBasicBlockRef done = new_block(cg, "sel.end");
@@ -650,7 +551,7 @@ static CgVal select_expr(Cg *cg, const Expr *e)
 	LLVMValueRef vals[2] = {a.v, b.v};
 	LLVMBasicBlockRef blocks[2] = {then_end, else_end};
 	LLVMAddIncoming(phi, vals, blocks, 2);
-	return (CgVal){phi, cg_range_union(a.r, b.r)};
+	return (CgVal){phi, iv_union(a.r, b.r)};
 }
 
 /* ---------- memory ---------- */
@@ -739,14 +640,14 @@ static CgVal load(Cg *cg, const Expr *e)
 	const Buffer *b = e->u.load.buf;
 	LLVMValueRef p = cg_address(cg, b, e->u.load.nidx, e->u.load.idx, e->span, e);
 	if (!p)
-		return (CgVal){LLVMGetUndef(cg_type(cg, e->dtype)), cg_range_full(e->dtype)};
+		return (CgVal){LLVMGetUndef(cg_type(cg, e->dtype)), iv_dtype(e->dtype)};
 	LLVMValueRef v = LLVMBuildLoad2(cg->b, cg_mem_type(cg, b->dtype), p, "");
 	CgBuf *cb = cg_find_buffer(cg, b);
 	if (cb->freeze) /* a removed T.undef() store may leave this cell unwritten */
 		v = LLVMBuildFreeze(cg->b, v, "");
 	if (b->dtype == DT_BOOL)
 		v = LLVMBuildICmp(cg->b, LLVMIntNE, v, LLVMConstNull(LLVMTypeOf(v)), "");
-	return cg_convert(cg, (CgVal){v, cg_range_full(b->dtype)}, b->dtype, e->dtype);
+	return cg_convert(cg, (CgVal){v, iv_dtype(b->dtype)}, b->dtype, e->dtype);
 }
 
 /* ---------- expressions ---------- */
@@ -755,11 +656,12 @@ static CgVal literal_float(Cg *cg, const Expr *e)
 {
 	DType t = e->dtype;
 	if (dtype_is_float(t))
-		return (CgVal){float_const(cg, t, e->u.fval), {0}};
+		return (CgVal){float_const(cg, t, e->u.fval), iv_unbounded()};
 	double x = trunc(e->u.fval);
-	if (isnan(x) || x < (double)cg_dtype_min(t) || x >= -(double)INT64_MIN ||
-	    (t != DT_INT64 && x > (double)cg_dtype_max(t)))
-		return (CgVal){LLVMConstNull(cg_type(cg, t)), cg_range_const(0)}; /* UB in the source */
+	Interval d = iv_dtype(t);
+	if (isnan(x) || x < (double)d.lo || x >= -(double)INT64_MIN ||
+	    (t != DT_INT64 && x > (double)d.hi))
+		return (CgVal){LLVMConstNull(cg_type(cg, t)), iv_point(0)}; /* UB in the source */
 	return int_val(cg, t, (int64_t)x);
 }
 
@@ -781,7 +683,7 @@ CgVal cg_expr(Cg *cg, const Expr *e)
 	switch (e->kind) {
 	case EX_INT:
 		if (dtype_is_float(t))
-			return (CgVal){float_const(cg, t, (double)e->u.ival), {0}};
+			return (CgVal){float_const(cg, t, (double)e->u.ival), iv_unbounded()};
 		return int_val(cg, t, e->u.ival);
 	case EX_FLOAT:
 		return literal_float(cg, e);
@@ -790,7 +692,7 @@ CgVal cg_expr(Cg *cg, const Expr *e)
 		if (!v) {
 			cg_fail(cg, e->span, "variable %s cannot be used in compiled code here",
 				e->u.var->name);
-			return (CgVal){LLVMGetUndef(cg_type(cg, t)), cg_range_full(t)};
+			return (CgVal){LLVMGetUndef(cg_type(cg, t)), iv_dtype(t)};
 		}
 		return cg_convert(cg, (CgVal){v->v, v->r}, e->u.var->dtype, t);
 	}
@@ -798,11 +700,11 @@ CgVal cg_expr(Cg *cg, const Expr *e)
 		return binary(cg, e);
 	case EX_NOT:
 		x = cg_expr(cg, e->u.un.a);
-		return (CgVal){LLVMBuildNot(cg->b, cg_truth(cg, x, e->u.un.a->dtype), ""), {true, 0, 1}};
+		return (CgVal){LLVMBuildNot(cg->b, cg_truth(cg, x, e->u.un.a->dtype), ""), iv_make(0, 1)};
 	case EX_NEG:
 		x = cg_expr_as(cg, e->u.un.a, t);
 		if (dtype_is_float(t))
-			return (CgVal){LLVMBuildFNeg(cg->b, x.v, ""), {0}};
+			return (CgVal){LLVMBuildFNeg(cg->b, x.v, ""), iv_unbounded()};
 		return int_arith(cg, OP_SUB, t, int_val(cg, t, 0), x);
 	case EX_SELECT:
 		return select_expr(cg, e);
@@ -811,12 +713,12 @@ CgVal cg_expr(Cg *cg, const Expr *e)
 	case EX_LOAD:
 		return load(cg, e);
 	case EX_UNDEF: /* any value will do: a defined one, never LLVM undef */
-		return (CgVal){LLVMConstNull(cg_type(cg, t)), is_int_like(t) ? cg_range_const(0) : (Range){0}};
+		return (CgVal){LLVMConstNull(cg_type(cg, t)), is_int_like(t) ? iv_point(0) : iv_unbounded()};
 	case EX_LET:
 		return let_expr(cg, e);
 	case EX_COUNT:
 		break;
 	}
 	cg_fail(cg, e->span, "internal: unknown expression kind %d", (int)e->kind);
-	return (CgVal){LLVMGetUndef(cg_type(cg, t)), cg_range_full(t)};
+	return (CgVal){LLVMGetUndef(cg_type(cg, t)), iv_dtype(t)};
 }

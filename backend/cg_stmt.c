@@ -87,7 +87,7 @@ typedef struct LoopBounds {
 	CgVal lo, ext;           /* in the variable's dtype (exact) */
 	LLVMValueRef lo64, ext64; /* sign-extended, for the general form */
 	bool exact;
-	Range var_range;
+	Interval var_range;
 } LoopBounds;
 
 static LoopBounds loop_bounds(Cg *cg, const Stmt *s)
@@ -96,15 +96,15 @@ static LoopBounds loop_bounds(Cg *cg, const Stmt *s)
 	CgVal lo = cg_expr(cg, s->u.loop.min), ext = cg_expr(cg, s->u.loop.extent);
 	lb.lo64 = cg_convert(cg, lo, s->u.loop.min->dtype, DT_INT64).v;
 	lb.ext64 = cg_convert(cg, ext, s->u.loop.extent->dtype, DT_INT64).v;
-	lb.var_range = cg_range_full(lb.t);
-	if (s->u.loop.min->dtype == lb.t && s->u.loop.extent->dtype == lb.t && lo.r.known &&
-	    ext.r.known) {
-		__int128 hi = (__int128)lo.r.hi + (ext.r.hi > 0 ? ext.r.hi : 0);
-		__int128 low = (__int128)lo.r.lo + (ext.r.lo < 0 ? ext.r.lo : 0);
-		lb.exact = hi <= cg_dtype_max(lb.t) && low >= cg_dtype_min(lb.t) &&
-			   dtype_is_signed(lb.t);
+	lb.var_range = iv_dtype(lb.t);
+	if (s->u.loop.min->dtype == lb.t && s->u.loop.extent->dtype == lb.t &&
+	    iv_is_bounded(lo.r) && iv_is_bounded(ext.r)) {
+		/* every value of lo + k for 0 <= k < ext, and lo + ext itself */
+		Interval steps = iv_make(ext.r.lo < 0 ? ext.r.lo : 0, ext.r.hi > 0 ? ext.r.hi : 0);
+		Interval reach = iv_add(lo.r, steps);
+		lb.exact = iv_fits(reach, lb.t) && dtype_is_signed(lb.t);
 		if (lb.exact && ext.r.hi >= 1)
-			lb.var_range = (Range){true, lo.r.lo, (int64_t)(hi - 1)};
+			lb.var_range = iv_make(lo.r.lo, reach.hi - 1);
 	}
 	lb.lo = lo;
 	lb.ext = ext;
@@ -116,7 +116,7 @@ static LLVMValueRef var_at(Cg *cg, const LoopBounds *lb, LLVMValueRef k)
 {
 	LLVMValueRef x = lb->exact ? LLVMBuildNSWAdd(cg->b, lb->lo64, k, "")
 				   : LLVMBuildAdd(cg->b, lb->lo64, k, "");
-	return cg_convert(cg, (CgVal){x, {0}}, DT_INT64, lb->t).v;
+	return cg_convert(cg, (CgVal){x, iv_unbounded()}, DT_INT64, lb->t).v;
 }
 
 /* for k in [begin, end) (i64): body with the variable bound. */
@@ -185,13 +185,13 @@ static bool unroll_explicitly(Cg *cg, const LoopBounds *lb, const Stmt *body)
 		return false;
 	for (int64_t k = 0; k < n; k++) {
 		LLVMValueRef x = cg_convert(cg, (CgVal){cg_int64(cg, (int64_t)((uint64_t)lo + (uint64_t)k)),
-							{0}}, DT_INT64, lb->t).v;
+							iv_unbounded()}, DT_INT64, lb->t).v;
 		int mark = cg->nvars;
-		Range r = {0};
+		Interval r = iv_dtype(lb->t);
 		if (LLVMIsAConstantInt(x))
-			r = cg_range_const(lb->t == DT_UINT8 || lb->t == DT_BOOL ? (int64_t)LLVMConstIntGetZExtValue(x)
-									    : LLVMConstIntGetSExtValue(x));
-		cg_bind(cg, lb->var, x, r.known ? r : cg_range_full(lb->t));
+			r = iv_point(lb->t == DT_UINT8 || lb->t == DT_BOOL ? (int64_t)LLVMConstIntGetZExtValue(x)
+									  : LLVMConstIntGetSExtValue(x));
+		cg_bind(cg, lb->var, x, r);
 		stmt(cg, body);
 		cg_unbind(cg, mark);
 	}
@@ -671,9 +671,9 @@ static void bind_params(Cg *cg, const Func *f, LLVMValueRef fn)
 			DType t = p->var->dtype;
 			if (t == DT_BOOL)
 				x = LLVMBuildICmp(cg->b, LLVMIntNE, x, LLVMConstNull(LLVMTypeOf(x)), "");
-			cg_bind(cg, p->var, x, cg_range_full(t));
+			cg_bind(cg, p->var, x, iv_dtype(t));
 		} else if (p->var) { /* a handle's own value is 0 in the interpreter */
-			cg_bind(cg, p->var, cg_int64(cg, 0), cg_range_const(0));
+			cg_bind(cg, p->var, cg_int64(cg, 0), iv_point(0));
 		}
 	}
 	for (int i = 0; i < f->nparams; i++) {

@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "kernel/analysis/interval.h"
 #include "kernel/print.h"
 
 /* ---------- small integer expressions ---------- */
@@ -64,35 +65,6 @@ static Expr *fold_bin(Arena *a, BinOp op, Expr *x, Expr *y)
 }
 
 static Expr *int64_lit(Arena *a, int64_t v) { return ir_int(a, v, DT_INT64, (Span){0}); }
-
-static int64_t dtype_min(DType t)
-{
-	switch (t) {
-	case DT_INT8: return INT8_MIN;
-	case DT_INT16: return INT16_MIN;
-	case DT_INT32: return INT32_MIN;
-	case DT_INT64: return INT64_MIN;
-	case DT_UINT8: case DT_BOOL: return 0;
-	case DT_FLOAT32: case DT_FLOAT64: case DT_HANDLE: case DT_VOID: case DT_COUNT:
-		return 0;
-	}
-	return 0;
-}
-
-static int64_t dtype_max(DType t)
-{
-	switch (t) {
-	case DT_INT8: return INT8_MAX;
-	case DT_INT16: return INT16_MAX;
-	case DT_INT32: return INT32_MAX;
-	case DT_INT64: return INT64_MAX;
-	case DT_UINT8: return 255;
-	case DT_BOOL: return 1;
-	case DT_FLOAT32: case DT_FLOAT64: case DT_HANDLE: case DT_VOID: case DT_COUNT:
-		return 0;
-	}
-	return 0;
-}
 
 /* lo <= e <= hi, with e's value taken as a mathematical integer. */
 static Expr *in_range(Arena *a, Expr *e, int64_t lo, int64_t hi)
@@ -172,7 +144,8 @@ static void param_context(Arena *a, const Func *source, Context *c)
 			continue;
 		ctx_add_var(a, c, p->var);
 		Expr *v = ir_varref(a, p->var, (Span){0});
-		ctx_add_hyp(a, c, in_range(a, v, dtype_min(p->var->dtype), dtype_max(p->var->dtype)));
+		Interval d = iv_dtype(p->var->dtype);
+		ctx_add_hyp(a, c, in_range(a, v, (int64_t)d.lo, (int64_t)d.hi));
 	}
 	entry_facts(a, source, source->body, c);
 }
@@ -271,12 +244,12 @@ static Verdict prove_group_fits(Flattener *fl, const Context *ctx, const Buffer 
 				int last, DType t, ObligationResult *r)
 {
 	Arena *a = fl->a;
-	Expr *goal = product_at_most(a, b, first, last, dtype_max(t));
+	Expr *goal = product_at_most(a, b, first, last, (int64_t)iv_dtype(t).hi);
 	char *shape = shape_text(b, first, last);
 	const char *kind = t == DT_INT32 ? "flatten.index_fits_int32" : "flatten.index_fits_int64";
 	const char *stmt = arena_printf(a, "every in-bounds flat index of %s over axes %s fits %s "
 					"(the product of the extents is at most %lld)",
-					b->name, shape, dtype_name(t), (long long)dtype_max(t));
+					b->name, shape, dtype_name(t), (long long)iv_dtype(t).hi);
 	free(shape);
 	Obligation *o = make_obligation(fl, ctx, b, kind, stmt, goal);
 	return discharge(fl, o, r);

@@ -36,7 +36,7 @@ static void interp_destroy(Interp *in)
 	free(in->loops);
 }
 
-bool iv_fail(Interp *in, RunStatus st, Span sp, const char *fmt, ...)
+bool in_fail(Interp *in, RunStatus st, Span sp, const char *fmt, ...)
 {
 	if (in->failed)
 		return false;
@@ -59,7 +59,7 @@ static void clear_failure(Interp *in)
 
 static bool out_of_memory(Interp *in, Span sp)
 {
-	return iv_fail(in, RUN_LIMIT, sp, "out of memory");
+	return in_fail(in, RUN_LIMIT, sp, "out of memory");
 }
 
 /* ---------- environment ---------- */
@@ -81,7 +81,7 @@ static bool env_reserve(Interp *in, int id)
 }
 
 /* v's binding, or NULL when v is not bound. */
-Slot *iv_var_slot(Interp *in, const Var *v)
+Slot *in_var_slot(Interp *in, const Var *v)
 {
 	if (v->id >= 0 && v->id < in->nenv && in->env[v->id].var == v)
 		return &in->env[v->id];
@@ -93,7 +93,7 @@ Slot *iv_var_slot(Interp *in, const Var *v)
 
 static Value *var_value(Interp *in, const Var *v)
 {
-	Slot *slot = iv_var_slot(in, v);
+	Slot *slot = in_var_slot(in, v);
 	return slot ? &slot->v : NULL;
 }
 
@@ -111,8 +111,8 @@ static bool push_overflow(Interp *in, const Var *v, Value x)
 	return true;
 }
 
-/* Bind v to x; *old receives what iv_unbind_var needs to restore. */
-bool iv_bind_var(Interp *in, const Var *v, Value x, SavedVar *old)
+/* Bind v to x; *old receives what in_unbind_var needs to restore. */
+bool in_bind_var(Interp *in, const Var *v, Value x, SavedVar *old)
 {
 	if (v->id < 0 || !env_reserve(in, v->id))
 		return out_of_memory(in, v->span);
@@ -125,7 +125,7 @@ bool iv_bind_var(Interp *in, const Var *v, Value x, SavedVar *old)
 	return true;
 }
 
-void iv_unbind_var(Interp *in, const Var *v, const SavedVar *old)
+void in_unbind_var(Interp *in, const Var *v, const SavedVar *old)
 {
 	if (!old->overflow) {
 		in->env[v->id] = old->old;
@@ -157,7 +157,7 @@ static bool push_buffer(Interp *in, const Buffer *b, BufState *bs)
 /* The state of buffer b, by identity: a reference to a Buffer that is
  * neither a parameter nor allocated around it is a broken IR, not a
  * buffer to be guessed by name or id. */
-BufState *iv_lookup_buffer(Interp *in, const Buffer *b)
+BufState *in_lookup_buffer(Interp *in, const Buffer *b)
 {
 	for (int i = in->nbinds - 1; i >= 0; i--)
 		if (in->binds[i].buf == b)
@@ -215,7 +215,7 @@ static void put_tuple(StrBuf *b, int n, const int64_t *xs, bool shape)
 }
 
 /* "A[3, 4]" */
-const char *iv_cell_name(Interp *in, const Buffer *b, int n,
+const char *in_cell_name(Interp *in, const Buffer *b, int n,
 			 const int64_t *ix)
 {
 	StrBuf sb = {0};
@@ -225,7 +225,7 @@ const char *iv_cell_name(Interp *in, const Buffer *b, int n,
 	return take_text(in, &sb);
 }
 
-const char *iv_shape_text(Interp *in, const BufState *bs)
+const char *in_shape_text(Interp *in, const BufState *bs)
 {
 	StrBuf sb = {0};
 	sb_puts(&sb, "(");
@@ -272,16 +272,16 @@ static bool eval_shape(Interp *in, const Buffer *b, BufState *bs)
 {
 	int64_t size = 1;
 	if (b->ndim > MAX_DIMS)
-		return iv_fail(in, RUN_UB, b->span, "buffer %s has %d dimensions (at most %d)",
+		return in_fail(in, RUN_UB, b->span, "buffer %s has %d dimensions (at most %d)",
 			       b->name, b->ndim, MAX_DIMS);
 	for (int k = 0; k < b->ndim; k++) {
-		if (!iv_eval_int(in, b->shape[k], &bs->shape[k], "a shape"))
+		if (!in_eval_int(in, b->shape[k], &bs->shape[k], "a shape"))
 			return false;
 		if (bs->shape[k] < 0)
-			return iv_fail(in, RUN_UB, b->span, "buffer %s has negative extent %lld",
+			return in_fail(in, RUN_UB, b->span, "buffer %s has negative extent %lld",
 				       b->name, (long long)bs->shape[k]);
 		if (bs->shape[k] > MAX_CELLS || size * bs->shape[k] > MAX_CELLS)
-			return iv_fail(in, RUN_LIMIT, b->span,
+			return in_fail(in, RUN_LIMIT, b->span,
 				       "buffer %s is too large (more than %lld cells)",
 				       b->name, (long long)MAX_CELLS);
 		size *= bs->shape[k];
@@ -333,7 +333,7 @@ static bool step(Interp *in, Span sp)
 {
 	if (++in->steps <= in->limit)
 		return true;
-	return iv_fail(in, RUN_LIMIT, sp, "step limit of %llu reached",
+	return in_fail(in, RUN_LIMIT, sp, "step limit of %llu reached",
 		       (unsigned long long)in->limit);
 }
 
@@ -341,14 +341,14 @@ static bool exec_for(Interp *in, const Stmt *s)
 {
 	int64_t lo, ext;
 	const Var *v = s->u.loop.var;
-	if (!iv_eval_int(in, s->u.loop.min, &lo, "a loop bound") ||
-	    !iv_eval_int(in, s->u.loop.extent, &ext, "a loop extent"))
+	if (!in_eval_int(in, s->u.loop.min, &lo, "a loop bound") ||
+	    !in_eval_int(in, s->u.loop.extent, &ext, "a loop extent"))
 		return false;
 	SavedVar old;
-	if (!iv_bind_var(in, v, (Value){.i = 0}, &old))
+	if (!in_bind_var(in, v, (Value){.i = 0}, &old))
 		return false;
 	if (!push_loop(in, v)) {
-		iv_unbind_var(in, v, &old);
+		in_unbind_var(in, v, &old);
 		return false;
 	}
 	bool ok = true;
@@ -361,7 +361,7 @@ static bool exec_for(Interp *in, const Stmt *s)
 		ok = step(in, s->span) && exec(in, s->u.loop.body);
 	}
 	in->nloops--;
-	iv_unbind_var(in, v, &old);
+	in_unbind_var(in, v, &old);
 	return ok;
 }
 
@@ -369,17 +369,17 @@ static bool exec_store(Interp *in, const Stmt *s)
 {
 	int64_t ix[MAX_DIMS], off;
 	const Buffer *b = s->u.store.buf;
-	BufState *bs = iv_access_cell(in, b, s->u.store.nidx, s->u.store.idx,
+	BufState *bs = in_access_cell(in, b, s->u.store.nidx, s->u.store.idx,
 				      "store", s->span, ix, &off);
 	if (!bs)
 		return false;
 	TVal x;
 	const Expr *e = s->u.store.value;
-	if (!iv_eval(in, e, &x))
+	if (!in_eval(in, e, &x))
 		return false;
 	Value v;
-	if (!iv_convert(x.v, e->dtype, bs->buf->dtype, &v))
-		return iv_fail(in, RUN_UB, s->span, "stored value out of range of %s",
+	if (!in_convert(x.v, e->dtype, bs->buf->dtype, &v))
+		return in_fail(in, RUN_UB, s->span, "stored value out of range of %s",
 			       dtype_name(bs->buf->dtype));
 	bs->data[off] = v;
 	bs->cell[off] = x.undef ? CELL_UNDEF : CELL_INIT;
@@ -392,7 +392,7 @@ static bool exec_store(Interp *in, const Stmt *s)
 static int fact_truth(Interp *in, const Expr *e)
 {
 	bool holds = false;
-	if (iv_eval_fact(in, e, &holds))
+	if (in_eval_fact(in, e, &holds))
 		return holds;
 	if (in->status != RUN_ASSUME_FAILED)
 		return -1;
@@ -435,7 +435,7 @@ static Value satisfying_value(BinOp op, Value v, DType t)
 static int repair_cell(Interp *in, BinOp op, const Expr *load, const Expr *value)
 {
 	int64_t ix[MAX_DIMS], off;
-	BufState *bs = iv_access_cell(in, load->u.load.buf, load->u.load.nidx,
+	BufState *bs = in_access_cell(in, load->u.load.buf, load->u.load.nidx,
 				      load->u.load.idx, "load", load->span, ix, &off);
 	if (!bs)
 		return -1;
@@ -443,15 +443,15 @@ static int repair_cell(Interp *in, BinOp op, const Expr *load, const Expr *value
 		if (op != OP_EQ)
 			return 0;
 		if (bs->cell[off] == CELL_UNINIT)
-			bs->data[off] = iv_undef_value(in, bs->buf->dtype);
+			bs->data[off] = in_undef_value(in, bs->buf->dtype);
 		bs->cell[off] = CELL_INIT;
 		return 1;
 	}
 	TVal x;
-	if (!iv_eval_in_assume(in, value, &x))
+	if (!in_eval_in_assume(in, value, &x))
 		return in->status == RUN_ASSUME_FAILED ? (clear_failure(in), 0) : -1;
 	Value v;
-	if (!iv_convert(x.v, value->dtype, bs->buf->dtype, &v))
+	if (!in_convert(x.v, value->dtype, bs->buf->dtype, &v))
 		return 0;
 	bs->data[off] = satisfying_value(op, v, bs->buf->dtype);
 	bs->cell[off] = CELL_INIT;
@@ -500,11 +500,11 @@ static bool exec_assume(Interp *in, const Stmt *s)
 	if (in->fact_mode == FACTS_REPAIR)
 		return repair_fact(in, e) >= 0;
 	bool holds = false;
-	if (!iv_eval_fact(in, e, &holds))
+	if (!in_eval_fact(in, e, &holds))
 		return false;
 	if (holds)
 		return true;
-	return iv_fail(in, RUN_ASSUME_FAILED, s->span, "%s does not hold%s",
+	return in_fail(in, RUN_ASSUME_FAILED, s->span, "%s does not hold%s",
 		       fact_text(in, s), loop_context(in));
 }
 
@@ -512,10 +512,10 @@ static bool exec_let(Interp *in, const Stmt *s)
 {
 	SavedVar old;
 	const Var *v = s->u.let.var;
-	if (!iv_enter_let(in, v, s->u.let.value, s->span, &old))
+	if (!in_enter_let(in, v, s->u.let.value, s->span, &old))
 		return false;
 	bool ok = exec(in, s->u.let.body);
-	iv_unbind_var(in, v, &old);
+	in_unbind_var(in, v, &old);
 	return ok;
 }
 
@@ -534,7 +534,7 @@ static bool exec(Interp *in, const Stmt *s)
 		return exec_for(in, s);
 	case ST_IF:
 		in->counts.branches++;
-		if (!iv_eval(in, s->u.cond.cond, &x))
+		if (!in_eval(in, s->u.cond.cond, &x))
 			return false;
 		if (truth(x.v, s->u.cond.cond->dtype))
 			return exec(in, s->u.cond.then_s);
@@ -544,7 +544,7 @@ static bool exec(Interp *in, const Stmt *s)
 	case ST_ASSUME:
 		return exec_assume(in, s);
 	case ST_EVAL:
-		return iv_eval(in, s->u.expr, &x);
+		return in_eval(in, s->u.expr, &x);
 	case ST_ALLOC:
 		return exec_alloc(in, s);
 	case ST_BLOCK:
@@ -556,7 +556,7 @@ static bool exec(Interp *in, const Stmt *s)
 	case ST_COUNT:
 		break;
 	}
-	return iv_fail(in, RUN_UB, s->span, "internal: unknown statement kind %d",
+	return in_fail(in, RUN_UB, s->span, "internal: unknown statement kind %d",
 		       (int)s->kind);
 }
 
@@ -572,21 +572,21 @@ static bool bind_params(Interp *in, const Func *f, const Value *scalars,
 	for (int i = 0; i < f->nparams; i++) {
 		const Param *p = &f->params[i];
 		if (p->kind == PARAM_SCALAR) {
-			if (!iv_bind_var(in, p->var, scalars[ks++], &old))
+			if (!in_bind_var(in, p->var, scalars[ks++], &old))
 				return false;
 			continue;
 		}
-		if (p->var && !iv_bind_var(in, p->var, (Value){.i = 0}, &old))
+		if (p->var && !in_bind_var(in, p->var, (Value){.i = 0}, &old))
 			return false;
 		if (!p->buf || !st)
 			continue;
 		if (kb >= st->nbufs)
-			return iv_fail(in, RUN_UB, f->span,
+			return in_fail(in, RUN_UB, f->span,
 				       "internal: the state has fewer buffers than %s",
 				       f->name);
 		BufState *bs = &st->bufs[kb++];
 		if (bs->ndim != p->buf->ndim)
-			return iv_fail(in, RUN_UB, f->span,
+			return in_fail(in, RUN_UB, f->span,
 				       "internal: state buffer %s does not match parameter %s",
 				       bs->buf->name, p->buf->name);
 		if (!push_buffer(in, p->buf, bs))
@@ -623,7 +623,7 @@ RunStatus interp_run(const Func *f, State *st, uint64_t step_limit,
 	interp_init(&in, st->arena, step_limit);
 	if (count_params(f, PARAM_SCALAR) != st->nscalars ||
 	    count_params(f, PARAM_BUFFER) != st->nbufs)
-		iv_fail(&in, RUN_UB, f->span,
+		in_fail(&in, RUN_UB, f->span,
 			"internal: the state does not match the parameters of %s",
 			f->name);
 	else if (bind_params(&in, f, st->scalars, st))
@@ -649,7 +649,7 @@ static void scalar_values(const Func *f, const int64_t *scalars, Value *out,
 			continue;
 		if (vars)
 			vars[k] = p->var;
-		iv_convert((Value){.i = scalars ? scalars[k] : 0}, DT_INT64,
+		in_convert((Value){.i = scalars ? scalars[k] : 0}, DT_INT64,
 			p->var->dtype, &out[k]);
 		k++;
 	}
@@ -739,10 +739,10 @@ static bool run_entry(Interp *in, const Stmt *s, bool *stopped)
 	case ST_BLOCK:
 		return run_entry(in, s->u.block.body, stopped);
 	case ST_LET:
-		if (!iv_enter_let(in, s->u.let.var, s->u.let.value, s->span, &old))
+		if (!in_enter_let(in, s->u.let.var, s->u.let.value, s->span, &old))
 			return false;
 		ok = run_entry(in, s->u.let.body, stopped);
-		iv_unbind_var(in, s->u.let.var, &old);
+		in_unbind_var(in, s->u.let.var, &old);
 		return ok;
 	case ST_ALLOC: {
 		int64_t shape[MAX_DIMS];
@@ -784,7 +784,7 @@ static bool clear_padding(Interp *in, BufState *bs)
 			rest /= bs->shape[k];
 		}
 		bool pad;
-		if (!iv_is_padding(in, lay, pred, bs->ndim, ix, &pad))
+		if (!in_is_padding(in, lay, pred, bs->ndim, ix, &pad))
 			return false;
 		if (pad)
 			bs->cell[off] = CELL_UNINIT;
@@ -835,26 +835,26 @@ static bool scalar_facts(Interp *in, const Stmt *s, bool *stopped)
 		return scalar_facts(in, s->u.alloc.body, stopped);
 	case ST_LET:
 		in->not_scalar = false;
-		if (!iv_eval(in, s->u.let.value, &x)) {
+		if (!in_eval(in, s->u.let.value, &x)) {
 			if (!in->not_scalar)
 				return false;
 			clear_failure(in); /* its uses are not scalar-only */
 			return scalar_facts(in, s->u.let.body, stopped);
 		}
-		if (!iv_bind_let(in, s->u.let.var, s->u.let.value, x, s->span, &old))
+		if (!in_bind_let(in, s->u.let.var, s->u.let.value, x, s->span, &old))
 			return false;
 		ok = scalar_facts(in, s->u.let.body, stopped);
-		iv_unbind_var(in, s->u.let.var, &old);
+		in_unbind_var(in, s->u.let.var, &old);
 		return ok;
 	case ST_ASSUME:
 		in->not_scalar = false;
-		if (!iv_eval_fact(in, s->u.expr, &holds)) {
+		if (!in_eval_fact(in, s->u.expr, &holds)) {
 			if (!in->not_scalar)
 				return false;
 			clear_failure(in);
 			return true;
 		}
-		return holds || iv_fail(in, RUN_ASSUME_FAILED, s->span,
+		return holds || in_fail(in, RUN_ASSUME_FAILED, s->span,
 					"%s does not hold", fact_text(in, s));
 	case ST_FOR:
 	case ST_IF:
@@ -899,15 +899,15 @@ static bool apply_step(Interp *in, const Layout *lay, int nout, const int64_t *x
 {
 	SavedVar saved[MAX_DIMS];
 	bool ok = lay->nvars <= MAX_DIMS;
-	int bound = ok ? iv_bind_index_vars(in, lay->vars, lay->nvars, x, saved) : 0;
+	int bound = ok ? in_bind_index_vars(in, lay->vars, lay->nvars, x, saved) : 0;
 	ok = ok && bound == lay->nvars;
 	for (int k = 0; ok && k < nout; k++) {
 		TVal v;
-		ok = iv_eval(in, lay->map[k], &v) && !v.undef;
+		ok = in_eval(in, lay->map[k], &v) && !v.undef;
 		if (ok)
 			t[k] = v.v.i;
 	}
-	iv_unbind_index_vars(in, lay->vars, bound, saved);
+	in_unbind_index_vars(in, lay->vars, bound, saved);
 	return ok;
 }
 
@@ -932,7 +932,7 @@ bool layout_chain_apply(const Buffer *phys, const Buffer *logical, const int64_t
 	/* a map may name scalar parameters ((i + n) // 4): bind env's */
 	for (int k = 0; ok && env && k < env->nscalars; k++) {
 		SavedVar old;
-		ok = iv_bind_var(&in, env->scalar_vars[k], env->scalars[k], &old);
+		ok = in_bind_var(&in, env->scalar_vars[k], env->scalars[k], &old);
 	}
 	for (int k = 0; ok && k < logical->ndim; k++)
 		cur[k] = x[k];

@@ -33,7 +33,7 @@ static bool float_fits(double x, DType t)
 
 /* Convert x of dtype `from` to `to`; false when a float does not fit the
  * integer type (UB for the caller to report). */
-bool iv_convert(Value x, DType from, DType to, Value *out)
+bool in_convert(Value x, DType from, DType to, Value *out)
 {
 	if (dtype_is_float(to)) {
 		if (dtype_is_float(from))
@@ -96,7 +96,7 @@ static int64_t trunc_div(int64_t a, int64_t b)
 }
 
 /* The value of a T.undef(): arbitrary but deterministic. */
-Value iv_undef_value(Interp *in, DType t)
+Value in_undef_value(Interp *in, DType t)
 {
 	uint64_t x = in->rng;
 	x ^= x << 13;
@@ -115,79 +115,79 @@ Value iv_undef_value(Interp *in, DType t)
 
 /* ---------- expressions ---------- */
 
-bool iv_eval_int(Interp *in, const Expr *e, int64_t *out, const char *what)
+bool in_eval_int(Interp *in, const Expr *e, int64_t *out, const char *what)
 {
 	TVal x;
-	if (!iv_eval(in, e, &x))
+	if (!in_eval(in, e, &x))
 		return false;
 	if (x.undef)
-		return iv_fail(in, RUN_UB, e->span, "T.undef() used in %s", what);
+		return in_fail(in, RUN_UB, e->span, "T.undef() used in %s", what);
 	if (dtype_is_float(e->dtype))
-		return iv_fail(in, RUN_UB, e->span, "float value used as %s", what);
+		return in_fail(in, RUN_UB, e->span, "float value used as %s", what);
 	*out = x.v.i;
 	return true;
 }
 
 /* Bind the index variables vars[0, n) (at most MAX_DIMS of them) to
  * x[0, n); returns how many were bound before a binding failed, for
- * iv_unbind_index_vars. */
-int iv_bind_index_vars(Interp *in, Var *const *vars, int n,
+ * in_unbind_index_vars. */
+int in_bind_index_vars(Interp *in, Var *const *vars, int n,
 		       const int64_t *x, SavedVar *saved)
 {
 	int bound = 0;
 	while (bound < n && bound < MAX_DIMS &&
-	       iv_bind_var(in, vars[bound], (Value){.i = x[bound]}, &saved[bound]))
+	       in_bind_var(in, vars[bound], (Value){.i = x[bound]}, &saved[bound]))
 		bound++;
 	return bound;
 }
 
-void iv_unbind_index_vars(Interp *in, Var *const *vars, int bound,
+void in_unbind_index_vars(Interp *in, Var *const *vars, int bound,
 			  const SavedVar *saved)
 {
 	while (bound-- > 0)
-		iv_unbind_var(in, vars[bound], &saved[bound]);
+		in_unbind_var(in, vars[bound], &saved[bound]);
 }
 
 /* Whether predicate `pred` of the layout (over its physical index
  * variables) holds at the physical index ix (n dimensions). */
-bool iv_is_padding(Interp *in, const Layout *lay, const Expr *pred, int n,
+bool in_is_padding(Interp *in, const Layout *lay, const Expr *pred, int n,
 		   const int64_t *ix, bool *pad)
 {
 	SavedVar saved[MAX_DIMS];
 	TVal p;
 	*pad = false;
-	int bound = iv_bind_index_vars(in, lay->inv_vars, n, ix, saved);
+	int bound = in_bind_index_vars(in, lay->inv_vars, n, ix, saved);
 	bool ok = bound == (n < MAX_DIMS ? n : MAX_DIMS);
-	if (ok && (ok = iv_eval(in, pred, &p)))
+	if (ok && (ok = in_eval(in, pred, &p)))
 		*pad = truth(p.v, pred->dtype);
-	iv_unbind_index_vars(in, lay->inv_vars, bound, saved);
+	in_unbind_index_vars(in, lay->inv_vars, bound, saved);
 	return ok;
 }
 
 /* Evaluate the indices of an access to b and check them: rank, bounds,
  * padding without a pad value. Returns the buffer state and offset. */
-BufState *iv_access_cell(Interp *in, const Buffer *b, int nidx,
+BufState *in_access_cell(Interp *in, const Buffer *b, int nidx,
 			 Expr *const *idx, const char *what, Span sp,
 			 int64_t *ix, int64_t *off)
 {
-	BufState *bs = iv_lookup_buffer(in, b);
+	BufState *bs = in_lookup_buffer(in, b);
 	if (!bs) {
-		iv_fail(in, RUN_UB, sp, "%s of buffer %s, which is not in scope",
+		in_fail(in, RUN_UB, sp, "%s of buffer %s, which is not in scope",
 			what, b->name);
 		return NULL;
 	}
 	if (nidx != bs->ndim || nidx > MAX_DIMS) {
-		iv_fail(in, RUN_UB, sp, "%s %s with %d indices, buffer has %d dimensions",
+		in_fail(in, RUN_UB, sp, "%s %s with %d indices, buffer has %d dimensions",
 			what, b->name, nidx, bs->ndim);
 		return NULL;
 	}
 	for (int k = 0; k < nidx; k++)
-		if (!iv_eval_int(in, idx[k], &ix[k], "an index"))
+		if (!in_eval_int(in, idx[k], &ix[k], "an index"))
 			return NULL;
 	*off = bufstate_offset(bs, ix);
 	if (*off < 0) {
-		iv_fail(in, RUN_UB, sp, "%s %s out of bounds of shape %s", what,
-			iv_cell_name(in, b, nidx, ix), iv_shape_text(in, bs));
+		in_fail(in, RUN_UB, sp, "%s %s out of bounds of shape %s", what,
+			in_cell_name(in, b, nidx, ix), in_shape_text(in, bs));
 		return NULL;
 	}
 	const Layout *lay = bs->buf->layout;
@@ -198,11 +198,11 @@ BufState *iv_access_cell(Interp *in, const Buffer *b, int nidx,
 		return bs;
 	/* padding without a pad value may not be touched (semantics.md 1) */
 	bool pad;
-	if (!iv_is_padding(in, lay, forbidden, nidx, ix, &pad))
+	if (!in_is_padding(in, lay, forbidden, nidx, ix, &pad))
 		return NULL;
 	if (pad) {
-		iv_fail(in, RUN_UB, sp, "%s %s touches padding of %s, which has no pad_value",
-			what, iv_cell_name(in, b, nidx, ix), b->name);
+		in_fail(in, RUN_UB, sp, "%s %s touches padding of %s, which has no pad_value",
+			what, in_cell_name(in, b, nidx, ix), b->name);
 		return NULL;
 	}
 	return bs;
@@ -213,10 +213,10 @@ static bool eval_load(Interp *in, const Expr *e, TVal *out)
 	int64_t ix[MAX_DIMS], off;
 	if (in->probe) {
 		in->not_scalar = true;
-		return iv_fail(in, RUN_UB, e->span, "load in a scalar fact");
+		return in_fail(in, RUN_UB, e->span, "load in a scalar fact");
 	}
 	const Buffer *b = e->u.load.buf;
-	BufState *bs = iv_access_cell(in, b, e->u.load.nidx, e->u.load.idx, "load",
+	BufState *bs = in_access_cell(in, b, e->u.load.nidx, e->u.load.idx, "load",
 				      e->span, ix, &off);
 	if (!bs)
 		return false;
@@ -224,11 +224,11 @@ static bool eval_load(Interp *in, const Expr *e, TVal *out)
 	switch ((CellState)bs->cell[off]) {
 	case CELL_UNINIT:
 		if (in->in_assume)
-			return iv_fail(in, RUN_ASSUME_FAILED, e->span,
+			return in_fail(in, RUN_ASSUME_FAILED, e->span,
 				       "T.assume reads uninitialised %s",
-				       iv_cell_name(in, b, e->u.load.nidx, ix));
-		return iv_fail(in, RUN_UB, e->span, "read of uninitialised %s",
-			       iv_cell_name(in, b, e->u.load.nidx, ix));
+				       in_cell_name(in, b, e->u.load.nidx, ix));
+		return in_fail(in, RUN_UB, e->span, "read of uninitialised %s",
+			       in_cell_name(in, b, e->u.load.nidx, ix));
 	case CELL_INIT:
 		out->undef = false;
 		break;
@@ -236,9 +236,9 @@ static bool eval_load(Interp *in, const Expr *e, TVal *out)
 		out->undef = true;
 		break;
 	}
-	return iv_convert(bs->data[off], bs->buf->dtype, e->dtype, &out->v) ||
-	       iv_fail(in, RUN_UB, e->span, "value of %s out of range of %s",
-		       iv_cell_name(in, b, e->u.load.nidx, ix), dtype_name(e->dtype));
+	return in_convert(bs->data[off], bs->buf->dtype, e->dtype, &out->v) ||
+	       in_fail(in, RUN_UB, e->span, "value of %s out of range of %s",
+		       in_cell_name(in, b, e->u.load.nidx, ix), dtype_name(e->dtype));
 }
 
 /* `X[t] == T.undef()` inside T.assume: X[t] is readable, nothing more. */
@@ -257,7 +257,7 @@ static const Expr *undef_compare_load(const Expr *e)
 static bool eval_readable(Interp *in, const Expr *load, TVal *out)
 {
 	int64_t ix[MAX_DIMS], off;
-	BufState *bs = iv_access_cell(in, load->u.load.buf, load->u.load.nidx,
+	BufState *bs = in_access_cell(in, load->u.load.buf, load->u.load.nidx,
 				      load->u.load.idx, "load", load->span, ix, &off);
 	if (!bs)
 		return false;
@@ -271,7 +271,7 @@ static bool eval_logical(Interp *in, const Expr *e, TVal *out)
 {
 	TVal x, y;
 	bool is_and = e->u.bin.op == OP_AND;
-	if (!iv_eval(in, e->u.bin.a, &x))
+	if (!in_eval(in, e->u.bin.a, &x))
 		return false;
 	bool xa = truth(x.v, e->u.bin.a->dtype);
 	if (!x.undef && xa != is_and) { /* short circuit */
@@ -279,7 +279,7 @@ static bool eval_logical(Interp *in, const Expr *e, TVal *out)
 		out->v.i = xa;
 		return true;
 	}
-	if (!iv_eval(in, e->u.bin.b, &y))
+	if (!in_eval(in, e->u.bin.b, &y))
 		return false;
 	bool yb = truth(y.v, e->u.bin.b->dtype);
 	out->v.i = is_and ? (xa && yb) : (xa || yb);
@@ -293,8 +293,8 @@ static int order(TVal x, DType tx, TVal y, DType ty)
 {
 	if (dtype_is_float(tx) || dtype_is_float(ty)) {
 		Value a, b;
-		iv_convert(x.v, tx, DT_FLOAT64, &a);
-		iv_convert(y.v, ty, DT_FLOAT64, &b);
+		in_convert(x.v, tx, DT_FLOAT64, &a);
+		in_convert(y.v, ty, DT_FLOAT64, &b);
 		return a.f < b.f ? -1 : a.f > b.f ? 1 : a.f == b.f ? 0 : 2;
 	}
 	return x.v.i < y.v.i ? -1 : x.v.i > y.v.i ? 1 : 0;
@@ -346,7 +346,7 @@ static bool int_arith(Interp *in, const Expr *e, int64_t a, int64_t b,
 	int64_t r = 0;
 	BinOp op = e->u.bin.op;
 	if ((op == OP_FLOORDIV || op == OP_FLOORMOD || op == OP_DIV) && b == 0)
-		return iv_fail(in, RUN_UB, e->span, "integer %s by zero (%lld %s 0)",
+		return in_fail(in, RUN_UB, e->span, "integer %s by zero (%lld %s 0)",
 			       op == OP_FLOORMOD ? "modulo" : "division",
 			       (long long)a, binop_symbol(op));
 	switch (op) {
@@ -360,7 +360,7 @@ static bool int_arith(Interp *in, const Expr *e, int64_t a, int64_t b,
 	case OP_MAX: r = a > b ? a : b; break;
 	case OP_EQ: case OP_NE: case OP_LT: case OP_LE: case OP_GT: case OP_GE:
 	case OP_AND: case OP_OR: case OP_COUNT:
-		return iv_fail(in, RUN_UB, e->span,
+		return in_fail(in, RUN_UB, e->span,
 			       "internal: operator %d is not arithmetic", (int)op);
 	}
 	*out = wrap_int(r, e->dtype);
@@ -376,7 +376,7 @@ static bool eval_bin(Interp *in, const Expr *e, TVal *out)
 	if (load)
 		return eval_readable(in, load, out);
 	TVal x, y;
-	if (!iv_eval(in, e->u.bin.a, &x) || !iv_eval(in, e->u.bin.b, &y))
+	if (!in_eval(in, e->u.bin.a, &x) || !in_eval(in, e->u.bin.b, &y))
 		return false;
 	DType ta = e->u.bin.a->dtype, tb = e->u.bin.b->dtype;
 	out->undef = x.undef || y.undef;
@@ -388,12 +388,12 @@ static bool eval_bin(Interp *in, const Expr *e, TVal *out)
 	if (op == OP_MUL && (is_zero(x, ta) || is_zero(y, tb)))
 		out->undef = false; /* 0 * undef is 0 */
 	Value a, b;
-	if (!iv_convert(x.v, ta, t, &a) || !iv_convert(y.v, tb, t, &b))
-		return iv_fail(in, RUN_UB, e->span, "operand out of range of %s",
+	if (!in_convert(x.v, ta, t, &a) || !in_convert(y.v, tb, t, &b))
+		return in_fail(in, RUN_UB, e->span, "operand out of range of %s",
 			       dtype_name(t));
 	if (dtype_is_float(t))
 		return float_arith(op, a.f, b.f, t, &out->v.f) ||
-		       iv_fail(in, RUN_UB, e->span,
+		       in_fail(in, RUN_UB, e->span,
 			       "internal: operator %d is not arithmetic", (int)op);
 	return int_arith(in, e, a.i, b.i, &out->v.i);
 }
@@ -401,54 +401,54 @@ static bool eval_bin(Interp *in, const Expr *e, TVal *out)
 static bool eval_var(Interp *in, const Expr *e, TVal *out)
 {
 	const Var *v = e->u.var;
-	const Slot *slot = iv_var_slot(in, v);
+	const Slot *slot = in_var_slot(in, v);
 	if (slot) {
 		out->undef = slot->undef;
-		return iv_convert(slot->v, v->dtype, e->dtype, &out->v) ||
-		       iv_fail(in, RUN_UB, e->span, "value of %s out of range of %s",
+		return in_convert(slot->v, v->dtype, e->dtype, &out->v) ||
+		       in_fail(in, RUN_UB, e->span, "value of %s out of range of %s",
 			       v->name, dtype_name(e->dtype));
 	}
 	if (in->probe)
 		in->not_scalar = true;
-	return iv_fail(in, RUN_UB, e->span, "internal: variable %s is not bound",
+	return in_fail(in, RUN_UB, e->span, "internal: variable %s is not bound",
 		       v->name);
 }
 
 /* Bind a let variable to x converted to its dtype, keeping x's taint. */
-bool iv_bind_let(Interp *in, const Var *v, const Expr *value, TVal x,
+bool in_bind_let(Interp *in, const Var *v, const Expr *value, TVal x,
 		 Span sp, SavedVar *old)
 {
 	Value val;
-	if (!iv_convert(x.v, value->dtype, v->dtype, &val))
-		return iv_fail(in, RUN_UB, sp, "value of %s out of range of %s",
+	if (!in_convert(x.v, value->dtype, v->dtype, &val))
+		return in_fail(in, RUN_UB, sp, "value of %s out of range of %s",
 			       v->name, dtype_name(v->dtype));
-	if (!iv_bind_var(in, v, val, old))
+	if (!in_bind_var(in, v, val, old))
 		return false;
-	iv_var_slot(in, v)->undef = x.undef;
+	in_var_slot(in, v)->undef = x.undef;
 	return true;
 }
 
-/* Evaluate a let's value and bind v to it; iv_unbind_var(in, v, old) ends
+/* Evaluate a let's value and bind v to it; in_unbind_var(in, v, old) ends
  * the scope. */
-bool iv_enter_let(Interp *in, const Var *v, const Expr *value, Span sp,
+bool in_enter_let(Interp *in, const Var *v, const Expr *value, Span sp,
 		  SavedVar *old)
 {
 	TVal x;
-	return iv_eval(in, value, &x) && iv_bind_let(in, v, value, x, sp, old);
+	return in_eval(in, value, &x) && in_bind_let(in, v, value, x, sp, old);
 }
 
 static bool eval_let(Interp *in, const Expr *e, TVal *out)
 {
 	SavedVar old;
 	const Var *v = e->u.let.var;
-	if (!iv_enter_let(in, v, e->u.let.value, e->span, &old))
+	if (!in_enter_let(in, v, e->u.let.value, e->span, &old))
 		return false;
-	bool ok = iv_eval(in, e->u.let.body, out);
-	iv_unbind_var(in, v, &old);
+	bool ok = in_eval(in, e->u.let.body, out);
+	in_unbind_var(in, v, &old);
 	return ok;
 }
 
-bool iv_eval(Interp *in, const Expr *e, TVal *out)
+bool in_eval(Interp *in, const Expr *e, TVal *out)
 {
 	TVal x;
 	out->undef = false;
@@ -460,24 +460,24 @@ bool iv_eval(Interp *in, const Expr *e, TVal *out)
 			out->v.i = wrap_int(e->u.ival, e->dtype);
 		return true;
 	case EX_FLOAT:
-		return iv_convert((Value){.f = e->u.fval}, DT_FLOAT64, e->dtype, &out->v) ||
-		       iv_fail(in, RUN_UB, e->span, "float literal out of range of %s",
+		return in_convert((Value){.f = e->u.fval}, DT_FLOAT64, e->dtype, &out->v) ||
+		       in_fail(in, RUN_UB, e->span, "float literal out of range of %s",
 			       dtype_name(e->dtype));
 	case EX_VAR:
 		return eval_var(in, e, out);
 	case EX_BIN:
 		return eval_bin(in, e, out);
 	case EX_NOT:
-		if (!iv_eval(in, e->u.un.a, &x))
+		if (!in_eval(in, e->u.un.a, &x))
 			return false;
 		out->v.i = !truth(x.v, e->u.un.a->dtype);
 		out->undef = x.undef;
 		return true;
 	case EX_NEG:
-		if (!iv_eval(in, e->u.un.a, &x))
+		if (!in_eval(in, e->u.un.a, &x))
 			return false;
-		if (!iv_convert(x.v, e->u.un.a->dtype, e->dtype, &out->v))
-			return iv_fail(in, RUN_UB, e->span, "operand out of range");
+		if (!in_convert(x.v, e->u.un.a->dtype, e->dtype, &out->v))
+			return in_fail(in, RUN_UB, e->span, "operand out of range");
 		if (dtype_is_float(e->dtype))
 			out->v.f = -out->v.f;
 		else
@@ -485,34 +485,34 @@ bool iv_eval(Interp *in, const Expr *e, TVal *out)
 		out->undef = x.undef;
 		return true;
 	case EX_SELECT: {
-		if (!iv_eval(in, e->u.sel.cond, &x))
+		if (!in_eval(in, e->u.sel.cond, &x))
 			return false;
 		const Expr *chosen =
 			truth(x.v, e->u.sel.cond->dtype) ? e->u.sel.a : e->u.sel.b;
 		TVal y;
-		if (!iv_eval(in, chosen, &y))
+		if (!in_eval(in, chosen, &y))
 			return false;
 		out->undef = x.undef || y.undef;
-		return iv_convert(y.v, chosen->dtype, e->dtype, &out->v) ||
-		       iv_fail(in, RUN_UB, e->span, "value out of range of %s",
+		return in_convert(y.v, chosen->dtype, e->dtype, &out->v) ||
+		       in_fail(in, RUN_UB, e->span, "value out of range of %s",
 			       dtype_name(e->dtype));
 	}
 	case EX_CAST:
-		if (!iv_eval(in, e->u.un.a, &x))
+		if (!in_eval(in, e->u.un.a, &x))
 			return false;
 		out->undef = x.undef;
-		if (iv_convert(x.v, e->u.un.a->dtype, e->dtype, &out->v))
+		if (in_convert(x.v, e->u.un.a->dtype, e->dtype, &out->v))
 			return true;
-		return iv_fail(in, RUN_UB, e->span, "cast of %g to %s is out of range",
+		return in_fail(in, RUN_UB, e->span, "cast of %g to %s is out of range",
 			       x.v.f, dtype_name(e->dtype));
 	case EX_LOAD:
 		return eval_load(in, e, out);
 	case EX_UNDEF:
 		if (in->probe) {
 			in->not_scalar = true;
-			return iv_fail(in, RUN_UB, e->span, "T.undef() in a scalar fact");
+			return in_fail(in, RUN_UB, e->span, "T.undef() in a scalar fact");
 		}
-		out->v = iv_undef_value(in, e->dtype);
+		out->v = in_undef_value(in, e->dtype);
 		out->undef = true;
 		return true;
 	case EX_LET:
@@ -520,24 +520,24 @@ bool iv_eval(Interp *in, const Expr *e, TVal *out)
 	case EX_COUNT:
 		break;
 	}
-	return iv_fail(in, RUN_UB, e->span, "internal: unknown expression kind %d",
+	return in_fail(in, RUN_UB, e->span, "internal: unknown expression kind %d",
 		       (int)e->kind);
 }
 
 /* e evaluated as (part of) a T.assume fact: an uninitialised read makes
  * the fact false (RUN_ASSUME_FAILED) instead of UB. */
-bool iv_eval_in_assume(Interp *in, const Expr *e, TVal *x)
+bool in_eval_in_assume(Interp *in, const Expr *e, TVal *x)
 {
 	in->in_assume++;
-	bool ok = iv_eval(in, e, x);
+	bool ok = in_eval(in, e, x);
 	in->in_assume--;
 	return ok;
 }
 
-bool iv_eval_fact(Interp *in, const Expr *e, bool *holds)
+bool in_eval_fact(Interp *in, const Expr *e, bool *holds)
 {
 	TVal x;
-	bool ok = iv_eval_in_assume(in, e, &x);
+	bool ok = in_eval_in_assume(in, e, &x);
 	if (ok)
 		*holds = truth(x.v, e->dtype);
 	return ok;

@@ -1,6 +1,6 @@
 /* kernel/interp_int.h — private to the reference interpreter (interp.c,
  * interp_eval.c): the interpreter's state, tainted values, the
- * environment's slots and the helpers the two files share (iv_ prefix).
+ * environment's slots and the helpers the two files share (in_ prefix).
  * What the rest of the project sees is kernel/interp.h. */
 #ifndef VS_KERNEL_INTERP_INT_H
 #define VS_KERNEL_INTERP_INT_H
@@ -81,36 +81,36 @@ static inline bool truth(Value x, DType t)
 /* ---------- interp.c: failure, environment, messages ---------- */
 
 /* Records the first failure (status, span, message) and returns false. */
-bool iv_fail(Interp *in, RunStatus st, Span sp, const char *fmt, ...)
+bool in_fail(Interp *in, RunStatus st, Span sp, const char *fmt, ...)
 	__attribute__((format(printf, 4, 5)));
-Slot *iv_var_slot(Interp *in, const Var *v);
-bool iv_bind_var(Interp *in, const Var *v, Value x, SavedVar *old);
-void iv_unbind_var(Interp *in, const Var *v, const SavedVar *old);
-BufState *iv_lookup_buffer(Interp *in, const Buffer *b);
-const char *iv_cell_name(Interp *in, const Buffer *b, int n,
+Slot *in_var_slot(Interp *in, const Var *v);
+bool in_bind_var(Interp *in, const Var *v, Value x, SavedVar *old);
+void in_unbind_var(Interp *in, const Var *v, const SavedVar *old);
+BufState *in_lookup_buffer(Interp *in, const Buffer *b);
+const char *in_cell_name(Interp *in, const Buffer *b, int n,
 			 const int64_t *ix);
-const char *iv_shape_text(Interp *in, const BufState *bs);
+const char *in_shape_text(Interp *in, const BufState *bs);
 
 /* ---------- interp_eval.c: values and expressions ---------- */
 
-bool iv_convert(Value x, DType from, DType to, Value *out);
-Value iv_undef_value(Interp *in, DType t);
-bool iv_eval(Interp *in, const Expr *e, TVal *out);
-bool iv_eval_int(Interp *in, const Expr *e, int64_t *out, const char *what);
-bool iv_eval_in_assume(Interp *in, const Expr *e, TVal *x);
-bool iv_eval_fact(Interp *in, const Expr *e, bool *holds);
-int iv_bind_index_vars(Interp *in, Var *const *vars, int n,
+bool in_convert(Value x, DType from, DType to, Value *out);
+Value in_undef_value(Interp *in, DType t);
+bool in_eval(Interp *in, const Expr *e, TVal *out);
+bool in_eval_int(Interp *in, const Expr *e, int64_t *out, const char *what);
+bool in_eval_in_assume(Interp *in, const Expr *e, TVal *x);
+bool in_eval_fact(Interp *in, const Expr *e, bool *holds);
+int in_bind_index_vars(Interp *in, Var *const *vars, int n,
 		       const int64_t *x, SavedVar *saved);
-void iv_unbind_index_vars(Interp *in, Var *const *vars, int bound,
+void in_unbind_index_vars(Interp *in, Var *const *vars, int bound,
 			  const SavedVar *saved);
-bool iv_is_padding(Interp *in, const Layout *lay, const Expr *pred, int n,
+bool in_is_padding(Interp *in, const Layout *lay, const Expr *pred, int n,
 		   const int64_t *ix, bool *pad);
-BufState *iv_access_cell(Interp *in, const Buffer *b, int nidx,
+BufState *in_access_cell(Interp *in, const Buffer *b, int nidx,
 			 Expr *const *idx, const char *what, Span sp,
 			 int64_t *ix, int64_t *off);
-bool iv_bind_let(Interp *in, const Var *v, const Expr *value, TVal x,
+bool in_bind_let(Interp *in, const Var *v, const Expr *value, TVal x,
 		 Span sp, SavedVar *old);
-bool iv_enter_let(Interp *in, const Var *v, const Expr *value, Span sp,
+bool in_enter_let(Interp *in, const Var *v, const Expr *value, Span sp,
 		  SavedVar *old);
 
 #endif

@@ -293,10 +293,8 @@ RwStatus rw_hoist_case_split(RwCtx *c, Stmt *l, bool *changed, Stmt **made)
 				j++;
 			if (j == b.n && b.n < ARITH_MAX_VARS)
 				b.vars[b.n++] = v;
-			if (j < ARITH_MAX_VARS) {
-				b.lo[j] = lo + x;
-				b.hi[j] = lo + x;
-			}
+			if (j < ARITH_MAX_VARS)
+				b.range[j] = iv_point(lo + x);
 			dec[x][i] = (signed char)decide(a, cs.items[i], &b, c->float_mode);
 		}
 	/* groups of consecutive values deciding alike */

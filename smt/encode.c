@@ -561,7 +561,7 @@ static Z3_ast enc_as(SmtEncoding *e, const Expr *x, DType to)
 {
 	if (!x)
 		return fail(e, "internal: missing expression");
-	int64_t lit = x->kind == EX_INT ? range_wrap_value(x->u.ival, x->dtype) : 0;
+	int64_t lit = x->kind == EX_INT ? iv_wrap_value(x->u.ival, x->dtype) : 0;
 	if (x->kind == EX_INT && class_of(x->dtype) == CL_INT &&
 	    class_of(to) == CL_FLOAT && lit >= -(1LL << 53) && lit <= (1LL << 53))
 		return mk_float(e, (double)lit, to);
@@ -574,12 +574,12 @@ static Z3_ast enc_as(SmtEncoding *e, const Expr *x, DType to)
 
 /* The range of x's value (as encoded) by r, converted to integer `to`. */
 static bool range_by(SmtEncoding *e, RangeInfo *r, const Expr *x, DType to,
-		     IntRange *out)
+		     Interval *out)
 {
-	IntRange v;
+	Interval v;
 	if (!ranges_value(r, x, &v))
 		return fail(e, "out of memory"), false;
-	*out = range_convert(v, x->dtype, to);
+	*out = iv_convert(v, x->dtype, to);
 	return true;
 }
 
@@ -587,24 +587,24 @@ static bool range_by(SmtEncoding *e, RangeInfo *r, const Expr *x, DType to,
 static bool fits_by(SmtEncoding *e, RangeInfo *r, const Expr *x, FitWhat what,
 		    DType t, bool *fits)
 {
-	IntRange a, b, m;
+	Interval a, b;
 	if (what == FIT_VALUE) {
 		if (!range_by(e, r, x, x->dtype, &a))
 			return false;
-		*fits = range_fits(a, t);
+		*fits = iv_fits(a, t);
 		return true;
 	}
 	if (x->kind == EX_NEG) {
 		if (!range_by(e, r, x->u.un.a, t, &a))
 			return false;
-		*fits = range_fits((IntRange){-a.hi, -a.lo}, t);
+		*fits = iv_fits(iv_neg(a), t);
 		return true;
 	}
 	if (x->kind != EX_BIN)
 		return fail(e, "internal: no exact result to fit"), false;
 	if (!range_by(e, r, x->u.bin.a, t, &a) || !range_by(e, r, x->u.bin.b, t, &b))
 		return false;
-	*fits = range_arith(x->u.bin.op, a, b, &m) && range_fits(m, t);
+	*fits = iv_fits(iv_arith(x->u.bin.op, a, b), t);
 	return true;
 }
 
@@ -642,7 +642,7 @@ static DType operand_dtype(const Expr *x, const Expr *y)
 		return DT_FLOAT64;
 	const Expr *f = fx ? x : y, *i = fx ? y : x;
 	int64_t exact = f->dtype == DT_FLOAT32 ? INT64_C(1) << 24 : INT64_C(1) << 53;
-	int64_t v = i->kind == EX_INT ? range_wrap_value(i->u.ival, i->dtype) : 0;
+	int64_t v = i->kind == EX_INT ? iv_wrap_value(i->u.ival, i->dtype) : 0;
 	if (i->kind == EX_INT && i->dtype != DT_BOOL && v >= -exact && v <= exact)
 		return f->dtype;
 	return DT_FLOAT64;
@@ -952,8 +952,8 @@ static Z3_ast enc_load(SmtEncoding *e, const Expr *x)
 				      args));
 	if (!app || !note_load(e, k, n, args, app))
 		return NULL;
-	IntRange cell = {0, 0};
-	bool fits = range_of_dtype(b->dtype, &cell) && range_fits(cell, x->dtype);
+	Interval cell = {0, 0};
+	bool fits = iv_of_dtype(b->dtype, &cell) && iv_fits(cell, x->dtype);
 	return x->dtype == b->dtype ? app
 				    : convert(e, app, b->dtype, x->dtype, fits);
 }
@@ -1054,8 +1054,8 @@ static Z3_ast enc_var(SmtEncoding *e, const Expr *x)
 	}
 	if (!value || x->dtype == v->dtype)
 		return value;
-	bool fits = range_fits(ranges_binding(st->ranges, v), x->dtype);
-	st->uses_learnt |= fits && !range_fits(ranges_binding(st->stated, v), x->dtype);
+	bool fits = iv_fits(ranges_binding(st->ranges, v), x->dtype);
+	st->uses_learnt |= fits && !iv_fits(ranges_binding(st->stated, v), x->dtype);
 	return convert(e, value, v->dtype, x->dtype, fits);
 }
 
@@ -1079,7 +1079,7 @@ static Z3_ast enc_literal(SmtEncoding *e, const Expr *x)
 				      dtype_text(x->dtype));
 	switch (cl) {
 	case CL_BOOL: return mk_bool(e, x->u.ival != 0);
-	case CL_INT: return mk_int(e, range_wrap_value(x->u.ival, x->dtype));
+	case CL_INT: return mk_int(e, iv_wrap_value(x->u.ival, x->dtype));
 	case CL_FLOAT: return mk_float(e, (double)x->u.ival, x->dtype);
 	case CL_NONE: break;
 	}
@@ -1220,7 +1220,7 @@ static Z3_ast enc_prop(SmtEncoding *e, const Expr *x, Polarity pol)
 
 /* ---------- obligations ---------- */
 
-static Z3_ast in_range(SmtEncoding *e, Z3_ast x, IntRange r)
+static Z3_ast in_range(SmtEncoding *e, Z3_ast x, Interval r)
 {
 	Z3_ast lo = mk_int(e, (int64_t)r.lo), hi = mk_int(e, (int64_t)r.hi);
 	return mkn(e, Z3_mk_and, mk2(e, Z3_mk_le, lo, x), mk2(e, Z3_mk_le, x, hi));
@@ -1246,9 +1246,9 @@ static bool add_range_facts(SmtEncoding *e, int more)
 	RangeInfo *basis = e->st->uses_learnt ? e->st->ranges : e->st->stated;
 	for (int i = 0; i < e->nsyms; i++) {
 		const SmtSym *s = &e->syms[i];
-		IntRange r;
+		Interval r;
 		if (s->kind == SYM_BUFFER || class_of(s->dtype) != CL_INT ||
-		    !range_of_dtype(s->dtype, &r))
+		    !iv_of_dtype(s->dtype, &r))
 			continue;
 		/* a variable that occurs nowhere can take any value */
 		if (s->kind == SYM_VAR &&
@@ -1260,9 +1260,9 @@ static bool add_range_facts(SmtEncoding *e, int more)
 			return false;
 	}
 	for (int i = 0; i < e->nloads; i++) {
-		IntRange r;
+		Interval r;
 		DType t = e->syms[e->loads[i].sym].dtype;
-		if (class_of(t) != CL_INT || !range_of_dtype(t, &r))
+		if (class_of(t) != CL_INT || !iv_of_dtype(t, &r))
 			continue;
 		if (!(e->asserts[e->nasserts++] = in_range(e, e->loads[i].app, r)))
 			return false;

@@ -8,164 +8,11 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* ---------- intervals ---------- */
-
-static Wide wmin(Wide a, Wide b) { return a < b ? a : b; }
-static Wide wmax(Wide a, Wide b) { return a > b ? a : b; }
-
-bool range_of_dtype(DType t, IntRange *out)
-{
-	switch (t) {
-	case DT_BOOL: *out = (IntRange){0, 1}; return true;
-	case DT_INT8: *out = (IntRange){INT8_MIN, INT8_MAX}; return true;
-	case DT_INT16: *out = (IntRange){INT16_MIN, INT16_MAX}; return true;
-	case DT_INT32: *out = (IntRange){INT32_MIN, INT32_MAX}; return true;
-	case DT_INT64: *out = (IntRange){INT64_MIN, INT64_MAX}; return true;
-	case DT_UINT8: *out = (IntRange){0, UINT8_MAX}; return true;
-	case DT_FLOAT32:
-	case DT_FLOAT64:
-	case DT_HANDLE:
-	case DT_VOID:
-	case DT_COUNT: break;
-	}
-	return false;
-}
-
 /* The range of t, or the empty range for a dtype without one. */
-static IntRange dtype_range(DType t)
+static Interval dtype_range(DType t)
 {
-	IntRange r;
-	return range_of_dtype(t, &r) ? r : (IntRange){1, 0};
-}
-
-bool range_fits(IntRange r, DType t)
-{
-	IntRange d;
-	return range_of_dtype(t, &d) && r.lo >= d.lo && r.hi <= d.hi;
-}
-
-int64_t range_wrap_value(Wide v, DType t)
-{
-	switch (t) {
-	case DT_BOOL: return v != 0;
-	case DT_INT8: return (int8_t)(uint8_t)v;
-	case DT_INT16: return (int16_t)(uint16_t)v;
-	case DT_INT32: return (int32_t)(uint32_t)v;
-	case DT_UINT8: return (uint8_t)v;
-	case DT_INT64: return (int64_t)(uint64_t)v;
-	case DT_FLOAT32:
-	case DT_FLOAT64:
-	case DT_HANDLE:
-	case DT_VOID:
-	case DT_COUNT: break;
-	}
-	return (int64_t)v;
-}
-
-static Wide floor_div_wide(Wide a, Wide b)
-{
-	Wide q = a / b;
-	if (a % b != 0 && ((a < 0) != (b < 0)))
-		q--;
-	return q;
-}
-
-/* Every operand range here lies within a dtype (int64 at most), so sums
- * and products stay far inside Wide; anything wider is refused. */
-static bool modest(IntRange r)
-{
-	const Wide limit = (Wide)1 << 65;
-	return r.lo > -limit && r.lo < limit && r.hi > -limit && r.hi < limit;
-}
-
-static IntRange corners(Wide (*f)(Wide, Wide), IntRange a, IntRange b)
-{
-	Wide c[4] = {f(a.lo, b.lo), f(a.lo, b.hi), f(a.hi, b.lo), f(a.hi, b.hi)};
-	IntRange r = {c[0], c[0]};
-	for (int i = 1; i < 4; i++) {
-		r.lo = wmin(r.lo, c[i]);
-		r.hi = wmax(r.hi, c[i]);
-	}
-	return r;
-}
-
-static Wide mul_wide(Wide a, Wide b) { return a * b; }
-
-/* floor(a / b) is monotone in a, and in b on either side of 0: its
- * extremes over a box that excludes b = 0 are at the corners. */
-static bool floor_div_range(IntRange a, IntRange b, IntRange *out)
-{
-	if (b.lo > b.hi || (b.lo <= 0 && b.hi >= 0))
-		return false;
-	*out = corners(floor_div_wide, a, b);
-	return true;
-}
-
-/* a % b takes b's sign: [0, b-1] or [b+1, 0]; a itself when a already
- * lies there. */
-static bool floor_mod_range(IntRange a, IntRange b, IntRange *out)
-{
-	if (b.lo > b.hi || (b.lo <= 0 && b.hi >= 0))
-		return false;
-	if (b.lo > 0)
-		*out = a.lo >= 0 && a.hi < b.lo ? a : (IntRange){0, b.hi - 1};
-	else
-		*out = a.hi <= 0 && a.lo > b.hi ? a : (IntRange){b.lo + 1, 0};
-	return true;
-}
-
-bool range_arith(BinOp op, IntRange a, IntRange b, IntRange *out)
-{
-	if (!modest(a) || !modest(b))
-		return false;
-	switch (op) {
-	case OP_ADD: *out = (IntRange){a.lo + b.lo, a.hi + b.hi}; return true;
-	case OP_SUB: *out = (IntRange){a.lo - b.hi, a.hi - b.lo}; return true;
-	case OP_MUL: *out = corners(mul_wide, a, b); return true;
-	case OP_FLOORDIV: return floor_div_range(a, b, out);
-	case OP_FLOORMOD: return floor_mod_range(a, b, out);
-	case OP_MIN:
-		*out = (IntRange){wmin(a.lo, b.lo), wmin(a.hi, b.hi)};
-		return true;
-	case OP_MAX:
-		*out = (IntRange){wmax(a.lo, b.lo), wmax(a.hi, b.hi)};
-		return true;
-	case OP_DIV:
-	case OP_EQ:
-	case OP_NE:
-	case OP_LT:
-	case OP_LE:
-	case OP_GT:
-	case OP_GE:
-	case OP_AND:
-	case OP_OR:
-	case OP_COUNT: break;
-	}
-	return false;
-}
-
-/* The range of an exact result r once the encoder has fitted it to t:
- * r itself when it fits (no wrap), the wrapped value of a constant, else
- * all of t. */
-static IntRange fitted(IntRange r, DType t)
-{
-	if (range_fits(r, t))
-		return r;
-	if (r.lo == r.hi) {
-		Wide w = range_wrap_value(r.lo, t);
-		return (IntRange){w, w};
-	}
-	return dtype_range(t);
-}
-
-IntRange range_convert(IntRange r, DType from, DType to)
-{
-	if (to == DT_BOOL)
-		return (IntRange){0, 1};
-	IntRange f;
-	if (!range_of_dtype(from, &f))
-		return dtype_range(to); /* float -> int: wrapped (encode.c) */
-	return fitted(r, to);
+	Interval r;
+	return iv_of_dtype(t, &r) ? r : iv_empty();
 }
 
 /* ---------- maps keyed by (pointer, let environment) ---------- */
@@ -178,7 +25,7 @@ typedef struct RangeKey {
 typedef struct RangeMap {
 	size_t cap, n;
 	RangeKey *keys;
-	IntRange *vals;
+	Interval *vals;
 } RangeMap;
 
 static size_t key_hash(RangeKey k)
@@ -190,7 +37,7 @@ static size_t key_hash(RangeKey k)
 	return (size_t)x;
 }
 
-static bool map_get(const RangeMap *m, RangeKey k, IntRange *v)
+static bool map_get(const RangeMap *m, RangeKey k, Interval *v)
 {
 	if (!m->cap)
 		return false;
@@ -204,7 +51,7 @@ static bool map_get(const RangeMap *m, RangeKey k, IntRange *v)
 	}
 }
 
-static bool map_put(RangeMap *m, RangeKey k, IntRange v);
+static bool map_put(RangeMap *m, RangeKey k, Interval v);
 
 static bool map_grow(RangeMap *m)
 {
@@ -225,7 +72,7 @@ static bool map_grow(RangeMap *m)
 	return true;
 }
 
-static bool map_put(RangeMap *m, RangeKey k, IntRange v)
+static bool map_put(RangeMap *m, RangeKey k, Interval v)
 {
 	if ((m->n + 1) * 2 > m->cap && !map_grow(m))
 		return false;
@@ -257,7 +104,7 @@ static void map_free(RangeMap *m)
 
 typedef struct LetRange {
 	const Var *var;
-	IntRange r;
+	Interval r;
 	uint32_t env; /* a fresh id per binding: names this environment */
 } LetRange;
 
@@ -295,31 +142,31 @@ static uint32_t current_env(const RangeInfo *r)
 	return r->nenv ? r->env[r->nenv - 1].env : 0;
 }
 
-IntRange ranges_var(RangeInfo *r, const Var *v)
+Interval ranges_var(RangeInfo *r, const Var *v)
 {
-	IntRange b;
+	Interval b;
 	if (map_get(&r->bounds, (RangeKey){v, 0}, &b))
 		return b;
 	return dtype_range(v->dtype);
 }
 
-static bool value_range(RangeInfo *r, const Expr *x, IntRange *out);
+static bool value_range(RangeInfo *r, const Expr *x, Interval *out);
 
 /* x converted to `to` (an integer dtype or bool), as enc_as does. */
-static bool range_as(RangeInfo *r, const Expr *x, DType to, IntRange *out)
+static bool range_as(RangeInfo *r, const Expr *x, DType to, Interval *out)
 {
-	IntRange v;
-	if (!range_of_dtype(x->dtype, &v)) { /* float (wrapped) or unsupported */
+	Interval v;
+	if (!iv_of_dtype(x->dtype, &v)) { /* float (wrapped) or unsupported */
 		*out = dtype_range(to);
 		return true;
 	}
 	if (!value_range(r, x, &v))
 		return false;
-	*out = range_convert(v, x->dtype, to);
+	*out = iv_convert(v, x->dtype, to);
 	return true;
 }
 
-IntRange ranges_binding(RangeInfo *r, const Var *v)
+Interval ranges_binding(RangeInfo *r, const Var *v)
 {
 	for (int i = r->nenv; i-- > 0;)
 		if (r->env[i].var == v)
@@ -327,51 +174,50 @@ IntRange ranges_binding(RangeInfo *r, const Var *v)
 	return ranges_var(r, v);
 }
 
-static bool var_range(RangeInfo *r, const Expr *x, IntRange *out)
+static bool var_range(RangeInfo *r, const Expr *x, Interval *out)
 {
 	const Var *v = x->u.var;
-	*out = range_convert(ranges_binding(r, v), v->dtype, x->dtype);
+	*out = iv_convert(ranges_binding(r, v), v->dtype, x->dtype);
 	return true;
 }
 
 /* The arithmetic rule of encode.c: operands converted to the node's
  * dtype, the exact result, wrapped unless it provably fits. */
-static bool bin_range(RangeInfo *r, const Expr *x, IntRange *out)
+static bool bin_range(RangeInfo *r, const Expr *x, Interval *out)
 {
 	BinOp op = x->u.bin.op;
 	DType t = x->dtype;
-	IntRange a, b, m;
+	Interval a, b;
 	if (binop_is_compare(op) || binop_is_logical(op) || t == DT_BOOL) {
-		*out = (IntRange){0, 1};
+		*out = iv_make(0, 1);
 		return true;
 	}
 	if (!range_as(r, x->u.bin.a, t, &a) || !range_as(r, x->u.bin.b, t, &b))
 		return false;
-	*out = range_arith(op, a, b, &m) ? fitted(m, t) : dtype_range(t);
+	*out = iv_wrap(iv_arith(op, a, b), t);
 	return true;
 }
 
-static bool neg_range(RangeInfo *r, const Expr *x, IntRange *out)
+static bool neg_range(RangeInfo *r, const Expr *x, Interval *out)
 {
-	IntRange a;
+	Interval a;
 	if (!range_as(r, x->u.un.a, x->dtype, &a))
 		return false;
-	IntRange m = {-a.hi, -a.lo};
-	*out = modest(a) ? fitted(m, x->dtype) : dtype_range(x->dtype);
+	*out = iv_wrap(iv_neg(a), x->dtype);
 	return true;
 }
 
-static bool select_range(RangeInfo *r, const Expr *x, IntRange *out)
+static bool select_range(RangeInfo *r, const Expr *x, Interval *out)
 {
-	IntRange a, b;
+	Interval a, b;
 	if (!range_as(r, x->u.sel.a, x->dtype, &a) ||
 	    !range_as(r, x->u.sel.b, x->dtype, &b))
 		return false;
-	*out = (IntRange){wmin(a.lo, b.lo), wmax(a.hi, b.hi)};
+	*out = iv_union(a, b);
 	return true;
 }
 
-static bool let_range(RangeInfo *r, const Expr *x, IntRange *out)
+static bool let_range(RangeInfo *r, const Expr *x, Interval *out)
 {
 	if (!ranges_push_let(r, x->u.let.var, x->u.let.value))
 		return false;
@@ -380,21 +226,20 @@ static bool let_range(RangeInfo *r, const Expr *x, IntRange *out)
 	return ok;
 }
 
-static bool kind_range(RangeInfo *r, const Expr *x, IntRange *out)
+static bool kind_range(RangeInfo *r, const Expr *x, Interval *out)
 {
 	switch (x->kind) {
 	case EX_INT:
-		*out = (IntRange){range_wrap_value(x->u.ival, x->dtype),
-				  range_wrap_value(x->u.ival, x->dtype)};
+		*out = iv_point(iv_wrap_value(x->u.ival, x->dtype));
 		return true;
 	case EX_VAR: return var_range(r, x, out);
 	case EX_BIN: return bin_range(r, x, out);
-	case EX_NOT: *out = (IntRange){0, 1}; return true;
+	case EX_NOT: *out = iv_make(0, 1); return true;
 	case EX_NEG: return neg_range(r, x, out);
 	case EX_SELECT: return select_range(r, x, out);
 	case EX_CAST: return range_as(r, x->u.un.a, x->dtype, out);
 	case EX_LOAD:
-		*out = range_convert(dtype_range(x->u.load.buf->dtype),
+		*out = iv_convert(dtype_range(x->u.load.buf->dtype),
 				     x->u.load.buf->dtype, x->dtype);
 		return true;
 	case EX_FLOAT: /* an integer-typed float literal is not encoded */
@@ -406,7 +251,7 @@ static bool kind_range(RangeInfo *r, const Expr *x, IntRange *out)
 	return true;
 }
 
-static bool value_range(RangeInfo *r, const Expr *x, IntRange *out)
+static bool value_range(RangeInfo *r, const Expr *x, Interval *out)
 {
 	RangeKey k = {x, current_env(r)};
 	if (map_get(&r->memo, k, out))
@@ -416,15 +261,15 @@ static bool value_range(RangeInfo *r, const Expr *x, IntRange *out)
 	return map_put(&r->memo, k, *out);
 }
 
-bool ranges_value(RangeInfo *r, const Expr *x, IntRange *out)
+bool ranges_value(RangeInfo *r, const Expr *x, Interval *out)
 {
 	return range_as(r, x, x->dtype, out);
 }
 
 bool ranges_push_let(RangeInfo *r, const Var *v, const Expr *value)
 {
-	IntRange b = {0, 0};
-	if (range_of_dtype(v->dtype, &b) && !range_as(r, value, v->dtype, &b))
+	Interval b = {0, 0};
+	if (iv_of_dtype(v->dtype, &b) && !range_as(r, value, v->dtype, &b))
 		return false;
 	if (r->nenv == r->capenv) {
 		int cap = r->capenv ? r->capenv * 2 : 8;
@@ -450,90 +295,16 @@ void ranges_pop_let(RangeInfo *r)
  * casts that keep every value of the variable. */
 static const Var *bounded_var(const Expr *x)
 {
-	while (x->kind == EX_CAST && range_fits(dtype_range(x->u.un.a->dtype), x->dtype))
+	while (x->kind == EX_CAST && iv_fits(dtype_range(x->u.un.a->dtype), x->dtype))
 		x = x->u.un.a;
 	if (x->kind != EX_VAR || !dtype_is_int(x->u.var->dtype) ||
-	    !range_fits(dtype_range(x->u.var->dtype), x->dtype))
+	    !iv_fits(dtype_range(x->u.var->dtype), x->dtype))
 		return NULL;
 	return x->u.var;
 }
 
-static BinOp mirror(BinOp op)
-{
-	switch (op) {
-	case OP_LT: return OP_GT;
-	case OP_LE: return OP_GE;
-	case OP_GT: return OP_LT;
-	case OP_GE: return OP_LE;
-	case OP_EQ:
-	case OP_NE:
-	case OP_ADD:
-	case OP_SUB:
-	case OP_MUL:
-	case OP_DIV:
-	case OP_FLOORDIV:
-	case OP_FLOORMOD:
-	case OP_MIN:
-	case OP_MAX:
-	case OP_AND:
-	case OP_OR:
-	case OP_COUNT: break;
-	}
-	return op;
-}
 
-/* not (a op b) on integers (no NaN here) */
-static BinOp negated(BinOp op)
-{
-	switch (op) {
-	case OP_EQ: return OP_NE;
-	case OP_NE: return OP_EQ;
-	case OP_LT: return OP_GE;
-	case OP_LE: return OP_GT;
-	case OP_GT: return OP_LE;
-	case OP_GE: return OP_LT;
-	case OP_ADD:
-	case OP_SUB:
-	case OP_MUL:
-	case OP_DIV:
-	case OP_FLOORDIV:
-	case OP_FLOORMOD:
-	case OP_MIN:
-	case OP_MAX:
-	case OP_AND:
-	case OP_OR:
-	case OP_COUNT: break;
-	}
-	return op;
-}
 
-/* The bound `v op other` puts on v, intersected with cur; false if op
- * says nothing (!=). */
-static bool narrowed(IntRange cur, BinOp op, IntRange other, IntRange *out)
-{
-	IntRange nb = cur;
-	switch (op) {
-	case OP_EQ: nb = (IntRange){wmax(cur.lo, other.lo), wmin(cur.hi, other.hi)}; break;
-	case OP_LT: nb.hi = wmin(cur.hi, other.hi - 1); break;
-	case OP_LE: nb.hi = wmin(cur.hi, other.hi); break;
-	case OP_GT: nb.lo = wmax(cur.lo, other.lo + 1); break;
-	case OP_GE: nb.lo = wmax(cur.lo, other.lo); break;
-	case OP_NE:
-	case OP_ADD:
-	case OP_SUB:
-	case OP_MUL:
-	case OP_DIV:
-	case OP_FLOORDIV:
-	case OP_FLOORMOD:
-	case OP_MIN:
-	case OP_MAX:
-	case OP_AND:
-	case OP_OR:
-	case OP_COUNT: return false;
-	}
-	*out = nb;
-	return true;
-}
 
 /* No variable, load or undef: its encoding is a constant, exact in every
  * model, so a comparison with it is itself a bound the query states. */
@@ -558,34 +329,40 @@ static bool closed(const Expr *x)
 	return false;
 }
 
-static IntRange direct_bound(RangeInfo *r, const Var *v)
+static Interval direct_bound(RangeInfo *r, const Var *v)
 {
-	const Wide far = (Wide)1 << 100;
-	IntRange b;
-	return map_get(&r->direct, (RangeKey){v, 0}, &b) ? b : (IntRange){-far, far};
+	Interval b;
+	return map_get(&r->direct, (RangeKey){v, 0}, &b) ? b : iv_unbounded();
 }
 
 bool ranges_var_stated(RangeInfo *r, const Var *v)
 {
-	IntRange d = direct_bound(r, v), l = ranges_var(r, v);
+	Interval d = direct_bound(r, v), l = ranges_var(r, v);
 	return d.lo >= l.lo && d.hi <= l.hi;
+}
+
+/* Whether `v op e` bounds v (a comparison other than !=). */
+static bool says_something(BinOp op)
+{
+	return binop_is_compare(op) && op != OP_NE;
 }
 
 /* v op e holds with e in `other`: narrow v's bound; also its direct
  * bound when e is closed. */
 static bool tighten(RangeInfo *r, const Var *v, BinOp op, const Expr *e,
-		    IntRange other, bool *changed)
+		    Interval other, bool *changed)
 {
-	IntRange cur = ranges_var(r, v), d = dtype_range(v->dtype), nb, db;
-	if ((r->stated_only && !closed(e)) || !narrowed(cur, op, other, &nb))
+	Interval cur = ranges_var(r, v), d = dtype_range(v->dtype);
+	if ((r->stated_only && !closed(e)) || !says_something(op))
 		return true;
-	if (closed(e) && narrowed(direct_bound(r, v), op, other, &db) &&
-	    !map_put(&r->direct, (RangeKey){v, 0}, db))
+	Interval nb = iv_narrow(cur, op, other);
+	if (closed(e) && !map_put(&r->direct, (RangeKey){v, 0},
+				  iv_narrow(direct_bound(r, v), op, other)))
 		return false;
 	/* stay inside the dtype, so that later arithmetic on an empty
 	 * (contradictory) bound stays small */
-	nb.lo = wmin(wmax(nb.lo, d.lo), d.hi);
-	nb.hi = wmin(wmax(nb.hi, d.lo), d.hi);
+	nb.lo = nb.lo < d.lo ? d.lo : nb.lo > d.hi ? d.hi : nb.lo;
+	nb.hi = nb.hi < d.lo ? d.lo : nb.hi > d.hi ? d.hi : nb.hi;
 	if (nb.lo == cur.lo && nb.hi == cur.hi)
 		return true;
 	*changed = true;
@@ -608,15 +385,15 @@ static bool learn_from(RangeInfo *r, const Expr *h, bool denied, bool *changed)
 	if (h->kind != EX_BIN || !binop_is_compare(h->u.bin.op))
 		return true;
 	const Expr *a = h->u.bin.a, *b = h->u.bin.b;
-	IntRange ra, rb;
+	Interval ra, rb;
 	/* integer (or bool) operands only: compared as plain values */
-	if (!a || !b || !range_of_dtype(a->dtype, &ra) || !range_of_dtype(b->dtype, &rb))
+	if (!a || !b || !iv_of_dtype(a->dtype, &ra) || !iv_of_dtype(b->dtype, &rb))
 		return true;
-	BinOp op = denied ? negated(h->u.bin.op) : h->u.bin.op;
+	BinOp op = denied ? iv_negate(h->u.bin.op) : h->u.bin.op;
 	const Var *va = bounded_var(a), *vb = bounded_var(b);
 	if (va && (!value_range(r, b, &rb) || !tighten(r, va, op, b, rb, changed)))
 		return false;
-	if (vb && (!value_range(r, a, &ra) || !tighten(r, vb, mirror(op), a, ra, changed)))
+	if (vb && (!value_range(r, a, &ra) || !tighten(r, vb, iv_mirror(op), a, ra, changed)))
 		return false;
 	return true;
 }

@@ -2,33 +2,12 @@
  * (range.c), so the encoder writes a wrap-around only where the
  * mathematical result can leave its dtype. Bounds come from literals,
  * dtype ranges (every int32 value is an int32), and hypotheses that bound
- * a variable (loop ranges, T.assume facts). No Z3 here. */
+ * a variable (loop ranges, T.assume facts). The intervals and their
+ * arithmetic are kernel/analysis/interval.h's. No Z3 here. */
 #ifndef VS_SMT_RANGE_H
 #define VS_SMT_RANGE_H
 
-#include "kernel/ir.h"
-
-/* Wide enough for any sum or product of two int64 values. */
-__extension__ typedef __int128 Wide;
-
-/* [lo, hi]; lo > hi is empty (contradictory hypotheses). */
-typedef struct IntRange {
-	Wide lo, hi;
-} IntRange;
-
-/* The values of an integer dtype or bool ([0, 1]); false otherwise. */
-bool range_of_dtype(DType t, IntRange *out);
-bool range_fits(IntRange r, DType t);
-/* v wrapped to t (two's complement at every width, bool: v != 0), as
- * kernel/interp.c wraps. */
-int64_t range_wrap_value(Wide v, DType t);
-/* The mathematical result of a op b before wrapping (floor // and %);
- * false when it has no bound (division by a range holding 0, true
- * division). */
-bool range_arith(BinOp op, IntRange a, IntRange b, IntRange *out);
-/* A value of r at dtype `from` converted to `to` (both integer or bool):
- * unchanged if it fits, else anywhere in `to`. */
-IntRange range_convert(IntRange r, DType from, DType to);
+#include "kernel/analysis/interval.h"
 
 typedef struct RangeInfo RangeInfo;
 
@@ -44,18 +23,18 @@ bool ranges_learn(RangeInfo *r, int nhyps, Expr *const *hyps,
 		  const Expr *goal);
 /* The bound of a free variable: its dtype's range narrowed by what was
  * learnt. Only meaningful for integer variables. */
-IntRange ranges_var(RangeInfo *r, const Var *v);
+Interval ranges_var(RangeInfo *r, const Var *v);
 /* Whether the query states v's bound itself: comparisons of v with
  * constants that it asserts already confine v to ranges_var(v), so a
  * range fact about v would be redundant. */
 bool ranges_var_stated(RangeInfo *r, const Var *v);
 /* The range of v's own value here: its innermost let binding, else
  * ranges_var. */
-IntRange ranges_binding(RangeInfo *r, const Var *v);
+Interval ranges_binding(RangeInfo *r, const Var *v);
 /* The range of x's value at x->dtype, exactly as smt/encode.c encodes it
  * (wrapped wherever the unwrapped result does not provably fit). x must
  * be of integer or bool dtype. false: out of memory. */
-bool ranges_value(RangeInfo *r, const Expr *x, IntRange *out);
+bool ranges_value(RangeInfo *r, const Expr *x, Interval *out);
 /* Let bindings, innermost last, mirroring the encoder's environment. */
 bool ranges_push_let(RangeInfo *r, const Var *v, const Expr *value);
 void ranges_pop_let(RangeInfo *r);

@@ -1047,7 +1047,7 @@ static bool interp_value(DiffGen *g, Expr *e, const int64_t *values, int64_t *ou
 	return true;
 }
 
-/* range_arith and range_convert contain every exact result of points
+/* iv_arith and iv_convert contain every exact result of points
  * taken from their operand ranges (floor // and %, two's complement). */
 static Wide exact_floor_div(Wide a, Wide b)
 {
@@ -1061,21 +1061,22 @@ START_TEST(interval_arithmetic_contains_every_result)
 	static const BinOp ops[] = {OP_ADD, OP_SUB, OP_MUL, OP_FLOORDIV, OP_FLOORMOD, OP_MIN, OP_MAX};
 	for (int trial = 0; trial < 20000; trial++) {
 		DType t = int_dtypes[diff_pick(&g, 5)];
-		IntRange a, b, m;
+		Interval a, b, m;
 		Wide p[2];
-		IntRange *rs[2] = {&a, &b};
+		Interval *rs[2] = {&a, &b};
 		for (int k = 0; k < 2; k++) {
 			int64_t x = value_of(diff_value(&g), t), y = value_of(diff_value(&g), t);
 			if (diff_pick(&g, 2))
 				y = value_of((int64_t)((uint64_t)x + diff_pick(&g, 20)), t);
-			*rs[k] = (IntRange){x < y ? x : y, x < y ? y : x};
+			*rs[k] = (Interval){x < y ? x : y, x < y ? y : x};
 			Wide span = rs[k]->hi - rs[k]->lo;
 			p[k] = rs[k]->lo + (span ? (Wide)(diff_next(&g) % (uint64_t)(span > (Wide)UINT64_MAX ? UINT64_MAX : span)) : 0);
 			if (diff_pick(&g, 4) == 0)
 				p[k] = diff_pick(&g, 2) ? rs[k]->lo : rs[k]->hi;
 		}
 		BinOp op = ops[diff_pick(&g, 7)];
-		if (!range_arith(op, a, b, &m)) {
+		m = iv_arith(op, a, b);
+		if (!iv_is_bounded(m)) {
 			ck_assert(op == OP_FLOORDIV || op == OP_FLOORMOD);
 			ck_assert(b.lo <= 0 && 0 <= b.hi);
 			continue;
@@ -1093,7 +1094,7 @@ START_TEST(interval_arithmetic_contains_every_result)
 		}
 		ck_assert_msg(m.lo <= r && r <= m.hi, "trial %d: %s", trial, binop_symbol(op));
 		DType to = int_dtypes[diff_pick(&g, 5)];
-		IntRange c = range_convert(a, t, to);
+		Interval c = iv_convert(a, t, to);
 		int64_t cv = value_of((int64_t)p[0], to);
 		ck_assert_msg(c.lo <= cv && cv <= c.hi, "trial %d: %s -> %s", trial, dtype_name(t),
 			      dtype_name(to));
@@ -1134,7 +1135,7 @@ START_TEST(random_expressions_agree_with_the_interpreter)
 		/* the interval of e under the bounds of the hypotheses holds
 		 * the interpreter's value */
 		RangeInfo *ri = ranges_new(false);
-		IntRange in;
+		Interval in;
 		ck_assert(ranges_learn(ri, 12, hyps, ir_bool(&arena, true)));
 		ck_assert(ranges_value(ri, e, &in));
 		ranges_free(ri);

@@ -144,13 +144,13 @@ static int64_t int_edge(DType t)
 /* A value of integer dtype t, mostly at its edges. */
 static int64_t int_value(DType t)
 {
-	IntRange r;
+	Interval r;
 	if (t == DT_BOOL)
 		return pick(2);
-	if (range_of_dtype(t, &r) && one_in(4)) {
+	if (iv_of_dtype(t, &r) && one_in(4)) {
 		Wide v = pick(2) ? r.lo : r.hi;
 		v += pick(2) ? 0 : pick(2) ? 1 : -1;
-		return range_wrap_value(v, t);
+		return iv_wrap_value(v, t);
 	}
 	return dtype_wrap_int(int_edge(t), t);
 }

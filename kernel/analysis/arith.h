@@ -1,4 +1,4 @@
-/* rewrites/arith.h — the untrusted expression simplifier behind simplify,
+/* kernel/analysis/arith.h — the untrusted expression simplifier behind simplify,
  * hoist_expression and sequential_buffer_access: linear forms, floor
  * division and modulo by constants under known bounds, comparisons and
  * logic decided by intervals, float identities in real mode, and loads
@@ -7,6 +7,7 @@
 #define VS_REWRITES_ARITH_H
 
 #include "kernel/analysis/facts.h"
+#include "kernel/analysis/interval.h"
 
 #define ARITH_MAX_VARS 64
 
@@ -14,7 +15,7 @@
 typedef struct Bounds {
 	int n;
 	const Var *vars[ARITH_MAX_VARS];
-	int64_t lo[ARITH_MAX_VARS], hi[ARITH_MAX_VARS]; /* inclusive */
+	Interval range[ARITH_MAX_VARS];
 } Bounds;
 
 /* Bounds from the context of a statement: loop ranges, path conditions
@@ -44,8 +45,8 @@ typedef struct Simplifier {
 /* The simplified expression (e itself when no rule fired). */
 Expr *arith_simplify(Simplifier *s, Expr *e);
 
-/* Constant interval of an integer expression under the bounds; false if
- * unbounded. */
+/* Constant interval of an integer expression under the bounds (the IR's
+ * wrap at every node included); false if unbounded or beyond 2^40. */
 bool arith_range(const Bounds *b, const Expr *e, int64_t *lo, int64_t *hi);
 
 /* e == sum coef[j] * vars[j] + c exactly (linear, constant coefficients,

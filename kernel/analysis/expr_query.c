@@ -7,6 +7,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "kernel/analysis/interval.h"
+
 
 static bool is_load(const Expr *e, void *ud)
 {
@@ -51,27 +53,14 @@ bool an_const_int(const Expr *e, int64_t *out)
 	return true;
 }
 
-static int64_t floordiv64(int64_t a, int64_t b)
-{
-	int64_t q = a / b;
-	if ((a % b != 0) && ((a < 0) != (b < 0)))
-		q--;
-	return q;
-}
+static int64_t floordiv64(int64_t a, int64_t b) { return (int64_t)iv_fdiv(a, b); }
 
 /* A folded literal must hold its value in its dtype: otherwise the
  * interpreter (and generated code) would wrap it, and the fold would
  * change the program. Such expressions are left unfolded. */
 static bool fits_dtype(int64_t v, DType t)
 {
-	if (!dtype_is_int(t))
-		return false;
-	int bits = dtype_bits(t);
-	if (bits >= 64)
-		return true;
-	if (!dtype_is_signed(t))
-		return v >= 0 && v <= an_dtype_max(t);
-	return v >= -an_dtype_max(t) - 1 && v <= an_dtype_max(t);
+	return dtype_is_int(t) && iv_fits(iv_point(v), t);
 }
 
 static Expr *folded(Arena *a, Expr *e, int64_t v)

@@ -1,13 +1,15 @@
-/* rewrites/index_map.c — the physical shape of an index map (intervals),
- * a derived candidate left inverse (mixed-radix digits of affine terms,
- * then a rational solve), and the padding predicate. transform_layout
- * proves every one of these claims; this file only proposes them. */
+/* kernel/analysis/index_map.c — the physical shape of an index map
+ * (symbolic intervals), a derived candidate left inverse (mixed-radix
+ * digits of affine terms, then a rational solve), and the padding
+ * predicate. transform_layout proves every one of these claims; this
+ * file only proposes them. */
 #include "kernel/analysis/index_map.h"
 
 #include <stdlib.h>
 #include <string.h>
 
 #include "kernel/analysis/access.h"
+#include "kernel/analysis/affine.h"
 #include "kernel/obligation.h"
 
 #define MAX_IN 16
@@ -17,21 +19,15 @@ static Expr *lit(Arena *a, int64_t v) { return ir_int32(a, v); }
 
 static Expr *fold(Arena *a, Expr *e) { return an_fold(a, e); }
 
-/* ---------- intervals ---------- */
+/* ---------- symbolic intervals ---------- */
 
-typedef struct Interval {
+/* Bounds that are expressions (the logical extents may be parameters);
+ * where both are constants the numbers come from interval.h. */
+typedef struct SymRange {
 	Expr *lo, *hi; /* inclusive */
-} Interval;
+} SymRange;
 
 static bool const_of(const Expr *e, int64_t *v) { return an_const_int(e, v); }
-
-static int64_t floordiv64(int64_t x, int64_t y)
-{
-	int64_t q = x / y;
-	if (x % y != 0 && (x < 0) != (y < 0))
-		q--;
-	return q;
-}
 
 static int var_index(const IndexMap *m, const Var *v)
 {
@@ -41,10 +37,10 @@ static int var_index(const IndexMap *m, const Var *v)
 	return -1;
 }
 
-static bool interval(Arena *a, const IndexMap *m, const Expr *e, Interval *out,
+static bool interval(Arena *a, const IndexMap *m, const Expr *e, SymRange *out,
 		     const char **why)
 {
-	Interval x, y;
+	SymRange x, y;
 	int64_t c;
 	switch (e->kind) {
 	case EX_INT:
@@ -129,13 +125,11 @@ static bool interval(Arena *a, const IndexMap *m, const Expr *e, Interval *out,
 		return true;
 	case OP_FLOORMOD: {
 		int64_t lo, hi;
-		if (const_of(x.lo, &lo) && const_of(x.hi, &hi) && floordiv64(lo, c) == floordiv64(hi, c)) {
-			out->lo = lit(a, lo - c * floordiv64(lo, c));
-			out->hi = lit(a, hi - c * floordiv64(hi, c));
-		} else {
-			out->lo = lit(a, 0);
-			out->hi = lit(a, c - 1);
-		}
+		Interval r = iv_make(0, c - 1);
+		if (const_of(x.lo, &lo) && const_of(x.hi, &hi) && lo <= hi)
+			r = iv_floormod(iv_make(lo, hi), iv_point(c));
+		out->lo = lit(a, (int64_t)r.lo);
+		out->hi = lit(a, (int64_t)r.hi);
 		return true;
 	}
 	case OP_MUL: case OP_DIV: case OP_EQ: case OP_NE: case OP_LT: case OP_LE:
@@ -149,7 +143,7 @@ bool imap_shape(Arena *a, IndexMap *m, const char **why)
 {
 	m->shape = arena_alloc(a, sizeof(Expr *) * (size_t)(m->nout + 1));
 	for (int k = 0; k < m->nout; k++) {
-		Interval iv;
+		SymRange iv;
 		if (!interval(a, m, m->out[k], &iv, why))
 			return false;
 		m->shape[k] = fold(a, ir_add(a, iv.hi, lit(a, 1)));
@@ -159,11 +153,22 @@ bool imap_shape(Arena *a, IndexMap *m, const char **why)
 
 /* ---------- quasi-affine outputs: (e // d) % m with e affine ---------- */
 
+/* sum coef_i * in_i + c (an affine form whose atoms are the index
+ * variables) + sym, the part free of the indices (scalar parameters;
+ * NULL: 0), kept as written: the inverse is rendered from it. */
 typedef struct Lin {
-	int64_t coef[MAX_IN];
-	int64_t c;
-	Expr *sym; /* the part free of the indices (scalar parameters); NULL: 0 */
+	Affine f;
+	Expr *sym;
 } Lin;
+
+/* The coefficient of logical index i. */
+static int64_t lin_coef(const IndexMap *m, const Lin *l, int i)
+{
+	for (int t = 0; t < l->f.n; t++)
+		if (l->f.atom[t]->u.var == m->in[i])
+			return l->f.coef[t];
+	return 0;
+}
 
 static bool uses_index(const IndexMap *m, const Expr *e)
 {
@@ -187,7 +192,8 @@ static bool lin_of(Arena *a, const IndexMap *m, const Expr *e, Lin *out)
 {
 	Lin x, y;
 	int64_t c;
-	memset(out, 0, sizeof *out);
+	out->f = affine_const(0, MAX_IN);
+	out->sym = NULL;
 	if (!dtype_is_int(e->dtype))
 		return false;
 	if (e->kind != EX_INT && !uses_index(m, e)) {
@@ -196,23 +202,19 @@ static bool lin_of(Arena *a, const IndexMap *m, const Expr *e, Lin *out)
 	}
 	switch (e->kind) {
 	case EX_INT:
-		out->c = e->u.ival;
-		return true;
-	case EX_VAR: {
-		int i = var_index(m, e->u.var);
-		if (i < 0)
+		out->f = affine_const(e->u.ival, MAX_IN);
+		return !out->f.bad;
+	case EX_VAR:
+		if (var_index(m, e->u.var) < 0)
 			return false;
-		out->coef[i] = 1;
+		out->f = affine_atom((Expr *)e, MAX_IN);
 		return true;
-	}
 	case EX_NEG:
 		if (!lin_of(a, m, e->u.un.a, &x))
 			return false;
-		for (int i = 0; i < m->nin; i++)
-			out->coef[i] = -x.coef[i];
-		out->c = -x.c;
+		out->f = affine_scale(x.f, -1);
 		out->sym = x.sym ? ir_neg(a, x.sym, (Span){0}) : NULL;
-		return true;
+		return !out->f.bad;
 	case EX_BIN:
 		break;
 	case EX_FLOAT: case EX_NOT: case EX_SELECT: case EX_CAST: case EX_LOAD:
@@ -225,11 +227,9 @@ static bool lin_of(Arena *a, const IndexMap *m, const Expr *e, Lin *out)
 		if (!lin_of(a, m, e->u.bin.a, &x) || !lin_of(a, m, e->u.bin.b, &y))
 			return false;
 		int64_t s = e->u.bin.op == OP_ADD ? 1 : -1;
-		for (int i = 0; i < m->nin; i++)
-			out->coef[i] = x.coef[i] + s * y.coef[i];
-		out->c = x.c + s * y.c;
+		out->f = affine_combine(x.f, &y.f, s);
 		out->sym = sym_add(a, x.sym, y.sym, s);
-		return true;
+		return !out->f.bad;
 	}
 	case OP_MUL: {
 		const Expr *k = e->u.bin.a, *other = e->u.bin.b;
@@ -239,11 +239,9 @@ static bool lin_of(Arena *a, const IndexMap *m, const Expr *e, Lin *out)
 		}
 		if (!const_of(k, &c) || !lin_of(a, m, other, &x))
 			return false;
-		for (int i = 0; i < m->nin; i++)
-			out->coef[i] = c * x.coef[i];
-		out->c = c * x.c;
+		out->f = affine_scale(x.f, c);
 		out->sym = x.sym ? ir_mul(a, lit(a, c), x.sym) : NULL;
-		return true;
+		return !out->f.bad;
 	}
 	case OP_DIV: case OP_FLOORDIV: case OP_FLOORMOD: case OP_MIN: case OP_MAX:
 	case OP_EQ: case OP_NE: case OP_LT: case OP_LE: case OP_GT: case OP_GE:
@@ -324,10 +322,10 @@ static Expr *digit_value(Arena *a, const Digit *dg, Expr *t)
 
 static bool lin_equal(Arena *a, const IndexMap *m, const Lin *x, const Lin *y)
 {
-	if (x->c != y->c)
+	if (x->f.k != y->f.k)
 		return false;
 	for (int i = 0; i < m->nin; i++)
-		if (x->coef[i] != y->coef[i])
+		if (lin_coef(m, x, i) != lin_coef(m, y, i))
 			return false;
 	if (!x->sym || !y->sym)
 		return !x->sym && !y->sym;
@@ -340,7 +338,7 @@ static int single_var(const IndexMap *m, const Lin *e)
 {
 	int found = -1;
 	for (int i = 0; i < m->nin; i++)
-		if (e->coef[i]) {
+		if (lin_coef(m, e, i)) {
 			if (found >= 0)
 				return -1;
 			found = i;
@@ -503,7 +501,7 @@ bool imap_derive_inverse(Arena *a, IndexMap *m, const char **why)
 	Frac A[64][MAX_IN], T[64][64];
 	for (int g = 0; g < ng; g++) {
 		for (int j = 0; j < n; j++)
-			A[g][j] = frac(groups[g].e.coef[j], 1);
+			A[g][j] = frac(lin_coef(m, &groups[g].e, j), 1);
 		for (int h = 0; h < ng; h++)
 			T[g][h] = frac(g == h, 1);
 	}
@@ -562,7 +560,7 @@ bool imap_derive_inverse(Arena *a, IndexMap *m, const char **why)
 				continue;
 			groups[g].used = true;
 			int64_t coef = q[g].n * (den / q[g].d);
-			Expr *r = fold(a, ir_sub(a, groups[g].value, lit(a, groups[g].e.c)));
+			Expr *r = fold(a, ir_sub(a, groups[g].value, lit(a, groups[g].e.f.k)));
 			if (groups[g].e.sym)
 				r = fold(a, ir_sub(a, r, groups[g].e.sym));
 			Expr *term = fold(a, ir_mul(a, lit(a, coef), r));
@@ -649,7 +647,7 @@ static bool below_on_box(Arena *a, const IndexMap *m, Expr *g, Expr *extent)
 	box.nin = m->nout;
 	box.in = m->phys;
 	box.in_extent = m->shape;
-	Interval iv;
+	SymRange iv;
 	const char *why;
 	int64_t hi, ext;
 	return interval(a, &box, g, &iv, &why) && const_of(iv.hi, &hi) && const_of(extent, &ext) &&

@@ -1,4 +1,4 @@
-/* rewrites/index_map.h — index maps of transform_layout (seed 000, seed
+/* kernel/analysis/index_map.h — index maps of transform_layout (seed 000, seed
  * 001): the physical shape a map needs, a candidate left inverse derived
  * from the map's structure, and the domain / padding predicates built
  * from them. Nothing here is trusted: transform_layout turns every claim

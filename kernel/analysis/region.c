@@ -1,29 +1,21 @@
-/* rewrites/region.c — bound inference (region.h): the linear simplifier,
- * numeric and symbolic interval bounds with the floor-division and modulo
- * rules that make fuse-then-split regions tight (seed 002, Ex. 6), and
- * boxes of the accesses of a buffer. Enumeration is in region_enum.c. */
+/* kernel/analysis/region.c — bound inference (region.h): the linear
+ * simplifier (over affine.h forms), numeric (interval.h) and symbolic
+ * bounds with the floor-division and modulo rules that make
+ * fuse-then-split regions tight (seed 002, Ex. 6), and boxes of the
+ * accesses of a buffer. Enumeration is in region_enum.c. */
 #include "kernel/analysis/region.h"
 
 #include <stdlib.h>
 #include <string.h>
 
 /* Numbers beyond this are not reasoned about (no overflow in int64). */
-#define RG_BIG (INT64_C(1) << 40)
-#define LIN_MAX 12
+#define RG_BIG AFFINE_BIG
+#define LIN_MAX 12 /* terms of a linear form */
 
 static const Span no_span;
 
-static bool small(int64_t v) { return v > -RG_BIG && v < RG_BIG; }
-
-static int64_t fdiv(int64_t a, int64_t b)
-{
-	int64_t q = a / b;
-	if ((a % b != 0) && ((a < 0) != (b < 0)))
-		q--;
-	return q;
-}
-
-static int64_t fmod64(int64_t a, int64_t b) { return a - b * fdiv(a, b); }
+static int64_t fdiv(int64_t a, int64_t b) { return (int64_t)iv_fdiv(a, b); }
+static int64_t fmod64(int64_t a, int64_t b) { return (int64_t)iv_fmod(a, b); }
 
 /* ---------- environment ---------- */
 
@@ -174,354 +166,151 @@ bool rg_has_relaxed(const RgEnv *e, const Expr *x)
 
 /* ---------- structural identity ---------- */
 
-bool rg_same(const Expr *x, const Expr *y)
-{
-	if (x == y)
-		return true;
-	if (x->kind != y->kind)
-		return false;
-	switch (x->kind) {
-	case EX_INT:
-		return x->u.ival == y->u.ival && (x->dtype == DT_BOOL) == (y->dtype == DT_BOOL);
-	case EX_FLOAT:
-		return memcmp(&x->u.fval, &y->u.fval, sizeof(double)) == 0 && x->dtype == y->dtype;
-	case EX_VAR:
-		return x->u.var == y->u.var;
-	case EX_BIN:
-		return x->u.bin.op == y->u.bin.op && rg_same(x->u.bin.a, y->u.bin.a) &&
-		       rg_same(x->u.bin.b, y->u.bin.b);
-	case EX_NOT:
-	case EX_NEG:
-		return rg_same(x->u.un.a, y->u.un.a);
-	case EX_CAST:
-		return x->dtype == y->dtype && rg_same(x->u.un.a, y->u.un.a);
-	case EX_SELECT:
-		return rg_same(x->u.sel.cond, y->u.sel.cond) && rg_same(x->u.sel.a, y->u.sel.a) &&
-		       rg_same(x->u.sel.b, y->u.sel.b);
-	case EX_LOAD:
-		if (x->u.load.buf != y->u.load.buf || x->u.load.nidx != y->u.load.nidx)
-			return false;
-		for (int i = 0; i < x->u.load.nidx; i++)
-			if (!rg_same(x->u.load.idx[i], y->u.load.idx[i]))
-				return false;
-		return true;
-	case EX_UNDEF:
-		return false; /* two occurrences are different values */
-	case EX_LET:
-		return x->u.let.var == y->u.let.var && rg_same(x->u.let.value, y->u.let.value) &&
-		       rg_same(x->u.let.body, y->u.let.body);
-	case EX_COUNT:
-		break;
-	}
-	abort();
-}
+bool rg_same(const Expr *x, const Expr *y) { return affine_same_atom(x, y); }
 
 /* ---------- numeric bounds ---------- */
 
-/* Partial bounds: either side may be unknown (a loop whose extent is a
- * parameter still has a lower bound). */
-typedef struct NB {
-	bool has_lo, has_hi;
-	int64_t lo, hi;
-} NB;
+/* Numeric bounds are intervals (interval.h) on mathematical integers;
+ * either side may be unbounded (a loop whose extent is a parameter still
+ * has a lower bound), and a side beyond 2^40 counts as unbounded. */
+static Interval rg_clip(Interval r) { return iv_clip(r, RG_BIG); }
 
-static const NB nb_none;
+static Interval nb_of(RgEnv *e, const Expr *x, int depth);
 
-static NB nb_point(int64_t v)
-{
-	NB r = {small(v), small(v), v, v};
-	return r;
-}
-
-static NB nb_check(NB r)
-{
-	r.has_lo &= small(r.lo);
-	r.has_hi &= small(r.hi);
-	return r;
-}
-
-static NB nb_of(RgEnv *e, const Expr *x, int depth);
-
-static NB nb_var(RgEnv *e, const Var *v, int depth)
+static Interval nb_var(RgEnv *e, const Var *v, int depth)
 {
 	const RgVar *r = rg_lookup(e, v);
 	if (!r)
-		return nb_none;
+		return iv_unbounded();
 	if (!r->min)
 		return nb_of(e, r->value, depth + 1);
-	NB m = nb_of(e, r->min, depth + 1), x = nb_of(e, r->extent, depth + 1);
+	Interval m = nb_of(e, r->min, depth + 1), x = nb_of(e, r->extent, depth + 1);
 	/* a value exists only when the loop runs (extent >= 1) */
-	NB out = {m.has_lo, m.has_hi && x.has_hi, m.lo, m.hi + (x.hi >= 1 ? x.hi : 1) - 1};
-	return nb_check(out);
-}
-
-static bool nb_full(NB x) { return x.has_lo && x.has_hi; }
-
-static NB nb_corners(int64_t a, int64_t b, int64_t c, int64_t d)
-{
-	int64_t v[4] = {a, b, c, d};
-	NB r = {true, true, v[0], v[0]};
-	for (int i = 0; i < 4; i++) {
-		if (!small(v[i]))
-			return nb_none;
-		r.lo = v[i] < r.lo ? v[i] : r.lo;
-		r.hi = v[i] > r.hi ? v[i] : r.hi;
-	}
-	return r;
-}
-
-static NB nb_scale(NB a, int64_t c)
-{
-	if (!small(c) || (a.has_lo && llabs(a.lo) > RG_BIG / (llabs(c) + 1)) ||
-	    (a.has_hi && llabs(a.hi) > RG_BIG / (llabs(c) + 1)))
-		return nb_none;
-	NB r = c >= 0 ? (NB){a.has_lo, a.has_hi, a.lo * c, a.hi * c}
-		      : (NB){a.has_hi, a.has_lo, a.hi * c, a.lo * c};
-	return nb_check(r);
+	Interval steps = iv_make(0, iv_has_hi(x) ? (x.hi >= 1 ? x.hi : 1) - 1 : IV_POS_INF);
+	return rg_clip(iv_add(m, steps));
 }
 
 /* The gcd of c and every coefficient and the constant of x's linear
  * form (1 when x is not linear): x is a multiple of it. */
 static int64_t mod_step(RgEnv *e, const Expr *x, int64_t c);
 
-static NB nb_bin(RgEnv *e, const Expr *x, int depth)
+/* a % b: the engine's rule, and for a constant b = c a multiple of
+ * g (g divides c) modulo c is at most c - g: (4*xo) % 4096 <= 4092. */
+static Interval nb_floormod(RgEnv *e, const Expr *x, Interval a, Interval b)
 {
-	NB a = nb_of(e, x->u.bin.a, depth + 1), b = nb_of(e, x->u.bin.b, depth + 1);
-	bool bconst = nb_full(b) && b.lo == b.hi;
-	switch (x->u.bin.op) {
+	Wide c;
+	if (!iv_is_bounded(b) || b.lo <= 0)
+		return iv_unbounded();
+	bool one_period = iv_is_point(b, &c) && iv_is_bounded(a) &&
+			  iv_fdiv(a.lo, c) == iv_fdiv(a.hi, c);
+	if (iv_is_point(b, &c) && !one_period) {
+		int64_t g = mod_step(e, x->u.bin.a, (int64_t)c);
+		if (g > 1)
+			return iv_make(0, c - g);
+	}
+	return iv_floormod(a, b);
+}
+
+static Interval nb_bin(RgEnv *e, const Expr *x, int depth)
+{
+	Interval a = nb_of(e, x->u.bin.a, depth + 1), b = nb_of(e, x->u.bin.b, depth + 1);
+	BinOp op = x->u.bin.op;
+	switch (op) {
 	case OP_ADD:
-		return nb_check((NB){a.has_lo && b.has_lo, a.has_hi && b.has_hi, a.lo + b.lo, a.hi + b.hi});
 	case OP_SUB:
-		return nb_check((NB){a.has_lo && b.has_hi, a.has_hi && b.has_lo, a.lo - b.hi, a.hi - b.lo});
 	case OP_MUL:
-		if (bconst)
-			return nb_scale(a, b.lo);
-		if (nb_full(a) && a.lo == a.hi)
-			return nb_scale(b, a.lo);
-		if (!nb_full(a) || !nb_full(b))
-			return nb_none;
-		return nb_corners(a.lo * b.lo, a.lo * b.hi, a.hi * b.lo, a.hi * b.hi);
-	case OP_FLOORDIV:
-		if (bconst && b.lo > 0) /* monotone */
-			return (NB){a.has_lo, a.has_hi, a.has_lo ? fdiv(a.lo, b.lo) : 0,
-				    a.has_hi ? fdiv(a.hi, b.lo) : 0};
-		if (!nb_full(a) || !nb_full(b) || b.lo <= 0)
-			return nb_none;
-		return nb_corners(fdiv(a.lo, b.lo), fdiv(a.lo, b.hi), fdiv(a.hi, b.lo), fdiv(a.hi, b.hi));
-	case OP_FLOORMOD:
-		if (!b.has_lo || !b.has_hi || b.lo <= 0)
-			return nb_none;
-		if (bconst && nb_full(a) && fdiv(a.lo, b.lo) == fdiv(a.hi, b.lo))
-			return (NB){true, true, fmod64(a.lo, b.lo), fmod64(a.hi, b.lo)};
-		if (bconst) {
-			/* a multiple of g modulo c (g divides c) is at most c - g:
-			 * (4*xo) % 4096 <= 4092 */
-			int64_t g = mod_step(e, x->u.bin.a, b.lo);
-			if (g > 1)
-				return (NB){true, true, 0, b.lo - g};
-		}
-		return (NB){true, true, 0, b.hi - 1};
 	case OP_MIN:
-		return (NB){a.has_lo && b.has_lo, a.has_hi || b.has_hi,
-			    a.lo < b.lo ? a.lo : b.lo,
-			    !a.has_hi ? b.hi : !b.has_hi ? a.hi : a.hi < b.hi ? a.hi : b.hi};
-	case OP_MAX:
-		return (NB){a.has_lo || b.has_lo, a.has_hi && b.has_hi,
-			    !a.has_lo ? b.lo : !b.has_lo ? a.lo : a.lo > b.lo ? a.lo : b.lo,
-			    a.hi > b.hi ? a.hi : b.hi};
+	case OP_MAX: return rg_clip(iv_arith(op, a, b));
+	case OP_FLOORDIV:
+		if (!iv_is_bounded(b) || b.lo <= 0)
+			return iv_unbounded();
+		return rg_clip(iv_floordiv(a, b));
+	case OP_FLOORMOD: return rg_clip(nb_floormod(e, x, a, b));
 	case OP_DIV: case OP_EQ: case OP_NE: case OP_LT: case OP_LE: case OP_GT:
 	case OP_GE: case OP_AND: case OP_OR: case OP_COUNT:
 		break;
 	}
-	return nb_none;
+	return iv_unbounded();
 }
 
-static NB nb_of(RgEnv *e, const Expr *x, int depth)
+static Interval nb_of(RgEnv *e, const Expr *x, int depth)
 {
 	if (depth > 64 || !dtype_is_int(x->dtype))
-		return nb_none;
-	NB a, b;
+		return iv_unbounded();
 	switch (x->kind) {
 	case EX_INT:
-		return nb_point(x->u.ival);
+		return rg_clip(iv_point(x->u.ival));
 	case EX_VAR:
 		return nb_var(e, x->u.var, depth);
 	case EX_BIN:
 		return nb_bin(e, x, depth);
 	case EX_NEG:
-		a = nb_of(e, x->u.un.a, depth + 1);
-		return (NB){a.has_hi, a.has_lo, -a.hi, -a.lo};
+		return iv_neg(nb_of(e, x->u.un.a, depth + 1));
 	case EX_SELECT:
-		a = nb_of(e, x->u.sel.a, depth + 1);
-		b = nb_of(e, x->u.sel.b, depth + 1);
-		return (NB){a.has_lo && b.has_lo, a.has_hi && b.has_hi, a.lo < b.lo ? a.lo : b.lo,
-			    a.hi > b.hi ? a.hi : b.hi};
+		return iv_union(nb_of(e, x->u.sel.a, depth + 1), nb_of(e, x->u.sel.b, depth + 1));
 	case EX_CAST:
 		/* widening integer casts keep the value */
 		if (!dtype_is_int(x->u.un.a->dtype) ||
 		    dtype_bits(x->u.un.a->dtype) > dtype_bits(x->dtype) ||
 		    dtype_is_signed(x->u.un.a->dtype) != dtype_is_signed(x->dtype))
-			return nb_none;
+			return iv_unbounded();
 		return nb_of(e, x->u.un.a, depth + 1);
 	case EX_FLOAT:
 	case EX_NOT:
 	case EX_LOAD:
 	case EX_UNDEF:
 	case EX_LET:
-		return nb_none;
+		return iv_unbounded();
 	case EX_COUNT:
 		break;
 	}
 	abort();
 }
 
-static NB refine_bounds(RgEnv *e, const Expr *x, NB r);
+static Interval refine_bounds(RgEnv *e, const Expr *x, Interval r);
 
 bool rg_num_bounds(RgEnv *e, const Expr *x, int64_t *lo, int64_t *hi)
 {
-	NB r = refine_bounds(e, x, nb_of(e, x, 0));
-	*lo = r.lo;
-	*hi = r.hi;
-	return nb_full(r);
+	Interval r = refine_bounds(e, x, nb_of(e, x, 0));
+	*lo = iv_has_lo(r) ? (int64_t)r.lo : 0;
+	*hi = iv_has_hi(r) ? (int64_t)r.hi : 0;
+	return iv_has_lo(r) && iv_has_hi(r);
 }
 
 bool rg_upper_bound(RgEnv *e, const Expr *x, int64_t *hi)
 {
-	NB r = refine_bounds(e, x, nb_of(e, x, 0));
-	*hi = r.hi;
-	return r.has_hi;
+	Interval r = refine_bounds(e, x, nb_of(e, x, 0));
+	*hi = iv_has_hi(r) ? (int64_t)r.hi : 0;
+	return iv_has_hi(r);
 }
 
 /* ---------- linear forms ---------- */
 
-typedef struct Lin {
-	int n;
-	Expr *atom[LIN_MAX];
-	int64_t coef[LIN_MAX];
-	int64_t k;
-	bool bad; /* too many terms or too large numbers */
-} Lin;
-
-static Lin lin_const(int64_t k)
-{
-	Lin l;
-	memset(&l, 0, sizeof l);
-	l.k = k;
-	l.bad = !small(k);
-	return l;
-}
-
-static void lin_add_term(Lin *l, Expr *atom, int64_t coef)
-{
-	if (coef == 0)
-		return;
-	for (int i = 0; i < l->n; i++)
-		if (rg_same(l->atom[i], atom)) {
-			l->coef[i] += coef;
-			if (!small(l->coef[i]))
-				l->bad = true;
-			if (l->coef[i] == 0) {
-				memmove(&l->atom[i], &l->atom[i + 1], sizeof(Expr *) * (size_t)(l->n - i - 1));
-				memmove(&l->coef[i], &l->coef[i + 1], sizeof(int64_t) * (size_t)(l->n - i - 1));
-				l->n--;
-			}
-			return;
-		}
-	if (l->n == LIN_MAX) {
-		l->bad = true;
-		return;
-	}
-	l->atom[l->n] = atom;
-	l->coef[l->n] = coef;
-	l->n++;
-}
-
-static Lin lin_atom(Expr *atom)
-{
-	Lin l = lin_const(0);
-	lin_add_term(&l, atom, 1);
-	return l;
-}
-
-/* x + sign * y */
-static Lin lin_combine(Lin x, const Lin *y, int64_t sign)
-{
-	x.bad |= y->bad;
-	x.k += sign * y->k;
-	if (!small(x.k))
-		x.bad = true;
-	for (int i = 0; i < y->n && !x.bad; i++)
-		lin_add_term(&x, y->atom[i], sign * y->coef[i]);
-	return x;
-}
-
-static Lin lin_scale(Lin x, int64_t c)
-{
-	if (c == 0)
-		return lin_const(0);
-	if (!small(c) || (x.k != 0 && llabs(x.k) > RG_BIG / llabs(c)))
-		x.bad = true;
-	else
-		x.k *= c;
-	for (int i = 0; i < x.n; i++) {
-		if (llabs(x.coef[i]) > RG_BIG / llabs(c))
-			x.bad = true;
-		else
-			x.coef[i] *= c;
-	}
-	return x;
-}
+/* Region's forms hold at most LIN_MAX terms (a larger sum stays an
+ * atom). */
+static Affine lin_const(int64_t k) { return affine_const(k, LIN_MAX); }
+static Affine lin_atom(Expr *atom) { return affine_atom(atom, LIN_MAX); }
 
 static Expr *lit(Arena *a, int64_t v, DType t)
 {
 	return ir_int(a, v, dtype_is_int(t) ? t : DT_INT32, no_span);
 }
 
-/* sum of terms, positive ones first, then the constant */
-static Expr *lin_expr(Arena *a, const Lin *l, DType t)
+static Interval atom_nb(void *env, const Expr *atom) { return nb_of(env, atom, 0); }
+
+static Interval lin_nb(RgEnv *e, const Affine *l) { return affine_range(l, atom_nb, e); }
+
+static bool lin_num_bounds(RgEnv *e, const Affine *l, int64_t *lo, int64_t *hi)
 {
-	Expr *acc = NULL;
-	for (int pass = 0; pass < 2; pass++)
-		for (int i = 0; i < l->n; i++) {
-			int64_t c = l->coef[i];
-			if ((pass == 0) != (c > 0))
-				continue;
-			int64_t m = c < 0 ? -c : c;
-			Expr *term = m == 1 ? l->atom[i] : ir_mul(a, l->atom[i], lit(a, m, t));
-			if (!acc)
-				acc = c > 0 ? term : ir_neg(a, term, no_span);
-			else
-				acc = c > 0 ? ir_add(a, acc, term) : ir_sub(a, acc, term);
-		}
-	if (!acc)
-		return lit(a, l->k, t);
-	if (l->k > 0)
-		acc = ir_add(a, acc, lit(a, l->k, t));
-	else if (l->k < 0)
-		acc = ir_sub(a, acc, lit(a, -l->k, t));
-	return acc;
+	Interval r = lin_nb(e, l);
+	if (!iv_has_lo(r) || !iv_has_hi(r))
+		return false;
+	*lo = (int64_t)r.lo;
+	*hi = (int64_t)r.hi;
+	return true;
 }
 
-static NB lin_nb(RgEnv *e, const Lin *l)
-{
-	NB sum = nb_point(l->k);
-	for (int i = 0; i < l->n; i++) {
-		NB t = nb_scale(nb_of(e, l->atom[i], 0), l->coef[i]);
-		sum = nb_check((NB){sum.has_lo && t.has_lo, sum.has_hi && t.has_hi, sum.lo + t.lo,
-				    sum.hi + t.hi});
-	}
-	return sum;
-}
-
-static bool lin_num_bounds(RgEnv *e, const Lin *l, int64_t *lo, int64_t *hi)
-{
-	NB r = lin_nb(e, l);
-	*lo = r.lo;
-	*hi = r.hi;
-	return nb_full(r);
-}
-
-static Lin lin_of(RgEnv *e, Expr *x);
+static Affine lin_of(RgEnv *e, Expr *x);
 static Expr *simplify_cond(RgEnv *e, Expr *x);
 
 /* Tighter bounds through min and max in x's linear form: with a positive
@@ -529,11 +318,11 @@ static Expr *simplify_cond(RgEnv *e, Expr *x);
  * the form with either arm in its place bounds it too (and max gives
  * lower bounds; negative coefficients swap them). The extent of a
  * clamped region, T.min(base + 1, n) - base, is then at most 1. */
-static NB refine_bounds(RgEnv *e, const Expr *x, NB r)
+static Interval refine_bounds(RgEnv *e, const Expr *x, Interval r)
 {
 	if (!dtype_is_int(x->dtype))
 		return r;
-	Lin l = lin_of(e, (Expr *)x);
+	Affine l = lin_of(e, (Expr *)x);
 	if (l.bad)
 		return r;
 	for (int i = 0; i < l.n; i++) {
@@ -541,25 +330,17 @@ static NB refine_bounds(RgEnv *e, const Expr *x, NB r)
 		if (at->kind != EX_BIN || (at->u.bin.op != OP_MIN && at->u.bin.op != OP_MAX))
 			continue;
 		bool upper = (at->u.bin.op == OP_MIN) == (l.coef[i] > 0);
-		Lin rest = l;
-		rest.atom[i] = rest.atom[rest.n - 1];
-		rest.coef[i] = rest.coef[rest.n - 1];
-		rest.n--;
 		Expr *arms[2] = {at->u.bin.a, at->u.bin.b};
 		for (int k = 0; k < 2; k++) {
-			Lin arm = lin_scale(lin_of(e, arms[k]), l.coef[i]);
-			Lin sub = lin_combine(rest, &arm, 1);
+			Affine arm = lin_of(e, arms[k]);
+			Affine sub = affine_substitute(l, i, &arm);
 			if (sub.bad)
 				continue;
-			NB t = lin_nb(e, &sub);
-			if (upper && t.has_hi && (!r.has_hi || t.hi < r.hi)) {
-				r.has_hi = true;
+			Interval t = lin_nb(e, &sub);
+			if (upper && iv_has_hi(t) && t.hi < r.hi)
 				r.hi = t.hi;
-			}
-			if (!upper && t.has_lo && (!r.has_lo || t.lo > r.lo)) {
-				r.has_lo = true;
+			if (!upper && iv_has_lo(t) && t.lo > r.lo)
 				r.lo = t.lo;
-			}
 		}
 	}
 	return r;
@@ -567,15 +348,15 @@ static NB refine_bounds(RgEnv *e, const Expr *x, NB r)
 
 /* (q*c + r) split: terms whose coefficient c divides go to q, the rest
  * (with the constant's remainder) to r. */
-static void lin_split(const Lin *l, int64_t c, Lin *q, Lin *r)
+static void lin_split(const Affine *l, int64_t c, Affine *q, Affine *r)
 {
 	*q = lin_const(fdiv(l->k, c));
 	*r = lin_const(fmod64(l->k, c));
 	for (int i = 0; i < l->n; i++) {
 		if (l->coef[i] % c == 0)
-			lin_add_term(q, l->atom[i], l->coef[i] / c);
+			affine_add_term(q, l->atom[i], l->coef[i] / c);
 		else
-			lin_add_term(r, l->atom[i], l->coef[i]);
+			affine_add_term(r, l->atom[i], l->coef[i]);
 	}
 }
 
@@ -593,7 +374,7 @@ static int64_t gcd64(int64_t a, int64_t b)
 
 static int64_t mod_step(RgEnv *e, const Expr *x, int64_t c)
 {
-	Lin l = lin_of(e, (Expr *)x);
+	Affine l = lin_of(e, (Expr *)x);
 	if (l.bad)
 		return 1;
 	int64_t g = gcd64(l.k, c);
@@ -608,19 +389,19 @@ static int64_t mod_step(RgEnv *e, const Expr *x, int64_t c)
  * a % c is a multiple of g at most c - g. This is the fuse-then-split
  * case: (4*xo + ii) // 4096 with ii < 4 is (4*xo) // 4096 for every ii.
  * The largest such g wins; false if there is none (g > 1). */
-static bool lin_gcd_split(RgEnv *e, const Lin *r, int64_t c, Lin *a, Lin *b)
+static bool lin_gcd_split(RgEnv *e, const Affine *r, int64_t c, Affine *a, Affine *b)
 {
 	int64_t best = 1;
 	for (int i = 0; i < r->n; i++) {
 		int64_t g = gcd64(r->coef[i], c);
 		if (g <= best)
 			continue;
-		Lin x = lin_const(r->k - r->k % g), y = lin_const(r->k % g);
+		Affine x = lin_const(r->k - r->k % g), y = lin_const(r->k % g);
 		for (int j = 0; j < r->n; j++)
 			if (r->coef[j] % g == 0)
-				lin_add_term(&x, r->atom[j], r->coef[j]);
+				affine_add_term(&x, r->atom[j], r->coef[j]);
 			else
-				lin_add_term(&y, r->atom[j], r->coef[j]);
+				affine_add_term(&y, r->atom[j], r->coef[j]);
 		int64_t lo, hi;
 		if (x.n && lin_num_bounds(e, &y, &lo, &hi) && lo >= 0 && hi < g) {
 			best = g;
@@ -631,62 +412,62 @@ static bool lin_gcd_split(RgEnv *e, const Lin *r, int64_t c, Lin *a, Lin *b)
 	return best > 1;
 }
 
-static Lin lin_floordiv(RgEnv *e, const Lin *l, int64_t c, DType t)
+static Affine lin_floordiv(RgEnv *e, const Affine *l, int64_t c, DType t)
 {
-	Lin q, r;
+	Affine q, r;
 	lin_split(l, c, &q, &r);
 	int64_t lo, hi;
 	if (r.n == 0)
 		return q; /* r is the constant remainder in [0, c) */
 	if (lin_num_bounds(e, &r, &lo, &hi) && fdiv(lo, c) == fdiv(hi, c)) {
-		Lin m = lin_const(fdiv(lo, c));
-		return lin_combine(q, &m, 1);
+		Affine m = lin_const(fdiv(lo, c));
+		return affine_combine(q, &m, 1);
 	}
-	Lin ga, gb;
+	Affine ga, gb;
 	if (lin_gcd_split(e, &r, c, &ga, &gb))
 		r = ga;
-	Lin d = lin_atom(ir_bin(e->a, OP_FLOORDIV, lin_expr(e->a, &r, t), lit(e->a, c, t), no_span));
-	return lin_combine(q, &d, 1);
+	Affine d = lin_atom(ir_bin(e->a, OP_FLOORDIV, affine_expr_sorted(e->a, &r, t), lit(e->a, c, t), no_span));
+	return affine_combine(q, &d, 1);
 }
 
-static Lin lin_floormod(RgEnv *e, const Lin *l, int64_t c, DType t)
+static Affine lin_floormod(RgEnv *e, const Affine *l, int64_t c, DType t)
 {
-	Lin q, r;
+	Affine q, r;
 	lin_split(l, c, &q, &r);
 	int64_t lo, hi;
 	if (r.n == 0)
 		return r;
 	if (lin_num_bounds(e, &r, &lo, &hi) && fdiv(lo, c) == fdiv(hi, c)) {
-		Lin m = lin_const(-c * fdiv(lo, c));
-		return lin_combine(r, &m, 1);
+		Affine m = lin_const(-c * fdiv(lo, c));
+		return affine_combine(r, &m, 1);
 	}
-	Lin ga, gb;
+	Affine ga, gb;
 	if (lin_gcd_split(e, &r, c, &ga, &gb)) {
-		Lin m = lin_atom(ir_bin(e->a, OP_FLOORMOD, lin_expr(e->a, &ga, t), lit(e->a, c, t), no_span));
-		return lin_combine(m, &gb, 1);
+		Affine m = lin_atom(ir_bin(e->a, OP_FLOORMOD, affine_expr_sorted(e->a, &ga, t), lit(e->a, c, t), no_span));
+		return affine_combine(m, &gb, 1);
 	}
-	return lin_atom(ir_bin(e->a, OP_FLOORMOD, lin_expr(e->a, &r, t), lit(e->a, c, t), no_span));
+	return lin_atom(ir_bin(e->a, OP_FLOORMOD, affine_expr_sorted(e->a, &r, t), lit(e->a, c, t), no_span));
 }
 
 /* Upper (or lower) bound of l as a constant after replacing each loop
  * variable by its symbolic last (or first) value once: j + 1 - n <= 0
  * when j runs below n. */
-static bool lin_sym_bound(RgEnv *e, const Lin *l, bool upper, int64_t *out)
+static bool lin_sym_bound(RgEnv *e, const Affine *l, bool upper, int64_t *out)
 {
-	Lin r = lin_const(l->k);
+	Affine r = lin_const(l->k);
 	for (int i = 0; i < l->n; i++) {
 		Expr *a = l->atom[i];
 		const RgVar *v = a->kind == EX_VAR ? rg_lookup(e, a->u.var) : NULL;
 		if (!v || !v->min || an_expr_has_load(v->min) || an_expr_has_load(v->extent)) {
-			lin_add_term(&r, a, l->coef[i]);
+			affine_add_term(&r, a, l->coef[i]);
 			continue;
 		}
 		bool take_last = (l->coef[i] > 0) == upper;
 		Expr *end = take_last ? ir_sub(e->a, ir_add(e->a, v->min, v->extent),
 					       ir_int(e->a, 1, a->dtype, no_span))
 				      : v->min;
-		Lin t = lin_of(e, end);
-		r = lin_combine(r, &t, l->coef[i]);
+		Affine t = lin_of(e, end);
+		r = affine_combine(r, &t, l->coef[i]);
 		if (r.bad)
 			return false;
 	}
@@ -696,18 +477,18 @@ static bool lin_sym_bound(RgEnv *e, const Lin *l, bool upper, int64_t *out)
 	return true;
 }
 
-static Lin lin_minmax(RgEnv *e, Expr *x)
+static Affine lin_minmax(RgEnv *e, Expr *x)
 {
-	Lin la = lin_of(e, x->u.bin.a), lb = lin_of(e, x->u.bin.b);
+	Affine la = lin_of(e, x->u.bin.a), lb = lin_of(e, x->u.bin.b);
 	if (la.bad || lb.bad)
 		return lin_atom(x);
-	Lin d = lin_combine(la, &lb, -1);
+	Affine d = affine_combine(la, &lb, -1);
 	bool is_min = x->u.bin.op == OP_MIN;
 	if (!d.bad) {
-		NB r = lin_nb(e, &d);
-		if (r.has_hi && r.hi <= 0) /* a <= b */
+		Interval r = lin_nb(e, &d);
+		if (iv_compare(OP_LE, r, iv_point(0)) == IV_TRUE) /* a <= b */
 			return is_min ? la : lb;
-		if (r.has_lo && r.lo >= 0) /* a >= b */
+		if (iv_compare(OP_GE, r, iv_point(0)) == IV_TRUE) /* a >= b */
 			return is_min ? lb : la;
 		int64_t v;
 		if (lin_sym_bound(e, &d, true, &v) && v <= 0)
@@ -715,25 +496,17 @@ static Lin lin_minmax(RgEnv *e, Expr *x)
 		if (lin_sym_bound(e, &d, false, &v) && v >= 0)
 			return is_min ? lb : la;
 	}
-	Expr *r = ir_bin(e->a, x->u.bin.op, lin_expr(e->a, &la, x->dtype),
-			 lin_expr(e->a, &lb, x->dtype), x->span);
+	Expr *r = ir_bin(e->a, x->u.bin.op, affine_expr_sorted(e->a, &la, x->dtype),
+			 affine_expr_sorted(e->a, &lb, x->dtype), x->span);
 	r->dtype = x->dtype;
 	return lin_atom(r);
 }
 
-static bool lin_is_const(const Lin *l, int64_t *k)
-{
-	if (l->bad || l->n)
-		return false;
-	*k = l->k;
-	return true;
-}
-
-static Lin lin_of(RgEnv *e, Expr *x)
+static Affine lin_of(RgEnv *e, Expr *x)
 {
 	if (!dtype_is_int(x->dtype))
 		return lin_atom(x);
-	Lin la, lb;
+	Affine la, lb;
 	int64_t c;
 	switch (x->kind) {
 	case EX_INT:
@@ -742,25 +515,25 @@ static Lin lin_of(RgEnv *e, Expr *x)
 		return lin_atom(x);
 	case EX_NEG:
 		la = lin_of(e, x->u.un.a);
-		return la.bad ? lin_atom(x) : lin_scale(la, -1);
+		return la.bad ? lin_atom(x) : affine_scale(la, -1);
 	case EX_BIN:
 		switch (x->u.bin.op) {
 		case OP_ADD:
 		case OP_SUB:
 			la = lin_of(e, x->u.bin.a);
 			lb = lin_of(e, x->u.bin.b);
-			la = lin_combine(la, &lb, x->u.bin.op == OP_ADD ? 1 : -1);
+			la = affine_combine(la, &lb, x->u.bin.op == OP_ADD ? 1 : -1);
 			return la.bad ? lin_atom(x) : la;
 		case OP_MUL:
 			la = lin_of(e, x->u.bin.a);
 			lb = lin_of(e, x->u.bin.b);
-			if (lin_is_const(&lb, &c))
-				la = lin_scale(la, c);
-			else if (lin_is_const(&la, &c))
-				la = lin_scale(lb, c);
+			if (affine_is_const(&lb, &c))
+				la = affine_scale(la, c);
+			else if (affine_is_const(&la, &c))
+				la = affine_scale(lb, c);
 			else
-				return lin_atom(ir_mul(e->a, lin_expr(e->a, &la, x->dtype),
-						       lin_expr(e->a, &lb, x->dtype)));
+				return lin_atom(ir_mul(e->a, affine_expr_sorted(e->a, &la, x->dtype),
+						       affine_expr_sorted(e->a, &lb, x->dtype)));
 			return la.bad ? lin_atom(x) : la;
 		case OP_FLOORDIV:
 		case OP_FLOORMOD:
@@ -768,14 +541,14 @@ static Lin lin_of(RgEnv *e, Expr *x)
 			lb = lin_of(e, x->u.bin.b);
 			if (la.bad || lb.bad)
 				return lin_atom(x);
-			if (lin_is_const(&lb, &c) && c > 0) {
+			if (affine_is_const(&lb, &c) && c > 0) {
 				la = x->u.bin.op == OP_FLOORDIV ? lin_floordiv(e, &la, c, x->dtype)
 								: lin_floormod(e, &la, c, x->dtype);
 				return la.bad ? lin_atom(x) : la;
 			}
 			{
-				Expr *r = ir_bin(e->a, x->u.bin.op, lin_expr(e->a, &la, x->dtype),
-						 lin_expr(e->a, &lb, x->dtype), x->span);
+				Expr *r = ir_bin(e->a, x->u.bin.op, affine_expr_sorted(e->a, &la, x->dtype),
+						 affine_expr_sorted(e->a, &lb, x->dtype), x->span);
 				r->dtype = x->dtype;
 				return lin_atom(r);
 			}
@@ -809,40 +582,21 @@ static Lin lin_of(RgEnv *e, Expr *x)
 	abort();
 }
 
-static bool compare_holds(BinOp op, NB r, bool *value)
-{
-	/* the difference a - b lies in [lo, hi]; an unknown side never
-	 * decides */
-	int64_t lo = r.has_lo ? r.lo : -RG_BIG * 4, hi = r.has_hi ? r.hi : RG_BIG * 4;
-	switch (op) {
-	case OP_LT: if (hi < 0) { *value = true; return true; } if (lo >= 0) { *value = false; return true; } return false;
-	case OP_LE: if (hi <= 0) { *value = true; return true; } if (lo > 0) { *value = false; return true; } return false;
-	case OP_GT: if (lo > 0) { *value = true; return true; } if (hi <= 0) { *value = false; return true; } return false;
-	case OP_GE: if (lo >= 0) { *value = true; return true; } if (hi < 0) { *value = false; return true; } return false;
-	case OP_EQ: if (lo == 0 && hi == 0) { *value = true; return true; } if (lo > 0 || hi < 0) { *value = false; return true; } return false;
-	case OP_NE: if (lo == 0 && hi == 0) { *value = false; return true; } if (lo > 0 || hi < 0) { *value = true; return true; } return false;
-	case OP_ADD: case OP_SUB: case OP_MUL: case OP_DIV: case OP_FLOORDIV:
-	case OP_FLOORMOD: case OP_MIN: case OP_MAX: case OP_AND: case OP_OR:
-	case OP_COUNT:
-		break;
-	}
-	return false;
-}
-
 static Expr *simplify_cond(RgEnv *e, Expr *x)
 {
 	if (x->kind != EX_BIN || !binop_is_compare(x->u.bin.op) ||
 	    !dtype_is_int(x->u.bin.a->dtype) || !dtype_is_int(x->u.bin.b->dtype))
 		return x;
-	Lin la = lin_of(e, x->u.bin.a), lb = lin_of(e, x->u.bin.b);
+	Affine la = lin_of(e, x->u.bin.a), lb = lin_of(e, x->u.bin.b);
 	if (la.bad || lb.bad)
 		return x;
-	Lin d = lin_combine(la, &lb, -1);
-	bool v;
-	if (!d.bad && compare_holds(x->u.bin.op, lin_nb(e, &d), &v))
-		return ir_bool(e->a, v);
-	return ir_bin(e->a, x->u.bin.op, lin_expr(e->a, &la, x->u.bin.a->dtype),
-		      lin_expr(e->a, &lb, x->u.bin.b->dtype), x->span);
+	Affine d = affine_combine(la, &lb, -1);
+	/* a op b  ==  (a - b) op 0 */
+	IvTruth v = d.bad ? IV_UNKNOWN : iv_compare(x->u.bin.op, lin_nb(e, &d), iv_point(0));
+	if (v != IV_UNKNOWN)
+		return ir_bool(e->a, v == IV_TRUE);
+	return ir_bin(e->a, x->u.bin.op, affine_expr_sorted(e->a, &la, x->u.bin.a->dtype),
+		      affine_expr_sorted(e->a, &lb, x->u.bin.b->dtype), x->span);
 }
 
 Expr *rg_simplify(RgEnv *e, Expr *x)
@@ -851,10 +605,10 @@ Expr *rg_simplify(RgEnv *e, Expr *x)
 		return simplify_cond(e, x);
 	if (!dtype_is_int(x->dtype))
 		return x;
-	Lin l = lin_of(e, x);
+	Affine l = lin_of(e, x);
 	if (l.bad)
 		return x;
-	Expr *r = lin_expr(e->a, &l, x->dtype);
+	Expr *r = affine_expr_sorted(e->a, &l, x->dtype);
 	return r;
 }
 
@@ -870,10 +624,10 @@ Expr *rg_max(RgEnv *e, Expr *x, Expr *y)
 
 bool rg_equal(RgEnv *e, Expr *x, Expr *y)
 {
-	Lin lx = lin_of(e, x), ly = lin_of(e, y);
+	Affine lx = lin_of(e, x), ly = lin_of(e, y);
 	if (lx.bad || ly.bad)
 		return rg_same(x, y);
-	Lin d = lin_combine(lx, &ly, -1);
+	Affine d = affine_combine(lx, &ly, -1);
 	return !d.bad && d.n == 0 && d.k == 0;
 }
 
@@ -951,7 +705,7 @@ static void apply_guards(RgEnv *e, Expr *x, Expr **lo, Expr **hi)
 {
 	if (!e->nguards)
 		return;
-	Lin lx = lin_of(e, x);
+	Affine lx = lin_of(e, x);
 	if (lx.bad)
 		return;
 	for (int g = 0; g < e->nguards; g++) {
@@ -962,10 +716,10 @@ static void apply_guards(RgEnv *e, Expr *x, Expr **lo, Expr **hi)
 			BinOp op = side ? flip_compare(c->u.bin.op) : c->u.bin.op;
 			if (rg_has_relaxed(e, K) || an_expr_has_load(K))
 				continue;
-			Lin le = lin_of(e, E);
+			Affine le = lin_of(e, E);
 			if (le.bad)
 				continue;
-			Lin d = lin_combine(le, &lx, -1);
+			Affine d = affine_combine(le, &lx, -1);
 			if (d.bad || d.n)
 				continue;
 			clamp_by(e, op, K, d.k, lo, hi);
@@ -978,7 +732,7 @@ static bool sym_bin(RgEnv *e, Expr *x, Expr **lo, Expr **hi, int depth)
 	Arena *a = e->a;
 	Expr *al, *ah, *bl, *bh;
 	int64_t c;
-	Lin lb;
+	Affine lb;
 	switch (x->u.bin.op) {
 	case OP_ADD:
 	case OP_SUB:
@@ -996,11 +750,11 @@ static bool sym_bin(RgEnv *e, Expr *x, Expr **lo, Expr **hi, int depth)
 	case OP_MUL: {
 		Expr *var = x->u.bin.a, *k = x->u.bin.b;
 		lb = lin_of(e, k);
-		if (!lin_is_const(&lb, &c)) {
+		if (!affine_is_const(&lb, &c)) {
 			var = x->u.bin.b;
 			k = x->u.bin.a;
 			lb = lin_of(e, k);
-			if (!lin_is_const(&lb, &c))
+			if (!affine_is_const(&lb, &c))
 				return false;
 		}
 		if (!sym_bounds(e, var, &al, &ah, depth + 1))
@@ -1013,7 +767,7 @@ static bool sym_bin(RgEnv *e, Expr *x, Expr **lo, Expr **hi, int depth)
 	case OP_FLOORDIV:
 	case OP_FLOORMOD:
 		lb = lin_of(e, x->u.bin.b);
-		if (!lin_is_const(&lb, &c) || c <= 0)
+		if (!affine_is_const(&lb, &c) || c <= 0)
 			return false;
 		if (!sym_bounds(e, x->u.bin.a, &al, &ah, depth + 1))
 			return false;
@@ -1261,10 +1015,10 @@ void rg_access_box(RgEnv *env, const Stmt *s, const Buffer *buf, bool writes, Rg
 
 bool rg_linear(RgEnv *e, Expr *x, int n, Var *const *vars, int64_t *coef, Expr **rest)
 {
-	Lin l = lin_of(e, x);
+	Affine l = lin_of(e, x);
 	if (l.bad)
 		return false;
-	Lin r = lin_const(l.k);
+	Affine r = lin_const(l.k);
 	for (int i = 0; i < n; i++)
 		coef[i] = 0;
 	for (int t = 0; t < l.n; t++) {
@@ -1279,8 +1033,8 @@ bool rg_linear(RgEnv *e, Expr *x, int n, Var *const *vars, int64_t *coef, Expr *
 		for (int i = 0; i < n; i++)
 			if (ir_expr_uses_var(l.atom[t], vars[i]))
 				return false;
-		lin_add_term(&r, l.atom[t], l.coef[t]);
+		affine_add_term(&r, l.atom[t], l.coef[t]);
 	}
-	*rest = lin_expr(e->a, &r, x->dtype);
+	*rest = affine_expr_sorted(e->a, &r, x->dtype);
 	return true;
 }

@@ -1,4 +1,4 @@
-/* rewrites/region.h — bound inference for compute_at and
+/* kernel/analysis/region.h — bound inference for compute_at and
  * reverse_compute_at (seed 002): the box of a buffer that one iteration
  * of an attach loop accesses, as symbolic bounds in the loop variables
  * that stay fixed, from interval reasoning on the index expressions plus
@@ -11,6 +11,7 @@
 #define VS_REWRITES_REGION_H
 
 #include "kernel/analysis/access.h"
+#include "kernel/analysis/affine.h"
 #include "kernel/obligation.h"
 
 /* A variable the analysis knows: a loop (min, extent) or a let (value).
@@ -47,7 +48,8 @@ const RgVar *rg_lookup(const RgEnv *e, const Var *v);
 Expr *rg_simplify(RgEnv *e, Expr *x);
 Expr *rg_min(RgEnv *e, Expr *x, Expr *y); /* simplified T.min */
 Expr *rg_max(RgEnv *e, Expr *x, Expr *y);
-/* Structural equality with variables compared by identity. */
+/* Structural equality with variables compared by identity
+ * (affine_same_atom). */
 bool rg_same(const Expr *x, const Expr *y);
 /* True if x - y simplifies to the constant 0. */
 bool rg_equal(RgEnv *e, Expr *x, Expr *y);

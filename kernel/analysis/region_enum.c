@@ -8,19 +8,13 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define RG_BIG (INT64_C(1) << 40)
+#define RG_BIG AFFINE_BIG /* values beyond are not enumerated (no int64 overflow) */
 
 static bool small(int64_t v) { return v > -RG_BIG && v < RG_BIG; }
 
-static int64_t fdiv(int64_t a, int64_t b)
-{
-	int64_t q = a / b;
-	if ((a % b != 0) && ((a < 0) != (b < 0)))
-		q--;
-	return q;
-}
-
-static int64_t fmod64(int64_t a, int64_t b) { return a - b * fdiv(a, b); }
+/* (int64 wraps only for INT64_MIN // -1, which small() then refuses) */
+static int64_t fdiv(int64_t a, int64_t b) { return (int64_t)iv_fdiv(a, b); }
+static int64_t fmod64(int64_t a, int64_t b) { return (int64_t)iv_fmod(a, b); }
 
 /* ---------- evaluation ---------- */
 
