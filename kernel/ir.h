@@ -310,6 +310,8 @@ Stmt *stmt_find_block(const Stmt *s, const char *name);
  * changed, else a copy of the node (operator, dtype, span, buffer, let
  * variable kept) over the new operands. */
 Expr *expr_map_children(Arena *a, Expr *e, Expr *(*fn)(void *ud, Expr *x), void *ud);
+/* fn on every node of e, operands before the node (post-order). */
+void expr_each_post(const Expr *e, void (*fn)(const Expr *e, void *ud), void *ud);
 /* The same over every expression of s and the statements in it, the
  * shapes of the buffers it allocates included. */
 bool stmt_any_expr(const Stmt *s, bool (*pred)(const Expr *e, void *ud), void *ud);

@@ -178,3 +178,11 @@ Stmt *stmt_find_block(const Stmt *s, const char *name)
 	/* the IR is immutable: the caller's const is only its intent */
 	return (Stmt *)stmt_find(s, block_named, (void *)name);
 }
+
+void expr_each_post(const Expr *e, void (*fn)(const Expr *e, void *ud), void *ud)
+{
+	int n = expr_nchildren(e);
+	for (int i = 0; i < n; i++)
+		expr_each_post(expr_child(e, i), fn, ud);
+	fn(e, ud);
+}

@@ -360,108 +360,86 @@ static void pad_predicate_obligation(RwCtx *c, const IndexMap *m, Expr *pad, Exp
 	oblist_push(a, &c->obs, o);
 }
 
+/* What the pad-value obligations of one stage share. */
+typedef struct PadCheck {
+	RwCtx *c;
+	const IndexMap *m;
+	Buffer *phys;
+	const Layout *lay;  /* pad_reads */
+	const Func *out;    /* pad_readable: the function with the stage */
+	const Stmt *stage;  /* pad_readable */
+	const FactSet *fs;  /* pad_readable */
+	Expr *pad;
+} PadCheck;
+
+/* An obligation about the load e of the pad value: over the physical
+ * indices inside their shape where the padding predicate holds. */
+static void pad_obligation(const PadCheck *p, const char *kind, const char *stmt, Expr *goal,
+			   const Expr *e)
+{
+	Arena *a = p->c->arena;
+	const IndexMap *m = p->m;
+	Obligation *o = new_ob(p->c, kind, stmt, goal);
+	add_vars(a, o, m->nout, m->phys);
+	Expr **t = varrefs(a, m->nout, m->phys);
+	Expr *box = imap_in_box(a, m->nout, t, m->shape);
+	if (box)
+		obligation_add_hyp(a, o, box);
+	obligation_add_hyp(a, o, p->pad);
+	obligation_add_related(a, o, e->span);
+	if (p->stage)
+		obligation_add_related(a, o, p->stage->span);
+	oblist_push(a, &p->c->obs, o);
+}
+
 /* Loads of the buffer in a pad value read inside the shape and outside
  * the padding (the padding is being filled in some order). */
-static void pad_reads(RwCtx *c, const IndexMap *m, const Expr *e, const Buffer *phys,
+static void pad_read_at(const Expr *e, void *ud)
+{
+	const PadCheck *p = ud;
+	if (e->kind != EX_LOAD)
+		return;
+	Arena *a = p->c->arena;
+	const Layout *lay = p->lay;
+	Expr *inside = imap_in_box(a, p->phys->ndim, e->u.load.idx, p->phys->shape);
+	Expr *all = lay->all_padding ? lay->all_padding : lay->pad_predicate;
+	Expr *is_pad = ir_subst_expr(a, all, p->m->nout, p->m->phys, e->u.load.idx);
+	Expr *goal = ir_and(a, inside, ir_not(a, is_pad, nospan()));
+	pad_obligation(p, "layout.pad_value_reads",
+		       arena_printf(a, "the pad value reads %s inside its shape and outside its padding",
+				    p->phys->name),
+		       goal, e);
+}
+
+static void pad_reads(RwCtx *c, const IndexMap *m, const Expr *e, Buffer *phys,
 		      const Layout *lay, Expr *pad)
 {
-	Arena *a = c->arena;
-	switch (e->kind) {
-	case EX_INT: case EX_FLOAT: case EX_VAR: case EX_UNDEF:
-		return;
-	case EX_LOAD: {
-		for (int i = 0; i < e->u.load.nidx; i++)
-			pad_reads(c, m, e->u.load.idx[i], phys, lay, pad);
-		Expr *inside = imap_in_box(a, phys->ndim, e->u.load.idx, phys->shape);
-		Expr *all = lay->all_padding ? lay->all_padding : lay->pad_predicate;
-		Expr *is_pad = ir_subst_expr(a, all, m->nout, m->phys, e->u.load.idx);
-		Expr *goal = ir_and(a, inside, ir_not(a, is_pad, nospan()));
-		Obligation *o = new_ob(c, "layout.pad_value_reads",
-				       arena_printf(a, "the pad value reads %s inside its shape and outside its padding",
-						    phys->name),
-				       goal);
-		add_vars(a, o, m->nout, m->phys);
-		Expr **t = varrefs(a, m->nout, m->phys);
-		Expr *box = imap_in_box(a, m->nout, t, m->shape);
-		if (box)
-			obligation_add_hyp(a, o, box);
-		obligation_add_hyp(a, o, pad);
-		obligation_add_related(a, o, e->span);
-		oblist_push(a, &c->obs, o);
-		return;
-	}
-	case EX_BIN:
-		pad_reads(c, m, e->u.bin.a, phys, lay, pad);
-		pad_reads(c, m, e->u.bin.b, phys, lay, pad);
-		return;
-	case EX_NOT: case EX_NEG: case EX_CAST:
-		pad_reads(c, m, e->u.un.a, phys, lay, pad);
-		return;
-	case EX_SELECT:
-		pad_reads(c, m, e->u.sel.cond, phys, lay, pad);
-		pad_reads(c, m, e->u.sel.a, phys, lay, pad);
-		pad_reads(c, m, e->u.sel.b, phys, lay, pad);
-		return;
-	case EX_LET:
-		pad_reads(c, m, e->u.let.value, phys, lay, pad);
-		pad_reads(c, m, e->u.let.body, phys, lay, pad);
-		return;
-	case EX_COUNT:
-		return;
-	}
+	PadCheck p = {.c = c, .m = m, .phys = phys, .lay = lay, .pad = pad};
+	expr_each_post(e, pad_read_at, &p);
 }
 
 /* layout.pad_value_readable: the pad stage of an allocation reads only
  * cells that are initialised there (an allocation holds nothing until
  * written; a parameter's logical cells are inputs, checked by
  * pad_value_reads). The facts are those at the stage in `out`. */
+static void pad_readable_at(const Expr *e, void *ud)
+{
+	const PadCheck *p = ud;
+	if (e->kind != EX_LOAD || e->u.load.buf != p->phys)
+		return;
+	Arena *a = p->c->arena;
+	Expr *ok = an_readable(a, p->out, p->fs, p->phys, e->u.load.nidx, e->u.load.idx);
+	pad_obligation(p, "layout.pad_value_readable",
+		       arena_printf(a, "the pad value reads only cells of %s its producer initialised",
+				    p->phys->name),
+		       ok, e);
+}
+
 static void pad_readable(RwCtx *c, const IndexMap *m, const Func *out, const Stmt *stage,
 			 const Expr *e, Buffer *phys, Expr *pad, const FactSet *fs)
 {
-	Arena *a = c->arena;
-	switch (e->kind) {
-	case EX_INT: case EX_FLOAT: case EX_VAR: case EX_UNDEF:
-		return;
-	case EX_LOAD: {
-		for (int i = 0; i < e->u.load.nidx; i++)
-			pad_readable(c, m, out, stage, e->u.load.idx[i], phys, pad, fs);
-		if (e->u.load.buf != phys)
-			return;
-		Expr *ok = an_readable(a, out, fs, phys, e->u.load.nidx, e->u.load.idx);
-		Obligation *o = new_ob(c, "layout.pad_value_readable",
-				       arena_printf(a, "the pad value reads only cells of %s its producer initialised",
-						    phys->name),
-				       ok);
-		add_vars(a, o, m->nout, m->phys);
-		Expr **t = varrefs(a, m->nout, m->phys);
-		Expr *box = imap_in_box(a, m->nout, t, m->shape);
-		if (box)
-			obligation_add_hyp(a, o, box);
-		obligation_add_hyp(a, o, pad);
-		obligation_add_related(a, o, e->span);
-		obligation_add_related(a, o, stage->span);
-		oblist_push(a, &c->obs, o);
-		return;
-	}
-	case EX_BIN:
-		pad_readable(c, m, out, stage, e->u.bin.a, phys, pad, fs);
-		pad_readable(c, m, out, stage, e->u.bin.b, phys, pad, fs);
-		return;
-	case EX_NOT: case EX_NEG: case EX_CAST:
-		pad_readable(c, m, out, stage, e->u.un.a, phys, pad, fs);
-		return;
-	case EX_SELECT:
-		pad_readable(c, m, out, stage, e->u.sel.cond, phys, pad, fs);
-		pad_readable(c, m, out, stage, e->u.sel.a, phys, pad, fs);
-		pad_readable(c, m, out, stage, e->u.sel.b, phys, pad, fs);
-		return;
-	case EX_LET:
-		pad_readable(c, m, out, stage, e->u.let.value, phys, pad, fs);
-		pad_readable(c, m, out, stage, e->u.let.body, phys, pad, fs);
-		return;
-	case EX_COUNT:
-		return;
-	}
+	PadCheck p = {.c = c, .m = m, .phys = phys, .out = out, .stage = stage, .fs = fs, .pad = pad};
+	expr_each_post(e, pad_readable_at, &p);
 }
 
 /* ---------- one function ---------- */

@@ -213,23 +213,18 @@ static bool divisor_ok(Interval b)
 	return iv_is_bounded(b) && (b.lo > 0 || b.hi < 0);
 }
 
-Interval iv_floordiv(Interval a, Interval b)
+/* a / b rounded by div (floor or truncation), from the corners */
+static Interval divide(Interval a, Interval b, Wide (*div)(Wide, Wide))
 {
 	if (iv_is_empty(a) || iv_is_empty(b))
 		return iv_empty();
 	if (!divisor_ok(b))
 		return iv_unbounded();
-	return corners(fdiv_ext, a, b);
+	return corners(div, a, b);
 }
 
-Interval iv_truncdiv(Interval a, Interval b)
-{
-	if (iv_is_empty(a) || iv_is_empty(b))
-		return iv_empty();
-	if (!divisor_ok(b))
-		return iv_unbounded();
-	return corners(tdiv_ext, a, b);
-}
+Interval iv_floordiv(Interval a, Interval b) { return divide(a, b, fdiv_ext); }
+Interval iv_truncdiv(Interval a, Interval b) { return divide(a, b, tdiv_ext); }
 
 /* a % b with b > 0 lies in [0, b.hi - 1]; a itself when a lies in
  * [0, b.lo); for a constant b, a within one period [k*b, k*b + b) maps
