@@ -10,6 +10,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdlib.h>
 
 /* ---------- arena ---------- */
 
@@ -291,8 +292,34 @@ typedef struct Stmt {
  * is written once with these, and a new node kind is added here. */
 int expr_nchildren(const Expr *e);
 Expr *expr_child(const Expr *e, int i);
-int stmt_nchildren(const Stmt *s); /* sub-statements (an alloc's NULL body is none) */
-Stmt *stmt_child(const Stmt *s, int i);
+/* sub-statements (an alloc's NULL body is none); inline: every walk asks */
+static inline int stmt_nchildren(const Stmt *s)
+{
+	switch (s->kind) {
+	case ST_SEQ: return s->u.seq.n;
+	case ST_FOR: return 1;
+	case ST_IF: return s->u.cond.else_s ? 2 : 1;
+	case ST_ALLOC: return s->u.alloc.body ? 1 : 0;
+	case ST_BLOCK: case ST_LET: return 1;
+	case ST_STORE: case ST_ASSUME: case ST_EVAL: case ST_PASS: return 0;
+	case ST_COUNT: break;
+	}
+	abort();
+}
+
+static inline Stmt *stmt_child(const Stmt *s, int i)
+{
+	switch (s->kind) {
+	case ST_SEQ: return s->u.seq.items[i];
+	case ST_FOR: return s->u.loop.body;
+	case ST_IF: return i == 0 ? s->u.cond.then_s : s->u.cond.else_s;
+	case ST_ALLOC: return s->u.alloc.body;
+	case ST_BLOCK: return s->u.block.body;
+	case ST_LET: return s->u.let.body;
+	case ST_STORE: case ST_ASSUME: case ST_EVAL: case ST_PASS: case ST_COUNT: break;
+	}
+	abort();
+}
 /* loop min and extent; if condition; store indices then value; the
  * expression of an assume or eval; a let's value */
 int stmt_nexprs(const Stmt *s);

@@ -34,34 +34,6 @@ Expr *expr_child(const Expr *e, int i)
 	abort();
 }
 
-int stmt_nchildren(const Stmt *s)
-{
-	switch (s->kind) {
-	case ST_SEQ: return s->u.seq.n;
-	case ST_FOR: return 1;
-	case ST_IF: return s->u.cond.else_s ? 2 : 1;
-	case ST_ALLOC: return s->u.alloc.body ? 1 : 0;
-	case ST_BLOCK: case ST_LET: return 1;
-	case ST_STORE: case ST_ASSUME: case ST_EVAL: case ST_PASS: return 0;
-	case ST_COUNT: break;
-	}
-	abort();
-}
-
-Stmt *stmt_child(const Stmt *s, int i)
-{
-	switch (s->kind) {
-	case ST_SEQ: return s->u.seq.items[i];
-	case ST_FOR: return s->u.loop.body;
-	case ST_IF: return i == 0 ? s->u.cond.then_s : s->u.cond.else_s;
-	case ST_ALLOC: return s->u.alloc.body;
-	case ST_BLOCK: return s->u.block.body;
-	case ST_LET: return s->u.let.body;
-	case ST_STORE: case ST_ASSUME: case ST_EVAL: case ST_PASS: case ST_COUNT: break;
-	}
-	abort();
-}
-
 int stmt_nexprs(const Stmt *s)
 {
 	switch (s->kind) {

@@ -83,6 +83,7 @@ typedef struct Compound {
 	StrBuf notes;
 	DiagList *diag;
 	int nsub; /* sub-rewrites committed */
+	int nverified; /* sub-rewrite results the IR verifier checked */
 	/* loop.no_wrap obligations proven so far in this call: an identical
 	 * one (same goal and hypotheses) is not stated again */
 	ObligationList wrap_proven;
