@@ -753,11 +753,7 @@ static bool run_entry(Interp *in, const Stmt *s, bool *stopped)
 		close_local(in, &bs);
 		return ok;
 	}
-	case ST_FOR:
-	case ST_IF:
-	case ST_STORE:
-	case ST_ASSUME:
-	case ST_EVAL:
+	case ST_FOR: case ST_IF: case ST_STORE: case ST_ASSUME: case ST_EVAL:
 	case ST_PASS:
 		*stopped = true;
 		return true;

@@ -21,11 +21,7 @@ static bool float_fits(double x, DType t)
 	case DT_INT64:
 	case DT_HANDLE:
 		return x >= -9223372036854775808.0 && x < 9223372036854775808.0;
-	case DT_BOOL:
-	case DT_FLOAT32:
-	case DT_FLOAT64:
-	case DT_VOID:
-	case DT_COUNT:
+	case DT_BOOL: case DT_FLOAT32: case DT_FLOAT64: case DT_VOID: case DT_COUNT:
 		return true;
 	}
 	return true;

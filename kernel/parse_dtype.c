@@ -30,13 +30,8 @@ void ps_retype_void(Expr *e, DType t)
 			e = e->u.sel.b;
 			break;
 		case EX_LET: e = e->u.let.body; break;
-		case EX_INT:
-		case EX_FLOAT:
-		case EX_VAR:
-		case EX_NOT:
-		case EX_CAST:
-		case EX_LOAD:
-		case EX_UNDEF:
+		case EX_INT: case EX_FLOAT: case EX_VAR: case EX_NOT: case EX_CAST:
+		case EX_LOAD: case EX_UNDEF:
 		case EX_COUNT: return;
 		}
 	}
@@ -51,10 +46,7 @@ bool ps_int_fits(int64_t v, DType t)
 	case DT_UINT8: return v >= 0 && v <= 255;
 	case DT_INT64: return true;
 	case DT_BOOL: return v == 0 || v == 1;
-	case DT_FLOAT32:
-	case DT_FLOAT64:
-	case DT_HANDLE:
-	case DT_VOID:
+	case DT_FLOAT32: case DT_FLOAT64: case DT_HANDLE: case DT_VOID:
 	case DT_COUNT: return false;
 	}
 	return false;

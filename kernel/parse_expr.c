@@ -306,10 +306,7 @@ static Expr *parse_atom(Parser *p)
 			return e;
 		}
 		break;
-	case TK_EOF:
-	case TK_NEWLINE:
-	case TK_INDENT:
-	case TK_DEDENT:
+	case TK_EOF: case TK_NEWLINE: case TK_INDENT: case TK_DEDENT:
 		break;
 	}
 	ps_error_at(p, t->span, "expected an expression, found %s", found(p));

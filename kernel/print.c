@@ -257,11 +257,7 @@ static int binop_prec(BinOp op)
 	switch (op) {
 	case OP_OR: return PREC_OR;
 	case OP_AND: return PREC_AND;
-	case OP_EQ:
-	case OP_NE:
-	case OP_LT:
-	case OP_LE:
-	case OP_GT:
+	case OP_EQ: case OP_NE: case OP_LT: case OP_LE: case OP_GT:
 	case OP_GE: return PREC_CMP;
 	case OP_ADD:
 	case OP_SUB: return PREC_ADD;
@@ -287,11 +283,7 @@ static int expr_prec(const Expr *e)
 	case EX_BIN: return binop_prec(e->u.bin.op);
 	case EX_NOT: return PREC_NOT;
 	case EX_NEG: return PREC_UNARY;
-	case EX_VAR:
-	case EX_SELECT:
-	case EX_CAST:
-	case EX_LOAD:
-	case EX_UNDEF:
+	case EX_VAR: case EX_SELECT: case EX_CAST: case EX_LOAD: case EX_UNDEF:
 	case EX_LET: return PREC_ATOM;
 	case EX_COUNT: break;
 	}

@@ -295,11 +295,7 @@ static void group_walk(GroupWalk *w, const Stmt *s, const int *path, int depth)
 		group_walk(w, s->u.block.body, path + 1, depth - 1);
 		return;
 	case ST_LET: /* attach_site rejects lets on the path */
-	case ST_STORE:
-	case ST_ASSUME:
-	case ST_EVAL:
-	case ST_PASS:
-	case ST_COUNT:
+	case ST_STORE: case ST_ASSUME: case ST_EVAL: case ST_PASS: case ST_COUNT:
 		break;
 	}
 	abort();

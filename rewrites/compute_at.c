@@ -438,10 +438,7 @@ static Expr *cons_expr(ConsWalk *w, Expr *e)
 	Arena *a = w->c->arena;
 	Expr *x, *y, *z;
 	switch (e->kind) {
-	case EX_INT:
-	case EX_FLOAT:
-	case EX_VAR:
-	case EX_UNDEF:
+	case EX_INT: case EX_FLOAT: case EX_VAR: case EX_UNDEF:
 		return e;
 	case EX_LOAD: {
 		int n = e->u.load.nidx;

@@ -77,11 +77,7 @@ static void add_scalar_facts(RwCtx *c, Obligation *o, const Stmt *s)
 	case ST_LET:
 		add_scalar_facts(c, o, s->u.let.body);
 		return;
-	case ST_FOR:
-	case ST_IF:
-	case ST_STORE:
-	case ST_EVAL:
-	case ST_PASS:
+	case ST_FOR: case ST_IF: case ST_STORE: case ST_EVAL: case ST_PASS:
 		return;
 	case ST_COUNT:
 		break;

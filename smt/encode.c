@@ -163,10 +163,7 @@ static ValueClass class_of(DType t)
 {
 	switch (t) {
 	case DT_BOOL: return CL_BOOL;
-	case DT_INT8:
-	case DT_INT16:
-	case DT_INT32:
-	case DT_INT64:
+	case DT_INT8: case DT_INT16: case DT_INT32: case DT_INT64:
 	case DT_UINT8: return CL_INT;
 	case DT_FLOAT32:
 	case DT_FLOAT64: return CL_FLOAT;
@@ -713,14 +710,8 @@ static Z3_ast enc_int_arith(SmtEncoding *e, BinOp op, Z3_ast a, Z3_ast b,
 	case OP_FLOORMOD: return floor_divmod(e, true, a, b);
 	case OP_MIN: return mk_ite(e, mk2(e, Z3_mk_le, a, b), a, b);
 	case OP_MAX: return mk_ite(e, mk2(e, Z3_mk_ge, a, b), a, b);
-	case OP_EQ:
-	case OP_NE:
-	case OP_LT:
-	case OP_LE:
-	case OP_GT:
-	case OP_GE:
-	case OP_AND:
-	case OP_OR:
+	case OP_EQ: case OP_NE: case OP_LT: case OP_LE: case OP_GT: case OP_GE:
+	case OP_AND: case OP_OR:
 	case OP_COUNT: break;
 	}
 	return fail(e, "internal: %s is not arithmetic", binop_symbol(op));
@@ -749,14 +740,8 @@ static Z3_ast enc_real_arith(SmtEncoding *e, BinOp op, Z3_ast a, Z3_ast b)
 	}
 	case OP_MIN: return mk_ite(e, mk2(e, Z3_mk_le, a, b), a, b);
 	case OP_MAX: return mk_ite(e, mk2(e, Z3_mk_ge, a, b), a, b);
-	case OP_EQ:
-	case OP_NE:
-	case OP_LT:
-	case OP_LE:
-	case OP_GT:
-	case OP_GE:
-	case OP_AND:
-	case OP_OR:
+	case OP_EQ: case OP_NE: case OP_LT: case OP_LE: case OP_GT: case OP_GE:
+	case OP_AND: case OP_OR:
 	case OP_COUNT: break;
 	}
 	return fail(e, "internal: %s is not arithmetic", binop_symbol(op));
@@ -801,14 +786,8 @@ static Z3_ast enc_ieee_arith(SmtEncoding *e, BinOp op, Z3_ast a, Z3_ast b)
 	}
 	case OP_MIN: return mk_ite(e, mk2(e, Z3_mk_fpa_lt, a, b), a, b);
 	case OP_MAX: return mk_ite(e, mk2(e, Z3_mk_fpa_gt, a, b), a, b);
-	case OP_EQ:
-	case OP_NE:
-	case OP_LT:
-	case OP_LE:
-	case OP_GT:
-	case OP_GE:
-	case OP_AND:
-	case OP_OR:
+	case OP_EQ: case OP_NE: case OP_LT: case OP_LE: case OP_GT: case OP_GE:
+	case OP_AND: case OP_OR:
 	case OP_COUNT: break;
 	}
 	return fail(e, "internal: %s is not arithmetic", binop_symbol(op));
@@ -832,16 +811,8 @@ static Z3_ast enc_compare(SmtEncoding *e, BinOp op, Z3_ast a, Z3_ast b,
 	case OP_LE: return mk2(e, fp ? Z3_mk_fpa_leq : Z3_mk_le, a, b);
 	case OP_GT: return mk2(e, fp ? Z3_mk_fpa_gt : Z3_mk_gt, a, b);
 	case OP_GE: return mk2(e, fp ? Z3_mk_fpa_geq : Z3_mk_ge, a, b);
-	case OP_ADD:
-	case OP_SUB:
-	case OP_MUL:
-	case OP_DIV:
-	case OP_FLOORDIV:
-	case OP_FLOORMOD:
-	case OP_MIN:
-	case OP_MAX:
-	case OP_AND:
-	case OP_OR:
+	case OP_ADD: case OP_SUB: case OP_MUL: case OP_DIV: case OP_FLOORDIV:
+	case OP_FLOORMOD: case OP_MIN: case OP_MAX: case OP_AND: case OP_OR:
 	case OP_COUNT: break;
 	}
 	return fail(e, "internal: %s is not a comparison", binop_symbol(op));

@@ -320,10 +320,7 @@ static bool closed(const Expr *x)
 	case EX_SELECT:
 		return closed(x->u.sel.cond) && closed(x->u.sel.a) &&
 		       closed(x->u.sel.b);
-	case EX_VAR:
-	case EX_LOAD:
-	case EX_UNDEF:
-	case EX_LET:
+	case EX_VAR: case EX_LOAD: case EX_UNDEF: case EX_LET:
 	case EX_COUNT: break;
 	}
 	return false;

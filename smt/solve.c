@@ -518,15 +518,9 @@ static bool decode_value(Z3_context c, Z3_ast v, RawValue *out)
 		return true;
 	}
 	case Z3_FLOATING_POINT_SORT: return decode_fp(c, v, s, out);
-	case Z3_UNINTERPRETED_SORT:
-	case Z3_BV_SORT:
-	case Z3_ARRAY_SORT:
-	case Z3_DATATYPE_SORT:
-	case Z3_RELATION_SORT:
-	case Z3_FINITE_DOMAIN_SORT:
-	case Z3_ROUNDING_MODE_SORT:
-	case Z3_SEQ_SORT:
-	case Z3_RE_SORT:
+	case Z3_UNINTERPRETED_SORT: case Z3_BV_SORT: case Z3_ARRAY_SORT:
+	case Z3_DATATYPE_SORT: case Z3_RELATION_SORT: case Z3_FINITE_DOMAIN_SORT:
+	case Z3_ROUNDING_MODE_SORT: case Z3_SEQ_SORT: case Z3_RE_SORT:
 	case Z3_UNKNOWN_SORT: break;
 	}
 	return false;

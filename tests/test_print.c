@@ -587,43 +587,6 @@ static const char *shared_dir(void)
 	return s && *s ? s : "../shared";
 }
 
-static int cmp_names(const void *x, const void *y)
-{
-	return strcmp(*(char *const *)x, *(char *const *)y);
-}
-
-/* Sorted entries of dir (malloc'ed names), without dot files. */
-static int list_dir(const char *dir, char ***out)
-{
-	DIR *d = opendir(dir);
-	*out = NULL;
-	if (!d)
-		return 0;
-	int n = 0, cap = 0;
-	char **names = NULL;
-	struct dirent *e;
-	while ((e = readdir(d)) != NULL) {
-		if (e->d_name[0] == '.')
-			continue;
-		if (n == cap) {
-			cap = cap ? 2 * cap : 64;
-			names = realloc(names, sizeof(char *) * (size_t)cap);
-		}
-		names[n++] = strdup(e->d_name);
-	}
-	closedir(d);
-	qsort(names, (size_t)n, sizeof(char *), cmp_names);
-	*out = names;
-	return n;
-}
-
-static void free_list(char **names, int n)
-{
-	for (int i = 0; i < n; i++)
-		free(names[i]);
-	free(names);
-}
-
 static int round_trip_file(const char *path, bool must_parse)
 {
 	char *text = tu_read_file(path);
@@ -639,7 +602,7 @@ START_TEST(conformance_kernels_round_trip)
 	char base[1024];
 	snprintf(base, sizeof base, "%s/conformance", shared_dir());
 	char **cases;
-	int n = list_dir(base, &cases);
+	int n = tu_list_dir(base, &cases);
 	if (n == 0) {
 		fprintf(stderr, "print: %s not found, round trip skipped\n", base);
 		return;
@@ -654,7 +617,7 @@ START_TEST(conformance_kernels_round_trip)
 			files += round_trip_file(path, true);
 		}
 	}
-	free_list(cases, n);
+	tu_free_list(cases, n);
 	ck_assert_int_gt(files, 0);
 }
 END_TEST
@@ -662,14 +625,14 @@ END_TEST
 START_TEST(golden_files_round_trip)
 {
 	char **names;
-	int n = list_dir("tests/data/print", &names);
+	int n = tu_list_dir("tests/data/print", &names);
 	ck_assert_int_gt(n, 0);
 	for (int i = 0; i < n; i++) {
 		char path[1024];
 		snprintf(path, sizeof path, "tests/data/print/%s", names[i]);
 		round_trip_file(path, true);
 	}
-	free_list(names, n);
+	tu_free_list(names, n);
 }
 END_TEST
 
@@ -678,7 +641,7 @@ END_TEST
 START_TEST(fuzz_regressions_do_not_crash)
 {
 	char **names;
-	int n = list_dir("tests/data/fuzz-regressions", &names);
+	int n = tu_list_dir("tests/data/fuzz-regressions", &names);
 	ck_assert_int_gt(n, 0);
 	for (int i = 0; i < n; i++) {
 		char path[1024];
@@ -686,7 +649,7 @@ START_TEST(fuzz_regressions_do_not_crash)
 			 names[i]);
 		round_trip_file(path, false);
 	}
-	free_list(names, n);
+	tu_free_list(names, n);
 }
 END_TEST
 

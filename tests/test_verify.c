@@ -82,43 +82,6 @@ static const char *first_error(const Func *f)
 		ck_assert_msg(strstr(msg_, text) != NULL, "expected '%s' in: %s", text, msg_); \
 	} while (0)
 
-static int cmp_names(const void *x, const void *y)
-{
-	return strcmp(*(char *const *)x, *(char *const *)y);
-}
-
-/* The file names of dir (sorted, malloc'ed); 0 if it cannot be read. */
-static int list_dir(const char *dir, char ***out)
-{
-	DIR *d = opendir(dir);
-	*out = NULL;
-	if (!d)
-		return 0;
-	int n = 0, cap = 0;
-	char **names = NULL;
-	struct dirent *e;
-	while ((e = readdir(d)) != NULL) {
-		if (e->d_name[0] == '.')
-			continue;
-		if (n == cap) {
-			cap = cap ? 2 * cap : 64;
-			names = realloc(names, sizeof(char *) * (size_t)cap);
-		}
-		names[n++] = strdup(e->d_name);
-	}
-	closedir(d);
-	qsort(names, (size_t)n, sizeof(char *), cmp_names);
-	*out = names;
-	return n;
-}
-
-static void free_list(char **names, int n)
-{
-	for (int i = 0; i < n; i++)
-		free(names[i]);
-	free(names);
-}
-
 /* Parse a file (which runs the verifier) and verify it again explicitly;
  * returns 1 if the file exists. */
 static int verify_file(const char *path)
@@ -140,7 +103,7 @@ static int verify_file(const char *path)
 START_TEST(print_fixtures_are_well_formed)
 {
 	char **names;
-	int n = list_dir("tests/data/print", &names);
+	int n = tu_list_dir("tests/data/print", &names);
 	ck_assert_int_gt(n, 0);
 	int files = 0;
 	for (int i = 0; i < n; i++) {
@@ -148,7 +111,7 @@ START_TEST(print_fixtures_are_well_formed)
 		snprintf(path, sizeof path, "tests/data/print/%s", names[i]);
 		files += verify_file(path);
 	}
-	free_list(names, n);
+	tu_free_list(names, n);
 	ck_assert_int_eq(files, n);
 }
 END_TEST
@@ -159,7 +122,7 @@ START_TEST(conformance_kernels_are_well_formed)
 	char base[1024];
 	snprintf(base, sizeof base, "%s/conformance", shared ? shared : "../shared");
 	char **cases;
-	int n = list_dir(base, &cases);
+	int n = tu_list_dir(base, &cases);
 	int files = 0;
 	for (int i = 0; i < n; i++) {
 		static const char *const names[] = {"before.tir", "after.tir"};
@@ -169,7 +132,7 @@ START_TEST(conformance_kernels_are_well_formed)
 			files += verify_file(path);
 		}
 	}
-	free_list(cases, n);
+	tu_free_list(cases, n);
 	if (n == 0)
 		fprintf(stderr, "verify: %s not found, conformance kernels skipped\n", base);
 	else

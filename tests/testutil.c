@@ -3,6 +3,7 @@
 
 #include <check.h>
 #include <errno.h>
+#include <dirent.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -316,4 +317,41 @@ bool tu_json_valid(const char *text)
 		return false;
 	json_ws(&j);
 	return *j.p == 0;
+}
+
+static int cmp_names(const void *x, const void *y)
+{
+	return strcmp(*(char *const *)x, *(char *const *)y);
+}
+
+/* Sorted entries of dir (malloc'ed names), without dot files. */
+int tu_list_dir(const char *dir, char ***out)
+{
+	DIR *d = opendir(dir);
+	*out = NULL;
+	if (!d)
+		return 0;
+	int n = 0, cap = 0;
+	char **names = NULL;
+	struct dirent *e;
+	while ((e = readdir(d)) != NULL) {
+		if (e->d_name[0] == '.')
+			continue;
+		if (n == cap) {
+			cap = cap ? 2 * cap : 64;
+			names = realloc(names, sizeof(char *) * (size_t)cap);
+		}
+		names[n++] = strdup(e->d_name);
+	}
+	closedir(d);
+	qsort(names, (size_t)n, sizeof(char *), cmp_names);
+	*out = names;
+	return n;
+}
+
+void tu_free_list(char **names, int n)
+{
+	for (int i = 0; i < n; i++)
+		free(names[i]);
+	free(names);
 }

@@ -28,6 +28,10 @@ const char *tu_shared_dir(void);
 char *tu_join(char *out, size_t n, const char *a, const char *b);
 /* Read a whole file (malloc'ed) or NULL. */
 char *tu_read_file(const char *path);
+/* The file names of dir, dot files left out (sorted, malloc'ed; free with
+ * tu_free_list); 0 if it cannot be read. */
+int tu_list_dir(const char *dir, char ***out);
+void tu_free_list(char **names, int n);
 /* The text of the fixture tests/data/<relpath> (the suites run from the
  * top), e.g. tu_fixture("loops/scale14.tir"); failing to read it fails the
  * test, naming the path. The text is read once per process and freed at

@@ -126,10 +126,7 @@ static Expr **inst_list(Collector *k, int n, Expr **xs)
 static void reads_of(Collector *k, Expr *e, Expr *guard, const Stmt *store)
 {
 	switch (e->kind) {
-	case EX_INT:
-	case EX_FLOAT:
-	case EX_VAR:
-	case EX_UNDEF:
+	case EX_INT: case EX_FLOAT: case EX_VAR: case EX_UNDEF:
 		return;
 	case EX_LOAD: {
 		for (int i = 0; i < e->u.load.nidx; i++)
@@ -176,10 +173,7 @@ static void reads_of(Collector *k, Expr *e, Expr *guard, const Stmt *store)
 static bool expr_reads_buffer(const Expr *e, const Buffer *b)
 {
 	switch (e->kind) {
-	case EX_INT:
-	case EX_FLOAT:
-	case EX_VAR:
-	case EX_UNDEF:
+	case EX_INT: case EX_FLOAT: case EX_VAR: case EX_UNDEF:
 		return false;
 	case EX_LOAD:
 		if (e->u.load.buf == b)

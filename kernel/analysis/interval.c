@@ -64,10 +64,7 @@ bool iv_of_dtype(DType t, Interval *out)
 	case DT_INT32: *out = iv_make(INT32_MIN, INT32_MAX); return true;
 	case DT_INT64: *out = iv_make(INT64_MIN, INT64_MAX); return true;
 	case DT_UINT8: *out = iv_make(0, UINT8_MAX); return true;
-	case DT_FLOAT32:
-	case DT_FLOAT64:
-	case DT_HANDLE:
-	case DT_VOID:
+	case DT_FLOAT32: case DT_FLOAT64: case DT_HANDLE: case DT_VOID:
 	case DT_COUNT: break;
 	}
 	return false;
@@ -94,10 +91,7 @@ int64_t iv_wrap_value(Wide v, DType t)
 	case DT_INT32: return (int32_t)(uint32_t)v;
 	case DT_UINT8: return (uint8_t)v;
 	case DT_INT64: return (int64_t)(uint64_t)v;
-	case DT_FLOAT32:
-	case DT_FLOAT64:
-	case DT_HANDLE:
-	case DT_VOID:
+	case DT_FLOAT32: case DT_FLOAT64: case DT_HANDLE: case DT_VOID:
 	case DT_COUNT: break;
 	}
 	return (int64_t)v;
@@ -269,14 +263,8 @@ Interval iv_arith(BinOp op, Interval a, Interval b)
 	case OP_FLOORMOD: return iv_floormod(a, b);
 	case OP_MIN: return iv_min(a, b);
 	case OP_MAX: return iv_max(a, b);
-	case OP_EQ:
-	case OP_NE:
-	case OP_LT:
-	case OP_LE:
-	case OP_GT:
-	case OP_GE:
-	case OP_AND:
-	case OP_OR:
+	case OP_EQ: case OP_NE: case OP_LT: case OP_LE: case OP_GT: case OP_GE:
+	case OP_AND: case OP_OR:
 	case OP_COUNT: break;
 	}
 	return iv_unbounded();
@@ -328,16 +316,8 @@ IvTruth iv_compare(BinOp op, Interval a, Interval b)
 	case OP_NE:
 		return truth(a.hi < b.lo || b.hi < a.lo,
 			     a.lo == a.hi && b.lo == b.hi && a.lo == b.lo && iv_is_bounded(a));
-	case OP_ADD:
-	case OP_SUB:
-	case OP_MUL:
-	case OP_DIV:
-	case OP_FLOORDIV:
-	case OP_FLOORMOD:
-	case OP_MIN:
-	case OP_MAX:
-	case OP_AND:
-	case OP_OR:
+	case OP_ADD: case OP_SUB: case OP_MUL: case OP_DIV: case OP_FLOORDIV:
+	case OP_FLOORMOD: case OP_MIN: case OP_MAX: case OP_AND: case OP_OR:
 	case OP_COUNT: break;
 	}
 	return IV_UNKNOWN;
@@ -352,16 +332,8 @@ Interval iv_narrow(Interval cur, BinOp op, Interval other)
 	case OP_LE: nb.hi = wmin(cur.hi, other.hi); break;
 	case OP_GT: nb.lo = wmax(cur.lo, sat_lo(other.lo + 1)); break;
 	case OP_GE: nb.lo = wmax(cur.lo, other.lo); break;
-	case OP_NE:
-	case OP_ADD:
-	case OP_SUB:
-	case OP_MUL:
-	case OP_DIV:
-	case OP_FLOORDIV:
-	case OP_FLOORMOD:
-	case OP_MIN:
-	case OP_MAX:
-	case OP_AND:
+	case OP_NE: case OP_ADD: case OP_SUB: case OP_MUL: case OP_DIV:
+	case OP_FLOORDIV: case OP_FLOORMOD: case OP_MIN: case OP_MAX: case OP_AND:
 	case OP_OR:
 	case OP_COUNT: break;
 	}
@@ -375,17 +347,8 @@ BinOp iv_mirror(BinOp op)
 	case OP_LE: return OP_GE;
 	case OP_GT: return OP_LT;
 	case OP_GE: return OP_LE;
-	case OP_EQ:
-	case OP_NE:
-	case OP_ADD:
-	case OP_SUB:
-	case OP_MUL:
-	case OP_DIV:
-	case OP_FLOORDIV:
-	case OP_FLOORMOD:
-	case OP_MIN:
-	case OP_MAX:
-	case OP_AND:
+	case OP_EQ: case OP_NE: case OP_ADD: case OP_SUB: case OP_MUL: case OP_DIV:
+	case OP_FLOORDIV: case OP_FLOORMOD: case OP_MIN: case OP_MAX: case OP_AND:
 	case OP_OR:
 	case OP_COUNT: break;
 	}
@@ -401,16 +364,8 @@ BinOp iv_negate(BinOp op)
 	case OP_LE: return OP_GT;
 	case OP_GT: return OP_LE;
 	case OP_GE: return OP_LT;
-	case OP_ADD:
-	case OP_SUB:
-	case OP_MUL:
-	case OP_DIV:
-	case OP_FLOORDIV:
-	case OP_FLOORMOD:
-	case OP_MIN:
-	case OP_MAX:
-	case OP_AND:
-	case OP_OR:
+	case OP_ADD: case OP_SUB: case OP_MUL: case OP_DIV: case OP_FLOORDIV:
+	case OP_FLOORMOD: case OP_MIN: case OP_MAX: case OP_AND: case OP_OR:
 	case OP_COUNT: break;
 	}
 	return OP_COUNT;

@@ -216,10 +216,7 @@ static Interval nb_bin(RgEnv *e, const Expr *x, int depth)
 	Interval a = nb_of(e, x->u.bin.a, depth + 1), b = nb_of(e, x->u.bin.b, depth + 1);
 	BinOp op = x->u.bin.op;
 	switch (op) {
-	case OP_ADD:
-	case OP_SUB:
-	case OP_MUL:
-	case OP_MIN:
+	case OP_ADD: case OP_SUB: case OP_MUL: case OP_MIN:
 	case OP_MAX: return rg_clip(iv_arith(op, a, b));
 	case OP_FLOORDIV:
 		if (!iv_is_bounded(b) || b.lo <= 0)
@@ -255,11 +252,7 @@ static Interval nb_of(RgEnv *e, const Expr *x, int depth)
 		    dtype_is_signed(x->u.un.a->dtype) != dtype_is_signed(x->dtype))
 			return iv_unbounded();
 		return nb_of(e, x->u.un.a, depth + 1);
-	case EX_FLOAT:
-	case EX_NOT:
-	case EX_LOAD:
-	case EX_UNDEF:
-	case EX_LET:
+	case EX_FLOAT: case EX_NOT: case EX_LOAD: case EX_UNDEF: case EX_LET:
 		return iv_unbounded();
 	case EX_COUNT:
 		break;
@@ -569,11 +562,7 @@ static Affine lin_of(RgEnv *e, Expr *x)
 		r->dtype = x->dtype;
 		return lin_atom(r);
 	}
-	case EX_FLOAT:
-	case EX_NOT:
-	case EX_CAST:
-	case EX_LOAD:
-	case EX_UNDEF:
+	case EX_FLOAT: case EX_NOT: case EX_CAST: case EX_LOAD: case EX_UNDEF:
 	case EX_LET:
 		return lin_atom(x);
 	case EX_COUNT:
@@ -904,10 +893,7 @@ static void box_add(BoxWalk *w, int nidx, Expr **idx)
 static void box_expr(BoxWalk *w, Expr *x)
 {
 	switch (x->kind) {
-	case EX_INT:
-	case EX_FLOAT:
-	case EX_VAR:
-	case EX_UNDEF:
+	case EX_INT: case EX_FLOAT: case EX_VAR: case EX_UNDEF:
 		return;
 	case EX_LOAD:
 		for (int i = 0; i < x->u.load.nidx; i++)

@@ -100,10 +100,7 @@ static bool ev(const EvEnv *v, const Expr *x, int64_t *out)
 		    dtype_bits(x->u.un.a->dtype) > dtype_bits(x->dtype))
 			return false;
 		return ev(v, x->u.un.a, out);
-	case EX_FLOAT:
-	case EX_LOAD:
-	case EX_UNDEF:
-	case EX_LET:
+	case EX_FLOAT: case EX_LOAD: case EX_UNDEF: case EX_LET:
 		return false;
 	case EX_COUNT:
 		break;

@@ -280,11 +280,7 @@ Stmt *an_replace_at(Arena *a, Stmt *root, const int *path, int depth,
 				      replacement);
 		return ir_letstmt(a, root->u.let.var, root->u.let.value, child,
 				  root->span);
-	case ST_STORE:
-	case ST_ASSUME:
-	case ST_EVAL:
-	case ST_PASS:
-	case ST_COUNT:
+	case ST_STORE: case ST_ASSUME: case ST_EVAL: case ST_PASS: case ST_COUNT:
 		break;
 	}
 	abort(); /* a path never goes through a leaf */

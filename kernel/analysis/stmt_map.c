@@ -50,10 +50,7 @@ Stmt *an_map_stmt(StmtMap *m, Stmt *s)
 		x = an_map_stmt(m, s->u.let.body);
 		return x == s->u.let.body ? s
 					  : ir_letstmt(m->a, s->u.let.var, s->u.let.value, x, s->span);
-	case ST_STORE:
-	case ST_ASSUME:
-	case ST_EVAL:
-	case ST_PASS:
+	case ST_STORE: case ST_ASSUME: case ST_EVAL: case ST_PASS:
 		return m->leaf ? m->leaf(m, s) : s;
 	case ST_COUNT:
 		break;
