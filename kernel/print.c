@@ -377,14 +377,20 @@ static void pexpr_let(Printer *p, const Expr *e)
 	sb_puts(p->out, ")");
 }
 
-/* `-` before a number would fold into a negative literal, and `--x`
- * reads badly: both get parentheses. */
+/* `-` before a number would fold into a negative literal: parentheses.
+ * A negation of a negation is `- -x`, not `-(-x)`: parentheses would nest
+ * the printed text twice as deep as the chain of minus signs it came from,
+ * past the parser's depth limit (found by fuzzing). */
 static void pexpr_neg(Printer *p, const Expr *e)
 {
 	const Expr *x = e->u.un.a;
 	sb_puts(p->out, "-");
-	if (x->kind == EX_INT || x->kind == EX_FLOAT || x->kind == EX_NEG ||
-	    expr_prec(x) < PREC_UNARY) {
+	if (x->kind == EX_NEG) {
+		sb_puts(p->out, " ");
+		pexpr(p, x, PREC_UNARY);
+		return;
+	}
+	if (x->kind == EX_INT || x->kind == EX_FLOAT || expr_prec(x) < PREC_UNARY) {
 		sb_puts(p->out, "(");
 		pexpr(p, x, PREC_OR);
 		sb_puts(p->out, ")");

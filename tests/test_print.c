@@ -187,7 +187,7 @@ START_TEST(expr_parentheses_follow_python_precedence)
 		{neg(bin(OP_ADD, a, b)), "-(a + b)"},
 		{neg(bin(OP_MUL, a, b)), "-(a * b)"},
 		{bin(OP_MUL, neg(a), b), "-a * b"},
-		{neg(neg(a)), "-(-a)"},
+		{neg(neg(a)), "- -a"},
 		{neg(lit(5)), "-(5)"},
 		{neg(lit(-5)), "-(-5)"},
 		{neg(flt(1.5)), "-(1.5)"},
@@ -259,7 +259,7 @@ START_TEST(expr_round_trips_through_the_parser)
 	static const char *const texts[] = {
 		"(a + b) * c", "a - (b - c)", "a - b - c", "a // (b * c)",
 		"(a + 2) % 8", "(a < b) == (b < c)", "0 <= a and a < 16",
-		"not (a < b and b < c)", "-(a + b)", "-(-a)", "-(5)", "-(-5)",
+		"not (a < b and b < c)", "-(a + b)", "- -a", "-(5)", "-(-5)",
 		"a - -5", "-1 * a", "-a * b", "T.min(a + b, c)",
 		"T.if_then_else(a < b, a, -b)", "T.cast(a, \"float32\") / 3.0",
 		"T.cast(a, \"float32\") * -0.0", "T.cast(a, \"float64\") + 0.1",
