@@ -402,22 +402,6 @@ static int fact_truth(Interp *in, const Expr *e)
 
 static int repair_fact(Interp *in, const Expr *e);
 
-/* `v op X` is `X mirror(op) v`. */
-static BinOp mirror(BinOp op)
-{
-	switch (op) {
-	case OP_LT: return OP_GT;
-	case OP_LE: return OP_GE;
-	case OP_GT: return OP_LT;
-	case OP_GE: return OP_LE;
-	case OP_EQ: case OP_NE: case OP_ADD: case OP_SUB: case OP_MUL: case OP_DIV:
-	case OP_FLOORDIV: case OP_FLOORMOD: case OP_MIN: case OP_MAX: case OP_AND:
-	case OP_OR: case OP_COUNT:
-		return op;
-	}
-	return op;
-}
-
 /* A value x with `x op v` true: v itself, or one step (1, or 0.25 for
  * floats) above or below it. */
 static Value satisfying_value(BinOp op, Value v, DType t)
@@ -483,7 +467,7 @@ static int repair_fact(Interp *in, const Expr *e)
 		if (a->kind == EX_LOAD)
 			t = repair_cell(in, op, a, b);
 		else if (b->kind == EX_LOAD)
-			t = repair_cell(in, mirror(op), b, a);
+			t = repair_cell(in, binop_mirror(op), b, a);
 		else
 			return 0;
 		return t <= 0 ? t : fact_truth(in, e);

@@ -80,6 +80,22 @@ const char *binop_symbol(BinOp op)
 bool binop_is_compare(BinOp op) { return op >= OP_EQ && op <= OP_GE; }
 bool binop_is_logical(BinOp op) { return op == OP_AND || op == OP_OR; }
 
+BinOp binop_mirror(BinOp op)
+{
+	switch (op) {
+	case OP_LT: return OP_GT;
+	case OP_LE: return OP_GE;
+	case OP_GT: return OP_LT;
+	case OP_GE: return OP_LE;
+	case OP_EQ: case OP_NE: case OP_ADD: case OP_SUB: case OP_MUL: case OP_DIV:
+	case OP_FLOORDIV: case OP_FLOORMOD: case OP_MIN: case OP_MAX: case OP_AND:
+	case OP_OR: case OP_COUNT:
+		return op;
+	}
+	return op;
+}
+
+
 /* ---------- constructors ---------- */
 
 static const Span no_span;

@@ -202,6 +202,9 @@ typedef enum {
 const char *binop_symbol(BinOp op); /* "+", "//", "min", "==", "and" ... */
 bool binop_is_compare(BinOp op);
 bool binop_is_logical(BinOp op);
+/* The comparison with its operands swapped: `a op b` is `b mirror(op) a`
+ * (< and >, <= and >=); any other operator is itself. */
+BinOp binop_mirror(BinOp op);
 
 #define VS_EXPR_KINDS(X)                                                       \
 	X(EX_INT)    /* u.ival: integer or bool literal */                     \

@@ -390,7 +390,7 @@ static bool learn_from(RangeInfo *r, const Expr *h, bool denied, bool *changed)
 	const Var *va = bounded_var(a), *vb = bounded_var(b);
 	if (va && (!value_range(r, b, &rb) || !tighten(r, va, op, b, rb, changed)))
 		return false;
-	if (vb && (!value_range(r, a, &ra) || !tighten(r, vb, iv_mirror(op), a, ra, changed)))
+	if (vb && (!value_range(r, a, &ra) || !tighten(r, vb, binop_mirror(op), a, ra, changed)))
 		return false;
 	return true;
 }

@@ -46,7 +46,7 @@ static void assume_compare(Bounds *b, BinOp op, const Expr *x, const Expr *y, bo
 		v = x;
 	} else if (y->kind == EX_VAR && an_const_int(x, &c)) {
 		v = y;
-		op = iv_mirror(op); /* c op v  ==  v op' c */
+		op = binop_mirror(op); /* c op v  ==  v op' c */
 	} else {
 		return;
 	}

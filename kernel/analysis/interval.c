@@ -340,21 +340,6 @@ Interval iv_narrow(Interval cur, BinOp op, Interval other)
 	return nb;
 }
 
-BinOp iv_mirror(BinOp op)
-{
-	switch (op) {
-	case OP_LT: return OP_GT;
-	case OP_LE: return OP_GE;
-	case OP_GT: return OP_LT;
-	case OP_GE: return OP_LE;
-	case OP_EQ: case OP_NE: case OP_ADD: case OP_SUB: case OP_MUL: case OP_DIV:
-	case OP_FLOORDIV: case OP_FLOORMOD: case OP_MIN: case OP_MAX: case OP_AND:
-	case OP_OR:
-	case OP_COUNT: break;
-	}
-	return op;
-}
-
 BinOp iv_negate(BinOp op)
 {
 	switch (op) {

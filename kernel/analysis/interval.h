@@ -94,8 +94,6 @@ IvTruth iv_compare(BinOp op, Interval a, Interval b);
 /* The values of v that `v op y` (y in other) leaves, within cur; cur
  * itself when op says nothing (!=, a non-comparison). */
 Interval iv_narrow(Interval cur, BinOp op, Interval other);
-/* op with its operands swapped (a < b == b > a); op for = and != */
-BinOp iv_mirror(BinOp op);
 /* not (a op b) on integers; OP_COUNT for a non-comparison */
 BinOp iv_negate(BinOp op);
 

@@ -674,21 +674,6 @@ static void clamp_by(RgEnv *e, BinOp op, Expr *bound, int64_t delta, Expr **lo, 
 	}
 }
 
-static BinOp flip_compare(BinOp op)
-{
-	switch (op) {
-	case OP_LT: return OP_GT;
-	case OP_LE: return OP_GE;
-	case OP_GT: return OP_LT;
-	case OP_GE: return OP_LE;
-	case OP_EQ: case OP_NE: case OP_ADD: case OP_SUB: case OP_MUL: case OP_DIV:
-	case OP_FLOORDIV: case OP_FLOORMOD: case OP_MIN: case OP_MAX: case OP_AND:
-	case OP_OR: case OP_COUNT:
-		break;
-	}
-	return op;
-}
-
 /* Guards `E op K` where E = x + constant and K has no relaxed variable. */
 static void apply_guards(RgEnv *e, Expr *x, Expr **lo, Expr **hi)
 {
@@ -702,7 +687,7 @@ static void apply_guards(RgEnv *e, Expr *x, Expr **lo, Expr **hi)
 		for (int side = 0; side < 2; side++) {
 			Expr *E = side ? c->u.bin.b : c->u.bin.a;
 			Expr *K = side ? c->u.bin.a : c->u.bin.b;
-			BinOp op = side ? flip_compare(c->u.bin.op) : c->u.bin.op;
+			BinOp op = side ? binop_mirror(c->u.bin.op) : c->u.bin.op;
 			if (rg_has_relaxed(e, K) || an_expr_has_load(K))
 				continue;
 			Affine le = lin_of(e, E);
