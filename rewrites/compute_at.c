@@ -408,6 +408,7 @@ static void cover_obligation(ConsWalk *w, const Expr *load)
 }
 
 static Expr *cons_expr(ConsWalk *w, Expr *e);
+static void push_cond(ConsWalk *w, Expr *cond, bool negate);
 
 static Expr *rebase_load(ConsWalk *w, Expr *e, Expr **idx)
 {
@@ -460,13 +461,23 @@ static Expr *cons_expr(ConsWalk *w, Expr *e)
 		return ir_neg(a, cons_expr(w, e->u.un.a), e->span);
 	case EX_CAST:
 		return ir_cast(a, e->dtype, cons_expr(w, e->u.un.a), e->span);
-	case EX_SELECT:
+	case EX_SELECT: {
+		/* only the picked arm runs: its reads are obligations under the
+		 * condition (or its negation), as in a branch */
+		int nv = w->env->nvars, ng = w->env->nguards, nc = w->nconds;
 		x = cons_expr(w, e->u.sel.cond);
+		push_cond(w, e->u.sel.cond, false);
 		y = cons_expr(w, e->u.sel.a);
+		rg_pop(w->env, nv, ng);
+		w->nconds = nc;
+		push_cond(w, e->u.sel.cond, true);
 		z = cons_expr(w, e->u.sel.b);
+		rg_pop(w->env, nv, ng);
+		w->nconds = nc;
 		x = ir_select(a, x, y, z, e->span);
 		x->dtype = e->dtype;
 		return x;
+	}
 	case EX_LET: {
 		x = cons_expr(w, e->u.let.value);
 		int nv = w->env->nvars, ng = w->env->nguards;
