@@ -492,11 +492,29 @@ static Expr *cons_expr(ConsWalk *w, Expr *e)
 	abort();
 }
 
+/* The conjuncts of cond (negate: of `not cond`) that read no buffer
+ * become hypotheses of the reads under it; the others are dropped (a
+ * weaker hypothesis), as rg_push_guard drops them from the bounds. */
+static void push_hyp_conds(ConsWalk *w, Expr *cond, bool negate)
+{
+	if (cond->kind == EX_NOT) {
+		push_hyp_conds(w, cond->u.un.a, !negate);
+		return;
+	}
+	if (cond->kind == EX_BIN && ((cond->u.bin.op == OP_AND && !negate) ||
+				     (cond->u.bin.op == OP_OR && negate))) {
+		push_hyp_conds(w, cond->u.bin.a, negate);
+		push_hyp_conds(w, cond->u.bin.b, negate);
+		return;
+	}
+	if (!an_expr_has_load(cond) && w->nconds < AN_MAX_DEPTH * 2)
+		w->conds[w->nconds++] = negate ? ir_not(w->c->arena, cond, cond->span) : cond;
+}
+
 static void push_cond(ConsWalk *w, Expr *cond, bool negate)
 {
 	rg_push_guard(w->env, cond, negate);
-	if (!an_expr_has_load(cond) && w->nconds < AN_MAX_DEPTH * 2)
-		w->conds[w->nconds++] = negate ? ir_not(w->c->arena, cond, cond->span) : cond;
+	push_hyp_conds(w, cond, negate);
 }
 
 static Stmt *cons_stmt(ConsWalk *w, Stmt *s)

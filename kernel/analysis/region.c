@@ -89,8 +89,6 @@ static BinOp negate_compare(BinOp op)
 
 void rg_push_guard(RgEnv *e, Expr *cond, bool negate)
 {
-	if (an_expr_has_load(cond))
-		return;
 	if (cond->kind == EX_NOT) {
 		rg_push_guard(e, cond->u.un.a, !negate);
 		return;
@@ -103,7 +101,8 @@ void rg_push_guard(RgEnv *e, Expr *cond, bool negate)
 		rg_push_guard(e, cond->u.bin.b, negate);
 		return;
 	}
-	if (!binop_is_compare(op) || !dtype_is_int(cond->u.bin.a->dtype))
+	/* a comparison reading a buffer: its state is not named here */
+	if (!binop_is_compare(op) || !dtype_is_int(cond->u.bin.a->dtype) || an_expr_has_load(cond))
 		return;
 	if (negate) {
 		BinOp n = negate_compare(op);
