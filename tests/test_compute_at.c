@@ -519,6 +519,35 @@ START_TEST(producer_inputs_in_an_untaken_arm_may_change)
 }
 END_TEST
 
+/* The overflow goal of a select asks each arm where it is picked:
+ * T.if_then_else(x < 100, x + 1, 0) fits for every int32 x, the same
+ * with the arms swapped does not (x + 1 at x = 2147483647). */
+static Verdict select_overflow_verdict(bool sum_first)
+{
+	Var *x = ir_var(&arena, "x", DT_INT32, (Span){0});
+	Expr *xr = ir_varref(&arena, x, (Span){0});
+	Expr *sum = ir_add(&arena, xr, ir_int32(&arena, 1)), *zero = ir_int32(&arena, 0);
+	Expr *sel = ir_select(&arena, ir_bin(&arena, OP_LT, xr, ir_int32(&arena, 100), (Span){0}),
+			      sum_first ? sum : zero, sum_first ? zero : sum, (Span){0});
+	Expr *goal = attach_no_overflow(&arena, sel);
+	ck_assert_ptr_nonnull(goal);
+	Obligation *o = obligation_new(&arena, "compute_at.no_overflow", "the select fits", 1, &x,
+				       0, NULL, goal, (Span){0});
+	SmtOptions opt = {0};
+	Solver *sv = smt_solver_new(&opt);
+	ObligationResult r;
+	smt_discharge(sv, &arena, o, FLOAT_REAL, &r);
+	smt_solver_free(sv);
+	return r.verdict;
+}
+
+START_TEST(overflow_goal_of_a_select_asks_the_picked_arm)
+{
+	ck_assert_int_eq(select_overflow_verdict(true), VERDICT_PROVEN);
+	ck_assert_int_eq(select_overflow_verdict(false), VERDICT_REFUTED);
+}
+END_TEST
+
 /* A read before the attach loop in an arm that is taken (k >= 8) is
  * still a read the moved producer no longer serves: refuted, and the
  * replay shows the uninitialised read. */
@@ -693,7 +722,8 @@ Suite *suite_compute_at(void)
 				       padded_pooling_covers_only_the_reads_that_run,
 				       producer_inputs_in_an_untaken_arm_may_change,
 				       taken_arm_reads_outside_the_loop_still_reject,
-				       buffer_conditions_are_not_trusted}},
+				       buffer_conditions_are_not_trusted,
+				       overflow_goal_of_a_select_asks_the_picked_arm}},
 		{"reverse_compute_at", {reverse_moves_consumer_under_producer_row,
 					reverse_stencil_waits_for_its_last_input,
 					reverse_after_reduction_runs_at_last_iteration,
