@@ -2,8 +2,10 @@
  * the C API: the staged program is compared with the original by the
  * interpreter, the copy stages are where semantics.md and seed 000 put
  * them (cache_read's copy before the block, a later transform_layout's pad
- * stage right after that copy), and the rejections name their reason with
- * a confirmed replay where the solver refuted an obligation. */
+ * stage right after that copy), the staged region holds only the reads
+ * that run (an arm of T.if_then_else not picked is no access), and the
+ * rejections name their reason with a confirmed replay where the solver
+ * refuted an obligation. */
 #include <check.h>
 #include <stdio.h>
 #include <stdlib.h>

@@ -3,8 +3,10 @@
  * blocks over T.alloc_buffer, bound inference on its own, rejections with
  * counterexamples (a consumer reading the producer before the attach
  * point, clobbered producer inputs, a consumer moved before its input is
- * final), unsupported shapes, the script syntax and the public API. Every
- * accepted step is checked against the original with the interpreter. */
+ * final), unsupported shapes, conditional reads (in an arm of
+ * T.if_then_else or under an `if`, an access only where it runs), the
+ * script syntax and the public API. Every accepted step is checked
+ * against the original with the interpreter. */
 #include <check.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -519,6 +521,22 @@ START_TEST(producer_inputs_in_an_untaken_arm_may_change)
 }
 END_TEST
 
+/* Under `if M[i] > 0 and 1 <= i:` the conjunct that reads M is dropped
+ * (its state is not named) but `1 <= i` still bounds the reads and is a
+ * hypothesis of their cover: P[i - 1] is never P[-1] (before, the whole
+ * condition was dropped and the cover refuted at io = 0, ii = 0). */
+START_TEST(buffer_conjuncts_leave_the_others_in_force)
+{
+	const char *k = tu_fixture("compute_at/conditional_reads_if_with_buffer_conjunct.tir");
+	Schedule *s = accept_text(k, "io, ii = sch.split(\"i\", factor=4)\n"
+				     "sch.compute_at(block=\"P\", loop=\"io\")\n");
+	assert_all_proven(tu_last(s));
+	ts_has(tu_last(s)->note, "region of P per iteration: [T.max(io * 4, 1) - 1:io * 4 + 4]");
+	ck_assert_str_eq(shape_of(sched_func(s), "P"), "[5]");
+	sched_free(s);
+}
+END_TEST
+
 /* The overflow goal of a select asks each arm where it is picked:
  * T.if_then_else(x < 100, x + 1, 0) fits for every int32 x, the same
  * with the arms swapped does not (x + 1 at x = 2147483647). */
@@ -723,6 +741,7 @@ Suite *suite_compute_at(void)
 				       producer_inputs_in_an_untaken_arm_may_change,
 				       taken_arm_reads_outside_the_loop_still_reject,
 				       buffer_conditions_are_not_trusted,
+				       buffer_conjuncts_leave_the_others_in_force,
 				       overflow_goal_of_a_select_asks_the_picked_arm}},
 		{"reverse_compute_at", {reverse_moves_consumer_under_producer_row,
 					reverse_stencil_waits_for_its_last_input,
