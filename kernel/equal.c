@@ -133,6 +133,24 @@ static bool expr_eq(const Pairing *env, const Expr *x, const Expr *y)
 	return false;
 }
 
+/* Iter types and domains (over the enclosing scope); the declared regions
+ * are declarations, not meaning, and the body carries the rest. */
+static bool block_info_eq(const Pairing *env, const BlockInfo *x, const BlockInfo *y)
+{
+	if (!x || !y)
+		return x == y;
+	if (x->niters != y->niters || x->anonymous != y->anonymous ||
+	    x->has_where != y->has_where || x->has_init != y->has_init)
+		return false;
+	for (int k = 0; k < x->niters; k++) {
+		const BlockIter *a = &x->iters[k], *b = &y->iters[k];
+		if (a->type != b->type || !expr_eq(env, a->dom_min, b->dom_min) ||
+		    !expr_eq(env, a->dom_extent, b->dom_extent))
+			return false;
+	}
+	return true;
+}
+
 static bool stmt_eq(const Pairing *env, const Stmt *x, const Stmt *y)
 {
 	/* an elif chain is walked in a loop, not by recursion */
@@ -187,6 +205,7 @@ static bool stmt_eq(const Pairing *env, const Stmt *x, const Stmt *y)
 	}
 	case ST_BLOCK:
 		return strcmp(x->u.block.name, y->u.block.name) == 0 &&
+		       block_info_eq(env, x->u.block.info, y->u.block.info) &&
 		       stmt_eq(env, x->u.block.body, y->u.block.body);
 	case ST_LET: {
 		if (x->u.let.var->dtype != y->u.let.var->dtype ||

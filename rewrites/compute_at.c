@@ -336,7 +336,7 @@ static Stmt *moved_producer(RwCtx *c, const AttachSite *s, RgEnv *env, const Pro
 		}
 		body = ir_for(a, l->u.loop.var, pl->lo[k], pl->ext[k], kind, body, l->span);
 	}
-	return ir_block(a, p->block->u.block.name, body, p->block->span);
+	return ir_block_with(a, p->block, body);
 }
 
 /* ---------- the consumer: cover and rebased reads ---------- */
@@ -537,7 +537,7 @@ static Stmt *cons_stmt(ConsWalk *w, Stmt *s)
 	case ST_ALLOC:
 		return ir_alloc(a, s->u.alloc.buf, cons_stmt(w, s->u.alloc.body), s->span);
 	case ST_BLOCK:
-		return ir_block(a, s->u.block.name, cons_stmt(w, s->u.block.body), s->span);
+		return ir_block_with(a, s, cons_stmt(w, s->u.block.body));
 	case ST_LET: {
 		Expr *v = cons_expr(w, s->u.let.value);
 		rg_push_let(env, s->u.let.var, s->u.let.value, true);

@@ -105,9 +105,8 @@ Stmt *rw_insert_after_last_write(Arena *a, Stmt *s, const Buffer *b, Stmt *stage
 				  rw_insert_after_last_write(a, s->u.let.body, b, stage), s->span);
 	case ST_BLOCK:
 		if (an_allocates(s, b))
-			return ir_block(a, s->u.block.name,
-					rw_insert_after_last_write(a, s->u.block.body, b, stage),
-					s->span);
+			return ir_block_with(a, s, rw_insert_after_last_write(a, s->u.block.body,
+									      b, stage));
 		return seq2(a, s, stage);
 	case ST_FOR:
 		if (an_allocates(s, b))

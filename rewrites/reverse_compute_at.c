@@ -545,7 +545,7 @@ static Stmt *moved_consumer(RwCtx *c, const Consumer *k, const RevPlan *pl)
 		ForKind kind = l->u.loop.kind == FOR_PARALLEL ? FOR_PARALLEL : FOR_SERIAL;
 		body = ir_for(a, l->u.loop.var, pl->lo[i], pl->ext[i], kind, body, l->span);
 	}
-	Stmt *b = ir_block(a, k->block->u.block.name, body, k->block->span);
+	Stmt *b = ir_block_with(a, k->block, body);
 	return pl->guard ? ir_if(a, pl->guard, b, NULL, k->block->span) : b;
 }
 
