@@ -151,8 +151,18 @@ static bool block_info_eq(const Pairing *env, const BlockInfo *x, const BlockInf
 	return true;
 }
 
+/* A sequence of one statement means that statement. */
+static const Stmt *unwrap_single(const Stmt *s)
+{
+	while (s && s->kind == ST_SEQ && s->u.seq.n == 1)
+		s = s->u.seq.items[0];
+	return s;
+}
+
 static bool stmt_eq(const Pairing *env, const Stmt *x, const Stmt *y)
 {
+	x = unwrap_single(x);
+	y = unwrap_single(y);
 	/* an elif chain is walked in a loop, not by recursion */
 	while (x && y && x->kind == ST_IF && y->kind == ST_IF && (x != y || env)) {
 		if (!expr_eq(env, x->u.cond.cond, y->u.cond.cond) ||
@@ -369,6 +379,7 @@ static uint64_t expr_hash(const Binders *env, const Expr *e)
 
 static uint64_t stmt_hash(const Binders *env, const Stmt *s)
 {
+	s = unwrap_single(s);
 	uint64_t h = 0x1f;
 	/* an elif chain is walked in a loop, not by recursion */
 	while (s && s->kind == ST_IF) {

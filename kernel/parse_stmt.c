@@ -250,6 +250,9 @@ static bool range_loop(Parser *p, Args *args, LoopHeader *h)
 	    !__builtin_sub_overflow(hi->u.ival, lo->u.ival, &ext) &&
 	    ps_int_fits(ext, lo->dtype))
 		h->exts[0] = ir_int(p->a, ext, lo->dtype, hi->span);
+	else if (hi->kind == EX_BIN && hi->u.bin.op == OP_ADD &&
+		 ir_expr_equal(hi->u.bin.a, lo)) /* range(x, x + n): what the printer writes */
+		h->exts[0] = hi->u.bin.b;
 	else
 		h->exts[0] = ps_make_bin(p, OP_SUB, hi, lo, hi->span);
 	return true;

@@ -5,6 +5,7 @@
  * Obligations (proofs/compute_at.md): compute_at.cover, .within, .fit,
  * .inputs_unchanged, .index. */
 #include "rewrites/attach.h"
+#include "rewrites/block_nest.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -730,7 +731,18 @@ static Stmt *rebuild_body(RwCtx *c, const AttachSite *s, Stmt *new_loop, const P
 	return body;
 }
 
+static RwStatus compute_at(RwCtx *c, const char *block, const char *loop);
+
 RwStatus rw_compute_at(RwCtx *c, const char *block, const char *loop)
+{
+	NestWrap w;
+	rw_nest_wrap(c, block, &w);
+	RwStatus st = compute_at(c, block, loop);
+	rw_nest_unwrap(c, &w);
+	return st;
+}
+
+static RwStatus compute_at(RwCtx *c, const char *block, const char *loop)
 {
 	Arena *a = c->arena;
 	AttachSite s;

@@ -8,6 +8,7 @@
  * cells read are initialised). With a pad value, a stage after the last
  * write fills the padding (produced buffers) or an entry T.assume states
  * it (inputs). */
+#include "rewrites/block_nest.h"
 #include "rewrites/layout.h"
 
 #include <string.h>
@@ -674,7 +675,18 @@ static RwStatus transform_one(RwCtx *c, const LayoutArgs *args, const Func *f, F
 	return st;
 }
 
+static RwStatus layout_main(RwCtx *c, const LayoutArgs *args);
+
 RwStatus rw_transform_layout(RwCtx *c, const LayoutArgs *args)
+{
+	NestWrap w;
+	rw_nest_wrap(c, args->block, &w);
+	RwStatus st = layout_main(c, args);
+	rw_nest_unwrap(c, &w);
+	return st;
+}
+
+static RwStatus layout_main(RwCtx *c, const LayoutArgs *args)
 {
 	Arena *a = c->arena;
 	const Module *mod = c->module;

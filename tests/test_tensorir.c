@@ -168,6 +168,54 @@ START_TEST(parallel_reduction_axis_is_a_race)
 }
 END_TEST
 
+/* ---------- block primitives on blocks inside their nests ---------- */
+
+START_TEST(compute_at_moves_the_block_with_its_nest_and_tvm_region)
+{
+	TsRun t = ts_accept(&arena, tu_fixture("tensorir/two_elementwise.tir"),
+			    "sch.compute_at(block=\"B\", loop=\"i#2\")\n", 4);
+	ts_has(t.r->note, "region of B per iteration: [i:i + 1, 0:128]");
+	char *text = ts_print(&arena, sched_func(t.s));
+	/* B's block sits inside the loops compute_at made, with its iter vars */
+	ts_has(text, "        for i_1 in T.serial(i, i + 1):\n"
+		     "            for j in T.serial(128):\n"
+		     "                with T.block(\"B\"):\n"
+		     "                    vi = T.axis.spatial(128, i_1)\n");
+	ts_assert_reparses(&arena, sched_func(t.s));
+	sched_free(t.s);
+}
+END_TEST
+
+START_TEST(reverse_compute_at_moves_the_consumer_block)
+{
+	TsRun t = ts_accept(&arena, tu_fixture("tensorir/producer_consumer.tir"),
+			    "sch.reverse_compute_at(block=\"C\", loop=\"i#1\")\n", 4);
+	char *text = ts_print(&arena, sched_func(t.s));
+	ts_has(text, "with T.block(\"C\"):");
+	ck_assert_int_eq(ts_count_kind(sched_func(t.s)->body, ST_BLOCK), 2);
+	ts_assert_reparses(&arena, sched_func(t.s));
+	sched_free(t.s);
+}
+END_TEST
+
+START_TEST(cache_read_stages_the_nest_once_not_per_instance)
+{
+	TsRun t = ts_accept(&arena, tu_fixture("tensorir/two_elementwise.tir"),
+			    "B_local = sch.cache_read(buffer=\"B\", scope=\"local\", block=\"C\")\n", 4);
+	char *text = ts_print(&arena, sched_func(t.s));
+	/* the copy nest stands before C's nest, at the function's top level */
+	ts_has(text, "\n    with T.block(\"B_local\"):\n        for ax0, ax1 in T.grid(128, 128):");
+	ts_has(text, "C[vi, vj] = B_local[vi, vj] + 1.0");
+	sched_free(t.s);
+	/* and a compute_at then narrows it to one cell per iteration */
+	t = ts_accept(&arena, tu_fixture("tensorir/two_elementwise.tir"),
+		      "B_local = sch.cache_read(buffer=\"B\", scope=\"local\", block=\"C\")\n"
+		      "sch.compute_at(block=\"B_local\", loop=\"j#2\")\n", 4);
+	ts_has(t.r->note, "B_local shrunk from [128, 128] to [1, 1]");
+	sched_free(t.s);
+}
+END_TEST
+
 Suite *suite_tensorir(void)
 {
 	Suite *s = suite_create("tensorir");
@@ -184,6 +232,10 @@ Suite *suite_tensorir(void)
 		{"errors", {bad_block_forms_are_positioned_errors}},
 		{"schedules",
 		 {tiling_a_reduction_block_keeps_its_init, parallel_reduction_axis_is_a_race}},
+		{"block_placement",
+		 {compute_at_moves_the_block_with_its_nest_and_tvm_region,
+		  reverse_compute_at_moves_the_consumer_block,
+		  cache_read_stages_the_nest_once_not_per_instance}},
 	};
 	for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
 		TCase *tc = tcase_create(cases[i].name);
