@@ -521,6 +521,31 @@ START_TEST(producer_inputs_in_an_untaken_arm_may_change)
 }
 END_TEST
 
+/* TVM's kernels, blocks inside their nests. concat_two_elemwise: both
+ * producers move under the concat loop (TVM's test does the same) and
+ * each computes only the cell its arm reads, one store per cell as
+ * before. read_out_of_bound: B[v + 1] is read only where v < 15, so B
+ * moves under j with 2 cells (before: cover refuted, B[16] "read"). */
+START_TEST(tvm_kernels_attach_under_conditional_reads)
+{
+	const char *k = tu_fixture("compute_at/conditional_reads_tvm_concat.tir");
+	Schedule *s = accept_text(k, "sch.compute_at(block=\"T_add_1\", loop=\"i#3\")\n"
+				     "sch.compute_at(block=\"T_add_2\", loop=\"i#2\")\n");
+	assert_all_proven(tu_last(s));
+	ts_has(tu_last(s)->note, "region of T_add_2 per iteration: [T.max(i, 16) - 16:i - 15]");
+	ck_assert_str_eq(shape_of(sched_func(s), "T_add_1"), "[1]");
+	ck_assert_str_eq(shape_of(sched_func(s), "T_add_2"), "[1]");
+	ck_assert_int_eq(stores_of(sched_func(s)), 16 + 8 + 24);
+	sched_free(s);
+	k = tu_fixture("compute_at/conditional_reads_tvm_read_out_of_bound.tir");
+	s = accept_text(k, "sch.compute_at(block=\"B\", loop=\"j\")");
+	assert_all_proven(tu_last(s));
+	ck_assert_str_eq(shape_of(sched_func(s), "B"), "[2]");
+	ts_has(tu_last(s)->note, "the cells read are exactly this box");
+	sched_free(s);
+}
+END_TEST
+
 /* Under `if M[i] > 0 and 1 <= i:` the conjunct that reads M is dropped
  * (its state is not named) but `1 <= i` still bounds the reads and is a
  * hypothesis of their cover: P[i - 1] is never P[-1] (before, the whole
@@ -737,6 +762,7 @@ Suite *suite_compute_at(void)
 				unsupported_shapes_reject_not_supported,
 				misplaced_loop_is_a_precondition_and_names_are_bad_input}},
 		{"conditional_reads", {concat_computes_each_input_only_in_its_arm,
+				       tvm_kernels_attach_under_conditional_reads,
 				       padded_pooling_covers_only_the_reads_that_run,
 				       producer_inputs_in_an_untaken_arm_may_change,
 				       taken_arm_reads_outside_the_loop_still_reject,
