@@ -206,11 +206,7 @@ void hv_update(HandleEnv *e, const Module *before, const Module *after, const ch
 
 /* TVM's form puts a block with iter vars inside its loop nest; vsched's
  * plain block sits around the nest it names. */
-static bool block_in_nest(const Stmt *blk)
-{
-	(void)blk;
-	return false; /* blk->u.block.info != NULL once the block IR lands */
-}
+static bool block_in_nest(const Stmt *blk) { return blk->u.block.info != NULL; }
 
 int hv_block_loops(Arena *a, const Func *f, const Stmt *blk, Var ***out)
 {
@@ -300,6 +296,16 @@ static bool stmt_bufs(const Stmt *s, void *ud)
 int hv_block_buffers(Arena *a, const Stmt *blk, bool write, Buffer ***out)
 {
 	BufList l = {a, 0, 0, NULL, write};
+	const BlockInfo *info = blk->u.block.info;
+	if (info && (write ? info->has_writes : info->has_reads)) {
+		/* TVM counts in the order of the declared T.reads / T.writes */
+		int n = write ? info->nwrites : info->nreads;
+		const BufRegion *r = write ? info->writes : info->reads;
+		for (int i = 0; i < n; i++)
+			add_buf(&l, r[i].buf);
+		*out = l.items;
+		return l.n;
+	}
 	stmt_find(blk->u.block.body, stmt_bufs, &l);
 	*out = l.items;
 	return l.n;
