@@ -16,7 +16,13 @@ typedef struct Reader {
 	Token *toks;
 	int n, pos;
 	bool failed;
+	/* calls nested as arguments (`sch.get_loops(sch.get_block("C"))`),
+	 * run before the call that holds them, their result named */
+	ScriptCall *hoisted;
+	int nhoisted, caphoisted, ntemps;
 } Reader;
+
+static bool parse_call_rest(Reader *r, ScriptCall *c, Token *first);
 
 static Token *peek(Reader *r) { return &r->toks[r->pos]; }
 
@@ -246,6 +252,27 @@ static bool classify(Reader *r, ScriptArg *arg, const Token *t, int n)
 		arg->ival = neg ? -(int64_t)t[n - 2].uval : (int64_t)t[n - 2].uval;
 		return true;
 	}
+	if (n >= 5 && tok_is(&t[0], "sch") && tok_is(&t[1], ".") && t[2].kind == TK_NAME &&
+	    tok_is(&t[3], "(") && closing(t + 3, n - 3) == n - 4) {
+		/* a nested call: hoisted before this one, its result a name */
+		int save = r->pos;
+		r->pos = (int)(t - r->toks);
+		ScriptCall inner;
+		memset(&inner, 0, sizeof inner);
+		inner.lhs_star = -1;
+		bool ok = parse_call_rest(r, &inner, (Token *)t);
+		r->pos = save;
+		if (!ok)
+			return false;
+		const char *tmp = arena_printf(r->a, "_sch_%s_%d", inner.method, ++r->ntemps);
+		inner.nlhs = 1;
+		inner.lhs = arena_alloc(r->a, sizeof(char *));
+		inner.lhs[0] = tmp;
+		VEC_PUSH(r->a, r->hoisted, r->nhoisted, r->caphoisted, inner);
+		arg->kind = ARG_NAME;
+		arg->str = tmp;
+		return true;
+	}
 	if (tok_is(&t[0], "lambda"))
 		arg->kind = ARG_LAMBDA;
 	else if (is_undef_call(t, n))
@@ -359,6 +386,12 @@ static bool parse_call(Reader *r, ScriptCall *c)
 	Token *first = peek(r);
 	if (!parse_lhs(r, c))
 		return false;
+	return parse_call_rest(r, c, first);
+}
+
+/* `sch.method(args)` at peek; the call's span starts at first. */
+static bool parse_call_rest(Reader *r, ScriptCall *c, Token *first)
+{
 	Token *s = peek(r);
 	if (!tok_is(s, "sch") || !tok_is(peek_at(r, 1), ".")) {
 		error_at(r, s->span, "expected 'sch.' call, found %s", found(r));
@@ -384,7 +417,7 @@ Script *script_parse(Arena *a, const Source *src, DiagList *d)
 	TokenList tl;
 	if (!lex_range(a, src, 0, (int)strlen(src->text), LEX_LINES, d, &tl))
 		return NULL;
-	Reader r = {a, src, d, tl.toks, tl.n, 0, false};
+	Reader r = {a, src, d, tl.toks, tl.n, 0, false, NULL, 0, 0, 0};
 	Script *sc = arena_alloc(a, sizeof *sc);
 	sc->src = src;
 	int cap = 8;
@@ -394,10 +427,13 @@ Script *script_parse(Arena *a, const Source *src, DiagList *d)
 			next(&r);
 			continue;
 		}
-		VEC_RESERVE(a, sc->calls, sc->ncalls, cap);
-		if (!parse_call(&r, &sc->calls[sc->ncalls]))
+		ScriptCall call;
+		r.nhoisted = 0;
+		if (!parse_call(&r, &call))
 			break;
-		sc->ncalls++;
+		for (int i = 0; i < r.nhoisted; i++)
+			VEC_PUSH(a, sc->calls, sc->ncalls, cap, r.hoisted[i]);
+		VEC_PUSH(a, sc->calls, sc->ncalls, cap, call);
 		Token *t = peek(&r);
 		if (t->kind != TK_NEWLINE && t->kind != TK_EOF && !tok_is(t, ";"))
 			error_at(&r, t->span, "expected end of line or ';' after the "
