@@ -176,6 +176,17 @@ START_TEST(tiling_a_reduction_block_keeps_its_init)
 }
 END_TEST
 
+START_TEST(tvm_style_schedule_with_nested_calls)
+{
+	TsRun t = ts_accept(&arena, tu_fixture("tensorir/two_elementwise.tir"),
+			    "block = sch.get_block(\"B\")\n"
+			    "loop, _ = sch.get_loops(sch.get_block(\"C\"))\n"
+			    "sch.compute_at(block, loop, preserve_unit_loops=True)\n", 4);
+	ts_has(t.r->note, "region of B per iteration: [i:i + 1, 0:128]");
+	sched_free(t.s);
+}
+END_TEST
+
 START_TEST(parallel_reduction_axis_is_a_race)
 {
 	StepReport *r = ts_rejected(&arena, tu_fixture("tensorir/matmul.tir"),
@@ -247,7 +258,8 @@ Suite *suite_tensorir(void)
 		  rewritten_bindings_print_as_axis_declarations}},
 		{"errors", {bad_block_forms_are_positioned_errors}},
 		{"schedules",
-		 {tiling_a_reduction_block_keeps_its_init, parallel_reduction_axis_is_a_race}},
+		 {tiling_a_reduction_block_keeps_its_init, parallel_reduction_axis_is_a_race,
+		  tvm_style_schedule_with_nested_calls}},
 		{"block_placement",
 		 {compute_at_moves_the_block_with_its_nest_and_tvm_region,
 		  reverse_compute_at_moves_the_consumer_block,
