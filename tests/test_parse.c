@@ -652,6 +652,10 @@ static void assert_expr_spans(const Expr *e)
 		assert_expr_spans(e->u.let.value);
 		assert_expr_spans(e->u.let.body);
 		return;
+	case EX_CALL:
+		for (int i = 0; i < e->u.call.nargs; i++)
+			assert_expr_spans(e->u.call.args[i]);
+		return;
 	}
 }
 
