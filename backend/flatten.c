@@ -589,7 +589,7 @@ static Stmt *flat_stmt(Flattener *fl, Stmt *s, Context *ctx)
 	case ST_ALLOC:
 		return flat_alloc(fl, s, ctx);
 	case ST_BLOCK:
-		return ir_block(a, s->u.block.name, flat_stmt(fl, s->u.block.body, ctx), s->span);
+		return ir_block_with(a, s, flat_stmt(fl, s->u.block.body, ctx));
 	case ST_LET: {
 		Context inner = ctx_copy(a, ctx);
 		Var *v = s->u.let.var;

@@ -614,9 +614,7 @@ static Stmt *subst_s(const Subst *s, Stmt *st)
 	}
 	case ST_BLOCK:
 		b = subst_s(s, st->u.block.body);
-		return b == st->u.block.body
-			       ? st
-			       : ir_block(s->a, st->u.block.name, b, st->span);
+		return ir_block_with(s->a, st, b);
 	case ST_LET:
 		x = subst_e(s, st->u.let.value);
 		b = subst_s(s, st->u.let.body);

@@ -283,6 +283,49 @@ typedef struct Expr {
 
 /* ---------- statements ---------- */
 
+/* TensorIR blocks as TVM writes them (semantics.md 9). A block with iter
+ * vars keeps its declarations in a BlockInfo; its body is the desugared
+ * form every analysis reads:
+ *
+ *   LET iter_0 = binding_0 in ... LET iter_{n-1} = binding_{n-1} in
+ *     [IF where:] [SEQ{ IF init_cond: init ; ] inner [}]
+ *
+ * where init_cond says every reduction iter var equals its domain minimum
+ * (block_init_cond). Rewrites that substitute into the bindings keep this
+ * shape; block_view reads it back (the printer re-sugars it). Iter types
+ * and declared regions are information, never trusted by a proof. */
+typedef enum { ITER_SPATIAL, ITER_REDUCE, ITER_SCAN, ITER_OPAQUE } IterType;
+
+const char *iter_type_name(IterType t); /* "spatial", "reduce", ... */
+
+typedef struct BlockIter {
+	struct Var *var;
+	struct Expr *dom_min, *dom_extent;
+	IterType type;
+} BlockIter;
+
+/* A declared region `B[lo0:hi0, e1]`: hi[k] NULL for a point index. */
+typedef struct BufRegion {
+	struct Buffer *buf;
+	int ndim;
+	struct Expr **lo, **hi;
+	Span span;
+} BufRegion;
+
+typedef struct BlockInfo {
+	int niters;
+	BlockIter *iters;
+	bool anonymous;  /* `T.block()`: printed without a name */
+	bool has_where;  /* T.where(c): the IF right inside the iter lets */
+	bool has_init;   /* T.init(): the IF on block_init_cond */
+	bool has_reads, has_writes; /* T.reads / T.writes were given */
+	int nreads, nwrites;
+	BufRegion *reads, *writes;
+	/* the inner body the declared regions were checked against: they are
+	 * printed only while the inner body is this one */
+	const struct Stmt *decl_inner;
+} BlockInfo;
+
 typedef enum {
 	FOR_SERIAL, FOR_PARALLEL, FOR_VECTORIZED, FOR_UNROLLED
 } ForKind;
@@ -297,7 +340,7 @@ const char *for_kind_name(ForKind k); /* "serial", "parallel", ... */
 	X(ST_ASSUME) /* u.expr: the fact */                                    \
 	X(ST_EVAL)   /* u.expr */                                              \
 	X(ST_ALLOC)  /* u.alloc: buf, body (rest of the enclosing sequence) */ \
-	X(ST_BLOCK)  /* u.block: name, body */                                 \
+	X(ST_BLOCK)  /* u.block: name, body, info (NULL: plain block) */       \
 	X(ST_LET)    /* u.let: var, value, body (rest of the sequence) */      \
 	X(ST_PASS)   /* no fields */
 
@@ -323,7 +366,11 @@ typedef struct Stmt {
 		struct { Buffer *buf; int nidx; Expr **idx; Expr *value; } store;
 		Expr *expr;
 		struct { Buffer *buf; struct Stmt *body; } alloc;
-		struct { const char *name; struct Stmt *body; } block;
+		struct {
+			const char *name;
+			struct Stmt *body;
+			const BlockInfo *info; /* NULL: a plain block */
+		} block;
 		struct { Var *var; Expr *value; struct Stmt *body; } let;
 	} u;
 } Stmt;
@@ -458,6 +505,34 @@ Stmt *ir_eval(Arena *a, Expr *e, Span sp);
 Stmt *ir_alloc(Arena *a, Buffer *b, Stmt *body, Span sp);
 Stmt *ir_block(Arena *a, const char *name, Stmt *body, Span sp);
 Stmt *ir_letstmt(Arena *a, Var *v, Expr *value, Stmt *body, Span sp);
+/* A block with iter vars (info may be NULL: a plain block). */
+Stmt *ir_block_info(Arena *a, const char *name, const BlockInfo *info,
+		    Stmt *body, Span sp);
+/* A block like `old` (name, info, span) over `body`: old itself when the
+ * body is the same. Every rebuild of a block goes through it. */
+Stmt *ir_block_with(Arena *a, const Stmt *old, Stmt *body);
+
+/* ---------- blocks with iter vars (kernel/block.c) ---------- */
+
+/* Every reduction iter var equals its domain minimum (true if none). */
+Expr *block_init_cond(Arena *a, const BlockInfo *info);
+/* The desugared block: iter lets over bindings[k], the where IF (where may
+ * be NULL), the init IF (init may be NULL), then inner. */
+Stmt *block_assemble(Arena *a, const char *name, const BlockInfo *info,
+		     Expr **bindings, Expr *where, Stmt *init, Stmt *inner, Span sp);
+
+/* The parts of a block with iter vars, read back from its body. */
+typedef struct BlockView {
+	int niters;
+	Expr **bindings;    /* the let values, one per iter var */
+	Expr *where;        /* NULL if none */
+	const Stmt *init;   /* NULL if none */
+	const Stmt *inner;  /* the block's own statements */
+} BlockView;
+
+/* False when `block` has no iter vars or a rewrite changed its body so
+ * that it no longer has the shape its info describes. */
+bool block_view(Arena *a, const Stmt *block, BlockView *v);
 Stmt *ir_pass(Arena *a, Span sp);
 
 Func *ir_func(Arena *a, const char *name, int nparams, Param *params,

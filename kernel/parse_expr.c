@@ -47,10 +47,15 @@ static Expr *int_literal(Parser *p, Token *t, bool negate, Span sp)
 Expr *parse_load(Parser *p, Buffer *b, Token *name_tok)
 {
 	next(p); /* '[' */
-	int n;
-	Expr **idx;
-	if (!parse_expr_list(p, "]", &n, &idx))
+	int n = 0;
+	Expr **idx = NULL;
+	if (tok_is(peek(p), "(") && tok_is(peek_at(p, 1), ")")) { /* 0-d: B[()] */
+		p->pos += 2;
+		if (!ps_expect(p, "]", "after B[()"))
+			return NULL;
+	} else if (!parse_expr_list(p, "]", &n, &idx)) {
 		return NULL;
+	}
 	Span sp = ps_span_from(p, name_tok);
 	if (n != b->ndim) {
 		ps_error_at(p, sp, "buffer '%s' has %d dimension%s but %d ind%s given",

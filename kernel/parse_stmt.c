@@ -23,6 +23,10 @@ typedef struct StmtList {
 
 static void list_push(Parser *p, StmtList *l, Stmt *s)
 {
+	if (p->blk && !p->in_iter_decl && !p->blk->body_started) {
+		p->blk->body_started = true;
+		p->blk->first_stmt = s->span;
+	}
 	l->items = grow(p->a, l->items, l->n, &l->cap, 8, sizeof(Stmt *));
 	l->items[l->n++] = s;
 }
@@ -92,6 +96,9 @@ Stmt *parse_suite(Parser *p, const char *what, bool func_top)
 	Token *colon = prev(p);
 	bool top = p->in_func_top;
 	p->in_func_top = func_top;
+	BlockCtx *outer_blk = p->blk;
+	p->blk = p->blk_next; /* the header of the block this suite is the body of */
+	p->blk_next = NULL;
 	Stmt *s = NULL;
 	if (at_kind(p, TK_NEWLINE)) {
 		next(p);
@@ -121,6 +128,7 @@ Stmt *parse_suite(Parser *p, const char *what, bool func_top)
 			s = build_list(p, &l, colon->span);
 	}
 	p->in_func_top = top;
+	p->blk = outer_blk;
 	return p->failed ? NULL : s;
 }
 
@@ -242,6 +250,9 @@ static bool range_loop(Parser *p, Args *args, LoopHeader *h)
 	    !__builtin_sub_overflow(hi->u.ival, lo->u.ival, &ext) &&
 	    ps_int_fits(ext, lo->dtype))
 		h->exts[0] = ir_int(p->a, ext, lo->dtype, hi->span);
+	else if (hi->kind == EX_BIN && hi->u.bin.op == OP_ADD &&
+		 ir_expr_equal(hi->u.bin.a, lo)) /* range(x, x + n): what the printer writes */
+		h->exts[0] = hi->u.bin.b;
 	else
 		h->exts[0] = ps_make_bin(p, OP_SUB, hi, lo, hi->span);
 	return true;
@@ -251,15 +262,19 @@ static bool range_loop(Parser *p, Args *args, LoopHeader *h)
  * around it, innermost last. */
 static Stmt *loop_nest(Parser *p, const LoopHeader *h)
 {
-	int mark = p->nbinds;
+	int mark = p->nbinds, lmark = p->nloops;
 	Var *vars[MAX_GRID];
 	for (int k = 0; k < h->n; k++) {
 		vars[k] = ir_var(p->a, h->names[k]->text, h->exts[k]->dtype,
 				 h->names[k]->span);
 		ps_bind(p, vars[k]->name, vars[k], NULL);
+		p->loops = grow(p->a, p->loops, p->nloops, &p->caploops, 8,
+				sizeof(LoopScope));
+		p->loops[p->nloops++] = (LoopScope){vars[k], h->mins[k], h->exts[k]};
 	}
 	Stmt *body = parse_suite(p, "for header", false);
 	p->nbinds = mark;
+	p->nloops = lmark;
 	if (!body)
 		return NULL;
 	for (int k = h->n - 1; k >= 0; k--)
@@ -333,28 +348,26 @@ static Stmt *parse_if(Parser *p)
 	return else_s;
 }
 
-static Stmt *parse_with(Parser *p)
+/* `with T.block(...)`, `with T.init()`; *none when the statement made
+ * nothing (an init goes to the block's header). */
+static Stmt *parse_with(Parser *p, bool *none)
 {
 	Token *first = next(p); /* with */
-	if (!ps_at_t_name(p, "block")) {
-		ps_error_at(p, peek(p)->span, "expected T.block(\"name\") after 'with', "
-			    "found %s", found(p));
+	*none = false;
+	if (ps_at_t_name(p, "block"))
+		return ps_parse_block(p, first);
+	if (ps_at_t_name(p, "init")) {
+		*none = true;
 		return NULL;
 	}
-	p->pos += 3;
-	if (!ps_expect(p, "(", "after T.block"))
+	if (ps_at_t_name(p, "launch_thread") || ps_at_t_name(p, "attr")) {
+		ps_error_at(p, ps_span_from(p, first), "T.%s is not supported on CPU "
+			    "(GPU thread binding)", peek_at(p, 2)->text);
 		return NULL;
-	Args args;
-	const char *name;
-	if (!parse_args(p, "T.block", ")", &args) ||
-	    !ps_check_args(p, &args, 1, 1, NULL) ||
-	    !ps_val_string(p, &args.v[0], "the block name", &name))
-		return NULL;
-	if (!ps_expect(p, ":", "after with header"))
-		return NULL;
-	Span header = ps_span_from(p, first);
-	Stmt *body = parse_suite(p, "with header", false);
-	return body ? ir_block(p->a, name, body, header) : NULL;
+	}
+	ps_error_at(p, peek(p)->span, "expected T.block(\"name\") or T.init() after "
+		    "'with', found %s", found(p));
+	return NULL;
 }
 
 /* `=`, or the operator of `+=`, `-=`, `*=` (*aug set). */
@@ -486,11 +499,10 @@ static Stmt *parse_assign(Parser *p, StmtList *out, bool *done)
 	return s;
 }
 
-/* Ignored annotations: T.func_attr({...}), T.reads(...), T.writes(...). */
+/* Ignored annotations: T.func_attr({...}). */
 static bool is_ignored_call(const char *fn)
 {
-	return strcmp(fn, "func_attr") == 0 || strcmp(fn, "reads") == 0 ||
-	       strcmp(fn, "writes") == 0 || strcmp(fn, "block_attr") == 0;
+	return strcmp(fn, "func_attr") == 0;
 }
 
 /* `T.assume(c)`, `T.evaluate(e)`, ignored annotations. */
@@ -499,6 +511,10 @@ static Stmt *parse_t_stmt(Parser *p, bool *ignored)
 	Token *first = peek(p);
 	const char *fn = peek_at(p, 2)->text;
 	*ignored = false;
+	if (ps_is_block_header_call(fn) && tok_is(peek_at(p, 3), "(")) {
+		*ignored = ps_block_header_call(p, fn);
+		return NULL;
+	}
 	if (is_ignored_call(fn) && tok_is(peek_at(p, 3), "(")) {
 		p->pos += 4;
 		Args args;
@@ -537,6 +553,15 @@ static bool parse_name_stmt(Parser *p, StmtList *out, bool *handled)
 {
 	Token *t = peek(p), *n1 = peek_at(p, 1);
 	*handled = true;
+	if (ps_at_iter_decl(p)) {
+		Stmt **lets;
+		int n = ps_parse_iter_decl(p, &lets);
+		p->in_iter_decl = true;
+		for (int k = 0; k < n; k++)
+			list_push(p, out, lets[k]);
+		p->in_iter_decl = false;
+		return n > 0;
+	}
 	if (tok_is(n1, "[")) {
 		Stmt *s = parse_store(p);
 		if (s)
@@ -609,8 +634,12 @@ static bool parse_statement(Parser *p, StmtList *out)
 		s = parse_for(p);
 	else if (tok_is(t, "if"))
 		s = parse_if(p);
-	else if (tok_is(t, "with"))
-		s = parse_with(p);
+	else if (tok_is(t, "with")) {
+		bool none;
+		s = parse_with(p, &none);
+		if (none)
+			return ps_parse_init(p, t) && !p->failed;
+	}
 	else {
 		do {
 			if (!parse_simple(p, out))

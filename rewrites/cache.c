@@ -3,6 +3,7 @@
  * copy-in before it (cache_read, and cache_write when needed) and copy-out
  * after it (cache_write). Obligations cache.covers, cache.readable and the
  * race check of labelled loops around the block (proofs/cache.md). */
+#include "rewrites/block_nest.h"
 #include "rewrites/cache.h"
 
 #include <string.h>
@@ -565,7 +566,18 @@ static Stmt *place_staged(Arena *a, Stmt *root, const StmtCtx *sc, Stmt *staged)
 	return an_replace_at(a, root, sc->path, d - 1, seq_of(a, k + 1, items, parent->span));
 }
 
+static RwStatus cache_main(RwCtx *c, const CacheArgs *args);
+
 RwStatus rw_cache(RwCtx *c, const CacheArgs *args)
+{
+	NestWrap w;
+	rw_nest_wrap(c, args->block, &w);
+	RwStatus st = cache_main(c, args);
+	rw_nest_unwrap(c, &w);
+	return st;
+}
+
+static RwStatus cache_main(RwCtx *c, const CacheArgs *args)
 {
 	Arena *a = c->arena;
 	const Func *f = c->func;

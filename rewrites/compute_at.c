@@ -5,6 +5,7 @@
  * Obligations (proofs/compute_at.md): compute_at.cover, .within, .fit,
  * .inputs_unchanged, .index. */
 #include "rewrites/attach.h"
+#include "rewrites/block_nest.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -336,7 +337,7 @@ static Stmt *moved_producer(RwCtx *c, const AttachSite *s, RgEnv *env, const Pro
 		}
 		body = ir_for(a, l->u.loop.var, pl->lo[k], pl->ext[k], kind, body, l->span);
 	}
-	return ir_block(a, p->block->u.block.name, body, p->block->span);
+	return ir_block_with(a, p->block, body);
 }
 
 /* ---------- the consumer: cover and rebased reads ---------- */
@@ -545,7 +546,7 @@ static Stmt *cons_stmt(ConsWalk *w, Stmt *s)
 	case ST_ALLOC:
 		return ir_alloc(a, s->u.alloc.buf, cons_stmt(w, s->u.alloc.body), s->span);
 	case ST_BLOCK:
-		return ir_block(a, s->u.block.name, cons_stmt(w, s->u.block.body), s->span);
+		return ir_block_with(a, s, cons_stmt(w, s->u.block.body));
 	case ST_LET: {
 		Expr *v = cons_expr(w, s->u.let.value);
 		rg_push_let(env, s->u.let.var, s->u.let.value, true);
@@ -738,7 +739,18 @@ static Stmt *rebuild_body(RwCtx *c, const AttachSite *s, Stmt *new_loop, const P
 	return body;
 }
 
+static RwStatus compute_at(RwCtx *c, const char *block, const char *loop);
+
 RwStatus rw_compute_at(RwCtx *c, const char *block, const char *loop)
+{
+	NestWrap w;
+	rw_nest_wrap(c, block, &w);
+	RwStatus st = compute_at(c, block, loop);
+	rw_nest_unwrap(c, &w);
+	return st;
+}
+
+static RwStatus compute_at(RwCtx *c, const char *block, const char *loop)
 {
 	Arena *a = c->arena;
 	AttachSite s;

@@ -447,7 +447,7 @@ static Stmt *inline_lets(Arena *a, Stmt *s, int *count)
 	}
 	case ST_BLOCK: {
 		Stmt *b = inline_lets(a, s->u.block.body, count);
-		return b == s->u.block.body ? s : ir_block(a, s->u.block.name, b, s->span);
+		return ir_block_with(a, s, b);
 	}
 	case ST_ALLOC: case ST_STORE: case ST_ASSUME: case ST_EVAL: case ST_PASS: case ST_COUNT:
 		return s;
