@@ -240,17 +240,21 @@ static Expr *build_likely(Parser *p, Args *args)
 }
 
 /* `T.exp(x)`, `T.pow(x, y)`, `T.fma(x, y, z)` ...: the operands take one
- * dtype, that of the first operand that is not a literal (a literal
- * adapts to it); all literals: the first float literal's, or float32. A
- * bare T.undef() takes it too. Operands are floats; T.abs also takes an
- * integer. */
+ * dtype, TVM's `dtype=` if given, else that of the first operand that is
+ * not a literal (a literal adapts to it); all literals: the first float
+ * literal's, or float32. A bare T.undef() takes it too. Operands are
+ * floats; T.abs also takes an integer. */
 static Expr *build_math(Parser *p, MathFn f, Args *args, Span sp)
 {
+	static const char *const kws[] = {"dtype", NULL};
 	int n = mathfn_arity(f);
-	if (!ps_check_args(p, args, n, n, NULL))
+	if (!ps_check_args(p, args, n, n, kws))
 		return NULL;
+	Val *dv = ps_arg(args, -1, "dtype");
 	Expr *x[MATH_MAX_ARGS];
 	DType t = DT_VOID, lit = DT_VOID;
+	if (dv && !ps_val_dtype(p, dv, &t))
+		return NULL;
 	for (int i = 0; i < n; i++) {
 		x[i] = ps_val_expr(p, ps_arg(args, i, NULL), args->callee);
 		if (!x[i] || ps_is_handle(p, x[i]))

@@ -1306,6 +1306,13 @@ START_TEST(math_call_operands_take_one_dtype)
 	ck_assert_int_eq(l->u.call.args[0]->kind, EX_FLOAT);
 	Expr *l64 = stored_value("    C[0] = T.sqrt(T.float64(2))\n");
 	ck_assert_int_eq(l64->dtype, DT_FLOAT64);
+	/* TVM's dtype= names the dtype the operands have */
+	Expr *tv = stored_value("    B[0, 0] = T.sqrt(B[1, 1], dtype=\"float32\")\n");
+	ck_assert_int_eq(tv->kind, EX_CALL);
+	ck_assert_int_eq(tv->dtype, DT_FLOAT32);
+	Expr *tl = stored_value("    C[0] = T.exp(1, dtype=\"float64\")\n");
+	ck_assert_int_eq(tl->dtype, DT_FLOAT64);
+	ck_assert_int_eq(tl->u.call.args[0]->dtype, DT_FLOAT64);
 	/* T.abs on integers stays integer */
 	Expr *a = stored_value("    A[0] = T.abs(A[1] - n)\n");
 	ck_assert_int_eq(a->kind, EX_CALL);
@@ -1331,7 +1338,10 @@ START_TEST(math_call_errors_are_positioned)
 		 "operand of T.fma is float64, expected float32", 30},
 		{"    B[0, 0] = T.pow(B[0, 0], n)\n", "operand of T.pow is int32, expected float32", 30},
 		{"    B[0, 0] = T.expm1(B[0, 0])\n", "unknown function 'T.expm1'", 17},
-		{"    B[0, 0] = T.exp(B[0, 0], dtype=\"float32\")\n", "unexpected argument 'dtype'", 36},
+		{"    B[0, 0] = T.exp(B[0, 0], base=2)\n", "unexpected argument 'base'", 35},
+		{"    B[0, 0] = T.exp(B[0, 0], dtype=\"float64\")\n",
+		 "operand of T.exp is float32, expected float64", 21},
+		{"    B[0, 0] = T.exp(n, dtype=\"int32\")\n", "T.exp expects a float operand, not int32", 15},
 	};
 	for (size_t k = 0; k < sizeof cases / sizeof cases[0]; k++) {
 		char *text = arena_printf(&arena, "%s%s", HDR, cases[k].line);
