@@ -196,6 +196,11 @@ static bool parse_loop_kind(Parser *p, LoopHeader *h)
 			h->grid = kinds[i].grid;
 			return true;
 		}
+	if (strcmp(fn, "thread_binding") == 0) {
+		ps_error_at(p, ps_span_from(p, it), "T.thread_binding is not supported on "
+			    "CPU (GPU thread binding; use T.parallel)");
+		return false;
+	}
 	ps_error_at(p, ps_span_from(p, it), "unknown loop kind '%s' (expected "
 		    "T.serial, T.grid, T.parallel, T.vectorized, T.unroll "
 		    "or range)", h->callee);
@@ -205,8 +210,10 @@ static bool parse_loop_kind(Parser *p, LoopHeader *h)
 /* T.grid(e1, ..., en): one loop from 0 per extent. */
 static bool grid_loops(Parser *p, Args *args, LoopHeader *h)
 {
-	if (!ps_check_args(p, args, 1, MAX_GRID, NULL))
+	static const char *const kws[] = {"annotations", NULL};
+	if (!ps_check_args(p, args, 1, MAX_GRID, kws))
 		return false;
+	args->n -= ps_arg(args, -1, "annotations") != NULL; /* last: keywords follow */
 	if (args->n != h->n) {
 		ps_error_at(p, h->span, "T.grid has %d extent%s but %d loop "
 			    "variable%s", args->n, args->n == 1 ? "" : "s", h->n,
@@ -231,8 +238,11 @@ static bool range_loop(Parser *p, Args *args, LoopHeader *h)
 			    "T.grid for several", h->callee);
 		return false;
 	}
-	if (!ps_check_args(p, args, 1, 2, NULL))
+	/* loop annotations are hints to TVM's lowering; read and dropped */
+	static const char *const kws[] = {"annotations", NULL};
+	if (!ps_check_args(p, args, 1, 2, kws))
 		return false;
+	args->n -= ps_arg(args, -1, "annotations") != NULL;
 	Expr *lo = ps_finish_expr(ps_val_expr(p, &args->v[0], "a loop bound"));
 	if (!ps_check_int_expr(p, lo, "a loop bound"))
 		return false;
@@ -470,12 +480,28 @@ static Stmt *parse_assign(Parser *p, StmtList *out, bool *done)
 		return NULL;
 	if (ann == DT_VOID && ps_at_t_name(p, NULL) && tok_is(peek_at(p, 3), "(")) {
 		const char *fn = peek_at(p, 2)->text;
-		if (strcmp(fn, "alloc_buffer") == 0) {
+		if (strcmp(fn, "alloc_buffer") == 0 || strcmp(fn, "decl_buffer") == 0 ||
+		    strcmp(fn, "Buffer") == 0 || strcmp(fn, "allocate") == 0) {
 			p->pos += 4;
-			Stmt *s = parse_alloc(p, first);
+			Stmt *s = strcmp(fn, "allocate") == 0
+					  ? parse_allocate(p, first)
+					  : parse_alloc(p, first, arena_printf(p->a, "T.%s", fn));
 			if (s)
 				list_push(p, out, s);
+			*done = !p->failed;
 			return s;
+		}
+		if (strcmp(fn, "launch_thread") == 0 || strcmp(fn, "env_thread") == 0) {
+			ps_error_at(p, peek(p)->span, "T.%s is not supported on CPU (GPU "
+				    "thread binding)", fn);
+			return NULL;
+		}
+		DType ft;
+		if ((strcmp(fn, "int32") == 0 || strcmp(fn, "int64") == 0) &&
+		    tok_is(peek_at(p, 4), ")") && dtype_from_name(fn, &ft)) {
+			p->pos += 5;
+			*done = parse_free_var(p, first, ft);
+			return NULL;
 		}
 		if (strcmp(fn, "match_buffer") == 0) {
 			p->pos += 4;
@@ -522,6 +548,11 @@ static Stmt *parse_t_stmt(Parser *p, bool *ignored)
 		return NULL;
 	}
 	bool assume = strcmp(fn, "assume") == 0;
+	if (strcmp(fn, "launch_thread") == 0 || strcmp(fn, "env_thread") == 0) {
+		ps_error_at(p, ps_span_from(p, first), "T.%s is not supported on CPU "
+			    "(GPU thread binding)", fn);
+		return NULL;
+	}
 	if (!assume && strcmp(fn, "evaluate") != 0) {
 		ps_error_at(p, first->span, "expected a statement, found an expression "
 			    "(use T.evaluate(...) to evaluate it)");
@@ -530,6 +561,10 @@ static Stmt *parse_t_stmt(Parser *p, bool *ignored)
 	p->pos += 3;
 	if (!ps_expect(p, "(", arena_printf(p->a, "after T.%s", fn)))
 		return NULL;
+	if (!assume && ps_at_t_name(p, "assume")) { /* T.evaluate(T.assume(c)) */
+		Stmt *s = parse_t_stmt(p, ignored);
+		return s && ps_expect(p, ")", "after T.evaluate(T.assume(...)") ? s : NULL;
+	}
 	Args args;
 	if (!parse_args(p, arena_printf(p->a, "T.%s", fn), ")", &args) ||
 	    !ps_check_args(p, &args, 1, 1, NULL))

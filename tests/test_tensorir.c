@@ -82,6 +82,21 @@ START_TEST(axis_forms_where_regions_anonymous_and_0d)
 }
 END_TEST
 
+START_TEST(declaration_forms_of_tvm_tests)
+{
+	Func *f = fixture_func("tensorir/declarations.tir");
+	/* n = T.int32() is a scalar the caller gives */
+	ck_assert_int_eq(f->nparams, 3);
+	ck_assert_int_eq(f->params[2].kind, PARAM_SCALAR);
+	ck_assert_str_eq(f->params[2].var->name, "n");
+	ck_assert_int_eq(ts_count_kind(f->body, ST_ASSUME), 1);
+	ck_assert_int_eq(ts_count_kind(f->body, ST_ALLOC), 2); /* X over X_data, Y */
+	ts_assert_reparses(&arena, f);
+	/* the program runs: the interpreter agrees with itself on inputs */
+	tu_assert_equiv(f, f, 4);
+}
+END_TEST
+
 /* ---------- print ---------- */
 
 static void assert_round_trip(const char *fixture, const char *const *needles)
@@ -144,6 +159,7 @@ START_TEST(bad_block_forms_are_positioned_errors)
 	bad("tensorir/init_without_reduce.tir", 6, 13, "without reduction iter vars");
 	bad("tensorir/iter_decl_after_stmt.tir", 6, 13, "before the block's statements");
 	bad("tensorir/remap_not_a_loop.tir", 5, 37, "enclosing loops");
+	bad("tensorir/thread_binding.tir", 5, 14, "not supported on CPU");
 }
 END_TEST
 
@@ -225,7 +241,7 @@ Suite *suite_tensorir(void)
 	} cases[] = {
 		{"parse",
 		 {remap_binds_iter_vars_to_loops_with_their_domains,
-		  axis_forms_where_regions_anonymous_and_0d}},
+		  axis_forms_where_regions_anonymous_and_0d, declaration_forms_of_tvm_tests}},
 		{"print",
 		 {blocks_print_in_tvm_style_and_round_trip,
 		  rewritten_bindings_print_as_axis_declarations}},
