@@ -3,7 +3,8 @@
  * their dtype in two's complement (nsw only where the range analysis
  * shows no wrap), `//` and `%` are floor division and modulo with the
  * interpreter's INT_MIN // -1 wrap, float32 arithmetic rounds like the
- * interpreter's double-then-round, comparisons mix dtypes through int64
+ * interpreter's double-then-round (float16: in float, then rounded to
+ * half, see below), comparisons mix dtypes through int64
  * or float64, and `and`, `or`, T.if_then_else only evaluate what the
  * interpreter evaluates unless evaluating more cannot be undefined. */
 #include "backend/cg.h"
@@ -13,6 +14,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+
+#include "kernel/half.h"
 
 /* ---------- types ---------- */
 
@@ -24,6 +27,7 @@ LLVMTypeRef cg_type(Cg *cg, DType t)
 	case DT_INT16: return LLVMInt16TypeInContext(cg->ctx);
 	case DT_INT32: return LLVMInt32TypeInContext(cg->ctx);
 	case DT_INT64: case DT_HANDLE: return LLVMInt64TypeInContext(cg->ctx);
+	case DT_FLOAT16: return LLVMHalfTypeInContext(cg->ctx);
 	case DT_FLOAT32: return LLVMFloatTypeInContext(cg->ctx);
 	case DT_FLOAT64: return LLVMDoubleTypeInContext(cg->ctx);
 	case DT_VOID: case DT_COUNT: break;
@@ -132,6 +136,8 @@ static LLVMValueRef float_const(Cg *cg, DType t, double v)
 {
 	if (t == DT_FLOAT32)
 		v = (double)(float)v;
+	else if (t == DT_FLOAT16)
+		v = vs_f16_round(v); /* then exact in `half` */
 	return LLVMConstReal(cg_type(cg, t), v);
 }
 
@@ -146,6 +152,60 @@ LLVMValueRef cg_call_intrinsic(Cg *cg, const char *name, LLVMTypeRef overload,
 	return LLVMBuildCall2(cg->b, fty, fn, args, nargs, "");
 }
 
+/* ---------- float16 ----------
+ *
+ * float16 values are LLVM `half`, but no arithmetic is done in `half`:
+ * operands are extended to float (exact), the operation is done in
+ * float and the result truncated to half once, which is exactly IEEE half
+ * arithmetic for + - * / sqrt (kernel/half.h says why) and what the
+ * interpreter computes. Only fpext half -> float and fptrunc float -> half
+ * are emitted: with F16C they are vcvtph2ps / vcvtps2ph, without it LLVM
+ * 14 calls __gnu_h2f_ieee / __gnu_f2h_ieee, which the JIT gets from
+ * runtime.c (program.c). A double is never truncated to half directly
+ * (that needs __truncdfhf2): see half_from_double. */
+
+static LLVMTypeRef float_ty(Cg *cg) { return LLVMFloatTypeInContext(cg->ctx); }
+
+static LLVMValueRef half_to_float(Cg *cg, LLVMValueRef x)
+{
+	return LLVMBuildFPExt(cg->b, x, float_ty(cg), "");
+}
+
+static LLVMValueRef half_from_float(Cg *cg, LLVMValueRef x)
+{
+	return LLVMBuildFPTrunc(cg->b, x, LLVMHalfTypeInContext(cg->ctx), "");
+}
+
+/* A double rounded to half correctly in two steps: first to float with
+ * round-to-odd (the float nearest to x with an odd last bit when x is not
+ * a float), then to half to nearest even. Round-to-odd at >= p + 2 bits
+ * (24 >= 11 + 2) followed by round-to-nearest at p bits is one
+ * round-to-nearest (Boldo and Melquiond, "When double rounding is odd",
+ * 2005); a plain double -> float -> half would round twice. Round-to-odd
+ * from the RNE float f: keep f if exact or odd, else step its bits one
+ * unit toward x (x and f have the same sign; inf steps down to FLT_MAX,
+ * which still rounds to inf in half; NaN compares unordered, kept). */
+static LLVMValueRef half_from_double(Cg *cg, LLVMValueRef x)
+{
+	LLVMBuilderRef b = cg->b;
+	LLVMTypeRef i32 = LLVMInt32TypeInContext(cg->ctx), dbl = LLVMDoubleTypeInContext(cg->ctx);
+	LLVMValueRef f = LLVMBuildFPTrunc(b, x, float_ty(cg), "");
+	LLVMValueRef back = LLVMBuildFPExt(b, f, dbl, "");
+	LLVMValueRef inexact = LLVMBuildFCmp(b, LLVMRealONE, back, x, "");
+	LLVMValueRef bits = LLVMBuildBitCast(b, f, i32, "");
+	LLVMValueRef one = LLVMConstInt(i32, 1, 0);
+	LLVMValueRef even = LLVMBuildICmp(b, LLVMIntEQ, LLVMBuildAnd(b, bits, one, ""),
+					  LLVMConstNull(i32), "");
+	LLVMValueRef fb = cg_call_intrinsic(cg, "llvm.fabs", dbl, &back, 1);
+	LLVMValueRef fx = cg_call_intrinsic(cg, "llvm.fabs", dbl, &x, 1);
+	LLVMValueRef above = LLVMBuildFCmp(b, LLVMRealOGT, fb, fx, "");
+	LLVMValueRef step = LLVMBuildSelect(b, above, LLVMConstInt(i32, (unsigned long long)-1, 1),
+					    one, "");
+	LLVMValueRef fix = LLVMBuildAnd(b, inexact, even, "");
+	LLVMValueRef odd = LLVMBuildSelect(b, fix, LLVMBuildAdd(b, bits, step, ""), bits, "");
+	return half_from_float(cg, LLVMBuildBitCast(b, odd, float_ty(cg), ""));
+}
+
 /* ---------- conversions (the interpreter's `convert`) ---------- */
 
 CgVal cg_convert(Cg *cg, CgVal x, DType from, DType to)
@@ -154,6 +214,24 @@ CgVal cg_convert(Cg *cg, CgVal x, DType from, DType to)
 	if (from == to)
 		return x;
 	LLVMTypeRef ty = cg_type(cg, to);
+	if (from == DT_FLOAT16) { /* exact in float; then as from float32 */
+		x.v = half_to_float(cg, x.v);
+		from = DT_FLOAT32;
+		if (to == DT_FLOAT32)
+			return x;
+	}
+	if (to == DT_FLOAT16) {
+		CgVal r = {NULL, iv_unbounded()};
+		if (from == DT_FLOAT64)
+			r.v = half_from_double(cg, x.v);
+		else if (from == DT_FLOAT32)
+			r.v = half_from_float(cg, x.v);
+		else /* the float is exact below 2^24, and any |i| >= 65520 gives inf either way */
+			r.v = half_from_float(cg, dtype_is_signed(from)
+							  ? LLVMBuildSIToFP(b, x.v, float_ty(cg), "")
+							  : LLVMBuildUIToFP(b, x.v, float_ty(cg), ""));
+		return r;
+	}
 	if (dtype_is_float(to)) {
 		CgVal r = {NULL, iv_unbounded()};
 		if (dtype_is_float(from))
@@ -365,11 +443,15 @@ static CgVal int_arith(Cg *cg, BinOp op, DType t, CgVal a, CgVal c)
 
 static LLVMValueRef to_double(Cg *cg, LLVMValueRef x, DType t)
 {
-	return t == DT_FLOAT32 ? LLVMBuildFPExt(cg->b, x, LLVMDoubleTypeInContext(cg->ctx), "") : x;
+	if (t == DT_FLOAT16)
+		x = half_to_float(cg, x);
+	return t != DT_FLOAT64 ? LLVMBuildFPExt(cg->b, x, LLVMDoubleTypeInContext(cg->ctx), "") : x;
 }
 
 static LLVMValueRef from_double(Cg *cg, LLVMValueRef x, DType t)
 {
+	if (t == DT_FLOAT16)
+		return half_from_double(cg, x);
 	return t == DT_FLOAT32 ? LLVMBuildFPTrunc(cg->b, x, cg_type(cg, t), "") : x;
 }
 
@@ -390,6 +472,9 @@ static LLVMValueRef float_floor_op(Cg *cg, BinOp op, DType t, LLVMValueRef a, LL
 static LLVMValueRef float_arith(Cg *cg, BinOp op, DType t, LLVMValueRef a, LLVMValueRef c)
 {
 	LLVMBuilderRef b = cg->b;
+	if (t == DT_FLOAT16 && op != OP_FLOORDIV && op != OP_FLOORMOD) /* in float, one rounding */
+		return half_from_float(cg, float_arith(cg, op, DT_FLOAT32, half_to_float(cg, a),
+						       half_to_float(cg, c)));
 	switch (op) {
 	case OP_ADD: return LLVMBuildFAdd(b, a, c, "");
 	case OP_SUB: return LLVMBuildFSub(b, a, c, "");
@@ -422,7 +507,8 @@ static bool contract_fma(Cg *cg, const Expr *e, CgVal *out)
 {
 	DType t = e->dtype;
 	BinOp op = e->u.bin.op;
-	if (cg->fm != FLOAT_REAL || !cg->contract_fma || (op != OP_ADD && op != OP_SUB))
+	if (cg->fm != FLOAT_REAL || !cg->contract_fma || (op != OP_ADD && op != OP_SUB) ||
+	    t == DT_FLOAT16) /* no half arithmetic in LLVM (see float16 above) */
 		return false;
 	const Expr *x = e->u.bin.a, *y = e->u.bin.b;
 	bool left = is_float_mul(x, t);
@@ -449,6 +535,8 @@ static LLVMValueRef compare(Cg *cg, BinOp op, CgVal a, DType ta, CgVal c, DType 
 	LLVMBuilderRef b = cg->b;
 	if (dtype_is_float(ta) || dtype_is_float(tc)) {
 		DType t = ta == tc ? ta : DT_FLOAT64;
+		if (t == DT_FLOAT16) /* exact in float */
+			t = DT_FLOAT32;
 		LLVMValueRef x = cg_convert(cg, a, ta, t).v, y = cg_convert(cg, c, tc, t).v;
 		LLVMRealPredicate p = op == OP_EQ ? LLVMRealOEQ : op == OP_NE ? LLVMRealUNE
 				    : op == OP_LT ? LLVMRealOLT : op == OP_LE ? LLVMRealOLE
@@ -707,7 +795,8 @@ static LLVMValueRef libm_call(Cg *cg, const char *name, LLVMTypeRef ty, LLVMValu
  * intrinsics, whose folding is exact; the others call libm by name. */
 static CgVal call_expr(Cg *cg, const Expr *e)
 {
-	DType t = e->dtype;
+	/* float16: the float32 function, then rounded to half (as kernel/interp_eval.c) */
+	DType t = e->dtype == DT_FLOAT16 ? DT_FLOAT32 : e->dtype;
 	LLVMTypeRef ty = cg_type(cg, t);
 	LLVMValueRef a[MATH_MAX_ARGS];
 	for (int i = 0; i < e->u.call.nargs; i++)
@@ -763,8 +852,10 @@ static CgVal call_expr(Cg *cg, const Expr *e)
 		v = cg_call_intrinsic(cg, intr, ty, a, n);
 	if (!v) {
 		cg_fail(cg, e->span, "internal: math function %d", (int)f);
-		return (CgVal){LLVMGetUndef(ty), iv_unbounded()};
+		return (CgVal){LLVMGetUndef(cg_type(cg, e->dtype)), iv_unbounded()};
 	}
+	if (e->dtype == DT_FLOAT16)
+		v = half_from_float(cg, v);
 	return (CgVal){v, iv_unbounded()};
 }
 

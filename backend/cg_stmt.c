@@ -637,9 +637,13 @@ void cg_function_attributes(Cg *cg, LLVMValueRef fn)
 }
 
 /* A scalar parameter's type in the C calling convention: bool travels
- * as uint8_t. */
+ * as uint8_t, float16 as its binary16 bits in a uint16_t (the x86-64
+ * convention for `half` arguments changed in LLVM 15; an integer has one
+ * convention everywhere). */
 static LLVMTypeRef abi_type(Cg *cg, const Param *p)
 {
+	if (p->kind == PARAM_SCALAR && p->var->dtype == DT_FLOAT16)
+		return LLVMInt16TypeInContext(cg->ctx);
 	if (p->kind == PARAM_SCALAR)
 		return cg_mem_type(cg, p->var->dtype);
 	return LLVMPointerType(cg_mem_type(cg, p->buf->dtype), 0);
@@ -671,6 +675,8 @@ static void bind_params(Cg *cg, const Func *f, LLVMValueRef fn)
 			DType t = p->var->dtype;
 			if (t == DT_BOOL)
 				x = LLVMBuildICmp(cg->b, LLVMIntNE, x, LLVMConstNull(LLVMTypeOf(x)), "");
+			else if (t == DT_FLOAT16)
+				x = LLVMBuildBitCast(cg->b, x, cg_type(cg, t), "");
 			cg_bind(cg, p->var, x, iv_dtype(t));
 		} else if (p->var) { /* a handle's own value is 0 in the interpreter */
 			cg_bind(cg, p->var, cg_int64(cg, 0), iv_point(0));

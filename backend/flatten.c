@@ -25,7 +25,7 @@ static bool int_fits_dtype(int64_t v, DType t)
 	case DT_UINT8: return v >= 0 && v <= 255;
 	case DT_BOOL: return v == 0 || v == 1;
 	case DT_INT64: return true;
-	case DT_FLOAT32: case DT_FLOAT64: case DT_HANDLE: case DT_VOID: case DT_COUNT:
+	case DT_FLOAT16: case DT_FLOAT32: case DT_FLOAT64: case DT_HANDLE: case DT_VOID: case DT_COUNT:
 		return false;
 	}
 	return false;

@@ -20,6 +20,7 @@ static const char *c_type(DType t)
 	case DT_INT32: return "int32_t";
 	case DT_INT64: return "int64_t";
 	case DT_UINT8: return "uint8_t";
+	case DT_FLOAT16: return "uint16_t"; /* the binary16 bits (no portable C half type) */
 	case DT_FLOAT32: return "float";
 	case DT_FLOAT64: return "double";
 	case DT_HANDLE: case DT_VOID: case DT_COUNT: break;

@@ -8,12 +8,14 @@
 
 #include <llvm-c/LLJIT.h>
 #include <llvm-c/Orc.h>
+#include <llvm/Config/llvm-config.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
 #include "backend/runtime.h"
+#include "kernel/half.h"
 
 struct Program {
 	ProvenModule proven;
@@ -262,16 +264,24 @@ static bool define_runtime(Program *p, LLVMOrcJITDylibRef jd, DiagList *d)
 		{"vs_rt_parallel_for", (void *)vs_rt_parallel_for},
 		{"malloc", (void *)malloc},
 		{"free", (void *)free},
+#if LLVM_VERSION_MAJOR < 15
+		/* half conversions without F16C (runtime.h); LLVM 15 and later
+		 * call __extendhfsf2 / __truncsfhf2 with `half` in xmm registers,
+		 * found in the process (libgcc_s of GCC >= 12, compiler-rt) */
+		{"__gnu_h2f_ieee", (void *)vs_rt_f16_to_f32},
+		{"__gnu_f2h_ieee", (void *)vs_rt_f32_to_f16},
+#endif
 	};
-	LLVMJITCSymbolMapPair pairs[3];
-	for (int i = 0; i < 3; i++) {
+	enum { NSYMS = sizeof syms / sizeof syms[0] };
+	LLVMJITCSymbolMapPair pairs[NSYMS];
+	for (int i = 0; i < NSYMS; i++) {
 		pairs[i].Name = LLVMOrcLLJITMangleAndIntern(p->jit, syms[i].name);
 		pairs[i].Sym.Address = (uint64_t)(uintptr_t)syms[i].addr;
 		pairs[i].Sym.Flags.GenericFlags = LLVMJITSymbolGenericFlagsExported |
 						  LLVMJITSymbolGenericFlagsCallable;
 		pairs[i].Sym.Flags.TargetFlags = 0;
 	}
-	LLVMErrorRef err = LLVMOrcJITDylibDefine(jd, LLVMOrcAbsoluteSymbols(pairs, 3));
+	LLVMErrorRef err = LLVMOrcJITDylibDefine(jd, LLVMOrcAbsoluteSymbols(pairs, NSYMS));
 	if (err)
 		return jit_fail(p, err, "cannot define the runtime symbols", d);
 	LLVMOrcDefinitionGeneratorRef gen = NULL;
@@ -360,6 +370,11 @@ static void put_value(void *dst, DType t, Value v)
 	case DT_INT16: *(int16_t *)dst = (int16_t)v.i; return;
 	case DT_INT32: *(int32_t *)dst = (int32_t)v.i; return;
 	case DT_INT64: case DT_HANDLE: *(int64_t *)dst = v.i; return;
+	case DT_FLOAT16: { /* binary16 bits, as the generated header declares */
+		uint16_t h = vs_f16_from_double(v.f);
+		memcpy(dst, &h, sizeof h);
+		return;
+	}
 	case DT_FLOAT32: *(float *)dst = (float)v.f; return;
 	case DT_FLOAT64: *(double *)dst = v.f; return;
 	case DT_VOID: case DT_COUNT: return;
@@ -376,6 +391,12 @@ static Value get_value(const void *src, DType t)
 	case DT_INT16: v.i = *(const int16_t *)src; break;
 	case DT_INT32: v.i = *(const int32_t *)src; break;
 	case DT_INT64: case DT_HANDLE: v.i = *(const int64_t *)src; break;
+	case DT_FLOAT16: {
+		uint16_t h;
+		memcpy(&h, src, sizeof h);
+		v.f = vs_f16_to_double(h);
+		break;
+	}
 	case DT_FLOAT32: v.f = *(const float *)src; break;
 	case DT_FLOAT64: v.f = *(const double *)src; break;
 	case DT_VOID: case DT_COUNT: break;

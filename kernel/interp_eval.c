@@ -21,7 +21,7 @@ static bool float_fits(double x, DType t)
 	case DT_INT64:
 	case DT_HANDLE:
 		return x >= -9223372036854775808.0 && x < 9223372036854775808.0;
-	case DT_BOOL: case DT_FLOAT32: case DT_FLOAT64: case DT_VOID: case DT_COUNT:
+	case DT_BOOL: case DT_FLOAT16: case DT_FLOAT32: case DT_FLOAT64: case DT_VOID: case DT_COUNT:
 		return true;
 	}
 	return true;
@@ -36,6 +36,8 @@ bool in_convert(Value x, DType from, DType to, Value *out)
 			out->f = round_float(x.f, to);
 		else if (to == DT_FLOAT32)
 			out->f = (double)(float)x.i; /* one rounding */
+		else if (to == DT_FLOAT16) /* |i| > 2^53 rounds in double, but to inf in half anyway */
+			out->f = vs_f16_round((double)x.i);
 		else
 			out->f = (double)x.i;
 		return true;
@@ -448,7 +450,8 @@ static bool eval_let(Interp *in, const Expr *e, TVal *out)
  * libm (expf ...), float64 through the double ones, each step rounded to
  * the dtype, so that compiled code calling the same functions agrees bit
  * for bit. sigmoid is 1 / (1 + exp(-x)) and rsqrt 1 / sqrt(x), step by
- * step; round is to nearest, ties to even (rint in the default mode). */
+ * step; round is to nearest, ties to even (rint in the default mode).
+ * float16 is the float32 computation rounded to half at the end. */
 static float math_f32(MathFn f, float x, float y, float z)
 {
 	switch (f) {
@@ -528,6 +531,8 @@ static bool eval_call(Interp *in, const Expr *e, TVal *out)
 	MathFn f = e->u.call.fn;
 	if (e->dtype == DT_FLOAT32)
 		out->v.f = math_f32(f, (float)v[0].f, (float)v[1].f, (float)v[2].f);
+	else if (e->dtype == DT_FLOAT16) /* the float32 function, rounded to half (kernel/half.h) */
+		out->v.f = vs_f16_round(math_f32(f, (float)v[0].f, (float)v[1].f, (float)v[2].f));
 	else if (e->dtype == DT_FLOAT64)
 		out->v.f = math_f64(f, v[0].f, v[1].f, v[2].f);
 	else if (f == MF_ABS && dtype_is_int(e->dtype))

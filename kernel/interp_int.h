@@ -5,6 +5,7 @@
 #ifndef VS_KERNEL_INTERP_INT_H
 #define VS_KERNEL_INTERP_INT_H
 
+#include "kernel/half.h"
 #include "kernel/interp.h"
 
 #define MAX_DIMS 16
@@ -68,9 +69,13 @@ typedef struct Interp {
 
 static inline int64_t wrap_int(int64_t v, DType t) { return dtype_wrap_int(v, t); }
 
+/* x rounded to the float dtype t, once (kernel/half.h says why one
+ * rounding of a double result is exactly the IEEE operation in t). */
 static inline double round_float(double x, DType t)
 {
-	return t == DT_FLOAT32 ? (double)(float)x : x;
+	return t == DT_FLOAT32   ? (double)(float)x
+	       : t == DT_FLOAT16 ? vs_f16_round(x)
+				 : x;
 }
 
 static inline bool truth(Value x, DType t)

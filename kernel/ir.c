@@ -27,7 +27,7 @@ int64_t dtype_wrap_int(int64_t v, DType t)
 	case DT_INT16: return (int16_t)v;
 	case DT_INT32: return (int32_t)v;
 	case DT_UINT8: return (uint8_t)v;
-	case DT_INT64: case DT_HANDLE: case DT_FLOAT32: case DT_FLOAT64: case DT_VOID:
+	case DT_INT64: case DT_HANDLE: case DT_FLOAT16: case DT_FLOAT32: case DT_FLOAT64: case DT_VOID:
 	case DT_COUNT:
 		return v;
 	}

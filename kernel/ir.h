@@ -107,6 +107,7 @@ char *sb_take(StrBuf *b); /* the string (never NULL); b is reset */
 	X(DT_INT32, "int32", 32, 1, 0)                                         \
 	X(DT_INT64, "int64", 64, 1, 0)                                         \
 	X(DT_UINT8, "uint8", 8, 0, 0)                                          \
+	X(DT_FLOAT16, "float16", 16, 1, 1)                                     \
 	X(DT_FLOAT32, "float32", 32, 1, 1)                                     \
 	X(DT_FLOAT64, "float64", 64, 1, 1)                                     \
 	X(DT_HANDLE, "handle", 64, 0, 0)                                       \

@@ -9,6 +9,7 @@
  * same-value readings. Anything else fails "unsupported: ...". */
 #include "smt/encode.h"
 #include "smt/range.h"
+#include "kernel/half.h"
 #include "kernel/ptrmap.h"
 
 #include <math.h>
@@ -156,7 +157,7 @@ struct EncodeState {
 	int fsym[MF_COUNT][DT_COUNT]; /* SYM_FUNC index + 1, 0 if none yet */
 	int napps, capapps;
 	struct { Z3_ast app; DType t; } *int_apps; /* integer calls: a range fact each */
-	Z3_sort s_bool, s_int, s_real, s_f32, s_f64;
+	Z3_sort s_bool, s_int, s_real, s_f16, s_f32, s_f64;
 	Z3_ast rne;
 };
 
@@ -168,6 +169,7 @@ static ValueClass class_of(DType t)
 	case DT_BOOL: return CL_BOOL;
 	case DT_INT8: case DT_INT16: case DT_INT32: case DT_INT64:
 	case DT_UINT8: return CL_INT;
+	case DT_FLOAT16:
 	case DT_FLOAT32:
 	case DT_FLOAT64: return CL_FLOAT;
 	case DT_HANDLE:
@@ -234,6 +236,7 @@ static bool make_sorts(SmtEncoding *e)
 	st->s_bool = own_sort(e, Z3_mk_bool_sort(c));
 	st->s_int = own_sort(e, Z3_mk_int_sort(c));
 	st->s_real = own_sort(e, Z3_mk_real_sort(c));
+	st->s_f16 = own_sort(e, Z3_mk_fpa_sort(c, 5, 11));
 	st->s_f32 = own_sort(e, Z3_mk_fpa_sort(c, 8, 24));
 	st->s_f64 = own_sort(e, Z3_mk_fpa_sort(c, 11, 53));
 	st->rne = own(e, Z3_mk_fpa_rne(c));
@@ -250,7 +253,7 @@ static Z3_sort sort_of(SmtEncoding *e, DType t)
 		if (e->fm == FLOAT_REAL)
 			return st->s_real;
 		e->uses_fp = true;
-		return t == DT_FLOAT32 ? st->s_f32 : st->s_f64;
+		return t == DT_FLOAT16 ? st->s_f16 : t == DT_FLOAT32 ? st->s_f32 : st->s_f64;
 	case CL_NONE: break;
 	}
 	return fail(e, "unsupported: values of dtype %s", dtype_text(t));
@@ -370,7 +373,7 @@ static Z3_ast mk_bool(SmtEncoding *e, bool v)
 
 /* A float literal, exactly: in real mode the rational value of the
  * double; in ieee mode the nearest value of the dtype (a float32 literal
- * is rounded to nearest even, as a C compiler would), with -0.0, inf and
+ * or float16 literal is rounded to nearest even, as a C compiler would), with -0.0, inf and
  * NaN made by their own constructors so their sign and kind survive. */
 static Z3_ast mk_float(SmtEncoding *e, double v, DType t)
 {
@@ -393,6 +396,8 @@ static Z3_ast mk_float(SmtEncoding *e, double v, DType t)
 		return NULL;
 	if (t == DT_FLOAT32)
 		v = (double)(float)v;
+	else if (t == DT_FLOAT16)
+		v = vs_f16_round(v);
 	if (isnan(v))
 		return own(e, Z3_mk_fpa_nan(c, s));
 	if (isinf(v))
@@ -401,7 +406,7 @@ static Z3_ast mk_float(SmtEncoding *e, double v, DType t)
 		return own(e, Z3_mk_fpa_zero(c, s, signbit(v)));
 	if (t == DT_FLOAT32)
 		return own(e, Z3_mk_fpa_numeral_float(c, (float)v, s));
-	return own(e, Z3_mk_fpa_numeral_double(c, v, s));
+	return own(e, Z3_mk_fpa_numeral_double(c, v, s)); /* exact for float16 too */
 }
 
 static Z3_ast mk_not(SmtEncoding *e, Z3_ast a)
@@ -641,7 +646,9 @@ static DType operand_dtype(const Expr *x, const Expr *y)
 	if (fx && fy)
 		return DT_FLOAT64;
 	const Expr *f = fx ? x : y, *i = fx ? y : x;
-	int64_t exact = f->dtype == DT_FLOAT32 ? INT64_C(1) << 24 : INT64_C(1) << 53;
+	int64_t exact = f->dtype == DT_FLOAT16   ? INT64_C(1) << 11
+			: f->dtype == DT_FLOAT32 ? INT64_C(1) << 24
+						 : INT64_C(1) << 53;
 	int64_t v = i->kind == EX_INT ? iv_wrap_value(i->u.ival, i->dtype) : 0;
 	if (i->kind == EX_INT && i->dtype != DT_BOOL && v >= -exact && v <= exact)
 		return f->dtype;
@@ -1082,7 +1089,9 @@ static Z3_ast enc_call(SmtEncoding *e, const Expr *x)
 	if (k < 0) {
 		Z3_sort dom[MATH_MAX_ARGS] = {s, s, s};
 		const char *base = dtype_is_float(x->dtype)
-					   ? (x->dtype == DT_FLOAT32 ? "f32" : "f64")
+					   ? (x->dtype == DT_FLOAT16   ? "f16"
+					      : x->dtype == DT_FLOAT32 ? "f32"
+								       : "f64")
 					   : dtype_name(x->dtype);
 		char name[40];
 		snprintf(name, sizeof name, "%s_%s", mathfn_name(f), base);

@@ -14,6 +14,7 @@
 #include <time.h>
 
 #include "smt/encode.h"
+#include "kernel/half.h"
 
 enum { DEFAULT_TIMEOUT_MS = 10000 };
 
@@ -424,7 +425,7 @@ static void cache_put(Solver *s, const char *key, const RawResult *r)
 
 /* ---------- model decoding ---------- */
 
-static char *float_text(double v, bool single)
+static char *float_text(double v, int digits)
 {
 	char buf[48];
 	if (isnan(v))
@@ -434,22 +435,24 @@ static char *float_text(double v, bool single)
 	else if (v == 0)
 		snprintf(buf, sizeof buf, "%s", signbit(v) ? "-0.0" : "0.0");
 	else
-		snprintf(buf, sizeof buf, single ? "%.9g" : "%.17g", v);
+		snprintf(buf, sizeof buf, "%.*g", digits, v);
 	return strdup(buf);
 }
 
-/* An IEEE numeral, bit-exactly through fp.to_ieee_bv (NaN has no sign
- * or payload in SMT-LIB: it decodes to the default NaN). */
+/* An IEEE numeral (binary16, 32 or 64), bit-exactly through
+ * fp.to_ieee_bv (NaN has no sign or payload in SMT-LIB: it decodes to the
+ * default NaN). */
 static bool decode_fp(Z3_context c, Z3_ast v, Z3_sort s, RawValue *out)
 {
 	unsigned eb = Z3_fpa_get_ebits(c, s), sb = Z3_fpa_get_sbits(c, s);
-	bool single = eb == 8 && sb == 24;
+	bool half = eb == 5 && sb == 11, single = eb == 8 && sb == 24;
+	int digits = half ? 5 : single ? 9 : 17; /* enough to read back exactly */
 	out->is_float = true;
-	if (!single && !(eb == 11 && sb == 53))
+	if (!half && !single && !(eb == 11 && sb == 53))
 		return false;
 	if (Z3_fpa_is_numeral_nan(c, v)) {
 		out->fval = NAN;
-		out->text = float_text(NAN, single);
+		out->text = float_text(NAN, digits);
 		return !smt_z3_error(NULL);
 	}
 	Z3_ast bv = Z3_mk_fpa_to_ieee_bv(c, v);
@@ -467,7 +470,9 @@ static bool decode_fp(Z3_context c, Z3_ast v, Z3_sort s, RawValue *out)
 	Z3_dec_ref(c, bv);
 	if (!ok)
 		return false;
-	if (single) {
+	if (half) {
+		out->fval = vs_f16_to_double((uint16_t)bits);
+	} else if (single) {
 		uint32_t b32 = (uint32_t)bits;
 		float f;
 		memcpy(&f, &b32, sizeof f);
@@ -475,7 +480,7 @@ static bool decode_fp(Z3_context c, Z3_ast v, Z3_sort s, RawValue *out)
 	} else {
 		memcpy(&out->fval, &bits, sizeof out->fval);
 	}
-	out->text = float_text(out->fval, single);
+	out->text = float_text(out->fval, digits);
 	return true;
 }
 

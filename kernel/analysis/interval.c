@@ -64,7 +64,7 @@ bool iv_of_dtype(DType t, Interval *out)
 	case DT_INT32: *out = iv_make(INT32_MIN, INT32_MAX); return true;
 	case DT_INT64: *out = iv_make(INT64_MIN, INT64_MAX); return true;
 	case DT_UINT8: *out = iv_make(0, UINT8_MAX); return true;
-	case DT_FLOAT32: case DT_FLOAT64: case DT_HANDLE: case DT_VOID:
+	case DT_FLOAT16: case DT_FLOAT32: case DT_FLOAT64: case DT_HANDLE: case DT_VOID:
 	case DT_COUNT: break;
 	}
 	return false;
@@ -91,7 +91,7 @@ int64_t iv_wrap_value(Wide v, DType t)
 	case DT_INT32: return (int32_t)(uint32_t)v;
 	case DT_UINT8: return (uint8_t)v;
 	case DT_INT64: return (int64_t)(uint64_t)v;
-	case DT_FLOAT32: case DT_FLOAT64: case DT_HANDLE: case DT_VOID:
+	case DT_FLOAT16: case DT_FLOAT32: case DT_FLOAT64: case DT_HANDLE: case DT_VOID:
 	case DT_COUNT: break;
 	}
 	return (int64_t)v;
