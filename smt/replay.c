@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "kernel/half.h"
 #include "kernel/interp.h"
 
 const char *replay_status_name(ReplayStatus s)
@@ -158,6 +159,13 @@ static BufState *state_buf_of(State *s, const Buffer *b)
 	return state_buffer(s, b->name);
 }
 
+/* v as a cell of dtype t holds it: a float16 or float32 cell holds a
+ * value of its dtype (a real-mode model may give any rational). */
+static double round_to_dtype(double v, DType t)
+{
+	return t == DT_FLOAT16 ? vs_f16_round(v) : t == DT_FLOAT32 ? (double)(float)v : v;
+}
+
 static void apply_model_cells(State *s, const Model *m)
 {
 	for (int i = 0; m && i < m->ncells; i++) {
@@ -169,7 +177,9 @@ static void apply_model_cells(State *s, const Model *m)
 		if (off < 0)
 			continue;
 		if (dtype_is_float(bs->buf->dtype))
-			bs->data[off].f = c->val.is_float ? c->val.fval : (double)c->val.ival;
+			bs->data[off].f = round_to_dtype(c->val.is_float ? c->val.fval
+									 : (double)c->val.ival,
+							 bs->buf->dtype);
 		else
 			bs->data[off].i = c->val.ival;
 		bs->cell[off] = CELL_INIT;
@@ -177,19 +187,26 @@ static void apply_model_cells(State *s, const Model *m)
 }
 
 /* Float inputs with a wide range of magnitudes: sums then depend on the
- * order of accumulation under IEEE rounding. */
+ * order of accumulation under IEEE rounding. float16 gets magnitudes of
+ * its own (1e8 would be inf there, and inf - inf is NaN in either order);
+ * every value is rounded to the buffer's dtype, as a cell holds it. */
 static void widen_floats(State *s, uint64_t seed)
 {
 	static const double pool[] = {1e8, -1e8, 1.0, 3.0, 0.1, -0.0, 1e-8, 16777217.0, -2.5};
+	static const double pool16[] = {4096.0, -4096.0, 1.0, 3.0, 0.1, -0.0, 1e-3, 2049.0, -2.5};
+	enum { NPOOL = sizeof pool / sizeof *pool };
 	uint64_t x = seed * 0x9E3779B97F4A7C15ull + 1;
 	for (int i = 0; i < s->nbufs; i++) {
 		BufState *b = &s->bufs[i];
-		if (!dtype_is_float(b->buf->dtype))
+		DType t = b->buf->dtype;
+		if (!dtype_is_float(t))
 			continue;
 		for (int64_t k = 0; k < b->size; k++) {
 			x ^= x << 13, x ^= x >> 7, x ^= x << 17;
-			if (b->cell[k] == CELL_INIT)
-				b->data[k].f = pool[x % (sizeof pool / sizeof *pool)];
+			if (b->cell[k] != CELL_INIT)
+				continue;
+			double v = t == DT_FLOAT16 ? pool16[x % NPOOL] : pool[x % NPOOL];
+			b->data[k].f = round_to_dtype(v, t);
 		}
 	}
 }

@@ -229,6 +229,25 @@ START_TEST(reorder_float_reduction_depends_on_float_mode)
 }
 END_TEST
 
+/* float16: split and reorder of an elementwise kernel commit in ieee
+ * mode (no value is recomputed); the reduction's reorder commits in real
+ * mode (sums of the k/4 inputs are exact in half, so the interpreter
+ * agrees before and after) and is refuted in ieee mode, the replay
+ * computing in half confirming the different sum. */
+START_TEST(float16_split_and_reorder_follow_the_float_mode)
+{
+	sched_free(accept(tu_fixture("loops/scale_f16.tir"),
+			  "sch.float_mode(\"ieee\")\njo, ji = sch.split(\"j\", factor=4)\n"
+			  "sch.reorder(\"jo\", \"i\")"));
+	sched_free(accept(tu_fixture("loops/total_f16.tir"),
+			  "jo, ji = sch.split(\"j\", factor=4)\nsch.reorder(\"jo\", \"i\")"));
+	StepReport *r = ts_refuted(&arena, tu_fixture("loops/total_f16.tir"),
+				   "sch.float_mode(\"ieee\")\nsch.reorder(\"j\", \"i\")",
+				   "reorder.no_conflict");
+	ck_assert_ptr_nonnull(strstr(r->counterexample, "A["));
+}
+END_TEST
+
 START_TEST(reorder_rejects_triangular_and_non_chain)
 {
 	const char *tri = tu_fixture("loops/reorder_rejects_triangular_and_non_chain-tri.tir");
@@ -641,6 +660,9 @@ Suite *suite_reorder(void)
 	tc = loops_tcase("reductions");
 	tcase_add_test(tc, reorder_float_reduction_depends_on_float_mode);
 	tcase_add_test(tc, reorder_integer_reduction_commutes_in_ieee_mode);
+	suite_add_tcase(s, tc);
+	tc = loops_tcase("float16");
+	tcase_add_test(tc, float16_split_and_reorder_follow_the_float_mode);
 	suite_add_tcase(s, tc);
 	tc = tcase_create("preconditions");
 	tcase_add_checked_fixture(tc, setup, teardown);
