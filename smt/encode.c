@@ -406,7 +406,14 @@ static Z3_ast mk_float(SmtEncoding *e, double v, DType t)
 		return own(e, Z3_mk_fpa_zero(c, s, signbit(v)));
 	if (t == DT_FLOAT32)
 		return own(e, Z3_mk_fpa_numeral_float(c, (float)v, s));
-	return own(e, Z3_mk_fpa_numeral_double(c, v, s)); /* exact for float16 too */
+	if (t == DT_FLOAT16) { /* from its bits: z3's double numeral loses half subnormals */
+		Z3_sort bv16 = own_sort(e, Z3_mk_bv_sort(c, 16));
+		if (!bv16)
+			return NULL;
+		Z3_ast bits = own(e, Z3_mk_unsigned_int(c, vs_f16_from_double(v), bv16));
+		return bits ? own(e, Z3_mk_fpa_to_fp_bv(c, bits, s)) : NULL;
+	}
+	return own(e, Z3_mk_fpa_numeral_double(c, v, s));
 }
 
 static Z3_ast mk_not(SmtEncoding *e, Z3_ast a)

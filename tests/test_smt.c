@@ -12,6 +12,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "kernel/half.h"
 #include "kernel/interp.h"
 #include "smt/range.h"
 #include "smt/smt.h"
@@ -376,6 +377,77 @@ START_TEST(ieee_literals_round_trip_bit_exactly)
 		double got = model_var(&r, x)->val.fval;
 		ck_assert_msg(memcmp(&got, &v, sizeof v) == 0, "%a decoded as %a", v, got);
 	}
+}
+END_TEST
+
+/* ---------- float16: (_ FloatingPoint 5 11) in ieee mode ---------- */
+
+/* (a + b) + c == a + (b + c) holds for reals, not for float16: the
+ * counterexample does not re-associate when computed in half. */
+START_TEST(float16_reassociation_is_refuted_in_ieee_mode)
+{
+	Var *a = var("a", DT_FLOAT16), *b = var("b", DT_FLOAT16), *c = var("c", DT_FLOAT16);
+	Expr *lhs = ir_add(&arena, ir_add(&arena, ref(a), ref(b)), ref(c));
+	Expr *rhs = ir_add(&arena, ref(a), ir_add(&arena, ref(b), ref(c)));
+	Obligation *o = ob(0, NULL, eq(lhs, rhs));
+	ck_assert_int_eq(verdict_of(o, FLOAT_REAL), VERDICT_PROVEN);
+	ObligationResult r = check_in(o, FLOAT_IEEE);
+	ck_assert_int_eq(r.verdict, VERDICT_REFUTED);
+	double va = model_var(&r, a)->val.fval, vb = model_var(&r, b)->val.fval,
+	       vc = model_var(&r, c)->val.fval;
+	/* the model's values are float16 values */
+	ck_assert(isnan(va) || vs_f16_round(va) == va);
+	ck_assert(isnan(vb) || vs_f16_round(vb) == vb);
+	ck_assert(isnan(vc) || vs_f16_round(vc) == vc);
+	double l = vs_f16_round(vs_f16_round(va + vb) + vc);
+	double rr = vs_f16_round(va + vs_f16_round(vb + vc));
+	ck_assert(!(l == rr) || signbit(l) != signbit(rr));
+}
+END_TEST
+
+/* Literals round to the nearest half, ties to even, overflowing to inf;
+ * casts round the same way; halves decode from the model bit-exactly. */
+START_TEST(float16_literals_and_casts_round_to_nearest_even)
+{
+	const struct {
+		double lit, want;
+	} cases[] = {
+		{0.1, 0.0999755859375},       {65504.0, 65504.0},
+		{65519.0, 65504.0},           {65520.0, INFINITY},
+		{-1e9, -INFINITY},            {2049.0, 2048.0},
+		{2051.0, 2052.0},             {0x1p-24, 0x1p-24},
+		{0x1p-25, 0.0},               {0x1.8p-24, 0x1p-23},
+		{0x1.0000000001p-25, 0x1p-24}, {6.103515625e-05, 6.103515625e-05},
+	};
+	for (size_t k = 0; k < sizeof cases / sizeof *cases; k++) {
+		Expr *goal = eq(flit(cases[k].lit, DT_FLOAT16), flit(cases[k].want, DT_FLOAT64));
+		ck_assert_msg(verdict_of(ob(0, NULL, goal), FLOAT_IEEE) == VERDICT_PROVEN, "case %zu", k);
+		/* the same through a cast from float64 */
+		Expr *cast = ir_cast(&arena, DT_FLOAT16, flit(cases[k].lit, DT_FLOAT64), no_span);
+		goal = eq(cast, flit(cases[k].want, DT_FLOAT16));
+		ck_assert_msg(verdict_of(ob(0, NULL, goal), FLOAT_IEEE) == VERDICT_PROVEN,
+			      "cast case %zu", k);
+		if (!isfinite(cases[k].want) || cases[k].want == 0)
+			continue;
+		Var *x = var("x", DT_FLOAT16);
+		ObligationResult r = check_in(ob(0, NULL, bin(OP_NE, ref(x), flit(cases[k].lit, DT_FLOAT16))),
+					      FLOAT_IEEE);
+		ck_assert_int_eq(r.verdict, VERDICT_REFUTED);
+		double got = model_var(&r, x)->val.fval;
+		ck_assert_msg(got == cases[k].want, "case %zu: %a decoded as %a", k, cases[k].want, got);
+	}
+	/* int -> float16 rounds (2049 is a tie), float16 -> int truncates */
+	Expr *ci = ir_cast(&arena, DT_FLOAT16, lit(2049), no_span);
+	ck_assert_int_eq(verdict_of(ob(0, NULL, eq(ci, flit(2048.0, DT_FLOAT16))), FLOAT_IEEE),
+			 VERDICT_PROVEN);
+	Expr *ct = ir_cast(&arena, DT_INT32, flit(-2.75, DT_FLOAT16), no_span);
+	ck_assert_int_eq(verdict_of(ob(0, NULL, eq(ct, lit(-2))), FLOAT_IEEE), VERDICT_PROVEN);
+	/* the largest half doubled overflows to inf */
+	Var *y = var("y", DT_FLOAT16);
+	Expr *hy = eq(ref(y), flit(65504.0, DT_FLOAT16));
+	Expr *dbl = ir_add(&arena, ref(y), ref(y));
+	ck_assert_int_eq(verdict_of(ob(1, &hy, eq(dbl, flit(INFINITY, DT_FLOAT16))), FLOAT_IEEE),
+			 VERDICT_PROVEN);
 }
 END_TEST
 
@@ -1413,6 +1485,13 @@ Suite *suite_smt(void)
 	tcase_add_test(tc, ieee_literals_round_trip_bit_exactly);
 	tcase_add_test(tc, real_literals_are_exact_rationals);
 	tcase_add_test(tc, casts_truncate_and_convert);
+	suite_add_tcase(s, tc);
+
+	tc = tcase_create("float16");
+	tcase_add_checked_fixture(tc, setup, teardown);
+	tcase_set_timeout(tc, 60);
+	tcase_add_test(tc, float16_reassociation_is_refuted_in_ieee_mode);
+	tcase_add_test(tc, float16_literals_and_casts_round_to_nearest_even);
 	suite_add_tcase(s, tc);
 
 	tc = tcase_create("constructs");
