@@ -1,7 +1,8 @@
 /* tests/test_smt_diff.c — the `encoder_diff` case of the smt suite
  * (suite_smt in test_smt.c adds it): smt/encode.c against the reference
  * interpreter on random well-typed expressions over scalar variables of
- * every dtype (bool, int8, int16, int32, int64, uint8, float32, float64):
+ * every dtype (bool, int8, int16, int32, int64, uint8, float16, float32,
+ * float64):
  * + - * / // % min max, negation, select, comparisons, and/or/not, casts
  * between any two dtypes, lets, and literals at the edges (INT_MIN, -1,
  * 0, max, -0.0, inf, NaN, subnormals).
@@ -24,8 +25,9 @@
  *
  * Expressions with floats are encoded in ieee mode. Real mode (floats as
  * reals) is compared only where no rounding happens: every float
- * subterm, as the interpreter computes it, is an integer below 2^24
- * (float32) or 2^53 (float64), with no true division, inf or NaN.
+ * subterm, as the interpreter computes it, is an integer below 2^11
+ * (float16), 2^24 (float32) or 2^53 (float64), with no true division, inf
+ * or NaN.
  * Integer-only expressions alternate between the modes.
  *
  * Deterministic: the seed is VS_SOUNDNESS_SEED when set, else fixed (no
@@ -42,6 +44,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "kernel/half.h"
 #include "kernel/interp.h"
 #include "kernel/print.h"
 #include "smt/encode.h"
@@ -99,15 +102,15 @@ static int cases_wanted(int fixed)
 
 /* ---------- the variables ---------- */
 
-enum { NVARS = 11 };
+enum { NVARS = 12, NFLOATVARS = 3 }; /* the floats come last */
 static const DType var_dtypes[NVARS] = {DT_BOOL,  DT_INT8,    DT_INT16,   DT_INT32,
 					DT_INT32, DT_INT64,   DT_UINT8,   DT_UINT8,
-					DT_INT8,  DT_FLOAT32, DT_FLOAT64};
-static const char *const var_names[NVARS] = {"p", "a", "s", "x", "y", "l", "u", "w", "b", "f", "d"};
+					DT_INT8,  DT_FLOAT32, DT_FLOAT64, DT_FLOAT16};
+static const char *const var_names[NVARS] = {"p", "a", "s", "x", "y", "l", "u", "w", "b", "f", "d", "h"};
 
 static const DType int_dtypes[] = {DT_INT8, DT_INT16, DT_INT32, DT_INT64, DT_UINT8};
-static const DType all_dtypes[] = {DT_BOOL,  DT_INT8,  DT_INT16,   DT_INT32,
-				   DT_INT64, DT_UINT8, DT_FLOAT32, DT_FLOAT64};
+static const DType all_dtypes[] = {DT_BOOL,  DT_INT8,    DT_INT16,   DT_INT32,  DT_INT64,
+				   DT_UINT8, DT_FLOAT16, DT_FLOAT32, DT_FLOAT64};
 #define COUNT(a) ((unsigned)(sizeof(a) / sizeof *(a)))
 
 /* What the generator may use. */
@@ -155,6 +158,12 @@ static int64_t int_value(DType t)
 	return dtype_wrap_int(int_edge(t), t);
 }
 
+/* v as a value of float dtype t */
+static double round_to(double v, DType t)
+{
+	return t == DT_FLOAT16 ? vs_f16_round(v) : t == DT_FLOAT32 ? (double)(float)v : v;
+}
+
 static double float_value(const Mode *m, DType t)
 {
 	static const double specials[] = {
@@ -176,7 +185,7 @@ static double float_value(const Mode *m, DType t)
 		uint64_t bits = next();
 		memcpy(&v, &bits, sizeof v);
 	}
-	return t == DT_FLOAT32 ? (double)(float)v : v;
+	return round_to(v, t);
 }
 
 static Expr *ref(Var *v) { return ir_varref(&arena, v, no_span); }
@@ -192,7 +201,7 @@ static Expr *literal(const Mode *m, DType t)
 			return ir_int(&arena, m->inexact && pick(2) ? int_edge(DT_INT64) : (int64_t)pick(21) - 10,
 				      t, no_span);
 		double v = float_value(m, t);
-		if (t == DT_FLOAT32 && m->inexact && one_in(4)) /* a float64 value, rounded */
+		if (t != DT_FLOAT64 && m->inexact && one_in(4)) /* a float64 value, rounded */
 			v = float_value(m, DT_FLOAT64);
 		return ir_float(&arena, v, t, no_span);
 	}
@@ -372,6 +381,20 @@ static int literals_of(const Expr *e, double *out, int n, int cap)
 	}
 }
 
+/* The float16 value next to the float16 v, up or down (NaN stays). */
+static double next_half(double v, bool up)
+{
+	if (isnan(v))
+		return v;
+	uint16_t h = vs_f16_from_double(v);
+	if ((h & 0x7fff) == 0) /* either zero: the least subnormal of the wanted sign */
+		return up ? 0x1p-24 : -0x1p-24;
+	bool away = up == !(h & 0x8000); /* magnitude grows */
+	if (away && (h & 0x7fff) == 0x7c00)
+		return v; /* inf */
+	return vs_f16_to_double((uint16_t)(away ? h + 1 : h - 1));
+}
+
 /* Random values; a third of them at or next to a literal of e, where
  * comparisons and conversions change their outcome. */
 static void new_values(Gen *g, const Expr *e)
@@ -385,10 +408,11 @@ static void new_values(Gen *g, const Expr *e)
 		if (dtype_is_float(t)) {
 			double v = float_value(&g->m, t);
 			if (near && (g->m.inexact || (c == trunc(c) && fabs(c) <= 20))) {
-				v = t == DT_FLOAT32 ? (double)(float)c : c;
+				v = round_to(c, t);
 				if (g->m.inexact && one_in(2))
-					v = t == DT_FLOAT32 ? (double)nextafterf((float)v, pick(2) ? INFINITY : -INFINITY)
-							    : nextafter(v, pick(2) ? INFINITY : -INFINITY);
+					v = t == DT_FLOAT16 ? next_half(v, pick(2))
+					    : t == DT_FLOAT32 ? (double)nextafterf((float)v, pick(2) ? INFINITY : -INFINITY)
+							      : nextafter(v, pick(2) ? INFINITY : -INFINITY);
 			}
 			g->vals[k].f = v;
 		} else if (near && t != DT_BOOL && isfinite(c) && fabs(c) < 0x1p62) {
@@ -431,22 +455,29 @@ static bool interp_value(Gen *g, Expr *e, Value *out)
 	return true;
 }
 
+/* Integers up to this magnitude are exact in float dtype t. */
+static double exact_limit(DType t)
+{
+	return t == DT_FLOAT16 ? 0x1p11 : t == DT_FLOAT32 ? 0x1p24 : 0x1p53;
+}
+
 /* Whether the interpreter's value of e converts to float dtype t
- * exactly: |v| <= 2^24 for float32, 2^53 for float64 (a float subterm is
- * an integer, checked on its own). */
+ * exactly: |v| <= 2^11 for float16, 2^24 for float32, 2^53 for float64
+ * (a float subterm is an integer, checked on its own; a narrower float
+ * always converts exactly). */
 static bool converts_exactly(Gen *g, Expr *e, DType t)
 {
 	Value v;
-	if (e->dtype == t || e->dtype == DT_FLOAT32)
+	if (e->dtype == t || (dtype_is_float(e->dtype) && dtype_bits(e->dtype) < dtype_bits(t)))
 		return true;
 	if (!interp_value(g, e, &v))
 		return false;
 	double x = dtype_is_float(e->dtype) ? v.f : (double)v.i;
-	return fabs(x) <= (t == DT_FLOAT32 ? 0x1p24 : 0x1p53);
+	return fabs(x) <= exact_limit(t);
 }
 
 /* Real mode compares floats only where the interpreter rounds nowhere:
- * every float subterm an integer below 2^24 (float32) or 2^53, every
+ * every float subterm an integer below 2^11 (float16), 2^24 (float32) or 2^53, every
  * integer operand converted to a float dtype (arithmetic, comparisons
  * at float64) representable there, and every subterm computed without UB
  * (a select evaluates only one branch). */
@@ -456,7 +487,7 @@ static bool exact_everywhere(Gen *g, Expr *e)
 		Value v;
 		if (!interp_value(g, e, &v))
 			return false;
-		double lim = e->dtype == DT_FLOAT32 ? 0x1p24 : 0x1p53;
+		double lim = exact_limit(e->dtype);
 		if (!(fabs(v.f) < lim) || v.f != trunc(v.f))
 			return false;
 	}
@@ -562,7 +593,7 @@ static Expr *float_lets(Gen *g, const bool *occurs, Expr *goal)
 static Expr *tight_bound(Gen *g)
 {
 	static const BinOp cmps[] = {OP_EQ, OP_NE, OP_LT, OP_LE, OP_GT, OP_GE};
-	int k = 1 + (int)pick(NVARS - 3);
+	int k = 1 + (int)pick(NVARS - 1 - NFLOATVARS);
 	int64_t v = g->vals[k].i, c = v;
 	BinOp op = cmps[pick(6)];
 	if (op == OP_LT && v < INT64_MAX)
@@ -599,7 +630,7 @@ static Expr *true_fact(Gen *g, bool floats)
 		if (one_in(4))
 			h = gen(g, DT_BOOL, 2);
 		else {
-			Var *v = g->vars[1 + pick(NVARS - 3)]; /* an integer variable */
+			Var *v = g->vars[1 + pick(NVARS - 1 - NFLOATVARS)]; /* an integer variable */
 			Expr *x = ref(v);
 			if (one_in(3))
 				x = cast(int_dtypes[pick(COUNT(int_dtypes))], x);
@@ -608,7 +639,7 @@ static Expr *true_fact(Gen *g, bool floats)
 			h = pick(2) ? bin(cmps[pick(6)], x, y) : bin(cmps[pick(6)], y, x);
 			if (one_in(3)) {
 				BinOp op = cmps[pick(6)];
-				Var *w = g->vars[1 + pick(NVARS - 3)];
+				Var *w = g->vars[1 + pick(NVARS - 1 - NFLOATVARS)];
 				Expr *z = bin(op, ref(w), gen(g, int_dtypes[pick(COUNT(int_dtypes))], 1));
 				h = bin(pick(2) ? OP_AND : OP_OR, h, z);
 			}
@@ -704,9 +735,14 @@ static Z3_ast value_ast(Z3_context c, Z3_sort s, DType t, Value v, FloatMode fm)
 		return Z3_mk_fpa_inf(c, s, v.f < 0);
 	if (v.f == 0)
 		return Z3_mk_fpa_zero(c, s, signbit(v.f));
-	/* Z3 4.8.12 loses float32 subnormals given as a double */
+	/* Z3 4.8.12 loses float32 subnormals given as a double (and float16
+	 * ones: those go by their bits) */
 	if (t == DT_FLOAT32)
 		return Z3_mk_fpa_numeral_float(c, (float)v.f, s);
+	if (t == DT_FLOAT16) /* simplified to an (fp ...) value, which a model needs */
+		return Z3_simplify(c, Z3_mk_fpa_to_fp_bv(c, Z3_mk_unsigned_int(c, vs_f16_from_double(v.f),
+									      Z3_mk_bv_sort(c, 16)),
+							 s));
 	return Z3_mk_fpa_numeral_double(c, v.f, s);
 }
 
