@@ -11,6 +11,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "kernel/half.h"
 #include "kernel/interp.h"
 #include "kernel/parse.h"
 #include "tests/testutil.h"
@@ -1132,6 +1133,111 @@ START_TEST(integer_abs_wraps_at_the_minimum)
 }
 END_TEST
 
+/* ---------- float16 ---------- */
+
+static Expr *h16(double v) { return ir_float(&arena, v, DT_FLOAT16, S0); }
+
+static double half_result(Expr *e)
+{
+	Value v;
+	InterpResult r;
+	ck_assert_int_eq(run_expr(e, DT_FLOAT16, &v, &r), RUN_OK);
+	return v.f;
+}
+
+/* The software conversion (kernel/half.h): every binary16 value survives
+ * the round trip; rounding is to nearest, ties to even, through the
+ * subnormals and up to overflow; NaN stays NaN. With _Float16 (gcc on
+ * x86-64) it also agrees with the compiler's conversion on many doubles. */
+START_TEST(float16_conversion_is_exact_to_nearest_even)
+{
+	for (uint32_t h = 0; h < 0x10000; h++) {
+		double d = vs_f16_to_double((uint16_t)h);
+		bool nan = (h & 0x7c00) == 0x7c00 && (h & 0x3ff);
+		ck_assert(nan == (bool)isnan(d));
+		if (!nan)
+			ck_assert_msg(vs_f16_from_double(d) == h, "%#x -> %a", h, d);
+	}
+	const struct {
+		double x, want;
+	} cases[] = {
+		{65504.0, 65504.0},	  /* the largest half */
+		{65519.99, 65504.0},	  /* below the midpoint to 2^16 */
+		{65520.0, INFINITY},	  /* the midpoint: ties to even = 2^16, overflow */
+		{-1e10, -INFINITY},	  {INFINITY, INFINITY},
+		{2049.0, 2048.0},	  /* tie, down to even */
+		{2051.0, 2052.0},	  /* tie, up to even */
+		{2049.0000001, 2050.0},	  /* just above the tie */
+		{1.0 + 0x1p-11, 1.0},	  {1.0 + 0x1p-11 + 0x1p-40, 1.0 + 0x1p-10},
+		{0x1p-24, 0x1p-24},	  /* the least subnormal */
+		{0x1p-25, 0.0},		  /* half of it: tie to even zero */
+		{0x1.0000001p-25, 0x1p-24}, {0x1.8p-24, 0x1p-23}, /* tie, up to even 2 * 2^-24 */
+		{0x1.4p-23, 0x1p-23},	  /* 2.5 * 2^-24: tie, down to even */
+		{0x1.ffcp-15, 0x1p-14},	  /* the largest subnormal rounds up to the least normal */
+		{6.103515625e-05, 6.103515625e-05}, {0.1, 0.0999755859375},
+		{-0.0, -0.0},		  {1e-300, 0.0},
+	};
+	for (size_t k = 0; k < sizeof cases / sizeof *cases; k++) {
+		double got = vs_f16_round(cases[k].x);
+		ck_assert_msg(got == cases[k].want && signbit(got) == signbit(cases[k].want),
+			      "case %zu: %a -> %a, want %a", k, cases[k].x, got, cases[k].want);
+	}
+	ck_assert(isnan(vs_f16_round(NAN)));
+#ifdef __FLT16_MAX__
+	uint64_t x = 88172645463325252ull;
+	for (int k = 0; k < 200000; k++) {
+		x ^= x << 13, x ^= x >> 7, x ^= x << 17;
+		uint64_t bits = x;
+		if (k & 1) /* exponents around the half range */
+			bits = (bits & 0x800fffffffffffffull) | ((uint64_t)(1023 - 30 + (int)(x % 50)) << 52);
+		double d;
+		memcpy(&d, &bits, sizeof d);
+		if (isnan(d))
+			continue;
+		_Float16 ref = (_Float16)d;
+		uint16_t rb;
+		memcpy(&rb, &ref, sizeof rb);
+		ck_assert_msg(vs_f16_from_double(d) == rb, "%a: %#x, the compiler %#x", d,
+			      vs_f16_from_double(d), rb);
+	}
+#endif
+}
+END_TEST
+
+/* The interpreter rounds every float16 result to half: literals, the
+ * arithmetic operators (one rounding of the exact result), casts from
+ * every dtype, math calls (the float32 function, then rounded). */
+START_TEST(float16_results_are_rounded_to_half)
+{
+	ck_assert(half_result(h16(0.1)) == 0.0999755859375);
+	ck_assert(half_result(bin(OP_ADD, h16(2048.0), h16(1.0))) == 2048.0); /* tie: even */
+	ck_assert(half_result(bin(OP_ADD, h16(2048.0), h16(3.0))) == 2052.0);
+	ck_assert(half_result(bin(OP_MUL, h16(65504.0), h16(2.0))) == INFINITY);
+	ck_assert(half_result(bin(OP_ADD, h16(65504.0), h16(16.0))) == INFINITY);
+	ck_assert(half_result(bin(OP_ADD, h16(65504.0), h16(15.0))) == 65504.0);
+	ck_assert(half_result(bin(OP_MUL, h16(0x1p-14), h16(0.25))) == 0x1p-16); /* subnormal */
+	ck_assert(half_result(bin(OP_MUL, h16(0x1p-24), h16(0.5))) == 0.0);
+	ck_assert(half_result(bin(OP_DIV, h16(1.0), h16(3.0))) == vs_f16_round(1.0 / 3.0));
+	double z = half_result(ir_neg(&arena, h16(0.0), S0));
+	ck_assert(z == 0 && signbit(z));
+	ck_assert(half_result(ir_cast(&arena, DT_FLOAT16, i32(2049), S0)) == 2048.0);
+	ck_assert(half_result(ir_cast(&arena, DT_FLOAT16, lit(INT64_MAX, DT_INT64), S0)) == INFINITY);
+	ck_assert(half_result(ir_cast(&arena, DT_FLOAT16, flt(65519.0), S0)) == 65504.0);
+	/* one rounding from float64: a double rounding through float32 would
+	 * land on the tie 1 + 2^-11 and give 1.0 */
+	Expr *d = ir_float(&arena, 1.0 + 0x1p-11 + 0x1p-40, DT_FLOAT64, S0);
+	ck_assert(half_result(ir_cast(&arena, DT_FLOAT16, d, S0)) == 1.0 + 0x1p-10);
+	ck_assert_int_eq(int_result(ir_cast(&arena, DT_INT32, h16(-2.75), S0), DT_INT32), -2);
+	ck_assert(float_result(ir_cast(&arena, DT_FLOAT32, h16(0.1), S0)) == 0.0999755859375);
+	Expr *arg = h16(0.5);
+	Expr *e = ir_call(&arena, MF_EXP, &arg, S0);
+	ck_assert(half_result(e) == vs_f16_round(expf(0.5f)));
+	/* a comparison sees the rounded value */
+	ck_assert_int_eq(int_result(bin(OP_EQ, h16(0.1), ir_float(&arena, 0.1, DT_FLOAT64, S0)),
+				    DT_INT32), 0);
+}
+END_TEST
+
 Suite *suite_interp(void)
 {
 	Suite *s = suite_create("interp");
@@ -1149,6 +1255,8 @@ Suite *suite_interp(void)
 		  step_limit_stops_the_run}},
 		{"undef", {undef_store_marks_cell, assume_undef_means_readable}},
 		{"math_calls", {math_calls_compute_what_libm_computes, integer_abs_wraps_at_the_minimum}},
+		{"float16",
+		 {float16_conversion_is_exact_to_nearest_even, float16_results_are_rounded_to_half}},
 		{"states",
 		 {state_equal_reports_first_difference, state_equal_ignores_undef_cells_of_before,
 		  state_equal_ieee_signed_zero, state_format_nested_lists,
