@@ -1404,6 +1404,67 @@ START_TEST(tvm_cast_select_dtype_and_likely)
 }
 END_TEST
 
+/* ---------- float16 ---------- */
+
+#define HDR16                                                                  \
+	"@T.prim_func\n"                                                       \
+	"def f(A: T.Buffer[(4,), \"float16\"], x: T.float16, C: T.Buffer[(2,), \"float64\"]):\n"
+
+/* "float16" names a dtype everywhere a dtype goes: buffers, scalar
+ * parameters, T.float16(...) constructors, casts; a bare literal beside a
+ * float16 operand adapts to float16 (keeping its exact text value: it is
+ * rounded where it is evaluated). */
+START_TEST(float16_is_a_dtype_with_constructors_and_adapting_literals)
+{
+	Func *f = func_ok(HDR16 "    A[0] = A[1] * 0.1 + x\n"
+			  "    A[1] = T.float16(1)\n"
+			  "    A[2] = T.float16(\"-inf\")\n"
+			  "    A[3] = T.cast(C[0], \"float16\") + T.float16(C[1])\n"
+			  "    C[0] = T.cast(A[0], \"float64\") + A[1]\n");
+	ck_assert_int_eq(f->params[0].buf->dtype, DT_FLOAT16);
+	ck_assert_int_eq(f->params[1].var->dtype, DT_FLOAT16);
+	Stmt *s = f->body;
+	ck_assert_int_eq(s->kind, ST_SEQ);
+	Expr *sum = s->u.seq.items[0]->u.store.value;
+	ck_assert_int_eq(sum->dtype, DT_FLOAT16);
+	Expr *tenth = sum->u.bin.a->u.bin.b;
+	ck_assert_int_eq(tenth->kind, EX_FLOAT);
+	ck_assert_int_eq(tenth->dtype, DT_FLOAT16);
+	ck_assert(tenth->u.fval == 0.1);
+	Expr *one = s->u.seq.items[1]->u.store.value;
+	ck_assert_int_eq(one->kind, EX_FLOAT);
+	ck_assert_int_eq(one->dtype, DT_FLOAT16);
+	Expr *ninf = s->u.seq.items[2]->u.store.value;
+	ck_assert(ninf->dtype == DT_FLOAT16 && isinf(ninf->u.fval) && ninf->u.fval < 0);
+	Expr *casts = s->u.seq.items[3]->u.store.value;
+	ck_assert_int_eq(casts->u.bin.a->kind, EX_CAST);
+	ck_assert_int_eq(casts->u.bin.b->kind, EX_CAST);
+	ck_assert_int_eq(casts->u.bin.b->dtype, DT_FLOAT16);
+	/* float16 beside float64 widens to float64 */
+	Expr *wide = s->u.seq.items[4]->u.store.value;
+	ck_assert_int_eq(wide->dtype, DT_FLOAT64);
+	ck_assert_int_eq(wide->u.bin.b->kind, EX_CAST);
+	/* a string other than inf/nan is a positioned error */
+	ck_assert_ptr_null(parse_text(HDR16 "    A[0] = T.float16(\"big\")\n"));
+	ck_assert_int_eq(diags.first->span.line, 3);
+	ck_assert_int_eq(diags.first->span.col, 22);
+	ck_assert_ptr_nonnull(strstr(diags.first->message, "expected \"inf\""));
+}
+END_TEST
+
+/* TVM's float16 test kernels, pasted: tir-schedule's set_dtype (a float16
+ * intermediate buffer between float32 ones) and reindex's mixed_dtype (a
+ * float16 matmul with T.float16(0) as its init). */
+START_TEST(float16_tvm_kernels_parse)
+{
+	Func *f = func_ok(tu_fixture("parse/float16_tvm_set_dtype.tir"));
+	ck_assert_str_eq(f->name, "element_wise_set_dtype");
+	Func *g = func_ok(tu_fixture("parse/float16_tvm_mixed_dtype.tir"));
+	for (int i = 0; i < 3; i++)
+		ck_assert_int_eq(g->params[i].buf->dtype, DT_FLOAT16);
+}
+END_TEST
+
 Suite *suite_parse(void)
 {
 	Suite *s = suite_create("parse");
@@ -1456,6 +1517,8 @@ Suite *suite_parse(void)
 		 {math_calls_build_typed_call_nodes, math_call_operands_take_one_dtype,
 		  math_call_errors_are_positioned}},
 		{"tvm_expression_forms", {tvm_cast_select_dtype_and_likely}},
+		{"float16",
+		 {float16_is_a_dtype_with_constructors_and_adapting_literals, float16_tvm_kernels_parse}},
 	};
 	for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
 		TCase *tc = tcase_create(cases[i].name);

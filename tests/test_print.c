@@ -709,6 +709,37 @@ START_TEST(math_calls_round_trip_through_the_parser)
 }
 END_TEST
 
+/* ---------- float16 ---------- */
+
+/* A float16 literal prints through its constructor unless the parser
+ * adapts it (beside a float16 operand), always with the value it was
+ * written with (0.1, not the half 0.0999755859375: rounding belongs to
+ * evaluation); float16 kernels, the TVM ones and the backend's, print
+ * and parse back to the same module. */
+START_TEST(float16_literals_print_and_kernels_round_trip)
+{
+	Expr *h = ref(var_t("h", DT_FLOAT16));
+	const ExprCase cases[] = {
+		{ir_float(&arena, 0.1, DT_FLOAT16, nosp), "T.float16(0.1)"},
+		{ir_float(&arena, 65520.0, DT_FLOAT16, nosp), "T.float16(6.552e4)"},
+		{ir_float(&arena, INFINITY, DT_FLOAT16, nosp), "T.float16(\"inf\")"},
+		{ir_float(&arena, -0.0, DT_FLOAT16, nosp), "T.float16(-0.0)"},
+		{bin(OP_MUL, h, ir_float(&arena, 0.1, DT_FLOAT16, nosp)), "h * 0.1"},
+		{ir_cast(&arena, DT_FLOAT16, ref(var_t("x", DT_FLOAT32)), nosp),
+		 "T.cast(x, \"float16\")"},
+	};
+	check_cases(cases, (int)(sizeof cases / sizeof cases[0]));
+	assert_round_trip("h", "@T.prim_func\n"
+			       "def f(A: T.Buffer[(2,), \"float16\"], h: T.float16):\n"
+			       "    A[0] = h * 0.1 + T.float16(65520.0) - T.float16(\"-inf\")\n"
+			       "    A[1] = T.exp(A[0] * 0.5, dtype=\"float16\") + T.float16(-0.0)\n",
+			  true);
+	assert_round_trip("set_dtype", tu_fixture("parse/float16_tvm_set_dtype.tir"), true);
+	assert_round_trip("mixed_dtype", tu_fixture("parse/float16_tvm_mixed_dtype.tir"), true);
+	assert_round_trip("backend", tu_fixture("backend/float16.tir"), true);
+}
+END_TEST
+
 Suite *suite_print(void)
 {
 	Suite *s = suite_create("print");
@@ -735,6 +766,10 @@ Suite *suite_print(void)
 	tcase_add_checked_fixture(tc, setup, teardown);
 	tcase_add_test(tc, math_calls_print_as_tvmscript);
 	tcase_add_test(tc, math_calls_round_trip_through_the_parser);
+	suite_add_tcase(s, tc);
+	tc = tcase_create("float16");
+	tcase_add_checked_fixture(tc, setup, teardown);
+	tcase_add_test(tc, float16_literals_print_and_kernels_round_trip);
 	suite_add_tcase(s, tc);
 	tc = tcase_create("round_trip");
 	tcase_add_checked_fixture(tc, setup, teardown);
