@@ -216,7 +216,9 @@ bool parse_match_buffer(Parser *p, Token *first)
 	static const char *const placed[] = {"strides", "elem_offset"};
 	for (int k = 0; k < 2; k++) {
 		Val *v = ps_arg(&args, -1, placed[k]);
-		if (v) {
+		bool zero = v && k == 1 && v->kind == VAL_EXPR && v->e && v->e->kind == EX_INT &&
+			    v->e->u.ival == 0; /* elem_offset=0: the compact default */
+		if (v && !zero) {
 			ps_error_at(p, v->span, "not supported: %s= on a parameter buffer "
 				    "(vsched reads parameters as compact row-major arrays)",
 				    placed[k]);
