@@ -17,7 +17,7 @@ static bool parse_scope_name(Parser *p, Val *v, BufferScope *out)
 	const char *s;
 	if (!ps_val_string(p, v, "the scope", &s))
 		return false;
-	if (strcmp(s, "global") == 0)
+	if (strcmp(s, "global") == 0 || strcmp(s, "") == 0) /* TVM: "" is global */
 		*out = SCOPE_GLOBAL;
 	else if (strcmp(s, "local") == 0)
 		*out = SCOPE_LOCAL;

@@ -145,13 +145,13 @@ static bool parse_for_names(Parser *p, Token **names, int *n, int max)
 		if (!ps_expect_name(p, "a loop variable name"))
 			return false;
 		names[(*n)++] = t;
-	} while (accept(p, ","));
+	} while (accept(p, ",") && !(paren && tok_is(peek(p), ")")));
 	if (paren && !ps_expect(p, ")", "after loop variables"))
 		return false;
 	return true;
 }
 
-#define MAX_GRID 16
+#define MAX_GRID 32
 
 /* What one `for` header says: T.grid makes several loops. */
 typedef struct LoopHeader {
