@@ -216,6 +216,13 @@ START_TEST(tvm_style_schedule_with_nested_calls)
 			    "sch.compute_at(block, loop, preserve_unit_loops=True)\n", 4);
 	ts_has(t.r->note, "region of B per iteration: [i:i + 1, 0:128]");
 	sched_free(t.s);
+	/* an indexed call result, a bracketed target, nested calls */
+	t = ts_accept(&arena, tu_fixture("tensorir/two_elementwise.tir"),
+		      "loop = sch.get_loops(sch.get_block(\"C\"))[0]\n"
+		      "(blk,) = sch.get_child_blocks(sch.get_loops(sch.get_block(\"C\"))[1])\n"
+		      "sch.compute_at(sch.get_block(\"B\"), sch.get_loops(blk)[-2])\n", 2);
+	ts_has(t.r->note, "region of B per iteration: [i:i + 1, 0:128]");
+	sched_free(t.s);
 }
 END_TEST
 
