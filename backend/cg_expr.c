@@ -161,7 +161,7 @@ LLVMValueRef cg_call_intrinsic(Cg *cg, const char *name, LLVMTypeRef overload,
  * interpreter computes. Only fpext half -> float and fptrunc float -> half
  * are emitted: with F16C they are vcvtph2ps / vcvtps2ph, without it LLVM
  * 14 calls __gnu_h2f_ieee / __gnu_f2h_ieee, which the JIT gets from
- * runtime.c (program.c). A double is never truncated to half directly
+ * program.c. A double is never truncated to half directly
  * (that needs __truncdfhf2): see half_from_double. */
 
 static LLVMTypeRef float_ty(Cg *cg) { return LLVMFloatTypeInContext(cg->ctx); }

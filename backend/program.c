@@ -251,7 +251,17 @@ static bool jit_fail(Program *p, LLVMErrorRef err, const char *what, DiagList *d
 	return false;
 }
 
-/* The run-time functions the kernels call: the pool, malloc and free as
+/* float16 <-> float32 for code compiled without F16C (no_host_cpu, or a
+ * host without it): LLVM 14 lowers fpext half / fptrunc to half to calls
+ * of __gnu_h2f_ieee and __gnu_f2h_ieee, with the binary16 bits in an
+ * integer register; the JIT maps those names to these. (An object
+ * emitted for such a CPU needs the two symbols at link time, from
+ * compiler-rt's builtins.) Exact, ties to even (kernel/half.h). */
+static float jit_f16_to_f32(uint16_t h) { return (float)vs_f16_to_double(h); }
+static uint16_t jit_f32_to_f16(float x) { return vs_f16_from_double((double)x); }
+
+/* The run-time functions the kernels call: the pool, malloc, free and the
+ * half conversions (LLVM 14) as
  * absolute addresses (they are linked into this process, not
  * necessarily exported), and the rest of the process (memset, memcpy,
  * libm) through a search generator. */
@@ -268,8 +278,8 @@ static bool define_runtime(Program *p, LLVMOrcJITDylibRef jd, DiagList *d)
 		/* half conversions without F16C (runtime.h); LLVM 15 and later
 		 * call __extendhfsf2 / __truncsfhf2 with `half` in xmm registers,
 		 * found in the process (libgcc_s of GCC >= 12, compiler-rt) */
-		{"__gnu_h2f_ieee", (void *)vs_rt_f16_to_f32},
-		{"__gnu_f2h_ieee", (void *)vs_rt_f32_to_f16},
+		{"__gnu_h2f_ieee", (void *)jit_f16_to_f32},
+		{"__gnu_f2h_ieee", (void *)jit_f32_to_f16},
 #endif
 	};
 	enum { NSYMS = sizeof syms / sizeof syms[0] };

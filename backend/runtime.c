@@ -6,8 +6,6 @@
  * independent of timing. */
 #include "runtime.h"
 
-#include "kernel/half.h"
-
 #include <pthread.h>
 #include <stdbool.h>
 #include <stdlib.h>
@@ -161,9 +159,3 @@ int32_t vs_rt_parallel_for(vs_rt_body body, void *ctx, int64_t n)
 	pthread_mutex_unlock(&pool.submit);
 	return st;
 }
-
-/* ---------- float16 (see runtime.h) ---------- */
-
-float vs_rt_f16_to_f32(uint16_t h) { return (float)vs_f16_to_double(h); }
-
-uint16_t vs_rt_f32_to_f16(float x) { return vs_f16_from_double((double)x); }

@@ -1,6 +1,5 @@
 /* backend/runtime.h — the run-time support that compiled kernels call:
- * a small fixed pool of pthreads for `parallel` loops, and float16
- * conversions for CPUs without F16C. It has no LLVM or
+ * a small fixed pool of pthreads for `parallel` loops. It has no LLVM or
  * Z3 dependency, so an emitted object links against it alone
  * (build/libvsched_rt.a, or libvsched.a which contains it). */
 #ifndef VS_BACKEND_RUNTIME_H
@@ -24,14 +23,5 @@ int32_t vs_rt_parallel_for(vs_rt_body body, void *ctx, int64_t n);
  * later it only lowers the count (the pool never grows). */
 int vs_rt_num_threads(void);
 void vs_rt_set_num_threads(int n);
-
-/* float16 <-> float32 for code compiled without F16C (generic x86-64):
- * LLVM 14 lowers fpext half / fptrunc to half to calls of __gnu_h2f_ieee
- * and __gnu_f2h_ieee, with the binary16 bits in an integer register; the
- * JIT maps those names to these (program.c). An object emitted for a
- * generic CPU that uses float16 needs the two symbols at link time
- * (compiler-rt provides them; or alias these). Exact, ties to even. */
-float vs_rt_f16_to_f32(uint16_t h);
-uint16_t vs_rt_f32_to_f16(float x);
 
 #endif
