@@ -923,7 +923,7 @@ static const ErrorCase error_cases[] = {
 	{F1 "    A[0] = A\n", "buffer 'A' used without indices", 3, 12},
 	{F1 "    A[0] = 1]\n", "unmatched ']'", 3, 13},
 	{F1 "    for i in T.serial(4):\n        A[i] = i\n    A[i] = 0\n", "unknown name 'i'", 5, 7},
-	{F1 "    A[0] = T.cast(1, \"float16\")\n", "unknown dtype 'float16'", 3, 22},
+	{F1 "    A[0] = T.cast(1, \"bfloat16\")\n", "unknown dtype 'bfloat16'", 3, 22},
 	{F1 "    A[0] = 1.5 * 2.0\n", "cannot store a float32 value into int32", 3, 12},
 	{"@I.ir_module\nclass M:\n    @T.prim_func\n    def f():\n        pass\n"
 	 "    @T.prim_func\n    def f():\n        pass\n", "duplicate function 'f'", 7, 5},
