@@ -169,6 +169,8 @@ START_TEST(bad_block_forms_are_positioned_errors)
 {
 	bad("tensorir/bad_iter_type.tir", 5, 35, "iter type 'X'");
 	bad("tensorir/where_outside_block.tir", 4, 9, "T.where belongs at the top of a");
+	bad("tensorir/binding_outside_domain.tir", 6, 37,
+	    "the binding of iter var 'vi' reaches 127, outside its domain [0, 64)");
 	bad("tensorir/iter_decl_after_stmt.tir", 6, 13, "before the block's statements");
 	bad("tensorir/remap_not_a_loop.tir", 5, 37, "enclosing loops");
 	bad("tensorir/thread_binding.tir", 5, 14, "not supported on CPU");
