@@ -121,6 +121,10 @@ static bool expr_eq(const Pairing *env, const Expr *x, const Expr *y)
 		       expr_list_eq(env, x->u.load.nidx, x->u.load.idx,
 				    y->u.load.idx);
 	case EX_UNDEF: return true;
+	case EX_CALL:
+		return x->u.call.fn == y->u.call.fn &&
+		       expr_list_eq(env, x->u.call.nargs, x->u.call.args,
+				    y->u.call.args);
 	case EX_COUNT: break;
 	case EX_LET: {
 		if (x->u.let.var->dtype != y->u.let.var->dtype ||
@@ -366,6 +370,11 @@ static uint64_t expr_hash(const Binders *env, const Expr *e)
 			h = mix(h, expr_hash(env, e->u.load.idx[i]));
 		return h;
 	case EX_UNDEF: return h;
+	case EX_CALL:
+		h = mix(h, (uint64_t)e->u.call.fn);
+		for (int i = 0; i < e->u.call.nargs; i++)
+			h = mix(h, expr_hash(env, e->u.call.args[i]));
+		return h;
 	case EX_COUNT: break;
 	case EX_LET: {
 		h = mix(h, expr_hash(env, e->u.let.value));

@@ -217,7 +217,45 @@ BinOp binop_mirror(BinOp op);
 	X(EX_CAST)   /* u.un.a, converted to node dtype */                     \
 	X(EX_LOAD)   /* u.load: buffer, nidx, idx */                           \
 	X(EX_UNDEF)  /* no fields: a fresh unconstrained value */              \
-	X(EX_LET)    /* u.let: var, value, body */
+	X(EX_LET)    /* u.let: var, value, body */                            \
+	X(EX_CALL)   /* u.call: a math function of 1-3 operands */
+
+/* Math calls `T.exp(x)` ... (semantics.md 9): name, operand count. The
+ * operands and the result have the node's dtype (a float type; T.abs also
+ * takes an integer type). */
+#define VS_MATH_FNS(X)                                                         \
+	X(MF_EXP, "exp", 1)                                                    \
+	X(MF_EXP2, "exp2", 1)                                                  \
+	X(MF_LOG, "log", 1)                                                    \
+	X(MF_LOG2, "log2", 1)                                                  \
+	X(MF_LOG10, "log10", 1)                                                \
+	X(MF_SQRT, "sqrt", 1)                                                  \
+	X(MF_RSQRT, "rsqrt", 1)   /* 1 / sqrt(x), two roundings */            \
+	X(MF_ABS, "abs", 1)       /* integer abs wraps: abs(INT_MIN) = INT_MIN */ \
+	X(MF_TANH, "tanh", 1)                                                  \
+	X(MF_SIGMOID, "sigmoid", 1) /* 1 / (1 + exp(-x)), rounded per step */ \
+	X(MF_ERF, "erf", 1)                                                    \
+	X(MF_SIN, "sin", 1)                                                    \
+	X(MF_COS, "cos", 1)                                                    \
+	X(MF_FLOOR, "floor", 1)                                                \
+	X(MF_CEIL, "ceil", 1)                                                  \
+	X(MF_ROUND, "round", 1)   /* to nearest, ties to even (TVM, numpy) */ \
+	X(MF_TRUNC, "trunc", 1)                                                \
+	X(MF_POW, "pow", 2)                                                    \
+	X(MF_FMA, "fma", 3)       /* x * y + z, one rounding */
+
+typedef enum {
+#define X(e, n, k) e,
+	VS_MATH_FNS(X)
+#undef X
+		MF_COUNT
+} MathFn;
+
+#define MATH_MAX_ARGS 3
+const char *mathfn_name(MathFn f); /* "exp" */
+int mathfn_arity(MathFn f);
+/* "exp" -> MF_EXP; also "truncate" -> MF_TRUNC. */
+bool mathfn_from_name(const char *name, MathFn *out);
 
 typedef enum {
 #define X(k) k,
@@ -239,6 +277,7 @@ typedef struct Expr {
 		struct { struct Expr *cond, *a, *b; } sel;
 		struct { Buffer *buf; int nidx; struct Expr **idx; } load;
 		struct { Var *var; struct Expr *value, *body; } let;
+		struct { MathFn fn; int nargs; struct Expr *args[MATH_MAX_ARGS]; } call;
 	} u;
 } Expr;
 
@@ -445,6 +484,9 @@ Expr *ir_cast(Arena *a, DType t, Expr *x, Span sp);
 Expr *ir_load(Arena *a, Buffer *b, int nidx, Expr **idx, Span sp);
 Expr *ir_undef(Arena *a, DType t, Span sp);
 Expr *ir_let(Arena *a, Var *v, Expr *value, Expr *body, Span sp);
+/* f over args[0, mathfn_arity(f)), of the dtype of args[0] (the operands
+ * must agree: the parser converts them). */
+Expr *ir_call(Arena *a, MathFn f, Expr *const *args, Span sp);
 /* shorthands without spans */
 Expr *ir_add(Arena *a, Expr *x, Expr *y);
 Expr *ir_sub(Arena *a, Expr *x, Expr *y);

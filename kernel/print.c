@@ -303,7 +303,7 @@ static int expr_prec(const Expr *e)
 	case EX_NOT: return PREC_NOT;
 	case EX_NEG: return PREC_UNARY;
 	case EX_VAR: case EX_SELECT: case EX_CAST: case EX_LOAD: case EX_UNDEF:
-	case EX_LET: return PREC_ATOM;
+	case EX_LET: case EX_CALL: return PREC_ATOM;
 	case EX_COUNT: break;
 	}
 	return PREC_ATOM;
@@ -440,6 +440,25 @@ static void pexpr_select(Printer *p, const Expr *e)
 	sb_puts(p->out, ")");
 }
 
+/* `T.exp(x)`: a literal or bare T.undef() operand adapts to the dtype of
+ * the call when another operand fixes it (as the parser reads it). */
+static void pexpr_call(Printer *p, const Expr *e)
+{
+	DType adapt = DT_VOID;
+	for (int i = 0; i < e->u.call.nargs; i++) {
+		const Expr *x = e->u.call.args[i];
+		if (!is_literal(x) && x->kind != EX_UNDEF)
+			adapt = e->dtype;
+	}
+	sb_printf(p->out, "T.%s(", mathfn_name(e->u.call.fn));
+	for (int i = 0; i < e->u.call.nargs; i++) {
+		if (i)
+			sb_puts(p->out, ", ");
+		pexpr_in(p, e->u.call.args[i], PREC_OR, adapt);
+	}
+	sb_puts(p->out, ")");
+}
+
 static void pexpr_atom(Printer *p, const Expr *e, DType adapt)
 {
 	StrBuf *b = p->out;
@@ -466,6 +485,7 @@ static void pexpr_atom(Printer *p, const Expr *e, DType adapt)
 		return;
 	case EX_UNDEF: pexpr_undef(p, e, adapt); return;
 	case EX_LET: pexpr_let(p, e); return;
+	case EX_CALL: pexpr_call(p, e); return;
 	case EX_COUNT: break;
 	}
 	sb_puts(b, "T.undef()");

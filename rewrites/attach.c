@@ -456,6 +456,16 @@ Expr *attach_no_overflow(Arena *a, const Expr *e)
 			      ir_and(a, attach_no_overflow(a, e->u.sel.a), attach_no_overflow(a, e->u.sel.b)));
 	case EX_LET:
 		return ir_and(a, attach_no_overflow(a, e->u.let.value), attach_no_overflow(a, e->u.let.body));
+	case EX_CALL:
+		for (int i = 0; i < e->u.call.nargs; i++)
+			r = ir_and(a, r, attach_no_overflow(a, e->u.call.args[i]));
+		/* integer abs overflows (wraps) only at the dtype's minimum */
+		if (e->u.call.fn == MF_ABS && dtype_is_int(e->dtype) && dtype_is_signed(e->dtype)) {
+			int64_t lo = -an_dtype_max(e->dtype) - 1;
+			r = ir_and(a, r, ir_bin(a, OP_NE, e->u.call.args[0],
+						ir_int(a, lo, e->dtype, (Span){0}), (Span){0}));
+		}
+		return r;
 	case EX_COUNT:
 		break;
 	}

@@ -131,6 +131,10 @@ static void box_expr(BoxWalk *w, const Expr *e, const Bounds *b)
 		box_expr(w, e->u.sel.b, b);
 		return;
 	case EX_LET: box_expr(w, e->u.let.value, b); box_expr(w, e->u.let.body, b); return;
+	case EX_CALL:
+		for (int i = 0; i < e->u.call.nargs; i++)
+			box_expr(w, e->u.call.args[i], b);
+		return;
 	case EX_COUNT: return;
 	}
 }

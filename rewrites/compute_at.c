@@ -476,6 +476,14 @@ static Expr *cons_expr(ConsWalk *w, Expr *e)
 		rg_pop(w->env, nv, ng);
 		return ir_let(a, e->u.let.var, x, y, e->span);
 	}
+	case EX_CALL: {
+		Expr *args[MATH_MAX_ARGS];
+		for (int i = 0; i < e->u.call.nargs; i++)
+			args[i] = cons_expr(w, e->u.call.args[i]);
+		x = ir_call(a, e->u.call.fn, args, e->span);
+		x->dtype = e->dtype;
+		return x;
+	}
 	case EX_COUNT:
 		break;
 	}

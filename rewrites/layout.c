@@ -171,6 +171,11 @@ static bool loads_only(const Expr *e, const Buffer *b)
 		return loads_only(e->u.sel.cond, b) && loads_only(e->u.sel.a, b) &&
 		       loads_only(e->u.sel.b, b);
 	case EX_LET: return loads_only(e->u.let.value, b) && loads_only(e->u.let.body, b);
+	case EX_CALL:
+		for (int i = 0; i < e->u.call.nargs; i++)
+			if (!loads_only(e->u.call.args[i], b))
+				return false;
+		return true;
 	case EX_COUNT: break;
 	}
 	return false;

@@ -63,7 +63,7 @@ static bool fixed_expr(const Func *f, const StmtCtx *ctx, const Expr *e)
 	case EX_NEG:
 		return fixed_expr(f, ctx, e->u.un.a);
 	case EX_FLOAT: case EX_NOT: case EX_CAST: case EX_SELECT: case EX_LOAD:
-	case EX_UNDEF: case EX_LET:
+	case EX_UNDEF: case EX_LET: case EX_CALL:
 		return false;
 	case EX_COUNT:
 		break;
@@ -173,6 +173,10 @@ static void key_expr(KeySearch *ks, const Expr *e)
 	case EX_LET:
 		key_expr(ks, e->u.let.value);
 		key_expr(ks, e->u.let.body);
+		return;
+	case EX_CALL:
+		for (int i = 0; i < e->u.call.nargs; i++)
+			key_expr(ks, e->u.call.args[i]);
 		return;
 	case EX_COUNT:
 		break;

@@ -82,6 +82,11 @@ static bool find_load(const Expr *e, const Buffer *b, Ref *r)
 		return find_load(e->u.sel.cond, b, r) || find_load(e->u.sel.a, b, r) ||
 		       find_load(e->u.sel.b, b, r);
 	case EX_LET: return find_load(e->u.let.value, b, r) || find_load(e->u.let.body, b, r);
+	case EX_CALL:
+		for (int i = 0; i < e->u.call.nargs; i++)
+			if (find_load(e->u.call.args[i], b, r))
+				return true;
+		return false;
 	case EX_COUNT: return false;
 	}
 	return false;

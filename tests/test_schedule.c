@@ -449,8 +449,10 @@ static void stops_at_bad_input(const char *script, const char *why)
 
 START_TEST(a_removed_loop_handle_is_an_error)
 {
+	/* a nested call names what it returns; a loop handle is not a block */
 	ts_bad_input(&arena, tu_fixture(nest),
-		     "i, j, k = sch.get_loops(sch.get_block(\"update\"))", "get_loops: expected a block");
+		     "i, j, k = sch.get_loops(sch.get_loops(sch.get_block(\"update\"))[0])",
+		     "expected");
 	stops_at_bad_input(
 			   "b = sch.get_block(\"update\")\n"
 		     "i, j, k = sch.get_loops(b)\n"
@@ -658,6 +660,73 @@ static TCase *wrap_tcase(void)
 	return tc;
 }
 
+/* ---------- math calls (semantics.md 9) ----------
+ * A rewrite that only moves or duplicates T.exp is proven; one that needs
+ * a property of it is not, and rejects. */
+
+static const char pad_split_overcompute[] =
+	"sch.transform_layout(buffer=\"A\", index_map=lambda i, j: [i, j // 4, j % 4], pad_value=0.0)\n"
+	"jo, ji = sch.split(\"j\", factor=4)\n"
+	"sch.simplify()\n"
+	"sch.remove_branching_through_overcompute(loop=\"ji\", strict=True)";
+
+START_TEST(split_and_reorder_over_math_calls_are_accepted)
+{
+	TsRun t = ts_accept(&arena, tu_fixture("schedule/math_exp_tile.tir"),
+			    "jo, ji = sch.split(\"j\", factor=4)\nsch.reorder(\"ji\", \"i\")", 8);
+	char *text = ts_print(&arena, sched_func(t.s));
+	ts_has(text, "for ji, jo, i in T.grid(4, 4, 8):");
+	ts_has(text, "T.exp(A[i, jo * 4 + ji])");
+	ts_has(text, "T.sigmoid(A[i, jo * 4 + ji] * 0.5)");
+	ck_assert(ts_has_obligation(t.r, "reorder.no_conflict", VERDICT_PROVEN));
+	sched_free(t.s);
+}
+END_TEST
+
+START_TEST(overcompute_that_moves_exp_past_padding_is_accepted_in_real_mode)
+{
+	/* the padding adds 0.0 * exp(0.0): 0 in real mode whatever exp gives */
+	TsRun t = ts_accept(&arena, tu_fixture("schedule/math_exp_weighted.tir"),
+			    pad_split_overcompute, 8);
+	ck_assert_int_eq(ts_store_ifs(sched_func(t.s)->body), 0);
+	ck_assert(ts_has_obligation(t.r, "overcompute.no_op", VERDICT_PROVEN));
+	sched_free(t.s);
+	/* in ieee mode exp(0.0) might be inf, and 0.0 * inf is NaN */
+	char *ieee = arena_printf(&arena, "sch.float_mode(\"ieee\")\n%s", pad_split_overcompute);
+	StepReport *r = ts_rejected(&arena, tu_fixture("schedule/math_exp_weighted.tir"), ieee,
+				    "overcompute.no_op");
+	ck_assert(ts_has_obligation(r, "overcompute.no_op", VERDICT_REFUTED));
+}
+END_TEST
+
+START_TEST(overcompute_needing_exp_of_zero_is_rejected)
+{
+	/* B[i] * exp(0.0) == B[i] needs exp(0.0) == 1.0: a property of exp */
+	StepReport *r = ts_rejected(&arena, tu_fixture("schedule/math_exp_product.tir"),
+				    pad_split_overcompute, "overcompute.no_op");
+	ck_assert(ts_has_obligation(r, "overcompute.no_op", VERDICT_REFUTED));
+	char *text = ts_report(&arena, r);
+	ts_has(text, "T.exp is an unknown function in proofs");
+	/* libm's exp(0.0) is 1.0: the interpreter finds no difference */
+	ck_assert_int_ne(r->replay, REPLAY_CONFIRMED);
+}
+END_TEST
+
+START_TEST(guard_on_exp_being_positive_is_kept)
+{
+	/* simplify knows nothing of exp: the guard stays */
+	TsRun t = ts_accept(&arena, tu_fixture("schedule/math_exp_positive_guard.tir"),
+			    "sch.simplify()", 8);
+	ck_assert_int_eq(ts_store_ifs(sched_func(t.s)->body), 1);
+	ts_has(ts_print(&arena, sched_func(t.s)), "if T.exp(A[i]) > 0.0:");
+	sched_free(t.s);
+	/* and dropping it is wrong: expf underflows to 0.0, as the replay shows */
+	ts_refuted(&arena, tu_fixture("schedule/math_exp_positive_guard.tir"),
+		   "sch.remove_branching_through_overcompute(loop=\"i\", strict=True)",
+		   "overcompute.no_op");
+}
+END_TEST
+
 Suite *suite_schedule(void)
 {
 	Suite *s = suite_create("schedule");
@@ -674,6 +743,14 @@ Suite *suite_schedule(void)
 	tcase_add_test(tc, ambiguous_loop_name_needs_index);
 	tcase_add_test(tc, work_on_selects_module_function);
 	tcase_add_test(tc, arguments_outside_the_signature_are_bad_input);
+	suite_add_tcase(s, tc);
+	tc = tcase_create("math_calls");
+	tcase_add_checked_fixture(tc, setup, teardown);
+	tcase_set_timeout(tc, 120);
+	tcase_add_test(tc, split_and_reorder_over_math_calls_are_accepted);
+	tcase_add_test(tc, overcompute_that_moves_exp_past_padding_is_accepted_in_real_mode);
+	tcase_add_test(tc, overcompute_needing_exp_of_zero_is_rejected);
+	tcase_add_test(tc, guard_on_exp_being_positive_is_kept);
 	suite_add_tcase(s, tc);
 	suite_add_tcase(s, limits_tcase());
 	suite_add_tcase(s, handles_tcase());

@@ -164,6 +164,10 @@ static void reads_of(Collector *k, Expr *e, Expr *guard, const Stmt *store)
 		reads_of(k, e->u.let.value, guard, store);
 		reads_of(k, e->u.let.body, guard, store);
 		return;
+	case EX_CALL:
+		for (int i = 0; i < e->u.call.nargs; i++)
+			reads_of(k, e->u.call.args[i], guard, store);
+		return;
 	case EX_COUNT:
 		break;
 	}
@@ -194,6 +198,11 @@ static bool expr_reads_buffer(const Expr *e, const Buffer *b)
 	case EX_LET:
 		return expr_reads_buffer(e->u.let.value, b) ||
 		       expr_reads_buffer(e->u.let.body, b);
+	case EX_CALL:
+		for (int i = 0; i < e->u.call.nargs; i++)
+			if (expr_reads_buffer(e->u.call.args[i], b))
+				return true;
+		return false;
 	case EX_COUNT:
 		break;
 	}

@@ -735,6 +735,10 @@ static void loads_in(const Expr *e, LoadRef *out, int *n, int cap)
 		loads_in(e->u.sel.b, out, n, cap);
 		return;
 	case EX_LET: loads_in(e->u.let.value, out, n, cap); loads_in(e->u.let.body, out, n, cap); return;
+	case EX_CALL:
+		for (int i = 0; i < e->u.call.nargs; i++)
+			loads_in(e->u.call.args[i], out, n, cap);
+		return;
 	case EX_COUNT: return;
 	}
 }
@@ -753,6 +757,11 @@ static bool has_undef(const Expr *e)
 	case EX_NOT: case EX_NEG: case EX_CAST: return has_undef(e->u.un.a);
 	case EX_SELECT: return has_undef(e->u.sel.cond) || has_undef(e->u.sel.a) || has_undef(e->u.sel.b);
 	case EX_LET: return has_undef(e->u.let.value) || has_undef(e->u.let.body);
+	case EX_CALL:
+		for (int i = 0; i < e->u.call.nargs; i++)
+			if (has_undef(e->u.call.args[i]))
+				return true;
+		return false;
 	case EX_COUNT: return false;
 	}
 	return false;

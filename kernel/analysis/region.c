@@ -155,6 +155,11 @@ bool rg_has_relaxed(const RgEnv *e, const Expr *x)
 			if (rg_has_relaxed(e, x->u.load.idx[i]))
 				return true;
 		return false;
+	case EX_CALL:
+		for (int i = 0; i < x->u.call.nargs; i++)
+			if (rg_has_relaxed(e, x->u.call.args[i]))
+				return true;
+		return false;
 	case EX_LET:
 		/* the let's own variable is not in env: conservative */
 		return true;
@@ -252,7 +257,7 @@ static Interval nb_of(RgEnv *e, const Expr *x, int depth)
 		    dtype_is_signed(x->u.un.a->dtype) != dtype_is_signed(x->dtype))
 			return iv_unbounded();
 		return nb_of(e, x->u.un.a, depth + 1);
-	case EX_FLOAT: case EX_NOT: case EX_LOAD: case EX_UNDEF: case EX_LET:
+	case EX_FLOAT: case EX_NOT: case EX_LOAD: case EX_UNDEF: case EX_LET: case EX_CALL:
 		return iv_unbounded();
 	case EX_COUNT:
 		break;
@@ -563,7 +568,7 @@ static Affine lin_of(RgEnv *e, Expr *x)
 		return lin_atom(r);
 	}
 	case EX_FLOAT: case EX_NOT: case EX_CAST: case EX_LOAD: case EX_UNDEF:
-	case EX_LET:
+	case EX_LET: case EX_CALL:
 		return lin_atom(x);
 	case EX_COUNT:
 		break;
@@ -825,7 +830,7 @@ static bool sym_bounds(RgEnv *e, Expr *x, Expr **lo, Expr **hi, int depth)
 			     sym_bounds(e, x->u.un.a, lo, hi, depth + 1);
 			break;
 		case EX_INT: case EX_FLOAT: case EX_NOT: case EX_LOAD: case EX_UNDEF:
-		case EX_LET:
+		case EX_LET: case EX_CALL:
 			ok = false;
 			break;
 		case EX_COUNT:
@@ -908,6 +913,10 @@ static void box_expr(BoxWalk *w, Expr *x)
 		rg_pop(w->env, nv, ng);
 		return;
 	}
+	case EX_CALL:
+		for (int i = 0; i < x->u.call.nargs; i++)
+			box_expr(w, x->u.call.args[i]);
+		return;
 	case EX_COUNT:
 		break;
 	}
