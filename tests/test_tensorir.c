@@ -455,6 +455,11 @@ START_TEST(decompose_rejects_a_move_that_changes_the_result)
 	t = ts_accept(&arena, tu_fixture("tensorir/decompose_symbolic_extent_assumed.tir"),
 		      "sch.decompose_reduction(\"B\", \"i\")", 4);
 	sched_free(t.s);
+	t = ts_accept(&arena, tu_fixture("tensorir/decompose_where_kept.tir"),
+		      "sch.decompose_reduction(\"B\", \"i\")", 4);
+	ts_has(ts_print(&arena, sched_func(t.s)), "            vi = T.axis.remap(\"S\", [i_init])\n"
+						  "            T.where(i_init < 6)\n");
+	sched_free(t.s);
 }
 END_TEST
 
