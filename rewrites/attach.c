@@ -451,9 +451,17 @@ Expr *attach_no_overflow(Arena *a, const Expr *e)
 	case EX_NOT:
 	case EX_CAST:
 		return attach_no_overflow(a, e->u.un.a);
-	case EX_SELECT:
-		return ir_and(a, attach_no_overflow(a, e->u.sel.cond),
-			      ir_and(a, attach_no_overflow(a, e->u.sel.a), attach_no_overflow(a, e->u.sel.b)));
+	case EX_SELECT: {
+		/* only the picked arm is evaluated: each arm must fit where the
+		 * condition picks it */
+		Expr *x = attach_no_overflow(a, e->u.sel.a), *y = attach_no_overflow(a, e->u.sel.b);
+		if (x || y) {
+			r = ir_select(a, e->u.sel.cond, x ? x : ir_bool(a, true), y ? y : ir_bool(a, true),
+				      (Span){0});
+			r->dtype = DT_BOOL;
+		}
+		return ir_and(a, attach_no_overflow(a, e->u.sel.cond), r);
+	}
 	case EX_LET:
 		return ir_and(a, attach_no_overflow(a, e->u.let.value), attach_no_overflow(a, e->u.let.body));
 	case EX_CALL:

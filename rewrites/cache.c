@@ -125,11 +125,21 @@ static void box_expr(BoxWalk *w, const Expr *e, const Bounds *b)
 		return;
 	case EX_BIN: box_expr(w, e->u.bin.a, b); box_expr(w, e->u.bin.b, b); return;
 	case EX_NOT: case EX_NEG: case EX_CAST: box_expr(w, e->u.un.a, b); return;
-	case EX_SELECT:
+	case EX_SELECT: {
+		/* only the picked arm runs: its accesses are bounded under the
+		 * condition (or its negation), as in a branch */
 		box_expr(w, e->u.sel.cond, b);
-		box_expr(w, e->u.sel.a, b);
-		box_expr(w, e->u.sel.b, b);
+		Bounds inner = *b;
+		arith_bounds_assume(&inner, e->u.sel.cond);
+		box_expr(w, e->u.sel.a, &inner);
+		Arena scratch;
+		arena_init(&scratch);
+		inner = *b;
+		arith_bounds_assume(&inner, ir_not(&scratch, e->u.sel.cond, nospan()));
+		arena_free(&scratch);
+		box_expr(w, e->u.sel.b, &inner);
 		return;
+	}
 	case EX_LET: box_expr(w, e->u.let.value, b); box_expr(w, e->u.let.body, b); return;
 	case EX_CALL:
 		for (int i = 0; i < e->u.call.nargs; i++)

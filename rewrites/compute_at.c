@@ -409,6 +409,7 @@ static void cover_obligation(ConsWalk *w, const Expr *load)
 }
 
 static Expr *cons_expr(ConsWalk *w, Expr *e);
+static void push_cond(ConsWalk *w, Expr *cond, bool negate);
 
 static Expr *rebase_load(ConsWalk *w, Expr *e, Expr **idx)
 {
@@ -461,13 +462,23 @@ static Expr *cons_expr(ConsWalk *w, Expr *e)
 		return ir_neg(a, cons_expr(w, e->u.un.a), e->span);
 	case EX_CAST:
 		return ir_cast(a, e->dtype, cons_expr(w, e->u.un.a), e->span);
-	case EX_SELECT:
+	case EX_SELECT: {
+		/* only the picked arm runs: its reads are obligations under the
+		 * condition (or its negation), as in a branch */
+		int nv = w->env->nvars, ng = w->env->nguards, nc = w->nconds;
 		x = cons_expr(w, e->u.sel.cond);
+		push_cond(w, e->u.sel.cond, false);
 		y = cons_expr(w, e->u.sel.a);
+		rg_pop(w->env, nv, ng);
+		w->nconds = nc;
+		push_cond(w, e->u.sel.cond, true);
 		z = cons_expr(w, e->u.sel.b);
+		rg_pop(w->env, nv, ng);
+		w->nconds = nc;
 		x = ir_select(a, x, y, z, e->span);
 		x->dtype = e->dtype;
 		return x;
+	}
 	case EX_LET: {
 		x = cons_expr(w, e->u.let.value);
 		int nv = w->env->nvars, ng = w->env->nguards;
@@ -490,11 +501,29 @@ static Expr *cons_expr(ConsWalk *w, Expr *e)
 	abort();
 }
 
+/* The conjuncts of cond (negate: of `not cond`) that read no buffer
+ * become hypotheses of the reads under it; the others are dropped (a
+ * weaker hypothesis), as rg_push_guard drops them from the bounds. */
+static void push_hyp_conds(ConsWalk *w, Expr *cond, bool negate)
+{
+	if (cond->kind == EX_NOT) {
+		push_hyp_conds(w, cond->u.un.a, !negate);
+		return;
+	}
+	if (cond->kind == EX_BIN && ((cond->u.bin.op == OP_AND && !negate) ||
+				     (cond->u.bin.op == OP_OR && negate))) {
+		push_hyp_conds(w, cond->u.bin.a, negate);
+		push_hyp_conds(w, cond->u.bin.b, negate);
+		return;
+	}
+	if (!an_expr_has_load(cond) && w->nconds < AN_MAX_DEPTH * 2)
+		w->conds[w->nconds++] = negate ? ir_not(w->c->arena, cond, cond->span) : cond;
+}
+
 static void push_cond(ConsWalk *w, Expr *cond, bool negate)
 {
 	rg_push_guard(w->env, cond, negate);
-	if (!an_expr_has_load(cond) && w->nconds < AN_MAX_DEPTH * 2)
-		w->conds[w->nconds++] = negate ? ir_not(w->c->arena, cond, cond->span) : cond;
+	push_hyp_conds(w, cond, negate);
 }
 
 static Stmt *cons_stmt(ConsWalk *w, Stmt *s)

@@ -463,6 +463,26 @@ START_TEST(decompose_rejects_a_move_that_changes_the_result)
 }
 END_TEST
 
+/* TVM's test_compute_at_tiled_pooling_read_cache, kernel and schedule as
+ * TVM writes them: the cache is computed per (hh_0, ww_0) tile over the
+ * 10 x 10 window the tile reads, clipped to the image where the padding
+ * arm of T.if_then_else is taken (TVM's region with its T.where, or
+ * tighter), and the staged buffer shrinks to that window. */
+START_TEST(compute_at_tiled_pooling_as_tvm_writes_it)
+{
+	TsRun t = ts_accept(&arena, tu_fixture("tensorir/tiled_pooling_read_cache.tir"),
+			    "compute = sch.get_block(\"compute\")\n"
+			    "_, w_o, _, _, _, _ = sch.get_loops(compute)\n"
+			    "cache = sch.get_block(\"cache\")\n"
+			    "sch.compute_at(cache, w_o)\n", 2);
+	ts_has(t.r->note, "cache shrunk from [224, 224] to [10, 10]");
+	ts_has(t.r->note, "the cells read are exactly this box");
+	char *text = ts_print(&arena, sched_func(t.s));
+	ts_has(text, "with T.block(\"cache\"):\n                    h = T.axis.spatial(224, hh)");
+	sched_free(t.s);
+}
+END_TEST
+
 Suite *suite_tensorir(void)
 {
 	Suite *s = suite_create("tensorir");
@@ -483,7 +503,8 @@ Suite *suite_tensorir(void)
 		{"block_placement",
 		 {compute_at_moves_the_block_with_its_nest_and_tvm_region,
 		  reverse_compute_at_moves_the_consumer_block,
-		  cache_read_stages_the_nest_once_not_per_instance}},
+		  cache_read_stages_the_nest_once_not_per_instance,
+		  compute_at_tiled_pooling_as_tvm_writes_it}},
 		{"decompose_reduction",
 		 {decompose_at_the_outermost_loop_as_tvm, decompose_at_an_inner_loop_after_split_and_reorder,
 		  decompose_tvm_blockized_vectorized_nested_and_annotated,

@@ -89,8 +89,6 @@ static BinOp negate_compare(BinOp op)
 
 void rg_push_guard(RgEnv *e, Expr *cond, bool negate)
 {
-	if (an_expr_has_load(cond))
-		return;
 	if (cond->kind == EX_NOT) {
 		rg_push_guard(e, cond->u.un.a, !negate);
 		return;
@@ -103,7 +101,8 @@ void rg_push_guard(RgEnv *e, Expr *cond, bool negate)
 		rg_push_guard(e, cond->u.bin.b, negate);
 		return;
 	}
-	if (!binop_is_compare(op) || !dtype_is_int(cond->u.bin.a->dtype))
+	/* a comparison reading a buffer: its state is not named here */
+	if (!binop_is_compare(op) || !dtype_is_int(cond->u.bin.a->dtype) || an_expr_has_load(cond))
 		return;
 	if (negate) {
 		BinOp n = negate_compare(op);
@@ -900,11 +899,20 @@ static void box_expr(BoxWalk *w, Expr *x)
 	case EX_CAST:
 		box_expr(w, x->u.un.a);
 		return;
-	case EX_SELECT:
+	case EX_SELECT: {
+		/* only the arm the condition picks runs: its reads are bounded
+		 * under the condition (or its negation) like a branch's; a
+		 * condition rg_push_guard cannot use is dropped (no clamp) */
 		box_expr(w, x->u.sel.cond);
+		int nv = w->env->nvars, ng = w->env->nguards;
+		rg_push_guard(w->env, x->u.sel.cond, false);
 		box_expr(w, x->u.sel.a);
+		rg_pop(w->env, nv, ng);
+		rg_push_guard(w->env, x->u.sel.cond, true);
 		box_expr(w, x->u.sel.b);
+		rg_pop(w->env, nv, ng);
 		return;
+	}
 	case EX_LET: {
 		box_expr(w, x->u.let.value);
 		int nv = w->env->nvars, ng = w->env->nguards;

@@ -270,11 +270,17 @@ static void exact_expr(Enum *en, ExactArg *x, const Expr *e)
 	case EX_NOT: case EX_NEG: case EX_CAST:
 		exact_expr(en, x, e->u.un.a);
 		return;
-	case EX_SELECT:
+	case EX_SELECT: {
+		/* as the interpreter: the condition, then the arm it picks */
 		exact_expr(en, x, e->u.sel.cond);
-		exact_expr(en, x, e->u.sel.a);
-		exact_expr(en, x, e->u.sel.b);
+		int64_t v;
+		if (!ev(&en->env, e->u.sel.cond, &v)) {
+			en->failed = true;
+			return;
+		}
+		exact_expr(en, x, v ? e->u.sel.a : e->u.sel.b);
 		return;
+	}
 	case EX_LET:
 		en->failed = true;
 		return;
