@@ -472,6 +472,19 @@ Stmt *ps_parse_block(Parser *p, Token *with_tok)
 	}
 	BlockInfo *info = info_of(p, &ctx, anonymous);
 	info->decl_inner = s;
-	return block_assemble(p->a, name, info, bindings, ctx.where, ctx.init, s,
-			      header);
+	Stmt *blk = block_assemble(p->a, name, info, bindings, ctx.where, ctx.init, s, header);
+	int n = p->nloops;
+	Var **vs = arena_alloc(p->a, sizeof(Var *) * (size_t)(n + 1));
+	Expr **mins = arena_alloc(p->a, sizeof(Expr *) * (size_t)(n + 1));
+	Expr **exts = arena_alloc(p->a, sizeof(Expr *) * (size_t)(n + 1));
+	for (int i = 0; i < n; i++) {
+		vs[i] = p->loops[i].var;
+		mins[i] = p->loops[i].min;
+		exts[i] = p->loops[i].extent;
+	}
+	if (!block_check_decls(p->a, blk, n, vs, mins, exts, p->d)) {
+		p->failed = true;
+		return NULL;
+	}
+	return blk;
 }

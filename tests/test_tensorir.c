@@ -161,6 +161,26 @@ START_TEST(bad_block_forms_are_positioned_errors)
 	bad("tensorir/iter_decl_after_stmt.tir", 6, 13, "before the block's statements");
 	bad("tensorir/remap_not_a_loop.tir", 5, 37, "enclosing loops");
 	bad("tensorir/thread_binding.tir", 5, 14, "not supported on CPU");
+	bad("tensorir/reads_miss_access.tir", 11, 29, "T.reads declares A at line 7 but misses this read of A");
+}
+END_TEST
+
+START_TEST(declared_regions_are_checked_and_follow_rewrites)
+{
+	/* slices over an inner loop and a symbolic extent: shown covered */
+	DiagList d;
+	diag_init(&d, &arena);
+	Source *src = source_from_string(&arena, "s.tir", tu_fixture("tensorir/reads_slices.tir"));
+	ck_assert_ptr_nonnull(parse_module(&arena, src, &d));
+	ck_assert_ptr_null(d.first);
+	/* after cache_read the block declares what it now reads */
+	TsRun t = ts_accept(&arena, tu_fixture("tensorir/matmul.tir"),
+			    "A_local = sch.cache_read(buffer=\"A\", scope=\"local\", block=\"update\")\n", 2);
+	char *text = ts_print(&arena, sched_func(t.s));
+	ts_has(text, "T.reads(C[vi, vj], A_local[vi, vk], B[vj, vk])");
+	ts_lacks(text, "T.reads(A[vi, vk]");
+	ts_assert_reparses(&arena, sched_func(t.s));
+	sched_free(t.s);
 }
 END_TEST
 
@@ -497,6 +517,7 @@ Suite *suite_tensorir(void)
 		 {blocks_print_in_tvm_style_and_round_trip,
 		  rewritten_bindings_print_as_axis_declarations}},
 		{"errors", {bad_block_forms_are_positioned_errors}},
+		{"declarations", {declared_regions_are_checked_and_follow_rewrites}},
 		{"schedules",
 		 {tiling_a_reduction_block_keeps_its_init, parallel_reduction_axis_is_a_race,
 		  tvm_style_schedule_with_nested_calls}},
