@@ -401,15 +401,8 @@ bool ps_parse_init(Parser *p, Token *with_tok)
 	Stmt *body = parse_suite(p, "with T.init()", false);
 	if (!body)
 		return false;
-	bool reduce = false;
-	for (int i = 0; i < c->niters; i++)
-		reduce = reduce || c->iters[i].type == ITER_REDUCE;
-	if (!reduce) {
-		ps_error_at(p, ps_span_from(p, with_tok), "T.init() in a block without "
-			    "reduction iter vars (declare one with \"R\" or "
-			    "T.axis.reduce)");
-		return false;
-	}
+	/* without reduction iter vars the init runs in every instance, as in
+	 * TVM (the condition "every reduction var at its minimum" holds) */
 	c->init = body;
 	return true;
 }

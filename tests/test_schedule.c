@@ -452,7 +452,7 @@ START_TEST(a_removed_loop_handle_is_an_error)
 	/* a nested call names what it returns; a loop handle is not a block */
 	ts_bad_input(&arena, tu_fixture(nest),
 		     "i, j, k = sch.get_loops(sch.get_loops(sch.get_block(\"update\"))[0])",
-		     "expected");
+		     "get_loops: no block 'i'");
 	stops_at_bad_input(
 			   "b = sch.get_block(\"update\")\n"
 		     "i, j, k = sch.get_loops(b)\n"

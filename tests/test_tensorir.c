@@ -95,6 +95,18 @@ START_TEST(declaration_forms_of_tvm_tests)
 	ts_assert_reparses(&arena, f);
 	/* the program runs: the interpreter agrees with itself on inputs */
 	tu_assert_equiv(f, f, 4);
+	/* T.init() without reduction iter vars runs in every instance (TVM) */
+	Func *e = fixture_func("tensorir/init_every_instance.tir");
+	BlockView v;
+	ck_assert(block_view(&arena, block_of(e, "B"), &v));
+	ck_assert_ptr_nonnull(v.init);
+	Func *g = fixture_func("tensorir/free_vars_limits.tir");
+	ck_assert_int_eq(g->nparams, 3);
+	ck_assert_int_eq(g->params[1].var->dtype, DT_INT64);
+	ts_assert_reparses(&arena, g);
+	char *text = print_func(g);
+	ts_has(text, "-3.4028234663852886e38"); /* T.min_value("float32") */
+	free(text);
 }
 END_TEST
 
@@ -157,7 +169,7 @@ static void bad(const char *fixture, int line, int col, const char *msg)
 START_TEST(bad_block_forms_are_positioned_errors)
 {
 	bad("tensorir/bad_iter_type.tir", 5, 35, "iter type 'X'");
-	bad("tensorir/init_without_reduce.tir", 6, 13, "without reduction iter vars");
+	bad("tensorir/where_outside_block.tir", 4, 9, "T.where belongs at the top of a");
 	bad("tensorir/iter_decl_after_stmt.tir", 6, 13, "before the block's statements");
 	bad("tensorir/remap_not_a_loop.tir", 5, 37, "enclosing loops");
 	bad("tensorir/thread_binding.tir", 5, 14, "not supported on CPU");
@@ -203,6 +215,13 @@ START_TEST(tvm_style_schedule_with_nested_calls)
 			    "block = sch.get_block(\"B\")\n"
 			    "loop, _ = sch.get_loops(sch.get_block(\"C\"))\n"
 			    "sch.compute_at(block, loop, preserve_unit_loops=True)\n", 4);
+	ts_has(t.r->note, "region of B per iteration: [i:i + 1, 0:128]");
+	sched_free(t.s);
+	/* an indexed call result, a bracketed target, nested calls */
+	t = ts_accept(&arena, tu_fixture("tensorir/two_elementwise.tir"),
+		      "loop = sch.get_loops(sch.get_block(\"C\"))[0]\n"
+		      "(blk,) = sch.get_child_blocks(sch.get_loops(sch.get_block(\"C\"))[1])\n"
+		      "sch.compute_at(sch.get_block(\"B\"), sch.get_loops(blk)[-2])\n", 2);
 	ts_has(t.r->note, "region of B per iteration: [i:i + 1, 0:128]");
 	sched_free(t.s);
 }

@@ -1288,7 +1288,7 @@ static bool bind_results(Call *k)
 	Value *r = k->result;
 	if (c->nlhs == 0 || !r)
 		return true;
-	if (c->nlhs == 1 && c->lhs_star < 0) {
+	if (c->nlhs == 1 && c->lhs_star < 0 && !c->unpack) {
 		if (strcmp(c->lhs[0], "_") != 0)
 			hv_bind(k->env, c->lhs[0], r);
 		return true;
