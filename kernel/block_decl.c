@@ -400,3 +400,65 @@ bool block_access_points(Arena *a, const BlockView *v, int *nreads, BufRegion **
 	*writes = pt.rs[1];
 	return pt.ok;
 }
+
+/* ---------- iter var bindings inside their domains ---------- */
+
+/* The exact range [lo, hi] of an affine expression over variables whose
+ * ranges are literal (a box: every corner is reached). */
+static bool aff_exact_range(const Aff *a, const Ranges *r, int64_t *lo, int64_t *hi)
+{
+	int64_t l = a->c, h = a->c;
+	for (int i = 0; i < a->n; i++) {
+		if (a->coef[i] == 0)
+			continue;
+		int j = r->n - 1;
+		while (j >= 0 && r->var[j] != a->var[i])
+			j--;
+		if (j < 0 || r->lo[j]->kind != EX_INT || r->hi_excl[j]->kind != EX_BIN)
+			return false;
+		const Expr *ext = r->hi_excl[j]->u.bin.b; /* lo + extent, as pushed */
+		if (ext->kind != EX_INT || ext->u.ival < 1)
+			return false;
+		int64_t vlo = r->lo[j]->u.ival, vhi, x, y;
+		if (__builtin_add_overflow(vlo, ext->u.ival - 1, &vhi) ||
+		    __builtin_mul_overflow(a->coef[i], vlo, &x) ||
+		    __builtin_mul_overflow(a->coef[i], vhi, &y))
+			return false;
+		if (__builtin_add_overflow(l, x < y ? x : y, &l) ||
+		    __builtin_add_overflow(h, x < y ? y : x, &h))
+			return false;
+	}
+	*lo = l;
+	*hi = h;
+	return true;
+}
+
+bool block_check_bindings(Arena *a, const Stmt *block, int nouter, Var *const *outer_vars,
+			  Expr *const *outer_min, Expr *const *outer_ext, DiagList *d)
+{
+	const BlockInfo *info = block->u.block.info;
+	BlockView v;
+	if (!info || info->has_where || !block_view(a, block, &v))
+		return true; /* under T.where a binding may leave its domain where it is false */
+	Ranges r;
+	memset(&r, 0, sizeof r);
+	for (int i = 0; i < nouter; i++)
+		ranges_push(&r, outer_vars[i], outer_min[i],
+			    ir_bin(a, OP_ADD, outer_min[i], outer_ext[i], (Span){0}));
+	for (int k = 0; k < info->niters; k++) {
+		const BlockIter *it = &info->iters[k];
+		Aff e;
+		int64_t lo, hi;
+		if (it->dom_min->kind != EX_INT || it->dom_extent->kind != EX_INT ||
+		    !linearize(v.bindings[k], &e) || !aff_exact_range(&e, &r, &lo, &hi))
+			continue;
+		int64_t dlo = it->dom_min->u.ival, dhi = dlo + it->dom_extent->u.ival;
+		if (lo >= dlo && hi < dhi)
+			continue;
+		diag_add(d, DIAG_ERROR, v.bindings[k]->span.src ? v.bindings[k]->span : it->var->span,
+			 "the binding of iter var '%s' reaches %lld, outside its domain [%lld, %lld)",
+			 it->var->name, (long long)(lo < dlo ? lo : hi), (long long)dlo, (long long)dhi);
+		return false;
+	}
+	return true;
+}

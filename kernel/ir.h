@@ -539,6 +539,12 @@ typedef struct BlockView {
 bool block_check_decls(Arena *a, const Stmt *block, int nouter, Var *const *outer_vars,
 		       Expr *const *outer_min, Expr *const *outer_ext, DiagList *d);
 
+/* A parsed block's iter var bindings stay in their domains (semantics.md
+ * 9): for bindings affine in loops of literal ranges, without T.where,
+ * a binding that reaches outside is an error (false). */
+bool block_check_bindings(Arena *a, const Stmt *block, int nouter, Var *const *outer_vars,
+			  Expr *const *outer_min, Expr *const *outer_ext, DiagList *d);
+
 /* The accesses of a block's statements as point regions, reads and writes,
  * each cell once: what a rewritten block declares. False when an index
  * uses a variable bound inside the statements (a point cannot say it). */

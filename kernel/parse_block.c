@@ -475,7 +475,9 @@ Stmt *ps_parse_block(Parser *p, Token *with_tok)
 		mins[i] = p->loops[i].min;
 		exts[i] = p->loops[i].extent;
 	}
-	if (!block_check_decls(p->a, blk, n, vs, mins, exts, p->d)) {
+	/* under an `if` a binding may leave its domain where the if is false */
+	if ((p->nguards == 0 && !block_check_bindings(p->a, blk, n, vs, mins, exts, p->d)) ||
+	    !block_check_decls(p->a, blk, n, vs, mins, exts, p->d)) {
 		p->failed = true;
 		return NULL;
 	}

@@ -328,7 +328,9 @@ static bool parse_if_branch(Parser *p, IfBranch *br)
 		return false;
 	br->header = ps_span_from(p, first);
 	br->cond = c;
+	p->nguards++;
 	br->then_s = parse_suite(p, "if", false);
+	p->nguards--;
 	return br->then_s != NULL;
 }
 
@@ -349,7 +351,9 @@ static Stmt *parse_if(Parser *p)
 		next(p);
 		if (!ps_expect(p, ":", "after else"))
 			return NULL;
+		p->nguards++;
 		else_s = parse_suite(p, "else", false);
+		p->nguards--;
 		if (!else_s)
 			return NULL;
 	}
