@@ -225,6 +225,11 @@ bool cg_speculatable(const Expr *e)
 		       cg_speculatable(e->u.sel.b);
 	case EX_LET:
 		return cg_speculatable(e->u.let.value) && cg_speculatable(e->u.let.body);
+	case EX_CALL: /* a math call has no undefined behaviour */
+		for (int i = 0; i < e->u.call.nargs; i++)
+			if (!cg_speculatable(e->u.call.args[i]))
+				return false;
+		return true;
 	case EX_COUNT:
 		break;
 	}
@@ -676,6 +681,93 @@ static CgVal let_expr(Cg *cg, const Expr *e)
 	return r;
 }
 
+/* ---------- math calls ---------- */
+
+/* A call of the libm function `name` (expf, tanh ...) marked `nobuiltin`:
+ * LLVM neither folds it (its folding computes float functions in double
+ * and rounds, which can differ from expf) nor replaces it, so compiled
+ * code calls the very function the interpreter calls. */
+static LLVMValueRef libm_call(Cg *cg, const char *name, LLVMTypeRef ty, LLVMValueRef *args,
+			      unsigned n)
+{
+	LLVMTypeRef params[MATH_MAX_ARGS] = {ty, ty, ty};
+	LLVMTypeRef fty = LLVMFunctionType(ty, params, n, 0);
+	LLVMValueRef fn = LLVMGetNamedFunction(cg->mod, name);
+	if (!fn)
+		fn = LLVMAddFunction(cg->mod, name, fty);
+	LLVMValueRef call = LLVMBuildCall2(cg->b, fty, fn, args, n, "");
+	unsigned k = LLVMGetEnumAttributeKindForName("nobuiltin", 9);
+	LLVMAddCallSiteAttribute(call, LLVMAttributeFunctionIndex,
+				 LLVMCreateEnumAttribute(cg->ctx, k, 0));
+	return call;
+}
+
+/* T.exp(x) ...: what kernel/interp_eval.c computes. Correctly rounded
+ * operations (sqrt, fabs, floor, ceil, rint, trunc, fma) are LLVM
+ * intrinsics, whose folding is exact; the others call libm by name. */
+static CgVal call_expr(Cg *cg, const Expr *e)
+{
+	DType t = e->dtype;
+	LLVMTypeRef ty = cg_type(cg, t);
+	LLVMValueRef a[MATH_MAX_ARGS];
+	for (int i = 0; i < e->u.call.nargs; i++)
+		a[i] = cg_expr_as(cg, e->u.call.args[i], t).v;
+	MathFn f = e->u.call.fn;
+	if (!dtype_is_float(t)) { /* integer abs, wrapping at the minimum */
+		LLVMValueRef zero = LLVMConstNull(ty);
+		LLVMValueRef neg = LLVMBuildICmp(cg->b, LLVMIntSLT, a[0], zero, "");
+		LLVMValueRef v = f == MF_ABS && dtype_is_signed(t)
+					 ? LLVMBuildSelect(cg->b, neg, LLVMBuildSub(cg->b, zero, a[0], ""),
+							   a[0], "")
+					 : a[0];
+		return (CgVal){v, iv_dtype(t)};
+	}
+	bool f32 = t == DT_FLOAT32;
+	const char *libm = NULL, *intr = NULL;
+	LLVMValueRef one = LLVMConstReal(ty, 1.0), v = NULL;
+	switch (f) {
+	case MF_EXP: libm = f32 ? "expf" : "exp"; break;
+	case MF_EXP2: libm = f32 ? "exp2f" : "exp2"; break;
+	case MF_LOG: libm = f32 ? "logf" : "log"; break;
+	case MF_LOG2: libm = f32 ? "log2f" : "log2"; break;
+	case MF_LOG10: libm = f32 ? "log10f" : "log10"; break;
+	case MF_TANH: libm = f32 ? "tanhf" : "tanh"; break;
+	case MF_ERF: libm = f32 ? "erff" : "erf"; break;
+	case MF_SIN: libm = f32 ? "sinf" : "sin"; break;
+	case MF_COS: libm = f32 ? "cosf" : "cos"; break;
+	case MF_POW: libm = f32 ? "powf" : "pow"; break;
+	case MF_SQRT: intr = "llvm.sqrt"; break;
+	case MF_ABS: intr = "llvm.fabs"; break;
+	case MF_FLOOR: intr = "llvm.floor"; break;
+	case MF_CEIL: intr = "llvm.ceil"; break;
+	case MF_ROUND: intr = "llvm.rint"; break;
+	case MF_TRUNC: intr = "llvm.trunc"; break;
+	case MF_FMA: intr = "llvm.fma"; break;
+	case MF_RSQRT:
+		v = cg_call_intrinsic(cg, "llvm.sqrt", ty, a, 1);
+		v = LLVMBuildFDiv(cg->b, one, v, "");
+		break;
+	case MF_SIGMOID: {
+		LLVMValueRef m = LLVMBuildFNeg(cg->b, a[0], "");
+		v = libm_call(cg, f32 ? "expf" : "exp", ty, &m, 1);
+		v = LLVMBuildFAdd(cg->b, one, v, "");
+		v = LLVMBuildFDiv(cg->b, one, v, "");
+		break;
+	}
+	case MF_COUNT: break;
+	}
+	unsigned n = (unsigned)e->u.call.nargs;
+	if (libm)
+		v = libm_call(cg, libm, ty, a, n);
+	else if (intr)
+		v = cg_call_intrinsic(cg, intr, ty, a, n);
+	if (!v) {
+		cg_fail(cg, e->span, "internal: math function %d", (int)f);
+		return (CgVal){LLVMGetUndef(ty), iv_unbounded()};
+	}
+	return (CgVal){v, iv_unbounded()};
+}
+
 CgVal cg_expr(Cg *cg, const Expr *e)
 {
 	DType t = e->dtype;
@@ -716,6 +808,8 @@ CgVal cg_expr(Cg *cg, const Expr *e)
 		return (CgVal){LLVMConstNull(cg_type(cg, t)), is_int_like(t) ? iv_point(0) : iv_unbounded()};
 	case EX_LET:
 		return let_expr(cg, e);
+	case EX_CALL:
+		return call_expr(cg, e);
 	case EX_COUNT:
 		break;
 	}

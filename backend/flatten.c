@@ -462,6 +462,10 @@ static Expr *flat_load(Flattener *fl, Expr *e)
 	return load;
 }
 
+static Expr *flat_expr(Flattener *fl, Expr *e);
+
+static Expr *flat_child(void *fl, Expr *e) { return flat_expr(fl, e); }
+
 static Expr *flat_expr(Flattener *fl, Expr *e)
 {
 	Arena *a = fl->a;
@@ -506,6 +510,8 @@ static Expr *flat_expr(Flattener *fl, Expr *e)
 		if (x == e->u.let.value && y == e->u.let.body)
 			return e;
 		return ir_let(a, e->u.let.var, x, y, e->span);
+	case EX_CALL:
+		return expr_map_children(a, e, flat_child, fl);
 	case EX_COUNT:
 		break;
 	}
@@ -583,7 +589,7 @@ static Stmt *flat_stmt(Flattener *fl, Stmt *s, Context *ctx)
 	case ST_ALLOC:
 		return flat_alloc(fl, s, ctx);
 	case ST_BLOCK:
-		return ir_block(a, s->u.block.name, flat_stmt(fl, s->u.block.body, ctx), s->span);
+		return ir_block_with(a, s, flat_stmt(fl, s->u.block.body, ctx));
 	case ST_LET: {
 		Context inner = ctx_copy(a, ctx);
 		Var *v = s->u.let.var;

@@ -107,7 +107,7 @@ Stmt *lower_drop_empty(Arena *a, Stmt *s)
 		x = lower_drop_empty(a, s->u.block.body);
 		if (is_pass(x))
 			return ir_pass(a, s->span);
-		return x == s->u.block.body ? s : ir_block(a, s->u.block.name, x, s->span);
+		return ir_block_with(a, s, x);
 	case ST_LET:
 		x = lower_drop_empty(a, s->u.let.body);
 		if (is_pass(x))

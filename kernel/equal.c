@@ -121,6 +121,10 @@ static bool expr_eq(const Pairing *env, const Expr *x, const Expr *y)
 		       expr_list_eq(env, x->u.load.nidx, x->u.load.idx,
 				    y->u.load.idx);
 	case EX_UNDEF: return true;
+	case EX_CALL:
+		return x->u.call.fn == y->u.call.fn &&
+		       expr_list_eq(env, x->u.call.nargs, x->u.call.args,
+				    y->u.call.args);
 	case EX_COUNT: break;
 	case EX_LET: {
 		if (x->u.let.var->dtype != y->u.let.var->dtype ||
@@ -133,8 +137,36 @@ static bool expr_eq(const Pairing *env, const Expr *x, const Expr *y)
 	return false;
 }
 
+/* Iter types and domains (over the enclosing scope); the declared regions
+ * are declarations, not meaning, and the body carries the rest. */
+static bool block_info_eq(const Pairing *env, const BlockInfo *x, const BlockInfo *y)
+{
+	if (!x || !y)
+		return x == y;
+	if (x->niters != y->niters || x->anonymous != y->anonymous ||
+	    x->has_where != y->has_where || x->has_init != y->has_init)
+		return false;
+	for (int k = 0; k < x->niters; k++) {
+		const BlockIter *a = &x->iters[k], *b = &y->iters[k];
+		if (a->type != b->type || !expr_eq(env, a->dom_min, b->dom_min) ||
+		    !expr_eq(env, a->dom_extent, b->dom_extent))
+			return false;
+	}
+	return true;
+}
+
+/* A sequence of one statement means that statement. */
+static const Stmt *unwrap_single(const Stmt *s)
+{
+	while (s && s->kind == ST_SEQ && s->u.seq.n == 1)
+		s = s->u.seq.items[0];
+	return s;
+}
+
 static bool stmt_eq(const Pairing *env, const Stmt *x, const Stmt *y)
 {
+	x = unwrap_single(x);
+	y = unwrap_single(y);
 	/* an elif chain is walked in a loop, not by recursion */
 	while (x && y && x->kind == ST_IF && y->kind == ST_IF && (x != y || env)) {
 		if (!expr_eq(env, x->u.cond.cond, y->u.cond.cond) ||
@@ -187,6 +219,7 @@ static bool stmt_eq(const Pairing *env, const Stmt *x, const Stmt *y)
 	}
 	case ST_BLOCK:
 		return strcmp(x->u.block.name, y->u.block.name) == 0 &&
+		       block_info_eq(env, x->u.block.info, y->u.block.info) &&
 		       stmt_eq(env, x->u.block.body, y->u.block.body);
 	case ST_LET: {
 		if (x->u.let.var->dtype != y->u.let.var->dtype ||
@@ -337,6 +370,11 @@ static uint64_t expr_hash(const Binders *env, const Expr *e)
 			h = mix(h, expr_hash(env, e->u.load.idx[i]));
 		return h;
 	case EX_UNDEF: return h;
+	case EX_CALL:
+		h = mix(h, (uint64_t)e->u.call.fn);
+		for (int i = 0; i < e->u.call.nargs; i++)
+			h = mix(h, expr_hash(env, e->u.call.args[i]));
+		return h;
 	case EX_COUNT: break;
 	case EX_LET: {
 		h = mix(h, expr_hash(env, e->u.let.value));
@@ -350,6 +388,7 @@ static uint64_t expr_hash(const Binders *env, const Expr *e)
 
 static uint64_t stmt_hash(const Binders *env, const Stmt *s)
 {
+	s = unwrap_single(s);
 	uint64_t h = 0x1f;
 	/* an elif chain is walked in a loop, not by recursion */
 	while (s && s->kind == ST_IF) {

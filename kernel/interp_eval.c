@@ -444,6 +444,101 @@ static bool eval_let(Interp *in, const Expr *e, TVal *out)
 	return ok;
 }
 
+/* Math calls (semantics.md 9): float32 through the float functions of
+ * libm (expf ...), float64 through the double ones, each step rounded to
+ * the dtype, so that compiled code calling the same functions agrees bit
+ * for bit. sigmoid is 1 / (1 + exp(-x)) and rsqrt 1 / sqrt(x), step by
+ * step; round is to nearest, ties to even (rint in the default mode). */
+static float math_f32(MathFn f, float x, float y, float z)
+{
+	switch (f) {
+	case MF_EXP: return expf(x);
+	case MF_EXP2: return exp2f(x);
+	case MF_LOG: return logf(x);
+	case MF_LOG2: return log2f(x);
+	case MF_LOG10: return log10f(x);
+	case MF_SQRT: return sqrtf(x);
+	case MF_RSQRT: return 1.0f / sqrtf(x);
+	case MF_ABS: return fabsf(x);
+	case MF_TANH: return tanhf(x);
+	case MF_SIGMOID: {
+		float t = expf(-x);
+		float d = 1.0f + t;
+		return 1.0f / d;
+	}
+	case MF_ERF: return erff(x);
+	case MF_SIN: return sinf(x);
+	case MF_COS: return cosf(x);
+	case MF_FLOOR: return floorf(x);
+	case MF_CEIL: return ceilf(x);
+	case MF_ROUND: return rintf(x);
+	case MF_TRUNC: return truncf(x);
+	case MF_POW: return powf(x, y);
+	case MF_FMA: return fmaf(x, y, z);
+	case MF_COUNT: break;
+	}
+	return NAN;
+}
+
+static double math_f64(MathFn f, double x, double y, double z)
+{
+	switch (f) {
+	case MF_EXP: return exp(x);
+	case MF_EXP2: return exp2(x);
+	case MF_LOG: return log(x);
+	case MF_LOG2: return log2(x);
+	case MF_LOG10: return log10(x);
+	case MF_SQRT: return sqrt(x);
+	case MF_RSQRT: return 1.0 / sqrt(x);
+	case MF_ABS: return fabs(x);
+	case MF_TANH: return tanh(x);
+	case MF_SIGMOID: {
+		double t = exp(-x);
+		double d = 1.0 + t;
+		return 1.0 / d;
+	}
+	case MF_ERF: return erf(x);
+	case MF_SIN: return sin(x);
+	case MF_COS: return cos(x);
+	case MF_FLOOR: return floor(x);
+	case MF_CEIL: return ceil(x);
+	case MF_ROUND: return rint(x);
+	case MF_TRUNC: return trunc(x);
+	case MF_POW: return pow(x, y);
+	case MF_FMA: return fma(x, y, z);
+	case MF_COUNT: break;
+	}
+	return NAN;
+}
+
+static bool eval_call(Interp *in, const Expr *e, TVal *out)
+{
+	Value v[MATH_MAX_ARGS] = {{0}};
+	out->undef = false;
+	for (int i = 0; i < e->u.call.nargs; i++) {
+		TVal x;
+		const Expr *a = e->u.call.args[i];
+		if (!in_eval(in, a, &x))
+			return false;
+		out->undef |= x.undef;
+		if (!in_convert(x.v, a->dtype, e->dtype, &v[i]))
+			return in_fail(in, RUN_UB, e->span, "operand out of range of %s",
+				       dtype_name(e->dtype));
+	}
+	MathFn f = e->u.call.fn;
+	if (e->dtype == DT_FLOAT32)
+		out->v.f = math_f32(f, (float)v[0].f, (float)v[1].f, (float)v[2].f);
+	else if (e->dtype == DT_FLOAT64)
+		out->v.f = math_f64(f, v[0].f, v[1].f, v[2].f);
+	else if (f == MF_ABS && dtype_is_int(e->dtype))
+		out->v.i = v[0].i < 0 ? wrap_int((int64_t)(0 - (uint64_t)v[0].i), e->dtype)
+				      : v[0].i;
+	else
+		return in_fail(in, RUN_UB, e->span, "internal: T.%s on %s",
+			       mathfn_name(f), dtype_name(e->dtype));
+	return true;
+}
+
 bool in_eval(Interp *in, const Expr *e, TVal *out)
 {
 	TVal x;
@@ -513,6 +608,8 @@ bool in_eval(Interp *in, const Expr *e, TVal *out)
 		return true;
 	case EX_LET:
 		return eval_let(in, e, out);
+	case EX_CALL:
+		return eval_call(in, e, out);
 	case EX_COUNT:
 		break;
 	}

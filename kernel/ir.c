@@ -95,6 +95,28 @@ BinOp binop_mirror(BinOp op)
 	return op;
 }
 
+static const struct { const char *name; int arity; } math_fns[MF_COUNT] = {
+#define X(e, n, k) [e] = {n, k},
+	VS_MATH_FNS(X)
+#undef X
+};
+
+const char *mathfn_name(MathFn f) { return math_fns[f].name; }
+int mathfn_arity(MathFn f) { return math_fns[f].arity; }
+
+bool mathfn_from_name(const char *name, MathFn *out)
+{
+	for (int i = 0; i < MF_COUNT; i++)
+		if (strcmp(math_fns[i].name, name) == 0) {
+			*out = (MathFn)i;
+			return true;
+		}
+	if (strcmp(name, "truncate") == 0) {
+		*out = MF_TRUNC;
+		return true;
+	}
+	return false;
+}
 
 /* ---------- constructors ---------- */
 
@@ -243,6 +265,16 @@ Expr *ir_let(Arena *a, Var *v, Expr *value, Expr *body, Span sp)
 	e->u.let.var = v;
 	e->u.let.value = value;
 	e->u.let.body = body;
+	return e;
+}
+
+Expr *ir_call(Arena *a, MathFn f, Expr *const *args, Span sp)
+{
+	Expr *e = new_expr(a, EX_CALL, args[0]->dtype, sp);
+	e->u.call.fn = f;
+	e->u.call.nargs = mathfn_arity(f);
+	for (int i = 0; i < e->u.call.nargs; i++)
+		e->u.call.args[i] = args[i];
 	return e;
 }
 
@@ -489,6 +521,19 @@ static Expr *subst_e(const Subst *s, Expr *e)
 		if (x == e->u.let.value && y == e->u.let.body)
 			return e;
 		return ir_let(s->a, e->u.let.var, x, y, e->span);
+	case EX_CALL: {
+		Expr *args[MATH_MAX_ARGS];
+		bool changed = false;
+		for (int i = 0; i < e->u.call.nargs; i++) {
+			args[i] = subst_e(s, e->u.call.args[i]);
+			changed |= args[i] != e->u.call.args[i];
+		}
+		if (!changed)
+			return e;
+		x = ir_call(s->a, e->u.call.fn, args, e->span);
+		x->dtype = e->dtype;
+		return x;
+	}
 	case EX_COUNT:
 		break;
 	}
@@ -569,9 +614,7 @@ static Stmt *subst_s(const Subst *s, Stmt *st)
 	}
 	case ST_BLOCK:
 		b = subst_s(s, st->u.block.body);
-		return b == st->u.block.body
-			       ? st
-			       : ir_block(s->a, st->u.block.name, b, st->span);
+		return ir_block_with(s->a, st, b);
 	case ST_LET:
 		x = subst_e(s, st->u.let.value);
 		b = subst_s(s, st->u.let.body);

@@ -217,7 +217,45 @@ BinOp binop_mirror(BinOp op);
 	X(EX_CAST)   /* u.un.a, converted to node dtype */                     \
 	X(EX_LOAD)   /* u.load: buffer, nidx, idx */                           \
 	X(EX_UNDEF)  /* no fields: a fresh unconstrained value */              \
-	X(EX_LET)    /* u.let: var, value, body */
+	X(EX_LET)    /* u.let: var, value, body */                            \
+	X(EX_CALL)   /* u.call: a math function of 1-3 operands */
+
+/* Math calls `T.exp(x)` ... (semantics.md 9): name, operand count. The
+ * operands and the result have the node's dtype (a float type; T.abs also
+ * takes an integer type). */
+#define VS_MATH_FNS(X)                                                         \
+	X(MF_EXP, "exp", 1)                                                    \
+	X(MF_EXP2, "exp2", 1)                                                  \
+	X(MF_LOG, "log", 1)                                                    \
+	X(MF_LOG2, "log2", 1)                                                  \
+	X(MF_LOG10, "log10", 1)                                                \
+	X(MF_SQRT, "sqrt", 1)                                                  \
+	X(MF_RSQRT, "rsqrt", 1)   /* 1 / sqrt(x), two roundings */            \
+	X(MF_ABS, "abs", 1)       /* integer abs wraps: abs(INT_MIN) = INT_MIN */ \
+	X(MF_TANH, "tanh", 1)                                                  \
+	X(MF_SIGMOID, "sigmoid", 1) /* 1 / (1 + exp(-x)), rounded per step */ \
+	X(MF_ERF, "erf", 1)                                                    \
+	X(MF_SIN, "sin", 1)                                                    \
+	X(MF_COS, "cos", 1)                                                    \
+	X(MF_FLOOR, "floor", 1)                                                \
+	X(MF_CEIL, "ceil", 1)                                                  \
+	X(MF_ROUND, "round", 1)   /* to nearest, ties to even (TVM, numpy) */ \
+	X(MF_TRUNC, "trunc", 1)                                                \
+	X(MF_POW, "pow", 2)                                                    \
+	X(MF_FMA, "fma", 3)       /* x * y + z, one rounding */
+
+typedef enum {
+#define X(e, n, k) e,
+	VS_MATH_FNS(X)
+#undef X
+		MF_COUNT
+} MathFn;
+
+#define MATH_MAX_ARGS 3
+const char *mathfn_name(MathFn f); /* "exp" */
+int mathfn_arity(MathFn f);
+/* "exp" -> MF_EXP; also "truncate" -> MF_TRUNC. */
+bool mathfn_from_name(const char *name, MathFn *out);
 
 typedef enum {
 #define X(k) k,
@@ -239,10 +277,54 @@ typedef struct Expr {
 		struct { struct Expr *cond, *a, *b; } sel;
 		struct { Buffer *buf; int nidx; struct Expr **idx; } load;
 		struct { Var *var; struct Expr *value, *body; } let;
+		struct { MathFn fn; int nargs; struct Expr *args[MATH_MAX_ARGS]; } call;
 	} u;
 } Expr;
 
 /* ---------- statements ---------- */
+
+/* TensorIR blocks as TVM writes them (semantics.md 9). A block with iter
+ * vars keeps its declarations in a BlockInfo; its body is the desugared
+ * form every analysis reads:
+ *
+ *   LET iter_0 = binding_0 in ... LET iter_{n-1} = binding_{n-1} in
+ *     [IF where:] [SEQ{ IF init_cond: init ; ] inner [}]
+ *
+ * where init_cond says every reduction iter var equals its domain minimum
+ * (block_init_cond). Rewrites that substitute into the bindings keep this
+ * shape; block_view reads it back (the printer re-sugars it). Iter types
+ * and declared regions are information, never trusted by a proof. */
+typedef enum { ITER_SPATIAL, ITER_REDUCE, ITER_SCAN, ITER_OPAQUE } IterType;
+
+const char *iter_type_name(IterType t); /* "spatial", "reduce", ... */
+
+typedef struct BlockIter {
+	struct Var *var;
+	struct Expr *dom_min, *dom_extent;
+	IterType type;
+} BlockIter;
+
+/* A declared region `B[lo0:hi0, e1]`: hi[k] NULL for a point index. */
+typedef struct BufRegion {
+	struct Buffer *buf;
+	int ndim;
+	struct Expr **lo, **hi;
+	Span span;
+} BufRegion;
+
+typedef struct BlockInfo {
+	int niters;
+	BlockIter *iters;
+	bool anonymous;  /* `T.block()`: printed without a name */
+	bool has_where;  /* T.where(c): the IF right inside the iter lets */
+	bool has_init;   /* T.init(): the IF on block_init_cond */
+	bool has_reads, has_writes; /* T.reads / T.writes were given */
+	int nreads, nwrites;
+	BufRegion *reads, *writes;
+	/* the inner body the declared regions were checked against: they are
+	 * printed only while the inner body is this one */
+	const struct Stmt *decl_inner;
+} BlockInfo;
 
 typedef enum {
 	FOR_SERIAL, FOR_PARALLEL, FOR_VECTORIZED, FOR_UNROLLED
@@ -258,7 +340,7 @@ const char *for_kind_name(ForKind k); /* "serial", "parallel", ... */
 	X(ST_ASSUME) /* u.expr: the fact */                                    \
 	X(ST_EVAL)   /* u.expr */                                              \
 	X(ST_ALLOC)  /* u.alloc: buf, body (rest of the enclosing sequence) */ \
-	X(ST_BLOCK)  /* u.block: name, body */                                 \
+	X(ST_BLOCK)  /* u.block: name, body, info (NULL: plain block) */       \
 	X(ST_LET)    /* u.let: var, value, body (rest of the sequence) */      \
 	X(ST_PASS)   /* no fields */
 
@@ -284,7 +366,11 @@ typedef struct Stmt {
 		struct { Buffer *buf; int nidx; Expr **idx; Expr *value; } store;
 		Expr *expr;
 		struct { Buffer *buf; struct Stmt *body; } alloc;
-		struct { const char *name; struct Stmt *body; } block;
+		struct {
+			const char *name;
+			struct Stmt *body;
+			const BlockInfo *info; /* NULL: a plain block */
+		} block;
 		struct { Var *var; Expr *value; struct Stmt *body; } let;
 	} u;
 } Stmt;
@@ -398,6 +484,9 @@ Expr *ir_cast(Arena *a, DType t, Expr *x, Span sp);
 Expr *ir_load(Arena *a, Buffer *b, int nidx, Expr **idx, Span sp);
 Expr *ir_undef(Arena *a, DType t, Span sp);
 Expr *ir_let(Arena *a, Var *v, Expr *value, Expr *body, Span sp);
+/* f over args[0, mathfn_arity(f)), of the dtype of args[0] (the operands
+ * must agree: the parser converts them). */
+Expr *ir_call(Arena *a, MathFn f, Expr *const *args, Span sp);
 /* shorthands without spans */
 Expr *ir_add(Arena *a, Expr *x, Expr *y);
 Expr *ir_sub(Arena *a, Expr *x, Expr *y);
@@ -416,6 +505,34 @@ Stmt *ir_eval(Arena *a, Expr *e, Span sp);
 Stmt *ir_alloc(Arena *a, Buffer *b, Stmt *body, Span sp);
 Stmt *ir_block(Arena *a, const char *name, Stmt *body, Span sp);
 Stmt *ir_letstmt(Arena *a, Var *v, Expr *value, Stmt *body, Span sp);
+/* A block with iter vars (info may be NULL: a plain block). */
+Stmt *ir_block_info(Arena *a, const char *name, const BlockInfo *info,
+		    Stmt *body, Span sp);
+/* A block like `old` (name, info, span) over `body`: old itself when the
+ * body is the same. Every rebuild of a block goes through it. */
+Stmt *ir_block_with(Arena *a, const Stmt *old, Stmt *body);
+
+/* ---------- blocks with iter vars (kernel/block.c) ---------- */
+
+/* Every reduction iter var equals its domain minimum (true if none). */
+Expr *block_init_cond(Arena *a, const BlockInfo *info);
+/* The desugared block: iter lets over bindings[k], the where IF (where may
+ * be NULL), the init IF (init may be NULL), then inner. */
+Stmt *block_assemble(Arena *a, const char *name, const BlockInfo *info,
+		     Expr **bindings, Expr *where, Stmt *init, Stmt *inner, Span sp);
+
+/* The parts of a block with iter vars, read back from its body. */
+typedef struct BlockView {
+	int niters;
+	Expr **bindings;    /* the let values, one per iter var */
+	Expr *where;        /* NULL if none */
+	const Stmt *init;   /* NULL if none */
+	const Stmt *inner;  /* the block's own statements */
+} BlockView;
+
+/* False when `block` has no iter vars or a rewrite changed its body so
+ * that it no longer has the shape its info describes. */
+bool block_view(Arena *a, const Stmt *block, BlockView *v);
 Stmt *ir_pass(Arena *a, Span sp);
 
 Func *ir_func(Arena *a, const char *name, int nparams, Param *params,

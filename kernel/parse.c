@@ -58,19 +58,90 @@ static Buffer *buffer_from_args(Parser *p, const Args *args, int off,
 	return b;
 }
 
-/* `name = T.alloc_buffer(shape, dtype, scope=...)`. */
-Stmt *parse_alloc(Parser *p, Token *first)
+/* `name = T.alloc_buffer(shape, dtype, scope=...)`, and T.decl_buffer
+ * (without data=, an allocation; with data= naming what T.allocate made,
+ * that allocation under a second name). strides / elem_offset / align /
+ * offset_factor place an internal buffer in memory and do not change what
+ * its cells hold: they are read and left to lowering's own layout. */
+Stmt *parse_alloc(Parser *p, Token *first, const char *callee)
 {
-	static const char *const kws[] = {"shape", "dtype", "scope", "axis_separators", NULL};
+	static const char *const kws[] = {"shape", "dtype", "scope", "axis_separators", "strides",
+					  "elem_offset", "align", "offset_factor", "data",
+					  "buffer_type", NULL};
 	Args args;
-	if (!parse_args(p, "T.alloc_buffer", ")", &args) ||
-	    !ps_check_args(p, &args, 0, 3, kws))
+	if (!parse_args(p, callee, ")", &args) || !ps_check_args(p, &args, 0, 3, kws))
 		return NULL;
+	Val *data = ps_arg(&args, -1, "data");
+	if (data && strcmp(callee, "T.alloc_buffer") == 0) {
+		ps_error_at(p, data->span, "T.alloc_buffer takes no data= (use T.decl_buffer)");
+		return NULL;
+	}
+	Buffer *b = buffer_from_args(p, &args, 0, first, ps_span_from(p, first));
+	if (!b)
+		return NULL;
+	if (data) {
+		Var *v;
+		Buffer *mem = NULL;
+		const char *dn = data->tok->text;
+		if (data->kind != VAL_EXPR || data->e || !ps_lookup(p, dn, &v, &mem) || !mem) {
+			ps_error_at(p, data->span, "data= names the result of a T.allocate");
+			return NULL;
+		}
+		bool same = mem->dtype == b->dtype && mem->ndim == b->ndim;
+		for (int k = 0; same && k < b->ndim; k++)
+			same = ir_expr_equal(mem->shape[k], b->shape[k]);
+		if (!same) {
+			ps_error_at(p, ps_span_from(p, first), "not supported: '%s' views the "
+				    "memory of '%s' with another shape or dtype", b->name, dn);
+			return NULL;
+		}
+		ps_bind(p, b->name, NULL, mem);
+		return NULL;
+	}
+	ps_bind(p, b->name, NULL, b);
+	return ir_alloc(p->a, b, NULL, ps_span_from(p, first));
+}
+
+/* `x = T.allocate(extents, dtype, scope)`: an allocation bound as x, which
+ * T.decl_buffer(..., data=x) then names. */
+Stmt *parse_allocate(Parser *p, Token *first)
+{
+	static const char *const kws[] = {"extents", "dtype", "scope", "condition",
+					  "annotations", NULL};
+	Args args;
+	if (!parse_args(p, "T.allocate", ")", &args) || !ps_check_args(p, &args, 0, 4, kws))
+		return NULL;
+	Val *cond = ps_arg(&args, 3, "condition");
+	if (cond && !(cond->kind == VAL_EXPR && cond->e && cond->e->kind == EX_INT &&
+		      cond->e->u.ival)) {
+		ps_error_at(p, cond->span, "not supported: a conditional T.allocate");
+		return NULL;
+	}
 	Buffer *b = buffer_from_args(p, &args, 0, first, ps_span_from(p, first));
 	if (!b)
 		return NULL;
 	ps_bind(p, b->name, NULL, b);
 	return ir_alloc(p->a, b, NULL, ps_span_from(p, first));
+}
+
+/* `n = T.int32()`: a free size variable, given by the caller like a
+ * scalar parameter (it becomes one). Only at the function's top. */
+bool parse_free_var(Parser *p, Token *first, DType t)
+{
+	Span sp = ps_span_from(p, first);
+	if (!p->in_func_top) {
+		ps_error_at(p, sp, "a free variable `%s = T.%s()` is declared at the top "
+			    "of the function body", first->text, dtype_name(t));
+		return false;
+	}
+	Param *np = arena_alloc(p->a, sizeof(Param) * (size_t)(p->nparams + 1));
+	memcpy(np, p->params, sizeof(Param) * (size_t)p->nparams);
+	Var *v = ir_var(p->a, first->text, t, first->span);
+	np[p->nparams] = (Param){.kind = PARAM_SCALAR, .var = v};
+	p->params = np;
+	p->nparams++;
+	ps_bind(p, v->name, v, NULL);
+	return true;
 }
 
 /* The handle argument of T.match_buffer: the first positional argument
@@ -80,7 +151,7 @@ static bool match_handle_arg(Parser *p, const Args *args, Val **h, int *off)
 {
 	*off = 0;
 	*h = ps_arg(args, 0, "param");
-	if (*h && (*h)->kind == VAL_EXPR && (*h)->e->kind == EX_VAR &&
+	if (*h && (*h)->kind == VAL_EXPR && (*h)->e && (*h)->e->kind == EX_VAR &&
 	    (*h)->e->dtype == DT_HANDLE) {
 		*off = (*h)->kw ? 0 : 1;
 		return true;
@@ -122,7 +193,9 @@ static Param *match_handle_param(Parser *p, const Val *h, Span sp)
 /* `A = T.match_buffer(a, shape, dtype)`: binds the handle parameter. */
 bool parse_match_buffer(Parser *p, Token *first)
 {
-	static const char *const kws[] = {"param", "shape", "dtype", "scope", "axis_separators", NULL};
+	static const char *const kws[] = {"param", "shape", "dtype", "scope", "axis_separators",
+					  "align", "offset_factor", "strides", "elem_offset",
+					  "buffer_type", NULL};
 	Args args;
 	p->allow_handle = true;
 	bool ok = parse_args(p, "T.match_buffer", ")", &args);
@@ -140,6 +213,16 @@ bool parse_match_buffer(Parser *p, Token *first)
 	if (!match_handle_arg(p, &args, &h, &off) ||
 	    !ps_check_args(p, &args, 0, 3 + off, kws))
 		return false;
+	static const char *const placed[] = {"strides", "elem_offset"};
+	for (int k = 0; k < 2; k++) {
+		Val *v = ps_arg(&args, -1, placed[k]);
+		if (v) {
+			ps_error_at(p, v->span, "not supported: %s= on a parameter buffer "
+				    "(vsched reads parameters as compact row-major arrays)",
+				    placed[k]);
+			return false;
+		}
+	}
 	Param *hp = match_handle_param(p, h, sp);
 	if (!hp)
 		return false;

@@ -27,6 +27,13 @@ bool parse_expr_list(Parser *p, const char *close, int *n, Expr ***items)
 	return true;
 }
 
+static bool is_buffer_name(Parser *p, const char *name)
+{
+	Var *v;
+	Buffer *b;
+	return ps_lookup(p, name, &v, &b) && b;
+}
+
 static bool parse_value(Parser *p, Val *v)
 {
 	Token *t = peek(p);
@@ -42,6 +49,12 @@ static bool parse_value(Parser *p, Val *v)
 		v->kind = VAL_LIST;
 		if (!parse_expr_list(p, tok_is(t, "[") ? "]" : ")", &v->n, &v->items))
 			return false;
+	} else if (t->kind == TK_NAME && (tok_is(peek_at(p, 1), ",") ||
+					  tok_is(peek_at(p, 1), ")")) && is_buffer_name(p, t->text)) {
+		/* a whole buffer (data=X, T.reads(B)): named, not an expression */
+		next(p);
+		v->kind = VAL_EXPR;
+		v->e = NULL;
 	} else if (tok_is(t, "{")) {
 		if (!ps_skip_bracketed(p))
 			return false;
@@ -147,9 +160,12 @@ Val *ps_arg(const Args *args, int pos, const char *kw)
 
 Expr *ps_val_expr(Parser *p, Val *v, const char *what)
 {
-	if (v->kind == VAL_EXPR)
+	if (v->kind == VAL_EXPR && v->e)
 		return v->e;
-	ps_error_at(p, v->span, "expected an expression for %s", what);
+	if (v->kind == VAL_EXPR)
+		ps_error_at(p, v->span, "buffer '%s' used without indices", v->tok->text);
+	else
+		ps_error_at(p, v->span, "expected an expression for %s", what);
 	return NULL;
 }
 
@@ -176,7 +192,7 @@ bool ps_val_shape(Parser *p, Val *v, int *n, Expr ***shape)
 	if (v->kind == VAL_LIST) {
 		*n = v->n;
 		*shape = v->items;
-	} else if (v->kind == VAL_EXPR) {
+	} else if (v->kind == VAL_EXPR && v->e) {
 		*n = 1;
 		*shape = arena_alloc(p->a, sizeof(Expr *));
 		(*shape)[0] = ps_finish_expr(v->e);
@@ -204,7 +220,7 @@ bool ps_val_axis_separators(Parser *p, Val *v, Buffer *b)
 {
 	int n = v->kind == VAL_LIST ? v->n : 1;
 	Expr **items = v->kind == VAL_LIST ? v->items : &v->e;
-	if (v->kind != VAL_LIST && v->kind != VAL_EXPR) {
+	if (v->kind != VAL_LIST && !(v->kind == VAL_EXPR && v->e)) {
 		ps_error_at(p, v->span, "expected axis_separators such as [2]");
 		return false;
 	}

@@ -31,7 +31,7 @@ void ps_retype_void(Expr *e, DType t)
 			break;
 		case EX_LET: e = e->u.let.body; break;
 		case EX_INT: case EX_FLOAT: case EX_VAR: case EX_NOT: case EX_CAST:
-		case EX_LOAD: case EX_UNDEF:
+		case EX_LOAD: case EX_UNDEF: case EX_CALL: /* typed when built */
 		case EX_COUNT: return;
 		}
 	}
@@ -213,6 +213,11 @@ static bool contains_undef(const Expr *e, Span *where)
 				return true;
 			e = e->u.let.body;
 			break;
+		case EX_CALL:
+			for (int i = 0; i < e->u.call.nargs; i++)
+				if (contains_undef(e->u.call.args[i], where))
+					return true;
+			return false;
 		}
 	}
 	return false;

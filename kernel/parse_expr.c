@@ -47,10 +47,15 @@ static Expr *int_literal(Parser *p, Token *t, bool negate, Span sp)
 Expr *parse_load(Parser *p, Buffer *b, Token *name_tok)
 {
 	next(p); /* '[' */
-	int n;
-	Expr **idx;
-	if (!parse_expr_list(p, "]", &n, &idx))
+	int n = 0;
+	Expr **idx = NULL;
+	if (tok_is(peek(p), "(") && tok_is(peek_at(p, 1), ")")) { /* 0-d: B[()] */
+		p->pos += 2;
+		if (!ps_expect(p, "]", "after B[()"))
+			return NULL;
+	} else if (!parse_expr_list(p, "]", &n, &idx)) {
 		return NULL;
+	}
 	Span sp = ps_span_from(p, name_tok);
 	if (n != b->ndim) {
 		ps_error_at(p, sp, "buffer '%s' has %d dimension%s but %d ind%s given",
@@ -157,18 +162,25 @@ static Expr *build_undef(Parser *p, Args *args, Span sp)
 	return ir_undef(p->a, t, sp);
 }
 
+/* `T.cast(x, "float32")` (also `dtype=`), and TVM's `T.Cast("float32", x)`
+ * with the dtype first. */
 static Expr *build_cast(Parser *p, Args *args, Span sp)
 {
 	static const char *const kws[] = {"dtype", NULL};
 	if (!ps_check_args(p, args, 1, 2, kws))
 		return NULL;
 	Val *v = ps_arg(args, 0, NULL), *dv = ps_arg(args, 1, "dtype");
+	if (v && dv && v->kind == VAL_STR && !dv->kw) {
+		Val *t = v;
+		v = dv;
+		dv = t;
+	}
 	if (!v || !dv) {
-		ps_error_at(p, sp, "T.cast expects a value and a dtype");
+		ps_error_at(p, sp, "%s expects a value and a dtype", args->callee);
 		return NULL;
 	}
 	DType t;
-	Expr *e = ps_val_expr(p, v, "T.cast");
+	Expr *e = ps_val_expr(p, v, args->callee);
 	if (!e || !ps_val_dtype(p, dv, &t) || ps_is_handle(p, e))
 		return NULL;
 	if (e->dtype == DT_VOID) {
@@ -178,16 +190,105 @@ static Expr *build_cast(Parser *p, Args *args, Span sp)
 	return ir_cast(p->a, t, e, sp);
 }
 
+/* `T.if_then_else(c, a, b)`, optionally with TVM's `dtype=`: the values
+ * are converted to it. */
 static Expr *build_select(Parser *p, Args *args, Span sp)
 {
-	if (!ps_check_args(p, args, 3, 3, NULL))
+	static const char *const kws[] = {"dtype", NULL};
+	if (!ps_check_args(p, args, 3, 3, kws))
+		return NULL;
+	Val *dv = ps_arg(args, -1, "dtype");
+	DType t = DT_VOID;
+	if (dv && !ps_val_dtype(p, dv, &t))
 		return NULL;
 	Expr *c = ps_val_expr(p, ps_arg(args, 0, NULL), "the condition");
 	Expr *x = c ? ps_val_expr(p, ps_arg(args, 1, NULL), "the true value") : NULL;
 	Expr *y = x ? ps_val_expr(p, ps_arg(args, 2, NULL), "the false value") : NULL;
-	if (!y || !ps_check_bool_expr(p, c, "the condition") || !ps_unify(p, &x, &y))
+	if (!y || !ps_check_bool_expr(p, c, "the condition"))
+		return NULL;
+	if (t != DT_VOID) {
+		if (ps_is_handle(p, x) || ps_is_handle(p, y))
+			return NULL;
+		if (x->dtype == DT_VOID)
+			ps_retype_void(x, t);
+		if (y->dtype == DT_VOID)
+			ps_retype_void(y, t);
+		x = ps_convert(p, x, t);
+		y = ps_convert(p, y, t);
+	}
+	if (!ps_unify(p, &x, &y))
 		return NULL;
 	return ir_select(p->a, c, x, y, sp);
+}
+
+/* `T.likely(c)` is c; TVM may spell `dtype="bool"`. */
+static Expr *build_likely(Parser *p, Args *args)
+{
+	static const char *const kws[] = {"dtype", NULL};
+	if (!ps_check_args(p, args, 1, 1, kws))
+		return NULL;
+	Val *dv = ps_arg(args, -1, "dtype");
+	DType t;
+	if (dv && !ps_val_dtype(p, dv, &t))
+		return NULL;
+	if (dv && t != DT_BOOL) {
+		ps_error_at(p, dv->span, "T.likely is a boolean, not %s", dtype_name(t));
+		return NULL;
+	}
+	Expr *c = ps_val_expr(p, ps_arg(args, 0, NULL), args->callee);
+	return ps_check_bool_expr(p, c, "the operand of T.likely") ? c : NULL;
+}
+
+/* `T.exp(x)`, `T.pow(x, y)`, `T.fma(x, y, z)` ...: the operands take one
+ * dtype, TVM's `dtype=` if given, else that of the first operand that is
+ * not a literal (a literal adapts to it); all literals: the first float
+ * literal's, or float32. A bare T.undef() takes it too. Operands are
+ * floats; T.abs also takes an integer. */
+static Expr *build_math(Parser *p, MathFn f, Args *args, Span sp)
+{
+	static const char *const kws[] = {"dtype", NULL};
+	int n = mathfn_arity(f);
+	if (!ps_check_args(p, args, n, n, kws))
+		return NULL;
+	Val *dv = ps_arg(args, -1, "dtype");
+	Expr *x[MATH_MAX_ARGS];
+	DType t = DT_VOID, lit = DT_VOID;
+	if (dv && !ps_val_dtype(p, dv, &t))
+		return NULL;
+	for (int i = 0; i < n; i++) {
+		x[i] = ps_val_expr(p, ps_arg(args, i, NULL), args->callee);
+		if (!x[i] || ps_is_handle(p, x[i]))
+			return NULL;
+		if (x[i]->dtype == DT_VOID)
+			continue;
+		if (!ps_is_literal(x[i])) {
+			if (t == DT_VOID)
+				t = x[i]->dtype;
+		} else if (lit == DT_VOID || (!dtype_is_float(lit) && dtype_is_float(x[i]->dtype))) {
+			lit = x[i]->dtype;
+		}
+	}
+	if (t == DT_VOID)
+		t = lit != DT_VOID && (dtype_is_float(lit) || f == MF_ABS) ? lit : DT_FLOAT32;
+	if (!dtype_is_float(t) && !(f == MF_ABS && dtype_is_int(t))) {
+		ps_error_at(p, sp, "%s expects a float%s operand, not %s", args->callee,
+			    f == MF_ABS ? " or integer" : "", dtype_name(t));
+		return NULL;
+	}
+	for (int i = 0; i < n; i++) {
+		if (x[i]->dtype == DT_VOID)
+			ps_retype_void(x[i], t);
+		if (x[i]->dtype == t)
+			continue;
+		Expr *l = ps_is_literal(x[i]) ? ps_literal_as(p, x[i], t) : NULL;
+		if (!l) {
+			ps_error_at(p, x[i]->span, "operand of %s is %s, expected %s",
+				    args->callee, dtype_name(x[i]->dtype), dtype_name(t));
+			return NULL;
+		}
+		x[i] = l;
+	}
+	return ir_call(p->a, f, x, sp);
 }
 
 static Expr *build_binary_call(Parser *p, BinOp op, Args *args, Span sp)
@@ -233,11 +334,11 @@ static Expr *parse_t_call(Parser *p, Token *first, Token *fn)
 		return build_undef(p, &args, sp);
 	if (strcmp(name, "cast") == 0 || strcmp(name, "Cast") == 0)
 		return build_cast(p, &args, sp);
-	if (strcmp(name, "likely") == 0) {
-		if (!ps_check_args(p, &args, 1, 1, NULL))
-			return NULL;
-		return ps_val_expr(p, ps_arg(&args, 0, NULL), callee);
-	}
+	if (strcmp(name, "likely") == 0)
+		return build_likely(p, &args);
+	MathFn f;
+	if (mathfn_from_name(name, &f))
+		return build_math(p, f, &args, sp);
 	if (dtype_from_name(name, &t) && t != DT_VOID && t != DT_HANDLE)
 		return build_constructor(p, t, &args, sp);
 	ps_error_at(p, fn->span, "unknown function '%s'", callee);

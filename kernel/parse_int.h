@@ -20,6 +20,27 @@ typedef struct Binding {
 	Buffer *buf;
 } Binding;
 
+/* A loop around the statement being parsed: T.axis.remap takes its
+ * domain from it. */
+typedef struct LoopScope {
+	Var *var;
+	Expr *min, *extent;
+} LoopScope;
+
+/* The header of the block whose top-level statements are being parsed
+ * (parse_block.c): iter vars, T.where, T.init, T.reads / T.writes. */
+typedef struct BlockCtx {
+	BlockIter *iters;
+	int niters, capiters;
+	Expr *where;
+	Stmt *init;
+	bool has_reads, has_writes;
+	BufRegion *reads, *writes;
+	int nreads, nwrites, capreads, capwrites;
+	bool body_started; /* a statement of the block's own was parsed */
+	Span first_stmt;   /* where it was */
+} BlockCtx;
+
 typedef struct Parser {
 	Arena *a;
 	const Source *src;
@@ -36,6 +57,11 @@ typedef struct Parser {
 	Param *params;
 	int nparams;
 	bool in_func_top; /* statements directly in the function body */
+	LoopScope *loops; /* enclosing loops, innermost last */
+	int nloops, caploops;
+	BlockCtx *blk;      /* the block whose top level is being parsed */
+	BlockCtx *blk_next; /* handed to the next suite parse_suite opens */
+	bool in_iter_decl;  /* pushing the lets of a block iter declaration */
 } Parser;
 
 /* ---------- the token cursor ---------- */
@@ -163,9 +189,26 @@ bool ps_find_op(const Token *t, const char *const *spellings,
 
 Stmt *parse_suite(Parser *p, const char *what, bool func_top);
 
+/* ---------- parse_block.c: blocks with iter vars ---------- */
+
+/* `with T.block("name"):` (or T.block()), the `with` consumed and
+ * T.block at peek. */
+Stmt *ps_parse_block(Parser *p, Token *with_tok);
+/* `with T.init():` inside a block header, the `with` consumed. */
+bool ps_parse_init(Parser *p, Token *with_tok);
+/* T.where / T.reads / T.writes / T.block_attr at peek (T.<fn>). */
+bool ps_block_header_call(Parser *p, const char *fn);
+bool ps_is_block_header_call(const char *fn);
+/* `vi, vj = T.axis.remap(...)` / `v = T.axis.spatial(...)` at peek: true
+ * if the statement is one (*is); the new lets (body NULL) go to lets. */
+bool ps_at_iter_decl(Parser *p);
+int ps_parse_iter_decl(Parser *p, Stmt ***lets);
+
 /* ---------- parse.c: declarations ---------- */
 
-Stmt *parse_alloc(Parser *p, Token *first);
+Stmt *parse_alloc(Parser *p, Token *first, const char *callee);
+Stmt *parse_allocate(Parser *p, Token *first);
+bool parse_free_var(Parser *p, Token *first, DType t);
 bool parse_match_buffer(Parser *p, Token *first);
 void parser_init(Parser *p, Arena *a, const Source *src, DiagList *d,
 		 TokenList *tl);

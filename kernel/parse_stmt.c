@@ -23,6 +23,10 @@ typedef struct StmtList {
 
 static void list_push(Parser *p, StmtList *l, Stmt *s)
 {
+	if (p->blk && !p->in_iter_decl && !p->blk->body_started) {
+		p->blk->body_started = true;
+		p->blk->first_stmt = s->span;
+	}
 	l->items = grow(p->a, l->items, l->n, &l->cap, 8, sizeof(Stmt *));
 	l->items[l->n++] = s;
 }
@@ -92,6 +96,9 @@ Stmt *parse_suite(Parser *p, const char *what, bool func_top)
 	Token *colon = prev(p);
 	bool top = p->in_func_top;
 	p->in_func_top = func_top;
+	BlockCtx *outer_blk = p->blk;
+	p->blk = p->blk_next; /* the header of the block this suite is the body of */
+	p->blk_next = NULL;
 	Stmt *s = NULL;
 	if (at_kind(p, TK_NEWLINE)) {
 		next(p);
@@ -121,6 +128,7 @@ Stmt *parse_suite(Parser *p, const char *what, bool func_top)
 			s = build_list(p, &l, colon->span);
 	}
 	p->in_func_top = top;
+	p->blk = outer_blk;
 	return p->failed ? NULL : s;
 }
 
@@ -188,6 +196,11 @@ static bool parse_loop_kind(Parser *p, LoopHeader *h)
 			h->grid = kinds[i].grid;
 			return true;
 		}
+	if (strcmp(fn, "thread_binding") == 0) {
+		ps_error_at(p, ps_span_from(p, it), "T.thread_binding is not supported on "
+			    "CPU (GPU thread binding; use T.parallel)");
+		return false;
+	}
 	ps_error_at(p, ps_span_from(p, it), "unknown loop kind '%s' (expected "
 		    "T.serial, T.grid, T.parallel, T.vectorized, T.unroll "
 		    "or range)", h->callee);
@@ -197,8 +210,10 @@ static bool parse_loop_kind(Parser *p, LoopHeader *h)
 /* T.grid(e1, ..., en): one loop from 0 per extent. */
 static bool grid_loops(Parser *p, Args *args, LoopHeader *h)
 {
-	if (!ps_check_args(p, args, 1, MAX_GRID, NULL))
+	static const char *const kws[] = {"annotations", NULL};
+	if (!ps_check_args(p, args, 1, MAX_GRID, kws))
 		return false;
+	args->n -= ps_arg(args, -1, "annotations") != NULL; /* last: keywords follow */
 	if (args->n != h->n) {
 		ps_error_at(p, h->span, "T.grid has %d extent%s but %d loop "
 			    "variable%s", args->n, args->n == 1 ? "" : "s", h->n,
@@ -223,8 +238,11 @@ static bool range_loop(Parser *p, Args *args, LoopHeader *h)
 			    "T.grid for several", h->callee);
 		return false;
 	}
-	if (!ps_check_args(p, args, 1, 2, NULL))
+	/* loop annotations are hints to TVM's lowering; read and dropped */
+	static const char *const kws[] = {"annotations", NULL};
+	if (!ps_check_args(p, args, 1, 2, kws))
 		return false;
+	args->n -= ps_arg(args, -1, "annotations") != NULL;
 	Expr *lo = ps_finish_expr(ps_val_expr(p, &args->v[0], "a loop bound"));
 	if (!ps_check_int_expr(p, lo, "a loop bound"))
 		return false;
@@ -242,6 +260,9 @@ static bool range_loop(Parser *p, Args *args, LoopHeader *h)
 	    !__builtin_sub_overflow(hi->u.ival, lo->u.ival, &ext) &&
 	    ps_int_fits(ext, lo->dtype))
 		h->exts[0] = ir_int(p->a, ext, lo->dtype, hi->span);
+	else if (hi->kind == EX_BIN && hi->u.bin.op == OP_ADD &&
+		 ir_expr_equal(hi->u.bin.a, lo)) /* range(x, x + n): what the printer writes */
+		h->exts[0] = hi->u.bin.b;
 	else
 		h->exts[0] = ps_make_bin(p, OP_SUB, hi, lo, hi->span);
 	return true;
@@ -251,15 +272,19 @@ static bool range_loop(Parser *p, Args *args, LoopHeader *h)
  * around it, innermost last. */
 static Stmt *loop_nest(Parser *p, const LoopHeader *h)
 {
-	int mark = p->nbinds;
+	int mark = p->nbinds, lmark = p->nloops;
 	Var *vars[MAX_GRID];
 	for (int k = 0; k < h->n; k++) {
 		vars[k] = ir_var(p->a, h->names[k]->text, h->exts[k]->dtype,
 				 h->names[k]->span);
 		ps_bind(p, vars[k]->name, vars[k], NULL);
+		p->loops = grow(p->a, p->loops, p->nloops, &p->caploops, 8,
+				sizeof(LoopScope));
+		p->loops[p->nloops++] = (LoopScope){vars[k], h->mins[k], h->exts[k]};
 	}
 	Stmt *body = parse_suite(p, "for header", false);
 	p->nbinds = mark;
+	p->nloops = lmark;
 	if (!body)
 		return NULL;
 	for (int k = h->n - 1; k >= 0; k--)
@@ -333,28 +358,26 @@ static Stmt *parse_if(Parser *p)
 	return else_s;
 }
 
-static Stmt *parse_with(Parser *p)
+/* `with T.block(...)`, `with T.init()`; *none when the statement made
+ * nothing (an init goes to the block's header). */
+static Stmt *parse_with(Parser *p, bool *none)
 {
 	Token *first = next(p); /* with */
-	if (!ps_at_t_name(p, "block")) {
-		ps_error_at(p, peek(p)->span, "expected T.block(\"name\") after 'with', "
-			    "found %s", found(p));
+	*none = false;
+	if (ps_at_t_name(p, "block"))
+		return ps_parse_block(p, first);
+	if (ps_at_t_name(p, "init")) {
+		*none = true;
 		return NULL;
 	}
-	p->pos += 3;
-	if (!ps_expect(p, "(", "after T.block"))
+	if (ps_at_t_name(p, "launch_thread") || ps_at_t_name(p, "attr")) {
+		ps_error_at(p, ps_span_from(p, first), "T.%s is not supported on CPU "
+			    "(GPU thread binding)", peek_at(p, 2)->text);
 		return NULL;
-	Args args;
-	const char *name;
-	if (!parse_args(p, "T.block", ")", &args) ||
-	    !ps_check_args(p, &args, 1, 1, NULL) ||
-	    !ps_val_string(p, &args.v[0], "the block name", &name))
-		return NULL;
-	if (!ps_expect(p, ":", "after with header"))
-		return NULL;
-	Span header = ps_span_from(p, first);
-	Stmt *body = parse_suite(p, "with header", false);
-	return body ? ir_block(p->a, name, body, header) : NULL;
+	}
+	ps_error_at(p, peek(p)->span, "expected T.block(\"name\") or T.init() after "
+		    "'with', found %s", found(p));
+	return NULL;
 }
 
 /* `=`, or the operator of `+=`, `-=`, `*=` (*aug set). */
@@ -457,12 +480,28 @@ static Stmt *parse_assign(Parser *p, StmtList *out, bool *done)
 		return NULL;
 	if (ann == DT_VOID && ps_at_t_name(p, NULL) && tok_is(peek_at(p, 3), "(")) {
 		const char *fn = peek_at(p, 2)->text;
-		if (strcmp(fn, "alloc_buffer") == 0) {
+		if (strcmp(fn, "alloc_buffer") == 0 || strcmp(fn, "decl_buffer") == 0 ||
+		    strcmp(fn, "Buffer") == 0 || strcmp(fn, "allocate") == 0) {
 			p->pos += 4;
-			Stmt *s = parse_alloc(p, first);
+			Stmt *s = strcmp(fn, "allocate") == 0
+					  ? parse_allocate(p, first)
+					  : parse_alloc(p, first, arena_printf(p->a, "T.%s", fn));
 			if (s)
 				list_push(p, out, s);
+			*done = !p->failed;
 			return s;
+		}
+		if (strcmp(fn, "launch_thread") == 0 || strcmp(fn, "env_thread") == 0) {
+			ps_error_at(p, peek(p)->span, "T.%s is not supported on CPU (GPU "
+				    "thread binding)", fn);
+			return NULL;
+		}
+		DType ft;
+		if ((strcmp(fn, "int32") == 0 || strcmp(fn, "int64") == 0) &&
+		    tok_is(peek_at(p, 4), ")") && dtype_from_name(fn, &ft)) {
+			p->pos += 5;
+			*done = parse_free_var(p, first, ft);
+			return NULL;
 		}
 		if (strcmp(fn, "match_buffer") == 0) {
 			p->pos += 4;
@@ -486,11 +525,10 @@ static Stmt *parse_assign(Parser *p, StmtList *out, bool *done)
 	return s;
 }
 
-/* Ignored annotations: T.func_attr({...}), T.reads(...), T.writes(...). */
+/* Ignored annotations: T.func_attr({...}). */
 static bool is_ignored_call(const char *fn)
 {
-	return strcmp(fn, "func_attr") == 0 || strcmp(fn, "reads") == 0 ||
-	       strcmp(fn, "writes") == 0 || strcmp(fn, "block_attr") == 0;
+	return strcmp(fn, "func_attr") == 0;
 }
 
 /* `T.assume(c)`, `T.evaluate(e)`, ignored annotations. */
@@ -499,6 +537,10 @@ static Stmt *parse_t_stmt(Parser *p, bool *ignored)
 	Token *first = peek(p);
 	const char *fn = peek_at(p, 2)->text;
 	*ignored = false;
+	if (ps_is_block_header_call(fn) && tok_is(peek_at(p, 3), "(")) {
+		*ignored = ps_block_header_call(p, fn);
+		return NULL;
+	}
 	if (is_ignored_call(fn) && tok_is(peek_at(p, 3), "(")) {
 		p->pos += 4;
 		Args args;
@@ -506,6 +548,11 @@ static Stmt *parse_t_stmt(Parser *p, bool *ignored)
 		return NULL;
 	}
 	bool assume = strcmp(fn, "assume") == 0;
+	if (strcmp(fn, "launch_thread") == 0 || strcmp(fn, "env_thread") == 0) {
+		ps_error_at(p, ps_span_from(p, first), "T.%s is not supported on CPU "
+			    "(GPU thread binding)", fn);
+		return NULL;
+	}
 	if (!assume && strcmp(fn, "evaluate") != 0) {
 		ps_error_at(p, first->span, "expected a statement, found an expression "
 			    "(use T.evaluate(...) to evaluate it)");
@@ -514,6 +561,10 @@ static Stmt *parse_t_stmt(Parser *p, bool *ignored)
 	p->pos += 3;
 	if (!ps_expect(p, "(", arena_printf(p->a, "after T.%s", fn)))
 		return NULL;
+	if (!assume && ps_at_t_name(p, "assume")) { /* T.evaluate(T.assume(c)) */
+		Stmt *s = parse_t_stmt(p, ignored);
+		return s && ps_expect(p, ")", "after T.evaluate(T.assume(...)") ? s : NULL;
+	}
 	Args args;
 	if (!parse_args(p, arena_printf(p->a, "T.%s", fn), ")", &args) ||
 	    !ps_check_args(p, &args, 1, 1, NULL))
@@ -537,6 +588,15 @@ static bool parse_name_stmt(Parser *p, StmtList *out, bool *handled)
 {
 	Token *t = peek(p), *n1 = peek_at(p, 1);
 	*handled = true;
+	if (ps_at_iter_decl(p)) {
+		Stmt **lets;
+		int n = ps_parse_iter_decl(p, &lets);
+		p->in_iter_decl = true;
+		for (int k = 0; k < n; k++)
+			list_push(p, out, lets[k]);
+		p->in_iter_decl = false;
+		return n > 0;
+	}
 	if (tok_is(n1, "[")) {
 		Stmt *s = parse_store(p);
 		if (s)
@@ -609,8 +669,12 @@ static bool parse_statement(Parser *p, StmtList *out)
 		s = parse_for(p);
 	else if (tok_is(t, "if"))
 		s = parse_if(p);
-	else if (tok_is(t, "with"))
-		s = parse_with(p);
+	else if (tok_is(t, "with")) {
+		bool none;
+		s = parse_with(p, &none);
+		if (none)
+			return ps_parse_init(p, t) && !p->failed;
+	}
 	else {
 		do {
 			if (!parse_simple(p, out))

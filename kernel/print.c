@@ -22,6 +22,9 @@ typedef struct Printer {
 	StrBuf *out;
 	Binding *binds;
 	int nbinds, cap;
+	const Stmt **loops; /* enclosing loops, innermost last */
+	int nloops, caploops;
+	Arena *arena; /* scratch for reading blocks back; made on first use */
 } Printer;
 
 static const char *const reserved_words[] = {
@@ -132,6 +135,22 @@ static void printer_free(Printer *p)
 {
 	unbind_to(p, 0);
 	free(p->binds);
+	free(p->loops);
+	if (p->arena) {
+		arena_free(p->arena);
+		free(p->arena);
+	}
+}
+
+static Arena *scratch(Printer *p)
+{
+	if (!p->arena) {
+		p->arena = malloc(sizeof *p->arena);
+		if (!p->arena)
+			abort();
+		arena_init(p->arena);
+	}
+	return p->arena;
 }
 
 /* The printed name of a Var or Buffer; unbound ones print as named. */
@@ -284,7 +303,7 @@ static int expr_prec(const Expr *e)
 	case EX_NOT: return PREC_NOT;
 	case EX_NEG: return PREC_UNARY;
 	case EX_VAR: case EX_SELECT: case EX_CAST: case EX_LOAD: case EX_UNDEF:
-	case EX_LET: return PREC_ATOM;
+	case EX_LET: case EX_CALL: return PREC_ATOM;
 	case EX_COUNT: break;
 	}
 	return PREC_ATOM;
@@ -318,6 +337,16 @@ static void pexpr_in(Printer *p, const Expr *e, int min_prec, DType adapt);
 static void pexpr(Printer *p, const Expr *e, int min_prec)
 {
 	pexpr_in(p, e, min_prec, DT_VOID);
+}
+
+static void pexpr_list(Printer *p, int n, Expr *const *xs);
+
+/* The indices of a load or store: `()` for a 0-d buffer. */
+static void pindices(Printer *p, int n, Expr *const *xs)
+{
+	if (n == 0)
+		sb_puts(p->out, "()");
+	pexpr_list(p, n, xs);
 }
 
 static void pexpr_list(Printer *p, int n, Expr *const *xs)
@@ -411,6 +440,25 @@ static void pexpr_select(Printer *p, const Expr *e)
 	sb_puts(p->out, ")");
 }
 
+/* `T.exp(x)`: a literal or bare T.undef() operand adapts to the dtype of
+ * the call when another operand fixes it (as the parser reads it). */
+static void pexpr_call(Printer *p, const Expr *e)
+{
+	DType adapt = DT_VOID;
+	for (int i = 0; i < e->u.call.nargs; i++) {
+		const Expr *x = e->u.call.args[i];
+		if (!is_literal(x) && x->kind != EX_UNDEF)
+			adapt = e->dtype;
+	}
+	sb_printf(p->out, "T.%s(", mathfn_name(e->u.call.fn));
+	for (int i = 0; i < e->u.call.nargs; i++) {
+		if (i)
+			sb_puts(p->out, ", ");
+		pexpr_in(p, e->u.call.args[i], PREC_OR, adapt);
+	}
+	sb_puts(p->out, ")");
+}
+
 static void pexpr_atom(Printer *p, const Expr *e, DType adapt)
 {
 	StrBuf *b = p->out;
@@ -432,11 +480,12 @@ static void pexpr_atom(Printer *p, const Expr *e, DType adapt)
 		return;
 	case EX_LOAD:
 		sb_printf(b, "%s[", buf_name(p, e->u.load.buf));
-		pexpr_list(p, e->u.load.nidx, e->u.load.idx);
+		pindices(p, e->u.load.nidx, e->u.load.idx);
 		sb_puts(b, "]");
 		return;
 	case EX_UNDEF: pexpr_undef(p, e, adapt); return;
 	case EX_LET: pexpr_let(p, e); return;
+	case EX_CALL: pexpr_call(p, e); return;
 	case EX_COUNT: break;
 	}
 	sb_puts(b, "T.undef()");
@@ -601,9 +650,19 @@ static void pfor(Printer *p, const Stmt *s, int indent)
 		}
 	}
 	sb_puts(b, "):\n");
-	for (int k = 0; k < n; k++)
+	int lmark = p->nloops;
+	for (int k = 0; k < n; k++) {
 		push_binding(p, chain[k]->u.loop.var, names[k]);
+		if (p->nloops == p->caploops) {
+			p->caploops = p->caploops ? 2 * p->caploops : 16;
+			p->loops = realloc(p->loops, sizeof *p->loops * (size_t)p->caploops);
+			if (!p->loops)
+				abort();
+		}
+		p->loops[p->nloops++] = chain[k];
+	}
 	pblock(p, chain[n - 1]->u.loop.body, indent + 1);
+	p->nloops = lmark;
 	unbind_to(p, mark);
 }
 
@@ -693,7 +752,7 @@ static void pstore(Printer *p, const Stmt *s, int indent)
 	StrBuf *b = p->out;
 	indent_to(b, indent);
 	sb_printf(b, "%s[", buf_name(p, s->u.store.buf));
-	pexpr_list(p, s->u.store.nidx, s->u.store.idx);
+	pindices(p, s->u.store.nidx, s->u.store.idx);
 	sb_puts(b, "] = ");
 	/* the parser converts the value to the buffer's dtype */
 	pexpr_in(p, s->u.store.value, PREC_OR, s->u.store.buf->dtype);
@@ -708,6 +767,147 @@ static void pcall_stmt(Printer *p, const char *fn, const Expr *e, int indent)
 	sb_puts(p->out, ")\n");
 }
 
+/* ---------- blocks ---------- */
+
+/* Binding k is an enclosing loop's variable over the iter var's domain
+ * (and a remap type): T.axis.remap can say it. */
+static bool remappable(const Printer *p, const BlockIter *it, const Expr *bind)
+{
+	if ((it->type != ITER_SPATIAL && it->type != ITER_REDUCE) ||
+	    bind->kind != EX_VAR)
+		return false;
+	for (int i = p->nloops - 1; i >= 0; i--) {
+		const Stmt *l = p->loops[i];
+		if (l->u.loop.var == bind->u.var)
+			return ir_expr_equal(l->u.loop.min, it->dom_min) &&
+			       ir_expr_equal(l->u.loop.extent, it->dom_extent) &&
+			       l->u.loop.var->dtype == it->var->dtype;
+	}
+	return false;
+}
+
+static void piters(Printer *p, const BlockInfo *info, const BlockView *v,
+		   int indent)
+{
+	StrBuf *b = p->out;
+	int n = info->niters;
+	if (n == 0)
+		return;
+	char **names = malloc(sizeof(char *) * (size_t)n);
+	if (!names)
+		abort();
+	for (int k = 0; k < n; k++)
+		names[k] = fresh_name(p, info->iters[k].var->name, names, k);
+	bool remap = true;
+	for (int k = 0; k < n; k++)
+		remap = remap && remappable(p, &info->iters[k], v->bindings[k]);
+	if (remap) {
+		indent_to(b, indent);
+		for (int k = 0; k < n; k++)
+			sb_printf(b, "%s%s", k ? ", " : "", names[k]);
+		sb_puts(b, " = T.axis.remap(\"");
+		for (int k = 0; k < n; k++)
+			sb_puts(b, info->iters[k].type == ITER_REDUCE ? "R" : "S");
+		sb_puts(b, "\", [");
+		pexpr_list(p, n, v->bindings);
+		sb_puts(b, "])\n");
+	} else {
+		for (int k = 0; k < n; k++) {
+			const BlockIter *it = &info->iters[k];
+			indent_to(b, indent);
+			sb_printf(b, "%s = T.axis.%s(", names[k], iter_type_name(it->type));
+			bool from0 = it->dom_min->kind == EX_INT && it->dom_min->u.ival == 0 &&
+				     it->dom_min->dtype == it->dom_extent->dtype;
+			if (from0) {
+				pexpr(p, it->dom_extent, PREC_OR);
+			} else {
+				sb_puts(b, "(");
+				pexpr(p, it->dom_min, PREC_OR);
+				sb_puts(b, ", ");
+				pexpr(p, it->dom_min, PREC_ADD);
+				sb_puts(b, " + ");
+				pexpr(p, it->dom_extent, PREC_MUL);
+				sb_puts(b, ")");
+			}
+			sb_puts(b, ", ");
+			pexpr(p, v->bindings[k], PREC_OR);
+			sb_puts(b, ")\n");
+		}
+	}
+	for (int k = 0; k < n; k++)
+		push_binding(p, info->iters[k].var, names[k]);
+	free(names);
+}
+
+static void pregions(Printer *p, const char *fn, int n, const BufRegion *rs,
+		     int indent)
+{
+	StrBuf *b = p->out;
+	indent_to(b, indent);
+	sb_printf(b, "T.%s(", fn);
+	if (n == 0)
+		sb_puts(b, "[]");
+	for (int i = 0; i < n; i++) {
+		const BufRegion *r = &rs[i];
+		sb_printf(b, "%s%s[", i ? ", " : "", buf_name(p, r->buf));
+		if (r->ndim == 0)
+			sb_puts(b, "()");
+		for (int k = 0; k < r->ndim; k++) {
+			if (k)
+				sb_puts(b, ", ");
+			pexpr(p, r->lo[k], PREC_OR);
+			if (r->hi[k]) {
+				sb_puts(b, ":");
+				pexpr(p, r->hi[k], PREC_OR);
+			}
+		}
+		sb_puts(b, "]");
+	}
+	sb_puts(b, ")\n");
+}
+
+/* A block with iter vars in TVM's style when its body still has the shape
+ * its info describes; otherwise (a rewrite reshaped it) the plain block
+ * over the desugared body, which means the same. */
+static void pblock_stmt(Printer *p, const Stmt *s, int indent)
+{
+	StrBuf *b = p->out;
+	const BlockInfo *info = s->u.block.info;
+	BlockView v;
+	bool sugar = info && block_view(scratch(p), s, &v);
+	indent_to(b, indent);
+	if (sugar && info->anonymous) {
+		sb_puts(b, "with T.block():\n");
+	} else {
+		sb_puts(b, "with T.block(");
+		put_string_literal(b, s->u.block.name);
+		sb_puts(b, "):\n");
+	}
+	if (!sugar) {
+		pblock(p, s->u.block.body, indent + 1);
+		return;
+	}
+	int mark = p->nbinds;
+	piters(p, info, &v, indent + 1);
+	if (v.where)
+		pcall_stmt(p, "T.where", v.where, indent + 1);
+	bool decls = v.inner == info->decl_inner;
+	if (decls && info->has_reads)
+		pregions(p, "reads", info->nreads, info->reads, indent + 1);
+	if (decls && info->has_writes)
+		pregions(p, "writes", info->nwrites, info->writes, indent + 1);
+	if (v.init) {
+		indent_to(b, indent + 1);
+		sb_puts(b, "with T.init():\n");
+		pblock(p, v.init, indent + 2);
+	}
+	bool header = info->niters || v.where || (decls && (info->has_reads ||
+							      info->has_writes)) || v.init;
+	if (!header || !stmt_is_empty(v.inner))
+		pitems(p, v.inner, indent + 1);
+	unbind_to(p, mark);
+}
+
 static void pstmt(Printer *p, const Stmt *s, int indent)
 {
 	StrBuf *b = p->out;
@@ -719,13 +919,7 @@ static void pstmt(Printer *p, const Stmt *s, int indent)
 	case ST_ASSUME: pcall_stmt(p, "T.assume", s->u.expr, indent); return;
 	case ST_EVAL: pcall_stmt(p, "T.evaluate", s->u.expr, indent); return;
 	case ST_ALLOC: palloc(p, s, indent); return;
-	case ST_BLOCK:
-		indent_to(b, indent);
-		sb_puts(b, "with T.block(");
-		put_string_literal(b, s->u.block.name);
-		sb_puts(b, "):\n");
-		pblock(p, s->u.block.body, indent + 1);
-		return;
+	case ST_BLOCK: pblock_stmt(p, s, indent); return;
 	case ST_LET: plet(p, s, indent); return;
 	case ST_PASS:
 		indent_to(b, indent);

@@ -249,6 +249,32 @@ static void check_let_expr(Verifier *v, const Expr *e)
 		     dt(body->dtype));
 }
 
+static void check_call(Verifier *v, const Expr *e)
+{
+	if ((unsigned)e->u.call.fn >= MF_COUNT) {
+		fail(v, e->span, "invalid math function %d", (int)e->u.call.fn);
+		return;
+	}
+	const char *name = mathfn_name(e->u.call.fn);
+	int arity = mathfn_arity(e->u.call.fn);
+	if (e->u.call.nargs != arity) {
+		fail(v, e->span, "T.%s with %d operands, it takes %d", name,
+		     e->u.call.nargs, arity);
+		return;
+	}
+	for (int i = 0; i < arity; i++) {
+		const Expr *x = e->u.call.args[i];
+		check_expr(v, x, "an operand of a math call");
+		if (x && x->dtype != e->dtype)
+			fail(v, e->span, "T.%s of dtype %s has an operand of dtype %s",
+			     name, dt(e->dtype), dt(x->dtype));
+	}
+	if (!dtype_is_float(e->dtype) &&
+	    !(e->u.call.fn == MF_ABS && dtype_is_int(e->dtype)))
+		fail(v, e->span, "T.%s of dtype %s: math calls are on floats (T.abs also "
+		     "on integers)", name, dt(e->dtype));
+}
+
 static void check_expr(Verifier *v, const Expr *e, const char *what)
 {
 	if (stopped(v))
@@ -319,6 +345,9 @@ static void check_expr(Verifier *v, const Expr *e, const char *what)
 		return;
 	case EX_LET:
 		check_let_expr(v, e);
+		return;
+	case EX_CALL:
+		check_call(v, e);
 		return;
 	case EX_COUNT:
 		break;

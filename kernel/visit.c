@@ -16,6 +16,7 @@ int expr_nchildren(const Expr *e)
 	case EX_SELECT: return 3;
 	case EX_LOAD: return e->u.load.nidx;
 	case EX_LET: return 2;
+	case EX_CALL: return e->u.call.nargs;
 	case EX_COUNT: break;
 	}
 	abort();
@@ -29,6 +30,7 @@ Expr *expr_child(const Expr *e, int i)
 	case EX_SELECT: return i == 0 ? e->u.sel.cond : i == 1 ? e->u.sel.a : e->u.sel.b;
 	case EX_LOAD: return e->u.load.idx[i];
 	case EX_LET: return i == 0 ? e->u.let.value : e->u.let.body;
+	case EX_CALL: return e->u.call.args[i];
 	case EX_INT: case EX_FLOAT: case EX_VAR: case EX_UNDEF: case EX_COUNT: break;
 	}
 	abort();
@@ -111,6 +113,10 @@ Expr *expr_map_children(Arena *a, Expr *e, Expr *(*fn)(void *ud, Expr *x), void 
 	case EX_SELECT: x->u.sel.cond = k[0]; x->u.sel.a = k[1]; x->u.sel.b = k[2]; break;
 	case EX_LOAD: x->u.load.idx = k; break;
 	case EX_LET: x->u.let.value = k[0]; x->u.let.body = k[1]; break;
+	case EX_CALL:
+		for (int i = 0; i < n; i++)
+			x->u.call.args[i] = k[i];
+		break;
 	case EX_INT: case EX_FLOAT: case EX_VAR: case EX_UNDEF: case EX_COUNT: abort();
 	}
 	return x;

@@ -451,11 +451,29 @@ Expr *attach_no_overflow(Arena *a, const Expr *e)
 	case EX_NOT:
 	case EX_CAST:
 		return attach_no_overflow(a, e->u.un.a);
-	case EX_SELECT:
-		return ir_and(a, attach_no_overflow(a, e->u.sel.cond),
-			      ir_and(a, attach_no_overflow(a, e->u.sel.a), attach_no_overflow(a, e->u.sel.b)));
+	case EX_SELECT: {
+		/* only the picked arm is evaluated: each arm must fit where the
+		 * condition picks it */
+		Expr *x = attach_no_overflow(a, e->u.sel.a), *y = attach_no_overflow(a, e->u.sel.b);
+		if (x || y) {
+			r = ir_select(a, e->u.sel.cond, x ? x : ir_bool(a, true), y ? y : ir_bool(a, true),
+				      (Span){0});
+			r->dtype = DT_BOOL;
+		}
+		return ir_and(a, attach_no_overflow(a, e->u.sel.cond), r);
+	}
 	case EX_LET:
 		return ir_and(a, attach_no_overflow(a, e->u.let.value), attach_no_overflow(a, e->u.let.body));
+	case EX_CALL:
+		for (int i = 0; i < e->u.call.nargs; i++)
+			r = ir_and(a, r, attach_no_overflow(a, e->u.call.args[i]));
+		/* integer abs overflows (wraps) only at the dtype's minimum */
+		if (e->u.call.fn == MF_ABS && dtype_is_int(e->dtype) && dtype_is_signed(e->dtype)) {
+			int64_t lo = -an_dtype_max(e->dtype) - 1;
+			r = ir_and(a, r, ir_bin(a, OP_NE, e->u.call.args[0],
+						ir_int(a, lo, e->dtype, (Span){0}), (Span){0}));
+		}
+		return r;
 	case EX_COUNT:
 		break;
 	}

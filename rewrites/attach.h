@@ -95,7 +95,8 @@ bool attach_stmt_writes(const Stmt *s, const Buffer *buf, const Stmt **where);
 /* Every integer sum, difference, product and negation inside e (e
  * included), recomputed exactly in int64 from its operands, lies in its
  * dtype's range: the generated bounds never wrap (proofs wrap like the
- * program, so the loop-range hypotheses stay what the loops run). NULL
+ * program, so the loop-range hypotheses stay what the loops run); in an
+ * arm of T.if_then_else, only where the condition picks that arm. NULL
  * when e has no such subterm of a dtype narrower than int64. */
 Expr *attach_no_overflow(Arena *a, const Expr *e);
 

@@ -3,6 +3,7 @@
  * copy-in before it (cache_read, and cache_write when needed) and copy-out
  * after it (cache_write). Obligations cache.covers, cache.readable and the
  * race check of labelled loops around the block (proofs/cache.md). */
+#include "rewrites/block_nest.h"
 #include "rewrites/cache.h"
 
 #include <string.h>
@@ -124,12 +125,26 @@ static void box_expr(BoxWalk *w, const Expr *e, const Bounds *b)
 		return;
 	case EX_BIN: box_expr(w, e->u.bin.a, b); box_expr(w, e->u.bin.b, b); return;
 	case EX_NOT: case EX_NEG: case EX_CAST: box_expr(w, e->u.un.a, b); return;
-	case EX_SELECT:
+	case EX_SELECT: {
+		/* only the picked arm runs: its accesses are bounded under the
+		 * condition (or its negation), as in a branch */
 		box_expr(w, e->u.sel.cond, b);
-		box_expr(w, e->u.sel.a, b);
-		box_expr(w, e->u.sel.b, b);
+		Bounds inner = *b;
+		arith_bounds_assume(&inner, e->u.sel.cond);
+		box_expr(w, e->u.sel.a, &inner);
+		Arena scratch;
+		arena_init(&scratch);
+		inner = *b;
+		arith_bounds_assume(&inner, ir_not(&scratch, e->u.sel.cond, nospan()));
+		arena_free(&scratch);
+		box_expr(w, e->u.sel.b, &inner);
 		return;
+	}
 	case EX_LET: box_expr(w, e->u.let.value, b); box_expr(w, e->u.let.body, b); return;
+	case EX_CALL:
+		for (int i = 0; i < e->u.call.nargs; i++)
+			box_expr(w, e->u.call.args[i], b);
+		return;
 	case EX_COUNT: return;
 	}
 }
@@ -561,7 +576,18 @@ static Stmt *place_staged(Arena *a, Stmt *root, const StmtCtx *sc, Stmt *staged)
 	return an_replace_at(a, root, sc->path, d - 1, seq_of(a, k + 1, items, parent->span));
 }
 
+static RwStatus cache_main(RwCtx *c, const CacheArgs *args);
+
 RwStatus rw_cache(RwCtx *c, const CacheArgs *args)
+{
+	NestWrap w;
+	rw_nest_wrap(c, args->block, &w);
+	RwStatus st = cache_main(c, args);
+	rw_nest_unwrap(c, &w);
+	return st;
+}
+
+static RwStatus cache_main(RwCtx *c, const CacheArgs *args)
 {
 	Arena *a = c->arena;
 	const Func *f = c->func;

@@ -5,6 +5,7 @@
  * Obligations (proofs/compute_at.md): compute_at.cover, .within, .fit,
  * .inputs_unchanged, .index. */
 #include "rewrites/attach.h"
+#include "rewrites/block_nest.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -336,7 +337,7 @@ static Stmt *moved_producer(RwCtx *c, const AttachSite *s, RgEnv *env, const Pro
 		}
 		body = ir_for(a, l->u.loop.var, pl->lo[k], pl->ext[k], kind, body, l->span);
 	}
-	return ir_block(a, p->block->u.block.name, body, p->block->span);
+	return ir_block_with(a, p->block, body);
 }
 
 /* ---------- the consumer: cover and rebased reads ---------- */
@@ -408,6 +409,7 @@ static void cover_obligation(ConsWalk *w, const Expr *load)
 }
 
 static Expr *cons_expr(ConsWalk *w, Expr *e);
+static void push_cond(ConsWalk *w, Expr *cond, bool negate);
 
 static Expr *rebase_load(ConsWalk *w, Expr *e, Expr **idx)
 {
@@ -460,13 +462,23 @@ static Expr *cons_expr(ConsWalk *w, Expr *e)
 		return ir_neg(a, cons_expr(w, e->u.un.a), e->span);
 	case EX_CAST:
 		return ir_cast(a, e->dtype, cons_expr(w, e->u.un.a), e->span);
-	case EX_SELECT:
+	case EX_SELECT: {
+		/* only the picked arm runs: its reads are obligations under the
+		 * condition (or its negation), as in a branch */
+		int nv = w->env->nvars, ng = w->env->nguards, nc = w->nconds;
 		x = cons_expr(w, e->u.sel.cond);
+		push_cond(w, e->u.sel.cond, false);
 		y = cons_expr(w, e->u.sel.a);
+		rg_pop(w->env, nv, ng);
+		w->nconds = nc;
+		push_cond(w, e->u.sel.cond, true);
 		z = cons_expr(w, e->u.sel.b);
+		rg_pop(w->env, nv, ng);
+		w->nconds = nc;
 		x = ir_select(a, x, y, z, e->span);
 		x->dtype = e->dtype;
 		return x;
+	}
 	case EX_LET: {
 		x = cons_expr(w, e->u.let.value);
 		int nv = w->env->nvars, ng = w->env->nguards;
@@ -475,17 +487,43 @@ static Expr *cons_expr(ConsWalk *w, Expr *e)
 		rg_pop(w->env, nv, ng);
 		return ir_let(a, e->u.let.var, x, y, e->span);
 	}
+	case EX_CALL: {
+		Expr *args[MATH_MAX_ARGS];
+		for (int i = 0; i < e->u.call.nargs; i++)
+			args[i] = cons_expr(w, e->u.call.args[i]);
+		x = ir_call(a, e->u.call.fn, args, e->span);
+		x->dtype = e->dtype;
+		return x;
+	}
 	case EX_COUNT:
 		break;
 	}
 	abort();
 }
 
+/* The conjuncts of cond (negate: of `not cond`) that read no buffer
+ * become hypotheses of the reads under it; the others are dropped (a
+ * weaker hypothesis), as rg_push_guard drops them from the bounds. */
+static void push_hyp_conds(ConsWalk *w, Expr *cond, bool negate)
+{
+	if (cond->kind == EX_NOT) {
+		push_hyp_conds(w, cond->u.un.a, !negate);
+		return;
+	}
+	if (cond->kind == EX_BIN && ((cond->u.bin.op == OP_AND && !negate) ||
+				     (cond->u.bin.op == OP_OR && negate))) {
+		push_hyp_conds(w, cond->u.bin.a, negate);
+		push_hyp_conds(w, cond->u.bin.b, negate);
+		return;
+	}
+	if (!an_expr_has_load(cond) && w->nconds < AN_MAX_DEPTH * 2)
+		w->conds[w->nconds++] = negate ? ir_not(w->c->arena, cond, cond->span) : cond;
+}
+
 static void push_cond(ConsWalk *w, Expr *cond, bool negate)
 {
 	rg_push_guard(w->env, cond, negate);
-	if (!an_expr_has_load(cond) && w->nconds < AN_MAX_DEPTH * 2)
-		w->conds[w->nconds++] = negate ? ir_not(w->c->arena, cond, cond->span) : cond;
+	push_hyp_conds(w, cond, negate);
 }
 
 static Stmt *cons_stmt(ConsWalk *w, Stmt *s)
@@ -537,7 +575,7 @@ static Stmt *cons_stmt(ConsWalk *w, Stmt *s)
 	case ST_ALLOC:
 		return ir_alloc(a, s->u.alloc.buf, cons_stmt(w, s->u.alloc.body), s->span);
 	case ST_BLOCK:
-		return ir_block(a, s->u.block.name, cons_stmt(w, s->u.block.body), s->span);
+		return ir_block_with(a, s, cons_stmt(w, s->u.block.body));
 	case ST_LET: {
 		Expr *v = cons_expr(w, s->u.let.value);
 		rg_push_let(env, s->u.let.var, s->u.let.value, true);
@@ -730,7 +768,18 @@ static Stmt *rebuild_body(RwCtx *c, const AttachSite *s, Stmt *new_loop, const P
 	return body;
 }
 
+static RwStatus compute_at(RwCtx *c, const char *block, const char *loop);
+
 RwStatus rw_compute_at(RwCtx *c, const char *block, const char *loop)
+{
+	NestWrap w;
+	rw_nest_wrap(c, block, &w);
+	RwStatus st = compute_at(c, block, loop);
+	rw_nest_unwrap(c, &w);
+	return st;
+}
+
+static RwStatus compute_at(RwCtx *c, const char *block, const char *loop)
 {
 	Arena *a = c->arena;
 	AttachSite s;

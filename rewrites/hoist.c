@@ -127,6 +127,13 @@ static Expr *safe_to_eval(Arena *a, const Func *f, const Expr *e)
 		return x && y && z ? ir_and(a, x, ir_and(a, y, z)) : NULL;
 	case EX_LET:
 		return NULL;
+	case EX_CALL: /* a math call itself never faults (NaN is a value) */
+		x = ir_bool(a, true);
+		for (int i = 0; i < e->u.call.nargs && x; i++) {
+			y = safe_to_eval(a, f, e->u.call.args[i]);
+			x = y ? ir_and(a, x, y) : NULL;
+		}
+		return x;
 	}
 	return NULL;
 }

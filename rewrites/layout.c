@@ -8,6 +8,7 @@
  * cells read are initialised). With a pad value, a stage after the last
  * write fills the padding (produced buffers) or an entry T.assume states
  * it (inputs). */
+#include "rewrites/block_nest.h"
 #include "rewrites/layout.h"
 
 #include <string.h>
@@ -105,9 +106,8 @@ Stmt *rw_insert_after_last_write(Arena *a, Stmt *s, const Buffer *b, Stmt *stage
 				  rw_insert_after_last_write(a, s->u.let.body, b, stage), s->span);
 	case ST_BLOCK:
 		if (an_allocates(s, b))
-			return ir_block(a, s->u.block.name,
-					rw_insert_after_last_write(a, s->u.block.body, b, stage),
-					s->span);
+			return ir_block_with(a, s, rw_insert_after_last_write(a, s->u.block.body,
+									      b, stage));
 		return seq2(a, s, stage);
 	case ST_FOR:
 		if (an_allocates(s, b))
@@ -171,6 +171,11 @@ static bool loads_only(const Expr *e, const Buffer *b)
 		return loads_only(e->u.sel.cond, b) && loads_only(e->u.sel.a, b) &&
 		       loads_only(e->u.sel.b, b);
 	case EX_LET: return loads_only(e->u.let.value, b) && loads_only(e->u.let.body, b);
+	case EX_CALL:
+		for (int i = 0; i < e->u.call.nargs; i++)
+			if (!loads_only(e->u.call.args[i], b))
+				return false;
+		return true;
 	case EX_COUNT: break;
 	}
 	return false;
@@ -675,7 +680,18 @@ static RwStatus transform_one(RwCtx *c, const LayoutArgs *args, const Func *f, F
 	return st;
 }
 
+static RwStatus layout_main(RwCtx *c, const LayoutArgs *args);
+
 RwStatus rw_transform_layout(RwCtx *c, const LayoutArgs *args)
+{
+	NestWrap w;
+	rw_nest_wrap(c, args->block, &w);
+	RwStatus st = layout_main(c, args);
+	rw_nest_unwrap(c, &w);
+	return st;
+}
+
+static RwStatus layout_main(RwCtx *c, const LayoutArgs *args)
 {
 	Arena *a = c->arena;
 	const Module *mod = c->module;

@@ -41,6 +41,12 @@ static int expr_nodes(const Expr *e)
 	case EX_SELECT:
 		return 1 + expr_nodes(e->u.sel.cond) + expr_nodes(e->u.sel.a) + expr_nodes(e->u.sel.b);
 	case EX_LET: return 1 + expr_nodes(e->u.let.value) + expr_nodes(e->u.let.body);
+	case EX_CALL: {
+		int n = 1;
+		for (int i = 0; i < e->u.call.nargs; i++)
+			n += expr_nodes(e->u.call.args[i]);
+		return n;
+	}
 	case EX_COUNT: break;
 	}
 	return 1;

@@ -6,6 +6,7 @@
  * the write box; obligations (proofs/compute_at.md): reverse_compute_at.
  * within, .once, .all, .commute. The intermediate buffer keeps its shape. */
 #include "rewrites/attach.h"
+#include "rewrites/block_nest.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -62,7 +63,7 @@ static bool fixed_expr(const Func *f, const StmtCtx *ctx, const Expr *e)
 	case EX_NEG:
 		return fixed_expr(f, ctx, e->u.un.a);
 	case EX_FLOAT: case EX_NOT: case EX_CAST: case EX_SELECT: case EX_LOAD:
-	case EX_UNDEF: case EX_LET:
+	case EX_UNDEF: case EX_LET: case EX_CALL:
 		return false;
 	case EX_COUNT:
 		break;
@@ -172,6 +173,10 @@ static void key_expr(KeySearch *ks, const Expr *e)
 	case EX_LET:
 		key_expr(ks, e->u.let.value);
 		key_expr(ks, e->u.let.body);
+		return;
+	case EX_CALL:
+		for (int i = 0; i < e->u.call.nargs; i++)
+			key_expr(ks, e->u.call.args[i]);
 		return;
 	case EX_COUNT:
 		break;
@@ -545,7 +550,7 @@ static Stmt *moved_consumer(RwCtx *c, const Consumer *k, const RevPlan *pl)
 		ForKind kind = l->u.loop.kind == FOR_PARALLEL ? FOR_PARALLEL : FOR_SERIAL;
 		body = ir_for(a, l->u.loop.var, pl->lo[i], pl->ext[i], kind, body, l->span);
 	}
-	Stmt *b = ir_block(a, k->block->u.block.name, body, k->block->span);
+	Stmt *b = ir_block_with(a, k->block, body);
 	return pl->guard ? ir_if(a, pl->guard, b, NULL, k->block->span) : b;
 }
 
@@ -573,7 +578,18 @@ static char *rev_note(RwCtx *c, const AttachSite *s, const Consumer *k, const Re
 	return r;
 }
 
+static RwStatus reverse_compute_at(RwCtx *c, const char *block, const char *loop);
+
 RwStatus rw_reverse_compute_at(RwCtx *c, const char *block, const char *loop)
+{
+	NestWrap w;
+	rw_nest_wrap(c, block, &w);
+	RwStatus st = reverse_compute_at(c, block, loop);
+	rw_nest_unwrap(c, &w);
+	return st;
+}
+
+static RwStatus reverse_compute_at(RwCtx *c, const char *block, const char *loop)
 {
 	Arena *a = c->arena;
 	AttachSite s;

@@ -137,4 +137,11 @@ RwStatus rw_unroll(RwCtx *c, const char *loop);
 RwStatus rw_compute_at(RwCtx *c, const char *block, const char *loop);
 RwStatus rw_reverse_compute_at(RwCtx *c, const char *block, const char *loop);
 
+/* ---------- decompose_reduction (rewrites/decompose_reduction.c) ----------
+ * TVM's decompose_reduction: the init statement of reduction block `block`
+ * becomes its own block placed before `loop` (the reduction block keeps
+ * only the update). Until it is implemented it rejects "not supported";
+ * sch.decompose_reduction(b, loop) routes here and binds the init block. */
+RwStatus rw_decompose_reduction(RwCtx *c, const char *block, const char *loop);
+
 #endif

@@ -82,6 +82,11 @@ static bool find_load(const Expr *e, const Buffer *b, Ref *r)
 		return find_load(e->u.sel.cond, b, r) || find_load(e->u.sel.a, b, r) ||
 		       find_load(e->u.sel.b, b, r);
 	case EX_LET: return find_load(e->u.let.value, b, r) || find_load(e->u.let.body, b, r);
+	case EX_CALL:
+		for (int i = 0; i < e->u.call.nargs; i++)
+			if (find_load(e->u.call.args[i], b, r))
+				return true;
+		return false;
 	case EX_COUNT: return false;
 	}
 	return false;
@@ -442,7 +447,7 @@ static Stmt *inline_lets(Arena *a, Stmt *s, int *count)
 	}
 	case ST_BLOCK: {
 		Stmt *b = inline_lets(a, s->u.block.body, count);
-		return b == s->u.block.body ? s : ir_block(a, s->u.block.name, b, s->span);
+		return ir_block_with(a, s, b);
 	}
 	case ST_ALLOC: case ST_STORE: case ST_ASSUME: case ST_EVAL: case ST_PASS: case ST_COUNT:
 		return s;

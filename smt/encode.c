@@ -153,6 +153,9 @@ struct EncodeState {
 	RangeInfo *stated; /* the same from the bounds the query states */
 	bool uses_learnt;  /* a left-out wrap needs more than `stated` */
 	int capsyms, caploads;
+	int fsym[MF_COUNT][DT_COUNT]; /* SYM_FUNC index + 1, 0 if none yet */
+	int napps, capapps;
+	struct { Z3_ast app; DType t; } *int_apps; /* integer calls: a range fact each */
 	Z3_sort s_bool, s_int, s_real, s_f32, s_f64;
 	Z3_ast rne;
 };
@@ -1057,6 +1060,56 @@ static Z3_ast enc_literal(SmtEncoding *e, const Expr *x)
 	return fail(e, "unsupported: literal of dtype %s", dtype_text(x->dtype));
 }
 
+/* T.exp(x) ...: an application of the uninterpreted function of that
+ * name and dtype, in both float modes (semantics.md 9): a rewrite that
+ * moves or duplicates a call is provable, one that needs a property of
+ * the function is not. */
+static Z3_ast enc_call(SmtEncoding *e, const Expr *x)
+{
+	EncodeState *st = e->st;
+	MathFn f = x->u.call.fn;
+	int n = x->u.call.nargs;
+	if ((unsigned)f >= MF_COUNT || n != mathfn_arity(f) || (unsigned)x->dtype >= DT_COUNT)
+		return fail(e, "internal: malformed math call");
+	Z3_sort s = sort_of(e, x->dtype);
+	if (!s)
+		return NULL;
+	Z3_ast args[MATH_MAX_ARGS];
+	for (int i = 0; i < n; i++)
+		if (!(args[i] = enc_as(e, x->u.call.args[i], x->dtype)))
+			return NULL;
+	int k = st->fsym[f][x->dtype] - 1;
+	if (k < 0) {
+		Z3_sort dom[MATH_MAX_ARGS] = {s, s, s};
+		const char *base = dtype_is_float(x->dtype)
+					   ? (x->dtype == DT_FLOAT32 ? "f32" : "f64")
+					   : dtype_name(x->dtype);
+		char name[40];
+		snprintf(name, sizeof name, "%s_%s", mathfn_name(f), base);
+		if ((k = add_sym(e, SYM_FUNC, x->dtype, name, n, dom, s)) < 0)
+			return NULL;
+		e->syms[k].fn = f;
+		st->fsym[f][x->dtype] = k + 1;
+	}
+	Z3_ast app = own(e, Z3_mk_app(e->ctx, e->syms[k].decl, (unsigned)n, args));
+	uintptr_t seen;
+	if (!app || class_of(x->dtype) != CL_INT || ptrmap_get(&st->loadset, app, &seen))
+		return app;
+	if (st->napps == st->capapps) {
+		int cap = st->capapps ? st->capapps * 2 : 8;
+		void *p = realloc(st->int_apps, (size_t)cap * sizeof *st->int_apps);
+		if (!p)
+			return fail(e, "out of memory");
+		st->int_apps = p;
+		st->capapps = cap;
+	}
+	if (!ptrmap_put(&st->loadset, app, 1))
+		return fail(e, "out of memory");
+	st->int_apps[st->napps].app = app;
+	st->int_apps[st->napps++].t = x->dtype;
+	return app;
+}
+
 static Z3_ast enc_kind(SmtEncoding *e, const Expr *x)
 {
 	switch (x->kind) {
@@ -1076,6 +1129,7 @@ static Z3_ast enc_kind(SmtEncoding *e, const Expr *x)
 	case EX_LOAD: return enc_load(e, x);
 	case EX_UNDEF: return enc_undef(e, x);
 	case EX_LET: return enc_let(e, x);
+	case EX_CALL: return enc_call(e, x);
 	case EX_COUNT: break;
 	}
 	return fail(e, "internal: invalid expression kind %d", (int)x->kind);
@@ -1210,7 +1264,8 @@ static bool add_range_facts(SmtEncoding *e, int more)
 	int n = 0;
 	for (int i = 0; i < e->nsyms; i++)
 		n += e->syms[i].kind != SYM_BUFFER;
-	e->asserts = calloc((size_t)(n + e->nloads + more), sizeof *e->asserts);
+	e->asserts = calloc((size_t)(n + e->nloads + e->st->napps + more),
+			    sizeof *e->asserts);
 	if (!e->asserts)
 		return fail(e, "out of memory"), false;
 	/* the bounds some left-out wrap rests on */
@@ -1218,8 +1273,8 @@ static bool add_range_facts(SmtEncoding *e, int more)
 	for (int i = 0; i < e->nsyms; i++) {
 		const SmtSym *s = &e->syms[i];
 		Interval r;
-		if (s->kind == SYM_BUFFER || class_of(s->dtype) != CL_INT ||
-		    !iv_of_dtype(s->dtype, &r))
+		if (s->kind == SYM_BUFFER || s->kind == SYM_FUNC ||
+		    class_of(s->dtype) != CL_INT || !iv_of_dtype(s->dtype, &r))
 			continue;
 		/* a variable that occurs nowhere can take any value */
 		if (s->kind == SYM_VAR &&
@@ -1236,6 +1291,14 @@ static bool add_range_facts(SmtEncoding *e, int more)
 		if (class_of(t) != CL_INT || !iv_of_dtype(t, &r))
 			continue;
 		if (!(e->asserts[e->nasserts++] = in_range(e, e->loads[i].app, r)))
+			return false;
+	}
+	/* an integer math call (T.abs) gives a value of its dtype */
+	for (int i = 0; i < e->st->napps; i++) {
+		Interval r;
+		if (!iv_of_dtype(e->st->int_apps[i].t, &r))
+			continue;
+		if (!(e->asserts[e->nasserts++] = in_range(e, e->st->int_apps[i].app, r)))
 			return false;
 	}
 	e->nranges = e->nasserts;
@@ -1337,6 +1400,7 @@ void smt_encoding_free(SmtEncoding *e)
 		ranges_free(st->ranges);
 		ranges_free(st->stated);
 		free(st->env);
+		free(st->int_apps);
 		free(st);
 	}
 	for (int i = 0; i < e->nloads; i++)

@@ -15,6 +15,8 @@ typedef enum {
 	SYM_VAR,    /* a free variable: var, value */
 	SYM_BUFFER, /* a buffer's contents: buf, arity, decl (Int^arity -> elem) */
 	SYM_UNDEF,  /* one occurrence of T.undef(): value */
+	SYM_FUNC,   /* a math function on one dtype, uninterpreted: fn, dtype,
+		     * arity, decl (semantics.md 9) */
 } SymKind;
 
 typedef struct SmtSym {
@@ -23,6 +25,7 @@ typedef struct SmtSym {
 	Buffer *buf;
 	int arity;
 	DType dtype;	   /* the value's dtype (a buffer's element dtype) */
+	MathFn fn;	   /* SYM_FUNC */
 	bool occurs;	   /* SYM_VAR: referenced by a hypothesis or the goal */
 	Z3_func_decl decl; /* every kind: the declared function or constant */
 	Z3_ast value;	   /* SYM_VAR, SYM_UNDEF: the constant */

@@ -243,7 +243,10 @@ static bool kind_range(RangeInfo *r, const Expr *x, Interval *out)
 				     x->u.load.buf->dtype, x->dtype);
 		return true;
 	case EX_FLOAT: /* an integer-typed float literal is not encoded */
-	case EX_UNDEF: *out = dtype_range(x->dtype); return true;
+	case EX_UNDEF:
+	case EX_CALL: /* uninterpreted: any value of the dtype (a range fact) */
+		*out = dtype_range(x->dtype);
+		return true;
 	case EX_LET: return let_range(r, x, out);
 	case EX_COUNT: break;
 	}
@@ -321,6 +324,7 @@ static bool closed(const Expr *x)
 		return closed(x->u.sel.cond) && closed(x->u.sel.a) &&
 		       closed(x->u.sel.b);
 	case EX_VAR: case EX_LOAD: case EX_UNDEF: case EX_LET:
+	case EX_CALL: /* an uninterpreted function's value differs by model */
 	case EX_COUNT: break;
 	}
 	return false;

@@ -54,9 +54,36 @@ static void source_line(StrBuf *b, Span sp)
 		  sp.col, n, p);
 }
 
+static void note_call(const Expr *e, void *seen)
+{
+	if (e->kind == EX_CALL && (unsigned)e->u.call.fn < MF_COUNT)
+		((bool *)seen)[e->u.call.fn] = true;
+}
+
+/* The math functions of the obligation: unknown functions in proofs, so a
+ * model may give them values libm never computes (semantics.md 9). */
+static void explain_math_calls(StrBuf *b, const Obligation *o)
+{
+	bool seen[MF_COUNT] = {false};
+	for (int i = 0; i < o->nhyps; i++)
+		expr_each_post(o->hyps[i], note_call, seen);
+	if (o->goal)
+		expr_each_post(o->goal, note_call, seen);
+	int n = 0;
+	for (int f = 0; f < MF_COUNT; f++)
+		if (seen[f])
+			sb_printf(b, "%sT.%s", n++ ? ", " : "    math calls: ", mathfn_name((MathFn)f));
+	if (n)
+		sb_puts(b, n == 1 ? " is an unknown function in proofs: the counterexample may "
+				    "give it values libm never computes\n"
+				  : " are unknown functions in proofs: the counterexample may "
+				    "give them values libm never computes\n");
+}
+
 static void explain_model(StrBuf *b, const Obligation *o, const Model *m)
 {
 	sb_printf(b, "  counterexample (%s): %s\n", o->kind, o->statement);
+	explain_math_calls(b, o);
 	if (m && m->nvars) {
 		sb_puts(b, "    values:");
 		for (int i = 0; i < m->nvars; i++) {

@@ -128,7 +128,17 @@ static void statement(Gen *g, int nv, int depth)
 	}
 	access(g, nv, target);
 	sb_puts(&g->b, " = ");
-	access(g, nv, read_buf(g));
+	if (rnd(5) == 0) {
+		/* reads in arms of T.if_then_else: each an access only where
+		 * its arm is picked */
+		sb_printf(&g->b, "T.if_then_else(%s < %u, ", g->vars[rnd((unsigned)nv)], 1 + rnd(6));
+		access(g, nv, read_buf(g));
+		sb_puts(&g->b, ", ");
+		access(g, nv, read_buf(g));
+		sb_puts(&g->b, ")");
+	} else {
+		access(g, nv, read_buf(g));
+	}
 	sb_printf(&g->b, " * %u + ", 1 + rnd(3));
 	if (rnd(2))
 		access(g, nv, read_buf(g));

@@ -1,5 +1,7 @@
 /* tests/test_analysis.c — the analysis suite: the one interval engine
- * (kernel/analysis/interval.h) and the one affine form (affine.h).
+ * (kernel/analysis/interval.h), the one affine form (affine.h), and
+ * conditional reads (a read in an arm of T.if_then_else happens only
+ * where the arm is picked: access guards, region boxes, exactness).
  * Table-driven edge cases (negative floor division and modulo, int64
  * extremes, overflow to the wide type, empty and unbounded intervals,
  * divisors holding 0, unsigned and bool dtypes; cancelled terms, term
@@ -21,6 +23,7 @@
 #include "kernel/analysis/region.h"
 #include "kernel/print.h"
 #include "smt/range.h"
+#include "tests/testutil.h"
 
 static Arena arena;
 static const Span no_span;
@@ -348,7 +351,7 @@ static bool eval_expr(const ExprGen *g, const Expr *x, const Wide *vals, Wide *o
 		*out = iv_wrap_value(*out, x->dtype);
 		return true;
 	case EX_FLOAT: case EX_NOT: case EX_SELECT: case EX_CAST: case EX_LOAD:
-	case EX_UNDEF: case EX_LET: case EX_COUNT: break;
+	case EX_UNDEF: case EX_LET: case EX_CALL: case EX_COUNT: break;
 	}
 	return false;
 }
@@ -452,7 +455,7 @@ static Interval new_value(const ExprGen *g, const Expr *x)
 		return iv_wrap(iv_arith(x->u.bin.op, new_value(g, x->u.bin.a),
 					new_value(g, x->u.bin.b)), x->dtype);
 	case EX_FLOAT: case EX_NOT: case EX_SELECT: case EX_CAST: case EX_LOAD:
-	case EX_UNDEF: case EX_LET: case EX_COUNT: break;
+	case EX_UNDEF: case EX_LET: case EX_CALL: case EX_COUNT: break;
 	}
 	return iv_dtype(x->dtype);
 }
@@ -633,6 +636,148 @@ START_TEST(affine_forms_render_to_equal_expressions)
 }
 END_TEST
 
+/* ---------- conditional reads ---------- */
+
+/* The statement `with T.block(name)` in s, or NULL. */
+static const Stmt *block_named(const Stmt *s, const char *name)
+{
+	switch (s->kind) {
+	case ST_BLOCK:
+		if (strcmp(s->u.block.name, name) == 0)
+			return s;
+		return block_named(s->u.block.body, name);
+	case ST_SEQ:
+		for (int i = 0; i < s->u.seq.n; i++) {
+			const Stmt *b = block_named(s->u.seq.items[i], name);
+			if (b)
+				return b;
+		}
+		return NULL;
+	case ST_ALLOC: return block_named(s->u.alloc.body, name);
+	case ST_FOR: return block_named(s->u.loop.body, name);
+	case ST_LET: return block_named(s->u.let.body, name);
+	case ST_IF: {
+		const Stmt *b = block_named(s->u.cond.then_s, name);
+		return b || !s->u.cond.else_s ? b : block_named(s->u.cond.else_s, name);
+	}
+	case ST_STORE: case ST_ASSUME: case ST_EVAL: case ST_PASS: case ST_COUNT:
+		return NULL;
+	}
+	return NULL;
+}
+
+static const Buffer *buffer_named(const Stmt *s, const char *name)
+{
+	while (s->kind == ST_ALLOC) {
+		if (strcmp(s->u.alloc.buf->name, name) == 0)
+			return s->u.alloc.buf;
+		s = s->u.alloc.body;
+	}
+	ck_abort_msg("no allocation of %s", name);
+	return NULL;
+}
+
+/* The box of the reads of `buf` in block `block` of the fixture, every
+ * loop relaxed: constant bounds lo, hi (inclusive) of dimension 0. */
+static void read_box(const char *fixture, const char *block, const char *buf, int64_t *lo,
+		     int64_t *hi)
+{
+	Module *m = tu_parse(&arena, "k.tir", tu_fixture(fixture));
+	const Func *f = m->funcs[0];
+	const Stmt *b = block_named(f->body, block);
+	ck_assert_ptr_nonnull(b);
+	RgEnv env;
+	rg_env_init(&env, &arena);
+	RgBox box;
+	rg_access_box(&env, b, buffer_named(f->body, buf), false, &box);
+	ck_assert_int_eq(box.naccesses, 1);
+	ck_assert_ptr_nonnull(box.lo[0]);
+	ck_assert_msg(an_const_int(box.lo[0], lo) && an_const_int(box.hi[0], hi),
+		      "%s: the box of %s is not constant", fixture, buf);
+}
+
+/* concat: C[i] = T.if_then_else(i < 64, A[i], B[i - 64]) for i in [0,
+ * 128) reads A[0:64] and B[0:64], not B[-64:64]; the padded read
+ * T.if_then_else(1 <= i and i < 17, pad_in[i - 1], 0.0) for i in [0, 18)
+ * reads pad_in[0:16]. */
+START_TEST(select_arms_bound_the_region)
+{
+	int64_t lo, hi;
+	read_box("analysis/concat.tir", "C", "A", &lo, &hi);
+	ck_assert(lo == 0 && hi == 63);
+	read_box("analysis/concat.tir", "C", "B", &lo, &hi);
+	ck_assert(lo == 0 && hi == 63);
+	read_box("analysis/padded.tir", "out", "pad_in", &lo, &hi);
+	ck_assert(lo == 0 && hi == 15);
+}
+END_TEST
+
+/* A condition the bounds cannot use is dropped, never trusted: with
+ * `M[i] > 0 and i < 64` the first arm keeps the clamp of `i < 64`, and
+ * the second (`not (M[i] > 0 and i < 64)`, a disjunction) is bounded as
+ * if always taken. */
+START_TEST(unrepresentable_conditions_over_approximate)
+{
+	int64_t lo, hi;
+	read_box("analysis/concat-load_cond.tir", "C", "A", &lo, &hi);
+	ck_assert(lo == 0 && hi == 63);
+	read_box("analysis/concat-load_cond.tir", "C", "B", &lo, &hi);
+	ck_assert(lo == -64 && hi == 63);
+}
+END_TEST
+
+/* The reads of one instance: the read of A happens where i < 64, the
+ * read of B where it does not (their guards evaluated at i = 10, 100). */
+START_TEST(select_arms_guard_the_accesses)
+{
+	Module *m = tu_parse(&arena, "k.tir", tu_fixture("analysis/concat.tir"));
+	const Func *f = m->funcs[0];
+	const Stmt *b = block_named(f->body, "C");
+	AccessList acc;
+	memset(&acc, 0, sizeof acc);
+	an_collect_accesses(&arena, b, 0, NULL, NULL, 0, NULL, &acc);
+	ck_assert_int_eq(acc.nvars, 1); /* i' */
+	int seen = 0;
+	for (int k = 0; k < acc.n; k++) {
+		const Access *x = &acc.items[k];
+		if (x->is_write)
+			continue;
+		bool is_a = strcmp(x->buf->name, "A") == 0;
+		ck_assert(is_a || strcmp(x->buf->name, "B") == 0);
+		int64_t at10, at100, iv[2] = {10, 100};
+		ck_assert(rg_eval(x->guard, 1, acc.vars, &iv[0], &at10));
+		ck_assert(rg_eval(x->guard, 1, acc.vars, &iv[1], &at100));
+		ck_assert_int_eq(at10, is_a);
+		ck_assert_int_eq(at100, !is_a);
+		seen++;
+	}
+	ck_assert_int_eq(seen, 2);
+}
+END_TEST
+
+/* Exactness is decided as the interpreter runs: only the picked arm's
+ * cells count, so B[0:64] is exactly what concat reads of B (the untaken
+ * arm's B[-64:0] would lie outside it). */
+START_TEST(exactness_counts_only_the_picked_arm)
+{
+	Module *m = tu_parse(&arena, "k.tir", tu_fixture("analysis/concat.tir"));
+	const Func *f = m->funcs[0];
+	const Stmt *b = block_named(f->body, "C");
+	Expr *lo = ir_int32(&arena, 0), *hi = ir_int32(&arena, 63);
+	bool exact = false, tight = false;
+	char *witness = NULL;
+	ck_assert(rg_box_exact(&arena, 0, NULL, b, buffer_named(f->body, "B"), false, &lo, &hi,
+			       1L << 16, &exact, &tight, &witness));
+	ck_assert_msg(exact && tight, "%s", witness ? witness : "");
+	/* a condition that reads a buffer cannot be enumerated: undecided */
+	Module *m2 = tu_parse(&arena, "k2.tir", tu_fixture("analysis/concat-load_cond.tir"));
+	const Func *f2 = m2->funcs[0];
+	ck_assert(!rg_box_exact(&arena, 0, NULL, block_named(f2->body, "C"),
+				buffer_named(f2->body, "B"), false, &lo, &hi, 1L << 16, &exact,
+				&tight, &witness));
+}
+END_TEST
+
 Suite *suite_analysis(void)
 {
 	Suite *s = suite_create("analysis");
@@ -653,6 +798,13 @@ Suite *suite_analysis(void)
 	tcase_add_test(tc, affine_forms_edge_cases);
 	tcase_add_test(tc, affine_atoms_compare_with_dtypes_and_undef_never);
 	tcase_add_test(tc, affine_forms_render_to_equal_expressions);
+	suite_add_tcase(s, tc);
+	tc = tcase_create("conditional_reads");
+	tcase_add_checked_fixture(tc, setup, teardown);
+	tcase_add_test(tc, select_arms_bound_the_region);
+	tcase_add_test(tc, unrepresentable_conditions_over_approximate);
+	tcase_add_test(tc, select_arms_guard_the_accesses);
+	tcase_add_test(tc, exactness_counts_only_the_picked_arm);
 	suite_add_tcase(s, tc);
 	return s;
 }

@@ -1223,6 +1223,51 @@ START_TEST(cli_build_and_jit_exit_statuses)
 }
 END_TEST
 
+/* ---------- math calls ---------- */
+
+/* Every math function on float32 and float64 (and integer abs at the
+ * minimum): the compiled code computes what the interpreter computes, bit
+ * for bit, optimised and not. */
+START_TEST(math_calls_match_the_interpreter_bit_for_bit)
+{
+	for (int level = 0; level < 2; level++) {
+		Module *m = tu_parse(&arena, "math_calls.tir", tu_fixture("backend/math_calls.tir"));
+		Schedule *s = tu_schedule(&arena, m);
+		s->float_mode = FLOAT_IEEE; /* no contraction, exact comparison */
+		BackendOptions opt = {.opt_level = level == 0 ? -1 : 0, .flatten.allow_int64 = true};
+		DiagList d;
+		diag_init(&d, &arena);
+		Program *p = build_proven(s, &opt, &d);
+		ck_assert_msg(p != NULL, "%s", diag_render(&d));
+		assert_jit_agrees(p, 8, 0.0);
+		backend_free(p);
+		sched_free(s);
+	}
+}
+END_TEST
+
+/* Transcendental functions are calls of the libm function the interpreter
+ * calls, never folded or replaced (nobuiltin); exact operations are LLVM
+ * intrinsics. */
+START_TEST(math_calls_lower_to_libm_calls_and_exact_intrinsics)
+{
+	Built b = build(tu_fixture("backend/math_calls.tir"), NULL);
+	DiagList d;
+	diag_init(&d, &arena);
+	char *ll = backend_emit_string(b.p, EMIT_LLVM, &d);
+	assert_contains(ll, "call float @expf(");
+	assert_contains(ll, "call double @exp(");
+	assert_contains(ll, "call float @tanhf(");
+	assert_contains(ll, "call double @pow(");
+	assert_contains(ll, "nobuiltin");
+	assert_contains(ll, "@llvm.sqrt.f32(");
+	assert_contains(ll, "@llvm.fma.f64(");
+	assert_contains(ll, "@llvm.rint.f32(");
+	free(ll);
+	built_free(&b);
+}
+END_TEST
+
 Suite *suite_backend(void)
 {
 	Suite *s = suite_create("backend");
@@ -1259,6 +1304,13 @@ Suite *suite_backend(void)
 	tcase_add_test(tc, real_mode_contracts_to_fmuladd_only_when_asked);
 	tcase_add_test(tc, real_mode_keeps_equal_products_equal);
 	tcase_add_test(tc, scalar_parameters_of_every_dtype);
+	suite_add_tcase(s, tc);
+
+	tc = tcase_create("math_calls");
+	tcase_add_checked_fixture(tc, setup, teardown);
+	tcase_set_timeout(tc, 120);
+	tcase_add_test(tc, math_calls_match_the_interpreter_bit_for_bit);
+	tcase_add_test(tc, math_calls_lower_to_libm_calls_and_exact_intrinsics);
 	suite_add_tcase(s, tc);
 
 	tc = tcase_create("loops");

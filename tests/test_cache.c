@@ -2,8 +2,10 @@
  * the C API: the staged program is compared with the original by the
  * interpreter, the copy stages are where semantics.md and seed 000 put
  * them (cache_read's copy before the block, a later transform_layout's pad
- * stage right after that copy), and the rejections name their reason with
- * a confirmed replay where the solver refuted an obligation. */
+ * stage right after that copy), the staged region holds only the reads
+ * that run (an arm of T.if_then_else not picked is no access), and the
+ * rejections name their reason with a confirmed replay where the solver
+ * refuted an obligation. */
 #include <check.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -316,6 +318,30 @@ START_TEST(api_cache_read_and_write)
 }
 END_TEST
 
+/* A read in the arm of T.if_then_else that is not picked is no access:
+ * C[i] = T.if_then_else(i < 64, A[i], X[i] * 2.0) stages A[0:64], the
+ * cells the producer wrote (before: all of A, and cache.readable was
+ * refuted at A[64], an uninitialised cell no run reads). A condition
+ * that reads a buffer cannot bound the region: the whole of A is staged
+ * and the copy-in of its uninitialised cells is refuted. */
+START_TEST(cache_read_stages_only_the_taken_arm)
+{
+	const char *k = tu_fixture("cache/cache_read_stages_only_the_taken_arm.tir");
+	Schedule *s = accept(k, "sch.cache_read(block=\"use\", buffer=\"A\", scope=\"local\")");
+	const Stmt *body = alloc_body(sched_func(s)->body, "A_local");
+	ck_assert_ptr_nonnull(body);
+	const Stmt *copy = body->u.seq.items[0]->u.block.body;
+	ck_assert_int_eq(copy->u.loop.min->u.ival, 0);
+	ck_assert_int_eq(copy->u.loop.extent->u.ival, 64);
+	ck_assert(ts_has_obligation(tu_last(s), "cache.covers", VERDICT_PROVEN));
+	sched_free(s);
+	const char *load = tu_fixture("cache/cache_read_stages_only_the_taken_arm-load_cond.tir");
+	StepReport *r = reject(load, "sch.cache_read(block=\"use\", buffer=\"A\", scope=\"local\")",
+			       "cache.readable refuted");
+	ck_assert_ptr_nonnull(strstr(r->counterexample, "ax0 = "));
+}
+END_TEST
+
 Suite *suite_cache(void)
 {
 	Suite *s = suite_create("cache");
@@ -337,6 +363,11 @@ Suite *suite_cache(void)
 	tcase_add_test(tc, cache_write_of_a_read_modify_write_copies_in);
 	tcase_add_test(tc, cache_write_without_block_stages_the_whole_function);
 	tcase_add_test(tc, cache_write_copy_in_of_uninitialised_cells_is_rejected);
+	suite_add_tcase(s, tc);
+	tc = tcase_create("conditional_reads");
+	tcase_add_checked_fixture(tc, setup, teardown);
+	tcase_set_timeout(tc, 120);
+	tcase_add_test(tc, cache_read_stages_only_the_taken_arm);
 	suite_add_tcase(s, tc);
 	tc = tcase_create("api");
 	tcase_add_checked_fixture(tc, setup, teardown);

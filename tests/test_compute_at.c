@@ -3,8 +3,10 @@
  * blocks over T.alloc_buffer, bound inference on its own, rejections with
  * counterexamples (a consumer reading the producer before the attach
  * point, clobbered producer inputs, a consumer moved before its input is
- * final), unsupported shapes, the script syntax and the public API. Every
- * accepted step is checked against the original with the interpreter. */
+ * final), unsupported shapes, conditional reads (in an arm of
+ * T.if_then_else or under an `if`, an access only where it runs), the
+ * script syntax and the public API. Every accepted step is checked
+ * against the original with the interpreter. */
 #include <check.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -437,6 +439,182 @@ START_TEST(producer_inputs_overwritten_earlier_is_rejected_with_replay)
 }
 END_TEST
 
+/* ---------- conditional reads ---------- */
+
+/* The iteration value `name = N` in a counterexample. */
+static long cex_value(const StepReport *r, const char *name)
+{
+	char needle[64];
+	snprintf(needle, sizeof needle, "%s = ", name);
+	const char *p = r->counterexample ? strstr(r->counterexample, needle) : NULL;
+	ck_assert_msg(p != NULL, "no %s in the counterexample", name);
+	return strtol(p + strlen(needle), NULL, 10);
+}
+
+/* concat (TVM's concat-like compute_at test): C[i] = T.if_then_else(i <
+ * 64, A[i], B[i - 64]). A read in the arm that is not picked is no access
+ * (the interpreter evaluates only the picked arm), so each producer moves
+ * under i with the one cell its arm reads; before, the cover of B[i - 64]
+ * was refuted at i = 63 with a counterexample no run shows. */
+START_TEST(concat_computes_each_input_only_in_its_arm)
+{
+	const char *k = tu_fixture("compute_at/conditional_reads_concat.tir");
+	Schedule *s = accept_text(k, "sch.compute_at(block=\"B\", loop=\"i\")");
+	assert_all_proven(tu_last(s));
+	ts_has(tu_last(s)->note, "region of B per iteration: [T.max(i - 64, 0):i - 63]");
+	ts_has(tu_last(s)->note, "the cells read are exactly this box");
+	ck_assert_str_eq(shape_of(sched_func(s), "B"), "[1]");
+	sched_free(s);
+	s = accept_text(k, "sch.compute_at(block=\"A\", loop=\"i\")\n"
+			   "sch.compute_at(block=\"B\", loop=\"i\")\n");
+	ck_assert_str_eq(shape_of(sched_func(s), "A"), "[1]");
+	ck_assert_str_eq(shape_of(sched_func(s), "B"), "[1]");
+	/* each cell of A and B is still computed once */
+	ck_assert_int_eq(stores_of(sched_func(s)), 64 + 64 + 128);
+	sched_free(s);
+}
+END_TEST
+
+/* Tiled pooling over a padded input: the reads of P[i - 1] and P[i + 1]
+ * at the edges are in untaken arms, so the producer computes the 6 cells
+ * a tile of 4 reads (5 at the edges), never P[-1] or P[16]. */
+START_TEST(padded_pooling_covers_only_the_reads_that_run)
+{
+	const char *pool = tu_fixture("compute_at/conditional_reads_tiled_pooling.tir");
+	Schedule *s = accept_text(pool, "io, ii = sch.split(\"i\", factor=4)\n"
+					"sch.compute_at(block=\"P\", loop=\"io\")\n");
+	assert_all_proven(tu_last(s));
+	ck_assert_str_eq(shape_of(sched_func(s), "P"), "[6]");
+	ts_has(tu_last(s)->note, "the cells read are exactly this box");
+	/* 5 + 6 + 6 + 5 cells of P, 16 of Y */
+	ck_assert_int_eq(stores_of(sched_func(s)), 22 + 16);
+	sched_free(s);
+	/* out[i] = T.if_then_else(1 <= i and i < 17, pad_in[i - 1], 0.0) */
+	const char *pad = tu_fixture("compute_at/conditional_reads_padded_input.tir");
+	s = accept_text(pad, "io, ii = sch.split(\"i\", factor=6)\n"
+			     "sch.compute_at(block=\"pad_in\", loop=\"io\")\n");
+	assert_all_proven(tu_last(s));
+	ts_has(tu_last(s)->note, "region of pad_in per iteration: [T.max(io * 6, 1) - 1:T.min(io * 6 + 5, 16)]");
+	ck_assert_str_eq(shape_of(sched_func(s), "pad_in"), "[6]");
+	/* 5 + 6 + 5 cells of pad_in (each once), 18 of out */
+	ck_assert_int_eq(stores_of(sched_func(s)), 16 + 18);
+	sched_free(s);
+}
+END_TEST
+
+/* The producer reads Z only where ib >= 32: a statement between that
+ * overwrites Z[0:32] leaves its inputs unchanged (before: refuted at
+ * ib = 0, unconfirmed); one that overwrites Z[0:48] does not, and the
+ * counterexample (ib in [32, 48)) replays to a difference. */
+START_TEST(producer_inputs_in_an_untaken_arm_may_change)
+{
+	const char *k = tu_fixture("compute_at/conditional_reads_producer_inputs.tir");
+	Schedule *s = accept_text(k, "sch.compute_at(block=\"B\", loop=\"i\")");
+	assert_all_proven(tu_last(s));
+	sched_free(s);
+	const char *bad = tu_fixture("compute_at/conditional_reads_producer_inputs-bad.tir");
+	StepReport *r = ts_refuted(&arena, bad, "sch.compute_at(block=\"B\", loop=\"i\")",
+				   "compute_at.inputs_unchanged");
+	long ib = cex_value(r, "ib");
+	ck_assert_msg(ib >= 32 && ib < 48, "ib = %ld", ib);
+	ts_has(r->replay_text, "first difference");
+}
+END_TEST
+
+/* TVM's kernels, blocks inside their nests. concat_two_elemwise: both
+ * producers move under the concat loop (TVM's test does the same) and
+ * each computes only the cell its arm reads, one store per cell as
+ * before. read_out_of_bound: B[v + 1] is read only where v < 15, so B
+ * moves under j with 2 cells (before: cover refuted, B[16] "read"). */
+START_TEST(tvm_kernels_attach_under_conditional_reads)
+{
+	const char *k = tu_fixture("compute_at/conditional_reads_tvm_concat.tir");
+	Schedule *s = accept_text(k, "sch.compute_at(block=\"T_add_1\", loop=\"i#3\")\n"
+				     "sch.compute_at(block=\"T_add_2\", loop=\"i#2\")\n");
+	assert_all_proven(tu_last(s));
+	ts_has(tu_last(s)->note, "region of T_add_2 per iteration: [T.max(i, 16) - 16:i - 15]");
+	ck_assert_str_eq(shape_of(sched_func(s), "T_add_1"), "[1]");
+	ck_assert_str_eq(shape_of(sched_func(s), "T_add_2"), "[1]");
+	ck_assert_int_eq(stores_of(sched_func(s)), 16 + 8 + 24);
+	sched_free(s);
+	k = tu_fixture("compute_at/conditional_reads_tvm_read_out_of_bound.tir");
+	s = accept_text(k, "sch.compute_at(block=\"B\", loop=\"j\")");
+	assert_all_proven(tu_last(s));
+	ck_assert_str_eq(shape_of(sched_func(s), "B"), "[2]");
+	ts_has(tu_last(s)->note, "the cells read are exactly this box");
+	sched_free(s);
+}
+END_TEST
+
+/* Under `if M[i] > 0 and 1 <= i:` the conjunct that reads M is dropped
+ * (its state is not named) but `1 <= i` still bounds the reads and is a
+ * hypothesis of their cover: P[i - 1] is never P[-1] (before, the whole
+ * condition was dropped and the cover refuted at io = 0, ii = 0). */
+START_TEST(buffer_conjuncts_leave_the_others_in_force)
+{
+	const char *k = tu_fixture("compute_at/conditional_reads_if_with_buffer_conjunct.tir");
+	Schedule *s = accept_text(k, "io, ii = sch.split(\"i\", factor=4)\n"
+				     "sch.compute_at(block=\"P\", loop=\"io\")\n");
+	assert_all_proven(tu_last(s));
+	ts_has(tu_last(s)->note, "region of P per iteration: [T.max(io * 4, 1) - 1:io * 4 + 4]");
+	ck_assert_str_eq(shape_of(sched_func(s), "P"), "[5]");
+	sched_free(s);
+}
+END_TEST
+
+/* The overflow goal of a select asks each arm where it is picked:
+ * T.if_then_else(x < 100, x + 1, 0) fits for every int32 x, the same
+ * with the arms swapped does not (x + 1 at x = 2147483647). */
+static Verdict select_overflow_verdict(bool sum_first)
+{
+	Var *x = ir_var(&arena, "x", DT_INT32, (Span){0});
+	Expr *xr = ir_varref(&arena, x, (Span){0});
+	Expr *sum = ir_add(&arena, xr, ir_int32(&arena, 1)), *zero = ir_int32(&arena, 0);
+	Expr *sel = ir_select(&arena, ir_bin(&arena, OP_LT, xr, ir_int32(&arena, 100), (Span){0}),
+			      sum_first ? sum : zero, sum_first ? zero : sum, (Span){0});
+	Expr *goal = attach_no_overflow(&arena, sel);
+	ck_assert_ptr_nonnull(goal);
+	Obligation *o = obligation_new(&arena, "compute_at.no_overflow", "the select fits", 1, &x,
+				       0, NULL, goal, (Span){0});
+	SmtOptions opt = {0};
+	Solver *sv = smt_solver_new(&opt);
+	ObligationResult r;
+	smt_discharge(sv, &arena, o, FLOAT_REAL, &r);
+	smt_solver_free(sv);
+	return r.verdict;
+}
+
+START_TEST(overflow_goal_of_a_select_asks_the_picked_arm)
+{
+	ck_assert_int_eq(select_overflow_verdict(true), VERDICT_PROVEN);
+	ck_assert_int_eq(select_overflow_verdict(false), VERDICT_REFUTED);
+}
+END_TEST
+
+/* A read before the attach loop in an arm that is taken (k >= 8) is
+ * still a read the moved producer no longer serves: refuted, and the
+ * replay shows the uninitialised read. */
+START_TEST(taken_arm_reads_outside_the_loop_still_reject)
+{
+	const char *k = tu_fixture("compute_at/conditional_reads_read_before_the_loop.tir");
+	StepReport *r = ts_refuted(&arena, k, "sch.compute_at(block=\"B\", loop=\"j\")",
+				   "compute_at.cover");
+	ck_assert_int_ge(cex_value(r, "k"), 8);
+	ts_has(r->replay_text, "uninitialised B[");
+}
+END_TEST
+
+/* A condition that reads a buffer is not used for the region nor as a
+ * hypothesis (its state is not named): the read of B[i - 64] counts as
+ * made in every iteration, and the cover is refuted (sound, not precise). */
+START_TEST(buffer_conditions_are_not_trusted)
+{
+	const char *k = tu_fixture("compute_at/conditional_reads_buffer_condition.tir");
+	StepReport *r = reject(k, "sch.compute_at(block=\"B\", loop=\"i\")", "compute_at.cover refuted");
+	ck_assert_int_lt(cex_value(r, "i"), 64);
+}
+END_TEST
+
 /* ---------- not supported, preconditions, bad input ---------- */
 
 START_TEST(unsupported_shapes_reject_not_supported)
@@ -583,6 +761,14 @@ Suite *suite_compute_at(void)
 				producer_inputs_overwritten_earlier_is_rejected_with_replay,
 				unsupported_shapes_reject_not_supported,
 				misplaced_loop_is_a_precondition_and_names_are_bad_input}},
+		{"conditional_reads", {concat_computes_each_input_only_in_its_arm,
+				       tvm_kernels_attach_under_conditional_reads,
+				       padded_pooling_covers_only_the_reads_that_run,
+				       producer_inputs_in_an_untaken_arm_may_change,
+				       taken_arm_reads_outside_the_loop_still_reject,
+				       buffer_conditions_are_not_trusted,
+				       buffer_conjuncts_leave_the_others_in_force,
+				       overflow_goal_of_a_select_asks_the_picked_arm}},
 		{"reverse_compute_at", {reverse_moves_consumer_under_producer_row,
 					reverse_stencil_waits_for_its_last_input,
 					reverse_after_reduction_runs_at_last_iteration,

@@ -21,24 +21,29 @@ START_TEST(conformance_cases_give_expected_verdicts)
 		fprintf(stderr, "conformance: shared folder not found, skipped\n");
 		return;
 	}
-	char root[4096], logroot[] = "/tmp/vsched-conf-XXXXXX";
-	tu_join(root, sizeof root, shared, "conformance");
+	char logroot[] = "/tmp/vsched-conf-XXXXXX";
 	ck_assert_ptr_nonnull(mkdtemp(logroot));
-	char **names;
-	int n = tu_list_dir(root, &names);
-	ck_assert_int_gt(n, 0);
 	int passed = 0;
-	for (int i = 0; i < n; i++) {
-		char path[4096], expect[4096];
-		tu_join(path, sizeof path, root, names[i]);
-		tu_join(expect, sizeof expect, path, "expect");
-		if (access(expect, R_OK) != 0) /* README.md */
-			continue;
-		char *why = ts_case_check(path, names[i], logroot);
-		ck_assert_msg(why == NULL, "%s: %s", names[i], why);
-		passed++;
+	/* the cases, and those written as TVM writes TensorIR */
+	static const char *const folders[] = {"conformance", "conformance-tensorir"};
+	for (int f = 0; f < 2; f++) {
+		char root[4096];
+		tu_join(root, sizeof root, shared, folders[f]);
+		char **names;
+		int n = tu_list_dir(root, &names);
+		ck_assert_int_gt(n, 0);
+		for (int i = 0; i < n; i++) {
+			char path[4096], expect[4096];
+			tu_join(path, sizeof path, root, names[i]);
+			tu_join(expect, sizeof expect, path, "expect");
+			if (access(expect, R_OK) != 0) /* README.md */
+				continue;
+			char *why = ts_case_check(path, names[i], logroot);
+			ck_assert_msg(why == NULL, "%s: %s", names[i], why);
+			passed++;
+		}
+		tu_free_list(names, n);
 	}
-	tu_free_list(names, n);
 	fprintf(stderr, "conformance: %d passed\n", passed);
 	ck_assert_int_gt(passed, 0);
 	/* every logged obligation re-checked by independent solvers */

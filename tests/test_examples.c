@@ -141,6 +141,25 @@ START_TEST(conv1d_with_padding_reaches_branch_free_interior_tiles)
 }
 END_TEST
 
+/* The README's TVM walk-through: every step commits, the result prints the
+ * block in TVM's style and computes what the kernel as written computes. */
+START_TEST(tvm_matmul_in_tvm_style_commits_and_agrees)
+{
+	Module *m = load("examples/tvm_matmul/matmul.tir");
+	StepStatus st;
+	Schedule *s = schedule_file(m, "examples/tvm_matmul/matmul.sched", &st);
+	ck_assert_int_eq(st, STEP_COMMITTED);
+	const Func *after = sched_func(s);
+	char *text = print_func(after);
+	ck_assert_msg(strstr(text, "vi = T.axis.spatial(128, i0 * 32 + i1)") &&
+			      strstr(text, "for i0 in T.parallel(4):") &&
+			      strstr(text, "with T.init():"), "%s", text);
+	free(text);
+	tu_assert_equiv(m->funcs[0], after, 2);
+	sched_free(s);
+}
+END_TEST
+
 Suite *suite_examples(void)
 {
 	Suite *s = suite_create("examples");
@@ -150,6 +169,7 @@ Suite *suite_examples(void)
 	tcase_add_test(tc, row_sum_pads_with_zero_and_drops_the_guard);
 	tcase_add_test(tc, row_sum_with_undef_padding_is_rejected_with_a_replayed_counterexample);
 	tcase_add_test(tc, conv1d_with_padding_reaches_branch_free_interior_tiles);
+	tcase_add_test(tc, tvm_matmul_in_tvm_style_commits_and_agrees);
 	suite_add_tcase(s, tc);
 	return s;
 }

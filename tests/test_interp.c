@@ -1061,6 +1061,77 @@ START_TEST(gen_conformance_fact_shapes)
 }
 END_TEST
 
+/* ---------- math calls ---------- */
+
+static Expr *mcall(MathFn f, Expr *x, Expr *y, Expr *z)
+{
+	Expr *args[3] = {x, y, z};
+	return ir_call(&arena, f, args, S0);
+}
+
+static Expr *f64(double v) { return ir_float(&arena, v, DT_FLOAT64, S0); }
+
+static double f64_result(Expr *e)
+{
+	Value v;
+	InterpResult r;
+	ck_assert_int_eq(run_expr(e, DT_FLOAT64, &v, &r), RUN_OK);
+	return v.f;
+}
+
+static bool same_bits(double a, double b) { return memcmp(&a, &b, sizeof a) == 0; }
+
+START_TEST(math_calls_compute_what_libm_computes)
+{
+	/* float32 through the float functions, each result float32 */
+	static const float xs[] = {0.3f, -1.7f, 2.5f, -0.5f, 11.0f, 1e-3f};
+	for (size_t k = 0; k < sizeof xs / sizeof *xs; k++) {
+		float x = xs[k];
+		ck_assert(same_bits(float_result(mcall(MF_EXP, flt(x), NULL, NULL)), expf(x)));
+		ck_assert(same_bits(float_result(mcall(MF_TANH, flt(x), NULL, NULL)), tanhf(x)));
+		ck_assert(same_bits(float_result(mcall(MF_ERF, flt(x), NULL, NULL)), erff(x)));
+		ck_assert(same_bits(float_result(mcall(MF_POW, flt(fabsf(x)), flt(x), NULL)),
+				    powf(fabsf(x), x)));
+		float t = expf(-x), d = 1.0f + t;
+		ck_assert(same_bits(float_result(mcall(MF_SIGMOID, flt(x), NULL, NULL)), 1.0f / d));
+		ck_assert(same_bits(f64_result(mcall(MF_EXP, f64(x), NULL, NULL)), exp(x)));
+		ck_assert(same_bits(f64_result(mcall(MF_LOG, f64(fabs(x)), NULL, NULL)), log(fabs(x))));
+	}
+	/* fma rounds once: 0.1f * 10 - 1 is 0 in two roundings, not in one */
+	float fx = 0.1f;
+	ck_assert(same_bits(float_result(mcall(MF_FMA, flt(fx), flt(10.0), flt(-1.0))),
+			    fmaf(fx, 10.0f, -1.0f)));
+	ck_assert(float_result(mcall(MF_FMA, flt(fx), flt(10.0), flt(-1.0))) != 0.0);
+	/* round: to nearest, ties to even (TVM, numpy) */
+	ck_assert(float_result(mcall(MF_ROUND, flt(2.5), NULL, NULL)) == 2.0);
+	ck_assert(float_result(mcall(MF_ROUND, flt(3.5), NULL, NULL)) == 4.0);
+	double z = float_result(mcall(MF_ROUND, flt(-0.5), NULL, NULL));
+	ck_assert(z == 0.0 && signbit(z));
+	ck_assert(float_result(mcall(MF_TRUNC, flt(-2.75), NULL, NULL)) == -2.0);
+	ck_assert(float_result(mcall(MF_FLOOR, flt(-2.25), NULL, NULL)) == -3.0);
+	ck_assert(float_result(mcall(MF_CEIL, flt(-2.25), NULL, NULL)) == -2.0);
+	ck_assert(float_result(mcall(MF_RSQRT, flt(4.0), NULL, NULL)) == 0.5);
+	ck_assert(float_result(mcall(MF_ABS, flt(-0.0), NULL, NULL)) == 0.0);
+	/* out of the domain is NaN, a value, not undefined behaviour */
+	ck_assert(isnan(float_result(mcall(MF_LOG, flt(-1.0), NULL, NULL))));
+	ck_assert(isnan(f64_result(mcall(MF_SQRT, f64(-1.0), NULL, NULL))));
+	ck_assert(float_result(mcall(MF_SIGMOID, flt(-200.0), NULL, NULL)) == 0.0);
+}
+END_TEST
+
+START_TEST(integer_abs_wraps_at_the_minimum)
+{
+	ck_assert_int_eq(int_result(mcall(MF_ABS, i32(-5), NULL, NULL), DT_INT32), 5);
+	ck_assert_int_eq(int_result(mcall(MF_ABS, i32(7), NULL, NULL), DT_INT32), 7);
+	ck_assert_int_eq(int_result(mcall(MF_ABS, lit(INT32_MIN, DT_INT32), NULL, NULL), DT_INT32),
+			 INT32_MIN);
+	ck_assert_int_eq(int_result(mcall(MF_ABS, lit(-128, DT_INT8), NULL, NULL), DT_INT8), -128);
+	ck_assert(int_result(mcall(MF_ABS, lit(INT64_MIN, DT_INT64), NULL, NULL), DT_INT64) ==
+		  INT64_MIN);
+	ck_assert_int_eq(int_result(mcall(MF_ABS, lit(200, DT_UINT8), NULL, NULL), DT_UINT8), 200);
+}
+END_TEST
+
 Suite *suite_interp(void)
 {
 	Suite *s = suite_create("interp");
@@ -1077,6 +1148,7 @@ Suite *suite_interp(void)
 		  ub_division_and_modulo_by_zero, failed_assume_is_not_ub, undef_in_index_is_ub,
 		  step_limit_stops_the_run}},
 		{"undef", {undef_store_marks_cell, assume_undef_means_readable}},
+		{"math_calls", {math_calls_compute_what_libm_computes, integer_abs_wraps_at_the_minimum}},
 		{"states",
 		 {state_equal_reports_first_difference, state_equal_ignores_undef_cells_of_before,
 		  state_equal_ieee_signed_zero, state_format_nested_lists,

@@ -652,6 +652,10 @@ static void assert_expr_spans(const Expr *e)
 		assert_expr_spans(e->u.let.value);
 		assert_expr_spans(e->u.let.body);
 		return;
+	case EX_CALL:
+		for (int i = 0; i < e->u.call.nargs; i++)
+			assert_expr_spans(e->u.call.args[i]);
+		return;
 	}
 }
 
@@ -1251,6 +1255,155 @@ START_TEST(lambda_errors)
 }
 END_TEST
 
+/* ---------- math calls and TVM's expression forms ---------- */
+
+START_TEST(math_calls_build_typed_call_nodes)
+{
+	Expr *e = stored_value("    B[0, 0] = T.exp(B[1, 1])\n");
+	ck_assert_int_eq(e->kind, EX_CALL);
+	ck_assert_int_eq(e->u.call.fn, MF_EXP);
+	ck_assert_int_eq(e->u.call.nargs, 1);
+	ck_assert_int_eq(e->dtype, DT_FLOAT32);
+	ck_assert_int_eq(e->u.call.args[0]->kind, EX_LOAD);
+	/* every name, with its operand count */
+	static const struct { const char *call; MathFn fn; int n; } names[] = {
+		{"T.exp(x)", MF_EXP, 1}, {"T.exp2(x)", MF_EXP2, 1}, {"T.log(x)", MF_LOG, 1},
+		{"T.log2(x)", MF_LOG2, 1}, {"T.log10(x)", MF_LOG10, 1}, {"T.sqrt(x)", MF_SQRT, 1},
+		{"T.rsqrt(x)", MF_RSQRT, 1}, {"T.abs(x)", MF_ABS, 1}, {"T.tanh(x)", MF_TANH, 1},
+		{"T.sigmoid(x)", MF_SIGMOID, 1}, {"T.erf(x)", MF_ERF, 1}, {"T.sin(x)", MF_SIN, 1},
+		{"T.cos(x)", MF_COS, 1}, {"T.floor(x)", MF_FLOOR, 1}, {"T.ceil(x)", MF_CEIL, 1},
+		{"T.round(x)", MF_ROUND, 1}, {"T.trunc(x)", MF_TRUNC, 1},
+		{"T.truncate(x)", MF_TRUNC, 1}, {"T.pow(x, x)", MF_POW, 2},
+		{"T.fma(x, x, x)", MF_FMA, 3},
+	};
+	for (size_t k = 0; k < sizeof names / sizeof names[0]; k++) {
+		char *lines = arena_printf(&arena, "    x = C[1]\n    C[0] = %s\n", names[k].call);
+		Stmt *let = body_ok(lines);
+		ck_assert_int_eq(let->kind, ST_LET);
+		Expr *c = let->u.let.body->u.store.value;
+		ck_assert_msg(c->kind == EX_CALL && c->u.call.fn == names[k].fn &&
+			      c->u.call.nargs == names[k].n && c->dtype == DT_FLOAT64,
+			      "%s", names[k].call);
+	}
+}
+END_TEST
+
+START_TEST(math_call_operands_take_one_dtype)
+{
+	/* an integer literal operand of a float function converts */
+	Expr *p = stored_value("    B[0, 0] = T.pow(B[1, 1], 2)\n");
+	ck_assert_int_eq(p->u.call.args[1]->kind, EX_FLOAT);
+	ck_assert_int_eq(p->u.call.args[1]->dtype, DT_FLOAT32);
+	ck_assert(p->u.call.args[1]->u.fval == 2.0);
+	/* the first non-literal operand decides, wherever it stands */
+	Expr *f = stored_value("    C[0] = T.fma(2, 0.5, C[1])\n");
+	ck_assert_int_eq(f->dtype, DT_FLOAT64);
+	for (int i = 0; i < 3; i++)
+		ck_assert_int_eq(f->u.call.args[i]->dtype, DT_FLOAT64);
+	/* all literals: float32, or the dtype a literal spells */
+	Expr *l = stored_value("    B[0, 0] = T.exp(1)\n");
+	ck_assert_int_eq(l->dtype, DT_FLOAT32);
+	ck_assert_int_eq(l->u.call.args[0]->kind, EX_FLOAT);
+	Expr *l64 = stored_value("    C[0] = T.sqrt(T.float64(2))\n");
+	ck_assert_int_eq(l64->dtype, DT_FLOAT64);
+	/* TVM's dtype= names the dtype the operands have */
+	Expr *tv = stored_value("    B[0, 0] = T.sqrt(B[1, 1], dtype=\"float32\")\n");
+	ck_assert_int_eq(tv->kind, EX_CALL);
+	ck_assert_int_eq(tv->dtype, DT_FLOAT32);
+	Expr *tl = stored_value("    C[0] = T.exp(1, dtype=\"float64\")\n");
+	ck_assert_int_eq(tl->dtype, DT_FLOAT64);
+	ck_assert_int_eq(tl->u.call.args[0]->dtype, DT_FLOAT64);
+	/* T.abs on integers stays integer */
+	Expr *a = stored_value("    A[0] = T.abs(A[1] - n)\n");
+	ck_assert_int_eq(a->kind, EX_CALL);
+	ck_assert_int_eq(a->dtype, DT_INT32);
+	Expr *a8 = stored_value("    A[0] = T.abs(-3)\n");
+	ck_assert_int_eq(a8->dtype, DT_INT32);
+	/* a bare T.undef() takes the call's dtype */
+	Expr *u = stored_value("    C[0] = T.pow(C[1], T.undef())\n");
+	ck_assert_int_eq(u->u.call.args[1]->kind, EX_UNDEF);
+	ck_assert_int_eq(u->u.call.args[1]->dtype, DT_FLOAT64);
+}
+END_TEST
+
+START_TEST(math_call_errors_are_positioned)
+{
+	static const struct { const char *line, *msg; int col; } cases[] = {
+		{"    B[0, 0] = T.exp(n)\n", "T.exp expects a float operand, not int32", 15},
+		{"    B[0, 0] = T.sqrt(A[0] > 1)\n", "T.sqrt expects a float operand, not bool", 15},
+		{"    A[0] = T.abs(A[0] > 1)\n", "T.abs expects a float or integer operand, not bool", 12},
+		{"    B[0, 0] = T.pow(B[0, 0])\n", "T.pow expects 2 arguments, got 1", 28},
+		{"    B[0, 0] = T.exp(B[0, 0], B[0, 1])\n", "too many arguments to T.exp", 30},
+		{"    B[0, 0] = T.fma(B[0, 0], C[0], B[0, 1])\n",
+		 "operand of T.fma is float64, expected float32", 30},
+		{"    B[0, 0] = T.pow(B[0, 0], n)\n", "operand of T.pow is int32, expected float32", 30},
+		{"    B[0, 0] = T.expm1(B[0, 0])\n", "unknown function 'T.expm1'", 17},
+		{"    B[0, 0] = T.exp(B[0, 0], base=2)\n", "unexpected argument 'base'", 35},
+		{"    B[0, 0] = T.exp(B[0, 0], dtype=\"float64\")\n",
+		 "operand of T.exp is float32, expected float64", 21},
+		{"    B[0, 0] = T.exp(n, dtype=\"int32\")\n", "T.exp expects a float operand, not int32", 15},
+	};
+	for (size_t k = 0; k < sizeof cases / sizeof cases[0]; k++) {
+		char *text = arena_printf(&arena, "%s%s", HDR, cases[k].line);
+		ck_assert_msg(parse_text(text) == NULL, "case %zu parsed", k);
+		const Diag *g = diags.first;
+		ck_assert_msg(strstr(g->message, cases[k].msg) != NULL, "case %zu: %s", k,
+			      g->message);
+		ck_assert_msg(g->span.line == 3 && g->span.col == cases[k].col,
+			      "case %zu (%s): at %d:%d", k, g->message, g->span.line, g->span.col);
+	}
+}
+END_TEST
+
+START_TEST(tvm_cast_select_dtype_and_likely)
+{
+	/* T.Cast with TVM's order: dtype first */
+	Stmt *casts = body_ok("    B[0, 0] = T.Cast(\"float32\", n)\n"
+			      "    B[0, 0] = T.Cast(n, \"float32\")\n"
+			      "    B[0, 0] = T.cast(n, dtype=\"float32\")\n");
+	Expr *c = casts->u.seq.items[0]->u.store.value;
+	ck_assert_int_eq(c->kind, EX_CAST);
+	ck_assert_int_eq(c->dtype, DT_FLOAT32);
+	ck_assert_int_eq(c->u.un.a->kind, EX_VAR);
+	ck_assert(ir_expr_equal(c, casts->u.seq.items[1]->u.store.value));
+	ck_assert(ir_expr_equal(c, casts->u.seq.items[2]->u.store.value));
+	/* dtype= on T.if_then_else converts both values */
+	Expr *s = stored_value("    C[0] = T.if_then_else(n > 0, 1, 2, dtype=\"float64\")\n");
+	ck_assert_int_eq(s->kind, EX_SELECT);
+	ck_assert_int_eq(s->dtype, DT_FLOAT64);
+	ck_assert_int_eq(s->u.sel.a->kind, EX_FLOAT);
+	ck_assert_int_eq(s->u.sel.a->dtype, DT_FLOAT64);
+	ck_assert_int_eq(s->u.sel.b->dtype, DT_FLOAT64);
+	Expr *si = stored_value("    C[0] = T.if_then_else(n > 0, n, A[0], dtype=\"float64\")\n");
+	ck_assert_int_eq(si->u.sel.a->kind, EX_CAST);
+	ck_assert_int_eq(si->u.sel.a->dtype, DT_FLOAT64);
+	/* T.likely(c) is c */
+	Stmt *st = body_ok("    if T.likely(n > 0):\n        A[0] = 1\n");
+	ck_assert_int_eq(st->kind, ST_IF);
+	ck_assert_int_eq(st->u.cond.cond->kind, EX_BIN);
+	ck_assert_int_eq(st->u.cond.cond->u.bin.op, OP_GT);
+	Stmt *st2 = body_ok("    if T.likely(n > 0, dtype=\"bool\"):\n        A[0] = 1\n");
+	ck_assert_int_eq(st2->u.cond.cond->kind, EX_BIN);
+	ck_assert_int_eq(st2->u.cond.cond->u.bin.op, OP_GT);
+	static const struct { const char *line, *msg; int col; } bad[] = {
+		{"    if T.likely(n):\n        A[0] = 1\n",
+		 "the operand of T.likely must be a boolean expression, not int32", 17},
+		{"    if T.likely(n > 0, dtype=\"int32\"):\n        A[0] = 1\n",
+		 "T.likely is a boolean, not int32", 30},
+		{"    C[0] = T.if_then_else(n > 0, 1, 2, dtype=\"float\")\n", "unknown dtype 'float'", 46},
+		{"    B[0, 0] = T.Cast(\"float32\")\n", "T.Cast expects a value and a dtype", 15},
+	};
+	for (size_t k = 0; k < sizeof bad / sizeof bad[0]; k++) {
+		char *text = arena_printf(&arena, "%s%s", HDR, bad[k].line);
+		ck_assert_msg(parse_text(text) == NULL, "case %zu parsed", k);
+		const Diag *g = diags.first;
+		ck_assert_msg(strstr(g->message, bad[k].msg) != NULL, "case %zu: %s", k, g->message);
+		ck_assert_msg(g->span.line == 3 && g->span.col == bad[k].col,
+			      "case %zu (%s): at %d:%d", k, g->message, g->span.line, g->span.col);
+	}
+}
+END_TEST
+
 Suite *suite_parse(void)
 {
 	Suite *s = suite_create("parse");
@@ -1299,6 +1452,10 @@ Suite *suite_parse(void)
 		  parse_expr_range_reports_errors_in_place,
 		  parse_expr_range_uses_extra_vars_first, lambda_with_axis_separator,
 		  lambda_single_expression_and_buffer_reads, lambda_errors}},
+		{"math_calls",
+		 {math_calls_build_typed_call_nodes, math_call_operands_take_one_dtype,
+		  math_call_errors_are_positioned}},
+		{"tvm_expression_forms", {tvm_cast_select_dtype_and_likely}},
 	};
 	for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
 		TCase *tc = tcase_create(cases[i].name);

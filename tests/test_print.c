@@ -653,6 +653,62 @@ START_TEST(fuzz_regressions_do_not_crash)
 }
 END_TEST
 
+/* ---------- math calls ---------- */
+
+static Expr *call(MathFn f, Expr *x, Expr *y, Expr *z)
+{
+	Expr *args[3] = {x, y, z};
+	return ir_call(&arena, f, args, nosp);
+}
+
+START_TEST(math_calls_print_as_tvmscript)
+{
+	Expr *x = ref(var_t("x", DT_FLOAT32)), *d = ref(var_t("d", DT_FLOAT64));
+	Expr *n = ref(var("n"));
+	ExprCase cases[] = {
+		{call(MF_EXP, x, NULL, NULL), "T.exp(x)"},
+		{call(MF_SIGMOID, bin(OP_ADD, x, flt(1.0)), NULL, NULL), "T.sigmoid(x + 1.0)"},
+		{call(MF_POW, x, flt(2.0), NULL), "T.pow(x, 2.0)"},
+		{call(MF_FMA, x, x, flt(-0.5)), "T.fma(x, x, -0.5)"},
+		{bin(OP_MUL, call(MF_ABS, n, NULL, NULL), lit(2)), "T.abs(n) * 2"},
+		{neg(call(MF_TANH, d, NULL, NULL)), "-T.tanh(d)"},
+		/* literal operands spell their dtype when no operand fixes it */
+		{call(MF_SQRT, ir_float(&arena, 2.0, DT_FLOAT64, nosp), NULL, NULL),
+		 "T.sqrt(T.float64(2.0))"},
+		{call(MF_POW, ir_float(&arena, 2.0, DT_FLOAT64, nosp), d, NULL), "T.pow(2.0, d)"},
+		{call(MF_ROUND, ir_undef(&arena, DT_FLOAT32, nosp), NULL, NULL),
+		 "T.round(T.undef(dtype=\"float32\"))"},
+	};
+	check_cases(cases, (int)(sizeof cases / sizeof cases[0]));
+}
+END_TEST
+
+START_TEST(math_calls_round_trip_through_the_parser)
+{
+	static const char *const texts[] = {
+		"T.exp(x) + T.log(x) * T.sqrt(x)", "T.pow(x, 2) - T.pow(2.5, x)",
+		"T.fma(x, 0.5, -1)", "T.abs(a - b) // 2 + T.abs(-3)", "T.abs(x) < 1.0",
+		"T.sigmoid(-x) + T.tanh(T.exp2(x))", "T.floor(x) + T.ceil(x) + T.round(x) + T.trunc(x)",
+		"T.truncate(x)", "T.rsqrt(x) + T.erf(x) + T.sin(x) + T.cos(x)",
+		"T.log2(d) + T.log10(d)", "T.exp(T.float64(1))", "T.exp(1)",
+		"T.pow(d, T.undef())", "T.Cast(\"float32\", a) + T.exp(x)",
+		"T.if_then_else(T.likely(a < b), 1, 2, dtype=\"float64\") + d",
+	};
+	for (size_t i = 0; i < sizeof texts / sizeof texts[0]; i++) {
+		StrBuf b = {0};
+		sb_printf(&b,
+			  "@T.prim_func\n"
+			  "def f(a: T.int32, b: T.int32, x: T.float32, d: T.float64):\n"
+			  "    T.evaluate(%s)\n",
+			  texts[i]);
+		char *src = sb_take(&b);
+		assert_round_trip(texts[i], src, true);
+		free(src);
+	}
+	assert_round_trip("print/math_calls.tir", tu_fixture("print/math_calls.tir"), true);
+}
+END_TEST
+
 Suite *suite_print(void)
 {
 	Suite *s = suite_create("print");
@@ -674,6 +730,11 @@ Suite *suite_print(void)
 	tcase_add_test(tc, shadowing_names_are_renamed_so_nothing_is_captured);
 	tcase_add_test(tc, parameters_keep_their_names);
 	tcase_add_test(tc, sibling_loops_keep_their_names);
+	suite_add_tcase(s, tc);
+	tc = tcase_create("math_calls");
+	tcase_add_checked_fixture(tc, setup, teardown);
+	tcase_add_test(tc, math_calls_print_as_tvmscript);
+	tcase_add_test(tc, math_calls_round_trip_through_the_parser);
 	suite_add_tcase(s, tc);
 	tc = tcase_create("round_trip");
 	tcase_add_checked_fixture(tc, setup, teardown);

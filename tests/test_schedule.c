@@ -287,7 +287,7 @@ START_TEST(arguments_outside_the_signature_are_bad_input)
 		{"sch.simplify(x=1)", "sch.simplify: unexpected keyword argument 'x' (it takes no keyword arguments)"},
 		{"sch.transform_layout(\"A\", lambda i: [i], pad_valu=0)",
 		 "sch.transform_layout: unexpected keyword argument 'pad_valu'"},
-		{"k = sch.fuse(\"i#1\", \"i#2\", \"i#1\")", "sch.fuse: too many arguments"},
+		{"k = sch.fuse(\"i#1\")", "fuse: expected two loops"},
 		{"sch.transform_layout(\"A\", lambda i: [], pad_value=0)",
 		 "transform_layout: the index map returns no index"},
 	};
@@ -373,6 +373,276 @@ START_TEST(split_outer_loop_is_not_an_outer_loop_of_the_same_name)
 }
 END_TEST
 
+/* ---------- handles (TVM's BlockRV / LoopRV) ---------- */
+
+static const char nest[] = "schedule/handles_nest.tir";
+static const char two_blocks[] = "schedule/handles_two_blocks.tir";
+
+/* The loops of s, outermost first: "i0:4 i1:2 ..." (-1: not constant) */
+static void loops_text(const Stmt *s, StrBuf *b)
+{
+	if (s->kind == ST_FOR) {
+		int64_t e = -1;
+		an_const_int(s->u.loop.extent, &e);
+		sb_printf(b, "%s%s:%lld", b->n ? " " : "", s->u.loop.var->name, (long long)e);
+	}
+	for (int i = 0; i < stmt_nchildren(s); i++)
+		if (stmt_child(s, i))
+			loops_text(stmt_child(s, i), b);
+}
+
+static char *loops_of(const Func *f)
+{
+	StrBuf b = {0};
+	loops_text(f->body, &b);
+	char *t = sb_take(&b);
+	char *r = arena_strdup(&arena, t);
+	free(t);
+	return r;
+}
+
+START_TEST(handles_name_loops_and_survive_a_reorder)
+{
+	TsRun t = ts_accept(&arena, tu_fixture(nest),
+			    "b = sch.get_block(\"update\")\n"
+			    "i, j, k = sch.get_loops(b)\n"
+			    "sch.reorder(k, j)\n"
+			    "sch.parallel(i)\n"
+			    "sch.unroll(j)\n", 4);
+	ck_assert_str_eq(loops_of(sched_func(t.s)), "i:30 k:16 j:16");
+	ts_has(ts_print(&arena, sched_func(t.s)), "i in T.parallel(30)");
+	ts_has(ts_print(&arena, sched_func(t.s)), "j in T.unroll(16)");
+	sched_free(t.s);
+	/* a list with an index, a negative index, *unpacking, `_`, a starred
+	 * name, get_block(func_name=), a block named by its string */
+	t = ts_accept(&arena, tu_fixture(nest),
+		      "b = sch.get_block(\"update\", func_name=\"mm\")\n"
+		      "loops = sch.get_loops(b)\n"
+		      "sch.reorder(loops[0], loops[-1], loops[1])\n"
+		      "_, *rest = sch.get_loops(\"update\")\n"
+		      "sch.reorder(*rest)\n"
+		      "_, _, last = sch.get_loops(b)\n"
+		      "sch.vectorize(last)\n", 4);
+	ck_assert_str_eq(loops_of(sched_func(t.s)), "i:30 k:16 j:16");
+	ts_has(ts_print(&arena, sched_func(t.s)), "j in T.vectorized(16)");
+	sched_free(t.s);
+}
+END_TEST
+
+/* The script runs up to a call that is bad input, whose diagnostics
+ * hold `why`; the steps before it are committed. */
+static void stops_at_bad_input(const char *script, const char *why)
+{
+	Module *m = tu_parse(&arena, "k.tir", tu_fixture(nest));
+	Schedule *s = tu_schedule(&arena, m);
+	DiagList d;
+	diag_init(&d, &arena);
+	Script *sc = script_parse(&arena, source_from_string(&arena, "t.sched", script), &d);
+	ck_assert_ptr_nonnull(sc);
+	StepStatus st = sched_run_script(s, sc, &d);
+	char *text = diag_render(&d);
+	ck_assert_msg(st == STEP_BAD_INPUT && strstr(text, why), "%s:\n%d %s", script, st, text);
+	free(text);
+	tu_assert_equiv(m->funcs[0], sched_func(s), 2);
+	sched_free(s);
+}
+
+START_TEST(a_removed_loop_handle_is_an_error)
+{
+	/* a nested call names what it returns; a loop handle is not a block */
+	ts_bad_input(&arena, tu_fixture(nest),
+		     "i, j, k = sch.get_loops(sch.get_loops(sch.get_block(\"update\"))[0])",
+		     "expected");
+	stops_at_bad_input(
+			   "b = sch.get_block(\"update\")\n"
+		     "i, j, k = sch.get_loops(b)\n"
+		     "io, ii = sch.split(i, factors=[None, 8])\n"
+		     "sch.parallel(i)",
+		     "t.sched:4:14: error: loop handle 'i' no longer exists: it was split at line 3");
+	stops_at_bad_input(
+			   "b = sch.get_block(\"update\")\n"
+		     "i, j, k = sch.get_loops(b)\n"
+		     "f = sch.fuse(j, k)\n"
+		     "sch.reorder(k, i)",
+		     "loop handle 'k' no longer exists: it was fused at line 3");
+	/* bad handles and unpacking */
+	static const struct {
+		const char *script, *why;
+	} cases[] = {
+		{"b = sch.get_block(\"nope\")", "t.sched:1:19: error: get_block: no block 'nope' in function 'mm' (blocks: update)"},
+		{"i, j = sch.get_loops(\"update\")", "sch.get_loops returned 3 handles; 2 names are on the left of '='"},
+		{"l = sch.get_loops(\"update\")\nsch.parallel(l[3])", "t.sched:2:14: error: index 3 is out of range: 'l' holds 3 handles"},
+		{"l = sch.get_loops(\"update\")\nsch.parallel(l)", "'l' is a list of 3 handles: write l[K] or *l"},
+		{"b = sch.get_block(\"update\")\nsch.parallel(*b)", "'b' is not a list of handles"},
+		{"b = sch.get_block(\"update\")\na, b = sch.split(\"i\", factors=[None, 2, 3])", "split: makes 3 loops, but 2 names are on the left"},
+		{"sch.split(\"i\", factors=[None, None])", "t.sched:1:31: error: split: at most one factor may be None"},
+		{"sch.split(\"i\", factors=[0, 8])", "split: a factor must be a positive integer literal or None"},
+		{"sch.split(\"i\", [8])", "split: factors must be a list of two or more integers"},
+		{"sch.split(\"i\", factors=[2, 15], disable_predication=1)", "split: disable_predication must be True or False"},
+		{"sch.split(\"i\", factors=[2, 15], factor=3)", "sch.split: unexpected keyword argument 'factor'"},
+		{"sch.get_loops(\"update\", 1)", "sch.get_loops: too many arguments"},
+		{"sch.compute_at(\"update\", \"i\", idx=0)", "sch.compute_at: unexpected keyword argument 'idx'"},
+	};
+	for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++)
+		ts_bad_input(&arena, tu_fixture(nest), cases[i].script, cases[i].why);
+}
+END_TEST
+
+START_TEST(split_into_three_with_one_none_keeps_a_guard)
+{
+	/* 30 = ceil(30 / 8) * 2 * 4 - 2: the first split keeps its guard */
+	TsRun t = ts_accept(&arena, tu_fixture(nest),
+			    "b = sch.get_block(\"update\")\n"
+			    "i, j, k = sch.get_loops(b)\n"
+			    "i0, i1, i2 = sch.split(i, factors=[None, 2, 4])\n"
+			    "sch.reorder(i1, i0)\n"
+			    "sch.unroll(i2)\n", 6);
+	ck_assert_str_eq(loops_of(sched_func(t.s)), "i1:2 i0:4 i2:4 j:16 k:16");
+	ck_assert_int_eq(ts_store_ifs(sched_func(t.s)->body), 1);
+	sched_free(t.s);
+	/* None in the middle is inferred from a constant extent; positional
+	 * factors; no names on the left: i_0, i_1, i_2 */
+	t = ts_accept(&arena, tu_fixture(nest), "sch.split(\"i\", [2, None, 4])", 6);
+	ck_assert_str_eq(loops_of(sched_func(t.s)), "i_0:2 i_1:4 i_2:4 j:16 k:16");
+	sched_free(t.s);
+	/* 5 * 2 * 4 covers 30 with 4 tiles of 8: the outer loop runs 4 times */
+	t = ts_accept(&arena, tu_fixture(nest), "sch.split(\"i\", [5, None, 4])", 6);
+	ck_assert_str_eq(loops_of(sched_func(t.s)), "i_0:4 i_1:2 i_2:4 j:16 k:16");
+	ts_has(ts_report(&arena, t.r), "the outer loop runs 4 times");
+	sched_free(t.s);
+	/* the two-factor form, and disable_predication asking for a proof */
+	t = ts_accept(&arena, tu_fixture(nest), "jo, ji = sch.split(\"j\", factors=[4, None], disable_predication=True)", 4);
+	ck_assert_str_eq(loops_of(sched_func(t.s)), "i:30 jo:4 ji:4 k:16");
+	sched_free(t.s);
+	TsRun r = ts_reject(&arena, tu_fixture(nest), "sch.split(\"i\", factors=[None, 8], disable_predication=True)",
+			    "split.divisible");
+	sched_free(r.s);
+}
+END_TEST
+
+START_TEST(split_factors_must_cover_the_extent)
+{
+	TsRun t = ts_reject(&arena, tu_fixture(nest), "sch.split(\"i\", factors=[2, 4, 3])",
+			    "precondition: split: the factors [2, 4, 3] cover 24 iterations, fewer than the extent 30 of loop 'i'");
+	sched_free(t.s);
+	/* a symbolic extent: covered only when a fact bounds it */
+	t = ts_accept(&arena, tu_fixture("schedule/handles_symbolic-bounded.tir"),
+		      "io, ii = sch.split(\"i\", factors=[8, 8])", 8);
+	ck_assert(ts_has_obligation(t.r, "split.factors_cover", VERDICT_PROVEN));
+	sched_free(t.s);
+	t = ts_accept(&arena, tu_fixture("schedule/handles_symbolic-bounded.tir"),
+		      "a, b, c = sch.split(\"i\", factors=[2, 4, 8])", 8);
+	ck_assert(ts_has_obligation(t.r, "split.factors_cover", VERDICT_PROVEN));
+	sched_free(t.s);
+	/* n <= 1000 is not enough for 8 * 8 */
+	StepReport *r = ts_rejected(&arena, tu_fixture("schedule/handles_symbolic-unbounded.tir"),
+				    "io, ii = sch.split(\"i\", factors=[8, 8])",
+				    "obligation split.factors_cover refuted: the factors [8, 8] cover the extent of loop i (at most 64)");
+	ck_assert_ptr_nonnull(r->counterexample);
+	/* None after the first needs a constant extent */
+	ts_rejected(&arena, tu_fixture("schedule/handles_symbolic-bounded.tir"),
+		    "sch.split(\"i\", factors=[8, None])", "not supported: split: a None factor after the first needs a constant extent");
+}
+END_TEST
+
+START_TEST(fuse_of_three_loops)
+{
+	TsRun t = ts_accept(&arena, tu_fixture(nest),
+			    "i, j, k = sch.get_loops(\"update\")\n"
+			    "f = sch.fuse(i, j, k, preserve_unit_iters=True)\n"
+			    "fo, fi = sch.split(f, factors=[None, 16])\n"
+			    "sch.parallel(fo)\n", 4);
+	ck_assert_str_eq(loops_of(sched_func(t.s)), "fo:480 fi:16");
+	ts_has(ts_print(&arena, sched_func(t.s)), "fo in T.parallel(480)");
+	sched_free(t.s);
+	/* the loops must be perfectly nested: the second two-way fuse fails
+	 * and the call leaves the function as it was */
+	t = ts_reject(&arena, tu_fixture(nest),
+		      "i, j, k = sch.get_loops(\"update\")\n"
+		      "sch.reorder(k, j)\n"
+		      "f = sch.fuse(i, j, k)", "precondition: fuse");
+	sched_free(t.s);
+}
+END_TEST
+
+START_TEST(tvm_forms_of_cache_compute_at_and_layout)
+{
+	TsRun t = ts_accept(&arena, tu_fixture(two_blocks),
+			    "b = sch.get_block(\"B\")\n"
+			    "cs = sch.get_consumers(b)\n"
+			    "ps = sch.get_producers(cs[0])\n"
+			    "i, j = sch.get_loops(cs[0])\n"
+			    "A_local = sch.cache_read(b, 0, \"local\")\n"
+			    "l = sch.get_loops(A_local)\n"
+			    "sch.parallel(l[0])\n"
+			    "sch.compute_at(ps[0], i, preserve_unit_loops=True, index=-1)\n"
+			    "sch.transform_layout(b, (\"read\", 0), lambda i, j: [i, j // 4, j % 4], pad_value=0.0)\n",
+			    4);
+	char *text = ts_print(&arena, sched_func(t.s));
+	ts_has(text, "with T.block(\"A_local\")");
+	ts_has(text, "ax0 in T.parallel(16)");
+	ts_has(text, "A_local = T.alloc_buffer([16, 4, 4]");
+	sched_free(t.s);
+	/* cache_write by index returns the block that writes back */
+	t = ts_accept(&arena, tu_fixture(two_blocks),
+		      "c = sch.get_block(\"C\")\n"
+		      "C_local = sch.cache_write(c, 0, \"local\")\n"
+		      "ax0, ax1 = sch.get_loops(C_local)\n"
+		      "sch.parallel(ax0)\n", 4);
+	ts_has(ts_print(&arena, sched_func(t.s)), "with T.block(\"C_local_out\")");
+	sched_free(t.s);
+	/* the children of a block */
+	t = ts_accept(&arena, tu_fixture(two_blocks),
+		      "b = sch.get_block(\"B\")\n"
+		      "i, j = sch.get_loops(\"C\")\n"
+		      "sch.compute_at(b, i)\n"
+		      "kids = sch.get_child_blocks(\"C\")\n"
+		      "in_i = sch.get_child_blocks(i)\n"
+		      "x, y, z = sch.get_loops(kids[0])\n"
+		      "_, _, w = sch.get_loops(in_i[0])\n"
+		      "sch.reorder(z, y)\n"
+		      "sch.unroll(w)\n", 4);
+	ck_assert_str_eq(loops_of(sched_func(t.s)), "i:16 j:16 i:1 j:16");
+	ts_has(ts_print(&arena, sched_func(t.s)), "j in T.unroll(16)");
+	sched_free(t.s);
+	ts_bad_input(&arena, tu_fixture(two_blocks), "sch.cache_read(\"B\", 1, \"local\")",
+		     "cache_read: block 'B' reads 1 buffer (A): index 1 is out of range");
+	ts_bad_input(&arena, tu_fixture(two_blocks), "sch.transform_layout(\"C\", (\"load\", 0), lambda i, j: [j, i])",
+		     "transform_layout: buffer must be (\"read\", K), (\"write\", K) or a buffer name");
+	ts_rejected(&arena, tu_fixture(two_blocks), "sch.cache_read(\"C\", 0, \"local\", consumer_blocks=[\"C\"])",
+		    "not supported: cache_read: consumer_blocks");
+	ts_rejected(&arena, tu_fixture(two_blocks), "i, j = sch.get_loops(\"C\")\nsch.compute_at(\"B\", i, index=0)",
+		    "not supported: compute_at: index=0");
+}
+END_TEST
+
+/* decompose_reduction is read and routed, and rejects until it exists */
+START_TEST(decompose_reduction_rejects_not_supported)
+{
+	StepReport *r = ts_rejected(&arena, tu_fixture(nest),
+				    "b = sch.get_block(\"update\")\n"
+				    "i, j, k = sch.get_loops(b)\n"
+				    "init = sch.decompose_reduction(b, k)",
+				    "not supported: decompose_reduction of block 'update' at loop 'k' is not supported yet");
+	ck_assert_int_eq(r->status, STEP_REJECTED);
+}
+END_TEST
+
+static TCase *handles_tcase(void)
+{
+	TCase *tc = tcase_create("handles");
+	tcase_add_checked_fixture(tc, setup, teardown);
+	tcase_set_timeout(tc, 120);
+	tcase_add_test(tc, handles_name_loops_and_survive_a_reorder);
+	tcase_add_test(tc, a_removed_loop_handle_is_an_error);
+	tcase_add_test(tc, split_into_three_with_one_none_keeps_a_guard);
+	tcase_add_test(tc, split_factors_must_cover_the_extent);
+	tcase_add_test(tc, fuse_of_three_loops);
+	tcase_add_test(tc, tvm_forms_of_cache_compute_at_and_layout);
+	tcase_add_test(tc, decompose_reduction_rejects_not_supported);
+	return tc;
+}
+
 static TCase *wrap_tcase(void)
 {
 	TCase *tc = tcase_create("loop_wrap");
@@ -388,6 +658,73 @@ static TCase *wrap_tcase(void)
 	tcase_add_test(tc, split_outer_loop_is_not_an_outer_loop_of_the_same_name);
 	return tc;
 }
+
+/* ---------- math calls (semantics.md 9) ----------
+ * A rewrite that only moves or duplicates T.exp is proven; one that needs
+ * a property of it is not, and rejects. */
+
+static const char pad_split_overcompute[] =
+	"sch.transform_layout(buffer=\"A\", index_map=lambda i, j: [i, j // 4, j % 4], pad_value=0.0)\n"
+	"jo, ji = sch.split(\"j\", factor=4)\n"
+	"sch.simplify()\n"
+	"sch.remove_branching_through_overcompute(loop=\"ji\", strict=True)";
+
+START_TEST(split_and_reorder_over_math_calls_are_accepted)
+{
+	TsRun t = ts_accept(&arena, tu_fixture("schedule/math_exp_tile.tir"),
+			    "jo, ji = sch.split(\"j\", factor=4)\nsch.reorder(\"ji\", \"i\")", 8);
+	char *text = ts_print(&arena, sched_func(t.s));
+	ts_has(text, "for ji, jo, i in T.grid(4, 4, 8):");
+	ts_has(text, "T.exp(A[i, jo * 4 + ji])");
+	ts_has(text, "T.sigmoid(A[i, jo * 4 + ji] * 0.5)");
+	ck_assert(ts_has_obligation(t.r, "reorder.no_conflict", VERDICT_PROVEN));
+	sched_free(t.s);
+}
+END_TEST
+
+START_TEST(overcompute_that_moves_exp_past_padding_is_accepted_in_real_mode)
+{
+	/* the padding adds 0.0 * exp(0.0): 0 in real mode whatever exp gives */
+	TsRun t = ts_accept(&arena, tu_fixture("schedule/math_exp_weighted.tir"),
+			    pad_split_overcompute, 8);
+	ck_assert_int_eq(ts_store_ifs(sched_func(t.s)->body), 0);
+	ck_assert(ts_has_obligation(t.r, "overcompute.no_op", VERDICT_PROVEN));
+	sched_free(t.s);
+	/* in ieee mode exp(0.0) might be inf, and 0.0 * inf is NaN */
+	char *ieee = arena_printf(&arena, "sch.float_mode(\"ieee\")\n%s", pad_split_overcompute);
+	StepReport *r = ts_rejected(&arena, tu_fixture("schedule/math_exp_weighted.tir"), ieee,
+				    "overcompute.no_op");
+	ck_assert(ts_has_obligation(r, "overcompute.no_op", VERDICT_REFUTED));
+}
+END_TEST
+
+START_TEST(overcompute_needing_exp_of_zero_is_rejected)
+{
+	/* B[i] * exp(0.0) == B[i] needs exp(0.0) == 1.0: a property of exp */
+	StepReport *r = ts_rejected(&arena, tu_fixture("schedule/math_exp_product.tir"),
+				    pad_split_overcompute, "overcompute.no_op");
+	ck_assert(ts_has_obligation(r, "overcompute.no_op", VERDICT_REFUTED));
+	char *text = ts_report(&arena, r);
+	ts_has(text, "T.exp is an unknown function in proofs");
+	/* libm's exp(0.0) is 1.0: the interpreter finds no difference */
+	ck_assert_int_ne(r->replay, REPLAY_CONFIRMED);
+}
+END_TEST
+
+START_TEST(guard_on_exp_being_positive_is_kept)
+{
+	/* simplify knows nothing of exp: the guard stays */
+	TsRun t = ts_accept(&arena, tu_fixture("schedule/math_exp_positive_guard.tir"),
+			    "sch.simplify()", 8);
+	ck_assert_int_eq(ts_store_ifs(sched_func(t.s)->body), 1);
+	ts_has(ts_print(&arena, sched_func(t.s)), "if T.exp(A[i]) > 0.0:");
+	sched_free(t.s);
+	/* and dropping it is wrong: expf underflows to 0.0, as the replay shows */
+	ts_refuted(&arena, tu_fixture("schedule/math_exp_positive_guard.tir"),
+		   "sch.remove_branching_through_overcompute(loop=\"i\", strict=True)",
+		   "overcompute.no_op");
+}
+END_TEST
 
 Suite *suite_schedule(void)
 {
@@ -406,7 +743,16 @@ Suite *suite_schedule(void)
 	tcase_add_test(tc, work_on_selects_module_function);
 	tcase_add_test(tc, arguments_outside_the_signature_are_bad_input);
 	suite_add_tcase(s, tc);
+	tc = tcase_create("math_calls");
+	tcase_add_checked_fixture(tc, setup, teardown);
+	tcase_set_timeout(tc, 120);
+	tcase_add_test(tc, split_and_reorder_over_math_calls_are_accepted);
+	tcase_add_test(tc, overcompute_that_moves_exp_past_padding_is_accepted_in_real_mode);
+	tcase_add_test(tc, overcompute_needing_exp_of_zero_is_rejected);
+	tcase_add_test(tc, guard_on_exp_being_positive_is_kept);
+	suite_add_tcase(s, tc);
 	suite_add_tcase(s, limits_tcase());
+	suite_add_tcase(s, handles_tcase());
 	suite_add_tcase(s, wrap_tcase());
 	return s;
 }

@@ -146,7 +146,7 @@ START_TEST(argument_kinds)
 	static const ScriptArgKind kinds[] = {
 		ARG_INT, ARG_INT, ARG_FLOAT, ARG_FLOAT, ARG_STRING, ARG_NONE,
 		ARG_BOOL, ARG_BOOL, ARG_UNDEF, ARG_NAME, ARG_LAMBDA, ARG_EXPR,
-		ARG_EXPR, ARG_EXPR, ARG_FLOAT, ARG_UNDEF, ARG_EXPR, ARG_EXPR};
+		ARG_EXPR, ARG_EXPR, ARG_FLOAT, ARG_UNDEF, ARG_LIST, ARG_EXPR};
 	for (int i = 0; i < 18; i++)
 		ck_assert_msg(c->args[i].kind == kinds[i], "arg %d kind %d", i,
 			      c->args[i].kind);
@@ -166,6 +166,41 @@ START_TEST(argument_kinds)
 	ck_assert(c->args[14].fval == 1e-3);
 	Script *m = read_ok("sch.x(a=-9223372036854775808)\n");
 	ck_assert(m->calls[0].args[0].ival == INT64_MIN);
+}
+END_TEST
+
+/* TVM's forms: lists and tuples of items, loops[k], *loops, `_` and a
+ * starred name on the left */
+START_TEST(lists_indices_and_unpacking)
+{
+	Script *s = read_ok("_, *rest, _ = sch.t([None, 8], (\"read\", 0), loops[-1], *loops, [], (1,), (2))\n");
+	const ScriptCall *c = &s->calls[0];
+	ck_assert_int_eq(c->nlhs, 3);
+	ck_assert_int_eq(c->lhs_star, 1);
+	ck_assert_str_eq(c->lhs[1], "rest");
+	ck_assert_int_eq(c->nargs, 7);
+	ck_assert_int_eq(c->args[0].kind, ARG_LIST);
+	ck_assert_int_eq(c->args[0].nitems, 2);
+	ck_assert_int_eq(c->args[0].items[0].kind, ARG_NONE);
+	ck_assert_int_eq(c->args[0].items[1].ival, 8);
+	ck_assert_int_eq(c->args[0].items[1].span.col, 28);
+	ck_assert_int_eq(c->args[1].kind, ARG_LIST);
+	ck_assert_str_eq(c->args[1].items[0].str, "read");
+	ck_assert_int_eq(c->args[2].kind, ARG_INDEX);
+	ck_assert_str_eq(c->args[2].str, "loops");
+	ck_assert_int_eq(c->args[2].ival, -1);
+	ck_assert_int_eq(c->args[3].kind, ARG_STAR);
+	ck_assert_str_eq(c->args[3].str, "loops");
+	ck_assert_int_eq(c->args[4].kind, ARG_LIST);
+	ck_assert_int_eq(c->args[4].nitems, 0);
+	ck_assert_int_eq(c->args[5].kind, ARG_LIST);
+	ck_assert_int_eq(c->args[5].nitems, 1);
+	ck_assert_int_eq(c->args[6].kind, ARG_EXPR);
+	ck_assert_int_eq(read_ok("a = sch.t()\n")->calls[0].lhs_star, -1);
+	ck_assert_ptr_null(read_script("*a, *b = sch.t()\n"));
+	ck_assert_ptr_nonnull(strstr(diags.first->message, "only one name on the left of '=' may be starred"));
+	ck_assert_ptr_null(read_script("a, a = sch.t()\n"));
+	ck_assert_ptr_nonnull(strstr(diags.first->message, "'a' is named twice"));
 }
 END_TEST
 
@@ -391,6 +426,7 @@ Suite *suite_script(void)
 	tcase_add_test(args, pad_value_forms);
 	suite_add_tcase(s, args);
 
+	tcase_add_test(args, lists_indices_and_unpacking);
 	TCase *layout = tcase_create("layout");
 	tcase_add_checked_fixture(layout, setup, teardown);
 	tcase_add_test(layout, layout_comments_semicolons_and_continuations);

@@ -1282,6 +1282,107 @@ END_TEST
  * expressions of every dtype */
 TCase *smt_encoder_diff_tcase(void);
 
+/* ---------- math calls: uninterpreted functions (semantics.md 9) ---------- */
+
+static Expr *mcall(MathFn f, Expr *x, Expr *y)
+{
+	Expr *args[3] = {x, y, NULL};
+	return ir_call(&arena, f, args, no_span);
+}
+
+START_TEST(math_calls_that_move_are_proven_in_both_modes)
+{
+	Expr *shape[1] = {lit(16)};
+	Buffer *A = ir_buffer(&arena, "A", DT_FLOAT32, 1, shape, no_span);
+	Var *i = var("i", DT_INT32), *j = var("j", DT_INT32);
+	Expr *ii[1] = {ref(i)}, *jj[1] = {ref(j)};
+	Expr *ai = ir_load(&arena, A, 1, ii, no_span), *aj = ir_load(&arena, A, 1, jj, no_span);
+	Expr *hyp = eq(ref(i), ref(j));
+	/* the same call on the same cell, reached through equal indices */
+	Obligation *o = ob(1, &hyp, eq(mcall(MF_EXP, ai, NULL), mcall(MF_EXP, aj, NULL)));
+	o->same_value = true;
+	ck_assert_int_eq(verdict_of(o, FLOAT_REAL), VERDICT_PROVEN);
+	ck_assert_int_eq(verdict_of(o, FLOAT_IEEE), VERDICT_PROVEN);
+	/* a two-operand call: congruence in every operand */
+	Var *x = var("x", DT_FLOAT64);
+	Obligation *p = ob(0, NULL, eq(mcall(MF_POW, ref(x), flit(2.0, DT_FLOAT64)),
+				       mcall(MF_POW, ref(x), flit(2.0, DT_FLOAT64))));
+	p->same_value = true;
+	ck_assert_int_eq(verdict_of(p, FLOAT_IEEE), VERDICT_PROVEN);
+	ck_assert_int_eq(verdict_of(p, FLOAT_REAL), VERDICT_PROVEN);
+}
+END_TEST
+
+START_TEST(math_call_properties_are_not_proven)
+{
+	Var *x = var("x", DT_FLOAT32), *d = var("d", DT_FLOAT64), *n = var("n", DT_INT32);
+	Expr *notnan = not_nan(x);
+	struct { Expr *goal; int nhyps; Expr **hyps; } cases[] = {
+		/* exp(x) > 0 needs a property of exp */
+		{bin(OP_GT, mcall(MF_EXP, ref(x), NULL), flit(0.0, DT_FLOAT32)), 0, NULL},
+		{bin(OP_GT, mcall(MF_EXP, ref(x), NULL), flit(0.0, DT_FLOAT32)), 1, &notnan},
+		/* sqrt(x) * sqrt(x) == x */
+		{eq(bin(OP_MUL, mcall(MF_SQRT, ref(d), NULL), mcall(MF_SQRT, ref(d), NULL)), ref(d)), 0, NULL},
+		/* exp in float32 and in float64 are different functions */
+		{eq(ir_cast(&arena, DT_FLOAT64, mcall(MF_EXP, ref(x), NULL), no_span),
+		    mcall(MF_EXP, ir_cast(&arena, DT_FLOAT64, ref(x), no_span), NULL)), 0, NULL},
+		/* different names are different functions */
+		{eq(mcall(MF_FLOOR, ref(d), NULL), mcall(MF_TRUNC, ref(d), NULL)), 0, NULL},
+		/* integer abs too: abs(n) >= 0 fails at the minimum anyway */
+		{bin(OP_GE, mcall(MF_ABS, ref(n), NULL), lit(0)), 0, NULL},
+	};
+	for (size_t k = 0; k < sizeof cases / sizeof *cases; k++)
+		for (int m = k == 1 ? 1 : 0; m < 2; m++) { /* -inf: ieee mode only */
+			FloatMode fm = m ? FLOAT_IEEE : FLOAT_REAL;
+			ObligationResult r = check_in(ob(cases[k].nhyps, cases[k].hyps, cases[k].goal), fm);
+			ck_assert_msg(r.verdict == VERDICT_REFUTED, "case %zu (%s mode): %s", k,
+				      m ? "ieee" : "real", verdict_name(r.verdict));
+			ck_assert_ptr_nonnull(r.model);
+			ck_assert_ptr_nonnull(strstr(r.smt2, "(declare-fun"));
+		}
+}
+END_TEST
+
+START_TEST(integer_math_calls_stay_in_their_dtype)
+{
+	/* the value of an int8 call is an int8: a range fact */
+	Var *n = var("n", DT_INT8);
+	Expr *a = mcall(MF_ABS, ref(n), NULL);
+	Expr *goal = ir_and(&arena, bin(OP_LE, ir_cast(&arena, DT_INT32, a, no_span), lit(127)),
+			    bin(OP_GE, ir_cast(&arena, DT_INT32, a, no_span), lit(-128)));
+	ck_assert_int_eq(verdict_of(ob(0, NULL, goal), FLOAT_REAL), VERDICT_PROVEN);
+	Expr *tight = bin(OP_LE, ir_cast(&arena, DT_INT32, a, no_span), lit(126));
+	ck_assert_int_eq(verdict_of(ob(0, NULL, tight), FLOAT_REAL), VERDICT_REFUTED);
+}
+END_TEST
+
+START_TEST(math_call_text_agrees_with_z3_and_cvc5)
+{
+	Var *x = var("x", DT_FLOAT32), *d = var("d", DT_FLOAT64), *n = var("n", DT_INT32);
+	Expr *eqx = eq(ref(x), ref(x));
+	struct { Obligation *o; FloatMode fm; bool same; } cases[] = {
+		{ob(0, NULL, eq(mcall(MF_EXP, ref(x), NULL), mcall(MF_EXP, ref(x), NULL))), FLOAT_IEEE, true},
+		{ob(0, NULL, eq(mcall(MF_EXP, ref(x), NULL), mcall(MF_EXP, ref(x), NULL))), FLOAT_REAL, false},
+		{ob(1, &eqx, bin(OP_GT, mcall(MF_EXP, ref(x), NULL), flit(0.0, DT_FLOAT32))), FLOAT_IEEE, false},
+		{ob(0, NULL, bin(OP_GT, mcall(MF_SQRT, ref(d), NULL), flit(-1.0, DT_FLOAT64))), FLOAT_REAL, false},
+		{ob(0, NULL, eq(mcall(MF_POW, ref(d), ref(d)), mcall(MF_POW, ref(d), ref(d)))), FLOAT_REAL, false},
+		{ob(0, NULL, bin(OP_GE, mcall(MF_ABS, ref(n), NULL), lit(-2147483647 - 1))), FLOAT_REAL, false},
+	};
+	for (size_t k = 0; k < sizeof cases / sizeof *cases; k++) {
+		cases[k].o->same_value = cases[k].same;
+		ObligationResult r = check_in(cases[k].o, cases[k].fm);
+		ck_assert_msg(r.verdict != VERDICT_UNKNOWN, "case %zu: %s", k, r.reason);
+		const char *want = r.verdict == VERDICT_PROVEN ? "unsat" : "sat";
+		char *z = run_solver("z3 -T:30", r.smt2);
+		char *c = run_solver("cvc5 --tlimit=30000", r.smt2);
+		ck_assert_msg(strcmp(z, want) == 0, "case %zu: z3 says %s, want %s\n%s", k, z, want, r.smt2);
+		ck_assert_msg(strcmp(c, want) == 0, "case %zu: cvc5 says %s, want %s\n%s", k, c, want, r.smt2);
+		free(z);
+		free(c);
+	}
+}
+END_TEST
+
 Suite *suite_smt(void)
 {
 	Suite *s = suite_create("smt");
@@ -1319,6 +1420,15 @@ Suite *suite_smt(void)
 	tcase_set_timeout(tc, 30);
 	tcase_add_test(tc, select_min_max_let_bool);
 	tcase_add_test(tc, every_undef_is_a_fresh_value);
+	suite_add_tcase(s, tc);
+
+	tc = tcase_create("math_calls");
+	tcase_add_checked_fixture(tc, setup, teardown);
+	tcase_set_timeout(tc, 120);
+	tcase_add_test(tc, math_calls_that_move_are_proven_in_both_modes);
+	tcase_add_test(tc, math_call_properties_are_not_proven);
+	tcase_add_test(tc, integer_math_calls_stay_in_their_dtype);
+	tcase_add_test(tc, math_call_text_agrees_with_z3_and_cvc5);
 	suite_add_tcase(s, tc);
 
 	tc = tcase_create("limits");

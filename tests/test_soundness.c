@@ -272,7 +272,8 @@ END_TEST
  * A producer block writes an intermediate B over its whole shape from A;
  * an optional statement in between; a consumer block reads B at random
  * offsets (sometimes under a guard, sometimes also overwriting A, which
- * makes moving the producer wrong). Random loop steps are mixed with
+ * makes moving the producer wrong; sometimes in an arm of T.if_then_else,
+ * producer and consumer, which is an access only where it is picked). Random loop steps are mixed with
  * compute_at and reverse_compute_at at random loops. */
 
 static char *gen_pc_kernel(void)
@@ -288,7 +289,13 @@ static char *gen_pc_kernel(void)
 	sb_puts(&b, "    with T.block(\"B\"):\n");
 	sb_printf(&b, "        for b0 in T.serial(%u):\n", r0);
 	sb_printf(&b, "            for b1 in T.serial(%u):\n", r1);
-	sb_printf(&b, "                B[b0, b1] = A[b0 + %u, b1] * %u + b1\n", rnd(3), 1 + rnd(3));
+	if (rnd(4) == 0)
+		/* inputs read in one arm only: rows 12.. (never written between)
+		 * where b0 < K, the rows the write between may hit elsewhere */
+		sb_printf(&b, "                B[b0, b1] = T.if_then_else(b0 < %u, A[b0 + 12, b1], A[b0 + %u, b1]) + b1\n",
+			  2 + rnd(7), rnd(3));
+	else
+		sb_printf(&b, "                B[b0, b1] = A[b0 + %u, b1] * %u + b1\n", rnd(3), 1 + rnd(3));
 	switch (rnd(4)) {
 	case 0:
 		sb_puts(&b, "    for k in T.serial(8):\n        D[k] = A[k, 0] + 1\n");
@@ -310,6 +317,12 @@ static char *gen_pc_kernel(void)
 	sb_printf(&b, "%sC[i, j] = B[i + %u, j + %u]", ind, o0, o1);
 	if (rnd(2))
 		sb_printf(&b, " + B[i + %u, j + %u]", p0, p1);
+	if (rnd(3) == 0) {
+		/* a padded read: the arm not taken would leave B (i = 0 reads
+		 * B[-1, ...]) and is no access */
+		sb_printf(&b, " + T.if_then_else(1 <= i and j < %u, B[i - 1, j + %u], %u)",
+			  e1 - rnd(2), p1, rnd(5));
+	}
 	sb_puts(&b, "\n");
 	if (rnd(4) == 0)
 		sb_printf(&b, "%sA[i + %u, j + %u] = C[i, j] + 1\n", ind, rnd(3), rnd(3));

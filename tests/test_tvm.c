@@ -116,23 +116,22 @@ static char *run_isolated(const char *name)
 	return sb_take(&msg);
 }
 
-/* What a failure comes down to, in one line of at most 160 bytes
- * (static): the first error of a diagnostic (its position dropped), else
- * a rejection's reason, else the first line. */
+/* What a failure comes down to, in one line of at most 200 bytes
+ * (static): a heading line ending in ':' ("replay 2 not confirmed:",
+ * "expected accept:") with the first error of a diagnostic (its position
+ * dropped), else the rejection's reason, else the next line. */
 static const char *gist(const char *s)
 {
-	static char line[161];
+	static char line[201];
+	size_t n = strcspn(s, "\n");
+	bool heading = n && s[n - 1] == ':' && s[n] == '\n';
 	const char *at = strstr(s, "error: ");
 	if (!at)
 		at = strstr(s, "reason: ");
-	const char *from = at ? at : s;
-	size_t n = strcspn(from, "\n");
-	if (!at && n && from[n - 1] == ':' && from[n] == '\n') { /* "expected accept:" + report */
-		const char *next = from + n + 1;
-		snprintf(line, sizeof line, "%.*s %.*s", (int)n, from, (int)strcspn(next, "\n"), next);
-		return line;
-	}
-	snprintf(line, sizeof line, "%.*s", (int)(n < 160 ? n : 160), from);
+	if (!at)
+		at = heading ? s + n + 1 : s;
+	int head = heading && at != s ? (int)n : 0;
+	snprintf(line, sizeof line, "%.*s%s%.*s", head, s, head ? " " : "", (int)strcspn(at, "\n"), at);
 	return line;
 }
 

@@ -656,6 +656,30 @@ START_TEST(malformed_compound_result_is_rejected)
 }
 END_TEST
 
+/* ---------- math calls ---------- */
+
+START_TEST(math_calls_are_checked)
+{
+	Var *x = var("x", DT_FLOAT32), *n = var("n", DT_INT32);
+	Buffer *f = buffer1("F", DT_FLOAT32, 8), *a = buffer1("A", DT_INT32, 8);
+	Expr *ok[3] = {ref(x), ref(x), ref(x)};
+	assert_ok(func_of(f, x, store1(f, lit(0), ir_call(&arena, MF_FMA, ok, S0))));
+	Expr *iabs[1] = {ref(n)};
+	assert_ok(func_of(a, n, store1(a, lit(0), ir_call(&arena, MF_ABS, iabs, S0))));
+	/* an integer operand of a float function */
+	assert_flags(func_of(a, n, store1(a, lit(0), ir_call(&arena, MF_EXP, iabs, S0))),
+		     "T.exp of dtype int32: math calls are on floats");
+	/* operands of another dtype than the call */
+	Expr *mixed[2] = {ref(x), ir_float(&arena, 2.0, DT_FLOAT64, S0)};
+	assert_flags(func_of(f, x, store1(f, lit(0), ir_call(&arena, MF_POW, mixed, S0))),
+		     "T.pow of dtype float32 has an operand of dtype float64");
+	/* a wrong operand count */
+	Expr *c = ir_call(&arena, MF_SQRT, ok, S0);
+	c->u.call.nargs = 2;
+	assert_flags(func_of(f, x, store1(f, lit(0), c)), "T.sqrt with 2 operands, it takes 1");
+}
+END_TEST
+
 Suite *suite_verify(void)
 {
 	Suite *s = suite_create("verify");
@@ -689,6 +713,11 @@ Suite *suite_verify(void)
 	tcase_add_test(tc, store_value_must_have_the_buffer_dtype);
 	tcase_add_test(tc, loop_variable_dtype_must_match_its_bounds);
 	tcase_add_test(tc, variable_references_and_lets_keep_their_dtype);
+	suite_add_tcase(s, tc);
+
+	tc = tcase_create("math_calls");
+	tcase_add_checked_fixture(tc, setup, teardown);
+	tcase_add_test(tc, math_calls_are_checked);
 	suite_add_tcase(s, tc);
 
 	tc = tcase_create("shapes");

@@ -154,15 +154,27 @@ static void reads_of(Collector *k, Expr *e, Expr *guard, const Stmt *store)
 	case EX_CAST:
 		reads_of(k, e->u.un.a, guard, store);
 		return;
-	case EX_SELECT:
-		/* both arms under the outer guard: an over-approximation */
+	case EX_SELECT: {
+		/* the interpreter evaluates the condition, then only the arm it
+		 * picks (semantics.md section 1): a read in the first arm happens
+		 * only where the condition holds, one in the second only where it
+		 * does not. The condition is instantiated like every guard (loads
+		 * of volatile buffers become fresh values: the read may happen
+		 * for either truth value, an over-approximation). */
 		reads_of(k, e->u.sel.cond, guard, store);
-		reads_of(k, e->u.sel.a, guard, store);
-		reads_of(k, e->u.sel.b, guard, store);
+		Expr *cnd = inst(k, e->u.sel.cond);
+		reads_of(k, e->u.sel.a, ir_and(k->arena, guard, cnd), store);
+		reads_of(k, e->u.sel.b, ir_and(k->arena, guard, ir_not(k->arena, cnd, (Span){0})),
+			 store);
 		return;
+	}
 	case EX_LET:
 		reads_of(k, e->u.let.value, guard, store);
 		reads_of(k, e->u.let.body, guard, store);
+		return;
+	case EX_CALL:
+		for (int i = 0; i < e->u.call.nargs; i++)
+			reads_of(k, e->u.call.args[i], guard, store);
 		return;
 	case EX_COUNT:
 		break;
@@ -194,6 +206,11 @@ static bool expr_reads_buffer(const Expr *e, const Buffer *b)
 	case EX_LET:
 		return expr_reads_buffer(e->u.let.value, b) ||
 		       expr_reads_buffer(e->u.let.body, b);
+	case EX_CALL:
+		for (int i = 0; i < e->u.call.nargs; i++)
+			if (expr_reads_buffer(e->u.call.args[i], b))
+				return true;
+		return false;
 	case EX_COUNT:
 		break;
 	}

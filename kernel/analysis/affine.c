@@ -64,6 +64,13 @@ bool affine_same_atom(const Expr *x, const Expr *y)
 		return x->u.let.var == y->u.let.var &&
 		       affine_same_atom(x->u.let.value, y->u.let.value) &&
 		       affine_same_atom(x->u.let.body, y->u.let.body);
+	case EX_CALL:
+		if (x->u.call.fn != y->u.call.fn)
+			return false;
+		for (int i = 0; i < x->u.call.nargs; i++)
+			if (!affine_same_atom(x->u.call.args[i], y->u.call.args[i]))
+				return false;
+		return true;
 	case EX_COUNT:
 		break;
 	}

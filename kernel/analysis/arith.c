@@ -135,7 +135,7 @@ static Interval expr_range(const Bounds *b, const Expr *e, int depth)
 				return b->range[i];
 		return iv_unbounded();
 	case EX_NEG: return iv_wrap(iv_neg(expr_range(b, e->u.un.a, depth + 1)), e->dtype);
-	case EX_LOAD: return iv_dtype(e->dtype);
+	case EX_LOAD: case EX_CALL: return iv_dtype(e->dtype);
 	case EX_BIN: break;
 	case EX_FLOAT: case EX_NOT: case EX_SELECT: case EX_CAST: case EX_UNDEF:
 	case EX_LET: case EX_COUNT:
@@ -230,6 +230,12 @@ static int node_count(const Expr *e)
 		return n;
 	}
 	case EX_LET: return 1 + node_count(e->u.let.value) + node_count(e->u.let.body);
+	case EX_CALL: {
+		int n = 1;
+		for (int i = 0; i < e->u.call.nargs; i++)
+			n += node_count(e->u.call.args[i]);
+		return n;
+	}
 	case EX_INT: return e->u.ival < 0 ? 2 : 1; /* -2 reads as a negation */
 	case EX_FLOAT: case EX_VAR: case EX_UNDEF: case EX_COUNT:
 		return 1;
@@ -457,6 +463,8 @@ static Expr *known_load(Simplifier *s, Expr *e)
 	return e;
 }
 
+static Expr *simplify_child(void *s, Expr *x) { return arith_simplify(s, x); }
+
 Expr *arith_simplify(Simplifier *s, Expr *e)
 {
 	Expr *x;
@@ -536,6 +544,8 @@ Expr *arith_simplify(Simplifier *s, Expr *e)
 			return e;
 		return ir_let(s->a, e->u.let.var, v, body, e->span);
 	}
+	case EX_CALL: /* the operands only: no property of the function is known */
+		return expr_map_children(s->a, e, simplify_child, s);
 	case EX_COUNT:
 		break;
 	}

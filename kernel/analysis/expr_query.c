@@ -37,7 +37,8 @@ bool an_converts_float_to_int(const Expr *e)
 		       (float_to_int(e->u.bin.a, e->dtype) || float_to_int(e->u.bin.b, e->dtype));
 	case EX_SELECT: return float_to_int(e->u.sel.a, e->dtype) || float_to_int(e->u.sel.b, e->dtype);
 	case EX_INT: case EX_FLOAT: case EX_VAR: case EX_UNDEF: case EX_LOAD: case EX_NOT:
-	case EX_LET: case EX_COUNT:
+	case EX_LET: case EX_CALL: /* operands have the call's dtype */
+	case EX_COUNT:
 		return false;
 	}
 	return true;
@@ -283,6 +284,11 @@ bool an_scalar_only(const Func *f, const Expr *e)
 	case EX_SELECT:
 		return an_scalar_only(f, e->u.sel.cond) && an_scalar_only(f, e->u.sel.a) &&
 		       an_scalar_only(f, e->u.sel.b);
+	case EX_CALL:
+		for (int i = 0; i < e->u.call.nargs; i++)
+			if (!an_scalar_only(f, e->u.call.args[i]))
+				return false;
+		return true;
 	case EX_COUNT:
 		break;
 	}

@@ -167,11 +167,23 @@ typedef struct Walk {
 	int nvars;
 	Var *vars[MAX_FACT_VARS];
 	bool is_let[MAX_FACT_VARS]; /* bound by a let, not a loop */
+	Expr *let_val[MAX_FACT_VARS];
 	int nguards;
 	Expr *guards[64];
+	bool is_let_guard[64]; /* the `v == value` of a let */
 	bool too_deep;
 	FactSet found;
 } Walk;
+
+/* e with the let variables in scope replaced by their values (innermost
+ * first: a let's value may name an outer let). */
+static Expr *inline_lets(Walk *w, Expr *e)
+{
+	for (int v = w->nvars - 1; v >= 0; v--)
+		if (w->is_let[v])
+			e = ir_subst_expr(w->a, e, 1, &w->vars[v], &w->let_val[v]);
+	return e;
+}
 
 static Expr *guard_now(Walk *w)
 {
@@ -213,7 +225,7 @@ static void assume_shape(Arena *a, Expr *body, Fact *f)
  * item, its value and guard do not read X, and every loop variable around
  * it (inside the item) is one whole index: distinct iterations write
  * distinct cells, so each cell keeps the one value written there. */
-static bool store_is_fact(Walk *w, const Stmt *s)
+static bool store_is_fact(Walk *w, const Stmt *s, Expr *const *idx)
 {
 	const Buffer *x = s->u.store.buf;
 	if (count_stores_to(w->item, x) != 1)
@@ -232,7 +244,7 @@ static bool store_is_fact(Walk *w, const Stmt *s)
 		int uses = 0;
 		bool whole = false;
 		for (int k = 0; k < s->u.store.nidx; k++) {
-			const Expr *e = s->u.store.idx[k];
+			const Expr *e = idx[k];
 			if (e->kind == EX_VAR && e->u.var == w->vars[v]) {
 				whole = true;
 				uses++;
@@ -263,6 +275,7 @@ static void walk(Walk *w, const Stmt *s)
 		Var *v = s->u.loop.var;
 		w->is_let[w->nvars] = false;
 		w->vars[w->nvars++] = v;
+		w->is_let_guard[w->nguards] = false;
 		w->guards[w->nguards++] = an_loop_range(a, s, ir_varref(a, v, nospan()));
 		walk(w, s->u.loop.body);
 		w->nvars--;
@@ -274,6 +287,7 @@ static void walk(Walk *w, const Stmt *s)
 			w->too_deep = true;
 			return;
 		}
+		w->is_let_guard[w->nguards] = false;
 		w->guards[w->nguards++] = s->u.cond.cond;
 		walk(w, s->u.cond.then_s);
 		if (s->u.cond.else_s) {
@@ -290,7 +304,9 @@ static void walk(Walk *w, const Stmt *s)
 		Var *v = s->u.let.var;
 		Expr *eq = ir_bin(a, OP_EQ, ir_varref(a, v, nospan()), s->u.let.value, nospan());
 		w->is_let[w->nvars] = true;
+		w->let_val[w->nvars] = s->u.let.value;
 		w->vars[w->nvars++] = v;
+		w->is_let_guard[w->nguards] = true;
 		w->guards[w->nguards++] = eq;
 		walk(w, s->u.let.body);
 		w->nvars--;
@@ -312,20 +328,32 @@ static void walk(Walk *w, const Stmt *s)
 		return;
 	}
 	case ST_STORE: {
-		if (!store_is_fact(w, s))
+		/* over the loop variables only: the lets (a block's iter vars)
+		 * are replaced by their values */
+		int n = s->u.store.nidx;
+		Expr **idx = arena_alloc(a, sizeof(Expr *) * (size_t)(n + 1));
+		for (int k = 0; k < n; k++)
+			idx[k] = inline_lets(w, s->u.store.idx[k]);
+		if (!store_is_fact(w, s, idx))
 			return;
 		Fact f;
 		memset(&f, 0, sizeof f);
 		f.stmt = s;
 		f.from_store = true;
-		f.nvars = w->nvars;
-		f.vars = vars_now(w);
-		f.guard = guard_now(w);
-		Expr *cell = ir_load(a, s->u.store.buf, s->u.store.nidx, s->u.store.idx, s->span);
-		f.body = ir_bin(a, OP_EQ, cell, s->u.store.value, nospan());
+		f.vars = arena_alloc(a, sizeof(Var *) * (size_t)(w->nvars + 1));
+		for (int v = 0; v < w->nvars; v++)
+			if (!w->is_let[v])
+				f.vars[f.nvars++] = w->vars[v];
+		Expr *g = NULL;
+		for (int i = 0; i < w->nguards; i++)
+			if (!w->is_let_guard[i])
+				g = ir_and(a, g, inline_lets(w, w->guards[i]));
+		f.guard = g;
+		Expr *cell = ir_load(a, s->u.store.buf, n, idx, s->span);
+		f.body = ir_bin(a, OP_EQ, cell, inline_lets(w, s->u.store.value), nospan());
 		f.buf = s->u.store.buf;
-		f.nidx = s->u.store.nidx;
-		f.idx = s->u.store.idx;
+		f.nidx = n;
+		f.idx = idx;
 		push_fact(a, &w->found, arena_dup_fact(a, &f));
 		return;
 	}
@@ -707,6 +735,10 @@ static void loads_in(const Expr *e, LoadRef *out, int *n, int cap)
 		loads_in(e->u.sel.b, out, n, cap);
 		return;
 	case EX_LET: loads_in(e->u.let.value, out, n, cap); loads_in(e->u.let.body, out, n, cap); return;
+	case EX_CALL:
+		for (int i = 0; i < e->u.call.nargs; i++)
+			loads_in(e->u.call.args[i], out, n, cap);
+		return;
 	case EX_COUNT: return;
 	}
 }
@@ -725,6 +757,11 @@ static bool has_undef(const Expr *e)
 	case EX_NOT: case EX_NEG: case EX_CAST: return has_undef(e->u.un.a);
 	case EX_SELECT: return has_undef(e->u.sel.cond) || has_undef(e->u.sel.a) || has_undef(e->u.sel.b);
 	case EX_LET: return has_undef(e->u.let.value) || has_undef(e->u.let.body);
+	case EX_CALL:
+		for (int i = 0; i < e->u.call.nargs; i++)
+			if (has_undef(e->u.call.args[i]))
+				return true;
+		return false;
 	case EX_COUNT: return false;
 	}
 	return false;

@@ -89,8 +89,6 @@ static BinOp negate_compare(BinOp op)
 
 void rg_push_guard(RgEnv *e, Expr *cond, bool negate)
 {
-	if (an_expr_has_load(cond))
-		return;
 	if (cond->kind == EX_NOT) {
 		rg_push_guard(e, cond->u.un.a, !negate);
 		return;
@@ -103,7 +101,8 @@ void rg_push_guard(RgEnv *e, Expr *cond, bool negate)
 		rg_push_guard(e, cond->u.bin.b, negate);
 		return;
 	}
-	if (!binop_is_compare(op) || !dtype_is_int(cond->u.bin.a->dtype))
+	/* a comparison reading a buffer: its state is not named here */
+	if (!binop_is_compare(op) || !dtype_is_int(cond->u.bin.a->dtype) || an_expr_has_load(cond))
 		return;
 	if (negate) {
 		BinOp n = negate_compare(op);
@@ -153,6 +152,11 @@ bool rg_has_relaxed(const RgEnv *e, const Expr *x)
 	case EX_LOAD:
 		for (int i = 0; i < x->u.load.nidx; i++)
 			if (rg_has_relaxed(e, x->u.load.idx[i]))
+				return true;
+		return false;
+	case EX_CALL:
+		for (int i = 0; i < x->u.call.nargs; i++)
+			if (rg_has_relaxed(e, x->u.call.args[i]))
 				return true;
 		return false;
 	case EX_LET:
@@ -252,7 +256,7 @@ static Interval nb_of(RgEnv *e, const Expr *x, int depth)
 		    dtype_is_signed(x->u.un.a->dtype) != dtype_is_signed(x->dtype))
 			return iv_unbounded();
 		return nb_of(e, x->u.un.a, depth + 1);
-	case EX_FLOAT: case EX_NOT: case EX_LOAD: case EX_UNDEF: case EX_LET:
+	case EX_FLOAT: case EX_NOT: case EX_LOAD: case EX_UNDEF: case EX_LET: case EX_CALL:
 		return iv_unbounded();
 	case EX_COUNT:
 		break;
@@ -563,7 +567,7 @@ static Affine lin_of(RgEnv *e, Expr *x)
 		return lin_atom(r);
 	}
 	case EX_FLOAT: case EX_NOT: case EX_CAST: case EX_LOAD: case EX_UNDEF:
-	case EX_LET:
+	case EX_LET: case EX_CALL:
 		return lin_atom(x);
 	case EX_COUNT:
 		break;
@@ -825,7 +829,7 @@ static bool sym_bounds(RgEnv *e, Expr *x, Expr **lo, Expr **hi, int depth)
 			     sym_bounds(e, x->u.un.a, lo, hi, depth + 1);
 			break;
 		case EX_INT: case EX_FLOAT: case EX_NOT: case EX_LOAD: case EX_UNDEF:
-		case EX_LET:
+		case EX_LET: case EX_CALL:
 			ok = false;
 			break;
 		case EX_COUNT:
@@ -895,11 +899,20 @@ static void box_expr(BoxWalk *w, Expr *x)
 	case EX_CAST:
 		box_expr(w, x->u.un.a);
 		return;
-	case EX_SELECT:
+	case EX_SELECT: {
+		/* only the arm the condition picks runs: its reads are bounded
+		 * under the condition (or its negation) like a branch's; a
+		 * condition rg_push_guard cannot use is dropped (no clamp) */
 		box_expr(w, x->u.sel.cond);
+		int nv = w->env->nvars, ng = w->env->nguards;
+		rg_push_guard(w->env, x->u.sel.cond, false);
 		box_expr(w, x->u.sel.a);
+		rg_pop(w->env, nv, ng);
+		rg_push_guard(w->env, x->u.sel.cond, true);
 		box_expr(w, x->u.sel.b);
+		rg_pop(w->env, nv, ng);
 		return;
+	}
 	case EX_LET: {
 		box_expr(w, x->u.let.value);
 		int nv = w->env->nvars, ng = w->env->nguards;
@@ -908,6 +921,10 @@ static void box_expr(BoxWalk *w, Expr *x)
 		rg_pop(w->env, nv, ng);
 		return;
 	}
+	case EX_CALL:
+		for (int i = 0; i < x->u.call.nargs; i++)
+			box_expr(w, x->u.call.args[i]);
+		return;
 	case EX_COUNT:
 		break;
 	}

@@ -36,7 +36,8 @@ void rg_env_init(RgEnv *e, Arena *a);
 void rg_push_loop(RgEnv *e, Var *v, Expr *min, Expr *extent, bool relaxed);
 void rg_push_let(RgEnv *e, Var *v, Expr *value, bool relaxed);
 /* Conjuncts of cond (or of `not cond`) that are comparisons without
- * loads; the rest is dropped, which only loses precision. */
+ * loads; the rest (a conjunct reading a buffer, a disjunction) is
+ * dropped, which only loses precision. */
 void rg_push_guard(RgEnv *e, Expr *cond, bool negate);
 void rg_pop(RgEnv *e, int nvars, int nguards);
 const RgVar *rg_lookup(const RgEnv *e, const Var *v);

@@ -100,7 +100,7 @@ static bool ev(const EvEnv *v, const Expr *x, int64_t *out)
 		    dtype_bits(x->u.un.a->dtype) > dtype_bits(x->dtype))
 			return false;
 		return ev(v, x->u.un.a, out);
-	case EX_FLOAT: case EX_LOAD: case EX_UNDEF: case EX_LET:
+	case EX_FLOAT: case EX_LOAD: case EX_UNDEF: case EX_LET: case EX_CALL:
 		return false;
 	case EX_COUNT:
 		break;
@@ -270,13 +270,23 @@ static void exact_expr(Enum *en, ExactArg *x, const Expr *e)
 	case EX_NOT: case EX_NEG: case EX_CAST:
 		exact_expr(en, x, e->u.un.a);
 		return;
-	case EX_SELECT:
+	case EX_SELECT: {
+		/* as the interpreter: the condition, then the arm it picks */
 		exact_expr(en, x, e->u.sel.cond);
-		exact_expr(en, x, e->u.sel.a);
-		exact_expr(en, x, e->u.sel.b);
+		int64_t v;
+		if (!ev(&en->env, e->u.sel.cond, &v)) {
+			en->failed = true;
+			return;
+		}
+		exact_expr(en, x, v ? e->u.sel.a : e->u.sel.b);
 		return;
+	}
 	case EX_LET:
 		en->failed = true;
+		return;
+	case EX_CALL:
+		for (int i = 0; i < e->u.call.nargs; i++)
+			exact_expr(en, x, e->u.call.args[i]);
 		return;
 	case EX_COUNT:
 		break;

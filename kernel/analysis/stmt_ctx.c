@@ -274,7 +274,7 @@ Stmt *an_replace_at(Arena *a, Stmt *root, const int *path, int depth,
 	case ST_BLOCK:
 		child = an_replace_at(a, root->u.block.body, path + 1, depth - 1,
 				      replacement);
-		return ir_block(a, root->u.block.name, child, root->span);
+		return ir_block_with(a, root, child);
 	case ST_LET:
 		child = an_replace_at(a, root->u.let.body, path + 1, depth - 1,
 				      replacement);

@@ -45,7 +45,7 @@ Stmt *an_map_stmt(StmtMap *m, Stmt *s)
 		return x == s->u.alloc.body ? s : ir_alloc(m->a, s->u.alloc.buf, x, s->span);
 	case ST_BLOCK:
 		x = an_map_stmt(m, s->u.block.body);
-		return x == s->u.block.body ? s : ir_block(m->a, s->u.block.name, x, s->span);
+		return ir_block_with(m->a, s, x);
 	case ST_LET:
 		x = an_map_stmt(m, s->u.let.body);
 		return x == s->u.let.body ? s

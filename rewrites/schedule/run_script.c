@@ -2,8 +2,12 @@
  * `sch.NAME(...)` call is checked for its arguments, dispatched to its
  * primitive, and committed or rejected through sched_finish. Primitives
  * named in interfaces.md that are not implemented yet reject with "not
- * supported"; they never accept. */
+ * supported"; they never accept. Names bound on the left of '=' are
+ * handles (rewrites/schedule/handles.h): an argument naming one is
+ * replaced by the loop or block name the primitives take before the call
+ * runs, and the loops and blocks a call creates are bound after it. */
 #include "rewrites/schedule/schedule.h"
+#include "rewrites/schedule/handles.h"
 #include "rewrites/schedule/steps.h"
 
 #include "rewrites/layout.h"
@@ -17,13 +21,23 @@
 typedef struct Call {
 	Schedule *s;
 	const Script *sc;
-	const ScriptCall *call;
+	const ScriptCall *call; /* handles resolved to names, stars unpacked */
+	const ScriptCall *orig; /* as written */
+	Value **argv;		/* per argument of call: the handle it named, or NULL */
+	HandleEnv *env;
+	Value *result; /* what the call returns (bound on the left of '=') */
 	DiagList *d;
 } Call;
 
-static StepStatus bad(Call *k, const ScriptArg *arg, const char *fmt, const char *x)
+static StepStatus bad(Call *k, const ScriptArg *arg, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+
+static StepStatus bad(Call *k, const ScriptArg *arg, const char *fmt, ...)
 {
-	diag_add(k->d, DIAG_ERROR, arg ? arg->span : k->call->span, fmt, x);
+	va_list ap;
+	va_start(ap, fmt);
+	diag_vadd(k->d, DIAG_ERROR, arg ? arg->span : k->call->span, fmt, ap);
+	va_end(ap);
 	return STEP_BAD_INPUT;
 }
 
@@ -37,15 +51,28 @@ static const char *arg_name(Call *k, int pos, const char *kw)
 	return a->str;
 }
 
+/* The i-th name on the left, to name what the call creates: NULL for `_`,
+ * past the end, or when a starred name makes positions uncertain. */
 static const char *lhs(const Call *k, int i)
 {
-	return i < k->call->nlhs ? k->call->lhs[i] : NULL;
+	const ScriptCall *c = k->call;
+	if (i >= c->nlhs || c->lhs_star >= 0 || strcmp(c->lhs[i], "_") == 0)
+		return NULL;
+	return c->lhs[i];
+}
+
+/* The handle argument `a` of the resolved call named, or NULL. */
+static Value *arg_value(const Call *k, const ScriptArg *a)
+{
+	if (!a || a < k->call->args || a >= k->call->args + k->call->nargs)
+		return NULL;
+	return k->argv[a - k->call->args];
 }
 
 /* "split(\"i\", factor=4)": the call as the user wrote it */
 static const char *describe(Call *k)
 {
-	const ScriptCall *c = k->call;
+	const ScriptCall *c = k->orig;
 	StrBuf b = {0};
 	sb_printf(&b, "%s(", c->method);
 	for (int i = 0; i < c->nargs; i++) {
@@ -70,6 +97,61 @@ static StepStatus finish(Call *k, RwCtx *c, RwStatus st)
 	return r->status;
 }
 
+/* Whether the names on the left can take a call's `count` results: none,
+ * one name (the whole list), exactly count, or a starred name. */
+static bool unpack_ok(const Call *k, int count)
+{
+	int n = k->call->nlhs;
+	if (k->call->lhs_star >= 0)
+		return count >= n - 1;
+	return n <= 1 || n == count;
+}
+
+/* The loops of the current function that `before` did not have, as the
+ * call's result: the first one (want == 1) or a list of the first want. */
+static void set_new_loops(Call *k, const Func *before, int want)
+{
+	Var **nv;
+	Func *f = sched_func(k->s);
+	int n = hv_new_loops(k->s->arena, before, f, &nv);
+	if (want == 1) {
+		k->result = n ? hv_loop(k->env, f->name, nv[0]) : NULL;
+		return;
+	}
+	Value **items = arena_alloc(k->s->arena, sizeof(Value *) * (size_t)(want + 1));
+	int m = n < want ? n : want;
+	for (int i = 0; i < m; i++)
+		items[i] = hv_loop(k->env, f->name, nv[i]);
+	k->result = hv_list(k->env, m, items);
+}
+
+/* The block the call created: the first new one (last: the last). */
+static void set_new_block(Call *k, const Func *before, bool last)
+{
+	Stmt **nb;
+	Func *f = sched_func(k->s);
+	int n = hv_new_blocks(k->s->arena, before, f, &nb);
+	k->result = n ? hv_block(k->env, f->name, nb[last ? n - 1 : 0]->u.block.name) : NULL;
+}
+
+static StepStatus finish_loops(Call *k, RwCtx *c, RwStatus st, int want)
+{
+	const Func *before = c->func;
+	StepStatus r = finish(k, c, st);
+	if (r == STEP_COMMITTED)
+		set_new_loops(k, before, want);
+	return r;
+}
+
+static StepStatus finish_block(Call *k, RwCtx *c, RwStatus st, bool last)
+{
+	const Func *before = c->func;
+	StepStatus r = finish(k, c, st);
+	if (r == STEP_COMMITTED)
+		set_new_block(k, before, last);
+	return r;
+}
+
 static StepStatus do_split(Call *k, RwCtx *c)
 {
 	const char *loop = arg_name(k, 0, "loop");
@@ -82,19 +164,22 @@ static StepStatus do_split(Call *k, RwCtx *c)
 	const ScriptArg *t = script_arg(k->call, 2, "tail");
 	if (t && (t->kind != ARG_STRING || !split_tail_from_name(t->str, &tail)))
 		return bad(k, t, "%s: tail must be \"guard\", \"perfect\", \"cut\" or \"cut_and_guard\"", "split");
-	if (k->call->nlhs != 0 && k->call->nlhs != 2)
+	if (!unpack_ok(k, 2))
 		return bad(k, NULL, "%s: split makes two loops: write `io, ii = sch.split(...)`", "split");
-	return finish(k, c, rw_split(c, loop, f->ival, tail, lhs(k, 0), lhs(k, 1)));
+	return finish_loops(k, c, rw_split(c, loop, f->ival, tail, lhs(k, 0), lhs(k, 1)), 2);
 }
 
 static StepStatus do_fuse(Call *k, RwCtx *c)
 {
 	const char *outer = arg_name(k, 0, NULL), *inner = arg_name(k, 1, NULL);
-	if (!outer || !inner || k->call->nargs != 2)
+	const ScriptArg *unit = script_arg(k->call, -1, "preserve_unit_iters");
+	if (unit && unit->kind != ARG_BOOL)
+		return bad(k, unit, "%s: preserve_unit_iters must be True or False", "fuse");
+	if (!outer || !inner || script_arg(k->call, 2, NULL))
 		return bad(k, NULL, "%s: expected two loops, outer first: k = sch.fuse(\"i\", \"j\")", "fuse");
-	if (k->call->nlhs > 1)
+	if (k->call->nlhs > 1 || k->call->lhs_star >= 0)
 		return bad(k, NULL, "%s: fuse makes one loop", "fuse");
-	return finish(k, c, rw_fuse(c, outer, inner, lhs(k, 0)));
+	return finish_loops(k, c, rw_fuse(c, outer, inner, lhs(k, 0)), 1);
 }
 
 static StepStatus do_reorder(Call *k, RwCtx *c)
@@ -159,7 +244,7 @@ static StepStatus do_transform_layout(Call *k, RwCtx *c)
 		case ARG_UNDEF: args.pad_kind = LAYOUT_PAD_UNDEF; break;
 		case ARG_LAMBDA: args.pad_kind = LAYOUT_PAD_LAMBDA; break;
 		case ARG_EXPR: args.pad_kind = LAYOUT_PAD_EXPR; break;
-		case ARG_STRING: case ARG_BOOL: case ARG_NAME:
+		case ARG_STRING: case ARG_BOOL: case ARG_NAME: case ARG_LIST: case ARG_INDEX: case ARG_STAR:
 			return bad(k, pad, "%s: pad_value must be a number, None, T.undef() or a lambda", what);
 		}
 	}
@@ -307,9 +392,9 @@ static StepStatus do_cache(Call *k, RwCtx *c, bool write)
 		return bad(k, scope, "%s: scope must be a string: \"global\", \"local\" or \"shared\"", m);
 	args.scope = scope ? scope->str : NULL;
 	if (k->call->nlhs > 1)
-		return bad(k, NULL, "%s: makes one buffer: write `A_local = sch.%s(...)`", m);
+		return bad(k, NULL, "%s: makes one buffer: write `A_local = sch.%s(...)`", m, m);
 	args.name = lhs(k, 0);
-	return finish(k, c, rw_cache(c, &args));
+	return finish_block(k, c, rw_cache(c, &args), write);
 }
 
 /* ---------- compute_at / reverse_compute_at ----------
@@ -319,11 +404,455 @@ static StepStatus do_attach(Call *k, RwCtx *c,
 {
 	const char *m = k->call->method;
 	const char *block = arg_name(k, 0, "block"), *loop = arg_name(k, 1, "loop");
-	if (!block || !loop || k->call->nargs != 2)
+	if (!block || !loop)
 		return bad(k, NULL, "%s: expected a block and a loop, e.g. (block=\"B\", loop=\"xo\")", m);
 	if (k->call->nlhs != 0)
 		return bad(k, NULL, "%s: creates nothing to name", m);
+	/* preserve_unit_loops only decides whether TVM keeps loops of extent
+	 * 1 around the moved block: the same computation either way */
+	const ScriptArg *unit = script_arg(k->call, 2, "preserve_unit_loops");
+	if (unit && unit->kind != ARG_BOOL)
+		return bad(k, unit, "%s: preserve_unit_loops must be True or False", m);
+	/* the block goes to the start of the loop's body (compute_at) or its
+	 * end (reverse_compute_at): TVM's -1 and -2 where the body holds only
+	 * the other block; another insertion point is not supported */
+	const ScriptArg *index = script_arg(k->call, 3, "index");
+	if (index && index->kind != ARG_INT)
+		return bad(k, index, "%s: index must be an integer", m);
+	if (index && index->ival != -1 && index->ival != -2)
+		return finish(k, c, rw_fail(c, RW_UNSUPPORTED, index->span,
+					    "%s: index=%lld: only -1 and -2 (the first or last possible insertion point)",
+					    m, (long long)index->ival));
 	return finish(k, c, fn(c, block, loop));
+}
+
+/* ---------- TVM-style split and fuse ---------- */
+
+static bool mul_fits(int64_t x, int64_t y, int64_t *out)
+{
+	return !__builtin_mul_overflow(x, y, out);
+}
+
+static int64_t ceil_div(int64_t x, int64_t y) { return x <= 0 ? 0 : x / y + (x % y != 0); }
+
+/* sch.split(loop, factors=[...]) with two or more factors, at most one
+ * None (inferred). The loop becomes nested loops of the factors' extents
+ * by a sequence of two-way splits: the first splits off the outermost
+ * factor (the product of the others is its inner extent; with tail=guard
+ * when that does not divide the extent), each next one splits its inner
+ * loop exactly. The factors must cover the extent: checked here for a
+ * constant extent, proven (split.factors_cover) for a symbolic one. */
+static StepStatus do_split_factors(Call *k, RwCtx *c)
+{
+	Arena *a = k->s->arena;
+	const char *loop = arg_name(k, 0, "loop");
+	if (!loop)
+		return bad(k, NULL, "%s: expected the loop to split, e.g. io, ii = sch.split(i, factors=[None, 8])", "split");
+	const ScriptArg *fa = script_arg(k->call, 1, "factors");
+	if (!fa || fa->kind != ARG_LIST || fa->nitems < 2)
+		return bad(k, fa, "%s: factors must be a list of two or more integers, at most one of them None, e.g. factors=[None, 8]", "split");
+	int n = fa->nitems, none = -1;
+	int64_t *f = arena_alloc(a, sizeof(int64_t) * (size_t)n);
+	for (int i = 0; i < n; i++) {
+		const ScriptArg *it = &fa->items[i];
+		if (it->kind == ARG_NONE && none >= 0)
+			return bad(k, it, "%s: at most one factor may be None", "split");
+		if (it->kind == ARG_NONE)
+			none = i;
+		else if (it->kind == ARG_INT && it->ival >= 1)
+			f[i] = it->ival;
+		else
+			return bad(k, it, "%s: a factor must be a positive integer literal or None", "split");
+	}
+	for (int i = 2; i < 4; i++) {
+		static const char *const flags[] = {"", "", "preserve_unit_iters", "disable_predication"};
+		const ScriptArg *x = script_arg(k->call, i, flags[i]);
+		if (x && x->kind != ARG_BOOL)
+			return bad(k, x, "split: %s must be True or False", flags[i]);
+	}
+	const ScriptArg *nopred = script_arg(k->call, 3, "disable_predication");
+	SplitTail tail = nopred && nopred->ival ? TAIL_PERFECT : TAIL_GUARD;
+	const ScriptArg *t = script_arg(k->call, -1, "tail");
+	if (t && (t->kind != ARG_STRING || !split_tail_from_name(t->str, &tail)))
+		return bad(k, t, "%s: tail must be \"guard\", \"perfect\", \"cut\" or \"cut_and_guard\"", "split");
+	if (t && nopred && nopred->ival && tail != TAIL_PERFECT)
+		return bad(k, t, "%s: disable_predication=True asks for tail=\"perfect\"", "split");
+	if (!unpack_ok(k, n))
+		return bad(k, NULL, "%s", arena_printf(a, "split: makes %d loops, but %d names are on the left",
+						       n, k->call->nlhs));
+	StmtCtx sc;
+	RwStatus st = rw_find_loop(c, loop, &sc);
+	if (st != RW_OK)
+		return finish(k, c, st);
+	Var *lv = sc.stmt->u.loop.var;
+	Expr *extent = sc.stmt->u.loop.extent;
+	DType dt = lv->dtype;
+	int64_t ev;
+	bool nconst = an_const_int(extent, &ev);
+	const char *text = arena_strndup(a, k->sc->src->text + fa->start, (size_t)(fa->end - fa->start));
+	int64_t given = 1;
+	for (int i = 0; i < n; i++)
+		if (i != none && !mul_fits(given, f[i], &given))
+			return bad(k, fa, "%s: the product of the factors does not fit in int64", "split");
+	if (none > 0) {
+		if (!nconst)
+			return finish(k, c, rw_fail(c, RW_UNSUPPORTED, fa->items[none].span,
+						    "split: a None factor after the first needs a constant extent; loop '%s' has a symbolic one (write None first)",
+						    lv->name));
+		f[none] = ev <= given ? 1 : ceil_div(ev, given);
+	}
+	/* q[j]: the inner extent of the j-th two-way split */
+	int64_t *q = arena_alloc(a, sizeof(int64_t) * (size_t)n);
+	q[n - 2] = f[n - 1];
+	for (int j = n - 3; j >= 0; j--)
+		if (!mul_fits(q[j + 1], f[j + 1], &q[j]))
+			return bad(k, fa, "%s: the product of the factors does not fit in int64", "split");
+	Expr *cover = NULL;
+	const char *note = NULL;
+	int64_t total = 0;
+	bool total_fits = none == 0 || mul_fits(q[0], f[0], &total);
+	if (none != 0 && nconst) {
+		if (total_fits && total < ev)
+			return finish(k, c, rw_fail(c, RW_PRECONDITION, fa->span,
+						    "split: the factors %s cover %lld iterations, fewer than the extent %lld of loop '%s'",
+						    text, (long long)total, (long long)ev, lv->name));
+		if (ceil_div(ev, q[0]) < f[0])
+			note = arena_printf(a, "the outer loop runs %lld times (the extent %lld over %lld, rounded up), not %lld: the iterations past the extent would do nothing",
+					    (long long)ceil_div(ev, q[0]), (long long)ev, (long long)q[0], (long long)f[0]);
+	} else if (none != 0 && total_fits && total <= an_dtype_max(dt)) {
+		cover = ir_bin(a, OP_LE, extent, ir_int(a, total, dt, (Span){0}), (Span){0});
+	}
+	const char *cover_text = arena_printf(a, "the factors %s cover the extent of loop %s (at most %lld)",
+					      text, lv->name, (long long)total);
+	if (n == 2) {
+		st = rw_split(c, loop, q[0], tail, lhs(k, 0), lhs(k, 1));
+		if (st == RW_OK && cover) {
+			rw_obligation_at(c, &c->obs, &sc, "split.factors_cover", cover_text, cover);
+			if (c->fallback)
+				rw_obligation_at(c, &c->fallback_obs, &sc, "split.factors_cover", cover_text, cover);
+		}
+		if (st == RW_OK && note && !c->note)
+			c->note = note;
+		return finish_loops(k, c, st, 2);
+	}
+	Compound cp;
+	sched_compound_begin(k->s, &cp, describe(k), k->call->span, c->diag);
+	const char *fname = sched_func(k->s)->name;
+	Value **items = arena_alloc(a, sizeof(Value *) * (size_t)(n + 1));
+	const char *cur = loop;
+	for (int j = 0; j + 1 < n; j++) {
+		RwCtx sub;
+		sched_sub_begin(&cp, &sub, arena_printf(a, "split(\"%s\", factor=%lld)", cur, (long long)q[j]));
+		const char *on = lhs(k, j) ? lhs(k, j) : arena_printf(a, "%s_%d", lv->name, j);
+		const char *in = lhs(k, j + 1) ? lhs(k, j + 1) : arena_printf(a, "%s_%d", lv->name, j + 1);
+		const Func *before = sched_compound_func(&cp);
+		st = rw_split(&sub, cur, q[j], j == 0 ? tail : TAIL_PERFECT, on, in);
+		if (st == RW_OK && j == 0 && cover) {
+			rw_obligation_at(&sub, &sub.obs, &sc, "split.factors_cover", cover_text, cover);
+			if (sub.fallback)
+				rw_obligation_at(&sub, &sub.fallback_obs, &sc, "split.factors_cover", cover_text, cover);
+		}
+		bool proven;
+		sched_sub_finish(&cp, &sub, st, &proven);
+		if (st != RW_OK || !proven)
+			return sched_compound_end(&cp, st == RW_BAD_INPUT ? STEP_BAD_INPUT : STEP_REJECTED, NULL)->status;
+		Var **nv;
+		int nn = hv_new_loops(a, before, sched_compound_func(&cp), &nv);
+		const char *why = "the split made no inner loop";
+		const char *next = nn >= 2 ? hv_loop_ref(a, sched_compound_func(&cp), nv[1], &why) : NULL;
+		if (!next)
+			return sched_compound_end(&cp, STEP_REJECTED, arena_printf(a, "not supported: %s", why))->status;
+		items[j] = hv_loop(k->env, fname, nv[0]);
+		items[j + 1] = hv_loop(k->env, fname, nv[1]);
+		cur = next;
+	}
+	if (note)
+		sched_compound_note(&cp, "%s", note);
+	StepStatus r = sched_compound_end(&cp, STEP_COMMITTED, NULL)->status;
+	if (r == STEP_COMMITTED)
+		k->result = hv_list(k->env, n, items);
+	return r;
+}
+
+/* sch.fuse(a, b, c, ...): two-way fuses from the outside in. */
+static StepStatus do_fuse_many(Call *k, RwCtx *c)
+{
+	Arena *a = k->s->arena;
+	int n = 0;
+	while (script_arg(k->call, n, NULL))
+		n++;
+	if (k->call->nlhs > 1 || k->call->lhs_star >= 0)
+		return bad(k, NULL, "%s: fuse makes one loop", "fuse");
+	Var **vars = arena_alloc(a, sizeof(Var *) * (size_t)n);
+	for (int i = 0; i < n; i++) {
+		const char *name = arg_name(k, i, NULL);
+		StmtCtx sc;
+		if (!name)
+			return bad(k, script_arg(k->call, i, NULL), "%s: every argument must be a loop", "fuse");
+		RwStatus st = rw_find_loop(c, name, &sc);
+		if (st != RW_OK)
+			return finish(k, c, st);
+		vars[i] = sc.stmt->u.loop.var;
+	}
+	Compound cp;
+	sched_compound_begin(k->s, &cp, describe(k), k->call->span, c->diag);
+	Var *cur = vars[0];
+	for (int j = 1; j < n; j++) {
+		const Func *before = sched_compound_func(&cp);
+		const char *why = NULL;
+		const char *outer = hv_loop_ref(a, before, cur, &why);
+		const char *inner = outer ? hv_loop_ref(a, before, vars[j], &why) : NULL;
+		if (!inner)
+			return sched_compound_end(&cp, STEP_REJECTED, arena_printf(a, "not supported: %s", why))->status;
+		RwCtx sub;
+		sched_sub_begin(&cp, &sub, arena_printf(a, "fuse(\"%s\", \"%s\")", outer, inner));
+		RwStatus st = rw_fuse(&sub, outer, inner, j + 1 == n ? lhs(k, 0) : NULL);
+		bool proven;
+		sched_sub_finish(&cp, &sub, st, &proven);
+		if (st != RW_OK || !proven)
+			return sched_compound_end(&cp, st == RW_BAD_INPUT ? STEP_BAD_INPUT : STEP_REJECTED, NULL)->status;
+		Var **nv;
+		if (hv_new_loops(a, before, sched_compound_func(&cp), &nv) < 1)
+			return sched_compound_end(&cp, STEP_REJECTED, "not supported: the fuse made no loop")->status;
+		cur = nv[0];
+	}
+	StepStatus r = sched_compound_end(&cp, STEP_COMMITTED, NULL)->status;
+	if (r == STEP_COMMITTED)
+		k->result = hv_loop(k->env, sched_func(k->s)->name, cur);
+	return r;
+}
+
+/* ---------- TVM-style cache_read / cache_write / transform_layout ---------- */
+
+/* The block named by argument (pos, kw), with a diagnostic if absent. */
+static Stmt *block_arg(Call *k, int pos, const char *kw, const char **name)
+{
+	*name = arg_name(k, pos, kw);
+	if (!*name) {
+		bad(k, script_arg(k->call, pos, kw), "%s: expected a block (a handle from sch.get_block, or its name)",
+		    k->call->method);
+		return NULL;
+	}
+	Func *f = sched_func(k->s);
+	Stmt *b = rw_find_block(f, *name);
+	if (!b)
+		bad(k, script_arg(k->call, pos, kw), "%s",
+		    arena_printf(k->s->arena, "%s: no block '%s' in function '%s' (blocks: %s)", k->call->method,
+				 *name, f->name, hv_block_names(k->s->arena, f)));
+	return b;
+}
+
+/* The k-th buffer block b reads (write: writes), in order of first
+ * access. TVM counts in the order of the block's T.reads / T.writes,
+ * which are first-access order when TVM infers them. */
+static const char *buffer_by_index(Call *k, const ScriptArg *arg, const Stmt *b, bool write)
+{
+	Arena *a = k->s->arena;
+	Buffer **bufs;
+	int n = hv_block_buffers(a, b, write, &bufs);
+	if (arg->ival >= 0 && arg->ival < n)
+		return bufs[arg->ival]->name;
+	StrBuf sb = {0};
+	for (int i = 0; i < n; i++)
+		sb_printf(&sb, "%s%s", i ? ", " : "", bufs[i]->name);
+	char *list = sb_take(&sb);
+	bad(k, arg, "%s", arena_printf(a, "%s: block '%s' %s %d buffer%s (%s): index %lld is out of range",
+				      k->call->method, b->u.block.name, write ? "writes" : "reads", n,
+				      n == 1 ? "" : "s", n ? list : "none", (long long)arg->ival));
+	free(list);
+	return NULL;
+}
+
+static StepStatus do_cache_tvm(Call *k, RwCtx *c, bool write)
+{
+	const char *m = k->call->method;
+	const char *idx_kw = write ? "write_buffer_index" : "read_buffer_index";
+	CacheArgs args = {0};
+	args.write = write;
+	Stmt *b = block_arg(k, 0, "block", &args.block);
+	if (!b)
+		return STEP_BAD_INPUT;
+	const ScriptArg *idx = script_arg(k->call, 1, idx_kw);
+	if (idx && idx->kind == ARG_INT)
+		args.buffer = buffer_by_index(k, idx, b, write);
+	else if (idx && idx->kind == ARG_STRING)
+		args.buffer = idx->str;
+	else
+		return bad(k, idx, "%s: expected the index of the buffer among the block's %s, or its name", m,
+			   write ? "writes" : "reads");
+	if (!args.buffer)
+		return STEP_BAD_INPUT;
+	const ScriptArg *scope = script_arg(k->call, 2, "storage_scope");
+	if (!scope || scope->kind != ARG_STRING)
+		return bad(k, scope, "%s: storage_scope must be a string: \"global\", \"local\" or \"shared\"", m);
+	args.scope = scope->str;
+	const ScriptArg *consumers = script_arg(k->call, 3, "consumer_blocks");
+	if (consumers && consumers->kind != ARG_NONE)
+		return finish(k, c, rw_fail(c, RW_UNSUPPORTED, consumers->span,
+					    "%s: consumer_blocks: the stage serves the whole block", m));
+	if (k->call->nlhs > 1 || k->call->lhs_star >= 0)
+		return bad(k, NULL, "%s: makes one block: write `A_local = sch.%s(...)`", m, m);
+	return finish_block(k, c, rw_cache(c, &args), write);
+}
+
+/* pad_value (pad may be NULL) into args */
+static StepStatus layout_pad(Call *k, LayoutArgs *args, const ScriptArg *pad)
+{
+	args->pad_kind = LAYOUT_PAD_NONE;
+	if (!pad)
+		return STEP_COMMITTED;
+	args->pad_span = pad->span;
+	args->pad_start = pad->start;
+	args->pad_end = pad->end;
+	switch (pad->kind) {
+	case ARG_INT: args->pad_kind = LAYOUT_PAD_INT; args->pad_int = pad->ival; break;
+	case ARG_FLOAT: args->pad_kind = LAYOUT_PAD_FLOAT; args->pad_float = pad->fval; break;
+	case ARG_NONE: args->pad_kind = LAYOUT_PAD_NONE; break;
+	case ARG_UNDEF: args->pad_kind = LAYOUT_PAD_UNDEF; break;
+	case ARG_LAMBDA: args->pad_kind = LAYOUT_PAD_LAMBDA; break;
+	case ARG_EXPR: args->pad_kind = LAYOUT_PAD_EXPR; break;
+	case ARG_STRING: case ARG_BOOL: case ARG_NAME: case ARG_LIST: case ARG_INDEX: case ARG_STAR:
+		return bad(k, pad, "%s: pad_value must be a number, None, T.undef() or a lambda", "transform_layout");
+	}
+	return STEP_COMMITTED;
+}
+
+/* sch.transform_layout(block, ("read", 0) or "A", index_map, pad_value=...) */
+static StepStatus do_transform_layout_tvm(Call *k, RwCtx *c)
+{
+	const char *what = "transform_layout";
+	LayoutArgs args;
+	memset(&args, 0, sizeof args);
+	args.src = k->sc->src;
+	Stmt *b = block_arg(k, 0, "block", &args.block);
+	if (!b)
+		return STEP_BAD_INPUT;
+	const ScriptArg *buf = script_arg(k->call, 1, "buffer");
+	if (buf && buf->kind == ARG_STRING) {
+		args.buffer = buf->str;
+	} else if (buf && buf->kind == ARG_LIST && buf->nitems == 2 && buf->items[0].kind == ARG_STRING &&
+		   buf->items[1].kind == ARG_INT &&
+		   (!strcmp(buf->items[0].str, "read") || !strcmp(buf->items[0].str, "write"))) {
+		args.buffer = buffer_by_index(k, &buf->items[1], b, buf->items[0].str[0] == 'w');
+		if (!args.buffer)
+			return STEP_BAD_INPUT;
+	} else {
+		return bad(k, buf, "%s: buffer must be (\"read\", K), (\"write\", K) or a buffer name", what);
+	}
+	args.func = kw_name(k, "func");
+	const ScriptArg *map = script_arg(k->call, 2, "index_map");
+	if (!map || map->kind != ARG_LAMBDA)
+		return bad(k, map, "%s: expected index_map=lambda ...: [...]", what);
+	args.map_start = map->start;
+	args.map_end = map->end;
+	const ScriptArg *inv = script_arg(k->call, -1, "inverse");
+	if (inv && inv->kind != ARG_LAMBDA)
+		return bad(k, inv, "%s: inverse must be a lambda of the physical indices", what);
+	if (inv) {
+		args.inv_start = inv->start;
+		args.inv_end = inv->end;
+	}
+	/* injectivity is proven whatever the script assumes */
+	const ScriptArg *inj = script_arg(k->call, -1, "assume_injective_transform");
+	if (inj && inj->kind != ARG_BOOL)
+		return bad(k, inj, "%s: assume_injective_transform must be True or False", what);
+	if (layout_pad(k, &args, script_arg(k->call, 3, "pad_value")) != STEP_COMMITTED)
+		return STEP_BAD_INPUT;
+	if (k->call->nlhs > 0)
+		return bad(k, NULL, "%s: transform_layout returns nothing", what);
+	return finish(k, c, rw_transform_layout(c, &args));
+}
+
+/* ---------- handles: get_block, get_loops, get_child_blocks,
+ * get_producers, get_consumers ---------- */
+
+static StepStatus do_get_block(Call *k)
+{
+	Arena *a = k->s->arena;
+	const char *name = arg_name(k, 0, "name");
+	if (!name)
+		return bad(k, NULL, "%s: expected a block name, e.g. sch.get_block(\"update\")", "get_block");
+	const char *fn = kw_name(k, "func_name");
+	if (!fn && script_arg(k->call, 1, "func_name"))
+		fn = arg_name(k, 1, "func_name");
+	Func *f = fn ? module_find_func(k->s->mod, fn) : sched_func(k->s);
+	if (!f)
+		return bad(k, script_arg(k->call, 1, "func_name"), "get_block: no function '%s' in the module", fn);
+	if (!rw_find_block(f, name))
+		return bad(k, script_arg(k->call, 0, "name"), "%s",
+			   arena_printf(a, "get_block: no block '%s' in function '%s' (blocks: %s)", name, f->name,
+					hv_block_names(a, f)));
+	k->result = hv_block(k->env, f->name, name);
+	return STEP_COMMITTED;
+}
+
+static Value *blocks_value(Call *k, int n, Stmt **blocks)
+{
+	Value **items = arena_alloc(k->s->arena, sizeof(Value *) * (size_t)(n + 1));
+	for (int i = 0; i < n; i++)
+		items[i] = hv_block(k->env, sched_func(k->s)->name, blocks[i]->u.block.name);
+	return hv_list(k->env, n, items);
+}
+
+static StepStatus do_get_loops(Call *k)
+{
+	const char *name;
+	Stmt *b = block_arg(k, 0, "block", &name);
+	if (!b)
+		return STEP_BAD_INPUT;
+	Func *f = sched_func(k->s);
+	Var **vars;
+	int n = hv_block_loops(k->s->arena, f, b, &vars);
+	Value **items = arena_alloc(k->s->arena, sizeof(Value *) * (size_t)(n + 1));
+	for (int i = 0; i < n; i++)
+		items[i] = hv_loop(k->env, f->name, vars[i]);
+	k->result = hv_list(k->env, n, items);
+	return STEP_COMMITTED;
+}
+
+static StepStatus do_get_child_blocks(Call *k)
+{
+	const ScriptArg *arg = script_arg(k->call, 0, "block_or_loop");
+	const Value *v = arg_value(k, arg);
+	Stmt *s;
+	if (v && v->kind == VAL_LOOP) {
+		s = hv_find_loop(k->s->arena, sched_func(k->s), v->loop);
+		if (!s)
+			return bad(k, arg, "%s: the loop is not in the current function", "get_child_blocks");
+	} else {
+		const char *name;
+		s = block_arg(k, 0, "block_or_loop", &name);
+		if (!s)
+			return STEP_BAD_INPUT;
+	}
+	Stmt **blocks;
+	int n = hv_child_blocks(k->s->arena, s, &blocks);
+	k->result = blocks_value(k, n, blocks);
+	return STEP_COMMITTED;
+}
+
+static StepStatus do_neighbours(Call *k, bool producers)
+{
+	const char *name;
+	Stmt *b = block_arg(k, 0, "block", &name);
+	if (!b)
+		return STEP_BAD_INPUT;
+	Stmt **blocks;
+	int n = hv_neighbours(k->s->arena, sched_func(k->s), b, producers, &blocks);
+	k->result = blocks_value(k, n, blocks);
+	return STEP_COMMITTED;
+}
+
+/* sch.decompose_reduction(block, loop): the init block it makes. */
+static StepStatus do_decompose_reduction(Call *k, RwCtx *c)
+{
+	const char *block = arg_name(k, 0, "block"), *loop = arg_name(k, 1, "loop");
+	if (!block || !loop)
+		return bad(k, NULL, "%s: expected a block and a loop, e.g. sch.decompose_reduction(b, ko)",
+			   "decompose_reduction");
+	if (k->call->nlhs > 1 || k->call->lhs_star >= 0)
+		return bad(k, NULL, "%s: makes one block", "decompose_reduction");
+	return finish_block(k, c, rw_decompose_reduction(c, block, loop), false);
 }
 
 /* ---------- the arguments each primitive takes ----------
@@ -340,13 +869,19 @@ typedef struct Signature {
 
 static const Signature signatures[] = {
 	{"split", 3, {"loop", "factor", "tail"}},
-	{"fuse", 2, {NULL}},
+	{"fuse", -1, {"preserve_unit_iters"}},
 	{"reorder", -1, {NULL}},
 	{"parallel", 1, {"loop"}},
 	{"vectorize", 1, {"loop"}},
 	{"unroll", 1, {"loop"}},
-	{"compute_at", 2, {"block", "loop"}},
-	{"reverse_compute_at", 2, {"block", "loop"}},
+	{"compute_at", 4, {"block", "loop", "preserve_unit_loops", "index"}},
+	{"reverse_compute_at", 4, {"block", "loop", "preserve_unit_loops", "index"}},
+	{"decompose_reduction", 2, {"block", "loop"}},
+	{"get_block", 2, {"name", "func_name"}},
+	{"get_loops", 1, {"block"}},
+	{"get_child_blocks", 1, {"block_or_loop"}},
+	{"get_producers", 1, {"block"}},
+	{"get_consumers", 1, {"block"}},
 	{"transform_layout", 3, {"buffer", "index_map", "pad_value", "block", "func", "inverse"}},
 	{"fission", 2, {"loop", "after"}},
 	{"cache_read", 2, {"buffer", "scope", "block"}},
@@ -364,6 +899,51 @@ static const Signature signatures[] = {
 	{"float_mode", 1, {"mode"}},
 };
 
+/* The same primitives as TVM's Python API writes them (tvm.tir.Schedule):
+ * chosen by tvm_form. */
+static const Signature tvm_signatures[] = {
+	{"split", 4, {"loop", "factors", "preserve_unit_iters", "disable_predication", "tail"}},
+	{"cache_read", 4, {"block", "read_buffer_index", "storage_scope", "consumer_blocks"}},
+	{"cache_write", 4, {"block", "write_buffer_index", "storage_scope", "consumer_blocks"}},
+	{"transform_layout", 4, {"block", "buffer", "index_map", "pad_value", "assume_injective_transform",
+				 "inverse", "func"}},
+};
+
+static bool has_keyword(const ScriptCall *c, const char *kw)
+{
+	for (int i = 0; i < c->nargs; i++)
+		if (c->args[i].keyword && strcmp(c->args[i].keyword, kw) == 0)
+			return true;
+	return false;
+}
+
+/* Whether the call is written in TVM's form of the primitive (which
+ * differs from vsched's string form in its arguments): split with
+ * factors=[...]; cache_read/cache_write on a block with a buffer index
+ * and a scope; transform_layout on a block with ("read", K). */
+static bool tvm_form(const Call *k)
+{
+	const ScriptCall *c = k->call;
+	const char *m = c->method;
+	const ScriptArg *p0 = script_arg(c, 0, NULL), *p1 = script_arg(c, 1, NULL),
+			*p2 = script_arg(c, 2, NULL);
+	const Value *v0 = arg_value(k, p0);
+	bool block0 = v0 && v0->kind == VAL_BLOCK;
+	if (strcmp(m, "split") == 0)
+		return has_keyword(c, "factors") || has_keyword(c, "preserve_unit_iters") ||
+		       has_keyword(c, "disable_predication") || (p1 && p1->kind == ARG_LIST);
+	if (strcmp(m, "cache_read") == 0 || strcmp(m, "cache_write") == 0)
+		return block0 || p2 || (p1 && p1->kind == ARG_INT) || has_keyword(c, "read_buffer_index") ||
+		       has_keyword(c, "write_buffer_index") || has_keyword(c, "storage_scope") ||
+		       has_keyword(c, "consumer_blocks");
+	if (strcmp(m, "transform_layout") == 0) {
+		const ScriptArg *buf = script_arg(c, -1, "buffer");
+		return block0 || (p1 && p1->kind == ARG_LIST) || (buf && buf->kind == ARG_LIST) ||
+		       (p2 && p1->kind != ARG_LAMBDA) || has_keyword(c, "assume_injective_transform");
+	}
+	return false;
+}
+
 /* The position of argument j among the positional ones. */
 static int positional_index(const ScriptCall *call, int j)
 {
@@ -377,6 +957,9 @@ static StepStatus check_signature(Call *k)
 {
 	const ScriptCall *call = k->call;
 	const Signature *sig = NULL;
+	for (size_t i = 0; tvm_form(k) && i < sizeof tvm_signatures / sizeof tvm_signatures[0] && !sig; i++)
+		if (strcmp(tvm_signatures[i].method, call->method) == 0)
+			sig = &tvm_signatures[i];
 	for (size_t i = 0; i < sizeof signatures / sizeof signatures[0] && !sig; i++)
 		if (strcmp(signatures[i].method, call->method) == 0)
 			sig = &signatures[i];
@@ -427,6 +1010,14 @@ static StepStatus run_call(Call *k)
 		return STEP_BAD_INPUT;
 	if (strcmp(m, "work_on") == 0)
 		return do_work_on(k);
+	if (strcmp(m, "get_block") == 0)
+		return do_get_block(k);
+	if (strcmp(m, "get_loops") == 0)
+		return do_get_loops(k);
+	if (strcmp(m, "get_child_blocks") == 0)
+		return do_get_child_blocks(k);
+	if (strcmp(m, "get_producers") == 0 || strcmp(m, "get_consumers") == 0)
+		return do_neighbours(k, strcmp(m, "get_producers") == 0);
 	if (strcmp(m, "float_mode") == 0)
 		return do_float_mode(k);
 	if (strcmp(m, "sequential_buffer_access") == 0) {
@@ -491,9 +1082,9 @@ static StepStatus run_call(Call *k)
 	sched_begin(k->s, &c, describe(k), k->call->span, &local);
 	StepStatus st;
 	if (strcmp(m, "split") == 0)
-		st = do_split(k, &c);
+		st = tvm_form(k) ? do_split_factors(k, &c) : do_split(k, &c);
 	else if (strcmp(m, "fuse") == 0)
-		st = do_fuse(k, &c);
+		st = script_arg(k->call, 2, NULL) ? do_fuse_many(k, &c) : do_fuse(k, &c);
 	else if (strcmp(m, "reorder") == 0)
 		st = do_reorder(k, &c);
 	else if (strcmp(m, "parallel") == 0)
@@ -507,13 +1098,13 @@ static StepStatus run_call(Call *k)
 	else if (strcmp(m, "reverse_compute_at") == 0)
 		st = do_attach(k, &c, rw_reverse_compute_at);
 	else if (strcmp(m, "transform_layout") == 0)
-		st = do_transform_layout(k, &c);
+		st = tvm_form(k) ? do_transform_layout_tvm(k, &c) : do_transform_layout(k, &c);
+	else if (strcmp(m, "decompose_reduction") == 0)
+		st = do_decompose_reduction(k, &c);
 	else if (strcmp(m, "fission") == 0)
 		st = do_fission(k, &c);
-	else if (strcmp(m, "cache_read") == 0)
-		st = do_cache(k, &c, false);
-	else if (strcmp(m, "cache_write") == 0)
-		st = do_cache(k, &c, true);
+	else if (strcmp(m, "cache_read") == 0 || strcmp(m, "cache_write") == 0)
+		st = tvm_form(k) ? do_cache_tvm(k, &c, m[6] == 'w') : do_cache(k, &c, m[6] == 'w');
 	else
 		return bad(k, NULL, "unknown schedule primitive 'sch.%s'", m);
 	/* rewrite diagnostics (bad names, preconditions) go to the caller */
@@ -522,13 +1113,230 @@ static StepStatus run_call(Call *k)
 	return st;
 }
 
+/* ---------- handles in arguments, results on the left ---------- */
+
+static const char *handle_kind(const Value *v)
+{
+	switch (v->kind) {
+	case VAL_LOOP: return "loop";
+	case VAL_BLOCK: return "block";
+	case VAL_LIST: return "list";
+	}
+	return "?";
+}
+
+/* The function a handle belongs to becomes the current one (TVM's
+ * handles know their function); every handle of one call must agree. */
+static bool enter_func(Call *k, const ScriptArg *a, const char *name, const Value *v, const char **entered)
+{
+	if (*entered && strcmp(*entered, v->func) != 0) {
+		bad(k, a, "%s", arena_printf(k->s->arena, "%s handle '%s' is in function '%s', another argument in '%s'",
+					      handle_kind(v), name, v->func, *entered));
+		return false;
+	}
+	*entered = v->func;
+	Module *m = k->s->mod;
+	for (int i = 0; i < m->nfuncs; i++)
+		if (strcmp(m->funcs[i]->name, v->func) == 0) {
+			k->s->func_index = i;
+			return true;
+		}
+	bad(k, a, "%s", arena_printf(k->s->arena, "%s handle '%s': function '%s' is gone", handle_kind(v), name,
+				      v->func));
+	return false;
+}
+
+/* out: the argument `a` with loop or block handle v (named `name`) as the
+ * name the primitives take. */
+static bool handle_arg(Call *k, const ScriptArg *a, const char *name, Value *v, const char **entered,
+		       ScriptArg *out)
+{
+	Arena *ar = k->s->arena;
+	*out = *a;
+	if (v->kind == VAL_LIST) {
+		bad(k, a, "%s", arena_printf(ar, "'%s' is a list of %d handles: write %s[K] or *%s", name, v->n, name,
+					      name));
+		return false;
+	}
+	if (v->gone) {
+		bad(k, a, "%s", arena_printf(ar, "%s handle '%s' no longer exists: %s", handle_kind(v), name, v->gone));
+		return false;
+	}
+	if (!enter_func(k, a, name, v, entered))
+		return false;
+	const char *why = NULL;
+	const char *ref = v->kind == VAL_LOOP ? hv_loop_ref(ar, sched_func(k->s), v->loop, &why) : v->block;
+	if (!ref) {
+		bad(k, a, "%s", arena_printf(ar, "loop handle '%s': %s", name, why));
+		return false;
+	}
+	out->kind = ARG_STRING;
+	out->str = ref;
+	return true;
+}
+
+static bool list_item(Call *k, const ScriptArg *a, Value **v)
+{
+	Value *l = hv_lookup(k->env, a->str);
+	if (!l || l->kind != VAL_LIST) {
+		bad(k, a, "%s", arena_printf(k->s->arena, "'%s' is not a list of handles", a->str));
+		return false;
+	}
+	int64_t i = a->ival < 0 ? a->ival + l->n : a->ival;
+	if (i < 0 || i >= l->n) {
+		bad(k, a, "%s", arena_printf(k->s->arena, "index %lld is out of range: '%s' holds %d handle%s",
+					      (long long)a->ival, a->str, l->n, l->n == 1 ? "" : "s"));
+		return false;
+	}
+	*v = l->items[i];
+	return true;
+}
+
+/* k->call: k->orig with handles replaced by names and *lists unpacked;
+ * k->argv the handle behind each argument. */
+static bool resolve_call(Call *k)
+{
+	Arena *a = k->s->arena;
+	const ScriptCall *o = k->orig;
+	int cap = o->nargs + 1;
+	for (int i = 0; i < o->nargs; i++) {
+		Value *l = o->args[i].kind == ARG_STAR ? hv_lookup(k->env, o->args[i].str) : NULL;
+		cap += l && l->kind == VAL_LIST ? l->n : 0;
+	}
+	ScriptCall *c = arena_alloc(a, sizeof *c);
+	*c = *o;
+	c->args = arena_alloc(a, sizeof(ScriptArg) * (size_t)cap);
+	c->nargs = 0;
+	k->argv = arena_alloc(a, sizeof(Value *) * (size_t)cap);
+	k->call = c;
+	const char *entered = NULL;
+	for (int i = 0; i < o->nargs; i++) {
+		const ScriptArg *x = &o->args[i];
+		Value *v = NULL;
+		switch (x->kind) {
+		case ARG_STAR: {
+			Value *l = hv_lookup(k->env, x->str);
+			if (!l || l->kind != VAL_LIST) {
+				bad(k, x, "%s", arena_printf(a, "'%s' is not a list of handles", x->str));
+				return false;
+			}
+			for (int j = 0; j < l->n; j++) {
+				if (!handle_arg(k, x, arena_printf(a, "%s[%d]", x->str, j), l->items[j], &entered,
+						&c->args[c->nargs]))
+					return false;
+				k->argv[c->nargs++] = l->items[j];
+			}
+			continue;
+		}
+		case ARG_INDEX:
+			if (!list_item(k, x, &v) ||
+			    !handle_arg(k, x, arena_printf(a, "%s[%lld]", x->str, (long long)x->ival), v, &entered,
+					&c->args[c->nargs]))
+				return false;
+			break;
+		case ARG_NAME:
+			v = hv_lookup(k->env, x->str);
+			if (!v) {
+				c->args[c->nargs] = *x; /* a loop or buffer named without quotes */
+				break;
+			}
+			if (!handle_arg(k, x, x->str, v, &entered, &c->args[c->nargs]))
+				return false;
+			break;
+		case ARG_LIST: {
+			ScriptArg *y = &c->args[c->nargs];
+			*y = *x;
+			y->items = arena_alloc(a, sizeof(ScriptArg) * (size_t)(x->nitems + 1));
+			for (int j = 0; j < x->nitems; j++) {
+				const ScriptArg *it = &x->items[j];
+				Value *iv = it->kind == ARG_NAME ? hv_lookup(k->env, it->str) : NULL;
+				if (it->kind == ARG_INDEX && !list_item(k, it, &iv))
+					return false;
+				if (!iv)
+					y->items[j] = *it;
+				else if (!handle_arg(k, it, it->str, iv, &entered, &y->items[j]))
+					return false;
+			}
+			break;
+		}
+		case ARG_INT: case ARG_FLOAT: case ARG_STRING: case ARG_NONE: case ARG_BOOL: case ARG_UNDEF:
+		case ARG_LAMBDA: case ARG_EXPR:
+			c->args[c->nargs] = *x;
+			break;
+		}
+		k->argv[c->nargs++] = v;
+	}
+	return true;
+}
+
+/* Bind the names on the left to what the call returned. */
+static bool bind_results(Call *k)
+{
+	const ScriptCall *c = k->call;
+	Value *r = k->result;
+	if (c->nlhs == 0 || !r)
+		return true;
+	if (c->nlhs == 1 && c->lhs_star < 0) {
+		if (strcmp(c->lhs[0], "_") != 0)
+			hv_bind(k->env, c->lhs[0], r);
+		return true;
+	}
+	int n = r->kind == VAL_LIST ? r->n : 1;
+	Value **items = r->kind == VAL_LIST ? r->items : &r;
+	int fixed = c->nlhs - (c->lhs_star >= 0);
+	if (c->lhs_star >= 0 ? n < fixed : n != c->nlhs) {
+		bad(k, NULL, "%s", arena_printf(k->s->arena, "sch.%s returned %d handle%s; %d name%s on the left of '='",
+						  c->method, n, n == 1 ? "" : "s", c->nlhs, c->nlhs == 1 ? " is" : "s are"));
+		return false;
+	}
+	int at = 0;
+	for (int i = 0; i < c->nlhs; i++) {
+		Value *v;
+		if (i == c->lhs_star) {
+			int m = n - fixed;
+			v = hv_list(k->env, m, items + at);
+			at += m;
+		} else {
+			v = items[at++];
+		}
+		if (strcmp(c->lhs[i], "_") != 0)
+			hv_bind(k->env, c->lhs[i], v);
+	}
+	return true;
+}
+
+/* "it was split at line 3" */
+static const char *gone_reason(const Call *k)
+{
+	const char *m = k->orig->method;
+	int line = k->orig->span.line;
+	Arena *a = k->s->arena;
+	if (strcmp(m, "split") == 0)
+		return arena_printf(a, "it was split at line %d", line);
+	if (strcmp(m, "fuse") == 0)
+		return arena_printf(a, "it was fused at line %d", line);
+	return arena_printf(a, "sch.%s at line %d removed it", m, line);
+}
+
 StepStatus sched_run_script(Schedule *s, const Script *sc, DiagList *d)
 {
+	if (!s->handles) {
+		s->handles = arena_alloc(s->arena, sizeof *s->handles);
+		s->handles->arena = s->arena;
+	}
+	HandleEnv *env = s->handles;
 	for (int i = 0; i < sc->ncalls; i++) {
-		Call k = {s, sc, &sc->calls[i], d};
+		Call k = {s, sc, &sc->calls[i], &sc->calls[i], NULL, env, NULL, d};
+		if (!resolve_call(&k))
+			return STEP_BAD_INPUT;
+		Module *before = s->mod;
 		StepStatus st = run_call(&k);
 		if (st != STEP_COMMITTED)
 			return st;
+		if (s->mod != before)
+			hv_update(env, before, s->mod, gone_reason(&k));
+		if (!bind_results(&k))
+			return STEP_BAD_INPUT;
 	}
 	return STEP_COMMITTED;
 }

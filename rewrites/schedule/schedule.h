@@ -48,6 +48,10 @@ typedef struct Schedule {
 	int nsteps, capsteps;
 	StepReport **steps;
 	unsigned replay_seed;
+	/* names the scripts bound on the left of '=' (loop and block
+	 * handles, rewrites/schedule/handles.h): they stay bound from one
+	 * script run on this schedule to the next */
+	struct HandleEnv *handles;
 } Schedule;
 
 /* The schedule takes the module as it is (not copied: the IR is

@@ -16,7 +16,13 @@ typedef struct Reader {
 	Token *toks;
 	int n, pos;
 	bool failed;
+	/* calls nested as arguments (`sch.get_loops(sch.get_block("C"))`),
+	 * run before the call that holds them, their result named */
+	ScriptCall *hoisted;
+	int nhoisted, caphoisted, ntemps;
 } Reader;
+
+static bool parse_call_rest(Reader *r, ScriptCall *c, Token *first);
 
 static Token *peek(Reader *r) { return &r->toks[r->pos]; }
 
@@ -128,6 +134,75 @@ static bool number_arg(Reader *r, ScriptArg *arg, const Token *t, bool neg)
 	return true;
 }
 
+static bool classify(Reader *r, ScriptArg *arg, const Token *t, int n);
+
+/* The index of the bracket closing the one at t[0], or -1. */
+static int closing(const Token *t, int n)
+{
+	int depth = 0;
+	for (int i = 0; i < n; i++) {
+		if (is_open(&t[i]))
+			depth++;
+		else if (is_close(&t[i]) && --depth == 0)
+			return i;
+	}
+	return -1;
+}
+
+/* `[a, b]` or `(a, b)` (a parenthesised value without a comma at its top
+ * level is an expression, not a tuple): the items, each classified. */
+static bool list_items(Reader *r, ScriptArg *arg, const Token *t, int n)
+{
+	int cap = 4;
+	arg->items = arena_alloc(r->a, sizeof(ScriptArg) * (size_t)cap);
+	for (int i = 1; i < n - 1;) {
+		int j = i, depth = 0;
+		if (tok_is(&t[j], "lambda"))
+			while (j < n - 1 && !tok_is(&t[j], ":"))
+				j++;
+		for (; j < n - 1; j++) {
+			if (is_open(&t[j]))
+				depth++;
+			else if (is_close(&t[j]))
+				depth--;
+			else if (depth == 0 && tok_is(&t[j], ","))
+				break;
+		}
+		if (j == i) {
+			error_at(r, t[i].span, "expected a list item, found %s",
+				 tok_describe(r->a, &t[i]));
+			return false;
+		}
+		VEC_RESERVE(r->a, arg->items, arg->nitems, cap);
+		ScriptArg *it = &arg->items[arg->nitems++];
+		memset(it, 0, sizeof *it);
+		it->start = t[i].start;
+		it->end = t[j - 1].start + t[j - 1].len;
+		it->span = span_cover(&t[i], &t[j - 1]);
+		if (!classify(r, it, &t[i], j - i))
+			return false;
+		i = j + 1;
+	}
+	arg->kind = ARG_LIST;
+	return true;
+}
+
+static bool is_tuple(const Token *t, int n)
+{
+	if (!tok_is(&t[0], "(") || closing(t, n) != n - 1)
+		return false;
+	int depth = 0;
+	for (int i = 1; i < n - 1; i++) {
+		if (is_open(&t[i]))
+			depth++;
+		else if (is_close(&t[i]))
+			depth--;
+		else if (depth == 0 && tok_is(&t[i], ","))
+			return true;
+	}
+	return false;
+}
+
 /* Classify the value in tokens t[0, n). */
 static bool classify(Reader *r, ScriptArg *arg, const Token *t, int n)
 {
@@ -156,6 +231,46 @@ static bool classify(Reader *r, ScriptArg *arg, const Token *t, int n)
 				 t->text);
 			return false;
 		}
+		return true;
+	}
+	if ((tok_is(&t[0], "[") && closing(t, n) == n - 1) || is_tuple(t, n))
+		return list_items(r, arg, t, n);
+	if (n == 2 && tok_is(&t[0], "*") && t[1].kind == TK_NAME && !lex_is_keyword(t[1].text)) {
+		arg->kind = ARG_STAR;
+		arg->str = t[1].text;
+		return true;
+	}
+	bool neg = n == 5 && tok_is(&t[2], "-");
+	if ((n == 4 || neg) && t[0].kind == TK_NAME && !lex_is_keyword(t[0].text) &&
+	    tok_is(&t[1], "[") && t[n - 2].kind == TK_INT && tok_is(&t[n - 1], "]")) {
+		if (t[n - 2].int_overflow || t[n - 2].uval > INT32_MAX) {
+			error_at(r, t[n - 2].span, "index %s is too large", t[n - 2].text);
+			return false;
+		}
+		arg->kind = ARG_INDEX;
+		arg->str = t[0].text;
+		arg->ival = neg ? -(int64_t)t[n - 2].uval : (int64_t)t[n - 2].uval;
+		return true;
+	}
+	if (n >= 5 && tok_is(&t[0], "sch") && tok_is(&t[1], ".") && t[2].kind == TK_NAME &&
+	    tok_is(&t[3], "(") && closing(t + 3, n - 3) == n - 4) {
+		/* a nested call: hoisted before this one, its result a name */
+		int save = r->pos;
+		r->pos = (int)(t - r->toks);
+		ScriptCall inner;
+		memset(&inner, 0, sizeof inner);
+		inner.lhs_star = -1;
+		bool ok = parse_call_rest(r, &inner, (Token *)t);
+		r->pos = save;
+		if (!ok)
+			return false;
+		const char *tmp = arena_printf(r->a, "_sch_%s_%d", inner.method, ++r->ntemps);
+		inner.nlhs = 1;
+		inner.lhs = arena_alloc(r->a, sizeof(char *));
+		inner.lhs[0] = tmp;
+		VEC_PUSH(r->a, r->hoisted, r->nhoisted, r->caphoisted, inner);
+		arg->kind = ARG_NAME;
+		arg->str = tmp;
 		return true;
 	}
 	if (tok_is(&t[0], "lambda"))
@@ -224,16 +339,26 @@ static bool parse_args(Reader *r, ScriptCall *c)
 	return expect(r, ")", "to close the argument list");
 }
 
-/* `a, b =` before the call, if present. */
+/* `a, b =` before the call, if present; `_` may repeat and one name may
+ * be starred (`i, *rest = ...`). */
 static bool parse_lhs(Reader *r, ScriptCall *c)
 {
 	Token *t = peek(r);
-	if (t->kind != TK_NAME ||
-	    !(tok_is(peek_at(r, 1), ",") || tok_is(peek_at(r, 1), "=")))
+	bool star = tok_is(t, "*") && peek_at(r, 1)->kind == TK_NAME;
+	if (!star && (t->kind != TK_NAME ||
+		      !(tok_is(peek_at(r, 1), ",") || tok_is(peek_at(r, 1), "="))))
 		return true;
 	int cap = 2;
 	c->lhs = arena_alloc(r->a, sizeof(char *) * (size_t)cap);
 	for (;;) {
+		if (tok_is(peek(r), "*")) {
+			if (c->lhs_star >= 0) {
+				error_at(r, peek(r)->span, "only one name on the left of '=' may be starred");
+				return false;
+			}
+			c->lhs_star = c->nlhs;
+			next(r);
+		}
 		Token *n = peek(r);
 		if (n->kind != TK_NAME || lex_is_keyword(n->text)) {
 			error_at(r, n->span, "expected a name on the left of '=', "
@@ -241,7 +366,7 @@ static bool parse_lhs(Reader *r, ScriptCall *c)
 			return false;
 		}
 		VEC_RESERVE(r->a, c->lhs, c->nlhs, cap);
-		for (int i = 0; i < c->nlhs; i++)
+		for (int i = 0; i < c->nlhs && strcmp(n->text, "_") != 0; i++)
 			if (strcmp(c->lhs[i], n->text) == 0) {
 				error_at(r, n->span, "'%s' is named twice on the left of '='", n->text);
 				return false;
@@ -257,9 +382,16 @@ static bool parse_lhs(Reader *r, ScriptCall *c)
 static bool parse_call(Reader *r, ScriptCall *c)
 {
 	memset(c, 0, sizeof *c);
+	c->lhs_star = -1;
 	Token *first = peek(r);
 	if (!parse_lhs(r, c))
 		return false;
+	return parse_call_rest(r, c, first);
+}
+
+/* `sch.method(args)` at peek; the call's span starts at first. */
+static bool parse_call_rest(Reader *r, ScriptCall *c, Token *first)
+{
 	Token *s = peek(r);
 	if (!tok_is(s, "sch") || !tok_is(peek_at(r, 1), ".")) {
 		error_at(r, s->span, "expected 'sch.' call, found %s", found(r));
@@ -285,7 +417,7 @@ Script *script_parse(Arena *a, const Source *src, DiagList *d)
 	TokenList tl;
 	if (!lex_range(a, src, 0, (int)strlen(src->text), LEX_LINES, d, &tl))
 		return NULL;
-	Reader r = {a, src, d, tl.toks, tl.n, 0, false};
+	Reader r = {a, src, d, tl.toks, tl.n, 0, false, NULL, 0, 0, 0};
 	Script *sc = arena_alloc(a, sizeof *sc);
 	sc->src = src;
 	int cap = 8;
@@ -295,10 +427,13 @@ Script *script_parse(Arena *a, const Source *src, DiagList *d)
 			next(&r);
 			continue;
 		}
-		VEC_RESERVE(a, sc->calls, sc->ncalls, cap);
-		if (!parse_call(&r, &sc->calls[sc->ncalls]))
+		ScriptCall call;
+		r.nhoisted = 0;
+		if (!parse_call(&r, &call))
 			break;
-		sc->ncalls++;
+		for (int i = 0; i < r.nhoisted; i++)
+			VEC_PUSH(a, sc->calls, sc->ncalls, cap, r.hoisted[i]);
+		VEC_PUSH(a, sc->calls, sc->ncalls, cap, call);
 		Token *t = peek(&r);
 		if (t->kind != TK_NEWLINE && t->kind != TK_EOF && !tok_is(t, ";"))
 			error_at(&r, t->span, "expected end of line or ';' after the "

@@ -18,6 +18,9 @@ typedef enum {
 	ARG_NAME,   /* str: a bare identifier */
 	ARG_LAMBDA, /* [start, end) covers `lambda ...: ...` */
 	ARG_EXPR,   /* any other expression: [start, end) */
+	ARG_LIST,   /* `[a, b]` or `(a, b)`: nitems classified items */
+	ARG_INDEX,  /* `loops[k]`: str = the name, ival = k (may be negative) */
+	ARG_STAR,   /* `*loops`: str = the name (unpacked in place) */
 } ScriptArgKind;
 
 typedef struct ScriptArg {
@@ -28,11 +31,14 @@ typedef struct ScriptArg {
 	const char *str; /* ARG_STRING / ARG_NAME */
 	int start, end;	 /* text range of the argument's value in src->text */
 	Span span;
+	int nitems;	 /* ARG_LIST */
+	struct ScriptArg *items;
 } ScriptArg;
 
 typedef struct ScriptCall {
 	int nlhs;
-	const char **lhs;
+	const char **lhs; /* `_` may repeat; */
+	int lhs_star;	  /* index of the `*name` on the left, or -1 */
 	const char *method;
 	int nargs;
 	ScriptArg *args;

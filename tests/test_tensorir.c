@@ -1,0 +1,298 @@
+/* tests/test_tensorir.c — TensorIR as TVM writes it (interfaces.md):
+ * blocks with iter vars inside their nests, T.init, T.where, T.reads /
+ * T.writes, anonymous blocks and 0-d buffers parse into the desugared
+ * block (ir.h), print back in TVM's style and round-trip; bad forms are
+ * positioned errors; loop rewrites and the race checks work through the
+ * iter bindings, checked by the interpreter. */
+#include <check.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "kernel/parse.h"
+#include "kernel/print.h"
+#include "tests/testsched.h"
+
+static Arena arena;
+static void setup(void) { arena_init(&arena); }
+static void teardown(void) { arena_free(&arena); }
+
+static Func *fixture_func(const char *name)
+{
+	return ts_parse_func(&arena, tu_fixture(name));
+}
+
+/* The first block named `name` in f. */
+static const Stmt *block_of(const Func *f, const char *name)
+{
+	const Stmt *b = stmt_find_block(f->body, name);
+	ck_assert_msg(b != NULL, "no block %s", name);
+	return b;
+}
+
+/* ---------- parse ---------- */
+
+START_TEST(remap_binds_iter_vars_to_loops_with_their_domains)
+{
+	Func *f = fixture_func("tensorir/matmul.tir");
+	const Stmt *b = block_of(f, "update");
+	const BlockInfo *info = b->u.block.info;
+	ck_assert_ptr_nonnull(info);
+	ck_assert_int_eq(info->niters, 3);
+	ck_assert_int_eq(info->iters[0].type, ITER_SPATIAL);
+	ck_assert_int_eq(info->iters[2].type, ITER_REDUCE);
+	ck_assert_int_eq(info->iters[2].dom_extent->u.ival, 64);
+	ck_assert(info->has_init && info->has_reads && info->has_writes);
+	ck_assert_int_eq(info->nreads, 2);
+	BlockView v;
+	ck_assert(block_view(&arena, b, &v));
+	ck_assert_int_eq(v.bindings[1]->kind, EX_VAR);
+	ck_assert_str_eq(v.bindings[1]->u.var->name, "j");
+	ck_assert_ptr_nonnull(v.init);
+	ck_assert_int_eq(v.init->kind, ST_STORE);
+	ck_assert_int_eq(v.inner->kind, ST_STORE);
+	/* the desugared body: the init runs where vk is its domain minimum */
+	const Stmt *s = b->u.block.body;
+	for (int k = 0; k < 3; k++) {
+		ck_assert_int_eq(s->kind, ST_LET);
+		s = s->u.let.body;
+	}
+	ck_assert_int_eq(s->kind, ST_SEQ);
+	ck_assert_int_eq(s->u.seq.items[0]->kind, ST_IF);
+}
+END_TEST
+
+START_TEST(axis_forms_where_regions_anonymous_and_0d)
+{
+	Func *f = fixture_func("tensorir/forms.tir");
+	const BlockInfo *rs = block_of(f, "rowsum")->u.block.info;
+	ck_assert_int_eq(rs->iters[1].type, ITER_REDUCE);
+	ck_assert_ptr_nonnull(rs->reads[0].hi[1]); /* A[vi, 0:16] */
+	ck_assert_ptr_null(rs->reads[0].hi[0]);
+	const Stmt *tail = block_of(f, "tail");
+	ck_assert(tail->u.block.info->has_where);
+	BlockView v;
+	ck_assert(block_view(&arena, tail, &v));
+	ck_assert_ptr_nonnull(v.where);
+	ck_assert_int_eq(tail->u.block.info->iters[0].dom_extent->u.ival, 10);
+	const Stmt *anon = block_of(f, "");
+	ck_assert(anon->u.block.info->anonymous);
+	ck_assert_int_eq(anon->u.block.info->nreads, 0);
+	ck_assert(anon->u.block.info->has_reads);
+}
+END_TEST
+
+START_TEST(declaration_forms_of_tvm_tests)
+{
+	Func *f = fixture_func("tensorir/declarations.tir");
+	/* n = T.int32() is a scalar the caller gives */
+	ck_assert_int_eq(f->nparams, 3);
+	ck_assert_int_eq(f->params[2].kind, PARAM_SCALAR);
+	ck_assert_str_eq(f->params[2].var->name, "n");
+	ck_assert_int_eq(ts_count_kind(f->body, ST_ASSUME), 1);
+	ck_assert_int_eq(ts_count_kind(f->body, ST_ALLOC), 2); /* X over X_data, Y */
+	ts_assert_reparses(&arena, f);
+	/* the program runs: the interpreter agrees with itself on inputs */
+	tu_assert_equiv(f, f, 4);
+}
+END_TEST
+
+/* ---------- print ---------- */
+
+static void assert_round_trip(const char *fixture, const char *const *needles)
+{
+	Func *f = fixture_func(fixture);
+	char *text = print_func(f);
+	for (int i = 0; needles[i]; i++)
+		ck_assert_msg(strstr(text, needles[i]), "no '%s' in:\n%s", needles[i], text);
+	free(text);
+	ts_assert_reparses(&arena, f);
+}
+
+START_TEST(blocks_print_in_tvm_style_and_round_trip)
+{
+	static const char *const mm[] = {
+		"vi, vj, vk = T.axis.remap(\"SSR\", [i, j, k])",
+		"T.reads(A[vi, vk], B[vj, vk])", "T.writes(C[vi, vj])",
+		"with T.init():", NULL};
+	assert_round_trip("tensorir/matmul.tir", mm);
+	static const char *const fm[] = {
+		"T.where(io * 4 + ii < 10)", "v = T.axis.spatial(10, io * 4 + ii)",
+		"T.reads(A[vi, 0:16])", "with T.block():", "D[()] = C[0]", "T.reads([])",
+		NULL};
+	assert_round_trip("tensorir/forms.tir", fm);
+	static const char *const te[] = {"vi, vj = T.axis.remap(\"SS\", [i, j])", NULL};
+	assert_round_trip("tensorir/two_elementwise.tir", te);
+}
+END_TEST
+
+START_TEST(rewritten_bindings_print_as_axis_declarations)
+{
+	TsRun t = ts_accept(&arena, tu_fixture("tensorir/matmul.tir"),
+			    "io, ii = sch.split(\"i\", factor=8)\n", 4);
+	char *text = ts_print(&arena, sched_func(t.s));
+	ts_has(text, "vi = T.axis.spatial(64, io * 8 + ii)");
+	ts_has(text, "vk = T.axis.reduce(64, k)");
+	ts_has(text, "with T.init():");
+	ts_assert_reparses(&arena, sched_func(t.s));
+	sched_free(t.s);
+}
+END_TEST
+
+/* ---------- bad input ---------- */
+
+static void bad(const char *fixture, int line, int col, const char *msg)
+{
+	DiagList d;
+	diag_init(&d, &arena);
+	Source *src = source_from_string(&arena, fixture, tu_fixture(fixture));
+	Module *m = parse_module(&arena, src, &d);
+	ck_assert_msg(m == NULL, "%s parsed", fixture);
+	ck_assert_msg(strstr(d.first->message, msg), "%s: %s", fixture, d.first->message);
+	ck_assert_int_eq(d.first->span.line, line);
+	ck_assert_int_eq(d.first->span.col, col);
+}
+
+START_TEST(bad_block_forms_are_positioned_errors)
+{
+	bad("tensorir/bad_iter_type.tir", 5, 35, "iter type 'X'");
+	bad("tensorir/init_without_reduce.tir", 6, 13, "without reduction iter vars");
+	bad("tensorir/iter_decl_after_stmt.tir", 6, 13, "before the block's statements");
+	bad("tensorir/remap_not_a_loop.tir", 5, 37, "enclosing loops");
+	bad("tensorir/thread_binding.tir", 5, 14, "not supported on CPU");
+}
+END_TEST
+
+/* ---------- schedules on blocks inside their nests ---------- */
+
+START_TEST(tiling_a_reduction_block_keeps_its_init)
+{
+	TsRun t = ts_accept(&arena, tu_fixture("tensorir/matmul.tir"),
+			    "io, ii = sch.split(\"i\", factor=8)\n"
+			    "jo, ji = sch.split(\"j\", factor=16)\n"
+			    "sch.reorder(\"io\", \"jo\", \"k\", \"ii\", \"ji\")\n"
+			    "sch.vectorize(\"ji\")\n", 4);
+	sched_free(t.s);
+}
+END_TEST
+
+START_TEST(tvm_style_schedule_with_nested_calls)
+{
+	TsRun t = ts_accept(&arena, tu_fixture("tensorir/two_elementwise.tir"),
+			    "block = sch.get_block(\"B\")\n"
+			    "loop, _ = sch.get_loops(sch.get_block(\"C\"))\n"
+			    "sch.compute_at(block, loop, preserve_unit_loops=True)\n", 4);
+	ts_has(t.r->note, "region of B per iteration: [i:i + 1, 0:128]");
+	sched_free(t.s);
+}
+END_TEST
+
+START_TEST(parallel_reduction_axis_is_a_race)
+{
+	StepReport *r = ts_rejected(&arena, tu_fixture("tensorir/matmul.tir"),
+				    "sch.parallel(\"k\")\n", "parallel.no_race");
+	ck_assert(ts_has_obligation(r, "parallel.no_race", VERDICT_REFUTED));
+}
+END_TEST
+
+/* ---------- block primitives on blocks inside their nests ---------- */
+
+START_TEST(compute_at_moves_the_block_with_its_nest_and_tvm_region)
+{
+	TsRun t = ts_accept(&arena, tu_fixture("tensorir/two_elementwise.tir"),
+			    "sch.compute_at(block=\"B\", loop=\"i#2\")\n", 4);
+	ts_has(t.r->note, "region of B per iteration: [i:i + 1, 0:128]");
+	char *text = ts_print(&arena, sched_func(t.s));
+	/* B's block sits inside the loops compute_at made, with its iter vars */
+	ts_has(text, "        for i_1 in T.serial(i, i + 1):\n"
+		     "            for j in T.serial(128):\n"
+		     "                with T.block(\"B\"):\n"
+		     "                    vi = T.axis.spatial(128, i_1)\n");
+	ts_assert_reparses(&arena, sched_func(t.s));
+	sched_free(t.s);
+}
+END_TEST
+
+START_TEST(reverse_compute_at_moves_the_consumer_block)
+{
+	TsRun t = ts_accept(&arena, tu_fixture("tensorir/producer_consumer.tir"),
+			    "sch.reverse_compute_at(block=\"C\", loop=\"i#1\")\n", 4);
+	char *text = ts_print(&arena, sched_func(t.s));
+	ts_has(text, "with T.block(\"C\"):");
+	ck_assert_int_eq(ts_count_kind(sched_func(t.s)->body, ST_BLOCK), 2);
+	ts_assert_reparses(&arena, sched_func(t.s));
+	sched_free(t.s);
+}
+END_TEST
+
+START_TEST(cache_read_stages_the_nest_once_not_per_instance)
+{
+	TsRun t = ts_accept(&arena, tu_fixture("tensorir/two_elementwise.tir"),
+			    "B_local = sch.cache_read(buffer=\"B\", scope=\"local\", block=\"C\")\n", 4);
+	char *text = ts_print(&arena, sched_func(t.s));
+	/* the copy nest stands before C's nest, at the function's top level */
+	ts_has(text, "\n    with T.block(\"B_local\"):\n        for ax0, ax1 in T.grid(128, 128):");
+	ts_has(text, "C[vi, vj] = B_local[vi, vj] + 1.0");
+	sched_free(t.s);
+	/* and a compute_at then narrows it to one cell per iteration */
+	t = ts_accept(&arena, tu_fixture("tensorir/two_elementwise.tir"),
+		      "B_local = sch.cache_read(buffer=\"B\", scope=\"local\", block=\"C\")\n"
+		      "sch.compute_at(block=\"B_local\", loop=\"j#2\")\n", 4);
+	ts_has(t.r->note, "B_local shrunk from [128, 128] to [1, 1]");
+	sched_free(t.s);
+}
+END_TEST
+
+/* TVM's test_compute_at_tiled_pooling_read_cache, kernel and schedule as
+ * TVM writes them: the cache is computed per (hh_0, ww_0) tile over the
+ * 10 x 10 window the tile reads, clipped to the image where the padding
+ * arm of T.if_then_else is taken (TVM's region with its T.where, or
+ * tighter), and the staged buffer shrinks to that window. */
+START_TEST(compute_at_tiled_pooling_as_tvm_writes_it)
+{
+	TsRun t = ts_accept(&arena, tu_fixture("tensorir/tiled_pooling_read_cache.tir"),
+			    "compute = sch.get_block(\"compute\")\n"
+			    "_, w_o, _, _, _, _ = sch.get_loops(compute)\n"
+			    "cache = sch.get_block(\"cache\")\n"
+			    "sch.compute_at(cache, w_o)\n", 2);
+	ts_has(t.r->note, "cache shrunk from [224, 224] to [10, 10]");
+	ts_has(t.r->note, "the cells read are exactly this box");
+	char *text = ts_print(&arena, sched_func(t.s));
+	ts_has(text, "with T.block(\"cache\"):\n                    h = T.axis.spatial(224, hh)");
+	sched_free(t.s);
+}
+END_TEST
+
+Suite *suite_tensorir(void)
+{
+	Suite *s = suite_create("tensorir");
+	struct {
+		const char *name;
+		const TTest *tests[4];
+	} cases[] = {
+		{"parse",
+		 {remap_binds_iter_vars_to_loops_with_their_domains,
+		  axis_forms_where_regions_anonymous_and_0d, declaration_forms_of_tvm_tests}},
+		{"print",
+		 {blocks_print_in_tvm_style_and_round_trip,
+		  rewritten_bindings_print_as_axis_declarations}},
+		{"errors", {bad_block_forms_are_positioned_errors}},
+		{"schedules",
+		 {tiling_a_reduction_block_keeps_its_init, parallel_reduction_axis_is_a_race,
+		  tvm_style_schedule_with_nested_calls}},
+		{"block_placement",
+		 {compute_at_moves_the_block_with_its_nest_and_tvm_region,
+		  reverse_compute_at_moves_the_consumer_block,
+		  cache_read_stages_the_nest_once_not_per_instance,
+		  compute_at_tiled_pooling_as_tvm_writes_it}},
+	};
+	for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+		TCase *tc = tcase_create(cases[i].name);
+		tcase_add_checked_fixture(tc, setup, teardown);
+		tcase_set_timeout(tc, 120);
+		for (int k = 0; k < 4 && cases[i].tests[k]; k++)
+			tcase_add_test(tc, cases[i].tests[k]);
+		suite_add_tcase(s, tc);
+	}
+	return s;
+}
