@@ -11,7 +11,8 @@
  * must still fail, so that a case that starts passing is taken off the
  * list, and a listed name must be a case. VS_TVM_ONLY=prefix runs only the
  * cases whose names start with prefix; VS_TVM_VERBOSE=1 prints every case
- * with its time and the first line of every pending case's failure. */
+ * with its time and the gist of every pending case's failure. Under ASan
+ * only the cases not pending run. */
 #include <check.h>
 #include <signal.h>
 #include <stdio.h>
@@ -23,6 +24,17 @@
 #include <unistd.h>
 
 #include "tests/testsched.h"
+
+#if defined(__SANITIZE_ADDRESS__)
+#define VS_ASAN 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define VS_ASAN 1
+#endif
+#endif
+#ifndef VS_ASAN
+#define VS_ASAN 0
+#endif
 
 #define TVM_ROOT "tests/data/tvm"
 #define CASE_SECONDS 300
@@ -81,7 +93,8 @@ static char *run_isolated(const char *name)
 		close(fd[0]);
 		alarm(CASE_SECONDS);
 		struct rlimit lim = {CASE_BYTES, CASE_BYTES};
-		setrlimit(RLIMIT_AS, &lim);
+		if (!VS_ASAN) /* ASan maps terabytes of shadow up front */
+			setrlimit(RLIMIT_AS, &lim);
 		char dir[4096];
 		tu_join(dir, sizeof dir, TVM_ROOT, name);
 		char *why = ts_case_check(dir, name, NULL);
@@ -152,6 +165,14 @@ START_TEST(tvm_cases_give_tvm_verdicts_or_are_pending)
 		if (only && *only && strncmp(names[i], only, strlen(only)) != 0)
 			continue;
 		cases++;
+		if (VS_ASAN && listed(pending, np, names[i])) {
+			/* under ASan there is no address-space limit, and one
+			 * pending case (hoist_expression's blow-up) eats memory
+			 * until the machine has none; pending cases only have to
+			 * fail, so ASan runs the passing ones */
+			still_pending++;
+			continue;
+		}
 		time_t t0 = time(NULL);
 		char *why = run_isolated(names[i]);
 		if (getenv("VS_TVM_VERBOSE"))
