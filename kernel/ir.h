@@ -530,6 +530,26 @@ typedef struct BlockView {
 	const Stmt *inner;  /* the block's own statements */
 } BlockView;
 
+/* Check a parsed block's T.reads / T.writes against its accesses
+ * (kernel/block_decl.c): an access of a declared buffer shown outside
+ * every declared region of it is an error (false), one that can be shown
+ * neither way a warning. The outer loops give the ranges of variables the
+ * block reads from around it. */
+bool block_check_decls(Arena *a, const Stmt *block, int nouter, Var *const *outer_vars,
+		       Expr *const *outer_min, Expr *const *outer_ext, DiagList *d);
+
+/* A parsed block's iter var bindings stay in their domains (semantics.md
+ * 9): for bindings affine in loops of literal ranges, without T.where,
+ * a binding that reaches outside is an error (false). */
+bool block_check_bindings(Arena *a, const Stmt *block, int nouter, Var *const *outer_vars,
+			  Expr *const *outer_min, Expr *const *outer_ext, DiagList *d);
+
+/* The accesses of a block's statements as point regions, reads and writes,
+ * each cell once: what a rewritten block declares. False when an index
+ * uses a variable bound inside the statements (a point cannot say it). */
+bool block_access_points(Arena *a, const BlockView *v, int *nreads, BufRegion **reads,
+			 int *nwrites, BufRegion **writes);
+
 /* False when `block` has no iter vars or a rewrite changed its body so
  * that it no longer has the shape its info describes. */
 bool block_view(Arena *a, const Stmt *block, BlockView *v);

@@ -17,7 +17,7 @@ static bool parse_scope_name(Parser *p, Val *v, BufferScope *out)
 	const char *s;
 	if (!ps_val_string(p, v, "the scope", &s))
 		return false;
-	if (strcmp(s, "global") == 0)
+	if (strcmp(s, "global") == 0 || strcmp(s, "") == 0) /* TVM: "" is global */
 		*out = SCOPE_GLOBAL;
 	else if (strcmp(s, "local") == 0)
 		*out = SCOPE_LOCAL;
@@ -216,7 +216,9 @@ bool parse_match_buffer(Parser *p, Token *first)
 	static const char *const placed[] = {"strides", "elem_offset"};
 	for (int k = 0; k < 2; k++) {
 		Val *v = ps_arg(&args, -1, placed[k]);
-		if (v) {
+		bool zero = v && k == 1 && v->kind == VAL_EXPR && v->e && v->e->kind == EX_INT &&
+			    v->e->u.ival == 0; /* elem_offset=0: the compact default */
+		if (v && !zero) {
 			ps_error_at(p, v->span, "not supported: %s= on a parameter buffer "
 				    "(vsched reads parameters as compact row-major arrays)",
 				    placed[k]);

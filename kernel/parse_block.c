@@ -401,15 +401,8 @@ bool ps_parse_init(Parser *p, Token *with_tok)
 	Stmt *body = parse_suite(p, "with T.init()", false);
 	if (!body)
 		return false;
-	bool reduce = false;
-	for (int i = 0; i < c->niters; i++)
-		reduce = reduce || c->iters[i].type == ITER_REDUCE;
-	if (!reduce) {
-		ps_error_at(p, ps_span_from(p, with_tok), "T.init() in a block without "
-			    "reduction iter vars (declare one with \"R\" or "
-			    "T.axis.reduce)");
-		return false;
-	}
+	/* without reduction iter vars the init runs in every instance, as in
+	 * TVM (the condition "every reduction var at its minimum" holds) */
 	c->init = body;
 	return true;
 }
@@ -472,6 +465,21 @@ Stmt *ps_parse_block(Parser *p, Token *with_tok)
 	}
 	BlockInfo *info = info_of(p, &ctx, anonymous);
 	info->decl_inner = s;
-	return block_assemble(p->a, name, info, bindings, ctx.where, ctx.init, s,
-			      header);
+	Stmt *blk = block_assemble(p->a, name, info, bindings, ctx.where, ctx.init, s, header);
+	int n = p->nloops;
+	Var **vs = arena_alloc(p->a, sizeof(Var *) * (size_t)(n + 1));
+	Expr **mins = arena_alloc(p->a, sizeof(Expr *) * (size_t)(n + 1));
+	Expr **exts = arena_alloc(p->a, sizeof(Expr *) * (size_t)(n + 1));
+	for (int i = 0; i < n; i++) {
+		vs[i] = p->loops[i].var;
+		mins[i] = p->loops[i].min;
+		exts[i] = p->loops[i].extent;
+	}
+	/* under an `if` a binding may leave its domain where the if is false */
+	if ((p->nguards == 0 && !block_check_bindings(p->a, blk, n, vs, mins, exts, p->d)) ||
+	    !block_check_decls(p->a, blk, n, vs, mins, exts, p->d)) {
+		p->failed = true;
+		return NULL;
+	}
+	return blk;
 }

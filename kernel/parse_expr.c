@@ -300,6 +300,47 @@ static Expr *build_binary_call(Parser *p, BinOp op, Args *args, Span sp)
 	return y ? ps_make_bin(p, op, x, y, sp) : NULL;
 }
 
+/* T.min_value("float32") / T.max_value(dtype): the dtype's lowest or
+ * highest finite value. */
+static Expr *build_limit(Parser *p, bool max, Args *args, Span sp)
+{
+	static const char *const kws[] = {"dtype", NULL};
+	DType t;
+	Val *dv = ps_arg(args, 0, "dtype");
+	if (!ps_check_args(p, args, 0, 1, kws) || !dv || !ps_val_dtype(p, dv, &t))
+		return dv ? NULL : (ps_error_at(p, sp, "%s needs a dtype", args->callee), NULL);
+	if (t == DT_FLOAT32)
+		return ir_float(p->a, max ? 3.4028234663852886e38 : -3.4028234663852886e38, t, sp);
+	if (t == DT_FLOAT64)
+		return ir_float(p->a, max ? 1.7976931348623157e308 : -1.7976931348623157e308, t, sp);
+	if (dtype_is_int(t) || t == DT_BOOL) {
+		int bits = dtype_bits(t);
+		int64_t hi = t == DT_BOOL ? 1 : dtype_is_signed(t) ? (int64_t)((1ULL << (bits - 1)) - 1)
+								: (int64_t)((1ULL << bits) - 1);
+		if (bits == 64)
+			hi = INT64_MAX;
+		int64_t lo = dtype_is_signed(t) && t != DT_BOOL ? -hi - 1 : 0;
+		return ir_int(p->a, max ? hi : lo, t, sp);
+	}
+	ps_error_at(p, dv->span, "%s: no limits for dtype %s", args->callee, dtype_name(t));
+	return NULL;
+}
+
+/* T.ceildiv(a, b) = (a + b - 1) // b for b > 0: written as -((-a) // b),
+ * which is ceil(a / b) for every nonzero b. */
+static Expr *build_ceildiv(Parser *p, Args *args, Span sp)
+{
+	if (!ps_check_args(p, args, 2, 2, NULL))
+		return NULL;
+	Expr *x = ps_val_expr(p, ps_arg(args, 0, NULL), args->callee);
+	Expr *y = x ? ps_val_expr(p, ps_arg(args, 1, NULL), args->callee) : NULL;
+	if (!y || !ps_check_int_expr(p, x, "an argument of T.ceildiv") ||
+	    !ps_check_int_expr(p, y, "an argument of T.ceildiv"))
+		return NULL;
+	Expr *q = ps_make_bin(p, OP_FLOORDIV, ir_neg(p->a, x, sp), y, sp);
+	return q ? ir_neg(p->a, q, sp) : NULL;
+}
+
 /* `T.name(...)` in an expression; the name token is at prev(p). */
 static Expr *parse_t_call(Parser *p, Token *first, Token *fn)
 {
@@ -336,6 +377,10 @@ static Expr *parse_t_call(Parser *p, Token *first, Token *fn)
 		return build_cast(p, &args, sp);
 	if (strcmp(name, "likely") == 0)
 		return build_likely(p, &args);
+	if (strcmp(name, "min_value") == 0 || strcmp(name, "max_value") == 0)
+		return build_limit(p, name[1] == 'a', &args, sp);
+	if (strcmp(name, "ceildiv") == 0)
+		return build_ceildiv(p, &args, sp);
 	MathFn f;
 	if (mathfn_from_name(name, &f))
 		return build_math(p, f, &args, sp);

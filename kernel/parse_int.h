@@ -62,6 +62,7 @@ typedef struct Parser {
 	BlockCtx *blk;      /* the block whose top level is being parsed */
 	BlockCtx *blk_next; /* handed to the next suite parse_suite opens */
 	bool in_iter_decl;  /* pushing the lets of a block iter declaration */
+	int nguards;        /* enclosing `if` suites */
 } Parser;
 
 /* ---------- the token cursor ---------- */

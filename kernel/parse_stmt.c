@@ -145,13 +145,13 @@ static bool parse_for_names(Parser *p, Token **names, int *n, int max)
 		if (!ps_expect_name(p, "a loop variable name"))
 			return false;
 		names[(*n)++] = t;
-	} while (accept(p, ","));
+	} while (accept(p, ",") && !(paren && tok_is(peek(p), ")")));
 	if (paren && !ps_expect(p, ")", "after loop variables"))
 		return false;
 	return true;
 }
 
-#define MAX_GRID 16
+#define MAX_GRID 32
 
 /* What one `for` header says: T.grid makes several loops. */
 typedef struct LoopHeader {
@@ -328,7 +328,9 @@ static bool parse_if_branch(Parser *p, IfBranch *br)
 		return false;
 	br->header = ps_span_from(p, first);
 	br->cond = c;
+	p->nguards++;
 	br->then_s = parse_suite(p, "if", false);
+	p->nguards--;
 	return br->then_s != NULL;
 }
 
@@ -349,7 +351,9 @@ static Stmt *parse_if(Parser *p)
 		next(p);
 		if (!ps_expect(p, ":", "after else"))
 			return NULL;
+		p->nguards++;
 		else_s = parse_suite(p, "else", false);
+		p->nguards--;
 		if (!else_s)
 			return NULL;
 	}
@@ -582,12 +586,54 @@ static Stmt *parse_t_stmt(Parser *p, bool *ignored)
 	return ir_eval(p->a, e, ps_span_from(p, first));
 }
 
+/* `a, b = T.int32(), T.int32()`: as many names as free-variable calls. */
+static bool at_free_var_tuple(Parser *p)
+{
+	int k = 0, n = 0;
+	while (peek_at(p, k)->kind == TK_NAME && tok_is(peek_at(p, k + 1), ",")) {
+		k += 2;
+		n++;
+	}
+	if (n == 0 || peek_at(p, k)->kind != TK_NAME || !tok_is(peek_at(p, k + 1), "="))
+		return false;
+	n++;
+	k += 2;
+	for (int i = 0; i < n; i++, k += 6) {
+		const Token *fn = peek_at(p, k + 2);
+		if (!tok_is(peek_at(p, k), "T") || !tok_is(peek_at(p, k + 1), ".") ||
+		    !(tok_is(fn, "int32") || tok_is(fn, "int64")) ||
+		    !tok_is(peek_at(p, k + 3), "(") || !tok_is(peek_at(p, k + 4), ")") ||
+		    (i + 1 < n && !tok_is(peek_at(p, k + 5), ",")))
+			return false;
+	}
+	return true;
+}
+
 /* `X[i] = e`, `x = e` and the other statements that start with a name;
  * *handled is false when the name starts none of them. */
 static bool parse_name_stmt(Parser *p, StmtList *out, bool *handled)
 {
 	Token *t = peek(p), *n1 = peek_at(p, 1);
 	*handled = true;
+	if (at_free_var_tuple(p)) {
+		/* `n, m = T.int64(), T.int64()` */
+		Token *names[16];
+		int n = 0;
+		do
+			names[n++] = next(p);
+		while (n < 16 && accept(p, ","));
+		next(p); /* = */
+		for (int k = 0; k < n; k++) {
+			DType ft;
+			dtype_from_name(peek_at(p, 2)->text, &ft);
+			p->pos += 5;
+			if (!parse_free_var(p, names[k], ft))
+				return false;
+			if (k + 1 < n && !ps_expect(p, ",", "between the free variables"))
+				return false;
+		}
+		return true;
+	}
 	if (ps_at_iter_decl(p)) {
 		Stmt **lets;
 		int n = ps_parse_iter_decl(p, &lets);

@@ -891,11 +891,21 @@ static void pblock_stmt(Printer *p, const Stmt *s, int indent)
 	piters(p, info, &v, indent + 1);
 	if (v.where)
 		pcall_stmt(p, "T.where", v.where, indent + 1);
+	/* the declarations as written while the statements are the ones they
+	 * were checked against; after a rewrite, the accesses themselves */
 	bool decls = v.inner == info->decl_inner;
+	int nr = info->nreads, nw = info->nwrites;
+	const BufRegion *rs = info->reads, *ws = info->writes;
+	if (!decls && (info->has_reads || info->has_writes)) {
+		BufRegion *r2, *w2;
+		decls = block_access_points(scratch(p), &v, &nr, &r2, &nw, &w2);
+		rs = r2;
+		ws = w2;
+	}
 	if (decls && info->has_reads)
-		pregions(p, "reads", info->nreads, info->reads, indent + 1);
+		pregions(p, "reads", nr, rs, indent + 1);
 	if (decls && info->has_writes)
-		pregions(p, "writes", info->nwrites, info->writes, indent + 1);
+		pregions(p, "writes", nw, ws, indent + 1);
 	if (v.init) {
 		indent_to(b, indent + 1);
 		sb_puts(b, "with T.init():\n");

@@ -284,11 +284,18 @@ RwStatus rw_hoist_case_split(RwCtx *c, Stmt *l, bool *changed, Stmt **made)
 	int64_t lo, n;
 	if (!an_const_int(l->u.loop.min, &lo) || !an_const_int(l->u.loop.extent, &n) || n < 2 || n > 256)
 		return RW_OK;
+	Var *v = l->u.loop.var;
+	/* a body that already is a case chain on v (this split, or one hoisted
+	 * since) is not split again: each split doubles the body */
+	const Stmt *top = l->u.loop.body;
+	if (top->kind == ST_IF && top->u.cond.cond->kind == EX_BIN &&
+	    top->u.cond.cond->u.bin.op == OP_LT && top->u.cond.cond->u.bin.a->kind == EX_VAR &&
+	    top->u.cond.cond->u.bin.a->u.var == v && top->u.cond.cond->u.bin.b->kind == EX_INT)
+		return RW_OK;
 	Conds cs = {0};
 	conds_in(l->u.loop.body, &cs);
 	if (!cs.n)
 		return RW_OK;
-	Var *v = l->u.loop.var;
 	signed char dec[256][64];
 	for (int64_t x = 0; x < n; x++)
 		for (int i = 0; i < cs.n; i++) {

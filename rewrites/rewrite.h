@@ -138,10 +138,15 @@ RwStatus rw_compute_at(RwCtx *c, const char *block, const char *loop);
 RwStatus rw_reverse_compute_at(RwCtx *c, const char *block, const char *loop);
 
 /* ---------- decompose_reduction (rewrites/decompose_reduction.c) ----------
- * TVM's decompose_reduction: the init statement of reduction block `block`
- * becomes its own block placed before `loop` (the reduction block keeps
- * only the update). Until it is implemented it rejects "not supported";
- * sch.decompose_reduction(b, loop) routes here and binds the init block. */
+ * TVM's decompose_reduction: the T.init of reduction block X becomes its
+ * own block X_init right before `loop` (an ancestor of X), inside copies
+ * of the loops between `loop` and X that its spatial bindings use; X is
+ * renamed X_update and keeps only the update. Handled: only loops and
+ * guards from `loop` down to X; spatial and reduce iter vars; bindings,
+ * ranges, guards and T.where free of loads. Obligations
+ * decompose.init_instances,
+ * decompose.init_reached, decompose.commute (and the race freedom of a
+ * copied parallel or vectorized loop). */
 RwStatus rw_decompose_reduction(RwCtx *c, const char *block, const char *loop);
 
 #endif

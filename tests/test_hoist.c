@@ -96,6 +96,21 @@ START_TEST(case_split_lets_simplify_clear_the_interior)
 }
 END_TEST
 
+/* TVM's TestHoistIfElse: the loop is split into its cases once; it used
+ * to split again and again on the same condition, doubling the body each
+ * time (out of memory on TestHoistMultiIf). */
+START_TEST(case_split_happens_once_per_loop)
+{
+	Schedule *s = run(tu_fixture("hoist/tvm_hoist_if_else.tir"), "sch.hoist_expression()\n",
+			  STEP_COMMITTED, NULL);
+	const Func *out = sched_func(s);
+	ck_assert_int_le(ts_count_kind(out->body, ST_IF), 4);
+	ck_assert_int_le(ts_count_kind(out->body, ST_FOR), 5);
+	tu_assert_equiv(ts_parse_func(&arena, tu_fixture("hoist/tvm_hoist_if_else.tir")), out, 4);
+	sched_free(s);
+}
+END_TEST
+
 static const char *seed_reduce = "hoist/seed_reduce.tir";
 
 START_TEST(reduce_loop_extents_follows_seed_000)
@@ -216,6 +231,7 @@ Suite *suite_hoist(void)
 	tcase_add_test(tc, branch_reading_a_buffer_the_loop_writes_stays);
 	tcase_add_test(tc, hoisting_a_faulting_condition_needs_a_nonempty_loop);
 	tcase_add_test(tc, case_split_lets_simplify_clear_the_interior);
+	tcase_add_test(tc, case_split_happens_once_per_loop);
 	tcase_add_test(tc, hoisting_a_float_to_int_cast_needs_a_nonempty_loop);
 	suite_add_tcase(s, tc);
 	tc = tcase_create("reduce_loop_extents");

@@ -362,7 +362,7 @@ static const struct {
 	{"sch.split(\"i, factor=4)\n", "unterminated string", 1, 11},
 	{"sch.split(\"i\",, factor=4)\n", "expected an argument value", 1, 15},
 	{"sch.split(\"i\", factor=4, factor=2)\n", "argument 'factor' given twice", 1, 26},
-	{"io, = sch.split(\"i\")\n", "expected a name on the left", 1, 5},
+	{"io, , ii = sch.split(\"i\")\n", "expected a name on the left", 1, 5},
 	{"i, i = sch.split(\"i\", factor=4)\n", "'i' is named twice on the left of '='", 1, 4},
 	{"io ii = sch.split(\"i\")\n", "expected 'sch.' call", 1, 1},
 	{"sch.(\"i\")\n", "expected a method name after 'sch.'", 1, 5},

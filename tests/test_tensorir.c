@@ -3,7 +3,8 @@
  * T.writes, anonymous blocks and 0-d buffers parse into the desugared
  * block (ir.h), print back in TVM's style and round-trip; bad forms are
  * positioned errors; loop rewrites and the race checks work through the
- * iter bindings, checked by the interpreter. */
+ * iter bindings, checked by the interpreter; decompose_reduction on TVM's
+ * own reduction tests and on kernels where moving the init is wrong. */
 #include <check.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -94,6 +95,18 @@ START_TEST(declaration_forms_of_tvm_tests)
 	ts_assert_reparses(&arena, f);
 	/* the program runs: the interpreter agrees with itself on inputs */
 	tu_assert_equiv(f, f, 4);
+	/* T.init() without reduction iter vars runs in every instance (TVM) */
+	Func *e = fixture_func("tensorir/init_every_instance.tir");
+	BlockView v;
+	ck_assert(block_view(&arena, block_of(e, "B"), &v));
+	ck_assert_ptr_nonnull(v.init);
+	Func *g = fixture_func("tensorir/free_vars_limits.tir");
+	ck_assert_int_eq(g->nparams, 3);
+	ck_assert_int_eq(g->params[1].var->dtype, DT_INT64);
+	ts_assert_reparses(&arena, g);
+	char *text = print_func(g);
+	ts_has(text, "-3.4028234663852886e38"); /* T.min_value("float32") */
+	free(text);
 }
 END_TEST
 
@@ -156,10 +169,32 @@ static void bad(const char *fixture, int line, int col, const char *msg)
 START_TEST(bad_block_forms_are_positioned_errors)
 {
 	bad("tensorir/bad_iter_type.tir", 5, 35, "iter type 'X'");
-	bad("tensorir/init_without_reduce.tir", 6, 13, "without reduction iter vars");
+	bad("tensorir/where_outside_block.tir", 4, 9, "T.where belongs at the top of a");
+	bad("tensorir/binding_outside_domain.tir", 6, 37,
+	    "the binding of iter var 'vi' reaches 127, outside its domain [0, 64)");
 	bad("tensorir/iter_decl_after_stmt.tir", 6, 13, "before the block's statements");
 	bad("tensorir/remap_not_a_loop.tir", 5, 37, "enclosing loops");
 	bad("tensorir/thread_binding.tir", 5, 14, "not supported on CPU");
+	bad("tensorir/reads_miss_access.tir", 11, 29, "T.reads declares A at line 7 but misses this read of A");
+}
+END_TEST
+
+START_TEST(declared_regions_are_checked_and_follow_rewrites)
+{
+	/* slices over an inner loop and a symbolic extent: shown covered */
+	DiagList d;
+	diag_init(&d, &arena);
+	Source *src = source_from_string(&arena, "s.tir", tu_fixture("tensorir/reads_slices.tir"));
+	ck_assert_ptr_nonnull(parse_module(&arena, src, &d));
+	ck_assert_ptr_null(d.first);
+	/* after cache_read the block declares what it now reads */
+	TsRun t = ts_accept(&arena, tu_fixture("tensorir/matmul.tir"),
+			    "A_local = sch.cache_read(buffer=\"A\", scope=\"local\", block=\"update\")\n", 2);
+	char *text = ts_print(&arena, sched_func(t.s));
+	ts_has(text, "T.reads(C[vi, vj], A_local[vi, vk], B[vj, vk])");
+	ts_lacks(text, "T.reads(A[vi, vk]");
+	ts_assert_reparses(&arena, sched_func(t.s));
+	sched_free(t.s);
 }
 END_TEST
 
@@ -182,6 +217,13 @@ START_TEST(tvm_style_schedule_with_nested_calls)
 			    "block = sch.get_block(\"B\")\n"
 			    "loop, _ = sch.get_loops(sch.get_block(\"C\"))\n"
 			    "sch.compute_at(block, loop, preserve_unit_loops=True)\n", 4);
+	ts_has(t.r->note, "region of B per iteration: [i:i + 1, 0:128]");
+	sched_free(t.s);
+	/* an indexed call result, a bracketed target, nested calls */
+	t = ts_accept(&arena, tu_fixture("tensorir/two_elementwise.tir"),
+		      "loop = sch.get_loops(sch.get_block(\"C\"))[0]\n"
+		      "(blk,) = sch.get_child_blocks(sch.get_loops(sch.get_block(\"C\"))[1])\n"
+		      "sch.compute_at(sch.get_block(\"B\"), sch.get_loops(blk)[-2])\n", 2);
 	ts_has(t.r->note, "region of B per iteration: [i:i + 1, 0:128]");
 	sched_free(t.s);
 }
@@ -243,6 +285,225 @@ START_TEST(cache_read_stages_the_nest_once_not_per_instance)
 }
 END_TEST
 
+/* ---------- decompose_reduction ---------- */
+
+/* The report of the script's decompose_reduction step. */
+static const StepReport *decompose_step(const Schedule *s)
+{
+	for (int i = 0; i < s->nsteps; i++)
+		if (strncmp(s->steps[i]->desc, "decompose_reduction", 19) == 0)
+			return s->steps[i];
+	ck_abort_msg("no decompose_reduction step");
+	return NULL;
+}
+
+/* The result of a TVM test's script, compared by the interpreter with the
+ * function TVM expects (its second function), and printed. */
+static char *decomposed_like_tvm(TsRun *t, const char *expected)
+{
+	Func *want = ts_func(t, expected);
+	tu_assert_equiv(sched_func(t->s), want, 2);
+	ck_assert(ts_has_obligation(decompose_step(t->s), "decompose.commute", VERDICT_PROVEN));
+	ts_assert_reparses(&arena, sched_func(t->s));
+	return ts_print(&arena, sched_func(t->s));
+}
+
+START_TEST(decompose_at_the_outermost_loop_as_tvm)
+{
+	/* test_reduction_decompose0 */
+	TsRun t = ts_accept(&arena, tu_fixture("tensorir/tvm_decompose_matmul.tir"),
+			    "C = sch.get_block(\"update\")\n"
+			    "i, j, k = sch.get_loops(C)\n"
+			    "sch.decompose_reduction(C, i)\n", 2);
+	char *text = decomposed_like_tvm(&t, "matmul_decompose0");
+	ts_has(text, "    for i_init, j_init in T.grid(128, 128):\n"
+		     "        with T.block(\"update_init\"):\n"
+		     "            vi, vj = T.axis.remap(\"SS\", [i_init, j_init])\n"
+		     "            C[vi, vj] = 0.0\n"
+		     "    for i, j, k in T.grid(128, 128, 128):\n"
+		     "        with T.block(\"update_update\"):\n");
+	ts_lacks(text, "T.init()");
+	ts_has(t.r->note, "block 'update' is now 'update_update'");
+	/* test_decompose_reduction_ref_hash_check: the input is unchanged */
+	const Stmt *orig = block_of(module_find_func(t.before, "matmul"), "update");
+	ck_assert(orig->u.block.info->has_init);
+	sched_free(t.s);
+}
+END_TEST
+
+START_TEST(decompose_at_an_inner_loop_after_split_and_reorder)
+{
+	/* test_reduction_decompose2: at k, the init stays inside i and j */
+	const char *mm = tu_fixture("tensorir/tvm_decompose_matmul.tir");
+	TsRun t = ts_accept(&arena, mm,
+			    "C = sch.get_block(\"update\")\n"
+			    "i, j, k = sch.get_loops(C)\n"
+			    "sch.decompose_reduction(C, k)\n", 2);
+	ts_has(ts_print(&arena, sched_func(t.s)),
+	       "    for i, j in T.grid(128, 128):\n"
+	       "        with T.block(\"update_init\"):\n"
+	       "            vi, vj = T.axis.remap(\"SS\", [i, j])\n"
+	       "            C[vi, vj] = 0.0\n"
+	       "        for k in T.serial(128):\n");
+	ts_assert_reparses(&arena, sched_func(t.s));
+	sched_free(t.s);
+	/* test_reduction_decompose4: the split reduction loop's tail guard
+	 * (T.where in TVM) is dropped from the init, proven */
+	t = ts_accept(&arena, mm,
+		      "C = sch.get_block(\"update\")\n"
+		      "i, j, k = sch.get_loops(C)\n"
+		      "io, ii = sch.split(i, factors=[16, 8])\n"
+		      "ko, ki = sch.split(k, factors=[19, 7])\n"
+		      "sch.decompose_reduction(C, ii)\n", 2);
+	char *text = ts_print(&arena, sched_func(t.s));
+	ts_has(text, "    for io in T.serial(16):\n"
+		     "        for ii_init, j_init in T.grid(8, 128):\n"
+		     "            with T.block(\"update_init\"):\n"
+		     "                vi = T.axis.spatial(128, io * 8 + ii_init)\n");
+	ts_has(text, "        for ii, j, ko, ki in T.grid(8, 128, 19, 7):\n"
+		     "            if ko * 7 + ki < 128:\n");
+	ck_assert(ts_has_obligation(decompose_step(t.s), "decompose.init_reached", VERDICT_PROVEN));
+	ts_assert_reparses(&arena, sched_func(t.s));
+	sched_free(t.s);
+	/* a tiled matmul, decomposed at the reduction loop between the tiles */
+	t = ts_accept(&arena, tu_fixture("tensorir/matmul.tir"),
+		      "b = sch.get_block(\"update\")\n"
+		      "i, j, k = sch.get_loops(b)\n"
+		      "io, ii = sch.split(i, factors=[None, 8])\n"
+		      "jo, ji = sch.split(j, factors=[None, 16])\n"
+		      "sch.reorder(io, jo, k, ii, ji)\n"
+		      "init = sch.decompose_reduction(b, k)\n"
+		      "li = sch.get_loops(init)\n"
+		      "sch.vectorize(li[3])\n"
+		      "lb = sch.get_loops(b)\n"
+		      "sch.unroll(lb[4])\n", 3);
+	text = ts_print(&arena, sched_func(t.s));
+	ts_has(text, "    for io, jo in T.grid(8, 4):\n"
+		     "        for ii_init in T.serial(8):\n"
+		     "            for ji_init in T.vectorized(16):\n"
+		     "                with T.block(\"update_init\"):\n");
+	ts_has(text, "            for ji in T.unroll(16):\n"
+		     "                with T.block(\"update_update\"):\n");
+	ts_assert_reparses(&arena, sched_func(t.s));
+	sched_free(t.s);
+}
+END_TEST
+
+START_TEST(decompose_tvm_blockized_vectorized_nested_and_annotated)
+{
+	/* test_reduction_decompose1: the init holds a loop and a block */
+	TsRun t = ts_accept(&arena, tu_fixture("tensorir/tvm_decompose_rowsum_blockized.tir"),
+			    "blockized_B = sch.get_block(\"blockized_B\")\n"
+			    "io, ko = sch.get_loops(blockized_B)\n"
+			    "sch.decompose_reduction(blockized_B, io)\n", 2);
+	char *text = ts_print(&arena, sched_func(t.s));
+	ts_has(text, "    for i0_init in T.serial(32):\n"
+		     "        with T.block(\"blockized_B_init\"):\n"
+		     "            io = T.axis.remap(\"S\", [i0_init])\n"
+		     "            for i1 in T.serial(4):\n"
+		     "                with T.block(\"B_init\"):\n");
+	ts_has(text, "with T.block(\"blockized_B_update\"):");
+	ts_assert_reparses(&arena, sched_func(t.s));
+	sched_free(t.s);
+	/* test_reduction_decompose_with_different_for_kind: the copy stays
+	 * vectorized (proven race free); the handles are B_init and B_update */
+	t = ts_accept(&arena, tu_fixture("tensorir/tvm_decompose_colsum.tir"),
+		      "B = sch.get_block(\"B\")\n"
+		      "k, _ = sch.get_loops(B)\n"
+		      "B_init = sch.decompose_reduction(B, k)\n"
+		      "sch.get_block(\"B_update\")\n"
+		      "sch.get_block(\"B_init\")\n"
+		      "lb = sch.get_loops(B)\n"
+		      "sch.unroll(lb[0])\n", 2);
+	text = decomposed_like_tvm(&t, "colsum_decompose_with_vectorization");
+	ts_has(text, "    for i_init in T.vectorized(32):\n"
+		     "        with T.block(\"B_init\"):\n");
+	ts_has(text, "    for k in T.unroll(128):\n"
+		     "        for i in T.vectorized(32):\n"
+		     "            with T.block(\"B_update\"):\n");
+	ck_assert(ts_has_obligation(decompose_step(t.s), "vectorize.no_race", VERDICT_PROVEN));
+	sched_free(t.s);
+	/* test_decompose_reduction_nested_block: no loop to copy */
+	t = ts_accept(&arena, tu_fixture("tensorir/tvm_decompose_nested_block.tir"),
+		      "outer = sch.get_block(\"outer\")\n"
+		      "i, ko = sch.get_loops(outer)\n"
+		      "sch.decompose_reduction(outer, ko)\n", 4);
+	ts_has(ts_print(&arena, sched_func(t.s)),
+	       "    for i in T.serial(1):\n"
+	       "        with T.block(\"outer_init\"):\n"
+	       "            vi = T.axis.remap(\"S\", [i])\n"
+	       "            B[vi] = 0.0\n"
+	       "        for ko in T.serial(2):\n"
+	       "            with T.block(\"outer_update\"):\n");
+	ts_assert_reparses(&arena, sched_func(t.s));
+	sched_free(t.s);
+	/* test_reduction_decompose_with_annotation */
+	t = ts_accept(&arena, tu_fixture("tensorir/tvm_decompose_annotation.tir"),
+		      "C = sch.get_block(\"update\")\n"
+		      "i, j, k = sch.get_loops(C)\n"
+		      "sch.decompose_reduction(C, i)\n", 2);
+	decomposed_like_tvm(&t, "matmul_decompose_with_annotation");
+	sched_free(t.s);
+}
+END_TEST
+
+START_TEST(decompose_rejects_a_loop_that_is_not_an_ancestor)
+{
+	const char *k = tu_fixture("tensorir/decompose_rowsum_then_scale.tir");
+	ts_rejected(&arena, k, "sch.decompose_reduction(\"B\", \"j\")",
+		    "precondition: decompose_reduction: loop 'j' is not an ancestor of block 'B'");
+	ts_rejected(&arena, k, "sch.decompose_reduction(\"C\", \"j\")",
+		    "precondition: decompose_reduction: block 'C' has no T.init() to decompose");
+	/* test_reduction_decompose3: the loop named k is the innermost (j) */
+	ts_rejected(&arena, tu_fixture("tensorir/tvm_decompose_fail3.tir"),
+		    "C = sch.get_block(\"update\")\n"
+		    "i, j, k = sch.get_loops(C)\n"
+		    "sch.decompose_reduction(C, k)\n",
+		    "precondition: decompose_reduction: loop 'j' is not above every loop of the reduction: "
+		    "iter var 'vk' is bound to loop 'k' outside it");
+	/* at the innermost loop of the reduction: no loop to copy */
+	TsRun t = ts_accept(&arena, k, "sch.decompose_reduction(\"B\", \"k\")", 4);
+	ts_has(ts_print(&arena, sched_func(t.s)),
+	       "    for i in T.serial(8):\n"
+	       "        with T.block(\"B_init\"):\n"
+	       "            vi = T.axis.remap(\"S\", [i])\n");
+	sched_free(t.s);
+}
+END_TEST
+
+START_TEST(decompose_rejects_a_move_that_changes_the_result)
+{
+	/* an update reads the cell a later init resets */
+	StepReport *r = ts_refuted(&arena, tu_fixture("tensorir/decompose_reads_later_row.tir"),
+				   "sch.decompose_reduction(\"B\", \"i\")", "decompose.commute");
+	ts_has(r->reason, "write of B at 9:17 (first instance) and read of B at 10:41");
+	/* the init reads what earlier updates wrote */
+	ts_refuted(&arena, tu_fixture("tensorir/decompose_init_reads_written.tir"),
+		   "sch.decompose_reduction(\"B\", \"i\")", "decompose.commute");
+	/* the init does not dominate: T.where is false at the minimum */
+	ts_refuted(&arena, tu_fixture("tensorir/decompose_where_after_min.tir"),
+		   "sch.decompose_reduction(\"B\", \"i\")", "decompose.init_reached");
+	/* an empty reduction loop (n == 0) never runs the init */
+	ts_refuted(&arena, tu_fixture("tensorir/decompose_symbolic_extent.tir"),
+		   "sch.decompose_reduction(\"B\", \"i\")", "decompose.init_reached");
+	/* the init runs twice per row */
+	ts_refuted(&arena, tu_fixture("tensorir/decompose_init_runs_twice.tir"),
+		   "sch.decompose_reduction(\"B\", \"i\")", "decompose.init_instances");
+	/* the same shapes where the move is right commit */
+	TsRun t = ts_accept(&arena, tu_fixture("tensorir/decompose_reads_earlier_row.tir"),
+			    "sch.decompose_reduction(\"B\", \"i\")", 4);
+	sched_free(t.s);
+	t = ts_accept(&arena, tu_fixture("tensorir/decompose_symbolic_extent_assumed.tir"),
+		      "sch.decompose_reduction(\"B\", \"i\")", 4);
+	sched_free(t.s);
+	t = ts_accept(&arena, tu_fixture("tensorir/decompose_where_kept.tir"),
+		      "sch.decompose_reduction(\"B\", \"i\")", 4);
+	ts_has(ts_print(&arena, sched_func(t.s)), "            vi = T.axis.remap(\"S\", [i_init])\n"
+						  "            T.where(i_init < 6)\n");
+	sched_free(t.s);
+}
+END_TEST
+
 /* TVM's test_compute_at_tiled_pooling_read_cache, kernel and schedule as
  * TVM writes them: the cache is computed per (hh_0, ww_0) tile over the
  * 10 x 10 window the tile reads, clipped to the image where the padding
@@ -268,7 +529,7 @@ Suite *suite_tensorir(void)
 	Suite *s = suite_create("tensorir");
 	struct {
 		const char *name;
-		const TTest *tests[4];
+		const TTest *tests[6];
 	} cases[] = {
 		{"parse",
 		 {remap_binds_iter_vars_to_loops_with_their_domains,
@@ -277,6 +538,7 @@ Suite *suite_tensorir(void)
 		 {blocks_print_in_tvm_style_and_round_trip,
 		  rewritten_bindings_print_as_axis_declarations}},
 		{"errors", {bad_block_forms_are_positioned_errors}},
+		{"declarations", {declared_regions_are_checked_and_follow_rewrites}},
 		{"schedules",
 		 {tiling_a_reduction_block_keeps_its_init, parallel_reduction_axis_is_a_race,
 		  tvm_style_schedule_with_nested_calls}},
@@ -285,12 +547,17 @@ Suite *suite_tensorir(void)
 		  reverse_compute_at_moves_the_consumer_block,
 		  cache_read_stages_the_nest_once_not_per_instance,
 		  compute_at_tiled_pooling_as_tvm_writes_it}},
+		{"decompose_reduction",
+		 {decompose_at_the_outermost_loop_as_tvm, decompose_at_an_inner_loop_after_split_and_reorder,
+		  decompose_tvm_blockized_vectorized_nested_and_annotated,
+		  decompose_rejects_a_loop_that_is_not_an_ancestor,
+		  decompose_rejects_a_move_that_changes_the_result}},
 	};
 	for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
 		TCase *tc = tcase_create(cases[i].name);
 		tcase_add_checked_fixture(tc, setup, teardown);
 		tcase_set_timeout(tc, 120);
-		for (int k = 0; k < 4 && cases[i].tests[k]; k++)
+		for (int k = 0; k < 6 && cases[i].tests[k]; k++)
 			tcase_add_test(tc, cases[i].tests[k]);
 		suite_add_tcase(s, tc);
 	}

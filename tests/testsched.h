@@ -15,6 +15,7 @@ typedef struct TsRun {
 	Module *prev;	/* the module before the last step */
 	Schedule *s;
 	StepReport *r; /* the last step */
+	StepStatus last; /* how the script's last call ended */
 } TsRun;
 
 /* Parse `kernel` (one function or a module), run `script` (one call per

@@ -852,7 +852,19 @@ static StepStatus do_decompose_reduction(Call *k, RwCtx *c)
 			   "decompose_reduction");
 	if (k->call->nlhs > 1 || k->call->lhs_star >= 0)
 		return bad(k, NULL, "%s: makes one block", "decompose_reduction");
-	return finish_block(k, c, rw_decompose_reduction(c, block, loop), false);
+	StepStatus r = finish_block(k, c, rw_decompose_reduction(c, block, loop), false);
+	if (r != STEP_COMMITTED)
+		return r;
+	/* as in TVM, a handle of the reduction block follows it under its new
+	 * name X_update (the rewrite's naming) */
+	const char *fname = sched_func(k->s)->name;
+	const char *update = arena_printf(k->s->arena, "%s_update", block);
+	for (int i = 0; i < k->env->nvals; i++) {
+		Value *v = k->env->vals[i];
+		if (v->kind == VAL_BLOCK && !v->gone && !strcmp(v->func, fname) && !strcmp(v->block, block))
+			v->block = update;
+	}
+	return r;
 }
 
 /* ---------- the arguments each primitive takes ----------
@@ -1276,7 +1288,7 @@ static bool bind_results(Call *k)
 	Value *r = k->result;
 	if (c->nlhs == 0 || !r)
 		return true;
-	if (c->nlhs == 1 && c->lhs_star < 0) {
+	if (c->nlhs == 1 && c->lhs_star < 0 && !c->unpack) {
 		if (strcmp(c->lhs[0], "_") != 0)
 			hv_bind(k->env, c->lhs[0], r);
 		return true;

@@ -24,6 +24,7 @@ typedef struct Reader {
 
 static bool parse_call_rest(Reader *r, ScriptCall *c, Token *first);
 
+
 static Token *peek(Reader *r) { return &r->toks[r->pos]; }
 
 static Token *peek_at(Reader *r, int k)
@@ -252,22 +253,25 @@ static bool classify(Reader *r, ScriptArg *arg, const Token *t, int n)
 		arg->ival = neg ? -(int64_t)t[n - 2].uval : (int64_t)t[n - 2].uval;
 		return true;
 	}
-	if (n >= 5 && tok_is(&t[0], "sch") && tok_is(&t[1], ".") && t[2].kind == TK_NAME &&
-	    tok_is(&t[3], "(") && closing(t + 3, n - 3) == n - 4) {
+	int call_end = n >= 5 && tok_is(&t[0], "sch") && tok_is(&t[1], ".") &&
+			       t[2].kind == TK_NAME && tok_is(&t[3], "(") ? closing(t + 3, n - 3) + 3 : -1;
+	bool indexed = call_end > 0 && call_end < n - 1 && tok_is(&t[call_end + 1], "[") &&
+		       tok_is(&t[n - 1], "]");
+	if (call_end == n - 1 || indexed) {
 		/* a nested call: hoisted before this one, its result a name */
 		int save = r->pos;
 		r->pos = (int)(t - r->toks);
 		ScriptCall inner;
 		memset(&inner, 0, sizeof inner);
 		inner.lhs_star = -1;
+		const char *tmp = arena_printf(r->a, "_sch_%s_%d", t[2].text, ++r->ntemps);
+		inner.nlhs = 1;
+		inner.lhs = arena_alloc(r->a, sizeof(char *));
+		inner.lhs[0] = tmp;
 		bool ok = parse_call_rest(r, &inner, (Token *)t);
 		r->pos = save;
 		if (!ok)
 			return false;
-		const char *tmp = arena_printf(r->a, "_sch_%s_%d", inner.method, ++r->ntemps);
-		inner.nlhs = 1;
-		inner.lhs = arena_alloc(r->a, sizeof(char *));
-		inner.lhs[0] = tmp;
 		VEC_PUSH(r->a, r->hoisted, r->nhoisted, r->caphoisted, inner);
 		arg->kind = ARG_NAME;
 		arg->str = tmp;
@@ -341,13 +345,34 @@ static bool parse_args(Reader *r, ScriptCall *c)
 
 /* `a, b =` before the call, if present; `_` may repeat and one name may
  * be starred (`i, *rest = ...`). */
+static bool parse_lhs_names(Reader *r, ScriptCall *c, const char *close);
+
 static bool parse_lhs(Reader *r, ScriptCall *c)
 {
 	Token *t = peek(r);
+	if ((tok_is(t, "(") || tok_is(t, "[")) && peek_at(r, 1)->kind == TK_NAME) {
+		/* `(loop,) = ...`, `[a, b] = ...` */
+		int k = 1;
+		while (peek_at(r, k)->kind == TK_NAME || tok_is(peek_at(r, k), ",") ||
+		       tok_is(peek_at(r, k), "*"))
+			k++;
+		const char *close = tok_is(t, "(") ? ")" : "]";
+		if (tok_is(peek_at(r, k), close) && tok_is(peek_at(r, k + 1), "=")) {
+			next(r);
+			return parse_lhs_names(r, c, close);
+		}
+		return true;
+	}
 	bool star = tok_is(t, "*") && peek_at(r, 1)->kind == TK_NAME;
 	if (!star && (t->kind != TK_NAME ||
 		      !(tok_is(peek_at(r, 1), ",") || tok_is(peek_at(r, 1), "="))))
 		return true;
+	return parse_lhs_names(r, c, NULL);
+}
+
+/* The names, through `=` (and `close` before it when bracketed). */
+static bool parse_lhs_names(Reader *r, ScriptCall *c, const char *close)
+{
 	int cap = 2;
 	c->lhs = arena_alloc(r->a, sizeof(char *) * (size_t)cap);
 	for (;;) {
@@ -375,8 +400,57 @@ static bool parse_lhs(Reader *r, ScriptCall *c)
 		if (!tok_is(peek(r), ","))
 			break;
 		next(r);
+		c->unpack = true;
+		if ((close && tok_is(peek(r), close)) || tok_is(peek(r), "="))
+			break;
 	}
+	if (close)
+		c->unpack = true;
+	if (close && !expect(r, close, "to close the names on the left"))
+		return false;
 	return expect(r, "=", "after the names on the left");
+}
+
+/* `x = sch.get_loops(b)[k]`: the k-th result (k < 0 from the end) is x,
+ * read as the unpacking `_, ..., x, *_ = ...` (`*_, x, _, ... = ...`). */
+static bool select_result(Reader *r, ScriptCall *c)
+{
+	Token *open = next(r);
+	bool neg = tok_is(peek(r), "-");
+	if (neg)
+		next(r);
+	Token *k = peek(r);
+	if (k->kind != TK_INT || k->int_overflow || k->uval > 64) {
+		error_at(r, k->span, "expected a small index after '[', found %s", found(r));
+		return false;
+	}
+	next(r);
+	if (!expect(r, "]", "to close the index"))
+		return false;
+	if (c->nlhs != 1 || c->lhs_star >= 0) {
+		error_at(r, open->span, "an indexed call result binds one name on the left");
+		return false;
+	}
+	int idx = (int)k->uval;
+	if (neg && idx == 0) {
+		error_at(r, k->span, "index -0 names no result");
+		return false;
+	}
+	const char *name = c->lhs[0];
+	int n = neg ? idx + 1 : idx + 2;
+	const char **lhs = arena_alloc(r->a, sizeof(char *) * (size_t)n);
+	for (int i = 0; i < n; i++)
+		lhs[i] = "_";
+	if (neg) {
+		c->lhs_star = 0;          /* *_, x, _, ... */
+		lhs[1] = name;
+	} else {
+		lhs[idx] = name;          /* _, ..., x, *_ */
+		c->lhs_star = idx + 1;
+	}
+	c->lhs = lhs;
+	c->nlhs = n;
+	return true;
 }
 
 static bool parse_call(Reader *r, ScriptCall *c)
@@ -407,6 +481,8 @@ static bool parse_call_rest(Reader *r, ScriptCall *c, Token *first)
 	}
 	c->method = next(r)->text;
 	if (!expect(r, "(", "after the method name") || !parse_args(r, c))
+		return false;
+	if (tok_is(peek(r), "[") && !select_result(r, c))
 		return false;
 	c->span = span_cover(first, &r->toks[r->pos - 1]);
 	return true;

@@ -39,6 +39,7 @@ typedef struct ScriptCall {
 	int nlhs;
 	const char **lhs; /* `_` may repeat; */
 	int lhs_star;	  /* index of the `*name` on the left, or -1 */
+	bool unpack;	  /* `(x,) = ...` / `x, = ...`: one name unpacks a list */
 	const char *method;
 	int nargs;
 	ScriptArg *args;
