@@ -14,7 +14,7 @@
 	X(fuse) X(reorder) X(parallel) X(script) X(report) X(log) X(api)       \
 	X(cli) X(conformance) X(soundness) X(layout) X(overcompute)            \
 	X(backend) X(compute_at) X(examples) X(hoist) X(merge) X(cache)        \
-	X(simplify) X(seq_access) X(layering) X(verify) \
+	X(simplify) X(seq_access) X(layering) X(verify) X(tvm) \
 	X(analysis) X(tensorir)
 
 #define X(name) Suite *suite_##name(void);

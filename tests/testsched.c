@@ -2,6 +2,8 @@
  * whole modules (see testsched.h). */
 #include "tests/testsched.h"
 
+#include "backend/backend.h"
+
 #include <check.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -288,4 +290,274 @@ Func *ts_parse_func(Arena *a, const char *kernel)
 	Module *m = tu_parse(a, "k.tir", kernel);
 	ck_assert_int_eq(m->nfuncs, 1);
 	return m->funcs[0];
+}
+
+/* ---------- case folders ---------- */
+
+typedef struct CaseExpect {
+	bool accept, bad_input, build, build_reject;
+	char equiv[256], shape[256], reason[256];
+	int max_store_ifs; /* -1 if absent */
+} CaseExpect;
+
+/* The rest of `line` after `key` and blanks, into out (n bytes). */
+static void expect_value(const char *line, const char *key, char *out, size_t n)
+{
+	const char *v = line + strlen(key);
+	while (*v == ' ' || *v == '\t')
+		v++;
+	snprintf(out, n, "%s", v);
+	size_t k = strlen(out);
+	while (k && (out[k - 1] == ' ' || out[k - 1] == '\r'))
+		out[--k] = '\0';
+}
+
+static bool read_case_expect(const char *dir, CaseExpect *e)
+{
+	char path[4096];
+	tu_join(path, sizeof path, dir, "expect");
+	char *text = tu_read_file(path);
+	if (!text)
+		return false;
+	memset(e, 0, sizeof *e);
+	e->max_store_ifs = -1;
+	for (char *save = NULL, *line = strtok_r(text, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
+		char yes[16];
+		if (strncmp(line, "verdict:", 8) == 0)
+			e->accept = strstr(line, "accept") != NULL;
+		else if (strncmp(line, "equiv:", 6) == 0)
+			expect_value(line, "equiv:", e->equiv, sizeof e->equiv);
+		else if (strncmp(line, "shape:", 6) == 0)
+			expect_value(line, "shape:", e->shape, sizeof e->shape);
+		else if (strncmp(line, "reason:", 7) == 0)
+			expect_value(line, "reason:", e->reason, sizeof e->reason);
+		else if (strncmp(line, "max_store_ifs:", 14) == 0)
+			e->max_store_ifs = atoi(line + 14);
+		else if (strncmp(line, "bad_input:", 10) == 0) {
+			expect_value(line, "bad_input:", yes, sizeof yes);
+			e->bad_input = strcmp(yes, "yes") == 0;
+		} else if (strncmp(line, "build:", 6) == 0) {
+			expect_value(line, "build:", yes, sizeof yes);
+			e->build = strcmp(yes, "yes") == 0;
+			e->build_reject = strcmp(yes, "reject") == 0;
+		}
+	}
+	free(text);
+	return true;
+}
+
+static Module *case_parse(Arena *a, const char *path, StrBuf *why)
+{
+	DiagList d;
+	diag_init(&d, a);
+	Source *src = source_read_file(a, path, &d);
+	Module *m = src ? parse_module(a, src, &d) : NULL;
+	if (!m) {
+		char *msg = diag_render(&d);
+		sb_printf(why, "%s does not parse:\n%s", path, msg);
+		free(msg);
+	}
+	return m;
+}
+
+/* The nesting of loops (F), ifs (I, E before an else) and stores (S):
+ * what TVM's pass did to the structure, whatever the expressions. */
+static void shape_of(const Stmt *s, StrBuf *out)
+{
+	switch (s->kind) {
+	case ST_SEQ:
+		for (int i = 0; i < s->u.seq.n; i++)
+			shape_of(s->u.seq.items[i], out);
+		return;
+	case ST_FOR:
+		sb_puts(out, "F(");
+		shape_of(s->u.loop.body, out);
+		sb_puts(out, ")");
+		return;
+	case ST_IF:
+		sb_puts(out, "I(");
+		shape_of(s->u.cond.then_s, out);
+		if (s->u.cond.else_s) {
+			sb_puts(out, ")E(");
+			shape_of(s->u.cond.else_s, out);
+		}
+		sb_puts(out, ")");
+		return;
+	case ST_STORE: sb_puts(out, "S"); return;
+	case ST_ALLOC:
+		if (s->u.alloc.body)
+			shape_of(s->u.alloc.body, out);
+		return;
+	case ST_BLOCK: shape_of(s->u.block.body, out); return;
+	case ST_LET: shape_of(s->u.let.body, out); return;
+	case ST_ASSUME: case ST_EVAL: case ST_PASS: case ST_COUNT: return;
+	}
+}
+
+static const Func *same_name_or_first(const Module *m, const char *name)
+{
+	const Func *f = module_find_func(m, name);
+	return f ? f : m->funcs[0];
+}
+
+/* The accepted result against before, after.tir, the shape, the store
+ * ifs and the backend. */
+static void check_accepted(Arena *a, const char *dir, const CaseExpect *e, Schedule *s, const Module *m,
+			   StrBuf *why)
+{
+	char path[4096], *report = NULL;
+	for (int i = 0; i < s->mod->nfuncs && !why->n; i++) {
+		const Func *out = s->mod->funcs[i], *orig = module_find_func(m, out->name);
+		if (orig && orig != out && !tu_equiv(orig, out, 6, &report))
+			sb_printf(why, "%s differs from before.tir: %s", out->name, report ? report : "?");
+		free(report);
+		report = NULL;
+	}
+	Func *out = sched_func(s);
+	if (!why->n && e->equiv[0]) {
+		tu_join(path, sizeof path, dir, e->equiv);
+		Module *want = case_parse(a, path, why);
+		if (want && !tu_equiv(out, same_name_or_first(want, out->name), 6, &report))
+			sb_printf(why, "the result differs from %s: %s", e->equiv, report ? report : "?");
+		free(report);
+	}
+	if (!why->n && e->shape[0]) {
+		tu_join(path, sizeof path, dir, e->shape);
+		Module *want = case_parse(a, path, why);
+		if (want) {
+			StrBuf got = {0}, exp = {0};
+			shape_of(out->body, &got);
+			shape_of(same_name_or_first(want, out->name)->body, &exp);
+			char *g = sb_take(&got), *x = sb_take(&exp);
+			if (strcmp(g, x) != 0)
+				sb_printf(why, "the result nests as %s, %s as %s", g, e->shape, x);
+			free(g);
+			free(x);
+		}
+	}
+	if (!why->n && e->max_store_ifs >= 0 && ts_store_ifs(out->body) > e->max_store_ifs)
+		sb_printf(why, "%d store-guarding ifs, want at most %d", ts_store_ifs(out->body), e->max_store_ifs);
+	if (!why->n && e->build) {
+		ProvenModule pm;
+		sched_proven_module(s, &pm);
+		DiagList d;
+		diag_init(&d, a);
+		Program *p = backend_build(&pm, NULL, &d);
+		if (!p) {
+			char *msg = diag_render(&d);
+			sb_printf(why, "build failed:\n%s", msg);
+			free(msg);
+			return;
+		}
+		for (int i = 0; i < backend_num_funcs(p) && !why->n; i++) {
+			const char *fn = backend_lowered(p, i)->func->name;
+			if (backend_check(p, fn, 3, 11, 0, &report) != 0)
+				sb_printf(why, "the compiled %s disagrees with the interpreter:\n%s", fn,
+					  report ? report : "?");
+			free(report);
+			report = NULL;
+		}
+		backend_free(p);
+	}
+}
+
+/* build: reject — lowering must refuse the proven result, for the reason
+ * expect names. */
+static void check_build_refused(Arena *a, const CaseExpect *e, Schedule *s, StrBuf *why)
+{
+	ProvenModule pm;
+	sched_proven_module(s, &pm);
+	DiagList d;
+	diag_init(&d, a);
+	Program *p = backend_build(&pm, NULL, &d);
+	if (p) {
+		backend_free(p);
+		sb_printf(why, "expected the build to be refused, it succeeded");
+		return;
+	}
+	char *msg = diag_render(&d);
+	if (e->reason[0] && !strstr(msg, e->reason))
+		sb_printf(why, "build refused with '%s', want a reason with '%s'", msg, e->reason);
+	free(msg);
+}
+
+char *ts_case_check(const char *dir, const char *name, const char *logdir)
+{
+	StrBuf why = {0};
+	CaseExpect e;
+	if (!read_case_expect(dir, &e)) {
+		sb_printf(&why, "%s: no expect file", name);
+		return sb_take(&why);
+	}
+	Arena a;
+	arena_init(&a);
+	char path[4096];
+	tu_join(path, sizeof path, dir, "before.tir");
+	Module *m = case_parse(&a, path, &why);
+	Schedule *s = NULL;
+	if (!m)
+		goto out;
+	SmtOptions opt = {0};
+	opt.timeout_ms = 20000;
+	s = sched_new(&a, m, &opt);
+	DiagList d;
+	diag_init(&d, &a);
+	if (logdir) {
+		tu_join(path, sizeof path, logdir, name);
+		s->log = proof_log_open(path, &d);
+		if (!s->log) {
+			sb_printf(&why, "cannot open log %s", path);
+			goto out;
+		}
+	}
+	tu_join(path, sizeof path, dir, "schedule.sched");
+	Source *src = source_read_file(&a, path, &d);
+	Script *sc = src ? script_parse(&a, src, &d) : NULL;
+	if (!sc) {
+		char *msg = diag_render(&d);
+		sb_printf(&why, "the schedule does not parse:\n%s", msg);
+		free(msg);
+		goto out;
+	}
+	StepStatus st = sched_run_script(s, sc, &d);
+	StepReport *last = s->nsteps ? s->steps[s->nsteps - 1] : NULL;
+	if (e.bad_input) {
+		if (st != STEP_BAD_INPUT)
+			sb_printf(&why, "expected bad input, got %s", st == STEP_COMMITTED ? "a commit" : "a rejection");
+	} else if (st == STEP_BAD_INPUT) {
+		char *msg = diag_render(&d);
+		sb_printf(&why, "bad input:\n%s", msg);
+		free(msg);
+	} else if (e.build_reject) {
+		if (st != STEP_COMMITTED)
+			sb_printf(&why, "expected the schedule to commit and the build to be refused");
+		else
+			check_build_refused(&a, &e, s, &why);
+	} else if (!e.accept) {
+		if (st != STEP_REJECTED || !last)
+			sb_printf(&why, "expected reject, got commit");
+		else if (!last->reason || !*last->reason)
+			sb_printf(&why, "rejection without reason");
+		else if (e.reason[0] && !strstr(last->reason, e.reason))
+			sb_printf(&why, "rejected for '%s', want a reason with '%s'", last->reason, e.reason);
+		else if (last->failed >= 0 && last->results[last->failed].verdict == VERDICT_REFUTED &&
+			 last->replay != REPLAY_CONFIRMED && last->replay != REPLAY_IMPOSSIBLE) {
+			char *txt = sched_report_text(last);
+			sb_printf(&why, "replay %d not confirmed:\n%s", last->replay, txt);
+			free(txt);
+		}
+	} else if (st != STEP_COMMITTED) {
+		char *txt = last ? sched_report_text(last) : NULL;
+		sb_printf(&why, "expected accept:\n%s", txt ? txt : "no step");
+		free(txt);
+	} else {
+		check_accepted(&a, dir, &e, s, m, &why);
+	}
+out:
+	if (s)
+		sched_free(s);
+	arena_free(&a);
+	if (!why.n)
+		return NULL;
+	return sb_take(&why);
 }

@@ -83,4 +83,24 @@ char *ts_cells_in_state(Arena *a, const Func *f, const char *buf, CellState stat
 /* Parse one function; the result of ir_module's single function. */
 Func *ts_parse_func(Arena *a, const char *kernel);
 
+/* ---------- case folders (../shared/conformance, tests/data/tvm) ---------- */
+
+/* Run one case folder: before.tir, schedule.sched and expect, as the
+ * shared conformance README describes them, plus these expect lines:
+ *   bad_input: yes    the script must stop at bad input (exit 2), not a
+ *                     rejected rewrite (with verdict: reject);
+ *   shape: F.tir      the loops, ifs and stores of the result nest as in
+ *                     F (the other statements ignored);
+ *   build: yes        the proven result must build (lowering, flattening,
+ *                     LLVM) and the compiled code agree with the reference
+ *                     interpreter; build: reject — the schedule commits
+ *                     and lowering refuses the result (with reason:);
+ *   reason: TEXT      the rejection's reason contains TEXT;
+ *   why: TEXT         where the verdict differs from TVM's: not read.
+ * Every accepted result is compared with before.tir by the interpreter.
+ * Proof queries go to a log under logdir (NULL: no log). Returns NULL when
+ * the case gives what expect asks, else what went wrong (malloc'ed). Never
+ * aborts the test itself, so a caller can expect a failure. */
+char *ts_case_check(const char *dir, const char *name, const char *logdir);
+
 #endif
