@@ -91,6 +91,10 @@ bool rw_nest_wrap(RwCtx *c, const char *block, NestWrap *w)
 			      loops[k]->u.loop.extent, loops[k]->u.loop.kind, body,
 			      loops[k]->span);
 	Stmt *plain = ir_block(a, block, body, f.hit->span);
+	w->nown = n;
+	w->own = arena_alloc(a, sizeof(Var *) * (size_t)(n + 1));
+	for (int k = 0; k < n; k++)
+		w->own[k] = loops[k]->u.loop.var;
 	w->active = true;
 	w->name = f.hit->u.block.name;
 	w->info = info;
@@ -110,17 +114,42 @@ typedef struct Unwrap {
 	Arena *a;
 	const NestWrap *w;
 	bool done;
+	const Var *seen[64]; /* loops descended through */
+	int nseen;
 } Unwrap;
+
+/* Every own loop variable a binding names is a loop around the new
+ * block: the primitive kept it (compute_at moves loops with their
+ * variables). Otherwise the bindings cannot be restored. */
+static bool bindings_in_scope(const Unwrap *u)
+{
+	const NestWrap *w = u->w;
+	for (int k = 0; k < w->niters; k++)
+		for (int j = 0; j < w->nown; j++) {
+			if (!ir_expr_uses_var(w->bindings[k], w->own[j]))
+				continue;
+			bool ok = false;
+			for (int i = 0; i < u->nseen && !ok; i++)
+				ok = u->seen[i] == w->own[j];
+			if (!ok)
+				return false;
+		}
+	return true;
+}
 
 static Stmt *rebuild_inner(Unwrap *u, Stmt *s)
 {
 	const NestWrap *w = u->w;
 	Arena *a = u->a;
-	if (s->kind == ST_FOR)
+	if (s->kind == ST_FOR && u->nseen < 64) {
+		u->seen[u->nseen++] = s->u.loop.var;
 		return ir_for(a, s->u.loop.var, s->u.loop.min, s->u.loop.extent,
 			      s->u.loop.kind, rebuild_inner(u, s->u.loop.body), s->span);
+	}
 	if (s->kind == ST_SEQ && s->u.seq.n == 1)
 		return rebuild_inner(u, s->u.seq.items[0]);
+	if (!bindings_in_scope(u)) /* the plain block over the inlined body */
+		return ir_block(a, w->name, s, w->span);
 	/* a binding that is a bare variable reads back as its iter var */
 	Var *from[64];
 	Expr *to[64];
@@ -160,7 +189,10 @@ static Func *unwrap_func(Arena *a, const NestWrap *w, Func *f)
 {
 	if (!f)
 		return f;
-	Unwrap u = {a, w, false};
+	Unwrap u;
+	memset(&u, 0, sizeof u);
+	u.a = a;
+	u.w = w;
 	Stmt *body = unwrap_stmt(&u, f->body);
 	return body == f->body ? f : an_with_body(a, f, body);
 }

@@ -13,6 +13,8 @@ typedef struct NestWrap {
 	int niters;
 	Var **vars;      /* the iter vars */
 	Expr **bindings; /* their bindings over the block's own loops */
+	int nown;
+	Var **own;       /* the variables of the block's own loops */
 	const Func *orig;
 } NestWrap;
 
