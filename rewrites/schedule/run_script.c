@@ -208,6 +208,29 @@ static const char *kw_name(Call *k, const char *kw)
 	return a && (a->kind == ARG_STRING || a->kind == ARG_NAME) ? a->str : NULL;
 }
 
+/* index_map= (the lambda at positional index map_pos) and inverse= of
+ * transform_layout, in both the string and TVM forms; false after bad(). */
+static bool read_maps(Call *k, int map_pos, LayoutArgs *args, const char *what)
+{
+	const ScriptArg *map = script_arg(k->call, map_pos, "index_map");
+	if (!map || map->kind != ARG_LAMBDA) {
+		bad(k, map, "%s: expected index_map=lambda ...: [...]", what);
+		return false;
+	}
+	args->map_start = map->start;
+	args->map_end = map->end;
+	const ScriptArg *inv = script_arg(k->call, -1, "inverse");
+	if (inv && inv->kind != ARG_LAMBDA) {
+		bad(k, inv, "%s: inverse must be a lambda of the physical indices", what);
+		return false;
+	}
+	if (inv) {
+		args->inv_start = inv->start;
+		args->inv_end = inv->end;
+	}
+	return true;
+}
+
 static StepStatus do_transform_layout(Call *k, RwCtx *c)
 {
 	const char *what = "transform_layout";
@@ -219,18 +242,8 @@ static StepStatus do_transform_layout(Call *k, RwCtx *c)
 		return bad(k, NULL, "%s: expected buffer=\"NAME\"", what);
 	args.block = kw_name(k, "block");
 	args.func = kw_name(k, "func");
-	const ScriptArg *map = script_arg(k->call, 1, "index_map");
-	if (!map || map->kind != ARG_LAMBDA)
-		return bad(k, map, "%s: expected index_map=lambda ...: [...]", what);
-	args.map_start = map->start;
-	args.map_end = map->end;
-	const ScriptArg *inv = script_arg(k->call, -1, "inverse");
-	if (inv && inv->kind != ARG_LAMBDA)
-		return bad(k, inv, "%s: inverse must be a lambda of the physical indices", what);
-	if (inv) {
-		args.inv_start = inv->start;
-		args.inv_end = inv->end;
-	}
+	if (!read_maps(k, 1, &args, what))
+		return STEP_BAD_INPUT;
 	const ScriptArg *pad = script_arg(k->call, 2, "pad_value");
 	args.pad_kind = LAYOUT_PAD_NONE;
 	if (pad) {
@@ -740,18 +753,8 @@ static StepStatus do_transform_layout_tvm(Call *k, RwCtx *c)
 		return bad(k, buf, "%s: buffer must be (\"read\", K), (\"write\", K) or a buffer name", what);
 	}
 	args.func = kw_name(k, "func");
-	const ScriptArg *map = script_arg(k->call, 2, "index_map");
-	if (!map || map->kind != ARG_LAMBDA)
-		return bad(k, map, "%s: expected index_map=lambda ...: [...]", what);
-	args.map_start = map->start;
-	args.map_end = map->end;
-	const ScriptArg *inv = script_arg(k->call, -1, "inverse");
-	if (inv && inv->kind != ARG_LAMBDA)
-		return bad(k, inv, "%s: inverse must be a lambda of the physical indices", what);
-	if (inv) {
-		args.inv_start = inv->start;
-		args.inv_end = inv->end;
-	}
+	if (!read_maps(k, 2, &args, what))
+		return STEP_BAD_INPUT;
 	/* injectivity is proven whatever the script assumes */
 	const ScriptArg *inj = script_arg(k->call, -1, "assume_injective_transform");
 	if (inj && inj->kind != ARG_BOOL)
