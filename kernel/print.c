@@ -593,10 +593,14 @@ static void ploop_range(Printer *p, const Stmt *s)
 		pexpr(p, ext, PREC_OR);
 		return;
 	}
-	if (lo->kind == EX_INT && ext->kind == EX_INT && lo->dtype == ext->dtype) {
-		/* wraps as the parser's hi - lo does */
+	int64_t end;
+	if (lo->kind == EX_INT && ext->kind == EX_INT && lo->dtype == ext->dtype &&
+	    !__builtin_add_overflow(lo->u.ival, ext->u.ival, &end) &&
+	    dtype_wrap_int(end, lo->dtype) == end) {
+		/* an end past the dtype's range would re-read as a wider
+		 * literal: that case prints as `lo + extent` below */
 		Expr hi = *lo;
-		hi.u.ival = (int64_t)((uint64_t)lo->u.ival + (uint64_t)ext->u.ival);
+		hi.u.ival = end;
 		pexpr(p, lo, PREC_OR);
 		sb_puts(p->out, ", ");
 		pexpr(p, &hi, PREC_OR);

@@ -426,6 +426,10 @@ START_TEST(stmt_forms_print_as_documented)
 		/* not hi - lo: re-reads as (j + 4) - j, the same range */
 		{ir_for(&arena, i, ref(j), lit(4), FOR_VECTORIZED, body, nosp),
 		 "for i in T.vectorized(j, j + 4):\n    A[i] = 1\n"},
+		/* an end past int32 would re-read as an int64 literal */
+		{ir_for(&arena, i, lit(2147483640), lit(20), FOR_SERIAL, body,
+			nosp),
+		 "for i in T.serial(2147483640, 2147483640 + 20):\n    A[i] = 1\n"},
 		{loop(i, ref(n), FOR_UNROLLED, ir_pass(&arena, nosp)),
 		 "for i in T.unroll(n):\n    pass\n"},
 		{loop(i, lit(4), FOR_SERIAL, seq(0)),
