@@ -486,6 +486,25 @@ START_TEST(allocation_inside_a_loop_gets_its_pad_stage_inside_the_loop)
 }
 END_TEST
 
+/* After compute_at the producer block runs inside the consumer's loop:
+ * the stage follows it there, in each iteration before the reads, not
+ * after the whole consumer (semantics.md: after the block that last
+ * writes the buffer). */
+START_TEST(pad_stage_follows_the_producer_inside_the_loop_after_compute_at)
+{
+	const char *k = tu_fixture("layout/pad_stage_inside_the_loop_after_compute_at.tir");
+	TsRun t = accept(k, "sch.split(\"i#2\", factor=4)\n"
+			    "sch.compute_at(block=\"B\", loop=\"i_o\")\n"
+			    "sch.transform_layout(\"B\", lambda i: [i // 3, i % 3], pad_value=0)");
+	char *text = ts_print(&arena, ts_func(&t, NULL));
+	const char *loop = strstr(text, "for i_o in"), *producer = strstr(text, "with T.block(\"B\")");
+	const char *stage = strstr(text, "B_pad"), *reader = strstr(text, "for i_i in");
+	ck_assert(loop && producer && stage && reader);
+	ck_assert(loop < producer && producer < stage && stage < reader);
+	sched_free(t.s);
+}
+END_TEST
+
 START_TEST(pad_stage_follows_the_last_of_several_writes)
 {
 	const char *k = tu_fixture("layout/pad_stage_follows_the_last_of_several_writes.tir");
@@ -703,6 +722,7 @@ Suite *suite_layout(void)
 		 {allocated_caches_get_pad_stages_after_their_producers,
 		  allocation_inside_a_loop_gets_its_pad_stage_inside_the_loop,
 		  pad_stage_follows_the_last_of_several_writes,
+		  pad_stage_follows_the_producer_inside_the_loop_after_compute_at,
 		  input_written_in_place_gets_a_fact_and_a_stage}},
 		{"modules",
 		 {shared_parameter_is_transformed_in_every_function,
