@@ -65,9 +65,13 @@ typedef struct InterpResult {
 	const char *message; /* arena-owned, for RUN_UB / RUN_ASSUME_FAILED */
 	Span span;
 	InterpCounts counts;
+	uint64_t steps; /* statements executed plus loop iterations: what
+			   step_limit bounds */
 } InterpResult;
 
-/* Run f on st (modified in place). step_limit 0 = default (10^8). */
+/* Run f on st (modified in place). step_limit 0 = default
+ * (INTERP_DEFAULT_STEP_LIMIT); past it the run stops with RUN_LIMIT. */
+#define INTERP_DEFAULT_STEP_LIMIT 100000000ull
 RunStatus interp_run(const Func *f, State *st, uint64_t step_limit,
 		     InterpResult *r);
 
