@@ -11,7 +11,7 @@
 
 #include "kernel/print.h"
 
-#define MAX_CELLS ((int64_t)1 << 22) /* per buffer */
+#define MAX_CELLS INTERP_MAX_CELLS /* per buffer */
 #define REPAIR_PASSES 3
 
 /* ---------- setup and failure ---------- */

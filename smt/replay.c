@@ -280,18 +280,37 @@ static Wide est_stmt(Estimate *e, const Stmt *s, int depth)
 }
 
 /* The iterations of f with its scalar parameters at `scalars` (in
- * parameter order, as the replay's inputs hold them). */
-static Wide func_work(const Func *f, const int64_t *scalars)
+ * parameter order, as the replay's inputs hold them); *cells (may be
+ * NULL) gets the cells of its largest buffer parameter. */
+static Wide func_work(const Func *f, const int64_t *scalars, Wide *cells)
 {
 	Estimate *e = calloc(1, sizeof *e);
-	if (!e)
+	if (!e) {
+		if (cells)
+			*cells = WORK_CAP;
 		return WORK_CAP;
+	}
 	int k = 0;
 	for (int i = 0; i < f->nparams; i++)
 		if (f->params[i].kind == PARAM_SCALAR) {
 			DType t = f->params[i].var->dtype;
 			est_push(e, f->params[i].var, iv_point(iv_wrap_value(scalars[k++], t)));
 		}
+	if (cells)
+		*cells = 0;
+	for (int i = 0; cells && i < f->nparams; i++) {
+		const Buffer *b = f->params[i].buf; /* a buffer or a matched handle */
+		if (!b)
+			continue;
+		Wide n = 1;
+		for (int d = 0; d < b->ndim; d++) {
+			Interval ext = est_expr(e, b->shape[d], 0);
+			Wide hi = !iv_has_hi(ext) || ext.hi > WORK_CAP ? WORK_CAP : ext.hi;
+			n = sat_mul(n, hi < 0 ? 0 : hi);
+		}
+		if (n > *cells)
+			*cells = n;
+	}
 	Wide w = est_stmt(e, f->body, 0);
 	free(e);
 	return w;
@@ -299,7 +318,16 @@ static Wide func_work(const Func *f, const int64_t *scalars)
 
 static Wide replay_work(const Func *before, const Func *after, const int64_t *scalars)
 {
-	return sat_add(func_work(before, scalars), after ? func_work(after, scalars) : 0);
+	return sat_add(func_work(before, scalars, NULL), after ? func_work(after, scalars, NULL) : 0);
+}
+
+/* Whether the model's sizes make a buffer larger than the interpreter
+ * holds: no input can be built from them. */
+static bool too_wide(const Func *before, const int64_t *scalars)
+{
+	Wide cells = 0;
+	func_work(before, scalars, &cells);
+	return cells > INTERP_MAX_CELLS;
 }
 
 /* n in words a person reads at a glance: "4.3 billion", "65 thousand". */
@@ -412,7 +440,8 @@ static const Model *smaller_model(Arena *a, Solver *solver, const Obligation *o,
 		if (!m)
 			continue;
 		int64_t *sc = model_scalars(a, before, m);
-		if (replay_work(before, after, sc) > REPLAY_MAX_ITERATIONS)
+		if (replay_work(before, after, sc) > REPLAY_MAX_ITERATIONS ||
+		    too_wide(before, sc))
 			continue;
 		*scalars_out = sc;
 		return m;
@@ -666,11 +695,13 @@ static void replay(Arena *a, Solver *solver, const Obligation *o, const Model *m
 	int64_t *scalars = model_scalars(a, before, m);
 	Wide work = replay_work(before, after, scalars);
 	const char *note = ""; /* which smaller model the replay ran on */
-	if (work > REPLAY_MAX_ITERATIONS) {
-		int64_t *sc = NULL;
+	bool wide = too_wide(before, scalars);
+	int64_t *sc = NULL;
+	const Model *small = NULL;
+	if (work > REPLAY_MAX_ITERATIONS || wide) {
 		bool tried = false;
-		const Model *small = smaller_model(a, solver, o, fm, before, after, &sc, &tried);
-		if (!small) {
+		small = smaller_model(a, solver, o, fm, before, after, &sc, &tried);
+		if (!small && work > REPLAY_MAX_ITERATIONS) {
 			StrBuf t = {0};
 			sb_puts(&t, "skipped (about ");
 			about(&t, work);
@@ -684,12 +715,21 @@ static void replay(Arena *a, Solver *solver, const Obligation *o, const Model *m
 			free(text);
 			return;
 		}
-		/* the report's values stay the solver's; the replay says
-		 * which smaller ones of the same query it ran on */
+	}
+	/* the report's values stay the solver's; the replay says which
+	 * smaller ones of the same query it ran on. Without one, buffers too
+	 * large for the model's inputs leave the attempts below to inputs of
+	 * other sizes. */
+	if (small) {
 		StrBuf t = {0};
-		sb_puts(&t, "    on a smaller counterexample of the same query (the solver's first runs about ");
-		about(&t, work);
-		sb_puts(&t, " iterations):");
+		sb_puts(&t, "    on a smaller counterexample of the same query (the solver's first ");
+		if (work > REPLAY_MAX_ITERATIONS) {
+			sb_puts(&t, "runs about ");
+			about(&t, work);
+			sb_puts(&t, " iterations):");
+		} else {
+			sb_puts(&t, "has buffers too large to run):");
+		}
 		for (int i = 0; i < small->nvars; i++) {
 			sb_printf(&t, "%s %s = ", i ? "," : "", small->vars[i].var->name);
 			value_text(&t, &small->vars[i].val);
