@@ -977,7 +977,7 @@ const char *smt_query_text(Arena *a, const Obligation *o, FloatMode fm,
 
 /* ---------- smaller models (for replay) ---------- */
 
-/* lo <= v <= hi on an Int constant, asserted on s; false when v is not
+/* -cap <= v <= cap on an Int constant, asserted on s; false when v is not
  * an Int or Z3 failed. Every term made here is released before return
  * (the solver keeps what it asserts). */
 static bool assert_within(Z3_context c, Z3_solver s, Z3_ast v, int64_t cap)
