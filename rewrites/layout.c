@@ -580,9 +580,9 @@ static void remap_without_inverse(Arena *a, const Func *f, Buffer *logical, Buff
 }
 
 /* body with the padding given its value: a producer of phys fills it in a
- * new stage after its last write (*stage); for an input parameter the
- * value becomes an entry fact (a precondition on callers, as in seed
- * 000). */
+ * new stage after its last write (*stage); for an input parameter (one
+ * the function reads, written in place or not) the value becomes an entry
+ * fact (a precondition on callers, as in seed 000). */
 static Stmt *fill_padding(RwCtx *c, const LayoutArgs *args, const Func *f, Stmt *body,
 			  Buffer *phys, const IndexMap *m, Expr *pad, const PadSpec *ps,
 			  bool is_param, Stmt **stage)
@@ -590,15 +590,20 @@ static Stmt *fill_padding(RwCtx *c, const LayoutArgs *args, const Func *f, Stmt 
 	Arena *a = c->arena;
 	Expr **t = varrefs(a, m->nout, m->phys);
 	Expr *value = ps->kind == PAD_UNDEF ? ir_undef(a, phys->dtype, args->pad_span) : ps->value;
-	if (rw_stmt_accesses(body, phys, true)) {
+	bool written = rw_stmt_accesses(body, phys, true), read = an_stmt_reads(body, phys);
+	if (written) {
 		Stmt *store = ir_store(a, phys, m->nout, t, value, c->call_span);
 		Stmt *guarded = ir_if(a, pad, store, NULL, c->call_span);
 		*stage = ir_block(a, unique_block_name(a, f, arena_printf(a, "%s_pad", phys->name)),
 				  grid(a, m->nout, m->phys, m->shape, guarded, c->call_span),
 				  c->call_span);
-		return rw_insert_after_last_write(a, body, phys, *stage);
+		body = rw_insert_after_last_write(a, body, phys, *stage);
 	}
-	if (!is_param)
+	/* a parameter the function reads is an input: its callers pass the
+	 * padding filled (an entry fact), also when the function then
+	 * writes it in place, where the stage keeps the padding filled for
+	 * the next caller (and an in-place update can overcompute) */
+	if (!is_param || (written && !read))
 		return body;
 	Expr *eq = ir_bin(a, OP_EQ, ir_load(a, phys, m->nout, t, nospan()), value, nospan());
 	Expr *fact = ir_or(a, imap_negate(a, pad), eq);
