@@ -290,9 +290,10 @@ static int cmd_equiv(vs_context *ctx, const Opts *o)
 	vs_status st = vs_equiv(ctx, a, b, o->func, o->trials, o->seed, &report);
 	if (report)
 		fputs(report, st == VS_OK ? stdout : stderr);
-	free(report);
-	if (st == VS_BAD_INPUT)
+	/* a report already says why there is no verdict */
+	if (st == VS_BAD_INPUT && !report)
 		print_error(ctx);
+	free(report);
 	return (int)st;
 }
 

@@ -110,7 +110,8 @@ int vs_report_num_obligations(const vs_report *r);
 void vs_report_obligation(const vs_report *r, int i, const char **kind,
 			  const char **statement, const char **verdict, double *seconds);
 const char *vs_report_counterexample(const vs_report *r); /* NULL if none */
-/* "none", "confirmed", "unconfirmed" or "impossible" */
+/* "none", "confirmed", "unconfirmed", "impossible" or "skipped" (over the
+ * replay budget: the report says how much work it would have been) */
 const char *vs_report_replay(const vs_report *r);
 char *vs_report_text(const vs_report *r);
 
@@ -119,8 +120,11 @@ char *vs_report_text(const vs_report *r);
  * *out gets inputs and outputs as text. */
 vs_status vs_interp(vs_context *ctx, const vs_module *m, const char *func,
 		    unsigned long seed, char **out);
-/* Differential check on `trials` admissible inputs; VS_OK if all agree.
- * report may be NULL. */
+/* Differential check on `trials` admissible inputs; VS_OK if all agree,
+ * VS_REJECTED on a difference, VS_BAD_INPUT without a verdict (no input
+ * can be made, a kernel reaches the interpreter's step limit): then
+ * vs_last_error is the report's first line, which says why. report may
+ * be NULL. */
 vs_status vs_equiv(vs_context *ctx, const vs_module *a, const vs_module *b,
 		   const char *func, int trials, unsigned long seed, char **report);
 

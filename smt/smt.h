@@ -30,6 +30,15 @@ void smt_discharge(Solver *s, Arena *a, const Obligation *o, FloatMode fm,
 void smt_discharge_all(Solver *s, Arena *a, int n, Obligation *const *obs,
 		       FloatMode fm, ObligationResult *outs);
 
+/* A model of o's query (hyps AND NOT goal) in which each of `vars`
+ * lies in [-cap, cap]: the same query with bounds added, checked once
+ * under its own time limit (time_ms) and not cached. NULL when there is
+ * none, when the check does not finish, or when no var occurs in the
+ * query. Replay asks for it when the solver's first model would run
+ * the interpreter too long (smt/replay.c). */
+Model *smt_model_within(Solver *s, Arena *a, const Obligation *o, FloatMode fm,
+			int nvars, Var *const *vars, int64_t cap, unsigned time_ms);
+
 /* The self-contained SMT-LIB2 query of an obligation: declarations,
  * the hypotheses, (assert (not goal)), (check-sat). Running `z3 FILE` or
  * `cvc5 FILE` on it prints sat/unsat. NULL + *why if a construct cannot

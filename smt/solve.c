@@ -974,3 +974,94 @@ const char *smt_query_text(Arena *a, const Obligation *o, FloatMode fm,
 	smt_z3_error_clear();
 	return out;
 }
+
+/* ---------- smaller models (for replay) ---------- */
+
+/* -cap <= v <= cap on an Int constant, asserted on s; false when v is not
+ * an Int or Z3 failed. Every term made here is released before return
+ * (the solver keeps what it asserts). */
+static bool assert_within(Z3_context c, Z3_solver s, Z3_ast v, int64_t cap)
+{
+	Z3_sort srt = Z3_get_sort(c, v);
+	if (!srt || Z3_get_sort_kind(c, srt) != Z3_INT_SORT)
+		return false;
+	Z3_ast t[4] = {NULL, NULL, NULL, NULL};
+	bool ok = true;
+	for (int k = 0; k < 4 && ok; k++) {
+		switch (k) {
+		case 0: t[k] = Z3_mk_int64(c, -cap, srt); break;
+		case 1: t[k] = Z3_mk_int64(c, cap, srt); break;
+		case 2: t[k] = Z3_mk_le(c, t[0], v); break;
+		case 3: t[k] = Z3_mk_le(c, v, t[1]); break;
+		}
+		ok = t[k] && !smt_z3_error(NULL);
+		if (ok)
+			Z3_inc_ref(c, t[k]);
+	}
+	if (ok) {
+		Z3_solver_assert(c, s, t[2]);
+		Z3_solver_assert(c, s, t[3]);
+		ok = !smt_z3_error(NULL);
+	}
+	for (int k = 0; k < 4; k++)
+		if (t[k])
+			Z3_dec_ref(c, t[k]);
+	return ok;
+}
+
+Model *smt_model_within(Solver *s, Arena *a, const Obligation *o, FloatMode fm,
+			int nvars, Var *const *vars, int64_t cap, unsigned time_ms)
+{
+	if (!s || nvars <= 0 || cap < 0 || cap > INT64_MAX / 2)
+		return NULL;
+	Worker *w = &s->main;
+	if (worker_init(w, &s->opt))
+		return NULL;
+	Z3_context c = w->ctx;
+	Model *out = NULL;
+	Job j = {.o = o};
+	SmtEncoding enc;
+	if (!smt_encode(c, o, fm, &enc)) {
+		smt_encoding_free(&enc);
+		return NULL;
+	}
+	/* the same solver the query itself went to */
+	bool incremental = !(enc.uses_fp || enc.nonlinear);
+	Z3_solver zs = incremental ? w->inc : w->fresh;
+	smt_z3_error_clear();
+	if (incremental)
+		Z3_solver_push(c, zs);
+	for (int i = 0; i < enc.nasserts; i++)
+		Z3_solver_assert(c, zs, enc.asserts[i]);
+	int bounded = 0;
+	for (int k = 0; k < nvars; k++)
+		for (int i = 0; i < enc.nsyms; i++)
+			if (enc.syms[i].kind == SYM_VAR && enc.syms[i].var == vars[k] &&
+			    enc.syms[i].value)
+				bounded += assert_within(c, zs, enc.syms[i].value, cap);
+	if (bounded && !smt_z3_error(NULL)) {
+		watchdog_arm(&w->dog, time_ms ? time_ms : 1);
+		Z3_lbool res = Z3_solver_check(c, zs);
+		watchdog_disarm(&w->dog);
+		/* only a model of the query and the bounds: anything else
+		 * (unsat, unknown, a Z3 error) keeps the caller's model */
+		if (res == Z3_L_TRUE && !smt_z3_error(NULL) &&
+		    !extract_model(c, zs, &enc, &j.raw) && j.raw.has_model) {
+			j.syms = calloc((size_t)enc.nsyms + 1, sizeof *j.syms);
+			if (j.syms) {
+				j.nsyms = enc.nsyms;
+				for (int i = 0; i < enc.nsyms; i++)
+					j.syms[i] = (SymRef){enc.syms[i].var, enc.syms[i].buf};
+				out = arena_model(a, &j);
+			}
+		}
+	}
+	if (incremental)
+		Z3_solver_pop(c, zs, 1);
+	else
+		Z3_solver_reset(c, zs);
+	smt_z3_error_clear();
+	job_free(&j);
+	smt_encoding_free(&enc);
+	return out;
+}

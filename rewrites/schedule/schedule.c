@@ -346,8 +346,8 @@ StepReport *sched_finish(Schedule *s, RwCtx *c, RwStatus st)
 	if (res->verdict == VERDICT_REFUTED) {
 		r->reason = arena_printf(a, "obligation %s refuted: %s", o->kind, o->statement);
 		ReplayOutcome ro;
-		r->counterexample = replay_explain(a, o, res, c->func, rejected, s->float_mode,
-						   s->replay_seed, &ro);
+		r->counterexample = replay_explain(a, s->solver, o, res, c->func, rejected,
+						   s->float_mode, s->replay_seed, &ro);
 		r->replay = ro.status;
 		r->replay_text = ro.text;
 	} else {
@@ -638,9 +638,9 @@ StepReport *sched_compound_end(Compound *k, StepStatus st, const char *reason)
 		const ObligationResult *res = &r->results[k->fail];
 		if (res->verdict == VERDICT_REFUTED) {
 			ReplayOutcome ro;
-			r->counterexample = replay_explain(a, r->obs[k->fail], res, k->fail_before,
-							   k->fail_after, s->float_mode,
-							   s->replay_seed, &ro);
+			r->counterexample = replay_explain(a, s->solver, r->obs[k->fail], res,
+							   k->fail_before, k->fail_after,
+							   s->float_mode, s->replay_seed, &ro);
 			r->replay = ro.status;
 			r->replay_text = ro.text;
 		}
@@ -686,6 +686,9 @@ char *sched_report_text(const StepReport *r)
 		break;
 	case REPLAY_IMPOSSIBLE:
 		sb_printf(&b, "  replay: not possible: %s\n", r->replay_text ? r->replay_text : "");
+		break;
+	case REPLAY_SKIPPED:
+		sb_printf(&b, "  replay: %s\n", r->replay_text ? r->replay_text : "skipped");
 		break;
 	}
 	return sb_take(&b);
