@@ -24,7 +24,7 @@ static const Span no_span;
 static void setup(void)
 {
 	arena_init(&arena);
-	solver = smt_solver_new(NULL);
+	solver = smt_solver_new(&(SmtOptions){.want_text = true}); /* the tests read smt2 */
 }
 
 static void teardown(void)
