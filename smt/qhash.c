@@ -8,7 +8,7 @@
  * bytes are hashed with SipHash-2-4 in its 128-bit mode under a fixed key.
  * Two queries get the same key only if they are the same query (same
  * declarations in the same order, same assertions term for term, same
- * float mode) or if SipHash-128 collides; for n distinct queries the
+ * count of range facts) or if SipHash-128 collides; for n distinct queries the
  * chance of any collision is about n^2 / 2^129 (1e-20 for a billion
  * queries), far below the chance of a hardware fault, so the key alone
  * stands for the query, in memory and on disk. Nothing here trusts the
@@ -374,8 +374,9 @@ bool smt_encoding_key(const SmtEncoding *e, QKey *out)
 {
 	Walk w = {.c = e->ctx};
 	Rec r = {0};
+	/* not the float mode: it shapes the terms, which are hashed; two
+	 * queries with the same terms are the same query in either mode */
 	rec_str(&r, "vsched query v1");
-	rec_u64(&r, (uint64_t)e->fm);
 	rec_u64(&r, (uint64_t)e->nsyms);
 	for (int i = 0; i < e->nsyms && !w.failed; i++) {
 		QKey d = hash_decl(&w, e->syms[i].decl);

@@ -18,7 +18,8 @@ struct SmtEncoding;
 void vs_siphash128(const void *data, size_t len, uint64_t k0, uint64_t k1, QKey *out);
 
 /* The key of an encoded query: its symbol table (kinds and declarations,
- * in order), its assertions, the count of range facts, the float mode.
+ * in order), its assertions, the count of range facts: equal keys
+ * exactly when the SMT-LIB texts are equal (up to SipHash collisions).
  * false if the walk met a term the encoder never makes or ran out of
  * memory (the query is then solved without the caches). */
 bool smt_encoding_key(const struct SmtEncoding *e, QKey *out);
