@@ -65,7 +65,7 @@ $(VSCHED): $(CLI_OBJ) $(LIBVS)
 	$(CC) $(SANFLAGS) -o $@ $(CLI_OBJ) $(LIBVS) $(LIBS)
 
 $(TESTBIN): $(TEST_OBJ) $(LIBVS)
-	$(CC) $(SANFLAGS) -o $@ $(TEST_OBJ) $(LIBVS) $(CHECK_LIBS) $(LIBS)
+	$(CC) $(SANFLAGS) -Wl,--wrap=tcase_create -o $@ $(TEST_OBJ) $(LIBVS) $(CHECK_LIBS) $(LIBS)
 
 # ---- backend runtime: the pthread pool that emitted objects with
 # parallel loops link against (libvsched.a holds it too) ----

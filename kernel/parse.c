@@ -389,7 +389,14 @@ static Func *parse_func(Parser *p)
 				    "never bound by T.match_buffer", p->params[i].var->name);
 			return NULL;
 		}
-	return ir_func(p->a, name->text, p->nparams, p->params, body, header);
+	Func *f = ir_func(p->a, name->text, p->nparams, p->params, body, header);
+	Span deep;
+	const char *why = ir_func_too_deep(f, &deep);
+	if (why) {
+		ps_error_at(p, deep.src ? deep : header, "%s: not supported", why);
+		return NULL;
+	}
+	return f;
 }
 
 static bool ends_with(const char *s, const char *suffix)
@@ -570,13 +577,18 @@ Source *source_read_file(Arena *a, const char *path, DiagList *d)
 	while ((n = fread(chunk, 1, sizeof chunk, f)) > 0)
 		sb_put(&b, chunk, n);
 	bool bad = ferror(f);
+	int err = errno;
 	fclose(f);
 	size_t total = b.n;
 	char *text = sb_take(&b);
 	if (bad || strlen(text) != total) {
 		free(text);
-		diag_add(d, DIAG_ERROR, nowhere, bad ? "cannot read '%s'"
-			 : "'%s' contains a NUL byte: not a text file", path);
+		if (bad)
+			diag_add(d, DIAG_ERROR, nowhere, "cannot read '%s': %s", path,
+				 strerror(err));
+		else
+			diag_add(d, DIAG_ERROR, nowhere,
+				 "'%s' contains a NUL byte: not a text file", path);
 		return NULL;
 	}
 	Source *s = source_from_string(a, path, text);

@@ -12,6 +12,7 @@
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <signal.h>
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/wait.h>
@@ -70,6 +71,62 @@ static int selection_exists(const NamedSuite *all, size_t n)
 		return 0;
 	}
 	return 1;
+}
+
+/* ---------- a time limit without fork ----------
+ * make asan runs CK_FORK=no, where check enforces no time limit at all:
+ * every test then gets one of its own, VS_TEST_TIME_LIMIT seconds (900 by
+ * default), armed by a fixture that the link adds to every test case
+ * (-Wl,--wrap=tcase_create) on a POSIX timer. Past it the worker stops
+ * with a message and its suite is reported unfinished. */
+TCase *__real_tcase_create(const char *name);
+TCase *__wrap_tcase_create(const char *name);
+
+static unsigned nofork_limit; /* seconds; 0 = fork mode, check's own limits */
+static timer_t limit_timer;
+static bool limit_timer_made;
+
+/* Not SIGALRM: check's own handler for it (meant for fork mode) kills the
+ * whole process group when it fires without fork. The timer runs this
+ * on a thread of its own. */
+static void on_limit(union sigval v)
+{
+	(void)v;
+	static const char m[] = "run_tests: a test ran past VS_TEST_TIME_LIMIT "
+				"(CK_FORK=no); this worker stops\n";
+	ssize_t w = write(STDERR_FILENO, m, sizeof m - 1);
+	(void)w;
+	_exit(3);
+}
+
+static void set_limit(unsigned seconds)
+{
+	if (!limit_timer_made)
+		return;
+	struct itimerspec t = {.it_value = {.tv_sec = seconds}};
+	timer_settime(limit_timer, 0, &t, NULL);
+}
+
+static void arm_limit(void) { set_limit(nofork_limit); }
+static void disarm_limit(void) { set_limit(0); }
+
+/* A process's timer: made in each worker (timers are not inherited). */
+static void make_limit_timer(void)
+{
+	if (!nofork_limit)
+		return;
+	struct sigevent ev = {.sigev_notify = SIGEV_THREAD,
+			      .sigev_notify_function = on_limit};
+	limit_timer_made = timer_create(CLOCK_MONOTONIC, &ev, &limit_timer) == 0;
+	if (!limit_timer_made)
+		perror("run_tests: timer_create (no per-test time limit)");
+}
+
+TCase *__wrap_tcase_create(const char *name)
+{
+	TCase *tc = __real_tcase_create(name);
+	tcase_add_checked_fixture(tc, arm_limit, disarm_limit);
+	return tc;
 }
 
 /* The suites known to be slow start first, so the workers end together. */
@@ -150,6 +207,12 @@ int main(void)
 		free_unrun(all, n);
 		return EXIT_FAILURE;
 	}
+	const char *fork_mode = getenv("CK_FORK");
+	if (fork_mode && strcmp(fork_mode, "no") == 0) {
+		const char *lv = selection("VS_TEST_TIME_LIMIT");
+		long lim = lv ? strtol(lv, NULL, 10) : 900;
+		nofork_limit = lim > 0 ? (unsigned)lim : 0;
+	}
 	/* the order: the selected suites, the known slow ones first */
 	const char *only = selection("CK_RUN_SUITE");
 	size_t order[sizeof all / sizeof all[0]], norder = 0;
@@ -193,12 +256,14 @@ int main(void)
 	double t0 = now_seconds();
 	bool worker_died = false;
 	if (jobs == 1) {
+		make_limit_timer();
 		work(all, order, norder, b);
 	} else {
 		pid_t pids[jobs];
 		for (long w = 0; w < jobs; w++) {
 			pids[w] = fork();
 			if (pids[w] == 0) {
+				make_limit_timer();
 				work(all, order, norder, b);
 				free_unrun(all, n);
 				fflush(stdout);
