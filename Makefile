@@ -16,7 +16,7 @@ SANFLAGS :=
 LLVM_CFLAGS = $(shell $(LLVM_CONFIG) --cflags 2>/dev/null | sed 's/-std=[^ ]*//')
 LLVM_LIBS   = $(shell $(LLVM_CONFIG) --ldflags --libs core orcjit native passes target analysis 2>/dev/null) $(shell $(LLVM_CONFIG) --system-libs 2>/dev/null)
 CHECK_LIBS  = $(shell pkg-config --libs check 2>/dev/null || echo -lcheck -lsubunit -lm -lrt -lpthread)
-LIBS    = -lz3 -lpthread -lm
+LIBS    = -lz3 -lsqlite3 -lpthread -lm
 
 KERNEL_SRC   := $(sort $(wildcard kernel/*.c kernel/analysis/*.c))
 REWRITES_SRC := $(sort $(wildcard rewrites/*.c rewrites/schedule/*.c))

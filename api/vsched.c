@@ -136,6 +136,11 @@ vs_schedule *vs_schedule_new(vs_context *c, const vs_module *m, const vs_options
 	so.timeout_ms = o.timeout_ms;
 	so.rlimit = o.rlimit;
 	so.threads = o.threads;
+	so.cache_dir = o.cache_dir;
+	if (!so.cache_dir) {
+		const char *env = getenv("VSCHED_CACHE");
+		so.cache_dir = env && *env ? env : NULL;
+	}
 	vs_schedule *vs = calloc(1, sizeof *vs);
 	if (!vs)
 		return NULL;
@@ -431,6 +436,21 @@ const vs_module *vs_schedule_result(const vs_schedule *vs)
 	vs_schedule *m = (vs_schedule *)vs;
 	m->result.m = vs->s->mod;
 	return &m->result;
+}
+
+void vs_schedule_cache_stats(vs_schedule *vs, int *solved, int *memory_hits, int *disk_hits,
+			     const char **warnings)
+{
+	SmtStats st;
+	smt_solver_stats(vs ? vs->s->solver : NULL, &st);
+	if (solved)
+		*solved = st.solved;
+	if (memory_hits)
+		*memory_hits = st.memory_hits;
+	if (disk_hits)
+		*disk_hits = st.disk_hits;
+	if (warnings)
+		*warnings = st.warnings;
 }
 
 /* ---- reports ---- */

@@ -43,6 +43,13 @@ typedef struct vs_options {
 	int threads;         /* solver threads; 0 = 1 */
 	const char *log_dir; /* write a proof log here; NULL = none */
 	bool float_ieee;     /* start in ieee float mode (default real) */
+	/* Appended: a persistent proof cache (an SQLite database in this
+	 * directory, made if missing) shared by runs and processes: proven
+	 * and refuted verdicts keyed by a hash of the query and the solver's
+	 * version. NULL: the environment variable VSCHED_CACHE if set and
+	 * not empty, else none. A corrupted cache is reported
+	 * (vs_schedule_cache_stats), set aside and rebuilt, never fatal. */
+	const char *cache_dir;
 } vs_options;
 
 vs_schedule *vs_schedule_new(vs_context *ctx, const vs_module *m, const vs_options *opt);
@@ -93,6 +100,13 @@ vs_status vs_run_script_string(vs_schedule *s, const char *name, const char *tex
 
 /* The current result: every committed step proven. Owned by the context. */
 const vs_module *vs_schedule_result(const vs_schedule *s);
+/* Where the obligations so far (lowering's included) got their verdicts:
+ * solved by the solver, answered from the in-memory cache (an identical
+ * query earlier in this schedule), answered from the persistent cache.
+ * warnings: the persistent cache's problems, one "vsched: warning: ..."
+ * line each, or NULL; valid until the next call. Any output may be NULL. */
+void vs_schedule_cache_stats(vs_schedule *s, int *solved, int *memory_hits, int *disk_hits,
+			     const char **warnings);
 
 /* ---- reports: one per step taken ---- */
 int vs_num_reports(const vs_schedule *s);

@@ -297,12 +297,12 @@ START_TEST(run_json_prints_valid_json_lines)
 	ts_has(out, "\"replay\":\"confirmed\"");
 	ts_has(out, "values: i");  /* the counterexample text, escaped */
 	ts_has(out, "\\n    cells: C[");
-	ck_assert_int_eq(check_json_lines(out), 2);
+	ck_assert_int_eq(check_json_lines(out), 3); /* two steps and the summary */
 	free(out);
 	/* quotes, backslashes and control characters in names stay escaped */
 	out = run_json(0, tu_fixture(wave),
 		       "io, ii = sch.split(\"i\", factor=7)  # \"quoted\" \\ \t\n");
-	ck_assert_int_eq(check_json_lines(out), 1);
+	ck_assert_int_eq(check_json_lines(out), 2);
 	free(out);
 	/* log show --json */
 	char cmd[512];
