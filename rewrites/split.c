@@ -6,6 +6,7 @@
  * positive for negative N. Guarded forms also need split.no_overflow:
  * io*c + ii runs up to N + c - 2 in the loop variable's dtype. */
 #include "rewrites/rewrite.h"
+#include "kernel/print.h"
 
 #include <string.h>
 
@@ -203,8 +204,12 @@ RwStatus rw_split(RwCtx *c, const char *loop, int64_t factor, SplitTail tail,
 		result = exact;
 		c->fallback = an_with_body(a, c->func, an_replace_at(a, c->func->body, sc.path,
 								       sc.depth, guarded));
-		c->fallback_note = arena_printf(a, "guard 'io*%lld + ii < N' kept: divisibility not proven",
-						(long long)factor);
+		{
+			char *n = print_expr(p.n);
+			c->fallback_note = arena_printf(a, "guard '%s * %lld + %s < %s' kept: divisibility not proven",
+							p.io->name, (long long)factor, p.ii->name, n);
+			free(n);
+		}
 		no_overflow_obligation(c, &c->fallback_obs, &sc, &p, factor);
 		break;
 	case TAIL_CUT:
