@@ -257,9 +257,32 @@ typedef struct Overwriter {
 /* The (skip+1)-th later stage writing x, searching outward from the
  * candidate; the statements passed on the way (earlier stages among them)
  * are `between`. */
-static bool find_overwriter(const Func *f, const StmtCtx *sc, const Buffer *x, int skip,
+/* Whether the stage st can write the cell `cell` at all: false when, in
+ * some dimension, its index names none of its own loops and differs from
+ * the cell's by a constant (the variables it names are bound around both
+ * and hold the same values). Such a stage is no overwriter; indexing the
+ * search by the cell keeps a long run of stores to other cells from
+ * being tried one query each. */
+static bool stage_may_write(const Stage *st, int nidx, Expr *const *cell)
+{
+	const Stmt *store = st->store;
+	if (store->u.store.nidx != nidx)
+		return true;
+	for (int k = 0; k < nidx; k++) {
+		Expr *e = store->u.store.idx[k];
+		bool own = false;
+		for (int i = 0; i < st->nloops && !own; i++)
+			own = ir_expr_uses_var(e, st->loops[i]->u.loop.var);
+		if (!own && an_cells_distinct(1, &e, &cell[k]))
+			return false;
+	}
+	return true;
+}
+
+static bool find_overwriter(const Func *f, const StmtCtx *sc, const Access *w, int skip,
 			    Overwriter *ow)
 {
+	const Buffer *x = w->buf;
 	const Stmt *levels[AN_MAX_DEPTH];
 	int n = 0;
 	for (int d = 0; d < sc->depth; d++) {
@@ -279,7 +302,8 @@ static bool find_overwriter(const Func *f, const StmtCtx *sc, const Buffer *x, i
 		int k = sc->path[d];
 		for (int i = k + 1; i < s->u.seq.n; i++) {
 			const Stmt *item = s->u.seq.items[i];
-			if (as_stage(item, x, &ow->stage) && skip-- == 0) {
+			if (as_stage(item, x, &ow->stage) &&
+			    stage_may_write(&ow->stage, w->nidx, w->idx) && skip-- == 0) {
 				ow->stage_stmt = item;
 				ow->branch_depth = d + 1;
 				return true;
@@ -377,7 +401,7 @@ static bool dead_obligations(Instance *in, const Access *w, const Func *real, in
 	RwCtx *c = in->c;
 	Arena *a = c->arena;
 	Overwriter ow;
-	if (!find_overwriter(c->func, in->sc, w->buf, skip, &ow))
+	if (!find_overwriter(c->func, in->sc, w, skip, &ow))
 		return false;
 	const Stage *st = &ow.stage;
 	/* the statement at W's level that holds the candidate, as it was */
@@ -553,7 +577,10 @@ static RwStatus make_instance(RwCtx *c, const StmtCtx *sc, Stmt *body, Expr *ski
 		obligation_add_hyp(a, base, in->acc.hyps[h]);
 	in->base = base;
 	an_facts_for(a, c->func, sc, true, all_skipped, c->facts, NULL, &in->values);
-	an_facts_for(a, c->func, sc, false, NULL, c->facts, NULL, &in->readable);
+	/* the readable cells only matter for the reads of extra instances
+	 * (safety_obligations); remove_no_op's skipped instances run nowhere */
+	if (!all_skipped)
+		an_facts_for(a, c->func, sc, false, NULL, c->facts, NULL, &in->readable);
 	return RW_OK;
 }
 
@@ -1056,12 +1083,66 @@ RwStatus rw_branch_plan(RwCtx *c, const Stmt *store, OcPlan *plan)
  * skipped, so each must be a no-op or dead, exactly as the extra
  * instances of overcompute; removing instances adds no undefined
  * behaviour, so no safety obligations. */
+/* A load of the cell `w` writes, or of a cell that may be it. */
+static bool loads_cell_of(const Expr *e, void *ud)
+{
+	const Access *w = ud;
+	return e->kind == EX_LOAD && e->u.load.buf == w->buf &&
+	       !(e->u.load.nidx == w->nidx && an_cells_distinct(w->nidx, e->u.load.idx, w->idx));
+}
+
+/* The store w certainly cannot be proven a no-op: neither its value nor a
+ * hypothesis of its obligation o (the facts instantiated at its loads,
+ * the context) reads its cell, so the cell may hold any value but the
+ * stored one. Contradictory hypotheses would prove anything, so the
+ * context must be plainly satisfiable; contradictory facts (two
+ * T.assume of one cell with different values) are not looked for: such
+ * a store is kept, a lost removal, never a wrong one. */
+static bool noop_hopeless(const StmtCtx *sc, const Access *w, const Obligation *o)
+{
+	/* only where the context is plainly satisfiable: no path condition
+	 * (a case split leaves branches that run nowhere, whose stores are
+	 * removed as vacuous no-ops) and loops of constant positive extent */
+	if (sc->nconds || (w->guard && !(w->guard->kind == EX_INT && w->guard->u.ival)))
+		return false;
+	for (int i = 0; i < sc->nloops; i++) {
+		int64_t ext;
+		if (!an_const_int(sc->loops[i]->u.loop.extent, &ext) || ext <= 0)
+			return false;
+	}
+	if (expr_any(w->value, loads_cell_of, (void *)w))
+		return false;
+	for (int i = 0; i < o->nhyps; i++)
+		if (expr_any(o->hyps[i], loads_cell_of, (void *)w))
+			return false;
+	return true;
+}
+
 RwStatus rw_remove_store_plan(RwCtx *c, const Stmt *store, OcPlan *plan)
 {
 	Arena *a = c->arena;
 	RwStatus st = plan_for(c, store, plan, false, true);
 	if (st != RW_OK)
 		return st;
+	/* most stores of a long kernel are neither: they are told apart here,
+	 * by the cells their facts and later stages name, before the
+	 * rewritten function or any query is built */
+	Instance *in = plan->instance;
+	bool hopeless = true;
+	for (int i = 0; i < in->acc.n && hopeless; i++) {
+		const Access *w = &in->acc.items[i];
+		if (!w->is_write)
+			continue;
+		ObligationList noop = {0};
+		noop_obligation(in, w, &noop);
+		Overwriter ow;
+		hopeless = noop_hopeless(in->sc, w, noop.items[0]) &&
+			   !find_overwriter(c->func, in->sc, w, 0, &ow);
+	}
+	if (hopeless) {
+		plan->hopeless = true;
+		return RW_OK;
+	}
 	plan->out = an_with_body(a, c->func, an_replace_at(a, c->func->body, plan->sc->path,
 							   plan->sc->depth, ir_pass(a, store->span)));
 	return plan_stores(plan->instance, plan, plan->out);

@@ -36,6 +36,10 @@ typedef struct OcPlan {
 	struct Instance *instance;
 	StmtCtx *sc;
 	struct OcPlan *alternative; /* if/else: keeping the other branch */
+	/* remove_no_op: the store cannot be shown a no-op or dead (no fact
+	 * names its cell, no later stage may overwrite it); nothing else of
+	 * the plan is built and there is nothing to prove */
+	bool hopeless;
 } OcPlan;
 
 /* Branches in scope that guard stores: those directly in loop `loop`, or

@@ -359,7 +359,18 @@ bool sched_prove(Compound *k, const ObligationList *obs, const Func *before,
 	c.float_mode = k->s->float_mode;
 	c.desc = k->r->desc;
 	c.out = (Func *)after;
-	return prove_no_wrap(k, &c) && prove_list(k, obs, before, after);
+	/* the sub-rewrite's own obligations first: a candidate that fails
+	 * them needs no walk of the whole function for loop.no_wrap; the
+	 * loops of one (before, after) pair are looked at once */
+	if (!prove_list(k, obs, before, after))
+		return false;
+	if (k->wrap_before == before && k->wrap_after == after)
+		return true;
+	if (!prove_no_wrap(k, &c))
+		return false;
+	k->wrap_before = before;
+	k->wrap_after = after;
+	return true;
 }
 
 /* The first sub-rewrite results of a call are verified one by one (a

@@ -91,6 +91,9 @@ typedef struct Compound {
 	/* loop.no_wrap obligations proven so far in this call: an identical
 	 * one (same goal and hypotheses) is not stated again */
 	ObligationList wrap_proven;
+	/* the last (before, after) pair of sched_prove whose loop.no_wrap
+	 * obligations were proven */
+	const Func *wrap_before, *wrap_after;
 } Compound;
 
 void sched_compound_begin(Schedule *s, Compound *k, const char *desc, Span call_span,
