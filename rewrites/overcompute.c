@@ -108,6 +108,7 @@ typedef struct Instance {
 	FactSet values, readable;
 	const char *where; /* "the branch at line 7" */
 	const char *instances; /* "extra instances", "instances" */
+	bool every_instance; /* remove_no_op: every instance of the store is skipped */
 } Instance;
 
 static Obligation *derive(Instance *in, const char *kind, const char *stmt, Expr *goal,
@@ -550,6 +551,7 @@ static RwStatus make_instance(RwCtx *c, const StmtCtx *sc, Stmt *body, Expr *ski
 	in->c = c;
 	in->sc = sc;
 	in->instances = skip_cond ? "extra instances" : "skipped instances";
+	in->every_instance = all_skipped != NULL;
 	/* name the file too: a padding stage's span is its script call */
 	const char *at = sc->stmt->span.src && sc->stmt->span.src->name
 				 ? arena_printf(a, "%s:%d", sc->stmt->span.src->name, sc->stmt->span.line)
@@ -584,6 +586,41 @@ static RwStatus make_instance(RwCtx *c, const StmtCtx *sc, Stmt *body, Expr *ski
 	return RW_OK;
 }
 
+/* A load of the cell `w` writes, or of a cell that may be it. */
+static bool loads_cell_of(const Expr *e, void *ud)
+{
+	const Access *w = ud;
+	return e->kind == EX_LOAD && e->u.load.buf == w->buf &&
+	       !(e->u.load.nidx == w->nidx && an_cells_distinct(w->nidx, e->u.load.idx, w->idx));
+}
+
+/* The store w certainly cannot be proven a no-op: neither its value nor a
+ * hypothesis of its obligation o (the facts instantiated at its loads,
+ * the context) reads its cell, so the cell may hold any value but the
+ * stored one. Contradictory hypotheses would prove anything, so the
+ * context must be plainly satisfiable; contradictory facts (two
+ * T.assume of one cell with different values) are not looked for: such
+ * a store is kept, a lost removal, never a wrong one. */
+static bool noop_hopeless(const StmtCtx *sc, const Access *w, const Obligation *o)
+{
+	/* only where the context is plainly satisfiable: no path condition
+	 * (a case split leaves branches that run nowhere, whose stores are
+	 * removed as vacuous no-ops) and loops of constant positive extent */
+	if (sc->nconds || (w->guard && !(w->guard->kind == EX_INT && w->guard->u.ival)))
+		return false;
+	for (int i = 0; i < sc->nloops; i++) {
+		int64_t ext;
+		if (!an_const_int(sc->loops[i]->u.loop.extent, &ext) || ext <= 0)
+			return false;
+	}
+	if (expr_any(w->value, loads_cell_of, (void *)w))
+		return false;
+	for (int i = 0; i < o->nhyps; i++)
+		if (expr_any(o->hyps[i], loads_cell_of, (void *)w))
+			return false;
+	return true;
+}
+
 static RwStatus plan_stores(Instance *in, OcPlan *plan, const Func *real)
 {
 	Arena *a = in->c->arena;
@@ -601,6 +638,8 @@ static RwStatus plan_stores(Instance *in, OcPlan *plan, const Func *real)
 		       dead_obligations(in, w, real, sp->ndead, &sp->dead[sp->ndead]))
 			sp->ndead++;
 		noop_obligation(in, w, &sp->noop);
+		/* every instance skipped (remove_no_op): the store itself */
+		sp->noop_hopeless = in->every_instance && noop_hopeless(in->sc, w, sp->noop.items[0]);
 	}
 	return RW_OK;
 }
@@ -1083,41 +1122,6 @@ RwStatus rw_branch_plan(RwCtx *c, const Stmt *store, OcPlan *plan)
  * skipped, so each must be a no-op or dead, exactly as the extra
  * instances of overcompute; removing instances adds no undefined
  * behaviour, so no safety obligations. */
-/* A load of the cell `w` writes, or of a cell that may be it. */
-static bool loads_cell_of(const Expr *e, void *ud)
-{
-	const Access *w = ud;
-	return e->kind == EX_LOAD && e->u.load.buf == w->buf &&
-	       !(e->u.load.nidx == w->nidx && an_cells_distinct(w->nidx, e->u.load.idx, w->idx));
-}
-
-/* The store w certainly cannot be proven a no-op: neither its value nor a
- * hypothesis of its obligation o (the facts instantiated at its loads,
- * the context) reads its cell, so the cell may hold any value but the
- * stored one. Contradictory hypotheses would prove anything, so the
- * context must be plainly satisfiable; contradictory facts (two
- * T.assume of one cell with different values) are not looked for: such
- * a store is kept, a lost removal, never a wrong one. */
-static bool noop_hopeless(const StmtCtx *sc, const Access *w, const Obligation *o)
-{
-	/* only where the context is plainly satisfiable: no path condition
-	 * (a case split leaves branches that run nowhere, whose stores are
-	 * removed as vacuous no-ops) and loops of constant positive extent */
-	if (sc->nconds || (w->guard && !(w->guard->kind == EX_INT && w->guard->u.ival)))
-		return false;
-	for (int i = 0; i < sc->nloops; i++) {
-		int64_t ext;
-		if (!an_const_int(sc->loops[i]->u.loop.extent, &ext) || ext <= 0)
-			return false;
-	}
-	if (expr_any(w->value, loads_cell_of, (void *)w))
-		return false;
-	for (int i = 0; i < o->nhyps; i++)
-		if (expr_any(o->hyps[i], loads_cell_of, (void *)w))
-			return false;
-	return true;
-}
-
 RwStatus rw_remove_store_plan(RwCtx *c, const Stmt *store, OcPlan *plan)
 {
 	Arena *a = c->arena;

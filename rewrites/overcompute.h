@@ -23,6 +23,9 @@ typedef struct OcStorePlan {
 	int ndead;
 	ObligationList dead[OC_MAX_OVERWRITERS];
 	ObligationList noop; /* overcompute.no_op */
+	/* remove_no_op: no fact names the cell (noop_hopeless), so the no_op
+	 * obligation cannot be proven and is not tried */
+	bool noop_hopeless;
 } OcStorePlan;
 
 struct Instance;

@@ -25,6 +25,8 @@ static bool prove_plan(Compound *k, const Func *before, const OcPlan *plan)
 			dead = sched_prove(k, &sp->dead[j], before, plan->out);
 		if (dead)
 			continue;
+		if (sp->noop_hopeless)
+			return false;
 		if (!sched_prove(k, &sp->noop, before, plan->out))
 			return false;
 	}
