@@ -395,7 +395,7 @@ static int add_written(Arena *a, const Stmt *s, int n, Buffer ***set)
 
 /* `real` is the function whose instances of the candidate are exactly the
  * ones that run in the original program (before removing a branch, after
- * adding one). */
+ * adding one); NULL for remove_no_op: the function without the store. */
 static bool dead_obligations(Instance *in, const Access *w, const Func *real, int skip,
 			     ObligationList *out)
 {
@@ -405,9 +405,16 @@ static bool dead_obligations(Instance *in, const Access *w, const Func *real, in
 	if (!find_overwriter(c->func, in->sc, w, skip, &ow))
 		return false;
 	const Stage *st = &ow.stage;
-	/* the statement at W's level that holds the candidate, as it was */
-	const Stmt *branch = an_stmt_at(real->body, in->sc->path, ow.branch_depth);
+	/* the statement at W's level that holds the candidate, as it was;
+	 * real NULL (remove_no_op): as it is with the store removed, built
+	 * for that statement alone */
 	const Stmt *branch_now = an_stmt_at(c->func->body, in->sc->path, ow.branch_depth);
+	const Stmt *branch = !real ? (branch_now ? an_replace_at(a, (Stmt *)branch_now,
+								  in->sc->path + ow.branch_depth,
+								  in->sc->depth - ow.branch_depth,
+								  ir_pass(a, in->sc->stmt->span))
+						 : NULL)
+				   : an_stmt_at(real->body, in->sc->path, ow.branch_depth);
 	if (!branch || !branch_now)
 		return false;
 	/* The obligations' loads read the state of the extra instance. Between
@@ -1124,7 +1131,6 @@ RwStatus rw_branch_plan(RwCtx *c, const Stmt *store, OcPlan *plan)
  * behaviour, so no safety obligations. */
 RwStatus rw_remove_store_plan(RwCtx *c, const Stmt *store, OcPlan *plan)
 {
-	Arena *a = c->arena;
 	RwStatus st = plan_for(c, store, plan, false, true);
 	if (st != RW_OK)
 		return st;
@@ -1147,9 +1153,17 @@ RwStatus rw_remove_store_plan(RwCtx *c, const Stmt *store, OcPlan *plan)
 		plan->hopeless = true;
 		return RW_OK;
 	}
-	plan->out = an_with_body(a, c->func, an_replace_at(a, c->func->body, plan->sc->path,
-							   plan->sc->depth, ir_pass(a, store->span)));
-	return plan_stores(plan->instance, plan, plan->out);
+	/* the rewritten function is built once the plan is proven
+	 * (rw_remove_store_result): most candidates are not, and each copy of
+	 * a long sequence costs its length */
+	return plan_stores(plan->instance, plan, NULL);
+}
+
+Func *rw_remove_store_result(RwCtx *c, const OcPlan *plan)
+{
+	Arena *a = c->arena;
+	return an_with_body(a, c->func, an_replace_at(a, c->func->body, plan->sc->path, plan->sc->depth,
+						      ir_pass(a, plan->sc->stmt->span)));
 }
 
 typedef struct StoreWalk {

@@ -61,5 +61,8 @@ RwStatus rw_branch_plan(RwCtx *c, const Stmt *store, OcPlan *plan);
  * (remove_no_op: each instance a no-op or dead). */
 RwStatus rw_store_candidates(RwCtx *c, const char *block, OcCandidates *out);
 RwStatus rw_remove_store_plan(RwCtx *c, const Stmt *store, OcPlan *plan);
+/* Its plan leaves `out` NULL (most candidates are not proven): the
+ * function without the store, built once the plan is. */
+Func *rw_remove_store_result(RwCtx *c, const OcPlan *plan);
 
 #endif

@@ -415,6 +415,9 @@ struct FactCache {
 	Arena *a;
 	PtrMap items; /* const Stmt * -> ItemFacts * */
 	PtrMap seqs[2]; /* const Stmt * (an ST_SEQ) -> SeqIndex *, per for_values */
+	/* the sequence of the index built last, per for_values: a commit
+	 * that changed one item of it is patched from it */
+	const Stmt *last_seq[2];
 };
 
 /* The facts of a sequence's items, indexed by how far they reach: fact
@@ -459,7 +462,7 @@ static void item_facts_free(ItemFacts *it)
 static void seq_indexes_free(PtrMap *m)
 {
 	for (size_t i = 0; i < m->cap; i++)
-		if (m->keys[i]) {
+		if (m->keys[i] && m->vals[i]) {
 			SeqIndex *ix = (SeqIndex *)m->vals[i];
 			free(ix->facts);
 			free(ix);
@@ -536,23 +539,122 @@ static ItemFacts *item_facts(FactCache *fc, const Stmt *item)
 	return it;
 }
 
+/* The first item from `from` on whose writes meet the fact's mentioned
+ * buffers (n if none). */
+static int first_writer(FactCache *fc, const Stmt *seq, int from, const BufList *ment)
+{
+	for (int j = from; j < seq->u.seq.n; j++)
+		if (bl_meets(ment, &item_facts(fc, seq->u.seq.items[j])->writes) ||
+		    item_facts(fc, seq->u.seq.items[j])->writes.overflow)
+			return j;
+	return seq->u.seq.n;
+}
+
+/* Facts of an index whose reach must be found again by a walk forward:
+ * past this many, the index is built anew. */
+#define SEQ_PATCH_RESCANS 16
+
+/* seq's index from the last one built, when seq is that sequence with one
+ * item replaced (a compound step's commit): the facts of the replaced
+ * item swapped, the reach of the facts before it corrected, in place (the
+ * old sequence, a version the step has left, loses its index and would
+ * get a new one if asked again). NULL when it does not apply. */
+static SeqIndex *seq_index_patched(FactCache *fc, const Stmt *seq, bool for_values)
+{
+	const Stmt *old = fc->last_seq[for_values];
+	uintptr_t v;
+	if (!old || old->u.seq.n != seq->u.seq.n || !ptrmap_get(&fc->seqs[for_values], old, &v) ||
+	    !v)
+		return NULL;
+	const SeqIndex *ox = (const SeqIndex *)v;
+	int n = seq->u.seq.n, j0 = -1;
+	for (int j = 0; j < n; j++)
+		if (old->u.seq.items[j] != seq->u.seq.items[j]) {
+			if (j0 >= 0)
+				return NULL;
+			j0 = j;
+		}
+	if (j0 < 0)
+		return NULL;
+	ItemFacts *it = item_facts(fc, seq->u.seq.items[j0]);
+	if (it->too_deep)
+		return NULL;
+	int rescans = it->n;
+	for (int i = 0; i < ox->n && ox->facts[i].item < j0; i++)
+		rescans += ox->facts[i].limit == j0;
+	if (rescans > SEQ_PATCH_RESCANS)
+		return NULL;
+	/* in place: the old sequence's entry is dropped from the map */
+	SeqIndex *ix = (SeqIndex *)ox;
+	if (!ptrmap_put(&fc->seqs[for_values], old, 0))
+		abort();
+	int lo = 0, hi;
+	for (; lo < ix->n && ix->facts[lo].item < j0; lo++) {
+		SeqFact *sf = &ix->facts[lo];
+		if (sf->limit == j0)
+			sf->limit = first_writer(fc, seq, j0, sf->ment);
+		else if (sf->limit > j0 && (bl_meets(sf->ment, &it->writes) || it->writes.overflow))
+			sf->limit = j0;
+	}
+	for (hi = lo; hi < ix->n && ix->facts[hi].item == j0; hi++)
+		;
+	int total = ix->n - (hi - lo) + it->n;
+	if (it->n > hi - lo) {
+		ix->facts = realloc(ix->facts, sizeof *ix->facts * (size_t)total);
+		if (!ix->facts)
+			abort();
+	}
+	memmove(&ix->facts[lo + it->n], &ix->facts[hi], sizeof *ix->facts * (size_t)(ix->n - hi));
+	for (int f = 0; f < it->n; f++) {
+		SeqFact *sf = &ix->facts[lo + f];
+		const BufList *m = &it->ment[for_values][f];
+		sf->item = j0;
+		sf->fact = it->facts[f];
+		sf->ment = m;
+		sf->uses = &it->uses[f];
+		sf->dead = m->overflow;
+		for (int k = 0; k < m->n; k++)
+			if (bl_has(&it->own[f], m->items[k]))
+				sf->dead = true;
+		sf->limit = first_writer(fc, seq, j0 + 1, m);
+	}
+	ix->n = total;
+	return ix;
+}
+
 /* The index of seq's facts (see SeqIndex). */
 static SeqIndex *seq_index(FactCache *fc, const Stmt *seq, bool for_values)
 {
 	uintptr_t v;
-	if (ptrmap_get(&fc->seqs[for_values], seq, &v))
+	if (ptrmap_get(&fc->seqs[for_values], seq, &v) && v)
 		return (SeqIndex *)v;
 	/* each commit of a compound step makes new sequences on the path to
 	 * its change: the indexes of old versions are dropped now and then,
 	 * so memory stays bounded (at worst an index is built again) */
-	if (fc->seqs[for_values].n >= SEQ_INDEX_KEEP)
+	if (fc->seqs[for_values].n >= SEQ_INDEX_KEEP) {
+		/* the last one stays: the next commit is patched from it */
+		const Stmt *last = fc->last_seq[for_values];
+		uintptr_t keep = 0;
+		if (last && ptrmap_get(&fc->seqs[for_values], last, &keep) && keep &&
+		    !ptrmap_put(&fc->seqs[for_values], last, 0))
+			abort();
 		seq_indexes_free(&fc->seqs[for_values]);
+		if (keep && !ptrmap_put(&fc->seqs[for_values], last, keep))
+			abort();
+	}
+	SeqIndex *ix = seq_index_patched(fc, seq, for_values);
+	if (ix) {
+		if (!ptrmap_put(&fc->seqs[for_values], seq, (uintptr_t)ix))
+			abort();
+		fc->last_seq[for_values] = seq;
+		return ix;
+	}
 	int n = seq->u.seq.n, total = 0;
 	for (int j = 0; j < n; j++) {
 		ItemFacts *it = item_facts(fc, seq->u.seq.items[j]);
 		total += it->too_deep ? 0 : it->n;
 	}
-	SeqIndex *ix = calloc(1, sizeof *ix);
+	ix = calloc(1, sizeof *ix);
 	if (!ix)
 		abort();
 	ix->facts = calloc((size_t)(total ? total : 1), sizeof *ix->facts);
@@ -590,6 +692,7 @@ static SeqIndex *seq_index(FactCache *fc, const Stmt *seq, bool for_values)
 	ix->n = total;
 	if (!ptrmap_put(&fc->seqs[for_values], seq, (uintptr_t)ix))
 		abort();
+	fc->last_seq[for_values] = seq;
 	return ix;
 }
 

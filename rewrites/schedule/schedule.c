@@ -364,8 +364,13 @@ bool sched_prove(Compound *k, const ObligationList *obs, const Func *before,
 	 * loops of one (before, after) pair are looked at once */
 	if (!prove_list(k, obs, before, after))
 		return false;
-	if (k->wrap_before == before && k->wrap_after == after)
+	/* after not built yet: its loop.no_wrap comes when it is */
+	if (!after || (k->wrap_before == before && k->wrap_after == after))
 		return true;
+	/* before is the last pair's proven result (the previous commit):
+	 * only after's loops are new */
+	if (k->wrap_after == before)
+		c.func = after;
 	if (!prove_no_wrap(k, &c))
 		return false;
 	k->wrap_before = before;

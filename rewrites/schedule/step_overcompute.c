@@ -40,8 +40,8 @@ static int overcompute_with(Schedule *s, const char *desc, Span span, DiagList *
 	sched_compound_begin(s, &k, desc, span, d);
 	int done = 0, kept = 0, preguarded = -1;
 	/* The candidates are collected again only when a commit changed the
-	 * function; while it stays the same, the next one in the list is
-	 * taken (a scan of all of them per candidate made the call quadratic
+	 * function (never for remove_no_op); while it stays the same, the
+	 * next one in the list is taken (a scan of all of them per candidate made the call quadratic
 	 * in time and in arena memory). */
 	OcCandidates cs;
 	memset(&cs, 0, sizeof cs);
@@ -51,7 +51,9 @@ static int overcompute_with(Schedule *s, const char *desc, Span span, DiagList *
 		RwCtx c;
 		sched_sub_begin(&k, &c, desc);
 		c.facts = facts;
-		if (listed != c.func) {
+		/* remove_no_op's commits replace one store by `pass` and keep
+		 * every other statement: the list stays valid */
+		if (listed != c.func && !(listed && args->remove_stores)) {
 			RwStatus st = args->remove_stores ? rw_store_candidates(&c, args->block, &cs)
 				      : args->add_branches
 					      ? rw_padded_store_candidates(&c, args->block, &cs)
@@ -96,6 +98,13 @@ static int overcompute_with(Schedule *s, const char *desc, Span span, DiagList *
 			sched_sub_finish(&k, &c, st, &proven);
 			if (st == RW_BAD_INPUT)
 				return sched_compound_end(&k, STEP_BAD_INPUT, NULL)->status;
+		}
+		if (ok && !plan.out) {
+			/* remove_no_op: the result, built now, needs its loops
+			 * proven not to wrap as every result does */
+			ObligationList none = {0};
+			plan.out = rw_remove_store_result(&c, &plan);
+			ok = sched_prove(&k, &none, c.func, plan.out);
 		}
 		if (ok) {
 			sched_compound_set(&k, plan.out);
