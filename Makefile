@@ -65,7 +65,7 @@ $(VSCHED): $(CLI_OBJ) $(LIBVS)
 	$(CC) $(SANFLAGS) -o $@ $(CLI_OBJ) $(LIBVS) $(LIBS)
 
 $(TESTBIN): $(TEST_OBJ) $(LIBVS)
-	$(CC) $(SANFLAGS) -o $@ $(TEST_OBJ) $(LIBVS) $(CHECK_LIBS) $(LIBS)
+	$(CC) $(SANFLAGS) -Wl,--wrap=tcase_create -o $@ $(TEST_OBJ) $(LIBVS) $(CHECK_LIBS) $(LIBS)
 
 # ---- backend runtime: the pthread pool that emitted objects with
 # parallel loops link against (libvsched.a holds it too) ----
@@ -81,9 +81,12 @@ check-deps:
 
 # The check suites run from the top so fixtures resolve as tests/data/...;
 # VS_SHARED points at the shared conformance cases (../shared by default).
+# The suites run in TEST_JOBS worker processes (default: one per core).
+TEST_JOBS ?= $(shell nproc 2>/dev/null || echo 1)
+
 test: check-deps
 	@$(MAKE) --no-print-directory all $(TESTBIN)
-	VS_BIN=$(abspath $(VSCHED)) $(TESTBIN)
+	VS_TEST_JOBS=$(TEST_JOBS) VS_BIN=$(abspath $(VSCHED)) $(TESTBIN)
 	@$(MAKE) --no-print-directory conformance
 
 conformance: all
@@ -94,7 +97,7 @@ asan: check-deps
 	  SANFLAGS="-fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer" \
 	  OPT="-O1 -g" build-asan/vsched build-asan/run_tests
 	ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 CK_FORK=no \
-	  VS_BIN=$(abspath build-asan/vsched) build-asan/run_tests
+	  VS_TEST_JOBS=$(TEST_JOBS) VS_BIN=$(abspath build-asan/vsched) build-asan/run_tests
 
 demo: check-deps
 	@$(MAKE) --no-print-directory all

@@ -9,6 +9,7 @@
 #include <llvm-c/LLJIT.h>
 #include <llvm-c/Orc.h>
 #include <llvm/Config/llvm-config.h>
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -233,12 +234,18 @@ bool backend_emit(Program *p, EmitKind kind, const char *path, DiagList *d)
 		return false;
 	if (kind != EMIT_OBJ)
 		len = strlen(data);
+	errno = 0;
 	FILE *f = fopen(path, "wb");
 	bool ok = f && fwrite(data, 1, len, f) == len;
-	if (f && fclose(f) != 0)
+	int err = errno;
+	if (f && fclose(f) != 0) {
+		if (ok)
+			err = errno;
 		ok = false;
+	}
 	if (!ok)
-		diag_add(d, DIAG_ERROR, (Span){0}, "cannot write %s", path);
+		diag_add(d, DIAG_ERROR, (Span){0}, "cannot write %s: %s", path,
+			 err ? strerror(err) : "short write");
 	free(data);
 	return ok;
 }

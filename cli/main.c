@@ -175,7 +175,7 @@ static int write_text(const char *path, const char *text)
 {
 	FILE *f = path ? fopen(path, "w") : stdout;
 	if (!f) {
-		fprintf(stderr, "vsched: cannot write %s\n", path);
+		fprintf(stderr, "vsched: error: cannot write %s: %s\n", path, strerror(errno));
 		return 2;
 	}
 	bool ok = fputs(text, f) != EOF;

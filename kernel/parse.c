@@ -570,13 +570,18 @@ Source *source_read_file(Arena *a, const char *path, DiagList *d)
 	while ((n = fread(chunk, 1, sizeof chunk, f)) > 0)
 		sb_put(&b, chunk, n);
 	bool bad = ferror(f);
+	int err = errno;
 	fclose(f);
 	size_t total = b.n;
 	char *text = sb_take(&b);
 	if (bad || strlen(text) != total) {
 		free(text);
-		diag_add(d, DIAG_ERROR, nowhere, bad ? "cannot read '%s'"
-			 : "'%s' contains a NUL byte: not a text file", path);
+		if (bad)
+			diag_add(d, DIAG_ERROR, nowhere, "cannot read '%s': %s", path,
+				 strerror(err));
+		else
+			diag_add(d, DIAG_ERROR, nowhere,
+				 "'%s' contains a NUL byte: not a text file", path);
 		return NULL;
 	}
 	Source *s = source_from_string(a, path, text);

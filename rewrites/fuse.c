@@ -2,8 +2,9 @@
  * S[i := min_i + k // M, j := min_j + k % M]. Preconditions: the loops
  * are perfectly nested, M and min_j do not mention i, and neither range
  * reads a buffer the nest writes. Obligations (proofs/fuse.md):
- * fuse.nonneg_extents: N >= 0 and M >= 0 (with both negative, N*M would
- * be positive where the original runs nothing); fuse.no_overflow: N*M
+ * fuse.nonneg_extents: N >= 0 or M >= 0 (with both negative, N*M would
+ * be positive where the original runs nothing; a literal extent >= 0
+ * discharges it); fuse.no_overflow: N*M
  * fits the loop variable's dtype. */
 #include "rewrites/rewrite.h"
 
@@ -72,11 +73,14 @@ RwStatus rw_fuse(RwCtx *c, const char *outer, const char *inner, const char *fus
 			       i->name, j->name);
 	Expr *n = lo->u.loop.extent, *m = li->u.loop.extent;
 	int64_t nv, mv;
-	if (!(an_const_int(n, &nv) && nv >= 0 && an_const_int(m, &mv) && mv >= 0)) {
-		Expr *goal = ir_and(a, ir_bin(a, OP_GE, n, ir_int32(a, 0), (Span){0}),
-				    ir_bin(a, OP_GE, m, ir_int32(a, 0), (Span){0}));
+	/* the nest runs nothing when N <= 0 or M <= 0, and so does the
+	 * fused loop unless N * M > 0 there: only both negative breaks it */
+	bool n_nonneg = an_const_int(n, &nv) && nv >= 0, m_nonneg = an_const_int(m, &mv) && mv >= 0;
+	if (!n_nonneg && !m_nonneg) {
+		Expr *goal = ir_or(a, ir_bin(a, OP_GE, n, ir_int(a, 0, n->dtype, (Span){0}), (Span){0}),
+				   ir_bin(a, OP_GE, m, ir_int(a, 0, m->dtype, (Span){0}), (Span){0}));
 		rw_obligation_at(c, &c->obs, &so, "fuse.nonneg_extents",
-				 arena_printf(a, "the extents of loops %s and %s are not negative",
+				 arena_printf(a, "the extents of loops %s and %s are not both negative",
 					      i->name, j->name),
 				 goal);
 	}

@@ -141,10 +141,10 @@ RwStatus rw_merge_loops_at(RwCtx *c, const StmtCtx *sc1, const StmtCtx *sc2)
 		return rw_fail(c, RW_PRECONDITION, l2->span,
 			       "merge_adjacent_loops: loop variables '%s' (%s) and '%s' (%s) have different dtypes",
 			       n1, dtype_name(l1->u.loop.var->dtype), n2, dtype_name(l2->u.loop.var->dtype));
-	if (l1->u.loop.kind != l2->u.loop.kind)
-		return rw_fail(c, RW_PRECONDITION, l2->span,
-			       "merge_adjacent_loops: loops '%s' (%s) and '%s' (%s) are of different kinds",
-			       n1, for_kind_name(l1->u.loop.kind), n2, for_kind_name(l2->u.loop.kind));
+	/* loops of different kinds merge into a serial loop: every kind
+	 * means what the serial loop does (a label is a proven property, not
+	 * a different semantics), so dropping a label is always correct */
+	ForKind mkind = l1->u.loop.kind == l2->u.loop.kind ? l1->u.loop.kind : FOR_SERIAL;
 	/* l2's range was read after l1 ran; the merged loop reads only l1's */
 	if (an_range_reads_written(a, l2, l1) || an_range_reads_written(a, l1, l1))
 		return rw_fail(c, RW_UNSUPPORTED, l2->span,
@@ -156,7 +156,7 @@ RwStatus rw_merge_loops_at(RwCtx *c, const StmtCtx *sc1, const StmtCtx *sc2)
 	Var *v2 = l2->u.loop.var;
 	Expr *iref = ir_varref(a, l1->u.loop.var, nospan());
 	Stmt *s2 = ir_subst_stmt(a, l2->u.loop.body, 1, &v2, &iref);
-	Stmt *merged = ir_for(a, l1->u.loop.var, l1->u.loop.min, l1->u.loop.extent, l1->u.loop.kind,
+	Stmt *merged = ir_for(a, l1->u.loop.var, l1->u.loop.min, l1->u.loop.extent, mkind,
 			      rw_append_stmt(a, l1->u.loop.body, s2), l1->span);
 	/* a labelled loop's iterations now hold both bodies: prove the label
 	 * again on the merged loop (parallel.md) */

@@ -101,6 +101,50 @@ static char *path_in(const char *dir, const char *file)
 	return out;
 }
 
+/* ob-<digits>.smt2: a query file of a log */
+static bool is_query_name(const char *n)
+{
+	size_t len = strlen(n);
+	if (strncmp(n, "ob-", 3) != 0 || len < 9 || strcmp(n + len - 5, ".smt2") != 0)
+		return false;
+	for (size_t i = 3; i < len - 5; i++)
+		if (n[i] < '0' || n[i] > '9')
+			return false;
+	return true;
+}
+
+/* An older log's query files in dir go: the new index lists only its
+ * own, and `log check` calls a query file without an entry malformed. */
+static bool remove_old_queries(const char *dir, DiagList *d)
+{
+	DIR *dp = opendir(dir);
+	if (!dp) {
+		if (d)
+			diag_add(d, DIAG_ERROR, no_span, "proof log: cannot list %s: %s",
+				 dir, strerror(errno));
+		return false;
+	}
+	bool ok = true;
+	for (struct dirent *de; (de = readdir(dp));) {
+		if (!is_query_name(de->d_name))
+			continue;
+		char *p = path_in(dir, de->d_name);
+		struct stat st;
+		if (p && lstat(p, &st) == 0 && S_ISREG(st.st_mode) && unlink(p) != 0) {
+			if (d)
+				diag_add(d, DIAG_ERROR, no_span,
+					 "proof log: cannot remove the older log's %s: %s",
+					 p, strerror(errno));
+			ok = false;
+		}
+		free(p);
+		if (!ok)
+			break;
+	}
+	closedir(dp);
+	return ok;
+}
+
 ProofLog *proof_log_open(const char *dir, DiagList *d)
 {
 	if (!dir || !*dir) {
@@ -116,6 +160,8 @@ ProofLog *proof_log_open(const char *dir, DiagList *d)
 				 dir, strerror(errno));
 		return NULL;
 	}
+	if (!remove_old_queries(dir, d))
+		return NULL;
 	ProofLog *l = calloc(1, sizeof *l);
 	char *index = path_in(dir, "index.jsonl");
 	if (l)
@@ -615,20 +661,42 @@ static void entries_free(LogEntries *e)
 	free(e->text);
 }
 
-static char *read_file(const char *path)
+/* A log file larger than this is not one vsched wrote. */
+#define LOG_FILE_MAX (256L << 20)
+
+/* The whole of a regular file of at most LOG_FILE_MAX bytes; NULL with
+ * *why set otherwise. A FIFO or a device (/dev/zero) in the log folder
+ * must neither block nor be read without end. */
+static char *read_file(const char *path, const char **why)
 {
-	FILE *f = fopen(path, "rb");
-	if (!f)
+	int fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+	if (fd < 0) {
+		*why = strerror(errno);
 		return NULL;
+	}
+	struct stat st;
+	if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode) || st.st_size > LOG_FILE_MAX) {
+		*why = !S_ISREG(st.st_mode) ? "not a regular file" : "larger than 256 MB";
+		close(fd);
+		return NULL;
+	}
+	FILE *f = fdopen(fd, "rb");
+	if (!f) {
+		*why = strerror(errno);
+		close(fd);
+		return NULL;
+	}
 	StrBuf b = {0};
 	char buf[4096];
 	size_t n;
-	while ((n = fread(buf, 1, sizeof buf, f)) > 0)
+	while ((n = fread(buf, 1, sizeof buf, f)) > 0 && b.n <= (size_t)LOG_FILE_MAX)
 		sb_put(&b, buf, n);
-	bool bad = ferror(f);
+	bool bad = ferror(f), big = b.n > (size_t)LOG_FILE_MAX;
+	int err = errno;
 	fclose(f);
 	char *text = sb_take(&b);
-	if (bad) {
+	if (bad || big) {
+		*why = big ? "larger than 256 MB" : strerror(err);
 		free(text);
 		return NULL;
 	}
@@ -640,10 +708,11 @@ static int read_entries(const char *dir, LogEntries *e, char **why)
 {
 	memset(e, 0, sizeof *e);
 	char *path = path_in(dir, "index.jsonl");
-	e->text = path ? read_file(path) : NULL;
+	const char *reason = "out of memory";
+	e->text = path ? read_file(path, &reason) : NULL;
 	if (!e->text) {
 		if (asprintf(why, "cannot read %s: %s\n", path ? path : dir,
-			     strerror(errno)) < 0)
+			     reason) < 0)
 			*why = NULL;
 		free(path);
 		return 2;
@@ -1024,8 +1093,11 @@ static void check_entry(const char *dir, const char *solver, const JVal *v,
 	t->files = grown;
 	t->files[t->nfiles++] = strdup(file);
 	char *path = path_in(dir, file), *output = NULL;
-	char *text = path ? read_file(path) : NULL;
-	const char *bad = !text ? "cannot be read" : header_problem(text, v);
+	const char *reason = "out of memory";
+	char *text = path ? read_file(path, &reason) : NULL;
+	char unread[128];
+	snprintf(unread, sizeof unread, "cannot be read: %s", reason);
+	const char *bad = !text ? unread : header_problem(text, v);
 	if (!bad)
 		bad = query_problem(text);
 	free(text);

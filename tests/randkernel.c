@@ -11,6 +11,19 @@
 
 uint64_t rng_state;
 
+/* A seed as a generator state: splitmix64's finaliser is a bijection, so
+ * distinct seeds give distinct sweeps (`seed | 1` made 2k and 2k + 1 one
+ * sweep); the xorshift state must not be 0. */
+uint64_t rng_seed_state(uint64_t s)
+{
+	s += 0x9E3779B97F4A7C15ull;
+	s = (s ^ (s >> 30)) * 0xBF58476D1CE4E5B9ull;
+	s = (s ^ (s >> 27)) * 0x94D049BB133111EBull;
+	s ^= s >> 31;
+	return s ? s : 0x2545F4914F6CDD1Dull;
+}
+
+
 unsigned rnd(unsigned n)
 {
 	rng_state ^= rng_state << 13;

@@ -8,6 +8,8 @@
 #include "tests/testutil.h"
 
 extern uint64_t rng_state;
+/* A seed as a state: distinct seeds give distinct sweeps, never 0. */
+uint64_t rng_seed_state(uint64_t seed);
 unsigned rnd(unsigned n); /* xorshift, in [0, n) */
 
 /* A random small int32 kernel: several nests, affine reads at offsets,

@@ -298,6 +298,16 @@ START_TEST(write_failures_exit_2)
 	free(err);
 	vsched(2, NULL, NULL, "interp '%s' > /dev/full", k);
 	vsched(2, NULL, NULL, "build '%s' --emit llvm > /dev/full", k);
+	/* every open or write failure says why (the errno text) */
+	vsched(2, NULL, &err, "run '%s' -o /nonexistent-dir/out.tir", k);
+	ts_has(err, "cannot write /nonexistent-dir/out.tir: No such file or directory");
+	free(err);
+	vsched(2, NULL, &err, "build '%s' --emit obj -o /nonexistent-dir/k.o", k);
+	ts_has(err, "cannot write /nonexistent-dir/k.o: No such file or directory");
+	free(err);
+	vsched(2, NULL, &err, "run /tmp");
+	ts_has(err, "cannot read '/tmp': Is a directory");
+	free(err);
 }
 END_TEST
 

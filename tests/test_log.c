@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "smt/smt.h"
@@ -254,7 +255,7 @@ START_TEST(log_check_catches_a_corrupted_verdict)
 	char *q = in_dir("ob-0002.smt2");
 	unlink(q);
 	free(q);
-	assert_check_fails("z3", "MALFORMED (ob-0002.smt2: cannot be read)");
+	assert_check_fails("z3", "MALFORMED (ob-0002.smt2: cannot be read: No such file or directory)");
 }
 END_TEST
 
@@ -304,6 +305,54 @@ START_TEST(log_check_catches_a_dropped_entry)
 	assert_check_fails("z3", "ob-0002.smt2: MALFORMED (no entry of index.jsonl names this query)");
 	free(index);
 	free(path);
+}
+END_TEST
+
+/* A second run into the folder of an older, longer log: the older query
+ * files go, and the new log checks clean. */
+START_TEST(a_new_log_replaces_an_older_one)
+{
+	write_sample_log();
+	char *stale = in_dir("ob-0007.smt2");
+	spill(stale, "; vsched proof obligation ob-0007\n(check-sat)\n");
+	char *other = in_dir("notes.txt");
+	spill(other, "kept\n");
+	write_sample_log();
+	ck_assert_int_ne(access(stale, F_OK), 0);
+	ck_assert_int_eq(access(other, F_OK), 0); /* not a query file: kept */
+	char *out = NULL;
+	ck_assert_int_eq(proof_log_check(dir, "z3", &out), 0);
+	free(out);
+	unlink(other);
+	free(other);
+	free(stale);
+}
+END_TEST
+
+/* A FIFO or a device in the log folder neither blocks `log check` nor is
+ * read without end: only regular files are read. */
+START_TEST(log_files_must_be_regular)
+{
+	write_sample_log();
+	char *q = in_dir("ob-0001.smt2");
+	unlink(q);
+	ck_assert_int_eq(mkfifo(q, 0600), 0);
+	char *out = NULL;
+	ck_assert_int_eq(proof_log_check(dir, "z3", &out), 1);
+	ck_assert_ptr_nonnull(strstr(out, "cannot be read: not a regular file"));
+	free(out);
+	unlink(q);
+	free(q);
+	char *index = in_dir("index.jsonl");
+	unlink(index);
+	ck_assert_int_eq(symlink("/dev/zero", index), 0);
+	ck_assert_int_eq(proof_log_show(dir, false, &out), 2);
+	ck_assert_ptr_nonnull(strstr(out, "not a regular file"));
+	free(out);
+	ck_assert_int_eq(proof_log_check(dir, "z3", &out), 2);
+	free(out);
+	unlink(index);
+	free(index);
 }
 END_TEST
 
@@ -402,6 +451,8 @@ Suite *suite_log(void)
 	tcase_add_test(tc, log_check_catches_tampered_queries_and_entries);
 	tcase_add_test(tc, log_check_catches_a_dropped_entry);
 	tcase_add_test(tc, unreadable_logs_and_bad_solvers_give_2);
+	tcase_add_test(tc, a_new_log_replaces_an_older_one);
+	tcase_add_test(tc, log_files_must_be_regular);
 	suite_add_tcase(s, tc);
 	return s;
 }

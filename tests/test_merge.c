@@ -130,6 +130,24 @@ START_TEST(merge_of_parallel_loops_proves_the_label_again)
 }
 END_TEST
 
+/* A serial and a parallel loop merge into a serial loop (the label is
+ * dropped, never extended to the other body without a proof). */
+START_TEST(merge_of_different_kinds_is_serial)
+{
+	const char *kinds = tu_fixture("merge/merge_of_different_kinds_is_serial.tir");
+	Schedule *s = accept(kinds, "sch.merge_adjacent_loops(\"i#1\", \"i#2\")");
+	const Stmt *l = sched_func(s)->body;
+	ck_assert_int_eq(l->kind, ST_FOR);
+	ck_assert_int_eq(l->u.loop.kind, FOR_SERIAL);
+	sched_free(s);
+	/* parallel then vectorized: serial too */
+	const char *pv = tu_fixture("merge/merge_of_different_kinds_is_serial-par_first.tir");
+	s = accept(pv, "sch.merge_adjacent_loops(\"i#1\", \"i#2\")");
+	ck_assert_int_eq(sched_func(s)->body->u.loop.kind, FOR_SERIAL);
+	sched_free(s);
+}
+END_TEST
+
 START_TEST(merge_preconditions_and_bad_names)
 {
 	const char *apart = tu_fixture("merge/merge_preconditions_and_bad_names-apart.tir");
@@ -137,8 +155,6 @@ START_TEST(merge_preconditions_and_bad_names)
 	/* the order matters: the second loop follows the first */
 	reject(tu_fixture(elementwise),
 	       "sch.merge_adjacent_loops(\"i#2\", \"i#1\")", "does not directly follow");
-	const char *kinds = tu_fixture("merge/merge_preconditions_and_bad_names-kinds.tir");
-	reject(kinds, "sch.merge_adjacent_loops(\"i#1\", \"i#2\")", "different kinds");
 	const char *ranged = tu_fixture("merge/merge_preconditions_and_bad_names-ranged.tir");
 	reject(ranged, "sch.merge_adjacent_loops(\"i\", \"j\")", "not supported");
 	/* entry facts (a layout's padding contract) stay entry facts */
@@ -398,6 +414,7 @@ Suite *suite_merge(void)
 	tcase_add_test(tc, merge_reductions_commute_except_ieee_floats);
 	tcase_add_test(tc, merge_of_parallel_loops_proves_the_label_again);
 	tcase_add_test(tc, merge_preconditions_and_bad_names);
+	tcase_add_test(tc, merge_of_different_kinds_is_serial);
 	tcase_add_test(tc, merge_after_a_let_keeps_the_printed_form);
 	tcase_add_test(tc, merge_without_names_merges_nests_level_by_level);
 	suite_add_tcase(s, tc);

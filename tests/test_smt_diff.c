@@ -472,8 +472,11 @@ static bool converts_exactly(Gen *g, Expr *e, DType t)
 		return true;
 	if (!interp_value(g, e, &v))
 		return false;
-	double x = dtype_is_float(e->dtype) ? v.f : (double)v.i;
-	return fabs(x) <= exact_limit(t);
+	if (dtype_is_float(e->dtype))
+		return fabs(v.f) <= exact_limit(t);
+	/* in integers: (double)v.i rounds, and 2^53 + 1 passed as exact */
+	int64_t lim = (int64_t)exact_limit(t);
+	return v.i >= -lim && v.i <= lim;
 }
 
 /* Real mode compares floats only where the interpreter rounds nowhere:

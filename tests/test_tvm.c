@@ -93,6 +93,10 @@ static char *run_isolated(const char *name)
 	ck_assert_int_ge(pid, 0);
 	if (pid == 0) {
 		close(fd[0]);
+		/* check's SIGALRM handler is inherited, and it kills the
+		 * whole process group (the test with it): the default
+		 * action ends only this case */
+		signal(SIGALRM, SIG_DFL);
 		alarm(CASE_SECONDS);
 		struct rlimit lim = {CASE_BYTES, CASE_BYTES};
 		if (!VS_ASAN) /* ASan maps terabytes of shadow up front */
