@@ -42,7 +42,7 @@ VSCHED  := $(BUILD)/vsched
 endif
 TESTBIN := $(BUILD)/run_tests
 
-.PHONY: all test asan check-deps conformance fuzz clean demo bench
+.PHONY: all test asan check-deps conformance fuzz clean demo bench soundness
 all: $(LIBVS) $(VSCHED)
 
 # The library and the CLI switch on every enumerator (style.md 3: no
@@ -98,6 +98,20 @@ asan: check-deps
 	  OPT="-O1 -g" build-asan/vsched build-asan/run_tests
 	ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 CK_FORK=no \
 	  VS_TEST_JOBS=$(TEST_JOBS) VS_BIN=$(abspath build-asan/vsched) build-asan/run_tests
+
+# Long random soundness sweeps outside make test: every seed of SEEDS runs
+# the soundness suite with STEPS steps per sweep (each sweep prints its
+# committed/rejected/disagreement tally per primitive), TEST_JOBS at once.
+SEEDS ?= 1 2 3 4
+STEPS ?= 20000
+soundness: check-deps
+	@$(MAKE) --no-print-directory all $(TESTBIN)
+	@mkdir -p $(BUILD)/soundness
+	@echo $(SEEDS) | tr ' ' '\n' | xargs -P $(TEST_JOBS) -I{} sh -c \
+	  'VS_SOUNDNESS_SEED={} VS_SOUNDNESS_STEPS=$(STEPS) CK_TIMEOUT_MULTIPLIER=1000 \
+	   CK_RUN_SUITE=soundness VS_BIN=$(abspath $(VSCHED)) $(TESTBIN) \
+	   > $(BUILD)/soundness/seed-{}.log 2>&1; rc=$$?; \
+	   echo "== seed {} (exit $$rc)"; grep -E "^soundness|^  |disagree|:[EF]:" $(BUILD)/soundness/seed-{}.log; exit $$rc'
 
 demo: check-deps
 	@$(MAKE) --no-print-directory all

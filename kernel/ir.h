@@ -414,6 +414,14 @@ static inline Stmt *stmt_child(const Stmt *s, int i)
  * expression of an assume or eval; a let's value */
 int stmt_nexprs(const Stmt *s);
 Expr *stmt_expr(const Stmt *s, int i);
+/* One depth limit for every stage (issue 12: a 4000-term chain crashed
+ * simplify, 10,000 chained lets crashed build): the parser refuses a
+ * function deeper than this, and a rewrite whose result is deeper is not
+ * supported, so every recursive walk after them stays within it. */
+#define IR_MAX_EXPR_DEPTH 1000 /* operators nested in one expression */
+#define IR_MAX_STMT_DEPTH 1000 /* statements nested (lets included) */
+#define IR_DEPTH_TEXT_(n) #n
+#define IR_DEPTH_TEXT(n) IR_DEPTH_TEXT_(n)
 /* True if pred holds at some node of e (pre-order, stops at the first). */
 bool expr_any(const Expr *e, bool (*pred)(const Expr *e, void *ud), void *ud);
 /* The first statement of s (s included, pre-order) where pred holds, or
@@ -454,6 +462,10 @@ typedef struct Func {
 	Stmt *body;
 	Span span;
 } Func;
+
+/* NULL, or what is too deep in f ("an expression nested more than 1000
+ * levels deep") with *where its span; never recurses past the limits. */
+const char *ir_func_too_deep(const Func *f, Span *where);
 
 typedef struct Module {
 	const char *name; /* class name; NULL for a single prim_func file */

@@ -389,7 +389,14 @@ static Func *parse_func(Parser *p)
 				    "never bound by T.match_buffer", p->params[i].var->name);
 			return NULL;
 		}
-	return ir_func(p->a, name->text, p->nparams, p->params, body, header);
+	Func *f = ir_func(p->a, name->text, p->nparams, p->params, body, header);
+	Span deep;
+	const char *why = ir_func_too_deep(f, &deep);
+	if (why) {
+		ps_error_at(p, deep.src ? deep : header, "%s: not supported", why);
+		return NULL;
+	}
+	return f;
 }
 
 static bool ends_with(const char *s, const char *suffix)

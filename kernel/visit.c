@@ -164,3 +164,58 @@ void expr_each_post(const Expr *e, void (*fn)(const Expr *e, void *ud), void *ud
 		expr_each_post(expr_child(e, i), fn, ud);
 	fn(e, ud);
 }
+
+/* ---------- the depth limits ---------- */
+
+/* Each node is visited once, and the recursion stops at `left` levels. */
+static bool expr_deeper(const Expr *e, int left, Span *where)
+{
+	if (left <= 0) {
+		*where = e->span;
+		return true;
+	}
+	int n = expr_nchildren(e);
+	for (int i = 0; i < n; i++)
+		if (expr_deeper(expr_child(e, i), left - 1, where)) {
+			if (!where->src)
+				*where = e->span;
+			return true;
+		}
+	return false;
+}
+
+static const char *stmt_deeper(const Stmt *s, int left, Span *where)
+{
+	if (left <= 0) {
+		*where = s->span;
+		return "statements nested more than " IR_DEPTH_TEXT(IR_MAX_STMT_DEPTH)
+		       " levels deep (each assignment nests the statements after it)";
+	}
+	int ne = stmt_nexprs(s);
+	for (int i = 0; i < ne; i++) {
+		const Expr *e = stmt_expr(s, i);
+		if (e && expr_deeper(e, IR_MAX_EXPR_DEPTH, where)) {
+			if (!where->src)
+				*where = s->span;
+			return "an expression nested more than " IR_DEPTH_TEXT(IR_MAX_EXPR_DEPTH)
+			       " levels deep (a chain of operators counts one level per operator)";
+		}
+	}
+	int n = stmt_nchildren(s);
+	for (int i = 0; i < n; i++) {
+		const Stmt *c = stmt_child(s, i);
+		const char *why = c ? stmt_deeper(c, left - 1, where) : NULL;
+		if (why) {
+			if (!where->src)
+				*where = s->span;
+			return why;
+		}
+	}
+	return NULL;
+}
+
+const char *ir_func_too_deep(const Func *f, Span *where)
+{
+	*where = (Span){0};
+	return f && f->body ? stmt_deeper(f->body, IR_MAX_STMT_DEPTH, where) : NULL;
+}

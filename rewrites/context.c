@@ -9,12 +9,19 @@
 #include <stdlib.h>
 #include <string.h>
 
+/* A failure of a schedule call is reported at the call (the line the
+ * user has to change); a span in the kernel (the loop or statement the
+ * reason is about) follows as a note. A span in the script itself (an
+ * argument of the call) is the more precise place and stays first. */
 RwStatus rw_fail(RwCtx *c, RwStatus st, Span sp, const char *fmt, ...)
 {
 	va_list ap;
 	va_start(ap, fmt);
-	diag_vadd(c->diag, DIAG_ERROR, sp.src ? sp : c->call_span, fmt, ap);
+	bool in_kernel = sp.src && c->call_span.src && sp.src != c->call_span.src;
+	diag_vadd(c->diag, DIAG_ERROR, in_kernel || !sp.src ? c->call_span : sp, fmt, ap);
 	va_end(ap);
+	if (in_kernel)
+		diag_add(c->diag, DIAG_NOTE, sp, "the code this is about");
 	return st;
 }
 
@@ -266,7 +273,14 @@ void rw_loop_wrap_obligations(RwCtx *c)
 
 static const char *too_deep(Arena *a, const Func *f, const char *what)
 {
-	if (!f || an_nesting(f->body) <= NESTING_LIMIT)
+	if (!f)
+		return NULL;
+	/* the shared limits first: an_nesting recurses as deep as the body */
+	Span where;
+	const char *why = ir_func_too_deep(f, &where);
+	if (why)
+		return arena_printf(a, "%s '%s' has %s", what, f->name, why);
+	if (an_nesting(f->body) <= NESTING_LIMIT)
 		return NULL;
 	return arena_printf(a, "%s '%s' nests statements more than %d levels deep; deeper nests are not supported",
 			    what, f->name, NESTING_LIMIT);

@@ -348,6 +348,24 @@ START_TEST(inverse_of_reversed_and_moved_digits_is_derived)
 }
 END_TEST
 
+/* A swizzle: the column wraps, so the inverse of (i, (i + j) % 8) is
+ * (t0, (t1 - t0) % 8), derived without inverse= and proven. */
+START_TEST(inverse_of_a_swizzle_is_derived)
+{
+	TsRun t = accept(tu_fixture("layout/swizzle4x8.tir"),
+			 "sch.transform_layout(buffer=\"B\", index_map=lambda i, j: [i, (i + j) % 8])");
+	ck_assert(ts_has_obligation(t.r, "layout.left_inverse", VERDICT_PROVEN));
+	ck_assert_str_eq(shape_of(ts_func(&t, NULL), "B"), "(4, 8)");
+	ck_assert_str_eq(ts_cells_in_state(&arena, ts_func(&t, NULL), "B", CELL_UNDEF, 3), "");
+	sched_free(t.s);
+	/* a wrapped digit over a range wider than its modulus is not
+	 * injective: refuted, not derived into something wrong */
+	ts_reject(&arena, tu_fixture("layout/swizzle4x8.tir"),
+		  "sch.transform_layout(buffer=\"B\", index_map=lambda i, j: [i, (i + j) % 4])",
+		  "layout.");
+}
+END_TEST
+
 START_TEST(non_derivable_non_injective_map_is_refuted_not_unsupported)
 {
 	const char *k = tu_fixture("layout/non_derivable_non_injective_map_is_refuted_not_unsupported.tir");
@@ -658,7 +676,7 @@ Suite *suite_layout(void)
 		  pad_lambda_reading_an_allocation_reads_only_written_cells}},
 		{"inverses",
 		 {given_inverse_is_proven_and_used_for_the_padding,
-		  inverse_of_reversed_and_moved_digits_is_derived,
+		  inverse_of_reversed_and_moved_digits_is_derived, inverse_of_a_swizzle_is_derived,
 		  inverse_off_by_one_is_refuted_with_confirmed_replay,
 		  non_derivable_non_injective_map_is_refuted_not_unsupported}},
 		{"refuted_maps",

@@ -1027,9 +1027,18 @@ START_TEST(deep_nesting_is_an_error_not_a_crash)
 	ck_assert_ptr_null(parse_text(text));
 	free(text);
 
-	/* a long elif chain does not recurse in the parser */
+	/* a long elif chain does not recurse in the parser; each elif
+	 * nests the rest, so past IR_MAX_STMT_DEPTH it is refused (every
+	 * later stage walks it recursively) */
 	sb_puts(&b, F1 "    if A[0] == 0:\n        A[0] = 0\n");
 	for (int i = 1; i < 50000; i++)
+		sb_printf(&b, "    elif A[0] == %d:\n        A[0] = %d\n", i, i);
+	text = sb_take(&b);
+	ck_assert_ptr_null(parse_text(text));
+	ck_assert_ptr_nonnull(strstr(diags.first->message, "statements nested more than 1000 levels deep"));
+	free(text);
+	sb_puts(&b, F1 "    if A[0] == 0:\n        A[0] = 0\n");
+	for (int i = 1; i < 900; i++)
 		sb_printf(&b, "    elif A[0] == %d:\n        A[0] = %d\n", i, i);
 	text = sb_take(&b);
 	Module *m = parse_text(text);
@@ -1049,6 +1058,26 @@ START_TEST(deep_nesting_is_an_error_not_a_crash)
 	ck_assert_ptr_null(parse_text(text));
 	ck_assert_ptr_nonnull(strstr(diags.first->message, "too many let bindings"));
 	ck_assert_int_eq(diags.first->span.line, 10003);
+	free(text);
+
+	/* one chain of 4000 operators is 4000 levels deep: refused at the
+	 * expression, where simplify and the backend crashed */
+	sb_puts(&b, F1 "    A[0] = A[1]");
+	for (int i = 0; i < 3999; i++)
+		sb_puts(&b, " + A[1]");
+	sb_puts(&b, "\n");
+	text = sb_take(&b);
+	ck_assert_ptr_null(parse_text(text));
+	ck_assert_ptr_nonnull(strstr(diags.first->message, "an expression nested more than 1000 levels deep"));
+	ck_assert_int_eq(diags.first->span.line, 3);
+	free(text);
+	/* 1500 lets nest 1500 statements */
+	sb_puts(&b, F1);
+	for (int i = 0; i < 1500; i++)
+		sb_puts(&b, "    x = 1\n");
+	text = sb_take(&b);
+	ck_assert_ptr_null(parse_text(text));
+	ck_assert_ptr_nonnull(strstr(diags.first->message, "statements nested more than 1000 levels deep"));
 	free(text);
 
 	/* 200 nested loops exceed the indentation limit */

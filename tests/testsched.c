@@ -402,13 +402,46 @@ static const Func *same_name_or_first(const Module *m, const char *name)
 
 /* The accepted result against before, after.tir, the shape, the store
  * ifs and the backend. */
+/* Iterations of the statements under s, with each loop of a non-literal
+ * extent counted as 16, saturating at 2^40. */
+static double iterations(const Stmt *s)
+{
+	if (!s)
+		return 0;
+	double sum = 0;
+	switch (s->kind) {
+	case ST_STORE: case ST_ASSUME: case ST_EVAL: case ST_PASS: case ST_COUNT:
+		return 1;
+	case ST_FOR: {
+		int64_t n;
+		double ext = an_const_int(s->u.loop.extent, &n) ? (double)(n > 0 ? n : 0) : 16;
+		sum = ext * iterations(s->u.loop.body);
+		break;
+	}
+	case ST_SEQ: case ST_IF: case ST_ALLOC: case ST_BLOCK: case ST_LET:
+		for (int i = 0; i < stmt_nchildren(s); i++)
+			sum += iterations(stmt_child(s, i));
+		break;
+	}
+	return sum < 0x1p40 ? sum : 0x1p40;
+}
+
+/* Random trials for comparing a TVM case under the interpreter: six, and
+ * fewer for kernels of millions of iterations (a 128^3 matmul took
+ * minutes for 24 runs), never none. */
+static int case_trials(const Func *f)
+{
+	double n = iterations(f->body);
+	return n > 1e6 ? 1 : n > 1e5 ? 2 : 6;
+}
+
 static void check_accepted(Arena *a, const char *dir, const CaseExpect *e, Schedule *s, const Module *m,
 			   StrBuf *why)
 {
 	char path[4096], *report = NULL;
 	for (int i = 0; i < s->mod->nfuncs && !why->n; i++) {
 		const Func *out = s->mod->funcs[i], *orig = module_find_func(m, out->name);
-		if (orig && orig != out && !tu_equiv(orig, out, 6, &report))
+		if (orig && orig != out && !tu_equiv(orig, out, case_trials(orig), &report))
 			sb_printf(why, "%s differs from before.tir: %s", out->name, report ? report : "?");
 		free(report);
 		report = NULL;
@@ -417,7 +450,7 @@ static void check_accepted(Arena *a, const char *dir, const CaseExpect *e, Sched
 	if (!why->n && e->equiv[0]) {
 		tu_join(path, sizeof path, dir, e->equiv);
 		Module *want = case_parse(a, path, why);
-		if (want && !tu_equiv(out, same_name_or_first(want, out->name), 6, &report))
+		if (want && !tu_equiv(out, same_name_or_first(want, out->name), case_trials(out), &report))
 			sb_printf(why, "the result differs from %s: %s", e->equiv, report ? report : "?");
 		free(report);
 	}

@@ -421,8 +421,10 @@ static bool frac_small(Frac x) { return x.n > -(1 << 20) && x.n < (1 << 20) && x
 
 typedef struct Group {
 	Lin e;
-	Expr *value; /* e(x) as an expression of the physical variables */
-	bool used;   /* a pivot row of the solve */
+	Expr *value;	 /* e(x) as an expression of the physical variables */
+	int64_t modulus; /* 0, or value is e(x) only modulo this (a swizzle's
+			  * (i + j) % 4: the top digit wraps) */
+	bool used;	 /* a pivot row of the solve */
 } Group;
 
 /* Groups of digits of one affine e in a mixed radix: e = sum d_k * t_k. */
@@ -456,11 +458,14 @@ static int make_groups(Arena *a, const IndexMap *m, Group *groups, const char **
 				members[j] = members[j - 1];
 				members[j - 1] = t;
 			}
-		int64_t expect = 1;
+		int64_t expect = 1, modulus = 0;
 		for (int i = 0; i < n; i++) {
 			const Digit *x = &dg[members[i]];
 			bool last = i == n - 1;
-			if (x->d != expect || (!last && x->m == INF_RADIX)) {
+			if (last && x->m != INF_RADIX &&
+			    __builtin_mul_overflow(x->d, x->m, &modulus))
+				modulus = -1;
+			if (x->d != expect || (!last && x->m == INF_RADIX) || modulus < 0) {
 				*why = "the outputs that use one index expression are not the digits of a mixed radix (e // d, e % d, ...)";
 				return -1;
 			}
@@ -477,6 +482,7 @@ static int make_groups(Arena *a, const IndexMap *m, Group *groups, const char **
 		}
 		groups[ng].e = dg[k].e;
 		groups[ng].value = fold(a, value);
+		groups[ng].modulus = modulus;
 		groups[ng].used = false;
 		ng++;
 	}
@@ -555,6 +561,18 @@ bool imap_derive_inverse(Arena *a, IndexMap *m, const char **why)
 			den = den / gcd64(den, q[g].d) * q[g].d;
 		}
 		Expr *sum = NULL;
+		/* a group known only modulo M determines x_j modulo M when its
+		 * coefficients are integers; with x_j in [0, E) and E | M that
+		 * is x_j = sum % E (the left-inverse obligation checks it) */
+		bool wraps = false, wrap_ok = den == 1;
+		int64_t ext = 0;
+		wrap_ok = wrap_ok && m->in_extent && const_of(m->in_extent[j], &ext) && ext > 0;
+		for (int g = 0; g < ng; g++) {
+			if (!q[g].n || !groups[g].modulus)
+				continue;
+			wraps = true;
+			wrap_ok = wrap_ok && groups[g].modulus % ext == 0;
+		}
 		for (int g = 0; g < ng; g++) {
 			if (!q[g].n)
 				continue;
@@ -572,6 +590,8 @@ bool imap_derive_inverse(Arena *a, IndexMap *m, const char **why)
 			sum = lit(a, 0);
 		if (den != 1)
 			sum = ir_bin(a, OP_FLOORDIV, sum, lit(a, den), (Span){0});
+		if (wraps && wrap_ok)
+			sum = ir_bin(a, OP_FLOORMOD, sum, lit(a, ext), (Span){0});
 		m->inverse[j] = sum;
 	}
 	return true;

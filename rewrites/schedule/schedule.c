@@ -66,9 +66,11 @@ static void set_func(Schedule *s, Func *f)
 
 static const char *diag_text(Arena *a, const DiagList *d)
 {
-	if (!d->first)
-		return "";
-	return d->last->message ? arena_strdup(a, d->last->message) : "";
+	const Diag *last = NULL;
+	for (const Diag *g = d->first; g; g = g->next)
+		if (g->level == DIAG_ERROR || !last)
+			last = g;
+	return last && last->message ? arena_strdup(a, last->message) : "";
 }
 
 /* Discharge every obligation of `obs` and append them with their results
