@@ -136,6 +136,11 @@ vs_schedule *vs_schedule_new(vs_context *c, const vs_module *m, const vs_options
 	so.timeout_ms = o.timeout_ms;
 	so.rlimit = o.rlimit;
 	so.threads = o.threads;
+	so.cache_dir = o.cache_dir;
+	if (!so.cache_dir) {
+		const char *env = getenv("VSCHED_CACHE");
+		so.cache_dir = env && *env ? env : NULL;
+	}
 	vs_schedule *vs = calloc(1, sizeof *vs);
 	if (!vs)
 		return NULL;
@@ -433,6 +438,21 @@ const vs_module *vs_schedule_result(const vs_schedule *vs)
 	return &m->result;
 }
 
+void vs_schedule_cache_stats(vs_schedule *vs, int *solved, int *memory_hits, int *disk_hits,
+			     const char **warnings)
+{
+	SmtStats st;
+	smt_solver_stats(vs ? vs->s->solver : NULL, &st);
+	if (solved)
+		*solved = st.solved;
+	if (memory_hits)
+		*memory_hits = st.memory_hits;
+	if (disk_hits)
+		*disk_hits = st.disk_hits;
+	if (warnings)
+		*warnings = st.warnings;
+}
+
 /* ---- reports ---- */
 
 int vs_num_reports(const vs_schedule *vs) { return vs->s->nsteps; }
@@ -488,6 +508,7 @@ const char *vs_report_replay(const vs_report *r)
 	case REPLAY_CONFIRMED: return "confirmed";
 	case REPLAY_UNCONFIRMED: return "unconfirmed";
 	case REPLAY_IMPOSSIBLE: return "impossible";
+	case REPLAY_SKIPPED: return "skipped";
 	}
 	return "none";
 }
@@ -556,15 +577,32 @@ vs_status vs_equiv(vs_context *c, const vs_module *a, const vs_module *b,
 	if (report)
 		*report = NULL;
 	const Func *fa = pick_func(c, a->m, func);
-	const Func *fb = fa ? pick_func(c, b->m, func ? func : fa->name) : NULL;
-	if (fa && !fb && !func && b->m->nfuncs == 1)
+	if (!fa)
+		return VS_BAD_INPUT;
+	/* without a name, the only function of b stands for a's under any
+	 * name (looked up without recording an error that no longer holds) */
+	const Func *fb = !func && b->m->nfuncs == 1 ? module_find_func(b->m, fa->name)
+						     : pick_func(c, b->m, func ? func : fa->name);
+	if (!fb && !func && b->m->nfuncs == 1)
 		fb = b->m->funcs[0];
-	if (!fa || !fb) {
-		if (!fb && fa)
-			set_error_text(c, "the second kernel has no function of that name");
+	if (!fb) {
+		set_error_text(c, "the second kernel has no function of that name");
 		return VS_BAD_INPUT;
 	}
-	int rc = interp_equiv(fa, fb, trials, seed, report);
+	char *text = NULL;
+	int rc = interp_equiv(fa, fb, trials, seed, &text);
+	if (rc == 2) {
+		/* the reason (a step limit, inputs that cannot be made) is
+		 * the report's first line */
+		size_t n = text ? strcspn(text, "\n") : 0;
+		char *line = n ? strndup(text, n) : NULL;
+		set_error_text(c, line ? line : "equiv: no verdict");
+		free(line);
+	}
+	if (report)
+		*report = text;
+	else
+		free(text);
 	return rc == 0 ? VS_OK : rc == 1 ? VS_REJECTED : VS_BAD_INPUT;
 }
 

@@ -11,20 +11,22 @@
 static const char usage[] =
 	"usage:\n"
 	"  vsched run KERNEL.tir [--schedule S.sched] [--float real|ieee] [--log DIR]\n"
-	"             [-o OUT.tir] [--timeout-ms N] [--json]\n"
+	"             [-o OUT.tir] [--timeout-ms N] [--json] [--cache DIR]\n"
 	"  vsched interp KERNEL.tir [--func F] [--seed N]\n"
 	"  vsched equiv A.tir B.tir [--func F] [--trials N] [--seed N]\n"
 	"  vsched build KERNEL.tir [--schedule S.sched] --emit llvm|asm|obj|header -o OUT\n"
-	"             [--fma]\n"
+	"             [--fma] [--cache DIR]\n"
 	"  vsched jit KERNEL.tir [--schedule S.sched] [--func F] [--trials N] [--seed N]\n"
-	"             [--repeat N] [--log DIR] [--fma]\n"
+	"             [--repeat N] [--log DIR] [--fma] [--cache DIR]\n"
 	"  vsched log show DIR [--json]\n"
-	"  vsched log check DIR [--solver z3|cvc5]\n";
+	"  vsched log check DIR [--solver z3|cvc5]\n"
+	"--cache DIR (or the environment variable VSCHED_CACHE): a persistent proof\n"
+	"cache shared by runs and processes; a warm cache solves nothing twice.\n";
 
 typedef struct Opts {
 	const char *pos[3];
 	int npos;
-	const char *schedule, *floatmode, *log, *out, *func, *solver, *emit;
+	const char *schedule, *floatmode, *log, *out, *func, *solver, *emit, *cache;
 	unsigned timeout_ms;
 	unsigned long seed;
 	int trials;
@@ -84,6 +86,7 @@ static int parse_opts(int argc, char **argv, int first, Opts *o)
 		else if (strcmp(a, "--func") == 0) TAKE(func);
 		else if (strcmp(a, "--solver") == 0) TAKE(solver);
 		else if (strcmp(a, "--emit") == 0) TAKE(emit);
+		else if (strcmp(a, "--cache") == 0) TAKE(cache);
 		else if (strcmp(a, "--json") == 0) o->json = 1;
 		else if (strcmp(a, "--fma") == 0) o->fma = 1;
 		else if (strcmp(a, "--repeat") == 0) {
@@ -208,6 +211,7 @@ static int open_schedule(vs_context *ctx, const Opts *o, vs_schedule **out)
 	vs_options opt = {0};
 	opt.timeout_ms = o->timeout_ms;
 	opt.log_dir = o->log;
+	opt.cache_dir = o->cache; /* NULL: the library reads VSCHED_CACHE */
 	if (o->floatmode && strcmp(o->floatmode, "ieee") != 0 && strcmp(o->floatmode, "real") != 0)
 		return die_usage("--float must be real or ieee", o->floatmode);
 	opt.float_ieee = o->floatmode && strcmp(o->floatmode, "ieee") == 0;
@@ -218,6 +222,33 @@ static int open_schedule(vs_context *ctx, const Opts *o, vs_schedule **out)
 	}
 	*out = s;
 	return 0;
+}
+
+/* Where the verdicts came from (text on stderr, or a JSON line on
+ * stdout), and the persistent cache's warnings on stderr. */
+static void print_cache_summary(vs_schedule *s, int json)
+{
+	int solved, mem, disk;
+	const char *warnings;
+	vs_schedule_cache_stats(s, &solved, &mem, &disk, &warnings);
+	if (warnings)
+		fputs(warnings, stderr);
+	if (json)
+		printf("{\"summary\":{\"obligations\":%d,\"solved\":%d,\"memory_cache_hits\":%d,"
+		       "\"persistent_cache_hits\":%d}}\n",
+		       solved + mem + disk, solved, mem, disk);
+	else
+		fprintf(stderr, "obligations: %d solved, %d from the in-memory cache, "
+			"%d from the persistent cache\n", solved, mem, disk);
+}
+
+/* The persistent cache's warnings alone. */
+static void print_cache_warnings(vs_schedule *s)
+{
+	const char *warnings;
+	vs_schedule_cache_stats(s, NULL, NULL, NULL, &warnings);
+	if (warnings)
+		fputs(warnings, stderr);
 }
 
 static int cmd_run(vs_context *ctx, const Opts *o)
@@ -241,6 +272,7 @@ static int cmd_run(vs_context *ctx, const Opts *o)
 		fputs(text, stderr);
 		free(text);
 	}
+	print_cache_summary(s, o->json);
 	if (st != VS_OK) {
 		const char *err = vs_last_error(ctx);
 		if (*err)
@@ -290,9 +322,10 @@ static int cmd_equiv(vs_context *ctx, const Opts *o)
 	vs_status st = vs_equiv(ctx, a, b, o->func, o->trials, o->seed, &report);
 	if (report)
 		fputs(report, st == VS_OK ? stdout : stderr);
-	free(report);
-	if (st == VS_BAD_INPUT)
+	/* a report already says why there is no verdict */
+	if (st == VS_BAD_INPUT && !report)
 		print_error(ctx);
+	free(report);
 	return (int)st;
 }
 
@@ -373,6 +406,8 @@ static int cmd_build(vs_context *ctx, const Opts *o)
 		print_error(ctx);
 		rc = 2;
 	}
+	if (s)
+		print_cache_warnings(s);
 	vs_program_free(p);
 	vs_schedule_free(s);
 	return rc;
@@ -397,6 +432,10 @@ static void print_schedule_summary(vs_schedule *s)
 	}
 	printf("schedule: %d steps, %d of %d obligations proven, solver %.3f s\n",
 	       vs_num_reports(s), proven, total, secs);
+	int solved, mem, disk;
+	vs_schedule_cache_stats(s, &solved, &mem, &disk, NULL);
+	printf("obligations: %d solved, %d from the in-memory cache, %d from the persistent cache\n",
+	       solved, mem, disk);
 }
 
 /* The kernel as written, compiled too, to compare run times. */
@@ -454,6 +493,7 @@ static int cmd_jit(vs_context *ctx, const Opts *o)
 	}
 	vs_program_free(up);
 	vs_schedule_free(us);
+	print_cache_warnings(s);
 	vs_program_free(p);
 	vs_schedule_free(s);
 	return rc;

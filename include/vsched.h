@@ -43,6 +43,13 @@ typedef struct vs_options {
 	int threads;         /* solver threads; 0 = 1 */
 	const char *log_dir; /* write a proof log here; NULL = none */
 	bool float_ieee;     /* start in ieee float mode (default real) */
+	/* Appended: a persistent proof cache (an SQLite database in this
+	 * directory, made if missing) shared by runs and processes: proven
+	 * and refuted verdicts keyed by a hash of the query and the solver's
+	 * version. NULL: the environment variable VSCHED_CACHE if set and
+	 * not empty, else none. A corrupted cache is reported
+	 * (vs_schedule_cache_stats), set aside and rebuilt, never fatal. */
+	const char *cache_dir;
 } vs_options;
 
 vs_schedule *vs_schedule_new(vs_context *ctx, const vs_module *m, const vs_options *opt);
@@ -93,6 +100,13 @@ vs_status vs_run_script_string(vs_schedule *s, const char *name, const char *tex
 
 /* The current result: every committed step proven. Owned by the context. */
 const vs_module *vs_schedule_result(const vs_schedule *s);
+/* Where the obligations so far (lowering's included) got their verdicts:
+ * solved by the solver, answered from the in-memory cache (an identical
+ * query earlier in this schedule), answered from the persistent cache.
+ * warnings: the persistent cache's problems, one "vsched: warning: ..."
+ * line each, or NULL; valid until the next call. Any output may be NULL. */
+void vs_schedule_cache_stats(vs_schedule *s, int *solved, int *memory_hits, int *disk_hits,
+			     const char **warnings);
 
 /* ---- reports: one per step taken ---- */
 int vs_num_reports(const vs_schedule *s);
@@ -110,7 +124,8 @@ int vs_report_num_obligations(const vs_report *r);
 void vs_report_obligation(const vs_report *r, int i, const char **kind,
 			  const char **statement, const char **verdict, double *seconds);
 const char *vs_report_counterexample(const vs_report *r); /* NULL if none */
-/* "none", "confirmed", "unconfirmed" or "impossible" */
+/* "none", "confirmed", "unconfirmed", "impossible" or "skipped" (over the
+ * replay budget: the report says how much work it would have been) */
 const char *vs_report_replay(const vs_report *r);
 char *vs_report_text(const vs_report *r);
 
@@ -119,8 +134,11 @@ char *vs_report_text(const vs_report *r);
  * *out gets inputs and outputs as text. */
 vs_status vs_interp(vs_context *ctx, const vs_module *m, const char *func,
 		    unsigned long seed, char **out);
-/* Differential check on `trials` admissible inputs; VS_OK if all agree.
- * report may be NULL. */
+/* Differential check on `trials` admissible inputs; VS_OK if all agree,
+ * VS_REJECTED on a difference, VS_BAD_INPUT without a verdict (no input
+ * can be made, a kernel reaches the interpreter's step limit): then
+ * vs_last_error is the report's first line, which says why. report may
+ * be NULL. */
 vs_status vs_equiv(vs_context *ctx, const vs_module *a, const vs_module *b,
 		   const char *func, int trials, unsigned long seed, char **report);
 

@@ -31,6 +31,14 @@ void arena_free(Arena *a)
 	a->used_total = 0;
 }
 
+void vs_out_of_memory(size_t size)
+{
+	/* no allocation here: stdio on an unbuffered stream */
+	fprintf(stderr, "vsched: out of memory (allocating %zu bytes); the work was too large "
+			"for the memory available\n", size);
+	abort();
+}
+
 void *arena_alloc(Arena *a, size_t size)
 {
 	size = (size + 15) & ~(size_t)15;
@@ -43,7 +51,7 @@ void *arena_alloc(Arena *a, size_t size)
 			cap = size; /* big requests get a chunk of their own */
 		c = malloc(sizeof *c + cap);
 		if (!c)
-			abort(); /* out of memory: nothing sensible to return */
+			vs_out_of_memory(sizeof *c + cap); /* nothing sensible to return */
 		c->cap = cap;
 		c->used = 0;
 		if (size == cap && a->head) {
@@ -135,7 +143,7 @@ void sb_put(StrBuf *b, const char *s, size_t n)
 			cap *= 2;
 		char *p = realloc(b->s, cap);
 		if (!p)
-			abort();
+			vs_out_of_memory(cap);
 		b->s = p;
 		b->cap = cap;
 	}
@@ -159,7 +167,7 @@ void sb_printf(StrBuf *b, const char *fmt, ...)
 	}
 	char *big = malloc((size_t)n + 1);
 	if (!big)
-		abort();
+		vs_out_of_memory((size_t)n + 1);
 	va_start(ap, fmt);
 	vsnprintf(big, (size_t)n + 1, fmt, ap);
 	va_end(ap);

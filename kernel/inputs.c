@@ -783,21 +783,38 @@ static Trial run_trial(const Func *fa, const Func *fb, int t, uint64_t seed,
 		text = diag_render(&d);
 		sb_printf(rep, "cannot generate an input for %s:\n%s", fa->name, text);
 		res = TRIAL_ERROR;
-	} else if (interp_run(fa, sa, 0, &r1) != RUN_OK) {
+	} else if (interp_run(fa, sa, 0, &r1) == RUN_LIMIT) {
+		/* no verdict either way: the kernel runs longer than the
+		 * interpreter runs anything */
+		sb_printf(rep, "trial %d (seed %llu): no verdict: %s reached the interpreter's step limit of %llu steps",
+			  t, (unsigned long long)seed, fa->name,
+			  (unsigned long long)INTERP_DEFAULT_STEP_LIMIT);
+		put_where(rep, r1.span);
+		sb_puts(rep, "\n");
+		res = TRIAL_ERROR;
+	} else if (r1.status != RUN_OK) {
 		note_failure(skip, r1.message, r1.span);
 		res = TRIAL_SKIP; /* not admissible, or a itself has UB here */
 	} else if (!(sb = from_b ? state_clone(&ar, gen) : state_transfer(&ar, in, fb, &d))) {
 		text = diag_render(&d);
 		sb_printf(rep, "%s", text);
 		res = TRIAL_ERROR;
-	} else if (interp_run(fb, sb, 0, &r2) != RUN_OK) {
+	} else if (interp_run(fb, sb, 0, &r2) == RUN_LIMIT) {
+		sb_printf(rep, "trial %d (seed %llu): no verdict: %s reached the interpreter's step limit of %llu steps, where %s ran in %llu",
+			  t, (unsigned long long)seed, fb->name,
+			  (unsigned long long)INTERP_DEFAULT_STEP_LIMIT, fa->name,
+			  (unsigned long long)r1.steps);
+		put_where(rep, r2.span);
+		sb_puts(rep, "\n");
+		res = TRIAL_ERROR;
+	} else if (r2.status != RUN_OK) {
 		sb_printf(rep, "trial %d (seed %llu): %s %s where %s runs without: %s",
 			  t, (unsigned long long)seed, fb->name, status_text(r2.status),
 			  fa->name, r2.message ? r2.message : "?");
 		put_where(rep, r2.span);
 		sb_puts(rep, "\n");
 		put_input(rep, in);
-		res = r2.status == RUN_LIMIT ? TRIAL_ERROR : TRIAL_DIFF;
+		res = TRIAL_DIFF;
 	} else if (!state_equal(sa, sb, false, 0, &text)) {
 		sb_printf(rep, "trial %d (seed %llu): outputs differ (%s vs %s) at %s\n",
 			  t, (unsigned long long)seed, fa->name, fb->name, text);

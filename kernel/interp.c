@@ -11,8 +11,7 @@
 
 #include "kernel/print.h"
 
-#define DEFAULT_STEP_LIMIT 100000000ull
-#define MAX_CELLS ((int64_t)1 << 22) /* per buffer */
+#define MAX_CELLS INTERP_MAX_CELLS /* per buffer */
 #define REPAIR_PASSES 3
 
 /* ---------- setup and failure ---------- */
@@ -23,7 +22,7 @@ static void interp_init(Interp *in, Arena *a, uint64_t limit)
 {
 	memset(in, 0, sizeof *in);
 	in->arena = a;
-	in->limit = limit ? limit : DEFAULT_STEP_LIMIT;
+	in->limit = limit ? limit : INTERP_DEFAULT_STEP_LIMIT;
 	in->rng = 0x2545F4914F6CDD1Dull;
 	in->status = RUN_OK;
 }
@@ -598,6 +597,7 @@ static void fill_result(const Interp *in, InterpResult *r)
 	r->message = in->failed ? in->message : NULL;
 	r->span = in->failed ? in->span : (Span){0};
 	r->counts = in->counts;
+	r->steps = in->steps;
 }
 
 RunStatus interp_run(const Func *f, State *st, uint64_t step_limit,

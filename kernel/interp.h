@@ -41,9 +41,12 @@ typedef struct State {
 	Arena *arena;   /* owns everything above */
 } State;
 
+/* The most cells one buffer of a run may have. */
+#define INTERP_MAX_CELLS ((int64_t)1 << 22)
+
 /* A state for f with the given scalar values (in parameter order); every
  * buffer cell CELL_UNINIT with value 0. NULL + diagnostic if a shape is
- * negative or too large. */
+ * negative or too large (more than INTERP_MAX_CELLS). */
 State *state_new(Arena *a, const Func *f, const int64_t *scalars, DiagList *d);
 State *state_clone(Arena *a, const State *s);
 BufState *state_buffer(State *s, const char *name); /* by buffer name */
@@ -65,9 +68,13 @@ typedef struct InterpResult {
 	const char *message; /* arena-owned, for RUN_UB / RUN_ASSUME_FAILED */
 	Span span;
 	InterpCounts counts;
+	uint64_t steps; /* statements executed plus loop iterations: what
+			   step_limit bounds */
 } InterpResult;
 
-/* Run f on st (modified in place). step_limit 0 = default (10^8). */
+/* Run f on st (modified in place). step_limit 0 = default
+ * (INTERP_DEFAULT_STEP_LIMIT); past it the run stops with RUN_LIMIT. */
+#define INTERP_DEFAULT_STEP_LIMIT 100000000ull
 RunStatus interp_run(const Func *f, State *st, uint64_t step_limit,
 		     InterpResult *r);
 

@@ -23,6 +23,9 @@ typedef struct Arena {
 
 void arena_init(Arena *a);
 void arena_free(Arena *a);
+/* Out of memory: a message on stderr naming the size, then abort (no
+ * caller can go on; issue 12 found a silent abort at 3 GB). */
+_Noreturn void vs_out_of_memory(size_t size);
 void *arena_alloc(Arena *a, size_t size); /* zeroed, 16-byte aligned */
 char *arena_strdup(Arena *a, const char *s);
 char *arena_strndup(Arena *a, const char *s, size_t n);

@@ -92,9 +92,12 @@ typedef struct ObligationResult {
 	Verdict verdict;
 	const char *reason; /* for VERDICT_UNKNOWN: "timeout", "unsupported: ..." */
 	double seconds;
-	const char *smt2;   /* the self-contained SMT-LIB2 query */
+	const char *smt2;   /* the self-contained SMT-LIB2 query, when the
+			     * solver was asked for it (SmtOptions.want_text);
+			     * the proof log prints it on demand otherwise */
 	Model *model;       /* VERDICT_REFUTED only */
-	bool cached;        /* answered from the cache of identical queries */
+	bool cached;        /* answered from a cache of identical queries */
+	bool from_disk;     /* ... the persistent one (SmtOptions.cache_dir) */
 } ObligationResult;
 
 #endif

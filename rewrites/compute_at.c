@@ -15,6 +15,9 @@
 /* The producer: `with T.block(name): for p1..pk: [if g:] B[..] = v` with
  * the store indexing B by one loop variable per dimension plus an offset
  * free of the loop variables. */
+/* Loop iterations the report-only exactness note may enumerate. */
+#define NOTE_ENUM_BUDGET (1L << 14)
+
 typedef struct Producer {
 	Stmt *block;
 	int nloops;
@@ -710,9 +713,13 @@ static char *region_note(RwCtx *c, const AttachSite *s, const Producer *p, const
 	loops[nl++] = s->loop.stmt;
 	bool exact = false, tight = false;
 	char *witness = NULL;
-	if (!rg_box_exact(a, nl, loops, s->loop.stmt->u.loop.body, p->buf, false, lo, hi, 1L << 22,
-			  &exact, &tight, &witness))
-		sb_puts(&b, "; exactness not checked (the iteration space is not small and constant)");
+	/* Only this note depends on the enumeration, never the verdict: it
+	 * gets a small budget (a few ms at most; an iteration space that is
+	 * surely larger is not enumerated at all). */
+	if (!rg_box_exact(a, nl, loops, s->loop.stmt->u.loop.body, p->buf, false, lo, hi,
+			  NOTE_ENUM_BUDGET, &exact, &tight, &witness))
+		sb_printf(&b, "; exactness not checked (the iteration space is not constant or has more than %ld iterations)",
+			  NOTE_ENUM_BUDGET);
 	else if (exact)
 		sb_puts(&b, "; the cells read are exactly this box");
 	else if (tight)

@@ -74,7 +74,44 @@ static Stmt *seq2(Arena *a, Stmt *x, Stmt *y)
 /* s with `stage` placed right after the statement that last writes b, at
  * the outermost level of the binder spine (let / allocate bodies, and the
  * block, loop or branch that allocates b: the stage must stay in b's
- * scope, once per allocation). */
+ * scope, once per allocation), and inside a loop or block that holds the
+ * writer block together with other statements (semantics.md: after the
+ * block that last writes b). */
+/* A block that writes b with no block inside it that does. */
+static bool leaf_writer(const Stmt *s, void *ud)
+{
+	const Buffer *b = ud;
+	if (s->kind != ST_BLOCK || !rw_stmt_accesses(s->u.block.body, b, true))
+		return false;
+	for (int i = 0; i < stmt_nchildren(s); i++)
+		if (stmt_find(stmt_child(s, i), leaf_writer, ud))
+			return false;
+	return true;
+}
+
+/* A leaf writer block, or a perfect nest of loops around one (TVM puts
+ * its blocks inside their loops): the stage follows it as a whole. */
+static bool write_nest(const Stmt *s, const Buffer *b)
+{
+	while (s->kind == ST_FOR)
+		s = s->u.loop.body;
+	return leaf_writer(s, (void *)b);
+}
+
+/* A loop or block around the writer block and other statements (after
+ * compute_at: `for xo: block B (writes); reads of B`): the stage goes
+ * inside, right after the writer, not after the whole statement, where
+ * the reads in each iteration would see the padding unfilled. */
+static bool holds_writer(const Stmt *s, const Buffer *b)
+{
+	if ((s->kind != ST_FOR && s->kind != ST_BLOCK) || write_nest(s, b))
+		return false;
+	for (int i = 0; i < stmt_nchildren(s); i++)
+		if (stmt_find(stmt_child(s, i), leaf_writer, (void *)b))
+			return true;
+	return false;
+}
+
 Stmt *rw_insert_after_last_write(Arena *a, Stmt *s, const Buffer *b, Stmt *stage)
 {
 	switch (s->kind) {
@@ -90,7 +127,8 @@ Stmt *rw_insert_after_last_write(Arena *a, Stmt *s, const Buffer *b, Stmt *stage
 		int n = s->u.seq.n;
 		Stmt **items = arena_alloc(a, sizeof(Stmt *) * (size_t)(n + 2));
 		memcpy(items, s->u.seq.items, sizeof(Stmt *) * (size_t)n);
-		if (nx != x && (x->kind == ST_ALLOC || x->kind == ST_LET || an_allocates(x, b))) {
+		if (nx != x && (x->kind == ST_ALLOC || x->kind == ST_LET || an_allocates(x, b) ||
+				holds_writer(x, b))) {
 			items[k] = nx;
 			return ir_seq(a, n, items, s->span);
 		}
@@ -105,12 +143,12 @@ Stmt *rw_insert_after_last_write(Arena *a, Stmt *s, const Buffer *b, Stmt *stage
 		return ir_letstmt(a, s->u.let.var, s->u.let.value,
 				  rw_insert_after_last_write(a, s->u.let.body, b, stage), s->span);
 	case ST_BLOCK:
-		if (an_allocates(s, b))
+		if (an_allocates(s, b) || holds_writer(s, b))
 			return ir_block_with(a, s, rw_insert_after_last_write(a, s->u.block.body,
 									      b, stage));
 		return seq2(a, s, stage);
 	case ST_FOR:
-		if (an_allocates(s, b))
+		if (an_allocates(s, b) || holds_writer(s, b))
 			return ir_for(a, s->u.loop.var, s->u.loop.min, s->u.loop.extent, s->u.loop.kind,
 				      rw_insert_after_last_write(a, s->u.loop.body, b, stage), s->span);
 		return seq2(a, s, stage);
@@ -580,9 +618,9 @@ static void remap_without_inverse(Arena *a, const Func *f, Buffer *logical, Buff
 }
 
 /* body with the padding given its value: a producer of phys fills it in a
- * new stage after its last write (*stage); for an input parameter the
- * value becomes an entry fact (a precondition on callers, as in seed
- * 000). */
+ * new stage after its last write (*stage); for an input parameter (one
+ * the function reads, written in place or not) the value becomes an entry
+ * fact (a precondition on callers, as in seed 000). */
 static Stmt *fill_padding(RwCtx *c, const LayoutArgs *args, const Func *f, Stmt *body,
 			  Buffer *phys, const IndexMap *m, Expr *pad, const PadSpec *ps,
 			  bool is_param, Stmt **stage)
@@ -590,15 +628,20 @@ static Stmt *fill_padding(RwCtx *c, const LayoutArgs *args, const Func *f, Stmt 
 	Arena *a = c->arena;
 	Expr **t = varrefs(a, m->nout, m->phys);
 	Expr *value = ps->kind == PAD_UNDEF ? ir_undef(a, phys->dtype, args->pad_span) : ps->value;
-	if (rw_stmt_accesses(body, phys, true)) {
+	bool written = rw_stmt_accesses(body, phys, true), read = an_stmt_reads(body, phys);
+	if (written) {
 		Stmt *store = ir_store(a, phys, m->nout, t, value, c->call_span);
 		Stmt *guarded = ir_if(a, pad, store, NULL, c->call_span);
 		*stage = ir_block(a, unique_block_name(a, f, arena_printf(a, "%s_pad", phys->name)),
 				  grid(a, m->nout, m->phys, m->shape, guarded, c->call_span),
 				  c->call_span);
-		return rw_insert_after_last_write(a, body, phys, *stage);
+		body = rw_insert_after_last_write(a, body, phys, *stage);
 	}
-	if (!is_param)
+	/* a parameter the function reads is an input: its callers pass the
+	 * padding filled (an entry fact), also when the function then
+	 * writes it in place, where the stage keeps the padding filled for
+	 * the next caller (and an in-place update can overcompute) */
+	if (!is_param || (written && !read))
 		return body;
 	Expr *eq = ir_bin(a, OP_EQ, ir_load(a, phys, m->nout, t, nospan()), value, nospan());
 	Expr *fact = ir_or(a, imap_negate(a, pad), eq);

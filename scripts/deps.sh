@@ -6,6 +6,7 @@ need=()
 have_header() { printf '#include <%s>\n' "$1" | cc -E -x c - >/dev/null 2>&1; }
 have_header check.h        || need+=(check)
 have_header z3.h           || need+=(libz3-dev)
+have_header sqlite3.h      || need+=(libsqlite3-dev)
 command -v z3    >/dev/null || need+=(z3)
 command -v cvc5  >/dev/null || need+=(cvc5)
 command -v clang >/dev/null || need+=(clang)

@@ -1,7 +1,8 @@
 /* smt/encode.h — internal to smt/: an Obligation as Z3 terms (encode.c).
  * Symbols get canonical names (sanitised source name + "_" + position of
  * first occurrence), so structurally identical obligations give identical
- * query text: the text is the cache key and what the proof log records.
+ * terms and query text: the terms' structural hash is the cache key
+ * (qhash.h), the text is what the proof log records.
  * Every Z3 object here lives in a reference-counted context and is owned
  * by the SmtEncoding that made it (released by smt_encoding_free). */
 #ifndef VS_SMT_ENCODE_H

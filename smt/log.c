@@ -304,7 +304,7 @@ static void comment_line(StrBuf *b, const char *key, const char *value)
 
 static void write_query_file(ProofLog *l, const char *file,
 			     const Obligation *o, const ObligationResult *r,
-			     FloatMode fm)
+			     FloatMode fm, const char *smt2)
 {
 	StrBuf b = {0};
 	sb_printf(&b, "; vsched proof obligation %.*s\n",
@@ -334,7 +334,7 @@ static void write_query_file(ProofLog *l, const char *file,
 		comment_line(&b, "model", mt);
 		free(mt);
 	}
-	sb_puts(&b, r->smt2);
+	sb_puts(&b, smt2);
 	char *text = sb_take(&b);
 	char *path = path_in(l->dir, file);
 	FILE *f = path ? fopen(path, "w") : NULL;
@@ -354,8 +354,12 @@ void proof_log_obligation(ProofLog *l, const Obligation *o,
 	int id = ++l->nobligations;
 	char file[32];
 	snprintf(file, sizeof file, "ob-%04d.smt2", id);
-	if (r->smt2)
-		write_query_file(l, file, o, r, fm);
+	/* the solver prints the query only when asked: print it here (the
+	 * same encoding, so the same text; NULL if it cannot be encoded) */
+	char *own = r->smt2 ? NULL : smt_query_text_dup(o, fm, NULL);
+	const char *smt2 = r->smt2 ? r->smt2 : own;
+	if (smt2)
+		write_query_file(l, file, o, r, fm, smt2);
 	const char *version = smt_solver_version();
 	const char *space = strchr(version, ' ');
 	StrBuf b = {0};
@@ -395,8 +399,9 @@ void proof_log_obligation(ProofLog *l, const Obligation *o,
 	json_key(&b, "model");
 	model_json(&b, r->verdict == VERDICT_REFUTED ? r->model : NULL);
 	json_key(&b, "smt2");
-	json_string(&b, r->smt2 ? file : NULL);
+	json_string(&b, smt2 ? file : NULL);
 	write_line(l, &b);
+	free(own);
 }
 
 void proof_log_close(ProofLog *l)

@@ -9,7 +9,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
+#include "kernel/analysis/interval.h"
 #include "kernel/half.h"
 #include "kernel/interp.h"
 
@@ -20,6 +22,7 @@ const char *replay_status_name(ReplayStatus s)
 	case REPLAY_CONFIRMED: return "confirmed";
 	case REPLAY_UNCONFIRMED: return "unconfirmed";
 	case REPLAY_IMPOSSIBLE: return "impossible";
+	case REPLAY_SKIPPED: return "skipped";
 	}
 	return "none";
 }
@@ -151,6 +154,301 @@ static int64_t *model_scalars(Arena *a, const Func *f, const Model *m)
 	return vals;
 }
 
+/* ---------- the replay budget: how long a run would be ----------
+ * Loop iterations of a function under given scalar values, from the
+ * intervals of loop bounds (a loop variable ranges over its loop, a let
+ * over its value's interval); a bound that depends on buffer contents
+ * counts as its dtype's whole range. Sums and products saturate at
+ * WORK_CAP, so no estimate overflows. */
+
+#define WORK_CAP ((Wide)1 << 62)
+enum { EST_MAX_VARS = 512, EST_MAX_DEPTH = 400 };
+
+typedef struct Estimate {
+	int n;
+	const Var *vars[EST_MAX_VARS];
+	Interval iv[EST_MAX_VARS];
+} Estimate;
+
+static bool est_push(Estimate *e, const Var *v, Interval iv)
+{
+	if (e->n == EST_MAX_VARS)
+		return false; /* the var reads as its dtype's range */
+	e->vars[e->n] = v;
+	e->iv[e->n++] = iv;
+	return true;
+}
+
+static Interval est_var(const Estimate *e, const Var *v)
+{
+	for (int i = e->n - 1; i >= 0; i--)
+		if (e->vars[i] == v)
+			return e->iv[i];
+	return iv_dtype(v->dtype);
+}
+
+static Interval est_expr(Estimate *e, const Expr *x, int depth)
+{
+	if (depth > EST_MAX_DEPTH)
+		return iv_dtype(x->dtype);
+	switch (x->kind) {
+	case EX_INT: return iv_point(x->u.ival);
+	case EX_VAR: return est_var(e, x->u.var);
+	case EX_BIN: {
+		BinOp op = x->u.bin.op;
+		if (op >= OP_EQ)
+			return iv_make(0, 1); /* comparisons, and, or */
+		Interval a = est_expr(e, x->u.bin.a, depth + 1);
+		Interval b = est_expr(e, x->u.bin.b, depth + 1);
+		return iv_wrap(iv_arith(op, a, b), x->dtype);
+	}
+	case EX_NOT: return iv_make(0, 1);
+	case EX_NEG: return iv_wrap(iv_neg(est_expr(e, x->u.un.a, depth + 1)), x->dtype);
+	case EX_SELECT:
+		return iv_union(est_expr(e, x->u.sel.a, depth + 1),
+				est_expr(e, x->u.sel.b, depth + 1));
+	case EX_CAST:
+		return iv_convert(est_expr(e, x->u.un.a, depth + 1), x->u.un.a->dtype,
+				  x->dtype);
+	case EX_LET: {
+		int n = e->n;
+		est_push(e, x->u.let.var, est_expr(e, x->u.let.value, depth + 1));
+		Interval r = est_expr(e, x->u.let.body, depth + 1);
+		e->n = n;
+		return r;
+	}
+	case EX_FLOAT: case EX_LOAD: case EX_UNDEF: case EX_CALL: case EX_COUNT:
+		return iv_dtype(x->dtype);
+	}
+	return iv_dtype(x->dtype);
+}
+
+static Wide sat_add(Wide a, Wide b) { return a + b > WORK_CAP ? WORK_CAP : a + b; }
+static Wide sat_mul(Wide a, Wide b)
+{
+	if (a == 0 || b == 0)
+		return 0;
+	return a > WORK_CAP / b ? WORK_CAP : a * b;
+}
+
+/* Loop iterations of s, the iterations of nested loops included. */
+static Wide est_stmt(Estimate *e, const Stmt *s, int depth)
+{
+	if (depth > EST_MAX_DEPTH)
+		return 0; /* too deep to estimate: the step limit stops it */
+	switch (s->kind) {
+	case ST_SEQ: {
+		Wide w = 0;
+		for (int i = 0; i < s->u.seq.n; i++)
+			w = sat_add(w, est_stmt(e, s->u.seq.items[i], depth + 1));
+		return w;
+	}
+	case ST_FOR: {
+		Interval lo = est_expr(e, s->u.loop.min, 0);
+		Interval ext = est_expr(e, s->u.loop.extent, 0);
+		if (iv_is_empty(ext) || (iv_has_hi(ext) && ext.hi <= 0))
+			return 0;
+		Wide count = iv_has_hi(ext) && ext.hi < WORK_CAP ? ext.hi : WORK_CAP;
+		Interval range = iv_has_lo(lo) && iv_has_hi(lo) && count < WORK_CAP
+					 ? iv_make(lo.lo, lo.hi + count - 1)
+					 : iv_unbounded();
+		int n = e->n;
+		est_push(e, s->u.loop.var, iv_wrap(range, s->u.loop.var->dtype));
+		Wide body = est_stmt(e, s->u.loop.body, depth + 1);
+		e->n = n;
+		return sat_mul(count, sat_add(1, body));
+	}
+	case ST_IF: {
+		Wide t = est_stmt(e, s->u.cond.then_s, depth + 1);
+		Wide f = s->u.cond.else_s ? est_stmt(e, s->u.cond.else_s, depth + 1) : 0;
+		return t > f ? t : f;
+	}
+	case ST_ALLOC:
+		return s->u.alloc.body ? est_stmt(e, s->u.alloc.body, depth + 1) : 0;
+	case ST_BLOCK: return est_stmt(e, s->u.block.body, depth + 1);
+	case ST_LET: {
+		int n = e->n;
+		est_push(e, s->u.let.var, est_expr(e, s->u.let.value, 0));
+		Wide w = est_stmt(e, s->u.let.body, depth + 1);
+		e->n = n;
+		return w;
+	}
+	case ST_STORE: case ST_ASSUME: case ST_EVAL: case ST_PASS: case ST_COUNT:
+		return 0;
+	}
+	return 0;
+}
+
+/* The iterations of f with its scalar parameters at `scalars` (in
+ * parameter order, as the replay's inputs hold them); *cells (may be
+ * NULL) gets the cells of its largest buffer parameter. */
+static Wide func_work(const Func *f, const int64_t *scalars, Wide *cells)
+{
+	Estimate *e = calloc(1, sizeof *e);
+	if (!e) {
+		if (cells)
+			*cells = WORK_CAP;
+		return WORK_CAP;
+	}
+	int k = 0;
+	for (int i = 0; i < f->nparams; i++)
+		if (f->params[i].kind == PARAM_SCALAR) {
+			DType t = f->params[i].var->dtype;
+			est_push(e, f->params[i].var, iv_point(iv_wrap_value(scalars[k++], t)));
+		}
+	if (cells)
+		*cells = 0;
+	for (int i = 0; cells && i < f->nparams; i++) {
+		const Buffer *b = f->params[i].buf; /* a buffer or a matched handle */
+		if (!b)
+			continue;
+		Wide n = 1;
+		for (int d = 0; d < b->ndim; d++) {
+			Interval ext = est_expr(e, b->shape[d], 0);
+			Wide hi = !iv_has_hi(ext) || ext.hi > WORK_CAP ? WORK_CAP : ext.hi;
+			n = sat_mul(n, hi < 0 ? 0 : hi);
+		}
+		if (n > *cells)
+			*cells = n;
+	}
+	Wide w = est_stmt(e, f->body, 0);
+	free(e);
+	return w;
+}
+
+static Wide replay_work(const Func *before, const Func *after, const int64_t *scalars)
+{
+	return sat_add(func_work(before, scalars, NULL), after ? func_work(after, scalars, NULL) : 0);
+}
+
+/* Whether the model's sizes make a buffer larger than the interpreter
+ * holds: no input can be built from them. */
+static bool too_wide(const Func *before, const int64_t *scalars)
+{
+	Wide cells = 0;
+	func_work(before, scalars, &cells);
+	return cells > INTERP_MAX_CELLS;
+}
+
+/* n in words a person reads at a glance: "4.3 billion", "65 thousand". */
+static void about(StrBuf *b, Wide n)
+{
+	static const struct { double unit; const char *name; } units[] = {
+		{1e18, "quintillion"}, {1e15, "quadrillion"}, {1e12, "trillion"},
+		{1e9, "billion"},      {1e6, "million"},      {1e3, "thousand"},
+	};
+	if (n >= WORK_CAP) {
+		sb_puts(b, "more than 4 quintillion");
+		return;
+	}
+	if (n < 10000) {
+		sb_printf(b, "%lld", (long long)n);
+		return;
+	}
+	for (size_t i = 0; i < sizeof units / sizeof *units; i++) {
+		double v = (double)n / units[i].unit;
+		if (v >= 1) {
+			sb_printf(b, v < 10 ? "%.1f %s" : "%.0f %s", v, units[i].name);
+			return;
+		}
+	}
+	sb_printf(b, "%lld", (long long)n);
+}
+
+/* The scalar parameters of f that a loop bound, a let or a buffer shape
+ * reads: the sizes a smaller model may shrink. */
+typedef struct SizeVars {
+	const Func *f;
+	int n;
+	Var **vars;
+} SizeVars;
+
+static void note_size_var(const Expr *x, void *ud)
+{
+	SizeVars *sv = ud;
+	if (x->kind != EX_VAR)
+		return;
+	for (int i = 0; i < sv->n; i++)
+		if (sv->vars[i] == x->u.var)
+			return;
+	for (int i = 0; i < sv->f->nparams; i++)
+		if (sv->f->params[i].kind == PARAM_SCALAR && sv->f->params[i].var == x->u.var)
+			sv->vars[sv->n++] = x->u.var;
+}
+
+static void size_vars_of_stmt(SizeVars *sv, const Stmt *s)
+{
+	switch (s->kind) {
+	case ST_FOR:
+		expr_each_post(s->u.loop.min, note_size_var, sv);
+		expr_each_post(s->u.loop.extent, note_size_var, sv);
+		break;
+	case ST_LET: expr_each_post(s->u.let.value, note_size_var, sv); break;
+	case ST_ALLOC:
+		for (int k = 0; k < s->u.alloc.buf->ndim; k++)
+			expr_each_post(s->u.alloc.buf->shape[k], note_size_var, sv);
+		break;
+	case ST_SEQ: case ST_IF: case ST_STORE: case ST_ASSUME: case ST_EVAL:
+	case ST_BLOCK: case ST_PASS: case ST_COUNT:
+		break;
+	}
+	for (int i = 0; i < stmt_nchildren(s); i++)
+		size_vars_of_stmt(sv, stmt_child(s, i));
+}
+
+static void size_vars_of(SizeVars *sv, const Func *g)
+{
+	for (int i = 0; i < g->nparams; i++)
+		if (g->params[i].buf)
+			for (int k = 0; k < g->params[i].buf->ndim; k++)
+				expr_each_post(g->params[i].buf->shape[k], note_size_var, sv);
+	size_vars_of_stmt(sv, g->body);
+}
+
+static double replay_now(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+/* A model of the same query whose size parameters lie within the first
+ * cap that has one, when it fits the budget; NULL otherwise. A few
+ * checks of at most SMALLER_CHECK_MS each, SMALLER_TOTAL_MS in all. */
+enum { SMALLER_CHECK_MS = 100, SMALLER_TOTAL_MS = 300 };
+
+static const Model *smaller_model(Arena *a, Solver *solver, const Obligation *o,
+				  FloatMode fm, const Func *before, const Func *after,
+				  int64_t **scalars_out, bool *tried)
+{
+	*tried = false;
+	int np = before->nparams;
+	SizeVars sv = {before, 0, arena_alloc(a, sizeof(Var *) * (size_t)(np + 1))};
+	size_vars_of(&sv, before);
+	if (after && after->nparams == np)
+		size_vars_of(&sv, after);
+	if (!sv.n || !solver)
+		return NULL;
+	*tried = true;
+	static const int64_t caps[] = {16, 256, 4096, 65536};
+	double t0 = replay_now();
+	for (size_t i = 0; i < sizeof caps / sizeof *caps; i++) {
+		if ((replay_now() - t0) * 1000.0 > SMALLER_TOTAL_MS)
+			break;
+		Model *m = smt_model_within(solver, a, o, fm, sv.n, sv.vars, caps[i],
+					    SMALLER_CHECK_MS);
+		if (!m)
+			continue;
+		int64_t *sc = model_scalars(a, before, m);
+		if (replay_work(before, after, sc) > REPLAY_MAX_ITERATIONS ||
+		    too_wide(before, sc))
+			continue;
+		*scalars_out = sc;
+		return m;
+	}
+	return NULL;
+}
+
 static BufState *state_buf_of(State *s, const Buffer *b)
 {
 	for (int i = 0; i < s->nbufs; i++)
@@ -211,17 +509,43 @@ static void widen_floats(State *s, uint64_t seed)
 	}
 }
 
-typedef enum { TRY_SKIP, TRY_SAME, TRY_DIFF } TryResult;
+typedef enum { TRY_SKIP, TRY_SAME, TRY_DIFF, TRY_LIMIT } TryResult;
+
+/* The steps left of the replay's budget, and the steps spent. */
+typedef struct Budget {
+	uint64_t left, spent;
+} Budget;
+
+/* Run f on st within the budget; RUN_LIMIT with *out_of_budget when the
+ * budget ran out (a RUN_LIMIT of its own, e.g. a local buffer too large,
+ * leaves it false). */
+static RunStatus budget_run(const Func *f, State *st, Budget *bu, InterpResult *r,
+			    bool *out_of_budget)
+{
+	*out_of_budget = false;
+	if (!bu->left) {
+		*out_of_budget = true;
+		return RUN_LIMIT;
+	}
+	RunStatus rs = interp_run(f, st, bu->left, r);
+	uint64_t used = r->steps < bu->left ? r->steps : bu->left;
+	bu->left -= used;
+	bu->spent += used;
+	if (rs == RUN_LIMIT && r->steps > used)
+		*out_of_budget = true;
+	return rs;
+}
 
 static TryResult try_input(Arena *a, const Func *before, const Func *after, State *in,
-			   bool ieee, StrBuf *why)
+			   bool ieee, Budget *bu, StrBuf *why)
 {
 	DiagList d;
 	diag_init(&d, a);
 	State *sb = state_clone(a, in);
 	InterpResult rb;
-	if (interp_run(before, sb, 0, &rb) != RUN_OK)
-		return TRY_SKIP; /* not admissible, or P itself has UB here */
+	bool over;
+	if (budget_run(before, sb, bu, &rb, &over) != RUN_OK)
+		return over ? TRY_LIMIT : TRY_SKIP; /* not admissible, or P itself has UB here */
 	State *sa = state_transfer(a, in, after, &d);
 	/* a layout that maps input cells outside the new shape: run the
 	 * rewritten program on the cells that fit, its access outside the
@@ -231,7 +555,9 @@ static TryResult try_input(Arena *a, const Func *before, const Func *after, Stat
 	if (!sa)
 		return TRY_SKIP;
 	InterpResult ra;
-	RunStatus st = interp_run(after, sa, 0, &ra);
+	RunStatus st = budget_run(after, sa, bu, &ra, &over);
+	if (over)
+		return TRY_LIMIT;
 	if (st == RUN_UB || st == RUN_ASSUME_FAILED) {
 		sb_printf(why, "    after the rewrite: %s", ra.message ? ra.message : "undefined behaviour");
 		if (ra.span.line > 0)
@@ -249,6 +575,23 @@ static TryResult try_input(Arena *a, const Func *before, const Func *after, Stat
 	sb_printf(why, "    first difference (before vs after): %s\n", diff ? diff : "?");
 	free(diff);
 	return TRY_DIFF;
+}
+
+/* The cells of a state's buffers: input generation, cloning and
+ * comparison touch each, so they count against the budget too. */
+static uint64_t state_cells(const State *s)
+{
+	uint64_t n = 0;
+	for (int i = 0; i < s->nbufs; i++)
+		n += (uint64_t)s->bufs[i].size;
+	return n;
+}
+
+static void charge(Budget *bu, uint64_t n)
+{
+	n = n < bu->left ? n : bu->left;
+	bu->left -= n;
+	bu->spent += n;
 }
 
 static void scalars_text(StrBuf *b, const State *s)
@@ -294,8 +637,49 @@ static const ModelCell *computed_cell(const Model *m, const Func *before)
 	return NULL;
 }
 
-static void replay(Arena *a, const Obligation *o, const Model *m, const Func *before,
-		   const Func *after, FloatMode fm, unsigned seed, ReplayOutcome *out)
+/* The text of a replay that ran out of budget, with what it tried. */
+static void stopped(Arena *a, const Budget *bu, int tried, ReplayOutcome *out)
+{
+	StrBuf t = {0};
+	sb_puts(&t, "stopped after ");
+	about(&t, (Wide)bu->spent);
+	sb_printf(&t, " steps (the replay budget), %d input%s tried without a difference (the obligation is still refuted: the rewrite is not proven safe)",
+		  tried, tried == 1 ? "" : "s");
+	char *text = sb_take(&t);
+	out->status = REPLAY_SKIPPED;
+	out->text = arena_strdup(a, text);
+	free(text);
+}
+
+/* One attempt: an input from the model's scalars (and cells, when
+ * `cells` is given), tried on before and after. */
+static TryResult attempt(Arena *a, const Func *before, const Func *after, const int64_t *scalars,
+			 const Model *cells, unsigned sd, bool fallback, bool wide,
+			 bool ieee, Budget *bu, StrBuf *why)
+{
+	DiagList d;
+	diag_init(&d, a);
+	State *in = interp_gen_input_scalars(a, before, sd, scalars, &d);
+	if (!in && fallback) /* other scalars too */
+		in = interp_gen_input(a, before, sd, &d);
+	if (!in)
+		return TRY_SKIP;
+	/* generation, the clone and the comparison visit every cell */
+	charge(bu, 3 * state_cells(in));
+	if (!bu->left)
+		return TRY_LIMIT;
+	if (wide)
+		widen_floats(in, sd);
+	apply_model_cells(in, cells);
+	TryResult r = try_input(a, before, after, in, ieee, bu, why);
+	if (r == TRY_DIFF)
+		scalars_text(why, in);
+	return r;
+}
+
+static void replay(Arena *a, Solver *solver, const Obligation *o, const Model *m,
+		   const Func *before, const Func *after, FloatMode fm, unsigned seed,
+		   ReplayOutcome *out)
 {
 	StrBuf why = {0};
 	if (has_kind(o->kind, ".no_race")) {
@@ -309,26 +693,74 @@ static void replay(Arena *a, const Obligation *o, const Model *m, const Func *be
 		return;
 	}
 	int64_t *scalars = model_scalars(a, before, m);
+	Wide work = replay_work(before, after, scalars);
+	const char *note = ""; /* which smaller model the replay ran on */
+	bool wide = too_wide(before, scalars);
+	int64_t *sc = NULL;
+	const Model *small = NULL;
+	if (work > REPLAY_MAX_ITERATIONS || wide) {
+		bool tried = false;
+		small = smaller_model(a, solver, o, fm, before, after, &sc, &tried);
+		if (!small && work > REPLAY_MAX_ITERATIONS) {
+			StrBuf t = {0};
+			sb_puts(&t, "skipped (about ");
+			about(&t, work);
+			sb_puts(&t, " iterations, over the replay budget of ");
+			about(&t, REPLAY_MAX_ITERATIONS);
+			sb_puts(&t, tried ? "; no smaller counterexample of the query fits it)"
+					  : "; its sizes are constants)");
+			char *text = sb_take(&t);
+			out->status = REPLAY_SKIPPED;
+			out->text = arena_strdup(a, text);
+			free(text);
+			return;
+		}
+	}
+	/* the report's values stay the solver's; the replay says which
+	 * smaller ones of the same query it ran on. Without one, buffers too
+	 * large for the model's inputs leave the attempts below to inputs of
+	 * other sizes. */
+	if (small) {
+		StrBuf t = {0};
+		sb_puts(&t, "    on a smaller counterexample of the same query (the solver's first ");
+		if (work > REPLAY_MAX_ITERATIONS) {
+			sb_puts(&t, "runs about ");
+			about(&t, work);
+			sb_puts(&t, " iterations):");
+		} else {
+			sb_puts(&t, "has buffers too large to run):");
+		}
+		for (int i = 0; i < small->nvars; i++) {
+			sb_printf(&t, "%s %s = ", i ? "," : "", small->vars[i].var->name);
+			value_text(&t, &small->vars[i].val);
+		}
+		sb_puts(&t, "\n");
+		char *text = sb_take(&t);
+		note = arena_strdup(a, text);
+		free(text);
+		m = small;
+		scalars = sc;
+	}
+	Budget bu = {REPLAY_MAX_STEPS, 0};
+	bool ieee = fm == FLOAT_IEEE;
 	const int attempts = 24;
+	int tried = 0;
 	for (int t = 0; t < attempts; t++) {
-		DiagList d;
-		diag_init(&d, a);
 		/* first the model's scalars and cells, then other seeds; odd
 		 * attempts use wide float values */
-		State *in = interp_gen_input_scalars(a, before, seed + (unsigned)t, scalars, &d);
-		if (!in && t >= attempts / 2)
-			in = interp_gen_input(a, before, seed + (unsigned)t, &d);
-		if (!in)
-			continue;
-		if (t % 2 == 1)
-			widen_floats(in, seed + (unsigned)t);
-		apply_model_cells(in, m);
-		TryResult r = try_input(a, before, after, in, fm == FLOAT_IEEE, &why);
+		unsigned sd = seed + (unsigned)t;
+		TryResult r = attempt(a, before, after, scalars, m, sd, t >= attempts / 2,
+				      t % 2 == 1, ieee, &bu, &why);
+		tried += r != TRY_SKIP;
+		if (r == TRY_LIMIT) {
+			free(sb_take(&why));
+			stopped(a, &bu, tried - 1, out);
+			return;
+		}
 		if (r == TRY_DIFF) {
-			scalars_text(&why, in);
 			char *s = sb_take(&why);
 			out->status = REPLAY_CONFIRMED;
-			out->text = arena_strdup(a, s);
+			out->text = arena_printf(a, "%s%s", note, s);
 			free(s);
 			return;
 		}
@@ -338,21 +770,19 @@ static void replay(Arena *a, const Obligation *o, const Model *m, const Func *be
 	 * them into the input can break its entry facts: then every attempt
 	 * above was skipped. Plain admissible inputs may still show it. */
 	for (int t = 0; t < attempts / 3; t++) {
-		DiagList d;
-		diag_init(&d, a);
 		unsigned sd = seed + 1000u + (unsigned)t;
-		State *in = interp_gen_input_scalars(a, before, sd, scalars, &d);
-		if (!in)
-			in = interp_gen_input(a, before, sd, &d);
-		if (!in)
-			continue;
-		if (t % 2 == 1)
-			widen_floats(in, sd);
-		if (try_input(a, before, after, in, fm == FLOAT_IEEE, &why) == TRY_DIFF) {
-			scalars_text(&why, in);
+		TryResult r = attempt(a, before, after, scalars, NULL, sd, true, t % 2 == 1,
+				      ieee, &bu, &why);
+		tried += r != TRY_SKIP;
+		if (r == TRY_LIMIT) {
+			free(sb_take(&why));
+			stopped(a, &bu, tried - 1, out);
+			return;
+		}
+		if (r == TRY_DIFF) {
 			char *s = sb_take(&why);
 			out->status = REPLAY_CONFIRMED;
-			out->text = arena_strdup(a, s);
+			out->text = arena_printf(a, "%s%s", note, s);
 			free(s);
 			return;
 		}
@@ -375,18 +805,18 @@ static void replay(Arena *a, const Obligation *o, const Model *m, const Func *be
 		return;
 	}
 	out->status = REPLAY_UNCONFIRMED;
-	out->text = arena_printf(a, "    no difference on %d inputs built from the model and from random seeds (the obligation is still refuted: the rewrite is not proven safe)\n", attempts + attempts / 3);
+	out->text = arena_printf(a, "%s    no difference on %d inputs built from the model and from random seeds (the obligation is still refuted: the rewrite is not proven safe)\n", note, attempts + attempts / 3);
 }
 
-char *replay_explain(Arena *a, const Obligation *o, const ObligationResult *r,
-		     const Func *before, const Func *after, FloatMode fm, unsigned seed,
-		     ReplayOutcome *out)
+char *replay_explain(Arena *a, Solver *solver, const Obligation *o,
+		     const ObligationResult *r, const Func *before, const Func *after,
+		     FloatMode fm, unsigned seed, ReplayOutcome *out)
 {
 	StrBuf b = {0};
 	explain_model(&b, o, r->model);
 	char *tmp = sb_take(&b);
 	char *text = arena_strdup(a, tmp);
 	free(tmp);
-	replay(a, o, r->model, before, after, fm, seed, out);
+	replay(a, solver, o, r->model, before, after, fm, seed, out);
 	return text;
 }

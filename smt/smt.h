@@ -12,13 +12,28 @@ typedef struct SmtOptions {
 	unsigned timeout_ms; /* per query; 0 = default 10000 */
 	unsigned rlimit;     /* Z3 resource limit per query; 0 = default */
 	int threads;         /* solve independent obligations in parallel */
+	/* Appended: fill ObligationResult.smt2 (printing costs as much as
+	 * solving a small query; the proof log prints its own copy on
+	 * demand, so only callers that read smt2 themselves set this). */
+	bool want_text;
+	/* Appended: the persistent proof cache's directory (pcache.h), or
+	 * NULL; read by smt_solver_new only. */
+	const char *cache_dir;
 } SmtOptions;
+
+/* Where a Solver's verdicts came from, and the persistent cache's
+ * warnings (corrupted entries or file, set aside and rebuilt), or NULL. */
+typedef struct SmtStats {
+	int solved, memory_hits, disk_hits;
+	const char *warnings; /* owned by the Solver; valid until the next call */
+} SmtStats;
 
 typedef struct Solver Solver;
 
 Solver *smt_solver_new(const SmtOptions *opt);
 void smt_solver_free(Solver *s);
 const char *smt_solver_version(void); /* "z3 4.8.12" */
+void smt_solver_stats(Solver *s, SmtStats *out);
 
 /* Discharge one obligation: hyps AND NOT goal. Fills *out; the smt2 text,
  * reason and model are allocated in a. Never proves on unknown. */
@@ -30,12 +45,23 @@ void smt_discharge(Solver *s, Arena *a, const Obligation *o, FloatMode fm,
 void smt_discharge_all(Solver *s, Arena *a, int n, Obligation *const *obs,
 		       FloatMode fm, ObligationResult *outs);
 
+/* A model of o's query (hyps AND NOT goal) in which each of `vars`
+ * lies in [-cap, cap]: the same query with bounds added, checked once
+ * under its own time limit (time_ms) and not cached. NULL when there is
+ * none, when the check does not finish, or when no var occurs in the
+ * query. Replay asks for it when the solver's first model would run
+ * the interpreter too long (smt/replay.c). */
+Model *smt_model_within(Solver *s, Arena *a, const Obligation *o, FloatMode fm,
+			int nvars, Var *const *vars, int64_t cap, unsigned time_ms);
+
 /* The self-contained SMT-LIB2 query of an obligation: declarations,
  * the hypotheses, (assert (not goal)), (check-sat). Running `z3 FILE` or
  * `cvc5 FILE` on it prints sat/unsat. NULL + *why if a construct cannot
  * be encoded. */
 const char *smt_query_text(Arena *a, const Obligation *o, FloatMode fm,
 			   const char **why);
+/* The same, malloc'ed (*why too). */
+char *smt_query_text_dup(const Obligation *o, FloatMode fm, char **why);
 
 /* ---------- proof logs (smt/log.c) ----------
  * DIR/index.jsonl: one JSON object per line, {"type":"rewrite",...} or

@@ -1,8 +1,10 @@
 /* smt/solve.c — discharging obligations (hyps AND NOT goal) with Z3: one
  * reference-counted context and two solvers per thread, reused between
- * queries (push/pop, or reset for floats and nonlinear terms); every query
- * under a time and a resource limit; a cache of verdicts keyed by the
- * query text; models decoded into values (IEEE bits exactly). */
+ * queries and between Solvers of the process (push/pop, or reset for
+ * floats and nonlinear terms); every query under a time and a resource
+ * limit; a cache of verdicts in memory, and optionally on disk
+ * (pcache.c), keyed by the query's structural hash (qhash.c), not its
+ * text; models decoded into values (IEEE bits exactly). */
 #include "smt/smt.h"
 
 #include <math.h>
@@ -12,43 +14,17 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "smt/encode.h"
+#include "smt/pcache.h"
+#include "smt/qhash.h"
+#include "smt/raw.h"
 #include "kernel/half.h"
 
 enum { DEFAULT_TIMEOUT_MS = 10000 };
 
-/* ---------- results outside any arena (cache entries, worker output) */
-
-typedef struct RawValue {
-	bool is_float;
-	int64_t ival;
-	double fval;
-	char *text;
-} RawValue;
-
-typedef struct RawCell {
-	int sym; /* the SYM_BUFFER, by position in the symbol table */
-	int nidx;
-	int64_t *idx;
-	RawValue val;
-} RawCell;
-
-/* A model refers to symbols by position: two queries with the same text
- * have the same symbol table layout, so a cached model maps onto the
- * Vars and Buffers of whichever obligation asks. */
-typedef struct RawResult {
-	Verdict verdict;
-	char *reason;
-	bool has_model;
-	int nvals;
-	int *val_sym;
-	RawValue *vals;
-	int ncells;
-	RawCell *cells;
-} RawResult;
-
-static void raw_free(RawResult *r)
+void raw_free(RawResult *r)
 {
 	free(r->reason);
 	for (int i = 0; i < r->nvals; i++)
@@ -133,21 +109,21 @@ typedef struct Watchdog {
 typedef struct Worker {
 	Z3_context ctx;
 	Z3_solver inc, fresh;
+	unsigned rlimit; /* the solvers' resource limit */
 	Watchdog dog;
+	struct Worker *next; /* in the process pool while idle */
 } Worker;
 
 typedef struct CacheEntry {
-	char *key;
-	uint64_t hash;
+	QKey key;
 	RawResult res;
 	struct CacheEntry *next;
 } CacheEntry;
 
 struct Solver {
 	SmtOptions opt;
-	Worker main;
-	int npool;
-	Worker *pool; /* one per extra thread of smt_discharge_all */
+	PCache *pcache; /* NULL without opt.cache_dir */
+	atomic_int nsolved, nmemory, ndisk;
 	pthread_mutex_t cache_lock;
 	size_t nbuckets, nentries;
 	CacheEntry **buckets;
@@ -165,6 +141,12 @@ Solver *smt_solver_new(const SmtOptions *opt)
 	if (s->opt.threads < 1)
 		s->opt.threads = 1;
 	pthread_mutex_init(&s->cache_lock, NULL);
+	atomic_init(&s->nsolved, 0);
+	atomic_init(&s->nmemory, 0);
+	atomic_init(&s->ndisk, 0);
+	if (s->opt.cache_dir && *s->opt.cache_dir)
+		s->pcache = pcache_open(s->opt.cache_dir);
+	s->opt.cache_dir = NULL; /* the caller's string; not needed again */
 	return s;
 }
 
@@ -269,14 +251,10 @@ void smt_solver_free(Solver *s)
 {
 	if (!s)
 		return;
-	worker_free(&s->main);
-	for (int i = 0; i < s->npool; i++)
-		worker_free(&s->pool[i]);
-	free(s->pool);
+	pcache_close(s->pcache);
 	for (size_t i = 0; i < s->nbuckets; i++) {
 		for (CacheEntry *e = s->buckets[i], *next; e; e = next) {
 			next = e->next;
-			free(e->key);
 			raw_free(&e->res);
 			free(e);
 		}
@@ -332,6 +310,22 @@ static Z3_solver limited_solver(Z3_context c, const SmtOptions *opt)
 /* The context and solvers of a thread, made on first use. */
 static const char *worker_init(Worker *w, const SmtOptions *opt)
 {
+	if (w->ctx && w->rlimit != opt->rlimit) {
+		/* made for another Solver's limits: new solvers, same context */
+		Z3_solver inc = limited_solver(w->ctx, opt);
+		Z3_solver fresh = inc ? limited_solver(w->ctx, opt) : NULL;
+		if (!fresh) {
+			if (inc)
+				Z3_solver_dec_ref(w->ctx, inc);
+			smt_z3_error_clear();
+			return "internal: cannot create a z3 solver with limits";
+		}
+		Z3_solver_dec_ref(w->ctx, w->inc);
+		Z3_solver_dec_ref(w->ctx, w->fresh);
+		w->inc = inc;
+		w->fresh = fresh;
+		w->rlimit = opt->rlimit;
+	}
 	if (w->ctx)
 		return NULL;
 	smt_z3_error_clear();
@@ -349,27 +343,103 @@ static const char *worker_init(Worker *w, const SmtOptions *opt)
 		worker_free(w);
 		return "internal: cannot start the time-limit thread";
 	}
+	w->rlimit = opt->rlimit;
 	return NULL;
+}
+
+/* ---------- the process's workers ----------
+ * Z3 contexts outlive Solvers: a context costs 20-130 ms to make and
+ * warm, and a process often makes several Solvers (one per schedule,
+ * lowering's). Idle workers wait in one process-wide list; a thread
+ * takes one for a discharge call (or one helper's share of it) and gives
+ * it back after, so there are never more contexts than threads that
+ * solved at once, and a context is used by one thread at a time. The
+ * list is freed at exit (atexit: every worker is idle by then unless
+ * exit() is called while another thread solves; such a worker stays
+ * reachable from that thread and is not freed under it). After fork()
+ * the child's copies of the parent's watchdog threads do not exist: the
+ * child sets the parent's list aside (kept reachable, never used or
+ * freed: its contexts may be mid-operation in the parent's other threads)
+ * and makes its own. */
+static pthread_mutex_t pool_lock = PTHREAD_MUTEX_INITIALIZER;
+static Worker *pool_idle, *pool_forked;
+static pid_t pool_pid;
+static bool pool_registered;
+
+static void pool_release_all(void)
+{
+	pthread_mutex_lock(&pool_lock);
+	Worker *w = pool_pid == getpid() ? pool_idle : NULL;
+	if (w)
+		pool_idle = NULL;
+	pthread_mutex_unlock(&pool_lock);
+	while (w) {
+		Worker *next = w->next;
+		worker_free(w);
+		free(w);
+		w = next;
+	}
+}
+
+static Worker *worker_acquire(void)
+{
+	pthread_mutex_lock(&pool_lock);
+	pid_t me = getpid();
+	if (pool_pid != me) {
+		if (pool_idle) {
+			Worker *last = pool_idle;
+			while (last->next)
+				last = last->next;
+			last->next = pool_forked;
+			pool_forked = pool_idle;
+		}
+		pool_idle = NULL;
+		pool_pid = me;
+	}
+	if (!pool_registered)
+		pool_registered = atexit(pool_release_all) == 0;
+	Worker *w = pool_idle;
+	if (w)
+		pool_idle = w->next;
+	pthread_mutex_unlock(&pool_lock);
+	if (!w)
+		w = calloc(1, sizeof *w);
+	if (w)
+		w->next = NULL;
+	return w;
+}
+
+static void worker_release(Worker *w)
+{
+	if (!w)
+		return;
+	pthread_mutex_lock(&pool_lock);
+	if (pool_pid == getpid()) {
+		w->next = pool_idle;
+		pool_idle = w;
+	} else { /* taken before a fork(), given back in the child: set aside */
+		w->next = pool_forked;
+		pool_forked = w;
+	}
+	pthread_mutex_unlock(&pool_lock);
 }
 
 /* ---------- the cache ---------- */
 
-static uint64_t text_hash(const char *s)
+static size_t key_bucket(const QKey *k, size_t n) { return (size_t)(k->w[0] % n); }
+
+static bool same_key(const QKey *x, const QKey *y)
 {
-	uint64_t h = 1469598103934665603ULL;
-	for (; *s; s++)
-		h = (h ^ (unsigned char)*s) * 1099511628211ULL;
-	return h;
+	return x->w[0] == y->w[0] && x->w[1] == y->w[1];
 }
 
-static bool cache_get(Solver *s, const char *key, RawResult *out)
+static bool cache_get(Solver *s, const QKey *key, RawResult *out)
 {
-	uint64_t h = text_hash(key);
 	bool found = false;
 	pthread_mutex_lock(&s->cache_lock);
 	if (s->nbuckets) {
-		for (CacheEntry *e = s->buckets[h % s->nbuckets]; e; e = e->next)
-			if (e->hash == h && strcmp(e->key, key) == 0) {
+		for (CacheEntry *e = s->buckets[key_bucket(key, s->nbuckets)]; e; e = e->next)
+			if (same_key(&e->key, key)) {
 				raw_copy(out, &e->res);
 				found = true;
 				break;
@@ -388,37 +458,32 @@ static void cache_grow(Solver *s)
 	for (size_t i = 0; i < s->nbuckets; i++)
 		for (CacheEntry *e = s->buckets[i], *next; e; e = next) {
 			next = e->next;
-			e->next = b[e->hash % n];
-			b[e->hash % n] = e;
+			e->next = b[key_bucket(&e->key, n)];
+			b[key_bucket(&e->key, n)] = e;
 		}
 	free(s->buckets);
 	s->buckets = b;
 	s->nbuckets = n;
 }
 
-static void cache_put(Solver *s, const char *key, const RawResult *r)
+static void cache_put(Solver *s, const QKey *key, const RawResult *r)
 {
-	uint64_t h = text_hash(key);
 	pthread_mutex_lock(&s->cache_lock);
 	if (s->nentries >= s->nbuckets)
 		cache_grow(s);
 	CacheEntry *e = NULL;
 	if (s->nbuckets) {
-		for (e = s->buckets[h % s->nbuckets]; e; e = e->next)
-			if (e->hash == h && strcmp(e->key, key) == 0)
+		for (e = s->buckets[key_bucket(key, s->nbuckets)]; e; e = e->next)
+			if (same_key(&e->key, key))
 				break;
 	}
 	if (!e && s->nbuckets && (e = calloc(1, sizeof *e))) {
-		e->key = strdup(key);
-		if (!e->key) {
-			free(e);
-		} else {
-			e->hash = h;
-			raw_copy(&e->res, r);
-			e->next = s->buckets[h % s->nbuckets];
-			s->buckets[h % s->nbuckets] = e;
-			s->nentries++;
-		}
+		size_t b = key_bucket(key, s->nbuckets);
+		e->key = *key;
+		raw_copy(&e->res, r);
+		e->next = s->buckets[b];
+		s->buckets[b] = e;
+		s->nentries++;
 	}
 	pthread_mutex_unlock(&s->cache_lock);
 }
@@ -765,26 +830,30 @@ typedef struct SymRef {
 
 typedef struct Job {
 	const Obligation *o;
-	char *text; /* the query; NULL when it could not be encoded */
+	char *text; /* the query, with opt.want_text; NULL when it could not be encoded */
 	int nsyms;
 	SymRef *syms;
 	RawResult raw;
-	bool cached;
+	bool cached, from_disk;
 	double seconds;
 } Job;
 
+/* Encode, look the key up in memory then on disk, solve on a miss. The
+ * text is printed only with opt.want_text: the key is structural
+ * (qhash.c), and the proof log prints its own copy on demand. */
 static void run_job(Solver *s, Worker *w, FloatMode fm, Job *j)
 {
 	double t0 = now_seconds();
-	const char *why = worker_init(w, &s->opt);
+	const char *why = w ? worker_init(w, &s->opt) : "internal: out of memory";
 	if (why) {
 		raw_unknown(&j->raw, why);
 		j->seconds = now_seconds() - t0;
 		return;
 	}
 	SmtEncoding enc;
+	QKey key;
 	if (!smt_encode(w->ctx, j->o, fm, &enc) ||
-	    !(j->text = smt_encoding_text(&enc))) {
+	    (s->opt.want_text && !(j->text = smt_encoding_text(&enc)))) {
 		raw_unknown(&j->raw, enc.error ? enc.error : "unsupported");
 		goto done;
 	}
@@ -796,15 +865,28 @@ static void run_job(Solver *s, Worker *w, FloatMode fm, Job *j)
 	j->nsyms = enc.nsyms;
 	for (int i = 0; i < enc.nsyms; i++)
 		j->syms[i] = (SymRef){enc.syms[i].var, enc.syms[i].buf};
-	if (cache_get(s, j->text, &j->raw)) {
+	bool keyed = smt_encoding_key(&enc, &key);
+	smt_z3_error_clear();
+	if (keyed && cache_get(s, &key, &j->raw)) {
 		j->cached = true;
+		atomic_fetch_add(&s->nmemory, 1);
+		goto done;
+	}
+	if (keyed && pcache_get(s->pcache, &key, enc.nsyms, &j->raw)) {
+		j->cached = j->from_disk = true;
+		atomic_fetch_add(&s->ndisk, 1);
+		cache_put(s, &key, &j->raw);
 		goto done;
 	}
 	solve(w, &s->opt, &enc, &j->raw);
+	atomic_fetch_add(&s->nsolved, 1);
 	/* Z3 failures are not facts about the query; everything else is
-	 * (a timeout under the same limits included) */
-	if (!(j->raw.reason && strncmp(j->raw.reason, "internal", 8) == 0))
-		cache_put(s, j->text, &j->raw);
+	 * (a timeout under the same limits included, in memory; on disk
+	 * only proven and refuted) */
+	if (keyed && !(j->raw.reason && strncmp(j->raw.reason, "internal", 8) == 0)) {
+		cache_put(s, &key, &j->raw);
+		pcache_put(s->pcache, &key, enc.nsyms, &j->raw);
+	}
 done:
 	smt_encoding_free(&enc);
 	j->seconds = now_seconds() - t0;
@@ -858,6 +940,7 @@ static void job_result(Arena *a, const Job *j, ObligationResult *out)
 	out->seconds = j->seconds;
 	out->smt2 = j->text ? arena_strdup(a, j->text) : NULL;
 	out->cached = j->cached;
+	out->from_disk = j->from_disk;
 	if (out->verdict == VERDICT_REFUTED)
 		out->model = arena_model(a, j);
 }
@@ -872,7 +955,9 @@ void smt_discharge(Solver *s, Arena *a, const Obligation *o, FloatMode fm,
 		return;
 	}
 	Job j = {.o = o};
-	run_job(s, &s->main, fm, &j);
+	Worker *w = worker_acquire();
+	run_job(s, w, fm, &j);
+	worker_release(w);
 	job_result(a, &j, out);
 	job_free(&j);
 }
@@ -885,17 +970,17 @@ typedef struct Batch {
 	atomic_int next;
 } Batch;
 
-typedef struct Crew {
-	Batch *batch;
-	Worker *worker;
-} Crew;
-
+/* One thread's share of a batch, on a worker of the process pool. */
 static void *crew_main(void *arg)
 {
-	Crew *c = arg;
-	Batch *b = c->batch;
-	for (int i; (i = atomic_fetch_add(&b->next, 1)) < b->n;)
-		run_job(b->s, c->worker, b->fm, &b->jobs[i]);
+	Batch *b = arg;
+	Worker *w = NULL;
+	for (int i; (i = atomic_fetch_add(&b->next, 1)) < b->n;) {
+		if (!w)
+			w = worker_acquire();
+		run_job(b->s, w, b->fm, &b->jobs[i]);
+	}
+	worker_release(w);
 	return NULL;
 }
 
@@ -918,27 +1003,11 @@ void smt_discharge_all(Solver *s, Arena *a, int n, Obligation *const *obs,
 	Batch b = {.s = s, .fm = fm, .n = n, .jobs = jobs};
 	atomic_init(&b.next, 0);
 	int helpers = (s->opt.threads < n ? s->opt.threads : n) - 1;
-	if (helpers > s->npool) {
-		Worker *p = realloc(s->pool, sizeof *p * (size_t)helpers);
-		if (p) {
-			memset(p + s->npool, 0,
-			       sizeof *p * (size_t)(helpers - s->npool));
-			s->pool = p;
-			s->npool = helpers;
-		}
-	}
-	if (helpers > s->npool)
-		helpers = s->npool;
 	pthread_t tid[helpers > 0 ? helpers : 1];
-	Crew crew[helpers > 0 ? helpers : 1];
 	bool started[helpers > 0 ? helpers : 1];
-	for (int t = 0; t < helpers; t++) {
-		crew[t] = (Crew){&b, &s->pool[t]};
-		started[t] = pthread_create(&tid[t], NULL, crew_main,
-					    &crew[t]) == 0;
-	}
-	Crew self = {&b, &s->main};
-	crew_main(&self);
+	for (int t = 0; t < helpers; t++)
+		started[t] = pthread_create(&tid[t], NULL, crew_main, &b) == 0;
+	crew_main(&b);
 	for (int t = 0; t < helpers; t++)
 		if (started[t])
 			pthread_join(tid[t], NULL);
@@ -949,28 +1018,148 @@ void smt_discharge_all(Solver *s, Arena *a, int n, Obligation *const *obs,
 	free(jobs);
 }
 
+/* On a context of the process pool: no context of its own to make. */
+char *smt_query_text_dup(const Obligation *o, FloatMode fm, char **why)
+{
+	if (why)
+		*why = NULL;
+	Worker *w = worker_acquire();
+	const char *fail = w ? worker_init(w, &(SmtOptions){.rlimit = w->rlimit})
+			     : "internal: out of memory";
+	char *text = NULL;
+	if (!fail) {
+		SmtEncoding enc;
+		smt_z3_error_clear();
+		if (smt_encode(w->ctx, o, fm, &enc))
+			text = smt_encoding_text(&enc);
+		if (!text && why)
+			*why = strdup(enc.error ? enc.error : "unsupported");
+		smt_encoding_free(&enc);
+		smt_z3_error_clear();
+	} else if (why) {
+		*why = strdup(fail);
+	}
+	worker_release(w);
+	return text;
+}
+
 const char *smt_query_text(Arena *a, const Obligation *o, FloatMode fm,
 			   const char **why)
 {
-	smt_z3_error_clear();
-	Z3_context c = smt_context_new();
-	if (!c) {
-		if (why)
-			*why = "internal: cannot create a z3 context";
+	char *err = NULL;
+	char *text = smt_query_text_dup(o, fm, &err);
+	const char *out = text ? arena_strdup(a, text) : NULL;
+	if (!text && why)
+		*why = arena_strdup(a, err ? err : "unsupported");
+	free(text);
+	free(err);
+	return out;
+}
+
+/* ---------- smaller models (for replay) ---------- */
+
+/* -cap <= v <= cap on an Int constant, asserted on s; false when v is not
+ * an Int or Z3 failed. Every term made here is released before return
+ * (the solver keeps what it asserts). */
+static bool assert_within(Z3_context c, Z3_solver s, Z3_ast v, int64_t cap)
+{
+	Z3_sort srt = Z3_get_sort(c, v);
+	if (!srt || Z3_get_sort_kind(c, srt) != Z3_INT_SORT)
+		return false;
+	Z3_ast t[4] = {NULL, NULL, NULL, NULL};
+	bool ok = true;
+	for (int k = 0; k < 4 && ok; k++) {
+		switch (k) {
+		case 0: t[k] = Z3_mk_int64(c, -cap, srt); break;
+		case 1: t[k] = Z3_mk_int64(c, cap, srt); break;
+		case 2: t[k] = Z3_mk_le(c, t[0], v); break;
+		case 3: t[k] = Z3_mk_le(c, v, t[1]); break;
+		}
+		ok = t[k] && !smt_z3_error(NULL);
+		if (ok)
+			Z3_inc_ref(c, t[k]);
+	}
+	if (ok) {
+		Z3_solver_assert(c, s, t[2]);
+		Z3_solver_assert(c, s, t[3]);
+		ok = !smt_z3_error(NULL);
+	}
+	for (int k = 0; k < 4; k++)
+		if (t[k])
+			Z3_dec_ref(c, t[k]);
+	return ok;
+}
+
+Model *smt_model_within(Solver *s, Arena *a, const Obligation *o, FloatMode fm,
+			int nvars, Var *const *vars, int64_t cap, unsigned time_ms)
+{
+	if (!s || nvars <= 0 || cap < 0 || cap > INT64_MAX / 2)
+		return NULL;
+	Worker *w = worker_acquire();
+	if (!w)
+		return NULL;
+	if (worker_init(w, &s->opt)) {
+		worker_release(w);
 		return NULL;
 	}
+	Z3_context c = w->ctx;
+	Model *out = NULL;
+	Job j = {.o = o};
 	SmtEncoding enc;
-	char *text = NULL;
-	const char *out = NULL;
-	if (smt_encode(c, o, fm, &enc))
-		text = smt_encoding_text(&enc);
-	if (text)
-		out = arena_strdup(a, text);
-	else if (why)
-		*why = arena_strdup(a, enc.error ? enc.error : "unsupported");
-	free(text);
-	smt_encoding_free(&enc);
-	Z3_del_context(c);
+	if (!smt_encode(c, o, fm, &enc)) {
+		smt_encoding_free(&enc);
+		worker_release(w);
+		return NULL;
+	}
+	/* the same solver the query itself went to */
+	bool incremental = !(enc.uses_fp || enc.nonlinear);
+	Z3_solver zs = incremental ? w->inc : w->fresh;
 	smt_z3_error_clear();
+	if (incremental)
+		Z3_solver_push(c, zs);
+	for (int i = 0; i < enc.nasserts; i++)
+		Z3_solver_assert(c, zs, enc.asserts[i]);
+	int bounded = 0;
+	for (int k = 0; k < nvars; k++)
+		for (int i = 0; i < enc.nsyms; i++)
+			if (enc.syms[i].kind == SYM_VAR && enc.syms[i].var == vars[k] &&
+			    enc.syms[i].value)
+				bounded += assert_within(c, zs, enc.syms[i].value, cap);
+	if (bounded && !smt_z3_error(NULL)) {
+		watchdog_arm(&w->dog, time_ms ? time_ms : 1);
+		Z3_lbool res = Z3_solver_check(c, zs);
+		watchdog_disarm(&w->dog);
+		/* only a model of the query and the bounds: anything else
+		 * (unsat, unknown, a Z3 error) keeps the caller's model */
+		if (res == Z3_L_TRUE && !smt_z3_error(NULL) &&
+		    !extract_model(c, zs, &enc, &j.raw) && j.raw.has_model) {
+			j.syms = calloc((size_t)enc.nsyms + 1, sizeof *j.syms);
+			if (j.syms) {
+				j.nsyms = enc.nsyms;
+				for (int i = 0; i < enc.nsyms; i++)
+					j.syms[i] = (SymRef){enc.syms[i].var, enc.syms[i].buf};
+				out = arena_model(a, &j);
+			}
+		}
+	}
+	if (incremental)
+		Z3_solver_pop(c, zs, 1);
+	else
+		Z3_solver_reset(c, zs);
+	smt_z3_error_clear();
+	job_free(&j);
+	smt_encoding_free(&enc);
+	worker_release(w);
 	return out;
+}
+
+void smt_solver_stats(Solver *s, SmtStats *out)
+{
+	memset(out, 0, sizeof *out);
+	if (!s)
+		return;
+	out->solved = atomic_load(&s->nsolved);
+	out->memory_hits = atomic_load(&s->nmemory);
+	out->disk_hits = atomic_load(&s->ndisk);
+	out->warnings = pcache_warnings(s->pcache);
 }

@@ -769,6 +769,12 @@ START_TEST(exactness_counts_only_the_picked_arm)
 	ck_assert(rg_box_exact(&arena, 0, NULL, b, buffer_named(f->body, "B"), false, &lo, &hi,
 			       1L << 16, &exact, &tight, &witness));
 	ck_assert_msg(exact && tight, "%s", witness ? witness : "");
+	/* the budget counts loop iterations: C's loop runs 128 times, so 128
+	 * is enough and 127 is refused up front (the note is not worth more) */
+	ck_assert(rg_box_exact(&arena, 0, NULL, b, buffer_named(f->body, "B"), false, &lo, &hi,
+			       128, &exact, &tight, &witness));
+	ck_assert(!rg_box_exact(&arena, 0, NULL, b, buffer_named(f->body, "B"), false, &lo, &hi,
+				127, &exact, &tight, &witness));
 	/* a condition that reads a buffer cannot be enumerated: undecided */
 	Module *m2 = tu_parse(&arena, "k2.tir", tu_fixture("analysis/concat-load_cond.tir"));
 	const Func *f2 = m2->funcs[0];

@@ -204,6 +204,25 @@ START_TEST(equiv_finds_one_changed_store)
 }
 END_TEST
 
+/* A kernel that runs past the interpreter's step limit gives no verdict
+ * (exit 2), and the message says so and names the limit, whichever of
+ * the two kernels it is, and whatever the other function's name. */
+START_TEST(equiv_at_the_step_limit_says_so)
+{
+	const char *shortk = "tests/data/cli/two_steps.tir";
+	const char *longk = "tests/data/cli/past_step_limit.tir";
+	char *err;
+	vsched(2, NULL, &err, "equiv '%s' '%s' --trials 1", shortk, longk);
+	ts_has(err, "no verdict: longrun reached the interpreter's step limit of 100000000 steps, where short ran in ");
+	ts_lacks(err, "no function");
+	free(err);
+	vsched(2, NULL, &err, "equiv '%s' '%s' --trials 1", longk, shortk);
+	ts_has(err, "no verdict: longrun reached the interpreter's step limit of 100000000 steps");
+	ts_lacks(err, "no function");
+	free(err);
+}
+END_TEST
+
 /* ---------- vsched log show / check ---------- */
 
 static void make_log(const char *log)
@@ -318,6 +337,7 @@ Suite *suite_cli(void)
 		{"run", {run_exit_codes, run_timeout_rejects}},
 		{"interp", {interp_exit_codes}},
 		{"equiv", {equiv_every_conformance_kernel_with_itself, equiv_finds_one_changed_store}},
+		{"equiv_step_limit", {equiv_at_the_step_limit_says_so}},
 		{"log", {log_show_and_check_exit_codes}},
 		{"usage", {usage_and_unknown_commands, write_failures_exit_2}},
 	};

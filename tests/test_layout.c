@@ -486,6 +486,25 @@ START_TEST(allocation_inside_a_loop_gets_its_pad_stage_inside_the_loop)
 }
 END_TEST
 
+/* After compute_at the producer block runs inside the consumer's loop:
+ * the stage follows it there, in each iteration before the reads, not
+ * after the whole consumer (semantics.md: after the block that last
+ * writes the buffer). */
+START_TEST(pad_stage_follows_the_producer_inside_the_loop_after_compute_at)
+{
+	const char *k = tu_fixture("layout/pad_stage_inside_the_loop_after_compute_at.tir");
+	TsRun t = accept(k, "sch.split(\"i#2\", factor=4)\n"
+			    "sch.compute_at(block=\"B\", loop=\"i_o\")\n"
+			    "sch.transform_layout(\"B\", lambda i: [i // 3, i % 3], pad_value=0)");
+	char *text = ts_print(&arena, ts_func(&t, NULL));
+	const char *loop = strstr(text, "for i_o in"), *producer = strstr(text, "with T.block(\"B\")");
+	const char *stage = strstr(text, "B_pad"), *reader = strstr(text, "for i_i in");
+	ck_assert(loop && producer && stage && reader);
+	ck_assert(loop < producer && producer < stage && stage < reader);
+	sched_free(t.s);
+}
+END_TEST
+
 START_TEST(pad_stage_follows_the_last_of_several_writes)
 {
 	const char *k = tu_fixture("layout/pad_stage_follows_the_last_of_several_writes.tir");
@@ -500,13 +519,28 @@ START_TEST(pad_stage_follows_the_last_of_several_writes)
 }
 END_TEST
 
-START_TEST(input_that_is_also_written_gets_a_stage_not_a_fact)
+/* A parameter updated in place is an input too: callers pass its padding
+ * filled (the entry fact), and the stage fills it again for the next
+ * caller; so the in-place update can overcompute into the padding. A
+ * parameter only written gets the stage alone. */
+START_TEST(input_written_in_place_gets_a_fact_and_a_stage)
 {
-	const char *k = tu_fixture("layout/input_that_is_also_written_gets_a_stage_not_a_fact.tir");
+	const char *k = tu_fixture("layout/input_written_in_place_gets_a_fact_and_a_stage.tir");
 	TsRun t = accept(k, "sch.transform_layout(buffer=\"A\", index_map=lambda i: [i // 4, i % 4], pad_value=0)");
 	char *text = ts_print(&arena, ts_func(&t, NULL));
-	ts_lacks(text, "T.assume");
+	ts_has(text, "T.assume(4 * io + ii < 14 or A[io, ii] == 0)");
 	ts_has(text, "A[io, ii] = 0");
+	sched_free(t.s);
+	t = accept(k, "sch.transform_layout(buffer=\"A\", index_map=lambda i: [i // 4, i % 4], pad_value=0)\n"
+		      "sch.split(\"i\", factor=4)\n"
+		      "sch.remove_branching_through_overcompute(loop=\"i_i\")");
+	ck_assert_int_eq(ts_store_ifs(ts_func(&t, NULL)->body), 1); /* the pad stage's own */
+	sched_free(t.s);
+	t = accept(tu_fixture("layout/output_only_parameter_gets_no_fact.tir"),
+		   "sch.transform_layout(buffer=\"B\", index_map=lambda i: [i // 4, i % 4], pad_value=0)");
+	text = ts_print(&arena, ts_func(&t, NULL));
+	ts_lacks(text, "T.assume");
+	ts_has(text, "B[io, ii] = 0");
 	sched_free(t.s);
 }
 END_TEST
@@ -688,7 +722,8 @@ Suite *suite_layout(void)
 		 {allocated_caches_get_pad_stages_after_their_producers,
 		  allocation_inside_a_loop_gets_its_pad_stage_inside_the_loop,
 		  pad_stage_follows_the_last_of_several_writes,
-		  input_that_is_also_written_gets_a_stage_not_a_fact}},
+		  pad_stage_follows_the_producer_inside_the_loop_after_compute_at,
+		  input_written_in_place_gets_a_fact_and_a_stage}},
 		{"modules",
 		 {shared_parameter_is_transformed_in_every_function,
 		  func_argument_narrows_the_transform_to_one_function}},

@@ -2,7 +2,9 @@
  * the refuted obligation in words, the values of loop variables,
  * parameters and buffer cells from the model, the source lines of the
  * accesses, and the replay with its verdict (confirmed, unconfirmed, not
- * possible); unproven steps name their reason. `vsched run --json` and
+ * possible); unproven steps name their reason. Replay keeps to its
+ * budget: a counterexample too long to run is skipped (or stopped), or
+ * replayed on a smaller model of the same query. `vsched run --json` and
  * `vsched log show --json` print valid JSON lines with those fields. */
 #include <check.h>
 #include <stdio.h>
@@ -127,6 +129,133 @@ START_TEST(unproven_step_names_its_reason_and_has_no_counterexample)
 }
 END_TEST
 
+/* ---------- the replay budget ---------- */
+
+/* The value of scalar `name` in the solver's model of the failed
+ * obligation. */
+static int64_t model_value(const StepReport *r, const char *name)
+{
+	ck_assert_int_ge(r->failed, 0);
+	const Model *m = r->results[r->failed].model;
+	ck_assert_ptr_nonnull(m);
+	for (int i = 0; i < m->nvars; i++)
+		if (strcmp(m->vars[i].var->name, name) == 0)
+			return m->vars[i].val.ival;
+	ck_abort_msg("no %s in the model", name);
+	return 0;
+}
+
+/* split over an unbounded T.serial(n) overflows only for n near 2^31: the
+ * counterexample is a 2^31-iteration run, which replay does not start
+ * (unbudgeted, it ran each of 32 inputs to the interpreter's 10^8-step
+ * limit: minutes). The rejection is the solver's, unchanged: its verdict,
+ * reason and values. */
+START_TEST(replay_over_2_31_iterations_is_skipped)
+{
+	StepReport *r;
+	char *t = rejected_text(tu_fixture("report/count_n.tir"), "sch.split(\"i\", factor=3)",
+				NULL, &r);
+	ts_has(t, "reason: obligation split.no_overflow refuted: io*3 + ii stays within int32");
+	ck_assert_int_eq(r->results[r->failed].verdict, VERDICT_REFUTED);
+	int64_t n = model_value(r, "n");
+	ck_assert_int_ge(n, 2147483646);
+	char want[64];
+	snprintf(want, sizeof want, "values: n = %lld\n", (long long)n);
+	ts_has(t, want);
+	/* n up to 2^31 - 1, before and after: about 2.1 billion */
+	ts_has(t, "replay: skipped (about 2.1 billion iterations, over the replay budget of 2.1 million; no smaller counterexample of the query fits it)");
+	ck_assert_int_eq(r->replay, REPLAY_SKIPPED);
+	free(t);
+}
+END_TEST
+
+/* fuse of a 65536 x 32768 nest: the fused extent 2^31 overflows int32.
+ * The sizes are constants, so no smaller counterexample exists; the
+ * 2^31-iteration replay is skipped. */
+START_TEST(fuse_of_a_2_31_nest_is_rejected_without_a_long_replay)
+{
+	StepReport *r;
+	char *t = rejected_text(tu_fixture("report/fuse_2_31.tir"), "sch.fuse(\"i\", \"j\")", NULL,
+				&r);
+	ts_has(t, "reason: obligation fuse.no_overflow refuted: the fused extent (extent of i) * (extent of j) fits int32");
+	ts_has(t, "replay: skipped (about 2.1 billion iterations, over the replay budget of 2.1 million; its sizes are constants)");
+	ck_assert_int_eq(r->replay, REPLAY_SKIPPED);
+	free(t);
+}
+END_TEST
+
+/* Within the estimate's budget, runs that show no difference go on only
+ * until the replay's step budget is spent: a million iterations per
+ * input would otherwise run on each of 32 inputs. */
+START_TEST(replay_stops_at_its_step_budget)
+{
+	StepReport *r;
+	char *t = rejected_text(tu_fixture("report/same_last_writer_long.tir"),
+				"sch.reorder(\"j\", \"i\")", NULL, &r);
+	ts_has(t, "reason: obligation reorder.no_conflict refuted");
+	ts_has(t, "replay: stopped after 20 million steps (the replay budget), ");
+	ts_has(t, " tried without a difference (the obligation is still refuted");
+	ck_assert_int_eq(r->replay, REPLAY_SKIPPED);
+	free(t);
+}
+END_TEST
+
+/* ---------- a smaller counterexample for the replay ---------- */
+
+/* The fact admits n = 100000 (10^10 iterations) or small n of the form
+ * 97k + 5; the solver answers with one of them. A large one is replayed
+ * on a smaller model of the same query, which shows the difference; the
+ * report keeps the solver's values. */
+START_TEST(replay_runs_on_a_smaller_model_of_the_same_query)
+{
+	StepReport *r;
+	char *t = rejected_text(tu_fixture("report/wave_large_or_small.tir"),
+				"sch.reorder(\"j\", \"i\")", NULL, &r);
+	ts_has(t, "counterexample (reorder.no_conflict)");
+	int64_t n = model_value(r, "n");
+	char want[64];
+	snprintf(want, sizeof want, "values: n = %lld,", (long long)n);
+	ts_has(t, want);
+	ts_has(t, "replay: confirmed");
+	ts_has(t, "first difference (before vs after): A[");
+	ck_assert_int_eq(r->replay, REPLAY_CONFIRMED);
+	if (n >= 100000) {
+		ts_has(t, "on a smaller counterexample of the same query (the solver's first runs about 20 billion iterations): n = ");
+		/* the smaller model: n = 97k + 5 within the first cap */
+		const char *in = strstr(t, "input scalars: n = ");
+		ck_assert_ptr_nonnull(in);
+		long long small = atoll(in + strlen("input scalars: n = "));
+		ck_assert_int_eq(small % 97, 5);
+		ck_assert_int_le(small, 65536);
+	}
+	free(t);
+}
+END_TEST
+
+/* n = 10^8 makes A 10^16 cells, more than the interpreter holds, though
+ * the loops are 2 x 2: the replay runs on a smaller model of the query
+ * (n = 97k + 3) rather than on inputs of unrelated sizes. */
+START_TEST(replay_of_buffers_too_large_runs_on_a_smaller_model)
+{
+	StepReport *r;
+	char *t = rejected_text(tu_fixture("report/wave_wide_or_small.tir"),
+				"sch.reorder(\"j\", \"i\")", NULL, &r);
+	int64_t n = model_value(r, "n");
+	char want[64];
+	snprintf(want, sizeof want, "values: n = %lld,", (long long)n);
+	ts_has(t, want);
+	ts_has(t, "replay: confirmed");
+	ck_assert_int_eq(r->replay, REPLAY_CONFIRMED);
+	if (n >= 100000000) {
+		ts_has(t, "on a smaller counterexample of the same query (the solver's first has buffers too large to run): n = ");
+		const char *in = strstr(t, "input scalars: n = ");
+		ck_assert_ptr_nonnull(in);
+		ck_assert_int_eq(atoll(in + strlen("input scalars: n = ")) % 97, 3);
+	}
+	free(t);
+}
+END_TEST
+
 /* ---------- JSON lines ---------- */
 
 static char *run_json(int want, const char *kernel, const char *script)
@@ -168,12 +297,12 @@ START_TEST(run_json_prints_valid_json_lines)
 	ts_has(out, "\"replay\":\"confirmed\"");
 	ts_has(out, "values: i");  /* the counterexample text, escaped */
 	ts_has(out, "\\n    cells: C[");
-	ck_assert_int_eq(check_json_lines(out), 2);
+	ck_assert_int_eq(check_json_lines(out), 3); /* two steps and the summary */
 	free(out);
 	/* quotes, backslashes and control characters in names stay escaped */
 	out = run_json(0, tu_fixture(wave),
 		       "io, ii = sch.split(\"i\", factor=7)  # \"quoted\" \\ \t\n");
-	ck_assert_int_eq(check_json_lines(out), 1);
+	ck_assert_int_eq(check_json_lines(out), 2);
 	free(out);
 	/* log show --json */
 	char cmd[512];
@@ -414,6 +543,19 @@ Suite *suite_report(void)
 	tcase_add_test(tc, race_report_says_replay_is_not_possible);
 	tcase_add_test(tc, unconfirmed_replay_is_reported_as_such);
 	tcase_add_test(tc, unproven_step_names_its_reason_and_has_no_counterexample);
+	suite_add_tcase(s, tc);
+	tc = tcase_create("replay_budget");
+	tcase_add_checked_fixture(tc, setup, teardown);
+	tcase_set_timeout(tc, 120);
+	tcase_add_test(tc, replay_over_2_31_iterations_is_skipped);
+	tcase_add_test(tc, fuse_of_a_2_31_nest_is_rejected_without_a_long_replay);
+	tcase_add_test(tc, replay_stops_at_its_step_budget);
+	suite_add_tcase(s, tc);
+	tc = tcase_create("smaller_model");
+	tcase_add_checked_fixture(tc, setup, teardown);
+	tcase_set_timeout(tc, 120);
+	tcase_add_test(tc, replay_runs_on_a_smaller_model_of_the_same_query);
+	tcase_add_test(tc, replay_of_buffers_too_large_runs_on_a_smaller_model);
 	suite_add_tcase(s, tc);
 	tc = tcase_create("json");
 	tcase_add_checked_fixture(tc, setup, teardown);

@@ -3,6 +3,7 @@
  * timeouts reject, unimplemented primitives reject, loop addressing with
  * "i#2", work_on in modules. */
 #include <check.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -255,6 +256,61 @@ START_TEST(symbolic_loop_start_is_proven_not_to_wrap)
 		      "sch.parallel(\"i\")", "loop.no_wrap");
 	ck_assert_int_eq(t.r->results[t.r->failed].verdict, VERDICT_REFUTED);
 	sched_free(t.s);
+}
+END_TEST
+
+static int no_wrap_of_loop(const StepReport *r, const char *loop)
+{
+	char prefix[64];
+	snprintf(prefix, sizeof prefix, "loop %s (", loop);
+	int n = 0;
+	for (int i = 0; i < r->nobs; i++)
+		n += strcmp(r->obs[i]->kind, "loop.no_wrap") == 0 &&
+		     strncmp(r->obs[i]->statement, prefix, strlen(prefix)) == 0;
+	return n;
+}
+
+/* Loop i (from lo, which needs the assume not to wrap) is left alone by
+ * every step: its loop.no_wrap fact is proven by the first step and not
+ * stated again by the later ones; a new schedule proves it again, and a
+ * proof log holds it once, where it was proven, and re-checks. */
+START_TEST(an_unchanged_loops_no_wrap_is_proven_once_per_schedule)
+{
+	Module *m = tu_parse(&arena, "k.tir", tu_fixture("schedule/no_wrap_remembered.tir"));
+	char dir[256];
+	tu_tmpdir(dir, sizeof dir);
+	for (int logged = 0; logged < 2; logged++) {
+		Schedule *s = tu_schedule(&arena, m);
+		DiagList d;
+		diag_init(&d, &arena);
+		if (logged) {
+			s->log = proof_log_open(dir, &d);
+			ck_assert_ptr_nonnull(s->log);
+		}
+		const char *steps[] = {"jo, ji = sch.split(\"j\", factor=4, tail=\"perfect\")",
+				       "sch.unroll(\"ji\")", "sch.parallel(\"jo\")"};
+		for (int k = 0; k < 3; k++) {
+			ck_assert_int_eq(tu_run(s, steps[k]), STEP_COMMITTED);
+			ck_assert_int_eq(no_wrap_of_loop(tu_last(s), "i"), k == 0);
+			ck_assert(ts_has_obligation(tu_last(s), "loop.no_wrap", VERDICT_PROVEN) ||
+				  k > 0);
+		}
+		tu_assert_equiv(m->funcs[0], sched_func(s), 8);
+		sched_free(s);
+	}
+	char cmd[512], *out, *err;
+	snprintf(cmd, sizeof cmd, "grep -c 'loop i (from lo' %s/index.jsonl", dir);
+	ck_assert_int_eq(tu_sh(cmd, &out, &err), 0);
+	ck_assert_str_eq(out, "1\n");
+	free(out);
+	free(err);
+	snprintf(cmd, sizeof cmd, "%s log check %s", tu_vsched_bin(), dir);
+	int rc = tu_sh(cmd, &out, &err);
+	ck_assert_msg(rc == 0, "%s%s", out, err);
+	ts_has(out, "0 disagree");
+	free(out);
+	free(err);
+	tu_rmdir(dir);
 }
 END_TEST
 
@@ -653,6 +709,7 @@ static TCase *wrap_tcase(void)
 	tcase_add_test(tc, simplify_keeps_the_guard_of_a_wrapping_loop);
 	tcase_add_test(tc, overcompute_over_a_wrapping_loop_is_refuted);
 	tcase_add_test(tc, symbolic_loop_start_is_proven_not_to_wrap);
+	tcase_add_test(tc, an_unchanged_loops_no_wrap_is_proven_once_per_schedule);
 	tcase_add_test(tc, folded_constants_fit_their_dtype);
 	tcase_add_test(tc, nests_deeper_than_the_walks_reject_not_supported);
 	tcase_add_test(tc, skew_keeps_a_new_z_apart_from_an_old_z);

@@ -26,8 +26,8 @@ static void setup(void)
 	arena_init(&arena);
 	/* the limit is wall-clock time: on a loaded machine (the suites run
 	 * side by side) 10 s turned a float refutation into unknown; the
-	 * tests of limits make solvers of their own */
-	SmtOptions generous = {.timeout_ms = 120000};
+	 * tests of limits make solvers of their own. The tests read smt2. */
+	SmtOptions generous = {.timeout_ms = 120000, .want_text = true};
 	solver = smt_solver_new(&generous);
 }
 

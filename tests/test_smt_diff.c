@@ -48,6 +48,7 @@
 #include "kernel/interp.h"
 #include "kernel/print.h"
 #include "smt/encode.h"
+#include "smt/qhash.h"
 #include "smt/range.h"
 #include "smt/smt.h"
 
@@ -60,7 +61,7 @@ static const Span no_span;
 static void setup(void)
 {
 	arena_init(&arena);
-	solver = smt_solver_new(NULL);
+	solver = smt_solver_new(&(SmtOptions){.want_text = true}); /* the tests read smt2 */
 }
 
 static void teardown(void)
@@ -755,12 +756,61 @@ typedef struct Outcome {
 } Outcome;
 
 /* Evaluate every assertion of o's encoding in the model var := value. */
+/* The cache key (smt/qhash.c) of every query encoded here, with its
+ * text: two keys are equal exactly when the texts are (the cache keys by
+ * structure, the log records text; they must never disagree). */
+typedef struct Keyed {
+	QKey key;
+	uint64_t text_hash; /* FNV-1a: only to skip most strcmp calls */
+	char *text;
+} Keyed;
+static Keyed *keyed;
+static int nkeyed, capkeyed;
+
+static void check_key(SmtEncoding *enc)
+{
+	Keyed k;
+	ck_assert(smt_encoding_key(enc, &k.key));
+	k.text = smt_encoding_text(enc);
+	ck_assert_ptr_nonnull(k.text);
+	k.text_hash = 1469598103934665603ULL;
+	for (const char *p = k.text; *p; p++)
+		k.text_hash = (k.text_hash ^ (unsigned char)*p) * 1099511628211ULL;
+	for (int i = 0; i < nkeyed; i++) {
+		bool same_key = memcmp(&keyed[i].key, &k.key, sizeof k.key) == 0;
+		bool same_text = keyed[i].text_hash == k.text_hash && strcmp(keyed[i].text, k.text) == 0;
+		ck_assert_msg(same_key == same_text, "keys %s but texts %s:\n%s\n%s",
+			      same_key ? "equal" : "differ", same_text ? "equal" : "differ",
+			      keyed[i].text, k.text);
+		if (same_text) { /* already there */
+			free(k.text);
+			return;
+		}
+	}
+	if (nkeyed == capkeyed) {
+		capkeyed = capkeyed ? 2 * capkeyed : 256;
+		keyed = realloc(keyed, sizeof *keyed * (size_t)capkeyed);
+		ck_assert_ptr_nonnull(keyed);
+	}
+	keyed[nkeyed++] = k;
+}
+
+static void free_keys(void)
+{
+	for (int i = 0; i < nkeyed; i++)
+		free(keyed[i].text);
+	free(keyed);
+	keyed = NULL;
+	nkeyed = capkeyed = 0;
+}
+
 static Outcome evaluate(Z3_context c, Gen *g, Obligation *o, FloatMode fm, bool goal_holds)
 {
 	SmtEncoding enc;
 	Outcome out = {true, NULL};
 	bool encoded = smt_encode(c, o, fm, &enc);
 	ck_assert_msg(encoded, "cannot encode: %s", enc.error ? enc.error : "?");
+	check_key(&enc);
 	Z3_model m = Z3_mk_model(c);
 	Z3_model_inc_ref(c, m);
 	for (int i = 0; i < enc.nsyms; i++) {
@@ -993,6 +1043,9 @@ static void run_cases(int want, uint64_t seed, bool prove, const char *label, Ta
 	}
 	Z3_del_context(c);
 	print_tally(label, t);
+	fprintf(stderr, "encoder_diff (%s): %d distinct queries, cache keys equal exactly when texts are\n",
+		label, nkeyed);
+	free_keys();
 	ck_assert_msg(!failure, "%s", failure);
 }
 

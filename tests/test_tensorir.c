@@ -517,7 +517,10 @@ START_TEST(compute_at_tiled_pooling_as_tvm_writes_it)
 			    "cache = sch.get_block(\"cache\")\n"
 			    "sch.compute_at(cache, w_o)\n", 2);
 	ts_has(t.r->note, "cache shrunk from [224, 224] to [10, 10]");
-	ts_has(t.r->note, "the cells read are exactly this box");
+	/* the 10 x 10 window is the one the tile reads; enumerating every
+	 * tile's reads to say so in the note would take about 2^20
+	 * iterations, past the note's budget (it decides nothing) */
+	ts_has(t.r->note, "exactness not checked (the iteration space is not constant or has more than 16384 iterations)");
 	char *text = ts_print(&arena, sched_func(t.s));
 	ts_has(text, "with T.block(\"cache\"):\n                    h = T.axis.spatial(224, hh)");
 	sched_free(t.s);

@@ -161,6 +161,80 @@ static void enum_loops(Enum *en, int k)
 	en->env.n = slot;
 }
 
+/* ---------- counting before enumerating ---------- */
+
+static const EvEnv no_vars; /* constants only */
+
+static long sat_mul(long x, long y, long cap)
+{
+	if (x == 0 || y == 0)
+		return 0;
+	return x > cap / y ? cap + 1 : x * y;
+}
+
+static long sat_add(long x, long y, long cap) { return x > cap - y ? cap + 1 : x + y; }
+
+/* A lower bound on the loop iterations that enumerating s counts against
+ * the budget, saturated just past cap: loops whose range is not a
+ * constant count 0, and an `if` counts its smaller branch. */
+static long body_iterations(const Stmt *s, long cap)
+{
+	if (!s)
+		return 0;
+	int64_t ext;
+	switch (s->kind) {
+	case ST_SEQ: {
+		long n = 0;
+		for (int i = 0; i < s->u.seq.n && n <= cap; i++)
+			n = sat_add(n, body_iterations(s->u.seq.items[i], cap), cap);
+		return n;
+	}
+	case ST_FOR:
+		if (!ev(&no_vars, s->u.loop.extent, &ext) || ext <= 0)
+			return 0;
+		return sat_mul((long)(ext > cap ? cap + 1 : ext),
+			       sat_add(1, body_iterations(s->u.loop.body, cap), cap), cap);
+	case ST_IF: {
+		long t = body_iterations(s->u.cond.then_s, cap);
+		long e = body_iterations(s->u.cond.else_s, cap);
+		return t < e ? t : e;
+	}
+	case ST_ALLOC:
+		return body_iterations(s->u.alloc.body, cap);
+	case ST_BLOCK:
+		return body_iterations(s->u.block.body, cap);
+	case ST_LET:
+		return body_iterations(s->u.let.body, cap);
+	case ST_STORE:
+	case ST_ASSUME:
+	case ST_EVAL:
+	case ST_PASS:
+		return 0;
+	case ST_COUNT:
+		break;
+	}
+	abort();
+}
+
+/* Whether enumerating the loops (and s in each iteration) surely costs
+ * more than `budget` iterations, judged from the constant extents alone:
+ * then the enumeration would fail anyway, and is not started. */
+static bool surely_over_budget(int nloops, Stmt *const *loops, const Stmt *s, long budget)
+{
+	long outer = 1;
+	for (int k = 0; k < nloops; k++) {
+		int64_t ext;
+		if (!ev(&no_vars, loops[k]->u.loop.extent, &ext))
+			continue; /* counts at least once per outer iteration */
+		if (ext <= 0)
+			return false;
+		outer = sat_mul(outer, (long)(ext > budget ? budget + 1 : ext), budget);
+	}
+	/* each innermost outer iteration is counted once, then s's loops */
+	long inner = sat_mul(outer, body_iterations(s, budget), budget);
+	return sat_add(nloops ? outer : 0, inner, budget) > budget;
+}
+
 typedef struct MaxArg {
 	int n;
 	Expr *const *exprs;
@@ -186,6 +260,8 @@ bool rg_max_over_loops(int nloops, Stmt *const *loops, int nexprs, Expr *const *
 {
 	for (int i = 0; i < nexprs; i++)
 		max_out[i] = 0;
+	if (surely_over_budget(nloops, loops, NULL, budget))
+		return false;
 	MaxArg m = {nexprs, exprs, max_out};
 	Enum en;
 	memset(&en, 0, sizeof en);
@@ -444,7 +520,7 @@ bool rg_box_exact(Arena *a, int nloops, Stmt *const *loops, const Stmt *s, const
 		  bool writes, Expr *const *lo, Expr *const *hi, long budget, bool *exact,
 		  bool *tight, char **witness)
 {
-	if (buf->ndim > 8)
+	if (buf->ndim > 8 || surely_over_budget(nloops, loops, s, budget))
 		return false;
 	ExactArg x;
 	memset(&x, 0, sizeof x);

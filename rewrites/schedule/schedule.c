@@ -13,6 +13,8 @@
 #include "kernel/verify.h"
 #include "smt/replay.h"
 
+static void free_facts(Schedule *s);
+
 Schedule *sched_new(Arena *a, Module *m, const SmtOptions *opt)
 {
 	Schedule *s = arena_alloc(a, sizeof *s);
@@ -35,6 +37,7 @@ void sched_free(Schedule *s)
 	s->log = NULL;
 	smt_solver_free(s->solver);
 	s->solver = NULL;
+	free_facts(s);
 }
 
 Func *sched_func(const Schedule *s) { return s->mod->funcs[s->func_index]; }
@@ -73,6 +76,140 @@ static const char *diag_text(Arena *a, const DiagList *d)
 	return last && last->message ? arena_strdup(a, last->message) : "";
 }
 
+/* ---------- proven facts remembered across steps ----------
+ * An obligation is a closed formula: once proven it stays true, so an
+ * identical one (same kind, goal, hypotheses and float mode, compared by
+ * structure) need not be stated again. Only loop.no_wrap is remembered:
+ * every step re-issues it for every loop of its input and result. Facts
+ * are kept per proof log, so that every fact a commit depends on is in the
+ * log the commit is in (log check re-checks it there). Open addressing on
+ * a structural hash: lookups are O(1) in the number of facts. */
+
+typedef struct FactEntry {
+	uint64_t hash;
+	const Obligation *o; /* NULL: empty slot */
+	FloatMode fm;
+	const ProofLog *log;
+} FactEntry;
+
+typedef struct FactMemo {
+	size_t n, cap; /* cap a power of two */
+	FactEntry *slots;
+} FactMemo;
+
+static const char *const remembered_kind = "loop.no_wrap";
+
+static uint64_t mix(uint64_t h, uint64_t x)
+{
+	h ^= x + 0x9e3779b97f4a7c15ULL + (h << 6) + (h >> 2);
+	return h;
+}
+
+static uint64_t fact_hash(const Obligation *o, FloatMode fm)
+{
+	uint64_t h = 1469598103934665603ULL;
+	for (const char *p = o->kind; *p; p++)
+		h = (h ^ (unsigned char)*p) * 1099511628211ULL;
+	h = mix(h, (uint64_t)fm);
+	h = mix(h, (uint64_t)o->same_value);
+	h = mix(h, ir_expr_hash(o->goal));
+	h = mix(h, (uint64_t)o->nhyps);
+	for (int i = 0; i < o->nhyps; i++)
+		h = mix(h, ir_expr_hash(o->hyps[i]));
+	return h;
+}
+
+static bool same_fact(const FactEntry *e, uint64_t h, const Obligation *o, FloatMode fm,
+		      const ProofLog *log)
+{
+	const Obligation *x = e->o;
+	if (e->hash != h || e->fm != fm || e->log != log || x->nhyps != o->nhyps ||
+	    x->same_value != o->same_value || strcmp(x->kind, o->kind) != 0 ||
+	    !ir_expr_equal(x->goal, o->goal))
+		return false;
+	for (int i = 0; i < o->nhyps; i++)
+		if (!ir_expr_equal(x->hyps[i], o->hyps[i]))
+			return false;
+	return true;
+}
+
+/* The slot of o: its entry, or the empty slot where it would go. */
+static FactEntry *fact_slot(FactMemo *m, uint64_t h, const Obligation *o, FloatMode fm,
+			    const ProofLog *log)
+{
+	size_t i = (size_t)h & (m->cap - 1);
+	while (m->slots[i].o && !same_fact(&m->slots[i], h, o, fm, log))
+		i = (i + 1) & (m->cap - 1);
+	return &m->slots[i];
+}
+
+static bool fact_known(const Schedule *s, const Obligation *o)
+{
+	FactMemo *m = s->wrap_memo;
+	if (!m || !m->n || strcmp(o->kind, remembered_kind) != 0)
+		return false;
+	return fact_slot(m, fact_hash(o, s->float_mode), o, s->float_mode, s->log)->o != NULL;
+}
+
+static void fact_grow(FactMemo *m)
+{
+	size_t cap = m->cap ? m->cap * 2 : 256;
+	FactEntry *slots = calloc(cap, sizeof *slots);
+	if (!slots)
+		abort();
+	FactEntry *old = m->slots;
+	size_t oldcap = m->cap;
+	m->slots = slots;
+	m->cap = cap;
+	for (size_t i = 0; i < oldcap; i++)
+		if (old[i].o)
+			*fact_slot(m, old[i].hash, old[i].o, old[i].fm, old[i].log) = old[i];
+	free(old);
+}
+
+/* Remember the proven loop.no_wrap obligations among obs[0..n). */
+static void remember_facts(Schedule *s, int n, Obligation *const *obs,
+			   const ObligationResult *res)
+{
+	for (int i = 0; i < n; i++) {
+		if (res[i].verdict != VERDICT_PROVEN || strcmp(obs[i]->kind, remembered_kind) != 0)
+			continue;
+		if (!s->wrap_memo) {
+			s->wrap_memo = calloc(1, sizeof *s->wrap_memo);
+			if (!s->wrap_memo)
+				abort();
+		}
+		FactMemo *m = s->wrap_memo;
+		if (2 * (m->n + 1) > m->cap)
+			fact_grow(m);
+		uint64_t h = fact_hash(obs[i], s->float_mode);
+		FactEntry *e = fact_slot(m, h, obs[i], s->float_mode, s->log);
+		if (e->o)
+			continue;
+		*e = (FactEntry){h, obs[i], s->float_mode, s->log};
+		m->n++;
+	}
+}
+
+static void free_facts(Schedule *s)
+{
+	if (s->wrap_memo)
+		free(s->wrap_memo->slots);
+	free(s->wrap_memo);
+	s->wrap_memo = NULL;
+}
+
+/* Leave out of l the obligations already proven by an earlier step. */
+static void drop_known_facts(const Schedule *s, ObligationList *l)
+{
+	int kept = 0;
+	Obligation **items = l->items;
+	for (int i = 0; i < l->n; i++)
+		if (!fact_known(s, items[i]))
+			items[kept++] = items[i];
+	l->n = kept;
+}
+
 /* Discharge every obligation of `obs` and append them with their results
  * to the report; index (in the report) of the first not proven, or -1. */
 static int discharge(Schedule *s, StepReport *r, const ObligationList *obs)
@@ -88,6 +225,7 @@ static int discharge(Schedule *s, StepReport *r, const ObligationList *obs)
 		memcpy(all + base, obs->items, sizeof(Obligation *) * (size_t)obs->n);
 		smt_discharge_all(s->solver, s->arena, obs->n, obs->items, s->float_mode,
 				  res + base);
+		remember_facts(s, obs->n, all + base, res + base);
 	}
 	r->nobs = n;
 	r->obs = all;
@@ -164,6 +302,8 @@ StepReport *sched_finish(Schedule *s, RwCtx *c, RwStatus st)
 		return r;
 	}
 	rw_loop_wrap_obligations(c);
+	drop_known_facts(s, &c->obs);
+	drop_known_facts(s, &c->fallback_obs);
 	int failed = discharge(s, r, &c->obs);
 	if (failed < 0 && c->reject_after) {
 		r->status = STEP_REJECTED;
@@ -206,8 +346,8 @@ StepReport *sched_finish(Schedule *s, RwCtx *c, RwStatus st)
 	if (res->verdict == VERDICT_REFUTED) {
 		r->reason = arena_printf(a, "obligation %s refuted: %s", o->kind, o->statement);
 		ReplayOutcome ro;
-		r->counterexample = replay_explain(a, o, res, c->func, rejected, s->float_mode,
-						   s->replay_seed, &ro);
+		r->counterexample = replay_explain(a, s->solver, o, res, c->func, rejected,
+						   s->float_mode, s->replay_seed, &ro);
 		r->replay = ro.status;
 		r->replay_text = ro.text;
 	} else {
@@ -276,6 +416,7 @@ static bool prove_list(Compound *k, const ObligationList *obs, const Func *befor
 	memcpy(r->obs + base, obs->items, sizeof(Obligation *) * (size_t)obs->n);
 	smt_discharge_all(s->solver, s->arena, obs->n, obs->items, s->float_mode,
 			  r->results + base);
+	remember_facts(s, obs->n, r->obs + base, r->results + base);
 	r->nobs += obs->n;
 	int failed = -1;
 	for (int i = 0; i < obs->n; i++) {
@@ -302,18 +443,8 @@ static bool prove_list(Compound *k, const ObligationList *obs, const Func *befor
 	return false;
 }
 
-static bool same_obligation(const Obligation *x, const Obligation *y)
-{
-	if (x->nhyps != y->nhyps || strcmp(x->kind, y->kind) != 0 || !ir_expr_equal(x->goal, y->goal))
-		return false;
-	for (int i = 0; i < x->nhyps; i++)
-		if (!ir_expr_equal(x->hyps[i], y->hyps[i]))
-			return false;
-	return true;
-}
-
-/* loop.no_wrap of c's input and outputs, less those already proven in
- * this call; proven ones are remembered. */
+/* loop.no_wrap of c's input and outputs, less those already proven by
+ * this or an earlier step; proven ones are remembered. */
 static bool prove_no_wrap(Compound *k, RwCtx *c)
 {
 	Arena *a = k->s->arena;
@@ -333,21 +464,12 @@ static bool prove_no_wrap(Compound *k, RwCtx *c)
 		return false;
 	}
 	rw_loop_wrap_obligations(c);
-	for (int i = 0; i < c->obs.n; i++) {
-		bool seen = false;
-		for (int j = 0; j < k->wrap_proven.n && !seen; j++)
-			seen = same_obligation(c->obs.items[i], k->wrap_proven.items[j]);
-		if (!seen)
-			oblist_push(a, &fresh, c->obs.items[i]);
-	}
+	fresh = c->obs;
+	drop_known_facts(k->s, &fresh);
 	c->obs = all;
 	c->fallback_obs = fb;
 	c->fallback = fallback;
-	if (!prove_list(k, &fresh, c->func, c->out))
-		return false;
-	for (int i = 0; i < fresh.n; i++)
-		oblist_push(a, &k->wrap_proven, fresh.items[i]);
-	return true;
+	return prove_list(k, &fresh, c->func, c->out);
 }
 
 bool sched_prove(Compound *k, const ObligationList *obs, const Func *before,
@@ -532,9 +654,9 @@ StepReport *sched_compound_end(Compound *k, StepStatus st, const char *reason)
 		const ObligationResult *res = &r->results[k->fail];
 		if (res->verdict == VERDICT_REFUTED) {
 			ReplayOutcome ro;
-			r->counterexample = replay_explain(a, r->obs[k->fail], res, k->fail_before,
-							   k->fail_after, s->float_mode,
-							   s->replay_seed, &ro);
+			r->counterexample = replay_explain(a, s->solver, r->obs[k->fail], res,
+							   k->fail_before, k->fail_after,
+							   s->float_mode, s->replay_seed, &ro);
 			r->replay = ro.status;
 			r->replay_text = ro.text;
 		}
@@ -580,6 +702,9 @@ char *sched_report_text(const StepReport *r)
 		break;
 	case REPLAY_IMPOSSIBLE:
 		sb_printf(&b, "  replay: not possible: %s\n", r->replay_text ? r->replay_text : "");
+		break;
+	case REPLAY_SKIPPED:
+		sb_printf(&b, "  replay: %s\n", r->replay_text ? r->replay_text : "skipped");
 		break;
 	}
 	return sb_take(&b);

@@ -52,6 +52,11 @@ typedef struct Schedule {
 	 * handles, rewrites/schedule/handles.h): they stay bound from one
 	 * script run on this schedule to the next */
 	struct HandleEnv *handles;
+	/* loop.no_wrap obligations proven so far by any step, by structure
+	 * (kind, goal, hypotheses, float mode): an identical one is not
+	 * stated again, so an unchanged loop's fact is proven once per
+	 * schedule (and logged once, at its proof) */
+	struct FactMemo *wrap_memo;
 } Schedule;
 
 /* The schedule takes the module as it is (not copied: the IR is
@@ -88,9 +93,6 @@ typedef struct Compound {
 	DiagList *diag;
 	int nsub; /* sub-rewrites committed */
 	int nverified; /* sub-rewrite results the IR verifier checked */
-	/* loop.no_wrap obligations proven so far in this call: an identical
-	 * one (same goal and hypotheses) is not stated again */
-	ObligationList wrap_proven;
 	/* the last (before, after) pair of sched_prove whose loop.no_wrap
 	 * obligations were proven */
 	const Func *wrap_before, *wrap_after;
