@@ -6,6 +6,7 @@
  * against naive C on the benchmark's own data. A client of vsched.h only.
  * Usage: bench [RESULTS_FILE] */
 #include <cblas.h>
+#include <fcntl.h>
 #include <math.h>
 #include <stdarg.h>
 #include <stdbool.h>
@@ -14,6 +15,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <sys/resource.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include "vsched.h"
 
@@ -370,6 +374,140 @@ static void bench_verify_scale(void)
 		}
 }
 
+/* ---------- verification at scale: linear compound steps ---------- */
+
+/* `bench --rusage PROG ARGS...`: run PROG in a child and print its CPU
+ * seconds (user + system, all its threads) and peak resident KB. The
+ * measuring process is a fresh image, so the child forked from it starts
+ * small: Linux carries a parent's peak into its child's maxrss at exec. */
+static int rusage_main(char **argv)
+{
+	pid_t pid = fork();
+	if (pid < 0)
+		return 2;
+	if (pid == 0) {
+		int null = open("/dev/null", O_WRONLY);
+		if (null >= 0) {
+			dup2(null, 1);
+			dup2(null, 2);
+		}
+		execv(argv[0], argv);
+		_exit(127);
+	}
+	int status = 0;
+	struct rusage ru;
+	if (wait4(pid, &status, 0, &ru) != pid || !WIFEXITED(status) || WEXITSTATUS(status) != 0)
+		return 1;
+	printf("%f %ld\n",
+	       (double)ru.ru_utime.tv_sec + (double)ru.ru_utime.tv_usec * 1e-6 +
+		       (double)ru.ru_stime.tv_sec + (double)ru.ru_stime.tv_usec * 1e-6,
+	       ru.ru_maxrss);
+	return 0;
+}
+
+/* One `vsched run` of a generated kernel and schedule, measured by
+ * rusage_main in a child of its own. */
+static bool run_child(const char *kernel_text, const char *sched_text, double *cpu, double *mb)
+{
+	char kpath[] = "/tmp/vsbench-kXXXXXX.tir", spath[] = "/tmp/vsbench-sXXXXXX.sched";
+	int kfd = mkstemps(kpath, 4), sfd = mkstemps(spath, 6);
+	if (kfd < 0 || sfd < 0)
+		die("mkstemps");
+	FILE *kf = fdopen(kfd, "w"), *sf = fdopen(sfd, "w");
+	if (!kf || !sf)
+		die("fdopen");
+	fputs(kernel_text, kf);
+	fputs(sched_text, sf);
+	fclose(kf);
+	fclose(sf);
+	const char *bin = getenv("VS_BIN");
+	if (!bin)
+		bin = access("vsched", X_OK) == 0 ? "vsched" : "build/vsched";
+	char cmd[512];
+	snprintf(cmd, sizeof cmd, "/proc/%d/exe --rusage %s run %s --schedule %s -o /dev/null",
+		 (int)getpid(), bin, kpath, spath);
+	FILE *p = popen(cmd, "r");
+	long kb = 0;
+	bool ok = p && fscanf(p, "%lf %ld", cpu, &kb) == 2;
+	if (p)
+		ok = pclose(p) == 0 && ok;
+	unlink(kpath);
+	unlink(spath);
+	*mb = (double)kb / 1024.0;
+	return ok;
+}
+
+/* n stores B[k, 0] = A[k, 0] + k % 7 (loops: each in its own loop over
+ * the row; noops: each followed by B[k, 0] = B[k, 0], which is removed) */
+static char *scale_kernel(int n, bool loops, bool noops)
+{
+	size_t cap = (size_t)n * 128 + 256, len = 0;
+	char *t = malloc(cap);
+	if (!t)
+		die("memory");
+	len += (size_t)snprintf(t + len, cap - len,
+				"@T.prim_func\ndef big(A: T.Buffer[(%d, 8), \"int32\"], B: T.Buffer[(%d, 8), \"int32\"]):\n",
+				n, n);
+	for (int k = 0; k < n; k++) {
+		len += (size_t)(loops ? snprintf(t + len, cap - len,
+						  "    for i in T.serial(8):\n        B[%d, i] = A[%d, i] + %d\n", k, k, k % 7)
+				      : snprintf(t + len, cap - len, "    B[%d, 0] = A[%d, 0] + %d\n", k, k, k % 7));
+		if (noops)
+			len += (size_t)snprintf(t + len, cap - len, "    B[%d, 0] = B[%d, 0]\n", k, k);
+	}
+	return t;
+}
+
+/* TVM v0.21 TestHoistMultiIfElseDifferentBranches: 4 x 4 x 4, three
+ * levels of if */
+static const char hoist_three_deep[] =
+	"@T.prim_func\n"
+	"def before(A: T.Buffer((4, 4), \"float32\")):\n"
+	"    for i in T.serial(4):\n"
+	"        for j in T.serial(4):\n"
+	"            for k in T.serial(4):\n"
+	"                if j < 3:\n"
+	"                    if i < 2:\n"
+	"                        A[i, j] = 0.0\n"
+	"                    else:\n"
+	"                        A[i, j] = 1.0\n"
+	"                else:\n"
+	"                    if i < 1:\n"
+	"                        A[i, j] = 2.0\n"
+	"                    else:\n"
+	"                        A[i, j] = 3.0\n";
+
+static void bench_linear_steps(void)
+{
+	out("\nverification at scale: compound steps (a vsched run each: CPU s incl. solver threads, peak MB of the process)\n");
+	struct {
+		const char *name, *sched;
+		int n;
+		bool loops, noops;
+		const char *target;
+	} rows[] = {
+		{"remove_no_op 4000 stores", "sch.remove_no_op()\n", 4000, false, false, "target < 2 s, < 200 MB"},
+		{"simplify 4000 stores", "sch.simplify()\n", 4000, false, false, "target < 2 s, < 200 MB"},
+		{"remove_no_op 4000 small loops", "sch.remove_no_op()\n", 4000, true, false, "target < 2 s, < 200 MB"},
+		{"simplify 4000 small loops", "sch.simplify()\n", 4000, true, false, "target < 2 s, < 200 MB"},
+		{"remove_no_op 4000 stores + 4000 no-ops", "sch.remove_no_op()\n", 4000, false, true,
+		 "no target: 4000 removals, each a commit"},
+	};
+	for (size_t i = 0; i < sizeof rows / sizeof rows[0]; i++) {
+		char *k = scale_kernel(rows[i].n, rows[i].loops, rows[i].noops);
+		double cpu, mb;
+		if (!run_child(k, rows[i].sched, &cpu, &mb))
+			die(rows[i].name);
+		free(k);
+		out("verification at scale: %s: %.2f s, %.0f MB (%s)\n", rows[i].name, cpu, mb, rows[i].target);
+	}
+	double cpu, mb;
+	if (!run_child(hoist_three_deep, "sch.hoist_expression()\n", &cpu, &mb))
+		die("hoist_expression");
+	out("verification at scale: hoist_expression() on TVM's 3-deep if nest: %.2f s, %.0f MB (target < 1 s)\n",
+	    cpu, mb);
+}
+
 /* ---------- verification at scale: Exo's schedules ---------- */
 
 static double cpu_now(void)
@@ -452,6 +590,8 @@ static void bench_exo_ports(void)
 
 int main(int argc, char **argv)
 {
+	if (argc > 2 && strcmp(argv[1], "--rusage") == 0)
+		return rusage_main(argv + 2);
 	const char *path = argc > 1 ? argv[1] : "build/bench-results.txt";
 	results = fopen(path, "w");
 	if (!results)
@@ -482,6 +622,8 @@ int main(int argc, char **argv)
 		bench_matmul(1024, "bench/matmul1024.tir");
 	if (WANT("scale"))
 		bench_verify_scale();
+	if (WANT("scale"))
+		bench_linear_steps();
 	if (WANT("exo"))
 		bench_exo_ports();
 #undef WANT

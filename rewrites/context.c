@@ -240,8 +240,10 @@ void rw_loop_wrap_obligations(RwCtx *c)
 		return;
 	WrapWalk w = {.c = c, .list = &c->obs, .func = c->func};
 	an_walk(c->arena, c->func, wrap_visit, &w);
-	w.func = c->out;
-	an_walk(c->arena, c->out, wrap_visit, &w);
+	if (c->out != c->func) { /* the same function: its loops are listed */
+		w.func = c->out;
+		an_walk(c->arena, c->out, wrap_visit, &w);
+	}
 	if (c->out_module)
 		for (int i = 0; i < c->out_module->nfuncs; i++) {
 			const Func *g = c->out_module->funcs[i];
@@ -287,7 +289,7 @@ static const char *too_deep(Arena *a, const Func *f, const char *what)
 const char *rw_nesting_too_deep(const RwCtx *c)
 {
 	const char *why = too_deep(c->arena, c->func, "function");
-	if (!why)
+	if (!why && c->out != c->func)
 		why = too_deep(c->arena, c->out, "the result of");
 	if (!why)
 		why = too_deep(c->arena, c->fallback, "the result of");

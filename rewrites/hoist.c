@@ -297,10 +297,15 @@ RwStatus rw_hoist_case_split(RwCtx *c, Stmt *l, bool *changed, Stmt **made)
 	if (!cs.n)
 		return RW_OK;
 	signed char dec[256][64];
+	/* the bounds around each condition are found once (a walk of the
+	 * function each), then v pinned to each value */
+	Bounds *around = arena_alloc(a, sizeof(Bounds) * (size_t)cs.n);
+	memset(around, 0, sizeof(Bounds) * (size_t)cs.n);
+	for (int i = 0; i < cs.n; i++)
+		inner_bounds(a, c->func, cs.owner[i], &around[i]);
 	for (int64_t x = 0; x < n; x++)
 		for (int i = 0; i < cs.n; i++) {
-			Bounds b;
-			inner_bounds(a, c->func, cs.owner[i], &b);
+			Bounds b = around[i];
 			/* pin v */
 			int j = 0;
 			while (j < b.n && b.vars[j] != v)

@@ -617,6 +617,28 @@ static void remap_without_inverse(Arena *a, const Func *f, Buffer *logical, Buff
 	res->changed = true;
 }
 
+/* 1 if the first access of b in s (in program order) reads it, 0 if it
+ * writes it, -1 if s does not access b. */
+static int first_access_reads(const Stmt *s, const Buffer *b)
+{
+	int ne = stmt_nexprs(s);
+	for (int i = 0; i < ne; i++) {
+		const Expr *e = stmt_expr(s, i);
+		if (e && an_expr_reads(e, b))
+			return 1;
+	}
+	if (s->kind == ST_STORE && s->u.store.buf == b)
+		return 0;
+	int n = stmt_nchildren(s);
+	for (int i = 0; i < n; i++) {
+		const Stmt *c = stmt_child(s, i);
+		int r = c ? first_access_reads(c, b) : -1;
+		if (r >= 0)
+			return r;
+	}
+	return -1;
+}
+
 /* body with the padding given its value: a producer of phys fills it in a
  * new stage after its last write (*stage); for an input parameter (one
  * the function reads, written in place or not) the value becomes an entry
@@ -628,7 +650,9 @@ static Stmt *fill_padding(RwCtx *c, const LayoutArgs *args, const Func *f, Stmt 
 	Arena *a = c->arena;
 	Expr **t = varrefs(a, m->nout, m->phys);
 	Expr *value = ps->kind == PAD_UNDEF ? ir_undef(a, phys->dtype, args->pad_span) : ps->value;
-	bool written = rw_stmt_accesses(body, phys, true), read = an_stmt_reads(body, phys);
+	/* an input: read before the function writes it (an output that is
+	 * initialised and then accumulated, conv1d's B, is not) */
+	bool written = rw_stmt_accesses(body, phys, true), read = first_access_reads(body, phys) == 1;
 	if (written) {
 		Stmt *store = ir_store(a, phys, m->nout, t, value, c->call_span);
 		Stmt *guarded = ir_if(a, pad, store, NULL, c->call_span);
@@ -637,10 +661,11 @@ static Stmt *fill_padding(RwCtx *c, const LayoutArgs *args, const Func *f, Stmt 
 				  c->call_span);
 		body = rw_insert_after_last_write(a, body, phys, *stage);
 	}
-	/* a parameter the function reads is an input: its callers pass the
-	 * padding filled (an entry fact), also when the function then
-	 * writes it in place, where the stage keeps the padding filled for
-	 * the next caller (and an in-place update can overcompute) */
+	/* a parameter the function reads before writing is an input: its
+	 * callers pass the padding filled (an entry fact), also when the
+	 * function then writes it in place, where the stage keeps the
+	 * padding filled for the next caller (and an in-place update can
+	 * overcompute) */
 	if (!is_param || (written && !read))
 		return body;
 	Expr *eq = ir_bin(a, OP_EQ, ir_load(a, phys, m->nout, t, nospan()), value, nospan());

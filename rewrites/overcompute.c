@@ -108,6 +108,7 @@ typedef struct Instance {
 	FactSet values, readable;
 	const char *where; /* "the branch at line 7" */
 	const char *instances; /* "extra instances", "instances" */
+	bool every_instance; /* remove_no_op: every instance of the store is skipped */
 } Instance;
 
 static Obligation *derive(Instance *in, const char *kind, const char *stmt, Expr *goal,
@@ -257,9 +258,32 @@ typedef struct Overwriter {
 /* The (skip+1)-th later stage writing x, searching outward from the
  * candidate; the statements passed on the way (earlier stages among them)
  * are `between`. */
-static bool find_overwriter(const Func *f, const StmtCtx *sc, const Buffer *x, int skip,
+/* Whether the stage st can write the cell `cell` at all: false when, in
+ * some dimension, its index names none of its own loops and differs from
+ * the cell's by a constant (the variables it names are bound around both
+ * and hold the same values). Such a stage is no overwriter; indexing the
+ * search by the cell keeps a long run of stores to other cells from
+ * being tried one query each. */
+static bool stage_may_write(const Stage *st, int nidx, Expr *const *cell)
+{
+	const Stmt *store = st->store;
+	if (store->u.store.nidx != nidx)
+		return true;
+	for (int k = 0; k < nidx; k++) {
+		Expr *e = store->u.store.idx[k];
+		bool own = false;
+		for (int i = 0; i < st->nloops && !own; i++)
+			own = ir_expr_uses_var(e, st->loops[i]->u.loop.var);
+		if (!own && an_cells_distinct(1, &e, &cell[k]))
+			return false;
+	}
+	return true;
+}
+
+static bool find_overwriter(const Func *f, const StmtCtx *sc, const Access *w, int skip,
 			    Overwriter *ow)
 {
+	const Buffer *x = w->buf;
 	const Stmt *levels[AN_MAX_DEPTH];
 	int n = 0;
 	for (int d = 0; d < sc->depth; d++) {
@@ -279,7 +303,8 @@ static bool find_overwriter(const Func *f, const StmtCtx *sc, const Buffer *x, i
 		int k = sc->path[d];
 		for (int i = k + 1; i < s->u.seq.n; i++) {
 			const Stmt *item = s->u.seq.items[i];
-			if (as_stage(item, x, &ow->stage) && skip-- == 0) {
+			if (as_stage(item, x, &ow->stage) &&
+			    stage_may_write(&ow->stage, w->nidx, w->idx) && skip-- == 0) {
 				ow->stage_stmt = item;
 				ow->branch_depth = d + 1;
 				return true;
@@ -370,19 +395,26 @@ static int add_written(Arena *a, const Stmt *s, int n, Buffer ***set)
 
 /* `real` is the function whose instances of the candidate are exactly the
  * ones that run in the original program (before removing a branch, after
- * adding one). */
+ * adding one); NULL for remove_no_op: the function without the store. */
 static bool dead_obligations(Instance *in, const Access *w, const Func *real, int skip,
 			     ObligationList *out)
 {
 	RwCtx *c = in->c;
 	Arena *a = c->arena;
 	Overwriter ow;
-	if (!find_overwriter(c->func, in->sc, w->buf, skip, &ow))
+	if (!find_overwriter(c->func, in->sc, w, skip, &ow))
 		return false;
 	const Stage *st = &ow.stage;
-	/* the statement at W's level that holds the candidate, as it was */
-	const Stmt *branch = an_stmt_at(real->body, in->sc->path, ow.branch_depth);
+	/* the statement at W's level that holds the candidate, as it was;
+	 * real NULL (remove_no_op): as it is with the store removed, built
+	 * for that statement alone */
 	const Stmt *branch_now = an_stmt_at(c->func->body, in->sc->path, ow.branch_depth);
+	const Stmt *branch = !real ? (branch_now ? an_replace_at(a, (Stmt *)branch_now,
+								  in->sc->path + ow.branch_depth,
+								  in->sc->depth - ow.branch_depth,
+								  ir_pass(a, in->sc->stmt->span))
+						 : NULL)
+				   : an_stmt_at(real->body, in->sc->path, ow.branch_depth);
 	if (!branch || !branch_now)
 		return false;
 	/* The obligations' loads read the state of the extra instance. Between
@@ -526,6 +558,7 @@ static RwStatus make_instance(RwCtx *c, const StmtCtx *sc, Stmt *body, Expr *ski
 	in->c = c;
 	in->sc = sc;
 	in->instances = skip_cond ? "extra instances" : "skipped instances";
+	in->every_instance = all_skipped != NULL;
 	/* name the file too: a padding stage's span is its script call */
 	const char *at = sc->stmt->span.src && sc->stmt->span.src->name
 				 ? arena_printf(a, "%s:%d", sc->stmt->span.src->name, sc->stmt->span.line)
@@ -553,8 +586,46 @@ static RwStatus make_instance(RwCtx *c, const StmtCtx *sc, Stmt *body, Expr *ski
 		obligation_add_hyp(a, base, in->acc.hyps[h]);
 	in->base = base;
 	an_facts_for(a, c->func, sc, true, all_skipped, c->facts, NULL, &in->values);
-	an_facts_for(a, c->func, sc, false, NULL, c->facts, NULL, &in->readable);
+	/* the readable cells only matter for the reads of extra instances
+	 * (safety_obligations); remove_no_op's skipped instances run nowhere */
+	if (!all_skipped)
+		an_facts_for(a, c->func, sc, false, NULL, c->facts, NULL, &in->readable);
 	return RW_OK;
+}
+
+/* A load of the cell `w` writes, or of a cell that may be it. */
+static bool loads_cell_of(const Expr *e, void *ud)
+{
+	const Access *w = ud;
+	return e->kind == EX_LOAD && e->u.load.buf == w->buf &&
+	       !(e->u.load.nidx == w->nidx && an_cells_distinct(w->nidx, e->u.load.idx, w->idx));
+}
+
+/* The store w certainly cannot be proven a no-op: neither its value nor a
+ * hypothesis of its obligation o (the facts instantiated at its loads,
+ * the context) reads its cell, so the cell may hold any value but the
+ * stored one. Contradictory hypotheses would prove anything, so the
+ * context must be plainly satisfiable; contradictory facts (two
+ * T.assume of one cell with different values) are not looked for: such
+ * a store is kept, a lost removal, never a wrong one. */
+static bool noop_hopeless(const StmtCtx *sc, const Access *w, const Obligation *o)
+{
+	/* only where the context is plainly satisfiable: no path condition
+	 * (a case split leaves branches that run nowhere, whose stores are
+	 * removed as vacuous no-ops) and loops of constant positive extent */
+	if (sc->nconds || (w->guard && !(w->guard->kind == EX_INT && w->guard->u.ival)))
+		return false;
+	for (int i = 0; i < sc->nloops; i++) {
+		int64_t ext;
+		if (!an_const_int(sc->loops[i]->u.loop.extent, &ext) || ext <= 0)
+			return false;
+	}
+	if (expr_any(w->value, loads_cell_of, (void *)w))
+		return false;
+	for (int i = 0; i < o->nhyps; i++)
+		if (expr_any(o->hyps[i], loads_cell_of, (void *)w))
+			return false;
+	return true;
 }
 
 static RwStatus plan_stores(Instance *in, OcPlan *plan, const Func *real)
@@ -574,6 +645,8 @@ static RwStatus plan_stores(Instance *in, OcPlan *plan, const Func *real)
 		       dead_obligations(in, w, real, sp->ndead, &sp->dead[sp->ndead]))
 			sp->ndead++;
 		noop_obligation(in, w, &sp->noop);
+		/* every instance skipped (remove_no_op): the store itself */
+		sp->noop_hopeless = in->every_instance && noop_hopeless(in->sc, w, sp->noop.items[0]);
 	}
 	return RW_OK;
 }
@@ -1058,13 +1131,39 @@ RwStatus rw_branch_plan(RwCtx *c, const Stmt *store, OcPlan *plan)
  * behaviour, so no safety obligations. */
 RwStatus rw_remove_store_plan(RwCtx *c, const Stmt *store, OcPlan *plan)
 {
-	Arena *a = c->arena;
 	RwStatus st = plan_for(c, store, plan, false, true);
 	if (st != RW_OK)
 		return st;
-	plan->out = an_with_body(a, c->func, an_replace_at(a, c->func->body, plan->sc->path,
-							   plan->sc->depth, ir_pass(a, store->span)));
-	return plan_stores(plan->instance, plan, plan->out);
+	/* most stores of a long kernel are neither: they are told apart here,
+	 * by the cells their facts and later stages name, before the
+	 * rewritten function or any query is built */
+	Instance *in = plan->instance;
+	bool hopeless = true;
+	for (int i = 0; i < in->acc.n && hopeless; i++) {
+		const Access *w = &in->acc.items[i];
+		if (!w->is_write)
+			continue;
+		ObligationList noop = {0};
+		noop_obligation(in, w, &noop);
+		Overwriter ow;
+		hopeless = noop_hopeless(in->sc, w, noop.items[0]) &&
+			   !find_overwriter(c->func, in->sc, w, 0, &ow);
+	}
+	if (hopeless) {
+		plan->hopeless = true;
+		return RW_OK;
+	}
+	/* the rewritten function is built once the plan is proven
+	 * (rw_remove_store_result): most candidates are not, and each copy of
+	 * a long sequence costs its length */
+	return plan_stores(plan->instance, plan, NULL);
+}
+
+Func *rw_remove_store_result(RwCtx *c, const OcPlan *plan)
+{
+	Arena *a = c->arena;
+	return an_with_body(a, c->func, an_replace_at(a, c->func->body, plan->sc->path, plan->sc->depth,
+						      ir_pass(a, plan->sc->stmt->span)));
 }
 
 typedef struct StoreWalk {

@@ -23,6 +23,9 @@ typedef struct OcStorePlan {
 	int ndead;
 	ObligationList dead[OC_MAX_OVERWRITERS];
 	ObligationList noop; /* overcompute.no_op */
+	/* remove_no_op: no fact names the cell (noop_hopeless), so the no_op
+	 * obligation cannot be proven and is not tried */
+	bool noop_hopeless;
 } OcStorePlan;
 
 struct Instance;
@@ -36,6 +39,10 @@ typedef struct OcPlan {
 	struct Instance *instance;
 	StmtCtx *sc;
 	struct OcPlan *alternative; /* if/else: keeping the other branch */
+	/* remove_no_op: the store cannot be shown a no-op or dead (no fact
+	 * names its cell, no later stage may overwrite it); nothing else of
+	 * the plan is built and there is nothing to prove */
+	bool hopeless;
 } OcPlan;
 
 /* Branches in scope that guard stores: those directly in loop `loop`, or
@@ -54,5 +61,8 @@ RwStatus rw_branch_plan(RwCtx *c, const Stmt *store, OcPlan *plan);
  * (remove_no_op: each instance a no-op or dead). */
 RwStatus rw_store_candidates(RwCtx *c, const char *block, OcCandidates *out);
 RwStatus rw_remove_store_plan(RwCtx *c, const Stmt *store, OcPlan *plan);
+/* Its plan leaves `out` NULL (most candidates are not proven): the
+ * function without the store, built once the plan is. */
+Func *rw_remove_store_result(RwCtx *c, const OcPlan *plan);
 
 #endif

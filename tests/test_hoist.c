@@ -222,6 +222,88 @@ START_TEST(hoisting_a_float_to_int_cast_needs_a_nonempty_loop)
 }
 END_TEST
 
+/* TVM's TestHoistMultiIfElseDifferentBranches: a 4 x 4 x 4 nest with
+ * three levels of if (it once ran for minutes) */
+START_TEST(three_deep_if_nest_is_hoisted)
+{
+	Schedule *s = run(tu_fixture("hoist/three_deep_if_nest.tir"), "sch.hoist_expression()\n",
+			  STEP_COMMITTED, NULL);
+	ck_assert_int_eq(ts_count_kind(sched_func(s)->body, ST_STORE) > 0, 1);
+	sched_free(s);
+}
+END_TEST
+
+/* 40 conditions on one loop: the split into 41 cases would copy the
+ * 81-statement body into each; past the output budget the call is
+ * rejected, nothing built further */
+START_TEST(a_case_split_past_the_size_budget_is_too_large)
+{
+	TsRun t = ts_reject(&arena, tu_fixture("hoist/a_case_split_past_the_size_budget_is_too_large.tir"),
+			    "sch.hoist_expression(conditionals=\"boolean_expression\")", "too large");
+	ts_has(t.r->reason, "statements as printed");
+	sched_free(t.s);
+}
+END_TEST
+
+/* ---------- at scale: kernels of n statements, generated ---------- */
+
+/* n stores B[k, 0] = A[k, 0] + k % 7; loops: each in its own loop over
+ * the row; noops: each followed by the no-op B[k, 0] = B[k, 0] */
+static char *generated(int n, bool loops, bool noops)
+{
+	StrBuf b = {0};
+	sb_printf(&b, "@T.prim_func\ndef big(A: T.Buffer[(%d, 8), \"int32\"], B: T.Buffer[(%d, 8), \"int32\"]):\n",
+		  n, n);
+	for (int k = 0; k < n; k++) {
+		if (loops)
+			sb_printf(&b, "    for i in T.serial(8):\n        B[%d, i] = A[%d, i] + %d\n", k, k, k % 7);
+		else
+			sb_printf(&b, "    B[%d, 0] = A[%d, 0] + %d\n", k, k, k % 7);
+		if (noops)
+			sb_printf(&b, "    B[%d, 0] = B[%d, 0]\n", k, k);
+	}
+	return sb_take(&b);
+}
+
+static void at_scale(int n, bool loops, bool noops, const char *script, int stores_left)
+{
+	char *text = generated(n, loops, noops);
+	Schedule *s = run(text, script, STEP_COMMITTED, NULL);
+	free(text);
+	ck_assert_int_eq(ts_count_kind(sched_func(s)->body, ST_STORE), stores_left);
+	sched_free(s);
+}
+
+START_TEST(remove_no_op_on_4000_stores_keeps_each)
+{
+	at_scale(4000, false, false, "sch.remove_no_op()\n", 4000);
+}
+END_TEST
+
+START_TEST(remove_no_op_on_4000_loops_keeps_each)
+{
+	at_scale(4000, true, false, "sch.remove_no_op()\n", 4000);
+}
+END_TEST
+
+START_TEST(remove_no_op_removes_every_no_op_of_a_long_kernel)
+{
+	at_scale(500, false, true, "sch.remove_no_op()\n", 500);
+}
+END_TEST
+
+START_TEST(simplify_on_4000_stores)
+{
+	at_scale(4000, false, false, "sch.simplify()\n", 4000);
+}
+END_TEST
+
+START_TEST(simplify_on_4000_loops)
+{
+	at_scale(4000, true, false, "sch.simplify()\n", 4000);
+}
+END_TEST
+
 Suite *suite_hoist(void)
 {
 	Suite *s = suite_create("hoist");
@@ -233,6 +315,8 @@ Suite *suite_hoist(void)
 	tcase_add_test(tc, case_split_lets_simplify_clear_the_interior);
 	tcase_add_test(tc, case_split_happens_once_per_loop);
 	tcase_add_test(tc, hoisting_a_float_to_int_cast_needs_a_nonempty_loop);
+	tcase_add_test(tc, three_deep_if_nest_is_hoisted);
+	tcase_add_test(tc, a_case_split_past_the_size_budget_is_too_large);
 	suite_add_tcase(s, tc);
 	tc = tcase_create("reduce_loop_extents");
 	tcase_add_checked_fixture(tc, setup, teardown);
@@ -246,6 +330,15 @@ Suite *suite_hoist(void)
 	tcase_add_test(tc, store_read_before_it_is_overwritten_stays);
 	tcase_add_test(tc, a_fact_invalidated_by_a_write_is_not_used);
 	tcase_add_test(tc, a_store_copied_by_a_case_split_still_invalidates_facts);
+	suite_add_tcase(s, tc);
+	tc = tcase_create("at_scale");
+	tcase_add_checked_fixture(tc, setup, teardown);
+	tcase_set_timeout(tc, 120);
+	tcase_add_test(tc, remove_no_op_on_4000_stores_keeps_each);
+	tcase_add_test(tc, remove_no_op_on_4000_loops_keeps_each);
+	tcase_add_test(tc, remove_no_op_removes_every_no_op_of_a_long_kernel);
+	tcase_add_test(tc, simplify_on_4000_stores);
+	tcase_add_test(tc, simplify_on_4000_loops);
 	suite_add_tcase(s, tc);
 	return s;
 }

@@ -4,6 +4,8 @@
  * obligation built from them stays sound. */
 #include "kernel/analysis/access.h"
 
+#include "kernel/analysis/affine.h"
+
 #include <stdlib.h>
 #include <string.h>
 
@@ -398,4 +400,30 @@ void an_name_instance(Arena *a, AccessList *l, const char *suffix)
 			n--;
 		l->vars[i]->name = arena_printf(a, "%.*s%s", (int)n, name, suffix);
 	}
+}
+
+/* ---------- distinct cells ---------- */
+
+static bool index_differs(Expr *x, Expr *y)
+{
+	if (x->dtype != y->dtype || !dtype_is_int(x->dtype) || an_expr_has_load(x) ||
+	    an_expr_has_load(y))
+		return false;
+	Affine d = affine_const(0, AFFINE_MAX_TERMS);
+	if (!affine_add_expr(&d, x, 1, NULL) || !affine_add_expr(&d, y, -1, NULL) || d.bad)
+		return false;
+	int64_t k;
+	if (!affine_is_const(&d, &k) || k == 0)
+		return false;
+	int bits = dtype_bits(x->dtype);
+	int64_t half = bits >= 64 ? INT64_MAX : (INT64_C(1) << (bits - 1));
+	return k > -half && k < half;
+}
+
+bool an_cells_distinct(int n, Expr *const *x, Expr *const *y)
+{
+	for (int k = 0; k < n; k++)
+		if (index_differs(x[k], y[k]))
+			return true;
+	return false;
 }

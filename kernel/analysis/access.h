@@ -57,4 +57,13 @@ Expr *an_havoc_loads(Arena *a, Expr *e, int nbufs, Buffer **bufs);
  * values apart. */
 void an_name_instance(Arena *a, AccessList *l, const char *suffix);
 
+/* Whether the cells x and y (n indices each) are different cells for
+ * certain: in some dimension both indices have one integer dtype, read no
+ * buffer, and differ by a non-zero constant smaller than half the dtype's
+ * range (x - y as an affine form; wrapping keeps the difference modulo
+ * 2^bits, so such indices never meet). False means "may be the same"
+ * (nothing is decided); callers use it only to skip a search or a query
+ * that could not succeed for those cells. */
+bool an_cells_distinct(int n, Expr *const *x, Expr *const *y);
+
 #endif

@@ -414,7 +414,32 @@ typedef struct ItemFacts {
 struct FactCache {
 	Arena *a;
 	PtrMap items; /* const Stmt * -> ItemFacts * */
+	PtrMap seqs[2]; /* const Stmt * (an ST_SEQ) -> SeqIndex *, per for_values */
+	/* the sequence of the index built last, per for_values: a commit
+	 * that changed one item of it is patched from it */
+	const Stmt *last_seq[2];
 };
+
+/* The facts of a sequence's items, indexed by how far they reach: fact
+ * i of item j stays usable up to the first later item that writes a
+ * buffer it mentions (`limit`); the item holding the point is looked at
+ * by the caller (only part of it runs before the point). Built once per
+ * sequence and cache, so the facts at each of n points of a sequence
+ * cost no walk of the items before them. */
+typedef struct SeqFact {
+	int item;  /* j */
+	int limit; /* first item after j writing a buffer the fact mentions; n if none */
+	bool dead; /* mentions an overflowing buffer list, or its item's own other writes */
+	const Fact *fact;
+	const BufList *ment, *uses;
+} SeqFact;
+
+#define SEQ_INDEX_KEEP 64
+
+typedef struct SeqIndex {
+	int n;
+	SeqFact *facts; /* in program order */
+} SeqIndex;
 
 FactCache *an_fact_cache_new(Arena *a)
 {
@@ -434,10 +459,24 @@ static void item_facts_free(ItemFacts *it)
 	free(it);
 }
 
+static void seq_indexes_free(PtrMap *m)
+{
+	for (size_t i = 0; i < m->cap; i++)
+		if (m->keys[i] && m->vals[i]) {
+			SeqIndex *ix = (SeqIndex *)m->vals[i];
+			free(ix->facts);
+			free(ix);
+		}
+	ptrmap_free(m);
+	memset(m, 0, sizeof *m);
+}
+
 void an_fact_cache_free(FactCache *fc)
 {
 	if (!fc)
 		return;
+	for (int v = 0; v < 2; v++)
+		seq_indexes_free(&fc->seqs[v]);
 	for (size_t i = 0; i < fc->items.cap; i++)
 		if (fc->items.keys[i])
 			item_facts_free((ItemFacts *)fc->items.vals[i]);
@@ -500,6 +539,163 @@ static ItemFacts *item_facts(FactCache *fc, const Stmt *item)
 	return it;
 }
 
+/* The first item from `from` on whose writes meet the fact's mentioned
+ * buffers (n if none). */
+static int first_writer(FactCache *fc, const Stmt *seq, int from, const BufList *ment)
+{
+	for (int j = from; j < seq->u.seq.n; j++)
+		if (bl_meets(ment, &item_facts(fc, seq->u.seq.items[j])->writes) ||
+		    item_facts(fc, seq->u.seq.items[j])->writes.overflow)
+			return j;
+	return seq->u.seq.n;
+}
+
+/* Facts of an index whose reach must be found again by a walk forward:
+ * past this many, the index is built anew. */
+#define SEQ_PATCH_RESCANS 16
+
+/* seq's index from the last one built, when seq is that sequence with one
+ * item replaced (a compound step's commit): the facts of the replaced
+ * item swapped, the reach of the facts before it corrected, in place (the
+ * old sequence, a version the step has left, loses its index and would
+ * get a new one if asked again). NULL when it does not apply. */
+static SeqIndex *seq_index_patched(FactCache *fc, const Stmt *seq, bool for_values)
+{
+	const Stmt *old = fc->last_seq[for_values];
+	uintptr_t v;
+	if (!old || old->u.seq.n != seq->u.seq.n || !ptrmap_get(&fc->seqs[for_values], old, &v) ||
+	    !v)
+		return NULL;
+	const SeqIndex *ox = (const SeqIndex *)v;
+	int n = seq->u.seq.n, j0 = -1;
+	for (int j = 0; j < n; j++)
+		if (old->u.seq.items[j] != seq->u.seq.items[j]) {
+			if (j0 >= 0)
+				return NULL;
+			j0 = j;
+		}
+	if (j0 < 0)
+		return NULL;
+	ItemFacts *it = item_facts(fc, seq->u.seq.items[j0]);
+	if (it->too_deep)
+		return NULL;
+	int rescans = it->n;
+	for (int i = 0; i < ox->n && ox->facts[i].item < j0; i++)
+		rescans += ox->facts[i].limit == j0;
+	if (rescans > SEQ_PATCH_RESCANS)
+		return NULL;
+	/* in place: the old sequence's entry is dropped from the map */
+	SeqIndex *ix = (SeqIndex *)ox;
+	if (!ptrmap_put(&fc->seqs[for_values], old, 0))
+		abort();
+	int lo = 0, hi;
+	for (; lo < ix->n && ix->facts[lo].item < j0; lo++) {
+		SeqFact *sf = &ix->facts[lo];
+		if (sf->limit == j0)
+			sf->limit = first_writer(fc, seq, j0, sf->ment);
+		else if (sf->limit > j0 && (bl_meets(sf->ment, &it->writes) || it->writes.overflow))
+			sf->limit = j0;
+	}
+	for (hi = lo; hi < ix->n && ix->facts[hi].item == j0; hi++)
+		;
+	int total = ix->n - (hi - lo) + it->n;
+	if (it->n > hi - lo) {
+		ix->facts = realloc(ix->facts, sizeof *ix->facts * (size_t)total);
+		if (!ix->facts)
+			abort();
+	}
+	memmove(&ix->facts[lo + it->n], &ix->facts[hi], sizeof *ix->facts * (size_t)(ix->n - hi));
+	for (int f = 0; f < it->n; f++) {
+		SeqFact *sf = &ix->facts[lo + f];
+		const BufList *m = &it->ment[for_values][f];
+		sf->item = j0;
+		sf->fact = it->facts[f];
+		sf->ment = m;
+		sf->uses = &it->uses[f];
+		sf->dead = m->overflow;
+		for (int k = 0; k < m->n; k++)
+			if (bl_has(&it->own[f], m->items[k]))
+				sf->dead = true;
+		sf->limit = first_writer(fc, seq, j0 + 1, m);
+	}
+	ix->n = total;
+	return ix;
+}
+
+/* The index of seq's facts (see SeqIndex). */
+static SeqIndex *seq_index(FactCache *fc, const Stmt *seq, bool for_values)
+{
+	uintptr_t v;
+	if (ptrmap_get(&fc->seqs[for_values], seq, &v) && v)
+		return (SeqIndex *)v;
+	/* each commit of a compound step makes new sequences on the path to
+	 * its change: the indexes of old versions are dropped now and then,
+	 * so memory stays bounded (at worst an index is built again) */
+	if (fc->seqs[for_values].n >= SEQ_INDEX_KEEP) {
+		/* the last one stays: the next commit is patched from it */
+		const Stmt *last = fc->last_seq[for_values];
+		uintptr_t keep = 0;
+		if (last && ptrmap_get(&fc->seqs[for_values], last, &keep) && keep &&
+		    !ptrmap_put(&fc->seqs[for_values], last, 0))
+			abort();
+		seq_indexes_free(&fc->seqs[for_values]);
+		if (keep && !ptrmap_put(&fc->seqs[for_values], last, keep))
+			abort();
+	}
+	SeqIndex *ix = seq_index_patched(fc, seq, for_values);
+	if (ix) {
+		if (!ptrmap_put(&fc->seqs[for_values], seq, (uintptr_t)ix))
+			abort();
+		fc->last_seq[for_values] = seq;
+		return ix;
+	}
+	int n = seq->u.seq.n, total = 0;
+	for (int j = 0; j < n; j++) {
+		ItemFacts *it = item_facts(fc, seq->u.seq.items[j]);
+		total += it->too_deep ? 0 : it->n;
+	}
+	ix = calloc(1, sizeof *ix);
+	if (!ix)
+		abort();
+	ix->facts = calloc((size_t)(total ? total : 1), sizeof *ix->facts);
+	if (!ix->facts)
+		abort();
+	/* from the last item back: next[b] is the first item after j that
+	 * writes b, next_all the first whose write list overflowed */
+	PtrMap next = {0};
+	int next_all = n, at = total;
+	for (int j = n - 1; j >= 0; j--) {
+		ItemFacts *it = item_facts(fc, seq->u.seq.items[j]);
+		for (int i = it->too_deep ? -1 : it->n - 1; i >= 0; i--) {
+			SeqFact *sf = &ix->facts[--at];
+			const BufList *m = &it->ment[for_values][i];
+			sf->item = j;
+			sf->fact = it->facts[i];
+			sf->ment = m;
+			sf->uses = &it->uses[i];
+			sf->limit = next_all;
+			sf->dead = m->overflow;
+			for (int k = 0; k < m->n; k++) {
+				if (bl_has(&it->own[i], m->items[k]))
+					sf->dead = true;
+				if (ptrmap_get(&next, m->items[k], &v) && (int)v < sf->limit)
+					sf->limit = (int)v;
+			}
+		}
+		if (it->writes.overflow)
+			next_all = j;
+		for (int k = 0; k < it->writes.n; k++)
+			if (!ptrmap_put(&next, it->writes.items[k], (uintptr_t)j))
+				abort();
+	}
+	ptrmap_free(&next);
+	ix->n = total;
+	if (!ptrmap_put(&fc->seqs[for_values], seq, (uintptr_t)ix))
+		abort();
+	fc->last_seq[for_values] = seq;
+	return ix;
+}
+
 /* Usable facts, by pointer, before the relevance filter. */
 typedef struct FactPtrs {
 	int n, cap;
@@ -515,27 +711,6 @@ static void fp_push(FactPtrs *l, const Fact *f)
 			abort();
 	}
 	l->items[l->n++] = f;
-}
-
-/* Keep the facts of the item whose buffers nothing between them and the
- * point writes: `after` (the later items, the path to the point) or the
- * item's own other writes. */
-static void keep_usable(const ItemFacts *it, const BufList *after, bool for_values, FactPtrs *out,
-			const BufList **uses_out, int *nuses)
-{
-	if (it->too_deep)
-		return;
-	for (int i = 0; i < it->n; i++) {
-		const BufList *m = &it->ment[for_values][i];
-		bool ok = !m->overflow;
-		for (int k = 0; k < m->n && ok; k++)
-			ok = !bl_has(after, m->items[k]) && !bl_has(&it->own[i], m->items[k]);
-		if (ok) {
-			uses_out[*nuses] = &it->uses[i];
-			(*nuses)++;
-			fp_push(out, it->facts[i]);
-		}
-	}
 }
 
 static void loads_of_stmt_exprs(const Stmt *s, BufList *l)
@@ -602,55 +777,30 @@ void an_facts_for(Arena *a, const Func *f, const StmtCtx *sc, bool for_values,
 			continue;
 		}
 		{
-			/* writes of items j+1 .. k and anywhere in item k (it
-			 * holds the target, the loops around it and the target),
-			 * gathered from k down so each item is looked at once;
-			 * the facts keep their program order */
-			/* each item's usable facts, found from k - 1 down while
-			 * the writes after it accumulate, kept in program order */
-			int *first = malloc(sizeof *first * (size_t)(k ? k : 1));
-			if (!first)
-				abort();
-			FactPtrs rev = {0};
-			const BufList **rev_uses = NULL;
-			int nrev_uses = 0, caprev = 0;
+			/* the facts of items before k that no item up to k
+			 * writes over (SeqIndex); item k holds the target, the
+			 * loops around it and the target: its writes count
+			 * (except the excluded target's own), in program order */
 			BufList acc = {0};
-			for (int j = k - 1; j >= 0; j--) {
-				const Stmt *next = cur->u.seq.items[j + 1];
-				if (j + 1 == k && exclude)
-					writes_except_at(next, sc->path + level + 1, sc->depth - level - 1, &acc);
-				else if (j + 1 == k)
-					writes_of(next, NULL, &acc);
-				else
-					bl_union(&acc, &item_facts(cache, next)->writes);
-				ItemFacts *it = item_facts(cache, cur->u.seq.items[j]);
-				if (nrev_uses + it->n > caprev) {
-					caprev = (nrev_uses + it->n) * 2;
-					rev_uses = realloc(rev_uses, sizeof *rev_uses * (size_t)caprev);
-					if (!rev_uses)
+			if (exclude)
+				writes_except_at(cur->u.seq.items[k], sc->path + level + 1,
+						 sc->depth - level - 1, &acc);
+			else
+				acc = item_facts(cache, cur->u.seq.items[k])->writes;
+			SeqIndex *ix = seq_index(cache, cur, for_values);
+			for (int i = 0; i < ix->n && ix->facts[i].item < k; i++) {
+				const SeqFact *sf = &ix->facts[i];
+				if (sf->dead || sf->limit < k || (sf->limit == k && bl_meets(sf->ment, &acc)))
+					continue;
+				if (nuses == capuses) {
+					capuses = capuses ? capuses * 2 : 16;
+					uses = realloc(uses, sizeof *uses * (size_t)capuses);
+					if (!uses)
 						abort();
 				}
-				first[j] = rev.n;
-				keep_usable(it, &acc, for_values, &rev, rev_uses, &nrev_uses);
+				uses[nuses++] = sf->uses;
+				fp_push(&found, sf->fact);
 			}
-			if (nuses + rev.n > capuses) {
-				capuses = (nuses + rev.n) * 2;
-				uses = realloc(uses, sizeof *uses * (size_t)capuses);
-				if (!uses)
-					abort();
-			}
-			/* item j's facts are rev[first[j] .. first[j - 1]) (j - 1 was
-			 * visited just after j); item 0's run to the end */
-			for (int j = 0; j < k; j++) {
-				int lo = first[j], hi = j > 0 ? first[j - 1] : rev.n;
-				for (int i = lo; i < hi; i++) {
-					uses[nuses++] = rev_uses[i];
-					fp_push(&found, rev.items[i]);
-				}
-			}
-			free(first);
-			free(rev.items);
-			free(rev_uses);
 			cur = cur->u.seq.items[k];
 		}
 	}

@@ -483,7 +483,23 @@ bool sched_prove(Compound *k, const ObligationList *obs, const Func *before,
 	c.float_mode = k->s->float_mode;
 	c.desc = k->r->desc;
 	c.out = (Func *)after;
-	return prove_no_wrap(k, &c) && prove_list(k, obs, before, after);
+	/* the sub-rewrite's own obligations first: a candidate that fails
+	 * them needs no walk of the whole function for loop.no_wrap; the
+	 * loops of one (before, after) pair are looked at once */
+	if (!prove_list(k, obs, before, after))
+		return false;
+	/* after not built yet: its loop.no_wrap comes when it is */
+	if (!after || (k->wrap_before == before && k->wrap_after == after))
+		return true;
+	/* before is the last pair's proven result (the previous commit):
+	 * only after's loops are new */
+	if (k->wrap_after == before)
+		c.func = after;
+	if (!prove_no_wrap(k, &c))
+		return false;
+	k->wrap_before = before;
+	k->wrap_after = after;
+	return true;
 }
 
 /* The first sub-rewrite results of a call are verified one by one (a

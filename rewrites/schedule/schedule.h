@@ -93,6 +93,9 @@ typedef struct Compound {
 	DiagList *diag;
 	int nsub; /* sub-rewrites committed */
 	int nverified; /* sub-rewrite results the IR verifier checked */
+	/* the last (before, after) pair of sched_prove whose loop.no_wrap
+	 * obligations were proven */
+	const Func *wrap_before, *wrap_after;
 } Compound;
 
 void sched_compound_begin(Schedule *s, Compound *k, const char *desc, Span call_span,
@@ -100,7 +103,9 @@ void sched_compound_begin(Schedule *s, Compound *k, const char *desc, Span call_
 /* A rewrite context on the compound's current function. */
 void sched_sub_begin(Compound *k, RwCtx *c, const char *desc);
 /* Discharge obs, and loop.no_wrap for the loops of before and after
- * (rw_loop_wrap_obligations); true when all are proven. Otherwise the
+ * (rw_loop_wrap_obligations); true when all are proven. after may be
+ * NULL while the result is not built yet: then the caller proves again
+ * with the result (an empty obs) before committing it. Otherwise the
  * first obligation not proven becomes the tentative failure (replayed on
  * before/after if it ends up deciding the call). */
 bool sched_prove(Compound *k, const ObligationList *obs, const Func *before,

@@ -5,7 +5,84 @@
  * on its own. */
 #include "rewrites/schedule/steps.h"
 
+#include <stdint.h>
+#include <stdlib.h>
+
+#include "kernel/ptrmap.h"
 #include "rewrites/hoist.h"
+
+/* Budgets. A case split puts a copy of the loop body in every case, and
+ * nested or repeated splits multiply the copies: the function as printed
+ * (shared subtrees counted at every place) may grow to HOIST_GROWTH times
+ * the input plus HOIST_SLACK statements. Each sub-rewrite walks, proves
+ * and verifies the whole function: their sizes summed may reach
+ * HOIST_WORK. Past either the call is rejected as too large before the
+ * result is committed or printed. */
+#define HOIST_GROWTH 16
+#define HOIST_SLACK 1024
+#define HOIST_WORK (INT64_C(1) << 22)
+#define HOIST_SIZE_CAP (INT64_C(1) << 40)
+
+/* statements of s as printed, saturating at HOIST_SIZE_CAP; memo by node
+ * (a shared subtree is counted once per node, however often printed) */
+static int64_t printed_size(const Stmt *s, PtrMap *memo)
+{
+	uintptr_t v;
+	if (ptrmap_get(memo, s, &v))
+		return (int64_t)v;
+	int64_t n = 1;
+	switch (s->kind) {
+	case ST_SEQ:
+		for (int i = 0; i < s->u.seq.n; i++)
+			n += printed_size(s->u.seq.items[i], memo);
+		break;
+	case ST_FOR: n += printed_size(s->u.loop.body, memo); break;
+	case ST_IF:
+		n += printed_size(s->u.cond.then_s, memo);
+		if (s->u.cond.else_s)
+			n += printed_size(s->u.cond.else_s, memo);
+		break;
+	case ST_ALLOC: n += printed_size(s->u.alloc.body, memo); break;
+	case ST_BLOCK: n += printed_size(s->u.block.body, memo); break;
+	case ST_LET: n += printed_size(s->u.let.body, memo); break;
+	case ST_STORE: case ST_ASSUME: case ST_EVAL: case ST_PASS: case ST_COUNT:
+		break;
+	}
+	if (n > HOIST_SIZE_CAP)
+		n = HOIST_SIZE_CAP;
+	if (!ptrmap_put(memo, s, (uintptr_t)n))
+		abort();
+	return n;
+}
+
+static int64_t func_size(const Func *f)
+{
+	PtrMap memo = {0};
+	int64_t n = printed_size(f->body, &memo);
+	ptrmap_free(&memo);
+	return n;
+}
+
+typedef struct HoistBudget {
+	int64_t input, limit, work;
+	int nsub;
+} HoistBudget;
+
+/* The reason a sub-rewrite's result `out` is refused, or NULL. */
+static const char *over_budget(Arena *a, HoistBudget *b, const Func *out)
+{
+	int64_t n = func_size(out);
+	b->nsub++;
+	b->work += n;
+	if (n > b->limit)
+		return arena_printf(a, "hoist_expression: result too large: %lld statements as printed after %d sub-rewrites (limit %lld: %d x the input's %lld + %d); each case split copies the loop body into every case",
+				    (long long)n, b->nsub, (long long)b->limit, HOIST_GROWTH,
+				    (long long)b->input, HOIST_SLACK);
+	if (b->work > HOIST_WORK)
+		return arena_printf(a, "hoist_expression: too large: %d sub-rewrites over %lld statements in all (work limit %lld)",
+				    b->nsub, (long long)b->work, (long long)HOIST_WORK);
+	return NULL;
+}
 
 static bool in_list(const Stmt *const *l, int n, const Stmt *s)
 {
@@ -22,6 +99,9 @@ int sched_hoist_expression(Schedule *s, const char *desc, Span span, DiagList *d
 	sched_compound_begin(s, &k, desc, span, d);
 	int done = 0, ntried = 0;
 	const Stmt *tried[256];
+	HoistBudget budget = {0};
+	budget.input = func_size(sched_compound_func(&k));
+	budget.limit = HOIST_GROWTH * budget.input + HOIST_SLACK;
 	for (int round = 0; round < 64 && ntried < 256; round++) {
 		RwCtx c;
 		sched_sub_begin(&k, &c, desc);
@@ -41,6 +121,12 @@ int sched_hoist_expression(Schedule *s, const char *desc, Span span, DiagList *d
 			if (args->if_else_stmt && rw_hoist_if_applies(c.arena, l)) {
 				bool proven;
 				st = rw_hoist_if(&c, l);
+				const char *big = st == RW_OK ? over_budget(c.arena, &budget, c.out) : NULL;
+				if (big) {
+					k.fail = -1;
+					return sched_compound_end(&k, STEP_REJECTED,
+								  arena_printf(c.arena, "not supported: %s", big))->status;
+				}
 				sched_sub_finish(&k, &c, st, &proven);
 				if (st != RW_OK || !proven)
 					return sched_compound_end(&k, STEP_REJECTED, NULL)->status;
@@ -55,6 +141,12 @@ int sched_hoist_expression(Schedule *s, const char *desc, Span span, DiagList *d
 			Stmt *made = NULL;
 			st = rw_hoist_case_split(&c, l, &changed, &made);
 			if (st == RW_OK && changed) {
+				const char *big = over_budget(c.arena, &budget, c.out);
+				if (big) {
+					k.fail = -1;
+					return sched_compound_end(&k, STEP_REJECTED,
+								  arena_printf(c.arena, "not supported: %s", big))->status;
+				}
 				sched_compound_set(&k, c.out);
 				sched_compound_note(&k, "%s", c.note);
 				if (ntried < 256)

@@ -6,6 +6,7 @@
 #include "rewrites/schedule/steps.h"
 
 #include <stdlib.h>
+#include <string.h>
 
 #include "kernel/analysis/facts.h"
 #include "kernel/ptrmap.h"
@@ -24,6 +25,8 @@ static bool prove_plan(Compound *k, const Func *before, const OcPlan *plan)
 			dead = sched_prove(k, &sp->dead[j], before, plan->out);
 		if (dead)
 			continue;
+		if (sp->noop_hopeless)
+			return false;
 		if (!sched_prove(k, &sp->noop, before, plan->out))
 			return false;
 	}
@@ -36,30 +39,45 @@ static int overcompute_with(Schedule *s, const char *desc, Span span, DiagList *
 	Compound k;
 	sched_compound_begin(s, &k, desc, span, d);
 	int done = 0, kept = 0, preguarded = -1;
+	/* The candidates are collected again only when a commit changed the
+	 * function (never for remove_no_op); while it stays the same, the
+	 * next one in the list is taken (a scan of all of them per candidate made the call quadratic
+	 * in time and in arena memory). */
+	OcCandidates cs;
+	memset(&cs, 0, sizeof cs);
+	const Func *listed = NULL;
+	int cursor = 0;
 	for (;;) {
 		RwCtx c;
 		sched_sub_begin(&k, &c, desc);
 		c.facts = facts;
-		OcCandidates cs;
-		RwStatus st = args->remove_stores ? rw_store_candidates(&c, args->block, &cs)
-			      : args->add_branches
-				      ? rw_padded_store_candidates(&c, args->block, &cs)
-				      : rw_overcompute_candidates(&c, args->block, args->loop, &cs);
-		if (st != RW_OK) {
-			bool proven;
-			sched_sub_finish(&k, &c, st, &proven);
-			return sched_compound_end(&k, st == RW_BAD_INPUT ? STEP_BAD_INPUT : STEP_REJECTED,
-						  NULL)->status;
+		/* remove_no_op's commits replace one store by `pass` and keep
+		 * every other statement: the list stays valid */
+		if (listed != c.func && !(listed && args->remove_stores)) {
+			RwStatus st = args->remove_stores ? rw_store_candidates(&c, args->block, &cs)
+				      : args->add_branches
+					      ? rw_padded_store_candidates(&c, args->block, &cs)
+					      : rw_overcompute_candidates(&c, args->block, args->loop, &cs);
+			if (st != RW_OK) {
+				bool proven;
+				sched_sub_finish(&k, &c, st, &proven);
+				return sched_compound_end(&k, st == RW_BAD_INPUT ? STEP_BAD_INPUT
+									 : STEP_REJECTED,
+							  NULL)->status;
+			}
+			listed = c.func;
+			cursor = 0;
 		}
 		if (preguarded < 0)
 			preguarded = cs.guarded;
 		const Stmt *next = NULL;
 		uintptr_t seen;
-		for (int i = 0; i < cs.n && !next; i++)
-			if (!ptrmap_get(tried, cs.items[i], &seen))
-				next = cs.items[i];
+		for (; cursor < cs.n && !next; cursor++)
+			if (!ptrmap_get(tried, cs.items[cursor], &seen))
+				next = cs.items[cursor];
 		if (!next)
 			break;
+		RwStatus st;
 		if (!ptrmap_put(tried, next, 1))
 			abort();
 		OcPlan plan;
@@ -67,7 +85,9 @@ static int overcompute_with(Schedule *s, const char *desc, Span span, DiagList *
 		     : args->add_branches ? rw_branch_plan(&c, next, &plan)
 					  : rw_overcompute_plan(&c, next, &plan, true);
 		bool ok = false;
-		if (st == RW_OK) {
+		if (st == RW_OK && plan.hopeless) {
+			ok = false; /* nothing names its cell: no proof can remove it */
+		} else if (st == RW_OK) {
 			ok = prove_plan(&k, c.func, &plan);
 			if (!ok && plan.alternative && prove_plan(&k, c.func, plan.alternative)) {
 				plan = *plan.alternative;
@@ -78,6 +98,13 @@ static int overcompute_with(Schedule *s, const char *desc, Span span, DiagList *
 			sched_sub_finish(&k, &c, st, &proven);
 			if (st == RW_BAD_INPUT)
 				return sched_compound_end(&k, STEP_BAD_INPUT, NULL)->status;
+		}
+		if (ok && !plan.out) {
+			/* remove_no_op: the result, built now, needs its loops
+			 * proven not to wrap as every result does */
+			ObligationList none = {0};
+			plan.out = rw_remove_store_result(&c, &plan);
+			ok = sched_prove(&k, &none, c.func, plan.out);
 		}
 		if (ok) {
 			sched_compound_set(&k, plan.out);
