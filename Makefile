@@ -87,7 +87,7 @@ check-deps:
 TEST_JOBS ?= $(shell nproc 2>/dev/null || echo 1)
 
 test: check-deps
-	@$(MAKE) --no-print-directory all $(TESTBIN)
+	@$(MAKE) --no-print-directory -j$(TEST_JOBS) all $(TESTBIN)
 	CK_DEFAULT_TIMEOUT=$${CK_DEFAULT_TIMEOUT:-60} VS_TEST_JOBS=$(TEST_JOBS) VS_BIN=$(abspath $(VSCHED)) $(TESTBIN)
 	@$(MAKE) --no-print-directory conformance
 
@@ -95,7 +95,7 @@ conformance: all
 	@scripts/conformance.sh ./$(VSCHED) ../shared
 
 asan: check-deps
-	@$(MAKE) --no-print-directory BUILD=build-asan CC=clang \
+	@$(MAKE) --no-print-directory -j$(TEST_JOBS) BUILD=build-asan CC=clang \
 	  SANFLAGS="-fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer" \
 	  OPT="-O1 -g" build-asan/vsched build-asan/run_tests
 	ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 CK_FORK=no \
@@ -107,7 +107,7 @@ asan: check-deps
 SEEDS ?= 1 2 3 4
 STEPS ?= 20000
 soundness: check-deps
-	@$(MAKE) --no-print-directory all $(TESTBIN)
+	@$(MAKE) --no-print-directory -j$(TEST_JOBS) all $(TESTBIN)
 	@mkdir -p $(BUILD)/soundness
 	@echo $(SEEDS) | tr ' ' '\n' | xargs -P $(TEST_JOBS) -I{} sh -c \
 	  'VS_SOUNDNESS_SEED={} VS_SOUNDNESS_STEPS=$(STEPS) CK_TIMEOUT_MULTIPLIER=1000 \
