@@ -165,6 +165,17 @@ static void loops_in(Stmt *s, HoistLoops *l)
 	}
 }
 
+void rw_hoist_loops_of_var(RwCtx *c, const Var *v, HoistLoops *out)
+{
+	HoistLoops all;
+	memset(&all, 0, sizeof all);
+	memset(out, 0, sizeof *out);
+	loops_in(c->func->body, &all);
+	for (int i = 0; i < all.n; i++)
+		if (all.items[i]->u.loop.var == v)
+			out->items[out->n++] = all.items[i];
+}
+
 RwStatus rw_hoist_scope_loops(RwCtx *c, const char *block, const char *loop, HoistLoops *out)
 {
 	memset(out, 0, sizeof *out);

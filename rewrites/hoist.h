@@ -14,6 +14,10 @@ typedef struct HoistLoops {
 /* The loops in scope (fact loops left out): loop `loop` alone, or every
  * loop in block `block`, or in the whole function, in program order. */
 RwStatus rw_hoist_scope_loops(RwCtx *c, const char *block, const char *loop, HoistLoops *out);
+/* The loops of c->func whose variable is v, in program order: what a
+ * hoist made of the loop `loop=` named (both branches' loops keep its
+ * variable, and its name is then ambiguous). */
+void rw_hoist_loops_of_var(RwCtx *c, const Var *v, HoistLoops *out);
 
 /* Whether loop l's body is an `if` whose condition is invariant in l
  * (mentions no variable bound in l and reads no buffer l writes). */

@@ -224,6 +224,31 @@ END_TEST
 
 /* TVM's TestHoistMultiIfElseDifferentBranches: a 4 x 4 x 4 nest with
  * three levels of if (it once ran for minutes) */
+/* loop= names the loop once: the first hoist makes two loops of that
+ * name, and the next rounds work on those (the name was looked up again
+ * and was ambiguous, issue 12 item 1). */
+START_TEST(named_loop_is_followed_through_its_copies)
+{
+	Schedule *s = run(tu_fixture("hoist/named_loop_if_else.tir"),
+			  "sch.hoist_expression(conditionals=\"if_else_stmt\", loop=\"j\")\n",
+			  STEP_COMMITTED, NULL);
+	char *text = print_func(sched_func(s));
+	ck_assert_msg(strstr(text, "    for i in T.serial(4):\n        if i < 2:\n            for j in"),
+		      "%s", text);
+	free(text);
+	sched_free(s);
+	/* nested: both conditions leave j, i's loop is not touched */
+	s = run(tu_fixture("hoist/named_loop_nested_ifs.tir"),
+		"sch.hoist_expression(conditionals=\"if_else_stmt\", loop=\"j\")\n",
+		STEP_COMMITTED, NULL);
+	text = print_func(sched_func(s));
+	ck_assert_msg(strstr(text, "if n > 3:\n                for j in"), "%s", text);
+	ck_assert_msg(strstr(text, "    for i in T.serial(4):\n        if i < 2:"), "%s", text);
+	free(text);
+	sched_free(s);
+}
+END_TEST
+
 START_TEST(three_deep_if_nest_is_hoisted)
 {
 	Schedule *s = run(tu_fixture("hoist/three_deep_if_nest.tir"), "sch.hoist_expression()\n",
@@ -316,6 +341,7 @@ Suite *suite_hoist(void)
 	tcase_add_test(tc, case_split_happens_once_per_loop);
 	tcase_add_test(tc, hoisting_a_float_to_int_cast_needs_a_nonempty_loop);
 	tcase_add_test(tc, three_deep_if_nest_is_hoisted);
+	tcase_add_test(tc, named_loop_is_followed_through_its_copies);
 	tcase_add_test(tc, a_case_split_past_the_size_budget_is_too_large);
 	suite_add_tcase(s, tc);
 	tc = tcase_create("reduce_loop_extents");

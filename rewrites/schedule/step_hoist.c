@@ -102,11 +102,18 @@ int sched_hoist_expression(Schedule *s, const char *desc, Span span, DiagList *d
 	HoistBudget budget = {0};
 	budget.input = func_size(sched_compound_func(&k));
 	budget.limit = HOIST_GROWTH * budget.input + HOIST_SLACK;
+	const Var *named = NULL; /* the variable of the loop `loop=` names */
 	for (int round = 0; round < 64 && ntried < 256; round++) {
 		RwCtx c;
 		sched_sub_begin(&k, &c, desc);
 		HoistLoops ls;
-		RwStatus st = rw_hoist_scope_loops(&c, args->block, args->loop, &ls);
+		RwStatus st = RW_OK;
+		if (named)
+			rw_hoist_loops_of_var(&c, named, &ls);
+		else
+			st = rw_hoist_scope_loops(&c, args->block, args->loop, &ls);
+		if (st == RW_OK && args->loop && !named && ls.n)
+			named = ls.items[0]->u.loop.var;
 		if (st != RW_OK) {
 			bool proven;
 			sched_sub_finish(&k, &c, st, &proven);
