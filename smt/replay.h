@@ -39,7 +39,7 @@ typedef struct ReplayOutcome {
  * values). The interpreter runs under REPLAY_MAX_STEPS steps in all. The
  * counterexample text always shows the solver's own model: the rejection
  * is never changed by its replay. */
-#define REPLAY_MAX_ITERATIONS ((int64_t)1 << 21)
+#define REPLAY_MAX_ITERATIONS ((int64_t)1 << 23)
 #define REPLAY_MAX_STEPS ((uint64_t)20000000)
 char *replay_explain(Arena *a, Solver *solver, const Obligation *o,
 		     const ObligationResult *r, const Func *before, const Func *after,
