@@ -331,19 +331,24 @@ static void bench_matmul(int n, const char *tir)
 /* Steps that ask for the facts at every statement (simplify, remove_no_op)
  * on straight-line kernels of n stores and on n small loops: the time and
  * the peak memory growth should stay near linear in n. */
-static char *straight_line(int n, bool loops)
+/* n stores B[k, 0] = A[k, 0] + k % 7 (loops: each in its own loop over
+ * the row; noops: each followed by B[k, 0] = B[k, 0], which is removed) */
+static char *scale_kernel(int n, bool loops, bool noops)
 {
-	size_t cap = (size_t)n * 96 + 256, len = 0;
+	size_t cap = (size_t)n * 128 + 256, len = 0;
 	char *t = malloc(cap);
 	if (!t)
 		die("memory");
 	len += (size_t)snprintf(t + len, cap - len,
 				"@T.prim_func\ndef big(A: T.Buffer[(%d, 8), \"int32\"], B: T.Buffer[(%d, 8), \"int32\"]):\n",
 				n, n);
-	for (int k = 0; k < n; k++)
+	for (int k = 0; k < n; k++) {
 		len += (size_t)(loops ? snprintf(t + len, cap - len,
 						  "    for i in T.serial(8):\n        B[%d, i] = A[%d, i] + %d\n", k, k, k % 7)
 				      : snprintf(t + len, cap - len, "    B[%d, 0] = A[%d, 0] + %d\n", k, k, k % 7));
+		if (noops)
+			len += (size_t)snprintf(t + len, cap - len, "    B[%d, 0] = B[%d, 0]\n", k, k);
+	}
 	return t;
 }
 
@@ -358,7 +363,7 @@ static void bench_verify_scale(void)
 			snprintf(name, sizeof name, "%s, %s", loops ? "n loops" : "n stores", steps[k]);
 			out("%-34s", name);
 			for (int n = 250; n <= 4000; n *= 4) {
-				char *text = straight_line(n, loops);
+				char *text = scale_kernel(n, loops, false);
 				vs_module *m = vs_parse_string(ctx, "big.tir", text);
 				free(text);
 				vs_schedule *s = m ? vs_schedule_new(ctx, m, NULL) : NULL;
@@ -435,27 +440,6 @@ static bool run_child(const char *kernel_text, const char *sched_text, double *c
 	unlink(spath);
 	*mb = (double)kb / 1024.0;
 	return ok;
-}
-
-/* n stores B[k, 0] = A[k, 0] + k % 7 (loops: each in its own loop over
- * the row; noops: each followed by B[k, 0] = B[k, 0], which is removed) */
-static char *scale_kernel(int n, bool loops, bool noops)
-{
-	size_t cap = (size_t)n * 128 + 256, len = 0;
-	char *t = malloc(cap);
-	if (!t)
-		die("memory");
-	len += (size_t)snprintf(t + len, cap - len,
-				"@T.prim_func\ndef big(A: T.Buffer[(%d, 8), \"int32\"], B: T.Buffer[(%d, 8), \"int32\"]):\n",
-				n, n);
-	for (int k = 0; k < n; k++) {
-		len += (size_t)(loops ? snprintf(t + len, cap - len,
-						  "    for i in T.serial(8):\n        B[%d, i] = A[%d, i] + %d\n", k, k, k % 7)
-				      : snprintf(t + len, cap - len, "    B[%d, 0] = A[%d, 0] + %d\n", k, k, k % 7));
-		if (noops)
-			len += (size_t)snprintf(t + len, cap - len, "    B[%d, 0] = B[%d, 0]\n", k, k);
-	}
-	return t;
 }
 
 /* TVM v0.21 TestHoistMultiIfElseDifferentBranches: 4 x 4 x 4, three
