@@ -745,34 +745,18 @@ static void replay(Arena *a, Solver *solver, const Obligation *o, const Model *m
 	bool ieee = fm == FLOAT_IEEE;
 	const int attempts = 24;
 	int tried = 0;
-	for (int t = 0; t < attempts; t++) {
-		/* first the model's scalars and cells, then other seeds; odd
-		 * attempts use wide float values */
-		unsigned sd = seed + (unsigned)t;
-		TryResult r = attempt(a, before, after, scalars, m, sd, t >= attempts / 2,
-				      t % 2 == 1, ieee, &bu, &why);
-		tried += r != TRY_SKIP;
-		if (r == TRY_LIMIT) {
-			free(sb_take(&why));
-			stopped(a, &bu, tried - 1, out);
-			return;
-		}
-		if (r == TRY_DIFF) {
-			char *s = sb_take(&why);
-			out->status = REPLAY_CONFIRMED;
-			out->text = arena_printf(a, "%s%s", note, s);
-			free(s);
-			return;
-		}
-	}
-	/* The model's cells may describe the state where the rewrite acts
-	 * rather than an input (a cell the program writes first), and forcing
-	 * them into the input can break its entry facts: then every attempt
-	 * above was skipped. Plain admissible inputs may still show it. */
-	for (int t = 0; t < attempts / 3; t++) {
-		unsigned sd = seed + 1000u + (unsigned)t;
-		TryResult r = attempt(a, before, after, scalars, NULL, sd, true, t % 2 == 1,
-				      ieee, &bu, &why);
+	/* First the model's scalars and cells, then other seeds; odd
+	 * attempts use wide float values. Then a third as many plain
+	 * admissible inputs: the model's cells may describe the state where
+	 * the rewrite acts rather than an input (a cell the program writes
+	 * first), and forcing them into the input can break its entry facts,
+	 * so that every attempt of the first kind was skipped. */
+	for (int k = 0; k < attempts + attempts / 3; k++) {
+		bool plain = k >= attempts;
+		int t = plain ? k - attempts : k;
+		unsigned sd = seed + (plain ? 1000u : 0u) + (unsigned)t;
+		TryResult r = attempt(a, before, after, scalars, plain ? NULL : m, sd,
+				      plain || t >= attempts / 2, t % 2 == 1, ieee, &bu, &why);
 		tried += r != TRY_SKIP;
 		if (r == TRY_LIMIT) {
 			free(sb_take(&why));
