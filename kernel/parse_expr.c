@@ -384,6 +384,8 @@ static Expr *parse_t_call(Parser *p, Token *first, Token *fn)
 	MathFn f;
 	if (mathfn_from_name(name, &f))
 		return build_math(p, f, &args, sp);
+	if (ps_is_opaque_name(name))
+		return ps_build_opaque(p, name, &args, sp);
 	if (dtype_from_name(name, &t) && t != DT_VOID && t != DT_HANDLE)
 		return build_constructor(p, t, &args, sp);
 	ps_error_at(p, fn->span, "unknown function '%s'", callee);

@@ -159,6 +159,9 @@ typedef struct Val {
 	const char *str; /* VAL_STR */
 	int n;           /* VAL_LIST */
 	Expr **items;
+	/* VAL_EXPR with e NULL: a whole buffer, `B` or `B.data` (buf_data) */
+	Buffer *buf;
+	bool buf_data;
 } Val;
 
 typedef struct Args {
@@ -170,6 +173,10 @@ typedef struct Args {
 
 bool parse_expr_list(Parser *p, const char *close, int *n, Expr ***items);
 bool parse_args(Parser *p, const char *callee, const char *close, Args *out);
+/* Opaque calls (kernel/parse_opaque.c): T.call_extern, T.tvm_access_ptr,
+ * T.address_of ... by name; the call's arguments are parsed. */
+bool ps_is_opaque_name(const char *name);
+Expr *ps_build_opaque(Parser *p, const char *name, Args *args, Span sp);
 bool ps_check_args(Parser *p, const Args *args, int min_pos, int max_pos,
 		   const char *const *kws);
 Val *ps_arg(const Args *args, int pos, const char *kw);
