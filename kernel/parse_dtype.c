@@ -15,7 +15,8 @@ bool ps_is_literal(const Expr *e)
  * the dtype t, down through the nodes that inherited the placeholder. */
 void ps_retype_void(Expr *e, DType t)
 {
-	while (e && e->dtype == DT_VOID) {
+	/* an opaque call's void dtype is its own (dtype=""), never a placeholder */
+	while (e && e->dtype == DT_VOID && e->kind != EX_OPAQUE) {
 		e->dtype = t;
 		switch (e->kind) {
 		case EX_BIN:

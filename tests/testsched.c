@@ -60,6 +60,18 @@ TsRun ts_accept(Arena *a, const char *kernel, const char *script, int trials)
 	return t;
 }
 
+TsRun ts_accept_opaque(Arena *a, const char *kernel, const char *script)
+{
+	TsRun t = run_split(a, kernel, script);
+	if (t.last != STEP_COMMITTED || t.r->status != STEP_COMMITTED) {
+		char *txt = sched_report_text(t.r);
+		ck_abort_msg("expected the commit of\n%s\n%s", script, txt);
+	}
+	for (int i = 0; i < t.s->mod->nfuncs; i++)
+		ts_assert_reparses(a, t.s->mod->funcs[i]);
+	return t;
+}
+
 TsRun ts_reject(Arena *a, const char *kernel, const char *script, const char *why)
 {
 	TsRun t = run_split(a, kernel, script);
