@@ -66,6 +66,9 @@ Expr *parse_load(Parser *p, Buffer *b, Token *name_tok)
 	for (int i = 0; i < n; i++)
 		if (!ps_check_int_expr(p, idx[i], "an index"))
 			return NULL;
+	Buffer *x = ps_view_target(p, b);
+	if (x) /* a flat view: the same cell of the buffer it shows */
+		return ir_load(p->a, x, x->ndim, ps_view_indices(p, x, idx[0], sp), sp);
 	return ir_load(p->a, b, n, idx, sp);
 }
 

@@ -63,7 +63,16 @@ typedef struct Parser {
 	BlockCtx *blk_next; /* handed to the next suite parse_suite opens */
 	bool in_iter_decl;  /* pushing the lets of a block iter declaration */
 	int nguards;        /* enclosing `if` suites */
+	/* flat views `V = T.Buffer(n, data=X.data)` (parse.c): an access
+	 * V[k] is X at k in row-major order */
+	int nviews, capviews;
+	Buffer **view, **view_of;
 } Parser;
+
+/* The buffer that view b shows, or NULL when b is no view. */
+Buffer *ps_view_target(const Parser *p, const Buffer *b);
+/* The indices of X (= ps_view_target(b)) for the flat index k. */
+Expr **ps_view_indices(Parser *p, const Buffer *x, Expr *k, Span sp);
 
 /* ---------- the token cursor ---------- */
 

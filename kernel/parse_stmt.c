@@ -458,7 +458,7 @@ static Stmt *parse_store(Parser *p)
 	value = store_value(p, b, name, value);
 	if (!value)
 		return NULL;
-	return ir_store(p->a, b, target->u.load.nidx, target->u.load.idx, value,
+	return ir_store(p->a, target->u.load.buf, target->u.load.nidx, target->u.load.idx, value,
 			ps_span_from(p, first));
 }
 

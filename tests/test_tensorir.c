@@ -655,6 +655,23 @@ START_TEST(remove_no_op_keeps_a_store_an_opaque_call_may_read)
 }
 END_TEST
 
+/* TVM's flattened buffers `A = T.Buffer(n * 12, data=input_A.data)`: a
+ * view of every cell of input_A in row-major order. Its accesses are
+ * input_A's (the program means the same as the one written with the
+ * three indices), print back as such and round-trip; a view of another
+ * number of cells is refused where it is declared. */
+START_TEST(flat_views_read_and_write_the_buffer_they_show)
+{
+	Func *f = fixture_func("tensorir/view_flat.tir");
+	ck_assert_int_eq(ts_count_kind(f->body, ST_ALLOC), 0);
+	char *text = ts_print(&arena, f);
+	ts_has(text, "input_C[k // (4 * 3), k // 3 % 4, k % 3] = input_A[k // (4 * 3), k // 3 % 4, k % 3] * 2.0");
+	ts_assert_reparses(&arena, f);
+	tu_assert_equiv(f, fixture_func("tensorir/view_nested.tir"), 6);
+	bad("tensorir/view_wrong_size.tir", 3, 5, "not supported: 'A' views the memory of 'input_A' with another shape or dtype");
+}
+END_TEST
+
 Suite *suite_tensorir(void)
 {
 	Suite *s = suite_create("tensorir");
@@ -684,6 +701,7 @@ Suite *suite_tensorir(void)
 		  order_preserving_rewrites_commit_around_opaque_calls,
 		  rewrites_that_need_accesses_refuse_opaque_calls,
 		  remove_no_op_keeps_a_store_an_opaque_call_may_read}},
+		{"views", {flat_views_read_and_write_the_buffer_they_show}},
 		{"decompose_reduction",
 		 {decompose_at_the_outermost_loop_as_tvm, decompose_at_an_inner_loop_after_split_and_reorder,
 		  decompose_tvm_blockized_vectorized_nested_and_annotated,
