@@ -556,6 +556,12 @@ START_TEST(opaque_calls_parse_print_and_round_trip)
 	ts_has(text, "T.call_extern(\"use_ptr\", T.address_of(B[1, 2], dtype=\"handle\"), x, dtype=\"\")");
 	ts_has(text, "B[0, 0] = T.call_extern(\"f\", B[0, 1], dtype=\"float32\") + x");
 	ts_assert_reparses(&arena, f);
+	/* TVM's inplace_call: a region `[:64]` starts at 0 */
+	f = fixture_func("tensorir/opaque_inplace.tir");
+	text = ts_print(&arena, f);
+	ts_has(text, "T.reads(data_io[0:64])\n            T.writes(data_io[0:64])\n"
+		     "            T.evaluate(T.call_extern(\"call_impl\", data_io.data, dtype=\"\"))");
+	ts_assert_reparses(&arena, f);
 }
 END_TEST
 
