@@ -31,7 +31,8 @@ struct Program {
 	LLVMContextRef ctx;
 	LLVMModuleRef mod;
 	LLVMOrcLLJITRef jit;
-	char *first_warning; /* malloc'ed: the first LLVM warning, e.g. a missed vectorization */
+	char *warnings; /* malloc'ed: the build's warnings, one rendered diagnostic
+			   each, and the first LLVM warning (a missed vectorization) */
 };
 
 static double now_seconds(void)
@@ -83,7 +84,7 @@ void backend_free(Program *p)
 		LLVMOrcDisposeThreadSafeContext(p->tsctx);
 	target_dispose(&p->target);
 	arena_free(&p->arena);
-	free(p->first_warning);
+	free(p->warnings);
 	free(p);
 }
 
@@ -106,15 +107,18 @@ static bool lower_all(Program *p, const BackendOptions *opt, DiagList *d)
 	ls->nproven += s->annotations.nproven;
 	ls->nserialized += s->annotations.nserialized;
 	ls->solver_seconds += s->annotations.solver_seconds;
-	const Diag *w = s->warnings.first;
-	if (w) {
-		p->first_warning = diag_render_one(w);
-		size_t n = strlen(p->first_warning);
-		while (n && p->first_warning[n - 1] == '\n')
-			p->first_warning[--n] = 0;
-	}
-	for (; w; w = w->next)
+	StrBuf all = {0};
+	for (const Diag *w = s->warnings.first; w; w = w->next) {
+		char *one = diag_render_one(w);
+		size_t n = strlen(one);
+		while (n && one[n - 1] == '\n')
+			one[--n] = 0;
+		sb_printf(&all, "%s%s", all.n ? "\n" : "", one);
+		free(one);
 		diag_add(d, w->level, w->span, "%s", w->message);
+	}
+	if (all.n)
+		p->warnings = sb_take(&all);
 	for (int i = 0; i < m->nfuncs; i++) {
 		if (!lower_func(&p->arena, s->solver, s->float_mode, s->log, &fo, m->funcs[i], &p->funcs[i],
 				&p->stats.lower, d))
@@ -134,17 +138,18 @@ static void on_llvm_diagnostic(LLVMDiagnosticInfoRef di, void *arg)
 	if (sev != LLVMDSError && sev != LLVMDSWarning)
 		return;
 	p->stats.nllvm_warnings++;
-	if (!p->first_warning) {
+	if (p->stats.nllvm_warnings == 1) {
 		char *msg = LLVMGetDiagInfoDescription(di);
-		size_t n = strlen(msg ? msg : "?") + 8;
-		p->first_warning = malloc(n);
-		if (p->first_warning)
-			snprintf(p->first_warning, n, "LLVM: %s", msg ? msg : "?");
+		StrBuf b = {0};
+		sb_printf(&b, "%s%sLLVM: %s", p->warnings ? p->warnings : "",
+			  p->warnings ? "\n" : "", msg ? msg : "?");
+		free(p->warnings);
+		p->warnings = sb_take(&b);
 		LLVMDisposeMessage(msg);
 	}
 }
 
-const char *backend_first_warning(const Program *p) { return p->first_warning; }
+const char *backend_warnings(const Program *p) { return p->warnings; }
 
 static bool generate(Program *p, DiagList *d)
 {
@@ -312,13 +317,31 @@ static bool define_runtime(Program *p, LLVMOrcJITDylibRef jd, DiagList *d)
 
 /* The module the JIT gets: the optimised kernels plus an entry wrapper
  * per kernel with a uniform signature. */
+void backend_symbol(const char *func, char *out, size_t n)
+{
+	static const char *const reserved[] = {
+		"main", "auto", "break", "case", "char", "const", "continue", "default", "do",
+		"double", "else", "enum", "extern", "float", "for", "goto", "if", "inline", "int",
+		"long", "register", "restrict", "return", "short", "signed", "sizeof", "static",
+		"struct", "switch", "typedef", "union", "unsigned", "void", "volatile", "while",
+		"_Bool", "_Complex", "_Imaginary"};
+	for (size_t i = 0; i < sizeof reserved / sizeof *reserved; i++)
+		if (strcmp(func, reserved[i]) == 0) {
+			snprintf(out, n, "%s_kernel", func);
+			return;
+		}
+	snprintf(out, n, "%s", func);
+}
+
 static LLVMModuleRef jit_module(Program *p)
 {
 	LLVMModuleRef m = LLVMCloneModule(p->mod);
 	Cg cg = {.ctx = p->ctx, .mod = m, .fm = p->fm, .contract_fma = p->contract_fma, .cpu = p->target.cpu,
 		 .features = p->target.features, .stats = &p->stats};
 	for (int i = 0; i < p->nfuncs; i++) {
-		LLVMValueRef k = LLVMGetNamedFunction(m, p->funcs[i].func->name);
+		char sym[256];
+		backend_symbol(p->funcs[i].func->name, sym, sizeof sym);
+		LLVMValueRef k = LLVMGetNamedFunction(m, sym);
 		if (k)
 			cg_define_entry(&cg, &p->funcs[i], k);
 	}
@@ -369,7 +392,9 @@ void *backend_lookup(Program *p, const char *func, DiagList *d)
 		diag_add(d, DIAG_ERROR, (Span){0}, "no kernel named %s", func ? func : "(none)");
 		return NULL;
 	}
-	return lookup_symbol(p, func ? func : p->funcs[0].func->name, d);
+	char sym[256];
+	backend_symbol(func ? func : p->funcs[0].func->name, sym, sizeof sym);
+	return lookup_symbol(p, sym, d);
 }
 
 /* ---------- running on interpreter states ---------- */

@@ -20,6 +20,7 @@ static const char usage[] =
 	"             [--repeat N] [--log DIR] [--fma] [--cache DIR]\n"
 	"  vsched log show DIR [--json]\n"
 	"  vsched log check DIR [--solver z3|cvc5]\n"
+	"  vsched --version\n"
 	"--cache DIR (or the environment variable VSCHED_CACHE): a persistent proof\n"
 	"cache shared by runs and processes; a warm cache solves nothing twice.\n";
 
@@ -504,6 +505,10 @@ int main(int argc, char **argv)
 	if (argc < 2 || strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0) {
 		fputs(usage, argc < 2 ? stderr : stdout);
 		return argc < 2 ? 2 : 0;
+	}
+	if (strcmp(argv[1], "--version") == 0) {
+		printf("vsched %s\n", vs_version());
+		return 0;
 	}
 	Opts o;
 	int rc = parse_opts(argc, argv, 2, &o);
