@@ -81,7 +81,9 @@ static void visit(void *ud, Stmt *s, const StmtCtx *ctx)
 	}
 	arith_bounds_at(k->f, ctx, &b);
 	if (k->use_facts)
-		an_facts_for(k->a, k->f, ctx, true, NULL, k->facts, s, &fs);
+		/* outside every loop, a statement's expressions are evaluated
+		 * before its own writes: those do not count */
+		an_facts_for(k->a, k->f, ctx, true, ctx->nloops == 0 ? s : NULL, k->facts, s, &fs);
 	switch (s->kind) {
 	case ST_FOR:
 		try_expr(k, ctx, &b, &fs, 0, s->u.loop.min);
@@ -311,4 +313,237 @@ Func *rw_simplify_cleanup(Arena *a, const Func *f)
 	if (!fd.hit)
 		return NULL;
 	return an_with_body(a, f, an_replace_at(a, f->body, fd.ctx.path, fd.ctx.depth, fd.replacement));
+}
+
+/* ---------- decisions ---------- */
+
+Expr *rw_simplify_slot(const Stmt *s, int slot)
+{
+	switch (s->kind) {
+	case ST_FOR:
+		return slot == 0 ? s->u.loop.min : slot == 1 ? s->u.loop.extent : NULL;
+	case ST_IF:
+		return slot == 0 ? s->u.cond.cond : NULL;
+	case ST_STORE:
+		if (slot < s->u.store.nidx)
+			return s->u.store.idx[slot];
+		return slot == s->u.store.nidx ? s->u.store.value : NULL;
+	case ST_EVAL:
+		return slot == 0 ? s->u.expr : NULL;
+	case ST_LET:
+		return slot == 0 ? s->u.let.value : NULL;
+	case ST_SEQ: case ST_ASSUME: case ST_ALLOC: case ST_BLOCK: case ST_PASS: case ST_COUNT:
+		return NULL;
+	}
+	return NULL;
+}
+
+static bool decidable(const Expr *e)
+{
+	if (e->kind == EX_BIN && (e->u.bin.op == OP_MIN || e->u.bin.op == OP_MAX))
+		return dtype_is_int(e->dtype);
+	return e->dtype == DT_BOOL && e->kind != EX_INT && e->kind != EX_UNDEF;
+}
+
+Expr *rw_decision_value(Arena *a, const Expr *sub, int choice)
+{
+	if (sub->kind == EX_BIN && (sub->u.bin.op == OP_MIN || sub->u.bin.op == OP_MAX))
+		return choice ? sub->u.bin.a : sub->u.bin.b;
+	return ir_bool(a, choice != 0);
+}
+
+/* The k-th decidable subterm of e in pre-order (*k counts down), or NULL. */
+static Expr *nth_bool(Expr *e, int *k)
+{
+	if (decidable(e) && (*k)-- == 0)
+		return e;
+	for (int i = 0; i < expr_nchildren(e); i++) {
+		Expr *r = nth_bool(expr_child(e, i), k);
+		if (r)
+			return r;
+	}
+	return NULL;
+}
+
+int rw_bool_subterm_count(const Expr *e)
+{
+	int n = decidable(e);
+	for (int i = 0; i < expr_nchildren(e); i++)
+		n += rw_bool_subterm_count(expr_child(e, i));
+	return n;
+}
+
+Expr *rw_bool_subterm(Expr *e, int k) { return nth_bool(e, &k); }
+
+/* e with its k-th decidable subterm (pre-order, *k counting down)
+ * replaced by `with`, and *arms the conditions of the if_then_else arms
+ * on the way down to it; by position, not by pointer: equal subterms
+ * may be one shared node, and only this occurrence is decided. */
+static Expr *replace_nth(Arena *a, Expr *e, int *k, Expr *with, Expr **sub, Expr **arms)
+{
+	if (*k < 0)
+		return e;
+	if (decidable(e) && (*k)-- == 0) {
+		*sub = e;
+		return with ? with : e;
+	}
+	int n = expr_nchildren(e);
+	for (int i = 0; i < n && *k >= 0; i++) {
+		Expr *c = expr_child(e, i);
+		Expr *r = replace_nth(a, c, k, with, sub, arms);
+		if (*k >= 0)
+			continue;
+		/* found below child i */
+		if (e->kind == EX_SELECT && i == 1)
+			*arms = ir_and(a, e->u.sel.cond, *arms);
+		else if (e->kind == EX_SELECT && i == 2)
+			*arms = ir_and(a, ir_not(a, e->u.sel.cond, nospan()), *arms);
+		if (r == c)
+			return e;
+		Expr *x = arena_alloc(a, sizeof *x);
+		*x = *e;
+		switch (e->kind) {
+		case EX_BIN: if (i == 0) x->u.bin.a = r; else x->u.bin.b = r; break;
+		case EX_NOT: case EX_NEG: case EX_CAST: x->u.un.a = r; break;
+		case EX_SELECT:
+			if (i == 0) x->u.sel.cond = r;
+			else if (i == 1) x->u.sel.a = r;
+			else x->u.sel.b = r;
+			break;
+		case EX_LOAD: {
+			Expr **idx = arena_alloc(a, sizeof *idx * (size_t)n);
+			for (int j = 0; j < n; j++)
+				idx[j] = j == i ? r : e->u.load.idx[j];
+			x->u.load.idx = idx;
+			break;
+		}
+		case EX_LET: if (i == 0) x->u.let.value = r; else x->u.let.body = r; break;
+		case EX_CALL: x->u.call.args[i] = r; break;
+		case EX_INT: case EX_FLOAT: case EX_VAR: case EX_UNDEF: case EX_COUNT: abort();
+		}
+		return x;
+	}
+	return e;
+}
+
+Expr *rw_bool_subterm_decided(Arena *a, Expr *e, int k, int choice, FloatMode fm, ArithLog *log)
+{
+	Expr *sub = rw_bool_subterm(e, k);
+	if (!sub)
+		return NULL;
+	Expr *arms = NULL, *found = NULL;
+	Expr *r = replace_nth(a, e, &k, rw_decision_value(a, sub, choice), &found, &arms);
+	if (!r)
+		return NULL;
+	Bounds none = {0};
+	Simplifier s = {a, &none, NULL, fm, false, log};
+	return arith_simplify(&s, r);
+}
+
+/* The conditions of the if_then_else arms above the k-th subterm of e. */
+static Expr *arms_of(Arena *a, Expr *e, int k)
+{
+	Expr *arms = NULL, *found = NULL;
+	replace_nth(a, e, &k, NULL, &found, &arms);
+	return arms;
+}
+
+static void vars_of(const Expr *e, int *n, const Var **vs, int cap, bool *over)
+{
+	if (e->kind == EX_VAR) {
+		for (int i = 0; i < *n; i++)
+			if (vs[i] == e->u.var)
+				return;
+		if (*n == cap) {
+			*over = true;
+			return;
+		}
+		vs[(*n)++] = e->u.var;
+		return;
+	}
+	for (int i = 0; i < expr_nchildren(e); i++)
+		vars_of(expr_child(e, i), n, vs, cap, over);
+}
+
+/* Every conjunct of h (not (x or y) is not x and not y) whose variables
+ * are all among vs, into out. */
+static void keep_local(Arena *a, Expr *h, int n, const Var **vs, Expr ***out, int *nout, int *cap)
+{
+	if (h->kind == EX_BIN && h->u.bin.op == OP_AND) {
+		keep_local(a, h->u.bin.a, n, vs, out, nout, cap);
+		keep_local(a, h->u.bin.b, n, vs, out, nout, cap);
+		return;
+	}
+	if (h->kind == EX_NOT && h->u.un.a->kind == EX_BIN && h->u.un.a->u.bin.op == OP_OR) {
+		keep_local(a, ir_not(a, h->u.un.a->u.bin.a, nospan()), n, vs, out, nout, cap);
+		keep_local(a, ir_not(a, h->u.un.a->u.bin.b, nospan()), n, vs, out, nout, cap);
+		return;
+	}
+	if (h->kind == EX_NOT && h->u.un.a->kind == EX_NOT) {
+		keep_local(a, h->u.un.a->u.un.a, n, vs, out, nout, cap);
+		return;
+	}
+	const Var *hv[64];
+	int m = 0;
+	bool over = false;
+	vars_of(h, &m, hv, 64, &over);
+	if (over)
+		return;
+	for (int i = 0; i < m; i++) {
+		int j = 0;
+		while (j < n && vs[j] != hv[i])
+			j++;
+		if (j == n)
+			return;
+	}
+	VEC_RESERVE(a, *out, *nout, *cap);
+	(*out)[(*nout)++] = h;
+}
+
+Obligation *rw_simplify_decide_obligation(RwCtx *c, const StmtCtx *ctx, Expr *old, Expr *new,
+					  int k, int choice, const ArithLog *fold, bool whole,
+					  bool transitive, const FactSet *fs)
+{
+	Arena *a = c->arena;
+	Expr *sub = rw_bool_subterm(old, k);
+	Expr *val = rw_decision_value(a, sub, choice);
+	Expr *goal = whole ? ir_bin(a, OP_EQ, old, new, nospan())
+			   : ir_bin(a, OP_EQ, sub, val, nospan());
+	/* the arms of the if_then_else around sub: its value matters only
+	 * where their conditions select it */
+	Expr *arms = whole ? NULL : arms_of(a, old, k);
+	if (arms)
+		goal = ir_bin(a, OP_OR, ir_not(a, arms, nospan()), goal, nospan());
+	for (int i = 0; !whole && fold && i < fold->n; i++)
+		goal = ir_and(a, goal, ir_bin(a, OP_EQ, fold->from[i], fold->to[i], nospan()));
+	char *p = print_expr_text(a, sub), *q = print_expr_text(a, val);
+	Obligation *o = obligation_new(a, "simplify.decide",
+				       arena_printf(a, "line %d: %s is %s here", ctx->stmt->span.line, p, q),
+				       0, NULL, 0, NULL, goal, ctx->stmt->span);
+	o->rewrite = c->desc;
+	o->same_value = true;
+	rw_add_context_hyps(c, o, ctx);
+	an_facts_instantiate(a, fs, goal, o);
+	if (!transitive) {
+		const Var *vs[64];
+		int n = 0;
+		bool over = false;
+		vars_of(goal, &n, vs, 64, &over);
+		/* an if's whole condition is proven as TVM proves one: through
+		 * the values of the let variables it names */
+		if (ctx->stmt->kind == ST_IF && k == 0)
+			for (int i = ctx->nlets - 1; i >= 0; i--)
+				for (int j = 0; j < n; j++)
+					if (vs[j] == ctx->lets[i]->u.let.var) {
+						vars_of(ctx->lets[i]->u.let.value, &n, vs, 64, &over);
+						break;
+					}
+		Expr **kept = NULL;
+		int nk = 0, cap = 0;
+		for (int i = 0; i < o->nhyps && !over; i++)
+			keep_local(a, o->hyps[i], n, vs, &kept, &nk, &cap);
+		o->hyps = kept;
+		o->nhyps = nk;
+	}
+	return o;
 }

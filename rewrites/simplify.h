@@ -51,4 +51,35 @@ Func *rw_simplify_replaced(Arena *a, const Func *f, const StmtCtx *ctx, int slot
  * when there is none. They change no observable behaviour. */
 Func *rw_simplify_cleanup(Arena *a, const Func *f);
 
+/* ---------- decisions ----------
+ * A boolean subterm (a comparison, a logical operation, a boolean
+ * variable or load; not a literal) that its context decides is replaced
+ * by True or False, an integer min/max by the operand it equals there:
+ * the caller proposes each choice (1: True or the first operand; 0:
+ * False or the second) and proves it (simplify.decide). Subterms are
+ * counted in pre-order, outermost first. */
+
+/* The expressions of a statement, by slot as in SimplifyCandidate; NULL
+ * past the last (and for statements with none). */
+Expr *rw_simplify_slot(const Stmt *s, int slot);
+int rw_bool_subterm_count(const Expr *e);
+Expr *rw_bool_subterm(Expr *e, int k);
+/* e with its k-th subterm replaced by its choice, then the literal folded
+ * away by the simplifier (logged in log). */
+Expr *rw_bool_subterm_decided(Arena *a, Expr *e, int k, int choice, FloatMode fm, ArithLog *log);
+/* What choice replaces sub by. */
+Expr *rw_decision_value(Arena *a, const Expr *sub, int choice);
+
+/* simplify.decide: with whole, old == new under the statement's context
+ * (the other operands of an and/or and the condition of an
+ * if_then_else are context for the decided subterm); otherwise the k-th subterm sub == its choice
+ * alone, where the if_then_else arms above it select it, (no boolean operand as context) and each rewrite of `fold` (the
+ * log of rw_bool_subterm_decided). With !transitive, only the
+ * context facts over the variables of the goal stay hypotheses (one
+ * comparison is decided by facts about its own terms, as TVM's
+ * non-transitive prover does); dropping hypotheses only weakens them. */
+Obligation *rw_simplify_decide_obligation(RwCtx *c, const StmtCtx *ctx, Expr *old, Expr *new,
+					  int k, int choice, const ArithLog *fold, bool whole,
+					  bool transitive, const struct FactSet *fs);
+
 #endif

@@ -55,7 +55,9 @@ int sched_simplify_in(Compound *k, const char *desc, bool use_facts, bool cleanu
 		FactSet fs;
 		memset(&fs, 0, sizeof fs);
 		if (use_facts)
-			an_facts_for(a, f, &cand->ctx, true, NULL, col.facts, cand->ctx.stmt, &fs);
+			an_facts_for(a, f, &cand->ctx, true,
+				     cand->ctx.nloops == 0 ? cand->ctx.stmt : NULL, col.facts,
+				     cand->ctx.stmt, &fs);
 		if (replace_logged(k, desc, cand, &fs))
 			applied++;
 		else
@@ -85,5 +87,138 @@ int sched_simplify(Schedule *s, const char *desc, Span span, DiagList *d, bool u
 	sched_compound_begin(s, &k, desc, span, d);
 	if (!sched_simplify_in(&k, desc, use_facts, cleanups, NULL, 0))
 		sched_compound_note(&k, "simplify: nothing to simplify");
+	return sched_compound_end(&k, STEP_COMMITTED, NULL)->status;
+}
+
+/* ---------- decisions ---------- */
+
+/* Proposed decisions per call at most: each is one small query, but a
+ * function of thousands of conditions should not cost thousands. */
+#define DECIDE_BUDGET 600
+/* Subterms of one expression tried at most. */
+#define DECIDE_PER_SLOT 24
+
+typedef struct Decider {
+	Compound *k;
+	const char *desc;
+	const SimplifyOptions *o;
+	int budget, applied;
+} Decider;
+
+/* sub -> its choice v in expression `slot` of the statement at path, proven and
+ * applied. */
+static bool try_decision(Decider *dc, const int *path, int depth, int slot, int idx, int v)
+{
+	Compound *k = dc->k;
+	Arena *a = k->s->arena;
+	Func *cur = sched_compound_func(k);
+	Stmt *at = an_stmt_at(cur->body, path, depth);
+	StmtCtx ctx;
+	if (!at || !an_find_stmt(a, cur, at, &ctx))
+		return false;
+	Expr *old = rw_simplify_slot(at, slot);
+	Expr *sub = old ? rw_bool_subterm(old, idx) : NULL;
+	if (!sub)
+		return false;
+	ArithLog fold = {0};
+	Expr *new = rw_bool_subterm_decided(a, old, idx, v, k->s->float_mode, &fold);
+	if (!new)
+		return false;
+	FactSet fs;
+	memset(&fs, 0, sizeof fs);
+	if (dc->o->knowns_conditions)
+		/* outside every loop, the statement's expressions are
+		 * evaluated before its own writes: those do not count */
+		an_facts_for(a, cur, &ctx, true, ctx.nloops == 0 ? at : NULL, NULL, at, &fs);
+	RwCtx c;
+	sched_sub_begin(k, &c, dc->desc);
+	ObligationList obs = {0};
+	oblist_push(a, &obs, rw_simplify_decide_obligation(&c, &ctx, old, new, idx, v, &fold,
+							   dc->o->branch_constraints || dc->o->and_of_ors,
+							   dc->o->transitive, &fs));
+	Func *out = rw_simplify_replaced(a, cur, &ctx, slot, new);
+	if (!out || !sched_prove(k, &obs, cur, out))
+		return false;
+	sched_compound_set(k, out);
+	return true;
+}
+
+typedef struct SlotRef {
+	int path[AN_MAX_DEPTH];
+	int depth, nslots;
+} SlotRef;
+
+typedef struct SlotList {
+	Arena *a;
+	int n, cap;
+	SlotRef *items;
+} SlotList;
+
+static void list_slots(void *ud, Stmt *s, const StmtCtx *ctx)
+{
+	SlotList *l = ud;
+	int n = 0;
+	while (rw_simplify_slot(s, n))
+		n++;
+	if (!n || s->kind == ST_ASSUME)
+		return;
+	VEC_RESERVE(l->a, l->items, l->n, l->cap);
+	SlotRef *r = &l->items[l->n++];
+	memcpy(r->path, ctx->path, sizeof(int) * (size_t)ctx->depth);
+	r->depth = ctx->depth;
+	r->nslots = n;
+}
+
+/* Every decidable subterm of one expression, outermost first, each
+ * once: after a decision the (smaller) expression goes on from the same
+ * position, which now holds what came after the decided subterm. */
+static void decide_slot(Decider *dc, const SlotRef *r, int slot)
+{
+	int tried = 0;
+	for (int idx = 0; tried < DECIDE_PER_SLOT && dc->budget > 0;) {
+		Stmt *at = an_stmt_at(sched_compound_func(dc->k)->body, r->path, r->depth);
+		Expr *e = at ? rw_simplify_slot(at, slot) : NULL;
+		if (!e || !rw_bool_subterm(e, idx))
+			return;
+		tried++;
+		bool done = false;
+		for (int v = 1; v >= 0 && !done && dc->budget > 0; v--) {
+			dc->budget--;
+			done = try_decision(dc, r->path, r->depth, slot, idx, v);
+		}
+		if (done)
+			dc->applied++;
+		else
+			idx++;
+	}
+}
+
+static int decide_all(Compound *k, const char *desc, const SimplifyOptions *o)
+{
+	Arena *a = k->s->arena;
+	SlotList l = {a, 0, 0, NULL};
+	an_walk(a, sched_compound_func(k), list_slots, &l);
+	Decider dc = {k, desc, o, DECIDE_BUDGET, 0};
+	for (int i = 0; i < l.n && dc.budget > 0; i++)
+		for (int slot = 0; slot < l.items[i].nslots; slot++)
+			decide_slot(&dc, &l.items[i], slot);
+	return dc.applied;
+}
+
+int sched_simplify_with(Schedule *s, const char *desc, Span span, DiagList *d,
+			const SimplifyOptions *o)
+{
+	Compound k;
+	sched_compound_begin(s, &k, desc, span, d);
+	int n = sched_simplify_in(&k, desc, o->knowns_expressions, false, NULL, 0);
+	int decided = decide_all(&k, desc, o);
+	if (decided)
+		sched_compound_note(&k, "simplify: %d condition%s decided (proven)", decided,
+				    decided == 1 ? "" : "s");
+	/* what the decisions left foldable, then the clean-ups */
+	n += sched_simplify_in(&k, desc, o->knowns_expressions, true, NULL, 0);
+	if (!n && !decided)
+		sched_compound_note(&k, "simplify: nothing to simplify");
+	k.fail = -1;
 	return sched_compound_end(&k, STEP_COMMITTED, NULL)->status;
 }
