@@ -514,6 +514,7 @@ Obligation *rw_simplify_decide_obligation(RwCtx *c, const StmtCtx *ctx, Expr *ol
 	Expr *arms = whole ? NULL : arms_of(a, old, k);
 	if (arms)
 		goal = ir_bin(a, OP_OR, ir_not(a, arms, nospan()), goal, nospan());
+	/* the folds anywhere in the expression: under no arm */
 	for (int i = 0; !whole && fold && i < fold->n; i++)
 		goal = ir_and(a, goal, ir_bin(a, OP_EQ, fold->from[i], fold->to[i], nospan()));
 	char *p = print_expr_text(a, sub), *q = print_expr_text(a, val);
@@ -524,6 +525,15 @@ Obligation *rw_simplify_decide_obligation(RwCtx *c, const StmtCtx *ctx, Expr *ol
 	o->same_value = true;
 	rw_add_context_hyps(c, o, ctx);
 	an_facts_instantiate(a, fs, goal, o);
+	/* a store that runs writes inside its buffer: otherwise the input
+	 * has UB, and a correct rewrite owes it nothing (semantics.md 1) */
+	const Stmt *st = ctx->stmt;
+	if (st->kind == ST_STORE && !st->u.store.buf->layout && st->u.store.buf->ndim == st->u.store.nidx)
+		for (int d = 0; d < st->u.store.nidx; d++) {
+			Expr *x = st->u.store.idx[d];
+			obligation_add_hyp(a, o, ir_and(a, ir_bin(a, OP_LE, ir_int(a, 0, x->dtype, nospan()), x, nospan()),
+							ir_bin(a, OP_LT, x, st->u.store.buf->shape[d], nospan())));
+		}
 	if (!transitive) {
 		const Var *vs[64];
 		int n = 0;
@@ -546,4 +556,311 @@ Obligation *rw_simplify_decide_obligation(RwCtx *c, const StmtCtx *ctx, Expr *ol
 		o->nhyps = nk;
 	}
 	return o;
+}
+
+/* ---------- and of ors ---------- */
+
+#define CNF_MAX_CLAUSES 16
+#define CNF_MAX_LITS 8
+
+typedef struct Clause {
+	int n;
+	Expr *lit[CNF_MAX_LITS];
+} Clause;
+
+typedef struct Cnf {
+	int n;
+	Clause c[CNF_MAX_CLAUSES];
+} Cnf;
+
+static bool same_clause(const Clause *x, const Clause *y)
+{
+	if (x->n != y->n)
+		return false;
+	for (int i = 0; i < x->n; i++) {
+		bool hit = false;
+		for (int j = 0; j < y->n && !hit; j++)
+			hit = ir_expr_equal(x->lit[i], y->lit[j]);
+		if (!hit)
+			return false;
+	}
+	return true;
+}
+
+static bool cnf_push(Cnf *f, const Clause *c)
+{
+	for (int i = 0; i < f->n; i++)
+		if (same_clause(&f->c[i], c))
+			return true; /* the same clause again */
+	if (f->n == CNF_MAX_CLAUSES)
+		return false;
+	f->c[f->n++] = *c;
+	return true;
+}
+
+/* e as clauses, in the order distribution gives them; false if too big. */
+static bool cnf_of(const Expr *e, Cnf *out)
+{
+	out->n = 0;
+	if (e->kind == EX_BIN && e->u.bin.op == OP_AND) {
+		Cnf x, y;
+		if (!cnf_of(e->u.bin.a, &x) || !cnf_of(e->u.bin.b, &y))
+			return false;
+		*out = x;
+		for (int i = 0; i < y.n; i++)
+			if (!cnf_push(out, &y.c[i]))
+				return false;
+		return true;
+	}
+	if (e->kind == EX_BIN && e->u.bin.op == OP_OR) {
+		Cnf x, y;
+		if (!cnf_of(e->u.bin.a, &x) || !cnf_of(e->u.bin.b, &y))
+			return false;
+		for (int i = 0; i < x.n; i++)
+			for (int j = 0; j < y.n; j++) {
+				Clause c = x.c[i];
+				for (int k = 0; k < y.c[j].n; k++) {
+					bool dup = false;
+					for (int m = 0; m < c.n && !dup; m++)
+						dup = ir_expr_equal(c.lit[m], y.c[j].lit[k]);
+					if (dup)
+						continue;
+					if (c.n == CNF_MAX_LITS)
+						return false;
+					c.lit[c.n++] = y.c[j].lit[k];
+				}
+				if (!cnf_push(out, &c))
+					return false;
+			}
+		return true;
+	}
+	out->n = 1;
+	out->c[0].n = 1;
+	out->c[0].lit[0] = (Expr *)e;
+	return true;
+}
+
+Expr *rw_and_of_ors(Arena *a, Expr *e)
+{
+	if (e->dtype != DT_BOOL || e->kind != EX_BIN || !binop_is_logical(e->u.bin.op))
+		return NULL;
+	Cnf f;
+	if (!cnf_of(e, &f))
+		return NULL;
+	Expr *r = NULL;
+	for (int i = 0; i < f.n; i++) {
+		Expr *c = NULL;
+		for (int k = 0; k < f.c[i].n; k++)
+			c = c ? ir_bin(a, OP_OR, c, f.c[i].lit[k], nospan()) : f.c[i].lit[k];
+		r = r ? ir_bin(a, OP_AND, r, c, nospan()) : c;
+	}
+	return r && !ir_expr_equal(r, e) ? r : NULL;
+}
+
+/* ---------- cells a loop has not written yet ---------- */
+
+typedef struct Unwritten {
+	Arena *a;
+	const Stmt *root; /* the function's body */
+	const StmtCtx *at; /* the statement whose loads are checked */
+	int lo;		   /* depth of the loop L in at->path */
+	int nloads;
+	Expr **loads;
+	Expr *goal;
+	Obligation *o;
+	bool bad; /* a store whose index cannot be stated */
+	/* the walk: the path to the current statement, the loops on it */
+	int path[AN_MAX_DEPTH];
+	int nloops;
+	const Stmt *loops[AN_MAX_DEPTH];
+	int loop_depth[AN_MAX_DEPTH];
+	int nlets;
+	const Var *lets[AN_MAX_DEPTH];
+} Unwritten;
+
+/* x or y, either NULL for none */
+static Expr *or_opt(Arena *a, Expr *x, Expr *y)
+{
+	return !x ? y : !y ? x : ir_or(a, x, y);
+}
+
+static bool mentions_any(const Expr *e, int n, const Var *const *vs)
+{
+	if (e->kind == EX_VAR) {
+		for (int i = 0; i < n; i++)
+			if (vs[i] == e->u.var)
+				return true;
+		return false;
+	}
+	for (int i = 0; i < expr_nchildren(e); i++)
+		if (mentions_any(expr_child(e, i), n, vs))
+			return true;
+	return false;
+}
+
+/* The conjunct for store w at depth `depth` (u->path[0..depth)): none of
+ * its instances before the statement's evaluation writes a checked load's
+ * cell. */
+static void unwritten_store(Unwritten *u, const Stmt *w, int depth)
+{
+	Arena *a = u->a;
+	const StmtCtx *sc = u->at;
+	bool read = false;
+	for (int j = 0; j < u->nloads && !read; j++)
+		read = u->loads[j]->u.load.buf == w->u.store.buf;
+	if (!read)
+		return;
+	/* a fresh variable per loop of w inside L */
+	Var *from[AN_MAX_DEPTH];
+	Expr *to[AN_MAX_DEPTH];
+	int n = u->nloops;
+	for (int i = 0; i < n; i++) {
+		const Var *v = u->loops[i]->u.loop.var;
+		from[i] = (Var *)v;
+		to[i] = ir_varref(a, ir_var(a, arena_printf(a, "%s_before", v->name), v->dtype, nospan()),
+				  nospan());
+		obligation_add_var(a, u->o, to[i]->u.var);
+	}
+	for (int i = 0; i < n; i++) {
+		const Stmt *l = u->loops[i];
+		if (an_expr_has_load(l->u.loop.min) || an_expr_has_load(l->u.loop.extent))
+			continue; /* no range: the property for every value, stronger */
+		obligation_add_hyp(a, u->o, ir_subst_expr(a, an_loop_range(a, l, to[i]), n, from, to));
+	}
+	/* the common prefix of the two paths */
+	int cp = 0;
+	while (cp < depth && cp < sc->depth && u->path[cp] == sc->path[cp])
+		cp++;
+	/* the shared loops: those of w at a depth within the prefix */
+	Expr *equal = NULL, *before = NULL;
+	for (int i = 0; i < n; i++) {
+		if (u->loop_depth[i] >= cp)
+			break;
+		Expr *cur = ir_varref(a, from[i], nospan());
+		Expr *lt = ir_bin(a, OP_LT, to[i], cur, nospan());
+		before = or_opt(a, before, ir_and(a, equal, lt));
+		equal = ir_and(a, equal, ir_bin(a, OP_EQ, to[i], cur, nospan()));
+	}
+	/* the same iterations of the shared loops: w runs first only when the
+	 * paths part in a sequence with w's item first */
+	bool first = cp < depth && cp < sc->depth && u->path[cp] < sc->path[cp];
+	if (first) {
+		Stmt *common = an_stmt_at(u->root, u->path, cp);
+		first = common && common->kind == ST_SEQ;
+	}
+	if (first)
+		before = or_opt(a, before, equal ? equal : ir_bool(a, true));
+	if (!before)
+		return; /* no instance of w runs before */
+	/* an index that reads a buffer or names a let of the loop means
+	 * another cell at each instance: not stated */
+	for (int i = 0; i < w->u.store.nidx; i++)
+		if (an_expr_has_load(w->u.store.idx[i]) || mentions_any(w->u.store.idx[i], u->nlets, u->lets)) {
+			u->bad = true;
+			return;
+		}
+	for (int j = 0; j < u->nloads; j++) {
+		const Expr *r = u->loads[j];
+		if (r->u.load.buf != w->u.store.buf || r->u.load.nidx != w->u.store.nidx)
+			continue;
+		Expr *differ = NULL;
+		for (int i = 0; i < w->u.store.nidx; i++)
+			differ = or_opt(a, differ, ir_bin(a, OP_NE, ir_subst_expr(a, w->u.store.idx[i], n, from, to),
+							 r->u.load.idx[i], nospan()));
+		u->goal = ir_and(a, u->goal, or_opt(a, ir_not(a, before, nospan()), differ));
+	}
+}
+
+static void unwritten_walk(Unwritten *u, const Stmt *s, int depth)
+{
+	if (u->bad)
+		return;
+	switch (s->kind) {
+	case ST_STORE:
+		unwritten_store(u, s, depth);
+		return;
+	case ST_FOR:
+		u->loops[u->nloops] = s;
+		u->loop_depth[u->nloops++] = depth;
+		break;
+	case ST_LET:
+		u->lets[u->nlets++] = s->u.let.var;
+		break;
+	case ST_BLOCK: case ST_ALLOC:
+		/* block iter vars are lets in the body; an allocation inside L
+		 * is a buffer no load outside names */
+		break;
+	case ST_SEQ: case ST_IF: case ST_ASSUME: case ST_EVAL: case ST_PASS: case ST_COUNT:
+		break;
+	}
+	if (depth >= AN_MAX_DEPTH - 1) {
+		u->bad = true;
+		return;
+	}
+	for (int i = 0; i < stmt_nchildren(s); i++) {
+		u->path[depth] = i;
+		unwritten_walk(u, stmt_child(s, i), depth + 1);
+	}
+	if (s->kind == ST_FOR)
+		u->nloops--;
+	if (s->kind == ST_LET)
+		u->nlets--;
+}
+
+static bool collect_loads(const Expr *e, Arena *a, Expr ***out, int *n, int *cap)
+{
+	if (e->kind == EX_LOAD) {
+		for (int i = 0; i < e->u.load.nidx; i++)
+			if (an_expr_has_load(e->u.load.idx[i]))
+				return false; /* an index read in a state we do not track */
+		VEC_RESERVE(a, *out, *n, *cap);
+		(*out)[(*n)++] = (Expr *)e;
+		return true;
+	}
+	for (int i = 0; i < expr_nchildren(e); i++)
+		if (!collect_loads(expr_child(e, i), a, out, n, cap))
+			return false;
+	return true;
+}
+
+int rw_loop_depth(const Stmt *root, const StmtCtx *ctx, const Stmt *loop)
+{
+	for (int d = 0; d < ctx->depth; d++)
+		if (an_stmt_at(root, ctx->path, d) == loop)
+			return d;
+	return -1;
+}
+
+Obligation *rw_simplify_unwritten_obligation(RwCtx *c, const StmtCtx *ctx, const Obligation *uses)
+{
+	Arena *a = c->arena;
+	const Stmt *root = c->func->body, *L = ctx->nloops ? ctx->loops[0] : NULL;
+	int lo = L ? rw_loop_depth(root, ctx, L) : -1;
+	if (lo < 0)
+		return NULL;
+	Unwritten u;
+	memset(&u, 0, sizeof u);
+	u.a = a;
+	u.root = root;
+	u.at = ctx;
+	u.lo = lo;
+	int cap = 0;
+	if (!collect_loads(uses->goal, a, &u.loads, &u.nloads, &cap))
+		return NULL;
+	for (int i = 0; i < uses->nhyps; i++)
+		if (!collect_loads(uses->hyps[i], a, &u.loads, &u.nloads, &cap))
+			return NULL;
+	u.o = obligation_new(a, "simplify.unwritten",
+			     arena_printf(a, "line %d: no earlier instance of a store in the loop at line %d writes a cell the decision reads",
+					  ctx->stmt->span.line, L->span.line),
+			     0, NULL, 0, NULL, ir_bool(a, true), ctx->stmt->span);
+	u.o->rewrite = c->desc;
+	rw_add_context_hyps(c, u.o, ctx);
+	memcpy(u.path, ctx->path, sizeof(int) * (size_t)lo);
+	unwritten_walk(&u, L, lo);
+	if (u.bad)
+		return NULL;
+	if (u.goal)
+		u.o->goal = u.goal;
+	return u.o;
 }

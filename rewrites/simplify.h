@@ -82,4 +82,26 @@ Obligation *rw_simplify_decide_obligation(RwCtx *c, const StmtCtx *ctx, Expr *ol
 					  int k, int choice, const ArithLog *fold, bool whole,
 					  bool transitive, const struct FactSet *fs);
 
+/* A boolean and/or as an and of ors (TVM's convert_boolean_to_and_of_ors):
+ * or distributed over and, clauses in the order that gives, a clause
+ * already there (as a set) dropped; NULL when e is no and/or, the form is
+ * too big, or nothing changes. The caller proves e == result. */
+Expr *rw_and_of_ors(Arena *a, Expr *e);
+
+/* The depth of `loop` on ctx's path (-1: not around it). */
+int rw_loop_depth(const Stmt *root, const StmtCtx *ctx, const Stmt *loop);
+
+/* simplify.unwritten: facts that hold when the outermost loop around the
+ * statement at ctx starts still hold at the statement for the cells the
+ * obligation `uses` reads, if no instance of a store inside that loop
+ * that runs before the statement is evaluated writes one of them: every
+ * instance in earlier iterations of the loops shared with the statement,
+ * and in the same iterations the stores earlier in a sequence (the
+ * statement's own writes come after its expressions are evaluated; the
+ * other arm of an if does not run). Store instances are quantified over
+ * fresh copies of their loop variables within the loops' ranges. NULL
+ * when it cannot be stated: a load whose index reads a buffer, a store
+ * whose index names a let or block variable of the loop. */
+Obligation *rw_simplify_unwritten_obligation(RwCtx *c, const StmtCtx *ctx, const Obligation *uses);
+
 #endif
