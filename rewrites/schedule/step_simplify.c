@@ -108,16 +108,6 @@ int sched_simplify_in(Compound *k, const char *desc, bool use_facts, bool cleanu
 	return pc.applied + pc.kept + pc.cleaned;
 }
 
-int sched_simplify(Schedule *s, const char *desc, Span span, DiagList *d, bool use_facts,
-		   bool cleanups)
-{
-	Compound k;
-	sched_compound_begin(s, &k, desc, span, d);
-	if (!sched_simplify_in(&k, desc, use_facts, cleanups, NULL, 0))
-		sched_compound_note(&k, "simplify: nothing to simplify");
-	return sched_compound_end(&k, STEP_COMMITTED, NULL)->status;
-}
-
 /* ---------- decisions ---------- */
 
 /* Proposed decisions per call at most: each is one small query, but a

@@ -53,10 +53,6 @@ typedef struct SimplifyOptions {
 int sched_simplify_with(Schedule *s, const char *desc, Span span, DiagList *d,
 			const SimplifyOptions *o);
 
-/* `sch.simplify` (step_simplify.c). use_facts: replace loads by the
- * values usable facts give. cleanups: the structural clean-ups. */
-int sched_simplify(Schedule *s, const char *desc, Span span, DiagList *d, bool use_facts,
-		   bool cleanups);
 /* The same inside another compound call (sequential_buffer_access tidies
  * the indices it changed; only statements under the path prefix);
  * unproven replacements are skipped. Returns how many candidates and
