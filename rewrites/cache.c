@@ -11,6 +11,7 @@
 #include "kernel/analysis/arith.h"
 #include "kernel/analysis/facts.h"
 #include "kernel/analysis/index_map.h"
+#include "kernel/analysis/region.h"
 #include "rewrites/layout.h"
 #include "rewrites/merge.h"
 
@@ -247,6 +248,94 @@ static void bounds_box(Arena *a, const Func *f, const StmtCtx *sc, const Stmt *t
 	}
 }
 
+/* The region the block itself uses (TVM's choice): the box of its
+ * accesses with its own loops and lets relaxed and the loops, lets and
+ * conditions around it fixed (rg_access_box), so a block inside a tile
+ * loop stages that tile (A[i * 16 : i * 16 + 16]), not the box of every
+ * iteration. A dimension takes it when its extent is a positive constant
+ * and its numeric bounds lie in a constant shape; the others keep the
+ * interval proposal (`box`). Untrusted like it: cache.covers proves the
+ * accesses inside, cache.in_bounds the copies inside the buffer.
+ * Returns whether any dimension changed (symbolic[k]: dimension k did). */
+static bool consumer_box(Arena *a, const StmtCtx *sc, const Stmt *target, const Buffer *buf,
+			 bool write, Box *box, bool *symbolic)
+{
+	RgEnv env;
+	rg_env_init(&env, a);
+	for (int k = 0; k < sc->nloops; k++) {
+		const Stmt *l = sc->loops[k];
+		rg_push_loop(&env, l->u.loop.var, l->u.loop.min, l->u.loop.extent, false);
+	}
+	for (int k = 0; k < sc->nlets; k++)
+		rg_push_let(&env, sc->lets[k]->u.let.var, sc->lets[k]->u.let.value, false);
+	for (int k = 0; k < sc->nconds; k++)
+		rg_push_guard(&env, sc->conds[k], false);
+	RgBox rb, wb;
+	rg_access_box(&env, target, buf, false, &rb);
+	if (write) {
+		rg_access_box(&env, target, buf, true, &wb);
+		if (rb.naccesses == 0) {
+			rb = wb;
+		} else if (wb.naccesses > 0) {
+			for (int k = 0; k < buf->ndim; k++) {
+				bool both = rb.lo[k] && rb.hi[k] && wb.lo[k] && wb.hi[k];
+				rb.lo[k] = both ? rg_min(&env, rb.lo[k], wb.lo[k]) : NULL;
+				rb.hi[k] = both ? rg_max(&env, rb.hi[k], wb.hi[k]) : NULL;
+			}
+		}
+	}
+	if (rb.naccesses == 0)
+		return false;
+	bool changed = false;
+	for (int k = 0; k < buf->ndim; k++) {
+		symbolic[k] = false;
+		if (!rb.lo[k] || !rb.hi[k])
+			continue;
+		int64_t ext, shape, lo_lo, lo_hi, hi_lo, hi_hi;
+		Expr *e = rg_simplify(&env, ir_add(a, ir_sub(a, rb.hi[k], rb.lo[k]),
+						   ir_int(a, 1, rb.lo[k]->dtype, nospan())));
+		if (!an_const_int(e, &ext) || ext <= 0 || !an_const_int(buf->shape[k], &shape) ||
+		    !rg_num_bounds(&env, rb.lo[k], &lo_lo, &lo_hi) ||
+		    !rg_num_bounds(&env, rb.hi[k], &hi_lo, &hi_hi) || lo_lo < 0 || hi_hi >= shape)
+			continue;
+		int64_t old_ext;
+		bool old_const = an_const_int(box->extent[k], &old_ext);
+		if (old_const && old_ext <= ext)
+			continue; /* no tighter */
+		DType t = buf->shape[k]->dtype == DT_INT64 ? DT_INT64 : DT_INT32;
+		Expr *lo = rb.lo[k];
+		if (lo->dtype != t)
+			lo = ir_cast(a, t, lo, nospan());
+		box->lo[k] = lo;
+		box->extent[k] = ir_int(a, ext, t, nospan());
+		symbolic[k] = !an_const_int(lo, &lo_lo);
+		changed = true;
+	}
+	return changed;
+}
+
+/* cache.in_bounds, for each dimension whose staged range moves with the
+ * loops around the block: lo >= 0 and lo + extent <= shape there (the
+ * copies then stay in the buffer). */
+static void in_bounds_obligations(RwCtx *c, const StmtCtx *sc, const Buffer *buf, const Box *box,
+				  const bool *symbolic)
+{
+	Arena *a = c->arena;
+	for (int k = 0; k < box->n; k++) {
+		if (!symbolic[k])
+			continue;
+		Expr *zero = ir_int(a, 0, box->lo[k]->dtype, nospan());
+		Expr *goal = ir_and(a, ir_bin(a, OP_LE, zero, box->lo[k], nospan()),
+				    ir_bin(a, OP_LE, ir_add(a, box->lo[k], box->extent[k]), buf->shape[k],
+					   nospan()));
+		Obligation *o = rw_obligation_at(
+			c, &c->obs, sc, "cache.in_bounds",
+			arena_printf(a, "the staged range of %s in dimension %d lies in its shape", buf->name, k),
+			goal);
+		obligation_add_related(a, o, buf->span);
+	}
+}
+
 /* ---------- cache_write without copy-in ---------- */
 
 /* When the block never reads the buffer and its one store to it is
@@ -478,6 +567,32 @@ static void readable_obligation(RwCtx *c, const StmtCtx *sc, Buffer *buf, const 
 	obligation_add_related(a, o, buf->span);
 }
 
+/* cache.written (cache_write without copy-in, by facts): every cell the
+ * copy-out moves back is written by the block first,
+ *     forall t in box: some instance of a store of the block writes t
+ * (an_store_facts: its guard held and its index is t). */
+static void written_obligation(RwCtx *c, const StmtCtx *sc, Buffer *buf, const Box *box, Var **vs,
+			       const FactSet *own, const char *where)
+{
+	Arena *a = c->arena;
+	Var **tv = arena_alloc(a, sizeof(Var *) * (size_t)(box->n + 1));
+	Expr **t = arena_alloc(a, sizeof(Expr *) * (size_t)(box->n + 1));
+	for (int k = 0; k < box->n; k++) {
+		tv[k] = an_fresh_var(a, vs[k], "");
+		t[k] = ir_varref(a, tv[k], nospan());
+	}
+	Expr *goal = an_written(a, own, buf, box->n, t);
+	Obligation *o = rw_obligation_at(
+		c, &c->obs, sc, "cache.written",
+		arena_printf(a, "%s writes every cell of %s that the copy-out moves (no copy-in)", where,
+			     buf->name),
+		goal);
+	for (int k = 0; k < box->n; k++)
+		obligation_add_var(a, o, tv[k]);
+	obligation_add_hyp(a, o, in_box(a, box, box->n, t));
+	obligation_add_related(a, o, buf->span);
+}
+
 /* The copies run for every iteration of the loops around the block and
  * touch the whole region, which the original iteration may not have: a
  * parallel or vectorized loop around it is checked again (parallel.md). */
@@ -644,10 +759,29 @@ static RwStatus cache_main(RwCtx *c, const CacheArgs *args)
 		copy_in = false;
 	else
 		bounds_box(a, f, &site.sc, site.target, buf, &box);
+	bool symbolic[AN_MAX_DEPTH + 1] = {false};
+	if (copy_in && buf->ndim <= AN_MAX_DEPTH &&
+	    consumer_box(a, &site.sc, site.target, buf, args->write, &box, symbolic))
+		in_bounds_obligations(c, &site.sc, buf, &box, symbolic);
+	/* cache_write of an internal buffer the block writes but never
+	 * reads, where the witness shape does not apply (a T.where, an
+	 * index i * 8 + j): no copy-in when the block's own stores write
+	 * every staged cell (cache.written), as TVM assumes */
+	FactSet own;
+	memset(&own, 0, sizeof own);
+	bool by_facts = false;
+	if (copy_in && args->write && !is_param && !an_stmt_reads(site.target, buf)) {
+		an_store_facts(a, site.target, &own);
+		for (int i = 0; i < own.n && !by_facts; i++)
+			by_facts = own.items[i]->buf == buf;
+		copy_in = !by_facts;
+	}
 	Var **vs = copy_vars(a, f, &box, NULL);
 	cover_obligations(c, &site.sc, site.target, buf, &box, name);
 	if (copy_in)
 		readable_obligation(c, &site.sc, buf, &box, vs);
+	else if (by_facts)
+		written_obligation(c, &site.sc, buf, &box, vs, &own, where);
 	/* cache_write: no read of the destination between use and copy-out.
 	 * Every access of the target is redirected and the copy-out follows
 	 * it directly, so nothing reads buf in between. */
@@ -682,7 +816,7 @@ static RwStatus cache_main(RwCtx *c, const CacheArgs *args)
 	c->out = an_with_body(a, f, body);
 	if (!site.whole)
 		race_rechecks(c, &site.sc, c->out);
-	if (args->write && !copy_in)
+	if (args->write && !copy_in && !by_facts)
 		c->note = arena_printf(a, "no copy-in: %s writes every cell of the staged region of %s and reads none",
 				       where, buf->name);
 	return RW_OK;
