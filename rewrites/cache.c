@@ -691,18 +691,113 @@ static Stmt *place_staged(Arena *a, Stmt *root, const StmtCtx *sc, Stmt *staged)
 	return an_replace_at(a, root, sc->path, d - 1, seq_of(a, k + 1, items, parent->span));
 }
 
-static RwStatus cache_main(RwCtx *c, const CacheArgs *args);
+/* What a stage made, for the consumers that read the cache after it. */
+typedef struct Staged {
+	Buffer *buf, *cache;
+	Box box;
+	int nstage; /* items of the allocation's body that the stage made */
+} Staged;
+
+static RwStatus cache_main(RwCtx *c, const CacheArgs *args, Staged *out);
+
+static bool writes_either(const Stmt *s, const Buffer *x, const Buffer *y)
+{
+	return rw_stmt_accesses(s, x, true) || rw_stmt_accesses(s, y, true);
+}
+
+/* consumer_blocks: block `name` of c->out, after the stage in the body
+ * of the cache's allocation, reads the cache instead of the buffer.
+ * Right after the stage (cache_read: after the staged block; cache_write:
+ * after the copy-out) the cache holds the buffer's values on the box;
+ * nothing from there to the block and nothing in its item writes either
+ * (checked here), so each read of the block sees the same value in both
+ * wherever it lies in the box (cache.covers, proven at the block). */
+static RwStatus serve_consumer(RwCtx *c, const Staged *st, const char *what, const char *name)
+{
+	Arena *a = c->arena;
+	const Func *out = c->out;
+	Stmt *blk = rw_find_block(out, name);
+	StmtCtx sc;
+	if (!blk || !an_find_stmt(a, out, blk, &sc))
+		return rw_fail(c, RW_BAD_INPUT, c->call_span, "%s: consumer_blocks: no block '%s'", what, name);
+	int d_alloc = -1;
+	for (int d = 0; d < sc.depth; d++) {
+		const Stmt *s = an_stmt_at(out->body, sc.path, d);
+		if (s->kind == ST_ALLOC && s->u.alloc.buf == st->cache)
+			d_alloc = d;
+	}
+	const Stmt *alloc = d_alloc >= 0 ? an_stmt_at(out->body, sc.path, d_alloc) : NULL;
+	const Stmt *body = alloc ? alloc->u.alloc.body : NULL;
+	if (!body || body->kind != ST_SEQ || d_alloc + 1 >= sc.depth ||
+	    sc.path[d_alloc + 1] < st->nstage)
+		return rw_fail(c, RW_UNSUPPORTED, c->call_span,
+			       "%s: consumer_blocks: block '%s' does not follow the stage in the same sequence",
+			       what, name);
+	for (int i = 0; i < sc.nloops; i++)
+		if (sc.loops[i]->u.loop.kind == FOR_PARALLEL || sc.loops[i]->u.loop.kind == FOR_VECTORIZED)
+			return rw_fail(c, RW_UNSUPPORTED, c->call_span,
+				       "%s: consumer_blocks: block '%s' is inside a parallel or vectorized loop", what,
+				       name);
+	int j = sc.path[d_alloc + 1];
+	for (int i = st->nstage; i <= j; i++)
+		if (writes_either(body->u.seq.items[i], st->buf, st->cache))
+			return rw_fail(c, RW_UNSUPPORTED, c->call_span,
+				       i == j ? "%s: consumer_blocks: block '%s' (or its loops) writes %s"
+					      : "%s: consumer_blocks: a statement before block '%s' writes %s or its cache",
+				       what, name, st->buf->name);
+	if (!rw_stmt_accesses(blk, st->buf, false))
+		return rw_fail(c, RW_BAD_INPUT, c->call_span, "%s: consumer_blocks: block '%s' does not read %s",
+			       what, name, st->buf->name);
+	cover_obligations(c, &sc, blk, st->buf, &st->box, st->cache->name);
+	Stmt *nb = ir_replace_buffer(a, blk, st->buf, st->cache);
+	c->out = an_with_body(a, out, an_replace_at(a, out->body, sc.path, sc.depth, nb));
+	return RW_OK;
+}
 
 RwStatus rw_cache(RwCtx *c, const CacheArgs *args)
 {
+	CacheArgs own = *args;
+	int first = 0;
+	if (args->nconsumers > 0 && !args->write) {
+		/* the stage serves the first consumer; `block` named the buffer */
+		own.block = args->consumers[0];
+		first = 1;
+	}
 	NestWrap w;
-	rw_nest_wrap(c, args->block, &w);
-	RwStatus st = cache_main(c, args);
+	rw_nest_wrap(c, own.block, &w);
+	Staged st;
+	memset(&st, 0, sizeof st);
+	RwStatus r = cache_main(c, &own, &st);
 	rw_nest_unwrap(c, &w);
-	return st;
+	const char *what = args->write ? "cache_write" : "cache_read";
+	for (int i = first; i < args->nconsumers && r == RW_OK; i++) {
+		if (args->write && strcmp(args->consumers[i], args->block) == 0)
+			continue;
+		r = serve_consumer(c, &st, what, args->consumers[i]);
+	}
+	return r;
 }
 
-static RwStatus cache_main(RwCtx *c, const CacheArgs *args)
+/* Whether every cell of internal buffer buf is uninitialised whenever
+ * the site starts: every store to buf in f is inside the site, and buf is
+ * allocated inside every loop around the site (each iteration starts
+ * with a fresh allocation, so no earlier iteration's write is seen). */
+static bool uninitialised_at_entry(const Func *f, const Site *site, const Buffer *buf)
+{
+	if (count_stores(f->body, buf) != count_stores(site->target, buf) || site->whole)
+		return false;
+	int last_loop = -1, alloc = -1;
+	for (int d = 0; d < site->sc.depth; d++) {
+		const Stmt *s = an_stmt_at(f->body, site->sc.path, d);
+		if (s->kind == ST_FOR)
+			last_loop = d;
+		if (s->kind == ST_ALLOC && s->u.alloc.buf == buf)
+			alloc = d;
+	}
+	return alloc >= 0 && alloc > last_loop;
+}
+
+static RwStatus cache_main(RwCtx *c, const CacheArgs *args, Staged *so)
 {
 	Arena *a = c->arena;
 	const Func *f = c->func;
@@ -763,14 +858,18 @@ static RwStatus cache_main(RwCtx *c, const CacheArgs *args)
 	if (copy_in && buf->ndim <= AN_MAX_DEPTH &&
 	    consumer_box(a, &site.sc, site.target, buf, args->write, &box, symbolic))
 		in_bounds_obligations(c, &site.sc, buf, &box, symbolic);
-	/* cache_write of an internal buffer the block writes but never
-	 * reads, where the witness shape does not apply (a T.where, an
-	 * index i * 8 + j): no copy-in when the block's own stores write
-	 * every staged cell (cache.written), as TVM assumes */
+	/* cache_write of an internal buffer where the witness shape does not
+	 * apply (a T.where, an index i * 8 + j, a read after the write): no
+	 * copy-in when the block's own stores write every staged cell
+	 * (cache.written), as TVM assumes, and the block either never reads
+	 * the buffer or finds it wholly uninitialised each time it starts:
+	 * then each read of a run without undefined behaviour reads a cell
+	 * the block wrote before, which the cache holds too */
 	FactSet own;
 	memset(&own, 0, sizeof own);
 	bool by_facts = false;
-	if (copy_in && args->write && !is_param && !an_stmt_reads(site.target, buf)) {
+	if (copy_in && args->write && !is_param &&
+	    (!an_stmt_reads(site.target, buf) || uninitialised_at_entry(f, &site, buf))) {
 		an_store_facts(a, site.target, &own);
 		for (int i = 0; i < own.n && !by_facts; i++)
 			by_facts = own.items[i]->buf == buf;
@@ -801,6 +900,10 @@ static RwStatus cache_main(RwCtx *c, const CacheArgs *args)
 		const char *blk = unique_block_name(a, f, arena_printf(a, "%s_out", name));
 		items[n++] = copy_stage(a, blk, &box, out_vars, buf, cache, c->call_span);
 	}
+	so->buf = buf;
+	so->cache = cache;
+	so->box = box;
+	so->nstage = n;
 	Stmt *staged = ir_alloc(a, cache, seq_of(a, n, items, c->call_span), c->call_span);
 	Stmt *body;
 	if (!site.whole) {

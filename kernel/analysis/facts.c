@@ -344,8 +344,8 @@ static bool affine_inverse(Walk *w, int nidx, Expr **idx, AffineInv *out)
 		if (m == 1) {
 			const Stmt *l = ll[q[0]];
 			int64_t ext;
-			ok = free_of_item_loops(w, l->u.loop.min) && free_of_item_loops(w, l->u.loop.extent) &&
-			     (llabs(coef[q[0]]) == 1 ||
+			ok = llabs(coef[q[0]]) == 1 ||
+			     (free_of_item_loops(w, l->u.loop.extent) &&
 			      (an_const_int(l->u.loop.extent, &ext) && ext >= 0 &&
 			       (ext == 0 || llabs(coef[q[0]]) < RADIX_SPAN_LIMIT / (ext ? ext : 1))));
 		} else {
@@ -363,9 +363,19 @@ static bool affine_inverse(Walk *w, int nidx, Expr **idx, AffineInv *out)
 		}
 		if (!ok)
 			continue;
-		/* r = cell - rest - sum c_q * min_q, peeled from the top */
 		DType t = idx[k]->dtype;
 		Expr *r = ir_sub(a, ir_varref(a, out->cell[k], nospan()), rest);
+		if (m == 1) {
+			/* v = (cell - rest) // c: no range needed */
+			int v = q[0];
+			if (!done[v]) {
+				out->inv[v] = an_fold(a, coef[v] == 1 ? r
+							: ir_bin(a, OP_FLOORDIV, r, ir_int(a, coef[v], t, nospan()), nospan()));
+				done[v] = true;
+			}
+			continue;
+		}
+		/* r = cell - rest - sum c_q * min_q, peeled from the top */
 		for (int i = 0; i < m; i++)
 			r = ir_sub(a, r, ir_mul(a, ir_int(a, coef[q[i]], t, nospan()), ll[q[i]]->u.loop.min));
 		for (int i = m - 1; i >= 0; i--) {
@@ -381,15 +391,31 @@ static bool affine_inverse(Walk *w, int nidx, Expr **idx, AffineInv *out)
 		}
 	}
 	out->injective = true;
-	for (int v = 0; v < nl; v++)
-		if (!done[v]) {
-			out->injective = false;
-			/* not determined: its loop minimum, if that names no
-			 * other variable of the item */
-			if (!free_of_item_loops(w, ll[v]->u.loop.min))
-				return false;
-			out->inv[v] = ll[v]->u.loop.min;
+	for (int v = 0; v < nl; v++) {
+		if (done[v])
+			continue;
+		out->injective = false;
+		/* not determined by an index: from a determined loop whose
+		 * range starts at c * v + d (a tile copy: for ax in
+		 * range(io * 16, io * 16 + 16)), v = (ax - d) // c; else its
+		 * own loop minimum, if that names no other loop of the item */
+		for (int u = 0; u < nl && !out->inv[v]; u++) {
+			int64_t cv;
+			Expr *d;
+			if (u == v || !done[u] || !dtype_is_int(ll[u]->u.loop.min->dtype) ||
+			    !rg_linear(&env, ll[u]->u.loop.min, 1, &lv[v], &cv, &d) || cv <= 0 ||
+			    !free_of_item_loops(w, d))
+				continue;
+			DType t = ll[u]->u.loop.min->dtype;
+			out->inv[v] = an_fold(a, ir_bin(a, OP_FLOORDIV, ir_sub(a, out->inv[u], d),
+							ir_int(a, cv, t, nospan()), nospan()));
 		}
+		if (out->inv[v])
+			continue;
+		if (!free_of_item_loops(w, ll[v]->u.loop.min))
+			return false;
+		out->inv[v] = ll[v]->u.loop.min;
+	}
 	return true;
 }
 
