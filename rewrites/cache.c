@@ -306,9 +306,14 @@ static bool consumer_box(Arena *a, const StmtCtx *sc, const Stmt *target, const 
 		Expr *lo = rb.lo[k];
 		if (lo->dtype != t)
 			lo = ir_cast(a, t, lo, nospan());
+		int64_t clo;
+		bool is_const = an_const_int(lo, &clo);
+		/* a constant range is checked here; a moving one is proven */
+		if (is_const && (clo < 0 || clo + ext > shape))
+			continue;
 		box->lo[k] = lo;
 		box->extent[k] = ir_int(a, ext, t, nospan());
-		symbolic[k] = !an_const_int(lo, &lo_lo);
+		symbolic[k] = !is_const;
 		changed = true;
 	}
 	return changed;
@@ -696,6 +701,7 @@ typedef struct Staged {
 	Buffer *buf, *cache;
 	Box box;
 	int nstage; /* items of the allocation's body that the stage made */
+	const char *out_block; /* cache_write: the copy-out block */
 } Staged;
 
 static RwStatus cache_main(RwCtx *c, const CacheArgs *args, Staged *out);
@@ -703,6 +709,101 @@ static RwStatus cache_main(RwCtx *c, const CacheArgs *args, Staged *out);
 static bool writes_either(const Stmt *s, const Buffer *x, const Buffer *y)
 {
 	return rw_stmt_accesses(s, x, true) || rw_stmt_accesses(s, y, true);
+}
+
+static bool is_alloc_of(const Stmt *s, void *buf)
+{
+	return s->kind == ST_ALLOC && s->u.alloc.buf == buf;
+}
+
+/* s with the allocation at path (depth steps) replaced by its body,
+ * spliced into the sequence around it (one flat sequence). */
+static Stmt *unwrap_alloc(Arena *a, Stmt *root, const StmtCtx *sc)
+{
+	Stmt *al = an_stmt_at(root, sc->path, sc->depth);
+	Stmt *body = al->u.alloc.body;
+	int d = sc->depth;
+	Stmt *parent = d > 0 ? an_stmt_at(root, sc->path, d - 1) : NULL;
+	if (!parent || parent->kind != ST_SEQ || body->kind != ST_SEQ)
+		return an_replace_at(a, root, sc->path, d, body);
+	int n = parent->u.seq.n, k = sc->path[d - 1], nb = body->u.seq.n;
+	Stmt **items = arena_alloc(a, sizeof(Stmt *) * (size_t)(n + nb));
+	memcpy(items, parent->u.seq.items, sizeof(Stmt *) * (size_t)k);
+	memcpy(items + k, body->u.seq.items, sizeof(Stmt *) * (size_t)nb);
+	memcpy(items + k + nb, parent->u.seq.items + k + 1, sizeof(Stmt *) * (size_t)(n - k - 1));
+	return an_replace_at(a, root, sc->path, d - 1, ir_seq(a, n - 1 + nb, items, parent->span));
+}
+
+/* cache_write, consumer_blocks: block `name` runs outside the loops that
+ * hold the stage (TVM keeps its cache for the whole function). The
+ * cache's allocation moves to the function (a longer lifetime only
+ * initialises more cells: every proof made for the stage still holds).
+ * When every store to the buffer in the function is the stage's
+ * copy-out, each cell the cache holds equals the buffer's after every
+ * stage instance (the copy-out copies the whole box, which holds every
+ * cell the block writes: cache.covers), and nothing else changes either.
+ * So a read of the cache equals the buffer's wherever the cell is
+ * initialised in the cache: cache.consumer_readable, proven from the
+ * stage's store facts at the block. */
+static RwStatus serve_later_consumer(RwCtx *c, const Staged *st, const char *what, const char *name)
+{
+	Arena *a = c->arena;
+	Func *out = c->out;
+	if (!st->out_block)
+		return rw_fail(c, RW_UNSUPPORTED, c->call_span,
+			       "%s: consumer_blocks: block '%s' is outside the loops that hold the stage (only cache_write serves such a block)",
+			       what, name);
+	const Stmt *copy = rw_find_block(out, st->out_block);
+	if (!copy || count_stores(out->body, st->buf) != count_stores(copy, st->buf))
+		return rw_fail(c, RW_UNSUPPORTED, c->call_span,
+			       "%s: consumer_blocks: block '%s' is outside the loops that hold the stage, and %s is written outside the stage",
+			       what, name, st->buf->name);
+	const Stmt *al = stmt_find(out->body, is_alloc_of, st->cache);
+	StmtCtx asc;
+	if (!al || !an_find_stmt(a, out, al, &asc))
+		return rw_fail(c, RW_UNSUPPORTED, c->call_span, "%s: consumer_blocks: the cache's allocation is not found",
+			       what);
+	Stmt *body = ir_alloc(a, st->cache, unwrap_alloc(a, out->body, &asc), c->call_span);
+	out = an_with_body(a, out, body);
+	Stmt *blk = rw_find_block(out, name);
+	StmtCtx sc;
+	if (!blk || !an_find_stmt(a, out, blk, &sc))
+		return rw_fail(c, RW_BAD_INPUT, c->call_span, "%s: consumer_blocks: no block '%s'", what, name);
+	for (int i = 0; i < sc.nloops; i++)
+		if (sc.loops[i]->u.loop.kind == FOR_PARALLEL || sc.loops[i]->u.loop.kind == FOR_VECTORIZED)
+			return rw_fail(c, RW_UNSUPPORTED, c->call_span,
+				       "%s: consumer_blocks: block '%s' is inside a parallel or vectorized loop", what,
+				       name);
+	if (rw_stmt_accesses(blk, st->buf, true) || !rw_stmt_accesses(blk, st->buf, false))
+		return rw_fail(c, RW_UNSUPPORTED, c->call_span,
+			       "%s: consumer_blocks: block '%s' must read %s and not write it", what, name,
+			       st->buf->name);
+	FactSet fs;
+	an_facts_at(a, out, &sc, false, NULL, &fs);
+	AccessList acc;
+	memset(&acc, 0, sizeof acc);
+	an_collect_accesses(a, blk, 0, NULL, NULL, 0, NULL, &acc);
+	for (int i = 0; i < acc.n; i++) {
+		const Access *x = &acc.items[i];
+		if (x->buf != st->buf)
+			continue;
+		Expr *happens = ir_and(a, x->guard, imap_in_box(a, x->nidx, x->idx, st->buf->shape));
+		Expr *goal = ir_or(a, ir_not(a, happens, nospan()),
+				   an_readable(a, out, &fs, st->cache, x->nidx, x->idx));
+		Obligation *o = rw_obligation_at(
+			c, &c->obs, &sc, "cache.consumer_readable",
+			arena_printf(a, "the read of %s at %d:%d by block '%s' finds its cell written in %s", st->buf->name,
+				     x->span.line, x->span.col, name, st->cache->name),
+			goal);
+		for (int v = 0; v < acc.nvars; v++)
+			obligation_add_var(a, o, acc.vars[v]);
+		for (int h = 0; h < acc.nhyps; h++)
+			obligation_add_hyp(a, o, acc.hyps[h]);
+		obligation_add_related(a, o, x->span);
+	}
+	Stmt *nb = ir_replace_buffer(a, blk, st->buf, st->cache);
+	c->out = an_with_body(a, out, an_replace_at(a, out->body, sc.path, sc.depth, nb));
+	return RW_OK;
 }
 
 /* consumer_blocks: block `name` of c->out, after the stage in the body
@@ -726,6 +827,8 @@ static RwStatus serve_consumer(RwCtx *c, const Staged *st, const char *what, con
 		if (s->kind == ST_ALLOC && s->u.alloc.buf == st->cache)
 			d_alloc = d;
 	}
+	if (d_alloc < 0)
+		return serve_later_consumer(c, st, what, name);
 	const Stmt *alloc = d_alloc >= 0 ? an_stmt_at(out->body, sc.path, d_alloc) : NULL;
 	const Stmt *body = alloc ? alloc->u.alloc.body : NULL;
 	if (!body || body->kind != ST_SEQ || d_alloc + 1 >= sc.depth ||
@@ -899,6 +1002,7 @@ static RwStatus cache_main(RwCtx *c, const CacheArgs *args, Staged *so)
 		Var **out_vars = copy_in ? copy_vars(a, f, &box, vs) : vs;
 		const char *blk = unique_block_name(a, f, arena_printf(a, "%s_out", name));
 		items[n++] = copy_stage(a, blk, &box, out_vars, buf, cache, c->call_span);
+		so->out_block = blk;
 	}
 	so->buf = buf;
 	so->cache = cache;

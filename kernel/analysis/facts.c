@@ -1016,8 +1016,9 @@ static Expr **solve(Arena *a, const Fact *f, int nidx, Expr **fidx, Expr **at)
 		return arena_alloc(a, sizeof(Expr *));
 	if (f->inv) {
 		/* the inverse is of the fact's own cell */
-		if (fidx != f->idx)
-			return NULL;
+		for (int k = 0; k < nidx; k++)
+			if (nidx != f->nidx || !ir_expr_equal(fidx[k], f->idx[k]))
+				return NULL;
 		Expr **t0 = arena_alloc(a, sizeof(Expr *) * (size_t)(f->nvars + 1));
 		for (int j = 0; j < f->nvars; j++)
 			t0[j] = ir_subst_expr(a, f->inv[j], nidx, f->cell, at);
