@@ -307,11 +307,12 @@ static bool affine_inverse(Walk *w, int nidx, Expr **idx, AffineInv *out)
 	Arena *a = w->a;
 	int nl = 0;
 	Var *lv[MAX_FACT_VARS];
-	const Stmt *ll[MAX_FACT_VARS];
+	Expr *lmin[MAX_FACT_VARS], *lext[MAX_FACT_VARS]; /* lets in scope inlined */
 	for (int v = 0; v < w->nvars; v++)
 		if (!w->is_let[v]) {
 			lv[nl] = w->vars[v];
-			ll[nl++] = w->loop[v];
+			lmin[nl] = inline_lets(w, w->loop[v]->u.loop.min);
+			lext[nl++] = inline_lets(w, w->loop[v]->u.loop.extent);
 		}
 	out->injective = false;
 	out->cell = arena_alloc(a, sizeof(Var *) * (size_t)(nidx + 1));
@@ -342,19 +343,17 @@ static bool affine_inverse(Walk *w, int nidx, Expr **idx, AffineInv *out)
 			}
 		bool ok = true;
 		if (m == 1) {
-			const Stmt *l = ll[q[0]];
 			int64_t ext;
 			ok = llabs(coef[q[0]]) == 1 ||
-			     (free_of_item_loops(w, l->u.loop.extent) &&
-			      (an_const_int(l->u.loop.extent, &ext) && ext >= 0 &&
+			     (free_of_item_loops(w, lext[q[0]]) &&
+			      (an_const_int(lext[q[0]], &ext) && ext >= 0 &&
 			       (ext == 0 || llabs(coef[q[0]]) < RADIX_SPAN_LIMIT / (ext ? ext : 1))));
 		} else {
 			int64_t span = 0;
 			for (int i = 0; i < m && ok; i++) {
-				const Stmt *l = ll[q[i]];
 				int64_t c = coef[q[i]], ext;
-				ok = c > 0 && free_of_item_loops(w, l->u.loop.min) &&
-				     an_const_int(l->u.loop.extent, &ext) && ext >= 0 && c > span &&
+				ok = c > 0 && free_of_item_loops(w, lmin[q[i]]) &&
+				     an_const_int(lext[q[i]], &ext) && ext >= 0 && c > span &&
 				     c < RADIX_SPAN_LIMIT && ext < RADIX_SPAN_LIMIT &&
 				     span + c * (ext > 0 ? ext - 1 : 0) < RADIX_SPAN_LIMIT;
 				if (ok)
@@ -377,7 +376,7 @@ static bool affine_inverse(Walk *w, int nidx, Expr **idx, AffineInv *out)
 		}
 		/* r = cell - rest - sum c_q * min_q, peeled from the top */
 		for (int i = 0; i < m; i++)
-			r = ir_sub(a, r, ir_mul(a, ir_int(a, coef[q[i]], t, nospan()), ll[q[i]]->u.loop.min));
+			r = ir_sub(a, r, ir_mul(a, ir_int(a, coef[q[i]], t, nospan()), lmin[q[i]]));
 		for (int i = m - 1; i >= 0; i--) {
 			int64_t c = coef[q[i]];
 			Expr *u = c == 1 ? r : ir_bin(a, OP_FLOORDIV, r, ir_int(a, c, t, nospan()), nospan());
@@ -385,7 +384,7 @@ static bool affine_inverse(Walk *w, int nidx, Expr **idx, AffineInv *out)
 				r = ir_bin(a, OP_FLOORMOD, r, ir_int(a, c, t, nospan()), nospan());
 			int v = q[i];
 			if (!done[v]) {
-				out->inv[v] = an_fold(a, ir_add(a, u, ll[v]->u.loop.min));
+				out->inv[v] = an_fold(a, ir_add(a, u, lmin[v]));
 				done[v] = true;
 			}
 		}
@@ -402,19 +401,19 @@ static bool affine_inverse(Walk *w, int nidx, Expr **idx, AffineInv *out)
 		for (int u = 0; u < nl && !out->inv[v]; u++) {
 			int64_t cv;
 			Expr *d;
-			if (u == v || !done[u] || !dtype_is_int(ll[u]->u.loop.min->dtype) ||
-			    !rg_linear(&env, ll[u]->u.loop.min, 1, &lv[v], &cv, &d) || cv <= 0 ||
+			if (u == v || !done[u] || !dtype_is_int(lmin[u]->dtype) ||
+			    !rg_linear(&env, lmin[u], 1, &lv[v], &cv, &d) || cv <= 0 ||
 			    !free_of_item_loops(w, d))
 				continue;
-			DType t = ll[u]->u.loop.min->dtype;
+			DType t = lmin[u]->dtype;
 			out->inv[v] = an_fold(a, ir_bin(a, OP_FLOORDIV, ir_sub(a, out->inv[u], d),
 							ir_int(a, cv, t, nospan()), nospan()));
 		}
 		if (out->inv[v])
 			continue;
-		if (!free_of_item_loops(w, ll[v]->u.loop.min))
+		if (!free_of_item_loops(w, lmin[v]))
 			return false;
-		out->inv[v] = ll[v]->u.loop.min;
+		out->inv[v] = lmin[v];
 	}
 	return true;
 }
