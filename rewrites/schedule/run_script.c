@@ -735,9 +735,20 @@ static StepStatus do_cache_tvm(Call *k, RwCtx *c, bool write)
 		return bad(k, scope, "%s: storage_scope must be a string: \"global\", \"local\" or \"shared\"", m);
 	args.scope = scope->str;
 	const ScriptArg *consumers = script_arg(k->call, 3, "consumer_blocks");
-	if (consumers && consumers->kind != ARG_NONE)
-		return finish(k, c, rw_fail(c, RW_UNSUPPORTED, consumers->span,
-					    "%s: consumer_blocks: the stage serves the whole block", m));
+	if (consumers && consumers->kind != ARG_NONE) {
+		if (consumers->kind != ARG_LIST)
+			return bad(k, consumers, "%s: consumer_blocks must be a list of blocks", m);
+		args.consumers = arena_alloc(k->s->arena, sizeof(char *) * (size_t)(consumers->nitems + 1));
+		for (int i = 0; i < consumers->nitems; i++) {
+			const ScriptArg *it = &consumers->items[i];
+			if (it->kind != ARG_STRING && it->kind != ARG_NAME)
+				return bad(k, it, "%s: consumer_blocks: expected a block (a handle from sch.get_block, or its name)", m);
+			if (!rw_find_block(sched_func(k->s), it->str))
+				return bad(k, it, "%s", arena_printf(k->s->arena, "%s: consumer_blocks: no block '%s' in function '%s'",
+								      m, it->str, sched_func(k->s)->name));
+			args.consumers[args.nconsumers++] = it->str;
+		}
+	}
 	if (k->call->nlhs > 1 || k->call->lhs_star >= 0)
 		return bad(k, NULL, "%s: makes one block: write `A_local = sch.%s(...)`", m, m);
 	return finish_block(k, c, rw_cache(c, &args), write);
