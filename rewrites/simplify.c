@@ -253,11 +253,72 @@ static Stmt *cleanup(Arena *a, Stmt *s, const char **what)
 	return NULL;
 }
 
+/* Evaluating e has no effect but its value (and its UB, which a removal
+ * may drop: semantics.md 1 asks nothing of a run with UB). Every kind is
+ * listed: a call kind with an effect must answer false here. */
+static bool effect_free(const Expr *e)
+{
+	switch (e->kind) {
+	case EX_INT: case EX_FLOAT: case EX_VAR: case EX_UNDEF:
+		return true;
+	case EX_BIN:
+		return effect_free(e->u.bin.a) && effect_free(e->u.bin.b);
+	case EX_NOT: case EX_NEG: case EX_CAST:
+		return effect_free(e->u.un.a);
+	case EX_SELECT:
+		return effect_free(e->u.sel.cond) && effect_free(e->u.sel.a) &&
+		       effect_free(e->u.sel.b);
+	case EX_LOAD:
+		for (int i = 0; i < e->u.load.nidx; i++)
+			if (!effect_free(e->u.load.idx[i]))
+				return false;
+		return true;
+	case EX_LET:
+		return effect_free(e->u.let.value) && effect_free(e->u.let.body);
+	case EX_CALL: /* the math functions (VS_MATH_FNS) are pure */
+		for (int i = 0; i < e->u.call.nargs; i++)
+			if (!effect_free(e->u.call.args[i]))
+				return false;
+		return true;
+	case EX_COUNT:
+		return false;
+	}
+	return false;
+}
+
+/* remove_no_op's clean-ups beyond cleanup(): `T.evaluate(e)` of an
+ * effect-free e, and an allocation or a let around nothing. */
+static Stmt *noop_cleanup(Arena *a, Stmt *s, const char **what)
+{
+	switch (s->kind) {
+	case ST_EVAL:
+		if (!effect_free(s->u.expr))
+			return NULL;
+		*what = "an evaluated expression without effect";
+		return ir_pass(a, s->span);
+	case ST_ALLOC:
+		if (!is_pass(s->u.alloc.body))
+			return NULL;
+		*what = "an allocation nothing uses";
+		return ir_pass(a, s->span);
+	case ST_LET:
+		if (!is_pass(s->u.let.body) || !effect_free(s->u.let.value))
+			return NULL;
+		*what = "a let around nothing";
+		return ir_pass(a, s->span);
+	case ST_SEQ: case ST_FOR: case ST_IF: case ST_STORE: case ST_ASSUME: case ST_BLOCK:
+	case ST_PASS: case ST_COUNT:
+		return NULL;
+	}
+	return NULL;
+}
+
 typedef struct Found {
 	StmtCtx ctx;
 	Stmt *replacement;
 	const char *what;
 	bool hit;
+	bool evaluates; /* T.evaluate(e) of an effect-free e is a clean-up too */
 	Arena *a;
 } Found;
 
@@ -267,7 +328,9 @@ static void find_cleanup(void *ud, Stmt *s, const StmtCtx *ctx)
 	if (f->hit)
 		return;
 	const char *what = NULL;
-	Stmt *r = cleanup(f->a, s, &what);
+	Stmt *r = f->evaluates ? noop_cleanup(f->a, s, &what) : NULL;
+	if (!r)
+		r = cleanup(f->a, s, &what);
 	if (!r)
 		return;
 	f->hit = true;
@@ -302,13 +365,18 @@ Func *rw_simplify_replaced(Arena *a, const Func *f, const StmtCtx *ctx, int slot
 	return an_with_body(a, f, an_replace_at(a, f->body, ctx->path, ctx->depth, repl));
 }
 
-Func *rw_simplify_cleanup(Arena *a, const Func *f)
+static Func *first_cleanup(Arena *a, const Func *f, bool evaluates)
 {
 	Found fd;
 	memset(&fd, 0, sizeof fd);
 	fd.a = a;
+	fd.evaluates = evaluates;
 	an_walk(a, f, find_cleanup, &fd);
 	if (!fd.hit)
 		return NULL;
 	return an_with_body(a, f, an_replace_at(a, f->body, fd.ctx.path, fd.ctx.depth, fd.replacement));
 }
+
+Func *rw_simplify_cleanup(Arena *a, const Func *f) { return first_cleanup(a, f, false); }
+
+Func *rw_noop_cleanup(Arena *a, const Func *f) { return first_cleanup(a, f, true); }

@@ -50,5 +50,8 @@ Func *rw_simplify_replaced(Arena *a, const Func *f, const StmtCtx *ctx, int slot
  * a cell's own value, empty branches and loops, pass statements), or NULL
  * when there is none. They change no observable behaviour. */
 Func *rw_simplify_cleanup(Arena *a, const Func *f);
+/* The same, where `T.evaluate(e)` of an e without effects (TVM's
+ * `T.evaluate(0)`) also counts as nothing (remove_no_op). */
+Func *rw_noop_cleanup(Arena *a, const Func *f);
 
 #endif

@@ -11,6 +11,7 @@
 #include "kernel/analysis/facts.h"
 #include "kernel/ptrmap.h"
 #include "rewrites/overcompute.h"
+#include "rewrites/simplify.h"
 
 /* One candidate: safety, then each store dead (where a later stage could
  * overwrite it) or else a no-op. The last failure is the tentative one. */
@@ -132,6 +133,19 @@ static int overcompute_with(Schedule *s, const char *desc, Span span, DiagList *
 	else
 		sched_compound_note(&k, "%d %s", done, what);
 	k.fail = args->strict ? k.fail : -1;
+	int cleaned = 0;
+	while (args->remove_stores && cleaned < 10000) {
+		/* `T.evaluate(0)`, and the empty branches, loops, allocations
+		 * and lets it and the removed stores leave: no observable effect */
+		Func *out = rw_noop_cleanup(s->arena, sched_compound_func(&k));
+		if (!out)
+			break;
+		sched_compound_set(&k, out);
+		cleaned++;
+	}
+	if (cleaned)
+		sched_compound_note(&k, "%d statement%s without effect removed", cleaned,
+				    cleaned == 1 ? "" : "s");
 	if (args->remove_stores && done) {
 		/* the removed stores leave `pass`, empty branches and loops */
 		sched_simplify_in(&k, "remove_no_op: clean-up", false, true, NULL, 0);
