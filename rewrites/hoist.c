@@ -483,3 +483,367 @@ RwStatus rw_reduce_loop_extent(RwCtx *c, Stmt *l, bool *changed, Stmt **made)
 	*changed = true;
 	return RW_OK;
 }
+
+/* ---------- TVM's hoisting: an invariant condition out of loops ---------- */
+
+#define HF_MAX 256
+
+typedef struct HoistFind {
+	Arena *a;
+	const Func *f;
+	HoistFlags flags;
+	const HoistLoops *scope; /* destinations allowed; NULL: any */
+	Stmt *loops[HF_MAX];	 /* the loops around the statement visited */
+	bool seq[HF_MAX];	 /* a sequence of statements reached in it, not in a loop in it */
+	int n, floor;		 /* loops below floor: across an allocation or block */
+	const Var *vars[HF_MAX]; /* statement-bound variables in scope */
+	int level[HF_MAX];	 /* each one's: how many loops are around its binding */
+	int nvars;
+	const Stmt *stmt; /* the statement whose expressions are visited */
+	/* the answer */
+	Stmt *loop;
+	const Expr *cond;
+	bool whole_if; /* cond is stmt's whole `if` condition */
+} HoistFind;
+
+static bool is_param_var(const Func *f, const Var *v)
+{
+	for (int i = 0; i < f->nparams; i++)
+		if (f->params[i].kind == PARAM_SCALAR && f->params[i].var == v)
+			return true;
+	return false;
+}
+
+typedef struct VarLevel {
+	const HoistFind *h;
+	int max; /* the deepest level of a variable used; HF_MAX: unknown */
+} VarLevel;
+
+static void var_level(const Expr *e, void *ud)
+{
+	VarLevel *vl = ud;
+	if (e->kind != EX_VAR || is_param_var(vl->h->f, e->u.var))
+		return;
+	for (int i = vl->h->nvars - 1; i >= 0; i--)
+		if (vl->h->vars[i] == e->u.var) {
+			if (vl->h->level[i] > vl->max)
+				vl->max = vl->h->level[i];
+			return;
+		}
+	vl->max = HF_MAX; /* bound inside an expression, or unknown */
+}
+
+static bool bool_lit(const Expr *e, bool *v)
+{
+	if (e->kind != EX_INT || e->dtype != DT_BOOL)
+		return false;
+	if (v)
+		*v = e->u.ival != 0;
+	return true;
+}
+
+static bool in_scope(const HoistLoops *s, const Stmt *l)
+{
+	if (!s)
+		return true;
+	for (int i = 0; i < s->n; i++)
+		if (s->items[i] == l)
+			return true;
+	return false;
+}
+
+/* TVM's destination: out of the loops around, innermost first, while
+ * the condition stays invariant and no loop holds a sequence; the
+ * outermost such loop in scope. */
+static void attempt(HoistFind *h, const Expr *cond, bool whole_if)
+{
+	if (h->loop || bool_lit(cond, NULL) || cond->dtype != DT_BOOL)
+		return;
+	VarLevel vl = {h, 0};
+	expr_each_post(cond, var_level, &vl);
+	Stmt *dest = NULL;
+	for (int k = h->n - 1; k >= h->floor; k--) {
+		/* variables bound inside loop k: level > k */
+		if (h->seq[k] || vl.max > k || !invariant_in(h->a, cond, h->loops[k]))
+			break;
+		if (in_scope(h->scope, h->loops[k]))
+			dest = h->loops[k];
+	}
+	if (!dest)
+		return;
+	if (an_expr_may_fault(cond, true) && !whole_if && !safe_to_eval(h->a, h->f, cond))
+		return; /* nothing says it may be evaluated before the loop */
+	h->loop = dest;
+	h->cond = cond;
+	h->whole_if = whole_if;
+}
+
+static void visit_expr(HoistFind *h, const Expr *e);
+
+static Expr *visit_child(void *ud, Expr *x)
+{
+	visit_expr(ud, x);
+	return x;
+}
+
+static void visit_expr(HoistFind *h, const Expr *e)
+{
+	if (h->loop)
+		return;
+	if (e->kind == EX_BIN && (e->u.bin.op == OP_AND || e->u.bin.op == OP_OR) &&
+	    h->flags.boolean_expression) {
+		attempt(h, e->u.bin.a, false);
+		attempt(h, e->u.bin.b, false);
+	}
+	if (e->kind == EX_SELECT && h->flags.if_else_expr)
+		attempt(h, e->u.sel.cond, false);
+	expr_map_children(h->a, (Expr *)e, visit_child, h);
+}
+
+static void push_var(HoistFind *h, const Var *v)
+{
+	if (h->nvars < HF_MAX) {
+		h->vars[h->nvars] = v;
+		h->level[h->nvars++] = h->n;
+	}
+}
+
+static void find_walk(HoistFind *h, Stmt *s)
+{
+	if (h->loop)
+		return;
+	int nv = h->nvars, fl = h->floor;
+	switch (s->kind) {
+	case ST_SEQ: {
+		/* as TVM: a sequence marks the innermost loop around it when it
+		 * is reached, so conditions before it may still leave that loop */
+		int k = 0;
+		for (int i = 0; i < s->u.seq.n; i++)
+			k += s->u.seq.items[i]->kind != ST_PASS;
+		if (k > 1 && h->n > 0)
+			h->seq[h->n - 1] = true;
+		for (int i = 0; i < s->u.seq.n; i++)
+			find_walk(h, s->u.seq.items[i]);
+		return;
+	}
+	case ST_FOR:
+		if (an_is_fact_loop(s) || h->n >= HF_MAX)
+			return;
+		h->seq[h->n] = false;
+		h->loops[h->n++] = s;
+		push_var(h, s->u.loop.var);
+		find_walk(h, s->u.loop.body);
+		h->n--;
+		h->nvars = nv;
+		return;
+	case ST_IF:
+		if (h->flags.if_else_stmt)
+			attempt(h, s->u.cond.cond, true);
+		visit_expr(h, s->u.cond.cond);
+		find_walk(h, s->u.cond.then_s);
+		if (s->u.cond.else_s)
+			find_walk(h, s->u.cond.else_s);
+		return;
+	case ST_STORE:
+		for (int i = 0; i < s->u.store.nidx; i++)
+			visit_expr(h, s->u.store.idx[i]);
+		visit_expr(h, s->u.store.value);
+		return;
+	case ST_EVAL:
+		visit_expr(h, s->u.expr);
+		return;
+	case ST_LET:
+		visit_expr(h, s->u.let.value);
+		push_var(h, s->u.let.var);
+		find_walk(h, s->u.let.body);
+		h->nvars = nv;
+		return;
+	case ST_ALLOC:
+		h->floor = h->n;
+		find_walk(h, s->u.alloc.body);
+		h->floor = fl;
+		return;
+	case ST_BLOCK:
+		h->floor = h->n;
+		find_walk(h, s->u.block.body);
+		h->floor = fl;
+		h->nvars = nv;
+		return;
+	case ST_ASSUME: case ST_PASS: case ST_COUNT:
+		return;
+	}
+}
+
+bool rw_hoist_find(RwCtx *c, const HoistLoops *scope, HoistFlags flags, Stmt **loop,
+		   const Expr **cond)
+{
+	HoistFind *h = arena_alloc(c->arena, sizeof *h);
+	memset(h, 0, sizeof *h);
+	h->a = c->arena;
+	h->f = c->func;
+	h->flags = flags;
+	h->scope = scope;
+	find_walk(h, c->func->body);
+	*loop = h->loop;
+	*cond = h->cond;
+	return h->loop != NULL;
+}
+
+/* ---- the copy of a loop with the hoisted condition decided ---- */
+
+typedef struct Decide {
+	Arena *a;
+	const Expr *cond;
+	bool val;
+} Decide;
+
+static Expr *decide_e(void *ud, Expr *e)
+{
+	Decide *d = ud;
+	if (ir_expr_equal(e, d->cond))
+		return ir_bool(d->a, d->val);
+	Expr *r = expr_map_children(d->a, e, decide_e, d);
+	bool x, y;
+	switch (r->kind) {
+	case EX_BIN:
+		if (r->u.bin.op != OP_AND && r->u.bin.op != OP_OR)
+			return r;
+		bool isand = r->u.bin.op == OP_AND;
+		/* x and False / x or True: x's evaluation dropped, which only
+		 * drops UB */
+		if (bool_lit(r->u.bin.a, &x))
+			return x == isand ? r->u.bin.b : r->u.bin.a;
+		if (bool_lit(r->u.bin.b, &y))
+			return y == isand ? r->u.bin.a : r->u.bin.b;
+		return r;
+	case EX_NOT:
+		return bool_lit(r->u.un.a, &x) ? ir_bool(d->a, !x) : r;
+	case EX_SELECT:
+		if (bool_lit(r->u.sel.cond, &x))
+			return x ? r->u.sel.a : r->u.sel.b;
+		return r;
+	case EX_INT: case EX_FLOAT: case EX_VAR: case EX_NEG: case EX_CAST: case EX_LOAD:
+	case EX_UNDEF: case EX_LET: case EX_CALL: case EX_COUNT:
+		return r;
+	}
+	return r;
+}
+
+static bool empty(const Stmt *s) { return s->kind == ST_PASS; }
+
+/* s with every occurrence of the condition replaced by its value, the
+ * branches it decides taken, and what is left empty dropped. */
+static Stmt *decide_s(Decide *d, Stmt *s)
+{
+	Arena *a = d->a;
+	Expr *x;
+	Stmt *b, *e;
+	bool v;
+	switch (s->kind) {
+	case ST_SEQ: {
+		Stmt **items = arena_alloc(a, sizeof(Stmt *) * (size_t)s->u.seq.n);
+		int n = 0;
+		for (int i = 0; i < s->u.seq.n; i++) {
+			b = decide_s(d, s->u.seq.items[i]);
+			if (!empty(b))
+				items[n++] = b;
+		}
+		return n == 0 ? ir_pass(a, s->span) : n == 1 ? items[0] : ir_seq(a, n, items, s->span);
+	}
+	case ST_FOR:
+		b = decide_s(d, s->u.loop.body);
+		if (empty(b))
+			return ir_pass(a, s->span);
+		return ir_for(a, s->u.loop.var, s->u.loop.min, s->u.loop.extent, s->u.loop.kind, b, s->span);
+	case ST_IF:
+		x = decide_e(d, s->u.cond.cond);
+		b = decide_s(d, s->u.cond.then_s);
+		e = s->u.cond.else_s ? decide_s(d, s->u.cond.else_s) : NULL;
+		if (e && empty(e))
+			e = NULL;
+		if (bool_lit(x, &v))
+			return v ? b : e ? e : ir_pass(a, s->span);
+		if (empty(b))
+			return e ? ir_if(a, ir_not(a, x, x->span), e, NULL, s->span) : ir_pass(a, s->span);
+		return ir_if(a, x, b, e, s->span);
+	case ST_STORE: {
+		Expr **idx = arena_alloc(a, sizeof(Expr *) * (size_t)(s->u.store.nidx + 1));
+		for (int i = 0; i < s->u.store.nidx; i++)
+			idx[i] = decide_e(d, s->u.store.idx[i]);
+		return ir_store(a, s->u.store.buf, s->u.store.nidx, idx, decide_e(d, s->u.store.value),
+				s->span);
+	}
+	case ST_EVAL:
+		return ir_eval(a, decide_e(d, s->u.expr), s->span);
+	case ST_LET:
+		b = decide_s(d, s->u.let.body);
+		return empty(b) ? b : ir_letstmt(a, s->u.let.var, decide_e(d, s->u.let.value), b, s->span);
+	case ST_ALLOC:
+		b = decide_s(d, s->u.alloc.body);
+		return empty(b) ? b : ir_alloc(a, s->u.alloc.buf, b, s->span);
+	case ST_BLOCK:
+		return ir_block_with(a, s, decide_s(d, s->u.block.body));
+	case ST_ASSUME: case ST_PASS: case ST_COUNT:
+		return s;
+	}
+	return s;
+}
+
+RwStatus rw_hoist_condition(RwCtx *c, Stmt *l, const Expr *cond)
+{
+	Arena *a = c->arena;
+	StmtCtx sc;
+	if (!an_find_stmt(a, c->func, l, &sc))
+		return rw_fail(c, RW_BAD_INPUT, l->span, "hoist: loop not found");
+	if (an_expr_may_fault(cond, true)) {
+		/* hoist.nonempty: evaluating the condition before the loop
+		 * cannot fault, or (an `if` that is the loop nest's whole body)
+		 * the loops run and evaluate it at least once already */
+		Expr *goal = safe_to_eval(a, c->func, cond);
+		Expr *runs = NULL;
+		const Stmt *s = l;
+		while (s->kind == ST_FOR) {
+			runs = ir_and(a, runs, ir_bin(a, OP_GT, s->u.loop.extent,
+						      ir_int(a, 0, s->u.loop.extent->dtype, nospan()), nospan()));
+			s = s->u.loop.body;
+		}
+		if (s->kind == ST_IF && s->u.cond.cond == cond) {
+			/* the inner extents must not mention the outer loop vars */
+			for (const Stmt *t = l; t->kind == ST_FOR && runs; t = t->u.loop.body)
+				for (const Stmt *u = t->u.loop.body; u->kind == ST_FOR; u = u->u.loop.body)
+					if (ir_expr_uses_var(u->u.loop.extent, t->u.loop.var))
+						runs = NULL;
+			goal = runs ? (goal ? ir_or(a, runs, goal) : runs) : goal;
+		}
+		if (!goal)
+			return rw_fail(c, RW_UNSUPPORTED, l->span,
+				       "not supported: hoist: the condition may fault and is not evaluated on every run of loop %s",
+				       l->u.loop.var->name);
+		Obligation *o = obligation_new(a, "hoist.nonempty",
+					       arena_printf(a, "loop %s runs at least once, or evaluating the hoisted condition cannot fault",
+							    l->u.loop.var->name),
+					       0, NULL, 0, NULL, goal, l->span);
+		o->rewrite = c->desc;
+		rw_add_context_hyps(c, o, &sc);
+		oblist_push(a, &c->obs, o);
+	}
+	Decide dt = {a, cond, true}, df = {a, cond, false};
+	Stmt *then_l = decide_s(&dt, l);
+	Var *v2 = an_fresh_var(a, l->u.loop.var, "");
+	Expr *r = ir_varref(a, v2, nospan());
+	Stmt *renamed = ir_for(a, v2, l->u.loop.min, l->u.loop.extent, l->u.loop.kind,
+			       ir_subst_stmt(a, l->u.loop.body, 1, &l->u.loop.var, &r), l->span);
+	Stmt *else_l = decide_s(&df, renamed);
+	Stmt *hoisted;
+	Expr *hc = (Expr *)cond;
+	if (empty(then_l) && empty(else_l))
+		hoisted = ir_pass(a, l->span);
+	else if (empty(else_l))
+		hoisted = ir_if(a, hc, then_l, NULL, l->span);
+	else if (empty(then_l))
+		hoisted = ir_if(a, ir_not(a, hc, hc->span), else_l, NULL, l->span);
+	else
+		hoisted = ir_if(a, hc, then_l, else_l, l->span);
+	c->out = an_with_body(a, c->func, an_replace_at(a, c->func->body, sc.path, sc.depth, hoisted));
+	return RW_OK;
+}

@@ -30,6 +30,29 @@ RwStatus rw_hoist_if(RwCtx *c, Stmt *l);
  * nothing to split; else c->out, c->note and the new loop in *made. */
 RwStatus rw_hoist_case_split(RwCtx *c, Stmt *l, bool *changed, Stmt **made);
 
+/* Which conditions TVM's hoisting takes: `if` conditions, `T.if_then_else`
+ * conditions, operands of `and` / `or`. */
+typedef struct HoistFlags {
+	bool if_else_stmt, if_else_expr, boolean_expression;
+} HoistFlags;
+
+/* The first condition (program order) TVM's HoistExpression would hoist
+ * and the loop it would wrap: the outermost loop around it (in scope,
+ * NULL: any) such that no loop between holds a sequence of statements
+ * (TVM's reached_sequential_node) and the condition is invariant in
+ * each (no variable bound in it, no buffer it writes); never across an
+ * allocation or a block. False when there is none. */
+bool rw_hoist_find(RwCtx *c, const HoistLoops *scope, HoistFlags flags, Stmt **loop,
+		   const Expr **cond);
+/* `L` -> `if c: L[c := True] else: L'[c := False]` for loop l of c->func
+ * (L' with a fresh loop variable), each copy with the branches the
+ * value decides taken and what is left empty dropped (an empty else
+ * part, or `if not c` for an empty then part). Sound because c has the
+ * same value at every occurrence in L as before it (invariant); when
+ * evaluating c could fault, hoist.nonempty: it cannot, or l's nest is
+ * one `if c` that every run evaluates. */
+RwStatus rw_hoist_condition(RwCtx *c, Stmt *l, const Expr *cond);
+
 /* `for v in R: if c: S` -> `for v in R': if c: S` with R' from the
  * comparisons of v in c; reduce.skipped and reduce.within. *changed false
  * when the range does not shrink; else c->out and the new loop in *made. */

@@ -264,7 +264,8 @@ END_TEST
 START_TEST(a_case_split_past_the_size_budget_is_too_large)
 {
 	TsRun t = ts_reject(&arena, tu_fixture("hoist/a_case_split_past_the_size_budget_is_too_large.tir"),
-			    "sch.hoist_expression(conditionals=\"boolean_expression\")", "too large");
+			    "sch.hoist_expression(conditionals=\"boolean_expression\", loop=\"i\")",
+			    "too large");
 	ts_has(t.r->reason, "statements as printed");
 	sched_free(t.s);
 }

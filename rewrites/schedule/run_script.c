@@ -1052,16 +1052,18 @@ static StepStatus run_call(Call *k)
 			return bad(k, script_arg(k->call, -1, "let_bindings"),
 				   "%s: only let_bindings=\"none\" is supported", m);
 		if (!conds)
-			conds = "if_else_stmt|boolean_expression";
+			conds = "if_else_stmt|if_else_expr|boolean_expression";
 		for (const char *p = conds; *p;) {
 			const char *bar = strchr(p, '|');
 			size_t n = bar ? (size_t)(bar - p) : strlen(p);
 			if (n == 12 && !strncmp(p, "if_else_stmt", n))
 				args.if_else_stmt = true;
+			else if (n == 12 && !strncmp(p, "if_else_expr", n))
+				args.if_else_expr = true;
 			else if (n == 18 && !strncmp(p, "boolean_expression", n))
 				args.boolean_expression = true;
 			else if (!(n == 4 && !strncmp(p, "none", n)))
-				return bad(k, NULL, "%s: conditionals must be \"none\", \"if_else_stmt\" or \"boolean_expression\" (joined with |)", m);
+				return bad(k, NULL, "%s: conditionals must be \"none\", \"if_else_stmt\", \"if_else_expr\" or \"boolean_expression\" (joined with |)", m);
 			p += n + (bar != NULL);
 		}
 		return (StepStatus)sched_hoist_expression(k->s, describe(k), k->call->span, k->d, &args);

@@ -120,27 +120,32 @@ int sched_hoist_expression(Schedule *s, const char *desc, Span span, DiagList *d
 			return sched_compound_end(&k, st == RW_BAD_INPUT ? STEP_BAD_INPUT : STEP_REJECTED,
 						  NULL)->status;
 		}
+		/* TVM's hoisting first: one invariant condition out of its loops */
+		HoistFlags fl = {args->if_else_stmt, args->if_else_expr, args->boolean_expression};
+		Stmt *dest;
+		const Expr *cond;
+		if ((fl.if_else_stmt || fl.if_else_expr || fl.boolean_expression) &&
+		    rw_hoist_find(&c, args->loop || args->block ? &ls : NULL, fl, &dest, &cond)) {
+			bool proven;
+			st = rw_hoist_condition(&c, dest, cond);
+			const char *big = st == RW_OK ? over_budget(c.arena, &budget, c.out) : NULL;
+			if (big) {
+				k.fail = -1;
+				return sched_compound_end(&k, STEP_REJECTED,
+							  arena_printf(c.arena, "not supported: %s", big))->status;
+			}
+			sched_sub_finish(&k, &c, st, &proven);
+			if (st != RW_OK || !proven)
+				return sched_compound_end(&k, STEP_REJECTED, NULL)->status;
+			done++;
+			continue;
+		}
+		/* then seed 000's case split of the loop loop= names */
 		bool progress = false;
-		for (int i = 0; i < ls.n && !progress && ntried < 256; i++) {
+		for (int i = 0; i < ls.n && !progress && ntried < 256 && args->loop; i++) {
 			Stmt *l = ls.items[i];
 			if (in_list(tried, ntried, l))
 				continue;
-			if (args->if_else_stmt && rw_hoist_if_applies(c.arena, l)) {
-				bool proven;
-				st = rw_hoist_if(&c, l);
-				const char *big = st == RW_OK ? over_budget(c.arena, &budget, c.out) : NULL;
-				if (big) {
-					k.fail = -1;
-					return sched_compound_end(&k, STEP_REJECTED,
-								  arena_printf(c.arena, "not supported: %s", big))->status;
-				}
-				sched_sub_finish(&k, &c, st, &proven);
-				if (st != RW_OK || !proven)
-					return sched_compound_end(&k, STEP_REJECTED, NULL)->status;
-				done++;
-				progress = true;
-				continue;
-			}
 			tried[ntried++] = l;
 			if (!args->boolean_expression)
 				continue;

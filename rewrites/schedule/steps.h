@@ -25,7 +25,10 @@ int sched_merge_conditionals(Schedule *s, const char *desc, Span span, DiagList 
 typedef struct HoistArgs {
 	const char *block, *loop;
 	bool if_else_stmt;	 /* hoist invariant `if` statements out of loops */
-	bool boolean_expression; /* case-split loops on the conditions they decide */
+	bool if_else_expr;	 /* hoist invariant `T.if_then_else` conditions */
+	/* hoist invariant operands of `and` / `or`; with loop=, also case-split
+	 * that loop on the values that decide its conditions (seed 000) */
+	bool boolean_expression;
 } HoistArgs;
 
 int sched_hoist_expression(Schedule *s, const char *desc, Span span, DiagList *d,
