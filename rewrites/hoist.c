@@ -503,7 +503,7 @@ typedef struct HoistFind {
 	/* the answer */
 	Stmt *loop;
 	const Expr *cond;
-	bool whole_if; /* cond is stmt's whole `if` condition */
+	Stmt *let; /* or the let statement to hoist */
 } HoistFind;
 
 static bool is_param_var(const Func *f, const Var *v)
@@ -552,30 +552,58 @@ static bool in_scope(const HoistLoops *s, const Stmt *l)
 	return false;
 }
 
-/* TVM's destination: out of the loops around, innermost first, while
- * the condition stays invariant and no loop holds a sequence; the
- * outermost such loop in scope. */
-static void attempt(HoistFind *h, const Expr *cond, bool whole_if)
+/* TVM's destination for an expression e: out of the loops around,
+ * innermost first, while e stays invariant and no loop has reached a
+ * sequence; the outermost such loop in scope, or NULL. */
+static Stmt *destination(HoistFind *h, const Expr *e)
 {
-	if (h->loop || bool_lit(cond, NULL) || cond->dtype != DT_BOOL)
-		return;
 	VarLevel vl = {h, 0};
-	expr_each_post(cond, var_level, &vl);
+	expr_each_post(e, var_level, &vl);
 	Stmt *dest = NULL;
 	for (int k = h->n - 1; k >= h->floor; k--) {
 		/* variables bound inside loop k: level > k */
-		if (h->seq[k] || vl.max > k || !invariant_in(h->a, cond, h->loops[k]))
+		if (h->seq[k] || vl.max > k || !invariant_in(h->a, e, h->loops[k]))
 			break;
 		if (in_scope(h->scope, h->loops[k]))
 			dest = h->loops[k];
 	}
+	return dest;
+}
+
+static void attempt(HoistFind *h, const Expr *cond, bool whole_if)
+{
+	if (h->loop || bool_lit(cond, NULL) || cond->dtype != DT_BOOL)
+		return;
+	Stmt *dest = destination(h, cond);
 	if (!dest)
 		return;
 	if (an_expr_may_fault(cond, true) && !whole_if && !safe_to_eval(h->a, h->f, cond))
 		return; /* nothing says it may be evaluated before the loop */
 	h->loop = dest;
 	h->cond = cond;
-	h->whole_if = whole_if;
+}
+
+/* A let statement whose value is invariant: hoisted as a condition is
+ * (TVM's HoistedLetBindings); with let_required only when a condition
+ * in its body uses its variable. */
+static bool is_cond_use(const Stmt *s, void *v);
+
+static void attempt_let(HoistFind *h, Stmt *s)
+{
+	if (h->loop || !(h->flags.let_stmt || h->flags.let_required))
+		return;
+	if (!h->flags.let_stmt && !stmt_find(s->u.let.body, is_cond_use, s->u.let.var))
+		return;
+	Stmt *dest = destination(h, s->u.let.value);
+	if (!dest)
+		return;
+	h->loop = dest;
+	h->let = s;
+}
+
+static bool is_cond_use(const Stmt *s, void *v)
+{
+	return s->kind == ST_IF && ir_expr_uses_var(s->u.cond.cond, v);
 }
 
 static void visit_expr(HoistFind *h, const Expr *e);
@@ -653,6 +681,7 @@ static void find_walk(HoistFind *h, Stmt *s)
 		visit_expr(h, s->u.expr);
 		return;
 	case ST_LET:
+		attempt_let(h, s);
 		visit_expr(h, s->u.let.value);
 		push_var(h, s->u.let.var);
 		find_walk(h, s->u.let.body);
@@ -675,7 +704,7 @@ static void find_walk(HoistFind *h, Stmt *s)
 }
 
 bool rw_hoist_find(RwCtx *c, const HoistLoops *scope, HoistFlags flags, Stmt **loop,
-		   const Expr **cond)
+		   const Expr **cond, Stmt **let)
 {
 	HoistFind *h = arena_alloc(c->arena, sizeof *h);
 	memset(h, 0, sizeof *h);
@@ -686,6 +715,7 @@ bool rw_hoist_find(RwCtx *c, const HoistLoops *scope, HoistFlags flags, Stmt **l
 	find_walk(h, c->func->body);
 	*loop = h->loop;
 	*cond = h->cond;
+	*let = h->let;
 	return h->loop != NULL;
 }
 
@@ -789,44 +819,57 @@ static Stmt *decide_s(Decide *d, Stmt *s)
 	return s;
 }
 
+/* hoist.nonempty, when evaluating e (the condition of an `if` or the
+ * value of the let `at`) before loop l could fault: it cannot, or l's
+ * nest is loops down to that statement, so every run of l evaluates e
+ * at least once already. False (c's failure set) when neither can be
+ * stated. */
+static bool nonempty_obligation(RwCtx *c, const StmtCtx *sc, Stmt *l, const Expr *e,
+				const Stmt *at)
+{
+	Arena *a = c->arena;
+	if (!an_expr_may_fault(e, true))
+		return true;
+	Expr *goal = safe_to_eval(a, c->func, e);
+	Expr *runs = NULL;
+	const Stmt *s = l;
+	while (s->kind == ST_FOR && s != at) {
+		runs = ir_and(a, runs, ir_bin(a, OP_GT, s->u.loop.extent,
+					      ir_int(a, 0, s->u.loop.extent->dtype, nospan()), nospan()));
+		s = s->u.loop.body;
+	}
+	if (s == at || (s->kind == ST_IF && s->u.cond.cond == e)) {
+		/* the inner extents must not mention the outer loop vars */
+		for (const Stmt *t = l; t->kind == ST_FOR && t != at && runs; t = t->u.loop.body)
+			for (const Stmt *u = t->u.loop.body; u->kind == ST_FOR && u != at; u = u->u.loop.body)
+				if (ir_expr_uses_var(u->u.loop.extent, t->u.loop.var))
+					runs = NULL;
+		goal = runs ? (goal ? ir_or(a, runs, goal) : runs) : goal;
+	}
+	if (!goal) {
+		rw_fail(c, RW_UNSUPPORTED, l->span,
+			"not supported: hoist: the expression may fault and is not evaluated on every run of loop %s",
+			l->u.loop.var->name);
+		return false;
+	}
+	Obligation *o = obligation_new(a, "hoist.nonempty",
+				       arena_printf(a, "loop %s runs at least once, or evaluating the hoisted %s cannot fault",
+						    l->u.loop.var->name, at ? "let value" : "condition"),
+				       0, NULL, 0, NULL, goal, l->span);
+	o->rewrite = c->desc;
+	rw_add_context_hyps(c, o, sc);
+	oblist_push(a, &c->obs, o);
+	return true;
+}
+
 RwStatus rw_hoist_condition(RwCtx *c, Stmt *l, const Expr *cond)
 {
 	Arena *a = c->arena;
 	StmtCtx sc;
 	if (!an_find_stmt(a, c->func, l, &sc))
 		return rw_fail(c, RW_BAD_INPUT, l->span, "hoist: loop not found");
-	if (an_expr_may_fault(cond, true)) {
-		/* hoist.nonempty: evaluating the condition before the loop
-		 * cannot fault, or (an `if` that is the loop nest's whole body)
-		 * the loops run and evaluate it at least once already */
-		Expr *goal = safe_to_eval(a, c->func, cond);
-		Expr *runs = NULL;
-		const Stmt *s = l;
-		while (s->kind == ST_FOR) {
-			runs = ir_and(a, runs, ir_bin(a, OP_GT, s->u.loop.extent,
-						      ir_int(a, 0, s->u.loop.extent->dtype, nospan()), nospan()));
-			s = s->u.loop.body;
-		}
-		if (s->kind == ST_IF && s->u.cond.cond == cond) {
-			/* the inner extents must not mention the outer loop vars */
-			for (const Stmt *t = l; t->kind == ST_FOR && runs; t = t->u.loop.body)
-				for (const Stmt *u = t->u.loop.body; u->kind == ST_FOR; u = u->u.loop.body)
-					if (ir_expr_uses_var(u->u.loop.extent, t->u.loop.var))
-						runs = NULL;
-			goal = runs ? (goal ? ir_or(a, runs, goal) : runs) : goal;
-		}
-		if (!goal)
-			return rw_fail(c, RW_UNSUPPORTED, l->span,
-				       "not supported: hoist: the condition may fault and is not evaluated on every run of loop %s",
-				       l->u.loop.var->name);
-		Obligation *o = obligation_new(a, "hoist.nonempty",
-					       arena_printf(a, "loop %s runs at least once, or evaluating the hoisted condition cannot fault",
-							    l->u.loop.var->name),
-					       0, NULL, 0, NULL, goal, l->span);
-		o->rewrite = c->desc;
-		rw_add_context_hyps(c, o, &sc);
-		oblist_push(a, &c->obs, o);
-	}
+	if (!nonempty_obligation(c, &sc, l, cond, NULL))
+		return RW_UNSUPPORTED;
 	Decide dt = {a, cond, true}, df = {a, cond, false};
 	Stmt *then_l = decide_s(&dt, l);
 	Var *v2 = an_fresh_var(a, l->u.loop.var, "");
@@ -844,6 +887,70 @@ RwStatus rw_hoist_condition(RwCtx *c, Stmt *l, const Expr *cond)
 		hoisted = ir_if(a, ir_not(a, hc, hc->span), else_l, NULL, l->span);
 	else
 		hoisted = ir_if(a, hc, then_l, else_l, l->span);
+	c->out = an_with_body(a, c->func, an_replace_at(a, c->func->body, sc.path, sc.depth, hoisted));
+	return RW_OK;
+}
+
+/* ---- a let statement out of its loops ---- */
+
+typedef struct Unlet {
+	Arena *a;
+	const Stmt *let;
+} Unlet;
+
+/* s with the statement u->let replaced by its body (every copy) */
+static Stmt *unlet(const Unlet *u, Stmt *s)
+{
+	Arena *a = u->a;
+	Stmt *b, *e;
+	if (s == u->let)
+		return s->u.let.body;
+	switch (s->kind) {
+	case ST_SEQ: {
+		Stmt **items = arena_alloc(a, sizeof(Stmt *) * (size_t)s->u.seq.n);
+		bool ch = false;
+		for (int i = 0; i < s->u.seq.n; i++) {
+			items[i] = unlet(u, s->u.seq.items[i]);
+			ch |= items[i] != s->u.seq.items[i];
+		}
+		return ch ? ir_seq(a, s->u.seq.n, items, s->span) : s;
+	}
+	case ST_FOR:
+		b = unlet(u, s->u.loop.body);
+		return b == s->u.loop.body ? s
+					   : ir_for(a, s->u.loop.var, s->u.loop.min, s->u.loop.extent,
+						    s->u.loop.kind, b, s->span);
+	case ST_IF:
+		b = unlet(u, s->u.cond.then_s);
+		e = s->u.cond.else_s ? unlet(u, s->u.cond.else_s) : NULL;
+		return b == s->u.cond.then_s && e == s->u.cond.else_s
+			       ? s
+			       : ir_if(a, s->u.cond.cond, b, e, s->span);
+	case ST_LET:
+		b = unlet(u, s->u.let.body);
+		return b == s->u.let.body ? s : ir_letstmt(a, s->u.let.var, s->u.let.value, b, s->span);
+	case ST_ALLOC:
+		b = unlet(u, s->u.alloc.body);
+		return b == s->u.alloc.body ? s : ir_alloc(a, s->u.alloc.buf, b, s->span);
+	case ST_BLOCK:
+		b = unlet(u, s->u.block.body);
+		return b == s->u.block.body ? s : ir_block_with(a, s, b);
+	case ST_STORE: case ST_ASSUME: case ST_EVAL: case ST_PASS: case ST_COUNT:
+		return s;
+	}
+	return s;
+}
+
+RwStatus rw_hoist_let(RwCtx *c, Stmt *l, Stmt *let)
+{
+	Arena *a = c->arena;
+	StmtCtx sc;
+	if (!an_find_stmt(a, c->func, l, &sc))
+		return rw_fail(c, RW_BAD_INPUT, l->span, "hoist: loop not found");
+	if (!nonempty_obligation(c, &sc, l, let->u.let.value, let))
+		return RW_UNSUPPORTED;
+	Unlet u = {a, let};
+	Stmt *hoisted = ir_letstmt(a, let->u.let.var, let->u.let.value, unlet(&u, l), let->span);
 	c->out = an_with_body(a, c->func, an_replace_at(a, c->func->body, sc.path, sc.depth, hoisted));
 	return RW_OK;
 }

@@ -34,6 +34,9 @@ RwStatus rw_hoist_case_split(RwCtx *c, Stmt *l, bool *changed, Stmt **made);
  * conditions, operands of `and` / `or`. */
 typedef struct HoistFlags {
 	bool if_else_stmt, if_else_expr, boolean_expression;
+	/* let statements with an invariant value: every one, or those a
+	 * condition in their body uses */
+	bool let_stmt, let_required;
 } HoistFlags;
 
 /* The first condition (program order) TVM's HoistExpression would hoist
@@ -41,9 +44,10 @@ typedef struct HoistFlags {
  * NULL: any) such that no loop between holds a sequence of statements
  * (TVM's reached_sequential_node) and the condition is invariant in
  * each (no variable bound in it, no buffer it writes); never across an
- * allocation or a block. False when there is none. */
+ * allocation or a block. Or (*cond NULL) a let statement whose value
+ * is invariant, by the same rule. False when there is none. */
 bool rw_hoist_find(RwCtx *c, const HoistLoops *scope, HoistFlags flags, Stmt **loop,
-		   const Expr **cond);
+		   const Expr **cond, Stmt **let);
 /* `L` -> `if c: L[c := True] else: L'[c := False]` for loop l of c->func
  * (L' with a fresh loop variable), each copy with the branches the
  * value decides taken and what is left empty dropped (an empty else
@@ -52,6 +56,10 @@ bool rw_hoist_find(RwCtx *c, const HoistLoops *scope, HoistFlags flags, Stmt **l
  * evaluating c could fault, hoist.nonempty: it cannot, or l's nest is
  * one `if c` that every run evaluates. */
 RwStatus rw_hoist_condition(RwCtx *c, Stmt *l, const Expr *cond);
+/* `L` (holding the statement `let x = v: B`) -> `let x = v: L[B]`: sound
+ * because v is invariant in L and x is bound once; hoist.nonempty as
+ * above for v. */
+RwStatus rw_hoist_let(RwCtx *c, Stmt *l, Stmt *let);
 
 /* `for v in R: if c: S` -> `for v in R': if c: S` with R' from the
  * comparisons of v in c; reduce.skipped and reduce.within. *changed false

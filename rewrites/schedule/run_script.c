@@ -1048,9 +1048,23 @@ static StepStatus run_call(Call *k)
 		args.loop = kw_name(k, "loop");
 		const char *conds = arg_name(k, 0, "conditionals");
 		const char *lets = kw_name(k, "let_bindings");
-		if (lets && strcmp(lets, "none") != 0)
-			return bad(k, script_arg(k->call, -1, "let_bindings"),
-				   "%s: only let_bindings=\"none\" is supported", m);
+		for (const char *p = lets ? lets : "all"; *p;) {
+			/* TVM's HoistedLetBindings; let_expr (T.Let inside an
+			 * expression) is accepted and hoists nothing */
+			const char *bar = strchr(p, '|');
+			size_t n = bar ? (size_t)(bar - p) : strlen(p);
+			if (n == 3 && !strncmp(p, "all", n))
+				args.let_stmt = true;
+			else if (n == 8 && !strncmp(p, "let_stmt", n))
+				args.let_stmt = true;
+			else if (n == 21 && !strncmp(p, "required_by_condition", n))
+				args.let_required = true;
+			else if (!(n == 4 && !strncmp(p, "none", n)) && !(n == 8 && !strncmp(p, "let_expr", n)))
+				return bad(k, script_arg(k->call, -1, "let_bindings"),
+					   "%s: let_bindings must be \"none\", \"required_by_condition\", \"let_stmt\", \"let_expr\" or \"all\" (joined with |)",
+					   m);
+			p += n + (bar != NULL);
+		}
 		if (!conds)
 			conds = "if_else_stmt|if_else_expr|boolean_expression";
 		for (const char *p = conds; *p;) {

@@ -121,13 +121,13 @@ int sched_hoist_expression(Schedule *s, const char *desc, Span span, DiagList *d
 						  NULL)->status;
 		}
 		/* TVM's hoisting first: one invariant condition out of its loops */
-		HoistFlags fl = {args->if_else_stmt, args->if_else_expr, args->boolean_expression};
-		Stmt *dest;
+		HoistFlags fl = {args->if_else_stmt, args->if_else_expr, args->boolean_expression,
+				 args->let_stmt, args->let_required};
+		Stmt *dest, *let;
 		const Expr *cond;
-		if ((fl.if_else_stmt || fl.if_else_expr || fl.boolean_expression) &&
-		    rw_hoist_find(&c, args->loop || args->block ? &ls : NULL, fl, &dest, &cond)) {
+		if (rw_hoist_find(&c, args->loop || args->block ? &ls : NULL, fl, &dest, &cond, &let)) {
 			bool proven;
-			st = rw_hoist_condition(&c, dest, cond);
+			st = cond ? rw_hoist_condition(&c, dest, cond) : rw_hoist_let(&c, dest, let);
 			const char *big = st == RW_OK ? over_budget(c.arena, &budget, c.out) : NULL;
 			if (big) {
 				k.fail = -1;

@@ -29,6 +29,8 @@ typedef struct HoistArgs {
 	/* hoist invariant operands of `and` / `or`; with loop=, also case-split
 	 * that loop on the values that decide its conditions (seed 000) */
 	bool boolean_expression;
+	bool let_stmt;	   /* hoist let statements with an invariant value */
+	bool let_required; /* only those an `if` condition in their body uses */
 } HoistArgs;
 
 int sched_hoist_expression(Schedule *s, const char *desc, Span span, DiagList *d,
