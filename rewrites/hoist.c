@@ -15,6 +15,7 @@
  *     with c(v) lies in R') and reduce.within (R' inside R). */
 #include "rewrites/hoist.h"
 
+#include <stdint.h>
 #include <string.h>
 
 #include "kernel/analysis/arith.h"
@@ -721,17 +722,88 @@ bool rw_hoist_find(RwCtx *c, const HoistLoops *scope, HoistFlags flags, Stmt **l
 
 /* ---- the copy of a loop with the hoisted condition decided ---- */
 
+/* `v op k` (either order, k an integer literal, op not !=) as the
+ * interval lo <= v <= hi of the values where it holds. */
+typedef struct VarRange {
+	const Var *v;
+	int64_t lo, hi;
+} VarRange;
+
+static bool cmp_range(const Expr *e, VarRange *r)
+{
+	if (e->kind != EX_BIN || !binop_is_compare(e->u.bin.op) || e->u.bin.op == OP_NE)
+		return false;
+	const Expr *x = e->u.bin.a, *y = e->u.bin.b;
+	BinOp op = e->u.bin.op;
+	if (x->kind != EX_VAR) {
+		const Expr *t = x;
+		x = y;
+		y = t;
+		op = binop_mirror(op);
+	}
+	if (x->kind != EX_VAR || y->kind != EX_INT || dtype_is_float(x->dtype))
+		return false;
+	int64_t k = y->u.ival;
+	r->v = x->u.var;
+	r->lo = INT64_MIN;
+	r->hi = INT64_MAX;
+	switch (op) {
+	case OP_LT: if (k == INT64_MIN) return false; r->hi = k - 1; return true;
+	case OP_LE: r->hi = k; return true;
+	case OP_GT: if (k == INT64_MAX) return false; r->lo = k + 1; return true;
+	case OP_GE: r->lo = k; return true;
+	case OP_EQ: r->lo = r->hi = k; return true;
+	case OP_NE: case OP_ADD: case OP_SUB: case OP_MUL: case OP_DIV: case OP_FLOORDIV:
+	case OP_FLOORMOD: case OP_MIN: case OP_MAX: case OP_AND: case OP_OR: case OP_COUNT:
+		return false;
+	}
+	return false;
+}
+
 typedef struct Decide {
+	RwCtx *c;
 	Arena *a;
 	const Expr *cond;
 	bool val;
+	bool known; /* the values of a variable the hoisted value implies */
+	VarRange k;
+	const Span *span;
 } Decide;
+
+/* Another comparison of the same variable that the hoisted value decides
+ * (TVM's simplifier: i < 2 false makes i < 1 false). Integer interval
+ * reasoning, checked again by the obligation hoist.decided. */
+static bool implied(Decide *d, const Expr *e, bool *v)
+{
+	VarRange r;
+	if (!d->known || !cmp_range(e, &r) || r.v != d->k.v)
+		return false;
+	if (r.lo <= d->k.lo && d->k.hi <= r.hi)
+		*v = true;
+	else if (d->k.hi < r.lo || r.hi < d->k.lo)
+		*v = false;
+	else
+		return false;
+	Arena *a = d->a;
+	Expr *fact = d->val ? (Expr *)d->cond : ir_not(a, (Expr *)d->cond, nospan());
+	Expr *goal = ir_or(a, ir_not(a, fact, nospan()), *v ? (Expr *)e : ir_not(a, (Expr *)e, nospan()));
+	Obligation *o = obligation_new(a, "hoist.decided",
+				       arena_printf(a, "where the hoisted condition is %s, another comparison of %s is %s",
+						    d->val ? "true" : "false", d->k.v->name, *v ? "true" : "false"),
+				       0, NULL, 0, NULL, goal, *d->span);
+	o->rewrite = d->c->desc;
+	oblist_push(a, &d->c->obs, o);
+	return true;
+}
 
 static Expr *decide_e(void *ud, Expr *e)
 {
 	Decide *d = ud;
+	bool iv;
 	if (ir_expr_equal(e, d->cond))
 		return ir_bool(d->a, d->val);
+	if (implied(d, e, &iv))
+		return ir_bool(d->a, iv);
 	Expr *r = expr_map_children(d->a, e, decide_e, d);
 	bool x, y;
 	switch (r->kind) {
@@ -870,7 +942,20 @@ RwStatus rw_hoist_condition(RwCtx *c, Stmt *l, const Expr *cond)
 		return rw_fail(c, RW_BAD_INPUT, l->span, "hoist: loop not found");
 	if (!nonempty_obligation(c, &sc, l, cond, NULL))
 		return RW_UNSUPPORTED;
-	Decide dt = {a, cond, true}, df = {a, cond, false};
+	Decide dt = {c, a, cond, true, false, {0}, &l->span}, df = {c, a, cond, false, false, {0}, &l->span};
+	VarRange k;
+	if (cmp_range(cond, &k)) {
+		dt.known = true;
+		dt.k = k;
+		/* false: the complement, when it is one interval */
+		if (k.lo == INT64_MIN && k.hi != INT64_MAX) {
+			df.known = true;
+			df.k = (VarRange){k.v, k.hi + 1, INT64_MAX};
+		} else if (k.hi == INT64_MAX && k.lo != INT64_MIN) {
+			df.known = true;
+			df.k = (VarRange){k.v, INT64_MIN, k.lo - 1};
+		}
+	}
 	Stmt *then_l = decide_s(&dt, l);
 	Var *v2 = an_fresh_var(a, l->u.loop.var, "");
 	Expr *r = ir_varref(a, v2, nospan());

@@ -287,7 +287,8 @@ static bool effect_free(const Expr *e)
 }
 
 /* remove_no_op's clean-ups beyond cleanup(): `T.evaluate(e)` of an
- * effect-free e, and an allocation or a let around nothing. */
+ * effect-free e, and an allocation or a let around nothing (and, in
+ * find_cleanup, a store store_never_read shows dead). */
 static Stmt *noop_cleanup(Arena *a, Stmt *s, const char **what)
 {
 	switch (s->kind) {
@@ -318,9 +319,51 @@ typedef struct Found {
 	Stmt *replacement;
 	const char *what;
 	bool hit;
-	bool evaluates; /* T.evaluate(e) of an effect-free e is a clean-up too */
+	bool evaluates; /* remove_no_op's clean-ups too */
 	Arena *a;
+	const Func *f;
 } Found;
+
+static bool loads_buffer(const Expr *e, void *b)
+{
+	return e->kind == EX_LOAD && e->u.load.buf == b;
+}
+
+/* A store into a buffer the function allocates, where nothing that can
+ * run after it, up to the end of the allocation, mentions the buffer:
+ * the rest of each enclosing sequence, the whole body of each enclosing
+ * loop (its later iterations). The cell is never read again, and an
+ * allocated buffer is not observable (semantics.md 1), so the store
+ * does nothing observable. */
+static bool store_never_read(const Func *f, const StmtCtx *ctx)
+{
+	const Buffer *x = ctx->stmt->u.store.buf;
+	for (int d = ctx->depth - 1; d >= 0; d--) {
+		const Stmt *anc = an_stmt_at(f->body, ctx->path, d);
+		if (!anc)
+			return false;
+		switch (anc->kind) {
+		case ST_ALLOC:
+			if (anc->u.alloc.buf == x)
+				return true;
+			break;
+		case ST_FOR:
+			if (stmt_any_expr(anc->u.loop.body, loads_buffer, (void *)x))
+				return false;
+			break;
+		case ST_SEQ:
+			for (int i = ctx->path[d] + 1; i < anc->u.seq.n; i++)
+				if (stmt_any_expr(anc->u.seq.items[i], loads_buffer, (void *)x))
+					return false;
+			break;
+		case ST_IF: case ST_BLOCK: case ST_LET:
+			break;
+		case ST_STORE: case ST_ASSUME: case ST_EVAL: case ST_PASS: case ST_COUNT:
+			return false;
+		}
+	}
+	return false; /* not allocated here: a parameter */
+}
 
 static void find_cleanup(void *ud, Stmt *s, const StmtCtx *ctx)
 {
@@ -329,6 +372,10 @@ static void find_cleanup(void *ud, Stmt *s, const StmtCtx *ctx)
 		return;
 	const char *what = NULL;
 	Stmt *r = f->evaluates ? noop_cleanup(f->a, s, &what) : NULL;
+	if (!r && f->evaluates && s->kind == ST_STORE && store_never_read(f->f, ctx)) {
+		what = "a store into an allocated buffer nothing reads after it";
+		r = ir_pass(f->a, s->span);
+	}
 	if (!r)
 		r = cleanup(f->a, s, &what);
 	if (!r)
@@ -371,6 +418,7 @@ static Func *first_cleanup(Arena *a, const Func *f, bool evaluates)
 	memset(&fd, 0, sizeof fd);
 	fd.a = a;
 	fd.evaluates = evaluates;
+	fd.f = f;
 	an_walk(a, f, find_cleanup, &fd);
 	if (!fd.hit)
 		return NULL;

@@ -51,7 +51,9 @@ Func *rw_simplify_replaced(Arena *a, const Func *f, const StmtCtx *ctx, int slot
  * when there is none. They change no observable behaviour. */
 Func *rw_simplify_cleanup(Arena *a, const Func *f);
 /* The same, where `T.evaluate(e)` of an e without effects (TVM's
- * `T.evaluate(0)`) also counts as nothing (remove_no_op). */
+ * `T.evaluate(0)`), an allocation or let around nothing, and a store
+ * into an allocated buffer that nothing after it reads also count as
+ * nothing (remove_no_op). */
 Func *rw_noop_cleanup(Arena *a, const Func *f);
 
 #endif

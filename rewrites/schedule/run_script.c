@@ -905,7 +905,7 @@ static const Signature signatures[] = {
 	{"merge_conditionals", 0, {"block", "strict"}},
 	{"remove_branching_through_overcompute", 0, {"block", "loop", "strict"}},
 	{"remove_overcompute_through_branching", 0, {"block", "loop", "strict"}},
-	{"remove_no_op", 0, {"block"}},
+	{"remove_no_op", 0, {"block", "use_dataflow_analysis"}},
 	{"simplify", 0, {NULL}},
 	{"reduce_loop_extents", 0, {"block"}},
 	{"hoist_expression", 1, {"conditionals", "block", "loop", "let_bindings"}},
@@ -1099,8 +1099,13 @@ static StepStatus run_call(Call *k)
 		args.block = kw_name(k, "block");
 		args.remove_stores = true;
 		for (int i = 0; i < k->call->nargs; i++)
-			if (!k->call->args[i].keyword || strcmp(k->call->args[i].keyword, "block"))
-				return bad(k, &k->call->args[i], "%s: expected block= only", m);
+			if (!k->call->args[i].keyword || (strcmp(k->call->args[i].keyword, "block") &&
+							  strcmp(k->call->args[i].keyword, "use_dataflow_analysis")))
+				return bad(k, &k->call->args[i], "%s: expected block= and use_dataflow_analysis= only", m);
+		const ScriptArg *df = script_arg(k->call, -1, "use_dataflow_analysis");
+		if (df && df->kind != ARG_BOOL)
+			return bad(k, df, "%s: use_dataflow_analysis must be True or False", m);
+		args.no_dataflow = df && !df->ival;
 		return (StepStatus)sched_overcompute(k->s, describe(k), k->call->span, k->d, &args);
 	}
 	if (strcmp(m, "merge_adjacent_loops") == 0)

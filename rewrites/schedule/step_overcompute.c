@@ -15,14 +15,14 @@
 
 /* One candidate: safety, then each store dead (where a later stage could
  * overwrite it) or else a no-op. The last failure is the tentative one. */
-static bool prove_plan(Compound *k, const Func *before, const OcPlan *plan)
+static bool prove_plan(Compound *k, const Func *before, const OcPlan *plan, bool no_dead)
 {
 	if (!sched_prove(k, &plan->safety, before, plan->out))
 		return false;
 	for (int i = 0; i < plan->nstores; i++) {
 		const OcStorePlan *sp = &plan->stores[i];
 		bool dead = false;
-		for (int j = 0; j < sp->ndead && !dead; j++)
+		for (int j = 0; j < sp->ndead && !dead && !no_dead; j++)
 			dead = sched_prove(k, &sp->dead[j], before, plan->out);
 		if (dead)
 			continue;
@@ -89,8 +89,9 @@ static int overcompute_with(Schedule *s, const char *desc, Span span, DiagList *
 		if (st == RW_OK && plan.hopeless) {
 			ok = false; /* nothing names its cell: no proof can remove it */
 		} else if (st == RW_OK) {
-			ok = prove_plan(&k, c.func, &plan);
-			if (!ok && plan.alternative && prove_plan(&k, c.func, plan.alternative)) {
+			ok = prove_plan(&k, c.func, &plan, args->no_dataflow);
+			if (!ok && plan.alternative &&
+			    prove_plan(&k, c.func, plan.alternative, args->no_dataflow)) {
 				plan = *plan.alternative;
 				ok = true;
 			}

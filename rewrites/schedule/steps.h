@@ -70,6 +70,9 @@ typedef struct OcArgs {
 	bool strict;
 	bool add_branches;  /* remove_overcompute_through_branching */
 	bool remove_stores; /* remove_no_op */
+	/* remove_no_op(use_dataflow_analysis=False), as TVM's option: no store
+	 * is removed as dead (overwritten later), only as a no-op */
+	bool no_dataflow;
 } OcArgs;
 
 int sched_overcompute(Schedule *s, const char *desc, Span span, DiagList *d,
