@@ -917,6 +917,8 @@ static bool nonempty_obligation(RwCtx *c, const StmtCtx *sc, Stmt *l, const Expr
 				if (ir_expr_uses_var(u->u.loop.extent, t->u.loop.var))
 					runs = NULL;
 		goal = runs ? (goal ? ir_or(a, runs, goal) : runs) : goal;
+	} else {
+		runs = NULL; /* not reached on every run */
 	}
 	if (!goal) {
 		rw_fail(c, RW_UNSUPPORTED, l->span,
@@ -924,9 +926,12 @@ static bool nonempty_obligation(RwCtx *c, const StmtCtx *sc, Stmt *l, const Expr
 			l->u.loop.var->name);
 		return false;
 	}
+	const char *what = at ? "let value" : "condition";
 	Obligation *o = obligation_new(a, "hoist.nonempty",
-				       arena_printf(a, "loop %s runs at least once, or evaluating the hoisted %s cannot fault",
-						    l->u.loop.var->name, at ? "let value" : "condition"),
+				       runs ? arena_printf(a, "loop %s runs at least once, or evaluating the hoisted %s cannot fault",
+							   l->u.loop.var->name, what)
+					    : arena_printf(a, "evaluating the hoisted %s before loop %s cannot fault",
+							   what, l->u.loop.var->name),
 				       0, NULL, 0, NULL, goal, l->span);
 	o->rewrite = c->desc;
 	rw_add_context_hyps(c, o, sc);

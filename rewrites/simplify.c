@@ -287,7 +287,8 @@ static bool effect_free(const Expr *e)
 }
 
 /* remove_no_op's clean-ups beyond cleanup(): `T.evaluate(e)` of an
- * effect-free e, and an allocation or a let around nothing (and, in
+ * effect-free e, an allocation or a let around nothing, a let whose
+ * variable nothing uses (and, in
  * find_cleanup, a store store_never_read shows dead). */
 static Stmt *noop_cleanup(Arena *a, Stmt *s, const char **what)
 {
@@ -303,10 +304,16 @@ static Stmt *noop_cleanup(Arena *a, Stmt *s, const char **what)
 		*what = "an allocation nothing uses";
 		return ir_pass(a, s->span);
 	case ST_LET:
-		if (!is_pass(s->u.let.body) || !effect_free(s->u.let.value))
+		if (!effect_free(s->u.let.value))
 			return NULL;
-		*what = "a let around nothing";
-		return ir_pass(a, s->span);
+		if (is_pass(s->u.let.body)) {
+			*what = "a let around nothing";
+			return ir_pass(a, s->span);
+		}
+		if (ir_stmt_uses_var(s->u.let.body, s->u.let.var))
+			return NULL;
+		*what = "a let nothing uses";
+		return s->u.let.body;
 	case ST_SEQ: case ST_FOR: case ST_IF: case ST_STORE: case ST_ASSUME: case ST_BLOCK:
 	case ST_PASS: case ST_COUNT:
 		return NULL;
