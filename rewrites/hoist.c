@@ -28,8 +28,17 @@ static Span nospan(void) { return (Span){0}; }
 
 typedef struct Bound {
 	int n;
+	bool overflow; /* more than 256: the list is not all of them */
 	const Var *vars[256];
 } Bound;
+
+static void bound_add(Bound *b, const Var *v)
+{
+	if (b->n < 256)
+		b->vars[b->n++] = v;
+	else
+		b->overflow = true;
+}
 
 static void bound_vars(const Stmt *s, Bound *b)
 {
@@ -39,8 +48,7 @@ static void bound_vars(const Stmt *s, Bound *b)
 			bound_vars(s->u.seq.items[i], b);
 		return;
 	case ST_FOR:
-		if (b->n < 256)
-			b->vars[b->n++] = s->u.loop.var;
+		bound_add(b, s->u.loop.var);
 		bound_vars(s->u.loop.body, b);
 		return;
 	case ST_IF:
@@ -49,8 +57,7 @@ static void bound_vars(const Stmt *s, Bound *b)
 			bound_vars(s->u.cond.else_s, b);
 		return;
 	case ST_LET:
-		if (b->n < 256)
-			b->vars[b->n++] = s->u.let.var;
+		bound_add(b, s->u.let.var);
 		bound_vars(s->u.let.body, b);
 		return;
 	case ST_ALLOC: bound_vars(s->u.alloc.body, b); return;
@@ -65,6 +72,8 @@ static bool invariant_in(Arena *a, const Expr *c, const Stmt *l)
 {
 	Bound b = {0};
 	bound_vars(l, &b);
+	if (b.overflow)
+		return false;
 	for (int i = 0; i < b.n; i++)
 		if (ir_expr_uses_var(c, b.vars[i]))
 			return false;
@@ -804,6 +813,8 @@ static Expr *decide_e(void *ud, Expr *e)
 		return ir_bool(d->a, d->val);
 	if (implied(d, e, &iv))
 		return ir_bool(d->a, iv);
+	if (e->kind == EX_LET && ir_expr_uses_var(d->cond, e->u.let.var))
+		return e; /* the condition's variable means another value in there */
 	Expr *r = expr_map_children(d->a, e, decide_e, d);
 	bool x, y;
 	switch (r->kind) {

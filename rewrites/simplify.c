@@ -331,9 +331,20 @@ typedef struct Found {
 	const Func *f;
 } Found;
 
+/* e reads buffer b, or might (every kind is listed: one that could
+ * reach a buffer some other way must answer true) */
 static bool loads_buffer(const Expr *e, void *b)
 {
-	return e->kind == EX_LOAD && e->u.load.buf == b;
+	switch (e->kind) {
+	case EX_LOAD:
+		return e->u.load.buf == b;
+	case EX_INT: case EX_FLOAT: case EX_VAR: case EX_BIN: case EX_NOT: case EX_NEG:
+	case EX_SELECT: case EX_CAST: case EX_UNDEF: case EX_LET: case EX_CALL:
+		return false;
+	case EX_COUNT:
+		return true;
+	}
+	return true;
 }
 
 /* A store into a buffer the function allocates, where nothing that can
