@@ -1,10 +1,13 @@
 /* rewrites/hoist.c — hoist_expression (seed 000, "New Transform - Hoist
  * Expression") and reduce_loop_extents.
- *   conditionals="if_else_stmt": `for v: if c: S else: T` -> `if c: for v:
- *     S else: for v: T` when c is invariant in the loop (mentions no
- *     variable bound in it and reads no buffer it writes); hoist.nonempty
- *     (the loop runs at least once) when evaluating c could fault.
- *   conditionals="boolean_expression": the values of a loop variable are
+ *   TVM's hoisting (rw_hoist_find, rw_hoist_condition, rw_hoist_let): an
+ *     `if` condition, `T.if_then_else` condition, `and`/`or` operand or
+ *     let value invariant in the loops around it (mentions no variable
+ *     bound in them and reads no buffer they write) is evaluated before
+ *     the outermost of them, each copy of the loop with its value
+ *     decided; hoist.nonempty when evaluating it could fault,
+ *     hoist.decided for the comparisons its value decides.
+ *   with loop= (seed 000's boolean_expression): the values of a loop variable are
  *     grouped by which branch conditions in the body they decide, and the
  *     body is case-split on those groups (`if v < a: S elif v < b: S else:
  *     S`): every branch holds the same S, so this needs no obligation;
@@ -80,12 +83,6 @@ static bool invariant_in(Arena *a, const Expr *c, const Stmt *l)
 	Buffer **w;
 	int nw = an_written_buffers(a, l, &w);
 	return !an_expr_reads_any(c, nw, w);
-}
-
-bool rw_hoist_if_applies(Arena *a, const Stmt *l)
-{
-	const Stmt *b = l->u.loop.body;
-	return b->kind == ST_IF && invariant_in(a, b->u.cond.cond, l);
 }
 
 /* When evaluating e cannot fault: its loads inside their buffers' shapes
@@ -205,45 +202,6 @@ RwStatus rw_hoist_scope_loops(RwCtx *c, const char *block, const char *loop, Hoi
 				       block, c->func->name);
 	}
 	loops_in(scope, out);
-	return RW_OK;
-}
-
-/* ---------- if_else_stmt ---------- */
-
-RwStatus rw_hoist_if(RwCtx *c, Stmt *l)
-{
-	Arena *a = c->arena;
-	Stmt *s = l->u.loop.body;
-	StmtCtx sc;
-	if (!an_find_stmt(a, c->func, l, &sc))
-		return rw_fail(c, RW_BAD_INPUT, l->span, "hoist: loop not found");
-	Expr *cond = s->u.cond.cond;
-	if (an_expr_may_fault(cond, true)) {
-		/* hoist.nonempty: the loop evaluates c at least once already, or
-		 * evaluating c cannot fault */
-		Expr *goal = ir_bin(a, OP_GT, l->u.loop.extent, ir_int32(a, 0), nospan());
-		Expr *safe = safe_to_eval(a, c->func, cond);
-		if (safe)
-			goal = ir_or(a, goal, safe);
-		Obligation *o = obligation_new(a, "hoist.nonempty",
-					       arena_printf(a, "loop %s runs at least once, or evaluating the hoisted condition cannot fault",
-							    l->u.loop.var->name),
-					       0, NULL, 0, NULL, goal, l->span);
-		o->rewrite = c->desc;
-		rw_add_context_hyps(c, o, &sc);
-		oblist_push(a, &c->obs, o);
-	}
-	Stmt *then_l = ir_for(a, l->u.loop.var, l->u.loop.min, l->u.loop.extent, l->u.loop.kind,
-			      s->u.cond.then_s, l->span);
-	Stmt *else_l = NULL;
-	if (s->u.cond.else_s) {
-		Var *v2 = an_fresh_var(a, l->u.loop.var, "");
-		Expr *r = ir_varref(a, v2, nospan());
-		else_l = ir_for(a, v2, l->u.loop.min, l->u.loop.extent, l->u.loop.kind,
-				ir_subst_stmt(a, s->u.cond.else_s, 1, &l->u.loop.var, &r), l->span);
-	}
-	Stmt *hoisted = ir_if(a, cond, then_l, else_l, s->span);
-	c->out = an_with_body(a, c->func, an_replace_at(a, c->func->body, sc.path, sc.depth, hoisted));
 	return RW_OK;
 }
 

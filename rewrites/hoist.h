@@ -19,12 +19,6 @@ RwStatus rw_hoist_scope_loops(RwCtx *c, const char *block, const char *loop, Hoi
  * variable, and its name is then ambiguous). */
 void rw_hoist_loops_of_var(RwCtx *c, const Var *v, HoistLoops *out);
 
-/* Whether loop l's body is an `if` whose condition is invariant in l
- * (mentions no variable bound in l and reads no buffer l writes). */
-bool rw_hoist_if_applies(Arena *a, const Stmt *l);
-/* `for v: if c: S else: T` -> `if c: for v: S else: for v: T` for loop l
- * of c->func; hoist.nonempty when evaluating c could fault. */
-RwStatus rw_hoist_if(RwCtx *c, Stmt *l);
 /* Loop l's body case-split on the groups of its values that decide the
  * conditions in it alike (no obligation). *changed false when there is
  * nothing to split; else c->out, c->note and the new loop in *made. */
