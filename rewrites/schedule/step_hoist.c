@@ -8,6 +8,7 @@
 #include <stdint.h>
 #include <stdlib.h>
 
+#include "kernel/print.h"
 #include "kernel/ptrmap.h"
 #include "rewrites/hoist.h"
 
@@ -137,6 +138,14 @@ int sched_hoist_expression(Schedule *s, const char *desc, Span span, DiagList *d
 			sched_sub_finish(&k, &c, st, &proven);
 			if (st != RW_OK || !proven)
 				return sched_compound_end(&k, STEP_REJECTED, NULL)->status;
+			char *what = print_expr(cond ? cond : let->u.let.value);
+			if (cond)
+				sched_compound_note(&k, "condition %s hoisted out of loop %s", what,
+						    dest->u.loop.var->name);
+			else
+				sched_compound_note(&k, "let %s = %s hoisted out of loop %s", let->u.let.var->name,
+						    what, dest->u.loop.var->name);
+			free(what);
 			done++;
 			continue;
 		}
