@@ -112,9 +112,25 @@ static void box_access(BoxWalk *w, int nidx, Expr **idx, const Bounds *b)
 	w->seen = true;
 }
 
+static void box_opaque_buf(Buffer *buf, void *ud)
+{
+	BoxWalk *w = ud;
+	if (buf != w->buf)
+		return;
+	/* an opaque call may touch any cell: no bound */
+	for (int k = 0; k < w->n; k++)
+		w->bounded[k] = false;
+	w->seen = true;
+}
+
 static void box_expr(BoxWalk *w, const Expr *e, const Bounds *b)
 {
 	switch (e->kind) {
+	case EX_OPAQUE:
+		ir_expr_opaque_buffers(e, box_opaque_buf, w);
+		for (int i = 0; i < e->u.opq.nargs; i++)
+			box_expr(w, e->u.opq.args[i], b);
+		return;
 	case EX_INT: case EX_FLOAT: case EX_VAR: case EX_UNDEF:
 		return;
 	case EX_LOAD:

@@ -98,6 +98,7 @@ static Expr *safe_to_eval(Arena *a, const Func *f, const Expr *e)
 	case EX_INT: case EX_FLOAT: case EX_VAR:
 		return ir_bool(a, true);
 	case EX_UNDEF: case EX_COUNT:
+	case EX_OPAQUE: /* may fault, and has effects */
 		return NULL;
 	case EX_LOAD: {
 		const Buffer *b = e->u.load.buf;

@@ -553,6 +553,13 @@ static Expr *replace_nth(Arena *a, Expr *e, int *k, Expr *with, Expr **sub, Expr
 		}
 		case EX_LET: if (i == 0) x->u.let.value = r; else x->u.let.body = r; break;
 		case EX_CALL: x->u.call.args[i] = r; break;
+		case EX_OPAQUE: { /* an argument decided; the call itself stays */
+			Expr **args = arena_alloc(a, sizeof *args * (size_t)n);
+			for (int j = 0; j < n; j++)
+				args[j] = j == i ? r : e->u.opq.args[j];
+			x->u.opq.args = args;
+			break;
+		}
 		case EX_INT: case EX_FLOAT: case EX_VAR: case EX_UNDEF: case EX_COUNT: abort();
 		}
 		return x;

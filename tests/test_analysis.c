@@ -351,7 +351,7 @@ static bool eval_expr(const ExprGen *g, const Expr *x, const Wide *vals, Wide *o
 		*out = iv_wrap_value(*out, x->dtype);
 		return true;
 	case EX_FLOAT: case EX_NOT: case EX_SELECT: case EX_CAST: case EX_LOAD:
-	case EX_UNDEF: case EX_LET: case EX_CALL: case EX_COUNT: break;
+	case EX_UNDEF: case EX_LET: case EX_CALL: case EX_OPAQUE: case EX_COUNT: break;
 	}
 	return false;
 }
@@ -455,7 +455,7 @@ static Interval new_value(const ExprGen *g, const Expr *x)
 		return iv_wrap(iv_arith(x->u.bin.op, new_value(g, x->u.bin.a),
 					new_value(g, x->u.bin.b)), x->dtype);
 	case EX_FLOAT: case EX_NOT: case EX_SELECT: case EX_CAST: case EX_LOAD:
-	case EX_UNDEF: case EX_LET: case EX_CALL: case EX_COUNT: break;
+	case EX_UNDEF: case EX_LET: case EX_CALL: case EX_OPAQUE: case EX_COUNT: break;
 	}
 	return iv_dtype(x->dtype);
 }

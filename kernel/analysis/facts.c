@@ -68,6 +68,9 @@ static bool add_read(const Expr *e, void *l)
 {
 	if (e->kind == EX_LOAD)
 		bl_add(l, e->u.load.buf);
+	for (int i = 0; e->kind == EX_OPAQUE && i < e->u.opq.nitems; i++)
+		if (e->u.opq.items[i].buf)
+			bl_add(l, e->u.opq.items[i].buf); /* may read it */
 	return false; /* visit every node */
 }
 
@@ -83,11 +86,18 @@ typedef struct Writes {
 	BufList *l;
 } Writes;
 
+static void add_opaque_write(Buffer *b, void *l)
+{
+	bl_add(l, b);
+}
+
 static bool add_write(const Stmt *s, void *ud)
 {
 	Writes *w = ud;
 	if (s->kind == ST_STORE && s != w->skip)
 		bl_add(w->l, s->u.store.buf);
+	/* an opaque call may write every buffer it names */
+	ir_stmt_opaque_buffers(s, add_opaque_write, w->l);
 	return false; /* visit every statement */
 }
 
@@ -149,11 +159,13 @@ static int count_stores_to(const Stmt *s, const Buffer *b)
 	case ST_IF:
 		return count_stores_to(s->u.cond.then_s, b) +
 		       (s->u.cond.else_s ? count_stores_to(s->u.cond.else_s, b) : 0);
-	case ST_STORE: return s->u.store.buf == b;
+	case ST_STORE: return (s->u.store.buf == b) + ir_stmt_opaque_names(s, b);
 	case ST_ALLOC: return count_stores_to(s->u.alloc.body, b);
 	case ST_BLOCK: return count_stores_to(s->u.block.body, b);
-	case ST_LET: return count_stores_to(s->u.let.body, b);
-	case ST_ASSUME: case ST_EVAL: case ST_PASS: case ST_COUNT:
+	case ST_LET: return ir_stmt_opaque_names(s, b) + count_stores_to(s->u.let.body, b);
+	case ST_ASSUME: case ST_EVAL: /* an opaque call naming b may write it */
+		return ir_stmt_opaque_names(s, b);
+	case ST_PASS: case ST_COUNT:
 		return 0;
 	}
 	return 0;
@@ -889,6 +901,10 @@ static void loads_in(const Expr *e, LoadRef *out, int *n, int cap)
 		for (int i = 0; i < e->u.call.nargs; i++)
 			loads_in(e->u.call.args[i], out, n, cap);
 		return;
+	case EX_OPAQUE:
+		for (int i = 0; i < e->u.opq.nargs; i++)
+			loads_in(e->u.opq.args[i], out, n, cap);
+		return;
 	case EX_COUNT: return;
 	}
 }
@@ -912,6 +928,7 @@ static bool has_undef(const Expr *e)
 			if (has_undef(e->u.call.args[i]))
 				return true;
 		return false;
+	case EX_OPAQUE: return true; /* its value is unknown, as T.undef()'s */
 	case EX_COUNT: return false;
 	}
 	return false;

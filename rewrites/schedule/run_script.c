@@ -583,6 +583,7 @@ static StepStatus do_split_factors(Call *k, RwCtx *c)
 	}
 	Compound cp;
 	sched_compound_begin(k->s, &cp, describe(k), k->call->span, c->diag);
+	cp.opaque_ok = true; /* splits only */
 	const char *fname = sched_func(k->s)->name;
 	Value **items = arena_alloc(a, sizeof(Value *) * (size_t)(n + 1));
 	const char *cur = loop;
@@ -642,6 +643,7 @@ static StepStatus do_fuse_many(Call *k, RwCtx *c)
 	}
 	Compound cp;
 	sched_compound_begin(k->s, &cp, describe(k), k->call->span, c->diag);
+	cp.opaque_ok = true; /* fuses only */
 	Var *cur = vars[0];
 	for (int j = 1; j < n; j++) {
 		const Func *before = sched_compound_func(&cp);
