@@ -951,7 +951,7 @@ static const Signature signatures[] = {
 	{"merge_conditionals", 0, {"block", "strict"}},
 	{"remove_branching_through_overcompute", 0, {"block", "loop", "strict"}},
 	{"remove_overcompute_through_branching", 0, {"block", "loop", "strict"}},
-	{"remove_no_op", 0, {"block"}},
+	{"remove_no_op", 0, {"block", "use_dataflow_analysis"}},
 	{"simplify", 0, {"transitively_prove_inequalities", "convert_boolean_to_and_of_ors", "apply_constraints_to_boolean_branches", "propagate_knowns_to_prove_conditional", "propagate_knowns_to_simplify_expressions"}},
 	{"reduce_loop_extents", 0, {"block"}},
 	{"hoist_expression", 1, {"conditionals", "block", "loop", "let_bindings"}},
@@ -1094,20 +1094,36 @@ static StepStatus run_call(Call *k)
 		args.loop = kw_name(k, "loop");
 		const char *conds = arg_name(k, 0, "conditionals");
 		const char *lets = kw_name(k, "let_bindings");
-		if (lets && strcmp(lets, "none") != 0)
-			return bad(k, script_arg(k->call, -1, "let_bindings"),
-				   "%s: only let_bindings=\"none\" is supported", m);
+		for (const char *p = lets ? lets : "all"; *p;) {
+			/* TVM's HoistedLetBindings; let_expr (T.Let inside an
+			 * expression) is accepted and hoists nothing */
+			const char *bar = strchr(p, '|');
+			size_t n = bar ? (size_t)(bar - p) : strlen(p);
+			if (n == 3 && !strncmp(p, "all", n))
+				args.let_stmt = true;
+			else if (n == 8 && !strncmp(p, "let_stmt", n))
+				args.let_stmt = true;
+			else if (n == 21 && !strncmp(p, "required_by_condition", n))
+				args.let_required = true;
+			else if (!(n == 4 && !strncmp(p, "none", n)) && !(n == 8 && !strncmp(p, "let_expr", n)))
+				return bad(k, script_arg(k->call, -1, "let_bindings"),
+					   "%s: let_bindings must be \"none\", \"required_by_condition\", \"let_stmt\", \"let_expr\" or \"all\" (joined with |)",
+					   m);
+			p += n + (bar != NULL);
+		}
 		if (!conds)
-			conds = "if_else_stmt|boolean_expression";
+			conds = "if_else_stmt|if_else_expr|boolean_expression";
 		for (const char *p = conds; *p;) {
 			const char *bar = strchr(p, '|');
 			size_t n = bar ? (size_t)(bar - p) : strlen(p);
 			if (n == 12 && !strncmp(p, "if_else_stmt", n))
 				args.if_else_stmt = true;
+			else if (n == 12 && !strncmp(p, "if_else_expr", n))
+				args.if_else_expr = true;
 			else if (n == 18 && !strncmp(p, "boolean_expression", n))
 				args.boolean_expression = true;
 			else if (!(n == 4 && !strncmp(p, "none", n)))
-				return bad(k, NULL, "%s: conditionals must be \"none\", \"if_else_stmt\" or \"boolean_expression\" (joined with |)", m);
+				return bad(k, NULL, "%s: conditionals must be \"none\", \"if_else_stmt\", \"if_else_expr\" or \"boolean_expression\" (joined with |)", m);
 			p += n + (bar != NULL);
 		}
 		return (StepStatus)sched_hoist_expression(k->s, describe(k), k->call->span, k->d, &args);
@@ -1126,8 +1142,13 @@ static StepStatus run_call(Call *k)
 		args.block = kw_name(k, "block");
 		args.remove_stores = true;
 		for (int i = 0; i < k->call->nargs; i++)
-			if (!k->call->args[i].keyword || strcmp(k->call->args[i].keyword, "block"))
-				return bad(k, &k->call->args[i], "%s: expected block= only", m);
+			if (!k->call->args[i].keyword || (strcmp(k->call->args[i].keyword, "block") &&
+							  strcmp(k->call->args[i].keyword, "use_dataflow_analysis")))
+				return bad(k, &k->call->args[i], "%s: expected block= and use_dataflow_analysis= only", m);
+		const ScriptArg *df = script_arg(k->call, -1, "use_dataflow_analysis");
+		if (df && df->kind != ARG_BOOL)
+			return bad(k, df, "%s: use_dataflow_analysis must be True or False", m);
+		args.no_dataflow = df && !df->ival;
 		return (StepStatus)sched_overcompute(k->s, describe(k), k->call->span, k->d, &args);
 	}
 	if (strcmp(m, "merge_adjacent_loops") == 0)
