@@ -596,15 +596,105 @@ static Stmt *cons_stmt(ConsWalk *w, Stmt *s)
 
 /* ---------- reads elsewhere, inputs ---------- */
 
+/* A load of buf in e outside every T.if_then_else arm, or NULL. */
+static const Expr *sure_load(const Expr *e, const Buffer *buf)
+{
+	const Expr *r = NULL;
+	switch (e->kind) {
+	case EX_INT: case EX_FLOAT: case EX_VAR: case EX_UNDEF:
+		return NULL;
+	case EX_LOAD:
+		if (e->u.load.buf == buf)
+			return e;
+		for (int i = 0; i < e->u.load.nidx && !r; i++)
+			r = sure_load(e->u.load.idx[i], buf);
+		return r;
+	case EX_BIN:
+		r = sure_load(e->u.bin.a, buf);
+		return r ? r : sure_load(e->u.bin.b, buf);
+	case EX_NOT: case EX_NEG: case EX_CAST:
+		return sure_load(e->u.un.a, buf);
+	case EX_SELECT:
+		return sure_load(e->u.sel.cond, buf);
+	case EX_LET:
+		r = sure_load(e->u.let.value, buf);
+		return r ? r : sure_load(e->u.let.body, buf);
+	case EX_CALL:
+		for (int i = 0; i < e->u.call.nargs && !r; i++)
+			r = sure_load(e->u.call.args[i], buf);
+		return r;
+	case EX_COUNT:
+		break;
+	}
+	abort();
+}
+
+/* A read of buf in s that surely runs: under no `if`, in loops whose
+ * extents are constant and positive; or NULL. */
+static const Expr *sure_read(const Stmt *s, const Buffer *buf)
+{
+	const Expr *r = NULL;
+	int64_t n;
+	switch (s->kind) {
+	case ST_SEQ:
+		for (int i = 0; i < s->u.seq.n && !r; i++)
+			r = sure_read(s->u.seq.items[i], buf);
+		return r;
+	case ST_FOR:
+		r = sure_load(s->u.loop.min, buf);
+		if (!r)
+			r = sure_load(s->u.loop.extent, buf);
+		if (!r && an_const_int(s->u.loop.extent, &n) && n > 0)
+			r = sure_read(s->u.loop.body, buf);
+		return r;
+	case ST_IF:
+		return sure_load(s->u.cond.cond, buf);
+	case ST_STORE:
+		for (int i = 0; i < s->u.store.nidx && !r; i++)
+			r = sure_load(s->u.store.idx[i], buf);
+		return r ? r : sure_load(s->u.store.value, buf);
+	case ST_ASSUME: case ST_EVAL:
+		return sure_load(s->u.expr, buf);
+	case ST_ALLOC:
+		return sure_read(s->u.alloc.body, buf);
+	case ST_BLOCK:
+		return sure_read(s->u.block.body, buf);
+	case ST_LET:
+		r = sure_load(s->u.let.value, buf);
+		return r ? r : sure_read(s->u.let.body, buf);
+	case ST_PASS:
+		return NULL;
+	case ST_COUNT:
+		break;
+	}
+	abort();
+}
+
 /* A read of B outside the attach loop's body is no longer served: it
  * must never run (goal: not its guard). This is how a consumer that reads
  * the producer before the attach point is rejected. */
-static void outside_obligations(RwCtx *c, const AttachSite *s, const Producer *p,
-				int alloc_depth)
+static RwStatus outside_obligations(RwCtx *c, const AttachSite *s, const Producer *p,
+				    int alloc_depth)
 {
 	Arena *a = c->arena;
 	if (!reads_outside(c, s, p->buf))
-		return;
+		return RW_OK;
+	/* A read after the statement of the attach loop, under no condition,
+	 * in loops of constant positive extent, surely runs: its obligation
+	 * below is refuted. The move may still be
+	 * sound (the attach loop can compute all of B before a later read:
+	 * TVM's fail_all_consumers_under_loop), but a refutation there has no
+	 * counterexample to replay, and this primitive proves only reads
+	 * served in the same iteration. TVM's rule: every consumer under the
+	 * loop. */
+	const Expr *sure = NULL;
+	for (int i = s->other_index + 1; i < s->seq->u.seq.n && !sure; i++)
+		sure = sure_read(s->seq->u.seq.items[i], p->buf);
+	if (sure)
+		return rw_fail(c, RW_UNSUPPORTED, sure->span,
+			       "the read of %s at line %d is not under loop '%s': compute_at needs every consumer of block \"%s\" under the attach loop",
+			       p->buf->name, sure->span.line, s->loop.stmt->u.loop.var->name,
+			       p->block->u.block.name);
 	Buffer **vol;
 	int nvol = attach_written_buffers(c, &vol);
 	AccessList acc;
@@ -630,6 +720,7 @@ static void outside_obligations(RwCtx *c, const AttachSite *s, const Producer *p
 		obligation_add_related(a, o, x->span);
 		oblist_push(a, &c->obs, o);
 	}
+	return RW_OK;
 }
 
 /* inputs_unchanged: nothing that now runs before the moved producer
@@ -837,7 +928,8 @@ static RwStatus compute_at(RwCtx *c, const char *block, const char *loop)
 			       "compute_at.no_overflow", p.block->span);
 	if (pl.any_shrunk)
 		fit_obligation(c, &s, &p, &pl);
-	outside_obligations(c, &s, &p, alloc_depth);
+	if ((st = outside_obligations(c, &s, &p, alloc_depth)) != RW_OK)
+		return st;
 	inputs_obligations(c, &s, &p, moved);
 	c->note = region_note(c, &s, &p, &pl, &box);
 	c->out = an_with_body(a, c->func, rebuild_body(c, &s, new_loop, &pl, alloc_depth));

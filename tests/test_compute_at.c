@@ -439,6 +439,23 @@ START_TEST(producer_inputs_overwritten_earlier_is_rejected_with_replay)
 }
 END_TEST
 
+/* TVM's fail_all_consumers_under_loop: D reads B after C's loop, under
+ * no condition. Each read is served only in the iteration that computes
+ * it, so a later consumer is "not supported" (TVM's rule: every consumer
+ * under the loop); before, its cover obligation was refuted with a replay
+ * that found no difference (the loop computes all of B before D). */
+START_TEST(later_consumer_outside_the_loop_is_not_supported)
+{
+	const char *k = tu_fixture("compute_at/later_consumer_outside_the_loop.tir");
+	StepReport *r = reject(k, "sch.compute_at(block=\"B\", loop=\"j\")",
+			       "not supported: the read of B at line 12 is not under loop 'j'");
+	ts_has(r->reason, "every consumer of block \"B\" under the attach loop");
+	/* at D's loop, C's earlier read is the one no longer served: refuted */
+	r = reject(k, "sch.compute_at(block=\"B\", loop=\"k\")", "compute_at.cover refuted");
+	ck_assert_int_eq(r->replay, REPLAY_CONFIRMED);
+}
+END_TEST
+
 /* ---------- conditional reads ---------- */
 
 /* The iteration value `name = N` in a counterexample. */
@@ -759,6 +776,7 @@ Suite *suite_compute_at(void)
 				     statements_between_producer_and_consumer_are_checked}},
 		{"rejections", {producer_read_before_written_is_rejected_with_replay,
 				producer_inputs_overwritten_earlier_is_rejected_with_replay,
+				later_consumer_outside_the_loop_is_not_supported,
 				unsupported_shapes_reject_not_supported,
 				misplaced_loop_is_a_precondition_and_names_are_bad_input}},
 		{"conditional_reads", {concat_computes_each_input_only_in_its_arm,
