@@ -24,6 +24,8 @@ typedef struct Consumer {
 	int loop_of_dim[AN_MAX_DEPTH];
 	int dim_of_loop[AN_MAX_DEPTH];
 	Expr *offset[AN_MAX_DEPTH];
+	bool general; /* the key read is indexed by expressions of the nest
+			 loops (general_index), not one loop per dimension */
 } Consumer;
 
 typedef struct RevPlan {
@@ -98,7 +100,36 @@ typedef struct KeySearch {
 	bool found;
 	int64_t best[AN_MAX_DEPTH];
 	bool best_const;
+	const Expr *general; /* the first read with general indices */
 } KeySearch;
+
+/* An index the plan can invert (invert_index): the nest loops and fixed
+ * expressions under +, -, * by a positive constant, // and % by one. */
+static bool general_index(const KeySearch *ks, const Expr *e)
+{
+	int64_t k;
+	for (int i = 0; i < ks->k->nloops; i++)
+		if (e->kind == EX_VAR && e->u.var == ks->k->loops[i]->u.loop.var)
+			return true;
+	if (fixed_expr(ks->c->func, ks->ctx, e))
+		return true;
+	if (e->kind != EX_BIN || !dtype_is_int(e->dtype))
+		return false;
+	switch (e->u.bin.op) {
+	case OP_ADD: case OP_SUB:
+		return general_index(ks, e->u.bin.a) && general_index(ks, e->u.bin.b);
+	case OP_MUL:
+		if (an_const_int(e->u.bin.a, &k) && k > 0)
+			return general_index(ks, e->u.bin.b);
+		return an_const_int(e->u.bin.b, &k) && k > 0 && general_index(ks, e->u.bin.a);
+	case OP_FLOORDIV: case OP_FLOORMOD:
+		return an_const_int(e->u.bin.b, &k) && k > 0 && general_index(ks, e->u.bin.a);
+	case OP_DIV: case OP_MIN: case OP_MAX: case OP_EQ: case OP_NE: case OP_LT:
+	case OP_LE: case OP_GT: case OP_GE: case OP_AND: case OP_OR: case OP_COUNT:
+		return false;
+	}
+	return false;
+}
 
 /* A candidate key read: a read of a buffer the attach loop's body writes,
  * indexed by distinct nest loops plus fixed offsets. Among several, the
@@ -118,6 +149,13 @@ static void consider_key(KeySearch *ks, const Expr *e)
 		dol[i] = -1;
 	int64_t val[AN_MAX_DEPTH];
 	bool all_const = true;
+	if (!ks->general) {
+		bool ok = b->ndim > 0;
+		for (int d = 0; d < b->ndim && ok; d++)
+			ok = general_index(ks, e->u.load.idx[d]);
+		if (ok)
+			ks->general = e;
+	}
 	for (int d = 0; d < b->ndim; d++) {
 		int l;
 		if (!match_key_index(ks->c, ks->ctx, k, e->u.load.idx[d], &l, &off[d]) || dol[l] >= 0)
@@ -259,9 +297,21 @@ static RwStatus parse_consumer(RwCtx *c, const AttachSite *s, Consumer *k)
 	ks.k = k;
 	ks.producer_body = s->loop.stmt->u.loop.body;
 	key_stmt(&ks, k->body);
+	if (!ks.found && ks.general) {
+		/* no read indexed by one loop per dimension: the first read
+		 * whose indices the plan can invert */
+		k->general = true;
+		k->key = ks.general;
+		k->buf = ks.general->u.load.buf;
+		for (int d = 0; d < k->buf->ndim; d++)
+			k->loop_of_dim[d] = -1;
+		for (int i = 0; i < k->nloops; i++)
+			k->dim_of_loop[i] = -1;
+		return RW_OK;
+	}
 	if (!ks.found)
 		return rw_fail(c, RW_UNSUPPORTED, block->span,
-			       "block \"%s\" has no read of a buffer written in loop '%s' indexed by its own loop variables (one per dimension, plus offsets)",
+			       "block \"%s\" has no read of a buffer written in loop '%s' indexed by its own loop variables plus offsets, or by sums, constant multiples, // and %% of them",
 			       name, s->loop.stmt->u.loop.var->name);
 	return RW_OK;
 }
@@ -279,6 +329,106 @@ static void push_fixed_env(const AttachSite *s, RgEnv *env)
 }
 
 /* ---------- the plan ---------- */
+
+/* Bounds of v for which e (an index of the key read) lies in [L, H]:
+ * *vlo, *vhi (inclusive), both NULL when e constrains v nowhere (a
+ * modulo whose whole period is in range). The other variables of e range
+ * over env (outer nest loops fixed, inner ones relaxed). Over-approximate
+ * at worst: the obligations decide. false when e has no rule. */
+static bool invert_index(RgEnv *env, Expr *e, const Var *v, Expr *L, Expr *H, Expr **vlo,
+			 Expr **vhi)
+{
+	Arena *a = env->a;
+	if (e->kind == EX_VAR && e->u.var == v) {
+		*vlo = L;
+		*vhi = H;
+		return true;
+	}
+	if (e->kind != EX_BIN)
+		return false;
+	Expr *x = e->u.bin.a, *y = e->u.bin.b, *lo, *hi;
+	bool in_x = ir_expr_uses_var(x, v), in_y = ir_expr_uses_var(y, v);
+	if (in_x == in_y)
+		return false;
+	int64_t kc;
+	switch (e->u.bin.op) {
+	case OP_ADD:
+		if (!rg_sym_bounds(env, in_x ? y : x, &lo, &hi))
+			return false;
+		return invert_index(env, in_x ? x : y, v, ir_sub(a, L, hi), ir_sub(a, H, lo), vlo, vhi);
+	case OP_SUB:
+		if (!rg_sym_bounds(env, in_x ? y : x, &lo, &hi))
+			return false;
+		if (in_x)
+			return invert_index(env, x, v, ir_add(a, L, lo), ir_add(a, H, hi), vlo, vhi);
+		return invert_index(env, y, v, ir_sub(a, lo, H), ir_sub(a, hi, L), vlo, vhi);
+	case OP_MUL: {
+		if (!an_const_int(in_x ? y : x, &kc) || kc <= 0)
+			return false;
+		Expr *kk = ir_int(a, kc, e->dtype, (Span){0});
+		Expr *up = ir_add(a, L, ir_int(a, kc - 1, e->dtype, (Span){0}));
+		return invert_index(env, in_x ? x : y, v, ir_bin(a, OP_FLOORDIV, up, kk, (Span){0}),
+				    ir_bin(a, OP_FLOORDIV, H, kk, (Span){0}), vlo, vhi);
+	}
+	case OP_FLOORDIV: {
+		if (!in_x || !an_const_int(y, &kc) || kc <= 0)
+			return false;
+		Expr *kk = ir_int(a, kc, e->dtype, (Span){0});
+		return invert_index(env, x, v, ir_mul(a, L, kk),
+				    ir_add(a, ir_mul(a, H, kk), ir_int(a, kc - 1, e->dtype, (Span){0})),
+				    vlo, vhi);
+	}
+	case OP_FLOORMOD:
+		if (!in_x || !an_const_int(y, &kc) || kc <= 0 ||
+		    !rg_equal(env, L, ir_int(a, 0, e->dtype, (Span){0})) ||
+		    !rg_equal(env, H, ir_int(a, kc - 1, e->dtype, (Span){0})))
+			return false;
+		*vlo = *vhi = NULL;
+		return true;
+	case OP_DIV: case OP_MIN: case OP_MAX: case OP_EQ: case OP_NE: case OP_LT:
+	case OP_LE: case OP_GT: case OP_GE: case OP_AND: case OP_OR: case OP_COUNT:
+		return false;
+	}
+	return false;
+}
+
+/* The new range of each nest loop: for every dimension of the key read
+ * whose index uses it, the values that keep the index in the write box,
+ * with the outer nest loops fixed at their new ranges (so an inner range
+ * may depend on them) and the inner ones relaxed over their old ones. */
+static bool plan_general_ranges(RgEnv *env, const Consumer *k, const RgBox *w, RevPlan *pl)
+{
+	Arena *a = env->a;
+	int nv = env->nvars, ng = env->nguards;
+	bool ok = true;
+	for (int i = 0; i < k->nloops && ok; i++) {
+		const Stmt *l = k->loops[i];
+		Var *v = l->u.loop.var;
+		int mark = env->nvars, gmark = env->nguards;
+		for (int j = i + 1; j < k->nloops; j++)
+			rg_push_loop(env, k->loops[j]->u.loop.var, k->loops[j]->u.loop.min,
+				     k->loops[j]->u.loop.extent, true);
+		Expr *lo = l->u.loop.min;
+		Expr *end = rg_simplify(env, ir_add(a, l->u.loop.min, l->u.loop.extent));
+		for (int d = 0; d < k->buf->ndim && ok; d++) {
+			Expr *idx = k->key->u.load.idx[d], *vlo, *vhi;
+			if (!w->lo[d] || !w->hi[d] || !ir_expr_uses_var(idx, v))
+				continue;
+			ok = invert_index(env, idx, v, w->lo[d], w->hi[d], &vlo, &vhi);
+			if (!ok || !vlo)
+				continue;
+			lo = rg_max(env, rg_simplify(env, vlo), lo);
+			end = rg_min(env, rg_simplify(env, ir_add(a, vhi, ir_int(a, 1, vhi->dtype, (Span){0}))), end);
+		}
+		rg_pop(env, mark, gmark);
+		pl->lo[i] = lo;
+		pl->end[i] = end;
+		pl->ext[i] = rg_simplify(env, ir_sub(a, end, lo));
+		rg_push_loop(env, v, pl->lo[i], pl->ext[i], false);
+	}
+	rg_pop(env, nv, ng);
+	return ok;
+}
 
 static void plan_ranges(RgEnv *env, const Consumer *k, const RgBox *w, RevPlan *pl)
 {
@@ -344,7 +494,8 @@ static RwStatus plan_phi(RwCtx *c, RgEnv *env, const AttachSite *s, const Consum
 		if (!rest[d])
 			continue;
 		int loop = k->loop_of_dim[d];
-		Expr *x = ir_add(a, ir_varref(a, k->loops[loop]->u.loop.var, (Span){0}), k->offset[d]);
+		Expr *x = k->general ? k->key->u.load.idx[d]
+				     : ir_add(a, ir_varref(a, k->loops[loop]->u.loop.var, (Span){0}), k->offset[d]);
 		Expr *t = ir_sub(a, x, rest[d]);
 		int64_t prev = 0;
 		/* this dimension's path loops by decreasing coefficient */
@@ -580,6 +731,43 @@ static char *rev_note(RwCtx *c, const AttachSite *s, const Consumer *k, const Re
 
 static RwStatus reverse_compute_at(RwCtx *c, const char *block, const char *loop);
 
+/* no_overflow when a range may use the outer nest loops: the bounds of
+ * loop i are computed only inside an iteration of loops 0..i-1, so those
+ * loops' new ranges are its hypotheses (and no others: a hypothesis on
+ * loop i itself would assume it runs). */
+static void nested_bounds_overflow(RwCtx *c, const AttachSite *s, const Consumer *k,
+				   const RevPlan *pl)
+{
+	Arena *a = c->arena;
+	for (int i = 0; i < k->nloops; i++) {
+		Expr *end = ir_add(a, pl->lo[i], pl->ext[i]);
+		end->dtype = k->loops[i]->u.loop.var->dtype;
+		Expr *goal = ir_and(a, attach_no_overflow(a, pl->lo[i]),
+				    ir_and(a, attach_no_overflow(a, pl->ext[i]), attach_no_overflow(a, end)));
+		char *stmt = arena_printf(a, "the bounds of loop '%s' of block \"%s\" in an iteration of %s stay within their dtype",
+					  k->loops[i]->u.loop.var->name, k->block->u.block.name,
+					  s->loop.stmt->u.loop.var->name);
+		Obligation *o = attach_base(c, s, "reverse_compute_at.no_overflow", stmt, goal, k->block->span);
+		if (pl->guard)
+			obligation_add_hyp(a, o, pl->guard);
+		for (int j = 0; j < i; j++) {
+			Expr *r = ir_varref(a, k->loops[j]->u.loop.var, (Span){0});
+			obligation_add_var(a, o, k->loops[j]->u.loop.var);
+			obligation_add_hyp(a, o, ir_and(a, ir_bin(a, OP_LE, pl->lo[j], r, (Span){0}),
+							ir_bin(a, OP_LT, r, pl->end[j], (Span){0})));
+		}
+		oblist_push(a, &c->obs, o);
+	}
+}
+
+static char *key_text(Arena *a, const Expr *e)
+{
+	char *t = print_expr(e);
+	char *r = arena_strdup(a, t);
+	free(t);
+	return r;
+}
+
 RwStatus rw_reverse_compute_at(RwCtx *c, const char *block, const char *loop)
 {
 	NestWrap w;
@@ -607,13 +795,21 @@ static RwStatus reverse_compute_at(RwCtx *c, const char *block, const char *loop
 	rg_access_box(&env, l->u.loop.body, k.buf, true, &w);
 	RevPlan pl;
 	memset(&pl, 0, sizeof pl);
-	plan_ranges(&env, &k, &w, &pl);
+	if (!k.general)
+		plan_ranges(&env, &k, &w, &pl);
+	else if (!plan_general_ranges(&env, &k, &w, &pl))
+		return rw_fail(c, RW_UNSUPPORTED, k.key->span,
+			       "the instances of block \"%s\" that read the cells of %s written in one iteration of '%s' cannot be bounded from its read %s",
+			       block, k.buf->name, loop, key_text(a, k.key));
 	if ((st = plan_phi(c, &env, &s, &k, &w, &pl)) != RW_OK)
 		return st;
 	Stmt *moved = moved_consumer(c, &k, &pl);
 	placement_obligations(c, &s, &k, &pl);
-	attach_bounds_overflow(c, &s, k.nloops, k.loops, pl.lo, pl.ext, block,
-			       "reverse_compute_at.no_overflow", k.block->span);
+	if (!k.general)
+		attach_bounds_overflow(c, &s, k.nloops, k.loops, pl.lo, pl.ext, block,
+				       "reverse_compute_at.no_overflow", k.block->span);
+	else
+		nested_bounds_overflow(c, &s, &k, &pl);
 	if ((st = all_obligation(c, &s, &k, &pl)) != RW_OK)
 		return st;
 	commute_obligations(c, &s, &k, &pl, moved);

@@ -726,6 +726,40 @@ START_TEST(reverse_reading_a_later_cell_is_rejected_with_replay)
 }
 END_TEST
 
+/* A key read indexed by // and % of a nest loop (TVM's
+ * floordiv_and_floormod_indices): k // 16 in [i, i] gives k in
+ * [16 i, 16 i + 16), and k % 16 over its whole period bounds nothing. */
+START_TEST(reverse_inverts_floordiv_and_floormod_reads)
+{
+	const char *k = tu_fixture("compute_at/reverse_floordiv_floormod.tir");
+	Schedule *s = accept_text(k, "sch.reverse_compute_at(block=\"B\", loop=\"i\")");
+	assert_all_proven(tu_last(s));
+	ts_has(tu_last(s)->note, "instances of block \"B\" per iteration: [i * 16:i * 16 + 16]");
+	sched_free(s);
+	/* red team: a second read of the next row, produced by a later
+	 * iteration: the same plan is refuted, and the replay shows it */
+	const char *bad = tu_fixture("compute_at/reverse_floordiv_floormod-bad.tir");
+	StepReport *r = reject(bad, "sch.reverse_compute_at(block=\"B\", loop=\"i\")",
+			       "reverse_compute_at.commute refuted");
+	ck_assert_int_eq(r->replay, REPLAY_CONFIRMED);
+}
+END_TEST
+
+/* A key read with a constant dimension and two nest loops in one index
+ * (TVM's tiled_trivial_binding, blockized_2): the inner loop's new range
+ * depends on the outer one, and its overflow goal assumes only the outer
+ * loop's new range. */
+START_TEST(reverse_retiles_a_consumer_with_nested_ranges)
+{
+	const char *k = tu_fixture("compute_at/reverse_retiled.tir");
+	Schedule *s = accept_text(k, "sch.reverse_compute_at(block=\"C\", loop=\"po\")");
+	assert_all_proven(tu_last(s));
+	ts_has(tu_last(s)->note, "placed by its read B[0, co * 4 + ci]");
+	ts_has(tu_last(s)->note, "T.max(po * 2 - co * 4, 0):T.min(po * 2 - co * 4 + 2, 4)");
+	sched_free(s);
+}
+END_TEST
+
 /* ---------- the public API ---------- */
 
 START_TEST(api_compute_at_reports_region_note)
@@ -790,7 +824,9 @@ Suite *suite_compute_at(void)
 		{"reverse_compute_at", {reverse_moves_consumer_under_producer_row,
 					reverse_stencil_waits_for_its_last_input,
 					reverse_after_reduction_runs_at_last_iteration,
-					reverse_reading_a_later_cell_is_rejected_with_replay}},
+					reverse_reading_a_later_cell_is_rejected_with_replay,
+					reverse_inverts_floordiv_and_floormod_reads,
+					reverse_retiles_a_consumer_with_nested_ranges}},
 		{"api", {api_compute_at_reports_region_note}},
 	};
 	for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
