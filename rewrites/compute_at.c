@@ -27,8 +27,9 @@ typedef struct Producer {
 	Span guard_spans[AN_MAX_DEPTH];
 	Stmt *store;
 	Buffer *buf;
-	int loop_of_dim[AN_MAX_DEPTH]; /* store index d = var(loops[k]) + offset[d] */
-	Expr *offset[AN_MAX_DEPTH];
+	int loop_of_dim[AN_MAX_DEPTH]; /* store index d = var(loops[k]) + offset[d], */
+	Expr *offset[AN_MAX_DEPTH];    /* or offset[d] - var(loops[k]) when reversed[d] */
+	bool reversed[AN_MAX_DEPTH];
 	int dim_of_loop[AN_MAX_DEPTH];
 } Producer;
 
@@ -36,6 +37,7 @@ typedef struct Producer {
 typedef struct Plan {
 	Expr *lo[AN_MAX_DEPTH], *ext[AN_MAX_DEPTH]; /* per producer loop */
 	Expr *end[AN_MAX_DEPTH];		    /* lo + ext, for reports */
+	Expr *cell_lo[AN_MAX_DEPTH], *cell_end[AN_MAX_DEPTH]; /* per dim, for reports */
 	Buffer *to;			/* B' (== B when nothing shrinks) */
 	Expr *base[AN_MAX_DEPTH];	/* per dim; NULL when not shrunk */
 	int64_t shape[AN_MAX_DEPTH];	/* shrunk extents */
@@ -64,10 +66,27 @@ static bool producer_offset(const Expr *y, void *p)
 	return !uses_loop_vars(p, y) && !an_expr_has_load(y);
 }
 
-/* idx = var + offset with offset free of loop variables and loads */
-static bool match_index(Arena *a, const Producer *p, Expr *idx, int *k, Expr **offset)
+/* idx = var + offset, or offset - var (*reversed: TVM's Y[9 - vi]), with
+ * offset free of loop variables and loads */
+static bool match_index(Arena *a, const Producer *p, Expr *idx, int *k, Expr **offset,
+			bool *reversed)
 {
-	return attach_match_index(a, p->loops, p->nloops, idx, producer_offset, (void *)p, k, offset);
+	*reversed = false;
+	if (attach_match_index(a, p->loops, p->nloops, idx, producer_offset, (void *)p, k, offset))
+		return true;
+	if (idx->kind != EX_BIN || idx->u.bin.op != OP_SUB ||
+	    (*k = attach_loop_index(p->loops, p->nloops, idx->u.bin.b)) < 0 ||
+	    !producer_offset(idx->u.bin.a, (void *)p))
+		return false;
+	*offset = idx->u.bin.a;
+	*reversed = true;
+	return true;
+}
+
+/* The producer loop value that stores cell x of dimension d. */
+static Expr *loop_value(Arena *a, const Producer *p, int d, Expr *x)
+{
+	return p->reversed[d] ? ir_sub(a, p->offset[d], x) : ir_sub(a, x, p->offset[d]);
 }
 
 static RwStatus parse_producer(RwCtx *c, Stmt *block, Producer *p)
@@ -98,7 +117,7 @@ static RwStatus parse_producer(RwCtx *c, Stmt *block, Producer *p)
 		p->dim_of_loop[k] = -1;
 	for (int d = 0; d < p->buf->ndim; d++) {
 		int k;
-		if (!match_index(c->arena, p, s->u.store.idx[d], &k, &p->offset[d]) ||
+		if (!match_index(c->arena, p, s->u.store.idx[d], &k, &p->offset[d], &p->reversed[d]) ||
 		    p->dim_of_loop[k] >= 0)
 			return rw_fail(c, RW_UNSUPPORTED, s->span,
 				       "index %d of the store of block \"%s\" must be a loop variable of its own plus an offset",
@@ -171,6 +190,16 @@ static void push_fixed_env(const AttachSite *s, RgEnv *env)
 
 /* ---------- the plan: restricted ranges and the shrunk buffer ---------- */
 
+/* The lowest cell of dimension d that the restricted producer writes. */
+static Expr *cell_lo(Arena *a, const Producer *p, const Plan *pl, int d)
+{
+	int k = p->loop_of_dim[d];
+	if (!p->reversed[d])
+		return ir_add(a, pl->lo[k], p->offset[d]);
+	return ir_sub(a, p->offset[d],
+		      ir_sub(a, pl->end[k], ir_int(a, 1, pl->end[k]->dtype, (Span){0})));
+}
+
 static void plan_ranges(RgEnv *env, const Producer *p, const RgBox *box, Plan *pl)
 {
 	Arena *a = env->a;
@@ -180,9 +209,12 @@ static void plan_ranges(RgEnv *env, const Producer *p, const RgBox *box, Plan *p
 		Expr *pmin = l->u.loop.min, *pend = ir_add(a, l->u.loop.min, l->u.loop.extent);
 		Expr *lo = pmin, *end = pend;
 		if (box->lo[d] && box->hi[d]) {
-			lo = rg_simplify(env, ir_sub(a, box->lo[d], p->offset[d]));
-			end = rg_simplify(env, ir_add(a, ir_sub(a, box->hi[d], p->offset[d]),
-						      ir_int(a, 1, box->hi[d]->dtype, (Span){0})));
+			/* a reversed index maps the box's top to the lowest loop value */
+			Expr *first = p->reversed[d] ? box->hi[d] : box->lo[d];
+			Expr *last = p->reversed[d] ? box->lo[d] : box->hi[d];
+			lo = rg_simplify(env, loop_value(a, p, d, first));
+			end = rg_simplify(env, ir_add(a, loop_value(a, p, d, last),
+						      ir_int(a, 1, last->dtype, (Span){0})));
 			/* never outside the producer's own range: the simplifier
 			 * drops the clamp where the bounds show it is not needed */
 			lo = rg_max(env, lo, pmin);
@@ -191,6 +223,10 @@ static void plan_ranges(RgEnv *env, const Producer *p, const RgBox *box, Plan *p
 		pl->lo[k] = lo;
 		pl->end[k] = end;
 		pl->ext[k] = rg_simplify(env, ir_sub(a, end, lo));
+		pl->cell_lo[d] = rg_simplify(env, cell_lo(a, p, pl, d));
+		pl->cell_end[d] = rg_simplify(env, ir_add(a, pl->cell_lo[d], pl->ext[k]));
+		if (!p->reversed[d]) /* as the loop's end prints */
+			pl->cell_end[d] = an_fold(a, ir_add(a, pl->end[k], p->offset[d]));
 	}
 }
 
@@ -235,8 +271,7 @@ static void plan_shrink(RwCtx *c, RgEnv *env, const AttachSite *s, const Produce
 			continue;
 		pl->shape[d] = maxext[d] < 1 ? 1 : maxext[d];
 		shape[d] = ir_int(a, pl->shape[d], p->buf->shape[d]->dtype, (Span){0});
-		int k = p->loop_of_dim[d];
-		pl->base[d] = rg_simplify(env, ir_add(a, pl->lo[k], p->offset[d]));
+		pl->base[d] = rg_simplify(env, cell_lo(a, p, pl, d));
 		pl->any_shrunk = true;
 	}
 	if (!pl->any_shrunk)
@@ -396,7 +431,7 @@ static void cover_obligation(ConsWalk *w, const Expr *load)
 	Expr *goal = NULL;
 	for (int d = 0; d < p->buf->ndim; d++) {
 		int k = p->loop_of_dim[d];
-		Expr *pv = ir_sub(a, load->u.load.idx[d], p->offset[d]);
+		Expr *pv = loop_value(a, p, d, load->u.load.idx[d]);
 		from[d] = p->loops[k]->u.loop.var;
 		to[d] = pv;
 		goal = ir_and(a, goal, ir_and(a, ir_bin(a, OP_LE, w->pl->lo[k], pv, (Span){0}),
@@ -765,9 +800,8 @@ static char *region_note(RwCtx *c, const AttachSite *s, const Producer *p, const
 		  p->buf->name);
 	Expr *lo[AN_MAX_DEPTH], *hi[AN_MAX_DEPTH];
 	for (int d = 0; d < nd; d++) {
-		int k = p->loop_of_dim[d];
-		lo[d] = an_fold(a, ir_add(a, pl->lo[k], p->offset[d]));
-		Expr *end = an_fold(a, ir_add(a, pl->end[k], p->offset[d]));
+		lo[d] = pl->cell_lo[d];
+		Expr *end = pl->cell_end[d];
 		hi[d] = an_fold(a, ir_sub(a, end, ir_int(a, 1, end->dtype, (Span){0})));
 		char *x = print_expr(lo[d]), *y = print_expr(end);
 		sb_printf(&b, "%s%s:%s", d ? ", " : "", x, y);

@@ -409,6 +409,25 @@ START_TEST(statements_between_producer_and_consumer_are_checked)
 }
 END_TEST
 
+/* A reversed store index (TVM's rev_iter, Y[9 - vi, 9 - vj]): the box
+ * of Y read in iteration i is column i, which the producer loop j writes
+ * at j = 9 - i; Y shrinks to one column. Red team: the consumer also
+ * overwrites column 8 - i of X, which the moved producer reads one
+ * iteration later (at j = 9 - (i + 1)): refuted, and the replay shows it. */
+START_TEST(reversed_store_index_maps_the_box_back)
+{
+	const char *k = tu_fixture("compute_at/reversed_store.tir");
+	Schedule *s = accept_text(k, "sch.compute_at(block=\"b0\", loop=\"i#2\")");
+	assert_all_proven(tu_last(s));
+	ts_has(tu_last(s)->note, "region of Y per iteration: [0:10, i:i + 1]; Y shrunk from [10, 10] to [10, 1]");
+	sched_free(s);
+	const char *bad = tu_fixture("compute_at/reversed_store-bad.tir");
+	StepReport *r = reject(bad, "sch.compute_at(block=\"b0\", loop=\"i#2\")",
+			       "compute_at.inputs_unchanged refuted");
+	ck_assert_int_eq(r->replay, REPLAY_CONFIRMED);
+}
+END_TEST
+
 /* ---------- rejections with counterexamples ---------- */
 
 static const char read_before_written[] = "compute_at/read_before_written.tir";
@@ -807,7 +826,8 @@ Suite *suite_compute_at(void)
 				     guarded_producer_covers_only_what_it_writes,
 				     symbolic_extent_is_proven_without_enumeration,
 				     ex6_at_scale_shrinks_without_enumeration,
-				     statements_between_producer_and_consumer_are_checked}},
+				     statements_between_producer_and_consumer_are_checked,
+				     reversed_store_index_maps_the_box_back}},
 		{"rejections", {producer_read_before_written_is_rejected_with_replay,
 				producer_inputs_overwritten_earlier_is_rejected_with_replay,
 				later_consumer_outside_the_loop_is_not_supported,
