@@ -729,7 +729,7 @@ static char *rev_note(RwCtx *c, const AttachSite *s, const Consumer *k, const Re
 	return r;
 }
 
-static RwStatus reverse_compute_at(RwCtx *c, const char *block, const char *loop);
+static RwStatus reverse_compute_at(RwCtx *c, const char *block, const char *loop, int index);
 
 /* no_overflow when a range may use the outer nest loops: the bounds of
  * loop i are computed only inside an iteration of loops 0..i-1, so those
@@ -768,16 +768,50 @@ static char *key_text(Arena *a, const Expr *e)
 	return r;
 }
 
-RwStatus rw_reverse_compute_at(RwCtx *c, const char *block, const char *loop)
+RwStatus rw_reverse_compute_at_index(RwCtx *c, const char *block, const char *loop, int index)
 {
 	NestWrap w;
 	rw_nest_wrap(c, block, &w);
-	RwStatus st = reverse_compute_at(c, block, loop);
+	RwStatus st = reverse_compute_at(c, block, loop, index);
 	rw_nest_unwrap(c, &w);
 	return st;
 }
 
-static RwStatus reverse_compute_at(RwCtx *c, const char *block, const char *loop)
+RwStatus rw_reverse_compute_at(RwCtx *c, const char *block, const char *loop)
+{
+	return rw_reverse_compute_at_index(c, block, loop, -1);
+}
+
+/* commute with the items of the attach loop's body from `from` on, in the
+ * same iteration: they ran before the consumer and now run after it. */
+static void tail_obligations(RwCtx *c, const AttachSite *s, const Consumer *k, const RevPlan *pl,
+			     Stmt *moved, int from)
+{
+	Arena *a = c->arena;
+	Stmt *body = s->loop.stmt->u.loop.body;
+	int nb = body->kind == ST_SEQ ? body->u.seq.n : 1;
+	if (from >= nb)
+		return;
+	Stmt *tail = body->kind == ST_SEQ ? ir_seq(a, nb - from, body->u.seq.items + from, body->span) : body;
+	const char *kind = "reverse_compute_at.commute";
+	Buffer **vol;
+	int nvol = attach_written_buffers(c, &vol);
+	AccessList mine, rest;
+	memset(&mine, 0, sizeof mine);
+	memset(&rest, 0, sizeof rest);
+	an_collect_accesses(a, moved, 0, NULL, NULL, nvol, vol, &mine);
+	an_name_instance(a, &mine, "");
+	an_collect_accesses(a, tail, 0, NULL, NULL, nvol, vol, &rest);
+	an_name_instance(a, &rest, "_next");
+	char *what = arena_printf(a, "block \"%s\" inserted at index %d of loop %s commutes with the statements after it in the same iteration",
+				  k->block->u.block.name, from, s->loop.stmt->u.loop.var->name);
+	Obligation *base = attach_base(c, s, kind, what, ir_bool(a, true), k->block->span);
+	if (pl->guard)
+		obligation_add_hyp(a, base, pl->guard);
+	rw_commute_obligations(c, kind, what, base, &mine, &rest, true);
+}
+
+static RwStatus reverse_compute_at(RwCtx *c, const char *block, const char *loop, int index)
 {
 	Arena *a = c->arena;
 	AttachSite s;
@@ -813,16 +847,22 @@ static RwStatus reverse_compute_at(RwCtx *c, const char *block, const char *loop
 	if ((st = all_obligation(c, &s, &k, &pl)) != RW_OK)
 		return st;
 	commute_obligations(c, &s, &k, &pl, moved);
-	c->note = rev_note(c, &s, &k, &pl);
-	/* the consumer last in the loop body, in a flat sequence */
+	/* the consumer last in the loop body (or before item `index`), in a
+	 * flat sequence */
 	Stmt *body = l->u.loop.body;
 	int nb = body->kind == ST_SEQ ? body->u.seq.n : 1;
+	int at = index < 0 ? nb : index;
+	if (at > nb)
+		return rw_fail(c, RW_PRECONDITION, l->span,
+			       "index=%d: the body of loop '%s' has %d statement%s (insertion points 0 to %d)",
+			       index, loop, nb, nb == 1 ? "" : "s", nb);
+	tail_obligations(c, &s, &k, &pl, moved, at);
+	c->note = rev_note(c, &s, &k, &pl);
 	Stmt **items = arena_alloc(a, sizeof(Stmt *) * (size_t)(nb + 1));
-	if (body->kind == ST_SEQ)
-		memcpy(items, body->u.seq.items, sizeof(Stmt *) * (size_t)nb);
-	else
-		items[0] = body;
-	items[nb] = moved;
+	Stmt **src = body->kind == ST_SEQ ? body->u.seq.items : &body;
+	memcpy(items, src, sizeof(Stmt *) * (size_t)at);
+	items[at] = moved;
+	memcpy(items + at + 1, src + at, sizeof(Stmt *) * (size_t)(nb - at));
 	Stmt *new_loop = ir_for(a, l->u.loop.var, l->u.loop.min, l->u.loop.extent, l->u.loop.kind,
 				ir_seq(a, nb + 1, items, l->span), l->span);
 	Stmt *fbody = an_replace_at(a, c->func->body, s.loop.path, s.loop.depth, new_loop);

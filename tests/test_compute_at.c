@@ -779,6 +779,29 @@ START_TEST(reverse_retiles_a_consumer_with_nested_ranges)
 }
 END_TEST
 
+/* index= (TVM's to_index, with_unit_loop): the consumer goes before item
+ * `index` of the loop body. At the end (index 2) it commits; before the
+ * second store of B (index 1) or the first (index 0) it would read B[i]
+ * before its last write in the iteration: refuted, replay confirmed. */
+START_TEST(reverse_index_inserts_before_a_body_statement)
+{
+	const char *k = tu_fixture("compute_at/reverse_index.tir");
+	Schedule *s = accept_text(k, "sch.reverse_compute_at(block=\"C\", loop=\"i\", index=2)");
+	assert_all_proven(tu_last(s));
+	sched_free(s);
+	for (int ix = 0; ix < 2; ix++) {
+		char script[128];
+		snprintf(script, sizeof script, "sch.reverse_compute_at(block=\"C\", loop=\"i\", index=%d)", ix);
+		StepReport *r = reject(k, script, "reverse_compute_at.commute refuted");
+		ts_has(r->reason, "commutes with the statements after it in the same iteration");
+		ck_assert_int_eq(r->replay, REPLAY_CONFIRMED);
+	}
+	reject(k, "sch.reverse_compute_at(block=\"C\", loop=\"i\", index=3)",
+	       "precondition: index=3: the body of loop 'i' has 2 statements");
+	reject(k, "sch.compute_at(block=\"B\", loop=\"j\", index=0)", "not supported: compute_at: index=0");
+}
+END_TEST
+
 /* ---------- the public API ---------- */
 
 START_TEST(api_compute_at_reports_region_note)
@@ -846,7 +869,8 @@ Suite *suite_compute_at(void)
 					reverse_after_reduction_runs_at_last_iteration,
 					reverse_reading_a_later_cell_is_rejected_with_replay,
 					reverse_inverts_floordiv_and_floormod_reads,
-					reverse_retiles_a_consumer_with_nested_ranges}},
+					reverse_retiles_a_consumer_with_nested_ranges,
+					reverse_index_inserts_before_a_body_statement}},
 		{"api", {api_compute_at_reports_region_note}},
 	};
 	for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
