@@ -26,6 +26,9 @@ typedef struct Producer {
 	Expr *guards[AN_MAX_DEPTH];
 	Span guard_spans[AN_MAX_DEPTH];
 	Stmt *store;
+	Stmt *init;	  /* TVM's T.init(): `if init_cond: B[f] = v0` before the store */
+	Expr *init_cond;
+	Span init_span;
 	Buffer *buf;
 	int loop_of_dim[AN_MAX_DEPTH]; /* store index d = var(loops[k]) + offset[d], */
 	Expr *offset[AN_MAX_DEPTH];    /* or offset[d] - var(loops[k]) when reversed[d] */
@@ -89,6 +92,115 @@ static Expr *loop_value(Arena *a, const Producer *p, int d, Expr *x)
 	return p->reversed[d] ? ir_sub(a, p->offset[d], x) : ir_sub(a, x, p->offset[d]);
 }
 
+static RwStatus parse_index(RwCtx *c, Producer *p)
+{
+	const Stmt *s = p->store;
+	const char *name = p->block->u.block.name;
+	for (int k = 0; k < p->nloops; k++)
+		p->dim_of_loop[k] = -1;
+	for (int d = 0; d < p->buf->ndim; d++) {
+		int k;
+		if (!match_index(c->arena, p, s->u.store.idx[d], &k, &p->offset[d], &p->reversed[d]) ||
+		    p->dim_of_loop[k] >= 0)
+			return rw_fail(c, RW_UNSUPPORTED, s->span,
+				       "index %d of the store of block \"%s\" must be a loop variable of its own plus an offset",
+				       d, name);
+		p->loop_of_dim[d] = k;
+		p->dim_of_loop[k] = d;
+	}
+	return RW_OK;
+}
+
+/* Every load of buf in e has exactly the indices idx. */
+static bool loads_at(const Expr *e, const Buffer *buf, int n, Expr *const *idx)
+{
+	switch (e->kind) {
+	case EX_INT: case EX_FLOAT: case EX_VAR: case EX_UNDEF:
+		return true;
+	case EX_LOAD:
+		for (int i = 0; i < e->u.load.nidx; i++)
+			if (!loads_at(e->u.load.idx[i], buf, n, idx))
+				return false;
+		if (e->u.load.buf != buf)
+			return true;
+		for (int i = 0; i < n; i++)
+			if (!rg_same(e->u.load.idx[i], idx[i]))
+				return false;
+		return true;
+	case EX_BIN:
+		return loads_at(e->u.bin.a, buf, n, idx) && loads_at(e->u.bin.b, buf, n, idx);
+	case EX_NOT: case EX_NEG: case EX_CAST:
+		return loads_at(e->u.un.a, buf, n, idx);
+	case EX_SELECT:
+		return loads_at(e->u.sel.cond, buf, n, idx) && loads_at(e->u.sel.a, buf, n, idx) &&
+		       loads_at(e->u.sel.b, buf, n, idx);
+	case EX_LET:
+		return loads_at(e->u.let.value, buf, n, idx) && loads_at(e->u.let.body, buf, n, idx);
+	case EX_CALL:
+		for (int i = 0; i < e->u.call.nargs; i++)
+			if (!loads_at(e->u.call.args[i], buf, n, idx))
+				return false;
+		return true;
+	case EX_COUNT:
+		break;
+	}
+	abort();
+}
+
+/* A reduction producer (TVM's T.init): the loops in the store index are
+ * its spatial loops (one per dimension), the others its reduction loops;
+ * the init and the update store the same cell, the update reads the
+ * buffer only at that cell and the init not at all. Each spatial point
+ * then computes its cell from scratch (compute_at.init_first proves the
+ * init runs first), so recomputing it gives the same value. */
+static RwStatus parse_reduction(RwCtx *c, Producer *p)
+{
+	const Stmt *s = p->store, *in = p->init;
+	const char *name = p->block->u.block.name;
+	int nd = p->buf->ndim;
+	if (in->u.store.buf != p->buf || nd > p->nloops || nd == 0)
+		return rw_fail(c, RW_UNSUPPORTED, in->span,
+			       "the init of block \"%s\" must store the cell of %s its update stores",
+			       name, p->buf->name);
+	for (int d = 0; d < nd; d++)
+		if (!rg_same(in->u.store.idx[d], s->u.store.idx[d]))
+			return rw_fail(c, RW_UNSUPPORTED, in->span,
+				       "the init of block \"%s\" must store the cell of %s its update stores",
+				       name, p->buf->name);
+	RwStatus st = parse_index(c, p);
+	if (st != RW_OK)
+		return st;
+	if (an_expr_reads(in->u.store.value, p->buf) || an_expr_has_undef(in->u.store.value) ||
+	    an_expr_has_load(p->init_cond) || an_expr_has_undef(p->init_cond))
+		return rw_fail(c, RW_UNSUPPORTED, in->span,
+			       "the init of block \"%s\" must not read %s or buffers in its condition, nor store T.undef()",
+			       name, p->buf->name);
+	if (!loads_at(s->u.store.value, p->buf, nd, s->u.store.idx) || an_expr_has_undef(s->u.store.value))
+		return rw_fail(c, RW_UNSUPPORTED, s->span,
+			       "the update of block \"%s\" must read %s only at the cell it stores",
+			       name, p->buf->name);
+	for (int k = 0; k < p->nloops; k++) {
+		const Stmt *l = p->loops[k];
+		if (uses_loop_vars(p, l->u.loop.min) || uses_loop_vars(p, l->u.loop.extent) ||
+		    an_expr_has_load(l->u.loop.min) || an_expr_has_load(l->u.loop.extent))
+			return rw_fail(c, RW_UNSUPPORTED, l->span,
+				       "the range of loop '%s' of block \"%s\" must not depend on other loops of the block or on buffer contents",
+				       l->u.loop.var->name, name);
+		if (p->dim_of_loop[k] >= 0)
+			continue;
+		for (int g = 0; g < p->nguards; g++)
+			if (ir_expr_uses_var(p->guards[g], l->u.loop.var))
+				return rw_fail(c, RW_UNSUPPORTED, p->guard_spans[g],
+					       "the condition of block \"%s\" must not use its reduction loop '%s'",
+					       name, l->u.loop.var->name);
+	}
+	for (int g = 0; g < p->nguards; g++)
+		if (an_expr_has_load(p->guards[g]) || an_expr_has_undef(p->guards[g]))
+			return rw_fail(c, RW_UNSUPPORTED, p->guard_spans[g],
+				       "the condition of block \"%s\" must not read buffers", name);
+	return RW_OK;
+}
+
 static RwStatus parse_producer(RwCtx *c, Stmt *block, Producer *p)
 {
 	memset(p, 0, sizeof *p);
@@ -104,27 +216,32 @@ static RwStatus parse_producer(RwCtx *c, Stmt *block, Producer *p)
 		p->guards[p->nguards++] = s->u.cond.cond;
 		s = skip_single_seq(s->u.cond.then_s);
 	}
+	if (s->kind == ST_SEQ && s->u.seq.n == 2 && s->u.seq.items[0]->kind == ST_IF &&
+	    !s->u.seq.items[0]->u.cond.else_s) {
+		/* a reduction: `if init_cond: B[f] = v0` then `B[f] = v(B[f])` */
+		Stmt *g = s->u.seq.items[0];
+		Stmt *init = skip_single_seq(g->u.cond.then_s);
+		if (init->kind != ST_STORE)
+			return rw_fail(c, RW_UNSUPPORTED, block->span, shape_msg, block->u.block.name);
+		p->init = init;
+		p->init_cond = g->u.cond.cond;
+		p->init_span = g->span;
+		s = skip_single_seq(s->u.seq.items[1]);
+	}
 	if (s->kind != ST_STORE || p->nloops == 0)
 		return rw_fail(c, RW_UNSUPPORTED, block->span, shape_msg, block->u.block.name);
 	p->store = s;
 	p->buf = s->u.store.buf;
 	const char *name = block->u.block.name;
+	if (p->init)
+		return parse_reduction(c, p);
 	if (p->buf->ndim != p->nloops || p->nloops > AN_MAX_DEPTH)
 		return rw_fail(c, RW_UNSUPPORTED, s->span,
 			       "the store of block \"%s\" must index %s by one loop variable per dimension (%d loops, %d dimensions)",
 			       name, p->buf->name, p->nloops, p->buf->ndim);
-	for (int k = 0; k < p->nloops; k++)
-		p->dim_of_loop[k] = -1;
-	for (int d = 0; d < p->buf->ndim; d++) {
-		int k;
-		if (!match_index(c->arena, p, s->u.store.idx[d], &k, &p->offset[d], &p->reversed[d]) ||
-		    p->dim_of_loop[k] >= 0)
-			return rw_fail(c, RW_UNSUPPORTED, s->span,
-				       "index %d of the store of block \"%s\" must be a loop variable of its own plus an offset",
-				       d, name);
-		p->loop_of_dim[d] = k;
-		p->dim_of_loop[k] = d;
-	}
+	RwStatus st = parse_index(c, p);
+	if (st != RW_OK)
+		return st;
 	for (int k = 0; k < p->nloops; k++) {
 		const Stmt *l = p->loops[k];
 		if (uses_loop_vars(p, l->u.loop.min) || uses_loop_vars(p, l->u.loop.extent) ||
@@ -203,6 +320,13 @@ static Expr *cell_lo(Arena *a, const Producer *p, const Plan *pl, int d)
 static void plan_ranges(RgEnv *env, const Producer *p, const RgBox *box, Plan *pl)
 {
 	Arena *a = env->a;
+	for (int k = 0; k < p->nloops; k++) /* reduction loops keep their range */
+		if (p->dim_of_loop[k] < 0) {
+			const Stmt *l = p->loops[k];
+			pl->lo[k] = l->u.loop.min;
+			pl->ext[k] = l->u.loop.extent;
+			pl->end[k] = rg_simplify(env, ir_add(a, l->u.loop.min, l->u.loop.extent));
+		}
 	for (int d = 0; d < p->buf->ndim; d++) {
 		int k = p->loop_of_dim[d];
 		const Stmt *l = p->loops[k];
@@ -336,6 +460,77 @@ static void fit_obligation(RwCtx *c, const AttachSite *s, const Producer *p, con
 
 /* ---------- the moved producer ---------- */
 
+/* v with its loads of B (all at the stored cell: parse) reading B' at idx. */
+static Expr *rebase_value(Arena *a, const Producer *p, const Plan *pl, Expr **idx, Expr *v)
+{
+	int nd = p->buf->ndim;
+	Expr *x, *y, *z;
+	switch (v->kind) {
+	case EX_INT: case EX_FLOAT: case EX_VAR: case EX_UNDEF:
+		return v;
+	case EX_LOAD: {
+		if (v->u.load.buf == p->buf)
+			return ir_load(a, pl->to, nd, idx, v->span);
+		int n = v->u.load.nidx;
+		Expr **ix = arena_alloc(a, sizeof(Expr *) * (size_t)(n + 1));
+		for (int i = 0; i < n; i++)
+			ix[i] = rebase_value(a, p, pl, idx, v->u.load.idx[i]);
+		return ir_load(a, v->u.load.buf, n, ix, v->span);
+	}
+	case EX_BIN:
+		x = ir_bin(a, v->u.bin.op, rebase_value(a, p, pl, idx, v->u.bin.a),
+			   rebase_value(a, p, pl, idx, v->u.bin.b), v->span);
+		x->dtype = v->dtype;
+		return x;
+	case EX_NOT:
+		return ir_not(a, rebase_value(a, p, pl, idx, v->u.un.a), v->span);
+	case EX_NEG:
+		return ir_neg(a, rebase_value(a, p, pl, idx, v->u.un.a), v->span);
+	case EX_CAST:
+		return ir_cast(a, v->dtype, rebase_value(a, p, pl, idx, v->u.un.a), v->span);
+	case EX_SELECT:
+		x = rebase_value(a, p, pl, idx, v->u.sel.cond);
+		y = rebase_value(a, p, pl, idx, v->u.sel.a);
+		z = rebase_value(a, p, pl, idx, v->u.sel.b);
+		x = ir_select(a, x, y, z, v->span);
+		x->dtype = v->dtype;
+		return x;
+	case EX_LET:
+		return ir_let(a, v->u.let.var, rebase_value(a, p, pl, idx, v->u.let.value),
+			      rebase_value(a, p, pl, idx, v->u.let.body), v->span);
+	case EX_CALL: {
+		Expr *args[MATH_MAX_ARGS];
+		for (int i = 0; i < v->u.call.nargs; i++)
+			args[i] = rebase_value(a, p, pl, idx, v->u.call.args[i]);
+		x = ir_call(a, v->u.call.fn, args, v->span);
+		x->dtype = v->dtype;
+		return x;
+	}
+	case EX_COUNT:
+		break;
+	}
+	abort();
+}
+
+/* init_first: in every spatial point the first reduction iteration (each
+ * reduction loop at its minimum) runs the init, so the point computes its
+ * cell from scratch wherever it runs. */
+static void init_first_obligation(RwCtx *c, const AttachSite *s, const Producer *p, const Plan *pl)
+{
+	Arena *a = c->arena;
+	Expr *first = NULL;
+	for (int k = 0; k < p->nloops; k++)
+		if (p->dim_of_loop[k] < 0)
+			first = ir_and(a, first, ir_bin(a, OP_EQ, ir_varref(a, p->loops[k]->u.loop.var, (Span){0}),
+						       p->loops[k]->u.loop.min, (Span){0}));
+	Expr *goal = first ? ir_or(a, ir_not(a, first, (Span){0}), p->init_cond) : p->init_cond;
+	char *stmt = arena_printf(a, "the first reduction iteration of block \"%s\" at each cell runs its init",
+				  p->block->u.block.name);
+	Obligation *o = producer_obligation(c, s, p, pl, "compute_at.init_first", stmt, goal, true);
+	obligation_add_related(a, o, p->init_span);
+	oblist_push(a, &c->obs, o);
+}
+
 static Stmt *moved_producer(RwCtx *c, const AttachSite *s, RgEnv *env, const Producer *p,
 			    Plan *pl)
 {
@@ -363,7 +558,14 @@ static Stmt *moved_producer(RwCtx *c, const AttachSite *s, RgEnv *env, const Pro
 					  p->block->u.block.name, p->buf->name);
 		oblist_push(a, &c->obs, producer_obligation(c, s, p, pl, "compute_at.index", stmt, same, true));
 	}
-	Stmt *body = ir_store(a, pl->to, nd, idx, st->u.store.value, st->span);
+	Stmt *body = ir_store(a, pl->to, nd, idx, rebase_value(a, p, pl, idx, st->u.store.value),
+			      st->span);
+	if (p->init) {
+		/* the init stores and the update reads the same cell (parse) */
+		Stmt *in = ir_store(a, pl->to, nd, idx, p->init->u.store.value, p->init->span);
+		Stmt *items[2] = {ir_if(a, p->init_cond, in, NULL, p->init_span), body};
+		body = ir_seq(a, 2, items, st->span);
+	}
 	for (int g = p->nguards - 1; g >= 0; g--)
 		body = ir_if(a, p->guards[g], body, NULL, p->guard_spans[g]);
 	for (int k = p->nloops - 1; k >= 0; k--) {
@@ -958,6 +1160,8 @@ static RwStatus compute_at(RwCtx *c, const char *block, const char *loop)
 				ir_seq(a, nb + 1, items, l->span), l->span);
 	/* index and cover obligations came with the rewritten code above */
 	within_obligation(c, &s, &p, &pl);
+	if (p.init)
+		init_first_obligation(c, &s, &p, &pl);
 	attach_bounds_overflow(c, &s, p.nloops, p.loops, pl.lo, pl.ext, block,
 			       "compute_at.no_overflow", p.block->span);
 	if (pl.any_shrunk)

@@ -428,6 +428,29 @@ START_TEST(reversed_store_index_maps_the_box_back)
 }
 END_TEST
 
+/* A reduction producer (T.init, TVM's reduction_block): the spatial loop
+ * is restricted, the reduction loop kept; cells j - 1 and j are both
+ * recomputed from scratch in iteration j (init_first), B shrinks to 2.
+ * Red team: the consumer overwrites A[j + 1, 3], which the moved
+ * reduction reads one iteration later: refuted, replay confirmed. An init
+ * that is not at the first reduction iteration is refuted by init_first
+ * (no defined run shows it: the original reads B before writing it). */
+START_TEST(reduction_producer_recomputes_each_cell_from_its_init)
+{
+	const char *k = tu_fixture("compute_at/reduction_producer.tir");
+	Schedule *s = accept_text(k, "sch.compute_at(block=\"B\", loop=\"j\")");
+	assert_all_proven(tu_last(s));
+	ts_has(tu_last(s)->note, "B shrunk from [8] to [2]");
+	sched_free(s);
+	StepReport *r = reject(tu_fixture("compute_at/reduction_producer-bad.tir"),
+			       "sch.compute_at(block=\"B\", loop=\"j\")",
+			       "compute_at.inputs_unchanged refuted");
+	ck_assert_int_eq(r->replay, REPLAY_CONFIRMED);
+	reject(tu_fixture("compute_at/reduction_producer-late_init.tir"),
+	       "sch.compute_at(block=\"B\", loop=\"j\")", "compute_at.init_first refuted");
+}
+END_TEST
+
 /* ---------- rejections with counterexamples ---------- */
 
 static const char read_before_written[] = "compute_at/read_before_written.tir";
@@ -850,7 +873,8 @@ Suite *suite_compute_at(void)
 				     symbolic_extent_is_proven_without_enumeration,
 				     ex6_at_scale_shrinks_without_enumeration,
 				     statements_between_producer_and_consumer_are_checked,
-				     reversed_store_index_maps_the_box_back}},
+				     reversed_store_index_maps_the_box_back,
+				     reduction_producer_recomputes_each_cell_from_its_init}},
 		{"rejections", {producer_read_before_written_is_rejected_with_replay,
 				producer_inputs_overwritten_earlier_is_rejected_with_replay,
 				later_consumer_outside_the_loop_is_not_supported,
