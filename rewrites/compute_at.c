@@ -33,6 +33,11 @@ typedef struct Producer {
 	int loop_of_dim[AN_MAX_DEPTH]; /* store index d = var(loops[k]) + offset[d], */
 	Expr *offset[AN_MAX_DEPTH];    /* or offset[d] - var(loops[k]) when reversed[d] */
 	bool reversed[AN_MAX_DEPTH];
+	/* general: store index d = sum coef[k] * var(loops[k]) over the loops
+	 * k of dimension d (dim_of_loop) + offset[d], several loops per
+	 * dimension (a tiled or blockized producer) */
+	bool general;
+	int64_t coef[AN_MAX_DEPTH];
 	int dim_of_loop[AN_MAX_DEPTH];
 } Producer;
 
@@ -201,15 +206,67 @@ static RwStatus parse_reduction(RwCtx *c, Producer *p)
 	return RW_OK;
 }
 
+/* Each store index an affine form of the producer loops with positive
+ * coefficients plus an offset free of them and of loads, each loop in
+ * exactly one dimension (TVM's tiled and blockized producers:
+ * B[i_o * 16 + i_i, ...]). */
+static bool parse_general_index(RwCtx *c, Producer *p)
+{
+	RgEnv env;
+	rg_env_init(&env, c->arena);
+	Var *vars[AN_MAX_DEPTH];
+	for (int k = 0; k < p->nloops; k++) {
+		vars[k] = p->loops[k]->u.loop.var;
+		rg_push_loop(&env, vars[k], p->loops[k]->u.loop.min, p->loops[k]->u.loop.extent, true);
+		p->dim_of_loop[k] = -1;
+	}
+	for (int d = 0; d < p->buf->ndim; d++) {
+		int64_t coef[AN_MAX_DEPTH];
+		Expr *rest;
+		if (!rg_linear(&env, p->store->u.store.idx[d], p->nloops, vars, coef, &rest) ||
+		    uses_loop_vars(p, rest) || an_expr_has_load(rest))
+			return false;
+		p->offset[d] = rest;
+		p->reversed[d] = false;
+		p->loop_of_dim[d] = -1;
+		for (int k = 0; k < p->nloops; k++) {
+			if (!coef[k])
+				continue;
+			if (coef[k] < 0 || p->dim_of_loop[k] >= 0)
+				return false;
+			p->dim_of_loop[k] = d;
+			p->coef[k] = coef[k];
+		}
+	}
+	for (int k = 0; k < p->nloops; k++)
+		if (p->dim_of_loop[k] < 0)
+			return false; /* a loop that rewrites the same cells */
+	p->general = true;
+	return true;
+}
+
 static RwStatus parse_producer(RwCtx *c, Stmt *block, Producer *p)
 {
 	memset(p, 0, sizeof *p);
 	p->block = block;
 	const char *shape_msg = "the producer block \"%s\" must be a perfect loop nest around one store (under `if`s without `else`)";
 	Stmt *s = skip_single_seq(block->u.block.body);
-	while (s->kind == ST_FOR && p->nloops < AN_MAX_DEPTH) {
-		p->loops[p->nloops++] = s;
-		s = skip_single_seq(s->u.loop.body);
+	for (;;) {
+		if (s->kind == ST_FOR && p->nloops < AN_MAX_DEPTH) {
+			p->loops[p->nloops++] = s;
+			s = skip_single_seq(s->u.loop.body);
+		} else if (s->kind == ST_BLOCK && p->nloops > 0) {
+			/* an inner block (TVM's blockized B_outer / B_inner):
+			 * transparent, its iter vars are lets */
+			s = skip_single_seq(s->u.block.body);
+		} else if (s->kind == ST_LET && p->nloops > 0 && !an_expr_has_load(s->u.let.value) &&
+			   dtype_is_int(s->u.let.var->dtype)) {
+			Var *v = s->u.let.var;
+			Expr *val = s->u.let.value;
+			s = skip_single_seq(ir_subst_stmt(c->arena, s->u.let.body, 1, &v, &val));
+		} else {
+			break;
+		}
 	}
 	while (s->kind == ST_IF && !s->u.cond.else_s && p->nguards < AN_MAX_DEPTH) {
 		p->guard_spans[p->nguards] = s->span;
@@ -235,11 +292,12 @@ static RwStatus parse_producer(RwCtx *c, Stmt *block, Producer *p)
 	const char *name = block->u.block.name;
 	if (p->init)
 		return parse_reduction(c, p);
-	if (p->buf->ndim != p->nloops || p->nloops > AN_MAX_DEPTH)
+	bool general = p->buf->ndim < p->nloops && parse_general_index(c, p);
+	if ((p->buf->ndim != p->nloops && !general) || p->nloops > AN_MAX_DEPTH)
 		return rw_fail(c, RW_UNSUPPORTED, s->span,
-			       "the store of block \"%s\" must index %s by one loop variable per dimension (%d loops, %d dimensions)",
+			       "the store of block \"%s\" must index %s by one loop variable per dimension, or by sums of its loops times positive constants, each loop in one dimension (%d loops, %d dimensions)",
 			       name, p->buf->name, p->nloops, p->buf->ndim);
-	RwStatus st = parse_index(c, p);
+	RwStatus st = general ? RW_OK : parse_index(c, p);
 	if (st != RW_OK)
 		return st;
 	for (int k = 0; k < p->nloops; k++) {
@@ -310,11 +368,64 @@ static void push_fixed_env(const AttachSite *s, RgEnv *env)
 /* The lowest cell of dimension d that the restricted producer writes. */
 static Expr *cell_lo(Arena *a, const Producer *p, const Plan *pl, int d)
 {
+	if (p->general)
+		return pl->cell_lo[d];
 	int k = p->loop_of_dim[d];
 	if (!p->reversed[d])
 		return ir_add(a, pl->lo[k], p->offset[d]);
 	return ir_sub(a, p->offset[d],
 		      ir_sub(a, pl->end[k], ir_int(a, 1, pl->end[k]->dtype, (Span){0})));
+}
+
+/* The general form: each producer loop (outermost first) keeps the values
+ * whose store index can land in the box, with the outer loops fixed at
+ * their new ranges and the inner ones relaxed over their old ones
+ * (attach_invert_index); whole tiles at worst. The cells one iteration
+ * writes are bounded over the new ranges. */
+static bool plan_general_ranges(RgEnv *env, const Producer *p, const RgBox *box, Plan *pl)
+{
+	Arena *a = env->a;
+	int nv = env->nvars, ng = env->nguards;
+	bool ok = true;
+	for (int k = 0; k < p->nloops && ok; k++) {
+		const Stmt *l = p->loops[k];
+		int d = p->dim_of_loop[k];
+		int mark = env->nvars, gmark = env->nguards;
+		for (int j = k + 1; j < p->nloops; j++)
+			rg_push_loop(env, p->loops[j]->u.loop.var, p->loops[j]->u.loop.min,
+				     p->loops[j]->u.loop.extent, true);
+		Expr *lo = l->u.loop.min;
+		Expr *end = rg_simplify(env, ir_add(a, l->u.loop.min, l->u.loop.extent));
+		Expr *vlo, *vhi;
+		if (box->lo[d] && box->hi[d]) {
+			ok = attach_invert_index(env, p->store->u.store.idx[d], l->u.loop.var, box->lo[d],
+						 box->hi[d], &vlo, &vhi);
+			if (ok && vlo) {
+				lo = rg_max(env, rg_simplify(env, vlo), lo);
+				end = rg_min(env, rg_simplify(env, ir_add(a, vhi, ir_int(a, 1, vhi->dtype, (Span){0}))), end);
+			}
+		}
+		rg_pop(env, mark, gmark);
+		pl->lo[k] = lo;
+		pl->end[k] = end;
+		pl->ext[k] = rg_simplify(env, ir_sub(a, end, lo));
+		rg_push_loop(env, l->u.loop.var, pl->lo[k], pl->ext[k], true);
+	}
+	for (int d = 0; d < p->buf->ndim && ok; d++) {
+		Expr *clo, *chi;
+		if (!rg_sym_bounds(env, p->store->u.store.idx[d], &clo, &chi)) {
+			clo = box->lo[d]; /* a guess: fit decides */
+			chi = box->hi[d];
+		}
+		if (!clo || !chi) {
+			ok = false;
+			break;
+		}
+		pl->cell_lo[d] = rg_simplify(env, clo);
+		pl->cell_end[d] = rg_simplify(env, ir_add(a, chi, ir_int(a, 1, chi->dtype, (Span){0})));
+	}
+	rg_pop(env, nv, ng);
+	return ok;
 }
 
 static void plan_ranges(RgEnv *env, const Producer *p, const RgBox *box, Plan *pl)
@@ -374,7 +485,8 @@ static void plan_shrink(RwCtx *c, RgEnv *env, const AttachSite *s, const Produce
 	int64_t maxext[AN_MAX_DEPTH];
 	bool known[AN_MAX_DEPTH];
 	for (int d = 0; d < nd; d++)
-		exts[d] = pl->ext[p->loop_of_dim[d]];
+		exts[d] = p->general ? rg_simplify(env, ir_sub(a, pl->cell_end[d], pl->cell_lo[d]))
+				     : pl->ext[p->loop_of_dim[d]];
 	bool enumerated = rg_max_over_loops(nl, loops, nd, exts, 1L << 20, maxext);
 	for (int d = 0; d < nd; d++) {
 		int64_t hi;
@@ -456,6 +568,44 @@ static void fit_obligation(RwCtx *c, const AttachSite *s, const Producer *p, con
 	char *stmt = arena_printf(a, "the shrunk buffer %s holds every cell that one iteration of %s writes",
 				  p->buf->name, s->loop.stmt->u.loop.var->name);
 	oblist_push(a, &c->obs, producer_obligation(c, s, p, pl, "compute_at.fit", stmt, goal, true));
+}
+
+/* injective (the general form): no two instances of the original
+ * producer store the same cell, so the instance cover names is the
+ * cell's only writer and every recomputation stores its value. */
+static void injective_obligation(RwCtx *c, const AttachSite *s, const Producer *p)
+{
+	Arena *a = c->arena;
+	int n = p->nloops;
+	Var *from[AN_MAX_DEPTH];
+	Expr *to[AN_MAX_DEPTH];
+	Expr *same_cell = NULL, *same_inst = NULL;
+	char *stmt = arena_printf(a, "no two instances of block \"%s\" store the same cell of %s",
+				  p->block->u.block.name, p->buf->name);
+	Obligation *o = attach_base(c, s, "compute_at.injective", stmt, ir_bool(a, true), p->block->span);
+	for (int k = 0; k < n; k++) {
+		Var *v = p->loops[k]->u.loop.var;
+		from[k] = v;
+		Var *v2 = an_fresh_var(a, v, "_2");
+		to[k] = ir_varref(a, v2, (Span){0});
+		Expr *r = ir_varref(a, v, (Span){0});
+		obligation_add_var(a, o, v);
+		obligation_add_var(a, o, v2);
+		obligation_add_hyp(a, o, an_loop_range(a, p->loops[k], r));
+		obligation_add_hyp(a, o, an_loop_range(a, p->loops[k], to[k]));
+		same_inst = ir_and(a, same_inst, ir_bin(a, OP_EQ, r, to[k], (Span){0}));
+	}
+	for (int g = 0; g < p->nguards; g++) {
+		obligation_add_hyp(a, o, p->guards[g]);
+		obligation_add_hyp(a, o, ir_subst_expr(a, p->guards[g], n, from, to));
+	}
+	for (int d = 0; d < p->buf->ndim; d++)
+		same_cell = ir_and(a, same_cell, ir_bin(a, OP_EQ, p->store->u.store.idx[d],
+						    ir_subst_expr(a, p->store->u.store.idx[d], n, from, to),
+						    (Span){0}));
+	o->goal = ir_or(a, ir_not(a, same_cell, (Span){0}), same_inst);
+	obligation_add_related(a, o, p->store->span);
+	oblist_push(a, &c->obs, o);
 }
 
 /* ---------- the moved producer ---------- */
@@ -624,10 +774,69 @@ static Obligation *read_obligation(ConsWalk *w, const char *kind, const char *st
 /* cover: the cell x read in this iteration is written by the moved
  * producer in this iteration: p = x - offset lies in the restricted
  * ranges and the producer's condition holds there. */
+/* The general form: the instance that writes x, guessed in mixed radix
+ * per dimension (the loops of d by decreasing coefficient), and the goal
+ * that it runs in this iteration (the new ranges, nested), its condition
+ * holds and it stores x. */
+static void cover_general(ConsWalk *w, const Expr *load)
+{
+	Arena *a = w->c->arena;
+	const Producer *p = w->p;
+	const Plan *pl = w->pl;
+	int n = p->nloops;
+	Var *from[AN_MAX_DEPTH];
+	Expr *to[AN_MAX_DEPTH];
+	for (int k = 0; k < n; k++)
+		from[k] = p->loops[k]->u.loop.var;
+	for (int d = 0; d < p->buf->ndim; d++) {
+		Expr *x = load->u.load.idx[d];
+		Expr *t = ir_sub(a, x, p->offset[d]);
+		for (int k = 0; k < n; k++)
+			if (p->dim_of_loop[k] == d)
+				t = ir_sub(a, t, ir_mul(a, ir_int(a, p->coef[k], x->dtype, (Span){0}),
+							p->loops[k]->u.loop.min));
+		bool used[AN_MAX_DEPTH] = {false};
+		int64_t prev = 0;
+		for (;;) {
+			int best = -1;
+			for (int k = 0; k < n; k++)
+				if (p->dim_of_loop[k] == d && !used[k] &&
+				    (best < 0 || p->coef[k] > p->coef[best]))
+					best = k;
+			if (best < 0)
+				break;
+			used[best] = true;
+			Expr *q = prev ? ir_bin(a, OP_FLOORMOD, t, ir_int(a, prev, x->dtype, (Span){0}), (Span){0}) : t;
+			to[best] = ir_add(a, p->loops[best]->u.loop.min,
+					  ir_bin(a, OP_FLOORDIV, q, ir_int(a, p->coef[best], x->dtype, (Span){0}), (Span){0}));
+			prev = p->coef[best];
+		}
+	}
+	Expr *goal = NULL;
+	for (int k = 0; k < n; k++) {
+		Expr *lo = ir_subst_expr(a, pl->lo[k], n, from, to);
+		Expr *end = ir_subst_expr(a, ir_add(a, pl->lo[k], pl->ext[k]), n, from, to);
+		goal = ir_and(a, goal, ir_and(a, ir_bin(a, OP_LE, lo, to[k], (Span){0}),
+					      ir_bin(a, OP_LT, to[k], end, (Span){0})));
+	}
+	for (int g = 0; g < p->nguards; g++)
+		goal = ir_and(a, goal, ir_subst_expr(a, p->guards[g], n, from, to));
+	for (int d = 0; d < p->buf->ndim; d++)
+		goal = ir_and(a, goal, ir_bin(a, OP_EQ, ir_subst_expr(a, p->store->u.store.idx[d], n, from, to),
+					      load->u.load.idx[d], (Span){0}));
+	char *stmt = arena_printf(a, "the cell of %s read at line %d is computed in the same iteration of %s, before the read",
+				  p->buf->name, load->span.line, w->site->loop.stmt->u.loop.var->name);
+	oblist_push(a, &w->c->obs, read_obligation(w, "compute_at.cover", stmt, goal, load->span));
+}
+
 static void cover_obligation(ConsWalk *w, const Expr *load)
 {
 	Arena *a = w->c->arena;
 	const Producer *p = w->p;
+	if (p->general) {
+		cover_general(w, load);
+		return;
+	}
 	Var *from[AN_MAX_DEPTH];
 	Expr *to[AN_MAX_DEPTH];
 	Expr *goal = NULL;
@@ -1137,7 +1346,12 @@ static RwStatus compute_at(RwCtx *c, const char *block, const char *loop)
 			       loop, p.buf->name);
 	Plan pl;
 	memset(&pl, 0, sizeof pl);
-	plan_ranges(&env, &p, &box, &pl);
+	if (!p.general)
+		plan_ranges(&env, &p, &box, &pl);
+	else if (!plan_general_ranges(&env, &p, &box, &pl))
+		return rw_fail(c, RW_UNSUPPORTED, p.store->span,
+			       "the instances of block \"%s\" that write the cells of %s read in one iteration of '%s' cannot be bounded from its store",
+			       block, p.buf->name, loop);
 	plan_shrink(c, &env, &s, &p, &pl);
 	Stmt *moved = moved_producer(c, &s, &env, &p, &pl);
 	ConsWalk w;
@@ -1162,8 +1376,14 @@ static RwStatus compute_at(RwCtx *c, const char *block, const char *loop)
 	within_obligation(c, &s, &p, &pl);
 	if (p.init)
 		init_first_obligation(c, &s, &p, &pl);
-	attach_bounds_overflow(c, &s, p.nloops, p.loops, pl.lo, pl.ext, block,
-			       "compute_at.no_overflow", p.block->span);
+	if (p.general)
+		injective_obligation(c, &s, &p);
+	if (!p.general)
+		attach_bounds_overflow(c, &s, p.nloops, p.loops, pl.lo, pl.ext, block,
+				       "compute_at.no_overflow", p.block->span);
+	else
+		attach_nested_bounds_overflow(c, &s, p.nloops, p.loops, pl.lo, pl.ext, NULL, block,
+					      "compute_at.no_overflow", p.block->span);
 	if (pl.any_shrunk)
 		fit_obligation(c, &s, &p, &pl);
 	if ((st = outside_obligations(c, &s, &p, alloc_depth)) != RW_OK)

@@ -103,7 +103,7 @@ typedef struct KeySearch {
 	const Expr *general; /* the first read with general indices */
 } KeySearch;
 
-/* An index the plan can invert (invert_index): the nest loops and fixed
+/* An index the plan can invert (attach_invert_index): the nest loops and fixed
  * expressions under +, -, * by a positive constant, // and % by one. */
 static bool general_index(const KeySearch *ks, const Expr *e)
 {
@@ -330,68 +330,6 @@ static void push_fixed_env(const AttachSite *s, RgEnv *env)
 
 /* ---------- the plan ---------- */
 
-/* Bounds of v for which e (an index of the key read) lies in [L, H]:
- * *vlo, *vhi (inclusive), both NULL when e constrains v nowhere (a
- * modulo whose whole period is in range). The other variables of e range
- * over env (outer nest loops fixed, inner ones relaxed). Over-approximate
- * at worst: the obligations decide. false when e has no rule. */
-static bool invert_index(RgEnv *env, Expr *e, const Var *v, Expr *L, Expr *H, Expr **vlo,
-			 Expr **vhi)
-{
-	Arena *a = env->a;
-	if (e->kind == EX_VAR && e->u.var == v) {
-		*vlo = L;
-		*vhi = H;
-		return true;
-	}
-	if (e->kind != EX_BIN)
-		return false;
-	Expr *x = e->u.bin.a, *y = e->u.bin.b, *lo, *hi;
-	bool in_x = ir_expr_uses_var(x, v), in_y = ir_expr_uses_var(y, v);
-	if (in_x == in_y)
-		return false;
-	int64_t kc;
-	switch (e->u.bin.op) {
-	case OP_ADD:
-		if (!rg_sym_bounds(env, in_x ? y : x, &lo, &hi))
-			return false;
-		return invert_index(env, in_x ? x : y, v, ir_sub(a, L, hi), ir_sub(a, H, lo), vlo, vhi);
-	case OP_SUB:
-		if (!rg_sym_bounds(env, in_x ? y : x, &lo, &hi))
-			return false;
-		if (in_x)
-			return invert_index(env, x, v, ir_add(a, L, lo), ir_add(a, H, hi), vlo, vhi);
-		return invert_index(env, y, v, ir_sub(a, lo, H), ir_sub(a, hi, L), vlo, vhi);
-	case OP_MUL: {
-		if (!an_const_int(in_x ? y : x, &kc) || kc <= 0)
-			return false;
-		Expr *kk = ir_int(a, kc, e->dtype, (Span){0});
-		Expr *up = ir_add(a, L, ir_int(a, kc - 1, e->dtype, (Span){0}));
-		return invert_index(env, in_x ? x : y, v, ir_bin(a, OP_FLOORDIV, up, kk, (Span){0}),
-				    ir_bin(a, OP_FLOORDIV, H, kk, (Span){0}), vlo, vhi);
-	}
-	case OP_FLOORDIV: {
-		if (!in_x || !an_const_int(y, &kc) || kc <= 0)
-			return false;
-		Expr *kk = ir_int(a, kc, e->dtype, (Span){0});
-		return invert_index(env, x, v, ir_mul(a, L, kk),
-				    ir_add(a, ir_mul(a, H, kk), ir_int(a, kc - 1, e->dtype, (Span){0})),
-				    vlo, vhi);
-	}
-	case OP_FLOORMOD:
-		if (!in_x || !an_const_int(y, &kc) || kc <= 0 ||
-		    !rg_equal(env, L, ir_int(a, 0, e->dtype, (Span){0})) ||
-		    !rg_equal(env, H, ir_int(a, kc - 1, e->dtype, (Span){0})))
-			return false;
-		*vlo = *vhi = NULL;
-		return true;
-	case OP_DIV: case OP_MIN: case OP_MAX: case OP_EQ: case OP_NE: case OP_LT:
-	case OP_LE: case OP_GT: case OP_GE: case OP_AND: case OP_OR: case OP_COUNT:
-		return false;
-	}
-	return false;
-}
-
 /* The new range of each nest loop: for every dimension of the key read
  * whose index uses it, the values that keep the index in the write box,
  * with the outer nest loops fixed at their new ranges (so an inner range
@@ -414,7 +352,7 @@ static bool plan_general_ranges(RgEnv *env, const Consumer *k, const RgBox *w, R
 			Expr *idx = k->key->u.load.idx[d], *vlo, *vhi;
 			if (!w->lo[d] || !w->hi[d] || !ir_expr_uses_var(idx, v))
 				continue;
-			ok = invert_index(env, idx, v, w->lo[d], w->hi[d], &vlo, &vhi);
+			ok = attach_invert_index(env, idx, v, w->lo[d], w->hi[d], &vlo, &vhi);
 			if (!ok || !vlo)
 				continue;
 			lo = rg_max(env, rg_simplify(env, vlo), lo);
@@ -731,35 +669,6 @@ static char *rev_note(RwCtx *c, const AttachSite *s, const Consumer *k, const Re
 
 static RwStatus reverse_compute_at(RwCtx *c, const char *block, const char *loop, int index);
 
-/* no_overflow when a range may use the outer nest loops: the bounds of
- * loop i are computed only inside an iteration of loops 0..i-1, so those
- * loops' new ranges are its hypotheses (and no others: a hypothesis on
- * loop i itself would assume it runs). */
-static void nested_bounds_overflow(RwCtx *c, const AttachSite *s, const Consumer *k,
-				   const RevPlan *pl)
-{
-	Arena *a = c->arena;
-	for (int i = 0; i < k->nloops; i++) {
-		Expr *end = ir_add(a, pl->lo[i], pl->ext[i]);
-		end->dtype = k->loops[i]->u.loop.var->dtype;
-		Expr *goal = ir_and(a, attach_no_overflow(a, pl->lo[i]),
-				    ir_and(a, attach_no_overflow(a, pl->ext[i]), attach_no_overflow(a, end)));
-		char *stmt = arena_printf(a, "the bounds of loop '%s' of block \"%s\" in an iteration of %s stay within their dtype",
-					  k->loops[i]->u.loop.var->name, k->block->u.block.name,
-					  s->loop.stmt->u.loop.var->name);
-		Obligation *o = attach_base(c, s, "reverse_compute_at.no_overflow", stmt, goal, k->block->span);
-		if (pl->guard)
-			obligation_add_hyp(a, o, pl->guard);
-		for (int j = 0; j < i; j++) {
-			Expr *r = ir_varref(a, k->loops[j]->u.loop.var, (Span){0});
-			obligation_add_var(a, o, k->loops[j]->u.loop.var);
-			obligation_add_hyp(a, o, ir_and(a, ir_bin(a, OP_LE, pl->lo[j], r, (Span){0}),
-							ir_bin(a, OP_LT, r, pl->end[j], (Span){0})));
-		}
-		oblist_push(a, &c->obs, o);
-	}
-}
-
 static char *key_text(Arena *a, const Expr *e)
 {
 	char *t = print_expr(e);
@@ -843,7 +752,8 @@ static RwStatus reverse_compute_at(RwCtx *c, const char *block, const char *loop
 		attach_bounds_overflow(c, &s, k.nloops, k.loops, pl.lo, pl.ext, block,
 				       "reverse_compute_at.no_overflow", k.block->span);
 	else
-		nested_bounds_overflow(c, &s, &k, &pl);
+		attach_nested_bounds_overflow(c, &s, k.nloops, k.loops, pl.lo, pl.ext, pl.guard, block,
+					      "reverse_compute_at.no_overflow", k.block->span);
 	if ((st = all_obligation(c, &s, &k, &pl)) != RW_OK)
 		return st;
 	commute_obligations(c, &s, &k, &pl, moved);

@@ -451,6 +451,30 @@ START_TEST(reduction_producer_recomputes_each_cell_from_its_init)
 }
 END_TEST
 
+/* A tiled producer (TVM's blockized_2: B[po * 4 + pi]): each loop keeps
+ * the values whose store can land in the box (inner ranges use the outer
+ * loop), cover names the writer of each cell read in mixed radix, and B
+ * shrinks to the 2 cells of one iteration. Overlapping tiles (B[po * 2 +
+ * pi]) are refuted by compute_at.injective: cover names one writer, the
+ * cell's value is its last one's. Red team: the consumer overwrites A[2j +
+ * 3], which the moved producer reads one iteration later: refuted, replay
+ * confirmed. */
+START_TEST(tiled_producer_moves_whole_tiles_of_its_writes)
+{
+	const char *k = tu_fixture("compute_at/tiled_producer.tir");
+	Schedule *s = accept_text(k, "sch.compute_at(block=\"B\", loop=\"j\")");
+	assert_all_proven(tu_last(s));
+	ts_has(tu_last(s)->note, "B shrunk from [16] to [2]");
+	sched_free(s);
+	reject(tu_fixture("compute_at/tiled_producer-overlap.tir"),
+	       "sch.compute_at(block=\"B\", loop=\"j\")", "compute_at.injective refuted");
+	StepReport *r = reject(tu_fixture("compute_at/tiled_producer-bad.tir"),
+			       "sch.compute_at(block=\"B\", loop=\"j\")",
+			       "compute_at.inputs_unchanged refuted");
+	ck_assert_int_eq(r->replay, REPLAY_CONFIRMED);
+}
+END_TEST
+
 /* ---------- rejections with counterexamples ---------- */
 
 static const char read_before_written[] = "compute_at/read_before_written.tir";
@@ -875,6 +899,7 @@ Suite *suite_compute_at(void)
 				     statements_between_producer_and_consumer_are_checked,
 				     reversed_store_index_maps_the_box_back,
 				     reduction_producer_recomputes_each_cell_from_its_init}},
+		{"tiled_producers", {tiled_producer_moves_whole_tiles_of_its_writes}},
 		{"rejections", {producer_read_before_written_is_rejected_with_replay,
 				producer_inputs_overwritten_earlier_is_rejected_with_replay,
 				later_consumer_outside_the_loop_is_not_supported,
