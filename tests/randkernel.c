@@ -37,7 +37,7 @@ unsigned rnd(unsigned n)
 typedef struct Gen {
 	StrBuf b;
 	int nloops;
-	char vars[8][8]; /* loop variables of the current nest */
+	char vars[8][16]; /* loop variables of the current nest */
 	int nread;	 /* buffers statements may read: A B C, and X when allocated */
 } Gen;
 
@@ -149,6 +149,16 @@ static void statement(Gen *g, int nv, int depth)
 		sb_puts(&g->b, ", ");
 		access(g, nv, read_buf(g));
 		sb_puts(&g->b, ")");
+	} else if (rnd(6) == 0) {
+		/* a math call: an unknown function in proofs, so a rewrite may
+		 * move it but never depend on its value */
+		sb_puts(&g->b, "T.abs(");
+		access(g, nv, read_buf(g));
+		sb_puts(&g->b, ")");
+	} else if (rnd(6) == 0) {
+		sb_puts(&g->b, "T.max(");
+		access(g, nv, read_buf(g));
+		sb_printf(&g->b, ", %s)", g->vars[rnd((unsigned)nv)]);
 	} else {
 		access(g, nv, read_buf(g));
 	}
