@@ -506,3 +506,99 @@ void attach_bounds_overflow(RwCtx *c, const AttachSite *s, int n, Stmt *const *l
 				  what, s->loop.stmt->u.loop.var->name);
 	oblist_push(a, &c->obs, attach_base(c, s, kind, stmt, goal, origin));
 }
+
+/* ---------- inverting an index over a box ---------- */
+
+/* Bounds of v for which e (an index) lies in [L, H]:
+ * *vlo, *vhi (inclusive), both NULL when e constrains v nowhere (a
+ * modulo whose whole period is in range). The other variables of e range
+ * over env (outer nest loops fixed, inner ones relaxed). Over-approximate
+ * at worst: the obligations decide. false when e has no rule. */
+bool attach_invert_index(RgEnv *env, Expr *e, const Var *v, Expr *L, Expr *H, Expr **vlo,
+			 Expr **vhi)
+{
+	Arena *a = env->a;
+	if (e->kind == EX_VAR && e->u.var == v) {
+		*vlo = L;
+		*vhi = H;
+		return true;
+	}
+	if (e->kind != EX_BIN)
+		return false;
+	Expr *x = e->u.bin.a, *y = e->u.bin.b, *lo, *hi;
+	bool in_x = ir_expr_uses_var(x, v), in_y = ir_expr_uses_var(y, v);
+	if (in_x == in_y)
+		return false;
+	int64_t kc;
+	switch (e->u.bin.op) {
+	case OP_ADD:
+		if (!rg_sym_bounds(env, in_x ? y : x, &lo, &hi))
+			return false;
+		return attach_invert_index(env, in_x ? x : y, v, ir_sub(a, L, hi), ir_sub(a, H, lo), vlo, vhi);
+	case OP_SUB:
+		if (!rg_sym_bounds(env, in_x ? y : x, &lo, &hi))
+			return false;
+		if (in_x)
+			return attach_invert_index(env, x, v, ir_add(a, L, lo), ir_add(a, H, hi), vlo, vhi);
+		return attach_invert_index(env, y, v, ir_sub(a, lo, H), ir_sub(a, hi, L), vlo, vhi);
+	case OP_MUL: {
+		if (!an_const_int(in_x ? y : x, &kc) || kc <= 0)
+			return false;
+		Expr *kk = ir_int(a, kc, e->dtype, (Span){0});
+		Expr *up = ir_add(a, L, ir_int(a, kc - 1, e->dtype, (Span){0}));
+		return attach_invert_index(env, in_x ? x : y, v, ir_bin(a, OP_FLOORDIV, up, kk, (Span){0}),
+				    ir_bin(a, OP_FLOORDIV, H, kk, (Span){0}), vlo, vhi);
+	}
+	case OP_FLOORDIV: {
+		if (!in_x || !an_const_int(y, &kc) || kc <= 0)
+			return false;
+		Expr *kk = ir_int(a, kc, e->dtype, (Span){0});
+		return attach_invert_index(env, x, v, ir_mul(a, L, kk),
+				    ir_add(a, ir_mul(a, H, kk), ir_int(a, kc - 1, e->dtype, (Span){0})),
+				    vlo, vhi);
+	}
+	case OP_FLOORMOD:
+		if (!in_x || !an_const_int(y, &kc) || kc <= 0 ||
+		    !rg_equal(env, L, ir_int(a, 0, e->dtype, (Span){0})) ||
+		    !rg_equal(env, H, ir_int(a, kc - 1, e->dtype, (Span){0})))
+			return false;
+		*vlo = *vhi = NULL;
+		return true;
+	case OP_DIV: case OP_MIN: case OP_MAX: case OP_EQ: case OP_NE: case OP_LT:
+	case OP_LE: case OP_GT: case OP_GE: case OP_AND: case OP_OR: case OP_COUNT:
+		return false;
+	}
+	return false;
+}
+
+/* attach_bounds_overflow for loops whose ranges may use the outer ones
+ * among them: the bounds of loop i are computed only inside an iteration
+ * of loops 0..i-1, so those loops' new ranges are its hypotheses (and no
+ * others: a hypothesis on loop i itself would assume it runs); `guard`
+ * (or NULL) holds where the loops run. One obligation per loop. */
+void attach_nested_bounds_overflow(RwCtx *c, const AttachSite *s, int n, Stmt *const *loops,
+				   Expr *const *lo, Expr *const *ext, Expr *guard,
+				   const char *block, const char *kind, Span origin)
+{
+	Arena *a = c->arena;
+	for (int i = 0; i < n; i++) {
+		Expr *end = ir_add(a, lo[i], ext[i]);
+		end->dtype = loops[i]->u.loop.var->dtype;
+		Expr *goal = ir_and(a, attach_no_overflow(a, lo[i]),
+				    ir_and(a, attach_no_overflow(a, ext[i]), attach_no_overflow(a, end)));
+		if (!goal)
+			continue;
+		char *stmt = arena_printf(a, "the bounds of loop '%s' of block \"%s\" in an iteration of %s stay within their dtype",
+					  loops[i]->u.loop.var->name, block, s->loop.stmt->u.loop.var->name);
+		Obligation *o = attach_base(c, s, kind, stmt, goal, origin);
+		if (guard)
+			obligation_add_hyp(a, o, guard);
+		for (int j = 0; j < i; j++) {
+			Expr *r = ir_varref(a, loops[j]->u.loop.var, (Span){0});
+			obligation_add_var(a, o, loops[j]->u.loop.var);
+			obligation_add_hyp(a, o, ir_and(a, ir_bin(a, OP_LE, lo[j], r, (Span){0}),
+							ir_bin(a, OP_LT, r, ir_add(a, lo[j], ext[j]), (Span){0})));
+		}
+		oblist_push(a, &c->obs, o);
+	}
+}

@@ -107,6 +107,21 @@ void attach_bounds_overflow(RwCtx *c, const AttachSite *s, int n, Stmt *const *l
 			    Expr *const *lo, Expr *const *ext, const char *block, const char *kind,
 			    Span origin);
 
+/* The same for loops whose ranges may use the outer ones among them: the
+ * bounds of loop i assume the new ranges of loops 0..i-1 (and `guard`,
+ * or NULL); one obligation per loop. */
+void attach_nested_bounds_overflow(RwCtx *c, const AttachSite *s, int n, Stmt *const *loops,
+				   Expr *const *lo, Expr *const *ext, Expr *guard,
+				   const char *block, const char *kind, Span origin);
+
+/* Bounds [*lo, *hi] (inclusive) of variable v for which the index e lies
+ * in [L, H], inverting e rule by rule (v + r, v - r, r - v, K * v, v // K,
+ * v % K over its whole period: no bound, *lo = *hi = NULL); the other
+ * variables of e range over env. A guess that may over-approximate: the
+ * caller's obligations decide. false when e has no rule. */
+bool attach_invert_index(RgEnv *env, Expr *e, const Var *v, Expr *L, Expr *H, Expr **lo,
+			 Expr **hi);
+
 /* (x1..xn) <lex (y1..yn); x == y when n == 0 is false. */
 Expr *attach_lex_less(Arena *a, int n, Expr **x, Expr **y);
 

@@ -26,9 +26,18 @@ typedef struct Producer {
 	Expr *guards[AN_MAX_DEPTH];
 	Span guard_spans[AN_MAX_DEPTH];
 	Stmt *store;
+	Stmt *init;	  /* TVM's T.init(): `if init_cond: B[f] = v0` before the store */
+	Expr *init_cond;
+	Span init_span;
 	Buffer *buf;
-	int loop_of_dim[AN_MAX_DEPTH]; /* store index d = var(loops[k]) + offset[d] */
-	Expr *offset[AN_MAX_DEPTH];
+	int loop_of_dim[AN_MAX_DEPTH]; /* store index d = var(loops[k]) + offset[d], */
+	Expr *offset[AN_MAX_DEPTH];    /* or offset[d] - var(loops[k]) when reversed[d] */
+	bool reversed[AN_MAX_DEPTH];
+	/* general: store index d = sum coef[k] * var(loops[k]) over the loops
+	 * k of dimension d (dim_of_loop) + offset[d], several loops per
+	 * dimension (a tiled or blockized producer) */
+	bool general;
+	int64_t coef[AN_MAX_DEPTH];
 	int dim_of_loop[AN_MAX_DEPTH];
 } Producer;
 
@@ -36,6 +45,7 @@ typedef struct Producer {
 typedef struct Plan {
 	Expr *lo[AN_MAX_DEPTH], *ext[AN_MAX_DEPTH]; /* per producer loop */
 	Expr *end[AN_MAX_DEPTH];		    /* lo + ext, for reports */
+	Expr *cell_lo[AN_MAX_DEPTH], *cell_end[AN_MAX_DEPTH]; /* per dim, for reports */
 	Buffer *to;			/* B' (== B when nothing shrinks) */
 	Expr *base[AN_MAX_DEPTH];	/* per dim; NULL when not shrunk */
 	int64_t shape[AN_MAX_DEPTH];	/* shrunk extents */
@@ -64,10 +74,175 @@ static bool producer_offset(const Expr *y, void *p)
 	return !uses_loop_vars(p, y) && !an_expr_has_load(y);
 }
 
-/* idx = var + offset with offset free of loop variables and loads */
-static bool match_index(Arena *a, const Producer *p, Expr *idx, int *k, Expr **offset)
+/* idx = var + offset, or offset - var (*reversed: TVM's Y[9 - vi]), with
+ * offset free of loop variables and loads */
+static bool match_index(Arena *a, const Producer *p, Expr *idx, int *k, Expr **offset,
+			bool *reversed)
 {
-	return attach_match_index(a, p->loops, p->nloops, idx, producer_offset, (void *)p, k, offset);
+	*reversed = false;
+	if (attach_match_index(a, p->loops, p->nloops, idx, producer_offset, (void *)p, k, offset))
+		return true;
+	if (idx->kind != EX_BIN || idx->u.bin.op != OP_SUB ||
+	    (*k = attach_loop_index(p->loops, p->nloops, idx->u.bin.b)) < 0 ||
+	    !producer_offset(idx->u.bin.a, (void *)p))
+		return false;
+	*offset = idx->u.bin.a;
+	*reversed = true;
+	return true;
+}
+
+/* The producer loop value that stores cell x of dimension d. */
+static Expr *loop_value(Arena *a, const Producer *p, int d, Expr *x)
+{
+	return p->reversed[d] ? ir_sub(a, p->offset[d], x) : ir_sub(a, x, p->offset[d]);
+}
+
+static RwStatus parse_index(RwCtx *c, Producer *p)
+{
+	const Stmt *s = p->store;
+	const char *name = p->block->u.block.name;
+	for (int k = 0; k < p->nloops; k++)
+		p->dim_of_loop[k] = -1;
+	for (int d = 0; d < p->buf->ndim; d++) {
+		int k;
+		if (!match_index(c->arena, p, s->u.store.idx[d], &k, &p->offset[d], &p->reversed[d]) ||
+		    p->dim_of_loop[k] >= 0)
+			return rw_fail(c, RW_UNSUPPORTED, s->span,
+				       "index %d of the store of block \"%s\" must be a loop variable of its own plus an offset",
+				       d, name);
+		p->loop_of_dim[d] = k;
+		p->dim_of_loop[k] = d;
+	}
+	return RW_OK;
+}
+
+/* Every load of buf in e has exactly the indices idx. */
+static bool loads_at(const Expr *e, const Buffer *buf, int n, Expr *const *idx)
+{
+	switch (e->kind) {
+	case EX_INT: case EX_FLOAT: case EX_VAR: case EX_UNDEF:
+		return true;
+	case EX_LOAD:
+		for (int i = 0; i < e->u.load.nidx; i++)
+			if (!loads_at(e->u.load.idx[i], buf, n, idx))
+				return false;
+		if (e->u.load.buf != buf)
+			return true;
+		for (int i = 0; i < n; i++)
+			if (!rg_same(e->u.load.idx[i], idx[i]))
+				return false;
+		return true;
+	case EX_BIN:
+		return loads_at(e->u.bin.a, buf, n, idx) && loads_at(e->u.bin.b, buf, n, idx);
+	case EX_NOT: case EX_NEG: case EX_CAST:
+		return loads_at(e->u.un.a, buf, n, idx);
+	case EX_SELECT:
+		return loads_at(e->u.sel.cond, buf, n, idx) && loads_at(e->u.sel.a, buf, n, idx) &&
+		       loads_at(e->u.sel.b, buf, n, idx);
+	case EX_LET:
+		return loads_at(e->u.let.value, buf, n, idx) && loads_at(e->u.let.body, buf, n, idx);
+	case EX_CALL:
+		for (int i = 0; i < e->u.call.nargs; i++)
+			if (!loads_at(e->u.call.args[i], buf, n, idx))
+				return false;
+		return true;
+	case EX_COUNT:
+		break;
+	}
+	abort();
+}
+
+/* A reduction producer (TVM's T.init): the loops in the store index are
+ * its spatial loops (one per dimension), the others its reduction loops;
+ * the init and the update store the same cell, the update reads the
+ * buffer only at that cell and the init not at all. Each spatial point
+ * then computes its cell from scratch (compute_at.init_first proves the
+ * init runs first), so recomputing it gives the same value. */
+static RwStatus parse_reduction(RwCtx *c, Producer *p)
+{
+	const Stmt *s = p->store, *in = p->init;
+	const char *name = p->block->u.block.name;
+	int nd = p->buf->ndim;
+	if (in->u.store.buf != p->buf || nd > p->nloops || nd == 0)
+		return rw_fail(c, RW_UNSUPPORTED, in->span,
+			       "the init of block \"%s\" must store the cell of %s its update stores",
+			       name, p->buf->name);
+	for (int d = 0; d < nd; d++)
+		if (!rg_same(in->u.store.idx[d], s->u.store.idx[d]))
+			return rw_fail(c, RW_UNSUPPORTED, in->span,
+				       "the init of block \"%s\" must store the cell of %s its update stores",
+				       name, p->buf->name);
+	RwStatus st = parse_index(c, p);
+	if (st != RW_OK)
+		return st;
+	if (an_expr_reads(in->u.store.value, p->buf) || an_expr_has_undef(in->u.store.value) ||
+	    an_expr_has_load(p->init_cond) || an_expr_has_undef(p->init_cond))
+		return rw_fail(c, RW_UNSUPPORTED, in->span,
+			       "the init of block \"%s\" must not read %s or buffers in its condition, nor store T.undef()",
+			       name, p->buf->name);
+	if (!loads_at(s->u.store.value, p->buf, nd, s->u.store.idx) || an_expr_has_undef(s->u.store.value))
+		return rw_fail(c, RW_UNSUPPORTED, s->span,
+			       "the update of block \"%s\" must read %s only at the cell it stores",
+			       name, p->buf->name);
+	for (int k = 0; k < p->nloops; k++) {
+		const Stmt *l = p->loops[k];
+		if (uses_loop_vars(p, l->u.loop.min) || uses_loop_vars(p, l->u.loop.extent) ||
+		    an_expr_has_load(l->u.loop.min) || an_expr_has_load(l->u.loop.extent))
+			return rw_fail(c, RW_UNSUPPORTED, l->span,
+				       "the range of loop '%s' of block \"%s\" must not depend on other loops of the block or on buffer contents",
+				       l->u.loop.var->name, name);
+		if (p->dim_of_loop[k] >= 0)
+			continue;
+		for (int g = 0; g < p->nguards; g++)
+			if (ir_expr_uses_var(p->guards[g], l->u.loop.var))
+				return rw_fail(c, RW_UNSUPPORTED, p->guard_spans[g],
+					       "the condition of block \"%s\" must not use its reduction loop '%s'",
+					       name, l->u.loop.var->name);
+	}
+	for (int g = 0; g < p->nguards; g++)
+		if (an_expr_has_load(p->guards[g]) || an_expr_has_undef(p->guards[g]))
+			return rw_fail(c, RW_UNSUPPORTED, p->guard_spans[g],
+				       "the condition of block \"%s\" must not read buffers", name);
+	return RW_OK;
+}
+
+/* Each store index an affine form of the producer loops with positive
+ * coefficients plus an offset free of them and of loads, each loop in
+ * exactly one dimension (TVM's tiled and blockized producers:
+ * B[i_o * 16 + i_i, ...]). */
+static bool parse_general_index(RwCtx *c, Producer *p)
+{
+	RgEnv env;
+	rg_env_init(&env, c->arena);
+	Var *vars[AN_MAX_DEPTH];
+	for (int k = 0; k < p->nloops; k++) {
+		vars[k] = p->loops[k]->u.loop.var;
+		rg_push_loop(&env, vars[k], p->loops[k]->u.loop.min, p->loops[k]->u.loop.extent, true);
+		p->dim_of_loop[k] = -1;
+	}
+	for (int d = 0; d < p->buf->ndim; d++) {
+		int64_t coef[AN_MAX_DEPTH];
+		Expr *rest;
+		if (!rg_linear(&env, p->store->u.store.idx[d], p->nloops, vars, coef, &rest) ||
+		    uses_loop_vars(p, rest) || an_expr_has_load(rest))
+			return false;
+		p->offset[d] = rest;
+		p->reversed[d] = false;
+		p->loop_of_dim[d] = -1;
+		for (int k = 0; k < p->nloops; k++) {
+			if (!coef[k])
+				continue;
+			if (coef[k] < 0 || p->dim_of_loop[k] >= 0)
+				return false;
+			p->dim_of_loop[k] = d;
+			p->coef[k] = coef[k];
+		}
+	}
+	for (int k = 0; k < p->nloops; k++)
+		if (p->dim_of_loop[k] < 0)
+			return false; /* a loop that rewrites the same cells */
+	p->general = true;
+	return true;
 }
 
 static RwStatus parse_producer(RwCtx *c, Stmt *block, Producer *p)
@@ -76,36 +251,55 @@ static RwStatus parse_producer(RwCtx *c, Stmt *block, Producer *p)
 	p->block = block;
 	const char *shape_msg = "the producer block \"%s\" must be a perfect loop nest around one store (under `if`s without `else`)";
 	Stmt *s = skip_single_seq(block->u.block.body);
-	while (s->kind == ST_FOR && p->nloops < AN_MAX_DEPTH) {
-		p->loops[p->nloops++] = s;
-		s = skip_single_seq(s->u.loop.body);
+	for (;;) {
+		if (s->kind == ST_FOR && p->nloops < AN_MAX_DEPTH) {
+			p->loops[p->nloops++] = s;
+			s = skip_single_seq(s->u.loop.body);
+		} else if (s->kind == ST_BLOCK && p->nloops > 0) {
+			/* an inner block (TVM's blockized B_outer / B_inner):
+			 * transparent, its iter vars are lets */
+			s = skip_single_seq(s->u.block.body);
+		} else if (s->kind == ST_LET && p->nloops > 0 && !an_expr_has_load(s->u.let.value) &&
+			   dtype_is_int(s->u.let.var->dtype)) {
+			Var *v = s->u.let.var;
+			Expr *val = s->u.let.value;
+			s = skip_single_seq(ir_subst_stmt(c->arena, s->u.let.body, 1, &v, &val));
+		} else {
+			break;
+		}
 	}
 	while (s->kind == ST_IF && !s->u.cond.else_s && p->nguards < AN_MAX_DEPTH) {
 		p->guard_spans[p->nguards] = s->span;
 		p->guards[p->nguards++] = s->u.cond.cond;
 		s = skip_single_seq(s->u.cond.then_s);
 	}
+	if (s->kind == ST_SEQ && s->u.seq.n == 2 && s->u.seq.items[0]->kind == ST_IF &&
+	    !s->u.seq.items[0]->u.cond.else_s) {
+		/* a reduction: `if init_cond: B[f] = v0` then `B[f] = v(B[f])` */
+		Stmt *g = s->u.seq.items[0];
+		Stmt *init = skip_single_seq(g->u.cond.then_s);
+		if (init->kind != ST_STORE)
+			return rw_fail(c, RW_UNSUPPORTED, block->span, shape_msg, block->u.block.name);
+		p->init = init;
+		p->init_cond = g->u.cond.cond;
+		p->init_span = g->span;
+		s = skip_single_seq(s->u.seq.items[1]);
+	}
 	if (s->kind != ST_STORE || p->nloops == 0)
 		return rw_fail(c, RW_UNSUPPORTED, block->span, shape_msg, block->u.block.name);
 	p->store = s;
 	p->buf = s->u.store.buf;
 	const char *name = block->u.block.name;
-	if (p->buf->ndim != p->nloops || p->nloops > AN_MAX_DEPTH)
+	if (p->init)
+		return parse_reduction(c, p);
+	bool general = p->buf->ndim < p->nloops && parse_general_index(c, p);
+	if ((p->buf->ndim != p->nloops && !general) || p->nloops > AN_MAX_DEPTH)
 		return rw_fail(c, RW_UNSUPPORTED, s->span,
-			       "the store of block \"%s\" must index %s by one loop variable per dimension (%d loops, %d dimensions)",
+			       "the store of block \"%s\" must index %s by one loop variable per dimension, or by sums of its loops times positive constants, each loop in one dimension (%d loops, %d dimensions)",
 			       name, p->buf->name, p->nloops, p->buf->ndim);
-	for (int k = 0; k < p->nloops; k++)
-		p->dim_of_loop[k] = -1;
-	for (int d = 0; d < p->buf->ndim; d++) {
-		int k;
-		if (!match_index(c->arena, p, s->u.store.idx[d], &k, &p->offset[d]) ||
-		    p->dim_of_loop[k] >= 0)
-			return rw_fail(c, RW_UNSUPPORTED, s->span,
-				       "index %d of the store of block \"%s\" must be a loop variable of its own plus an offset",
-				       d, name);
-		p->loop_of_dim[d] = k;
-		p->dim_of_loop[k] = d;
-	}
+	RwStatus st = general ? RW_OK : parse_index(c, p);
+	if (st != RW_OK)
+		return st;
 	for (int k = 0; k < p->nloops; k++) {
 		const Stmt *l = p->loops[k];
 		if (uses_loop_vars(p, l->u.loop.min) || uses_loop_vars(p, l->u.loop.extent) ||
@@ -171,18 +365,91 @@ static void push_fixed_env(const AttachSite *s, RgEnv *env)
 
 /* ---------- the plan: restricted ranges and the shrunk buffer ---------- */
 
+/* The lowest cell of dimension d that the restricted producer writes. */
+static Expr *cell_lo(Arena *a, const Producer *p, const Plan *pl, int d)
+{
+	if (p->general)
+		return pl->cell_lo[d];
+	int k = p->loop_of_dim[d];
+	if (!p->reversed[d])
+		return ir_add(a, pl->lo[k], p->offset[d]);
+	return ir_sub(a, p->offset[d],
+		      ir_sub(a, pl->end[k], ir_int(a, 1, pl->end[k]->dtype, (Span){0})));
+}
+
+/* The general form: each producer loop (outermost first) keeps the values
+ * whose store index can land in the box, with the outer loops fixed at
+ * their new ranges and the inner ones relaxed over their old ones
+ * (attach_invert_index); whole tiles at worst. The cells one iteration
+ * writes are bounded over the new ranges. */
+static bool plan_general_ranges(RgEnv *env, const Producer *p, const RgBox *box, Plan *pl)
+{
+	Arena *a = env->a;
+	int nv = env->nvars, ng = env->nguards;
+	bool ok = true;
+	for (int k = 0; k < p->nloops && ok; k++) {
+		const Stmt *l = p->loops[k];
+		int d = p->dim_of_loop[k];
+		int mark = env->nvars, gmark = env->nguards;
+		for (int j = k + 1; j < p->nloops; j++)
+			rg_push_loop(env, p->loops[j]->u.loop.var, p->loops[j]->u.loop.min,
+				     p->loops[j]->u.loop.extent, true);
+		Expr *lo = l->u.loop.min;
+		Expr *end = rg_simplify(env, ir_add(a, l->u.loop.min, l->u.loop.extent));
+		Expr *vlo, *vhi;
+		if (box->lo[d] && box->hi[d]) {
+			ok = attach_invert_index(env, p->store->u.store.idx[d], l->u.loop.var, box->lo[d],
+						 box->hi[d], &vlo, &vhi);
+			if (ok && vlo) {
+				lo = rg_max(env, rg_simplify(env, vlo), lo);
+				end = rg_min(env, rg_simplify(env, ir_add(a, vhi, ir_int(a, 1, vhi->dtype, (Span){0}))), end);
+			}
+		}
+		rg_pop(env, mark, gmark);
+		pl->lo[k] = lo;
+		pl->end[k] = end;
+		pl->ext[k] = rg_simplify(env, ir_sub(a, end, lo));
+		rg_push_loop(env, l->u.loop.var, pl->lo[k], pl->ext[k], true);
+	}
+	for (int d = 0; d < p->buf->ndim && ok; d++) {
+		Expr *clo, *chi;
+		if (!rg_sym_bounds(env, p->store->u.store.idx[d], &clo, &chi)) {
+			clo = box->lo[d]; /* a guess: fit decides */
+			chi = box->hi[d];
+		}
+		if (!clo || !chi) {
+			ok = false;
+			break;
+		}
+		pl->cell_lo[d] = rg_simplify(env, clo);
+		pl->cell_end[d] = rg_simplify(env, ir_add(a, chi, ir_int(a, 1, chi->dtype, (Span){0})));
+	}
+	rg_pop(env, nv, ng);
+	return ok;
+}
+
 static void plan_ranges(RgEnv *env, const Producer *p, const RgBox *box, Plan *pl)
 {
 	Arena *a = env->a;
+	for (int k = 0; k < p->nloops; k++) /* reduction loops keep their range */
+		if (p->dim_of_loop[k] < 0) {
+			const Stmt *l = p->loops[k];
+			pl->lo[k] = l->u.loop.min;
+			pl->ext[k] = l->u.loop.extent;
+			pl->end[k] = rg_simplify(env, ir_add(a, l->u.loop.min, l->u.loop.extent));
+		}
 	for (int d = 0; d < p->buf->ndim; d++) {
 		int k = p->loop_of_dim[d];
 		const Stmt *l = p->loops[k];
 		Expr *pmin = l->u.loop.min, *pend = ir_add(a, l->u.loop.min, l->u.loop.extent);
 		Expr *lo = pmin, *end = pend;
 		if (box->lo[d] && box->hi[d]) {
-			lo = rg_simplify(env, ir_sub(a, box->lo[d], p->offset[d]));
-			end = rg_simplify(env, ir_add(a, ir_sub(a, box->hi[d], p->offset[d]),
-						      ir_int(a, 1, box->hi[d]->dtype, (Span){0})));
+			/* a reversed index maps the box's top to the lowest loop value */
+			Expr *first = p->reversed[d] ? box->hi[d] : box->lo[d];
+			Expr *last = p->reversed[d] ? box->lo[d] : box->hi[d];
+			lo = rg_simplify(env, loop_value(a, p, d, first));
+			end = rg_simplify(env, ir_add(a, loop_value(a, p, d, last),
+						      ir_int(a, 1, last->dtype, (Span){0})));
 			/* never outside the producer's own range: the simplifier
 			 * drops the clamp where the bounds show it is not needed */
 			lo = rg_max(env, lo, pmin);
@@ -191,6 +458,10 @@ static void plan_ranges(RgEnv *env, const Producer *p, const RgBox *box, Plan *p
 		pl->lo[k] = lo;
 		pl->end[k] = end;
 		pl->ext[k] = rg_simplify(env, ir_sub(a, end, lo));
+		pl->cell_lo[d] = rg_simplify(env, cell_lo(a, p, pl, d));
+		pl->cell_end[d] = rg_simplify(env, ir_add(a, pl->cell_lo[d], pl->ext[k]));
+		if (!p->reversed[d]) /* as the loop's end prints */
+			pl->cell_end[d] = an_fold(a, ir_add(a, pl->end[k], p->offset[d]));
 	}
 }
 
@@ -214,7 +485,8 @@ static void plan_shrink(RwCtx *c, RgEnv *env, const AttachSite *s, const Produce
 	int64_t maxext[AN_MAX_DEPTH];
 	bool known[AN_MAX_DEPTH];
 	for (int d = 0; d < nd; d++)
-		exts[d] = pl->ext[p->loop_of_dim[d]];
+		exts[d] = p->general ? rg_simplify(env, ir_sub(a, pl->cell_end[d], pl->cell_lo[d]))
+				     : pl->ext[p->loop_of_dim[d]];
 	bool enumerated = rg_max_over_loops(nl, loops, nd, exts, 1L << 20, maxext);
 	for (int d = 0; d < nd; d++) {
 		int64_t hi;
@@ -235,8 +507,7 @@ static void plan_shrink(RwCtx *c, RgEnv *env, const AttachSite *s, const Produce
 			continue;
 		pl->shape[d] = maxext[d] < 1 ? 1 : maxext[d];
 		shape[d] = ir_int(a, pl->shape[d], p->buf->shape[d]->dtype, (Span){0});
-		int k = p->loop_of_dim[d];
-		pl->base[d] = rg_simplify(env, ir_add(a, pl->lo[k], p->offset[d]));
+		pl->base[d] = rg_simplify(env, cell_lo(a, p, pl, d));
 		pl->any_shrunk = true;
 	}
 	if (!pl->any_shrunk)
@@ -299,7 +570,116 @@ static void fit_obligation(RwCtx *c, const AttachSite *s, const Producer *p, con
 	oblist_push(a, &c->obs, producer_obligation(c, s, p, pl, "compute_at.fit", stmt, goal, true));
 }
 
+/* injective (the general form): no two instances of the original
+ * producer store the same cell, so the instance cover names is the
+ * cell's only writer and every recomputation stores its value. */
+static void injective_obligation(RwCtx *c, const AttachSite *s, const Producer *p)
+{
+	Arena *a = c->arena;
+	int n = p->nloops;
+	Var *from[AN_MAX_DEPTH];
+	Expr *to[AN_MAX_DEPTH];
+	Expr *same_cell = NULL, *same_inst = NULL;
+	char *stmt = arena_printf(a, "no two instances of block \"%s\" store the same cell of %s",
+				  p->block->u.block.name, p->buf->name);
+	Obligation *o = attach_base(c, s, "compute_at.injective", stmt, ir_bool(a, true), p->block->span);
+	for (int k = 0; k < n; k++) {
+		Var *v = p->loops[k]->u.loop.var;
+		from[k] = v;
+		Var *v2 = an_fresh_var(a, v, "_2");
+		to[k] = ir_varref(a, v2, (Span){0});
+		Expr *r = ir_varref(a, v, (Span){0});
+		obligation_add_var(a, o, v);
+		obligation_add_var(a, o, v2);
+		obligation_add_hyp(a, o, an_loop_range(a, p->loops[k], r));
+		obligation_add_hyp(a, o, an_loop_range(a, p->loops[k], to[k]));
+		same_inst = ir_and(a, same_inst, ir_bin(a, OP_EQ, r, to[k], (Span){0}));
+	}
+	for (int g = 0; g < p->nguards; g++) {
+		obligation_add_hyp(a, o, p->guards[g]);
+		obligation_add_hyp(a, o, ir_subst_expr(a, p->guards[g], n, from, to));
+	}
+	for (int d = 0; d < p->buf->ndim; d++)
+		same_cell = ir_and(a, same_cell, ir_bin(a, OP_EQ, p->store->u.store.idx[d],
+						    ir_subst_expr(a, p->store->u.store.idx[d], n, from, to),
+						    (Span){0}));
+	o->goal = ir_or(a, ir_not(a, same_cell, (Span){0}), same_inst);
+	obligation_add_related(a, o, p->store->span);
+	oblist_push(a, &c->obs, o);
+}
+
 /* ---------- the moved producer ---------- */
+
+/* v with its loads of B (all at the stored cell: parse) reading B' at idx. */
+static Expr *rebase_value(Arena *a, const Producer *p, const Plan *pl, Expr **idx, Expr *v)
+{
+	int nd = p->buf->ndim;
+	Expr *x, *y, *z;
+	switch (v->kind) {
+	case EX_INT: case EX_FLOAT: case EX_VAR: case EX_UNDEF:
+		return v;
+	case EX_LOAD: {
+		if (v->u.load.buf == p->buf)
+			return ir_load(a, pl->to, nd, idx, v->span);
+		int n = v->u.load.nidx;
+		Expr **ix = arena_alloc(a, sizeof(Expr *) * (size_t)(n + 1));
+		for (int i = 0; i < n; i++)
+			ix[i] = rebase_value(a, p, pl, idx, v->u.load.idx[i]);
+		return ir_load(a, v->u.load.buf, n, ix, v->span);
+	}
+	case EX_BIN:
+		x = ir_bin(a, v->u.bin.op, rebase_value(a, p, pl, idx, v->u.bin.a),
+			   rebase_value(a, p, pl, idx, v->u.bin.b), v->span);
+		x->dtype = v->dtype;
+		return x;
+	case EX_NOT:
+		return ir_not(a, rebase_value(a, p, pl, idx, v->u.un.a), v->span);
+	case EX_NEG:
+		return ir_neg(a, rebase_value(a, p, pl, idx, v->u.un.a), v->span);
+	case EX_CAST:
+		return ir_cast(a, v->dtype, rebase_value(a, p, pl, idx, v->u.un.a), v->span);
+	case EX_SELECT:
+		x = rebase_value(a, p, pl, idx, v->u.sel.cond);
+		y = rebase_value(a, p, pl, idx, v->u.sel.a);
+		z = rebase_value(a, p, pl, idx, v->u.sel.b);
+		x = ir_select(a, x, y, z, v->span);
+		x->dtype = v->dtype;
+		return x;
+	case EX_LET:
+		return ir_let(a, v->u.let.var, rebase_value(a, p, pl, idx, v->u.let.value),
+			      rebase_value(a, p, pl, idx, v->u.let.body), v->span);
+	case EX_CALL: {
+		Expr *args[MATH_MAX_ARGS];
+		for (int i = 0; i < v->u.call.nargs; i++)
+			args[i] = rebase_value(a, p, pl, idx, v->u.call.args[i]);
+		x = ir_call(a, v->u.call.fn, args, v->span);
+		x->dtype = v->dtype;
+		return x;
+	}
+	case EX_COUNT:
+		break;
+	}
+	abort();
+}
+
+/* init_first: in every spatial point the first reduction iteration (each
+ * reduction loop at its minimum) runs the init, so the point computes its
+ * cell from scratch wherever it runs. */
+static void init_first_obligation(RwCtx *c, const AttachSite *s, const Producer *p, const Plan *pl)
+{
+	Arena *a = c->arena;
+	Expr *first = NULL;
+	for (int k = 0; k < p->nloops; k++)
+		if (p->dim_of_loop[k] < 0)
+			first = ir_and(a, first, ir_bin(a, OP_EQ, ir_varref(a, p->loops[k]->u.loop.var, (Span){0}),
+						       p->loops[k]->u.loop.min, (Span){0}));
+	Expr *goal = first ? ir_or(a, ir_not(a, first, (Span){0}), p->init_cond) : p->init_cond;
+	char *stmt = arena_printf(a, "the first reduction iteration of block \"%s\" at each cell runs its init",
+				  p->block->u.block.name);
+	Obligation *o = producer_obligation(c, s, p, pl, "compute_at.init_first", stmt, goal, true);
+	obligation_add_related(a, o, p->init_span);
+	oblist_push(a, &c->obs, o);
+}
 
 static Stmt *moved_producer(RwCtx *c, const AttachSite *s, RgEnv *env, const Producer *p,
 			    Plan *pl)
@@ -328,7 +708,14 @@ static Stmt *moved_producer(RwCtx *c, const AttachSite *s, RgEnv *env, const Pro
 					  p->block->u.block.name, p->buf->name);
 		oblist_push(a, &c->obs, producer_obligation(c, s, p, pl, "compute_at.index", stmt, same, true));
 	}
-	Stmt *body = ir_store(a, pl->to, nd, idx, st->u.store.value, st->span);
+	Stmt *body = ir_store(a, pl->to, nd, idx, rebase_value(a, p, pl, idx, st->u.store.value),
+			      st->span);
+	if (p->init) {
+		/* the init stores and the update reads the same cell (parse) */
+		Stmt *in = ir_store(a, pl->to, nd, idx, p->init->u.store.value, p->init->span);
+		Stmt *items[2] = {ir_if(a, p->init_cond, in, NULL, p->init_span), body};
+		body = ir_seq(a, 2, items, st->span);
+	}
 	for (int g = p->nguards - 1; g >= 0; g--)
 		body = ir_if(a, p->guards[g], body, NULL, p->guard_spans[g]);
 	for (int k = p->nloops - 1; k >= 0; k--) {
@@ -387,16 +774,75 @@ static Obligation *read_obligation(ConsWalk *w, const char *kind, const char *st
 /* cover: the cell x read in this iteration is written by the moved
  * producer in this iteration: p = x - offset lies in the restricted
  * ranges and the producer's condition holds there. */
+/* The general form: the instance that writes x, guessed in mixed radix
+ * per dimension (the loops of d by decreasing coefficient), and the goal
+ * that it runs in this iteration (the new ranges, nested), its condition
+ * holds and it stores x. */
+static void cover_general(ConsWalk *w, const Expr *load)
+{
+	Arena *a = w->c->arena;
+	const Producer *p = w->p;
+	const Plan *pl = w->pl;
+	int n = p->nloops;
+	Var *from[AN_MAX_DEPTH];
+	Expr *to[AN_MAX_DEPTH];
+	for (int k = 0; k < n; k++)
+		from[k] = p->loops[k]->u.loop.var;
+	for (int d = 0; d < p->buf->ndim; d++) {
+		Expr *x = load->u.load.idx[d];
+		Expr *t = ir_sub(a, x, p->offset[d]);
+		for (int k = 0; k < n; k++)
+			if (p->dim_of_loop[k] == d)
+				t = ir_sub(a, t, ir_mul(a, ir_int(a, p->coef[k], x->dtype, (Span){0}),
+							p->loops[k]->u.loop.min));
+		bool used[AN_MAX_DEPTH] = {false};
+		int64_t prev = 0;
+		for (;;) {
+			int best = -1;
+			for (int k = 0; k < n; k++)
+				if (p->dim_of_loop[k] == d && !used[k] &&
+				    (best < 0 || p->coef[k] > p->coef[best]))
+					best = k;
+			if (best < 0)
+				break;
+			used[best] = true;
+			Expr *q = prev ? ir_bin(a, OP_FLOORMOD, t, ir_int(a, prev, x->dtype, (Span){0}), (Span){0}) : t;
+			to[best] = ir_add(a, p->loops[best]->u.loop.min,
+					  ir_bin(a, OP_FLOORDIV, q, ir_int(a, p->coef[best], x->dtype, (Span){0}), (Span){0}));
+			prev = p->coef[best];
+		}
+	}
+	Expr *goal = NULL;
+	for (int k = 0; k < n; k++) {
+		Expr *lo = ir_subst_expr(a, pl->lo[k], n, from, to);
+		Expr *end = ir_subst_expr(a, ir_add(a, pl->lo[k], pl->ext[k]), n, from, to);
+		goal = ir_and(a, goal, ir_and(a, ir_bin(a, OP_LE, lo, to[k], (Span){0}),
+					      ir_bin(a, OP_LT, to[k], end, (Span){0})));
+	}
+	for (int g = 0; g < p->nguards; g++)
+		goal = ir_and(a, goal, ir_subst_expr(a, p->guards[g], n, from, to));
+	for (int d = 0; d < p->buf->ndim; d++)
+		goal = ir_and(a, goal, ir_bin(a, OP_EQ, ir_subst_expr(a, p->store->u.store.idx[d], n, from, to),
+					      load->u.load.idx[d], (Span){0}));
+	char *stmt = arena_printf(a, "the cell of %s read at line %d is computed in the same iteration of %s, before the read",
+				  p->buf->name, load->span.line, w->site->loop.stmt->u.loop.var->name);
+	oblist_push(a, &w->c->obs, read_obligation(w, "compute_at.cover", stmt, goal, load->span));
+}
+
 static void cover_obligation(ConsWalk *w, const Expr *load)
 {
 	Arena *a = w->c->arena;
 	const Producer *p = w->p;
+	if (p->general) {
+		cover_general(w, load);
+		return;
+	}
 	Var *from[AN_MAX_DEPTH];
 	Expr *to[AN_MAX_DEPTH];
 	Expr *goal = NULL;
 	for (int d = 0; d < p->buf->ndim; d++) {
 		int k = p->loop_of_dim[d];
-		Expr *pv = ir_sub(a, load->u.load.idx[d], p->offset[d]);
+		Expr *pv = loop_value(a, p, d, load->u.load.idx[d]);
 		from[d] = p->loops[k]->u.loop.var;
 		to[d] = pv;
 		goal = ir_and(a, goal, ir_and(a, ir_bin(a, OP_LE, w->pl->lo[k], pv, (Span){0}),
@@ -602,15 +1048,105 @@ static Stmt *cons_stmt(ConsWalk *w, Stmt *s)
 
 /* ---------- reads elsewhere, inputs ---------- */
 
+/* A load of buf in e outside every T.if_then_else arm, or NULL. */
+static const Expr *sure_load(const Expr *e, const Buffer *buf)
+{
+	const Expr *r = NULL;
+	switch (e->kind) {
+	case EX_INT: case EX_FLOAT: case EX_VAR: case EX_UNDEF:
+		return NULL;
+	case EX_LOAD:
+		if (e->u.load.buf == buf)
+			return e;
+		for (int i = 0; i < e->u.load.nidx && !r; i++)
+			r = sure_load(e->u.load.idx[i], buf);
+		return r;
+	case EX_BIN:
+		r = sure_load(e->u.bin.a, buf);
+		return r ? r : sure_load(e->u.bin.b, buf);
+	case EX_NOT: case EX_NEG: case EX_CAST:
+		return sure_load(e->u.un.a, buf);
+	case EX_SELECT:
+		return sure_load(e->u.sel.cond, buf);
+	case EX_LET:
+		r = sure_load(e->u.let.value, buf);
+		return r ? r : sure_load(e->u.let.body, buf);
+	case EX_CALL:
+		for (int i = 0; i < e->u.call.nargs && !r; i++)
+			r = sure_load(e->u.call.args[i], buf);
+		return r;
+	case EX_COUNT:
+		break;
+	}
+	abort();
+}
+
+/* A read of buf in s that surely runs: under no `if`, in loops whose
+ * extents are constant and positive; or NULL. */
+static const Expr *sure_read(const Stmt *s, const Buffer *buf)
+{
+	const Expr *r = NULL;
+	int64_t n;
+	switch (s->kind) {
+	case ST_SEQ:
+		for (int i = 0; i < s->u.seq.n && !r; i++)
+			r = sure_read(s->u.seq.items[i], buf);
+		return r;
+	case ST_FOR:
+		r = sure_load(s->u.loop.min, buf);
+		if (!r)
+			r = sure_load(s->u.loop.extent, buf);
+		if (!r && an_const_int(s->u.loop.extent, &n) && n > 0)
+			r = sure_read(s->u.loop.body, buf);
+		return r;
+	case ST_IF:
+		return sure_load(s->u.cond.cond, buf);
+	case ST_STORE:
+		for (int i = 0; i < s->u.store.nidx && !r; i++)
+			r = sure_load(s->u.store.idx[i], buf);
+		return r ? r : sure_load(s->u.store.value, buf);
+	case ST_ASSUME: case ST_EVAL:
+		return sure_load(s->u.expr, buf);
+	case ST_ALLOC:
+		return sure_read(s->u.alloc.body, buf);
+	case ST_BLOCK:
+		return sure_read(s->u.block.body, buf);
+	case ST_LET:
+		r = sure_load(s->u.let.value, buf);
+		return r ? r : sure_read(s->u.let.body, buf);
+	case ST_PASS:
+		return NULL;
+	case ST_COUNT:
+		break;
+	}
+	abort();
+}
+
 /* A read of B outside the attach loop's body is no longer served: it
  * must never run (goal: not its guard). This is how a consumer that reads
  * the producer before the attach point is rejected. */
-static void outside_obligations(RwCtx *c, const AttachSite *s, const Producer *p,
-				int alloc_depth)
+static RwStatus outside_obligations(RwCtx *c, const AttachSite *s, const Producer *p,
+				    int alloc_depth)
 {
 	Arena *a = c->arena;
 	if (!reads_outside(c, s, p->buf))
-		return;
+		return RW_OK;
+	/* A read after the statement of the attach loop, under no condition,
+	 * in loops of constant positive extent, surely runs: its obligation
+	 * below is refuted. The move may still be
+	 * sound (the attach loop can compute all of B before a later read:
+	 * TVM's fail_all_consumers_under_loop), but a refutation there has no
+	 * counterexample to replay, and this primitive proves only reads
+	 * served in the same iteration. TVM's rule: every consumer under the
+	 * loop. */
+	const Expr *sure = NULL;
+	for (int i = s->other_index + 1; i < s->seq->u.seq.n && !sure; i++)
+		sure = sure_read(s->seq->u.seq.items[i], p->buf);
+	if (sure)
+		return rw_fail(c, RW_UNSUPPORTED, sure->span,
+			       "the read of %s at line %d is not under loop '%s': compute_at needs every consumer of block \"%s\" under the attach loop",
+			       p->buf->name, sure->span.line, s->loop.stmt->u.loop.var->name,
+			       p->block->u.block.name);
 	Buffer **vol;
 	int nvol = attach_written_buffers(c, &vol);
 	AccessList acc;
@@ -636,6 +1172,7 @@ static void outside_obligations(RwCtx *c, const AttachSite *s, const Producer *p
 		obligation_add_related(a, o, x->span);
 		oblist_push(a, &c->obs, o);
 	}
+	return RW_OK;
 }
 
 /* inputs_unchanged: nothing that now runs before the moved producer
@@ -680,9 +1217,8 @@ static char *region_note(RwCtx *c, const AttachSite *s, const Producer *p, const
 		  p->buf->name);
 	Expr *lo[AN_MAX_DEPTH], *hi[AN_MAX_DEPTH];
 	for (int d = 0; d < nd; d++) {
-		int k = p->loop_of_dim[d];
-		lo[d] = an_fold(a, ir_add(a, pl->lo[k], p->offset[d]));
-		Expr *end = an_fold(a, ir_add(a, pl->end[k], p->offset[d]));
+		lo[d] = pl->cell_lo[d];
+		Expr *end = pl->cell_end[d];
 		hi[d] = an_fold(a, ir_sub(a, end, ir_int(a, 1, end->dtype, (Span){0})));
 		char *x = print_expr(lo[d]), *y = print_expr(end);
 		sb_printf(&b, "%s%s:%s", d ? ", " : "", x, y);
@@ -816,7 +1352,12 @@ static RwStatus compute_at(RwCtx *c, const char *block, const char *loop)
 			       loop, p.buf->name);
 	Plan pl;
 	memset(&pl, 0, sizeof pl);
-	plan_ranges(&env, &p, &box, &pl);
+	if (!p.general)
+		plan_ranges(&env, &p, &box, &pl);
+	else if (!plan_general_ranges(&env, &p, &box, &pl))
+		return rw_fail(c, RW_UNSUPPORTED, p.store->span,
+			       "the instances of block \"%s\" that write the cells of %s read in one iteration of '%s' cannot be bounded from its store",
+			       block, p.buf->name, loop);
 	plan_shrink(c, &env, &s, &p, &pl);
 	Stmt *moved = moved_producer(c, &s, &env, &p, &pl);
 	ConsWalk w;
@@ -839,11 +1380,20 @@ static RwStatus compute_at(RwCtx *c, const char *block, const char *loop)
 				ir_seq(a, nb + 1, items, l->span), l->span);
 	/* index and cover obligations came with the rewritten code above */
 	within_obligation(c, &s, &p, &pl);
-	attach_bounds_overflow(c, &s, p.nloops, p.loops, pl.lo, pl.ext, block,
-			       "compute_at.no_overflow", p.block->span);
+	if (p.init)
+		init_first_obligation(c, &s, &p, &pl);
+	if (p.general)
+		injective_obligation(c, &s, &p);
+	if (!p.general)
+		attach_bounds_overflow(c, &s, p.nloops, p.loops, pl.lo, pl.ext, block,
+				       "compute_at.no_overflow", p.block->span);
+	else
+		attach_nested_bounds_overflow(c, &s, p.nloops, p.loops, pl.lo, pl.ext, NULL, block,
+					      "compute_at.no_overflow", p.block->span);
 	if (pl.any_shrunk)
 		fit_obligation(c, &s, &p, &pl);
-	outside_obligations(c, &s, &p, alloc_depth);
+	if ((st = outside_obligations(c, &s, &p, alloc_depth)) != RW_OK)
+		return st;
 	inputs_obligations(c, &s, &p, moved);
 	c->note = region_note(c, &s, &p, &pl, &box);
 	c->out = an_with_body(a, c->func, rebuild_body(c, &s, new_loop, &pl, alloc_depth));

@@ -24,6 +24,8 @@ typedef struct Consumer {
 	int loop_of_dim[AN_MAX_DEPTH];
 	int dim_of_loop[AN_MAX_DEPTH];
 	Expr *offset[AN_MAX_DEPTH];
+	bool general; /* the key read is indexed by expressions of the nest
+			 loops (general_index), not one loop per dimension */
 } Consumer;
 
 typedef struct RevPlan {
@@ -98,7 +100,36 @@ typedef struct KeySearch {
 	bool found;
 	int64_t best[AN_MAX_DEPTH];
 	bool best_const;
+	const Expr *general; /* the first read with general indices */
 } KeySearch;
+
+/* An index the plan can invert (attach_invert_index): the nest loops and fixed
+ * expressions under +, -, * by a positive constant, // and % by one. */
+static bool general_index(const KeySearch *ks, const Expr *e)
+{
+	int64_t k;
+	for (int i = 0; i < ks->k->nloops; i++)
+		if (e->kind == EX_VAR && e->u.var == ks->k->loops[i]->u.loop.var)
+			return true;
+	if (fixed_expr(ks->c->func, ks->ctx, e))
+		return true;
+	if (e->kind != EX_BIN || !dtype_is_int(e->dtype))
+		return false;
+	switch (e->u.bin.op) {
+	case OP_ADD: case OP_SUB:
+		return general_index(ks, e->u.bin.a) && general_index(ks, e->u.bin.b);
+	case OP_MUL:
+		if (an_const_int(e->u.bin.a, &k) && k > 0)
+			return general_index(ks, e->u.bin.b);
+		return an_const_int(e->u.bin.b, &k) && k > 0 && general_index(ks, e->u.bin.a);
+	case OP_FLOORDIV: case OP_FLOORMOD:
+		return an_const_int(e->u.bin.b, &k) && k > 0 && general_index(ks, e->u.bin.a);
+	case OP_DIV: case OP_MIN: case OP_MAX: case OP_EQ: case OP_NE: case OP_LT:
+	case OP_LE: case OP_GT: case OP_GE: case OP_AND: case OP_OR: case OP_COUNT:
+		return false;
+	}
+	return false;
+}
 
 /* A candidate key read: a read of a buffer the attach loop's body writes,
  * indexed by distinct nest loops plus fixed offsets. Among several, the
@@ -118,6 +149,13 @@ static void consider_key(KeySearch *ks, const Expr *e)
 		dol[i] = -1;
 	int64_t val[AN_MAX_DEPTH];
 	bool all_const = true;
+	if (!ks->general) {
+		bool ok = b->ndim > 0;
+		for (int d = 0; d < b->ndim && ok; d++)
+			ok = general_index(ks, e->u.load.idx[d]);
+		if (ok)
+			ks->general = e;
+	}
 	for (int d = 0; d < b->ndim; d++) {
 		int l;
 		if (!match_key_index(ks->c, ks->ctx, k, e->u.load.idx[d], &l, &off[d]) || dol[l] >= 0)
@@ -263,9 +301,21 @@ static RwStatus parse_consumer(RwCtx *c, const AttachSite *s, Consumer *k)
 	ks.k = k;
 	ks.producer_body = s->loop.stmt->u.loop.body;
 	key_stmt(&ks, k->body);
+	if (!ks.found && ks.general) {
+		/* no read indexed by one loop per dimension: the first read
+		 * whose indices the plan can invert */
+		k->general = true;
+		k->key = ks.general;
+		k->buf = ks.general->u.load.buf;
+		for (int d = 0; d < k->buf->ndim; d++)
+			k->loop_of_dim[d] = -1;
+		for (int i = 0; i < k->nloops; i++)
+			k->dim_of_loop[i] = -1;
+		return RW_OK;
+	}
 	if (!ks.found)
 		return rw_fail(c, RW_UNSUPPORTED, block->span,
-			       "block \"%s\" has no read of a buffer written in loop '%s' indexed by its own loop variables (one per dimension, plus offsets)",
+			       "block \"%s\" has no read of a buffer written in loop '%s' indexed by its own loop variables plus offsets, or by sums, constant multiples, // and %% of them",
 			       name, s->loop.stmt->u.loop.var->name);
 	return RW_OK;
 }
@@ -283,6 +333,44 @@ static void push_fixed_env(const AttachSite *s, RgEnv *env)
 }
 
 /* ---------- the plan ---------- */
+
+/* The new range of each nest loop: for every dimension of the key read
+ * whose index uses it, the values that keep the index in the write box,
+ * with the outer nest loops fixed at their new ranges (so an inner range
+ * may depend on them) and the inner ones relaxed over their old ones. */
+static bool plan_general_ranges(RgEnv *env, const Consumer *k, const RgBox *w, RevPlan *pl)
+{
+	Arena *a = env->a;
+	int nv = env->nvars, ng = env->nguards;
+	bool ok = true;
+	for (int i = 0; i < k->nloops && ok; i++) {
+		const Stmt *l = k->loops[i];
+		Var *v = l->u.loop.var;
+		int mark = env->nvars, gmark = env->nguards;
+		for (int j = i + 1; j < k->nloops; j++)
+			rg_push_loop(env, k->loops[j]->u.loop.var, k->loops[j]->u.loop.min,
+				     k->loops[j]->u.loop.extent, true);
+		Expr *lo = l->u.loop.min;
+		Expr *end = rg_simplify(env, ir_add(a, l->u.loop.min, l->u.loop.extent));
+		for (int d = 0; d < k->buf->ndim && ok; d++) {
+			Expr *idx = k->key->u.load.idx[d], *vlo, *vhi;
+			if (!w->lo[d] || !w->hi[d] || !ir_expr_uses_var(idx, v))
+				continue;
+			ok = attach_invert_index(env, idx, v, w->lo[d], w->hi[d], &vlo, &vhi);
+			if (!ok || !vlo)
+				continue;
+			lo = rg_max(env, rg_simplify(env, vlo), lo);
+			end = rg_min(env, rg_simplify(env, ir_add(a, vhi, ir_int(a, 1, vhi->dtype, (Span){0}))), end);
+		}
+		rg_pop(env, mark, gmark);
+		pl->lo[i] = lo;
+		pl->end[i] = end;
+		pl->ext[i] = rg_simplify(env, ir_sub(a, end, lo));
+		rg_push_loop(env, v, pl->lo[i], pl->ext[i], false);
+	}
+	rg_pop(env, nv, ng);
+	return ok;
+}
 
 static void plan_ranges(RgEnv *env, const Consumer *k, const RgBox *w, RevPlan *pl)
 {
@@ -348,7 +436,8 @@ static RwStatus plan_phi(RwCtx *c, RgEnv *env, const AttachSite *s, const Consum
 		if (!rest[d])
 			continue;
 		int loop = k->loop_of_dim[d];
-		Expr *x = ir_add(a, ir_varref(a, k->loops[loop]->u.loop.var, (Span){0}), k->offset[d]);
+		Expr *x = k->general ? k->key->u.load.idx[d]
+				     : ir_add(a, ir_varref(a, k->loops[loop]->u.loop.var, (Span){0}), k->offset[d]);
 		Expr *t = ir_sub(a, x, rest[d]);
 		int64_t prev = 0;
 		/* this dimension's path loops by decreasing coefficient */
@@ -582,18 +671,60 @@ static char *rev_note(RwCtx *c, const AttachSite *s, const Consumer *k, const Re
 	return r;
 }
 
-static RwStatus reverse_compute_at(RwCtx *c, const char *block, const char *loop);
+static RwStatus reverse_compute_at(RwCtx *c, const char *block, const char *loop, int index);
 
-RwStatus rw_reverse_compute_at(RwCtx *c, const char *block, const char *loop)
+static char *key_text(Arena *a, const Expr *e)
+{
+	char *t = print_expr(e);
+	char *r = arena_strdup(a, t);
+	free(t);
+	return r;
+}
+
+RwStatus rw_reverse_compute_at_index(RwCtx *c, const char *block, const char *loop, int index)
 {
 	NestWrap w;
 	rw_nest_wrap(c, block, &w);
-	RwStatus st = reverse_compute_at(c, block, loop);
+	RwStatus st = reverse_compute_at(c, block, loop, index);
 	rw_nest_unwrap(c, &w);
 	return st;
 }
 
-static RwStatus reverse_compute_at(RwCtx *c, const char *block, const char *loop)
+RwStatus rw_reverse_compute_at(RwCtx *c, const char *block, const char *loop)
+{
+	return rw_reverse_compute_at_index(c, block, loop, -1);
+}
+
+/* commute with the items of the attach loop's body from `from` on, in the
+ * same iteration: they ran before the consumer and now run after it. */
+static void tail_obligations(RwCtx *c, const AttachSite *s, const Consumer *k, const RevPlan *pl,
+			     Stmt *moved, int from)
+{
+	Arena *a = c->arena;
+	Stmt *body = s->loop.stmt->u.loop.body;
+	int nb = body->kind == ST_SEQ ? body->u.seq.n : 1;
+	if (from >= nb)
+		return;
+	Stmt *tail = body->kind == ST_SEQ ? ir_seq(a, nb - from, body->u.seq.items + from, body->span) : body;
+	const char *kind = "reverse_compute_at.commute";
+	Buffer **vol;
+	int nvol = attach_written_buffers(c, &vol);
+	AccessList mine, rest;
+	memset(&mine, 0, sizeof mine);
+	memset(&rest, 0, sizeof rest);
+	an_collect_accesses(a, moved, 0, NULL, NULL, nvol, vol, &mine);
+	an_name_instance(a, &mine, "");
+	an_collect_accesses(a, tail, 0, NULL, NULL, nvol, vol, &rest);
+	an_name_instance(a, &rest, "_next");
+	char *what = arena_printf(a, "block \"%s\" inserted at index %d of loop %s commutes with the statements after it in the same iteration",
+				  k->block->u.block.name, from, s->loop.stmt->u.loop.var->name);
+	Obligation *base = attach_base(c, s, kind, what, ir_bool(a, true), k->block->span);
+	if (pl->guard)
+		obligation_add_hyp(a, base, pl->guard);
+	rw_commute_obligations(c, kind, what, base, &mine, &rest, true);
+}
+
+static RwStatus reverse_compute_at(RwCtx *c, const char *block, const char *loop, int index)
 {
 	Arena *a = c->arena;
 	AttachSite s;
@@ -611,26 +742,41 @@ static RwStatus reverse_compute_at(RwCtx *c, const char *block, const char *loop
 	rg_access_box(&env, l->u.loop.body, k.buf, true, &w);
 	RevPlan pl;
 	memset(&pl, 0, sizeof pl);
-	plan_ranges(&env, &k, &w, &pl);
+	if (!k.general)
+		plan_ranges(&env, &k, &w, &pl);
+	else if (!plan_general_ranges(&env, &k, &w, &pl))
+		return rw_fail(c, RW_UNSUPPORTED, k.key->span,
+			       "the instances of block \"%s\" that read the cells of %s written in one iteration of '%s' cannot be bounded from its read %s",
+			       block, k.buf->name, loop, key_text(a, k.key));
 	if ((st = plan_phi(c, &env, &s, &k, &w, &pl)) != RW_OK)
 		return st;
 	Stmt *moved = moved_consumer(c, &k, &pl);
 	placement_obligations(c, &s, &k, &pl);
-	attach_bounds_overflow(c, &s, k.nloops, k.loops, pl.lo, pl.ext, block,
-			       "reverse_compute_at.no_overflow", k.block->span);
+	if (!k.general)
+		attach_bounds_overflow(c, &s, k.nloops, k.loops, pl.lo, pl.ext, block,
+				       "reverse_compute_at.no_overflow", k.block->span);
+	else
+		attach_nested_bounds_overflow(c, &s, k.nloops, k.loops, pl.lo, pl.ext, pl.guard, block,
+					      "reverse_compute_at.no_overflow", k.block->span);
 	if ((st = all_obligation(c, &s, &k, &pl)) != RW_OK)
 		return st;
 	commute_obligations(c, &s, &k, &pl, moved);
-	c->note = rev_note(c, &s, &k, &pl);
-	/* the consumer last in the loop body, in a flat sequence */
+	/* the consumer last in the loop body (or before item `index`), in a
+	 * flat sequence */
 	Stmt *body = l->u.loop.body;
 	int nb = body->kind == ST_SEQ ? body->u.seq.n : 1;
+	int at = index < 0 ? nb : index;
+	if (at > nb)
+		return rw_fail(c, RW_PRECONDITION, l->span,
+			       "index=%d: the body of loop '%s' has %d statement%s (insertion points 0 to %d)",
+			       index, loop, nb, nb == 1 ? "" : "s", nb);
+	tail_obligations(c, &s, &k, &pl, moved, at);
+	c->note = rev_note(c, &s, &k, &pl);
 	Stmt **items = arena_alloc(a, sizeof(Stmt *) * (size_t)(nb + 1));
-	if (body->kind == ST_SEQ)
-		memcpy(items, body->u.seq.items, sizeof(Stmt *) * (size_t)nb);
-	else
-		items[0] = body;
-	items[nb] = moved;
+	Stmt **src = body->kind == ST_SEQ ? body->u.seq.items : &body;
+	memcpy(items, src, sizeof(Stmt *) * (size_t)at);
+	items[at] = moved;
+	memcpy(items + at + 1, src + at, sizeof(Stmt *) * (size_t)(nb - at));
 	Stmt *new_loop = ir_for(a, l->u.loop.var, l->u.loop.min, l->u.loop.extent, l->u.loop.kind,
 				ir_seq(a, nb + 1, items, l->span), l->span);
 	Stmt *fbody = an_replace_at(a, c->func->body, s.loop.path, s.loop.depth, new_loop);

@@ -153,6 +153,9 @@ RwStatus rw_unroll(RwCtx *c, const char *loop);
  * the consumer instances whose input that iteration produced. */
 RwStatus rw_compute_at(RwCtx *c, const char *block, const char *loop);
 RwStatus rw_reverse_compute_at(RwCtx *c, const char *block, const char *loop);
+/* ... inserted before item `index` of the loop body's sequence (TVM's
+ * index >= 0; index == number of items is the end, as above). */
+RwStatus rw_reverse_compute_at_index(RwCtx *c, const char *block, const char *loop, int index);
 
 /* ---------- decompose_reduction (rewrites/decompose_reduction.c) ----------
  * TVM's decompose_reduction: the T.init of reduction block X becomes its

@@ -409,6 +409,72 @@ START_TEST(statements_between_producer_and_consumer_are_checked)
 }
 END_TEST
 
+/* A reversed store index (TVM's rev_iter, Y[9 - vi, 9 - vj]): the box
+ * of Y read in iteration i is column i, which the producer loop j writes
+ * at j = 9 - i; Y shrinks to one column. Red team: the consumer also
+ * overwrites column 8 - i of X, which the moved producer reads one
+ * iteration later (at j = 9 - (i + 1)): refuted, and the replay shows it. */
+START_TEST(reversed_store_index_maps_the_box_back)
+{
+	const char *k = tu_fixture("compute_at/reversed_store.tir");
+	Schedule *s = accept_text(k, "sch.compute_at(block=\"b0\", loop=\"i#2\")");
+	assert_all_proven(tu_last(s));
+	ts_has(tu_last(s)->note, "region of Y per iteration: [0:10, i:i + 1]; Y shrunk from [10, 10] to [10, 1]");
+	sched_free(s);
+	const char *bad = tu_fixture("compute_at/reversed_store-bad.tir");
+	StepReport *r = reject(bad, "sch.compute_at(block=\"b0\", loop=\"i#2\")",
+			       "compute_at.inputs_unchanged refuted");
+	ck_assert_int_eq(r->replay, REPLAY_CONFIRMED);
+}
+END_TEST
+
+/* A reduction producer (T.init, TVM's reduction_block): the spatial loop
+ * is restricted, the reduction loop kept; cells j - 1 and j are both
+ * recomputed from scratch in iteration j (init_first), B shrinks to 2.
+ * Red team: the consumer overwrites A[j + 1, 3], which the moved
+ * reduction reads one iteration later: refuted, replay confirmed. An init
+ * that is not at the first reduction iteration is refuted by init_first
+ * (no defined run shows it: the original reads B before writing it). */
+START_TEST(reduction_producer_recomputes_each_cell_from_its_init)
+{
+	const char *k = tu_fixture("compute_at/reduction_producer.tir");
+	Schedule *s = accept_text(k, "sch.compute_at(block=\"B\", loop=\"j\")");
+	assert_all_proven(tu_last(s));
+	ts_has(tu_last(s)->note, "B shrunk from [8] to [2]");
+	sched_free(s);
+	StepReport *r = reject(tu_fixture("compute_at/reduction_producer-bad.tir"),
+			       "sch.compute_at(block=\"B\", loop=\"j\")",
+			       "compute_at.inputs_unchanged refuted");
+	ck_assert_int_eq(r->replay, REPLAY_CONFIRMED);
+	reject(tu_fixture("compute_at/reduction_producer-late_init.tir"),
+	       "sch.compute_at(block=\"B\", loop=\"j\")", "compute_at.init_first refuted");
+}
+END_TEST
+
+/* A tiled producer (TVM's blockized_2: B[po * 4 + pi]): each loop keeps
+ * the values whose store can land in the box (inner ranges use the outer
+ * loop), cover names the writer of each cell read in mixed radix, and B
+ * shrinks to the 2 cells of one iteration. Overlapping tiles (B[po * 2 +
+ * pi]) are refuted by compute_at.injective: cover names one writer, the
+ * cell's value is its last one's. Red team: the consumer overwrites A[2j +
+ * 3], which the moved producer reads one iteration later: refuted, replay
+ * confirmed. */
+START_TEST(tiled_producer_moves_whole_tiles_of_its_writes)
+{
+	const char *k = tu_fixture("compute_at/tiled_producer.tir");
+	Schedule *s = accept_text(k, "sch.compute_at(block=\"B\", loop=\"j\")");
+	assert_all_proven(tu_last(s));
+	ts_has(tu_last(s)->note, "B shrunk from [16] to [2]");
+	sched_free(s);
+	reject(tu_fixture("compute_at/tiled_producer-overlap.tir"),
+	       "sch.compute_at(block=\"B\", loop=\"j\")", "compute_at.injective refuted");
+	StepReport *r = reject(tu_fixture("compute_at/tiled_producer-bad.tir"),
+			       "sch.compute_at(block=\"B\", loop=\"j\")",
+			       "compute_at.inputs_unchanged refuted");
+	ck_assert_int_eq(r->replay, REPLAY_CONFIRMED);
+}
+END_TEST
+
 /* ---------- rejections with counterexamples ---------- */
 
 static const char read_before_written[] = "compute_at/read_before_written.tir";
@@ -436,6 +502,23 @@ START_TEST(producer_inputs_overwritten_earlier_is_rejected_with_replay)
 	/* writing the input only after reading it is fine: same iteration */
 	const char *ok = tu_fixture("compute_at/producer_inputs_overwritten_earlier_is_rejected_with_replay-ok.tir");
 	sched_free(accept_text(ok, "sch.compute_at(block=\"B\", loop=\"c\")"));
+}
+END_TEST
+
+/* TVM's fail_all_consumers_under_loop: D reads B after C's loop, under
+ * no condition. Each read is served only in the iteration that computes
+ * it, so a later consumer is "not supported" (TVM's rule: every consumer
+ * under the loop); before, its cover obligation was refuted with a replay
+ * that found no difference (the loop computes all of B before D). */
+START_TEST(later_consumer_outside_the_loop_is_not_supported)
+{
+	const char *k = tu_fixture("compute_at/later_consumer_outside_the_loop.tir");
+	StepReport *r = reject(k, "sch.compute_at(block=\"B\", loop=\"j\")",
+			       "not supported: the read of B at line 12 is not under loop 'j'");
+	ts_has(r->reason, "every consumer of block \"B\" under the attach loop");
+	/* at D's loop, C's earlier read is the one no longer served: refuted */
+	r = reject(k, "sch.compute_at(block=\"B\", loop=\"k\")", "compute_at.cover refuted");
+	ck_assert_int_eq(r->replay, REPLAY_CONFIRMED);
 }
 END_TEST
 
@@ -709,6 +792,63 @@ START_TEST(reverse_reading_a_later_cell_is_rejected_with_replay)
 }
 END_TEST
 
+/* A key read indexed by // and % of a nest loop (TVM's
+ * floordiv_and_floormod_indices): k // 16 in [i, i] gives k in
+ * [16 i, 16 i + 16), and k % 16 over its whole period bounds nothing. */
+START_TEST(reverse_inverts_floordiv_and_floormod_reads)
+{
+	const char *k = tu_fixture("compute_at/reverse_floordiv_floormod.tir");
+	Schedule *s = accept_text(k, "sch.reverse_compute_at(block=\"B\", loop=\"i\")");
+	assert_all_proven(tu_last(s));
+	ts_has(tu_last(s)->note, "instances of block \"B\" per iteration: [i * 16:i * 16 + 16]");
+	sched_free(s);
+	/* red team: a second read of the next row, produced by a later
+	 * iteration: the same plan is refuted, and the replay shows it */
+	const char *bad = tu_fixture("compute_at/reverse_floordiv_floormod-bad.tir");
+	StepReport *r = reject(bad, "sch.reverse_compute_at(block=\"B\", loop=\"i\")",
+			       "reverse_compute_at.commute refuted");
+	ck_assert_int_eq(r->replay, REPLAY_CONFIRMED);
+}
+END_TEST
+
+/* A key read with a constant dimension and two nest loops in one index
+ * (TVM's tiled_trivial_binding, blockized_2): the inner loop's new range
+ * depends on the outer one, and its overflow goal assumes only the outer
+ * loop's new range. */
+START_TEST(reverse_retiles_a_consumer_with_nested_ranges)
+{
+	const char *k = tu_fixture("compute_at/reverse_retiled.tir");
+	Schedule *s = accept_text(k, "sch.reverse_compute_at(block=\"C\", loop=\"po\")");
+	assert_all_proven(tu_last(s));
+	ts_has(tu_last(s)->note, "placed by its read B[0, co * 4 + ci]");
+	ts_has(tu_last(s)->note, "T.max(po * 2 - co * 4, 0):T.min(po * 2 - co * 4 + 2, 4)");
+	sched_free(s);
+}
+END_TEST
+
+/* index= (TVM's to_index, with_unit_loop): the consumer goes before item
+ * `index` of the loop body. At the end (index 2) it commits; before the
+ * second store of B (index 1) or the first (index 0) it would read B[i]
+ * before its last write in the iteration: refuted, replay confirmed. */
+START_TEST(reverse_index_inserts_before_a_body_statement)
+{
+	const char *k = tu_fixture("compute_at/reverse_index.tir");
+	Schedule *s = accept_text(k, "sch.reverse_compute_at(block=\"C\", loop=\"i\", index=2)");
+	assert_all_proven(tu_last(s));
+	sched_free(s);
+	for (int ix = 0; ix < 2; ix++) {
+		char script[128];
+		snprintf(script, sizeof script, "sch.reverse_compute_at(block=\"C\", loop=\"i\", index=%d)", ix);
+		StepReport *r = reject(k, script, "reverse_compute_at.commute refuted");
+		ts_has(r->reason, "commutes with the statements after it in the same iteration");
+		ck_assert_int_eq(r->replay, REPLAY_CONFIRMED);
+	}
+	reject(k, "sch.reverse_compute_at(block=\"C\", loop=\"i\", index=3)",
+	       "precondition: index=3: the body of loop 'i' has 2 statements");
+	reject(k, "sch.compute_at(block=\"B\", loop=\"j\", index=0)", "not supported: compute_at: index=0");
+}
+END_TEST
+
 /* ---------- the public API ---------- */
 
 START_TEST(api_compute_at_reports_region_note)
@@ -756,9 +896,13 @@ Suite *suite_compute_at(void)
 				     guarded_producer_covers_only_what_it_writes,
 				     symbolic_extent_is_proven_without_enumeration,
 				     ex6_at_scale_shrinks_without_enumeration,
-				     statements_between_producer_and_consumer_are_checked}},
+				     statements_between_producer_and_consumer_are_checked,
+				     reversed_store_index_maps_the_box_back,
+				     reduction_producer_recomputes_each_cell_from_its_init}},
+		{"tiled_producers", {tiled_producer_moves_whole_tiles_of_its_writes}},
 		{"rejections", {producer_read_before_written_is_rejected_with_replay,
 				producer_inputs_overwritten_earlier_is_rejected_with_replay,
+				later_consumer_outside_the_loop_is_not_supported,
 				unsupported_shapes_reject_not_supported,
 				misplaced_loop_is_a_precondition_and_names_are_bad_input}},
 		{"conditional_reads", {concat_computes_each_input_only_in_its_arm,
@@ -772,7 +916,10 @@ Suite *suite_compute_at(void)
 		{"reverse_compute_at", {reverse_moves_consumer_under_producer_row,
 					reverse_stencil_waits_for_its_last_input,
 					reverse_after_reduction_runs_at_last_iteration,
-					reverse_reading_a_later_cell_is_rejected_with_replay}},
+					reverse_reading_a_later_cell_is_rejected_with_replay,
+					reverse_inverts_floordiv_and_floormod_reads,
+					reverse_retiles_a_consumer_with_nested_ranges,
+					reverse_index_inserts_before_a_body_statement}},
 		{"api", {api_compute_at_reports_region_note}},
 	};
 	for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {

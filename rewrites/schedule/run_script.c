@@ -15,6 +15,7 @@
 #include "rewrites/cache.h"
 #include "rewrites/merge.h"
 
+#include <limits.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -465,10 +466,13 @@ static StepStatus do_attach(Call *k, RwCtx *c,
 	const ScriptArg *index = script_arg(k->call, 3, "index");
 	if (index && index->kind != ARG_INT)
 		return bad(k, index, "%s: index must be an integer", m);
+	if (index && index->ival >= 0 && index->ival <= INT_MAX && fn == rw_reverse_compute_at)
+		return finish(k, c, rw_reverse_compute_at_index(c, block, loop, (int)index->ival));
 	if (index && index->ival != -1 && index->ival != -2)
 		return finish(k, c, rw_fail(c, RW_UNSUPPORTED, index->span,
-					    "%s: index=%lld: only -1 and -2 (the first or last possible insertion point)",
-					    m, (long long)index->ival));
+					    "%s: index=%lld: only -1 and -2 (the first or last possible insertion point)%s",
+					    m, (long long)index->ival,
+					    fn == rw_reverse_compute_at ? ", or a statement of the loop's body" : ""));
 	return finish(k, c, fn(c, block, loop));
 }
 
