@@ -141,6 +141,8 @@ static bool loads_at(const Expr *e, const Buffer *buf, int n, Expr *const *idx)
 		       loads_at(e->u.sel.b, buf, n, idx);
 	case EX_LET:
 		return loads_at(e->u.let.value, buf, n, idx) && loads_at(e->u.let.body, buf, n, idx);
+	case EX_OPAQUE: /* what it reads is unknown */
+		return false;
 	case EX_CALL:
 		for (int i = 0; i < e->u.call.nargs; i++)
 			if (!loads_at(e->u.call.args[i], buf, n, idx))
@@ -648,6 +650,10 @@ static Expr *rebase_value(Arena *a, const Producer *p, const Plan *pl, Expr **id
 	case EX_LET:
 		return ir_let(a, v->u.let.var, rebase_value(a, p, pl, idx, v->u.let.value),
 			      rebase_value(a, p, pl, idx, v->u.let.body), v->span);
+	case EX_OPAQUE:
+		/* not reached: parse_producer refuses a value holding an opaque
+		 * call (loads_at), and the schedule refuses the function */
+		return v;
 	case EX_CALL: {
 		Expr *args[MATH_MAX_ARGS];
 		for (int i = 0; i < v->u.call.nargs; i++)
@@ -1071,6 +1077,8 @@ static const Expr *sure_load(const Expr *e, const Buffer *buf)
 	case EX_LET:
 		r = sure_load(e->u.let.value, buf);
 		return r ? r : sure_load(e->u.let.body, buf);
+	case EX_OPAQUE: /* may read any buffer it names: counted as a read */
+		return e;
 	case EX_CALL:
 		for (int i = 0; i < e->u.call.nargs && !r; i++)
 			r = sure_load(e->u.call.args[i], buf);
