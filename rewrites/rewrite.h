@@ -120,6 +120,10 @@ const char *split_tail_name(SplitTail t);
 
 RwStatus rw_split(RwCtx *c, const char *loop, int64_t factor, SplitTail tail,
 		  const char *outer_name, const char *inner_name);
+/* TVM's factors=[outer, None] on a symbolic extent N: `outer` tiles of
+ * (N + outer - 1) // outer iterations, guarded (proofs/split.md). */
+RwStatus rw_split_outer(RwCtx *c, const char *loop, int64_t outer, const char *outer_name,
+			const char *inner_name);
 RwStatus rw_fuse(RwCtx *c, const char *outer, const char *inner,
 		 const char *fused_name);
 RwStatus rw_reorder(RwCtx *c, int nloops, const char *const *loops);

@@ -595,9 +595,21 @@ START_TEST(split_factors_must_cover_the_extent)
 				    "io, ii = sch.split(\"i\", factors=[8, 8])",
 				    "obligation split.factors_cover refuted: the factors [8, 8] cover the extent of loop i (at most 64)");
 	ck_assert_ptr_nonnull(r->counterexample);
-	/* None after the first needs a constant extent */
+	/* [f, None] on a symbolic extent (TVM's split_symbolic): f tiles of
+	 * (n + f - 1) // f, guarded, once n + f - 1 is shown to fit int32 */
+	t = ts_accept(&arena, tu_fixture("schedule/handles_symbolic-bounded.tir"),
+		      "io, ii = sch.split(\"i\", factors=[8, None])", 8);
+	ck_assert(ts_has_obligation(t.r, "split.no_overflow", VERDICT_PROVEN));
+	ts_has(ts_print(&arena, sched_func(t.s)), "for io, ii in T.grid(8, (n + 7) // 8):");
+	ts_has(ts_print(&arena, sched_func(t.s)), "if io * ((n + 7) // 8) + ii < n:");
+	sched_free(t.s);
+	/* nothing bounds n: (n + 7) // 8 wraps for n near 2^31 */
+	ts_rejected(&arena, tu_fixture("schedule/handles_symbolic-free.tir"), "sch.split(\"i\", factors=[8, None])",
+		    "obligation split.no_overflow refuted: io*((N + 7) // 8) + ii stays within int32");
+	/* a None after the first of three or more still needs a constant extent */
 	ts_rejected(&arena, tu_fixture("schedule/handles_symbolic-bounded.tir"),
-		    "sch.split(\"i\", factors=[8, None])", "not supported: split: a None factor after the first needs a constant extent");
+		    "sch.split(\"i\", factors=[2, None, 4])",
+		    "not supported: split: a None factor after the first of three or more needs a constant extent");
 }
 END_TEST
 

@@ -508,9 +508,16 @@ static StepStatus do_split_factors(Call *k, RwCtx *c)
 		if (i != none && !mul_fits(given, f[i], &given))
 			return bad(k, fa, "%s: the product of the factors does not fit in int64", "split");
 	if (none > 0) {
+		/* [f, None] on a symbolic extent: f tiles of a symbolic size */
+		if (!nconst && n == 2 && tail != TAIL_GUARD)
+			return finish(k, c, rw_fail(c, RW_UNSUPPORTED, fa->items[none].span,
+						    "split: factors=[%lld, None] on the symbolic extent of loop '%s' keeps its guard (tail \"guard\" only)",
+						    (long long)f[0], lv->name));
+		if (!nconst && n == 2)
+			return finish_loops(k, c, rw_split_outer(c, loop, f[0], lhs(k, 0), lhs(k, 1)), 2);
 		if (!nconst)
 			return finish(k, c, rw_fail(c, RW_UNSUPPORTED, fa->items[none].span,
-						    "split: a None factor after the first needs a constant extent; loop '%s' has a symbolic one (write None first)",
+						    "split: a None factor after the first of three or more needs a constant extent; loop '%s' has a symbolic one (write None first)",
 						    lv->name));
 		f[none] = ev <= given ? 1 : ceil_div(ev, given);
 	}
