@@ -85,7 +85,8 @@ static bool parse_lambda_list(Parser *p, Lambda *l, const char *close)
 	return ps_expect(p, close, "to close the lambda's index list");
 }
 
-/* `p1, p2` up to the ':': fresh int32 variables, bound for the body. */
+/* `p1, p2` up to the ':': fresh variables (int32, or the scope's
+ * param_dtypes), bound for the body. */
 static bool parse_lambda_params(Parser *p, Lambda *l)
 {
 	int cap = 4;
@@ -101,7 +102,9 @@ static bool parse_lambda_params(Parser *p, Lambda *l)
 				return false;
 			}
 		l->params = grow(p->a, l->params, l->nparams, &cap, 4, sizeof(Var *));
-		Var *v = ir_var(p->a, t->text, DT_INT32, t->span);
+		const ParseScope *sc = p->scope;
+		DType dt = sc && l->nparams < sc->nparam_dtypes ? sc->param_dtypes[l->nparams] : DT_INT32;
+		Var *v = ir_var(p->a, t->text, dt, t->span);
 		l->params[l->nparams++] = v;
 		ps_bind(p, v->name, v, NULL);
 		if (!accept(p, ","))

@@ -295,7 +295,7 @@ Func *ts_parse_func(Arena *a, const char *kernel)
 /* ---------- case folders ---------- */
 
 typedef struct CaseExpect {
-	bool accept, bad_input, build, build_reject;
+	bool accept, bad_input, build, build_reject, unchanged;
 	char equiv[256], shape[256], reason[256], same[256], scaled[256], replay[32];
 	int max_store_ifs; /* -1 if absent */
 } CaseExpect;
@@ -331,7 +331,10 @@ static bool read_case_expect(const char *dir, CaseExpect *e)
 			expect_value(line, "shape:", e->shape, sizeof e->shape);
 		else if (strncmp(line, "reason:", 7) == 0)
 			expect_value(line, "reason:", e->reason, sizeof e->reason);
-		else if (strncmp(line, "same:", 5) == 0)
+		else if (strncmp(line, "unchanged:", 10) == 0) {
+			expect_value(line, "unchanged:", yes, sizeof yes);
+			e->unchanged = strcmp(yes, "yes") == 0;
+		} else if (strncmp(line, "same:", 5) == 0)
 			expect_value(line, "same:", e->same, sizeof e->same);
 		else if (strncmp(line, "scaled:", 7) == 0)
 			expect_value(line, "scaled:", e->scaled, sizeof e->scaled);
@@ -617,6 +620,17 @@ static void check_accepted(Arena *a, const char *dir, const CaseExpect *e, Sched
 			   StrBuf *why)
 {
 	char path[4096], *report = NULL;
+	/* a commit that changed nothing passes every comparison with
+	 * before.tir: only a case that says so (TVM's result is its input)
+	 * may do that */
+	bool same = !e->build && s->mod->nfuncs == m->nfuncs;
+	for (int i = 0; same && i < m->nfuncs; i++)
+		same = ir_func_equal(s->mod->funcs[i], m->funcs[i]);
+	if (same != e->unchanged) {
+		sb_printf(why, same ? "the schedule committed without changing the kernel"
+				    : "expect says unchanged: yes, but the kernel changed");
+		return;
+	}
 	/* with scaled:, check_scaled ran the result's scaled twin instead */
 	for (int i = 0; i < s->mod->nfuncs && !why->n && !e->scaled[0]; i++) {
 		const Func *out = s->mod->funcs[i], *orig = module_find_func(m, out->name);
