@@ -613,6 +613,23 @@ START_TEST(split_factors_must_cover_the_extent)
 }
 END_TEST
 
+/* add_unit_loop (TVM): a loop of one iteration around a block or a
+ * loop; it returns the new loop, which later calls can use */
+START_TEST(add_unit_loop_above_a_block_or_a_loop)
+{
+	TsRun t = ts_accept(&arena, tu_fixture(nest),
+			    "u = sch.add_unit_loop(sch.get_block(\"update\"))\n"
+			    "sch.unroll(u)\n", 4);
+	ck_assert_str_eq(loops_of(sched_func(t.s)), "u:1 i:30 j:16 k:16");
+	ts_has(ts_print(&arena, sched_func(t.s)), "for u in T.unroll(1):\n        with T.block(\"update\"):");
+	sched_free(t.s);
+	t = ts_accept(&arena, tu_fixture(nest), "i, j, k = sch.get_loops(\"update\")\nv = sch.add_unit_loop(j)\n", 4);
+	ck_assert_str_eq(loops_of(sched_func(t.s)), "i:30 v:1 j:16 k:16");
+	sched_free(t.s);
+	ts_bad_input(&arena, tu_fixture(nest), "sch.add_unit_loop(\"nope\")", "no loop 'nope'");
+}
+END_TEST
+
 START_TEST(fuse_of_three_loops)
 {
 	TsRun t = ts_accept(&arena, tu_fixture(nest),
@@ -707,6 +724,7 @@ static TCase *handles_tcase(void)
 	tcase_add_test(tc, split_into_three_with_one_none_keeps_a_guard);
 	tcase_add_test(tc, split_factors_must_cover_the_extent);
 	tcase_add_test(tc, fuse_of_three_loops);
+	tcase_add_test(tc, add_unit_loop_above_a_block_or_a_loop);
 	tcase_add_test(tc, tvm_forms_of_cache_compute_at_and_layout);
 	tcase_add_test(tc, decompose_reduction_of_a_block_without_init_is_a_precondition);
 	return tc;

@@ -439,6 +439,21 @@ static StepStatus do_attach(Call *k, RwCtx *c,
 	return finish(k, c, fn(c, block, loop));
 }
 
+/* sch.add_unit_loop(block_or_loop): a handle, or a name (a block's
+ * first); returns the new loop. */
+static StepStatus do_add_unit_loop(Call *k, RwCtx *c)
+{
+	const ScriptArg *arg = script_arg(k->call, 0, "block_or_loop");
+	const char *name = arg_name(k, 0, "block_or_loop");
+	if (!name)
+		return bad(k, arg, "%s: expected a block or a loop", "add_unit_loop");
+	if (k->call->nlhs > 1 || k->call->lhs_star >= 0)
+		return bad(k, NULL, "%s: add_unit_loop makes one loop", "add_unit_loop");
+	const Value *v = arg_value(k, arg);
+	bool is_block = v ? v->kind == VAL_BLOCK : rw_find_block(c->func, name) != NULL;
+	return finish_loops(k, c, rw_add_unit_loop(c, name, is_block, lhs(k, 0)), 1);
+}
+
 /* ---------- TVM-style split and fuse ---------- */
 
 static bool mul_fits(int64_t x, int64_t y, int64_t *out)
@@ -899,6 +914,7 @@ static const Signature signatures[] = {
 	{"compute_at", 4, {"block", "loop", "preserve_unit_loops", "index"}},
 	{"reverse_compute_at", 4, {"block", "loop", "preserve_unit_loops", "index"}},
 	{"decompose_reduction", 2, {"block", "loop"}},
+	{"add_unit_loop", 1, {"block_or_loop"}},
 	{"get_block", 2, {"name", "func_name"}},
 	{"get_loops", 1, {"block"}},
 	{"get_child_blocks", 1, {"block_or_loop"}},
@@ -1123,6 +1139,8 @@ static StepStatus run_call(Call *k)
 		st = tvm_form(k) ? do_transform_layout_tvm(k, &c) : do_transform_layout(k, &c);
 	else if (strcmp(m, "decompose_reduction") == 0)
 		st = do_decompose_reduction(k, &c);
+	else if (strcmp(m, "add_unit_loop") == 0)
+		st = do_add_unit_loop(k, &c);
 	else if (strcmp(m, "fission") == 0)
 		st = do_fission(k, &c);
 	else if (strcmp(m, "cache_read") == 0 || strcmp(m, "cache_write") == 0)
