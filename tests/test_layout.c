@@ -738,6 +738,27 @@ START_TEST(int64_extents_give_an_int64_map_and_shape)
 }
 END_TEST
 
+/* TVM's var-args index map: *indices stands for the indices the named
+ * parameters leave, and *indices in the result splices them */
+START_TEST(var_args_index_map_splices_the_leading_indices)
+{
+	const char *k = tu_fixture("layout/sum3d.tir");
+	TsRun t = accept(k, "sch.transform_layout(index_map=lambda *indices, k: [*indices, k // 4, k % 4], block=\"compute\", buffer=\"A\")");
+	ck_assert_str_eq(shape_of(sched_func(t.s), "A"), "(4, 4, 8, 4)");
+	ts_has(ts_print(&arena, sched_func(t.s)), "B[0] + A[vi, vj, vk // 4, vk % 4]");
+	sched_free(t.s);
+	t = accept(k, "sch.transform_layout(buffer=\"A\", index_map=lambda i, *rest: [*rest, i])");
+	ck_assert_str_eq(shape_of(sched_func(t.s), "A"), "(4, 32, 4)");
+	sched_free(t.s);
+	expect_bad_input(k, "sch.transform_layout(buffer=\"A\", index_map=lambda *a, *b: [*a])",
+			 "a lambda takes at most one *parameter");
+	expect_bad_input(k, "sch.transform_layout(buffer=\"A\", index_map=lambda *a, i, j, k, l: [i])",
+			 "the index map names 4 indices but the buffer has 3");
+	expect_bad_input(k, "sch.transform_layout(buffer=\"A\", index_map=lambda *a: [*b])",
+			 "only the lambda's *parameter can be spliced here");
+}
+END_TEST
+
 /* after cache_write, ("write", 0) of the block is the stage it now
  * writes, not the buffer its stale T.writes declared */
 START_TEST(buffer_index_follows_the_block_after_cache_write)
@@ -799,7 +820,7 @@ Suite *suite_layout(void)
 		 {bad_arguments_are_bad_input, printed_axis_separators_parse_back_and_bad_ones_are_errors}},
 		{"tvm_blocks",
 		 {block_argument_remaps_allocations_and_parameters, int64_extents_give_an_int64_map_and_shape,
-		  buffer_index_follows_the_block_after_cache_write}},
+		  buffer_index_follows_the_block_after_cache_write, var_args_index_map_splices_the_leading_indices}},
 	};
 	for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
 		TCase *tc = tcase_create(cases[i].name);
