@@ -132,8 +132,11 @@ Program *backend_build(const ProvenModule *pm, const BackendOptions *opt,
 void backend_free(Program *p);
 
 const BackendStats *backend_stats(const Program *p);
-/* The first warning LLVM reported (NULL if none); LLVM never prints. */
-const char *backend_first_warning(const Program *p);
+/* The build's warnings (NULL if none), one rendered diagnostic per line
+ * group: annotated loops compiled serially, obligations on undefined
+ * behaviour of the kernel not proven (sched_prove_safety), and the first
+ * warning LLVM reported ("LLVM: ..."); LLVM never prints. */
+const char *backend_warnings(const Program *p);
 int backend_num_funcs(const Program *p);
 const LoweredFunc *backend_lowered(const Program *p, int i);
 const LoweredFunc *backend_find(const Program *p, const char *func);

@@ -31,7 +31,8 @@ struct Program {
 	LLVMContextRef ctx;
 	LLVMModuleRef mod;
 	LLVMOrcLLJITRef jit;
-	char *first_warning; /* malloc'ed: the first LLVM warning, e.g. a missed vectorization */
+	char *warnings; /* malloc'ed: the build's warnings, one rendered diagnostic
+			   each, and the first LLVM warning (a missed vectorization) */
 };
 
 static double now_seconds(void)
@@ -83,7 +84,7 @@ void backend_free(Program *p)
 		LLVMOrcDisposeThreadSafeContext(p->tsctx);
 	target_dispose(&p->target);
 	arena_free(&p->arena);
-	free(p->first_warning);
+	free(p->warnings);
 	free(p);
 }
 
@@ -106,15 +107,18 @@ static bool lower_all(Program *p, const BackendOptions *opt, DiagList *d)
 	ls->nproven += s->annotations.nproven;
 	ls->nserialized += s->annotations.nserialized;
 	ls->solver_seconds += s->annotations.solver_seconds;
-	const Diag *w = s->warnings.first;
-	if (w) {
-		p->first_warning = diag_render_one(w);
-		size_t n = strlen(p->first_warning);
-		while (n && p->first_warning[n - 1] == '\n')
-			p->first_warning[--n] = 0;
-	}
-	for (; w; w = w->next)
+	StrBuf all = {0};
+	for (const Diag *w = s->warnings.first; w; w = w->next) {
+		char *one = diag_render_one(w);
+		size_t n = strlen(one);
+		while (n && one[n - 1] == '\n')
+			one[--n] = 0;
+		sb_printf(&all, "%s%s", all.n ? "\n" : "", one);
+		free(one);
 		diag_add(d, w->level, w->span, "%s", w->message);
+	}
+	if (all.n)
+		p->warnings = sb_take(&all);
 	for (int i = 0; i < m->nfuncs; i++) {
 		if (!lower_func(&p->arena, s->solver, s->float_mode, s->log, &fo, m->funcs[i], &p->funcs[i],
 				&p->stats.lower, d))
@@ -134,17 +138,18 @@ static void on_llvm_diagnostic(LLVMDiagnosticInfoRef di, void *arg)
 	if (sev != LLVMDSError && sev != LLVMDSWarning)
 		return;
 	p->stats.nllvm_warnings++;
-	if (!p->first_warning) {
+	if (p->stats.nllvm_warnings == 1) {
 		char *msg = LLVMGetDiagInfoDescription(di);
-		size_t n = strlen(msg ? msg : "?") + 8;
-		p->first_warning = malloc(n);
-		if (p->first_warning)
-			snprintf(p->first_warning, n, "LLVM: %s", msg ? msg : "?");
+		StrBuf b = {0};
+		sb_printf(&b, "%s%sLLVM: %s", p->warnings ? p->warnings : "",
+			  p->warnings ? "\n" : "", msg ? msg : "?");
+		free(p->warnings);
+		p->warnings = sb_take(&b);
 		LLVMDisposeMessage(msg);
 	}
 }
 
-const char *backend_first_warning(const Program *p) { return p->first_warning; }
+const char *backend_warnings(const Program *p) { return p->warnings; }
 
 static bool generate(Program *p, DiagList *d)
 {

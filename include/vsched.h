@@ -186,11 +186,16 @@ vs_status vs_program_time(vs_program *p, const char *func, unsigned long seed,
  * time, and the time to lower, generate and optimise. */
 void vs_program_stats(const vs_program *p, int *obligations, int *widened,
 		      double *solver_seconds, double *compile_seconds);
-/* The first warning of the compilation, or NULL: a parallel or vectorized
- * loop compiled serially because its freedom from races was not proven
- * (an annotation written in the kernel text, say), with file:line:col; or
- * one LLVM gave ("LLVM: ...", e.g. a `vectorize` it could not carry out).
- * The code is correct either way. */
+/* The warnings of the compilation, or NULL; each with file:line:col, one
+ * after another on separate lines: a parallel or vectorized loop compiled
+ * serially because its freedom from races was not proven (an annotation
+ * written in the kernel text, say); an access that may leave its buffer or
+ * a division that may divide by zero in the kernel as written (obligations
+ * safety.in_bounds, safety.nonzero_divisor not proven, with a
+ * counterexample where there is one); the first warning LLVM gave
+ * ("LLVM: ...", e.g. a `vectorize` it could not carry out). Compiled code
+ * does what the kernel does; where the kernel has undefined behaviour, so
+ * may the code. */
 const char *vs_program_warning(const vs_program *p);
 
 

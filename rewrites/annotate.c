@@ -1,11 +1,17 @@
 /* rewrites/annotate.c — parallel, vectorize and unroll: change a loop's
  * kind. Obligations for parallel and vectorize: for all i != j in the
  * loop's range, S(i) and S(j) commute, reductions included (a parallel
- * reduction races). vectorize and unroll need a constant extent. The race
+ * reduction races). vectorize and unroll need a constant extent: a
+ * literal, or an extent whose bounds give a largest value K and that is
+ * proven to equal K (unroll.constant_extent, vectorize.constant_extent);
+ * the loop then gets the literal K. The race
  * check is shared with reorder, which re-proves it for a labelled loop
  * that moves to a place with other loops around it (proofs/parallel.md). */
 #include "rewrites/rewrite.h"
+#include "kernel/analysis/arith.h"
+#include "kernel/print.h"
 
+#include <stdlib.h>
 #include <string.h>
 
 void rw_race_obligations(RwCtx *c, const char *kind, const Obligation *base_in,
@@ -36,6 +42,35 @@ void rw_race_obligations(RwCtx *c, const char *kind, const Obligation *base_in,
 			       base, &p, &q, false);
 }
 
+/* The constant an extent always equals, if it is one: the extent itself
+ * simplified to a literal, or an arm of T.min(p, q) - x (of a tile's
+ * clamp, T.min(jo * 4 + 4, n) - jo * 4) that simplifies to a literal
+ * (p - x or q - x), or the largest value the bounds allow. Only a
+ * candidate: the caller proves extent == K. */
+static bool extent_candidate(Simplifier *simp, Expr *e, int64_t *k)
+{
+	Arena *a = simp->a;
+	Expr *se = arith_simplify(simp, e);
+	if (an_const_int(se, k))
+		return true;
+	Expr *m = e, *x = NULL;
+	if (e->kind == EX_BIN && e->u.bin.op == OP_SUB) {
+		m = e->u.bin.a;
+		x = e->u.bin.b;
+	}
+	if (m->kind == EX_BIN && m->u.bin.op == OP_MIN) {
+		Expr *arms[2] = {m->u.bin.a, m->u.bin.b};
+		for (int i = 0; i < 2; i++) {
+			Expr *d = x ? ir_bin(a, OP_SUB, arms[i], x, (Span){0}) : arms[i];
+			if (an_const_int(arith_simplify(simp, d), k) && *k >= 1)
+				return true;
+		}
+	}
+	/* past this, a largest value is no sign of a constant extent */
+	int64_t lo;
+	return arith_range(simp->bounds, se, &lo, k) && *k >= 1 && *k <= (1 << 16);
+}
+
 static RwStatus annotate(RwCtx *c, const char *loop, ForKind kind, bool check_races,
 			 bool need_const)
 {
@@ -46,10 +81,30 @@ static RwStatus annotate(RwCtx *c, const char *loop, ForKind kind, bool check_ra
 		return st;
 	Stmt *l = sc.stmt;
 	int64_t ext;
-	if (need_const && !an_const_int(l->u.loop.extent, &ext))
-		return rw_fail(c, RW_PRECONDITION, l->span,
-			       "%s: loop '%s' needs a constant extent (split it first)",
-			       for_kind_name(kind), l->u.loop.var->name);
+	Expr *extent = l->u.loop.extent;
+	if (need_const && !an_const_int(extent, &ext)) {
+		/* an extent that only looks symbolic (T.min(jo * 4 + 4, n) - jo * 4
+		 * when n is a multiple of 4): a candidate, proven to be its only
+		 * value */
+		Bounds b;
+		arith_bounds_at(c->func, &sc, &b);
+		int64_t hi;
+		Simplifier simp = {.a = a, .bounds = &b, .fm = c->float_mode};
+		if (an_expr_has_load(extent) || !extent_candidate(&simp, extent, &hi))
+			return rw_fail(c, RW_PRECONDITION, l->span,
+				       "%s: loop '%s' needs a constant extent (split it first)",
+				       for_kind_name(kind), l->u.loop.var->name);
+		Expr *k = ir_int(a, hi, extent->dtype, (Span){0});
+		const char *kind_name = kind == FOR_UNROLLED ? "unroll.constant_extent"
+							     : "vectorize.constant_extent";
+		char *et = print_expr(extent);
+		rw_obligation_at(c, &c->obs, &sc, kind_name,
+				 arena_printf(a, "the extent %s of loop '%s' is always %lld", et,
+					      l->u.loop.var->name, (long long)hi),
+				 ir_bin(a, OP_EQ, extent, k, (Span){0}));
+		free(et);
+		extent = k;
+	}
 	if (check_races) {
 		Obligation *base = obligation_new(a, "parallel.no_race", "", 0, NULL, 0, NULL,
 						  ir_bool(a, true), l->span);
@@ -57,8 +112,7 @@ static RwStatus annotate(RwCtx *c, const char *loop, ForKind kind, bool check_ra
 		rw_race_obligations(c, kind == FOR_PARALLEL ? "parallel.no_race" : "vectorize.no_race",
 				    base, l);
 	}
-	Stmt *nl = ir_for(a, l->u.loop.var, l->u.loop.min, l->u.loop.extent, kind,
-			  l->u.loop.body, l->span);
+	Stmt *nl = ir_for(a, l->u.loop.var, l->u.loop.min, extent, kind, l->u.loop.body, l->span);
 	c->out = an_with_body(a, c->func, an_replace_at(a, c->func->body, sc.path, sc.depth, nl));
 	return RW_OK;
 }

@@ -129,6 +129,28 @@ static void add_loop_range(RwCtx *c, Obligation *o, const Stmt *l)
 		obligation_add_hyp(a, o, ir_bin(a, OP_LE, l->u.loop.min, v, (Span){0}));
 }
 
+/* The path condition e (negated when `negated`) as hypotheses: each
+ * conjunct it implies on its own (`a and b`; `not (a or b)` is `not a`
+ * and `not b`), except those that read a buffer: they would need the state
+ * at that point, and leaving one out only weakens the hypotheses (sound).
+ * So `i < 16 and A[i] > 0` still gives `i < 16`. */
+static void add_cond_parts(Arena *a, Obligation *o, Expr *e, bool negated)
+{
+	if (e->kind == EX_NOT && e->u.un.a->dtype == DT_BOOL) {
+		add_cond_parts(a, o, e->u.un.a, !negated);
+		return;
+	}
+	if (e->kind == EX_BIN && e->u.bin.op == (negated ? OP_OR : OP_AND) &&
+	    e->u.bin.a->dtype == DT_BOOL && e->u.bin.b->dtype == DT_BOOL) {
+		add_cond_parts(a, o, e->u.bin.a, negated);
+		add_cond_parts(a, o, e->u.bin.b, negated);
+		return;
+	}
+	if (an_expr_has_load(e))
+		return;
+	obligation_add_hyp(a, o, negated ? ir_not(a, e, (Span){0}) : e);
+}
+
 void rw_add_context_hyps(RwCtx *c, Obligation *o, const StmtCtx *sc)
 {
 	Arena *a = c->arena;
@@ -139,11 +161,8 @@ void rw_add_context_hyps(RwCtx *c, Obligation *o, const StmtCtx *sc)
 		obligation_add_var(a, o, l->u.loop.var);
 		add_loop_range(c, o, l);
 	}
-	/* A condition that reads a buffer would need the state at that point;
-	 * leaving it out only weakens the hypotheses (sound). */
 	for (int i = 0; i < sc->nconds; i++)
-		if (!an_expr_has_load(sc->conds[i]))
-			obligation_add_hyp(a, o, sc->conds[i]);
+		add_cond_parts(a, o, sc->conds[i], false);
 	for (int i = 0; i < sc->nlets; i++) {
 		const Stmt *l = sc->lets[i];
 		obligation_add_var(a, o, l->u.let.var);

@@ -89,6 +89,18 @@ const char *rw_nesting_too_deep(const RwCtx *c);
 Obligation *rw_obligation_at(RwCtx *c, ObligationList *list, const StmtCtx *sc,
 			     const char *kind, const char *statement, Expr *goal);
 
+/* ---------- the kernel as written (rewrites/safety.c) ---------- */
+
+/* Obligations that c->func has no undefined behaviour of two kinds
+ * (semantics.md 1): safety.in_bounds for every access (inside the
+ * buffer's physical shape) and safety.nonzero_divisor for every integer
+ * division or modulo whose divisor is not a non-zero literal, each under
+ * the guard the interpreter evaluates it under, and with the hypothesis
+ * that every parameter buffer fits in memory (each extent, and each size
+ * variable of a shape, at most 2^48). At most `budget` are
+ * stated (in program order); returns how many were left out. */
+int rw_safety_obligations(RwCtx *c, int budget);
+
 /* ---------- commutation (rewrites/commute.c, rewrites/annotate.c) ---------- */
 
 /* Emit obligations "S(p) and S(q) commute" for two access lists of two

@@ -101,6 +101,14 @@ typedef struct AnnotationStats {
 	double solver_seconds;
 } AnnotationStats;
 
+/* The build's check of the scheduled module for out-of-bounds accesses
+ * and division by zero (sched_prove_safety). */
+typedef struct SafetyStats {
+	int nobligations, nproven;
+	int nunchecked; /* functions not (or not wholly) checked */
+	double solver_seconds;
+} SafetyStats;
+
 /* A module every rewrite of which was proven, with the solver and proof
  * log that proved it (lowering proves its own obligations with them), and
  * its annotations proven again: a loop whose race freedom is not proven is
@@ -112,6 +120,7 @@ typedef struct ProvenModule {
 	Solver *solver;
 	ProofLog *log;
 	AnnotationStats annotations;
+	SafetyStats safety;
 	DiagList warnings;
 } ProvenModule;
 

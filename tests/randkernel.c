@@ -149,6 +149,16 @@ static void statement(Gen *g, int nv, int depth)
 		sb_puts(&g->b, ", ");
 		access(g, nv, read_buf(g));
 		sb_puts(&g->b, ")");
+	} else if (rnd(6) == 0) {
+		/* a math call: an unknown function in proofs, so a rewrite may
+		 * move it but never depend on its value */
+		sb_puts(&g->b, "T.abs(");
+		access(g, nv, read_buf(g));
+		sb_puts(&g->b, ")");
+	} else if (rnd(6) == 0) {
+		sb_puts(&g->b, "T.max(");
+		access(g, nv, read_buf(g));
+		sb_printf(&g->b, ", %s)", g->vars[rnd((unsigned)nv)]);
 	} else {
 		access(g, nv, read_buf(g));
 	}

@@ -12,7 +12,8 @@ extern uint64_t rng_state;
 uint64_t rng_seed_state(uint64_t seed);
 unsigned rnd(unsigned n); /* xorshift, in [0, n) */
 
-/* A random small int32 kernel: several nests, affine reads at offsets,
+/* A random small int32 kernel: several nests, affine reads at offsets, math
+ * calls (T.abs, T.max),
  * guards, reductions, no-op updates, sometimes entry facts and a scratch
  * allocation (malloc'ed text). */
 char *gen_kernel(void);

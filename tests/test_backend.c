@@ -661,7 +661,7 @@ START_TEST(source_annotations_are_proven_before_code_generation)
 	ck_assert_int_eq(backend_stats(b.p)->nparallel_loops, 0);
 	ck_assert_int_eq(backend_stats(b.p)->nvectorized_loops, 0);
 	ck_assert_int_eq(backend_stats(b.p)->lower.nserialized, 2);
-	const char *w = backend_first_warning(b.p);
+	const char *w = backend_warnings(b.p);
 	ck_assert_ptr_nonnull(w);
 	assert_contains(w, "k.tir:3:5: warning: parallel loop 'i' is compiled as a serial loop");
 	assert_contains(w, "parallel.no_race refuted");
@@ -677,7 +677,7 @@ START_TEST(source_annotations_are_proven_before_code_generation)
 		  NULL);
 	ck_assert_int_eq(backend_stats(b.p)->nparallel_loops, 1);
 	ck_assert_int_eq(backend_stats(b.p)->lower.nserialized, 0);
-	ck_assert_ptr_null(backend_first_warning(b.p));
+	ck_assert_ptr_null(backend_warnings(b.p));
 	assert_jit_agrees(b.p, 4, 0);
 	built_free(&b);
 
@@ -692,8 +692,8 @@ START_TEST(source_annotations_are_proven_before_code_generation)
 	b = build(text, NULL);
 	free(text);
 	ck_assert_int_eq(backend_stats(b.p)->nparallel_loops, 0);
-	assert_contains(backend_first_warning(b.p), "compiled as serial loops");
-	assert_contains(backend_first_warning(b.p), "more than 60 levels deep");
+	assert_contains(backend_warnings(b.p), "compiled as serial loops");
+	assert_contains(backend_warnings(b.p), "more than 60 levels deep");
 	assert_jit_agrees(b.p, 2, 0);
 	built_free(&b);
 }
@@ -1333,6 +1333,87 @@ START_TEST(math_calls_lower_to_libm_calls_and_exact_intrinsics)
 }
 END_TEST
 
+/* ---------- undefined behaviour of the kernel as written ---------- */
+
+/* The interpreter on a random admissible input of f with scalar n: the
+ * status of the run (a warned undefined behaviour shows up here). */
+static RunStatus interp_status(const Func *f, int64_t n, const char **msg)
+{
+	DiagList d;
+	diag_init(&d, &arena);
+	State *st = f->nparams > 0 && f->params[f->nparams - 1].buf == NULL
+			    ? interp_gen_input_scalars(&arena, f, 5, &n, &d)
+			    : interp_gen_input(&arena, f, 5, &d);
+	ck_assert_msg(st != NULL, "no input: %s", diag_render(&d));
+	InterpResult r;
+	RunStatus rs = interp_run(f, st, 0, &r);
+	*msg = r.message;
+	return rs;
+}
+
+/* A store past its buffer and a division by a parameter that may be 0
+ * are built with a warning that names the obligation and gives the
+ * values; the interpreter, run with those values, stops on the same
+ * undefined behaviour. */
+START_TEST(undefined_behaviour_of_the_kernel_is_warned_about)
+{
+	Built b = build(tu_fixture("backend/safety-oob_store.tir"), NULL);
+	const char *w = backend_warnings(b.p);
+	ck_assert_ptr_nonnull(w);
+	assert_contains(w, "k.tir:4:9: warning: the kernel has undefined behaviour on some inputs");
+	assert_contains(w, "safety.in_bounds refuted (the write of B at line 4");
+	assert_contains(w, "for example i = 1");
+	assert_contains(w, "the interpreter stops there: store B[1");
+	assert_lacks(w, "the read of A"); /* A[i // 2] stays inside */
+	const char *msg;
+	ck_assert_int_eq(interp_status(b.s->mod->funcs[0], 0, &msg), RUN_UB);
+	assert_contains(msg, "out of bounds");
+	built_free(&b);
+
+	b = build(tu_fixture("backend/safety-div_by_param.tir"), NULL);
+	w = backend_warnings(b.p);
+	ck_assert_ptr_nonnull(w);
+	assert_contains(w, "safety.nonzero_divisor refuted (the divisor n at line 4 is never 0)");
+	assert_contains(w, "n = 0");
+	assert_contains(w, "the kernel has undefined behaviour on some inputs");
+	assert_lacks(w, "divisor 3");
+	ck_assert_int_eq(interp_status(b.s->mod->funcs[0], 0, &msg), RUN_UB);
+	assert_contains(msg, "division by zero");
+	built_free(&b);
+}
+END_TEST
+
+/* Proven safe: a divisor the entry facts keep positive, reads guarded by
+ * the T.if_then_else arm or the `and`/`or` operand that decides whether
+ * they run. No warning, and the code agrees with the interpreter. */
+START_TEST(guards_and_facts_prove_the_kernel_safe)
+{
+	Built b = build(tu_fixture("backend/safety-div_by_assumed.tir"), NULL);
+	ck_assert_ptr_null(backend_warnings(b.p));
+	assert_jit_agrees(b.p, 4, 0);
+	built_free(&b);
+
+	b = build(tu_fixture("backend/safety-guarded.tir"), NULL);
+	ck_assert_ptr_null(backend_warnings(b.p));
+	assert_jit_agrees(b.p, 4, 0);
+	built_free(&b);
+}
+END_TEST
+
+/* An index read from a buffer: nothing bounds the values of I, so the
+ * read of A is refuted; the warning's run of the interpreter, on random
+ * contents of I, stops on it. The read of I itself is proven. */
+START_TEST(data_dependent_indices_may_leave_the_buffer)
+{
+	Built b = build(tu_fixture("backend/safety-data_dependent.tir"), NULL);
+	const char *w = backend_warnings(b.p);
+	ck_assert_ptr_nonnull(w);
+	assert_contains(w, "obligation safety.in_bounds refuted (the read of A at line 4");
+	assert_lacks(w, "read of I");
+	built_free(&b);
+}
+END_TEST
+
 Suite *suite_backend(void)
 {
 	Suite *s = suite_create("backend");
@@ -1419,6 +1500,13 @@ Suite *suite_backend(void)
 	tcase_set_timeout(tc, 120);
 	tcase_add_test(tc, api_builds_and_calls_the_jit_kernel);
 	tcase_add_test(tc, cli_build_and_jit_exit_statuses);
+	suite_add_tcase(s, tc);
+
+	tc = tcase_create("safety");
+	tcase_add_checked_fixture(tc, setup, teardown);
+	tcase_add_test(tc, undefined_behaviour_of_the_kernel_is_warned_about);
+	tcase_add_test(tc, guards_and_facts_prove_the_kernel_safe);
+	tcase_add_test(tc, data_dependent_indices_may_leave_the_buffer);
 	suite_add_tcase(s, tc);
 
 	tc = tcase_create("runtime");

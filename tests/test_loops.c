@@ -314,6 +314,35 @@ START_TEST(vectorize_and_unroll_need_constant_extent)
 }
 END_TEST
 
+/* An extent that is constant only by the facts: after compute_at into
+ * tiles of 4 of a size the entry facts make a multiple of 4, the copy
+ * loop's extent T.min(jo * 4 + 4, n) - jo * 4 is proven to be 4 and the
+ * loop unrolls (and vectorizes) with the literal. Where n may not be a
+ * multiple, T.min(4, n) is refuted with a replayed counterexample. */
+START_TEST(extent_proven_constant_unrolls)
+{
+	const char *k = tu_fixture("loops/constant_extent_tiles.tir");
+	const char *split = "jo, ji = sch.split(\"j\", factor=4)\n"
+			    "sch.compute_at(block=\"B\", loop=\"jo\")\n";
+	for (int v = 0; v < 2; v++) {
+		char script[256];
+		snprintf(script, sizeof script, "%ssch.%s(\"i\")", split, v ? "vectorize" : "unroll");
+		TsRun t = ts_accept(&arena, k, script, 6);
+		ck_assert(ts_has_obligation(tu_last(t.s), v ? "vectorize.constant_extent"
+							   : "unroll.constant_extent",
+					    VERDICT_PROVEN));
+		char *text = print_func(sched_func(t.s));
+		ts_has(text, v ? "for i in T.vectorized(jo * 4, jo * 4 + 4)"
+			       : "for i in T.unroll(jo * 4, jo * 4 + 4)");
+		free(text);
+		sched_free(t.s);
+	}
+	StepReport *r = ts_refuted(&arena, tu_fixture("loops/constant_extent_clamp.tir"),
+				   "sch.unroll(\"i\")", "unroll.constant_extent");
+	ts_has(r->reason, "is always 4");
+}
+END_TEST
+
 /* ---------- soundness holes found in review (closure branch) ----------
  * Each case was accepted before its fix and produced a kernel that the
  * interpreter tells apart from the original (or that has new undefined
@@ -687,6 +716,7 @@ Suite *suite_parallel(void)
 	suite_add_tcase(s, tc);
 	tc = loops_tcase("annotations");
 	tcase_add_test(tc, vectorize_and_unroll_need_constant_extent);
+	tcase_add_test(tc, extent_proven_constant_unrolls);
 	suite_add_tcase(s, tc);
 	return s;
 }

@@ -20,6 +20,7 @@
 
 #include "tests/randkernel.h"
 #include "tests/testutil.h"
+#include "rewrites/cache.h"
 #include "rewrites/layout.h"
 #include "rewrites/overcompute.h"
 #include "rewrites/schedule/steps.h"
@@ -273,29 +274,80 @@ END_TEST
  * an optional statement in between; a consumer block reads B at random
  * offsets (sometimes under a guard, sometimes also overwriting A, which
  * makes moving the producer wrong; sometimes in an arm of T.if_then_else,
- * producer and consumer, which is an access only where it is picked). Random loop steps are mixed with
- * compute_at and reverse_compute_at at random loops. */
+ * producer and consumer, which is an access only where it is picked).
+ * Half the kernels place the blocks as TVM does (inside their nests, iter
+ * vars, T.where, a reduction with T.init). Random loop steps are mixed
+ * with compute_at and reverse_compute_at at random loops, cache_read /
+ * cache_write of B, and decompose_reduction of a reduction C. */
 
-static char *gen_pc_kernel(void)
+/* The consumer "C" as TVM places blocks (inside the loop nest, iter vars
+ * bound by T.axis.remap, T.where for a guard), sometimes a reduction over
+ * a third loop with T.init. B covers every read either way. */
+static void gen_tvm_consumer(StrBuf *b, unsigned e0, unsigned e1, unsigned o0, unsigned o1,
+			     unsigned p0, unsigned p1, bool *reduction)
+{
+	*reduction = rnd(3) == 0;
+	if (*reduction) {
+		sb_printf(b, "    for i, j, k in T.grid(%u, %u, 3):\n", e0, e1);
+		sb_puts(b, "        with T.block(\"C\"):\n"
+			   "            vi, vj, vk = T.axis.remap(\"SSR\", [i, j, k])\n");
+		if (rnd(4) == 0)
+			sb_printf(b, "            T.where(i + j < %u)\n", 2 + rnd(6));
+		sb_printf(b, "            with T.init():\n                C[vi, vj] = %u\n", rnd(3));
+		sb_printf(b, "            C[vi, vj] = C[vi, vj] + B[vi + vk, vj + %u]\n", o1);
+		return;
+	}
+	sb_printf(b, "    for i, j in T.grid(%u, %u):\n", e0, e1);
+	sb_puts(b, "        with T.block(\"C\"):\n"
+		   "            vi, vj = T.axis.remap(\"SS\", [i, j])\n");
+	if (rnd(4) == 0)
+		sb_printf(b, "            T.where(i + j < %u)\n", 2 + rnd(6));
+	sb_printf(b, "            C[vi, vj] = B[vi + %u, vj + %u]", o0, o1);
+	if (rnd(2))
+		sb_printf(b, " + B[vi + %u, vj + %u]", p0, p1);
+	if (rnd(3) == 0)
+		sb_printf(b, " + T.if_then_else(1 <= vi and vj < %u, B[vi - 1, vj + %u], %u)",
+			  e1 - rnd(2), p1, rnd(5));
+	sb_puts(b, "\n");
+	if (rnd(4) == 0)
+		sb_printf(b, "            A[vi + %u, vj + %u] = C[vi, vj] + 1\n", rnd(3), rnd(3));
+}
+
+/* tvm: blocks as TVM places them; *reduction: C is a reduction block */
+static char *gen_pc_kernel(bool *tvm, bool *reduction)
 {
 	StrBuf b = {0};
 	unsigned e0 = 2 + rnd(5), e1 = 2 + rnd(6); /* consumer extents */
 	unsigned o0 = rnd(3), o1 = rnd(3), p0 = rnd(3), p1 = rnd(3);
 	unsigned r0 = e0 + 2, r1 = e1 + 2;         /* B covers every read */
+	*tvm = rnd(2) == 0;
+	*reduction = false;
 	sb_puts(&b, "@T.prim_func\n"
 		    "def pc(A: T.Buffer[(24, 24), \"int32\"], C: T.Buffer[(24, 24), \"int32\"],"
 		    " D: T.Buffer[(24,), \"int32\"]):\n");
 	sb_printf(&b, "    B = T.alloc_buffer([%u, %u], \"int32\")\n", r0, r1);
-	sb_puts(&b, "    with T.block(\"B\"):\n");
-	sb_printf(&b, "        for b0 in T.serial(%u):\n", r0);
-	sb_printf(&b, "            for b1 in T.serial(%u):\n", r1);
+	const char *ind = "                ";
+	const char *u0 = "b0", *u1 = "b1";
+	if (*tvm) {
+		sb_printf(&b, "    for b0, b1 in T.grid(%u, %u):\n", r0, r1);
+		sb_puts(&b, "        with T.block(\"B\"):\n"
+			    "            v0, v1 = T.axis.remap(\"SS\", [b0, b1])\n");
+		ind = "            ";
+		u0 = "v0";
+		u1 = "v1";
+	} else {
+		sb_puts(&b, "    with T.block(\"B\"):\n");
+		sb_printf(&b, "        for b0 in T.serial(%u):\n", r0);
+		sb_printf(&b, "            for b1 in T.serial(%u):\n", r1);
+	}
 	if (rnd(4) == 0)
 		/* inputs read in one arm only: rows 12.. (never written between)
 		 * where b0 < K, the rows the write between may hit elsewhere */
-		sb_printf(&b, "                B[b0, b1] = T.if_then_else(b0 < %u, A[b0 + 12, b1], A[b0 + %u, b1]) + b1\n",
-			  2 + rnd(7), rnd(3));
+		sb_printf(&b, "%sB[%s, %s] = T.if_then_else(%s < %u, A[%s + 12, %s], A[%s + %u, %s]) + %s\n",
+			  ind, u0, u1, u0, 2 + rnd(7), u0, u1, u0, rnd(3), u1, u1);
 	else
-		sb_printf(&b, "                B[b0, b1] = A[b0 + %u, b1] * %u + b1\n", rnd(3), 1 + rnd(3));
+		sb_printf(&b, "%sB[%s, %s] = A[%s + %u, %s] * %u + %s\n", ind, u0, u1, u0, rnd(3), u1,
+			  1 + rnd(3), u1);
 	switch (rnd(4)) {
 	case 0:
 		sb_puts(&b, "    for k in T.serial(8):\n        D[k] = A[k, 0] + 1\n");
@@ -306,10 +358,14 @@ static char *gen_pc_kernel(void)
 	default:
 		break;
 	}
+	if (*tvm) {
+		gen_tvm_consumer(&b, e0, e1, o0, o1, p0, p1, reduction);
+		return sb_take(&b);
+	}
 	sb_puts(&b, "    with T.block(\"C\"):\n");
 	sb_printf(&b, "        for i in T.serial(%u):\n", e0);
 	sb_printf(&b, "            for j in T.serial(%u):\n", e1);
-	const char *ind = "                ";
+	ind = "                ";
 	if (rnd(4) == 0) {
 		sb_printf(&b, "                if i + j < %u:\n", 2 + rnd(6));
 		ind = "                    ";
@@ -331,14 +387,32 @@ static char *gen_pc_kernel(void)
 
 typedef struct AttachTally {
 	int compute_at, compute_at_committed, reverse, reverse_committed;
+	int tvm_kernels; /* kernels with blocks as TVM places them */
+	int tvm_attached; /* compute_at / reverse_compute_at committed on them */
+	int cache, cache_committed, decompose, decompose_committed;
 } AttachTally;
 
 static RwStatus random_pc_step(RwCtx *c, const LoopRef *loops, int n, char *desc, size_t dn,
-			       AttachTally *at, int *kind)
+			       AttachTally *at, int *kind, bool reduction)
 {
 	const LoopRef *l = &loops[rnd((unsigned)n)];
-	unsigned r = rnd(10);
+	unsigned r = rnd(12);
 	*kind = 0;
+	if (r == 10) {
+		/* stage B for its consumer, or the producer's writes of B */
+		*kind = 3;
+		at->cache++;
+		CacheArgs args = {.buffer = "B", .write = rnd(2) == 0};
+		args.block = args.write ? "B" : "C";
+		snprintf(desc, dn, "%s(%s, B)", args.write ? "cache_write" : "cache_read", args.block);
+		return rw_cache(c, &args);
+	}
+	if (r == 11 && reduction) {
+		*kind = 4;
+		at->decompose++;
+		snprintf(desc, dn, "decompose_reduction(C, %s)", l->name);
+		return rw_decompose_reduction(c, "C", l->name);
+	}
 	if (r < 4) {
 		*kind = 1;
 		at->compute_at++;
@@ -356,7 +430,9 @@ static RwStatus random_pc_step(RwCtx *c, const LoopRef *loops, int n, char *desc
 
 static void run_pc_kernel(Arena *a, Tally *t, AttachTally *at, int nsteps, unsigned seed)
 {
-	char *text = gen_pc_kernel();
+	bool tvm, reduction;
+	char *text = gen_pc_kernel(&tvm, &reduction);
+	at->tvm_kernels += tvm;
 	Module *m = tu_parse(a, "random_pc.tir", text);
 	Schedule *s = tu_schedule(a, m);
 	for (int k = 0; k < nsteps; k++) {
@@ -371,7 +447,7 @@ static void run_pc_kernel(Arena *a, Tally *t, AttachTally *at, int nsteps, unsig
 		char desc[256];
 		int kind;
 		sched_begin(s, &c, "random", (Span){0}, &d);
-		RwStatus st = random_pc_step(&c, loops, n, desc, sizeof desc, at, &kind);
+		RwStatus st = random_pc_step(&c, loops, n, desc, sizeof desc, at, &kind, reduction);
 		c.desc = arena_strdup(a, desc);
 		StepReport *r = sched_finish(s, &c, st);
 		t->steps++;
@@ -382,6 +458,9 @@ static void run_pc_kernel(Arena *a, Tally *t, AttachTally *at, int nsteps, unsig
 		t->committed++;
 		at->compute_at_committed += kind == 1;
 		at->reverse_committed += kind == 2;
+		at->cache_committed += kind == 3;
+		at->decompose_committed += kind == 4;
+		at->tvm_attached += tvm && (kind == 1 || kind == 2);
 		char *report = NULL;
 		if (interp_equiv(m->funcs[0], sched_func(s), 3, seed + (unsigned)k, &report) != 0) {
 			if (!t->disagreements++) {
@@ -416,9 +495,12 @@ START_TEST(random_compute_at_schedules_agree_with_interpreter)
 	}
 	fprintf(stderr,
 		"soundness (compute_at): %d steps, %d committed, %d rejected, %d disagreements; "
-		"compute_at %d/%d committed, reverse_compute_at %d/%d committed\n",
+		"compute_at %d/%d committed, reverse_compute_at %d/%d committed, "
+		"cache_read/write %d/%d, decompose_reduction %d/%d; %d kernels with TVM-placed blocks "
+		"(compute_at or reverse_compute_at committed on them %d times)\n",
 		t.steps, t.committed, t.rejected, t.disagreements, at.compute_at_committed,
-		at.compute_at, at.reverse_committed, at.reverse);
+		at.compute_at, at.reverse_committed, at.reverse, at.cache_committed, at.cache,
+		at.decompose_committed, at.decompose, at.tvm_kernels, at.tvm_attached);
 	ck_assert_msg(t.disagreements == 0, "interpreter disagrees:\n%s", t.first_failure);
 	ck_assert_int_ge(t.steps, target);
 	/* both primitives must commit and reject, or the test proves nothing */
@@ -426,6 +508,9 @@ START_TEST(random_compute_at_schedules_agree_with_interpreter)
 	ck_assert_int_lt(at.compute_at_committed, at.compute_at);
 	ck_assert_int_gt(at.reverse_committed, at.reverse / 20);
 	ck_assert_int_lt(at.reverse_committed, at.reverse);
+	ck_assert_int_gt(at.cache_committed, 0);
+	ck_assert_int_gt(at.decompose_committed, 0);
+	ck_assert_int_gt(at.tvm_attached, 0);
 }
 END_TEST
 

@@ -142,6 +142,8 @@ void sched_proven_module(Schedule *s, ProvenModule *out)
 	for (int i = 0; i < m->nfuncs; i++) {
 		funcs[i] = sched_prove_annotations(s->arena, s->solver, s->float_mode, s->log,
 						   m->funcs[i], &out->annotations, &out->warnings);
+		sched_prove_safety(s->arena, s->solver, s->float_mode, s->log, funcs[i],
+				   &out->safety, &out->warnings);
 		changed |= funcs[i] != m->funcs[i];
 	}
 	out->mod = changed ? ir_module(s->arena, m->name, m->nfuncs, funcs, m->span) : m;

@@ -148,4 +148,10 @@ void sched_proven_module(Schedule *s, ProvenModule *out);
 Func *sched_prove_annotations(Arena *a, Solver *solver, FloatMode fm, ProofLog *log,
 			      Func *f, AnnotationStats *stats, DiagList *d);
 
+/* Prove f free of out-of-bounds accesses and division by zero
+ * (rw_safety_obligations), logged to log when not NULL; a warning in d
+ * for each obligation not proven, with its counterexample. */
+void sched_prove_safety(Arena *a, Solver *solver, FloatMode fm, ProofLog *log, const Func *f,
+			SafetyStats *stats, DiagList *d);
+
 #endif
