@@ -11,7 +11,8 @@ WARN    := -Wall -Wextra -Werror -Wno-unused-parameter -Wshadow -Wstrict-prototy
 # OPT may be overridden (make asan does); the rest always applies, even
 # when CFLAGS is given on the command line.
 OPT     ?= -O2 -g
-ALL_CFLAGS = -std=c11 -D_GNU_SOURCE $(WARN) -MMD -MP -Iinclude -I. $(OPT) $(CFLAGS)
+# -fPIC: the same objects make libvsched.a and libvsched.so
+ALL_CFLAGS = -std=c11 -D_GNU_SOURCE -fPIC $(WARN) -MMD -MP -Iinclude -I. $(OPT) $(CFLAGS)
 SANFLAGS :=
 LLVM_CFLAGS = $(shell $(LLVM_CONFIG) --cflags 2>/dev/null | sed 's/-std=[^ ]*//')
 LLVM_LIBS   = $(shell $(LLVM_CONFIG) --ldflags --libs core orcjit native passes target analysis 2>/dev/null) $(shell $(LLVM_CONFIG) --system-libs 2>/dev/null)
@@ -42,8 +43,17 @@ VSCHED  := $(BUILD)/vsched
 endif
 TESTBIN := $(BUILD)/run_tests
 
-.PHONY: all test asan check-deps conformance fuzz clean demo bench soundness
+.PHONY: all test asan check-deps conformance fuzz clean demo bench soundness install uninstall
 all: $(LIBVS) $(VSCHED)
+
+# Objects are rebuilt when the compiler flags change (a flags file that is
+# rewritten only when they differ).
+FLAGS_STAMP := $(BUILD)/.flags
+.PHONY: FORCE
+$(FLAGS_STAMP): FORCE
+	@mkdir -p $(BUILD)
+	@echo '$(CC) $(ALL_CFLAGS) $(SANFLAGS)' | cmp -s - $@ || echo '$(CC) $(ALL_CFLAGS) $(SANFLAGS)' > $@
+$(LIB_OBJ) $(CLI_OBJ) $(TEST_OBJ): $(FLAGS_STAMP)
 
 # The library and the CLI switch on every enumerator (style.md 3: no
 # default that quietly accepts a new node kind); tests may use default.
@@ -74,6 +84,42 @@ all: $(LIBRT)
 $(LIBRT): $(BUILD)/backend/runtime.o
 	@rm -f $@
 	ar rcs $@ $^
+
+# ---- the shared library: soname libvsched.so.MAJOR, only vs_* symbols
+# exported (scripts/libvsched.map), linked against everything it needs so
+# that -lvsched alone links a program ----
+VERSION   := $(shell sed -n 's/^\#define VS_VERSION_STRING "\(.*\)"/\1/p' include/vsched.h)
+SOVERSION := $(firstword $(subst ., ,$(VERSION)))
+LIBSO     := $(BUILD)/libvsched.so.$(VERSION)
+ifeq ($(SANFLAGS),)
+all: $(LIBSO)
+endif
+$(LIBSO): $(LIB_OBJ) scripts/libvsched.map
+	$(CC) -shared -Wl,-soname,libvsched.so.$(SOVERSION) -Wl,--version-script=scripts/libvsched.map \
+	  -Wl,--no-undefined -o $@ $(LIB_OBJ) $(LIBS)
+
+# ---- make install PREFIX=/usr/local DESTDIR=: the CLI, both libraries,
+# the runtime library of emitted objects, the header and vsched.pc ----
+PREFIX     ?= /usr/local
+BINDIR     ?= $(PREFIX)/bin
+LIBDIR     ?= $(PREFIX)/lib
+INCLUDEDIR ?= $(PREFIX)/include
+install: all
+	install -d $(DESTDIR)$(BINDIR) $(DESTDIR)$(LIBDIR)/pkgconfig $(DESTDIR)$(INCLUDEDIR)
+	install -m 755 $(VSCHED) $(DESTDIR)$(BINDIR)/vsched
+	install -m 644 $(LIBVS) $(LIBRT) $(DESTDIR)$(LIBDIR)/
+	install -m 755 $(LIBSO) $(DESTDIR)$(LIBDIR)/
+	ln -sf libvsched.so.$(VERSION) $(DESTDIR)$(LIBDIR)/libvsched.so.$(SOVERSION)
+	ln -sf libvsched.so.$(SOVERSION) $(DESTDIR)$(LIBDIR)/libvsched.so
+	install -m 644 include/vsched.h $(DESTDIR)$(INCLUDEDIR)/vsched.h
+	sed -e 's|@PREFIX@|$(PREFIX)|' -e 's|@LIBDIR@|$(LIBDIR)|' -e 's|@INCLUDEDIR@|$(INCLUDEDIR)|' \
+	  -e 's|@VERSION@|$(VERSION)|' -e 's|@LIBS_PRIVATE@|$(strip $(LIBS))|' \
+	  scripts/vsched.pc.in > $(DESTDIR)$(LIBDIR)/pkgconfig/vsched.pc
+uninstall:
+	rm -f $(DESTDIR)$(BINDIR)/vsched $(DESTDIR)$(INCLUDEDIR)/vsched.h \
+	  $(DESTDIR)$(LIBDIR)/libvsched.a $(DESTDIR)$(LIBDIR)/libvsched_rt.a \
+	  $(DESTDIR)$(LIBDIR)/libvsched.so $(DESTDIR)$(LIBDIR)/libvsched.so.$(SOVERSION) \
+	  $(DESTDIR)$(LIBDIR)/libvsched.so.$(VERSION) $(DESTDIR)$(LIBDIR)/pkgconfig/vsched.pc
 
 check-deps:
 	@scripts/deps.sh

@@ -745,6 +745,8 @@ void vs_program_stats(const vs_program *vp, int *obligations, int *widened,
 		*compile_seconds = st->lower_seconds + st->codegen_seconds + st->optimize_seconds;
 }
 
+const char *vs_version(void) { return VS_VERSION_STRING; }
+
 const char *vs_program_warning(const vs_program *vp) { return backend_warnings(vp->p); }
 
 /* ---------- layout, overcompute and clean-up primitives ----------

@@ -132,6 +132,10 @@ Program *backend_build(const ProvenModule *pm, const BackendOptions *opt,
 void backend_free(Program *p);
 
 const BackendStats *backend_stats(const Program *p);
+/* The symbol a kernel is emitted under: its name, or `NAME_kernel` for a
+ * name C reserves (`main`, which TVM gives every kernel by default, and
+ * the C keywords), so an emitted object links with any C driver. */
+void backend_symbol(const char *func, char *out, size_t n);
 /* The build's warnings (NULL if none), one rendered diagnostic per line
  * group: annotated loops compiled serially, obligations on undefined
  * behaviour of the kernel not proven (sched_prove_safety), and the first

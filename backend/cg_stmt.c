@@ -698,7 +698,9 @@ LLVMValueRef cg_define_kernel(Cg *cg, const LoweredFunc *lf)
 	cg->lf = lf;
 	cg->nparallel = 0;
 	cg_map_accesses(cg, lf);
-	LLVMValueRef fn = LLVMAddFunction(cg->mod, f->name, kernel_type(cg, f));
+	char sym[256];
+	backend_symbol(f->name, sym, sizeof sym);
+	LLVMValueRef fn = LLVMAddFunction(cg->mod, sym, kernel_type(cg, f));
 	cg_function_attributes(cg, fn);
 	for (int i = 0; i < f->nparams; i++) {
 		LLVMSetValueName2(LLVMGetParam(fn, (unsigned)i),

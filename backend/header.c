@@ -107,7 +107,11 @@ static const FlatBuffer *flat_of(const LoweredFunc *lf, const Buffer *flat)
 static void put_kernel(StrBuf *b, const LoweredFunc *lf)
 {
 	const Func *f = lf->func;
+	char sym[256];
+	backend_symbol(f->name, sym, sizeof sym);
 	sb_printf(b, "/* %s\n", f->name);
+	if (strcmp(sym, f->name) != 0)
+		sb_printf(b, " *   emitted as %s: C reserves the name %s\n", sym, f->name);
 	for (int i = 0; i < f->nparams; i++) {
 		const Param *p = &f->params[i];
 		if (p->kind == PARAM_SCALAR) {
@@ -119,7 +123,7 @@ static void put_kernel(StrBuf *b, const LoweredFunc *lf)
 			put_buffer_doc(b, fb);
 	}
 	sb_puts(b, " * Returns 0, or 1 when a local buffer could not be allocated. */\n");
-	sb_printf(b, "int32_t %s(", f->name);
+	sb_printf(b, "int32_t %s(", sym);
 	for (int i = 0; i < f->nparams; i++) {
 		const Param *p = &f->params[i];
 		if (p->kind == PARAM_SCALAR)

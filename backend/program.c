@@ -317,13 +317,31 @@ static bool define_runtime(Program *p, LLVMOrcJITDylibRef jd, DiagList *d)
 
 /* The module the JIT gets: the optimised kernels plus an entry wrapper
  * per kernel with a uniform signature. */
+void backend_symbol(const char *func, char *out, size_t n)
+{
+	static const char *const reserved[] = {
+		"main", "auto", "break", "case", "char", "const", "continue", "default", "do",
+		"double", "else", "enum", "extern", "float", "for", "goto", "if", "inline", "int",
+		"long", "register", "restrict", "return", "short", "signed", "sizeof", "static",
+		"struct", "switch", "typedef", "union", "unsigned", "void", "volatile", "while",
+		"_Bool", "_Complex", "_Imaginary"};
+	for (size_t i = 0; i < sizeof reserved / sizeof *reserved; i++)
+		if (strcmp(func, reserved[i]) == 0) {
+			snprintf(out, n, "%s_kernel", func);
+			return;
+		}
+	snprintf(out, n, "%s", func);
+}
+
 static LLVMModuleRef jit_module(Program *p)
 {
 	LLVMModuleRef m = LLVMCloneModule(p->mod);
 	Cg cg = {.ctx = p->ctx, .mod = m, .fm = p->fm, .contract_fma = p->contract_fma, .cpu = p->target.cpu,
 		 .features = p->target.features, .stats = &p->stats};
 	for (int i = 0; i < p->nfuncs; i++) {
-		LLVMValueRef k = LLVMGetNamedFunction(m, p->funcs[i].func->name);
+		char sym[256];
+		backend_symbol(p->funcs[i].func->name, sym, sizeof sym);
+		LLVMValueRef k = LLVMGetNamedFunction(m, sym);
 		if (k)
 			cg_define_entry(&cg, &p->funcs[i], k);
 	}
@@ -374,7 +392,9 @@ void *backend_lookup(Program *p, const char *func, DiagList *d)
 		diag_add(d, DIAG_ERROR, (Span){0}, "no kernel named %s", func ? func : "(none)");
 		return NULL;
 	}
-	return lookup_symbol(p, func ? func : p->funcs[0].func->name, d);
+	char sym[256];
+	backend_symbol(func ? func : p->funcs[0].func->name, sym, sizeof sym);
+	return lookup_symbol(p, sym, d);
 }
 
 /* ---------- running on interpreter states ---------- */

@@ -20,6 +20,8 @@ static const char usage[] =
 	"             [--repeat N] [--log DIR] [--fma] [--cache DIR]\n"
 	"  vsched log show DIR [--json]\n"
 	"  vsched log check DIR [--solver z3|cvc5]\n"
+	"  vsched --version\n"
+	"  vsched help COMMAND   (or vsched COMMAND --help): a command's options\n"
 	"--cache DIR (or the environment variable VSCHED_CACHE): a persistent proof\n"
 	"cache shared by runs and processes; a warm cache solves nothing twice.\n";
 
@@ -33,6 +35,7 @@ typedef struct Opts {
 	int json;
 	int fma;    /* build, jit: fuse x * y + z in real mode */
 	int repeat; /* vsched jit: timed runs */
+	unsigned cmd; /* the command's bit (C_RUN ...), 0 if unknown */
 } Opts;
 
 static int die_usage(const char *msg, const char *arg)
@@ -68,55 +71,199 @@ static void print_error(vs_context *ctx)
 		fputc('\n', stderr);
 }
 
-/* Options may come in any order after the command. */
+/* ---------- commands and their options ---------- */
+
+enum {
+	C_RUN = 1, C_INTERP = 2, C_EQUIV = 4, C_BUILD = 8, C_JIT = 16, C_LOG_SHOW = 32,
+	C_LOG_CHECK = 64,
+	C_SCHED = C_RUN | C_BUILD | C_JIT, /* the commands that run a schedule */
+};
+
+typedef struct Command {
+	const char *name; /* "log show" for the log subcommands */
+	unsigned bit;
+	const char *args, *summary;
+} Command;
+
+static const Command commands[] = {
+	{"run", C_RUN, "KERNEL.tir",
+	 "apply the schedule step by step, every step proven; print the resulting IR (or\n"
+	 "write it to OUT); on a rejection print the counterexample report and exit 1"},
+	{"interp", C_INTERP, "KERNEL.tir",
+	 "run the reference interpreter on generated admissible inputs; print inputs and outputs"},
+	{"equiv", C_EQUIV, "A.tir B.tir",
+	 "run both kernels on the same admissible inputs; exit 0 when all agree"},
+	{"build", C_BUILD, "KERNEL.tir",
+	 "schedule, prove the result free of out-of-bounds accesses and division by zero\n"
+	 "(warnings), and compile it through LLVM"},
+	{"jit", C_JIT, "KERNEL.tir",
+	 "schedule, compile in memory, check against the interpreter and time the result\n"
+	 "against the kernel as written"},
+	{"log show", C_LOG_SHOW, "DIR", "summarise a proof log: rewrites, obligations, verdicts, times"},
+	{"log check", C_LOG_CHECK, "DIR",
+	 "re-run every logged query with an independent solver (z3 or cvc5 binary)"},
+};
+
+enum { OPT_SCHEDULE, OPT_FLOAT, OPT_LOG, OPT_OUT, OPT_FUNC, OPT_SOLVER, OPT_EMIT, OPT_CACHE,
+       OPT_JSON, OPT_FMA, OPT_REPEAT, OPT_TIMEOUT, OPT_TRIALS, OPT_SEED };
+
+typedef struct Option {
+	const char *name, *value; /* value: its placeholder, NULL for a flag */
+	unsigned cmds;
+	const char *help;
+} Option;
+
+static const Option options[] = {
+	[OPT_SCHEDULE] = {"--schedule", "S.sched", C_SCHED, "the schedule script"},
+	[OPT_FLOAT] = {"--float", "real|ieee", C_SCHED, "float proof mode (default real)"},
+	[OPT_LOG] = {"--log", "DIR", C_SCHED, "write a proof log (every obligation as SMT-LIB)"},
+	[OPT_OUT] = {"-o", "OUT", C_RUN | C_BUILD, "output file"},
+	[OPT_FUNC] = {"--func", "F", C_INTERP | C_EQUIV | C_JIT, "the function to run"},
+	[OPT_SOLVER] = {"--solver", "z3|cvc5", C_LOG_CHECK, "the solver that re-checks"},
+	[OPT_EMIT] = {"--emit", "llvm|asm|obj|header", C_BUILD, "what to write"},
+	[OPT_CACHE] = {"--cache", "DIR", C_SCHED,
+		       "persistent proof cache (default: $VSCHED_CACHE); nothing is solved twice"},
+	[OPT_JSON] = {"--json", NULL, C_RUN | C_LOG_SHOW, "JSON lines on stdout"},
+	[OPT_FMA] = {"--fma", NULL, C_BUILD | C_JIT, "fuse x * y + z into fma in real mode"},
+	[OPT_REPEAT] = {"--repeat", "N", C_JIT, "timed runs (1..100000)"},
+	[OPT_TIMEOUT] = {"--timeout-ms", "N", C_SCHED, "time limit per solver query"},
+	[OPT_TRIALS] = {"--trials", "N", C_EQUIV | C_JIT, "random inputs to compare on (1..100000)"},
+	[OPT_SEED] = {"--seed", "N", C_INTERP | C_EQUIV | C_JIT, "seed of the random inputs"},
+};
+
+#define COUNT(a) ((int)(sizeof a / sizeof *a))
+
+static const Command *find_command(const char *name, const char *sub)
+{
+	char full[64];
+	snprintf(full, sizeof full, "%s%s%s", name, sub ? " " : "", sub ? sub : "");
+	for (int i = 0; i < COUNT(commands); i++)
+		if (strcmp(commands[i].name, full) == 0)
+			return &commands[i];
+	return NULL;
+}
+
+/* The commands an option applies to, "run, build, jit". */
+static void option_commands(const Option *op, char *out, size_t n)
+{
+	out[0] = 0;
+	for (int i = 0; i < COUNT(commands); i++)
+		if (op->cmds & commands[i].bit)
+			snprintf(out + strlen(out), n - strlen(out), "%s%s", out[0] ? ", " : "",
+				 commands[i].name);
+}
+
+static void command_help(FILE *f, const Command *c)
+{
+	fprintf(f, "usage: vsched %s %s [options]\n\n%s\n", c->name, c->args, c->summary);
+	bool any = false;
+	for (int i = 0; i < COUNT(options); i++) {
+		const Option *op = &options[i];
+		if (!(op->cmds & c->bit))
+			continue;
+		if (!any)
+			fputs("\noptions (--opt VALUE or --opt=VALUE):\n", f);
+		any = true;
+		char head[64];
+		snprintf(head, sizeof head, "%s%s%s", op->name, op->value ? " " : "",
+			 op->value ? op->value : "");
+		fprintf(f, "  %-28s %s\n", head, op->help);
+	}
+}
+
+/* Options may come in any order after the command, as `--opt VALUE` or
+ * `--opt=VALUE`; an option the command does not take is an error that
+ * names the argument and the commands that take it. `--help` or `-h`
+ * anywhere prints the command's help (exit 0). */
 static int parse_opts(int argc, char **argv, int first, Opts *o)
 {
 	memset(o, 0, sizeof *o);
 	o->trials = 20;
 	o->seed = 1;
+	const Option *seen[COUNT(options)];
+	int nseen = 0, seen_at[COUNT(options)];
 	for (int i = first; i < argc; i++) {
 		const char *a = argv[i];
-		const char *next = i + 1 < argc ? argv[i + 1] : NULL;
-		unsigned long n;
-#define TAKE(field) do { if (!next) return die_usage("missing value after", a); o->field = next; i++; } while (0)
-		if (strcmp(a, "--schedule") == 0) TAKE(schedule);
-		else if (strcmp(a, "--float") == 0) TAKE(floatmode);
-		else if (strcmp(a, "--log") == 0) TAKE(log);
-		else if (strcmp(a, "-o") == 0) TAKE(out);
-		else if (strcmp(a, "--func") == 0) TAKE(func);
-		else if (strcmp(a, "--solver") == 0) TAKE(solver);
-		else if (strcmp(a, "--emit") == 0) TAKE(emit);
-		else if (strcmp(a, "--cache") == 0) TAKE(cache);
-		else if (strcmp(a, "--json") == 0) o->json = 1;
-		else if (strcmp(a, "--fma") == 0) o->fma = 1;
-		else if (strcmp(a, "--repeat") == 0) {
-			if (!parse_number(next, &n) || n < 1 || n > 100000)
-				return die_usage("expected a number (1..100000) after", a);
-			o->repeat = (int)n;
-			i++;
-		}
-		else if (strcmp(a, "--timeout-ms") == 0) {
-			if (!parse_number(next, &n) || n < 1 || n > 86400000)
-				return die_usage("expected a number of milliseconds (1..86400000) after", a);
-			o->timeout_ms = (unsigned)n;
-			i++;
-		} else if (strcmp(a, "--trials") == 0) {
-			if (!parse_number(next, &n) || n < 1 || n > 100000)
-				return die_usage("expected a number (1..100000) after", a);
-			o->trials = (int)n;
-			i++;
-		} else if (strcmp(a, "--seed") == 0) {
-			if (!parse_number(next, &n))
-				return die_usage("expected a number (0 or more) after", a);
-			o->seed = n;
-			i++;
-		} else if (a[0] == '-' && a[1])
-			return die_usage("unknown option", a);
-		else if (o->npos < 3)
+		if (strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0)
+			return -1;
+		if (!(a[0] == '-' && a[1])) {
+			if (o->npos >= 3)
+				return die_usage("too many arguments", a);
 			o->pos[o->npos++] = a;
-		else
-			return die_usage("too many arguments", a);
-#undef TAKE
+			continue;
+		}
+		const char *eq = strchr(a, '=');
+		size_t nlen = eq ? (size_t)(eq - a) : strlen(a);
+		int which = -1;
+		for (int k = 0; k < COUNT(options); k++)
+			if (strlen(options[k].name) == nlen && strncmp(options[k].name, a, nlen) == 0)
+				which = k;
+		if (which < 0)
+			return die_usage("unknown option", a);
+		const Option *op = &options[which];
+		const char *val = NULL;
+		int at = i;
+		if (op->value) {
+			val = eq ? eq + 1 : i + 1 < argc ? argv[++i] : NULL;
+			if (!val)
+				return die_usage("missing value after", a);
+		} else if (eq) {
+			fprintf(stderr, "vsched: argument %d (%s): %s takes no value\n", i - first + 1, a,
+				op->name);
+			return 2;
+		}
+		seen[nseen] = op;
+		seen_at[nseen++] = at;
+		unsigned long n;
+		switch (which) {
+		case OPT_SCHEDULE: o->schedule = val; break;
+		case OPT_FLOAT: o->floatmode = val; break;
+		case OPT_LOG: o->log = val; break;
+		case OPT_OUT: o->out = val; break;
+		case OPT_FUNC: o->func = val; break;
+		case OPT_SOLVER: o->solver = val; break;
+		case OPT_EMIT: o->emit = val; break;
+		case OPT_CACHE: o->cache = val; break;
+		case OPT_JSON: o->json = 1; break;
+		case OPT_FMA: o->fma = 1; break;
+		case OPT_REPEAT:
+			if (!parse_number(val, &n) || n < 1 || n > 100000)
+				return die_usage("expected a number (1..100000) after", op->name);
+			o->repeat = (int)n;
+			break;
+		case OPT_TIMEOUT:
+			if (!parse_number(val, &n) || n < 1 || n > 86400000)
+				return die_usage("expected a number of milliseconds (1..86400000) after",
+						 op->name);
+			o->timeout_ms = (unsigned)n;
+			break;
+		case OPT_TRIALS:
+			if (!parse_number(val, &n) || n < 1 || n > 100000)
+				return die_usage("expected a number (1..100000) after", op->name);
+			o->trials = (int)n;
+			break;
+		case OPT_SEED:
+			if (!parse_number(val, &n))
+				return die_usage("expected a number (0 or more) after", op->name);
+			o->seed = n;
+			break;
+		}
+	}
+	/* which command: `log` takes its subcommand as the first argument */
+	const char *name = argv[first - 1];
+	const Command *c = strcmp(name, "log") == 0 ? find_command(name, o->npos ? o->pos[0] : NULL)
+						    : find_command(name, NULL);
+	if (!c)
+		return 0; /* the caller reports the unknown command */
+	o->cmd = c->bit;
+	for (int k = 0; k < nseen; k++) {
+		if (seen[k]->cmds & c->bit)
+			continue;
+		char takers[256];
+		option_commands(seen[k], takers, sizeof takers);
+		fprintf(stderr, "vsched: argument %d (%s): %s does not apply to `vsched %s`; it applies to: %s\n",
+			seen_at[k] - first + 1, argv[seen_at[k]], seen[k]->name, c->name, takers);
+		return 2;
 	}
 	return 0;
 }
@@ -505,8 +652,34 @@ int main(int argc, char **argv)
 		fputs(usage, argc < 2 ? stderr : stdout);
 		return argc < 2 ? 2 : 0;
 	}
+	if (strcmp(argv[1], "--version") == 0) {
+		printf("vsched %s\n", vs_version());
+		return 0;
+	}
+	if (strcmp(argv[1], "help") == 0) {
+		/* vsched help, vsched help run, vsched help log check */
+		const Command *c = argc > 2 ? find_command(argv[2], argc > 3 ? argv[3] : NULL) : NULL;
+		if (argc > 2 && !c && strcmp(argv[2], "log") == 0)
+			c = find_command("log", "show");
+		if (argc > 2 && !c)
+			return die_usage("no such command", argv[2]);
+		if (c)
+			command_help(stdout, c);
+		else
+			fputs(usage, stdout);
+		return 0;
+	}
 	Opts o;
 	int rc = parse_opts(argc, argv, 2, &o);
+	if (rc == -1) {
+		const Command *c = strcmp(argv[1], "log") == 0
+					   ? find_command("log", o.npos ? o.pos[0] : "show")
+					   : find_command(argv[1], NULL);
+		if (!c)
+			return die_usage("unknown command", argv[1]);
+		command_help(stdout, c);
+		return 0;
+	}
 	if (rc)
 		return rc;
 	const char *cmd = argv[1];

@@ -13,6 +13,17 @@
 extern "C" {
 #endif
 
+/* ---- version ----
+ * The version of this header; vs_version() gives the library's, so a
+ * program can tell when it runs against another one. The shared library's
+ * soname carries the major version (libvsched.so.0). */
+#define VS_VERSION_MAJOR 0
+#define VS_VERSION_MINOR 1
+#define VS_VERSION_PATCH 0
+#define VS_VERSION_STRING "0.1.0"
+/* "0.1.0": the library's version (VS_VERSION_STRING when it was built). */
+const char *vs_version(void);
+
 typedef struct vs_context vs_context;
 typedef struct vs_module vs_module;
 typedef struct vs_schedule vs_schedule;

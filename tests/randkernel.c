@@ -37,7 +37,7 @@ unsigned rnd(unsigned n)
 typedef struct Gen {
 	StrBuf b;
 	int nloops;
-	char vars[8][8]; /* loop variables of the current nest */
+	char vars[8][16]; /* loop variables of the current nest */
 	int nread;	 /* buffers statements may read: A B C, and X when allocated */
 } Gen;
 

@@ -1041,6 +1041,50 @@ START_TEST(example_driver_links_emitted_object_and_runs)
 }
 END_TEST
 
+/* TVM names every kernel `main`: it is emitted as main_kernel (and a C
+ * keyword as NAME_kernel), the header says so, and a C driver with its
+ * own main() links with it and runs it; the JIT finds it under its name. */
+START_TEST(kernel_named_main_gets_a_symbol_that_links)
+{
+	if (system("cc --version >/dev/null 2>&1") != 0) {
+		fprintf(stderr, "backend: no C compiler, driver test skipped\n");
+		return;
+	}
+	Built b = build(tu_fixture("backend/main_kernel.tir"), NULL);
+	DiagList d;
+	diag_init(&d, &arena);
+	char dir[] = "/tmp/vsched-main-XXXXXX";
+	ck_assert_ptr_nonnull(mkdtemp(dir));
+	char obj[200], hdr[200], cmd[2048];
+	snprintf(obj, sizeof obj, "%s/main_kernel.o", dir);
+	snprintf(hdr, sizeof hdr, "%s/main_kernel.h", dir);
+	ck_assert(backend_emit(b.p, EMIT_OBJ, obj, &d));
+	ck_assert(backend_emit(b.p, EMIT_HEADER, hdr, &d));
+	char *h = tu_read_file(hdr);
+	assert_contains(h, "emitted as main_kernel: C reserves the name main");
+	assert_contains(h, "int32_t main_kernel(int32_t *restrict A);");
+	free(h);
+	snprintf(cmd, sizeof cmd,
+		 "cc -std=c11 -I%s tests/data/backend/main_kernel_driver.c %s -o %s/driver && "
+		 "%s/driver > %s/out.txt 2>&1", dir, obj, dir, dir, dir);
+	int rc = system(cmd);
+	snprintf(obj, sizeof obj, "%s/out.txt", dir);
+	char *out = tu_read_file(obj);
+	ck_assert_msg(rc == 0, "driver failed (%d): %s\n%s", rc, cmd, out ? out : "");
+	assert_contains(out, "main_kernel: ok");
+	free(out);
+	assert_jit_agrees(b.p, 3, 0);
+	snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
+	ck_assert_int_eq(system(cmd), 0);
+	built_free(&b);
+	char sym[64];
+	backend_symbol("double", sym, sizeof sym);
+	ck_assert_str_eq(sym, "double_kernel");
+	backend_symbol("matmul", sym, sizeof sym);
+	ck_assert_str_eq(sym, "matmul");
+}
+END_TEST
+
 /* ---------- the runtime ---------- */
 
 typedef struct Chunks {
@@ -1494,6 +1538,7 @@ Suite *suite_backend(void)
 	tcase_add_test(tc, emits_llvm_assembly_object_and_header);
 	tcase_add_test(tc, header_documents_logical_physical_and_flat_shapes);
 	tcase_add_test(tc, example_driver_links_emitted_object_and_runs);
+	tcase_add_test(tc, kernel_named_main_gets_a_symbol_that_links);
 	suite_add_tcase(s, tc);
 
 	tc = tcase_create("api_cli");

@@ -294,6 +294,34 @@ START_TEST(usage_and_unknown_commands)
 	vsched(2, NULL, &err, "interp '%s' --func nope", k);
 	ts_has(err, "vsched: error: no function 'nope' in the module\n");
 	free(err);
+	/* --opt=value, an option the command does not take, help */
+	vsched(2, NULL, &err, "interp '%s' --solver cvc5", k);
+	ts_has(err, "vsched: argument 2 (--solver): --solver does not apply to `vsched interp`; "
+		    "it applies to: log check\n");
+	free(err);
+	vsched(2, NULL, &err, "run '%s' --json=yes", k);
+	ts_has(err, "argument 2 (--json=yes): --json takes no value");
+	free(err);
+	vsched(0, &out, NULL, "run '%s' --timeout-ms=5000 --float=ieee -o=%s/o.tir", k, dir);
+	free(out);
+	char path[300];
+	snprintf(path, sizeof path, "%s/o.tir", dir);
+	char *o1 = tu_read_file(path);
+	ck_assert_ptr_nonnull(o1);
+	ts_has(o1, "def ");
+	free(o1);
+	vsched(0, &out, NULL, "run --help");
+	ts_has(out, "usage: vsched run KERNEL.tir [options]");
+	ts_has(out, "--timeout-ms N");
+	ts_lacks(out, "--solver");
+	free(out);
+	vsched(0, &out, NULL, "help log check");
+	ts_has(out, "--solver z3|cvc5");
+	free(out);
+	vsched(2, NULL, NULL, "help frobnicate");
+	vsched(0, &out, NULL, "--version");
+	ts_has(out, "vsched 0.");
+	free(out);
 	/* printed kernels end with a newline */
 	vsched(0, &out, NULL, "run '%s'", k);
 	ck_assert(out[strlen(out) - 1] == '\n');
