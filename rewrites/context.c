@@ -166,7 +166,8 @@ void rw_add_context_hyps(RwCtx *c, Obligation *o, const StmtCtx *sc)
 	for (int i = 0; i < sc->nlets; i++) {
 		const Stmt *l = sc->lets[i];
 		obligation_add_var(a, o, l->u.let.var);
-		if (!an_expr_has_load(l->u.let.value) && dtype_is_int(l->u.let.var->dtype))
+		if (!an_expr_has_load(l->u.let.value) &&
+		    (dtype_is_int(l->u.let.var->dtype) || l->u.let.var->dtype == DT_BOOL))
 			obligation_add_hyp(a, o, ir_bin(a, OP_EQ, ir_varref(a, l->u.let.var, (Span){0}),
 							l->u.let.value, (Span){0}));
 	}

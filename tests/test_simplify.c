@@ -237,6 +237,141 @@ START_TEST(a_store_whose_index_reads_its_buffer_gives_no_fact)
 }
 END_TEST
 
+/* ---------- decisions (simplify.decide) ---------- */
+
+/* The fixture after `script`, printed (committed and compared with the
+ * original by the interpreter); *r the step's report. */
+static char *after_script(const char *fixture, const char *script, StepReport **r)
+{
+	TsRun t = accept(tu_fixture(fixture), script);
+	char *text = ts_print(&arena, ts_func(&t, NULL));
+	if (r)
+		*r = t.r;
+	sched_free(t.s);
+	return text;
+}
+
+/* TVM's tir.Simplify with its default options (all off). */
+static const char tvm_defaults[] =
+	"sch.simplify(transitively_prove_inequalities=False, convert_boolean_to_and_of_ors=False, "
+	"apply_constraints_to_boolean_branches=False, propagate_knowns_to_prove_conditional=False, "
+	"propagate_knowns_to_simplify_expressions=False)";
+
+static int proven_decisions(const StepReport *r)
+{
+	int n = 0;
+	for (int i = 0; i < r->nobs; i++)
+		n += strcmp(r->obs[i]->kind, "simplify.decide") == 0 && r->results[i].verdict == VERDICT_PROVEN;
+	return n;
+}
+
+START_TEST(an_enclosing_if_decides_a_repeated_or_negated_condition)
+{
+	StepReport *r;
+	char *text = simplified("simplify/an_enclosing_if_decides_a_repeated_condition.tir", &r);
+	ts_has(text, "        if i == n:\n            A[i] = 0\n");
+	ts_lacks(text, "A[i] = 1");
+	ts_has(text, "if i == m:\n                A[i] = 2"); /* i == n says nothing of m */
+	ck_assert_int_eq(proven_decisions(r), 2);
+	/* TVM's defaults decide them too: the literal constraint is over the
+	 * condition's own variables */
+	text = after_script("simplify/an_enclosing_if_decides_a_repeated_condition.tir", tvm_defaults, NULL);
+	ts_lacks(text, "A[i] = 1");
+	ts_has(text, "if i == m:");
+}
+END_TEST
+
+START_TEST(an_operand_of_and_is_decided_by_the_other)
+{
+	char *text = simplified("simplify/an_operand_decided_by_the_other.tir", NULL);
+	ts_has(text, "A[0] = n < 5\n");
+	ts_has(text, "A[1] = n < 5 and n > 2\n"); /* neither decides the other */
+	/* apply_constraints_to_boolean_branches=False: no operand is context */
+	ts_has(after_script("simplify/an_operand_decided_by_the_other.tir", tvm_defaults, NULL),
+	       "A[0] = n < 5 and n < 10\n");
+}
+END_TEST
+
+START_TEST(transitive_facts_decide_only_when_allowed)
+{
+	ts_has(simplified("simplify/a_transitive_comparison.tir", NULL), "A[0] = True");
+	ts_has(after_script("simplify/a_transitive_comparison.tir", tvm_defaults, NULL), "A[0] = i < k");
+}
+END_TEST
+
+START_TEST(a_comparison_whose_sum_may_wrap_is_kept)
+{
+	StepReport *r;
+	char *text = simplified("simplify/a_comparison_that_wraps.tir", &r);
+	/* j + 1 wraps at j = 2^31 - 1: i < j does not give i < j + 1 */
+	ts_has(text, "A[0] = i < j + 1");
+	/* with j < 100 it cannot wrap */
+	ts_has(text, "A[1] = True");
+	/* the one decision made is A[1]'s; the refuted proposal for A[0]
+	 * was asked quietly and is not in the report */
+	ck_assert_int_eq(proven_decisions(r), 1);
+	ck_assert_int_eq(ts_count_obligations(r, "simplify.decide"), 1);
+}
+END_TEST
+
+START_TEST(a_stored_value_decides_a_later_condition_outside_loops)
+{
+	char *text = simplified("simplify/a_stored_value_decides_a_later_condition.tir", NULL);
+	ts_lacks(text, "if");
+	ts_has(text, "A[0] = 42");
+	/* in a loop, the body's own earlier iterations wrote B[0] */
+	ts_has(simplified("simplify/a_value_the_loop_overwrites_decides_nothing.tir", NULL), "if B[0] < 10:");
+}
+END_TEST
+
+START_TEST(a_value_from_before_a_loop_holds_until_an_iteration_writes_it)
+{
+	StepReport *r;
+	char *text = after_script("simplify/a_pre_loop_value_until_the_loop_writes_it.tir",
+				  "sch.simplify(propagate_knowns_to_prove_conditional=True)", &r);
+	/* iteration i reads B[i], which only iteration i writes, after */
+	ts_lacks(text, "if B[i] < 10");
+	ck_assert_int_eq(ts_count_obligations(r, "simplify.unwritten"), 1);
+	/* iteration i - 1 wrote C[i] before iteration i reads it */
+	ts_has(text, "if C[i] < 10:");
+}
+END_TEST
+
+START_TEST(a_min_is_replaced_by_the_operand_its_context_selects)
+{
+	char *text = simplified("simplify/a_min_decided_by_its_context.tir", NULL);
+	ts_has(text, "A[i] = 1");
+	ts_has(text, "A[T.min(i, n + 20)] = 2"); /* n + 20 may wrap below i */
+}
+END_TEST
+
+START_TEST(an_if_then_else_arm_knows_its_condition)
+{
+	/* TVM's defaults: the inner condition in the else arm is False there */
+	ts_has(after_script("simplify/an_if_then_else_arm_knows_its_condition.tir", tvm_defaults, NULL),
+	       "A[i] = T.if_then_else(i < n, 0, i)");
+}
+END_TEST
+
+START_TEST(float_literals_fold_and_identities_follow_the_float_mode)
+{
+	ts_lacks(simplified("simplify/float_literals_fold.tir", NULL), "A[0]");
+	/* ieee: 5.0 - 5.0 is still 0.0, but A[0] + 0.0 is not A[0] at -0.0 */
+	ts_has(after_script("simplify/float_literals_fold.tir", "sch.float_mode(\"ieee\")\nsch.simplify()", NULL),
+	       "A[0] = A[0] + 0.0");
+}
+END_TEST
+
+START_TEST(tvm_options_are_keywords_with_boolean_values)
+{
+	ts_bad_input(&arena, tu_fixture("simplify/float_literals_fold.tir"),
+		     "sch.simplify(transitively_prove_inequalities=1)",
+		     "transitively_prove_inequalities must be True or False");
+	ts_bad_input(&arena, tu_fixture("simplify/float_literals_fold.tir"), "sch.simplify(True)",
+		     "too many arguments");
+}
+END_TEST
+
 Suite *suite_simplify(void)
 {
 	Suite *s = suite_create("simplify");
@@ -256,6 +391,15 @@ Suite *suite_simplify(void)
 		  producer_values_replace_loads_of_their_cells, assumptions_are_never_simplified,
 		  a_store_whose_index_reads_its_buffer_gives_no_fact}},
 		{"clean_ups", {clean_ups_remove_only_what_does_nothing}},
+		{"decisions",
+		 {an_enclosing_if_decides_a_repeated_or_negated_condition, an_operand_of_and_is_decided_by_the_other,
+		  transitive_facts_decide_only_when_allowed, a_comparison_whose_sum_may_wrap_is_kept,
+		  a_stored_value_decides_a_later_condition_outside_loops,
+		  a_min_is_replaced_by_the_operand_its_context_selects,
+		  a_value_from_before_a_loop_holds_until_an_iteration_writes_it}},
+		{"decision_forms",
+		 {an_if_then_else_arm_knows_its_condition, float_literals_fold_and_identities_follow_the_float_mode,
+		  tvm_options_are_keywords_with_boolean_values}},
 	};
 	for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
 		TCase *tc = tcase_create(cases[i].name);

@@ -297,6 +297,9 @@ Func *ts_parse_func(Arena *a, const char *kernel)
 typedef struct CaseExpect {
 	bool accept, bad_input, build, build_reject, unchanged;
 	char equiv[256], shape[256], reason[256], same[256], scaled[256], replay[32];
+	/* ir: the result prints as this file does; ir_normalized: as this
+	 * file does once the case's own schedule has run on it too */
+	char ir[256], ir_normalized[256];
 	int max_store_ifs; /* -1 if absent */
 } CaseExpect;
 
@@ -329,6 +332,10 @@ static bool read_case_expect(const char *dir, CaseExpect *e)
 			expect_value(line, "equiv:", e->equiv, sizeof e->equiv);
 		else if (strncmp(line, "shape:", 6) == 0)
 			expect_value(line, "shape:", e->shape, sizeof e->shape);
+		else if (strncmp(line, "ir:", 3) == 0)
+			expect_value(line, "ir:", e->ir, sizeof e->ir);
+		else if (strncmp(line, "ir_normalized:", 14) == 0)
+			expect_value(line, "ir_normalized:", e->ir_normalized, sizeof e->ir_normalized);
 		else if (strncmp(line, "reason:", 7) == 0)
 			expect_value(line, "reason:", e->reason, sizeof e->reason);
 		else if (strncmp(line, "unchanged:", 10) == 0) {
@@ -616,6 +623,62 @@ static void check_scaled(Arena *a, const char *dir, const CaseExpect *e, Schedul
 	sched_free(s2);
 }
 
+/* The body as vsched prints it: what a pass did to the statements and
+ * the expressions alike (the function's name and parameters aside; the
+ * TVM tests name before and expected differently). */
+static char *body_text(const Func *f)
+{
+	char *t = print_stmt(f->body, 1);
+	/* TVM writes the statement that does nothing as T.evaluate(0),
+	 * vsched as pass */
+	for (char *p = strstr(t, "T.evaluate(0)\n"); p; p = strstr(p, "T.evaluate(0)\n")) {
+		memcpy(p, "pass", 4);
+		memmove(p + 4, p + 13, strlen(p + 13) + 1);
+	}
+	return t;
+}
+
+/* ir / ir_normalized: the result's printed body against the file's. With
+ * normalize, the file goes through the case's schedule first, so that a
+ * form TVM prints and vsched would simplify further (a proven equal
+ * rewrite) compares equal; never used where TVM's expected result is the
+ * input itself, where it would compare a pass's output with itself. */
+static void check_ir(Arena *a, const char *dir, const char *file, bool normalize, const Func *out,
+		     StrBuf *why)
+{
+	char path[4096];
+	tu_join(path, sizeof path, dir, file);
+	Module *want = case_parse(a, path, why);
+	if (!want)
+		return;
+	const Func *wf = same_name_or_first(want, out->name);
+	Schedule *ws = NULL;
+	if (normalize) {
+		Script *sc = case_script(a, dir, why);
+		if (!sc)
+			return;
+		SmtOptions opt = {0};
+		opt.timeout_ms = 20000;
+		ws = sched_new(a, want, &opt);
+		DiagList d;
+		diag_init(&d, a);
+		if (sched_run_script(ws, sc, &d) != STEP_COMMITTED) {
+			sb_printf(why, "%s does not go through the schedule", file);
+			sched_free(ws);
+			return;
+		}
+		wf = same_name_or_first(ws->mod, out->name);
+	}
+	char *g = body_text(out), *x = body_text(wf);
+	if (strcmp(g, x) != 0)
+		sb_printf(why, "the result prints as\n%s\n%s%s prints as\n%s", g, file,
+			  normalize ? " (normalized)" : "", x);
+	free(g);
+	free(x);
+	if (ws)
+		sched_free(ws);
+}
+
 static void check_accepted(Arena *a, const char *dir, const CaseExpect *e, Schedule *s, const Module *m,
 			   StrBuf *why)
 {
@@ -675,6 +738,10 @@ static void check_accepted(Arena *a, const char *dir, const CaseExpect *e, Sched
 			free(x);
 		}
 	}
+	if (!why->n && e->ir[0])
+		check_ir(a, dir, e->ir, false, out, why);
+	if (!why->n && e->ir_normalized[0])
+		check_ir(a, dir, e->ir_normalized, true, out, why);
 	if (!why->n && e->max_store_ifs >= 0 && ts_store_ifs(out->body) > e->max_store_ifs)
 		sb_printf(why, "%d store-guarding ifs, want at most %d", ts_store_ifs(out->body), e->max_store_ifs);
 	if (!why->n && e->build) {

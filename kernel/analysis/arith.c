@@ -372,6 +372,16 @@ static Expr *simp_bin(Simplifier *s, Expr *e)
 		return e;
 	case OP_ADD: case OP_SUB: case OP_MUL:
 		if (dtype_is_float(e->dtype)) {
+			/* two literals: the result rounded to the dtype (the
+			 * proof checks it in either float mode) */
+			if (x->kind == EX_FLOAT && y->kind == EX_FLOAT &&
+			    (e->dtype == DT_FLOAT32 || e->dtype == DT_FLOAT64)) {
+				double r = op == OP_ADD ? x->u.fval + y->u.fval
+					 : op == OP_SUB ? x->u.fval - y->u.fval : x->u.fval * y->u.fval;
+				if (e->dtype == DT_FLOAT32)
+					r = (double)(float)r;
+				return mark(s, e, ir_float(s->a, r, e->dtype, nospan()));
+			}
 			if (s->fm != FLOAT_REAL)
 				return e; /* IEEE identities are not ours to assume */
 			if (op == OP_ADD && is_float_lit(y, 0.0)) return mark(s, e, x);

@@ -370,6 +370,39 @@ static StepStatus do_fission(Call *k, RwCtx *c)
 	return finish(k, c, rw_fission(c, loop, after->ival));
 }
 
+/* sch.simplify(**TVM's tir.Simplify options): with no option, all that
+ * vsched proves; with any, the others take TVM's default (False). */
+static StepStatus do_simplify(Call *k)
+{
+	static const char *const kws[] = {"transitively_prove_inequalities", "convert_boolean_to_and_of_ors",
+					  "apply_constraints_to_boolean_branches",
+					  "propagate_knowns_to_prove_conditional",
+					  "propagate_knowns_to_simplify_expressions", NULL};
+	const char *m = k->call->method;
+	if (check_keywords(k, kws) != STEP_COMMITTED)
+		return STEP_BAD_INPUT;
+	bool val[5] = {true, false, true, true, true};
+	for (int i = 0; i < k->call->nargs; i++) {
+		const ScriptArg *arg = &k->call->args[i];
+		if (!arg->keyword)
+			return bad(k, arg, "%s: takes TVM's tir.Simplify options as keywords only", m);
+		if (arg->kind != ARG_BOOL)
+			return bad(k, arg, "%s: %s must be True or False", m, arg->keyword);
+	}
+	if (k->call->nargs)
+		for (int j = 0; j < 5; j++) {
+			const ScriptArg *arg = script_arg(k->call, -1, kws[j]);
+			val[j] = arg && arg->ival;
+		}
+	SimplifyOptions o = {0};
+	o.transitive = val[0];
+	o.and_of_ors = val[1];
+	o.branch_constraints = val[2];
+	o.knowns_conditions = val[3] || val[4];
+	o.knowns_expressions = val[4];
+	return (StepStatus)sched_simplify_with(k->s, describe(k), k->call->span, k->d, &o);
+}
+
 static StepStatus do_merge_conditionals(Call *k)
 {
 	static const char *const kws[] = {"block", "strict", NULL};
@@ -929,7 +962,7 @@ static const Signature signatures[] = {
 	{"remove_branching_through_overcompute", 0, {"block", "loop", "strict"}},
 	{"remove_overcompute_through_branching", 0, {"block", "loop", "strict"}},
 	{"remove_no_op", 0, {"block"}},
-	{"simplify", 0, {NULL}},
+	{"simplify", 0, {"transitively_prove_inequalities", "convert_boolean_to_and_of_ors", "apply_constraints_to_boolean_branches", "propagate_knowns_to_prove_conditional", "propagate_knowns_to_simplify_expressions"}},
 	{"reduce_loop_extents", 0, {"block"}},
 	{"hoist_expression", 1, {"conditionals", "block", "loop", "let_bindings"}},
 	{"sequential_buffer_access", 1, {"buffer", "block"}},
@@ -1092,11 +1125,8 @@ static StepStatus run_call(Call *k)
 	if (strcmp(m, "reduce_loop_extents") == 0)
 		return (StepStatus)sched_reduce_loop_extents(k->s, describe(k), k->call->span, k->d,
 							     kw_name(k, "block"));
-	if (strcmp(m, "simplify") == 0) {
-		if (k->call->nargs)
-			return bad(k, &k->call->args[0], "%s: takes no arguments", m);
-		return (StepStatus)sched_simplify(k->s, describe(k), k->call->span, k->d, true, true);
-	}
+	if (strcmp(m, "simplify") == 0)
+		return do_simplify(k);
 	if (strcmp(m, "remove_branching_through_overcompute") == 0)
 		return do_overcompute(k, false);
 	if (strcmp(m, "remove_overcompute_through_branching") == 0)

@@ -35,10 +35,24 @@ int sched_hoist_expression(Schedule *s, const char *desc, Span span, DiagList *d
 int sched_reduce_loop_extents(Schedule *s, const char *desc, Span span, DiagList *d,
 			      const char *block);
 
-/* `sch.simplify` (step_simplify.c). use_facts: replace loads by the
- * values usable facts give. cleanups: the structural clean-ups. */
-int sched_simplify(Schedule *s, const char *desc, Span span, DiagList *d, bool use_facts,
-		   bool cleanups);
+/* What `sch.simplify` may use, after TVM's tir.Simplify options.
+ * Without any option given, everything vsched can prove (and no and-of-
+ * ors normal form, which is a choice of form, not a simplification). */
+typedef struct SimplifyOptions {
+	bool knowns_expressions; /* loads replaced by the values facts give */
+	bool knowns_conditions;	 /* facts (T.assume, earlier stores) decide conditions */
+	bool transitive;	 /* every context fact decides; else only facts over the
+				  * decided comparison's own variables */
+	bool branch_constraints; /* the other operands of and/or decide an operand */
+	bool and_of_ors;	 /* rewrite booleans as an and of ors */
+} SimplifyOptions;
+
+/* sch.simplify with options: the proven replacements of sched_simplify,
+ * then every boolean subterm its context decides replaced by True or
+ * False (simplify.decide), then the clean-ups. */
+int sched_simplify_with(Schedule *s, const char *desc, Span span, DiagList *d,
+			const SimplifyOptions *o);
+
 /* The same inside another compound call (sequential_buffer_access tidies
  * the indices it changed; only statements under the path prefix);
  * unproven replacements are skipped. Returns how many candidates and
