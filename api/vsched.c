@@ -351,7 +351,7 @@ static vs_status cache_step(vs_schedule *vs, bool write, const char *block, cons
 	const char *what = write ? "cache_write" : "cache_read";
 	if (null_arg(vs->ctx, what, buffer))
 		return VS_BAD_INPUT;
-	CacheArgs args = {buffer, block, scope, name, write};
+	CacheArgs args = {buffer, block, scope, name, write, 0, NULL};
 	StrBuf b = {0};
 	sb_printf(&b, "%s(", what);
 	if (block)

@@ -284,7 +284,7 @@ bool cg_speculatable(const Expr *e)
 	switch (e->kind) {
 	case EX_INT: case EX_FLOAT: case EX_VAR: case EX_UNDEF:
 		return true;
-	case EX_LOAD:
+	case EX_LOAD: case EX_OPAQUE:
 		return false;
 	case EX_BIN: {
 		BinOp op = e->u.bin.op;
@@ -901,6 +901,10 @@ CgVal cg_expr(Cg *cg, const Expr *e)
 		return let_expr(cg, e);
 	case EX_CALL:
 		return call_expr(cg, e);
+	case EX_OPAQUE: /* lower_func refuses it first */
+		cg_fail(cg, e->span, "not supported: the opaque call T.%s cannot be compiled",
+			e->u.opq.name);
+		return (CgVal){LLVMConstNull(cg_type(cg, t == DT_VOID ? DT_INT32 : t)), iv_dtype(t)};
 	case EX_COUNT:
 		break;
 	}

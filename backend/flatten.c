@@ -473,6 +473,8 @@ static Expr *flat_expr(Flattener *fl, Expr *e)
 	switch (e->kind) {
 	case EX_INT: case EX_FLOAT: case EX_VAR: case EX_UNDEF:
 		return e;
+	case EX_OPAQUE: /* lower_func refuses it before flattening */
+		return e;
 	case EX_BIN:
 		x = flat_expr(fl, e->u.bin.a);
 		y = flat_expr(fl, e->u.bin.b);

@@ -133,6 +133,16 @@ bool lower_func(Arena *a, Solver *solver, FloatMode fm, ProofLog *log,
 		LowerStats *stats, DiagList *d)
 {
 	BufSet undef_bufs = {0};
+	/* an opaque call (T.call_extern ...) is not compiled: emitting it
+	 * would need its calling convention and a model of what it touches,
+	 * which vsched does not have (semantics.md 9) */
+	const Expr *opq = ir_stmt_find_opaque(f->body);
+	if (opq) {
+		diag_add(d, DIAG_ERROR, opq->span, "not supported: the opaque call T.%s in '%s' "
+			 "cannot be compiled (what it reads and writes is unknown)",
+			 opq->u.opq.name, f->name);
+		return false;
+	}
 	Stmt *body = lower_remove_assume(a, f->body);
 	body = lower_remove_undef_stores(a, body, &undef_bufs);
 	body = lower_drop_empty(a, body);

@@ -81,7 +81,7 @@ static bool linearize(const Expr *e, Aff *out)
 		}
 		return false;
 	case EX_FLOAT: case EX_NOT: case EX_SELECT: case EX_LOAD: case EX_UNDEF:
-	case EX_LET: case EX_CALL: case EX_COUNT:
+	case EX_LET: case EX_CALL: case EX_OPAQUE: case EX_COUNT:
 		return false;
 	}
 	return false;
@@ -351,6 +351,8 @@ static void points_expr(Points *pt, const Expr *e)
 {
 	if (e->kind == EX_LOAD)
 		point(pt, e->u.load.buf, e->u.load.nidx, e->u.load.idx, e->span, 0);
+	if (e->kind == EX_OPAQUE)
+		pt->ok = false; /* it may access any cell: no point says it */
 	int n = expr_nchildren(e);
 	for (int i = 0; i < n; i++)
 		points_expr(pt, expr_child(e, i));

@@ -125,6 +125,30 @@ static bool expr_eq(const Pairing *env, const Expr *x, const Expr *y)
 		return x->u.call.fn == y->u.call.fn &&
 		       expr_list_eq(env, x->u.call.nargs, x->u.call.args,
 				    y->u.call.args);
+	case EX_OPAQUE:
+		if (strcmp(x->u.opq.name, y->u.opq.name) != 0 ||
+		    x->u.opq.nitems != y->u.opq.nitems || x->u.opq.nargs != y->u.opq.nargs)
+			return false;
+		for (int i = 0; i < x->u.opq.nitems; i++) {
+			const OpqItem *a = &x->u.opq.items[i], *b = &y->u.opq.items[i];
+			if (a->kind != b->kind)
+				return false;
+			switch (a->kind) {
+			case OPQ_EXPR:
+				if (a->expr != b->expr)
+					return false;
+				break;
+			case OPQ_BUFFER: case OPQ_BUFFER_DATA:
+				if (!buffer_eq(env, a->buf, b->buf))
+					return false;
+				break;
+			case OPQ_STRING:
+				if (strcmp(a->str, b->str) != 0)
+					return false;
+				break;
+			}
+		}
+		return expr_list_eq(env, x->u.opq.nargs, x->u.opq.args, y->u.opq.args);
 	case EX_COUNT: break;
 	case EX_LET: {
 		if (x->u.let.var->dtype != y->u.let.var->dtype ||
@@ -374,6 +398,19 @@ static uint64_t expr_hash(const Binders *env, const Expr *e)
 		h = mix(h, (uint64_t)e->u.call.fn);
 		for (int i = 0; i < e->u.call.nargs; i++)
 			h = mix(h, expr_hash(env, e->u.call.args[i]));
+		return h;
+	case EX_OPAQUE:
+		h = mix(h, hash_str(e->u.opq.name));
+		for (int i = 0; i < e->u.opq.nitems; i++) {
+			const OpqItem *it = &e->u.opq.items[i];
+			h = mix(h, (uint64_t)it->kind);
+			if (it->buf)
+				h = mix(h, buffer_hash(env, it->buf));
+			if (it->str)
+				h = mix(h, hash_str(it->str));
+		}
+		for (int i = 0; i < e->u.opq.nargs; i++)
+			h = mix(h, expr_hash(env, e->u.opq.args[i]));
 		return h;
 	case EX_COUNT: break;
 	case EX_LET: {

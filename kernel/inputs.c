@@ -752,6 +752,7 @@ static const char *status_text(RunStatus s)
 	case RUN_UB: return "has undefined behaviour";
 	case RUN_ASSUME_FAILED: return "fails a T.assume";
 	case RUN_LIMIT: return "stops at the step limit";
+	case RUN_UNSUPPORTED: return "cannot be run by the interpreter";
 	}
 	return "stops";
 }
@@ -789,6 +790,14 @@ static Trial run_trial(const Func *fa, const Func *fb, int t, uint64_t seed,
 		sb_printf(rep, "trial %d (seed %llu): no verdict: %s reached the interpreter's step limit of %llu steps",
 			  t, (unsigned long long)seed, fa->name,
 			  (unsigned long long)INTERP_DEFAULT_STEP_LIMIT);
+		put_where(rep, r1.span);
+		sb_puts(rep, "\n");
+		res = TRIAL_ERROR;
+	} else if (r1.status == RUN_UNSUPPORTED) {
+		/* no verdict either way (never a skipped trial: that would
+		 * let anything pass) */
+		sb_printf(rep, "trial %d (seed %llu): no verdict: %s: %s", t,
+			  (unsigned long long)seed, fa->name, r1.message ? r1.message : "?");
 		put_where(rep, r1.span);
 		sb_puts(rep, "\n");
 		res = TRIAL_ERROR;

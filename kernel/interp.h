@@ -57,6 +57,8 @@ typedef enum {
 	RUN_UB,            /* undefined behaviour: message and span say what */
 	RUN_ASSUME_FAILED, /* a T.assume was false: input not admissible */
 	RUN_LIMIT,         /* step limit reached */
+	RUN_UNSUPPORTED,   /* an opaque call (T.call_extern ...): its effect is
+			      unknown, so the interpreter cannot run it */
 } RunStatus;
 
 typedef struct InterpCounts {

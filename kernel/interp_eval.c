@@ -615,6 +615,10 @@ bool in_eval(Interp *in, const Expr *e, TVal *out)
 		return eval_let(in, e, out);
 	case EX_CALL:
 		return eval_call(in, e, out);
+	case EX_OPAQUE:
+		return in_fail(in, RUN_UNSUPPORTED, e->span,
+			       "the interpreter cannot run the opaque call T.%s: what it "
+			       "reads and writes is unknown", e->u.opq.name);
 	case EX_COUNT:
 		break;
 	}

@@ -278,6 +278,89 @@ Expr *ir_call(Arena *a, MathFn f, Expr *const *args, Span sp)
 	return e;
 }
 
+Expr *ir_opaque(Arena *a, const char *name, DType t, int nitems, const OpqItem *items,
+		int nargs, Expr *const *args, Span sp)
+{
+	Expr *e = new_expr(a, EX_OPAQUE, t, sp);
+	e->u.opq.name = name;
+	e->u.opq.nitems = nitems;
+	e->u.opq.items = arena_alloc(a, sizeof(OpqItem) * (size_t)(nitems + 1));
+	if (nitems)
+		memcpy(e->u.opq.items, items, sizeof(OpqItem) * (size_t)nitems);
+	e->u.opq.nargs = nargs;
+	e->u.opq.args = arena_alloc(a, sizeof(Expr *) * (size_t)(nargs + 1));
+	if (nargs)
+		memcpy(e->u.opq.args, args, sizeof(Expr *) * (size_t)nargs);
+	return e;
+}
+
+static bool is_opaque(const Expr *e, void *ud)
+{
+	const Expr **found = ud;
+	if (e->kind != EX_OPAQUE)
+		return false;
+	*found = e;
+	return true;
+}
+
+const Expr *ir_expr_find_opaque(const Expr *e)
+{
+	const Expr *found = NULL;
+	return expr_any(e, is_opaque, (void *)&found) ? found : NULL;
+}
+
+const Expr *ir_stmt_find_opaque(const Stmt *s)
+{
+	const Expr *found = NULL;
+	return stmt_any_expr(s, is_opaque, (void *)&found) ? found : NULL;
+}
+
+static void loaded_buffers(const Expr *e, void (*fn)(Buffer *b, void *ud), void *ud)
+{
+	if (e->kind == EX_LOAD)
+		fn(e->u.load.buf, ud);
+	for (int i = 0; i < expr_nchildren(e); i++)
+		loaded_buffers(expr_child(e, i), fn, ud);
+}
+
+void ir_expr_opaque_buffers(const Expr *e, void (*fn)(Buffer *b, void *ud), void *ud)
+{
+	if (e->kind == EX_OPAQUE) {
+		for (int i = 0; i < e->u.opq.nitems; i++)
+			if (e->u.opq.items[i].buf)
+				fn(e->u.opq.items[i].buf, ud);
+		for (int i = 0; i < e->u.opq.nargs; i++)
+			loaded_buffers(e->u.opq.args[i], fn, ud);
+	}
+	for (int i = 0; i < expr_nchildren(e); i++)
+		ir_expr_opaque_buffers(expr_child(e, i), fn, ud);
+}
+
+void ir_stmt_opaque_buffers(const Stmt *s, void (*fn)(Buffer *b, void *ud), void *ud)
+{
+	int n = stmt_nexprs(s);
+	for (int i = 0; i < n; i++)
+		ir_expr_opaque_buffers(stmt_expr(s, i), fn, ud);
+}
+
+typedef struct NamesBuf {
+	const Buffer *b;
+	bool found;
+} NamesBuf;
+
+static void names_buf(Buffer *b, void *ud)
+{
+	NamesBuf *n = ud;
+	n->found |= b == n->b;
+}
+
+bool ir_stmt_opaque_names(const Stmt *s, const Buffer *b)
+{
+	NamesBuf n = {b, false};
+	ir_stmt_opaque_buffers(s, names_buf, &n);
+	return n.found;
+}
+
 Expr *ir_add(Arena *a, Expr *x, Expr *y) { return ir_bin(a, OP_ADD, x, y, no_span); }
 Expr *ir_sub(Arena *a, Expr *x, Expr *y) { return ir_bin(a, OP_SUB, x, y, no_span); }
 Expr *ir_mul(Arena *a, Expr *x, Expr *y) { return ir_bin(a, OP_MUL, x, y, no_span); }
@@ -532,6 +615,24 @@ static Expr *subst_e(const Subst *s, Expr *e)
 			return e;
 		x = ir_call(s->a, e->u.call.fn, args, e->span);
 		x->dtype = e->dtype;
+		return x;
+	}
+	case EX_OPAQUE: {
+		/* the expression arguments take the substitution; a buffer the
+		 * call names is renamed with the buffer (an index map cannot
+		 * apply to a pointer: the schedule refuses layout changes of a
+		 * function with an opaque call before they get here) */
+		Expr **args = subst_list(s, e->u.opq.nargs, e->u.opq.args, &ch);
+		bool rebuf = false;
+		for (int i = 0; i < e->u.opq.nitems; i++)
+			rebuf |= s->buf_from && e->u.opq.items[i].buf == s->buf_from;
+		if (!ch && !rebuf)
+			return e;
+		x = ir_opaque(s->a, e->u.opq.name, e->dtype, e->u.opq.nitems, e->u.opq.items,
+			      e->u.opq.nargs, args, e->span);
+		for (int i = 0; rebuf && i < x->u.opq.nitems; i++)
+			if (x->u.opq.items[i].buf == s->buf_from)
+				x->u.opq.items[i].buf = s->buf_to;
 		return x;
 	}
 	case EX_COUNT:

@@ -222,7 +222,8 @@ BinOp binop_mirror(BinOp op);
 	X(EX_LOAD)   /* u.load: buffer, nidx, idx */                           \
 	X(EX_UNDEF)  /* no fields: a fresh unconstrained value */              \
 	X(EX_LET)    /* u.let: var, value, body */                            \
-	X(EX_CALL)   /* u.call: a math function of 1-3 operands */
+	X(EX_CALL)   /* u.call: a math function of 1-3 operands */           \
+	X(EX_OPAQUE) /* u.opq: an opaque call T.name(...), effects unknown */
 
 /* Math calls `T.exp(x)` ... (semantics.md 9): name, operand count. The
  * operands and the result have the node's dtype (a float type; T.abs also
@@ -261,6 +262,23 @@ int mathfn_arity(MathFn f);
 /* "exp" -> MF_EXP; also "truncate" -> MF_TRUNC. */
 bool mathfn_from_name(const char *name, MathFn *out);
 
+/* An opaque call `T.call_extern("f", B.data, i, dtype="int32")`,
+ * `T.tvm_access_ptr(...)`, `T.address_of(B[i])` ... (semantics.md 9):
+ * what it reads, writes or returns is unknown. Its printed arguments are
+ * items: an expression (args[expr], the node's children), a whole buffer
+ * `B.data` (or `B`), or a string. Every analysis treats a statement that
+ * holds one as possibly reading and writing every buffer (the schedule
+ * refuses every primitive but the order-preserving loop ones on a
+ * function that holds one); the interpreter and the backend refuse it. */
+typedef enum { OPQ_EXPR, OPQ_BUFFER, OPQ_BUFFER_DATA, OPQ_STRING } OpqItemKind;
+
+typedef struct OpqItem {
+	OpqItemKind kind;
+	int expr;              /* OPQ_EXPR: index into args */
+	struct Buffer *buf;    /* OPQ_BUFFER (`B`), OPQ_BUFFER_DATA (`B.data`) */
+	const char *str;       /* OPQ_STRING */
+} OpqItem;
+
 typedef enum {
 #define X(k) k,
 	VS_EXPR_KINDS(X)
@@ -282,6 +300,13 @@ typedef struct Expr {
 		struct { Buffer *buf; int nidx; struct Expr **idx; } load;
 		struct { Var *var; struct Expr *value, *body; } let;
 		struct { MathFn fn; int nargs; struct Expr *args[MATH_MAX_ARGS]; } call;
+		struct {
+			const char *name; /* "call_extern", "tvm_access_ptr" ... */
+			int nitems;
+			OpqItem *items;
+			int nargs;
+			struct Expr **args;
+		} opq;
 	} u;
 } Expr;
 
@@ -503,6 +528,20 @@ Expr *ir_let(Arena *a, Var *v, Expr *value, Expr *body, Span sp);
 /* f over args[0, mathfn_arity(f)), of the dtype of args[0] (the operands
  * must agree: the parser converts them). */
 Expr *ir_call(Arena *a, MathFn f, Expr *const *args, Span sp);
+/* An opaque call T.name(items) of dtype t (items and args copied). */
+Expr *ir_opaque(Arena *a, const char *name, DType t, int nitems, const OpqItem *items,
+		int nargs, Expr *const *args, Span sp);
+/* The first opaque call in s (or e), or NULL. */
+const Expr *ir_expr_find_opaque(const Expr *e);
+const Expr *ir_stmt_find_opaque(const Stmt *s);
+/* fn(b, ud) for each buffer an opaque call in e names (an item `B.data`
+ * or `B`, or a load in its arguments: T.address_of(B[i])), once per
+ * mention; and the same over the own expressions of s (not its
+ * sub-statements). The buffers an opaque call may read and write. */
+void ir_expr_opaque_buffers(const Expr *e, void (*fn)(Buffer *b, void *ud), void *ud);
+void ir_stmt_opaque_buffers(const Stmt *s, void (*fn)(Buffer *b, void *ud), void *ud);
+/* Whether an opaque call among the own expressions of s names b. */
+bool ir_stmt_opaque_names(const Stmt *s, const Buffer *b);
 /* shorthands without spans */
 Expr *ir_add(Arena *a, Expr *x, Expr *y);
 Expr *ir_sub(Arena *a, Expr *x, Expr *y);

@@ -58,6 +58,93 @@ static Buffer *buffer_from_args(Parser *p, const Args *args, int off,
 	return b;
 }
 
+Buffer *ps_view_target(const Parser *p, const Buffer *b)
+{
+	for (int i = 0; i < p->nviews; i++)
+		if (p->view[i] == b)
+			return p->view_of[i];
+	return NULL;
+}
+
+Expr **ps_view_indices(Parser *p, const Buffer *x, Expr *k, Span sp)
+{
+	Expr **idx = arena_alloc(p->a, sizeof(Expr *) * (size_t)(x->ndim + 1));
+	Expr *stride = NULL; /* product of the extents after dimension d */
+	for (int d = x->ndim - 1; d >= 0; d--) {
+		Expr *q = stride ? ps_make_bin(p, OP_FLOORDIV, k, stride, sp) : k;
+		idx[d] = d > 0 && q ? ps_make_bin(p, OP_FLOORMOD, q, x->shape[d], sp) : q;
+		stride = stride ? ps_make_bin(p, OP_MUL, x->shape[d], stride, sp) : x->shape[d];
+	}
+	return idx;
+}
+
+/* The factors of a product: constants multiplied into *c, the others
+ * listed (at most 16; false past that or on overflow). */
+static bool factors(const Expr *e, int64_t *c, const Expr **out, int *n)
+{
+	if (e->kind == EX_BIN && e->u.bin.op == OP_MUL)
+		return factors(e->u.bin.a, c, out, n) && factors(e->u.bin.b, c, out, n);
+	if (e->kind == EX_INT && e->dtype != DT_BOOL)
+		return !__builtin_mul_overflow(*c, e->u.ival, c);
+	if (*n == 16)
+		return false;
+	out[(*n)++] = e;
+	return true;
+}
+
+/* n is the number of cells of x: the product of its extents, as the
+ * same multiset of factors (n * n * 32 for (32, n, n)). */
+static bool is_cell_count(const Expr *n, const Buffer *x)
+{
+	const Expr *fa[16], *fb[16];
+	int na = 0, nb = 0;
+	int64_t ca = 1, cb = 1;
+	if (!factors(n, &ca, fa, &na))
+		return false;
+	for (int d = 0; d < x->ndim; d++)
+		if (!factors(x->shape[d], &cb, fb, &nb))
+			return false;
+	if (ca != cb || na != nb)
+		return false;
+	bool used[16] = {false};
+	for (int i = 0; i < na; i++) {
+		int j = 0;
+		while (j < nb && (used[j] || !ir_expr_equal(fa[i], fb[j])))
+			j++;
+		if (j == nb)
+			return false;
+		used[j] = true;
+	}
+	return true;
+}
+
+/* `V = T.Buffer(n, dtype, data=X.data)` with n the number of cells of X
+ * and X's dtype (TVM's flattened buffers): V[k] is the cell of X at k in
+ * row-major order, X[k // (s1 * s2), k // s2 % s1, k % s2], bound as a
+ * view; no new memory. For k outside [0, n) the first index leaves
+ * [0, s0), so an access out of V's bounds stays out of X's. True when
+ * bound (or on error); false when b is no such view. */
+static bool flat_view(Parser *p, const Args *args, Buffer *b, Buffer *x)
+{
+	static const char *const placement[] = {"strides", "elem_offset", "axis_separators", NULL};
+	for (int i = 0; placement[i]; i++)
+		if (ps_arg(args, -1, placement[i]))
+			return false;
+	if (b->ndim != 1 || b->dtype != x->dtype || x->ndim < 1)
+		return false;
+	if (!is_cell_count(b->shape[0], x))
+		return false;
+	p->view = grow(p->a, p->view, p->nviews, &p->capviews, 4, sizeof(Buffer *));
+	Buffer **of = arena_alloc(p->a, sizeof(Buffer *) * (size_t)p->capviews);
+	if (p->nviews)
+		memcpy(of, p->view_of, sizeof(Buffer *) * (size_t)p->nviews);
+	p->view_of = of;
+	p->view[p->nviews] = b;
+	p->view_of[p->nviews++] = x;
+	ps_bind(p, b->name, NULL, b);
+	return true;
+}
+
 /* `name = T.alloc_buffer(shape, dtype, scope=...)`, and T.decl_buffer
  * (without data=, an allocation; with data= naming what T.allocate made,
  * that allocation under a second name). strides / elem_offset / align /
@@ -87,9 +174,13 @@ Stmt *parse_alloc(Parser *p, Token *first, const char *callee)
 			ps_error_at(p, data->span, "data= names the result of a T.allocate");
 			return NULL;
 		}
+		if (ps_view_target(p, mem))
+			mem = ps_view_target(p, mem);
 		bool same = mem->dtype == b->dtype && mem->ndim == b->ndim;
 		for (int k = 0; same && k < b->ndim; k++)
 			same = ir_expr_equal(mem->shape[k], b->shape[k]);
+		if (!same && flat_view(p, &args, b, mem))
+			return NULL;
 		if (!same) {
 			ps_error_at(p, ps_span_from(p, first), "not supported: '%s' views the "
 				    "memory of '%s' with another shape or dtype", b->name, dn);

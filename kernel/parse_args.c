@@ -27,11 +27,16 @@ bool parse_expr_list(Parser *p, const char *close, int *n, Expr ***items)
 	return true;
 }
 
-static bool is_buffer_name(Parser *p, const char *name)
+static Buffer *is_buffer_name(Parser *p, const char *name)
 {
 	Var *v;
 	Buffer *b;
-	return ps_lookup(p, name, &v, &b) && b;
+	return ps_lookup(p, name, &v, &b) ? b : NULL;
+}
+
+static bool ends_value(Parser *p, int at)
+{
+	return tok_is(peek_at(p, at), ",") || tok_is(peek_at(p, at), ")");
 }
 
 static bool parse_value(Parser *p, Val *v)
@@ -49,12 +54,20 @@ static bool parse_value(Parser *p, Val *v)
 		v->kind = VAL_LIST;
 		if (!parse_expr_list(p, tok_is(t, "[") ? "]" : ")", &v->n, &v->items))
 			return false;
-	} else if (t->kind == TK_NAME && (tok_is(peek_at(p, 1), ",") ||
-					  tok_is(peek_at(p, 1), ")")) && is_buffer_name(p, t->text)) {
+	} else if (t->kind == TK_NAME && ends_value(p, 1) && is_buffer_name(p, t->text)) {
 		/* a whole buffer (data=X, T.reads(B)): named, not an expression */
 		next(p);
 		v->kind = VAL_EXPR;
 		v->e = NULL;
+		v->buf = is_buffer_name(p, t->text);
+	} else if (t->kind == TK_NAME && tok_is(peek_at(p, 1), ".") &&
+		   tok_is(peek_at(p, 2), "data") && ends_value(p, 3) && is_buffer_name(p, t->text)) {
+		/* `B.data`: the buffer's memory, as opaque calls and data= take it */
+		v->buf = is_buffer_name(p, t->text);
+		p->pos += 3;
+		v->kind = VAL_EXPR;
+		v->e = NULL;
+		v->buf_data = true;
 	} else if (tok_is(t, "{")) {
 		if (!ps_skip_bracketed(p))
 			return false;

@@ -275,12 +275,15 @@ static bool parse_region(Parser *p, BufRegion *r)
 					    b->ndim == 1 ? "" : "s");
 				return false;
 			}
-			Expr *lo = ps_finish_expr(parse_expr(p));
+			/* `[:hi]` starts at 0 and `[lo:]` ends at the extent, as in Python */
+			Expr *lo = tok_is(peek(p), ":") ? ir_int(p->a, 0, b->shape[n]->dtype, peek(p)->span)
+							: ps_finish_expr(parse_expr(p));
 			if (!ps_check_int_expr(p, lo, "a region bound"))
 				return false;
 			Expr *hi = NULL;
 			if (accept(p, ":")) {
-				hi = ps_finish_expr(parse_expr(p));
+				hi = tok_is(peek(p), ",") || tok_is(peek(p), "]") ? b->shape[n]
+										 : ps_finish_expr(parse_expr(p));
 				if (!ps_check_int_expr(p, hi, "a region bound") ||
 				    !ps_unify(p, &lo, &hi))
 					return false;

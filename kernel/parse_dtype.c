@@ -15,7 +15,8 @@ bool ps_is_literal(const Expr *e)
  * the dtype t, down through the nodes that inherited the placeholder. */
 void ps_retype_void(Expr *e, DType t)
 {
-	while (e && e->dtype == DT_VOID) {
+	/* an opaque call's void dtype is its own (dtype=""), never a placeholder */
+	while (e && e->dtype == DT_VOID && e->kind != EX_OPAQUE) {
 		e->dtype = t;
 		switch (e->kind) {
 		case EX_BIN:
@@ -31,7 +32,7 @@ void ps_retype_void(Expr *e, DType t)
 			break;
 		case EX_LET: e = e->u.let.body; break;
 		case EX_INT: case EX_FLOAT: case EX_VAR: case EX_NOT: case EX_CAST:
-		case EX_LOAD: case EX_UNDEF: case EX_CALL: /* typed when built */
+		case EX_LOAD: case EX_UNDEF: case EX_CALL: case EX_OPAQUE: /* typed when built */
 		case EX_COUNT: return;
 		}
 	}
@@ -101,6 +102,11 @@ Expr *ps_convert(Parser *p, Expr *e, DType t)
 
 bool ps_is_handle(Parser *p, const Expr *e)
 {
+	if (e->kind == EX_OPAQUE && e->dtype == DT_VOID) {
+		ps_error_at(p, e->span, "T.%s with dtype=\"\" returns nothing and cannot be "
+			    "used as a value", e->u.opq.name);
+		return true;
+	}
 	if (e->dtype != DT_HANDLE)
 		return false;
 	ps_error_at(p, e->span, "a handle cannot be used in an expression "
@@ -218,6 +224,8 @@ static bool contains_undef(const Expr *e, Span *where)
 				if (contains_undef(e->u.call.args[i], where))
 					return true;
 			return false;
+		case EX_OPAQUE: /* ps_check_int_expr refuses it on its own */
+			return false;
 		}
 	}
 	return false;
@@ -232,6 +240,12 @@ bool ps_check_int_expr(Parser *p, Expr *e, const char *what)
 	Span where;
 	if (contains_undef(e, &where)) {
 		ps_error_at(p, where, "T.undef() cannot be used in %s", what);
+		return false;
+	}
+	const Expr *opq = ir_expr_find_opaque(e);
+	if (opq) {
+		ps_error_at(p, opq->span, "not supported: the opaque call T.%s in %s (its "
+			    "value is unknown)", opq->u.opq.name, what);
 		return false;
 	}
 	if (!dtype_is_int(e->dtype)) {

@@ -66,6 +66,9 @@ Expr *parse_load(Parser *p, Buffer *b, Token *name_tok)
 	for (int i = 0; i < n; i++)
 		if (!ps_check_int_expr(p, idx[i], "an index"))
 			return NULL;
+	Buffer *x = ps_view_target(p, b);
+	if (x) /* a flat view: the same cell of the buffer it shows */
+		return ir_load(p->a, x, x->ndim, ps_view_indices(p, x, idx[0], sp), sp);
 	return ir_load(p->a, b, n, idx, sp);
 }
 
@@ -384,6 +387,8 @@ static Expr *parse_t_call(Parser *p, Token *first, Token *fn)
 	MathFn f;
 	if (mathfn_from_name(name, &f))
 		return build_math(p, f, &args, sp);
+	if (ps_is_opaque_name(name))
+		return ps_build_opaque(p, name, &args, sp);
 	if (dtype_from_name(name, &t) && t != DT_VOID && t != DT_HANDLE)
 		return build_constructor(p, t, &args, sp);
 	ps_error_at(p, fn->span, "unknown function '%s'", callee);

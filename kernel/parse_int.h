@@ -63,7 +63,16 @@ typedef struct Parser {
 	BlockCtx *blk_next; /* handed to the next suite parse_suite opens */
 	bool in_iter_decl;  /* pushing the lets of a block iter declaration */
 	int nguards;        /* enclosing `if` suites */
+	/* flat views `V = T.Buffer(n, data=X.data)` (parse.c): an access
+	 * V[k] is X at k in row-major order */
+	int nviews, capviews;
+	Buffer **view, **view_of;
 } Parser;
+
+/* The buffer that view b shows, or NULL when b is no view. */
+Buffer *ps_view_target(const Parser *p, const Buffer *b);
+/* The indices of X (= ps_view_target(b)) for the flat index k. */
+Expr **ps_view_indices(Parser *p, const Buffer *x, Expr *k, Span sp);
 
 /* ---------- the token cursor ---------- */
 
@@ -159,6 +168,9 @@ typedef struct Val {
 	const char *str; /* VAL_STR */
 	int n;           /* VAL_LIST */
 	Expr **items;
+	/* VAL_EXPR with e NULL: a whole buffer, `B` or `B.data` (buf_data) */
+	Buffer *buf;
+	bool buf_data;
 } Val;
 
 typedef struct Args {
@@ -170,6 +182,10 @@ typedef struct Args {
 
 bool parse_expr_list(Parser *p, const char *close, int *n, Expr ***items);
 bool parse_args(Parser *p, const char *callee, const char *close, Args *out);
+/* Opaque calls (kernel/parse_opaque.c): T.call_extern, T.tvm_access_ptr,
+ * T.address_of ... by name; the call's arguments are parsed. */
+bool ps_is_opaque_name(const char *name);
+Expr *ps_build_opaque(Parser *p, const char *name, Args *args, Span sp);
 bool ps_check_args(Parser *p, const Args *args, int min_pos, int max_pos,
 		   const char *const *kws);
 Val *ps_arg(const Args *args, int pos, const char *kw);

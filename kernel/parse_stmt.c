@@ -458,7 +458,7 @@ static Stmt *parse_store(Parser *p)
 	value = store_value(p, b, name, value);
 	if (!value)
 		return NULL;
-	return ir_store(p->a, b, target->u.load.nidx, target->u.load.idx, value,
+	return ir_store(p->a, target->u.load.buf, target->u.load.nidx, target->u.load.idx, value,
 			ps_span_from(p, first));
 }
 
@@ -557,6 +557,11 @@ static Stmt *parse_t_stmt(Parser *p, bool *ignored)
 			    "(GPU thread binding)", fn);
 		return NULL;
 	}
+	if (!assume && strcmp(fn, "evaluate") != 0 && ps_is_opaque_name(fn)) {
+		/* TVM evaluates a call written as a statement: T.evaluate(call) */
+		Expr *e = ps_finish_expr(parse_expr(p));
+		return e ? ir_eval(p->a, e, ps_span_from(p, first)) : NULL;
+	}
 	if (!assume && strcmp(fn, "evaluate") != 0) {
 		ps_error_at(p, first->span, "expected a statement, found an expression "
 			    "(use T.evaluate(...) to evaluate it)");
@@ -581,7 +586,7 @@ static Stmt *parse_t_stmt(Parser *p, bool *ignored)
 			return NULL;
 		return ir_assume(p->a, e, ps_span_from(p, first));
 	}
-	if (ps_is_handle(p, e))
+	if (e->kind != EX_OPAQUE && ps_is_handle(p, e)) /* an opaque call may be evaluated for its effect */
 		return NULL;
 	return ir_eval(p->a, e, ps_span_from(p, first));
 }

@@ -303,7 +303,7 @@ static int expr_prec(const Expr *e)
 	case EX_NOT: return PREC_NOT;
 	case EX_NEG: return PREC_UNARY;
 	case EX_VAR: case EX_SELECT: case EX_CAST: case EX_LOAD: case EX_UNDEF:
-	case EX_LET: case EX_CALL: return PREC_ATOM;
+	case EX_LET: case EX_CALL: case EX_OPAQUE: return PREC_ATOM;
 	case EX_COUNT: break;
 	}
 	return PREC_ATOM;
@@ -459,6 +459,26 @@ static void pexpr_call(Printer *p, const Expr *e)
 	sb_puts(p->out, ")");
 }
 
+/* `T.call_extern("f", B.data, i, dtype="int32")`: the items as written,
+ * then the dtype ("" for none, as TVM spells it). */
+static void pexpr_opaque(Printer *p, const Expr *e)
+{
+	sb_printf(p->out, "T.%s(", e->u.opq.name);
+	for (int i = 0; i < e->u.opq.nitems; i++) {
+		const OpqItem *it = &e->u.opq.items[i];
+		if (i)
+			sb_puts(p->out, ", ");
+		switch (it->kind) {
+		case OPQ_EXPR: pexpr_in(p, e->u.opq.args[it->expr], PREC_OR, DT_VOID); break;
+		case OPQ_BUFFER: sb_puts(p->out, buf_name(p, it->buf)); break;
+		case OPQ_BUFFER_DATA: sb_printf(p->out, "%s.data", buf_name(p, it->buf)); break;
+		case OPQ_STRING: sb_printf(p->out, "\"%s\"", it->str); break;
+		}
+	}
+	sb_printf(p->out, "%sdtype=\"%s\")", e->u.opq.nitems ? ", " : "",
+		  e->dtype == DT_VOID ? "" : dtype_name(e->dtype));
+}
+
 static void pexpr_atom(Printer *p, const Expr *e, DType adapt)
 {
 	StrBuf *b = p->out;
@@ -486,6 +506,7 @@ static void pexpr_atom(Printer *p, const Expr *e, DType adapt)
 	case EX_UNDEF: pexpr_undef(p, e, adapt); return;
 	case EX_LET: pexpr_let(p, e); return;
 	case EX_CALL: pexpr_call(p, e); return;
+	case EX_OPAQUE: pexpr_opaque(p, e); return;
 	case EX_COUNT: break;
 	}
 	sb_puts(b, "T.undef()");

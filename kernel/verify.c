@@ -275,6 +275,49 @@ static void check_call(Verifier *v, const Expr *e)
 		     "on integers)", name, dt(e->dtype));
 }
 
+static void check_expr(Verifier *v, const Expr *e, const char *what);
+
+/* An opaque call: any dtype (void and handle too); its expression items
+ * index its arguments; the buffers it names are in scope. */
+static void check_opaque(Verifier *v, const Expr *e)
+{
+	if (!e->u.opq.name || (e->u.opq.nitems && !e->u.opq.items) ||
+	    (e->u.opq.nargs && !e->u.opq.args)) {
+		fail(v, e->span, "malformed opaque call");
+		return;
+	}
+	for (int i = 0; i < e->u.opq.nitems && !stopped(v); i++) {
+		const OpqItem *it = &e->u.opq.items[i];
+		switch (it->kind) {
+		case OPQ_EXPR:
+			if (it->expr < 0 || it->expr >= e->u.opq.nargs)
+				fail(v, e->span, "opaque call T.%s: item %d names no argument",
+				     e->u.opq.name, i);
+			break;
+		case OPQ_BUFFER: case OPQ_BUFFER_DATA:
+			if (!it->buf)
+				fail(v, e->span, "opaque call T.%s without a buffer", e->u.opq.name);
+			else if (!v->any_buffer && bound_as(v, it->buf) != BOUND_BUF)
+				fail(v, e->span, "buffer '%s' is used outside its scope (not a "
+				     "parameter or an enclosing allocation)",
+				     it->buf->name ? it->buf->name : "?");
+			break;
+		case OPQ_STRING:
+			if (!it->str)
+				fail(v, e->span, "opaque call T.%s: string item without text",
+				     e->u.opq.name);
+			break;
+		}
+	}
+	for (int i = 0; i < e->u.opq.nargs && !stopped(v); i++) {
+		const Expr *x = e->u.opq.args[i];
+		if (x && x->kind == EX_OPAQUE)
+			check_opaque(v, x);
+		else
+			check_expr(v, x, "an argument of an opaque call");
+	}
+}
+
 static void check_expr(Verifier *v, const Expr *e, const char *what)
 {
 	if (stopped(v))
@@ -285,6 +328,13 @@ static void check_expr(Verifier *v, const Expr *e, const char *what)
 	}
 	if ((unsigned)e->kind >= EX_COUNT) {
 		fail(v, e->span, "invalid expression kind %d", (int)e->kind);
+		return;
+	}
+	if (e->kind == EX_OPAQUE) {
+		if (v->index)
+			fail(v, e->span, "the opaque call T.%s in %s", e->u.opq.name ? e->u.opq.name : "?",
+			     v->index);
+		check_opaque(v, e);
 		return;
 	}
 	if (!is_value_dtype(e->dtype)) {
@@ -349,6 +399,7 @@ static void check_expr(Verifier *v, const Expr *e, const char *what)
 	case EX_CALL:
 		check_call(v, e);
 		return;
+	case EX_OPAQUE: /* above */
 	case EX_COUNT:
 		break;
 	}

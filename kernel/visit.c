@@ -17,6 +17,7 @@ int expr_nchildren(const Expr *e)
 	case EX_LOAD: return e->u.load.nidx;
 	case EX_LET: return 2;
 	case EX_CALL: return e->u.call.nargs;
+	case EX_OPAQUE: return e->u.opq.nargs;
 	case EX_COUNT: break;
 	}
 	abort();
@@ -31,6 +32,7 @@ Expr *expr_child(const Expr *e, int i)
 	case EX_LOAD: return e->u.load.idx[i];
 	case EX_LET: return i == 0 ? e->u.let.value : e->u.let.body;
 	case EX_CALL: return e->u.call.args[i];
+	case EX_OPAQUE: return e->u.opq.args[i];
 	case EX_INT: case EX_FLOAT: case EX_VAR: case EX_UNDEF: case EX_COUNT: break;
 	}
 	abort();
@@ -97,7 +99,7 @@ Expr *expr_map_children(Arena *a, Expr *e, Expr *(*fn)(void *ud, Expr *x), void 
 	if (n == 0)
 		return e;
 	Expr *kids[3];
-	Expr **k = e->kind == EX_LOAD ? arena_alloc(a, sizeof *k * (size_t)n) : kids;
+	Expr **k = e->kind == EX_LOAD || e->kind == EX_OPAQUE ? arena_alloc(a, sizeof *k * (size_t)n) : kids;
 	bool changed = false;
 	for (int i = 0; i < n; i++) {
 		k[i] = fn(ud, expr_child(e, i));
@@ -117,6 +119,7 @@ Expr *expr_map_children(Arena *a, Expr *e, Expr *(*fn)(void *ud, Expr *x), void 
 		for (int i = 0; i < n; i++)
 			x->u.call.args[i] = k[i];
 		break;
+	case EX_OPAQUE: x->u.opq.args = k; break;
 	case EX_INT: case EX_FLOAT: case EX_VAR: case EX_UNDEF: case EX_COUNT: abort();
 	}
 	return x;

@@ -129,5 +129,6 @@ RwStatus rw_vectorize(RwCtx *c, const char *loop)
 
 RwStatus rw_unroll(RwCtx *c, const char *loop)
 {
+	c->opaque_ok = true; /* a loop kind that keeps the order */
 	return annotate(c, loop, FOR_UNROLLED, false, true);
 }

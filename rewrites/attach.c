@@ -464,6 +464,10 @@ Expr *attach_no_overflow(Arena *a, const Expr *e)
 	}
 	case EX_LET:
 		return ir_and(a, attach_no_overflow(a, e->u.let.value), attach_no_overflow(a, e->u.let.body));
+	case EX_OPAQUE: /* its arguments; its own value is unknown, never wrapped */
+		for (int i = 0; i < e->u.opq.nargs; i++)
+			r = ir_and(a, r, attach_no_overflow(a, e->u.opq.args[i]));
+		return r;
 	case EX_CALL:
 		for (int i = 0; i < e->u.call.nargs; i++)
 			r = ir_and(a, r, attach_no_overflow(a, e->u.call.args[i]));

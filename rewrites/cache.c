@@ -11,6 +11,7 @@
 #include "kernel/analysis/arith.h"
 #include "kernel/analysis/facts.h"
 #include "kernel/analysis/index_map.h"
+#include "kernel/analysis/region.h"
 #include "rewrites/layout.h"
 #include "rewrites/merge.h"
 
@@ -112,9 +113,25 @@ static void box_access(BoxWalk *w, int nidx, Expr **idx, const Bounds *b)
 	w->seen = true;
 }
 
+static void box_opaque_buf(Buffer *buf, void *ud)
+{
+	BoxWalk *w = ud;
+	if (buf != w->buf)
+		return;
+	/* an opaque call may touch any cell: no bound */
+	for (int k = 0; k < w->n; k++)
+		w->bounded[k] = false;
+	w->seen = true;
+}
+
 static void box_expr(BoxWalk *w, const Expr *e, const Bounds *b)
 {
 	switch (e->kind) {
+	case EX_OPAQUE:
+		ir_expr_opaque_buffers(e, box_opaque_buf, w);
+		for (int i = 0; i < e->u.opq.nargs; i++)
+			box_expr(w, e->u.opq.args[i], b);
+		return;
 	case EX_INT: case EX_FLOAT: case EX_VAR: case EX_UNDEF:
 		return;
 	case EX_LOAD:
@@ -244,6 +261,99 @@ static void bounds_box(Arena *a, const Func *f, const StmtCtx *sc, const Stmt *t
 		}
 		box->lo[k] = ir_int(a, 0, t, nospan());
 		box->extent[k] = shape;
+	}
+}
+
+/* The region the block itself uses (TVM's choice): the box of its
+ * accesses with its own loops and lets relaxed and the loops, lets and
+ * conditions around it fixed (rg_access_box), so a block inside a tile
+ * loop stages that tile (A[i * 16 : i * 16 + 16]), not the box of every
+ * iteration. A dimension takes it when its extent is a positive constant
+ * and its numeric bounds lie in a constant shape; the others keep the
+ * interval proposal (`box`). Untrusted like it: cache.covers proves the
+ * accesses inside, cache.in_bounds the copies inside the buffer.
+ * Returns whether any dimension changed (symbolic[k]: dimension k did). */
+static bool consumer_box(Arena *a, const StmtCtx *sc, const Stmt *target, const Buffer *buf,
+			 bool write, Box *box, bool *symbolic)
+{
+	RgEnv env;
+	rg_env_init(&env, a);
+	for (int k = 0; k < sc->nloops; k++) {
+		const Stmt *l = sc->loops[k];
+		rg_push_loop(&env, l->u.loop.var, l->u.loop.min, l->u.loop.extent, false);
+	}
+	for (int k = 0; k < sc->nlets; k++)
+		rg_push_let(&env, sc->lets[k]->u.let.var, sc->lets[k]->u.let.value, false);
+	for (int k = 0; k < sc->nconds; k++)
+		rg_push_guard(&env, sc->conds[k], false);
+	RgBox rb, wb;
+	rg_access_box(&env, target, buf, false, &rb);
+	if (write) {
+		rg_access_box(&env, target, buf, true, &wb);
+		if (rb.naccesses == 0) {
+			rb = wb;
+		} else if (wb.naccesses > 0) {
+			for (int k = 0; k < buf->ndim; k++) {
+				bool both = rb.lo[k] && rb.hi[k] && wb.lo[k] && wb.hi[k];
+				rb.lo[k] = both ? rg_min(&env, rb.lo[k], wb.lo[k]) : NULL;
+				rb.hi[k] = both ? rg_max(&env, rb.hi[k], wb.hi[k]) : NULL;
+			}
+		}
+	}
+	if (rb.naccesses == 0)
+		return false;
+	bool changed = false;
+	for (int k = 0; k < buf->ndim; k++) {
+		symbolic[k] = false;
+		if (!rb.lo[k] || !rb.hi[k])
+			continue;
+		int64_t ext, shape, lo_lo, lo_hi, hi_lo, hi_hi;
+		Expr *e = rg_simplify(&env, ir_add(a, ir_sub(a, rb.hi[k], rb.lo[k]),
+						   ir_int(a, 1, rb.lo[k]->dtype, nospan())));
+		if (!an_const_int(e, &ext) || ext <= 0 || !an_const_int(buf->shape[k], &shape) ||
+		    !rg_num_bounds(&env, rb.lo[k], &lo_lo, &lo_hi) ||
+		    !rg_num_bounds(&env, rb.hi[k], &hi_lo, &hi_hi) || lo_lo < 0 || hi_hi >= shape)
+			continue;
+		int64_t old_ext;
+		bool old_const = an_const_int(box->extent[k], &old_ext);
+		if (old_const && old_ext <= ext)
+			continue; /* no tighter */
+		DType t = buf->shape[k]->dtype == DT_INT64 ? DT_INT64 : DT_INT32;
+		Expr *lo = rb.lo[k];
+		if (lo->dtype != t)
+			lo = ir_cast(a, t, lo, nospan());
+		int64_t clo;
+		bool is_const = an_const_int(lo, &clo);
+		/* a constant range is checked here; a moving one is proven */
+		if (is_const && (clo < 0 || clo + ext > shape))
+			continue;
+		box->lo[k] = lo;
+		box->extent[k] = ir_int(a, ext, t, nospan());
+		symbolic[k] = !is_const;
+		changed = true;
+	}
+	return changed;
+}
+
+/* cache.in_bounds, for each dimension whose staged range moves with the
+ * loops around the block: lo >= 0 and lo + extent <= shape there (the
+ * copies then stay in the buffer). */
+static void in_bounds_obligations(RwCtx *c, const StmtCtx *sc, const Buffer *buf, const Box *box,
+				  const bool *symbolic)
+{
+	Arena *a = c->arena;
+	for (int k = 0; k < box->n; k++) {
+		if (!symbolic[k])
+			continue;
+		Expr *zero = ir_int(a, 0, box->lo[k]->dtype, nospan());
+		Expr *goal = ir_and(a, ir_bin(a, OP_LE, zero, box->lo[k], nospan()),
+				    ir_bin(a, OP_LE, ir_add(a, box->lo[k], box->extent[k]), buf->shape[k],
+					   nospan()));
+		Obligation *o = rw_obligation_at(
+			c, &c->obs, sc, "cache.in_bounds",
+			arena_printf(a, "the staged range of %s in dimension %d lies in its shape", buf->name, k),
+			goal);
+		obligation_add_related(a, o, buf->span);
 	}
 }
 
@@ -478,6 +588,32 @@ static void readable_obligation(RwCtx *c, const StmtCtx *sc, Buffer *buf, const 
 	obligation_add_related(a, o, buf->span);
 }
 
+/* cache.written (cache_write without copy-in, by facts): every cell the
+ * copy-out moves back is written by the block first,
+ *     forall t in box: some instance of a store of the block writes t
+ * (an_store_facts: its guard held and its index is t). */
+static void written_obligation(RwCtx *c, const StmtCtx *sc, Buffer *buf, const Box *box, Var **vs,
+			       const FactSet *own, const char *where)
+{
+	Arena *a = c->arena;
+	Var **tv = arena_alloc(a, sizeof(Var *) * (size_t)(box->n + 1));
+	Expr **t = arena_alloc(a, sizeof(Expr *) * (size_t)(box->n + 1));
+	for (int k = 0; k < box->n; k++) {
+		tv[k] = an_fresh_var(a, vs[k], "");
+		t[k] = ir_varref(a, tv[k], nospan());
+	}
+	Expr *goal = an_written(a, own, buf, box->n, t);
+	Obligation *o = rw_obligation_at(
+		c, &c->obs, sc, "cache.written",
+		arena_printf(a, "%s writes every cell of %s that the copy-out moves (no copy-in)", where,
+			     buf->name),
+		goal);
+	for (int k = 0; k < box->n; k++)
+		obligation_add_var(a, o, tv[k]);
+	obligation_add_hyp(a, o, in_box(a, box, box->n, t));
+	obligation_add_related(a, o, buf->span);
+}
+
 /* The copies run for every iteration of the loops around the block and
  * touch the whole region, which the original iteration may not have: a
  * parallel or vectorized loop around it is checked again (parallel.md). */
@@ -576,18 +712,211 @@ static Stmt *place_staged(Arena *a, Stmt *root, const StmtCtx *sc, Stmt *staged)
 	return an_replace_at(a, root, sc->path, d - 1, seq_of(a, k + 1, items, parent->span));
 }
 
-static RwStatus cache_main(RwCtx *c, const CacheArgs *args);
+/* What a stage made, for the consumers that read the cache after it. */
+typedef struct Staged {
+	Buffer *buf, *cache;
+	Box box;
+	int nstage; /* items of the allocation's body that the stage made */
+	const char *out_block; /* cache_write: the copy-out block */
+} Staged;
+
+static RwStatus cache_main(RwCtx *c, const CacheArgs *args, Staged *out);
+
+static bool writes_either(const Stmt *s, const Buffer *x, const Buffer *y)
+{
+	return rw_stmt_accesses(s, x, true) || rw_stmt_accesses(s, y, true);
+}
+
+static bool is_alloc_of(const Stmt *s, void *buf)
+{
+	return s->kind == ST_ALLOC && s->u.alloc.buf == buf;
+}
+
+/* s with the allocation at path (depth steps) replaced by its body,
+ * spliced into the sequence around it (one flat sequence). */
+static Stmt *unwrap_alloc(Arena *a, Stmt *root, const StmtCtx *sc)
+{
+	Stmt *al = an_stmt_at(root, sc->path, sc->depth);
+	Stmt *body = al->u.alloc.body;
+	int d = sc->depth;
+	Stmt *parent = d > 0 ? an_stmt_at(root, sc->path, d - 1) : NULL;
+	if (!parent || parent->kind != ST_SEQ || body->kind != ST_SEQ)
+		return an_replace_at(a, root, sc->path, d, body);
+	int n = parent->u.seq.n, k = sc->path[d - 1], nb = body->u.seq.n;
+	Stmt **items = arena_alloc(a, sizeof(Stmt *) * (size_t)(n + nb));
+	memcpy(items, parent->u.seq.items, sizeof(Stmt *) * (size_t)k);
+	memcpy(items + k, body->u.seq.items, sizeof(Stmt *) * (size_t)nb);
+	memcpy(items + k + nb, parent->u.seq.items + k + 1, sizeof(Stmt *) * (size_t)(n - k - 1));
+	return an_replace_at(a, root, sc->path, d - 1, ir_seq(a, n - 1 + nb, items, parent->span));
+}
+
+/* cache_write, consumer_blocks: block `name` runs outside the loops that
+ * hold the stage (TVM keeps its cache for the whole function). The
+ * cache's allocation moves to the function (a longer lifetime only
+ * initialises more cells: every proof made for the stage still holds).
+ * When every store to the buffer in the function is the stage's
+ * copy-out, each cell the cache holds equals the buffer's after every
+ * stage instance (the copy-out copies the whole box, which holds every
+ * cell the block writes: cache.covers), and nothing else changes either.
+ * So a read of the cache equals the buffer's wherever the cell is
+ * initialised in the cache: cache.consumer_readable, proven from the
+ * stage's store facts at the block. */
+static RwStatus serve_later_consumer(RwCtx *c, const Staged *st, const char *what, const char *name)
+{
+	Arena *a = c->arena;
+	Func *out = c->out;
+	if (!st->out_block)
+		return rw_fail(c, RW_UNSUPPORTED, c->call_span,
+			       "%s: consumer_blocks: block '%s' is outside the loops that hold the stage (only cache_write serves such a block)",
+			       what, name);
+	const Stmt *copy = rw_find_block(out, st->out_block);
+	if (!copy || count_stores(out->body, st->buf) != count_stores(copy, st->buf))
+		return rw_fail(c, RW_UNSUPPORTED, c->call_span,
+			       "%s: consumer_blocks: block '%s' is outside the loops that hold the stage, and %s is written outside the stage",
+			       what, name, st->buf->name);
+	const Stmt *al = stmt_find(out->body, is_alloc_of, st->cache);
+	StmtCtx asc;
+	if (!al || !an_find_stmt(a, out, al, &asc))
+		return rw_fail(c, RW_UNSUPPORTED, c->call_span, "%s: consumer_blocks: the cache's allocation is not found",
+			       what);
+	Stmt *body = ir_alloc(a, st->cache, unwrap_alloc(a, out->body, &asc), c->call_span);
+	out = an_with_body(a, out, body);
+	Stmt *blk = rw_find_block(out, name);
+	StmtCtx sc;
+	if (!blk || !an_find_stmt(a, out, blk, &sc))
+		return rw_fail(c, RW_BAD_INPUT, c->call_span, "%s: consumer_blocks: no block '%s'", what, name);
+	for (int i = 0; i < sc.nloops; i++)
+		if (sc.loops[i]->u.loop.kind == FOR_PARALLEL || sc.loops[i]->u.loop.kind == FOR_VECTORIZED)
+			return rw_fail(c, RW_UNSUPPORTED, c->call_span,
+				       "%s: consumer_blocks: block '%s' is inside a parallel or vectorized loop", what,
+				       name);
+	if (rw_stmt_accesses(blk, st->buf, true) || !rw_stmt_accesses(blk, st->buf, false))
+		return rw_fail(c, RW_UNSUPPORTED, c->call_span,
+			       "%s: consumer_blocks: block '%s' must read %s and not write it", what, name,
+			       st->buf->name);
+	FactSet fs;
+	an_facts_at(a, out, &sc, false, NULL, &fs);
+	AccessList acc;
+	memset(&acc, 0, sizeof acc);
+	an_collect_accesses(a, blk, 0, NULL, NULL, 0, NULL, &acc);
+	for (int i = 0; i < acc.n; i++) {
+		const Access *x = &acc.items[i];
+		if (x->buf != st->buf)
+			continue;
+		Expr *happens = ir_and(a, x->guard, imap_in_box(a, x->nidx, x->idx, st->buf->shape));
+		Expr *goal = ir_or(a, ir_not(a, happens, nospan()),
+				   an_readable(a, out, &fs, st->cache, x->nidx, x->idx));
+		Obligation *o = rw_obligation_at(
+			c, &c->obs, &sc, "cache.consumer_readable",
+			arena_printf(a, "the read of %s at %d:%d by block '%s' finds its cell written in %s", st->buf->name,
+				     x->span.line, x->span.col, name, st->cache->name),
+			goal);
+		for (int v = 0; v < acc.nvars; v++)
+			obligation_add_var(a, o, acc.vars[v]);
+		for (int h = 0; h < acc.nhyps; h++)
+			obligation_add_hyp(a, o, acc.hyps[h]);
+		obligation_add_related(a, o, x->span);
+	}
+	Stmt *nb = ir_replace_buffer(a, blk, st->buf, st->cache);
+	c->out = an_with_body(a, out, an_replace_at(a, out->body, sc.path, sc.depth, nb));
+	return RW_OK;
+}
+
+/* consumer_blocks: block `name` of c->out, after the stage in the body
+ * of the cache's allocation, reads the cache instead of the buffer.
+ * Right after the stage (cache_read: after the staged block; cache_write:
+ * after the copy-out) the cache holds the buffer's values on the box;
+ * nothing from there to the block and nothing in its item writes either
+ * (checked here), so each read of the block sees the same value in both
+ * wherever it lies in the box (cache.covers, proven at the block). */
+static RwStatus serve_consumer(RwCtx *c, const Staged *st, const char *what, const char *name)
+{
+	Arena *a = c->arena;
+	const Func *out = c->out;
+	Stmt *blk = rw_find_block(out, name);
+	StmtCtx sc;
+	if (!blk || !an_find_stmt(a, out, blk, &sc))
+		return rw_fail(c, RW_BAD_INPUT, c->call_span, "%s: consumer_blocks: no block '%s'", what, name);
+	int d_alloc = -1;
+	for (int d = 0; d < sc.depth; d++) {
+		const Stmt *s = an_stmt_at(out->body, sc.path, d);
+		if (s->kind == ST_ALLOC && s->u.alloc.buf == st->cache)
+			d_alloc = d;
+	}
+	if (d_alloc < 0)
+		return serve_later_consumer(c, st, what, name);
+	const Stmt *alloc = d_alloc >= 0 ? an_stmt_at(out->body, sc.path, d_alloc) : NULL;
+	const Stmt *body = alloc ? alloc->u.alloc.body : NULL;
+	if (!body || body->kind != ST_SEQ || d_alloc + 1 >= sc.depth ||
+	    sc.path[d_alloc + 1] < st->nstage)
+		return rw_fail(c, RW_UNSUPPORTED, c->call_span,
+			       "%s: consumer_blocks: block '%s' does not follow the stage in the same sequence",
+			       what, name);
+	for (int i = 0; i < sc.nloops; i++)
+		if (sc.loops[i]->u.loop.kind == FOR_PARALLEL || sc.loops[i]->u.loop.kind == FOR_VECTORIZED)
+			return rw_fail(c, RW_UNSUPPORTED, c->call_span,
+				       "%s: consumer_blocks: block '%s' is inside a parallel or vectorized loop", what,
+				       name);
+	int j = sc.path[d_alloc + 1];
+	for (int i = st->nstage; i <= j; i++)
+		if (writes_either(body->u.seq.items[i], st->buf, st->cache))
+			return rw_fail(c, RW_UNSUPPORTED, c->call_span,
+				       i == j ? "%s: consumer_blocks: block '%s' (or its loops) writes %s"
+					      : "%s: consumer_blocks: a statement before block '%s' writes %s or its cache",
+				       what, name, st->buf->name);
+	if (!rw_stmt_accesses(blk, st->buf, false))
+		return rw_fail(c, RW_BAD_INPUT, c->call_span, "%s: consumer_blocks: block '%s' does not read %s",
+			       what, name, st->buf->name);
+	cover_obligations(c, &sc, blk, st->buf, &st->box, st->cache->name);
+	Stmt *nb = ir_replace_buffer(a, blk, st->buf, st->cache);
+	c->out = an_with_body(a, out, an_replace_at(a, out->body, sc.path, sc.depth, nb));
+	return RW_OK;
+}
 
 RwStatus rw_cache(RwCtx *c, const CacheArgs *args)
 {
+	CacheArgs own = *args;
+	int first = 0;
+	if (args->nconsumers > 0 && !args->write) {
+		/* the stage serves the first consumer; `block` named the buffer */
+		own.block = args->consumers[0];
+		first = 1;
+	}
 	NestWrap w;
-	rw_nest_wrap(c, args->block, &w);
-	RwStatus st = cache_main(c, args);
+	rw_nest_wrap(c, own.block, &w);
+	Staged st;
+	memset(&st, 0, sizeof st);
+	RwStatus r = cache_main(c, &own, &st);
 	rw_nest_unwrap(c, &w);
-	return st;
+	const char *what = args->write ? "cache_write" : "cache_read";
+	for (int i = first; i < args->nconsumers && r == RW_OK; i++) {
+		if (args->write && strcmp(args->consumers[i], args->block) == 0)
+			continue;
+		r = serve_consumer(c, &st, what, args->consumers[i]);
+	}
+	return r;
 }
 
-static RwStatus cache_main(RwCtx *c, const CacheArgs *args)
+/* Whether every cell of internal buffer buf is uninitialised whenever
+ * the site starts: every store to buf in f is inside the site, and buf is
+ * allocated inside every loop around the site (each iteration starts
+ * with a fresh allocation, so no earlier iteration's write is seen). */
+static bool uninitialised_at_entry(const Func *f, const Site *site, const Buffer *buf)
+{
+	if (count_stores(f->body, buf) != count_stores(site->target, buf) || site->whole)
+		return false;
+	int last_loop = -1, alloc = -1;
+	for (int d = 0; d < site->sc.depth; d++) {
+		const Stmt *s = an_stmt_at(f->body, site->sc.path, d);
+		if (s->kind == ST_FOR)
+			last_loop = d;
+		if (s->kind == ST_ALLOC && s->u.alloc.buf == buf)
+			alloc = d;
+	}
+	return alloc >= 0 && alloc > last_loop;
+}
+
+static RwStatus cache_main(RwCtx *c, const CacheArgs *args, Staged *so)
 {
 	Arena *a = c->arena;
 	const Func *f = c->func;
@@ -644,10 +973,33 @@ static RwStatus cache_main(RwCtx *c, const CacheArgs *args)
 		copy_in = false;
 	else
 		bounds_box(a, f, &site.sc, site.target, buf, &box);
+	bool symbolic[AN_MAX_DEPTH + 1] = {false};
+	if (copy_in && buf->ndim <= AN_MAX_DEPTH &&
+	    consumer_box(a, &site.sc, site.target, buf, args->write, &box, symbolic))
+		in_bounds_obligations(c, &site.sc, buf, &box, symbolic);
+	/* cache_write of an internal buffer where the witness shape does not
+	 * apply (a T.where, an index i * 8 + j, a read after the write): no
+	 * copy-in when the block's own stores write every staged cell
+	 * (cache.written), as TVM assumes, and the block either never reads
+	 * the buffer or finds it wholly uninitialised each time it starts:
+	 * then each read of a run without undefined behaviour reads a cell
+	 * the block wrote before, which the cache holds too */
+	FactSet own;
+	memset(&own, 0, sizeof own);
+	bool by_facts = false;
+	if (copy_in && args->write && !is_param &&
+	    (!an_stmt_reads(site.target, buf) || uninitialised_at_entry(f, &site, buf))) {
+		an_store_facts(a, site.target, &own);
+		for (int i = 0; i < own.n && !by_facts; i++)
+			by_facts = own.items[i]->buf == buf;
+		copy_in = !by_facts;
+	}
 	Var **vs = copy_vars(a, f, &box, NULL);
 	cover_obligations(c, &site.sc, site.target, buf, &box, name);
 	if (copy_in)
 		readable_obligation(c, &site.sc, buf, &box, vs);
+	else if (by_facts)
+		written_obligation(c, &site.sc, buf, &box, vs, &own, where);
 	/* cache_write: no read of the destination between use and copy-out.
 	 * Every access of the target is redirected and the copy-out follows
 	 * it directly, so nothing reads buf in between. */
@@ -666,7 +1018,12 @@ static RwStatus cache_main(RwCtx *c, const CacheArgs *args)
 		Var **out_vars = copy_in ? copy_vars(a, f, &box, vs) : vs;
 		const char *blk = unique_block_name(a, f, arena_printf(a, "%s_out", name));
 		items[n++] = copy_stage(a, blk, &box, out_vars, buf, cache, c->call_span);
+		so->out_block = blk;
 	}
+	so->buf = buf;
+	so->cache = cache;
+	so->box = box;
+	so->nstage = n;
 	Stmt *staged = ir_alloc(a, cache, seq_of(a, n, items, c->call_span), c->call_span);
 	Stmt *body;
 	if (!site.whole) {
@@ -682,7 +1039,7 @@ static RwStatus cache_main(RwCtx *c, const CacheArgs *args)
 	c->out = an_with_body(a, f, body);
 	if (!site.whole)
 		race_rechecks(c, &site.sc, c->out);
-	if (args->write && !copy_in)
+	if (args->write && !copy_in && !by_facts)
 		c->note = arena_printf(a, "no copy-in: %s writes every cell of the staged region of %s and reads none",
 				       where, buf->name);
 	return RW_OK;

@@ -12,6 +12,12 @@ typedef struct CacheArgs {
 	const char *scope;  /* "global" | "local" | "shared"; NULL: the buffer's */
 	const char *name;   /* the new buffer (left-hand side); NULL: BUF_SCOPE */
 	bool write;	    /* cache_write (else cache_read) */
+	/* TVM's consumer_blocks=: the blocks that read the cache (0: every
+	 * access of `block`). cache_read stages around the first of them
+	 * and `block` only names the buffer; cache_write stages around
+	 * `block` and the others read the cache after its copy-out. */
+	int nconsumers;
+	const char **consumers;
 } CacheArgs;
 
 RwStatus rw_cache(RwCtx *c, const CacheArgs *args);

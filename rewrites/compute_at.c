@@ -482,6 +482,12 @@ static Expr *cons_expr(ConsWalk *w, Expr *e)
 		x->dtype = e->dtype;
 		return x;
 	}
+	case EX_OPAQUE:
+		/* what it reads of the producer's buffer is unknown: no
+		 * region covers it (the schedule refuses it before this) */
+		w->c->reject_after = arena_printf(a, "opaque access: T.%s at line %d may read "
+						  "any cell", e->u.opq.name, e->span.line);
+		return e;
 	case EX_LET: {
 		x = cons_expr(w, e->u.let.value);
 		int nv = w->env->nvars, ng = w->env->nguards;

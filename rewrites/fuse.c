@@ -50,6 +50,7 @@ static void no_overflow_obligation(RwCtx *c, const StmtCtx *so, Var *i, Var *j,
 RwStatus rw_fuse(RwCtx *c, const char *outer, const char *inner, const char *fused_name)
 {
 	Arena *a = c->arena;
+	c->opaque_ok = true; /* the instances keep their order */
 	StmtCtx so, si;
 	RwStatus st = rw_find_loop(c, outer, &so);
 	if (st == RW_OK)

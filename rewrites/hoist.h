@@ -19,16 +19,41 @@ RwStatus rw_hoist_scope_loops(RwCtx *c, const char *block, const char *loop, Hoi
  * variable, and its name is then ambiguous). */
 void rw_hoist_loops_of_var(RwCtx *c, const Var *v, HoistLoops *out);
 
-/* Whether loop l's body is an `if` whose condition is invariant in l
- * (mentions no variable bound in l and reads no buffer l writes). */
-bool rw_hoist_if_applies(Arena *a, const Stmt *l);
-/* `for v: if c: S else: T` -> `if c: for v: S else: for v: T` for loop l
- * of c->func; hoist.nonempty when evaluating c could fault. */
-RwStatus rw_hoist_if(RwCtx *c, Stmt *l);
 /* Loop l's body case-split on the groups of its values that decide the
  * conditions in it alike (no obligation). *changed false when there is
  * nothing to split; else c->out, c->note and the new loop in *made. */
 RwStatus rw_hoist_case_split(RwCtx *c, Stmt *l, bool *changed, Stmt **made);
+
+/* Which conditions TVM's hoisting takes: `if` conditions, `T.if_then_else`
+ * conditions, operands of `and` / `or`. */
+typedef struct HoistFlags {
+	bool if_else_stmt, if_else_expr, boolean_expression;
+	/* let statements with an invariant value: every one, or those a
+	 * condition in their body uses */
+	bool let_stmt, let_required;
+} HoistFlags;
+
+/* The first condition (program order) TVM's HoistExpression would hoist
+ * and the loop it would wrap: the outermost loop around it (in scope,
+ * NULL: any) such that no loop between holds a sequence of statements
+ * (TVM's reached_sequential_node) and the condition is invariant in
+ * each (no variable bound in it, no buffer it writes); never across an
+ * allocation or a block. Or (*cond NULL) a let statement whose value
+ * is invariant, by the same rule. False when there is none. */
+bool rw_hoist_find(RwCtx *c, const HoistLoops *scope, HoistFlags flags, Stmt **loop,
+		   const Expr **cond, Stmt **let);
+/* `L` -> `if c: L[c := True] else: L'[c := False]` for loop l of c->func
+ * (L' with a fresh loop variable), each copy with the branches the
+ * value decides taken and what is left empty dropped (an empty else
+ * part, or `if not c` for an empty then part). Sound because c has the
+ * same value at every occurrence in L as before it (invariant); when
+ * evaluating c could fault, hoist.nonempty: it cannot, or l's nest is
+ * one `if c` that every run evaluates. */
+RwStatus rw_hoist_condition(RwCtx *c, Stmt *l, const Expr *cond);
+/* `L` (holding the statement `let x = v: B`) -> `let x = v: L[B]`: sound
+ * because v is invariant in L and x is bound once; hoist.nonempty as
+ * above for v. */
+RwStatus rw_hoist_let(RwCtx *c, Stmt *l, Stmt *let);
 
 /* `for v in R: if c: S` -> `for v in R': if c: S` with R' from the
  * comparisons of v in c; reduce.skipped and reduce.within. *changed false

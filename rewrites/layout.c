@@ -195,6 +195,8 @@ typedef struct PadSpec {
 static bool loads_only(const Expr *e, const Buffer *b)
 {
 	switch (e->kind) {
+	case EX_OPAQUE:
+		return false;
 	case EX_INT: case EX_FLOAT: case EX_VAR: case EX_UNDEF:
 		return true;
 	case EX_LOAD:

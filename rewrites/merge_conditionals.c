@@ -47,6 +47,12 @@ static int expr_nodes(const Expr *e)
 			n += expr_nodes(e->u.call.args[i]);
 		return n;
 	}
+	case EX_OPAQUE: {
+		int n = 1;
+		for (int i = 0; i < e->u.opq.nargs; i++)
+			n += expr_nodes(e->u.opq.args[i]);
+		return n;
+	}
 	case EX_COUNT: break;
 	}
 	return 1;

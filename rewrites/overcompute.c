@@ -983,7 +983,7 @@ static void collect_int_vars(const Expr *e, int *n, Var **vs)
 	/* a pad test is linear in loop variables: variables under a select,
 	 * a load or a let make it no pad test (lin_cmp fails on them) */
 	case EX_INT: case EX_FLOAT: case EX_SELECT: case EX_LOAD: case EX_UNDEF: case EX_LET:
-	case EX_CALL: case EX_COUNT:
+	case EX_CALL: case EX_OPAQUE: case EX_COUNT:
 		return;
 	}
 }

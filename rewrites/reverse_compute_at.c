@@ -63,7 +63,7 @@ static bool fixed_expr(const Func *f, const StmtCtx *ctx, const Expr *e)
 	case EX_NEG:
 		return fixed_expr(f, ctx, e->u.un.a);
 	case EX_FLOAT: case EX_NOT: case EX_CAST: case EX_SELECT: case EX_LOAD:
-	case EX_UNDEF: case EX_LET: case EX_CALL:
+	case EX_UNDEF: case EX_LET: case EX_CALL: case EX_OPAQUE:
 		return false;
 	case EX_COUNT:
 		break;
@@ -177,6 +177,10 @@ static void key_expr(KeySearch *ks, const Expr *e)
 	case EX_CALL:
 		for (int i = 0; i < e->u.call.nargs; i++)
 			key_expr(ks, e->u.call.args[i]);
+		return;
+	case EX_OPAQUE: /* reads unknown cells: no key; refused as a whole */
+		ks->c->reject_after = arena_printf(ks->c->arena, "opaque access: T.%s at line %d "
+						   "may read any cell", e->u.opq.name, e->span.line);
 		return;
 	case EX_COUNT:
 		break;

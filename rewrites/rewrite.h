@@ -44,6 +44,11 @@ typedef struct RwCtx {
 	const char *reject_after;
 	/* A note for the report of a committed step. */
 	const char *note;
+	/* Set by the rewrites whose soundness does not depend on what the
+	 * statements read and write (split, fuse, unroll: the statement
+	 * instances keep their order). Every other rewrite is refused on a
+	 * function with an opaque call (sched_opaque_refusal). */
+	bool opaque_ok;
 	/* What the fallback itself needs proven (split's guarded form: its
 	 * index arithmetic stays below the dtype maximum). The fallback is
 	 * committed only when every one of these is proven. */

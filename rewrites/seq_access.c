@@ -87,6 +87,11 @@ static bool find_load(const Expr *e, const Buffer *b, Ref *r)
 			if (find_load(e->u.call.args[i], b, r))
 				return true;
 		return false;
+	case EX_OPAQUE:
+		for (int i = 0; i < e->u.opq.nargs; i++)
+			if (find_load(e->u.opq.args[i], b, r))
+				return true;
+		return false;
 	case EX_COUNT: return false;
 	}
 	return false;

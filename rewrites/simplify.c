@@ -255,13 +255,137 @@ static Stmt *cleanup(Arena *a, Stmt *s, const char **what)
 	return NULL;
 }
 
+/* Evaluating e has no effect but its value (and its UB, which a removal
+ * may drop: semantics.md 1 asks nothing of a run with UB). Every kind is
+ * listed: a call kind with an effect must answer false here. */
+static bool effect_free(const Expr *e)
+{
+	switch (e->kind) {
+	case EX_INT: case EX_FLOAT: case EX_VAR: case EX_UNDEF:
+		return true;
+	case EX_BIN:
+		return effect_free(e->u.bin.a) && effect_free(e->u.bin.b);
+	case EX_NOT: case EX_NEG: case EX_CAST:
+		return effect_free(e->u.un.a);
+	case EX_SELECT:
+		return effect_free(e->u.sel.cond) && effect_free(e->u.sel.a) &&
+		       effect_free(e->u.sel.b);
+	case EX_LOAD:
+		for (int i = 0; i < e->u.load.nidx; i++)
+			if (!effect_free(e->u.load.idx[i]))
+				return false;
+		return true;
+	case EX_LET:
+		return effect_free(e->u.let.value) && effect_free(e->u.let.body);
+	case EX_CALL: /* the math functions (VS_MATH_FNS) are pure */
+		for (int i = 0; i < e->u.call.nargs; i++)
+			if (!effect_free(e->u.call.args[i]))
+				return false;
+		return true;
+	case EX_OPAQUE: /* an extern or packed call: its effects are unknown */
+	case EX_COUNT:
+		return false;
+	}
+	return false;
+}
+
+/* remove_no_op's clean-ups beyond cleanup(): `T.evaluate(e)` of an
+ * effect-free e, an allocation or a let around nothing, a let whose
+ * variable nothing uses (and, in
+ * find_cleanup, a store store_never_read shows dead). */
+static Stmt *noop_cleanup(Arena *a, Stmt *s, const char **what)
+{
+	switch (s->kind) {
+	case ST_EVAL:
+		if (!effect_free(s->u.expr))
+			return NULL;
+		*what = "an evaluated expression without effect";
+		return ir_pass(a, s->span);
+	case ST_ALLOC:
+		if (!is_pass(s->u.alloc.body))
+			return NULL;
+		*what = "an allocation nothing uses";
+		return ir_pass(a, s->span);
+	case ST_LET:
+		if (!effect_free(s->u.let.value))
+			return NULL;
+		if (is_pass(s->u.let.body)) {
+			*what = "a let around nothing";
+			return ir_pass(a, s->span);
+		}
+		if (ir_stmt_uses_var(s->u.let.body, s->u.let.var))
+			return NULL;
+		*what = "a let nothing uses";
+		return s->u.let.body;
+	case ST_SEQ: case ST_FOR: case ST_IF: case ST_STORE: case ST_ASSUME: case ST_BLOCK:
+	case ST_PASS: case ST_COUNT:
+		return NULL;
+	}
+	return NULL;
+}
+
 typedef struct Found {
 	StmtCtx ctx;
 	Stmt *replacement;
 	const char *what;
 	bool hit;
+	bool evaluates; /* remove_no_op's clean-ups too */
 	Arena *a;
+	const Func *f;
 } Found;
+
+/* e reads buffer b, or might (every kind is listed: one that could
+ * reach a buffer some other way must answer true) */
+static bool loads_buffer(const Expr *e, void *b)
+{
+	switch (e->kind) {
+	case EX_LOAD:
+		return e->u.load.buf == b;
+	case EX_INT: case EX_FLOAT: case EX_VAR: case EX_BIN: case EX_NOT: case EX_NEG:
+	case EX_SELECT: case EX_CAST: case EX_UNDEF: case EX_LET: case EX_CALL:
+		return false;
+	case EX_OPAQUE: /* may reach any buffer it names, through its data */
+	case EX_COUNT:
+		return true;
+	}
+	return true;
+}
+
+/* A store into a buffer the function allocates, where nothing that can
+ * run after it, up to the end of the allocation, mentions the buffer:
+ * the rest of each enclosing sequence, the whole body of each enclosing
+ * loop (its later iterations). The cell is never read again, and an
+ * allocated buffer is not observable (semantics.md 1), so the store
+ * does nothing observable. */
+static bool store_never_read(const Func *f, const StmtCtx *ctx)
+{
+	const Buffer *x = ctx->stmt->u.store.buf;
+	for (int d = ctx->depth - 1; d >= 0; d--) {
+		const Stmt *anc = an_stmt_at(f->body, ctx->path, d);
+		if (!anc)
+			return false;
+		switch (anc->kind) {
+		case ST_ALLOC:
+			if (anc->u.alloc.buf == x)
+				return true;
+			break;
+		case ST_FOR:
+			if (stmt_any_expr(anc->u.loop.body, loads_buffer, (void *)x))
+				return false;
+			break;
+		case ST_SEQ:
+			for (int i = ctx->path[d] + 1; i < anc->u.seq.n; i++)
+				if (stmt_any_expr(anc->u.seq.items[i], loads_buffer, (void *)x))
+					return false;
+			break;
+		case ST_IF: case ST_BLOCK: case ST_LET:
+			break;
+		case ST_STORE: case ST_ASSUME: case ST_EVAL: case ST_PASS: case ST_COUNT:
+			return false;
+		}
+	}
+	return false; /* not allocated here: a parameter */
+}
 
 static void find_cleanup(void *ud, Stmt *s, const StmtCtx *ctx)
 {
@@ -269,7 +393,13 @@ static void find_cleanup(void *ud, Stmt *s, const StmtCtx *ctx)
 	if (f->hit)
 		return;
 	const char *what = NULL;
-	Stmt *r = cleanup(f->a, s, &what);
+	Stmt *r = f->evaluates ? noop_cleanup(f->a, s, &what) : NULL;
+	if (!r && f->evaluates && s->kind == ST_STORE && store_never_read(f->f, ctx)) {
+		what = "a store into an allocated buffer nothing reads after it";
+		r = ir_pass(f->a, s->span);
+	}
+	if (!r)
+		r = cleanup(f->a, s, &what);
 	if (!r)
 		return;
 	f->hit = true;
@@ -304,16 +434,22 @@ Func *rw_simplify_replaced(Arena *a, const Func *f, const StmtCtx *ctx, int slot
 	return an_with_body(a, f, an_replace_at(a, f->body, ctx->path, ctx->depth, repl));
 }
 
-Func *rw_simplify_cleanup(Arena *a, const Func *f)
+static Func *first_cleanup(Arena *a, const Func *f, bool evaluates)
 {
 	Found fd;
 	memset(&fd, 0, sizeof fd);
 	fd.a = a;
+	fd.evaluates = evaluates;
+	fd.f = f;
 	an_walk(a, f, find_cleanup, &fd);
 	if (!fd.hit)
 		return NULL;
 	return an_with_body(a, f, an_replace_at(a, f->body, fd.ctx.path, fd.ctx.depth, fd.replacement));
 }
+
+Func *rw_simplify_cleanup(Arena *a, const Func *f) { return first_cleanup(a, f, false); }
+
+Func *rw_noop_cleanup(Arena *a, const Func *f) { return first_cleanup(a, f, true); }
 
 /* ---------- decisions ---------- */
 
@@ -419,6 +555,13 @@ static Expr *replace_nth(Arena *a, Expr *e, int *k, Expr *with, Expr **sub, Expr
 		}
 		case EX_LET: if (i == 0) x->u.let.value = r; else x->u.let.body = r; break;
 		case EX_CALL: x->u.call.args[i] = r; break;
+		case EX_OPAQUE: { /* an argument decided; the call itself stays */
+			Expr **args = arena_alloc(a, sizeof *args * (size_t)n);
+			for (int j = 0; j < n; j++)
+				args[j] = j == i ? r : e->u.opq.args[j];
+			x->u.opq.args = args;
+			break;
+		}
 		case EX_INT: case EX_FLOAT: case EX_VAR: case EX_UNDEF: case EX_COUNT: abort();
 		}
 		return x;

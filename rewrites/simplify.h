@@ -50,6 +50,11 @@ Func *rw_simplify_replaced(Arena *a, const Func *f, const StmtCtx *ctx, int slot
  * a cell's own value, empty branches and loops, pass statements), or NULL
  * when there is none. They change no observable behaviour. */
 Func *rw_simplify_cleanup(Arena *a, const Func *f);
+/* The same, where `T.evaluate(e)` of an e without effects (TVM's
+ * `T.evaluate(0)`), an allocation or let around nothing, and a store
+ * into an allocated buffer that nothing after it reads also count as
+ * nothing (remove_no_op). */
+Func *rw_noop_cleanup(Arena *a, const Func *f);
 
 /* ---------- decisions ----------
  * A boolean subterm (a comparison, a logical operation, a boolean

@@ -145,6 +145,7 @@ RwStatus rw_split(RwCtx *c, const char *loop, int64_t factor, SplitTail tail,
 		  const char *outer_name, const char *inner_name)
 {
 	Arena *a = c->arena;
+	c->opaque_ok = true; /* the instances keep their order */
 	StmtCtx sc;
 	RwStatus st = rw_find_loop(c, loop, &sc);
 	if (st != RW_OK)

@@ -1146,6 +1146,9 @@ static Z3_ast enc_kind(SmtEncoding *e, const Expr *x)
 	case EX_UNDEF: return enc_undef(e, x);
 	case EX_LET: return enc_let(e, x);
 	case EX_CALL: return enc_call(e, x);
+	case EX_OPAQUE: /* no model of what it returns or does: no proof uses it */
+		return fail(e, "not supported: the opaque call T.%s (what it reads, writes "
+			    "and returns is unknown)", x->u.opq.name);
 	case EX_COUNT: break;
 	}
 	return fail(e, "internal: invalid expression kind %d", (int)x->kind);

@@ -245,6 +245,7 @@ static bool kind_range(RangeInfo *r, const Expr *x, Interval *out)
 	case EX_FLOAT: /* an integer-typed float literal is not encoded */
 	case EX_UNDEF:
 	case EX_CALL: /* uninterpreted: any value of the dtype (a range fact) */
+	case EX_OPAQUE:
 		*out = dtype_range(x->dtype);
 		return true;
 	case EX_LET: return let_range(r, x, out);
@@ -325,6 +326,7 @@ static bool closed(const Expr *x)
 		       closed(x->u.sel.b);
 	case EX_VAR: case EX_LOAD: case EX_UNDEF: case EX_LET:
 	case EX_CALL: /* an uninterpreted function's value differs by model */
+	case EX_OPAQUE:
 	case EX_COUNT: break;
 	}
 	return false;

@@ -217,7 +217,7 @@ static Interval est_expr(Estimate *e, const Expr *x, int depth)
 		e->n = n;
 		return r;
 	}
-	case EX_FLOAT: case EX_LOAD: case EX_UNDEF: case EX_CALL: case EX_COUNT:
+	case EX_FLOAT: case EX_LOAD: case EX_UNDEF: case EX_CALL: case EX_OPAQUE: case EX_COUNT:
 		return iv_dtype(x->dtype);
 	}
 	return iv_dtype(x->dtype);

@@ -19,6 +19,7 @@
 
 #include "kernel/analysis/affine.h"
 #include "kernel/analysis/arith.h"
+#include "kernel/analysis/facts.h"
 #include "kernel/analysis/interval.h"
 #include "kernel/analysis/region.h"
 #include "kernel/print.h"
@@ -351,7 +352,7 @@ static bool eval_expr(const ExprGen *g, const Expr *x, const Wide *vals, Wide *o
 		*out = iv_wrap_value(*out, x->dtype);
 		return true;
 	case EX_FLOAT: case EX_NOT: case EX_SELECT: case EX_CAST: case EX_LOAD:
-	case EX_UNDEF: case EX_LET: case EX_CALL: case EX_COUNT: break;
+	case EX_UNDEF: case EX_LET: case EX_CALL: case EX_OPAQUE: case EX_COUNT: break;
 	}
 	return false;
 }
@@ -455,7 +456,7 @@ static Interval new_value(const ExprGen *g, const Expr *x)
 		return iv_wrap(iv_arith(x->u.bin.op, new_value(g, x->u.bin.a),
 					new_value(g, x->u.bin.b)), x->dtype);
 	case EX_FLOAT: case EX_NOT: case EX_SELECT: case EX_CAST: case EX_LOAD:
-	case EX_UNDEF: case EX_LET: case EX_CALL: case EX_COUNT: break;
+	case EX_UNDEF: case EX_LET: case EX_CALL: case EX_OPAQUE: case EX_COUNT: break;
 	}
 	return iv_dtype(x->dtype);
 }
@@ -784,6 +785,97 @@ START_TEST(exactness_counts_only_the_picked_arm)
 }
 END_TEST
 
+
+/* ---------- facts of producer stores (kernel/analysis/facts.c) ---------- */
+
+static bool is_store_to_b(const Stmt *s, void *ud)
+{
+	(void)ud;
+	return s->kind == ST_STORE && strcmp(s->u.store.buf->name, "B") == 0;
+}
+
+/* The facts at the consumer `B[k] = X[k]` of a fixture, and X. */
+static Func *facts_fixture(const char *name, bool for_values, FactSet *fs, Buffer **x)
+{
+	Module *m = tu_parse(&arena, name, tu_fixture(name));
+	ck_assert_ptr_nonnull(m);
+	Func *f = m->funcs[0];
+	const Stmt *use = stmt_find(f->body, is_store_to_b, NULL);
+	ck_assert_ptr_nonnull(use);
+	StmtCtx sc;
+	ck_assert(an_find_stmt(&arena, f, use, &sc));
+	an_facts_at(&arena, f, &sc, for_values, NULL, fs);
+	*x = use->u.store.value->u.load.buf;
+	return f;
+}
+
+/* Whether cell X[c] is readable there: the condition is closed once
+ * the cell is a constant. */
+static int readable_cell(Func *f, const FactSet *fs, Buffer *x, int64_t c)
+{
+	Expr *idx = ir_int(&arena, c, DT_INT32, no_span);
+	int64_t v;
+	ck_assert_msg(rg_eval(an_readable(&arena, f, fs, x, 1, &idx), 0, NULL, NULL, &v),
+		      "readable(X[%lld]) is not a closed condition", (long long)c);
+	return v != 0;
+}
+
+/* How many hypotheses the facts give for the value of X[c]. */
+static int value_hyps(const FactSet *fs, Buffer *x, int64_t c)
+{
+	Expr *idx = ir_int(&arena, c, DT_INT32, no_span);
+	Expr *load = ir_load(&arena, x, 1, &idx, no_span);
+	Obligation *o = obligation_new(&arena, "t", "", 0, NULL, 0, NULL, ir_bool(&arena, true), no_span);
+	an_facts_instantiate(&arena, fs, load, o);
+	return o->nhyps;
+}
+
+/* X[i * 8 + j] (j < 8) under `if i * 8 + j < 30`: the index is injective
+ * (mixed radix), so the store is a fact, and its cells are readable
+ * exactly where the guard held for the instance that writes them. */
+START_TEST(affine_store_under_a_guard_is_a_conditional_fact)
+{
+	FactSet fs;
+	Buffer *x;
+	Func *f = facts_fixture("analysis/facts_affine_guarded_store.tir", false, &fs, &x);
+	for (int c = 0; c < 32; c++)
+		ck_assert_int_eq(readable_cell(f, &fs, x, c), c < 30);
+	f = facts_fixture("analysis/facts_affine_guarded_store.tir", true, &fs, &x);
+	ck_assert_int_gt(value_hyps(&fs, x, 13), 0);
+}
+END_TEST
+
+/* Two stores to X (an if and its else): each makes its cells readable,
+ * but neither gives values (a cell's value depends on which ran). */
+START_TEST(two_stores_to_a_buffer_give_readable_cells_no_values)
+{
+	FactSet fs;
+	Buffer *x;
+	Func *f = facts_fixture("analysis/facts_two_stores_are_readable_only.tir", false, &fs, &x);
+	for (int c = 0; c < 16; c++)
+		ck_assert_int_eq(readable_cell(f, &fs, x, c), 1);
+	f = facts_fixture("analysis/facts_two_stores_are_readable_only.tir", true, &fs, &x);
+	ck_assert_int_eq(value_hyps(&fs, x, 3), 0);
+	ck_assert_int_eq(value_hyps(&fs, x, 12), 0);
+}
+END_TEST
+
+/* X[i * 4 + j] with j < 5: instances (1, 0) and (0, 4) write the same
+ * cell, so the store must give no value; nothing claims more cells than
+ * an instance writes (red team of the mixed-radix rule). */
+START_TEST(overlapping_radix_gives_no_value)
+{
+	FactSet fs;
+	Buffer *x;
+	Func *f = facts_fixture("analysis/facts_overlapping_radix_is_not_a_value.tir", true, &fs, &x);
+	for (int c = 0; c < 16; c++)
+		ck_assert_int_eq(value_hyps(&fs, x, c), 0);
+	f = facts_fixture("analysis/facts_overlapping_radix_is_not_a_value.tir", false, &fs, &x);
+	ck_assert_int_eq(readable_cell(f, &fs, x, 0), 1);
+	ck_assert_int_eq(readable_cell(f, &fs, x, 15), 0); /* never written */
+}
+END_TEST
+
 Suite *suite_analysis(void)
 {
 	Suite *s = suite_create("analysis");
@@ -811,6 +903,12 @@ Suite *suite_analysis(void)
 	tcase_add_test(tc, unrepresentable_conditions_over_approximate);
 	tcase_add_test(tc, select_arms_guard_the_accesses);
 	tcase_add_test(tc, exactness_counts_only_the_picked_arm);
+	suite_add_tcase(s, tc);
+	tc = tcase_create("facts");
+	tcase_add_checked_fixture(tc, setup, teardown);
+	tcase_add_test(tc, affine_store_under_a_guard_is_a_conditional_fact);
+	tcase_add_test(tc, two_stores_to_a_buffer_give_readable_cells_no_values);
+	tcase_add_test(tc, overlapping_radix_gives_no_value);
 	suite_add_tcase(s, tc);
 	return s;
 }

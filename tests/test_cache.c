@@ -281,12 +281,16 @@ END_TEST
 
 /* A partial write of an allocated buffer: the copy-in would read cells
  * nothing initialised. */
-START_TEST(cache_write_copy_in_of_uninitialised_cells_is_rejected)
+START_TEST(cache_write_of_cells_the_block_leaves_unwritten_is_refuted)
 {
-	const char *k = tu_fixture("cache/cache_write_copy_in_of_uninitialised_cells_is_rejected.tir");
+	const char *k = tu_fixture("cache/cache_write_of_cells_the_block_leaves_unwritten_is_refuted.tir");
+	/* the block writes the even cells only (a guard no box follows):
+	 * no copy-in is chosen, and cache.written is refuted at an odd cell,
+	 * with a confirmed replay (the copy-out reads an unwritten cell) */
 	StepReport *r = refuted(k, "sch.cache_write(block=\"compute\", buffer=\"C\", scope=\"local\")",
-				"cache.readable");
+				"cache.written");
 	ck_assert_ptr_nonnull(strstr(r->counterexample, "ax0 = "));
+	ts_assert_refuted_confirmed(r, "cache.written");
 	reject(tu_fixture(row_sum),
 	       "sch.cache_write(block=\"compute\", buffer=\"A\", scope=\"local\")", "use cache_read");
 }
@@ -342,6 +346,146 @@ START_TEST(cache_read_stages_only_the_taken_arm)
 }
 END_TEST
 
+
+/* ---------- the region the block uses (TVM's stage) ---------- */
+
+/* A block inside a tile loop stages its tile, X[i * 16 : i * 16 + 16],
+ * not the whole buffer: the copy-in then reads only cells the producer
+ * wrote in this iteration (its store X[i * 16 + j] is a fact by the
+ * mixed-radix rule), and the moving range is proven inside X. */
+START_TEST(cache_read_stages_the_tile_the_block_uses)
+{
+	const char *k = tu_fixture("cache/cache_read_stages_the_tile_the_block_uses.tir");
+	Schedule *s = accept(k, "sch.cache_read(\"use\", 0, \"local\")");
+	const StepReport *r = tu_last(s);
+	ck_assert(ts_has_obligation(r, "cache.in_bounds", VERDICT_PROVEN));
+	ck_assert(ts_has_obligation(r, "cache.readable", VERDICT_PROVEN));
+	ts_has(ts_print(&arena, sched_func(s)), "for ax0 in T.serial(i * 16, i * 16 + 16):");
+	sched_free(s);
+	/* red team: the producer skips j == 7 and the block reads that cell
+	 * only in an arm it does not take; the box still holds it, so the
+	 * copy-in would read an unwritten cell */
+	const char *gap = tu_fixture("cache/cache_read_stages_the_tile_the_block_uses-gap.tir");
+	StepReport *g = refuted(gap, "sch.cache_read(\"use\", 0, \"local\")", "cache.readable");
+	ts_assert_refuted_confirmed(g, "cache.readable");
+	ck_assert_ptr_nonnull(strstr(g->counterexample, "ax0 = 7"));
+}
+END_TEST
+
+/* ---------- producers under a guard (issue 12 item 8) ---------- */
+
+/* T.where(i * 8 + j < 120) around X[i * 8 + j]: a cell is initialised
+ * where the guard held for the instance that writes it, so the copy-in
+ * of X[0:120] is proven. */
+START_TEST(cache_read_after_a_guarded_producer)
+{
+	const char *k = tu_fixture("cache/cache_read_after_a_guarded_producer.tir");
+	Schedule *s = accept(k, "sch.cache_read(\"use\", 0, \"local\")");
+	ck_assert(ts_has_obligation(tu_last(s), "cache.readable", VERDICT_PROVEN));
+	sched_free(s);
+	/* red team: the guarded producer skips X[100], which the block never
+	 * reads but the box holds: refuted at 100, confirmed by replay */
+	const char *shortk = tu_fixture("cache/cache_read_after_a_guarded_producer-short.tir");
+	StepReport *r = refuted(shortk, "sch.cache_read(\"use\", 0, \"local\")", "cache.readable");
+	ts_assert_refuted_confirmed(r, "cache.readable");
+	ck_assert_ptr_nonnull(strstr(r->counterexample, "ax0 = 100"));
+}
+END_TEST
+
+/* Two stores to X (if / else) each make their cells readable. */
+START_TEST(cache_read_after_two_stores_to_one_buffer)
+{
+	const char *k = tu_fixture("cache/cache_read_after_two_stores_to_one_buffer.tir");
+	Schedule *s = accept(k, "sch.cache_read(\"use\", 0, \"local\")");
+	ck_assert(ts_has_obligation(tu_last(s), "cache.readable", VERDICT_PROVEN));
+	sched_free(s);
+	/* red team: the two stores write k % 4 == 0 and 1 only */
+	const char *odd = tu_fixture("cache/cache_read_after_two_stores_to_one_buffer-odd.tir");
+	StepReport *r = refuted(odd, "sch.cache_read(\"use\", 0, \"local\")", "cache.readable");
+	ts_assert_refuted_confirmed(r, "cache.readable");
+}
+END_TEST
+
+/* ---------- consumer_blocks= ---------- */
+
+/* cache_write(..., consumer_blocks=[use]): the producer writes the cache,
+ * `use` reads it after the copy-out, `late` still reads X; cache_read
+ * with consumer_blocks=[late] stages for `late` alone (the block given
+ * only names the buffer). */
+START_TEST(consumer_blocks_read_the_cache)
+{
+	const char *k = tu_fixture("cache/consumer_blocks.tir");
+	Schedule *s = accept(k, "sch.cache_write(\"produce\", 0, \"local\", consumer_blocks=[\"use\"])");
+	char *text = ts_print(&arena, sched_func(s));
+	ts_has(text, "B[vi] = X_local[vi] + 1.0");
+	ts_has(text, "C[vk] = X[vk] * 3.0");
+	ck_assert_int_eq(ts_count_obligations(tu_last(s), "cache.covers"), 2);
+	sched_free(s);
+	s = accept(k, "sch.cache_read(\"use\", 0, \"local\", consumer_blocks=[\"late\"])");
+	text = ts_print(&arena, sched_func(s));
+	ts_has(text, "B[vi] = X[vi] + 1.0");
+	ts_has(text, "C[vk] = X_local[vk] * 3.0");
+	sched_free(s);
+	s = accept(k, "b = sch.get_block(\"produce\")\nu = sch.get_block(\"use\")\n"
+		      "sch.cache_write(b, 0, \"local\", consumer_blocks=[b, u])");
+	ts_has(ts_print(&arena, sched_func(s)), "B[vi] = X_local[vi] + 1.0");
+	sched_free(s);
+	/* `late` runs after the tile loop that holds the stage: the cache
+	 * lives for the whole function and every cell `late` reads was
+	 * staged (X is written only by the copy-out) */
+	s = accept(k, "sch.cache_write(\"produce\", 0, \"local\", consumer_blocks=[\"use\", \"late\"])");
+	text = ts_print(&arena, sched_func(s));
+	ts_has(text, "C[vk] = X_local[vk] * 3.0");
+	ts_has(text, "B[vi] = X_local[vi] + 1.0");
+	ck_assert(ts_has_obligation(tu_last(s), "cache.consumer_readable", VERDICT_PROVEN));
+	sched_free(s);
+	/* red team: the stage writes half of each tile of a parameter and
+	 * `late` reads all of it: cells it finds unwritten in the cache are
+	 * refuted, confirmed by replay */
+	const char *param = tu_fixture("cache/consumer_blocks-param.tir");
+	StepReport *r = refuted(param, "sch.cache_write(\"produce\", 0, \"local\", consumer_blocks=[\"late\"])",
+				"cache.consumer_readable");
+	ts_assert_refuted_confirmed(r, "cache.consumer_readable");
+}
+END_TEST
+
+START_TEST(consumer_blocks_that_cannot_see_the_cache_reject)
+{
+	const char *k = tu_fixture("cache/consumer_blocks.tir");
+	/* cache_read serves only blocks after its stage in its sequence */
+	reject(k, "sch.cache_read(\"use\", 0, \"local\", consumer_blocks=[\"use\", \"late\"])",
+	       "not supported: cache_read: consumer_blocks: block 'late' is outside the loops that hold the stage");
+	/* `bump` writes X between the copy-out and `use` */
+	const char *over = tu_fixture("cache/consumer_blocks-overwrite.tir");
+	reject(over, "sch.cache_write(\"produce\", 0, \"local\", consumer_blocks=[\"use\"])",
+	       "a statement before block 'use' writes X");
+	bad_input(k, "sch.cache_write(\"produce\", 0, \"local\", consumer_blocks=[\"nope\"])",
+		  "consumer_blocks: no block 'nope'");
+	bad_input(k, "sch.cache_write(\"produce\", 0, \"local\", consumer_blocks=3)",
+		  "consumer_blocks must be a list of blocks");
+}
+END_TEST
+
+/* cache_write of a block that writes X and then reads it back, X
+ * allocated right around it: every read of a run without undefined
+ * behaviour reads a cell the block wrote first, so no copy-in is needed;
+ * cache.written proves the copy-out reads only written cells. */
+START_TEST(cache_write_of_a_fresh_buffer_read_back_needs_no_copy_in)
+{
+	const char *k = tu_fixture("cache/cache_write_of_a_fresh_buffer_read_back_needs_no_copy_in.tir");
+	Schedule *s = accept(k, "sch.cache_write(\"both\", 0, \"local\")");
+	ck_assert(ts_has_obligation(tu_last(s), "cache.written", VERDICT_PROVEN));
+	ck_assert_int_eq(ts_count_obligations(tu_last(s), "cache.readable"), 0);
+	sched_free(s);
+	/* red team: X lives across the loop, so the second run reads what the
+	 * first wrote: not fresh, a copy-in is needed, and at the first run
+	 * it reads unwritten cells (confirmed by replay) */
+	const char *kept = tu_fixture("cache/cache_write_of_a_fresh_buffer_read_back_needs_no_copy_in-kept.tir");
+	StepReport *r = refuted(kept, "sch.cache_write(\"both\", 0, \"local\")", "cache.readable");
+	ts_assert_refuted_confirmed(r, "cache.readable");
+}
+END_TEST
+
 Suite *suite_cache(void)
 {
 	Suite *s = suite_create("cache");
@@ -362,12 +506,30 @@ Suite *suite_cache(void)
 	tcase_add_test(tc, cache_write_of_a_full_write_needs_no_copy_in);
 	tcase_add_test(tc, cache_write_of_a_read_modify_write_copies_in);
 	tcase_add_test(tc, cache_write_without_block_stages_the_whole_function);
-	tcase_add_test(tc, cache_write_copy_in_of_uninitialised_cells_is_rejected);
+	tcase_add_test(tc, cache_write_of_cells_the_block_leaves_unwritten_is_refuted);
 	suite_add_tcase(s, tc);
 	tc = tcase_create("conditional_reads");
 	tcase_add_checked_fixture(tc, setup, teardown);
 	tcase_set_timeout(tc, 120);
 	tcase_add_test(tc, cache_read_stages_only_the_taken_arm);
+	suite_add_tcase(s, tc);
+	tc = tcase_create("stage_region");
+	tcase_add_checked_fixture(tc, setup, teardown);
+	tcase_set_timeout(tc, 120);
+	tcase_add_test(tc, cache_read_stages_the_tile_the_block_uses);
+	suite_add_tcase(s, tc);
+	tc = tcase_create("guarded_producers");
+	tcase_add_checked_fixture(tc, setup, teardown);
+	tcase_set_timeout(tc, 120);
+	tcase_add_test(tc, cache_read_after_a_guarded_producer);
+	tcase_add_test(tc, cache_read_after_two_stores_to_one_buffer);
+	tcase_add_test(tc, cache_write_of_a_fresh_buffer_read_back_needs_no_copy_in);
+	suite_add_tcase(s, tc);
+	tc = tcase_create("consumer_blocks");
+	tcase_add_checked_fixture(tc, setup, teardown);
+	tcase_set_timeout(tc, 120);
+	tcase_add_test(tc, consumer_blocks_read_the_cache);
+	tcase_add_test(tc, consumer_blocks_that_cannot_see_the_cache_reject);
 	suite_add_tcase(s, tc);
 	tc = tcase_create("api");
 	tcase_add_checked_fixture(tc, setup, teardown);

@@ -180,6 +180,50 @@ START_TEST(store_read_before_it_is_overwritten_stays)
 }
 END_TEST
 
+
+/* T.evaluate of an expression without effect, the empty loop and branch
+ * it leaves and a let nothing uses are removed; a used let stays */
+START_TEST(evaluates_and_what_they_leave_are_removed)
+{
+	TsRun t = ts_accept(&arena, tu_fixture("hoist/noop_evaluate_let_alloc.tir"),
+			    "sch.remove_no_op(use_dataflow_analysis=False)\n", 8);
+	const Stmt *b = sched_func(t.s)->body;
+	ck_assert_int_eq(ts_count_kind(b, ST_EVAL), 0);
+	ck_assert_int_eq(ts_count_kind(b, ST_FOR), 1);
+	ck_assert_int_eq(ts_count_kind(b, ST_LET), 1); /* y, used by the store */
+	ck_assert_int_eq(ts_count_kind(b, ST_STORE), 2);
+	sched_free(t.s);
+}
+END_TEST
+
+/* a store into an allocated buffer nothing reads after it is removed,
+ * dataflow analysis or not; a parameter's store and an allocated cell
+ * read in a later iteration stay (near misses) */
+START_TEST(store_into_a_temporary_nothing_reads_later_is_removed)
+{
+	TsRun t = ts_accept(&arena, tu_fixture("hoist/noop_dead_temporary.tir"),
+			    "sch.remove_no_op(use_dataflow_analysis=False)\n", 8);
+	ck_assert_int_eq(ts_count_kind(sched_func(t.s)->body, ST_STORE), 3);
+	ck_assert_int_eq(ts_count_kind(sched_func(t.s)->body, ST_FOR), 2);
+	sched_free(t.s);
+	t = ts_accept(&arena, tu_fixture("hoist/noop_temporary_read_next_iteration.tir"),
+		      "sch.remove_no_op(use_dataflow_analysis=False)\n", 8);
+	ck_assert_int_eq(ts_count_kind(sched_func(t.s)->body, ST_STORE), 4);
+	sched_free(t.s);
+}
+END_TEST
+
+/* use_dataflow_analysis=False: a store overwritten later is not removed
+ * as dead (TVM's option; the same kernel loses it with the analysis) */
+START_TEST(without_dataflow_an_overwritten_store_stays)
+{
+	Schedule *s = run(tu_fixture(overwritten), "sch.remove_no_op(use_dataflow_analysis=False)\n",
+			  STEP_COMMITTED, NULL);
+	ck_assert_int_eq(ts_count_kind(sched_func(s)->body, ST_STORE), 2);
+	sched_free(s);
+}
+END_TEST
+
 static const char *assume_then_write = "hoist/assume_then_write.tir";
 
 START_TEST(a_fact_invalidated_by_a_write_is_not_used)
@@ -264,8 +308,69 @@ END_TEST
 START_TEST(a_case_split_past_the_size_budget_is_too_large)
 {
 	TsRun t = ts_reject(&arena, tu_fixture("hoist/a_case_split_past_the_size_budget_is_too_large.tir"),
-			    "sch.hoist_expression(conditionals=\"boolean_expression\")", "too large");
+			    "sch.hoist_expression(conditionals=\"boolean_expression\", loop=\"i\")",
+			    "too large");
 	ts_has(t.r->reason, "statements as printed");
+	sched_free(t.s);
+}
+END_TEST
+
+/* TVM's hoisting: an invariant condition leaves every loop it is
+ * invariant in, and the value it has in each copy decides the other
+ * comparisons of its variable (hoist.decided); i < 3 is not decided
+ * where i < 2 is false, so it is hoisted in turn */
+START_TEST(hoisted_value_decides_the_comparisons_it_implies)
+{
+	TsRun t = ts_accept(&arena, tu_fixture("hoist/hoist_decided_comparisons.tir"),
+			    "sch.hoist_expression()\n", 8);
+	ck_assert(ts_has_obligation(t.r, "hoist.decided", VERDICT_PROVEN));
+	const char *text = ts_print(&arena, sched_func(t.s));
+	ts_has(text, "        if i < 2:\n            for j in T.serial(4):\n                A[i, j] = 0.0\n");
+	ts_has(text, "        elif i < 3:\n            for j in T.serial(4):\n                A[i, j] = 2.0\n");
+	ck_assert_int_eq(ts_count_kind(sched_func(t.s)->body, ST_STORE), 3);
+	sched_free(t.s);
+}
+END_TEST
+
+/* near miss: the loop j reaches a sequence before the `if` (TVM's
+ * reached_sequential_node), so i < 2 stays inside j */
+START_TEST(a_condition_after_a_sequence_stays_in_its_loop)
+{
+	TsRun t = ts_accept(&arena, tu_fixture("hoist/hoist_past_a_sequence.tir"),
+			    "sch.hoist_expression()\n", 4);
+	ts_has(t.r->note, "nothing to hoist");
+	sched_free(t.s);
+}
+END_TEST
+
+/* a let with an invariant value leaves the loop (x = i * n out of j);
+ * y = x + j uses j and stays; let_bindings="none" hoists neither */
+START_TEST(invariant_let_is_hoisted_and_a_variant_one_stays)
+{
+	TsRun t = ts_accept(&arena, tu_fixture("hoist/hoist_lets.tir"), "sch.hoist_expression()\n", 8);
+	ts_has(ts_print(&arena, sched_func(t.s)),
+	       "        x = i * n\n        for j in T.serial(4):\n            y = x + j\n");
+	sched_free(t.s);
+	t = ts_accept(&arena, tu_fixture("hoist/hoist_lets.tir"),
+		      "sch.hoist_expression(let_bindings=\"none\")\n", 4);
+	ts_has(t.r->note, "nothing to hoist");
+	sched_free(t.s);
+}
+END_TEST
+
+/* a condition that may fault, under an `if` that may never hold: hoisted
+ * it would be evaluated where the original never does (k = -1, m = 0);
+ * with k assumed in bounds it is hoisted */
+START_TEST(a_nested_faulting_condition_needs_a_safe_evaluation)
+{
+	TsRun t = ts_reject(&arena, tu_fixture("hoist/hoist_nested_faulting_condition.tir"),
+			    "sch.hoist_expression()", "hoist.nonempty refuted");
+	ts_has(t.r->reason, "before loop i cannot fault");
+	ck_assert_int_eq(t.r->replay, REPLAY_CONFIRMED);
+	sched_free(t.s);
+	t = ts_accept(&arena, tu_fixture("hoist/hoist_nested_safe_condition.tir"),
+		      "sch.hoist_expression()\n", 8);
+	ts_has(ts_print(&arena, sched_func(t.s)), "    if B[k] > 0:\n        for i in T.serial(4):\n");
 	sched_free(t.s);
 }
 END_TEST
@@ -343,6 +448,10 @@ Suite *suite_hoist(void)
 	tcase_add_test(tc, three_deep_if_nest_is_hoisted);
 	tcase_add_test(tc, named_loop_is_followed_through_its_copies);
 	tcase_add_test(tc, a_case_split_past_the_size_budget_is_too_large);
+	tcase_add_test(tc, hoisted_value_decides_the_comparisons_it_implies);
+	tcase_add_test(tc, a_condition_after_a_sequence_stays_in_its_loop);
+	tcase_add_test(tc, invariant_let_is_hoisted_and_a_variant_one_stays);
+	tcase_add_test(tc, a_nested_faulting_condition_needs_a_safe_evaluation);
 	suite_add_tcase(s, tc);
 	tc = tcase_create("reduce_loop_extents");
 	tcase_add_checked_fixture(tc, setup, teardown);
@@ -356,6 +465,9 @@ Suite *suite_hoist(void)
 	tcase_add_test(tc, store_read_before_it_is_overwritten_stays);
 	tcase_add_test(tc, a_fact_invalidated_by_a_write_is_not_used);
 	tcase_add_test(tc, a_store_copied_by_a_case_split_still_invalidates_facts);
+	tcase_add_test(tc, evaluates_and_what_they_leave_are_removed);
+	tcase_add_test(tc, store_into_a_temporary_nothing_reads_later_is_removed);
+	tcase_add_test(tc, without_dataflow_an_overwritten_store_stays);
 	suite_add_tcase(s, tc);
 	tc = tcase_create("at_scale");
 	tcase_add_checked_fixture(tc, setup, teardown);

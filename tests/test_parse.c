@@ -656,6 +656,10 @@ static void assert_expr_spans(const Expr *e)
 		for (int i = 0; i < e->u.call.nargs; i++)
 			assert_expr_spans(e->u.call.args[i]);
 		return;
+	case EX_OPAQUE:
+		for (int i = 0; i < e->u.opq.nargs; i++)
+			assert_expr_spans(e->u.opq.args[i]);
+		return;
 	}
 }
 

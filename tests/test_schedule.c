@@ -694,8 +694,8 @@ START_TEST(tvm_forms_of_cache_compute_at_and_layout)
 		     "cache_read: block 'B' reads 1 buffer (A): index 1 is out of range");
 	ts_bad_input(&arena, tu_fixture(two_blocks), "sch.transform_layout(\"C\", (\"load\", 0), lambda i, j: [j, i])",
 		     "transform_layout: buffer must be (\"read\", K), (\"write\", K) or a buffer name");
-	ts_rejected(&arena, tu_fixture(two_blocks), "sch.cache_read(\"C\", 0, \"local\", consumer_blocks=[\"C\"])",
-		    "not supported: cache_read: consumer_blocks");
+	ts_bad_input(&arena, tu_fixture(two_blocks), "sch.cache_read(\"C\", 0, \"local\", consumer_blocks=[\"D\"])",
+		     "cache_read: consumer_blocks: no block 'D' in function 'f'");
 	ts_rejected(&arena, tu_fixture(two_blocks), "i, j = sch.get_loops(\"C\")\nsch.compute_at(\"B\", i, index=0)",
 		    "not supported: compute_at: index=0");
 }

@@ -10,6 +10,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "backend/backend.h"
+#include "kernel/interp.h"
 #include "kernel/parse.h"
 #include "kernel/print.h"
 #include "tests/testsched.h"
@@ -527,6 +529,155 @@ START_TEST(compute_at_tiled_pooling_as_tvm_writes_it)
 }
 END_TEST
 
+/* ---------- opaque calls (semantics.md 9) ---------- */
+
+static bool count_opaque(const Expr *e, void *n)
+{
+	*(int *)n += e->kind == EX_OPAQUE;
+	return false;
+}
+
+START_TEST(opaque_calls_parse_print_and_round_trip)
+{
+	Func *f = fixture_func("tensorir/opaque_forms.tir");
+	int n = 0;
+	stmt_any_expr(f->body, count_opaque, &n);
+	/* load_matrix_sync, access_ptr, type_annotation, extern_sum,
+	 * call_packed, use_ptr, address_of, the call in a store */
+	ck_assert_int_eq(n, 8);
+	char *text = ts_print(&arena, f);
+	ts_has(text, "T.evaluate(T.tvm_load_matrix_sync(B.data, 16, 16, 16, vi, T.tvm_access_ptr("
+		     "T.type_annotation(dtype=\"float16\"), A.data, vi * 16, 16, 1, dtype=\"handle\"), 16, "
+		     "\"row_major\", dtype=\"handle\"))");
+	/* the dtype-first spelling reads as dtype= */
+	ts_has(text, "x = T.call_extern(\"extern_sum\", B.data, 256, dtype=\"float32\")");
+	/* a bare call statement is evaluated; whole buffers stay named */
+	ts_has(text, "T.evaluate(T.call_packed(\"tvm.test\", A, B, dtype=\"int32\"))");
+	ts_has(text, "T.call_extern(\"use_ptr\", T.address_of(B[1, 2], dtype=\"handle\"), x, dtype=\"\")");
+	ts_has(text, "B[0, 0] = T.call_extern(\"f\", B[0, 1], dtype=\"float32\") + x");
+	ts_assert_reparses(&arena, f);
+	/* TVM's inplace_call: a region `[:64]` starts at 0 */
+	f = fixture_func("tensorir/opaque_inplace.tir");
+	text = ts_print(&arena, f);
+	ts_has(text, "T.reads(data_io[0:64])\n            T.writes(data_io[0:64])\n"
+		     "            T.evaluate(T.call_extern(\"call_impl\", data_io.data, dtype=\"\"))");
+	ts_assert_reparses(&arena, f);
+}
+END_TEST
+
+START_TEST(bad_opaque_forms_are_positioned_errors)
+{
+	bad("tensorir/opaque_no_name.tir", 4, 34, "T.call_extern needs the function's name as a string");
+	bad("tensorir/opaque_in_index.tir", 4, 11, "not supported: the opaque call T.call_extern in an index");
+	bad("tensorir/opaque_void_value.tir", 4, 16, "returns nothing and cannot be used as a value");
+	bad("tensorir/opaque_bad_keyword.tir", 3, 55, "unexpected argument 'layout' to T.tvm_fill_fragment");
+}
+END_TEST
+
+/* The interpreter and the backend refuse to run what they cannot model;
+ * an equivalence check on such a kernel has no verdict (never a pass). */
+START_TEST(interpreter_and_backend_refuse_opaque_calls)
+{
+	Func *f = fixture_func("tensorir/opaque_writes.tir");
+	DiagList d;
+	diag_init(&d, &arena);
+	State *st = interp_gen_input(&arena, f, 1, &d);
+	ck_assert_ptr_nonnull(st);
+	InterpResult r;
+	ck_assert_int_eq(interp_run(f, st, 0, &r), RUN_UNSUPPORTED);
+	ts_has(r.message, "cannot run the opaque call T.call_extern");
+	ck_assert_int_eq(r.span.line, 5);
+	char *report = NULL;
+	ck_assert(!tu_equiv(f, f, 2, &report));
+	ts_has(report, "no verdict");
+	free(report);
+	Schedule *s = tu_schedule(&arena, tu_parse(&arena, "k.tir", tu_fixture("tensorir/opaque_writes.tir")));
+	ProvenModule pm;
+	sched_proven_module(s, &pm);
+	diag_init(&d, &arena);
+	ck_assert_ptr_null(backend_build(&pm, NULL, &d));
+	char *msg = diag_render(&d);
+	ts_has(msg, "not supported: the opaque call T.call_extern in 'opaque_writes' cannot be compiled");
+	free(msg);
+	sched_free(s);
+}
+END_TEST
+
+/* split, fuse and unroll keep every instance in its order: they commit
+ * with their usual obligations around an opaque call. */
+START_TEST(order_preserving_rewrites_commit_around_opaque_calls)
+{
+	const char *k = tu_fixture("tensorir/opaque_nest.tir");
+	TsRun t = ts_accept_opaque(&arena, k, "sch.split(\"j\", factor=4)");
+	char *text = ts_print(&arena, sched_func(t.s));
+	ts_has(text, "vj = T.axis.spatial(8, j_o * 4 + j_i)");
+	ts_has(text, "T.call_extern(\"record\", A.data, vi * 8 + vj, dtype=\"int32\")");
+	sched_free(t.s);
+	t = ts_accept_opaque(&arena, k, "sch.fuse(\"i\", \"j\")");
+	ts_has(ts_print(&arena, sched_func(t.s)), "for i_j_fused in T.serial(64):");
+	sched_free(t.s);
+	t = ts_accept_opaque(&arena, k, "b = sch.get_block(\"B\")\ni, j = sch.get_loops(b)\n"
+				       "sch.split(j, factors=[2, 2, 2])\nsch.unroll(i)");
+	ts_has(ts_print(&arena, sched_func(t.s)), "T.unroll(8)");
+	sched_free(t.s);
+}
+END_TEST
+
+/* Red team: each of these would be unsound if the opaque call were
+ * ignored (it may read and write every cell of A or B): reordering or
+ * running in parallel the calls, computing P past the call that changes
+ * B, caching B around it, changing A's layout under its pointer. */
+START_TEST(rewrites_that_need_accesses_refuse_opaque_calls)
+{
+	const char *nest = tu_fixture("tensorir/opaque_nest.tir");
+	const char *prod = tu_fixture("tensorir/opaque_producer.tir");
+	const char *wr = tu_fixture("tensorir/opaque_writes.tir");
+	const char *why = "not supported: opaque access: T.call_extern at line";
+	ts_rejected(&arena, nest, "sch.reorder(\"j\", \"i\")", why);
+	ts_rejected(&arena, nest, "sch.parallel(\"i\")", why);
+	ts_rejected(&arena, nest, "sch.vectorize(\"j\")", why);
+	/* compute_at sees the call as a second writer of B on its own */
+	ts_rejected(&arena, prod, "sch.compute_at(block=\"P\", loop=\"i#2\")",
+		    "B is also written outside block \"P\" (line 8)");
+	ts_rejected(&arena, prod, "sch.reverse_compute_at(block=\"C\", loop=\"i#1\")", why);
+	ts_rejected(&arena, prod, "B_l = sch.cache_read(buffer=\"B\", scope=\"local\", block=\"C\")", why);
+	ts_rejected(&arena, prod, "B_l = sch.cache_write(buffer=\"B\", scope=\"local\", block=\"P\")", why);
+	ts_rejected(&arena, wr, "sch.transform_layout(buffer=\"A\", index_map=lambda i: [i // 4, i % 4])", why);
+	ts_rejected(&arena, wr, "sch.merge_adjacent_loops(\"i#2\", \"i#3\")", why);
+	ts_rejected(&arena, wr, "sch.simplify()", why);
+}
+END_TEST
+
+/* remove_no_op: the first loop's stores are dead only if nothing reads A
+ * before the third loop overwrites it; the call may read A, so they stay
+ * (the same kernel with T.evaluate(0) in its place loses them). */
+START_TEST(remove_no_op_keeps_a_store_an_opaque_call_may_read)
+{
+	TsRun t = ts_accept_opaque(&arena, tu_fixture("tensorir/opaque_writes.tir"), "sch.remove_no_op()");
+	ck_assert_ptr_eq(sched_func(t.s), t.before->funcs[0]);
+	ts_has(t.r->note, "0 no-op or dead stores removed");
+	ck_assert(ts_has_obligation(t.r, "overcompute.dead_unread", VERDICT_REFUTED));
+	sched_free(t.s);
+}
+END_TEST
+
+/* TVM's flattened buffers `A = T.Buffer(n * 12, data=input_A.data)`: a
+ * view of every cell of input_A in row-major order. Its accesses are
+ * input_A's (the program means the same as the one written with the
+ * three indices), print back as such and round-trip; a view of another
+ * number of cells is refused where it is declared. */
+START_TEST(flat_views_read_and_write_the_buffer_they_show)
+{
+	Func *f = fixture_func("tensorir/view_flat.tir");
+	ck_assert_int_eq(ts_count_kind(f->body, ST_ALLOC), 0);
+	char *text = ts_print(&arena, f);
+	ts_has(text, "input_C[k // (4 * 3), k // 3 % 4, k % 3] = input_A[k // (4 * 3), k // 3 % 4, k % 3] * 2.0");
+	ts_assert_reparses(&arena, f);
+	tu_assert_equiv(f, fixture_func("tensorir/view_nested.tir"), 6);
+	bad("tensorir/view_wrong_size.tir", 3, 5, "not supported: 'A' views the memory of 'input_A' with another shape or dtype");
+}
+END_TEST
+
 Suite *suite_tensorir(void)
 {
 	Suite *s = suite_create("tensorir");
@@ -550,6 +701,13 @@ Suite *suite_tensorir(void)
 		  reverse_compute_at_moves_the_consumer_block,
 		  cache_read_stages_the_nest_once_not_per_instance,
 		  compute_at_tiled_pooling_as_tvm_writes_it}},
+		{"opaque_calls",
+		 {opaque_calls_parse_print_and_round_trip, bad_opaque_forms_are_positioned_errors,
+		  interpreter_and_backend_refuse_opaque_calls,
+		  order_preserving_rewrites_commit_around_opaque_calls,
+		  rewrites_that_need_accesses_refuse_opaque_calls,
+		  remove_no_op_keeps_a_store_an_opaque_call_may_read}},
+		{"views", {flat_views_read_and_write_the_buffer_they_show}},
 		{"decompose_reduction",
 		 {decompose_at_the_outermost_loop_as_tvm, decompose_at_an_inner_loop_after_split_and_reorder,
 		  decompose_tvm_blockized_vectorized_nested_and_annotated,

@@ -25,6 +25,12 @@ typedef struct TsRun {
  * layout change). The caller frees t.s with sched_free. */
 TsRun ts_accept(Arena *a, const char *kernel, const char *script, int trials);
 
+/* ts_accept for a kernel with an opaque call (T.call_extern ...), which
+ * the interpreter cannot run: every step must commit, and every changed
+ * function must print and parse back to itself; the caller checks the
+ * result's shape. */
+TsRun ts_accept_opaque(Arena *a, const char *kernel, const char *script);
+
 /* The same, but the script's last step must be rejected (the earlier ones
  * committed), its reason must contain `why`, and the module must be the
  * one before that step. */

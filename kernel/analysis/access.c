@@ -79,6 +79,9 @@ static Expr *unvolatile(Collector *k, Expr *e)
 {
 	if (e->kind == EX_LOAD && (is_volatile(k, e->u.load.buf) || is_local(k, e->u.load.buf)))
 		return ir_undef(k->arena, e->dtype, e->span);
+	/* an opaque call's value is unknown, whatever its arguments */
+	if (e->kind == EX_OPAQUE)
+		return ir_undef(k->arena, e->dtype, e->span);
 	return expr_map_children(k->arena, e, unvolatile_child, k);
 }
 
@@ -122,6 +125,49 @@ static Expr **inst_list(Collector *k, int n, Expr **xs)
 	for (int i = 0; i < n; i++)
 		out[i] = inst(k, xs[i]);
 	return out;
+}
+
+/* An opaque call names buffer b (semantics.md 9): it may read and write
+ * any cell of it, with any value. Recorded as a read and a write of one
+ * cell whose indices are fresh unconstrained variables: any cell, so
+ * every query that asks whether it meets another access finds that it
+ * may. (What it does to the other cells is no part of this list: the
+ * schedule refuses every primitive that reasons about accesses on a
+ * function with an opaque call, see sched_opaque_refusal.) */
+static void opaque_access(Collector *k, const Expr *call, Buffer *b, Expr *guard,
+			  const Stmt *store)
+{
+	if (is_local(k, b))
+		return;
+	for (int w = 0; w < 2; w++) {
+		Expr **idx = arena_alloc(k->arena, sizeof(Expr *) * (size_t)(b->ndim + 1));
+		for (int d = 0; d < b->ndim; d++) {
+			Var *v = ir_var(k->arena, arena_printf(k->arena, "%s_any%d", b->name, d),
+					b->ndim && b->shape[d] ? b->shape[d]->dtype : DT_INT32, call->span);
+			push_var(k, v);
+			idx[d] = ir_varref(k->arena, v, call->span);
+		}
+		Access *x = push_access(k);
+		x->buf = b;
+		x->is_write = w;
+		x->nidx = b->ndim;
+		x->idx = idx;
+		x->guard = guard;
+		x->span = call->span;
+		x->store = store;
+		if (w)
+			x->value = ir_undef(k->arena, b->dtype, call->span);
+		snapshot_scope(k, x);
+	}
+}
+
+static void opaque_loaded(Collector *k, const Expr *call, const Expr *e, Expr *guard,
+			  const Stmt *store)
+{
+	if (e->kind == EX_LOAD)
+		opaque_access(k, call, e->u.load.buf, guard, store);
+	for (int i = 0; i < expr_nchildren(e); i++)
+		opaque_loaded(k, call, expr_child(e, i), guard, store);
 }
 
 /* Reads in an expression (original, uninstantiated), under guard. */
@@ -178,6 +224,18 @@ static void reads_of(Collector *k, Expr *e, Expr *guard, const Stmt *store)
 		for (int i = 0; i < e->u.call.nargs; i++)
 			reads_of(k, e->u.call.args[i], guard, store);
 		return;
+	case EX_OPAQUE:
+		/* its arguments are evaluated; every buffer it names, by
+		 * pointer or through a load in an argument (T.address_of(B[i])),
+		 * may be read and written anywhere */
+		for (int i = 0; i < e->u.opq.nargs; i++)
+			reads_of(k, e->u.opq.args[i], guard, store);
+		for (int i = 0; i < e->u.opq.nitems; i++)
+			if (e->u.opq.items[i].buf)
+				opaque_access(k, e, e->u.opq.items[i].buf, guard, store);
+		for (int i = 0; i < e->u.opq.nargs; i++)
+			opaque_loaded(k, e, e->u.opq.args[i], guard, store);
+		return;
 	case EX_COUNT:
 		break;
 	}
@@ -211,6 +269,15 @@ static bool expr_reads_buffer(const Expr *e, const Buffer *b)
 	case EX_CALL:
 		for (int i = 0; i < e->u.call.nargs; i++)
 			if (expr_reads_buffer(e->u.call.args[i], b))
+				return true;
+		return false;
+	case EX_OPAQUE:
+		/* may read any buffer it names */
+		for (int i = 0; i < e->u.opq.nitems; i++)
+			if (e->u.opq.items[i].buf == b)
+				return true;
+		for (int i = 0; i < e->u.opq.nargs; i++)
+			if (expr_reads_buffer(e->u.opq.args[i], b))
 				return true;
 		return false;
 	case EX_COUNT:

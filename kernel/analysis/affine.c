@@ -71,6 +71,8 @@ bool affine_same_atom(const Expr *x, const Expr *y)
 			if (!affine_same_atom(x->u.call.args[i], y->u.call.args[i]))
 				return false;
 		return true;
+	case EX_OPAQUE:
+		return false; /* two calls may return different values */
 	case EX_COUNT:
 		break;
 	}

@@ -135,7 +135,7 @@ static Interval expr_range(const Bounds *b, const Expr *e, int depth)
 				return b->range[i];
 		return iv_unbounded();
 	case EX_NEG: return iv_wrap(iv_neg(expr_range(b, e->u.un.a, depth + 1)), e->dtype);
-	case EX_LOAD: case EX_CALL: return iv_dtype(e->dtype);
+	case EX_LOAD: case EX_CALL: case EX_OPAQUE: return iv_dtype(e->dtype);
 	case EX_BIN: break;
 	case EX_FLOAT: case EX_NOT: case EX_SELECT: case EX_CAST: case EX_UNDEF:
 	case EX_LET: case EX_COUNT:
@@ -234,6 +234,12 @@ static int node_count(const Expr *e)
 		int n = 1;
 		for (int i = 0; i < e->u.call.nargs; i++)
 			n += node_count(e->u.call.args[i]);
+		return n;
+	}
+	case EX_OPAQUE: {
+		int n = 1;
+		for (int i = 0; i < e->u.opq.nargs; i++)
+			n += node_count(e->u.opq.args[i]);
 		return n;
 	}
 	case EX_INT: return e->u.ival < 0 ? 2 : 1; /* -2 reads as a negation */
@@ -481,6 +487,8 @@ Expr *arith_simplify(Simplifier *s, Expr *e)
 	bool b;
 	switch (e->kind) {
 	case EX_INT: case EX_FLOAT: case EX_UNDEF:
+		return e;
+	case EX_OPAQUE: /* left as written: its arguments are what it is given */
 		return e;
 	case EX_VAR:
 		return e;

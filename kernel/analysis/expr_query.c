@@ -13,7 +13,7 @@
 static bool is_load(const Expr *e, void *ud)
 {
 	(void)ud;
-	return e->kind == EX_LOAD;
+	return e->kind == EX_LOAD || e->kind == EX_OPAQUE; /* an opaque call may read memory */
 }
 
 bool an_expr_has_load(const Expr *e)
@@ -38,6 +38,7 @@ bool an_converts_float_to_int(const Expr *e)
 	case EX_SELECT: return float_to_int(e->u.sel.a, e->dtype) || float_to_int(e->u.sel.b, e->dtype);
 	case EX_INT: case EX_FLOAT: case EX_VAR: case EX_UNDEF: case EX_LOAD: case EX_NOT:
 	case EX_LET: case EX_CALL: /* operands have the call's dtype */
+	case EX_OPAQUE: /* faults, if at all, as a whole: an_expr_may_fault */
 	case EX_COUNT:
 		return false;
 	}
@@ -124,8 +125,12 @@ int64_t an_dtype_max(DType t)
 	return dtype_is_signed(t) ? (INT64_C(1) << (bits - 1)) - 1 : (INT64_C(1) << bits) - 1;
 }
 
+/* a load of b, or an opaque call naming b (it may read it) */
 static bool loads_buffer(const Expr *e, void *ud)
 {
+	for (int i = 0; e->kind == EX_OPAQUE && i < e->u.opq.nitems; i++)
+		if (e->u.opq.items[i].buf == ud)
+			return true;
 	return e->kind == EX_LOAD && e->u.load.buf == ud;
 }
 
@@ -139,9 +144,10 @@ bool an_stmt_reads(const Stmt *s, const Buffer *b)
 	return stmt_any_expr(s, loads_buffer, (void *)b);
 }
 
+/* a store to b, or an opaque call naming b (it may write it) */
 static bool stores_to(const Stmt *s, void *b)
 {
-	return s->kind == ST_STORE && s->u.store.buf == b;
+	return (s->kind == ST_STORE && s->u.store.buf == b) || ir_stmt_opaque_names(s, b);
 }
 
 const Stmt *an_first_store(const Stmt *s, const Buffer *b)
@@ -237,10 +243,24 @@ void bufset_add(Arena *a, BufSet *s, Buffer *b)
 	VEC_PUSH(a, s->items, s->n, s->cap, b);
 }
 
+typedef struct OpqSet {
+	Arena *a;
+	BufSet *set;
+} OpqSet;
+
+static void add_opaque(Buffer *b, void *ud)
+{
+	OpqSet *o = ud;
+	bufset_add(o->a, o->set, b);
+}
+
 static void written(Arena *a, BufSet *set, const Stmt *s)
 {
 	if (s->kind == ST_STORE)
 		bufset_add(a, set, s->u.store.buf);
+	/* an opaque call may write every buffer it names */
+	OpqSet o = {a, set};
+	ir_stmt_opaque_buffers(s, add_opaque, &o);
 	int n = stmt_nchildren(s);
 	for (int i = 0; i < n; i++)
 		written(a, set, stmt_child(s, i));
@@ -274,6 +294,7 @@ bool an_scalar_only(const Func *f, const Expr *e)
 	case EX_LOAD:
 	case EX_UNDEF:
 	case EX_LET:
+	case EX_OPAQUE:
 		return false;
 	case EX_BIN:
 		return an_scalar_only(f, e->u.bin.a) && an_scalar_only(f, e->u.bin.b);
@@ -298,7 +319,7 @@ bool an_scalar_only(const Func *f, const Expr *e)
 static bool node_may_fault(const Expr *e, void *reads_fault)
 {
 	int64_t k;
-	if (an_converts_float_to_int(e))
+	if (an_converts_float_to_int(e) || e->kind == EX_OPAQUE) /* unknown effects */
 		return true;
 	if ((e->kind == EX_LOAD || e->kind == EX_UNDEF) && *(bool *)reads_fault)
 		return true;

@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "kernel/analysis/index_map.h"
+#include "kernel/analysis/region.h"
 #include "kernel/ptrmap.h"
 
 #define MAX_FACT_VARS 16
@@ -68,6 +69,9 @@ static bool add_read(const Expr *e, void *l)
 {
 	if (e->kind == EX_LOAD)
 		bl_add(l, e->u.load.buf);
+	for (int i = 0; e->kind == EX_OPAQUE && i < e->u.opq.nitems; i++)
+		if (e->u.opq.items[i].buf)
+			bl_add(l, e->u.opq.items[i].buf); /* may read it */
 	return false; /* visit every node */
 }
 
@@ -83,11 +87,18 @@ typedef struct Writes {
 	BufList *l;
 } Writes;
 
+static void add_opaque_write(Buffer *b, void *l)
+{
+	bl_add(l, b);
+}
+
 static bool add_write(const Stmt *s, void *ud)
 {
 	Writes *w = ud;
 	if (s->kind == ST_STORE && s != w->skip)
 		bl_add(w->l, s->u.store.buf);
+	/* an opaque call may write every buffer it names */
+	ir_stmt_opaque_buffers(s, add_opaque_write, w->l);
 	return false; /* visit every statement */
 }
 
@@ -149,11 +160,13 @@ static int count_stores_to(const Stmt *s, const Buffer *b)
 	case ST_IF:
 		return count_stores_to(s->u.cond.then_s, b) +
 		       (s->u.cond.else_s ? count_stores_to(s->u.cond.else_s, b) : 0);
-	case ST_STORE: return s->u.store.buf == b;
+	case ST_STORE: return (s->u.store.buf == b) + ir_stmt_opaque_names(s, b);
 	case ST_ALLOC: return count_stores_to(s->u.alloc.body, b);
 	case ST_BLOCK: return count_stores_to(s->u.block.body, b);
-	case ST_LET: return count_stores_to(s->u.let.body, b);
-	case ST_ASSUME: case ST_EVAL: case ST_PASS: case ST_COUNT:
+	case ST_LET: return ir_stmt_opaque_names(s, b) + count_stores_to(s->u.let.body, b);
+	case ST_ASSUME: case ST_EVAL: /* an opaque call naming b may write it */
+		return ir_stmt_opaque_names(s, b);
+	case ST_PASS: case ST_COUNT:
 		return 0;
 	}
 	return 0;
@@ -166,6 +179,7 @@ typedef struct Walk {
 	const Stmt *item; /* the top statement being searched */
 	int nvars;
 	Var *vars[MAX_FACT_VARS];
+	const Stmt *loop[MAX_FACT_VARS]; /* the ST_FOR of a loop variable */
 	bool is_let[MAX_FACT_VARS]; /* bound by a let, not a loop */
 	Expr *let_val[MAX_FACT_VARS];
 	int nguards;
@@ -221,24 +235,27 @@ static void assume_shape(Arena *a, Expr *body, Fact *f)
 	(void)a;
 }
 
-/* A store is a fact X[idx] == v when it is the only store to X in the
- * item, its value and guard do not read X, and every loop variable around
- * it (inside the item) is one whole index: distinct iterations write
- * distinct cells, so each cell keeps the one value written there. */
-static bool store_is_fact(Walk *w, const Stmt *s, Expr *const *idx)
+/* Whether a store's value, indices or guards read the buffer it writes:
+ * X[X[0]] = 1 moves X[0] itself, so afterwards X[X[0]] names another
+ * cell; such a store makes no fact at all. */
+static bool store_reads_own(Walk *w, const Stmt *s)
 {
-	const Buffer *x = s->u.store.buf;
-	if (count_stores_to(w->item, x) != 1)
-		return false;
 	BufList r = {0};
 	reads_of(s->u.store.value, &r);
-	/* X[X[0]] = 1 moves X[0] itself: afterwards X[X[0]] names another
-	 * cell, so an index reading X makes no fact either */
 	for (int k = 0; k < s->u.store.nidx; k++)
 		reads_of(s->u.store.idx[k], &r);
 	for (int i = 0; i < w->nguards; i++)
 		reads_of(w->guards[i], &r);
-	if (bl_has(&r, x))
+	return bl_has(&r, s->u.store.buf);
+}
+
+/* The whole-index rule: a store is a fact X[idx] == v when it is the only
+ * store to X in the item and every loop variable around it (inside the
+ * item) is one whole index: distinct iterations write distinct cells, so
+ * each cell keeps the one value written there. */
+static bool store_whole_index(Walk *w, const Stmt *s, Expr *const *idx)
+{
+	if (count_stores_to(w->item, s->u.store.buf) != 1)
 		return false;
 	for (int v = 0; v < w->nvars; v++) {
 		int uses = 0;
@@ -259,6 +276,160 @@ static bool store_is_fact(Walk *w, const Stmt *s, Expr *const *idx)
 	return true;
 }
 
+/* ---------- affine store indices (mixed radix) ---------- */
+
+/* The affine rule, for stores the whole-index rule does not take. Each
+ * index k is linearised over the item's loop variables:
+ *     idx_k = sum_q c_kq * v_q + rest_k   (rest_k free of them).
+ * A loop variable v is determined by index k when the variables of k,
+ * with u_q = v_q - min_q in [0, ext_q), satisfy the mixed-radix
+ * condition: all coefficients positive, the ranges of all but the one of
+ * largest coefficient constant and free of the item's loops, and each
+ * coefficient larger than the span sum c_r * (ext_r - 1) of the smaller
+ * ones, the whole span below 2^31 so that no two values meet by the wrap
+ * (a lone variable with coefficient +-1 needs nothing). Then
+ *     u_top = (idx_k - rest_k - sum c_q * min_q) // c_top
+ * and so on down with the remainder: distinct instances of the variables
+ * of k write distinct values of index k. When every loop variable is
+ * determined, the store is injective: with one store to X in the item it
+ * is a value fact. Otherwise, and for a buffer stored more than once,
+ * the fact is readable-only (value T.undef()): every instance writes its
+ * cell, which is initialised afterwards wherever its guard held; a
+ * variable no index determines is taken at its loop minimum (an instance
+ * of the guard, so still sound, only incomplete). The inverses are
+ * candidates: uses check idx(inv) == cell and the guard. */
+typedef struct AffineInv {
+	bool injective;
+	Var **cell;
+	Expr **inv; /* per loop variable of the walk, in order of f->vars */
+} AffineInv;
+
+#define RADIX_SPAN_LIMIT ((int64_t)1 << 31)
+
+static bool free_of_item_loops(const Walk *w, const Expr *e)
+{
+	for (int v = 0; v < w->nvars; v++)
+		if (!w->is_let[v] && ir_expr_uses_var(e, w->vars[v]))
+			return false;
+	return !an_expr_has_load(e);
+}
+
+static bool affine_inverse(Walk *w, int nidx, Expr **idx, AffineInv *out)
+{
+	Arena *a = w->a;
+	int nl = 0;
+	Var *lv[MAX_FACT_VARS];
+	Expr *lmin[MAX_FACT_VARS], *lext[MAX_FACT_VARS]; /* lets in scope inlined */
+	for (int v = 0; v < w->nvars; v++)
+		if (!w->is_let[v]) {
+			lv[nl] = w->vars[v];
+			lmin[nl] = inline_lets(w, w->loop[v]->u.loop.min);
+			lext[nl++] = inline_lets(w, w->loop[v]->u.loop.extent);
+		}
+	out->injective = false;
+	out->cell = arena_alloc(a, sizeof(Var *) * (size_t)(nidx + 1));
+	out->inv = arena_alloc(a, sizeof(Expr *) * (size_t)(nl + 1));
+	for (int k = 0; k < nidx; k++)
+		out->cell[k] = ir_var(a, arena_printf(a, "cell%d", k), idx[k]->dtype, nospan());
+	RgEnv env;
+	rg_env_init(&env, a);
+	bool done[MAX_FACT_VARS] = {false};
+	for (int k = 0; k < nidx; k++) {
+		int64_t coef[MAX_FACT_VARS];
+		Expr *rest;
+		if (!dtype_is_int(idx[k]->dtype) || !rg_linear(&env, idx[k], nl, lv, coef, &rest) ||
+		    an_expr_has_load(rest))
+			continue;
+		/* the variables of index k, by coefficient */
+		int q[MAX_FACT_VARS], m = 0;
+		for (int v = 0; v < nl; v++)
+			if (coef[v])
+				q[m++] = v;
+		if (m == 0)
+			continue;
+		for (int i = 1; i < m; i++)
+			for (int j = i; j > 0 && llabs(coef[q[j]]) < llabs(coef[q[j - 1]]); j--) {
+				int t = q[j];
+				q[j] = q[j - 1];
+				q[j - 1] = t;
+			}
+		bool ok = true;
+		if (m == 1) {
+			int64_t ext;
+			ok = llabs(coef[q[0]]) == 1 ||
+			     (free_of_item_loops(w, lext[q[0]]) &&
+			      (an_const_int(lext[q[0]], &ext) && ext >= 0 &&
+			       (ext == 0 || llabs(coef[q[0]]) < RADIX_SPAN_LIMIT / (ext ? ext : 1))));
+		} else {
+			int64_t span = 0;
+			for (int i = 0; i < m && ok; i++) {
+				int64_t c = coef[q[i]], ext;
+				ok = c > 0 && free_of_item_loops(w, lmin[q[i]]) &&
+				     an_const_int(lext[q[i]], &ext) && ext >= 0 && c > span &&
+				     c < RADIX_SPAN_LIMIT && ext < RADIX_SPAN_LIMIT &&
+				     span + c * (ext > 0 ? ext - 1 : 0) < RADIX_SPAN_LIMIT;
+				if (ok)
+					span += c * (ext > 0 ? ext - 1 : 0);
+			}
+		}
+		if (!ok)
+			continue;
+		DType t = idx[k]->dtype;
+		Expr *r = ir_sub(a, ir_varref(a, out->cell[k], nospan()), rest);
+		if (m == 1) {
+			/* v = (cell - rest) // c: no range needed */
+			int v = q[0];
+			if (!done[v]) {
+				out->inv[v] = an_fold(a, coef[v] == 1 ? r
+							: ir_bin(a, OP_FLOORDIV, r, ir_int(a, coef[v], t, nospan()), nospan()));
+				done[v] = true;
+			}
+			continue;
+		}
+		/* r = cell - rest - sum c_q * min_q, peeled from the top */
+		for (int i = 0; i < m; i++)
+			r = ir_sub(a, r, ir_mul(a, ir_int(a, coef[q[i]], t, nospan()), lmin[q[i]]));
+		for (int i = m - 1; i >= 0; i--) {
+			int64_t c = coef[q[i]];
+			Expr *u = c == 1 ? r : ir_bin(a, OP_FLOORDIV, r, ir_int(a, c, t, nospan()), nospan());
+			if (i > 0)
+				r = ir_bin(a, OP_FLOORMOD, r, ir_int(a, c, t, nospan()), nospan());
+			int v = q[i];
+			if (!done[v]) {
+				out->inv[v] = an_fold(a, ir_add(a, u, lmin[v]));
+				done[v] = true;
+			}
+		}
+	}
+	out->injective = true;
+	for (int v = 0; v < nl; v++) {
+		if (done[v])
+			continue;
+		out->injective = false;
+		/* not determined by an index: from a determined loop whose
+		 * range starts at c * v + d (a tile copy: for ax in
+		 * range(io * 16, io * 16 + 16)), v = (ax - d) // c; else its
+		 * own loop minimum, if that names no other loop of the item */
+		for (int u = 0; u < nl && !out->inv[v]; u++) {
+			int64_t cv;
+			Expr *d;
+			if (u == v || !done[u] || !dtype_is_int(lmin[u]->dtype) ||
+			    !rg_linear(&env, lmin[u], 1, &lv[v], &cv, &d) || cv <= 0 ||
+			    !free_of_item_loops(w, d))
+				continue;
+			DType t = lmin[u]->dtype;
+			out->inv[v] = an_fold(a, ir_bin(a, OP_FLOORDIV, ir_sub(a, out->inv[u], d),
+							ir_int(a, cv, t, nospan()), nospan()));
+		}
+		if (out->inv[v])
+			continue;
+		if (!free_of_item_loops(w, lmin[v]))
+			return false;
+		out->inv[v] = lmin[v];
+	}
+	return true;
+}
+
 static void walk(Walk *w, const Stmt *s)
 {
 	Arena *a = w->a;
@@ -274,6 +445,7 @@ static void walk(Walk *w, const Stmt *s)
 		}
 		Var *v = s->u.loop.var;
 		w->is_let[w->nvars] = false;
+		w->loop[w->nvars] = s;
 		w->vars[w->nvars++] = v;
 		w->is_let_guard[w->nguards] = false;
 		w->guards[w->nguards++] = an_loop_range(a, s, ir_varref(a, v, nospan()));
@@ -304,6 +476,7 @@ static void walk(Walk *w, const Stmt *s)
 		Var *v = s->u.let.var;
 		Expr *eq = ir_bin(a, OP_EQ, ir_varref(a, v, nospan()), s->u.let.value, nospan());
 		w->is_let[w->nvars] = true;
+		w->loop[w->nvars] = NULL;
 		w->let_val[w->nvars] = s->u.let.value;
 		w->vars[w->nvars++] = v;
 		w->is_let_guard[w->nguards] = true;
@@ -334,8 +507,13 @@ static void walk(Walk *w, const Stmt *s)
 		Expr **idx = arena_alloc(a, sizeof(Expr *) * (size_t)(n + 1));
 		for (int k = 0; k < n; k++)
 			idx[k] = inline_lets(w, s->u.store.idx[k]);
-		if (!store_is_fact(w, s, idx))
+		if (store_reads_own(w, s))
 			return;
+		AffineInv ai = {0};
+		bool whole = store_whole_index(w, s, idx);
+		if (!whole && !affine_inverse(w, n, idx, &ai))
+			return;
+		bool value = whole || (ai.injective && count_stores_to(w->item, s->u.store.buf) == 1);
 		Fact f;
 		memset(&f, 0, sizeof f);
 		f.stmt = s;
@@ -344,13 +522,19 @@ static void walk(Walk *w, const Stmt *s)
 		for (int v = 0; v < w->nvars; v++)
 			if (!w->is_let[v])
 				f.vars[f.nvars++] = w->vars[v];
+		if (!whole) {
+			f.cell = ai.cell;
+			f.inv = ai.inv;
+		}
 		Expr *g = NULL;
 		for (int i = 0; i < w->nguards; i++)
 			if (!w->is_let_guard[i])
 				g = ir_and(a, g, inline_lets(w, w->guards[i]));
 		f.guard = g;
 		Expr *cell = ir_load(a, s->u.store.buf, n, idx, s->span);
-		f.body = ir_bin(a, OP_EQ, cell, inline_lets(w, s->u.store.value), nospan());
+		Expr *val = value ? inline_lets(w, s->u.store.value)
+				  : ir_undef(a, s->u.store.value->dtype, nospan());
+		f.body = ir_bin(a, OP_EQ, cell, val, nospan());
 		f.buf = s->u.store.buf;
 		f.nidx = n;
 		f.idx = idx;
@@ -841,6 +1025,16 @@ static Expr **solve(Arena *a, const Fact *f, int nidx, Expr **fidx, Expr **at)
 {
 	if (f->nvars == 0)
 		return arena_alloc(a, sizeof(Expr *));
+	if (f->inv) {
+		/* the inverse is of the fact's own cell */
+		for (int k = 0; k < nidx; k++)
+			if (nidx != f->nidx || !ir_expr_equal(fidx[k], f->idx[k]))
+				return NULL;
+		Expr **t0 = arena_alloc(a, sizeof(Expr *) * (size_t)(f->nvars + 1));
+		for (int j = 0; j < f->nvars; j++)
+			t0[j] = ir_subst_expr(a, f->inv[j], nidx, f->cell, at);
+		return t0;
+	}
 	IndexMap m;
 	memset(&m, 0, sizeof m);
 	m.nin = f->nvars;
@@ -889,6 +1083,10 @@ static void loads_in(const Expr *e, LoadRef *out, int *n, int cap)
 		for (int i = 0; i < e->u.call.nargs; i++)
 			loads_in(e->u.call.args[i], out, n, cap);
 		return;
+	case EX_OPAQUE:
+		for (int i = 0; i < e->u.opq.nargs; i++)
+			loads_in(e->u.opq.args[i], out, n, cap);
+		return;
 	case EX_COUNT: return;
 	}
 }
@@ -912,6 +1110,7 @@ static bool has_undef(const Expr *e)
 			if (has_undef(e->u.call.args[i]))
 				return true;
 		return false;
+	case EX_OPAQUE: return true; /* its value is unknown, as T.undef()'s */
 	case EX_COUNT: return false;
 	}
 	return false;
@@ -973,11 +1172,45 @@ void an_facts_instantiate(Arena *a, const FactSet *fs, const Expr *e, Obligation
 
 /* ---------- readable cells ---------- */
 
+void an_store_facts(Arena *a, const Stmt *s, FactSet *out)
+{
+	memset(out, 0, sizeof *out);
+	Walk w;
+	memset(&w, 0, sizeof w);
+	w.a = a;
+	w.item = s;
+	walk(&w, s);
+	if (w.too_deep)
+		return;
+	for (int i = 0; i < w.found.n; i++) {
+		const Fact *x = w.found.items[i];
+		bool loads = x->guard && an_expr_has_load(x->guard);
+		for (int k = 0; k < x->nidx && !loads; k++)
+			loads = an_expr_has_load(x->idx[k]);
+		if (x->from_store && !loads)
+			push_fact(a, out, x);
+	}
+}
+
+static Expr *covered(Arena *a, const Func *f, const FactSet *fs, Buffer *buf, int nidx,
+		     Expr **idx, bool params);
+
+Expr *an_written(Arena *a, const FactSet *fs, Buffer *buf, int nidx, Expr **idx)
+{
+	return covered(a, NULL, fs, buf, nidx, idx, false);
+}
+
 Expr *an_readable(Arena *a, const Func *f, const FactSet *fs, Buffer *buf, int nidx,
 		  Expr **idx)
 {
+	return covered(a, f, fs, buf, nidx, idx, true);
+}
+
+static Expr *covered(Arena *a, const Func *f, const FactSet *fs, Buffer *buf, int nidx,
+		     Expr **idx, bool params)
+{
 	Expr *any = NULL;
-	if (an_is_param(f, buf)) {
+	if (params && an_is_param(f, buf)) {
 		const Layout *lay = buf->layout;
 		Expr *pad = lay ? (lay->all_padding ? lay->all_padding : lay->pad_predicate) : NULL;
 		if (!pad)

@@ -25,6 +25,13 @@ typedef struct Fact {
 	Expr **idx;
 	Expr *unless;
 	bool from_store;
+	/* A store fact whose cells the index map of the whole-index rule does
+	 * not invert (i * 16 + j, a loop the index does not name): vars[j]
+	 * == inv[j] with the cell's indices for cell[0..nidx). NULL: solved
+	 * by the index map's inverse. Only a candidate: a use checks
+	 * idx(inv) == cell and the guard there. */
+	Var **cell;
+	Expr **inv;
 } Fact;
 
 typedef struct FactSet {
@@ -75,6 +82,17 @@ void an_facts_instantiate(Arena *a, const FactSet *fs, const Expr *e, Obligation
  * instance), may be NULL. */
 Expr *an_readable(Arena *a, const Func *f, const FactSet *fs, Buffer *buf, int nidx,
 		  Expr **idx);
+
+/* The store facts statement s itself establishes (s as one item, loops
+ * and lets inside it bound; those around it free), without the facts
+ * whose guard or cell indices read a buffer (they could name other cells
+ * once s has written). Each says the cells it names are written by some
+ * instance of s. */
+void an_store_facts(Arena *a, const Stmt *s, FactSet *out);
+
+/* Whether some fact of fs writes buf[idx] (an_readable without the
+ * parameter's cells). */
+Expr *an_written(Arena *a, const FactSet *fs, Buffer *buf, int nidx, Expr **idx);
 
 /* Whether buf is a parameter of f. */
 bool an_is_param(const Func *f, const Buffer *buf);

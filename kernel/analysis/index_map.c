@@ -65,7 +65,7 @@ static bool interval(Arena *a, const IndexMap *m, const Expr *e, SymRange *out,
 	case EX_BIN:
 		break;
 	case EX_FLOAT: case EX_NOT: case EX_SELECT: case EX_CAST: case EX_LOAD:
-	case EX_UNDEF: case EX_LET: case EX_CALL: case EX_COUNT:
+	case EX_UNDEF: case EX_LET: case EX_CALL: case EX_OPAQUE: case EX_COUNT:
 		*why = "an index map output may use only + - * // % min max of indices and constants";
 		return false;
 	}
@@ -203,6 +203,8 @@ static bool lin_of(Arena *a, const IndexMap *m, const Expr *e, Lin *out)
 	out->sym = NULL;
 	if (!dtype_is_int(e->dtype))
 		return false;
+	if (ir_expr_find_opaque(e))
+		return false; /* not one value per run */
 	if (e->kind != EX_INT && !uses_index(m, e)) {
 		out->sym = (Expr *)e; /* n, n * 2, n // 4: one value per run */
 		return true;
@@ -225,7 +227,7 @@ static bool lin_of(Arena *a, const IndexMap *m, const Expr *e, Lin *out)
 	case EX_BIN:
 		break;
 	case EX_FLOAT: case EX_NOT: case EX_SELECT: case EX_CAST: case EX_LOAD:
-	case EX_UNDEF: case EX_LET: case EX_CALL: case EX_COUNT:
+	case EX_UNDEF: case EX_LET: case EX_CALL: case EX_OPAQUE: case EX_COUNT:
 		return false;
 	}
 	switch (e->u.bin.op) {
@@ -636,7 +638,7 @@ static bool nonneg_on_box(const Expr *e)
 			return nonneg_on_box(e->u.bin.a) && const_of(e->u.bin.b, &c) && c > 0;
 		return false;
 	case EX_INT: case EX_FLOAT: case EX_NOT: case EX_NEG: case EX_SELECT:
-	case EX_CAST: case EX_LOAD: case EX_UNDEF: case EX_LET: case EX_CALL: case EX_COUNT:
+	case EX_CAST: case EX_LOAD: case EX_UNDEF: case EX_LET: case EX_CALL: case EX_OPAQUE: case EX_COUNT:
 		return false;
 	}
 	return false;

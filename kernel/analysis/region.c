@@ -159,6 +159,8 @@ bool rg_has_relaxed(const RgEnv *e, const Expr *x)
 			if (rg_has_relaxed(e, x->u.call.args[i]))
 				return true;
 		return false;
+	case EX_OPAQUE: /* its value is unknown: conservative */
+		return true;
 	case EX_LET:
 		/* the let's own variable is not in env: conservative */
 		return true;
@@ -257,6 +259,7 @@ static Interval nb_of(RgEnv *e, const Expr *x, int depth)
 			return iv_unbounded();
 		return nb_of(e, x->u.un.a, depth + 1);
 	case EX_FLOAT: case EX_NOT: case EX_LOAD: case EX_UNDEF: case EX_LET: case EX_CALL:
+	case EX_OPAQUE:
 		return iv_unbounded();
 	case EX_COUNT:
 		break;
@@ -567,7 +570,7 @@ static Affine lin_of(RgEnv *e, Expr *x)
 		return lin_atom(r);
 	}
 	case EX_FLOAT: case EX_NOT: case EX_CAST: case EX_LOAD: case EX_UNDEF:
-	case EX_LET: case EX_CALL:
+	case EX_LET: case EX_CALL: case EX_OPAQUE:
 		return lin_atom(x);
 	case EX_COUNT:
 		break;
@@ -829,7 +832,7 @@ static bool sym_bounds(RgEnv *e, Expr *x, Expr **lo, Expr **hi, int depth)
 			     sym_bounds(e, x->u.un.a, lo, hi, depth + 1);
 			break;
 		case EX_INT: case EX_FLOAT: case EX_NOT: case EX_LOAD: case EX_UNDEF:
-		case EX_LET: case EX_CALL:
+		case EX_LET: case EX_CALL: case EX_OPAQUE:
 			ok = false;
 			break;
 		case EX_COUNT:
@@ -879,8 +882,44 @@ static void box_add(BoxWalk *w, int nidx, Expr **idx)
 	b->naccesses++;
 }
 
+/* An opaque call naming the buffer may access any cell of it: the box
+ * grows to the whole buffer (its first and its last cell). */
+static void box_add_whole(BoxWalk *w, const Buffer *b)
+{
+	Expr **lo = arena_alloc(w->env->a, sizeof(Expr *) * (size_t)(b->ndim + 1));
+	Expr **hi = arena_alloc(w->env->a, sizeof(Expr *) * (size_t)(b->ndim + 1));
+	for (int d = 0; d < b->ndim; d++) {
+		lo[d] = ir_int(w->env->a, 0, b->shape[d]->dtype, no_span);
+		hi[d] = ir_sub(w->env->a, b->shape[d], ir_int(w->env->a, 1, b->shape[d]->dtype, no_span));
+	}
+	box_add(w, b->ndim, lo);
+	box_add(w, b->ndim, hi);
+	w->box->approximate = true;
+}
+
+typedef struct BoxOpq {
+	BoxWalk *w;
+	bool hit;
+} BoxOpq;
+
+static void box_opq_buf(Buffer *b, void *ud)
+{
+	BoxOpq *o = ud;
+	o->hit |= b == o->w->buf;
+}
+
 static void box_expr(BoxWalk *w, Expr *x)
 {
+	if (x->kind == EX_OPAQUE) {
+		/* reads and writes, whichever the walk collects */
+		BoxOpq o = {w, false};
+		ir_expr_opaque_buffers(x, box_opq_buf, &o);
+		if (o.hit)
+			box_add_whole(w, w->buf);
+		for (int i = 0; i < x->u.opq.nargs; i++)
+			box_expr(w, x->u.opq.args[i]);
+		return;
+	}
 	switch (x->kind) {
 	case EX_INT: case EX_FLOAT: case EX_VAR: case EX_UNDEF:
 		return;
@@ -925,6 +964,7 @@ static void box_expr(BoxWalk *w, Expr *x)
 		for (int i = 0; i < x->u.call.nargs; i++)
 			box_expr(w, x->u.call.args[i]);
 		return;
+	case EX_OPAQUE: /* above */
 	case EX_COUNT:
 		break;
 	}

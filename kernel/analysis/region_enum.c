@@ -100,7 +100,7 @@ static bool ev(const EvEnv *v, const Expr *x, int64_t *out)
 		    dtype_bits(x->u.un.a->dtype) > dtype_bits(x->dtype))
 			return false;
 		return ev(v, x->u.un.a, out);
-	case EX_FLOAT: case EX_LOAD: case EX_UNDEF: case EX_LET: case EX_CALL:
+	case EX_FLOAT: case EX_LOAD: case EX_UNDEF: case EX_LET: case EX_CALL: case EX_OPAQUE:
 		return false;
 	case EX_COUNT:
 		break;
@@ -358,6 +358,9 @@ static void exact_expr(Enum *en, ExactArg *x, const Expr *e)
 		return;
 	}
 	case EX_LET:
+		en->failed = true;
+		return;
+	case EX_OPAQUE: /* may access any cell of what it names: not enumerable */
 		en->failed = true;
 		return;
 	case EX_CALL:

@@ -82,6 +82,16 @@ Func *sched_prove_annotations(Arena *a, Solver *solver, FloatMode fm, ProofLog *
 		const Stmt *l = w.items[i].loop;
 		bool par = l->u.loop.kind == FOR_PARALLEL;
 		const char *kind = par ? "parallel.no_race" : "vectorize.no_race";
+		const Expr *opq = ir_stmt_find_opaque(l);
+		if (opq) { /* effects unknown: no race proof */
+			diag_add(d, DIAG_WARNING, l->span, "%s loop '%s' is compiled as a serial "
+				 "loop: the opaque call T.%s at line %d has unknown effects",
+				 par ? "parallel" : "vectorized", l->u.loop.var->name,
+				 opq->u.opq.name, opq->span.line);
+			serial[nserial++] = l;
+			stats->nserialized++;
+			continue;
+		}
 		DiagList scratch;
 		diag_init(&scratch, a);
 		RwCtx c = {.arena = a, .func = f, .float_mode = fm, .diag = &scratch,

@@ -294,6 +294,11 @@ static bool stmt_bufs(const Stmt *s, void *ud)
 	return false;
 }
 
+static bool allocates(const Stmt *s, void *buf)
+{
+	return s->kind == ST_ALLOC && s->u.alloc.buf == buf;
+}
+
 int hv_block_buffers(Arena *a, const Stmt *blk, bool write, Buffer ***out)
 {
 	BufList l = {a, 0, 0, NULL, write};
@@ -313,8 +318,14 @@ int hv_block_buffers(Arena *a, const Stmt *blk, bool write, Buffer ***out)
 		return l.n;
 	}
 	stmt_find(blk->u.block.body, stmt_bufs, &l);
+	/* as TVM infers a block's regions: a buffer allocated inside the
+	 * block (a cache stage made there) is none of its reads or writes */
+	int kept = 0;
+	for (int i = 0; i < l.n; i++)
+		if (!stmt_find(blk->u.block.body, allocates, l.items[i]))
+			l.items[kept++] = l.items[i];
 	*out = l.items;
-	return l.n;
+	return kept;
 }
 
 static bool is_stmt(const Stmt *s, void *ud) { return s == ud; }

@@ -605,6 +605,7 @@ static StepStatus do_split_factors(Call *k, RwCtx *c)
 	}
 	Compound cp;
 	sched_compound_begin(k->s, &cp, describe(k), k->call->span, c->diag);
+	cp.opaque_ok = true; /* splits only */
 	const char *fname = sched_func(k->s)->name;
 	Value **items = arena_alloc(a, sizeof(Value *) * (size_t)(n + 1));
 	const char *cur = loop;
@@ -664,6 +665,7 @@ static StepStatus do_fuse_many(Call *k, RwCtx *c)
 	}
 	Compound cp;
 	sched_compound_begin(k->s, &cp, describe(k), k->call->span, c->diag);
+	cp.opaque_ok = true; /* fuses only */
 	Var *cur = vars[0];
 	for (int j = 1; j < n; j++) {
 		const Func *before = sched_compound_func(&cp);
@@ -755,9 +757,20 @@ static StepStatus do_cache_tvm(Call *k, RwCtx *c, bool write)
 		return bad(k, scope, "%s: storage_scope must be a string: \"global\", \"local\" or \"shared\"", m);
 	args.scope = scope->str;
 	const ScriptArg *consumers = script_arg(k->call, 3, "consumer_blocks");
-	if (consumers && consumers->kind != ARG_NONE)
-		return finish(k, c, rw_fail(c, RW_UNSUPPORTED, consumers->span,
-					    "%s: consumer_blocks: the stage serves the whole block", m));
+	if (consumers && consumers->kind != ARG_NONE) {
+		if (consumers->kind != ARG_LIST)
+			return bad(k, consumers, "%s: consumer_blocks must be a list of blocks", m);
+		args.consumers = arena_alloc(k->s->arena, sizeof(char *) * (size_t)(consumers->nitems + 1));
+		for (int i = 0; i < consumers->nitems; i++) {
+			const ScriptArg *it = &consumers->items[i];
+			if (it->kind != ARG_STRING && it->kind != ARG_NAME)
+				return bad(k, it, "%s: consumer_blocks: expected a block (a handle from sch.get_block, or its name)", m);
+			if (!rw_find_block(sched_func(k->s), it->str))
+				return bad(k, it, "%s", arena_printf(k->s->arena, "%s: consumer_blocks: no block '%s' in function '%s'",
+								      m, it->str, sched_func(k->s)->name));
+			args.consumers[args.nconsumers++] = it->str;
+		}
+	}
 	if (k->call->nlhs > 1 || k->call->lhs_star >= 0)
 		return bad(k, NULL, "%s: makes one block: write `A_local = sch.%s(...)`", m, m);
 	return finish_block(k, c, rw_cache(c, &args), write);
@@ -961,7 +974,7 @@ static const Signature signatures[] = {
 	{"merge_conditionals", 0, {"block", "strict"}},
 	{"remove_branching_through_overcompute", 0, {"block", "loop", "strict"}},
 	{"remove_overcompute_through_branching", 0, {"block", "loop", "strict"}},
-	{"remove_no_op", 0, {"block"}},
+	{"remove_no_op", 0, {"block", "use_dataflow_analysis"}},
 	{"simplify", 0, {"transitively_prove_inequalities", "convert_boolean_to_and_of_ors", "apply_constraints_to_boolean_branches", "propagate_knowns_to_prove_conditional", "propagate_knowns_to_simplify_expressions"}},
 	{"reduce_loop_extents", 0, {"block"}},
 	{"hoist_expression", 1, {"conditionals", "block", "loop", "let_bindings"}},
@@ -1104,20 +1117,36 @@ static StepStatus run_call(Call *k)
 		args.loop = kw_name(k, "loop");
 		const char *conds = arg_name(k, 0, "conditionals");
 		const char *lets = kw_name(k, "let_bindings");
-		if (lets && strcmp(lets, "none") != 0)
-			return bad(k, script_arg(k->call, -1, "let_bindings"),
-				   "%s: only let_bindings=\"none\" is supported", m);
+		for (const char *p = lets ? lets : "all"; *p;) {
+			/* TVM's HoistedLetBindings; let_expr (T.Let inside an
+			 * expression) is accepted and hoists nothing */
+			const char *bar = strchr(p, '|');
+			size_t n = bar ? (size_t)(bar - p) : strlen(p);
+			if (n == 3 && !strncmp(p, "all", n))
+				args.let_stmt = true;
+			else if (n == 8 && !strncmp(p, "let_stmt", n))
+				args.let_stmt = true;
+			else if (n == 21 && !strncmp(p, "required_by_condition", n))
+				args.let_required = true;
+			else if (!(n == 4 && !strncmp(p, "none", n)) && !(n == 8 && !strncmp(p, "let_expr", n)))
+				return bad(k, script_arg(k->call, -1, "let_bindings"),
+					   "%s: let_bindings must be \"none\", \"required_by_condition\", \"let_stmt\", \"let_expr\" or \"all\" (joined with |)",
+					   m);
+			p += n + (bar != NULL);
+		}
 		if (!conds)
-			conds = "if_else_stmt|boolean_expression";
+			conds = "if_else_stmt|if_else_expr|boolean_expression";
 		for (const char *p = conds; *p;) {
 			const char *bar = strchr(p, '|');
 			size_t n = bar ? (size_t)(bar - p) : strlen(p);
 			if (n == 12 && !strncmp(p, "if_else_stmt", n))
 				args.if_else_stmt = true;
+			else if (n == 12 && !strncmp(p, "if_else_expr", n))
+				args.if_else_expr = true;
 			else if (n == 18 && !strncmp(p, "boolean_expression", n))
 				args.boolean_expression = true;
 			else if (!(n == 4 && !strncmp(p, "none", n)))
-				return bad(k, NULL, "%s: conditionals must be \"none\", \"if_else_stmt\" or \"boolean_expression\" (joined with |)", m);
+				return bad(k, NULL, "%s: conditionals must be \"none\", \"if_else_stmt\", \"if_else_expr\" or \"boolean_expression\" (joined with |)", m);
 			p += n + (bar != NULL);
 		}
 		return (StepStatus)sched_hoist_expression(k->s, describe(k), k->call->span, k->d, &args);
@@ -1136,8 +1165,13 @@ static StepStatus run_call(Call *k)
 		args.block = kw_name(k, "block");
 		args.remove_stores = true;
 		for (int i = 0; i < k->call->nargs; i++)
-			if (!k->call->args[i].keyword || strcmp(k->call->args[i].keyword, "block"))
-				return bad(k, &k->call->args[i], "%s: expected block= only", m);
+			if (!k->call->args[i].keyword || (strcmp(k->call->args[i].keyword, "block") &&
+							  strcmp(k->call->args[i].keyword, "use_dataflow_analysis")))
+				return bad(k, &k->call->args[i], "%s: expected block= and use_dataflow_analysis= only", m);
+		const ScriptArg *df = script_arg(k->call, -1, "use_dataflow_analysis");
+		if (df && df->kind != ARG_BOOL)
+			return bad(k, df, "%s: use_dataflow_analysis must be True or False", m);
+		args.no_dataflow = df && !df->ival;
 		return (StepStatus)sched_overcompute(k->s, describe(k), k->call->span, k->d, &args);
 	}
 	if (strcmp(m, "merge_adjacent_loops") == 0)

@@ -265,6 +265,18 @@ static bool commit_verified(Schedule *s, StepReport *r, const Module *before)
 	return false;
 }
 
+const char *sched_opaque_refusal(Arena *a, const Func *f, const char *desc)
+{
+	const Expr *o = f ? ir_stmt_find_opaque(f->body) : NULL;
+	if (!o)
+		return NULL;
+	return arena_printf(a, "opaque access: T.%s at line %d may read and write any cell of "
+			    "the buffers it names, and %s needs to know what each statement "
+			    "reads and writes (only split, fuse and unroll run on a function "
+			    "with an opaque call)", o->u.opq.name, o->span.line,
+			    desc ? desc : "this step");
+}
+
 StepReport *sched_finish(Schedule *s, RwCtx *c, RwStatus st)
 {
 	Arena *a = s->arena;
@@ -298,6 +310,13 @@ StepReport *sched_finish(Schedule *s, RwCtx *c, RwStatus st)
 	if (deep) {
 		r->status = STEP_REJECTED;
 		r->reason = arena_printf(a, "not supported: %s", deep);
+		log_step(s, r);
+		return r;
+	}
+	const char *opq = c->opaque_ok ? NULL : sched_opaque_refusal(a, c->func, c->desc);
+	if (opq) {
+		r->status = STEP_REJECTED;
+		r->reason = arena_printf(a, "not supported: %s", opq);
 		log_step(s, r);
 		return r;
 	}
@@ -544,6 +563,12 @@ RwStatus sched_sub_finish(Compound *k, RwCtx *c, RwStatus st, bool *proven)
 		k->fail_reason = arena_printf(s->arena, "not supported: %s", diag_text(s->arena, c->diag));
 		return st;
 	}
+	const char *opq = c->opaque_ok ? NULL : sched_opaque_refusal(s->arena, c->func, c->desc);
+	if (opq) {
+		k->fail = -1;
+		k->fail_reason = arena_printf(s->arena, "not supported: %s", opq);
+		return RW_UNSUPPORTED;
+	}
 	if (!prove_no_wrap(k, c) || !prove_list(k, &c->obs, c->func, c->out)) {
 		/* split with tail=guard: the guarded form needs only its own
 		 * proofs (as in sched_finish) */
@@ -617,6 +642,16 @@ StepReport *sched_compound_end(Compound *k, StepStatus st, const char *reason)
 		st = STEP_REJECTED;
 		k->fail = -1;
 		reason = arena_printf(a, "not supported: %s", deep);
+	}
+	/* a step that changed a function with an opaque call: only the
+	 * order-preserving ones may (sched_opaque_refusal) */
+	if (st == STEP_COMMITTED && s->mod != k->start && !k->opaque_ok) {
+		const char *opq = sched_opaque_refusal(a, module_find_func(k->start, r->func), r->desc);
+		if (opq) {
+			st = STEP_REJECTED;
+			k->fail = -1;
+			reason = arena_printf(a, "not supported: %s", opq);
+		}
 	}
 	/* steps set without a proof (sched_compound_set) are verified too */
 	const char *bad = st == STEP_COMMITTED ? ir_verify_changed(a, s->mod, k->start) : NULL;

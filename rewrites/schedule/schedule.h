@@ -96,7 +96,16 @@ typedef struct Compound {
 	/* the last (before, after) pair of sched_prove whose loop.no_wrap
 	 * obligations were proven */
 	const Func *wrap_before, *wrap_after;
+	/* every sub-rewrite keeps the order of the statement instances
+	 * (multi-factor split, fuse of several loops): allowed on a function
+	 * with an opaque call (RwCtx.opaque_ok) */
+	bool opaque_ok;
 } Compound;
+
+/* NULL, or why a step that needs to know what the statements of f read
+ * and write cannot run on it: f holds an opaque call (T.call_extern,
+ * T.tvm_access_ptr ...), whose effects are unknown (semantics.md 9). */
+const char *sched_opaque_refusal(Arena *a, const Func *f, const char *desc);
 
 void sched_compound_begin(Schedule *s, Compound *k, const char *desc, Span call_span,
 			  DiagList *d);

@@ -8,6 +8,7 @@
 #include <stdint.h>
 #include <stdlib.h>
 
+#include "kernel/print.h"
 #include "kernel/ptrmap.h"
 #include "rewrites/hoist.h"
 
@@ -120,27 +121,40 @@ int sched_hoist_expression(Schedule *s, const char *desc, Span span, DiagList *d
 			return sched_compound_end(&k, st == RW_BAD_INPUT ? STEP_BAD_INPUT : STEP_REJECTED,
 						  NULL)->status;
 		}
+		/* TVM's hoisting first: one invariant condition out of its loops */
+		HoistFlags fl = {args->if_else_stmt, args->if_else_expr, args->boolean_expression,
+				 args->let_stmt, args->let_required};
+		Stmt *dest, *let;
+		const Expr *cond;
+		if (rw_hoist_find(&c, args->loop || args->block ? &ls : NULL, fl, &dest, &cond, &let)) {
+			bool proven;
+			st = cond ? rw_hoist_condition(&c, dest, cond) : rw_hoist_let(&c, dest, let);
+			const char *big = st == RW_OK ? over_budget(c.arena, &budget, c.out) : NULL;
+			if (big) {
+				k.fail = -1;
+				return sched_compound_end(&k, STEP_REJECTED,
+							  arena_printf(c.arena, "not supported: %s", big))->status;
+			}
+			sched_sub_finish(&k, &c, st, &proven);
+			if (st != RW_OK || !proven)
+				return sched_compound_end(&k, STEP_REJECTED, NULL)->status;
+			char *what = print_expr(cond ? cond : let->u.let.value);
+			if (cond)
+				sched_compound_note(&k, "condition %s hoisted out of loop %s", what,
+						    dest->u.loop.var->name);
+			else
+				sched_compound_note(&k, "let %s = %s hoisted out of loop %s", let->u.let.var->name,
+						    what, dest->u.loop.var->name);
+			free(what);
+			done++;
+			continue;
+		}
+		/* then seed 000's case split of the loop loop= names */
 		bool progress = false;
-		for (int i = 0; i < ls.n && !progress && ntried < 256; i++) {
+		for (int i = 0; i < ls.n && !progress && ntried < 256 && args->loop; i++) {
 			Stmt *l = ls.items[i];
 			if (in_list(tried, ntried, l))
 				continue;
-			if (args->if_else_stmt && rw_hoist_if_applies(c.arena, l)) {
-				bool proven;
-				st = rw_hoist_if(&c, l);
-				const char *big = st == RW_OK ? over_budget(c.arena, &budget, c.out) : NULL;
-				if (big) {
-					k.fail = -1;
-					return sched_compound_end(&k, STEP_REJECTED,
-								  arena_printf(c.arena, "not supported: %s", big))->status;
-				}
-				sched_sub_finish(&k, &c, st, &proven);
-				if (st != RW_OK || !proven)
-					return sched_compound_end(&k, STEP_REJECTED, NULL)->status;
-				done++;
-				progress = true;
-				continue;
-			}
 			tried[ntried++] = l;
 			if (!args->boolean_expression)
 				continue;

@@ -11,17 +11,18 @@
 #include "kernel/analysis/facts.h"
 #include "kernel/ptrmap.h"
 #include "rewrites/overcompute.h"
+#include "rewrites/simplify.h"
 
 /* One candidate: safety, then each store dead (where a later stage could
  * overwrite it) or else a no-op. The last failure is the tentative one. */
-static bool prove_plan(Compound *k, const Func *before, const OcPlan *plan)
+static bool prove_plan(Compound *k, const Func *before, const OcPlan *plan, bool no_dead)
 {
 	if (!sched_prove(k, &plan->safety, before, plan->out))
 		return false;
 	for (int i = 0; i < plan->nstores; i++) {
 		const OcStorePlan *sp = &plan->stores[i];
 		bool dead = false;
-		for (int j = 0; j < sp->ndead && !dead; j++)
+		for (int j = 0; j < sp->ndead && !dead && !no_dead; j++)
 			dead = sched_prove(k, &sp->dead[j], before, plan->out);
 		if (dead)
 			continue;
@@ -88,8 +89,9 @@ static int overcompute_with(Schedule *s, const char *desc, Span span, DiagList *
 		if (st == RW_OK && plan.hopeless) {
 			ok = false; /* nothing names its cell: no proof can remove it */
 		} else if (st == RW_OK) {
-			ok = prove_plan(&k, c.func, &plan);
-			if (!ok && plan.alternative && prove_plan(&k, c.func, plan.alternative)) {
+			ok = prove_plan(&k, c.func, &plan, args->no_dataflow);
+			if (!ok && plan.alternative &&
+			    prove_plan(&k, c.func, plan.alternative, args->no_dataflow)) {
 				plan = *plan.alternative;
 				ok = true;
 			}
@@ -132,6 +134,19 @@ static int overcompute_with(Schedule *s, const char *desc, Span span, DiagList *
 	else
 		sched_compound_note(&k, "%d %s", done, what);
 	k.fail = args->strict ? k.fail : -1;
+	int cleaned = 0;
+	while (args->remove_stores && cleaned < 10000) {
+		/* `T.evaluate(0)`, and the empty branches, loops, allocations
+		 * and lets it and the removed stores leave: no observable effect */
+		Func *out = rw_noop_cleanup(s->arena, sched_compound_func(&k));
+		if (!out)
+			break;
+		sched_compound_set(&k, out);
+		cleaned++;
+	}
+	if (cleaned)
+		sched_compound_note(&k, "%d statement%s without effect removed", cleaned,
+				    cleaned == 1 ? "" : "s");
 	if (args->remove_stores && done) {
 		/* the removed stores leave `pass`, empty branches and loops */
 		sched_simplify_in(&k, "remove_no_op: clean-up", false, true, NULL, 0);

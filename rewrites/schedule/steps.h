@@ -25,7 +25,12 @@ int sched_merge_conditionals(Schedule *s, const char *desc, Span span, DiagList 
 typedef struct HoistArgs {
 	const char *block, *loop;
 	bool if_else_stmt;	 /* hoist invariant `if` statements out of loops */
-	bool boolean_expression; /* case-split loops on the conditions they decide */
+	bool if_else_expr;	 /* hoist invariant `T.if_then_else` conditions */
+	/* hoist invariant operands of `and` / `or`; with loop=, also case-split
+	 * that loop on the values that decide its conditions (seed 000) */
+	bool boolean_expression;
+	bool let_stmt;	   /* hoist let statements with an invariant value */
+	bool let_required; /* only those an `if` condition in their body uses */
 } HoistArgs;
 
 int sched_hoist_expression(Schedule *s, const char *desc, Span span, DiagList *d,
@@ -79,6 +84,9 @@ typedef struct OcArgs {
 	bool strict;
 	bool add_branches;  /* remove_overcompute_through_branching */
 	bool remove_stores; /* remove_no_op */
+	/* remove_no_op(use_dataflow_analysis=False), as TVM's option: no store
+	 * is removed as dead (overwritten later), only as a no-op */
+	bool no_dataflow;
 } OcArgs;
 
 int sched_overcompute(Schedule *s, const char *desc, Span span, DiagList *d,
