@@ -29,6 +29,11 @@ typedef struct ParseScope {
 	 * buffer under transformation, seen with its physical shape). */
 	int nbufs;
 	Buffer **bufs;
+	/* The dtypes of a lambda's parameters, by position (an index map of
+	 * a buffer with int64 extents takes int64 indices); int32 past
+	 * nparam_dtypes. */
+	int nparam_dtypes;
+	const DType *param_dtypes;
 } ParseScope;
 
 /* Parse the expression in src->text[start, end) (spans stay relative to

@@ -46,8 +46,16 @@ Expr *parse_expr_range(Arena *a, const Source *src, int start, int end,
 	return e;
 }
 
+/* The var-args parameter of an index map (TVM's `lambda *indices, k:`):
+ * its name and the variables it stands for, spliced by `*indices` in the
+ * body. */
+typedef struct StarParam {
+	const char *name;
+	int first, n; /* l->params[first .. first + n) */
+} StarParam;
+
 /* The body of a bracketed lambda: expressions and T.axis_separator. */
-static bool parse_lambda_list(Parser *p, Lambda *l, const char *close)
+static bool parse_lambda_list(Parser *p, Lambda *l, const char *close, const StarParam *star)
 {
 	int cap = 4, scap = 2;
 	Token *last_sep = NULL;
@@ -67,6 +75,18 @@ static bool parse_lambda_list(Parser *p, Lambda *l, const char *close)
 			}
 			l->seps = grow(p->a, l->seps, l->nseps, &scap, 2, sizeof(int));
 			l->seps[l->nseps++] = l->nbody;
+		} else if (tok_is(peek(p), "*")) {
+			Token *st = next(p);
+			Token *t = peek(p);
+			if (!star->name || !tok_is(t, star->name)) {
+				ps_error_at(p, st->span, "only the lambda's *parameter can be spliced here");
+				return false;
+			}
+			next(p);
+			for (int j = 0; j < star->n; j++) {
+				l->body = grow(p->a, l->body, l->nbody, &cap, 4, sizeof(Expr *));
+				l->body[l->nbody++] = ir_varref(p->a, l->params[star->first + j], t->span);
+			}
 		} else {
 			l->body = grow(p->a, l->body, l->nbody, &cap, 4, sizeof(Expr *));
 			Expr *e = ps_finish_expr(parse_expr(p));
@@ -85,27 +105,73 @@ static bool parse_lambda_list(Parser *p, Lambda *l, const char *close)
 	return ps_expect(p, close, "to close the lambda's index list");
 }
 
-/* `p1, p2` up to the ':': fresh int32 variables, bound for the body. */
-static bool parse_lambda_params(Parser *p, Lambda *l)
+/* `p1, p2` up to the ':': fresh variables (int32, or the scope's
+ * param_dtypes), bound for the body. One `*name` takes the indices the
+ * others leave, when the scope gives the arity (nparam_dtypes). */
+static bool parse_lambda_params(Parser *p, Lambda *l, StarParam *star)
 {
-	int cap = 4;
-	l->params = arena_alloc(p->a, sizeof(Var *) * (size_t)cap);
+	const ParseScope *sc = p->scope;
+	Token *names[64];
+	int nn = 0, at_star = -1;
 	while (!p->failed && !tok_is(peek(p), ":")) {
+		Token *st = NULL;
+		if (tok_is(peek(p), "*")) {
+			st = next(p);
+			if (at_star >= 0) {
+				ps_error_at(p, st->span, "a lambda takes at most one *parameter");
+				return false;
+			}
+		}
 		Token *t = peek(p);
 		if (!ps_expect_name(p, "a lambda parameter name"))
 			return false;
-		for (int i = 0; i < l->nparams; i++)
-			if (strcmp(l->params[i]->name, t->text) == 0) {
-				ps_error_at(p, t->span, "duplicate lambda parameter '%s'",
-					    t->text);
+		if (nn == 64) {
+			ps_error_at(p, t->span, "more than 64 lambda parameters");
+			return false;
+		}
+		for (int i = 0; i < nn; i++)
+			if (strcmp(names[i]->text, t->text) == 0) {
+				ps_error_at(p, t->span, "duplicate lambda parameter '%s'", t->text);
 				return false;
 			}
-		l->params = grow(p->a, l->params, l->nparams, &cap, 4, sizeof(Var *));
-		Var *v = ir_var(p->a, t->text, DT_INT32, t->span);
-		l->params[l->nparams++] = v;
-		ps_bind(p, v->name, v, NULL);
+		if (st) {
+			if (!sc || sc->nparam_dtypes == 0) {
+				ps_error_at(p, st->span, "*%s needs the buffer's dimensions (an index map)", t->text);
+				return false;
+			}
+			at_star = nn;
+		}
+		names[nn++] = t;
 		if (!accept(p, ","))
 			break;
+	}
+	int nstar = 0;
+	if (at_star >= 0) {
+		nstar = sc->nparam_dtypes - (nn - 1);
+		if (nstar < 0) {
+			ps_error_at(p, names[at_star]->span, "the index map names %d indices but the buffer has %d", nn - 1,
+				    sc->nparam_dtypes);
+			return false;
+		}
+	}
+	int total = nn - (at_star >= 0) + nstar;
+	l->params = arena_alloc(p->a, sizeof(Var *) * (size_t)(total + 1));
+	for (int i = 0; i < nn; i++) {
+		int count = i == at_star ? nstar : 1;
+		if (i == at_star) {
+			star->name = names[i]->text;
+			star->first = l->nparams;
+			star->n = nstar;
+		}
+		for (int j = 0; j < count; j++) {
+			int pos = l->nparams;
+			DType dt = sc && pos < sc->nparam_dtypes ? sc->param_dtypes[pos] : DT_INT32;
+			const char *name = i == at_star ? arena_printf(p->a, "%s_%d", names[i]->text, j) : names[i]->text;
+			Var *v = ir_var(p->a, name, dt, names[i]->span);
+			l->params[l->nparams++] = v;
+			if (i != at_star)
+				ps_bind(p, v->name, v, NULL);
+		}
 	}
 	return ps_expect(p, ":", "after lambda parameters");
 }
@@ -120,12 +186,13 @@ Lambda *parse_lambda_range(Arena *a, const Source *src, int start, int end,
 	if (!ps_expect(&p, "lambda", "(an index map such as lambda i: [i // 4, i % 4])"))
 		return NULL;
 	Lambda *l = arena_alloc(a, sizeof *l);
-	if (!parse_lambda_params(&p, l))
+	StarParam star = {0};
+	if (!parse_lambda_params(&p, l, &star))
 		return NULL;
 	if (tok_is(peek(&p), "[") || (tok_is(peek(&p), "(") && ps_paren_is_tuple(&p))) {
 		const char *close = tok_is(next(&p), "[") ? "]" : ")";
 		l->bracketed = true;
-		if (!parse_lambda_list(&p, l, close))
+		if (!parse_lambda_list(&p, l, close, &star))
 			return NULL;
 	} else {
 		l->body = arena_alloc(a, sizeof(Expr *));

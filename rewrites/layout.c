@@ -16,6 +16,7 @@
 #include "kernel/analysis/facts.h"
 #include "kernel/analysis/index_map.h"
 #include "kernel/parse.h"
+#include "kernel/print.h"
 
 static Span nospan(void) { return (Span){0}; }
 
@@ -301,6 +302,17 @@ static RwStatus pad_spec(RwCtx *c, const LayoutArgs *args, const Func *f, Buffer
 		return rw_fail(c, RW_BAD_INPUT, args->pad_span,
 			       "transform_layout: a pad value may read only the buffer %s itself (seed 000)",
 			       logical->name);
+	/* a typed value (T.int8(0)) is of its own dtype, as in TVM: one of
+	 * another dtype than the buffer's is refused, never converted; only
+	 * a plain number or a lambda's arithmetic takes the buffer's dtype */
+	if (args->pad_kind == LAYOUT_PAD_EXPR && body->dtype != phys->dtype) {
+		char *txt = print_expr(body);
+		RwStatus st = rw_fail(c, RW_BAD_INPUT, args->pad_span,
+				      "transform_layout: pad_value %s is %s but buffer %s is %s", txt,
+				      dtype_name(body->dtype), phys->name, dtype_name(phys->dtype));
+		free(txt);
+		return st;
+	}
 	out->kind = PAD_VALUE;
 	out->value = body->kind == EX_INT || body->kind == EX_FLOAT ? convert_const(a, body, phys->dtype)
 								    : body;
@@ -569,7 +581,14 @@ static RwStatus read_index_map(RwCtx *c, const LayoutArgs *args, const Func *f,
 	Arena *a = c->arena;
 	DiagList d;
 	diag_init(&d, a);
-	ParseScope scope = {.func = f, .nvars = 0, .vars = NULL};
+	/* the map's indices have the dtypes of the buffer's extents (TVM's
+	 * index map dtype legalization: int64 extents, int64 indices) */
+	DType *pdt = arena_alloc(a, sizeof(DType) * (size_t)(logical->ndim + 1));
+	for (int i = 0; i < logical->ndim; i++)
+		pdt[i] = logical->shape[i] && dtype_is_int(logical->shape[i]->dtype) ? logical->shape[i]->dtype
+										       : DT_INT32;
+	ParseScope scope = {.func = f, .nvars = 0, .vars = NULL, .nparam_dtypes = logical->ndim,
+			    .param_dtypes = pdt};
 	Lambda *l = parse_lambda_range(a, args->src, args->map_start, args->map_end, &scope, &d);
 	if (!l) {
 		for (Diag *g = d.first; g; g = g->next)
@@ -789,6 +808,11 @@ static RwStatus layout_main(RwCtx *c, const LayoutArgs *args)
 	Func **funcs = arena_alloc(a, sizeof(Func *) * (size_t)(nf + 1));
 	for (int i = 0; i < nf; i++) {
 		const Func *f = mod ? mod->funcs[i] : c->func;
+		/* the current function as this call sees it: with block=, its
+		 * nest wrapped (rw_nest_wrap), not the module's copy, whose
+		 * result the unwrap would throw away */
+		if (mod && strcmp(f->name, c->func->name) == 0)
+			f = c->func;
 		funcs[i] = (Func *)f;
 		/* a parameter is shared by the module's functions that have
 		 * it; an allocation belongs to the current function */

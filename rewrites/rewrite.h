@@ -137,9 +137,16 @@ const char *split_tail_name(SplitTail t);
 
 RwStatus rw_split(RwCtx *c, const char *loop, int64_t factor, SplitTail tail,
 		  const char *outer_name, const char *inner_name);
+/* TVM's factors=[outer, None] on a symbolic extent N: `outer` tiles of
+ * (N + outer - 1) // outer iterations, guarded (proofs/split.md). */
+RwStatus rw_split_outer(RwCtx *c, const char *loop, int64_t outer, const char *outer_name,
+			const char *inner_name);
 RwStatus rw_fuse(RwCtx *c, const char *outer, const char *inner,
 		 const char *fused_name);
 RwStatus rw_reorder(RwCtx *c, int nloops, const char *const *loops);
+/* add_unit_loop: block `target` (is_block) or loop `target` inside a new
+ * loop of one iteration named `name` (NULL: "u"); no obligation. */
+RwStatus rw_add_unit_loop(RwCtx *c, const char *target, bool is_block, const char *name);
 RwStatus rw_parallel(RwCtx *c, const char *loop);
 RwStatus rw_vectorize(RwCtx *c, const char *loop);
 RwStatus rw_unroll(RwCtx *c, const char *loop);

@@ -233,3 +233,54 @@ RwStatus rw_split(RwCtx *c, const char *loop, int64_t factor, SplitTail tail,
 	c->out = an_with_body(a, c->func, an_replace_at(a, c->func->body, sc.path, sc.depth, result));
 	return RW_OK;
 }
+
+/* TVM's factors=[f, None] on a loop of symbolic extent N: f tiles of
+ * q = (N + f - 1) // f iterations each, guarded (proofs/split.md, "A
+ * given outer factor"):
+ *   for io in range(f): for ii in range(q): if io*q + ii < N: S(lo + io*q + ii)
+ * For N <= 0, q <= 0 and nothing runs, as before; for N > 0, f*q >= N
+ * and (io, ii) in order run io*q + ii = 0, 1, ..., f*q - 1, of which the
+ * guard keeps 0 .. N - 1. Its arithmetic reaches N + f - 1, hence the
+ * same split.no_overflow as a guarded split by f. The inner extent is
+ * symbolic, so a vectorized or unrolled loop (whose label would move to
+ * it) is not supported. */
+RwStatus rw_split_outer(RwCtx *c, const char *loop, int64_t outer, const char *outer_name,
+			const char *inner_name)
+{
+	Arena *a = c->arena;
+	StmtCtx sc;
+	RwStatus st = rw_find_loop(c, loop, &sc);
+	if (st != RW_OK)
+		return st;
+	DType it = sc.stmt->u.loop.var->dtype;
+	if (outer < 1 || !dtype_is_int(it) || outer > an_dtype_max(it))
+		return rw_fail(c, RW_BAD_INPUT, c->call_span,
+			       "split factor %lld does not fit the %s loop variable '%s'", (long long)outer,
+			       dtype_name(it), sc.stmt->u.loop.var->name);
+	if (an_range_reads_written(a, sc.stmt, sc.stmt))
+		return rw_fail(c, RW_UNSUPPORTED, sc.stmt->span,
+			       "split: the range of loop '%s' reads a buffer that the loop writes (the split loop would read it again later)",
+			       sc.stmt->u.loop.var->name);
+	SplitParts p;
+	p.loop = sc.stmt;
+	p.i = sc.stmt->u.loop.var;
+	p.min = sc.stmt->u.loop.min;
+	p.n = sc.stmt->u.loop.extent;
+	split_kinds(sc.stmt->u.loop.kind, &p.outer_kind, &p.inner_kind);
+	if (p.inner_kind != FOR_SERIAL)
+		return rw_fail(c, RW_UNSUPPORTED, sc.stmt->span,
+			       "split: loop '%s' is %s and its label would move to an inner loop of symbolic extent",
+			       p.i->name, for_kind_name(sc.stmt->u.loop.kind));
+	p.c = ir_bin(a, OP_FLOORDIV, ir_add(a, p.n, lit(a, outer - 1, it)), lit(a, outer, it), (Span){0});
+	p.io = ir_var(a, outer_name ? outer_name : arena_printf(a, "%s_o", p.i->name), it, sc.stmt->span);
+	p.ii = ir_var(a, inner_name ? inner_name : arena_printf(a, "%s_i", p.i->name), it, sc.stmt->span);
+	int64_t bound = an_dtype_max(it) - (outer - 1);
+	rw_obligation_at(c, &c->obs, &sc, "split.no_overflow",
+			 arena_printf(a, "io*((N + %lld) // %lld) + ii stays within %s: the extent N of loop %s is at most %lld",
+				      (long long)(outer - 1), (long long)outer, dtype_name(it), p.i->name,
+				      (long long)bound),
+			 ir_bin(a, OP_LE, p.n, lit(a, bound, it), (Span){0}));
+	Stmt *result = tiled(a, &p, lit(a, outer, it), true);
+	c->out = an_with_body(a, c->func, an_replace_at(a, c->func->body, sc.path, sc.depth, result));
+	return RW_OK;
+}

@@ -649,6 +649,10 @@ START_TEST(bad_arguments_are_bad_input)
 	expect_bad_input(tu_fixture(double14),
 			 "sch.transform_layout(buffer=\"A\", index_map=lambda i: [i // 4, i % 4], pad_value=0.5)",
 			 "is a float but buffer A is int32");
+	/* a typed value keeps its dtype, as in TVM: T.int8(0) is not int32 */
+	expect_bad_input(tu_fixture(double14),
+			 "sch.transform_layout(buffer=\"A\", index_map=lambda i: [i // 4, i % 4], pad_value=T.int8(0))",
+			 "pad_value T.int8(0) is int8 but buffer A is int32");
 	expect_bad_input(tu_fixture(double14),
 			 "sch.transform_layout(buffer=\"A\", index_map=lambda i: [i // 4, i % 4], "
 				   "inverse=lambda t: [t])",
@@ -690,6 +694,81 @@ START_TEST(printed_axis_separators_parse_back_and_bad_ones_are_errors)
 		ck_assert_int_gt(d.nerrors, 0);
 		ck_assert_int_gt(d.first->span.line, 0);
 	}
+}
+END_TEST
+
+/* ---------- TVM's placement: blocks inside their loops (issue 15) ---------- */
+
+/* transform_layout with block= on TVM's two_elementwise: the allocated B
+ * and the parameter A are remapped, not left as they were (the block's
+ * nest is wrapped for the call and its result must be kept) */
+START_TEST(block_argument_remaps_allocations_and_parameters)
+{
+	const char *k = tu_fixture("layout/tvm_blocks.tir");
+	TsRun t = accept(k, "block = sch.get_block(\"B\")\n"
+			    "sch.transform_layout(block, (\"write\", 0), lambda m, n: (m // 4, n // 4, m % 4, n % 4))");
+	char *p = ts_print(&arena, sched_func(t.s));
+	ts_has(p, "B = T.alloc_buffer([4, 4, 4, 4]");
+	ts_has(p, "B[vi // 4, vj // 4, vi % 4, vj % 4] = A[vi, vj] * 2.0");
+	sched_free(t.s);
+	t = accept(k, "sch.transform_layout(block=\"B\", buffer=\"A\", index_map=lambda m, n: (n, m))");
+	ck_assert_str_eq(shape_of(sched_func(t.s), "A"), "(16, 16)");
+	ts_has(ts_print(&arena, sched_func(t.s)), "= A[vj, vi] * 2.0");
+	sched_free(t.s);
+}
+END_TEST
+
+/* TVM's index map dtype legalization: a buffer of int64 extents takes
+ * int64 indices, and the physical shape and padding loops are int64 too */
+START_TEST(int64_extents_give_an_int64_map_and_shape)
+{
+	TsRun t = accept(tu_fixture("layout/int64_extent.tir"),
+			 "sch.transform_layout(block=\"block\", buffer=\"A\", index_map=lambda h: [h // 8, h % 8], pad_value=0)");
+	char *p = ts_print(&arena, sched_func(t.s));
+	ts_has(p, "A: T.Buffer[(T.int64(8), T.int64(8)), \"int32\"]");
+	ts_has(p, "for ho, hi in T.grid(T.int64(8), T.int64(8)):");
+	sched_free(t.s);
+	/* a constant output (TVM's tir.const(0, i.dtype)) gets the same dtype */
+	t = accept(tu_fixture("layout/int64_extent.tir"),
+		   "sch.transform_layout(block=\"block\", buffer=\"A\", index_map=lambda i: [0, (i + 1) // 8, (i + 1) % 8], pad_value=0)");
+	ts_has(ts_print(&arena, sched_func(t.s)), "A: T.Buffer[(T.int64(1), T.int64(8), T.int64(8)), \"int32\"]");
+	sched_free(t.s);
+}
+END_TEST
+
+/* TVM's var-args index map: *indices stands for the indices the named
+ * parameters leave, and *indices in the result splices them */
+START_TEST(var_args_index_map_splices_the_leading_indices)
+{
+	const char *k = tu_fixture("layout/sum3d.tir");
+	TsRun t = accept(k, "sch.transform_layout(index_map=lambda *indices, k: [*indices, k // 4, k % 4], block=\"compute\", buffer=\"A\")");
+	ck_assert_str_eq(shape_of(sched_func(t.s), "A"), "(4, 4, 8, 4)");
+	ts_has(ts_print(&arena, sched_func(t.s)), "B[0] + A[vi, vj, vk // 4, vk % 4]");
+	sched_free(t.s);
+	t = accept(k, "sch.transform_layout(buffer=\"A\", index_map=lambda i, *rest: [*rest, i])");
+	ck_assert_str_eq(shape_of(sched_func(t.s), "A"), "(4, 32, 4)");
+	sched_free(t.s);
+	expect_bad_input(k, "sch.transform_layout(buffer=\"A\", index_map=lambda *a, *b: [*a])",
+			 "a lambda takes at most one *parameter");
+	expect_bad_input(k, "sch.transform_layout(buffer=\"A\", index_map=lambda *a, i, j, k, l: [i])",
+			 "the index map names 4 indices but the buffer has 3");
+	expect_bad_input(k, "sch.transform_layout(buffer=\"A\", index_map=lambda *a: [*b])",
+			 "only the lambda's *parameter can be spliced here");
+}
+END_TEST
+
+/* after cache_write, ("write", 0) of the block is the stage it now
+ * writes, not the buffer its stale T.writes declared */
+START_TEST(buffer_index_follows_the_block_after_cache_write)
+{
+	TsRun t = accept(tu_fixture("layout/cache_write_then_layout.tir"),
+			 "b = sch.get_block(\"T_add\")\n"
+			 "sch.cache_write(b, 0, \"global\")\n"
+			 "sch.transform_layout(b, (\"write\", 0), lambda x, y: [x // 32, y, T.axis_separator, x % 32], pad_value=0.0)");
+	char *p = ts_print(&arena, sched_func(t.s));
+	ts_has(p, "T_add_global = T.alloc_buffer([2, 8, 32], \"float32\", scope=\"global\", axis_separators=[2])");
+	ts_has(p, "T_add_global[v_ax0 // 32, v_ax1, v_ax0 % 32] = p0[v_ax0, v_ax1] + p1[v_ax0, v_ax1]");
+	sched_free(t.s);
 }
 END_TEST
 
@@ -737,6 +816,9 @@ Suite *suite_layout(void)
 		  padding_without_value_stays_forbidden_through_a_second_transform}},
 		{"bad_input",
 		 {bad_arguments_are_bad_input, printed_axis_separators_parse_back_and_bad_ones_are_errors}},
+		{"tvm_blocks",
+		 {block_argument_remaps_allocations_and_parameters, int64_extents_give_an_int64_map_and_shape,
+		  buffer_index_follows_the_block_after_cache_write, var_args_index_map_splices_the_leading_indices}},
 	};
 	for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
 		TCase *tc = tcase_create(cases[i].name);

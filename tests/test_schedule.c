@@ -595,9 +595,38 @@ START_TEST(split_factors_must_cover_the_extent)
 				    "io, ii = sch.split(\"i\", factors=[8, 8])",
 				    "obligation split.factors_cover refuted: the factors [8, 8] cover the extent of loop i (at most 64)");
 	ck_assert_ptr_nonnull(r->counterexample);
-	/* None after the first needs a constant extent */
+	/* [f, None] on a symbolic extent (TVM's split_symbolic): f tiles of
+	 * (n + f - 1) // f, guarded, once n + f - 1 is shown to fit int32 */
+	t = ts_accept(&arena, tu_fixture("schedule/handles_symbolic-bounded.tir"),
+		      "io, ii = sch.split(\"i\", factors=[8, None])", 8);
+	ck_assert(ts_has_obligation(t.r, "split.no_overflow", VERDICT_PROVEN));
+	ts_has(ts_print(&arena, sched_func(t.s)), "for io, ii in T.grid(8, (n + 7) // 8):");
+	ts_has(ts_print(&arena, sched_func(t.s)), "if io * ((n + 7) // 8) + ii < n:");
+	sched_free(t.s);
+	/* nothing bounds n: (n + 7) // 8 wraps for n near 2^31 */
+	ts_rejected(&arena, tu_fixture("schedule/handles_symbolic-free.tir"), "sch.split(\"i\", factors=[8, None])",
+		    "obligation split.no_overflow refuted: io*((N + 7) // 8) + ii stays within int32");
+	/* a None after the first of three or more still needs a constant extent */
 	ts_rejected(&arena, tu_fixture("schedule/handles_symbolic-bounded.tir"),
-		    "sch.split(\"i\", factors=[8, None])", "not supported: split: a None factor after the first needs a constant extent");
+		    "sch.split(\"i\", factors=[2, None, 4])",
+		    "not supported: split: a None factor after the first of three or more needs a constant extent");
+}
+END_TEST
+
+/* add_unit_loop (TVM): a loop of one iteration around a block or a
+ * loop; it returns the new loop, which later calls can use */
+START_TEST(add_unit_loop_above_a_block_or_a_loop)
+{
+	TsRun t = ts_accept(&arena, tu_fixture(nest),
+			    "u = sch.add_unit_loop(sch.get_block(\"update\"))\n"
+			    "sch.unroll(u)\n", 4);
+	ck_assert_str_eq(loops_of(sched_func(t.s)), "u:1 i:30 j:16 k:16");
+	ts_has(ts_print(&arena, sched_func(t.s)), "for u in T.unroll(1):\n        with T.block(\"update\"):");
+	sched_free(t.s);
+	t = ts_accept(&arena, tu_fixture(nest), "i, j, k = sch.get_loops(\"update\")\nv = sch.add_unit_loop(j)\n", 4);
+	ck_assert_str_eq(loops_of(sched_func(t.s)), "i:30 v:1 j:16 k:16");
+	sched_free(t.s);
+	ts_bad_input(&arena, tu_fixture(nest), "sch.add_unit_loop(\"nope\")", "no loop 'nope'");
 }
 END_TEST
 
@@ -695,6 +724,7 @@ static TCase *handles_tcase(void)
 	tcase_add_test(tc, split_into_three_with_one_none_keeps_a_guard);
 	tcase_add_test(tc, split_factors_must_cover_the_extent);
 	tcase_add_test(tc, fuse_of_three_loops);
+	tcase_add_test(tc, add_unit_loop_above_a_block_or_a_loop);
 	tcase_add_test(tc, tvm_forms_of_cache_compute_at_and_layout);
 	tcase_add_test(tc, decompose_reduction_of_a_block_without_init_is_a_precondition);
 	return tc;

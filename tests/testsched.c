@@ -307,8 +307,8 @@ Func *ts_parse_func(Arena *a, const char *kernel)
 /* ---------- case folders ---------- */
 
 typedef struct CaseExpect {
-	bool accept, bad_input, build, build_reject;
-	char equiv[256], shape[256], reason[256];
+	bool accept, bad_input, build, build_reject, unchanged;
+	char equiv[256], shape[256], reason[256], same[256], scaled[256], replay[32];
 	/* ir: the result prints as this file does; ir_normalized: as this
 	 * file does once the case's own schedule has run on it too */
 	char ir[256], ir_normalized[256];
@@ -350,6 +350,15 @@ static bool read_case_expect(const char *dir, CaseExpect *e)
 			expect_value(line, "ir_normalized:", e->ir_normalized, sizeof e->ir_normalized);
 		else if (strncmp(line, "reason:", 7) == 0)
 			expect_value(line, "reason:", e->reason, sizeof e->reason);
+		else if (strncmp(line, "unchanged:", 10) == 0) {
+			expect_value(line, "unchanged:", yes, sizeof yes);
+			e->unchanged = strcmp(yes, "yes") == 0;
+		} else if (strncmp(line, "same:", 5) == 0)
+			expect_value(line, "same:", e->same, sizeof e->same);
+		else if (strncmp(line, "scaled:", 7) == 0)
+			expect_value(line, "scaled:", e->scaled, sizeof e->scaled);
+		else if (strncmp(line, "replay:", 7) == 0)
+			expect_value(line, "replay:", e->replay, sizeof e->replay);
 		else if (strncmp(line, "max_store_ifs:", 14) == 0)
 			e->max_store_ifs = atoi(line + 14);
 		else if (strncmp(line, "bad_input:", 10) == 0) {
@@ -454,6 +463,97 @@ static int case_trials(const Func *f)
 	return n > 1e6 ? 1 : n > 1e5 ? 2 : 6;
 }
 
+/* ---------- scaled copies (expect `scaled:`) ----------
+ * A TVM kernel too large for the interpreter (128^4 cells) is checked on a
+ * copy in the case folder that differs from before.tir only in integer
+ * literals (128 -> 8): the schedule must commit on both, the scaled result
+ * is run against the scaled kernel, and the full-size result, printed,
+ * must be the scaled result printed with the literals mapped back the
+ * same way. Comment lines are not compared. */
+
+#define MAX_LITERAL_PAIRS 64
+
+typedef struct LiteralMap {
+	int n;
+	long long big[MAX_LITERAL_PAIRS], small[MAX_LITERAL_PAIRS];
+} LiteralMap;
+
+/* The next token of *p (skipping blanks and # comment lines) into tok (n
+ * bytes); *is_int when it is an integer literal. False at the end. */
+static bool next_token(const char **p, char *tok, size_t n, bool *is_int)
+{
+	const char *s = *p;
+	for (;;) {
+		while (*s == ' ' || *s == '\t' || *s == '\r' || *s == '\n')
+			s++;
+		if (*s != '#')
+			break;
+		while (*s && *s != '\n')
+			s++;
+	}
+	if (!*s)
+		return false;
+	const char *b = s;
+	*is_int = false;
+	if ((*s >= '0' && *s <= '9')) {
+		while (*s >= '0' && *s <= '9')
+			s++;
+		*is_int = *s != '.' && *s != 'e' && *s != 'E';
+		while ((*s >= '0' && *s <= '9') || *s == '.' || *s == 'e' || *s == 'E' ||
+		       ((*s == '-' || *s == '+') && (s[-1] == 'e' || s[-1] == 'E')))
+			s++;
+	} else if (*s == '_' || (*s >= 'a' && *s <= 'z') || (*s >= 'A' && *s <= 'Z')) {
+		while (*s == '_' || (*s >= 'a' && *s <= 'z') || (*s >= 'A' && *s <= 'Z') ||
+		       (*s >= '0' && *s <= '9'))
+			s++;
+	} else {
+		s++;
+	}
+	snprintf(tok, n, "%.*s", (int)(s - b), b);
+	*p = s;
+	return true;
+}
+
+/* Whether `big` and `small` differ only in integer literals. learn: the
+ * differing pairs are recorded in map (one small value per big one);
+ * otherwise every differing pair must already be in map. */
+static bool literals_only_differ(const char *big, const char *small, LiteralMap *map, bool learn,
+				 StrBuf *why)
+{
+	char tb[256], ts[256];
+	bool ib, is;
+	for (;;) {
+		bool mb = next_token(&big, tb, sizeof tb, &ib), ms = next_token(&small, ts, sizeof ts, &is);
+		if (!mb || !ms) {
+			if (mb != ms)
+				sb_printf(why, "one text ends before the other");
+			return mb == ms;
+		}
+		if (strcmp(tb, ts) == 0)
+			continue;
+		if (!ib || !is) {
+			sb_printf(why, "'%s' against '%s'", tb, ts);
+			return false;
+		}
+		long long vb = atoll(tb), vs = atoll(ts);
+		int k = 0;
+		while (k < map->n && map->big[k] != vb)
+			k++;
+		if (k < map->n && map->small[k] != vs) {
+			sb_printf(why, "%lld is %lld here and %lld elsewhere", vb, vs, map->small[k]);
+			return false;
+		}
+		if (k == map->n) {
+			if (!learn || map->n == MAX_LITERAL_PAIRS) {
+				sb_printf(why, "%lld against %lld, which the scaled kernel does not map", vb, vs);
+				return false;
+			}
+			map->big[map->n] = vb;
+			map->small[map->n++] = vs;
+		}
+	}
+}
+
 static Script *case_script(Arena *a, const char *dir, StrBuf *why)
 {
 	char path[4096];
@@ -468,6 +568,71 @@ static Script *case_script(Arena *a, const char *dir, StrBuf *why)
 		free(msg);
 	}
 	return sc;
+}
+
+static void check_scaled(Arena *a, const char *dir, const CaseExpect *e, Schedule *s, StrBuf *why)
+{
+	char path[4096], *report = NULL;
+	if (e->equiv[0]) {
+		sb_printf(why, "expect: scaled: goes with same:, not equiv: (the full-size result is not run)");
+		return;
+	}
+	tu_join(path, sizeof path, dir, "before.tir");
+	char *big = tu_read_file(path);
+	tu_join(path, sizeof path, dir, e->scaled);
+	char *small = tu_read_file(path);
+	LiteralMap map = {0};
+	StrBuf d = {0};
+	if (!big || !small)
+		sb_printf(why, "cannot read before.tir or %s", e->scaled);
+	else if (!literals_only_differ(big, small, &map, true, &d) || map.n == 0)
+		sb_printf(why, "%s is not before.tir with other integer literals: %s", e->scaled,
+			  map.n ? d.s : "no literal differs");
+	free(big);
+	free(small);
+	free(d.s);
+	if (why->n)
+		return;
+	Module *sm = case_parse(a, path, why);
+	Script *sc = sm ? case_script(a, dir, why) : NULL;
+	if (!sc)
+		return;
+	SmtOptions opt = {0};
+	opt.timeout_ms = 20000;
+	Schedule *s2 = sched_new(a, sm, &opt);
+	DiagList dl;
+	diag_init(&dl, a);
+	StepStatus st = sched_run_script(s2, sc, &dl);
+	if (st != STEP_COMMITTED) {
+		StepReport *last = s2->nsteps ? s2->steps[s2->nsteps - 1] : NULL;
+		char *txt = last ? sched_report_text(last) : diag_render(&dl);
+		sb_printf(why, "the schedule does not commit on %s:\n%s", e->scaled, txt);
+		free(txt);
+		sched_free(s2);
+		return;
+	}
+	for (int i = 0; i < s2->mod->nfuncs && !why->n; i++) {
+		const Func *out = s2->mod->funcs[i], *orig = module_find_func(sm, out->name);
+		if (orig && orig != out && !tu_equiv(orig, out, case_trials(orig), &report))
+			sb_printf(why, "%s (%s) differs from its scaled kernel: %s", out->name, e->scaled,
+				  report ? report : "?");
+		free(report);
+		report = NULL;
+	}
+	if (!why->n && s2->mod->nfuncs != s->mod->nfuncs)
+		sb_printf(why, "the scaled run made %d functions, the full-size one %d", s2->mod->nfuncs,
+			  s->mod->nfuncs);
+	for (int i = 0; i < s->mod->nfuncs && !why->n; i++) {
+		char *pb = print_func(s->mod->funcs[i]), *ps = print_func(s2->mod->funcs[i]);
+		StrBuf dd = {0};
+		if (!literals_only_differ(pb, ps, &map, false, &dd))
+			sb_printf(why, "the full-size result is not the scaled result scaled back (%s):\n%s\nscaled:\n%s",
+				  dd.s ? dd.s : "?", pb, ps);
+		free(dd.s);
+		free(pb);
+		free(ps);
+	}
+	sched_free(s2);
 }
 
 /* The body as vsched prints it: what a pass did to the statements and
@@ -530,7 +695,19 @@ static void check_accepted(Arena *a, const char *dir, const CaseExpect *e, Sched
 			   StrBuf *why)
 {
 	char path[4096], *report = NULL;
-	for (int i = 0; i < s->mod->nfuncs && !why->n; i++) {
+	/* a commit that changed nothing passes every comparison with
+	 * before.tir: only a case that says so (TVM's result is its input)
+	 * may do that */
+	bool unchanged = !e->build && s->mod->nfuncs == m->nfuncs;
+	for (int i = 0; unchanged && i < m->nfuncs; i++)
+		unchanged = ir_func_equal(s->mod->funcs[i], m->funcs[i]);
+	if (unchanged != e->unchanged) {
+		sb_printf(why, unchanged ? "the schedule committed without changing the kernel"
+				    : "expect says unchanged: yes, but the kernel changed");
+		return;
+	}
+	/* with scaled:, check_scaled ran the result's scaled twin instead */
+	for (int i = 0; i < s->mod->nfuncs && !why->n && !e->scaled[0]; i++) {
 		const Func *out = s->mod->funcs[i], *orig = module_find_func(m, out->name);
 		/* the interpreter cannot run an opaque call (T.call_extern ...):
 		 * such a result is compared with TVM's structurally, below */
@@ -558,6 +735,20 @@ static void check_accepted(Arena *a, const char *dir, const CaseExpect *e, Sched
 		} else if (wf && !tu_equiv(out, wf, case_trials(out), &report))
 			sb_printf(why, "the result differs from %s: %s", e->equiv, report ? report : "?");
 		free(report);
+	}
+	if (!why->n && e->same[0]) {
+		tu_join(path, sizeof path, dir, e->same);
+		Module *want = case_parse(a, path, why);
+		if (want) {
+			/* the same function up to bound names, under the result's name */
+			Func w = *same_name_or_first(want, out->name);
+			w.name = out->name;
+			if (!ir_func_equal(out, &w)) {
+				char *p = print_func(out);
+				sb_printf(why, "the result is not %s up to names:\n%s", e->same, p);
+				free(p);
+			}
+		}
 	}
 	if (!why->n && e->shape[0]) {
 		tu_join(path, sizeof path, dir, e->shape);
@@ -683,7 +874,8 @@ char *ts_case_check(const char *dir, const char *name, const char *logdir)
 		else if (e.reason[0] && !strstr(last->reason, e.reason))
 			sb_printf(&why, "rejected for '%s', want a reason with '%s'", last->reason, e.reason);
 		else if (last->failed >= 0 && last->results[last->failed].verdict == VERDICT_REFUTED &&
-			 last->replay != REPLAY_CONFIRMED && last->replay != REPLAY_IMPOSSIBLE) {
+			 last->replay != REPLAY_CONFIRMED && last->replay != REPLAY_IMPOSSIBLE &&
+			 !(last->replay == REPLAY_SKIPPED && strcmp(e.replay, "skipped") == 0)) {
 			char *txt = sched_report_text(last);
 			sb_printf(&why, "replay %d not confirmed:\n%s", last->replay, txt);
 			free(txt);
@@ -693,7 +885,10 @@ char *ts_case_check(const char *dir, const char *name, const char *logdir)
 		sb_printf(&why, "expected accept:\n%s", txt ? txt : "no step");
 		free(txt);
 	} else {
-		check_accepted(&a, dir, &e, s, m, &why);
+		if (e.scaled[0])
+			check_scaled(&a, dir, &e, s, &why);
+		if (!why.n)
+			check_accepted(&a, dir, &e, s, m, &why);
 	}
 out:
 	if (s)

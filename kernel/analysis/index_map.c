@@ -147,6 +147,13 @@ bool imap_shape(Arena *a, IndexMap *m, const char **why)
 		if (!interval(a, m, m->out[k], &iv, why))
 			return false;
 		m->shape[k] = fold(a, ir_add(a, iv.hi, lit(a, 1)));
+		/* in the indices' dtype (the physical loops' variables have it,
+		 * imap_name_phys), whatever the literals of the map */
+		DType t = m->nin ? m->in[0]->dtype : DT_INT32;
+		int64_t v;
+		if (m->shape[k]->dtype != t)
+			m->shape[k] = const_of(m->shape[k], &v) ? ir_int(a, v, t, (Span){0})
+								: ir_cast(a, t, m->shape[k], (Span){0});
 	}
 	return true;
 }

@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "kernel/analysis/stmt_ctx.h"
+#include "rewrites/layout.h"
 
 static Value *new_value(HandleEnv *e, ValKind kind, const char *func)
 {
@@ -302,10 +303,15 @@ int hv_block_buffers(Arena *a, const Stmt *blk, bool write, Buffer ***out)
 {
 	BufList l = {a, 0, 0, NULL, write};
 	const BlockInfo *info = blk->u.block.info;
-	if (info && (write ? info->has_writes : info->has_reads)) {
+	int n = info ? (write ? info->nwrites : info->nreads) : 0;
+	const BufRegion *r = info ? (write ? info->writes : info->reads) : NULL;
+	/* declarations that a rewrite made stale (cache_write: the block now
+	 * writes the stage, not the buffer it declared) are not used */
+	bool fresh = info && (write ? info->has_writes : info->has_reads);
+	for (int i = 0; fresh && i < n; i++)
+		fresh = rw_stmt_accesses(blk->u.block.body, r[i].buf, write);
+	if (fresh) {
 		/* TVM counts in the order of the declared T.reads / T.writes */
-		int n = write ? info->nwrites : info->nreads;
-		const BufRegion *r = write ? info->writes : info->reads;
 		for (int i = 0; i < n; i++)
 			add_buf(&l, r[i].buf);
 		*out = l.items;
@@ -314,12 +320,12 @@ int hv_block_buffers(Arena *a, const Stmt *blk, bool write, Buffer ***out)
 	stmt_find(blk->u.block.body, stmt_bufs, &l);
 	/* as TVM infers a block's regions: a buffer allocated inside the
 	 * block (a cache stage made there) is none of its reads or writes */
-	int n = 0;
+	int kept = 0;
 	for (int i = 0; i < l.n; i++)
 		if (!stmt_find(blk->u.block.body, allocates, l.items[i]))
-			l.items[n++] = l.items[i];
+			l.items[kept++] = l.items[i];
 	*out = l.items;
-	return n;
+	return kept;
 }
 
 static bool is_stmt(const Stmt *s, void *ud) { return s == ud; }

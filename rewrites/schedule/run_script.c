@@ -476,6 +476,21 @@ static StepStatus do_attach(Call *k, RwCtx *c,
 	return finish(k, c, fn(c, block, loop));
 }
 
+/* sch.add_unit_loop(block_or_loop): a handle, or a name (a block's
+ * first); returns the new loop. */
+static StepStatus do_add_unit_loop(Call *k, RwCtx *c)
+{
+	const ScriptArg *arg = script_arg(k->call, 0, "block_or_loop");
+	const char *name = arg_name(k, 0, "block_or_loop");
+	if (!name)
+		return bad(k, arg, "%s: expected a block or a loop", "add_unit_loop");
+	if (k->call->nlhs > 1 || k->call->lhs_star >= 0)
+		return bad(k, NULL, "%s: add_unit_loop makes one loop", "add_unit_loop");
+	const Value *v = arg_value(k, arg);
+	bool is_block = v ? v->kind == VAL_BLOCK : rw_find_block(c->func, name) != NULL;
+	return finish_loops(k, c, rw_add_unit_loop(c, name, is_block, lhs(k, 0)), 1);
+}
+
 /* ---------- TVM-style split and fuse ---------- */
 
 static bool mul_fits(int64_t x, int64_t y, int64_t *out)
@@ -545,9 +560,16 @@ static StepStatus do_split_factors(Call *k, RwCtx *c)
 		if (i != none && !mul_fits(given, f[i], &given))
 			return bad(k, fa, "%s: the product of the factors does not fit in int64", "split");
 	if (none > 0) {
+		/* [f, None] on a symbolic extent: f tiles of a symbolic size */
+		if (!nconst && n == 2 && tail != TAIL_GUARD)
+			return finish(k, c, rw_fail(c, RW_UNSUPPORTED, fa->items[none].span,
+						    "split: factors=[%lld, None] on the symbolic extent of loop '%s' keeps its guard (tail \"guard\" only)",
+						    (long long)f[0], lv->name));
+		if (!nconst && n == 2)
+			return finish_loops(k, c, rw_split_outer(c, loop, f[0], lhs(k, 0), lhs(k, 1)), 2);
 		if (!nconst)
 			return finish(k, c, rw_fail(c, RW_UNSUPPORTED, fa->items[none].span,
-						    "split: a None factor after the first needs a constant extent; loop '%s' has a symbolic one (write None first)",
+						    "split: a None factor after the first of three or more needs a constant extent; loop '%s' has a symbolic one (write None first)",
 						    lv->name));
 		f[none] = ev <= given ? 1 : ceil_div(ev, given);
 	}
@@ -942,6 +964,7 @@ static const Signature signatures[] = {
 	{"compute_at", 4, {"block", "loop", "preserve_unit_loops", "index"}},
 	{"reverse_compute_at", 4, {"block", "loop", "preserve_unit_loops", "index"}},
 	{"decompose_reduction", 2, {"block", "loop"}},
+	{"add_unit_loop", 1, {"block_or_loop"}},
 	{"get_block", 2, {"name", "func_name"}},
 	{"get_loops", 1, {"block"}},
 	{"get_child_blocks", 1, {"block_or_loop"}},
@@ -1184,6 +1207,8 @@ static StepStatus run_call(Call *k)
 		st = tvm_form(k) ? do_transform_layout_tvm(k, &c) : do_transform_layout(k, &c);
 	else if (strcmp(m, "decompose_reduction") == 0)
 		st = do_decompose_reduction(k, &c);
+	else if (strcmp(m, "add_unit_loop") == 0)
+		st = do_add_unit_loop(k, &c);
 	else if (strcmp(m, "fission") == 0)
 		st = do_fission(k, &c);
 	else if (strcmp(m, "cache_read") == 0 || strcmp(m, "cache_write") == 0)
