@@ -319,9 +319,22 @@ bool parse_match_buffer(Parser *p, Token *first)
 	Param *hp = match_handle_param(p, h, sp);
 	if (!hp)
 		return false;
-	hp->buf = buffer_from_args(p, &args, off, first, sp);
-	if (!hp->buf)
+	Buffer *b = buffer_from_args(p, &args, off, first, sp);
+	if (!b)
 		return false;
+	/* `A = T.match_buffer(a, ...)` beside a handle parameter named A that
+	 * another T.match_buffer binds: the printed `T.match_buffer(A, ...)`
+	 * would then name the buffer, not the handle */
+	for (int i = 0; i < p->nparams; i++) {
+		const Param *o = &p->params[i];
+		if (o != hp && o->kind == PARAM_HANDLE && strcmp(o->var->name, b->name) == 0) {
+			ps_error_at(p, first->span,
+				    "buffer '%s' takes the name of another handle parameter, '%s': "
+				    "rename one of them", b->name, o->var->name);
+			return false;
+		}
+	}
+	hp->buf = b;
 	ps_bind(p, hp->buf->name, NULL, hp->buf);
 	return true;
 }

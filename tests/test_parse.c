@@ -940,6 +940,10 @@ static const ErrorCase error_cases[] = {
 	{F1 "    A[0] = 1\n    A[0] = 2 2\n", "expected end of line after statement", 4, 14},
 	{"@T.prim_func\ndef f(a: T.handle):\n    A = T.match_buffer(a, (4,), \"int32\")\n"
 	 "    B = T.match_buffer(a, (4,), \"int32\")\n", "already bound by T.match_buffer", 4, 5},
+	/* found by the fuzzer: the printed T.match_buffer(A, ...) named the buffer */
+	{"@T.prim_func\ndef f(a: T.handle, A: T.handle):\n    A = T.match_buffer(a, (4,), \"int32\")\n"
+	 "    B = T.match_buffer(A, (4,), \"int32\")\n",
+	 "buffer 'A' takes the name of another handle parameter, 'A'", 3, 5},
 	{F1 "    for i in T.serial(4):\n        B = T.match_buffer(shape=(4,))\n",
 	 "only allowed at the top level", 4, 9},
 	{F1 "    A[0] = 0x\n", "invalid number literal", 3, 12},
