@@ -161,12 +161,13 @@ static int parse_remap(Parser *p, Token **names, int n, Stmt **lets)
 static int parse_axis(Parser *p, Token *name, Stmt **lets)
 {
 	Token *call = peek(p);
-	const char *kind = peek_at(p, 4)->text;
+	const Token *kt = peek_at(p, 4);
+	const char *kind = kt->kind == TK_NAME ? kt->text : NULL;
 	IterType t;
-	if (!iter_type_of(kind, &t)) {
-		ps_error_at(p, peek_at(p, 4)->span, "unknown iter type T.axis.%s "
+	if (!kind || !iter_type_of(kind, &t)) {
+		ps_error_at(p, kt->span, "unknown iter type T.axis.%s "
 			    "(expected spatial, reduce, scan, opaque, S, R or remap)",
-			    kind);
+			    kind ? kind : "?");
 		return -1;
 	}
 	p->pos += 5;
@@ -218,11 +219,15 @@ int ps_parse_iter_decl(Parser *p, Stmt ***lets)
 	} while (accept(p, ","));
 	next(p); /* = */
 	*lets = arena_alloc(p->a, sizeof(Stmt *) * (size_t)n);
-	if (strcmp(peek_at(p, 4)->text, "remap") == 0)
+	/* T . axis . NAME: a token without text (a number, the end of the
+	 * line) is no name, and parse_axis reports it */
+	const Token *kt = peek_at(p, 4);
+	const char *kind = kt->kind == TK_NAME ? kt->text : NULL;
+	if (kind && strcmp(kind, "remap") == 0)
 		return parse_remap(p, names, n, *lets);
 	if (n != 1) {
 		ps_error_at(p, names[1]->span, "T.axis.%s declares one iter var; use "
-			    "T.axis.remap for several", peek_at(p, 4)->text);
+			    "T.axis.remap for several", kind ? kind : "?");
 		return -1;
 	}
 	return parse_axis(p, names[0], *lets);
