@@ -25,6 +25,57 @@ RwStatus rw_fail(RwCtx *c, RwStatus st, Span sp, const char *fmt, ...)
 	return st;
 }
 
+/* Edit distance of a and b (insertions, deletions, substitutions), or a
+ * number past `cap` when it is larger: names are short. */
+static int edit_distance(const char *a, const char *b, int cap)
+{
+	int la = (int)strlen(a), lb = (int)strlen(b);
+	if (la > 63 || lb > 63 || abs(la - lb) > cap)
+		return cap + 1;
+	int row[64];
+	for (int j = 0; j <= lb; j++)
+		row[j] = j;
+	for (int i = 1; i <= la; i++) {
+		int diag = row[0];
+		row[0] = i;
+		for (int j = 1; j <= lb; j++) {
+			int up = row[j];
+			int best = diag + (a[i - 1] != b[j - 1]);
+			if (up + 1 < best)
+				best = up + 1;
+			if (row[j - 1] + 1 < best)
+				best = row[j - 1] + 1;
+			row[j] = best;
+			diag = up;
+		}
+	}
+	return row[lb];
+}
+
+/* The name of `names` (", "-separated) closest to `name`, within an edit
+ * distance of 2 and less than name's length (a one-letter name is never
+ * "close" to another), or NULL. */
+static const char *closest_name(Arena *a, const char *name, const char *names)
+{
+	int len = (int)strlen(name);
+	int cap = len - 1 < 2 ? len - 1 : 2, best = cap + 1;
+	if (cap < 1)
+		return NULL;
+	const char *hit = NULL;
+	for (const char *c = names; *c;) {
+		const char *end = strstr(c, ", ");
+		size_t n = end ? (size_t)(end - c) : strlen(c);
+		char *cand = arena_strndup(a, c, n);
+		int d = edit_distance(name, cand, cap);
+		if (d < best && d > 0) {
+			best = d;
+			hit = cand;
+		}
+		c += n + (end ? 2 : 0);
+	}
+	return hit;
+}
+
 /* "i" or "i#k": the lookup itself (and the fact-loop rule) is
  * an_lookup_loop's; this adds the diagnostics. */
 RwStatus rw_find_loop(RwCtx *c, const char *name, StmtCtx *out)
@@ -46,9 +97,11 @@ RwStatus rw_find_loop(RwCtx *c, const char *name, StmtCtx *out)
 	an_lookup_loop(c->arena, c->func, base, want, &l);
 	RwStatus st = RW_OK;
 	if (!l.found) {
+		const char *near = closest_name(c->arena, base, l.names);
 		st = rw_fail(c, RW_BAD_INPUT, c->call_span,
-			     "no loop '%s' in function '%s' (loops: %s)", name,
-			     c->func->name, *l.names ? l.names : "none");
+			     "no loop '%s' in function '%s'%s%s%s (loops: %s)", name,
+			     c->func->name, near ? "; did you mean '" : "", near ? near : "",
+			     near ? "'?" : "", *l.names ? l.names : "none");
 	} else if (!hash && l.seen > 1) {
 		st = rw_fail(c, RW_BAD_INPUT, c->call_span,
 			     "loop name '%s' is ambiguous in function '%s': %d loops have it; write '%s#1' ... '%s#%d'",

@@ -261,6 +261,10 @@ START_TEST(bad_names_and_arguments_are_bad_input)
 	ck_assert_int_eq(vs_split(s, "q", 4, NULL, NULL, NULL), VS_BAD_INPUT);
 	ck_assert_ptr_nonnull(strstr(vs_last_error(ctx), "no loop 'q' in function 'scale' (loops: i)"));
 	ck_assert_int_eq(vs_report_status(vs_last_report(s)), VS_BAD_INPUT);
+	/* a misspelled name gets the closest loop; a one-letter one never does */
+	ck_assert_int_eq(vs_split(s, "ii", 4, NULL, NULL, NULL), VS_BAD_INPUT);
+	ck_assert_ptr_nonnull(strstr(vs_last_error(ctx),
+				     "no loop 'ii' in function 'scale'; did you mean 'i'? (loops: i)"));
 	ck_assert_int_eq(vs_split(s, "i", 0, NULL, NULL, NULL), VS_BAD_INPUT);
 	ck_assert_ptr_nonnull(strstr(vs_last_error(ctx), "factor must be >= 1"));
 	ck_assert_int_eq(vs_split(s, "i", 4, "sideways", NULL, NULL), VS_BAD_INPUT);
