@@ -62,8 +62,13 @@ static bool iter_domain(Parser *p, Val *v, Expr **min, Expr **extent)
 		    !ps_check_int_expr(p, hi, "a domain bound") || !ps_unify(p, &lo, &hi))
 			return false;
 		*min = lo;
-		if (lo->kind == EX_INT && hi->kind == EX_INT)
-			*extent = ir_int(p->a, hi->u.ival - lo->u.ival, lo->dtype, hi->span);
+		int64_t ext;
+		if (lo->kind == EX_INT && hi->kind == EX_INT &&
+		    !__builtin_sub_overflow(hi->u.ival, lo->u.ival, &ext) && ps_int_fits(ext, lo->dtype))
+			*extent = ir_int(p->a, ext, lo->dtype, hi->span);
+		else if (hi->kind == EX_BIN && hi->u.bin.op == OP_ADD &&
+			 ir_expr_equal(hi->u.bin.a, lo)) /* (x, x + n): what the printer writes */
+			*extent = hi->u.bin.b;
 		else
 			*extent = ps_make_bin(p, OP_SUB, hi, lo, hi->span);
 		return *extent != NULL;

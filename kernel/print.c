@@ -849,9 +849,19 @@ static void piters(Printer *p, const BlockInfo *info, const BlockView *v,
 				sb_puts(b, "(");
 				pexpr(p, it->dom_min, PREC_OR);
 				sb_puts(b, ", ");
-				pexpr(p, it->dom_min, PREC_ADD);
-				sb_puts(b, " + ");
-				pexpr(p, it->dom_extent, PREC_MUL);
+				const Expr *lo = it->dom_min, *ext = it->dom_extent;
+				int64_t hi;
+				if (lo->kind == EX_INT && ext->kind == EX_INT && lo->dtype == DT_INT32 &&
+				    ext->dtype == DT_INT32 &&
+				    !__builtin_add_overflow(lo->u.ival, ext->u.ival, &hi) &&
+				    hi == dtype_wrap_int(hi, DT_INT32)) {
+					/* (5, 10), not (5, 5 + 5) */
+					sb_printf(b, "%lld", (long long)hi);
+				} else {
+					pexpr(p, lo, PREC_ADD);
+					sb_puts(b, " + ");
+					pexpr(p, ext, PREC_MUL);
+				}
 				sb_puts(b, ")");
 			}
 			sb_puts(b, ", ");
