@@ -212,9 +212,14 @@ const char *vs_program_warning(const vs_program *p);
 
 /* ---- layout, overcompute and clean-up primitives (proofs/transform_layout.md,
  * overcompute.md, simplify.md, sequential_buffer_access.md, hoist.md) ----
- * Text arguments are in the kernel language, as in a .sched file:
- * index_map "lambda i: [i // 4, i % 4]"; pad_value NULL (no pad value),
- * "0", "0.0", "T.undef()" or a lambda. block, loop, func may be NULL. */
+ * Each is a direct call into the scheduler; no argument is ever read as
+ * schedule-script text. index_map and pad_value are kernel-language text,
+ * each parsed alone (errors are positioned in that string, named
+ * "index_map" or "pad_value", and the whole string must be one lambda or
+ * one expression): index_map "lambda i: [i // 4, i % 4]"; pad_value NULL
+ * (no pad value), "0", "0.0", "None", "T.undef()", an expression or a
+ * lambda of the physical indices. Names (buffer, block, loop, func) are
+ * only looked up. block, loop, func may be NULL. */
 vs_status vs_transform_layout(vs_schedule *s, const char *buffer, const char *index_map,
 			      const char *pad_value, const char *block, const char *func);
 vs_status vs_sequential_buffer_access(vs_schedule *s, const char *buffer, const char *block);

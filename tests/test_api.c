@@ -608,8 +608,57 @@ START_TEST(layout_and_overcompute_functions_schedule_the_row_sum)
 	ck_assert_int_eq(vs_remove_overcompute_through_branching(s, NULL, false), VS_OK);
 	/* bad text is bad input with a position */
 	ck_assert_int_eq(vs_transform_layout(s, "A", "lambda i j: [i]", NULL, NULL, NULL), VS_BAD_INPUT);
-	ck_assert_ptr_nonnull(strstr(vs_last_error(ctx), "transform_layout:1:"));
+	ck_assert_ptr_nonnull(strstr(vs_last_error(ctx), "index_map:1:"));
 	ck_assert_int_eq(vs_transform_layout(s, NULL, "lambda i: [i]", NULL, NULL, NULL), VS_BAD_INPUT);
+	vs_schedule_free(s);
+}
+END_TEST
+
+/* No string argument is ever read as schedule-script text: text that would
+ * close a call and start another is a bad-input error positioned in the
+ * string passed, and no step runs but the one called. */
+START_TEST(string_arguments_cannot_inject_steps)
+{
+	vs_module *m = vs_parse_string(ctx, "row_sum.tir", tu_fixture(row_sum_text));
+	ck_assert_ptr_nonnull(m);
+	vs_schedule *s = vs_schedule_new(ctx, m, NULL);
+	const char *inj = "\") ; sch.simplify(\"";
+	ck_assert_int_eq(vs_transform_layout(s, "A", "lambda i, j: [i, j // 4, j % 4]",
+					     "0.0) ; sch.simplify(", NULL, NULL),
+			 VS_BAD_INPUT);
+	ck_assert_msg(strstr(vs_last_error(ctx), "pad_value:1:") != NULL, "%s", vs_last_error(ctx));
+	ck_assert_int_eq(vs_transform_layout(s, "A", "lambda i, j: [i, j]) ; sch.simplify(", NULL, NULL,
+					     NULL),
+			 VS_BAD_INPUT);
+	ck_assert_msg(strstr(vs_last_error(ctx), "index_map:1:") != NULL, "%s", vs_last_error(ctx));
+	char buf[64];
+	snprintf(buf, sizeof buf, "A%s", inj);
+	ck_assert_int_ne(vs_transform_layout(s, buf, "lambda i, j: [i, j]", NULL, NULL, NULL), VS_OK);
+	ck_assert_int_ne(vs_transform_layout(s, "A", "lambda i, j: [i, j]", NULL, buf, NULL), VS_OK);
+	ck_assert_int_ne(vs_sequential_buffer_access(s, buf, NULL), VS_OK);
+	ck_assert_int_ne(vs_remove_branching_through_overcompute(s, buf, NULL, false), VS_OK);
+	ck_assert_int_ne(vs_remove_branching_through_overcompute(s, NULL, buf, false), VS_OK);
+	ck_assert_int_ne(vs_remove_overcompute_through_branching(s, buf, false), VS_OK);
+	ck_assert_int_ne(vs_remove_no_op(s, buf), VS_OK);
+	ck_assert_int_ne(vs_hoist_expression(s, "if_else_stmt) ; sch.simplify(", NULL, NULL), VS_OK);
+	ck_assert_int_ne(vs_hoist_expression(s, NULL, buf, NULL), VS_OK);
+	ck_assert_int_ne(vs_hoist_expression(s, NULL, NULL, buf), VS_OK);
+	ck_assert_int_ne(vs_reduce_loop_extents(s, buf), VS_OK);
+	ck_assert_int_ne(vs_split(s, buf, 4, NULL, NULL, NULL), VS_OK);
+	ck_assert_int_ne(vs_cache_read(s, NULL, buf, "local", NULL), VS_OK);
+	ck_assert_int_ne(vs_compute_at(s, buf, "i"), VS_OK);
+	/* nothing ran: no report names simplify, the kernel is as parsed */
+	for (int i = 0; i < vs_num_reports(s); i++) {
+		ck_assert_int_ne(vs_report_status(vs_report_at(s, i)), VS_OK);
+		ck_assert_int_ne(strncmp(vs_report_step(vs_report_at(s, i)), "simplify", 8), 0);
+	}
+	char *a = vs_module_print(m), *b = vs_module_print(vs_schedule_result(s));
+	ck_assert_str_eq(a, b);
+	free(a);
+	free(b);
+	/* a pad value is one number, None, T.undef(), an expression or a lambda */
+	ck_assert_int_eq(vs_transform_layout(s, "A", "lambda i, j: [i, j // 4, j % 4]", " -0 ", NULL, NULL),
+			 VS_OK);
 	vs_schedule_free(s);
 }
 END_TEST
@@ -625,6 +674,7 @@ Suite *suite_api(void)
 			   bad_names_and_arguments_are_bad_input}},
 		{"scripts", {scripts_run_and_report_positions}},
 		{"layout", {layout_and_overcompute_functions_schedule_the_row_sum}},
+		{"typed", {string_arguments_cannot_inject_steps}},
 		{"limits", {tiny_resource_limit_rejects_as_not_proven}},
 		{"interp", {interp_and_equiv}},
 		{"logs", {proof_log_written_shown_and_checked}},
