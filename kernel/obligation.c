@@ -69,3 +69,36 @@ void obligation_add_related(Arena *a, Obligation *o, Span sp)
 	o->related = grow(a, o->related, o->nrelated, sizeof(Span));
 	o->related[o->nrelated++] = sp;
 }
+
+void obligation_add_named_hyp(Arena *a, Obligation *o, Expr *h, const char *name)
+{
+	obligation_add_hyp(a, o, h);
+	if (!name || obligation_hyp_name(o, h))
+		return;
+	o->hypname_of = grow(a, o->hypname_of, o->nhypnames, sizeof(Expr *));
+	o->hypnames = grow(a, o->hypnames, o->nhypnames, sizeof(char *));
+	o->hypname_of[o->nhypnames] = h;
+	o->hypnames[o->nhypnames++] = arena_strdup(a, name);
+}
+
+const char *obligation_hyp_name(const Obligation *o, const Expr *h)
+{
+	for (int i = 0; i < o->nhypnames; i++)
+		if (o->hypname_of[i] == h)
+			return o->hypnames[i];
+	return NULL;
+}
+
+void obligation_copy_hyp_names(Arena *a, Obligation *dst, const Obligation *src)
+{
+	if (dst == src)
+		return;
+	for (int i = 0; i < src->nhypnames; i++) {
+		if (obligation_hyp_name(dst, src->hypname_of[i]))
+			continue;
+		dst->hypname_of = grow(a, dst->hypname_of, dst->nhypnames, sizeof(Expr *));
+		dst->hypnames = grow(a, dst->hypnames, dst->nhypnames, sizeof(char *));
+		dst->hypname_of[dst->nhypnames] = src->hypname_of[i];
+		dst->hypnames[dst->nhypnames++] = src->hypnames[i];
+	}
+}

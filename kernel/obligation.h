@@ -34,6 +34,13 @@ typedef struct Obligation {
 	Span origin;  /* the statement or loop the obligation comes from */
 	int nrelated; /* accesses involved, for reports */
 	Span *related;
+	/* Appended: names of hypotheses by origin ("hyp_assume_3_5"), for the
+	 * proof log's named assertions. Keyed by the hypothesis itself (not
+	 * its index), so filtering or reordering hyps keeps them right; a
+	 * hypothesis without one is printed as hyp_K. */
+	int nhypnames;
+	const Expr **hypname_of;
+	const char **hypnames;
 } Obligation;
 
 typedef struct ObligationList {
@@ -50,6 +57,13 @@ Obligation *obligation_new(Arena *a, const char *kind, const char *statement,
 void obligation_add_hyp(Arena *a, Obligation *o, Expr *h);
 void obligation_add_var(Arena *a, Obligation *o, Var *v);
 void obligation_add_related(Arena *a, Obligation *o, Span sp);
+/* A hypothesis with its name (see hypnames); the name is copied. */
+void obligation_add_named_hyp(Arena *a, Obligation *o, Expr *h, const char *name);
+/* The name given to hypothesis h, or NULL. */
+const char *obligation_hyp_name(const Obligation *o, const Expr *h);
+/* dst takes src's hypothesis names (after obligation_new copied src's
+ * hyps): a copy keeps saying where each hypothesis comes from. */
+void obligation_copy_hyp_names(Arena *a, Obligation *dst, const Obligation *src);
 
 typedef enum {
 	VERDICT_PROVEN,	 /* hyps and not goal: unsat */

@@ -23,6 +23,7 @@ void rw_race_obligations(RwCtx *c, const char *kind, const Obligation *base_in,
 	Expr *r1 = ir_varref(a, v1, (Span){0}), *r2 = ir_varref(a, v2, (Span){0});
 	Obligation *base = obligation_new(a, kind, "", base_in->nvars, base_in->vars,
 					  base_in->nhyps, base_in->hyps, ir_bool(a, true), l->span);
+	obligation_copy_hyp_names(a, base, base_in);
 	obligation_add_var(a, base, v1);
 	obligation_add_var(a, base, v2);
 	obligation_add_hyp(a, base, an_loop_range(a, l, r1));

@@ -348,6 +348,7 @@ Obligation *attach_with_group(RwCtx *c, const Obligation *base, const OrderGroup
 {
 	Obligation *o = obligation_new(c->arena, base->kind, base->statement, base->nvars,
 				       base->vars, base->nhyps, base->hyps, base->goal, base->origin);
+	obligation_copy_hyp_names(c->arena, o, base);
 	o->rewrite = base->rewrite;
 	for (int i = 0; i < g->nvars; i++)
 		obligation_add_var(c->arena, o, g->vars[i]);

@@ -53,6 +53,7 @@ void rw_commute_obligations(RwCtx *c, const char *kind, const char *what,
 						  what, access_text(a, x), access_text(a, y), x->buf->name);
 			Obligation *o = obligation_new(a, kind, stmt, base->nvars, base->vars,
 						       base->nhyps, base->hyps, goal, base->origin);
+			obligation_copy_hyp_names(a, o, base);
 			o->rewrite = c->desc;
 			for (int v = 0; v < p->nvars; v++)
 				obligation_add_var(a, o, p->vars[v]);

@@ -113,6 +113,16 @@ RwStatus rw_find_loop(RwCtx *c, const char *name, StmtCtx *out)
 	return st;
 }
 
+/* The name of a hypothesis by its origin, for the proof log's named
+ * assertions: "hyp_<what>_<line>_<col>" at a position in the kernel,
+ * "hyp_<what>_<name>" otherwise (name: a parameter or variable). */
+static const char *hyp_name(Arena *a, const char *what, Span sp, const char *name)
+{
+	if (sp.src)
+		return arena_printf(a, "hyp_%s_%d_%d", what, sp.line, sp.col);
+	return name ? arena_printf(a, "hyp_%s_%s", what, name) : arena_printf(a, "hyp_%s", what);
+}
+
 /* T.assume facts over scalar parameters that every execution reaches
  * (not under a loop or a branch). Scalars never change, so a fact that
  * must hold where it stands holds everywhere; an input that breaks it
@@ -126,7 +136,8 @@ static void add_scalar_facts(RwCtx *c, Obligation *o, const Stmt *s)
 		return;
 	case ST_ASSUME:
 		if (an_scalar_only(c->func, s->u.expr))
-			obligation_add_hyp(c->arena, o, s->u.expr);
+			obligation_add_named_hyp(c->arena, o, s->u.expr,
+						 hyp_name(c->arena, "assume", s->span, NULL));
 		return;
 	case ST_ALLOC:
 		add_scalar_facts(c, o, s->u.alloc.body);
@@ -158,7 +169,7 @@ static void add_param_ranges(RwCtx *c, Obligation *o)
 		Expr *v = ir_varref(a, p->var, (Span){0});
 		Expr *r = ir_and(a, ir_bin(a, OP_LE, ir_int(a, lo, DT_INT64, (Span){0}), v, (Span){0}),
 				 ir_bin(a, OP_LE, v, ir_int(a, hi, DT_INT64, (Span){0}), (Span){0}));
-		obligation_add_hyp(a, o, r);
+		obligation_add_named_hyp(a, o, r, hyp_name(a, "param", (Span){0}, p->var->name));
 		obligation_add_var(a, o, p->var);
 	}
 }
@@ -174,12 +185,13 @@ static void add_loop_range(RwCtx *c, Obligation *o, const Stmt *l)
 	Expr *v = ir_varref(a, l->u.loop.var, (Span){0});
 	bool min_ok = !an_expr_has_load(l->u.loop.min);
 	bool ext_ok = !an_expr_has_load(l->u.loop.extent);
+	const char *name = hyp_name(a, "loop", l->span, l->u.loop.var->name);
 	if (min_ok && ext_ok) {
-		obligation_add_hyp(a, o, an_loop_range(a, l, v));
+		obligation_add_named_hyp(a, o, an_loop_range(a, l, v), name);
 		return;
 	}
 	if (min_ok)
-		obligation_add_hyp(a, o, ir_bin(a, OP_LE, l->u.loop.min, v, (Span){0}));
+		obligation_add_named_hyp(a, o, ir_bin(a, OP_LE, l->u.loop.min, v, (Span){0}), name);
 }
 
 /* The path condition e (negated when `negated`) as hypotheses: each
@@ -187,21 +199,31 @@ static void add_loop_range(RwCtx *c, Obligation *o, const Stmt *l)
  * and `not b`), except those that read a buffer: they would need the state
  * at that point, and leaving one out only weakens the hypotheses (sound).
  * So `i < 16 and A[i] > 0` still gives `i < 16`. */
-static void add_cond_parts(Arena *a, Obligation *o, Expr *e, bool negated)
+static void add_cond_parts(Arena *a, Obligation *o, Expr *e, bool negated,
+			   const char *name)
 {
 	if (e->kind == EX_NOT && e->u.un.a->dtype == DT_BOOL) {
-		add_cond_parts(a, o, e->u.un.a, !negated);
+		add_cond_parts(a, o, e->u.un.a, !negated, name);
 		return;
 	}
 	if (e->kind == EX_BIN && e->u.bin.op == (negated ? OP_OR : OP_AND) &&
 	    e->u.bin.a->dtype == DT_BOOL && e->u.bin.b->dtype == DT_BOOL) {
-		add_cond_parts(a, o, e->u.bin.a, negated);
-		add_cond_parts(a, o, e->u.bin.b, negated);
+		add_cond_parts(a, o, e->u.bin.a, negated, name);
+		add_cond_parts(a, o, e->u.bin.b, negated, name);
 		return;
 	}
 	if (an_expr_has_load(e))
 		return;
-	obligation_add_hyp(a, o, negated ? ir_not(a, e, (Span){0}) : e);
+	obligation_add_named_hyp(a, o, negated ? ir_not(a, e, (Span){0}) : e, name);
+}
+
+/* A path condition's position: its own, or (an else branch's negation
+ * has none) the condition's inside. */
+static Span cond_span(const Expr *e)
+{
+	while (!e->span.src && e->kind == EX_NOT)
+		e = e->u.un.a;
+	return e->span;
 }
 
 void rw_add_context_hyps(RwCtx *c, Obligation *o, const StmtCtx *sc)
@@ -215,14 +237,18 @@ void rw_add_context_hyps(RwCtx *c, Obligation *o, const StmtCtx *sc)
 		add_loop_range(c, o, l);
 	}
 	for (int i = 0; i < sc->nconds; i++)
-		add_cond_parts(a, o, sc->conds[i], false);
+		add_cond_parts(a, o, sc->conds[i], false,
+			       hyp_name(a, "cond", cond_span(sc->conds[i]), NULL));
 	for (int i = 0; i < sc->nlets; i++) {
 		const Stmt *l = sc->lets[i];
 		obligation_add_var(a, o, l->u.let.var);
 		if (!an_expr_has_load(l->u.let.value) &&
 		    (dtype_is_int(l->u.let.var->dtype) || l->u.let.var->dtype == DT_BOOL))
-			obligation_add_hyp(a, o, ir_bin(a, OP_EQ, ir_varref(a, l->u.let.var, (Span){0}),
-							l->u.let.value, (Span){0}));
+			obligation_add_named_hyp(
+				a, o,
+				ir_bin(a, OP_EQ, ir_varref(a, l->u.let.var, (Span){0}), l->u.let.value,
+				       (Span){0}),
+				hyp_name(a, "let", l->span, l->u.let.var->name));
 	}
 }
 

@@ -117,6 +117,7 @@ static Obligation *derive(Instance *in, const char *kind, const char *stmt, Expr
 	Arena *a = in->c->arena;
 	Obligation *o = obligation_new(a, kind, stmt, in->base->nvars, in->base->vars,
 				       in->base->nhyps, in->base->hyps, goal, origin);
+	obligation_copy_hyp_names(a, o, in->base);
 	o->rewrite = in->c->desc;
 	obligation_add_related(a, o, in->sc->stmt->span);
 	return o;

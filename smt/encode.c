@@ -1342,6 +1342,7 @@ bool smt_encode(Z3_context c, const Obligation *o, FloatMode fm,
 	memset(e, 0, sizeof *e);
 	e->ctx = c;
 	e->fm = fm;
+	e->ob = o;
 	smt_z3_error_clear();
 	e->st = calloc(1, sizeof *e->st);
 	if (!e->st)
@@ -1371,11 +1372,82 @@ bool smt_encode(Z3_context c, const Obligation *o, FloatMode fm,
 	return ok && !e->error;
 }
 
+/* The names of the assertions: range_K for the range facts, the
+ * obligation's names for its hypotheses (hyp_K for one without), goal for
+ * the negated goal. Each is a plain SMT-LIB symbol ([A-Za-z0-9_], not
+ * starting with a digit), told apart from each other and from every
+ * declared symbol by a suffix _2, _3, ... */
+static bool name_taken(char **names, int n, const char *s)
+{
+	for (int i = 0; i < n; i++)
+		if (names[i] && strcmp(names[i], s) == 0)
+			return true;
+	return false;
+}
+
+static char **assertion_names(SmtEncoding *e)
+{
+	Z3_context c = e->ctx;
+	int ntaken = e->nsyms, n = e->nasserts;
+	char **taken = calloc((size_t)(ntaken + n) + 1, sizeof *taken);
+	if (!taken)
+		return NULL;
+	for (int i = 0; i < e->nsyms; i++) {
+		const char *s = Z3_get_symbol_string(c, Z3_get_decl_name(c, e->syms[i].decl));
+		taken[i] = strdup(s ? s : "");
+	}
+	char **names = taken + ntaken;
+	int nhyps = e->ob ? e->ob->nhyps : 0;
+	for (int i = 0; i < n; i++) {
+		int h = i - e->nranges; /* the hypothesis, when 0 <= h < nhyps */
+		const char *given = h >= 0 && h < nhyps ? obligation_hyp_name(e->ob, e->ob->hyps[h]) : NULL;
+		StrBuf b = {0};
+		if (i < e->nranges)
+			sb_printf(&b, "range_%d", i + 1);
+		else if (i == n - 1)
+			sb_puts(&b, "goal");
+		else if (!given)
+			sb_printf(&b, "hyp_%d", h + 1);
+		for (const char *p = given; p && *p; p++) {
+			char ch = (*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z') ||
+						  (*p >= '0' && *p <= '9')
+					  ? *p
+					  : '_';
+			if (b.n == 0 && ch >= '0' && ch <= '9')
+				sb_puts(&b, "h_");
+			sb_put(&b, &ch, 1);
+		}
+		char *base = sb_take(&b), *name = strdup(base);
+		for (int k = 2; name && name_taken(taken, ntaken + i, name); k++) {
+			free(name);
+			name = NULL;
+			if (asprintf(&name, "%s_%d", base, k) < 0)
+				name = NULL;
+		}
+		free(base);
+		names[i] = name;
+	}
+	return taken;
+}
+
+static void names_free(char **taken, int n)
+{
+	for (int i = 0; taken && i < n; i++)
+		free(taken[i]);
+	free(taken);
+}
+
 char *smt_encoding_text(SmtEncoding *e)
 {
 	Z3_context c = e->ctx;
 	StrBuf b = {0};
 	const char *msg = NULL;
+	char **taken = assertion_names(e);
+	if (!taken) {
+		fail(e, "out of memory");
+		return NULL;
+	}
+	char **names = taken + e->nsyms;
 	sb_puts(&b, "(set-logic ALL)\n");
 	for (int i = 0; i < e->nsyms; i++) {
 		const char *d = Z3_func_decl_to_string(c, e->syms[i].decl);
@@ -1393,13 +1465,17 @@ char *smt_encoding_text(SmtEncoding *e)
 		const char *t = Z3_ast_to_string(c, e->asserts[i]);
 		if (!t || smt_z3_error(&msg))
 			goto failed;
-		sb_puts(&b, "(assert ");
+		if (!names[i])
+			goto failed;
+		sb_puts(&b, "(assert (! ");
 		sb_puts(&b, t);
-		sb_puts(&b, ")\n");
+		sb_printf(&b, " :named %s))\n", names[i]);
 	}
 	sb_puts(&b, "(check-sat)\n");
+	names_free(taken, e->nsyms + e->nasserts);
 	return sb_take(&b);
 failed:
+	names_free(taken, e->nsyms + e->nasserts);
 	free(sb_take(&b));
 	fail(e, "internal: z3 error while printing: %s", msg ? msg : "?");
 	return NULL;

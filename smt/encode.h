@@ -58,6 +58,7 @@ typedef struct SmtEncoding {
 	int nranges;	/* asserts[0 .. nranges) are the range facts */
 	char *error;	/* malloc'ed "unsupported: ..." when encoding failed */
 	EncodeState *st;
+	const Obligation *ob; /* the obligation encoded: the text names its hypotheses */
 } SmtEncoding;
 
 /* A reference-counted context whose error handler only records (into

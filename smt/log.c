@@ -11,6 +11,7 @@
 #include <signal.h>
 #include <spawn.h>
 #include <dirent.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -334,7 +335,18 @@ static void write_query_file(ProofLog *l, const char *file,
 		comment_line(&b, "model", mt);
 		free(mt);
 	}
+	/* the expected answer for the solver that re-checks; a refuted
+	 * query also prints its model (produce-models goes before set-logic) */
+	switch (r->verdict) {
+	case VERDICT_PROVEN: sb_puts(&b, "(set-info :status unsat)\n"); break;
+	case VERDICT_REFUTED:
+		sb_puts(&b, "(set-option :produce-models true)\n(set-info :status sat)\n");
+		break;
+	case VERDICT_UNKNOWN: sb_puts(&b, "(set-info :status unknown)\n"); break;
+	}
 	sb_puts(&b, smt2);
+	if (r->verdict == VERDICT_REFUTED)
+		sb_puts(&b, "(get-model)\n");
 	char *text = sb_take(&b);
 	char *path = path_in(l->dir, file);
 	FILE *f = path ? fopen(path, "w") : NULL;
@@ -935,8 +947,27 @@ static const char *solver_answer(const char *output)
 		size_t len = end ? (size_t)(end - line) : strlen(line);
 		while (len && (line[len - 1] == '\r' || line[len - 1] == ' '))
 			len--;
-		if (len >= 6 && strncmp(line, "(error", 6) == 0)
+		/* an answer against the query's (set-info :status ...): z3
+		 * prints the answer, then this error; cvc5 stops with
+		 * "Expected result sat but got unsat" (and a "Fatal failure"
+		 * line) instead of printing the answer */
+		const char *got = "Expected result ";
+		bool fatal = len >= 14 && strncmp(line, "Fatal failure ", 14) == 0;
+		if (len >= 6 && strncmp(line, "(error", 6) == 0 &&
+		    !strstr(line, "check annotation that says"))
 			return "no answer";
+		if (len > strlen(got) && strncmp(line, got, strlen(got)) == 0) {
+			const char *but = strstr(line, " but got ");
+			if (!but || but - line > (ptrdiff_t)len)
+				return "no answer";
+			line = but + strlen(" but got ");
+			len = end ? (size_t)(end - line) : strlen(line);
+			while (len && (line[len - 1] == '\r' || line[len - 1] == ' '))
+				len--;
+		} else if (fatal) {
+			line = end ? end + 1 : NULL;
+			continue;
+		}
 		for (size_t i = 0; i < sizeof answers / sizeof *answers; i++)
 			if (len == strlen(answers[i]) &&
 			    strncmp(line, answers[i], len) == 0) {
@@ -950,7 +981,9 @@ static const char *solver_answer(const char *output)
 }
 
 /* What is wrong with a logged query, or NULL: only declarations,
- * definitions, options and assertions, then exactly one check-sat, last.
+ * definitions, options and assertions, then exactly one check-sat, last
+ * but for one get-model right after it (a refuted query's model: it
+ * prints after the answer).
  * Anything that prints (echo, get-*), changes the assertion stack (push,
  * pop, reset) or stops early (exit) would let a tampered file answer
  * something other than its assertions. */
@@ -960,7 +993,7 @@ static const char *query_problem(const char *text)
 		"set-logic", "set-option", "set-info", "declare-fun", "declare-const",
 		"declare-sort", "define-fun", "define-sort", "assert", "check-sat"};
 	int checks = 0;
-	bool after_check = false;
+	bool after_check = false, after_model = false;
 	const char *p = text;
 	for (;;) {
 		while (*p == ' ' || *p == '\t' || *p == '\n' || *p == '\r' || *p == ';') {
@@ -983,10 +1016,15 @@ static const char *query_problem(const char *text)
 		bool ok = false;
 		for (size_t i = 0; i < sizeof allowed / sizeof *allowed && !ok; i++)
 			ok = hlen == strlen(allowed[i]) && strncmp(head, allowed[i], hlen) == 0;
-		if (!ok)
+		bool model = hlen == 9 && strncmp(head, "get-model", 9) == 0;
+		if (model && after_check && !after_model) {
+			after_model = true;
+			ok = true;
+		} else if (!ok) {
 			return "a command other than declarations, assertions and one check-sat";
-		if (after_check)
+		} else if (after_check) {
 			return "a command after check-sat";
+		}
 		if (hlen == 9 && strncmp(head, "check-sat", 9) == 0) {
 			checks++;
 			after_check = true;
@@ -1054,6 +1092,16 @@ static const char *header_problem(const char *text, const JVal *v)
 		free(got);
 		if (!same)
 			return i == 0 ? "its header names another kind" : "its header names another verdict";
+	}
+	/* the expected status, when stated, is the verdict's */
+	const char *status = strstr(text, "(set-info :status ");
+	if (status) {
+		const char *verdict = or_dash(jstr(v, "verdict"));
+		const char *status_of = strcmp(verdict, "proven") == 0 ? "unsat)"
+				   : strcmp(verdict, "refuted") == 0 ? "sat)"
+								     : "unknown)";
+		if (strncmp(status + strlen("(set-info :status "), status_of, strlen(status_of)) != 0)
+			return "its (set-info :status ...) names another verdict";
 	}
 	return NULL;
 }

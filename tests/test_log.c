@@ -247,8 +247,11 @@ START_TEST(log_check_catches_a_corrupted_verdict)
 	replace_in("index.jsonl", "\"verdict\":\"proven\"", "\"verdict\":\"refuted\"");
 	/* the query file's header still says proven */
 	assert_check_fails("z3", "MALFORMED (ob-0001.smt2: its header names another verdict)");
-	/* both changed: the solver disagrees */
+	/* the header changed too: the stated status still says unsat */
 	replace_in("ob-0001.smt2", "; verdict: proven", "; verdict: refuted");
+	assert_check_fails("z3", "MALFORMED (ob-0001.smt2: its (set-info :status ...) names another verdict)");
+	/* all changed: the solver disagrees */
+	replace_in("ob-0001.smt2", "(set-info :status unsat)", "(set-info :status sat)");
 	assert_check_fails("z3", "DISAGREES");
 	assert_check_fails("cvc5", "DISAGREES");
 	/* a query file that went missing is reported too */
@@ -274,6 +277,7 @@ START_TEST(log_check_catches_tampered_queries_and_entries)
 	memcpy(v, "\"verdict\":\"proven\" ", strlen("\"verdict\":\"refuted\""));
 	spill(path, index);
 	replace_in("ob-0002.smt2", "; verdict: refuted", "; verdict: proven");
+	replace_in("ob-0002.smt2", "(set-info :status sat)", "(set-info :status unsat)");
 	assert_check_fails("z3", "DISAGREES");
 	/* a query that prints its own answer */
 	replace_in("ob-0002.smt2", "(check-sat)", "(echo \"unsat\")\n(check-sat)");
