@@ -26,6 +26,9 @@ struct vs_module {
 struct vs_schedule {
 	vs_context *ctx;
 	Schedule *s;
+	/* for the proof log's meta.json: steps taken by scripts, and steps
+	 * (or settings) outside scripts already counted there */
+	int script_steps, api_steps_noted;
 	vs_schedule *next_live;
 	vs_module result;
 };
@@ -160,16 +163,40 @@ vs_schedule *vs_schedule_new(vs_context *c, const vs_module *m, const vs_options
 			free(vs);
 			return NULL;
 		}
+		/* the log stands alone: the kernel's text, the versions and
+		 * the limits, so `log check --rebuild` can run it all again */
+		const Source *src = m->m->span.src;
+		for (int i = 0; !src && i < m->m->nfuncs; i++)
+			src = m->m->funcs[i]->span.src;
+		proof_log_set_meta(vs->s->log,
+				   &(ProofLogMeta){.vsched_version = VS_VERSION_STRING,
+						   .kernel_name = src ? src->name : NULL,
+						   .kernel_text = src ? src->text : NULL,
+						   .float_mode = vs->s->float_mode,
+						   .timeout_ms = o.timeout_ms,
+						   .rlimit = o.rlimit});
 	}
 	vs->next_live = c->live;
 	c->live = vs;
 	return vs;
 }
 
+/* Steps taken outside any script since the last count go into the
+ * proof log's meta.json (a rebuild replays scripts only). */
+static void note_api_steps(vs_schedule *vs, int settings)
+{
+	int n = vs->s->nsteps - vs->script_steps - vs->api_steps_noted + settings;
+	if (n > 0 && vs->s->log) {
+		proof_log_note_api_steps(vs->s->log, n);
+		vs->api_steps_noted += n;
+	}
+}
+
 void vs_schedule_free(vs_schedule *vs)
 {
 	if (!vs)
 		return;
+	note_api_steps(vs, 0);
 	vs_schedule **p = &vs->ctx->live;
 	while (*p && *p != vs)
 		p = &(*p)->next_live;
@@ -197,6 +224,7 @@ vs_status vs_work_on(vs_schedule *vs, const char *func)
 	for (int i = 0; i < m->nfuncs; i++)
 		if (strcmp(m->funcs[i]->name, func) == 0) {
 			vs->s->func_index = i;
+			note_api_steps(vs, 1);
 			return VS_OK;
 		}
 	char msg[300];
@@ -215,6 +243,7 @@ vs_status vs_float_mode(vs_schedule *vs, const char *mode)
 		set_error_text(vs->ctx, "float_mode: expected \"real\" or \"ieee\"");
 		return VS_BAD_INPUT;
 	}
+	note_api_steps(vs, 1);
 	return VS_OK;
 }
 
@@ -409,7 +438,12 @@ static vs_status run_script(vs_schedule *vs, Source *src, DiagList *d)
 		set_error(vs->ctx, d);
 		return VS_BAD_INPUT;
 	}
+	/* the script goes into the proof log, after any step taken before it */
+	note_api_steps(vs, 0);
+	proof_log_add_schedule(vs->s->log, src->name, src->text);
+	int before = vs->s->nsteps;
 	StepStatus st = sched_run_script(vs->s, sc, d);
+	vs->script_steps += vs->s->nsteps - before;
 	if (st != STEP_COMMITTED) {
 		if (d->first)
 			set_error(vs->ctx, d);
@@ -622,6 +656,74 @@ vs_status vs_log_check(const char *dir, const char *solver, char **out)
 	return rc == 0 ? VS_OK : rc == 1 ? VS_REJECTED : VS_BAD_INPUT;
 }
 
+/* Re-run the schedule a log records (meta.json, kernel.tir, the
+ * schedule copies) with the same float mode and limits into a capture,
+ * compare every entry and query with the logged ones, then re-solve as
+ * vs_log_check does. */
+vs_status vs_log_rebuild(const char *dir, const char *solver, char **out)
+{
+	*out = NULL;
+	ProofLogSource src;
+	char *why = NULL;
+	int rc = proof_log_read_source(dir, &src, &why);
+	if (rc != 0) {
+		*out = why ? why : strdup("cannot read the proof log's sources\n");
+		proof_log_source_free(&src);
+		return rc == 1 ? VS_REJECTED : VS_BAD_INPUT;
+	}
+	StrBuf b = {0};
+	sb_printf(&b, "rebuilding %s: kernel %s, %d schedule%s, %s float mode (logged by vsched %s with z3 %s)\n",
+		  dir, src.kernel_name, src.nschedules, src.nschedules == 1 ? "" : "s",
+		  float_mode_name(src.float_mode), src.vsched_version, src.z3_version);
+	const char *z3 = smt_solver_version();
+	const char *space = strchr(z3, ' ');
+	if (strcmp(space ? space + 1 : z3, src.z3_version) != 0 ||
+	    strcmp(src.vsched_version, VS_VERSION_STRING) != 0)
+		sb_printf(&b, "note: this is vsched %s with %s: its queries may differ from the logged ones\n",
+			  VS_VERSION_STRING, z3);
+	if (src.api_steps) {
+		sb_printf(&b, "cannot rebuild: %d step%s or setting%s went through the C API outside a script; "
+			      "a rebuild replays scripts only\n",
+			  src.api_steps, src.api_steps == 1 ? "" : "s", src.api_steps == 1 ? "" : "s");
+		*out = sb_take(&b);
+		proof_log_source_free(&src);
+		return VS_BAD_INPUT;
+	}
+	vs_context *ctx = vs_context_new();
+	vs_module *m = ctx ? vs_parse_string(ctx, src.kernel_name, src.kernel_text) : NULL;
+	vs_schedule *s = NULL;
+	if (m) {
+		vs_options opt = {.timeout_ms = src.timeout_ms, .rlimit = src.rlimit,
+				  .float_ieee = src.float_mode == FLOAT_IEEE};
+		s = vs_schedule_new(ctx, m, &opt);
+	}
+	if (!s) {
+		sb_printf(&b, "cannot rebuild: the kernel copy does not %s:\n%s\n", m ? "schedule" : "parse",
+			  ctx ? vs_last_error(ctx) : "out of memory");
+		*out = sb_take(&b);
+		vs_context_free(ctx);
+		proof_log_source_free(&src);
+		return VS_REJECTED;
+	}
+	s->s->log = proof_log_capture();
+	/* a rejected script stops only itself, as it did when logged */
+	for (int i = 0; i < src.nschedules; i++)
+		vs_run_script_string(s, src.schedule_names[i], src.schedule_texts[i]);
+	char *cmp = NULL, *chk = NULL;
+	int crc = proof_log_rebuild_compare(dir, s->s->log, &cmp);
+	vs_schedule_free(s);
+	vs_context_free(ctx);
+	proof_log_source_free(&src);
+	sb_puts(&b, cmp ? cmp : "");
+	free(cmp);
+	int krc = proof_log_check(dir, solver, &chk);
+	sb_puts(&b, chk ? chk : "");
+	free(chk);
+	*out = sb_take(&b);
+	rc = crc == 2 || krc == 2 ? 2 : crc || krc ? 1 : 0;
+	return rc == 0 ? VS_OK : rc == 1 ? VS_REJECTED : VS_BAD_INPUT;
+}
+
 /* ---- code generation (backend/) ---- */
 
 #include "backend/backend.h"
@@ -645,6 +747,7 @@ vs_program *vs_build(vs_schedule *vs, const vs_build_options *opt)
 	diag_init(&d, &vs->ctx->arena);
 	/* the schedule's module: every committed step proven */
 	ProvenModule pm;
+	note_api_steps(vs, 0);
 	sched_proven_module(vs->s, &pm);
 	Program *p = backend_build(&pm, &bo, &d);
 	if (!p) {

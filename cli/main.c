@@ -19,7 +19,7 @@ static const char usage[] =
 	"  vsched jit KERNEL.tir [--schedule S.sched] [--func F] [--trials N] [--seed N]\n"
 	"             [--repeat N] [--log DIR] [--fma] [--cache DIR]\n"
 	"  vsched log show DIR [--json]\n"
-	"  vsched log check DIR [--solver z3|cvc5]\n"
+	"  vsched log check DIR [--solver z3|cvc5] [--rebuild]\n"
 	"  vsched --version\n"
 	"  vsched help COMMAND   (or vsched COMMAND --help): a command's options\n"
 	"--cache DIR (or the environment variable VSCHED_CACHE): a persistent proof\n"
@@ -35,6 +35,7 @@ typedef struct Opts {
 	int json;
 	int fma;    /* build, jit: fuse x * y + z in real mode */
 	int repeat; /* vsched jit: timed runs */
+	int rebuild; /* log check: re-run the logged schedule first */
 	unsigned cmd; /* the command's bit (C_RUN ...), 0 if unknown */
 } Opts;
 
@@ -105,7 +106,7 @@ static const Command commands[] = {
 };
 
 enum { OPT_SCHEDULE, OPT_FLOAT, OPT_LOG, OPT_OUT, OPT_FUNC, OPT_SOLVER, OPT_EMIT, OPT_CACHE,
-       OPT_JSON, OPT_FMA, OPT_REPEAT, OPT_TIMEOUT, OPT_TRIALS, OPT_SEED };
+       OPT_JSON, OPT_FMA, OPT_REPEAT, OPT_TIMEOUT, OPT_TRIALS, OPT_SEED, OPT_REBUILD };
 
 typedef struct Option {
 	const char *name, *value; /* value: its placeholder, NULL for a flag */
@@ -129,6 +130,8 @@ static const Option options[] = {
 	[OPT_TIMEOUT] = {"--timeout-ms", "N", C_SCHED, "time limit per solver query"},
 	[OPT_TRIALS] = {"--trials", "N", C_EQUIV | C_JIT, "random inputs to compare on (1..100000)"},
 	[OPT_SEED] = {"--seed", "N", C_INTERP | C_EQUIV | C_JIT, "seed of the random inputs"},
+	[OPT_REBUILD] = {"--rebuild", NULL, C_LOG_CHECK,
+			 "re-run the logged kernel and schedule; every query must be the one vsched builds"},
 };
 
 #define COUNT(a) ((int)(sizeof a / sizeof *a))
@@ -226,6 +229,7 @@ static int parse_opts(int argc, char **argv, int first, Opts *o)
 		case OPT_CACHE: o->cache = val; break;
 		case OPT_JSON: o->json = 1; break;
 		case OPT_FMA: o->fma = 1; break;
+		case OPT_REBUILD: o->rebuild = 1; break;
 		case OPT_REPEAT:
 			if (!parse_number(val, &n) || n < 1 || n > 100000)
 				return die_usage("expected a number (1..100000) after", op->name);
@@ -488,7 +492,8 @@ static int cmd_log(const Opts *o)
 		const char *solver = o->solver ? o->solver : "z3";
 		if (strcmp(solver, "z3") != 0 && strcmp(solver, "cvc5") != 0)
 			return die_usage("--solver must be z3 or cvc5", solver);
-		st = vs_log_check(o->pos[1], solver, &out);
+		st = o->rebuild ? vs_log_rebuild(o->pos[1], solver, &out)
+				: vs_log_check(o->pos[1], solver, &out);
 	} else
 		return die_usage("unknown log command", o->pos[0]);
 	if (out)

@@ -156,6 +156,13 @@ vs_status vs_equiv(vs_context *ctx, const vs_module *a, const vs_module *b,
 /* ---- proof logs ---- */
 vs_status vs_log_show(const char *dir, bool json, char **out);
 vs_status vs_log_check(const char *dir, const char *solver, char **out); /* "z3" | "cvc5" */
+/* vs_log_check after re-running the schedule the log records (its
+ * meta.json and copies of the kernel and scripts): every logged query must
+ * be byte for byte the one vsched builds now (times aside), so a query
+ * forged consistently in all its headers is found. VS_REJECTED on any
+ * difference or disagreement, VS_BAD_INPUT when the log cannot be read or
+ * holds steps taken through the API outside a script. */
+vs_status vs_log_rebuild(const char *dir, const char *solver, char **out);
 
 /* ---- code generation (backend/): lower, compile with LLVM, run ----
  * A program is built from a schedule's current result, which holds only

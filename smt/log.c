@@ -4,6 +4,7 @@
  * re-runs every logged query with the z3 or cvc5 binary and compares its
  * sat/unsat with the logged verdict. */
 #include "smt/smt.h"
+#include "smt/sha256.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -34,7 +35,32 @@ struct ProofLog {
 	int nobligations;
 	int nrewrites;
 	char *error;
+	/* proof_log_capture: nothing is written; the index lines and the
+	 * query files (NULL for an obligation without one) are kept here */
+	bool capture;
+	int nlines;
+	char **lines;
+	char **queries; /* nobligations entries */
+	/* what meta.json says (proof_log_set_meta, proof_log_add_schedule) */
+	bool has_meta;
+	char *vsched_version, *kernel_name, kernel_sha[65];
+	FloatMode float_mode;
+	unsigned timeout_ms, rlimit;
+	int nschedules;
+	char **schedule_names;
+	char (*schedule_sha)[65];
+	int api_steps;
 };
+
+/* The copies of the kernel and the schedules, by position: a log's
+ * meta.json names them, but only these names are ever read. */
+static void schedule_file_name(int k, char *out, size_t n)
+{
+	if (k == 0)
+		snprintf(out, n, "schedule.sched");
+	else
+		snprintf(out, n, "schedule-%d.sched", k + 1);
+}
 
 /* ---------- writing ---------- */
 
@@ -127,7 +153,12 @@ static bool remove_old_queries(const char *dir, DiagList *d)
 	}
 	bool ok = true;
 	for (struct dirent *de; (de = readdir(dp));) {
-		if (!is_query_name(de->d_name))
+		/* the older log's meta.json goes too: a log without meta
+		 * (written through proof_log_open alone) must not inherit it.
+		 * Copies of kernels and schedules stay: meta.json names the
+		 * current ones, and the folder may hold the user's own. */
+		const char *n = de->d_name;
+		if (!is_query_name(n) && strcmp(n, "meta.json") != 0)
 			continue;
 		char *p = path_in(dir, de->d_name);
 		struct stat st;
@@ -200,10 +231,23 @@ const char *proof_log_error(const ProofLog *l)
 	return l ? l->error : NULL;
 }
 
+static void *grow_array(void *p, int n, size_t elem)
+{
+	void *q = realloc(p, elem * (size_t)(n + 1));
+	if (!q)
+		abort();
+	return q;
+}
+
 static void write_line(ProofLog *l, StrBuf *b)
 {
 	sb_puts(b, "}\n");
 	char *line = sb_take(b);
+	if (l->capture) {
+		l->lines = grow_array(l->lines, l->nlines, sizeof *l->lines);
+		l->lines[l->nlines++] = line;
+		return;
+	}
 	if (fputs(line, l->index) == EOF || fflush(l->index) != 0)
 		write_failed(l, "index.jsonl");
 	free(line);
@@ -348,6 +392,10 @@ static void write_query_file(ProofLog *l, const char *file,
 	if (r->verdict == VERDICT_REFUTED)
 		sb_puts(&b, "(get-model)\n");
 	char *text = sb_take(&b);
+	if (l->capture) {
+		l->queries[l->nobligations - 1] = text;
+		return;
+	}
 	char *path = path_in(l->dir, file);
 	FILE *f = path ? fopen(path, "w") : NULL;
 	if (!f || fputs(text, f) == EOF)
@@ -364,6 +412,10 @@ void proof_log_obligation(ProofLog *l, const Obligation *o,
 	if (!l || !o || !r)
 		return;
 	int id = ++l->nobligations;
+	if (l->capture) {
+		l->queries = grow_array(l->queries, id - 1, sizeof *l->queries);
+		l->queries[id - 1] = NULL;
+	}
 	char file[32];
 	snprintf(file, sizeof file, "ob-%04d.smt2", id);
 	/* the solver prints the query only when asked: print it here (the
@@ -420,10 +472,136 @@ void proof_log_close(ProofLog *l)
 {
 	if (!l)
 		return;
-	fclose(l->index);
+	if (l->index)
+		fclose(l->index);
+	for (int i = 0; i < l->nlines; i++)
+		free(l->lines[i]);
+	free(l->lines);
+	for (int i = 0; l->queries && i < l->nobligations; i++)
+		free(l->queries[i]);
+	free(l->queries);
+	for (int i = 0; i < l->nschedules; i++)
+		free(l->schedule_names[i]);
+	free(l->schedule_names);
+	free(l->schedule_sha);
+	free(l->vsched_version);
+	free(l->kernel_name);
 	free(l->error);
 	free(l->dir);
 	free(l);
+}
+
+ProofLog *proof_log_capture(void)
+{
+	ProofLog *l = calloc(1, sizeof *l);
+	if (l)
+		l->capture = true;
+	return l;
+}
+
+/* ---------- where the log came from: meta.json and the copies ---------- */
+
+static void write_file(ProofLog *l, const char *file, const char *text)
+{
+	if (l->capture)
+		return;
+	char *path = path_in(l->dir, file);
+	FILE *f = path ? fopen(path, "w") : NULL;
+	if (!f || fputs(text, f) == EOF)
+		write_failed(l, file);
+	if (f && fclose(f) != 0)
+		write_failed(l, file);
+	free(path);
+}
+
+static void write_meta(ProofLog *l)
+{
+	const char *version = smt_solver_version();
+	const char *space = strchr(version, ' ');
+	StrBuf b = {0};
+	sb_puts(&b, "{\"type\":\"meta\"");
+	json_key(&b, "vsched");
+	json_string(&b, l->vsched_version);
+	json_key(&b, "z3");
+	json_string(&b, space ? space + 1 : version);
+	json_key(&b, "float_mode");
+	json_string(&b, float_mode_name(l->float_mode));
+	json_key(&b, "timeout_ms");
+	sb_printf(&b, "%u", l->timeout_ms);
+	json_key(&b, "rlimit");
+	sb_printf(&b, "%u", l->rlimit);
+	json_key(&b, "hash");
+	json_string(&b, "sha256");
+	json_key(&b, "kernel");
+	sb_puts(&b, "{\"name\":");
+	json_string(&b, l->kernel_name);
+	json_key(&b, "file");
+	json_string(&b, "kernel.tir");
+	json_key(&b, "sha256");
+	json_string(&b, l->kernel_sha);
+	sb_puts(&b, "}");
+	json_key(&b, "schedules");
+	sb_puts(&b, "[");
+	for (int i = 0; i < l->nschedules; i++) {
+		char file[40];
+		schedule_file_name(i, file, sizeof file);
+		sb_puts(&b, i ? ",{\"name\":" : "{\"name\":");
+		json_string(&b, l->schedule_names[i]);
+		json_key(&b, "file");
+		json_string(&b, file);
+		json_key(&b, "sha256");
+		json_string(&b, l->schedule_sha[i]);
+		sb_puts(&b, "}");
+	}
+	sb_puts(&b, "]");
+	json_key(&b, "api_steps");
+	sb_printf(&b, "%d", l->api_steps);
+	sb_puts(&b, "}\n");
+	char *text = sb_take(&b);
+	write_file(l, "meta.json", text);
+	free(text);
+}
+
+void proof_log_set_meta(ProofLog *l, const ProofLogMeta *m)
+{
+	if (!l || !m)
+		return;
+	free(l->vsched_version);
+	free(l->kernel_name);
+	l->vsched_version = strdup(m->vsched_version ? m->vsched_version : "?");
+	l->kernel_name = strdup(m->kernel_name ? m->kernel_name : "?");
+	const char *text = m->kernel_text ? m->kernel_text : "";
+	sha256_hex(text, strlen(text), l->kernel_sha);
+	l->float_mode = m->float_mode;
+	l->timeout_ms = m->timeout_ms;
+	l->rlimit = m->rlimit;
+	l->has_meta = true;
+	write_file(l, "kernel.tir", text);
+	write_meta(l);
+}
+
+void proof_log_add_schedule(ProofLog *l, const char *name, const char *text)
+{
+	if (!l || !l->has_meta)
+		return;
+	int k = l->nschedules;
+	l->schedule_names = grow_array(l->schedule_names, k, sizeof *l->schedule_names);
+	l->schedule_sha = grow_array(l->schedule_sha, k, sizeof *l->schedule_sha);
+	l->schedule_names[k] = strdup(name ? name : "?");
+	sha256_hex(text ? text : "", text ? strlen(text) : 0, l->schedule_sha[k]);
+	l->nschedules++;
+	char file[40];
+	schedule_file_name(k, file, sizeof file);
+	write_file(l, file, text ? text : "");
+	write_meta(l);
+}
+
+void proof_log_note_api_steps(ProofLog *l, int n)
+{
+	if (!l || !l->has_meta || n <= 0)
+		return;
+	l->api_steps += n;
+	write_meta(l);
 }
 
 /* ---------- reading: a small JSON parser for our own lines ---------- */
@@ -1254,4 +1432,272 @@ int proof_log_check(const char *dir, const char *solver, char **out)
 	if (t.no_solver)
 		return 2;
 	return t.disagree || t.unanswered || t.malformed ? 1 : 0;
+}
+
+/* ---------- log check --rebuild: the log's sources and the comparison ---------- */
+
+void proof_log_source_free(ProofLogSource *s)
+{
+	free(s->vsched_version);
+	free(s->z3_version);
+	free(s->kernel_name);
+	free(s->kernel_text);
+	for (int i = 0; i < s->nschedules; i++) {
+		free(s->schedule_names[i]);
+		free(s->schedule_texts[i]);
+	}
+	free(s->schedule_names);
+	free(s->schedule_texts);
+	memset(s, 0, sizeof *s);
+}
+
+/* The copy `file` of the log, checked against the hash meta.json gives:
+ * NULL and *why when it cannot be read or does not match. */
+static char *read_copy(const char *dir, const char *file, const char *sha, char **why)
+{
+	char *path = path_in(dir, file);
+	const char *reason = "out of memory";
+	char *text = path ? read_file(path, &reason) : NULL;
+	free(path);
+	if (!text) {
+		if (asprintf(why, "cannot read %s/%s: %s\n", dir, file, reason) < 0)
+			*why = NULL;
+		return NULL;
+	}
+	char got[65];
+	sha256_hex(text, strlen(text), got);
+	if (!sha || strcmp(got, sha) != 0) {
+		if (asprintf(why, "%s/%s: MALFORMED (its sha256 is %s; meta.json says %s)\n", dir,
+			     file, got, sha ? sha : "none") < 0)
+			*why = NULL;
+		free(text);
+		return NULL;
+	}
+	return text;
+}
+
+int proof_log_read_source(const char *dir, ProofLogSource *s, char **why)
+{
+	memset(s, 0, sizeof *s);
+	*why = NULL;
+	char *path = path_in(dir, "meta.json");
+	const char *reason = "out of memory";
+	char *text = path ? read_file(path, &reason) : NULL;
+	if (!text) {
+		if (asprintf(why, "cannot read %s: %s (a log that vsched %s or later wrote has it)\n",
+			     path ? path : dir, reason, "0.1.0") < 0)
+			*why = NULL;
+		free(path);
+		return 2;
+	}
+	JVal v;
+	const char *p = text;
+	bool ok = jparse(&p, &v, 0) && v.kind == J_OBJ;
+	free(text);
+	const JVal *kernel = ok ? jget(&v, "kernel") : NULL;
+	const JVal *scheds = ok ? jget(&v, "schedules") : NULL;
+	if (!ok || !kernel || kernel->kind != J_OBJ || !jstr(kernel, "name") ||
+	    !scheds || scheds->kind != J_ARR || !jstr(&v, "float_mode")) {
+		if (asprintf(why, "%s: malformed meta.json\n", path) < 0)
+			*why = NULL;
+		free(path);
+		jfree(&v);
+		return 2;
+	}
+	free(path);
+	s->vsched_version = strdup(or_dash(jstr(&v, "vsched")));
+	s->z3_version = strdup(or_dash(jstr(&v, "z3")));
+	s->float_mode = strcmp(jstr(&v, "float_mode"), "ieee") == 0 ? FLOAT_IEEE : FLOAT_REAL;
+	double t = jnum(&v, "timeout_ms"), r = jnum(&v, "rlimit");
+	s->timeout_ms = t > 0 && t < 4e9 ? (unsigned)t : 0;
+	s->rlimit = r > 0 && r < 4e9 ? (unsigned)r : 0;
+	double api = jnum(&v, "api_steps");
+	s->api_steps = api > 0 && api < 1e9 ? (int)api : 0;
+	s->kernel_name = strdup(jstr(kernel, "name"));
+	int rc = 0;
+	s->kernel_text = read_copy(dir, "kernel.tir", jstr(kernel, "sha256"), why);
+	if (!s->kernel_text)
+		rc = 1;
+	s->schedule_names = calloc((size_t)scheds->n + 1, sizeof *s->schedule_names);
+	s->schedule_texts = calloc((size_t)scheds->n + 1, sizeof *s->schedule_texts);
+	if (!s->schedule_names || !s->schedule_texts)
+		abort();
+	for (int i = 0; rc == 0 && i < scheds->n; i++) {
+		const JVal *e = &scheds->items[i];
+		char file[40];
+		schedule_file_name(i, file, sizeof file);
+		s->schedule_names[i] = strdup(or_dash(jstr(e, "name")));
+		s->nschedules = i + 1;
+		s->schedule_texts[i] = read_copy(dir, file, jstr(e, "sha256"), why);
+		if (!s->schedule_texts[i])
+			rc = 1;
+	}
+	jfree(&v);
+	if (rc == 1 && !*why)
+		*why = strdup("cannot read the log's copies\n");
+	return rc;
+}
+
+static bool jequal(const JVal *a, const JVal *b)
+{
+	if (a->kind != b->kind || a->n != b->n)
+		return false;
+	switch (a->kind) {
+	case J_NULL: return true;
+	case J_BOOL: return a->b == b->b;
+	case J_NUM: return a->num == b->num;
+	case J_STR: return strcmp(a->str, b->str) == 0;
+	case J_ARR:
+		for (int i = 0; i < a->n; i++)
+			if (!jequal(&a->items[i], &b->items[i]))
+				return false;
+		return true;
+	case J_OBJ:
+		for (int i = 0; i < a->n; i++) {
+			const JVal *other = jget(b, a->keys[i]);
+			if (!other || !jequal(&a->items[i], other))
+				return false;
+		}
+		return true;
+	}
+	return false;
+}
+
+/* The first field in which two index entries differ, times aside
+ * ("seconds", and "cached": which of two identical queries was solved
+ * first), or NULL. */
+static const char *entry_difference(const JVal *a, const JVal *b)
+{
+	for (int pass = 0; pass < 2; pass++) {
+		const JVal *x = pass ? b : a, *y = pass ? a : b;
+		for (int i = 0; i < x->n; i++) {
+			const char *k = x->keys[i];
+			if (strcmp(k, "seconds") == 0 || strcmp(k, "cached") == 0)
+				continue;
+			const JVal *other = jget(y, k);
+			if (!other || !jequal(&x->items[i], other))
+				return k;
+		}
+	}
+	return NULL;
+}
+
+/* The line number (1-based) of the first difference of two query files,
+ * the `; seconds:` header line aside; 0 when they are the same. */
+static int query_difference(const char *a, const char *b)
+{
+	int line = 0;
+	for (;;) {
+		while (strncmp(a, "; seconds: ", 11) == 0) {
+			const char *e = strchr(a, '\n');
+			a = e ? e + 1 : a + strlen(a);
+		}
+		while (strncmp(b, "; seconds: ", 11) == 0) {
+			const char *e = strchr(b, '\n');
+			b = e ? e + 1 : b + strlen(b);
+		}
+		line++;
+		if (!*a && !*b)
+			return 0;
+		const char *ea = strchr(a, '\n'), *eb = strchr(b, '\n');
+		size_t la = ea ? (size_t)(ea - a + 1) : strlen(a);
+		size_t lb = eb ? (size_t)(eb - b + 1) : strlen(b);
+		if (la != lb || memcmp(a, b, la) != 0)
+			return line;
+		a += la;
+		b += lb;
+	}
+}
+
+int proof_log_rebuild_compare(const char *dir, const ProofLog *built, char **out)
+{
+	LogEntries e;
+	char *why = NULL;
+	if (read_entries(dir, &e, &why) != 0) {
+		*out = why ? why : strdup("cannot read the proof log\n");
+		entries_free(&e);
+		return 2;
+	}
+	int nbuilt = built->nlines;
+	JVal *b = calloc((size_t)nbuilt + 1, sizeof *b);
+	if (!b)
+		abort();
+	for (int i = 0; i < nbuilt; i++) {
+		const char *p = built->lines[i];
+		if (!jparse(&p, &b[i], 0))
+			abort(); /* our own line */
+	}
+	StrBuf o = {0};
+	int same = 0, differ = 0;
+	int n = e.n > nbuilt ? e.n : nbuilt;
+	for (int i = 0; i < n; i++) {
+		const JVal *logged = i < e.n ? &e.items[i] : NULL, *now = i < nbuilt ? &b[i] : NULL;
+		const JVal *any = logged ? logged : now;
+		bool ob = strcmp(or_dash(jstr(any, "type")), "obligation") == 0;
+		char label[64];
+		if (ob)
+			snprintf(label, sizeof label, "ob-%04.0f  %-28s", jnum(any, "id"),
+				 or_dash(jstr(any, "kind")));
+		else
+			snprintf(label, sizeof label, "entry %d (%s)", i + 1, or_dash(jstr(any, "type")));
+		if (!now) {
+			sb_printf(&o, "%s NOT REBUILT (re-running the schedule builds no such %s)\n", label,
+				  ob ? "obligation: a build's, or one added to the log" : "entry");
+			differ++;
+			continue;
+		}
+		if (!logged) {
+			sb_printf(&o, "%s MISSING (vsched builds it; the log lacks it)\n", label);
+			differ++;
+			continue;
+		}
+		const char *field = entry_difference(logged, now);
+		if (field) {
+			sb_printf(&o, "%s DIFFERS (index.jsonl: its \"%s\" is not the one vsched builds)\n",
+				  label, field);
+			differ++;
+			continue;
+		}
+		if (!ob)
+			continue;
+		const char *file = jstr(logged, "smt2");
+		int id = (int)jnum(now, "id");
+		const char *want = id >= 1 && id <= built->nobligations ? built->queries[id - 1] : NULL;
+		if (!file || !want) {
+			/* both without a query (same "smt2" field: null) */
+			sb_printf(&o, "%s same (no query)\n", label);
+			same++;
+			continue;
+		}
+		if (strchr(file, '/') || strcmp(file, "..") == 0) {
+			sb_printf(&o, "%s DIFFERS (the query file is not a name in the log)\n", label);
+			differ++;
+			continue;
+		}
+		char *path = path_in(dir, file);
+		const char *reason = "out of memory";
+		char *text = path ? read_file(path, &reason) : NULL;
+		free(path);
+		int line = text ? query_difference(text, want) : -1;
+		if (line < 0)
+			sb_printf(&o, "%s DIFFERS (%s cannot be read: %s)\n", label, file, reason);
+		else if (line > 0)
+			sb_printf(&o, "%s DIFFERS (%s line %d is not the query vsched builds)\n", label,
+				  file, line);
+		else
+			sb_printf(&o, "%s same\n", label);
+		if (line == 0)
+			same++;
+		else
+			differ++;
+		free(text);
+	}
+	sb_printf(&o, "rebuild: %d obligation%s identical to the ones vsched builds, %d difference%s\n",
+		  same, same == 1 ? "" : "s", differ, differ == 1 ? "" : "s");
+	for (int i = 0; i < nbuilt; i++)
+		jfree(&b[i]);
+	free(b);
+	entries_free(&e);
+	*out = sb_take(&o);
+	return differ ? 1 : 0;
 }

@@ -92,6 +92,56 @@ int proof_log_check(const char *dir, const char *solver, char **out);
  * "cvc5" (NULL means z3) or its binary cannot be run. */
 const char *proof_log_error(const ProofLog *l);
 
+/* Appended (issue 13, logs that stand alone): where a log came from.
+ * proof_log_set_meta writes DIR/kernel.tir (the kernel's text) and
+ * DIR/meta.json: {"type":"meta","vsched":..., "z3":..., "float_mode":...,
+ * "timeout_ms":..., "rlimit":..., "hash":"sha256", "kernel":{"name",
+ * "file","sha256"}, "schedules":[{"name","file","sha256"}...],
+ * "api_steps":N}. Each script run on the schedule is copied to
+ * DIR/schedule.sched (the second to schedule-2.sched, ...) and listed;
+ * steps taken through the C API outside a script are counted, since a
+ * rebuild replays scripts only. */
+typedef struct ProofLogMeta {
+	const char *vsched_version; /* vs_version() */
+	const char *kernel_name;    /* the kernel's file name as given */
+	const char *kernel_text;
+	FloatMode float_mode;
+	unsigned timeout_ms, rlimit; /* the solver's limits, 0 = defaults */
+} ProofLogMeta;
+
+void proof_log_set_meta(ProofLog *l, const ProofLogMeta *m);
+void proof_log_add_schedule(ProofLog *l, const char *name, const char *text);
+void proof_log_note_api_steps(ProofLog *l, int n);
+
+/* A log that writes nothing and keeps its index lines and query files in
+ * memory: what `log check --rebuild` compares a log with. Closed with
+ * proof_log_close. */
+ProofLog *proof_log_capture(void);
+
+/* The sources a log records, read back: the copies are checked against
+ * the hashes meta.json gives. 0; 1 with *why (malloc'ed) when a copy
+ * does not match its hash or cannot be read; 2 with *why when there is
+ * no readable meta.json. */
+typedef struct ProofLogSource {
+	char *vsched_version, *z3_version;
+	FloatMode float_mode;
+	unsigned timeout_ms, rlimit;
+	int api_steps;
+	char *kernel_name, *kernel_text;
+	int nschedules;
+	char **schedule_names, **schedule_texts;
+} ProofLogSource;
+
+int proof_log_read_source(const char *dir, ProofLogSource *s, char **why);
+void proof_log_source_free(ProofLogSource *s);
+
+/* Compare the log in dir with `built` (a capture of the same schedule run
+ * again): every index entry field for field (times aside) and every query
+ * file byte for byte (its `; seconds:` line aside). One line per
+ * obligation into *out; 0 if all are the same, 1 otherwise, 2 if the log
+ * cannot be read. */
+int proof_log_rebuild_compare(const char *dir, const ProofLog *built, char **out);
+
 /* ---------- what the backend compiles ---------- */
 
 /* The proofs of a build's parallel and vectorize annotations. */
