@@ -1563,16 +1563,19 @@ static bool jequal(const JVal *a, const JVal *b)
 	return false;
 }
 
-/* The first field in which two index entries differ, times aside
- * ("seconds", and "cached": which of two identical queries was solved
- * first), or NULL. */
+/* The first field in which two index entries differ, or NULL; aside are
+ * what legitimately varies between runs: times ("seconds", and "cached":
+ * which of two identical queries was solved first) and a refuted query's
+ * model (the solver's choice among counterexamples depends on the state
+ * of its context; `log check` re-solves the query itself). */
 static const char *entry_difference(const JVal *a, const JVal *b)
 {
 	for (int pass = 0; pass < 2; pass++) {
 		const JVal *x = pass ? b : a, *y = pass ? a : b;
 		for (int i = 0; i < x->n; i++) {
 			const char *k = x->keys[i];
-			if (strcmp(k, "seconds") == 0 || strcmp(k, "cached") == 0)
+			if (strcmp(k, "seconds") == 0 || strcmp(k, "cached") == 0 ||
+			    strcmp(k, "model") == 0)
 				continue;
 			const JVal *other = jget(y, k);
 			if (!other || !jequal(&x->items[i], other))
@@ -1582,17 +1585,25 @@ static const char *entry_difference(const JVal *a, const JVal *b)
 	return NULL;
 }
 
-/* The line number (1-based) of the first difference of two query files,
- * the `; seconds:` header line aside; 0 when they are the same. */
+/* A header line that legitimately varies between runs (see
+ * entry_difference): `; seconds: ` and `; model: `. */
+static bool varying_line(const char *s)
+{
+	return strncmp(s, "; seconds: ", 11) == 0 || strncmp(s, "; model: ", 9) == 0;
+}
+
+/* The line number (1-based, in a) of the first difference of two query
+ * files, the varying header lines aside; 0 when they are the same. */
 static int query_difference(const char *a, const char *b)
 {
 	int line = 0;
 	for (;;) {
-		while (strncmp(a, "; seconds: ", 11) == 0) {
+		while (varying_line(a)) {
 			const char *e = strchr(a, '\n');
 			a = e ? e + 1 : a + strlen(a);
+			line++;
 		}
-		while (strncmp(b, "; seconds: ", 11) == 0) {
+		while (varying_line(b)) {
 			const char *e = strchr(b, '\n');
 			b = e ? e + 1 : b + strlen(b);
 		}

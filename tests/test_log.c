@@ -1,6 +1,8 @@
 /* tests/test_log.c — proof logs: index.jsonl and ob-NNNN.smt2 written,
  * `log show` (summary and JSON), `log check` with the z3 and cvc5
- * binaries agreeing, a corrupted verdict caught, unreadable logs. */
+ * binaries agreeing, a corrupted verdict caught, unreadable logs; named
+ * assertions and stated statuses, the sources a log records (meta.json,
+ * copies, SHA-256), and `log check --rebuild` finding a forged query. */
 #include <check.h>
 #include <dirent.h>
 #include <stdio.h>
@@ -9,7 +11,10 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "smt/sha256.h"
 #include "smt/smt.h"
+#include "testutil.h"
+#include "vsched.h"
 
 static Arena arena;
 static Solver *solver;
@@ -436,6 +441,260 @@ START_TEST(write_failures_are_kept_for_the_caller)
 }
 END_TEST
 
+/* ---------- logs that stand alone (issue 13) ---------- */
+
+static const char kernel_fixture[] = "log/scale2d.tir";
+static const char script_fixture[] = "log/split_then_refuted.sched";
+
+/* The fixture kernel scheduled by the fixture script with a log in dir:
+ * split j (proven: n % 8 == 0 is assumed) is committed, split i by 16 is
+ * refuted. The committed result runs as the kernel does. */
+static void write_scheduled_log(void)
+{
+	vs_context *ctx = vs_context_new();
+	vs_module *m = vs_parse_string(ctx, "scale2d.tir", tu_fixture(kernel_fixture));
+	ck_assert_ptr_nonnull(m);
+	vs_schedule *s = vs_schedule_new(ctx, m, &(vs_options){.log_dir = dir});
+	ck_assert_ptr_nonnull(s);
+	ck_assert_int_eq(vs_run_script_string(s, "split_then_refuted.sched", tu_fixture(script_fixture)),
+			 VS_REJECTED);
+	ck_assert_int_eq(vs_num_reports(s), 2);
+	ck_assert_int_eq(vs_report_status(vs_report_at(s, 0)), VS_OK);
+	char *after = vs_module_print(vs_schedule_result(s));
+	vs_module *am = vs_parse_string(ctx, "after.tir", after);
+	free(after);
+	char *report = NULL;
+	ck_assert_msg(vs_equiv(ctx, m, am, NULL, 8, 3, &report) == VS_OK, "%s", report ? report : "?");
+	free(report);
+	vs_schedule_free(s);
+	vs_context_free(ctx);
+}
+
+/* `cmd` on a file of the log: its exit status and output. */
+static int run_on(const char *cmd, const char *file, char **out)
+{
+	char *path = in_dir(file), *line = NULL, *err = NULL;
+	ck_assert_int_ge(asprintf(&line, "%s %s", cmd, path), 0);
+	int rc = tu_sh(line, out, &err);
+	free(err);
+	free(line);
+	free(path);
+	return rc;
+}
+
+START_TEST(queries_name_their_assertions_and_state_their_status)
+{
+	write_scheduled_log();
+	char *q1 = read_in("ob-0001.smt2");
+	ck_assert_ptr_nonnull(q1);
+	/* the hypotheses by origin: the parameter's dtype range, the
+	 * T.assume at 5:5, the loop at 6:5, the path condition at 7:12 */
+	const char *names[] = {":named hyp_param_n))\n", ":named hyp_assume_5_5))\n",
+			       ":named hyp_loop_6_5))\n", ":named hyp_cond_7_12))\n",
+			       "(assert (! (not (= (mod n_0 8) 0)) :named goal))\n"};
+	for (size_t i = 0; i < sizeof names / sizeof *names; i++)
+		ck_assert_msg(strstr(q1, names[i]) != NULL, "no %s in\n%s", names[i], q1);
+	ck_assert_ptr_nonnull(strstr(q1, "(set-info :status unsat)\n(set-logic ALL)\n"));
+	ck_assert_ptr_null(strstr(q1, "get-model"));
+	ck_assert_ptr_null(strstr(q1, "produce-models"));
+	free(q1);
+	/* the refuted query sets produce-models first and asks for the model */
+	char *q2 = read_in("ob-0002.smt2");
+	ck_assert_ptr_nonnull(strstr(q2, "(set-option :produce-models true)\n(set-info :status sat)\n(set-logic ALL)\n"));
+	size_t len = strlen(q2);
+	ck_assert_str_eq(q2 + len - strlen("(check-sat)\n(get-model)\n"), "(check-sat)\n(get-model)\n");
+	free(q2);
+	/* both binaries read the files as they are */
+	char *out = NULL;
+	ck_assert_int_eq(run_on("z3", "ob-0001.smt2", &out), 0);
+	ck_assert_str_eq(out, "unsat\n");
+	free(out);
+	ck_assert_int_eq(run_on("cvc5", "ob-0001.smt2", &out), 0);
+	ck_assert_str_eq(out, "unsat\n");
+	free(out);
+	ck_assert_int_eq(run_on("z3", "ob-0002.smt2", &out), 0);
+	ck_assert_msg(strncmp(out, "sat\n", 4) == 0 && strstr(out, "(define-fun n_0 () Int"), "%s", out);
+	free(out);
+	ck_assert_int_eq(run_on("cvc5", "ob-0002.smt2", &out), 0);
+	ck_assert_msg(strncmp(out, "sat\n", 4) == 0 && strstr(out, "(define-fun n_0 () Int"), "%s", out);
+	free(out);
+	ck_assert_msg(proof_log_check(dir, "z3", &out) == 0, "%s", out);
+	ck_assert_ptr_nonnull(strstr(out, "summary: 2 agree, 0 disagree"));
+	free(out);
+	ck_assert_msg(proof_log_check(dir, "cvc5", &out) == 0, "%s", out);
+	free(out);
+	/* a second get-model, or one before check-sat, is refused */
+	replace_in("ob-0002.smt2", "(get-model)\n", "(get-model)\n(get-model)\n");
+	assert_check_fails("z3", "MALFORMED (ob-0002.smt2: a command other than");
+	replace_in("ob-0002.smt2", "(check-sat)\n(get-model)\n(get-model)\n", "(get-model)\n(check-sat)\n");
+	assert_check_fails("z3", "MALFORMED (ob-0002.smt2: a command other than");
+}
+END_TEST
+
+START_TEST(sha256_matches_the_standard_vectors)
+{
+	char h[65];
+	sha256_hex("", 0, h);
+	ck_assert_str_eq(h, "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855");
+	sha256_hex("abc", 3, h);
+	ck_assert_str_eq(h, "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad");
+	/* 56 bytes: the padding takes a second block */
+	const char *two = "abcdbcdecdefdefgefghfghighijhijkijkljklmklmnlmnomnopnopq";
+	sha256_hex(two, strlen(two), h);
+	ck_assert_str_eq(h, "248d6a61d20638b8e5c026930c3e6039a33ce45964ff2167f6ecedd419db06c1");
+}
+END_TEST
+
+/* `"key":"value"` is in text */
+static void assert_has_field(const char *text, const char *key, const char *value)
+{
+	char *want = NULL;
+	ck_assert_int_ge(asprintf(&want, "\"%s\":\"%s\"", key, value), 0);
+	ck_assert_msg(strstr(text, want) != NULL, "no %s in %s", want, text);
+	free(want);
+}
+
+START_TEST(log_records_versions_and_copies)
+{
+	write_scheduled_log();
+	char *meta = read_in("meta.json");
+	ck_assert_ptr_nonnull(meta);
+	ck_assert(tu_json_valid(meta));
+	assert_has_field(meta, "vsched", vs_version());
+	const char *z3 = smt_solver_version(); /* "z3 4.8.12" */
+	assert_has_field(meta, "z3", strchr(z3, ' ') + 1);
+	assert_has_field(meta, "float_mode", "real");
+	assert_has_field(meta, "hash", "sha256");
+	char h[65];
+	const char *k = tu_fixture(kernel_fixture), *sc = tu_fixture(script_fixture);
+	sha256_hex(k, strlen(k), h);
+	ck_assert_ptr_nonnull(strstr(meta, "\"kernel\":{\"name\":\"scale2d.tir\",\"file\":\"kernel.tir\""));
+	assert_has_field(meta, "sha256", h);
+	sha256_hex(sc, strlen(sc), h);
+	ck_assert_ptr_nonnull(strstr(meta, "\"schedules\":[{\"name\":\"split_then_refuted.sched\",\"file\":\"schedule.sched\""));
+	assert_has_field(meta, "sha256", h);
+	ck_assert_ptr_nonnull(strstr(meta, "\"api_steps\":0}"));
+	free(meta);
+	char *copy = read_in("kernel.tir");
+	ck_assert_str_eq(copy, k);
+	free(copy);
+	copy = read_in("schedule.sched");
+	ck_assert_str_eq(copy, sc);
+	free(copy);
+}
+END_TEST
+
+/* Steps through the C API outside a script are counted: a rebuild
+ * replays scripts only, so it refuses such a log. */
+START_TEST(api_steps_are_recorded_and_not_rebuilt)
+{
+	vs_context *ctx = vs_context_new();
+	vs_module *m = vs_parse_string(ctx, "scale2d.tir", tu_fixture(kernel_fixture));
+	vs_schedule *s = vs_schedule_new(ctx, m, &(vs_options){.log_dir = dir});
+	ck_assert_int_eq(vs_split(s, "j", 8, "perfect", NULL, NULL), VS_OK);
+	vs_schedule_free(s);
+	vs_context_free(ctx);
+	char *meta = read_in("meta.json");
+	ck_assert_ptr_nonnull(strstr(meta, "\"schedules\":[],\"api_steps\":1}"));
+	free(meta);
+	char *out = NULL;
+	ck_assert_int_eq(vs_log_rebuild(dir, "z3", &out), VS_BAD_INPUT);
+	ck_assert_ptr_nonnull(strstr(out, "cannot rebuild: 1 step or setting went through the C API"));
+	free(out);
+}
+END_TEST
+
+START_TEST(rebuild_passes_on_an_honest_log)
+{
+	write_scheduled_log();
+	char *out = NULL;
+	ck_assert_msg(vs_log_rebuild(dir, "z3", &out) == VS_OK, "%s", out);
+	ck_assert_ptr_nonnull(strstr(out, "ob-0001  split.divisible              same\n"));
+	ck_assert_ptr_nonnull(strstr(out, "ob-0002  split.divisible              same\n"));
+	ck_assert_ptr_nonnull(strstr(out, "rebuild: 2 obligations identical to the ones vsched builds, 0 differences"));
+	ck_assert_ptr_nonnull(strstr(out, "summary: 2 agree, 0 disagree")); /* it re-solves too */
+	free(out);
+	ck_assert_int_eq(vs_log_rebuild(dir, "cvc5", &out), VS_OK);
+	free(out);
+	/* the command line */
+	char *cmd = NULL, *err = NULL;
+	ck_assert_int_ge(asprintf(&cmd, "%s log check %s --rebuild", tu_vsched_bin(), dir), 0);
+	ck_assert_int_eq(tu_sh(cmd, &out, &err), 0);
+	ck_assert_ptr_nonnull(strstr(out, "0 differences"));
+	free(out);
+	free(err);
+	free(cmd);
+}
+END_TEST
+
+/* A forger weakens the proven goal n % 8 == 0 to n % 4 == 0 (still
+ * unsat, so the re-solve agrees), first in the query alone (the index has
+ * no hash of it), then in its statement too, header and index alike:
+ * `log check` passes, only the rebuild tells, naming ob-0001. */
+START_TEST(rebuild_finds_a_forged_query)
+{
+	write_scheduled_log();
+	replace_in("ob-0001.smt2", "(assert (! (not (= (mod n_0 8) 0)) :named goal))",
+		   "(assert (! (not (= (mod n_0 4) 0)) :named goal))");
+	char *out = NULL;
+	ck_assert_msg(proof_log_check(dir, "z3", &out) == 0, "%s", out);
+	free(out);
+	ck_assert_int_eq(vs_log_rebuild(dir, "z3", &out), VS_REJECTED);
+	ck_assert_msg(strstr(out, "ob-0001  split.divisible              DIFFERS (ob-0001.smt2 line ") != NULL,
+		      "%s", out);
+	ck_assert_ptr_nonnull(strstr(out, "ob-0002  split.divisible              same\n"));
+	ck_assert_ptr_nonnull(strstr(out, "1 difference\n"));
+	free(out);
+	replace_in("ob-0001.smt2", "a multiple of 8", "a multiple of 4");
+	replace_in("index.jsonl", "a multiple of 8", "a multiple of 4");
+	ck_assert_msg(proof_log_check(dir, "cvc5", &out) == 0, "%s", out);
+	free(out);
+	ck_assert_int_eq(vs_log_rebuild(dir, "z3", &out), VS_REJECTED);
+	ck_assert_msg(strstr(out, "ob-0001  split.divisible              DIFFERS (index.jsonl: its \"statement\"") != NULL,
+		      "%s", out);
+	free(out);
+	char *cmd = NULL, *err = NULL;
+	ck_assert_int_ge(asprintf(&cmd, "%s log check --rebuild %s", tu_vsched_bin(), dir), 0);
+	ck_assert_int_eq(tu_sh(cmd, &out, &err), 1);
+	ck_assert_ptr_nonnull(strstr(err, "ob-0001  split.divisible              DIFFERS"));
+	free(out);
+	free(err);
+	free(cmd);
+}
+END_TEST
+
+/* The copies are checked against their hashes; copies forged with their
+ * hashes give other queries than the logged ones; no meta.json, no
+ * rebuild. */
+START_TEST(rebuild_checks_the_copies)
+{
+	write_scheduled_log();
+	replace_in("kernel.tir", "if i < 40:", "if i < 41:");
+	char *out = NULL;
+	ck_assert_int_eq(vs_log_rebuild(dir, "z3", &out), VS_REJECTED);
+	ck_assert_msg(strstr(out, "kernel.tir: MALFORMED (its sha256 is ") != NULL, "%s", out);
+	free(out);
+	char h[65], *k = read_in("kernel.tir");
+	sha256_hex(k, strlen(k), h);
+	free(k);
+	char *meta = read_in("meta.json"), *at = strstr(meta, "\"file\":\"kernel.tir\",\"sha256\":\"");
+	ck_assert_ptr_nonnull(at);
+	memcpy(at + strlen("\"file\":\"kernel.tir\",\"sha256\":\""), h, 64);
+	char *path = in_dir("meta.json");
+	spill(path, meta);
+	free(meta);
+	ck_assert_int_eq(vs_log_rebuild(dir, "z3", &out), VS_REJECTED);
+	ck_assert_msg(strstr(out, "ob-0001  split.divisible              DIFFERS (ob-0001.smt2 line ") != NULL,
+		      "%s", out);
+	free(out);
+	unlink(path);
+	free(path);
+	ck_assert_int_eq(vs_log_rebuild(dir, "z3", &out), VS_BAD_INPUT);
+	ck_assert_ptr_nonnull(strstr(out, "meta.json"));
+	free(out);
+}
+END_TEST
+
 Suite *suite_log(void)
 {
 	Suite *s = suite_create("log");
@@ -457,6 +716,25 @@ Suite *suite_log(void)
 	tcase_add_test(tc, unreadable_logs_and_bad_solvers_give_2);
 	tcase_add_test(tc, a_new_log_replaces_an_older_one);
 	tcase_add_test(tc, log_files_must_be_regular);
+	suite_add_tcase(s, tc);
+	tc = tcase_create("names");
+	tcase_add_checked_fixture(tc, setup, teardown);
+	tcase_set_timeout(tc, 120);
+	tcase_add_test(tc, queries_name_their_assertions_and_state_their_status);
+	suite_add_tcase(s, tc);
+	tc = tcase_create("meta");
+	tcase_add_checked_fixture(tc, setup, teardown);
+	tcase_set_timeout(tc, 120);
+	tcase_add_test(tc, sha256_matches_the_standard_vectors);
+	tcase_add_test(tc, log_records_versions_and_copies);
+	tcase_add_test(tc, api_steps_are_recorded_and_not_rebuilt);
+	suite_add_tcase(s, tc);
+	tc = tcase_create("rebuild");
+	tcase_add_checked_fixture(tc, setup, teardown);
+	tcase_set_timeout(tc, 180);
+	tcase_add_test(tc, rebuild_passes_on_an_honest_log);
+	tcase_add_test(tc, rebuild_finds_a_forged_query);
+	tcase_add_test(tc, rebuild_checks_the_copies);
 	suite_add_tcase(s, tc);
 	return s;
 }
