@@ -17,6 +17,7 @@
 #include "rewrites/cache.h"
 #include "rewrites/layout.h"
 #include "rewrites/merge.h"
+#include "smt/sha256.h"
 #include "smt/smt.h"
 
 struct vs_module {
@@ -672,9 +673,13 @@ vs_status vs_log_rebuild(const char *dir, const char *solver, char **out)
 		return rc == 1 ? VS_REJECTED : VS_BAD_INPUT;
 	}
 	StrBuf b = {0};
-	sb_printf(&b, "rebuilding %s: kernel %s, %d schedule%s, %s float mode (logged by vsched %s with z3 %s)\n",
-		  dir, src.kernel_name, src.nschedules, src.nschedules == 1 ? "" : "s",
-		  float_mode_name(src.float_mode), src.vsched_version, src.z3_version);
+	char sha[65];
+	sha256_hex(src.kernel_text, strlen(src.kernel_text), sha);
+	sb_printf(&b, "rebuilding %s: kernel %s (sha256 %s), %d schedule%s, %d build%s, %s float mode "
+		      "(logged by vsched %s with z3 %s)\n",
+		  dir, src.kernel_name, sha, src.nschedules, src.nschedules == 1 ? "" : "s", src.nbuilds,
+		  src.nbuilds == 1 ? "" : "s", float_mode_name(src.float_mode), src.vsched_version,
+		  src.z3_version);
 	const char *z3 = smt_solver_version();
 	const char *space = strchr(z3, ' ');
 	if (strcmp(space ? space + 1 : z3, src.z3_version) != 0 ||
@@ -706,9 +711,16 @@ vs_status vs_log_rebuild(const char *dir, const char *solver, char **out)
 		return VS_REJECTED;
 	}
 	s->s->log = proof_log_capture();
-	/* a rejected script stops only itself, as it did when logged */
-	for (int i = 0; i < src.nschedules; i++)
-		vs_run_script_string(s, src.schedule_names[i], src.schedule_texts[i]);
+	/* the scripts and builds in their order; a rejected script stops only
+	 * itself, and a build that fails proves what it proved, as logged */
+	for (int i = 0; i <= src.nschedules; i++) {
+		for (int k = 0; k < src.nbuilds; k++)
+			if (src.build_after[k] == i)
+				vs_program_free(vs_build(s, &(vs_build_options){
+								 .no_int64_widening = !src.build_int64[k]}));
+		if (i < src.nschedules)
+			vs_run_script_string(s, src.schedule_names[i], src.schedule_texts[i]);
+	}
 	char *cmp = NULL, *chk = NULL;
 	int crc = proof_log_rebuild_compare(dir, s->s->log, &cmp);
 	vs_schedule_free(s);
@@ -748,6 +760,7 @@ vs_program *vs_build(vs_schedule *vs, const vs_build_options *opt)
 	/* the schedule's module: every committed step proven */
 	ProvenModule pm;
 	note_api_steps(vs, 0);
+	proof_log_add_build(vs->s->log, bo.flatten.allow_int64);
 	sched_proven_module(vs->s, &pm);
 	Program *p = backend_build(&pm, &bo, &d);
 	if (!p) {

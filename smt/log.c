@@ -50,6 +50,9 @@ struct ProofLog {
 	char **schedule_names;
 	char (*schedule_sha)[65];
 	int api_steps;
+	int nbuilds;
+	int *build_after;
+	bool *build_int64;
 };
 
 /* The copies of the kernel and the schedules, by position: a log's
@@ -484,6 +487,8 @@ void proof_log_close(ProofLog *l)
 		free(l->schedule_names[i]);
 	free(l->schedule_names);
 	free(l->schedule_sha);
+	free(l->build_after);
+	free(l->build_int64);
 	free(l->vsched_version);
 	free(l->kernel_name);
 	free(l->error);
@@ -554,6 +559,12 @@ static void write_meta(ProofLog *l)
 		sb_puts(&b, "}");
 	}
 	sb_puts(&b, "]");
+	json_key(&b, "builds");
+	sb_puts(&b, "[");
+	for (int i = 0; i < l->nbuilds; i++)
+		sb_printf(&b, "%s{\"after_schedules\":%d,\"int64_widening\":%s}", i ? "," : "",
+			  l->build_after[i], l->build_int64[i] ? "true" : "false");
+	sb_puts(&b, "]");
 	json_key(&b, "api_steps");
 	sb_printf(&b, "%d", l->api_steps);
 	sb_puts(&b, "}\n");
@@ -593,6 +604,17 @@ void proof_log_add_schedule(ProofLog *l, const char *name, const char *text)
 	char file[40];
 	schedule_file_name(k, file, sizeof file);
 	write_file(l, file, text ? text : "");
+	write_meta(l);
+}
+
+void proof_log_add_build(ProofLog *l, bool int64_widening)
+{
+	if (!l || !l->has_meta)
+		return;
+	l->build_after = grow_array(l->build_after, l->nbuilds, sizeof *l->build_after);
+	l->build_int64 = grow_array(l->build_int64, l->nbuilds, sizeof *l->build_int64);
+	l->build_after[l->nbuilds] = l->nschedules;
+	l->build_int64[l->nbuilds++] = int64_widening;
 	write_meta(l);
 }
 
@@ -1448,6 +1470,8 @@ void proof_log_source_free(ProofLogSource *s)
 	}
 	free(s->schedule_names);
 	free(s->schedule_texts);
+	free(s->build_after);
+	free(s->build_int64);
 	memset(s, 0, sizeof *s);
 }
 
@@ -1532,6 +1556,19 @@ int proof_log_read_source(const char *dir, ProofLogSource *s, char **why)
 		if (!s->schedule_texts[i])
 			rc = 1;
 	}
+	const JVal *builds = jget(&v, "builds");
+	int nb = builds && builds->kind == J_ARR ? builds->n : 0;
+	s->build_after = calloc((size_t)nb + 1, sizeof *s->build_after);
+	s->build_int64 = calloc((size_t)nb + 1, sizeof *s->build_int64);
+	if (!s->build_after || !s->build_int64)
+		abort();
+	for (int i = 0; i < nb; i++) {
+		const JVal *e = &builds->items[i], *w = jget(e, "int64_widening");
+		double after = jnum(e, "after_schedules");
+		s->build_after[i] = after > 0 && after <= s->nschedules ? (int)after : 0;
+		s->build_int64[i] = !w || w->kind != J_BOOL || w->b;
+	}
+	s->nbuilds = nb;
 	jfree(&v);
 	if (rc == 1 && !*why)
 		*why = strdup("cannot read the log's copies\n");

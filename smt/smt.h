@@ -112,6 +112,10 @@ typedef struct ProofLogMeta {
 void proof_log_set_meta(ProofLog *l, const ProofLogMeta *m);
 void proof_log_add_schedule(ProofLog *l, const char *name, const char *text);
 void proof_log_note_api_steps(ProofLog *l, int n);
+/* A build of the schedule's result (its obligations follow in the log):
+ * listed in meta.json as {"after_schedules":N,"int64_widening":B}, the
+ * one build option that changes what is proven. */
+void proof_log_add_build(ProofLog *l, bool int64_widening);
 
 /* A log that writes nothing and keeps its index lines and query files in
  * memory: what `log check --rebuild` compares a log with. Closed with
@@ -130,6 +134,9 @@ typedef struct ProofLogSource {
 	char *kernel_name, *kernel_text;
 	int nschedules;
 	char **schedule_names, **schedule_texts;
+	int nbuilds;
+	int *build_after; /* the number of schedules run before each build */
+	bool *build_int64;
 } ProofLogSource;
 
 int proof_log_read_source(const char *dir, ProofLogSource *s, char **why);

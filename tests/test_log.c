@@ -448,8 +448,9 @@ static const char script_fixture[] = "log/split_then_refuted.sched";
 
 /* The fixture kernel scheduled by the fixture script with a log in dir:
  * split j (proven: n % 8 == 0 is assumed) is committed, split i by 16 is
- * refuted. The committed result runs as the kernel does. */
-static void write_scheduled_log(void)
+ * refuted. The committed result runs as the kernel does. With `build`,
+ * the result is then compiled (its obligations join the log). */
+static void write_log_of(bool build)
 {
 	vs_context *ctx = vs_context_new();
 	vs_module *m = vs_parse_string(ctx, "scale2d.tir", tu_fixture(kernel_fixture));
@@ -466,9 +467,16 @@ static void write_scheduled_log(void)
 	char *report = NULL;
 	ck_assert_msg(vs_equiv(ctx, m, am, NULL, 8, 3, &report) == VS_OK, "%s", report ? report : "?");
 	free(report);
+	if (build) {
+		vs_program *p = vs_build(s, NULL);
+		ck_assert_msg(p != NULL, "%s", vs_last_error(ctx));
+		vs_program_free(p);
+	}
 	vs_schedule_free(s);
 	vs_context_free(ctx);
 }
+
+static void write_scheduled_log(void) { write_log_of(false); }
 
 /* `cmd` on a file of the log: its exit status and output. */
 static int run_on(const char *cmd, const char *file, char **out)
@@ -573,7 +581,7 @@ START_TEST(log_records_versions_and_copies)
 	sha256_hex(sc, strlen(sc), h);
 	ck_assert_ptr_nonnull(strstr(meta, "\"schedules\":[{\"name\":\"split_then_refuted.sched\",\"file\":\"schedule.sched\""));
 	assert_has_field(meta, "sha256", h);
-	ck_assert_ptr_nonnull(strstr(meta, "\"api_steps\":0}"));
+	ck_assert_ptr_nonnull(strstr(meta, "\"builds\":[],\"api_steps\":0}"));
 	free(meta);
 	char *copy = read_in("kernel.tir");
 	ck_assert_str_eq(copy, k);
@@ -595,7 +603,7 @@ START_TEST(api_steps_are_recorded_and_not_rebuilt)
 	vs_schedule_free(s);
 	vs_context_free(ctx);
 	char *meta = read_in("meta.json");
-	ck_assert_ptr_nonnull(strstr(meta, "\"schedules\":[],\"api_steps\":1}"));
+	ck_assert_ptr_nonnull(strstr(meta, "\"schedules\":[],\"builds\":[],\"api_steps\":1}"));
 	free(meta);
 	char *out = NULL;
 	ck_assert_int_eq(vs_log_rebuild(dir, "z3", &out), VS_BAD_INPUT);
@@ -624,6 +632,23 @@ START_TEST(rebuild_passes_on_an_honest_log)
 	free(out);
 	free(err);
 	free(cmd);
+}
+END_TEST
+
+/* A build's obligations (flattening, annotations, safety) are rebuilt
+ * too: the build is listed in meta.json and run again. */
+START_TEST(rebuild_covers_a_build)
+{
+	write_log_of(true);
+	char *meta = read_in("meta.json");
+	ck_assert_ptr_nonnull(strstr(meta, "\"builds\":[{\"after_schedules\":1,\"int64_widening\":true}]"));
+	free(meta);
+	char *out = NULL;
+	ck_assert_msg(vs_log_rebuild(dir, "z3", &out) == VS_OK, "%s", out);
+	ck_assert_ptr_nonnull(strstr(out, ", 1 schedule, 1 build, real float mode"));
+	ck_assert_ptr_nonnull(strstr(out, "ob-0003  "));
+	ck_assert_ptr_nonnull(strstr(out, " 0 differences\n"));
+	free(out);
 }
 END_TEST
 
@@ -734,6 +759,7 @@ Suite *suite_log(void)
 	tcase_set_timeout(tc, 180);
 	tcase_add_test(tc, rebuild_passes_on_an_honest_log);
 	tcase_add_test(tc, rebuild_finds_a_forged_query);
+	tcase_add_test(tc, rebuild_covers_a_build);
 	tcase_add_test(tc, rebuild_checks_the_copies);
 	suite_add_tcase(s, tc);
 	return s;
