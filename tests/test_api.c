@@ -232,10 +232,47 @@ START_TEST(refuted_step_is_rejected_with_counterexample_and_replay)
 	s = vs_schedule_new(ctx, w, NULL);
 	const char *order[] = {"j", "i"};
 	ck_assert_int_eq(vs_reorder(s, 2, order), VS_REJECTED);
-	ck_assert_str_eq(vs_report_replay(vs_last_report(s)), "confirmed");
+	r = vs_last_report(s);
+	ck_assert_str_eq(vs_report_replay(r), "confirmed");
+	ck_assert_ptr_nonnull(vs_report_replay_text(r));
+	/* the counterexample, structured: values, cells, source positions */
+	ck_assert_str_eq(vs_report_cex_obligation(r), "reorder.no_conflict");
+	ck_assert_int_gt(vs_report_cex_num_values(r), 0);
+	const char *name, *value;
+	vs_report_cex_value(r, 0, &name, &value);
+	ck_assert_ptr_nonnull(name);
+	ck_assert_ptr_nonnull(value);
+	ck_assert_ptr_nonnull(strstr(vs_report_counterexample(r), name));
+	ck_assert_int_gt(vs_report_cex_num_spans(r), 1);
+	const char *file;
+	int line, col;
+	vs_report_cex_span(r, 0, &file, &line, &col);
+	ck_assert_str_eq(file, "w.tir");
+	ck_assert_int_gt(line, 0);
+	ck_assert_int_gt(col, 0);
+	for (int i = 0; i < vs_report_cex_num_cells(r); i++) {
+		const char *buf, *v;
+		int n;
+		const long long *idx;
+		vs_report_cex_cell(r, i, &buf, &n, &idx, &v);
+		ck_assert_ptr_nonnull(buf);
+		ck_assert_int_gt(n, 0);
+		ck_assert_ptr_nonnull(idx);
+	}
+	/* out of range: cleared, never left unset */
+	vs_report_cex_value(r, 999, &name, &value);
+	ck_assert_ptr_null(name);
+	vs_report_cex_span(r, -1, &file, &line, &col);
+	ck_assert_ptr_null(file);
+	ck_assert_int_eq(line, 0);
 	/* a race: refuted, replay impossible (the interpreter is serial) */
 	ck_assert_int_eq(vs_parallel(s, "i"), VS_REJECTED);
 	ck_assert_str_eq(vs_report_replay(vs_last_report(s)), "impossible");
+	/* a committed step has no counterexample */
+	ck_assert_int_eq(vs_split(s, "i", 1, NULL, NULL, NULL), VS_OK);
+	ck_assert_ptr_null(vs_report_cex_obligation(vs_last_report(s)));
+	ck_assert_int_eq(vs_report_cex_num_values(vs_last_report(s)), 0);
+	ck_assert_ptr_null(vs_report_replay_text(vs_last_report(s)));
 	vs_schedule_free(s);
 }
 END_TEST
