@@ -492,6 +492,11 @@ static int cmd_run(vs_context *ctx, const Opts *o)
 	print_cache_summary(s, o->json);
 	if (st != VS_OK) {
 		const char *err = vs_last_error(ctx);
+		/* a rejection's reason is already in its report above */
+		const vs_report *last = vs_last_report(s);
+		const char *why = last ? vs_report_reason(last) : NULL;
+		if (st == VS_REJECTED && why && !o->json && strstr(err, why))
+			err = "";
 		if (*err)
 			fprintf(stderr, "%s%s", err, err[strlen(err) - 1] == '\n' ? "" : "\n");
 		fprintf(stderr, "vsched: schedule stopped: %s\n",
