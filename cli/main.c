@@ -2,9 +2,11 @@
  * over include/vsched.h. Exit status: 0 success, 1 a rewrite was rejected
  * or a check failed, 2 the input cannot be used. */
 #include <errno.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "vsched.h"
 
@@ -59,14 +61,68 @@ static int parse_number(const char *s, unsigned long *out)
 /* The library's last error on stderr: diagnostics come rendered
  * ("file:line:col: error: ..."); a plain message gets "vsched: error: ";
  * either ends with a newline. */
+/* ---------- colour on stderr ----------
+ * Only on a terminal, and never when NO_COLOR is set (no-color.org);
+ * VSCHED_COLOR=always or never overrides both (for tests and pipes). */
+static int color_state = -1;
+
+static bool color_on(void)
+{
+	if (color_state < 0) {
+		const char *force = getenv("VSCHED_COLOR");
+		const char *no = getenv("NO_COLOR"), *term = getenv("TERM");
+		if (force && strcmp(force, "always") == 0)
+			color_state = 1;
+		else if (force && strcmp(force, "never") == 0)
+			color_state = 0;
+		else
+			color_state = isatty(2) && !(no && *no) && !(term && strcmp(term, "dumb") == 0);
+	}
+	return color_state == 1;
+}
+
+/* Words that get a colour where they stand as a report's or a
+ * diagnostic's keyword. */
+static const struct {
+	const char *word, *sgr;
+} colored[] = {
+	{"error:", "1;31"},   {"warning:", "1;35"}, {"REJECTED", "1;31"}, {"refuted", "31"},
+	{"not proven", "33"}, {"committed", "32"},  {"proven", "32"},     {"hint:", "36"},
+	{"violation:", "1;31"},
+};
+
+/* text on stderr, with the keywords coloured when colour is on */
+static void err_puts(const char *text)
+{
+	if (!color_on()) {
+		fputs(text, stderr);
+		return;
+	}
+	for (const char *p = text; *p;) {
+		bool hit = false;
+		/* a keyword starts a word */
+		if (p == text || p[-1] == ' ' || p[-1] == '\n')
+			for (size_t i = 0; i < sizeof colored / sizeof *colored && !hit; i++) {
+				size_t n = strlen(colored[i].word);
+				if (strncmp(p, colored[i].word, n) == 0) {
+					fprintf(stderr, "\033[%sm%s\033[0m", colored[i].sgr, colored[i].word);
+					p += n;
+					hit = true;
+				}
+			}
+		if (!hit)
+			fputc(*p++, stderr);
+	}
+}
+
 static void print_error(vs_context *ctx)
 {
 	const char *e = vs_last_error(ctx);
 	if (!e || !*e)
 		return;
 	if (strncmp(e, "error:", 6) != 0 && !strstr(e, ": error:"))
-		fputs("vsched: error: ", stderr);
-	fputs(e, stderr);
+		err_puts("vsched: error: ");
+	err_puts(e);
 	if (e[strlen(e) - 1] != '\n')
 		fputc('\n', stderr);
 }
@@ -449,7 +505,7 @@ static void print_cache_summary(vs_schedule *s, int json)
 	const char *warnings;
 	vs_schedule_cache_stats(s, &solved, &mem, &disk, &warnings);
 	if (warnings)
-		fputs(warnings, stderr);
+		err_puts(warnings);
 	if (json)
 		printf("{\"type\":\"summary\",\"obligations\":%d,\"solved\":%d,\"memory_cache_hits\":%d,"
 		       "\"persistent_cache_hits\":%d}\n",
@@ -465,7 +521,7 @@ static void print_cache_warnings(vs_schedule *s)
 	const char *warnings;
 	vs_schedule_cache_stats(s, NULL, NULL, NULL, &warnings);
 	if (warnings)
-		fputs(warnings, stderr);
+		err_puts(warnings);
 }
 
 static int cmd_run(vs_context *ctx, const Opts *o)
@@ -486,7 +542,7 @@ static int cmd_run(vs_context *ctx, const Opts *o)
 			continue;
 		}
 		char *text = vs_report_text(r);
-		fputs(text, stderr);
+		err_puts(text);
 		free(text);
 	}
 	print_cache_summary(s, o->json);
@@ -498,7 +554,7 @@ static int cmd_run(vs_context *ctx, const Opts *o)
 		if (st == VS_REJECTED && why && !o->json && strstr(err, why))
 			err = "";
 		if (*err)
-			fprintf(stderr, "%s%s", err, err[strlen(err) - 1] == '\n' ? "" : "\n");
+			err_puts(err), err_puts(err[strlen(err) - 1] == '\n' ? "" : "\n");
 		fprintf(stderr, "vsched: schedule stopped: %s\n",
 			st == VS_REJECTED ? "a step was rejected; the IR before it is kept" : "bad input");
 		vs_schedule_free(s);
@@ -595,12 +651,12 @@ static int schedule_and_build(vs_context *ctx, const Opts *o, const char *cmd,
 		const vs_report *r = vs_last_report(s);
 		if (r) {
 			char *text = vs_report_text(r);
-			fputs(text, stderr);
+			err_puts(text);
 			free(text);
 		}
 		const char *err = vs_last_error(ctx);
 		if (*err)
-			fprintf(stderr, "%s%s", err, err[strlen(err) - 1] == '\n' ? "" : "\n");
+			err_puts(err), err_puts(err[strlen(err) - 1] == '\n' ? "" : "\n");
 		fprintf(stderr, "vsched: %s: the schedule was not proven; nothing is compiled\n", cmd);
 		return st == VS_REJECTED ? 1 : 2;
 	}
