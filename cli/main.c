@@ -2,10 +2,12 @@
  * over include/vsched.h. Exit status: 0 success, 1 a rewrite was rejected
  * or a check failed, 2 the input cannot be used. */
 #include <errno.h>
+#include <pthread.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "vsched.h"
@@ -114,6 +116,108 @@ static void err_puts(const char *text)
 			fputc(*p++, stderr);
 	}
 }
+
+/* ---------- progress on stderr ----------
+ * A script step that runs longer than a second (VSCHED_PROGRESS_AFTER_MS
+ * overrides, for tests) gets one status line on stderr, rewritten in place
+ * every 250 ms and cleared when the step ends; only on a terminal. */
+typedef struct Progress {
+	pthread_mutex_t mu;
+	pthread_cond_t cv;
+	pthread_t thread;
+	bool running, stop, shown;
+	int line;
+	char step[160];
+	struct timespec start;
+	long after_ms;
+} Progress;
+
+static double since(const struct timespec *t)
+{
+	struct timespec now;
+	clock_gettime(CLOCK_MONOTONIC, &now);
+	return (double)(now.tv_sec - t->tv_sec) + (double)(now.tv_nsec - t->tv_nsec) * 1e-9;
+}
+
+static void progress_step(void *ud, int line, const char *step, int done)
+{
+	Progress *p = ud;
+	pthread_mutex_lock(&p->mu);
+	if (done) {
+		if (p->shown)
+			fputs("\r\033[K", stderr);
+		p->running = p->shown = false;
+	} else {
+		p->running = true;
+		p->line = line;
+		snprintf(p->step, sizeof p->step, "%s", step ? step : "");
+		clock_gettime(CLOCK_MONOTONIC, &p->start);
+		if (p->after_ms == 0)
+			pthread_cond_signal(&p->cv); /* show it at once */
+	}
+	pthread_mutex_unlock(&p->mu);
+}
+
+static void *progress_main(void *ud)
+{
+	Progress *p = ud;
+	pthread_mutex_lock(&p->mu);
+	while (!p->stop) {
+		struct timespec wake;
+		clock_gettime(CLOCK_REALTIME, &wake);
+		wake.tv_nsec += 250 * 1000000L;
+		if (wake.tv_nsec >= 1000000000L)
+			wake.tv_sec++, wake.tv_nsec -= 1000000000L;
+		pthread_cond_timedwait(&p->cv, &p->mu, &wake);
+		if (p->stop || !p->running)
+			continue;
+		double t = since(&p->start);
+		if (t * 1000.0 < (double)p->after_ms)
+			continue;
+		fprintf(stderr, "\r\033[Kvsched: line %d: %.60s ... %.0f s", p->line, p->step, t);
+		fflush(stderr);
+		p->shown = true;
+	}
+	if (p->shown)
+		fputs("\r\033[K", stderr);
+	pthread_mutex_unlock(&p->mu);
+	return NULL;
+}
+
+/* Start the status line's thread when stderr is a terminal; false when
+ * there is none to show. */
+static bool progress_start(Progress *p, vs_options *opt)
+{
+	memset(p, 0, sizeof *p);
+	if (!isatty(2))
+		return false;
+	const char *env = getenv("VSCHED_PROGRESS_AFTER_MS");
+	p->after_ms = env && *env ? atol(env) : 1000;
+	pthread_mutex_init(&p->mu, NULL);
+	pthread_cond_init(&p->cv, NULL);
+	if (pthread_create(&p->thread, NULL, progress_main, p) != 0) {
+		pthread_mutex_destroy(&p->mu);
+		pthread_cond_destroy(&p->cv);
+		return false;
+	}
+	opt->progress = progress_step;
+	opt->progress_ud = p;
+	return true;
+}
+
+static void progress_stop(Progress *p)
+{
+	pthread_mutex_lock(&p->mu);
+	p->stop = true;
+	pthread_cond_signal(&p->cv);
+	pthread_mutex_unlock(&p->mu);
+	pthread_join(p->thread, NULL);
+	pthread_mutex_destroy(&p->mu);
+	pthread_cond_destroy(&p->cv);
+}
+
+static Progress progress;
+static bool progress_on;
 
 static void print_error(vs_context *ctx)
 {
@@ -488,6 +592,12 @@ static int open_schedule(vs_context *ctx, const Opts *o, vs_schedule **out)
 	if (o->floatmode && strcmp(o->floatmode, "ieee") != 0 && strcmp(o->floatmode, "real") != 0)
 		return die_usage("--float must be real or ieee", o->floatmode);
 	opt.float_ieee = o->floatmode && strcmp(o->floatmode, "ieee") == 0;
+	if (!progress_on && !o->json)
+		progress_on = progress_start(&progress, &opt);
+	else if (progress_on) {
+		opt.progress = progress_step;
+		opt.progress_ud = &progress;
+	}
 	vs_schedule *s = vs_schedule_new(ctx, m, &opt);
 	if (!s) {
 		print_error(ctx);
@@ -880,6 +990,8 @@ int main(int argc, char **argv)
 		rc = cmd_jit(ctx, &o);
 	else
 		rc = die_usage("unknown command", cmd);
+	if (progress_on)
+		progress_stop(&progress);
 	vs_context_free(ctx);
 	return finish_output(rc);
 }

@@ -1438,7 +1438,11 @@ StepStatus sched_run_script(Schedule *s, const Script *sc, DiagList *d)
 		if (!resolve_call(&k))
 			return STEP_BAD_INPUT;
 		Module *before = s->mod;
+		if (s->progress)
+			s->progress(s->progress_ud, k.call->span.line, describe(&k), 0);
 		StepStatus st = run_call(&k);
+		if (s->progress)
+			s->progress(s->progress_ud, k.call->span.line, NULL, 1);
 		if (st != STEP_COMMITTED)
 			return st;
 		if (s->mod != before)
