@@ -154,6 +154,8 @@ vs_schedule *vs_schedule_new(vs_context *c, const vs_module *m, const vs_options
 	vs->s = sched_new(&c->arena, m->m, &so);
 	if (o.float_ieee)
 		vs->s->float_mode = FLOAT_IEEE;
+	vs->s->progress = o.progress;
+	vs->s->progress_ud = o.progress_ud;
 	if (o.log_dir) {
 		DiagList d;
 		diag_init(&d, &c->arena);
@@ -551,6 +553,94 @@ const char *vs_report_replay(const vs_report *r)
 }
 
 char *vs_report_text(const vs_report *r) { return sched_report_text(&r->r); }
+
+const char *vs_report_replay_text(const vs_report *r)
+{
+	return r->r.replay == REPLAY_NONE ? NULL : r->r.replay_text;
+}
+
+/* The first obligation not proven and its model (either may be NULL). */
+static const Obligation *cex_ob(const vs_report *r, const Model **m)
+{
+	*m = NULL;
+	if (r->r.failed < 0 || r->r.failed >= r->r.nobs)
+		return NULL;
+	*m = r->r.results[r->r.failed].model;
+	return r->r.obs[r->r.failed];
+}
+
+const char *vs_report_cex_obligation(const vs_report *r)
+{
+	const Model *m;
+	const Obligation *o = cex_ob(r, &m);
+	return o ? o->kind : NULL;
+}
+
+int vs_report_cex_num_values(const vs_report *r)
+{
+	const Model *m;
+	cex_ob(r, &m);
+	return m ? m->nvars : 0;
+}
+
+void vs_report_cex_value(const vs_report *r, int i, const char **name, const char **value)
+{
+	const Model *m;
+	cex_ob(r, &m);
+	bool ok = m && i >= 0 && i < m->nvars;
+	if (name)
+		*name = ok ? m->vars[i].var->name : NULL;
+	if (value)
+		*value = ok ? m->vars[i].val.text : NULL;
+}
+
+int vs_report_cex_num_cells(const vs_report *r)
+{
+	const Model *m;
+	cex_ob(r, &m);
+	return m ? m->ncells : 0;
+}
+
+void vs_report_cex_cell(const vs_report *r, int i, const char **buffer, int *nindices,
+			const long long **indices, const char **value)
+{
+	const Model *m;
+	cex_ob(r, &m);
+	bool ok = m && i >= 0 && i < m->ncells;
+	_Static_assert(sizeof(long long) == sizeof(int64_t), "cell indices are 64-bit");
+	if (buffer)
+		*buffer = ok ? m->cells[i].buf->name : NULL;
+	if (nindices)
+		*nindices = ok ? m->cells[i].nidx : 0;
+	if (indices)
+		*indices = ok ? (const long long *)m->cells[i].idx : NULL;
+	if (value)
+		*value = ok ? m->cells[i].val.text : NULL;
+}
+
+int vs_report_cex_num_spans(const vs_report *r)
+{
+	const Model *m;
+	const Obligation *o = cex_ob(r, &m);
+	return o ? 1 + o->nrelated : 0;
+}
+
+void vs_report_cex_span(const vs_report *r, int i, const char **file, int *line, int *col)
+{
+	const Model *m;
+	const Obligation *o = cex_ob(r, &m);
+	const Span *sp = NULL;
+	if (o && i == 0)
+		sp = &o->origin;
+	else if (o && i > 0 && i <= o->nrelated)
+		sp = &o->related[i - 1];
+	if (file)
+		*file = sp && sp->src ? sp->src->name : NULL;
+	if (line)
+		*line = sp ? sp->line : 0;
+	if (col)
+		*col = sp ? sp->col : 0;
+}
 
 /* ---- interpreter ---- */
 

@@ -232,10 +232,47 @@ START_TEST(refuted_step_is_rejected_with_counterexample_and_replay)
 	s = vs_schedule_new(ctx, w, NULL);
 	const char *order[] = {"j", "i"};
 	ck_assert_int_eq(vs_reorder(s, 2, order), VS_REJECTED);
-	ck_assert_str_eq(vs_report_replay(vs_last_report(s)), "confirmed");
+	r = vs_last_report(s);
+	ck_assert_str_eq(vs_report_replay(r), "confirmed");
+	ck_assert_ptr_nonnull(vs_report_replay_text(r));
+	/* the counterexample, structured: values, cells, source positions */
+	ck_assert_str_eq(vs_report_cex_obligation(r), "reorder.no_conflict");
+	ck_assert_int_gt(vs_report_cex_num_values(r), 0);
+	const char *name, *value;
+	vs_report_cex_value(r, 0, &name, &value);
+	ck_assert_ptr_nonnull(name);
+	ck_assert_ptr_nonnull(value);
+	ck_assert_ptr_nonnull(strstr(vs_report_counterexample(r), name));
+	ck_assert_int_gt(vs_report_cex_num_spans(r), 1);
+	const char *file;
+	int line, col;
+	vs_report_cex_span(r, 0, &file, &line, &col);
+	ck_assert_str_eq(file, "w.tir");
+	ck_assert_int_gt(line, 0);
+	ck_assert_int_gt(col, 0);
+	for (int i = 0; i < vs_report_cex_num_cells(r); i++) {
+		const char *buf, *v;
+		int n;
+		const long long *idx;
+		vs_report_cex_cell(r, i, &buf, &n, &idx, &v);
+		ck_assert_ptr_nonnull(buf);
+		ck_assert_int_gt(n, 0);
+		ck_assert_ptr_nonnull(idx);
+	}
+	/* out of range: cleared, never left unset */
+	vs_report_cex_value(r, 999, &name, &value);
+	ck_assert_ptr_null(name);
+	vs_report_cex_span(r, -1, &file, &line, &col);
+	ck_assert_ptr_null(file);
+	ck_assert_int_eq(line, 0);
 	/* a race: refuted, replay impossible (the interpreter is serial) */
 	ck_assert_int_eq(vs_parallel(s, "i"), VS_REJECTED);
 	ck_assert_str_eq(vs_report_replay(vs_last_report(s)), "impossible");
+	/* a committed step has no counterexample */
+	ck_assert_int_eq(vs_split(s, "i", 1, NULL, NULL, NULL), VS_OK);
+	ck_assert_ptr_null(vs_report_cex_obligation(vs_last_report(s)));
+	ck_assert_int_eq(vs_report_cex_num_values(vs_last_report(s)), 0);
+	ck_assert_ptr_null(vs_report_replay_text(vs_last_report(s)));
 	vs_schedule_free(s);
 }
 END_TEST
@@ -663,6 +700,31 @@ START_TEST(string_arguments_cannot_inject_steps)
 }
 END_TEST
 
+/* A misspelled block or buffer gets the closest name, then the names the
+ * function has; a name far from all of them gets only the list. */
+START_TEST(misspelled_blocks_and_buffers_get_did_you_mean)
+{
+	vs_module *m = parse("k.tir", tu_fixture(scale14));
+	vs_schedule *s = vs_schedule_new(ctx, m, NULL);
+	ck_assert_int_eq(vs_cache_read(s, NULL, "AA", "local", NULL), VS_BAD_INPUT);
+	ck_assert_msg(strstr(vs_last_error(ctx), "no buffer 'AA' in function 'scale'; did you mean 'A'? (buffers: A, B)"),
+		      "%s", vs_last_error(ctx));
+	ck_assert_int_eq(vs_transform_layout(s, "Zebra", "lambda i: [i]", NULL, NULL, NULL), VS_BAD_INPUT);
+	ck_assert_msg(strstr(vs_last_error(ctx), "no buffer 'Zebra' in function 'scale' (buffers: A, B)"),
+		      "%s", vs_last_error(ctx));
+	vs_schedule_free(s);
+	m = vs_parse_file(ctx, "examples/tvm_matmul/matmul.tir");
+	ck_assert_ptr_nonnull(m);
+	s = vs_schedule_new(ctx, m, NULL);
+	ck_assert_int_eq(vs_run_script_string(s, "s.sched", "b = sch.get_block(\"CC\")\n"), VS_BAD_INPUT);
+	ck_assert_msg(strstr(vs_last_error(ctx), "no block 'CC' in function 'matmul'; did you mean 'C'? (blocks: C)"),
+		      "%s", vs_last_error(ctx));
+	ck_assert_int_eq(vs_compute_at(s, "Cx", "i"), VS_BAD_INPUT);
+	ck_assert_msg(strstr(vs_last_error(ctx), "did you mean 'C'?"), "%s", vs_last_error(ctx));
+	vs_schedule_free(s);
+}
+END_TEST
+
 Suite *suite_api(void)
 {
 	Suite *s = suite_create("api");
@@ -675,6 +737,7 @@ Suite *suite_api(void)
 		{"scripts", {scripts_run_and_report_positions}},
 		{"layout", {layout_and_overcompute_functions_schedule_the_row_sum}},
 		{"typed", {string_arguments_cannot_inject_steps}},
+		{"names", {misspelled_blocks_and_buffers_get_did_you_mean}},
 		{"limits", {tiny_resource_limit_rejects_as_not_proven}},
 		{"interp", {interp_and_equiv}},
 		{"logs", {proof_log_written_shown_and_checked}},
