@@ -44,8 +44,12 @@ static void chain_copy(Arena *a, int n, Stmt **chain, const char *suffix,
 		Expr *lo = ir_subst_expr(a, chain[d]->u.loop.min, d, orig, refs);
 		Expr *ext = ir_subst_expr(a, chain[d]->u.loop.extent, d, orig, refs);
 		obligation_add_var(a, base, vars[d]);
-		obligation_add_hyp(a, base, ir_and(a, ir_bin(a, OP_LE, lo, refs[d], (Span){0}),
-						   ir_bin(a, OP_LT, refs[d], ir_add(a, lo, ext), (Span){0})));
+		/* named for the proof log: hyp_loop_i0_p, loop i0's copy p */
+		const char *name = arena_printf(a, "hyp_loop_%s%s", orig[d]->name, suffix);
+		obligation_add_named_hyp(a, base,
+					 ir_and(a, ir_bin(a, OP_LE, lo, refs[d], (Span){0}),
+						ir_bin(a, OP_LT, refs[d], ir_add(a, lo, ext), (Span){0})),
+					 name);
 	}
 }
 
@@ -155,8 +159,8 @@ RwStatus rw_reorder(RwCtx *c, int nloops, const char *const *loops)
 	int oldorder[AN_MAX_DEPTH];
 	for (int d = 0; d < n; d++)
 		oldorder[d] = d;
-	obligation_add_hyp(a, base, lex_less(a, n, oldorder, pr, qr));
-	obligation_add_hyp(a, base, lex_less(a, n, newpos, qr, pr));
+	obligation_add_named_hyp(a, base, lex_less(a, n, oldorder, pr, qr), "hyp_old_order_p_before_q");
+	obligation_add_named_hyp(a, base, lex_less(a, n, newpos, qr, pr), "hyp_new_order_q_before_p");
 	Stmt *body = chain[n - 1]->u.loop.body;
 	Buffer **vol;
 	int nvol = an_written_buffers(a, chain[0], &vol);

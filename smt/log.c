@@ -1508,8 +1508,9 @@ int proof_log_read_source(const char *dir, ProofLogSource *s, char **why)
 	const char *reason = "out of memory";
 	char *text = path ? read_file(path, &reason) : NULL;
 	if (!text) {
-		if (asprintf(why, "cannot read %s: %s (a log that vsched %s or later wrote has it)\n",
-			     path ? path : dir, reason, "0.1.0") < 0)
+		if (asprintf(why, "cannot read %s: %s (--rebuild needs the sources a log records; "
+				  "logs from before they were recorded have none)\n",
+			     path ? path : dir, reason) < 0)
 			*why = NULL;
 		free(path);
 		return 2;
