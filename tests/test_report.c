@@ -294,7 +294,12 @@ START_TEST(run_json_prints_valid_json_lines)
 	ts_has(out, "\"status\":\"rejected\"");
 	ts_has(out, "\"kind\":\"reorder.no_conflict\"");
 	ts_has(out, "\"verdict\":\"refuted\"");
-	ts_has(out, "\"replay\":\"confirmed\"");
+	ts_has(out, "\"replay\":{\"status\":\"confirmed\"");
+	ts_has(out, "\"type\":\"step\"");
+	/* the counterexample, structured: its obligation, values and cells */
+	ts_has(out, "\"counterexample\":{\"obligation\":\"reorder.no_conflict\",\"values\":[{\"name\":");
+	ts_has(out, "\"cells\":[{\"buffer\":\"C\",\"indices\":[");
+	ts_has(out, "\"source\":[{\"file\":");
 	ts_has(out, "values: i");  /* the counterexample text, escaped */
 	ts_has(out, "\\n    cells: C[");
 	ck_assert_int_eq(check_json_lines(out), 3); /* two steps and the summary */
@@ -302,7 +307,8 @@ START_TEST(run_json_prints_valid_json_lines)
 	/* quotes, backslashes and control characters in names stay escaped */
 	out = run_json(0, tu_fixture(wave),
 		       "io, ii = sch.split(\"i\", factor=7)  # \"quoted\" \\ \t\n");
-	ck_assert_int_eq(check_json_lines(out), 2);
+	ts_has(out, "{\"type\":\"result\",\"ir\":\"");  /* the kernel after the schedule */
+	ck_assert_int_eq(check_json_lines(out), 3); /* the step, the summary, the result */
 	free(out);
 	/* log show --json */
 	char cmd[512];
