@@ -312,6 +312,10 @@ static bool fused_inverse(Arena *a, IndexMap *m, Mono *shape_mono)
 				continue;
 			terms[live++] = terms[j];
 		}
+		/* an output that is one index of extent 1 keeps it (TVM: (j, i)
+		 * with i of extent 1 reads v1, not 0) */
+		if (live == 0 && nt == 1 && terms[0].idx >= 0 && terms[0].coef.c == 1 && !terms[0].coef.nv)
+			live = 1;
 		Mono cur = {.c = 1};
 		bool used[2 * MAX_ITERS] = {false};
 		Expr *t = ref(a, m->phys[k]);
@@ -327,14 +331,18 @@ static bool fused_inverse(Arena *a, IndexMap *m, Mono *shape_mono)
 			if (placed[i])
 				return false;
 			placed[i] = true;
-			Expr *g = t;
-			if (cur.c != 1 || cur.nv)
-				g = ir_bin(a, OP_FLOORDIV, g, mono_expr(a, &cur, dt), nospan());
-			if (done + 1 < live)
-				g = ir_bin(a, OP_FLOORMOD, g, mono_expr(a, &ext[i], dt), nospan());
-			inv[i] = g;
-			if (!mono_mul(&cur, &ext[i]))
+			/* TVM's digits: t % E (lowest), t % (C * E) // C, t // C (top) */
+			bool lowest = cur.c == 1 && !cur.nv, top = done + 1 == live;
+			Mono ce = cur;
+			if (!mono_mul(&ce, &ext[i]))
 				return false;
+			Expr *g = t;
+			if (!top)
+				g = ir_bin(a, OP_FLOORMOD, g, mono_expr(a, &ce, dt), nospan());
+			if (!lowest)
+				g = ir_bin(a, OP_FLOORDIV, g, mono_expr(a, &cur, dt), nospan());
+			inv[i] = g;
+			cur = ce;
 		}
 		shape[k] = mono_expr(a, &cur, dt);
 		shape_mono[k] = cur;
@@ -351,6 +359,71 @@ static bool fused_inverse(Arena *a, IndexMap *m, Mono *shape_mono)
 	return true;
 }
 
+/* ---------- the block's indices over the new iter vars ---------- */
+
+/* v // K -> 0 and v % K -> v for a new iter var v of constant extent
+ * E <= K (exact: v = ax in [0, E)), then constants folded (an_fold), as
+ * TVM's BlockBufferAccessSimplifier gives `v2 % 3` for
+ * `v1 // 64 * 3 + v2 % 3` with v1 in [0, 64). Integer arithmetic only. */
+static Expr *simp(Arena *a, const IndexMap *m, Expr *e)
+{
+	switch (e->kind) {
+	case EX_BIN: {
+		Expr *x = simp(a, m, e->u.bin.a), *y = simp(a, m, e->u.bin.b);
+		int64_t kk, ext;
+		BinOp op = e->u.bin.op;
+		if ((op == OP_FLOORDIV || op == OP_FLOORMOD) && x->kind == EX_VAR && an_const_int(y, &kk)) {
+			for (int k = 0; k < m->nout; k++)
+				if (m->phys[k] == x->u.var && an_const_int(m->shape[k], &ext) && ext > 0 && ext <= kk)
+					return op == OP_FLOORDIV ? ir_int(a, 0, e->dtype, e->span) : x;
+		}
+		Expr *r = e;
+		if (x != e->u.bin.a || y != e->u.bin.b) {
+			r = ir_bin(a, op, x, y, e->span);
+			r->dtype = e->dtype;
+		}
+		return dtype_is_int(r->dtype) ? an_fold(a, r) : r;
+	}
+	case EX_LOAD: {
+		Expr **idx = arena_alloc(a, sizeof(Expr *) * (size_t)(e->u.load.nidx + 1));
+		bool changed = false;
+		for (int i = 0; i < e->u.load.nidx; i++) {
+			idx[i] = simp(a, m, e->u.load.idx[i]);
+			changed |= idx[i] != e->u.load.idx[i];
+		}
+		return changed ? ir_load(a, e->u.load.buf, e->u.load.nidx, idx, e->span) : e;
+	}
+	case EX_INT: case EX_FLOAT: case EX_VAR: case EX_NOT: case EX_NEG: case EX_SELECT: case EX_CAST:
+	case EX_UNDEF: case EX_LET: case EX_CALL: case EX_OPAQUE: case EX_COUNT:
+		break;
+	}
+	return e;
+}
+
+/* simp over the indices and values of the stores of s (other statements
+ * as they are) */
+static Stmt *simp_stmt(Arena *a, const IndexMap *m, Stmt *s)
+{
+	switch (s->kind) {
+	case ST_STORE: {
+		Expr **idx = arena_alloc(a, sizeof(Expr *) * (size_t)(s->u.store.nidx + 1));
+		for (int i = 0; i < s->u.store.nidx; i++)
+			idx[i] = simp(a, m, s->u.store.idx[i]);
+		return ir_store(a, s->u.store.buf, s->u.store.nidx, idx, simp(a, m, s->u.store.value), s->span);
+	}
+	case ST_SEQ: {
+		Stmt **items = arena_alloc(a, sizeof(Stmt *) * (size_t)(s->u.seq.n + 1));
+		for (int i = 0; i < s->u.seq.n; i++)
+			items[i] = simp_stmt(a, m, s->u.seq.items[i]);
+		return ir_seq(a, s->u.seq.n, items, s->span);
+	}
+	case ST_FOR: case ST_IF: case ST_ASSUME: case ST_EVAL: case ST_ALLOC: case ST_BLOCK: case ST_LET:
+	case ST_PASS: case ST_COUNT:
+		break;
+	}
+	return s;
+}
+
 /* ---------- obligations ---------- */
 
 static Obligation *ob_at(RwCtx *c, const Tbl *t, const char *kind, const char *stmt, Expr *goal)
@@ -358,19 +431,6 @@ static Obligation *ob_at(RwCtx *c, const Tbl *t, const char *kind, const char *s
 	Obligation *o = rw_obligation_at(c, &c->obs, &t->top, kind, stmt, goal);
 	obligation_add_related(c->arena, o, t->block->span);
 	return o;
-}
-
-/* Whether a T.assume of s mentions v. */
-static bool assumed(const Stmt *s, const Var *v)
-{
-	if (s->kind == ST_ASSUME && ir_expr_uses_var(s->u.expr, v))
-		return true;
-	for (int i = 0; i < stmt_nchildren(s); i++) {
-		const Stmt *ch = stmt_child(s, i);
-		if (ch && assumed(ch, v))
-			return true;
-	}
-	return false;
 }
 
 /* A symbolic new extent (n * 32) is refused. Nothing bounds a size
@@ -389,7 +449,7 @@ static RwStatus symbolic_extent(RwCtx *c, const Tbl *t)
 		const char *shape = arena_strdup(c->arena, txt);
 		free(txt);
 		for (int i = 0; i < x->nv; i++)
-			if (!assumed(c->func->body, x->v[i]))
+			if (!rw_assumed(c->func->body, x->v[i]))
 				return rw_fail(c, RW_UNSUPPORTED, t->l->span,
 					       "transform_block_layout: the new extent %s of block '%s' may pass the %s maximum: nothing bounds %s",
 					       shape, t->block->u.block.name, dtype_name(t->m.phys[k]->dtype),
@@ -674,8 +734,9 @@ RwStatus rw_transform_block_layout(RwCtx *c, const char *block, const Source *sr
 	Var **old = arena_alloc(a, sizeof(Var *) * (size_t)(info->niters + 1));
 	for (int i = 0; i < info->niters; i++)
 		old[i] = info->iters[i].var;
-	Stmt *init = t.view.init ? ir_subst_stmt(a, (Stmt *)t.view.init, info->niters, old, m->inverse) : NULL;
-	Stmt *inner = ir_subst_stmt(a, (Stmt *)t.view.inner, info->niters, old, m->inverse);
+	Stmt *init = t.view.init ? simp_stmt(a, m, ir_subst_stmt(a, (Stmt *)t.view.init, info->niters, old, m->inverse))
+				 : NULL;
+	Stmt *inner = simp_stmt(a, m, ir_subst_stmt(a, (Stmt *)t.view.inner, info->niters, old, m->inverse));
 	Stmt *nb = block_assemble(a, t.block->u.block.name, ni, bind, NULL, init, inner, t.block->span);
 	Stmt *nest = nb;
 	for (int k = m->nout - 1; k >= 0; k--)

@@ -41,6 +41,9 @@ RwStatus rw_transform_layout(RwCtx *c, const LayoutArgs *args);
 RwStatus rw_transform_block_layout(RwCtx *c, const char *block, const Source *src, int map_start,
 				   int map_end);
 
+/* Whether some T.assume in s mentions v (a size variable nothing else
+ * bounds). */
+bool rw_assumed(const Stmt *s, const Var *v);
 /* The block named `name` in f, or NULL. */
 Stmt *rw_find_block(const Func *f, const char *name);
 /* The buffer named `name` in f: a parameter (*is_param) or the first

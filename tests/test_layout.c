@@ -410,6 +410,22 @@ START_TEST(unsupported_map_shapes_reject)
 		      "sch.transform_layout(buffer=\"A\", index_map=lambda i: [i // 0])",
 		      "not supported");
 	sched_free(t.s);
+	/* a size variable nothing bounds in a divisor (m may be 0) or a
+	 * product (n * 32 may wrap): the reason names it (TVM's
+	 * TestTransformLayoutWithVar, test_transform_layout_with_symbolic_bound) */
+	t = ts_reject(&arena, tu_fixture("layout/divide_by_m.tir"),
+		      "sch.transform_layout(buffer=\"B\", index_map=lambda i: [i // m, i % m], pad_value=0)",
+		      "nothing bounds m");
+	sched_free(t.s);
+	t = ts_reject(&arena, tu_fixture("layout/divide_by_m.tir"),
+		      "sch.transform_layout(buffer=\"B\", index_map=lambda i: [i * m])", "nothing bounds m");
+	sched_free(t.s);
+	/* with a bound it is still not computed, without that reason */
+	t = ts_reject(&arena, tu_fixture("layout/scale_n.tir"),
+		      "sch.transform_layout(buffer=\"B\", index_map=lambda i: [i // n, i % n])",
+		      "divides by something other than a positive constant");
+	ts_lacks(t.r->reason, "nothing bounds");
+	sched_free(t.s);
 }
 END_TEST
 
