@@ -835,14 +835,14 @@ static RwStatus layout_main(RwCtx *c, const LayoutArgs *args)
 	Buffer *b = rw_find_buffer(c->func, args->buffer, &is_param);
 	if (!b)
 		return rw_fail(c, RW_BAD_INPUT, c->call_span,
-			       "transform_layout: no buffer '%s' in function '%s'", args->buffer,
-			       c->func->name);
+			       "transform_layout: no buffer '%s' in function '%s'%s", args->buffer,
+			       c->func->name, rw_buffer_hint(c->arena, c->func, args->buffer));
 	if (args->block) {
 		Stmt *blk = stmt_find_block(c->func->body, args->block);
 		if (!blk)
 			return rw_fail(c, RW_BAD_INPUT, c->call_span,
-				       "transform_layout: no block '%s' in function '%s'", args->block,
-				       c->func->name);
+				       "transform_layout: no block '%s' in function '%s'%s", args->block,
+				       c->func->name, rw_block_hint(c->arena, c->func, args->block));
 		if (!rw_stmt_accesses(blk, b, false))
 			return rw_fail(c, RW_BAD_INPUT, c->call_span,
 				       "transform_layout: block '%s' does not access buffer '%s'",

@@ -57,6 +57,9 @@ typedef struct Schedule {
 	 * stated again, so an unchanged loop's fact is proven once per
 	 * schedule (and logged once, at its proof) */
 	struct FactMemo *wrap_memo;
+	/* told when a script step starts and ends (vs_options.progress) */
+	void (*progress)(void *ud, int line, const char *step, int done);
+	void *progress_ud;
 } Schedule;
 
 /* The schedule takes the module as it is (not copied: the IR is
