@@ -176,4 +176,13 @@ RwStatus rw_reverse_compute_at_index(RwCtx *c, const char *block, const char *lo
  * copied parallel or vectorized loop). */
 RwStatus rw_decompose_reduction(RwCtx *c, const char *block, const char *loop);
 
+/* ---------- rfactor (rewrites/rfactor.c) ----------
+ * TVM's rfactor(loop, factor_axis) on the reduction block under `loop` (a
+ * loop of the block's own perfect nest): the block X_rf reduces into a
+ * new buffer with loop's extent at factor_axis, the write-back block X
+ * reduces that into X. Obligations rfactor.reassociate, .identity,
+ * .reduction_loops, .cells_distinct, .init_first, .reduce_nonempty,
+ * .rf_init, .no_self_read (semantics.md 9, "Reductions"). */
+RwStatus rw_rfactor(RwCtx *c, const char *loop, int64_t factor_axis);
+
 #endif
