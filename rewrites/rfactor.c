@@ -392,7 +392,7 @@ static void algebra_obligations(RwCtx *c, const Rf *r)
 		ieee_witness(t, r->op, w);
 		Obligation *o = ob(c, r, "rfactor.reassociate",
 				   arena_printf(a, "%s on %s is associative and commutative in ieee mode (the partial "
-						   "results are combined in another order), at a = %g, b = %g, c = %g",
+						   "results are combined in another order), at a = %.17g, b = %.17g, c = %.17g",
 						sym, dtype_name(t), w[0], w[1], w[2]));
 		/* the values in the goal itself: the solver folds the ground
 		 * float operations (as hypotheses a = ... it bit-blasts them) */
