@@ -118,6 +118,20 @@ void rw_commute_obligations(RwCtx *c, const char *kind, const char *what,
 			    const Obligation *base, const AccessList *p,
 			    const AccessList *q, bool allow_reductions);
 
+/* The same, exempting every pair of reduction accesses with the same
+ * operator (`X[e] = X[e] op v`) and emitting, once per operator and
+ * dtype, the obligation KIND-prefix.reassociate instead (vectorize of a
+ * reduction loop). */
+void rw_commute_reassociating(RwCtx *c, const char *kind, const char *what, const Obligation *base,
+			      const AccessList *p, const AccessList *q);
+
+/* PREFIX.reassociate on c->obs (semantics.md 9): op is associative and
+ * commutative on dtype t in the float mode, bit for bit. In ieee mode,
+ * float + and * are asked at values whose roundings differ (refuted);
+ * integer * is not asked (a ring fact bit-vector solvers time out on:
+ * c->note says so) and false is returned. Once per prefix, op and t. */
+bool rw_reassociate_obligation(RwCtx *c, const char *prefix, BinOp op, DType t, Span origin);
+
 /* Race freedom of `loop` as it stands (semantics.md section 4, parallel /
  * vectorize): for two iterations v1 < v2 of its range, no access of one
  * touches a cell the other writes; reductions included. `base` holds the

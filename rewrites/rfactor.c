@@ -28,7 +28,6 @@
 #include "rewrites/rewrite.h"
 #include "rewrites/layout.h" /* rw_find_block */
 
-#include <math.h>
 #include <string.h>
 
 static Span nospan(void) { return (Span){0}; }
@@ -351,68 +350,14 @@ static Expr *combine(Arena *a, const Rf *r, Expr *x, Expr *y)
 	return ir_bin(a, r->op, x, y, nospan());
 }
 
-/* Values whose roundings differ when float + or * is reassociated, per
- * dtype: 1 + 2^m - 2^m (m past the significand: 1 + 2^m rounds to 2^m)
- * and 2^e * 2^e * 2^-e (the first product overflows to inf). */
-static void ieee_witness(DType t, BinOp op, double w[3])
-{
-	int m = t == DT_FLOAT16 ? 12 : t == DT_FLOAT32 ? 25 : 54;
-	int e = t == DT_FLOAT16 ? 10 : t == DT_FLOAT32 ? 100 : 1000;
-	if (op == OP_ADD) {
-		w[0] = 1.0;
-		w[1] = ldexp(1.0, m);
-		w[2] = -ldexp(1.0, m);
-	} else {
-		w[0] = ldexp(1.0, e);
-		w[1] = ldexp(1.0, e);
-		w[2] = ldexp(1.0, -e);
-	}
-}
-
 static void algebra_obligations(RwCtx *c, const Rf *r)
 {
 	Arena *a = c->arena;
 	DType t = r->x->dtype;
-	Var *va = ir_var(a, "a", t, nospan()), *vb = ir_var(a, "b", t, nospan()), *vc = ir_var(a, "c", t, nospan());
-	Expr *x = ir_varref(a, va, nospan()), *y = ir_varref(a, vb, nospan()), *z = ir_varref(a, vc, nospan());
+	Var *va = ir_var(a, "a", t, nospan());
+	Expr *x = ir_varref(a, va, nospan());
 	const char *sym = binop_symbol(r->op);
-	Expr *goal = ir_and(a, ir_bin(a, OP_EQ, combine(a, r, combine(a, r, x, y), z),
-				      combine(a, r, x, combine(a, r, y, z)), nospan()),
-			    ir_bin(a, OP_EQ, combine(a, r, x, y), combine(a, r, y, x), nospan()));
-	if (dtype_is_int(t) && r->op == OP_MUL) {
-		/* two's complement multiplication is the ring Z/2^n: associative
-		 * and commutative (semantics.md 9); bit-vector solvers time out
-		 * on the 32- and 64-bit query, so it is not asked */
-		c->note = "int * reassociated: two's complement multiplication is associative and commutative "
-			  "(semantics.md 9), not asked of the solver";
-	} else if (dtype_is_float(t) && c->float_mode == FLOAT_IEEE && (r->op == OP_ADD || r->op == OP_MUL)) {
-		/* refuted on known values: the general query (for all a, b, c)
-		 * implies this one, and this one has no model-search cost */
-		double w[3];
-		ieee_witness(t, r->op, w);
-		Obligation *o = ob(c, r, "rfactor.reassociate",
-				   arena_printf(a, "%s on %s is associative and commutative in ieee mode (the partial "
-						   "results are combined in another order), at a = %.17g, b = %.17g, c = %.17g",
-						sym, dtype_name(t), w[0], w[1], w[2]));
-		/* the values in the goal itself: the solver folds the ground
-		 * float operations (as hypotheses a = ... it bit-blasts them) */
-		Var *vs[3] = {va, vb, vc};
-		Expr *ws[3];
-		for (int k = 0; k < 3; k++)
-			ws[k] = ir_float(a, w[k], t, nospan());
-		o->same_value = true;
-		o->goal = ir_subst_expr(a, goal, 3, vs, ws);
-	} else {
-		Obligation *o = ob(c, r, "rfactor.reassociate",
-				   arena_printf(a, "%s on %s is associative and commutative in %s mode (the partial "
-						   "results are combined in another order)", sym, dtype_name(t),
-						float_mode_name(c->float_mode)));
-		obligation_add_var(a, o, va);
-		obligation_add_var(a, o, vb);
-		obligation_add_var(a, o, vc);
-		o->same_value = true;
-		o->goal = goal;
-	}
+	rw_reassociate_obligation(c, "rfactor", r->op, t, r->block->span);
 	Obligation *id = ob(c, r, "rfactor.identity",
 			    arena_printf(a, "the init value of block '%s' is the identity of %s on %s (every partial "
 					    "result starts from it)", r->block->u.block.name, sym, dtype_name(t)));
