@@ -17,8 +17,18 @@ static bool reduction_exempt(const RwCtx *c, const Access *x, const Access *y,
 {
 	if (!allow || !x->in_reduction || !y->in_reduction || x->red_op != y->red_op)
 		return false;
-	if (allow == 2)
+	if (allow == 2) {
+		/* only updates of one cell whatever the iteration (its index
+		 * uses neither instance's variables): updates of cells that
+		 * depend on the iteration keep their race obligation, which
+		 * needs no reassociation when they never meet */
+		if (x->nidx != y->nidx)
+			return false;
+		for (int d = 0; d < x->nidx; d++)
+			if (!ir_expr_equal(x->idx[d], y->idx[d]))
+				return false;
 		return true;
+	}
 	/* Floats re-associate only in real mode (semantics.md section 1). */
 	if (dtype_is_float(x->buf->dtype) && c->float_mode == FLOAT_IEEE)
 		return false;

@@ -110,7 +110,12 @@ static RwStatus read_update(RwCtx *c, Rf *r)
 		val = ir_subst_expr(a, val, 1, &lv[k], &le[k]);
 	r->x = s->u.store.buf;
 	r->nidx = s->u.store.nidx;
-	r->idx = s->u.store.idx;
+	r->idx = arena_alloc(a, sizeof(Expr *) * (size_t)(r->nidx + 1));
+	for (int k = 0; k < r->nidx; k++) {
+		r->idx[k] = s->u.store.idx[k];
+		for (int j = nlet - 1; j >= 0; j--)
+			r->idx[k] = ir_subst_expr(a, r->idx[k], 1, &lv[j], &le[j]);
+	}
 	if (val->kind != EX_BIN || !op_is_reduction(val->u.bin.op, val->dtype))
 		return rw_fail(c, RW_PRECONDITION, s->span,
 			       "rfactor: the update of block '%s' is not `X[...] = X[...] op v` with op one of + * min max "

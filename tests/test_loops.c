@@ -665,6 +665,13 @@ START_TEST(vectorize_of_a_reduction_loop_proves_the_reassociation)
 		ts_has(ts_print(&arena, sched_func(t.s)), "for j in T.vectorized(16):");
 		sched_free(t.s);
 	}
+	/* Y[j] = a * X[j] + Y[j] updates a cell per iteration: its race
+	 * obligations stand, no reassociation is asked (ieee mode commits) */
+	TsRun t = ts_accept(&arena, tu_fixture(vec_red),
+			    "sch.work_on(\"axpy\")\nsch.float_mode(\"ieee\")\nsch.vectorize(\"j\")", 6);
+	ck_assert_int_eq(ts_count_obligations(t.r, "vectorize.reassociate"), 0);
+	ck_assert(ts_has_obligation(t.r, "vectorize.no_race", VERDICT_PROVEN));
+	sched_free(t.s);
 }
 END_TEST
 
