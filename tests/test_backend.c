@@ -1458,6 +1458,26 @@ START_TEST(data_dependent_indices_may_leave_the_buffer)
 }
 END_TEST
 
+/* A vectorized float reduction (real mode, vectorize.reassociate proven):
+ * LLVM keeps partial sums in vector registers and reduces them once at
+ * the end; the result agrees with the interpreter's in-order sum within
+ * the real-mode tolerance. */
+START_TEST(vectorized_reduction_keeps_vector_partial_sums)
+{
+	const char *k = tu_fixture("backend/vectorized_float_reduction.tir");
+	Built b = build(k, "sch.vectorize(\"j\")");
+	DiagList d;
+	diag_init(&d, &arena);
+	char *ir = backend_emit_string(b.p, EMIT_LLVM, &d);
+	ck_assert_ptr_nonnull(ir);
+	assert_contains(ir, "fadd <");
+	assert_contains(ir, "llvm.vector.reduce.fadd");
+	free(ir);
+	assert_jit_agrees(b.p, 4, BACKEND_REAL_TOLERANCE);
+	built_free(&b);
+}
+END_TEST
+
 Suite *suite_backend(void)
 {
 	Suite *s = suite_create("backend");
@@ -1518,6 +1538,7 @@ Suite *suite_backend(void)
 	tcase_add_test(tc, source_annotations_are_proven_before_code_generation);
 	tcase_add_test(tc, nested_parallel_and_local_buffers_in_parallel_bodies);
 	tcase_add_test(tc, vectorized_loop_gives_vector_code);
+	tcase_add_test(tc, vectorized_reduction_keeps_vector_partial_sums);
 	tcase_add_test(tc, unrolled_loop_is_replicated);
 	tcase_add_test(tc, long_unrolled_loop_is_unrolled_partially);
 	tcase_add_test(tc, huge_allocation_fails_instead_of_wrapping);

@@ -957,6 +957,21 @@ static StepStatus do_decompose_reduction(Call *k, RwCtx *c)
 	return r;
 }
 
+/* sch.rfactor(loop, factor_axis): the rfactor block it makes; a handle
+ * of the reduction block names the write-back block (TVM's). */
+static StepStatus do_rfactor(Call *k, RwCtx *c)
+{
+	const char *loop = arg_name(k, 0, "loop");
+	if (!loop)
+		return bad(k, NULL, "%s: expected a loop and a factor axis, e.g. sch.rfactor(ki, 0)", "rfactor");
+	const ScriptArg *f = script_arg(k->call, 1, "factor_axis");
+	if (!f || f->kind != ARG_INT)
+		return bad(k, f, "%s: factor_axis must be an integer literal", "rfactor");
+	if (k->call->nlhs > 1 || k->call->lhs_star >= 0)
+		return bad(k, NULL, "%s: makes one block", "rfactor");
+	return finish_block(k, c, rw_rfactor(c, loop, f->ival), false);
+}
+
 /* ---------- the arguments each primitive takes ----------
  * The first `npos` names may be given by position (npos < 0: any number
  * of positional loop names, no keywords); every name may be given as a
@@ -979,6 +994,7 @@ static const Signature signatures[] = {
 	{"compute_at", 4, {"block", "loop", "preserve_unit_loops", "index"}},
 	{"reverse_compute_at", 4, {"block", "loop", "preserve_unit_loops", "index"}},
 	{"decompose_reduction", 2, {"block", "loop"}},
+	{"rfactor", 2, {"loop", "factor_axis"}},
 	{"add_unit_loop", 1, {"block_or_loop"}},
 	{"get_block", 2, {"name", "func_name"}},
 	{"get_loops", 1, {"block"}},
@@ -1225,6 +1241,8 @@ static StepStatus run_call(Call *k)
 		st = do_transform_block_layout(k, &c);
 	else if (strcmp(m, "decompose_reduction") == 0)
 		st = do_decompose_reduction(k, &c);
+	else if (strcmp(m, "rfactor") == 0)
+		st = do_rfactor(k, &c);
 	else if (strcmp(m, "add_unit_loop") == 0)
 		st = do_add_unit_loop(k, &c);
 	else if (strcmp(m, "fission") == 0)
