@@ -491,8 +491,11 @@ static bool exec_assume(Interp *in, const Stmt *s)
 	bool holds = false;
 	if (!in_eval_fact(in, e, &holds))
 		return false;
-	if (holds)
-		return true;
+	return holds || in_assume_failed(in, s);
+}
+
+bool in_assume_failed(Interp *in, const Stmt *s)
+{
 	return in_fail(in, RUN_ASSUME_FAILED, s->span, "%s does not hold%s",
 		       fact_text(in, s), loop_context(in));
 }

@@ -6,8 +6,8 @@
  * counts, values, cell states and messages are the same. Hot shapes
  * (float and integer + - *, loads and stores in scope without a layout)
  * take an inline path; anything rare or failing goes through the shared
- * code, and T.assume, T.undef(), expression lets and opaque calls are
- * handed to the tree walk itself. */
+ * code, and T.undef(), expression lets, opaque calls and the
+ * `X[t] == T.undef()` of facts are handed to the tree walk itself. */
 #include "kernel/interp_int.h"
 
 typedef struct CExpr CExpr;
@@ -19,6 +19,8 @@ struct CExpr {
 	const CExpr *a, *b, *c; /* operands: bin a b; select c a b; unary a */
 	const CExpr **ops;      /* load indices, call arguments */
 	Value k;                /* a constant */
+	const Var **vars;       /* load: the indices, when each is a variable */
+	bool undef_cmp;         /* `X[t] == T.undef()`: the tree reads it in facts */
 };
 
 typedef struct CStmt CStmt;
@@ -31,6 +33,7 @@ struct CStmt {
 	const CStmt *body, *els;
 	const CExpr *x, *y;     /* loop min, extent; if cond; let value; eval */
 	const CExpr **idx;      /* store indices */
+	const Var **vars;       /* store: the indices, when each is a variable */
 };
 
 /* ---------- expressions ---------- */
@@ -78,7 +81,7 @@ static bool c_var(Interp *in, const CExpr *c, TVal *out)
 static bool c_bin(Interp *in, const CExpr *c, TVal *out)
 {
 	TVal x, y;
-	if (in->in_assume) /* `X[t] == T.undef()` reads differently there */
+	if (in->in_assume && c->undef_cmp) /* "X[t] is readable" there */
 		return in_eval(in, c->e, out);
 	return ev(in, c->a, &x) && ev(in, c->b, &y) && in_bin_values(in, c->e, x, y, out);
 }
@@ -141,6 +144,42 @@ INT_OP(c_mul_i32, DT_INT32, OP_MUL, ua * ub)
 INT_OP(c_add_i64, DT_INT64, OP_ADD, ua + ub)
 INT_OP(c_sub_i64, DT_INT64, OP_SUB, ua - ub)
 INT_OP(c_mul_i64, DT_INT64, OP_MUL, ua * ub)
+
+/* A comparison of two integer operands of one dtype: order of the raw
+ * values, as in_bin_values computes it. */
+#define INT_CMP(name, EXPR)                                                      \
+	static bool name(Interp *in, const CExpr *c, TVal *out)                  \
+	{                                                                        \
+		TVal x, y;                                                       \
+		if (!ev(in, c->a, &x) || !ev(in, c->b, &y))                      \
+			return false;                                            \
+		out->undef = x.undef || y.undef;                                 \
+		int64_t a = x.v.i, b = y.v.i;                                    \
+		out->v.i = (EXPR);                                               \
+		return true;                                                     \
+	}
+INT_CMP(c_eq_int, a == b)
+INT_CMP(c_ne_int, a != b)
+INT_CMP(c_lt_int, a < b)
+INT_CMP(c_le_int, a <= b)
+INT_CMP(c_gt_int, a > b)
+INT_CMP(c_ge_int, a >= b)
+
+/* Floor division and modulo of integers of dtype t by a divisor that is
+ * not zero (zero: in_bin_values' message). */
+static bool c_floor_int(Interp *in, const CExpr *c, TVal *out)
+{
+	TVal x, y;
+	if (!ev(in, c->a, &x) || !ev(in, c->b, &y))
+		return false;
+	DType t = c->e->dtype;
+	int64_t a = wrap_int(x.v.i, t), b = wrap_int(y.v.i, t);
+	if (b == 0)
+		return in_bin_values(in, c->e, x, y, out);
+	out->undef = x.undef || y.undef;
+	out->v.i = wrap_int(c->e->u.bin.op == OP_FLOORDIV ? floor_div(a, b) : floor_mod(a, b), t);
+	return true;
+}
 
 static bool c_unary(Interp *in, const CExpr *c, TVal *out)
 {
@@ -239,6 +278,32 @@ static inline bool access_cell(Interp *in, const Buffer *b, BufState *bs, int ni
 	return in_cell_offset(in, b, bs, nidx, ix, what, sp, off);
 }
 
+/* The offset of a cell whose indices are the integer variables vars[0,
+ * n) (each read at its own dtype), when every one is bound, defined and
+ * in bounds and bs has no layout: what access_cell computes, without
+ * evaluating index nodes. False: take access_cell (indices are pure). */
+static inline bool var_offset(Interp *in, const BufState *bs, const Var *const *vars, int n,
+			      int64_t *off)
+{
+	if (bs->buf->layout)
+		return false;
+	int64_t o = 0;
+	for (int k = 0; k < n; k++) {
+		const Var *v = vars[k];
+		if (v->id < 0 || v->id >= in->nenv)
+			return false;
+		const Slot *sl = &in->env[v->id];
+		if (sl->var != v || sl->undef)
+			return false;
+		int64_t x = wrap_int(sl->v.i, v->dtype);
+		if (x < 0 || x >= bs->shape[k])
+			return false;
+		o = o * bs->shape[k] + x;
+	}
+	*off = o;
+	return true;
+}
+
 static bool c_load(Interp *in, const CExpr *c, TVal *out)
 {
 	const Expr *e = c->e;
@@ -247,7 +312,15 @@ static bool c_load(Interp *in, const CExpr *c, TVal *out)
 	int64_t ix[MAX_DIMS], off;
 	int n = e->u.load.nidx;
 	BufState *bs = access_buffer(in, e->u.load.buf, n, "load", e->span);
-	if (!bs || !access_cell(in, e->u.load.buf, bs, n, c->ops, "load", e->span, ix, &off))
+	if (!bs)
+		return false;
+	if (c->vars && var_offset(in, bs, c->vars, n, &off) && bs->cell[off] == CELL_INIT &&
+	    in_convert(bs->data[off], bs->buf->dtype, e->dtype, &out->v)) {
+		in->counts.loads++;
+		out->undef = false;
+		return true;
+	}
+	if (!access_cell(in, e->u.load.buf, bs, n, c->ops, "load", e->span, ix, &off))
 		return false;
 	if (bs->cell[off] == CELL_INIT &&
 	    in_convert(bs->data[off], bs->buf->dtype, e->dtype, &out->v)) {
@@ -270,12 +343,38 @@ static const CExpr **cx_list(Arena *a, Expr *const *es, int n)
 	return l;
 }
 
+/* The variables of indices that are all integer variables read at
+ * their own dtype (the shape var_offset takes), or NULL. */
+static const Var **index_vars(Arena *a, Expr *const *idx, int n)
+{
+	if (n > MAX_DIMS)
+		return NULL;
+	for (int k = 0; k < n; k++) {
+		const Expr *e = idx[k];
+		if (e->kind != EX_VAR || e->u.var->dtype != e->dtype ||
+		    (e->dtype != DT_INT32 && e->dtype != DT_INT64))
+			return NULL;
+	}
+	const Var **vars = arena_alloc(a, sizeof *vars * (size_t)(n + 1));
+	for (int k = 0; k < n; k++)
+		vars[k] = idx[k]->u.var;
+	return vars;
+}
+
 static CEval bin_fn(const Expr *e)
 {
 	BinOp op = e->u.bin.op;
 	DType t = e->dtype;
 	if (binop_is_logical(op))
 		return c_logical;
+	DType ta = e->u.bin.a->dtype;
+	if (binop_is_compare(op) && ta == e->u.bin.b->dtype && !in_is_float(ta) &&
+	    !in_undef_compare_load(e))
+		return op == OP_EQ ? c_eq_int : op == OP_NE ? c_ne_int : op == OP_LT ? c_lt_int
+		       : op == OP_LE ? c_le_int : op == OP_GT ? c_gt_int : c_ge_int;
+	if ((op == OP_FLOORDIV || op == OP_FLOORMOD) && ta == t && e->u.bin.b->dtype == t &&
+	    (t == DT_INT32 || t == DT_INT64))
+		return c_floor_int;
 	if (e->u.bin.a->dtype != t || e->u.bin.b->dtype != t)
 		return c_bin;
 	switch (t) {
@@ -324,6 +423,7 @@ static const CExpr *cx(Arena *a, const Expr *e)
 		c->a = cx(a, e->u.bin.a);
 		c->b = cx(a, e->u.bin.b);
 		c->fn = bin_fn(e);
+		c->undef_cmp = in_undef_compare_load(e) != NULL;
 		break;
 	case EX_NOT:
 	case EX_NEG:
@@ -339,6 +439,7 @@ static const CExpr *cx(Arena *a, const Expr *e)
 		break;
 	case EX_LOAD:
 		c->ops = cx_list(a, e->u.load.idx, e->u.load.nidx);
+		c->vars = index_vars(a, e->u.load.idx, e->u.load.nidx);
 		c->fn = c_load;
 		break;
 	case EX_CALL:
@@ -437,7 +538,8 @@ static bool s_store(Interp *in, const CStmt *c)
 	const Buffer *b = s->u.store.buf;
 	int n = s->u.store.nidx;
 	BufState *bs = access_buffer(in, b, n, "store", s->span);
-	if (!bs || !access_cell(in, b, bs, n, c->idx, "store", s->span, ix, &off))
+	if (!bs || (!(c->vars && var_offset(in, bs, c->vars, n, &off)) &&
+		    !access_cell(in, b, bs, n, c->idx, "store", s->span, ix, &off)))
 		return false;
 	TVal x;
 	if (!ev(in, c->x, &x))
@@ -490,6 +592,23 @@ static bool s_let(Interp *in, const CStmt *c)
 	return ok;
 }
 
+/* T.assume in a run (facts checked, never repaired: repair is the tree
+ * walk's, interp_prepare_input). */
+static bool s_assume(Interp *in, const CStmt *c)
+{
+	if (in->fact_mode == FACTS_REPAIR)
+		return in_exec(in, c->s);
+	if (!in_step(in, c->s->span))
+		return false;
+	TVal x;
+	in->in_assume++;
+	bool ok = ev(in, c->x, &x);
+	in->in_assume--;
+	if (!ok)
+		return false;
+	return truth(x.v, c->s->u.expr->dtype) || in_assume_failed(in, c->s);
+}
+
 static bool s_pass(Interp *in, const CStmt *c)
 {
 	return in_step(in, c->s->span);
@@ -521,6 +640,7 @@ static const CStmt *cs(Arena *a, const Stmt *s)
 		break;
 	case ST_STORE:
 		c->idx = cx_list(a, s->u.store.idx, s->u.store.nidx);
+		c->vars = index_vars(a, s->u.store.idx, s->u.store.nidx);
 		c->x = cx(a, s->u.store.value);
 		c->fn = s_store;
 		break;
@@ -546,7 +666,10 @@ static const CStmt *cs(Arena *a, const Stmt *s)
 	case ST_PASS:
 		c->fn = s_pass;
 		break;
-	case ST_ASSUME: /* facts: the tree's messages, loop context, modes */
+	case ST_ASSUME:
+		c->x = cx(a, s->u.expr);
+		c->fn = s_assume;
+		break;
 	case ST_COUNT:
 		break;
 	}

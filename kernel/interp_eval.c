@@ -181,7 +181,7 @@ bool in_load_cell(Interp *in, const Expr *e, BufState *bs, int64_t off,
 }
 
 /* `X[t] == T.undef()` inside T.assume: X[t] is readable, nothing more. */
-static const Expr *undef_compare_load(const Expr *e)
+const Expr *in_undef_compare_load(const Expr *e)
 {
 	if (e->kind != EX_BIN || e->u.bin.op != OP_EQ)
 		return NULL;
@@ -304,7 +304,7 @@ static bool eval_bin(Interp *in, const Expr *e, TVal *out)
 	BinOp op = e->u.bin.op;
 	if (binop_is_logical(op))
 		return eval_logical(in, e, out);
-	const Expr *load = in->in_assume ? undef_compare_load(e) : NULL;
+	const Expr *load = in->in_assume ? in_undef_compare_load(e) : NULL;
 	if (load)
 		return eval_readable(in, load, out);
 	TVal x, y;

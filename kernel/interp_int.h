@@ -243,6 +243,8 @@ bool in_push_loop(Interp *in, const Var *v);
 bool in_open_local(Interp *in, const Stmt *s, BufState *bs);
 void in_close_local(Interp *in, BufState *bs);
 bool in_store_value(Interp *in, const Stmt *s, BufState *bs, int64_t off, TVal x);
+/* The failure of the T.assume statement s whose fact is false. */
+bool in_assume_failed(Interp *in, const Stmt *s);
 
 /* ---------- interp_eval.c: values and expressions ---------- */
 
@@ -275,6 +277,9 @@ bool in_load_cell(Interp *in, const Expr *e, BufState *bs, int64_t off,
  * operator that is not `and`/`or` (x, y), NOT / NEG / CAST (x), a math
  * call (its converted operands v, out->undef already joined). */
 bool in_bin_values(Interp *in, const Expr *e, TVal x, TVal y, TVal *out);
+/* The load of `X[t] == T.undef()` (either side), read as "X[t] is
+ * readable" inside T.assume; NULL for any other expression. */
+const Expr *in_undef_compare_load(const Expr *e);
 bool in_unary_value(Interp *in, const Expr *e, TVal x, TVal *out);
 bool in_call_values(Interp *in, const Expr *e, const Value *v, TVal *out);
 /* `and` / `or`: whether x (operand a) decides it (then *out is set),
