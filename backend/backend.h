@@ -177,6 +177,13 @@ bool backend_run(Program *p, const char *func, State *st, int repeat,
  * contract x * y + z to a fused multiply-add or reassociate a reduction
  * in a vectorized loop (BACKEND_REAL_TOLERANCE). */
 #define BACKEND_REAL_TOLERANCE 1e-5
+/* The interpreter's step budget for all trials of one check together
+ * (statements plus loop iterations, as InterpResult.steps counts them;
+ * about 20 s of the compiled interpreter): each trial runs on what the
+ * earlier ones left. When it runs out the report says so and names it:
+ * the trials that finished before count, and with none finished the
+ * check fails (2) instead of running on for minutes. */
+#define BACKEND_CHECK_STEPS 1000000000ull
 int backend_check(Program *p, const char *func, int trials, uint64_t seed,
 		  double rel_tol, char **report);
 

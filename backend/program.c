@@ -603,7 +603,10 @@ int backend_check(Program *p, const char *func, int trials, uint64_t seed, doubl
 	const Func *f = lf->source;
 	if (rel_tol < 0)
 		rel_tol = p->fm == FLOAT_IEEE ? 0.0 : BACKEND_REAL_TOLERANCE;
-	for (int t = 0; t < (trials < 1 ? 1 : trials) && rc == 0; t++) {
+	uint64_t budget = BACKEND_CHECK_STEPS;
+	bool out_of_budget = false;
+	int ntrials = trials < 1 ? 1 : trials;
+	for (int t = 0; t < ntrials && rc == 0 && !out_of_budget; t++) {
 		Arena a;
 		arena_init(&a);
 		DiagList d;
@@ -616,7 +619,15 @@ int backend_check(Program *p, const char *func, int trials, uint64_t seed, doubl
 			sb_printf(&rep, "cannot generate an input for %s:\n%s", f->name, msg);
 			free(msg);
 			rc = 2;
-		} else if (interp_run(f, ref, 0, &r) == RUN_OK) {
+		} else if (interp_run(f, ref, budget ? budget : 1, &r) == RUN_LIMIT) {
+			out_of_budget = true;
+			sb_printf(&rep, "trial %d: the interpreter stopped at the check's step budget "
+				  "(BACKEND_CHECK_STEPS, %llu steps for all trials, %llu left for this one), "
+				  "so the compiled kernel is not checked on this input; a smaller size of "
+				  "the kernel can be checked in full\n", t,
+				  (unsigned long long)BACKEND_CHECK_STEPS, (unsigned long long)budget);
+		} else if (r.status == RUN_OK) {
+			budget -= r.steps;
 			State *jit = state_clone(&a, in);
 			char *diff = NULL;
 			if (!backend_run(p, f->name, jit, 1, NULL, &d)) {
@@ -639,7 +650,12 @@ int backend_check(Program *p, const char *func, int trials, uint64_t seed, doubl
 		arena_free(&a);
 	}
 	if (rc == 0 && usable == 0) {
-		sb_printf(&rep, "no usable trial: %s does not run on any generated input\n", f->name);
+		if (out_of_budget)
+			sb_printf(&rep, "no trial finished within the interpreter's step budget: "
+				  "%s is not checked\n", f->name);
+		else
+			sb_printf(&rep, "no usable trial: %s does not run on any generated input\n",
+				  f->name);
 		rc = 2;
 	} else if (rc == 0) {
 		if (rel_tol > 0 && has_floats(f))

@@ -24,6 +24,19 @@ static const char matmul_loops[] =
 	"    for i, j, k in T.grid(256, 256, 256):\n"
 	"        C[i, j] = C[i, j] + A[i, k] * B[k, j]\n";
 
+/* bench/matmul.sched's schedule at 256^3, as `vsched jit` checks it */
+static const char matmul_tiled[] =
+	"@T.prim_func\n"
+	"def matmul(A: T.Buffer((256, 256), \"float32\"), B: T.Buffer((256, 256), \"float32\"),"
+	" C: T.Buffer((256, 256), \"float32\")):\n"
+	"    for i, j in T.grid(256, 256):\n"
+	"        C[i, j] = 0.0\n"
+	"    for ko, io, jo, ki in T.grid(2, 32, 8, 128):\n"
+	"        for ii in T.unroll(8):\n"
+	"            for ji in T.vectorized(32):\n"
+	"                C[io * 8 + ii, jo * 32 + ji] = C[io * 8 + ii, jo * 32 + ji] + "
+	"A[io * 8 + ii, ko * 128 + ki] * B[ko * 128 + ki, jo * 32 + ji]\n";
+
 static const char matmul_blocks[] =
 	"@T.prim_func\n"
 	"def matmul(A: T.Buffer((128, 128), \"float32\"), B: T.Buffer((128, 128), \"float32\"),"
@@ -115,6 +128,9 @@ static double run_once(const Func *f, const State *input, InterpEngine engine, A
 
 static bool bench_one(const char *name, const char *text, const char *path)
 {
+	const char *only = getenv("VS_INTERP_BENCH_ONLY"); /* a substring of the names */
+	if (only && !strstr(name, only))
+		return true;
 	Arena a;
 	arena_init(&a);
 	DiagList d;
@@ -133,8 +149,8 @@ static bool bench_one(const char *name, const char *text, const char *path)
 	InterpResult rt, rc;
 	State *st, *sc;
 	/* VS_INTERP_BENCH=compiled skips the tree walk (for profiling) */
-	const char *only = getenv("VS_INTERP_BENCH");
-	bool tree = !only || strcmp(only, "compiled") != 0;
+	const char *engines = getenv("VS_INTERP_BENCH");
+	bool tree = !engines || strcmp(engines, "compiled") != 0;
 	double tt = tree ? run_once(f, in, INTERP_TREE, &a, &rt, &st) : 1;
 	double tc = run_once(f, in, INTERP_COMPILED, &a, &rc, &sc);
 	char *diff = NULL;
@@ -167,6 +183,7 @@ int main(int argc, char **argv)
 	    "tree M/s", "comp M/s", "speedup");
 	bool ok = true;
 	ok &= bench_one("matmul 256^3 loops", matmul_loops, NULL);
+	ok &= bench_one("matmul 256^3 tiled", matmul_tiled, NULL);
 	ok &= bench_one("matmul 128^3 blocks", matmul_blocks, NULL);
 	ok &= bench_one("conv2d 16x32x32, 16x3x3", conv2d, NULL);
 	ok &= bench_one("elementwise exp 4M", elementwise, NULL);

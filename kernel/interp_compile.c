@@ -10,6 +10,19 @@
  * `X[t] == T.undef()` of facts are handed to the tree walk itself. */
 #include "kernel/interp_int.h"
 
+/* An integer index k + sum c[i] * v[i] over variables of its dtype t, all
+ * of +, - and * by constants: computed in 64-bit unsigned arithmetic and
+ * wrapped to t once, which is the step-by-step wrapped value (wrapping
+ * is a ring homomorphism). */
+#define AFF_TERMS 4
+typedef struct Affine {
+	DType t;
+	int n;
+	uint64_t k;
+	uint64_t c[AFF_TERMS];
+	const Var *v[AFF_TERMS];
+} Affine;
+
 typedef struct CExpr CExpr;
 typedef bool (*CEval)(Interp *in, const CExpr *c, TVal *out);
 
@@ -19,7 +32,7 @@ struct CExpr {
 	const CExpr *a, *b, *c; /* operands: bin a b; select c a b; unary a */
 	const CExpr **ops;      /* load indices, call arguments */
 	Value k;                /* a constant */
-	const Var **vars;       /* load: the indices, when each is a variable */
+	const Affine *aff;      /* load: the indices, when each is affine */
 	bool undef_cmp;         /* `X[t] == T.undef()`: the tree reads it in facts */
 };
 
@@ -33,7 +46,7 @@ struct CStmt {
 	const CStmt *body, *els;
 	const CExpr *x, *y;     /* loop min, extent; if cond; let value; eval */
 	const CExpr **idx;      /* store indices */
-	const Var **vars;       /* store: the indices, when each is a variable */
+	const Affine *aff;      /* store: the indices, when each is affine */
 };
 
 /* ---------- expressions ---------- */
@@ -278,27 +291,32 @@ static inline bool access_cell(Interp *in, const Buffer *b, BufState *bs, int ni
 	return in_cell_offset(in, b, bs, nidx, ix, what, sp, off);
 }
 
-/* The offset of a cell whose indices are the integer variables vars[0,
- * n) (each read at its own dtype), when every one is bound, defined and
- * in bounds and bs has no layout: what access_cell computes, without
- * evaluating index nodes. False: take access_cell (indices are pure). */
-static inline bool var_offset(Interp *in, const BufState *bs, const Var *const *vars, int n,
-			      int64_t *off)
+/* The offset of a cell whose indices are the affine forms aff[0, n),
+ * when every variable is bound and defined, every index in bounds and bs
+ * has no layout: what access_cell computes, without evaluating index
+ * nodes. False: take access_cell (indices are pure). */
+static inline bool affine_offset(Interp *in, const BufState *bs, const Affine *aff, int n,
+				 int64_t *off)
 {
 	if (bs->buf->layout)
 		return false;
 	int64_t o = 0;
 	for (int k = 0; k < n; k++) {
-		const Var *v = vars[k];
-		if (v->id < 0 || v->id >= in->nenv)
+		const Affine *f = &aff[k];
+		uint64_t x = f->k;
+		for (int i = 0; i < f->n; i++) {
+			const Var *v = f->v[i];
+			if (v->id < 0 || v->id >= in->nenv)
+				return false;
+			const Slot *sl = &in->env[v->id];
+			if (sl->var != v || sl->undef)
+				return false;
+			x += f->c[i] * (uint64_t)wrap_int(sl->v.i, f->t);
+		}
+		int64_t ix = wrap_int((int64_t)x, f->t);
+		if (ix < 0 || ix >= bs->shape[k])
 			return false;
-		const Slot *sl = &in->env[v->id];
-		if (sl->var != v || sl->undef)
-			return false;
-		int64_t x = wrap_int(sl->v.i, v->dtype);
-		if (x < 0 || x >= bs->shape[k])
-			return false;
-		o = o * bs->shape[k] + x;
+		o = o * bs->shape[k] + ix;
 	}
 	*off = o;
 	return true;
@@ -314,7 +332,7 @@ static bool c_load(Interp *in, const CExpr *c, TVal *out)
 	BufState *bs = access_buffer(in, e->u.load.buf, n, "load", e->span);
 	if (!bs)
 		return false;
-	if (c->vars && var_offset(in, bs, c->vars, n, &off) && bs->cell[off] == CELL_INIT &&
+	if (c->aff && affine_offset(in, bs, c->aff, n, &off) && bs->cell[off] == CELL_INIT &&
 	    in_convert(bs->data[off], bs->buf->dtype, e->dtype, &out->v)) {
 		in->counts.loads++;
 		out->undef = false;
@@ -343,22 +361,70 @@ static const CExpr **cx_list(Arena *a, Expr *const *es, int n)
 	return l;
 }
 
-/* The variables of indices that are all integer variables read at
- * their own dtype (the shape var_offset takes), or NULL. */
-static const Var **index_vars(Arena *a, Expr *const *idx, int n)
+/* e as an affine form of dtype t scaled by m, added to f; false when it
+ * is not one (a load, a division, a product of variables, another
+ * dtype, too many terms). */
+static bool affine_add(Affine *f, const Expr *e, uint64_t m)
+{
+	if (e->dtype != f->t)
+		return false;
+	switch (e->kind) {
+	case EX_INT:
+		f->k += m * (uint64_t)wrap_int(e->u.ival, f->t);
+		return true;
+	case EX_VAR:
+		if (e->u.var->dtype != f->t)
+			return false;
+		for (int i = 0; i < f->n; i++)
+			if (f->v[i] == e->u.var) {
+				f->c[i] += m;
+				return true;
+			}
+		if (f->n == AFF_TERMS)
+			return false;
+		f->v[f->n] = e->u.var;
+		f->c[f->n++] = m;
+		return true;
+	case EX_BIN: {
+		const Expr *a = e->u.bin.a, *b = e->u.bin.b;
+		switch (e->u.bin.op) {
+		case OP_ADD:
+			return affine_add(f, a, m) && affine_add(f, b, m);
+		case OP_SUB:
+			return affine_add(f, a, m) && affine_add(f, b, 0 - m);
+		case OP_MUL:
+			if (b->kind == EX_INT && b->dtype == f->t)
+				return affine_add(f, a, m * (uint64_t)wrap_int(b->u.ival, f->t));
+			if (a->kind == EX_INT && a->dtype == f->t)
+				return affine_add(f, b, m * (uint64_t)wrap_int(a->u.ival, f->t));
+			return false;
+		case OP_DIV: case OP_FLOORDIV: case OP_FLOORMOD: case OP_MIN: case OP_MAX:
+		case OP_EQ: case OP_NE: case OP_LT: case OP_LE: case OP_GT: case OP_GE:
+		case OP_AND: case OP_OR: case OP_COUNT:
+			return false;
+		}
+		return false;
+	}
+	case EX_FLOAT: case EX_NOT: case EX_NEG: case EX_SELECT: case EX_CAST: case EX_LOAD:
+	case EX_UNDEF: case EX_LET: case EX_CALL: case EX_OPAQUE: case EX_COUNT:
+		return false;
+	}
+	return false;
+}
+
+/* The indices as affine forms (the shape affine_offset takes), or NULL. */
+static const Affine *index_affine(Arena *a, Expr *const *idx, int n)
 {
 	if (n > MAX_DIMS)
 		return NULL;
+	Affine *aff = arena_alloc(a, sizeof *aff * (size_t)(n + 1));
 	for (int k = 0; k < n; k++) {
-		const Expr *e = idx[k];
-		if (e->kind != EX_VAR || e->u.var->dtype != e->dtype ||
-		    (e->dtype != DT_INT32 && e->dtype != DT_INT64))
+		DType t = idx[k]->dtype;
+		aff[k].t = t;
+		if ((t != DT_INT32 && t != DT_INT64) || !affine_add(&aff[k], idx[k], 1))
 			return NULL;
 	}
-	const Var **vars = arena_alloc(a, sizeof *vars * (size_t)(n + 1));
-	for (int k = 0; k < n; k++)
-		vars[k] = idx[k]->u.var;
-	return vars;
+	return aff;
 }
 
 static CEval bin_fn(const Expr *e)
@@ -439,7 +505,7 @@ static const CExpr *cx(Arena *a, const Expr *e)
 		break;
 	case EX_LOAD:
 		c->ops = cx_list(a, e->u.load.idx, e->u.load.nidx);
-		c->vars = index_vars(a, e->u.load.idx, e->u.load.nidx);
+		c->aff = index_affine(a, e->u.load.idx, e->u.load.nidx);
 		c->fn = c_load;
 		break;
 	case EX_CALL:
@@ -538,7 +604,7 @@ static bool s_store(Interp *in, const CStmt *c)
 	const Buffer *b = s->u.store.buf;
 	int n = s->u.store.nidx;
 	BufState *bs = access_buffer(in, b, n, "store", s->span);
-	if (!bs || (!(c->vars && var_offset(in, bs, c->vars, n, &off)) &&
+	if (!bs || (!(c->aff && affine_offset(in, bs, c->aff, n, &off)) &&
 		    !access_cell(in, b, bs, n, c->idx, "store", s->span, ix, &off)))
 		return false;
 	TVal x;
@@ -640,7 +706,7 @@ static const CStmt *cs(Arena *a, const Stmt *s)
 		break;
 	case ST_STORE:
 		c->idx = cx_list(a, s->u.store.idx, s->u.store.nidx);
-		c->vars = index_vars(a, s->u.store.idx, s->u.store.nidx);
+		c->aff = index_affine(a, s->u.store.idx, s->u.store.nidx);
 		c->x = cx(a, s->u.store.value);
 		c->fn = s_store;
 		break;
