@@ -592,6 +592,12 @@ static bool has_floats(const Func *f)
 int backend_check(Program *p, const char *func, int trials, uint64_t seed, double rel_tol,
 		  char **report)
 {
+	return backend_check_budget(p, func, trials, seed, rel_tol, BACKEND_CHECK_STEPS, report);
+}
+
+int backend_check_budget(Program *p, const char *func, int trials, uint64_t seed,
+			 double rel_tol, uint64_t budget_steps, char **report)
+{
 	const LoweredFunc *lf = backend_find(p, func);
 	StrBuf rep = {0};
 	int rc = 0, usable = 0;
@@ -603,7 +609,7 @@ int backend_check(Program *p, const char *func, int trials, uint64_t seed, doubl
 	const Func *f = lf->source;
 	if (rel_tol < 0)
 		rel_tol = p->fm == FLOAT_IEEE ? 0.0 : BACKEND_REAL_TOLERANCE;
-	uint64_t budget = BACKEND_CHECK_STEPS;
+	uint64_t budget = budget_steps, most_steps = 0;
 	bool out_of_budget = false;
 	int ntrials = trials < 1 ? 1 : trials;
 	for (int t = 0; t < ntrials && rc == 0 && !out_of_budget; t++) {
@@ -614,7 +620,16 @@ int backend_check(Program *p, const char *func, int trials, uint64_t seed, doubl
 		InterpResult r;
 		State *in = interp_gen_input(&a, f, seed + (uint64_t)t, &d);
 		State *ref = in ? state_clone(&a, in) : NULL;
-		if (!in) {
+		if (in && most_steps > budget) {
+			/* the trials so far say this one would run past the budget */
+			out_of_budget = true;
+			sb_printf(&rep, "trial %d not run: the trials so far took up to %llu interpreter "
+				  "steps, more than the %llu left of the check's step budget "
+				  "(BACKEND_CHECK_STEPS, %llu steps for all trials); a smaller size of "
+				  "the kernel can be checked on more inputs\n", t,
+				  (unsigned long long)most_steps, (unsigned long long)budget,
+				  (unsigned long long)budget_steps);
+		} else if (!in) {
 			char *msg = diag_render(&d);
 			sb_printf(&rep, "cannot generate an input for %s:\n%s", f->name, msg);
 			free(msg);
@@ -625,9 +640,11 @@ int backend_check(Program *p, const char *func, int trials, uint64_t seed, doubl
 				  "(BACKEND_CHECK_STEPS, %llu steps for all trials, %llu left for this one), "
 				  "so the compiled kernel is not checked on this input; a smaller size of "
 				  "the kernel can be checked in full\n", t,
-				  (unsigned long long)BACKEND_CHECK_STEPS, (unsigned long long)budget);
+				  (unsigned long long)budget_steps, (unsigned long long)budget);
 		} else if (r.status == RUN_OK) {
 			budget -= r.steps;
+			if (r.steps > most_steps)
+				most_steps = r.steps;
 			State *jit = state_clone(&a, in);
 			char *diff = NULL;
 			if (!backend_run(p, f->name, jit, 1, NULL, &d)) {
