@@ -1478,6 +1478,28 @@ START_TEST(vectorized_reduction_keeps_vector_partial_sums)
 }
 END_TEST
 
+/* The check's step budget is shared by its trials; running out is said,
+ * with the budget's name, never a silently skipped trial. */
+START_TEST(jit_check_names_its_step_budget)
+{
+	Built b = build(tu_fixture("backend/rowsum64.tir"), NULL);
+	char *report = NULL;
+	ck_assert_int_eq(backend_check_budget(b.p, "rowsum64", 3, 1, 0.0, 100, &report), 2);
+	assert_contains(report, "trial 0: the interpreter stopped at the check's step budget "
+				"(BACKEND_CHECK_STEPS, 100 steps");
+	assert_contains(report, "no trial finished within the interpreter's step budget: "
+				"rowsum64 is not checked");
+	free(report);
+	/* two runs fit in 20000 steps; the third is not started */
+	ck_assert_int_eq(backend_check_budget(b.p, "rowsum64", 3, 1, 0.0, 20000, &report), 0);
+	assert_contains(report, "trial 2 not run: the trials so far took up to 8");
+	assert_contains(report, "left of the check's step budget (BACKEND_CHECK_STEPS, 20000 steps");
+	assert_contains(report, "2 trials: compiled rowsum64 agrees with the interpreter exactly");
+	free(report);
+	built_free(&b);
+}
+END_TEST
+
 Suite *suite_backend(void)
 {
 	Suite *s = suite_create("backend");
@@ -1551,6 +1573,7 @@ Suite *suite_backend(void)
 	tcase_set_timeout(tc, 600);
 	tcase_add_test(tc, conformance_cases_jit_agrees_with_interpreter);
 	tcase_add_test(tc, random_schedules_jit_agrees_with_interpreter);
+	tcase_add_test(tc, jit_check_names_its_step_budget);
 	suite_add_tcase(s, tc);
 
 	tc = tcase_create("emission");
