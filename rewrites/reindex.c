@@ -21,8 +21,9 @@
  *                      e (the copy never overwrites a cell B reads with
  *                      another cell of X); write: same g iff same e (Y's
  *                      cells stand for X's one to one);
- *   reindex.readable   read: every cell of X the copy reads is initialised
- *                      at T (the copy may run instances B's guards skip).
+ *   reindex.readable   read: every cell of X the copy reads lies in X's
+ *                      shape and is initialised at T (the copy may run
+ *                      instances B's guards skip).
  * The write side needs no copy-in: B either never reads X, or is a
  * reduction whose T.init writes the cell before any read of it within T
  * (checked on its structure: each reduction iter var is bound to a loop
@@ -361,10 +362,13 @@ static void obligations(RwCtx *c, const StmtCtx *tsc, const Reindex *ri)
 		FactSet fs;
 		memset(&fs, 0, sizeof fs);
 		an_facts_at(a, c->func, tsc, false, NULL, &fs);
-		Expr *goal = an_readable(a, c->func, &fs, ri->x, ri->p.nidx, p.e);
+		/* a parameter's cells count as readable: the copy's index must
+		 * also lie in the shape (B's guards may have kept it there) */
+		Expr *goal = ir_and(a, imap_in_box(a, ri->p.nidx, p.e, ri->x->shape),
+				    an_readable(a, c->func, &fs, ri->x, ri->p.nidx, p.e));
 		if (!(goal->kind == EX_INT && goal->u.ival))
 			inst_obligation(c, tsc, ri, "reindex.readable",
-					arena_printf(a, "every cell of %s the copy into %s reads is initialised", ri->x->name,
+					arena_printf(a, "every cell of %s the copy into %s reads lies in its shape and is initialised", ri->x->name,
 						     ri->y->name),
 					goal, &p, NULL);
 	}
@@ -691,6 +695,17 @@ RwStatus rw_reindex(RwCtx *c, const ReindexArgs *r)
 		}
 		ri.inc[i] = use;
 	}
+
+	/* the copy evaluates the bindings and loop ranges it copies where the
+	 * site is, outside allocations between the site and the block */
+	for (int j = 0; j < ri.nu; j++)
+		if (an_expr_has_load(ri.v.bindings[ri.used[j]]))
+			return rw_fail(c, RW_UNSUPPORTED, c->call_span, "%s: the binding of %s reads a buffer", what,
+				       ri.info->iters[ri.used[j]].var->name);
+	for (int i = 0; i < ri.nb; i++)
+		if (ri.inc[i] && (an_expr_has_load(ri.bl[i]->u.loop.min) || an_expr_has_load(ri.bl[i]->u.loop.extent)))
+			return rw_fail(c, RW_UNSUPPORTED, c->call_span, "%s: the range of loop %s reads a buffer", what,
+				       ri.bl[i]->u.loop.var->name);
 
 	/* the new buffer, named as TVM names it */
 	const char *base = r->scope ? arena_printf(a, "%s_%s", ri.x->name, rw_scope_name(scope))

@@ -136,6 +136,12 @@ START_TEST(reindex_of_uninitialised_cells_is_refuted)
 	StepReport *r = ts_refuted(&arena, tu_fixture("reindex/half.tir"), "sch.reindex(\"C\", \"B\")",
 				   "reindex.readable");
 	ts_assert_refuted_confirmed(r, "reindex.readable");
+	/* a parameter's cells are initialised, but the copy would read past
+	 * the end of A where the consumer's T.where stops */
+	r = ts_refuted(&arena, tu_fixture("reindex/past_the_end.tir"), "sch.reindex(\"C\", \"A\")",
+		       "reindex.readable");
+	ck_assert_ptr_nonnull(strstr(r->counterexample, "i = 8"));
+	ts_assert_refuted_confirmed(r, "reindex.readable");
 }
 END_TEST
 
