@@ -165,6 +165,12 @@ START_TEST(reindex_cache_stages_through_the_index_map)
 	ck_assert_str_eq(o, "C,C_shared");
 	free(o);
 	sched_free(s);
+	/* vsched's string form, as cache_read's */
+	s = accept(k, "sch.reindex_cache_read(block=\"B\", buffer=\"A\", scope=\"shared\", index_map=lambda i, j: (j, i))");
+	o = order(sched_func(s)->body);
+	ck_assert_str_eq(o, "A_shared,B");
+	free(o);
+	sched_free(s);
 }
 END_TEST
 

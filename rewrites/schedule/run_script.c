@@ -816,7 +816,8 @@ static StepStatus do_reindex(Call *k, RwCtx *c)
 
 /* sch.reindex_cache_read(block, read_buffer_index, storage_scope, index_map)
  * and sch.reindex_cache_write(block, write_buffer_index, ...): the index is
- * the buffer's position among the block's reads (writes), or its name. */
+ * the buffer's position among the block's reads (writes), or its name.
+ * The string form takes buffer= and scope= as cache_read's does. */
 static StepStatus do_reindex_cache(Call *k, RwCtx *c, bool write)
 {
 	const char *m = k->call->method;
@@ -827,7 +828,10 @@ static StepStatus do_reindex_cache(Call *k, RwCtx *c, bool write)
 	Stmt *b = block_arg(k, 0, "block", &args.block);
 	if (!b)
 		return STEP_BAD_INPUT;
+	/* vsched's string form, as cache_read's: buffer="A", scope="local" */
 	const ScriptArg *idx = script_arg(k->call, 1, idx_kw);
+	if (!idx)
+		idx = script_arg(k->call, -1, "buffer");
 	if (idx && idx->kind == ARG_INT)
 		args.buffer = buffer_by_index(k, idx, b, write);
 	else if (idx && idx->kind == ARG_STRING)
@@ -838,6 +842,8 @@ static StepStatus do_reindex_cache(Call *k, RwCtx *c, bool write)
 	if (!args.buffer)
 		return STEP_BAD_INPUT;
 	const ScriptArg *scope = script_arg(k->call, 2, "storage_scope");
+	if (!scope)
+		scope = script_arg(k->call, -1, "scope");
 	if (!scope || scope->kind != ARG_STRING)
 		return bad(k, scope, "%s: storage_scope must be a string: \"global\", \"local\" or \"shared\"", m);
 	args.scope = scope->str;
@@ -1047,8 +1053,8 @@ static const Signature signatures[] = {
 	{"cache_read", 2, {"buffer", "scope", "block"}},
 	{"cache_write", 2, {"buffer", "scope", "block"}},
 	{"reindex", 2, {"block", "buffer"}},
-	{"reindex_cache_read", 4, {"block", "read_buffer_index", "storage_scope", "index_map"}},
-	{"reindex_cache_write", 4, {"block", "write_buffer_index", "storage_scope", "index_map"}},
+	{"reindex_cache_read", 4, {"block", "read_buffer_index", "storage_scope", "index_map", "buffer", "scope"}},
+	{"reindex_cache_write", 4, {"block", "write_buffer_index", "storage_scope", "index_map", "buffer", "scope"}},
 	{"merge_adjacent_loops", 2, {NULL}},
 	{"merge_conditionals", 0, {"block", "strict"}},
 	{"remove_branching_through_overcompute", 0, {"block", "loop", "strict"}},
