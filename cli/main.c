@@ -123,7 +123,7 @@ static const Option options[] = {
 	[OPT_EMIT] = {"--emit", "llvm|asm|obj|header", C_BUILD, "what to write"},
 	[OPT_CACHE] = {"--cache", "DIR", C_SCHED,
 		       "persistent proof cache (default: $VSCHED_CACHE); nothing is solved twice"},
-	[OPT_JSON] = {"--json", NULL, C_RUN | C_LOG_SHOW, "JSON lines on stdout"},
+	[OPT_JSON] = {"--json", NULL, C_RUN | C_JIT | C_LOG_SHOW, "JSON lines on stdout (README: JSON output)"},
 	[OPT_FMA] = {"--fma", NULL, C_BUILD | C_JIT, "fuse x * y + z into fma in real mode"},
 	[OPT_REPEAT] = {"--repeat", "N", C_JIT, "timed runs (1..100000)"},
 	[OPT_TIMEOUT] = {"--timeout-ms", "N", C_SCHED, "time limit per solver query"},
@@ -268,10 +268,15 @@ static int parse_opts(int argc, char **argv, int first, Opts *o)
 	return 0;
 }
 
+/* A JSON string, or null for NULL. */
 static void json_str(FILE *f, const char *s)
 {
+	if (!s) {
+		fputs("null", f);
+		return;
+	}
 	fputc('"', f);
-	for (; s && *s; s++) {
+	for (; *s; s++) {
 		unsigned char ch = (unsigned char)*s;
 		if (ch == '"' || ch == '\\') fprintf(f, "\\%c", ch);
 		else if (ch == '\n') fputs("\\n", f);
@@ -282,13 +287,68 @@ static void json_str(FILE *f, const char *s)
 	fputc('"', f);
 }
 
-static void report_json(FILE *f, const vs_report *r)
+/* The counterexample of a report as a JSON object (README, "JSON
+ * output"), or null. */
+static void cex_json(FILE *f, const vs_report *r)
+{
+	const char *kind = vs_report_cex_obligation(r);
+	const char *text = vs_report_counterexample(r);
+	if (!text || !*text) {
+		fputs("null", f);
+		return;
+	}
+	fputs("{\"obligation\":", f);
+	json_str(f, kind);
+	fputs(",\"values\":[", f);
+	for (int i = 0; i < vs_report_cex_num_values(r); i++) {
+		const char *name, *value;
+		vs_report_cex_value(r, i, &name, &value);
+		fprintf(f, "%s{\"name\":", i ? "," : "");
+		json_str(f, name);
+		fputs(",\"value\":", f);
+		json_str(f, value);
+		fputc('}', f);
+	}
+	fputs("],\"cells\":[", f);
+	for (int i = 0; i < vs_report_cex_num_cells(r); i++) {
+		const char *buf, *value;
+		int n;
+		const long long *idx;
+		vs_report_cex_cell(r, i, &buf, &n, &idx, &value);
+		fprintf(f, "%s{\"buffer\":", i ? "," : "");
+		json_str(f, buf);
+		fputs(",\"indices\":[", f);
+		for (int k = 0; k < n; k++)
+			fprintf(f, "%s%lld", k ? "," : "", idx[k]);
+		fputs("],\"value\":", f);
+		json_str(f, value);
+		fputc('}', f);
+	}
+	fputs("],\"source\":[", f);
+	for (int i = 0; i < vs_report_cex_num_spans(r); i++) {
+		const char *file;
+		int line, col;
+		vs_report_cex_span(r, i, &file, &line, &col);
+		fprintf(f, "%s{\"file\":", i ? "," : "");
+		json_str(f, file);
+		fprintf(f, ",\"line\":%d,\"col\":%d}", line, col);
+	}
+	fputs("],\"text\":", f);
+	json_str(f, text);
+	fputc('}', f);
+}
+
+/* One "step" record: the step, its verdict, its obligations, the
+ * structured counterexample and the replay (README, "JSON output"). */
+static void report_json(FILE *f, int index, const vs_report *r)
 {
 	static const char *const st[] = {"committed", "rejected", "bad input"};
-	fputs("{\"step\":", f);
+	fprintf(f, "{\"type\":\"step\",\"index\":%d,\"step\":", index);
 	json_str(f, vs_report_step(r));
 	fprintf(f, ",\"status\":\"%s\",\"reason\":", st[vs_report_status(r)]);
 	json_str(f, vs_report_reason(r));
+	fputs(",\"note\":", f);
+	json_str(f, vs_report_note(r));
 	fputs(",\"obligations\":[", f);
 	for (int i = 0; i < vs_report_num_obligations(r); i++) {
 		const char *kind, *stmt, *verdict;
@@ -303,9 +363,19 @@ static void report_json(FILE *f, const vs_report *r)
 		fprintf(f, ",\"seconds\":%.6f}", secs);
 	}
 	fputs("],\"counterexample\":", f);
-	json_str(f, vs_report_counterexample(r));
-	fputs(",\"replay\":", f);
+	cex_json(f, r);
+	fputs(",\"replay\":{\"status\":", f);
 	json_str(f, vs_report_replay(r));
+	fputs(",\"text\":", f);
+	json_str(f, vs_report_replay_text(r));
+	fputs("}}\n", f);
+}
+
+/* The "result" record: the kernel after the schedule, printed. */
+static void result_json(FILE *f, const char *ir)
+{
+	fputs("{\"type\":\"result\",\"ir\":", f);
+	json_str(f, ir);
 	fputs("}\n", f);
 }
 
@@ -381,8 +451,8 @@ static void print_cache_summary(vs_schedule *s, int json)
 	if (warnings)
 		fputs(warnings, stderr);
 	if (json)
-		printf("{\"summary\":{\"obligations\":%d,\"solved\":%d,\"memory_cache_hits\":%d,"
-		       "\"persistent_cache_hits\":%d}}\n",
+		printf("{\"type\":\"summary\",\"obligations\":%d,\"solved\":%d,\"memory_cache_hits\":%d,"
+		       "\"persistent_cache_hits\":%d}\n",
 		       solved + mem + disk, solved, mem, disk);
 	else
 		fprintf(stderr, "obligations: %d solved, %d from the in-memory cache, "
@@ -412,7 +482,7 @@ static int cmd_run(vs_context *ctx, const Opts *o)
 	for (int i = 0; i < vs_num_reports(s); i++) {
 		const vs_report *r = vs_report_at(s, i);
 		if (o->json) {
-			report_json(stdout, r);
+			report_json(stdout, i + 1, r);
 			continue;
 		}
 		char *text = vs_report_text(r);
@@ -422,6 +492,11 @@ static int cmd_run(vs_context *ctx, const Opts *o)
 	print_cache_summary(s, o->json);
 	if (st != VS_OK) {
 		const char *err = vs_last_error(ctx);
+		/* a rejection's reason is already in its report above */
+		const vs_report *last = vs_last_report(s);
+		const char *why = last ? vs_report_reason(last) : NULL;
+		if (st == VS_REJECTED && why && !o->json && strstr(err, why))
+			err = "";
 		if (*err)
 			fprintf(stderr, "%s%s", err, err[strlen(err) - 1] == '\n' ? "" : "\n");
 		fprintf(stderr, "vsched: schedule stopped: %s\n",
@@ -430,6 +505,8 @@ static int cmd_run(vs_context *ctx, const Opts *o)
 		return st == VS_REJECTED ? 1 : 2;
 	}
 	char *text = vs_module_print(vs_schedule_result(s));
+	if (o->json)
+		result_json(stdout, text);
 	int rc = o->json && !o->out ? 0 : write_text(o->out, text);
 	free(text);
 	vs_schedule_free(s);
@@ -596,6 +673,22 @@ static vs_program *build_unscheduled(vs_context *ctx, const Opts *o, vs_schedule
 	return *s ? vs_build(*s, &bo) : NULL;
 }
 
+/* jit --json: the steps, the cache summary, then a "build" record. */
+static void jit_json_head(vs_schedule *s, vs_program *p)
+{
+	for (int i = 0; i < vs_num_reports(s); i++)
+		report_json(stdout, i + 1, vs_report_at(s, i));
+	print_cache_summary(s, 1);
+	int nobs, widened;
+	double solver, compile;
+	vs_program_stats(p, &nobs, &widened, &solver, &compile);
+	printf("{\"type\":\"build\",\"obligations\":%d,\"widened\":%d,\"solver_seconds\":%.6f,"
+	       "\"compile_seconds\":%.6f,\"warnings\":",
+	       nobs, widened, solver, compile);
+	json_str(stdout, vs_program_warning(p));
+	printf("}\n");
+}
+
 static int cmd_jit(vs_context *ctx, const Opts *o)
 {
 	vs_schedule *s, *us = NULL;
@@ -607,14 +700,18 @@ static int cmd_jit(vs_context *ctx, const Opts *o)
 	}
 	if (o->schedule)
 		up = build_unscheduled(ctx, o, &us);
-	print_schedule_summary(s);
-	int nobs, widened;
-	double solver, compile;
-	vs_program_stats(p, &nobs, &widened, &solver, &compile);
-	printf("lowering: %d obligations proven (flattening, annotations; %d indices widened "
-	       "to int64), solver %.3f s; compiled in %.3f s\n", nobs, widened, solver, compile);
-	if (vs_program_warning(p))
-		printf("note: %s\n", vs_program_warning(p));
+	if (o->json) {
+		jit_json_head(s, p);
+	} else {
+		print_schedule_summary(s);
+		int nobs, widened;
+		double solver, compile;
+		vs_program_stats(p, &nobs, &widened, &solver, &compile);
+		printf("lowering: %d obligations proven (flattening, annotations; %d indices widened "
+		       "to int64), solver %.3f s; compiled in %.3f s\n", nobs, widened, solver, compile);
+		if (vs_program_warning(p))
+			printf("note: %s\n", vs_program_warning(p));
+	}
 	const vs_module *m = vs_schedule_result(s);
 	int nf = vs_module_num_funcs(m);
 	for (int i = 0; i < nf && rc == 0; i++) {
@@ -623,7 +720,16 @@ static int cmd_jit(vs_context *ctx, const Opts *o)
 			continue;
 		char *report = NULL;
 		vs_status st = vs_program_check(p, f, o->trials ? o->trials : 3, o->seed, &report);
-		printf("%s: JIT vs interpreter: %s", f, report ? report : "?\n");
+		if (o->json) {
+			static const char *const sts[] = {"agree", "disagree", "error"};
+			printf("{\"type\":\"check\",\"function\":");
+			json_str(stdout, f);
+			printf(",\"status\":\"%s\",\"text\":", sts[st]);
+			json_str(stdout, report);
+			printf("}\n");
+		} else {
+			printf("%s: JIT vs interpreter: %s", f, report ? report : "?\n");
+		}
 		free(report);
 		if (st != VS_OK) {
 			rc = st == VS_REJECTED ? 1 : 2;
@@ -633,10 +739,28 @@ static int cmd_jit(vs_context *ctx, const Opts *o)
 		int repeat = o->repeat ? o->repeat : 5;
 		if (vs_program_time(p, f, o->seed, repeat, &t) != VS_OK)
 			continue;
+		bool have_u = up && vs_program_time(up, f, o->seed, repeat, &tu) == VS_OK;
+		if (o->json) {
+			printf("{\"type\":\"time\",\"function\":");
+			json_str(stdout, f);
+			printf(",\"repeat\":%d,\"scheduled_ms\":%.6f", repeat, t * 1e3);
+			if (have_u)
+				printf(",\"as_written_ms\":%.6f,\"speedup\":%.4f", tu * 1e3,
+				       t > 0 ? tu / t : 0.0);
+			else
+				printf(",\"as_written_ms\":null,\"speedup\":null");
+			printf("}\n");
+			continue;
+		}
 		printf("%s: run time %.4f ms scheduled (median of %d JIT runs)", f, t * 1e3, repeat);
-		if (up && vs_program_time(up, f, o->seed, repeat, &tu) == VS_OK)
+		if (have_u)
 			printf(", %.4f ms as written (speedup %.2fx)", tu * 1e3, t > 0 ? tu / t : 0.0);
 		printf("\n");
+	}
+	if (o->json && rc == 0) {
+		char *text = vs_module_print(m);
+		result_json(stdout, text);
+		free(text);
 	}
 	vs_program_free(up);
 	vs_schedule_free(us);

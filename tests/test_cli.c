@@ -233,6 +233,37 @@ static void make_log(const char *log)
 	vsched(0, NULL, NULL, "run '%s' --schedule '%s' --log '%s' -o /dev/null", k, s, log);
 }
 
+/* jit --json: the same step and summary records as run --json, then
+ * build, check, time and result records (README, "JSON output") */
+START_TEST(jit_json_records)
+{
+	const char *k = put("k.tir", tu_fixture(scale14));
+	const char *ok = put("ok.sched", "io, ii = sch.split(\"i\", factor=2, tail=\"perfect\")\n");
+	char *out;
+	vsched(0, &out, NULL, "jit '%s' --schedule '%s' --json --trials 2 --repeat 1", k, ok);
+	static const char *const types[] = {"step", "summary", "build", "check", "time", "result"};
+	int seen[6] = {0}, n = 0;
+	for (char *line = strtok(out, "\n"); line; line = strtok(NULL, "\n"), n++) {
+		ck_assert_msg(tu_json_valid(line), "not JSON: %s", line);
+		for (int i = 0; i < 6; i++) {
+			char want[64];
+			snprintf(want, sizeof want, "{\"type\":\"%s\"", types[i]);
+			seen[i] += strncmp(line, want, strlen(want)) == 0;
+		}
+	}
+	for (int i = 0; i < 6; i++)
+		ck_assert_msg(seen[i] == 1, "%d %s records", seen[i], types[i]);
+	ck_assert_int_eq(n, 6);
+	free(out);
+	/* a rejected schedule: exit 1, the report on stderr, nothing compiled */
+	const char *bad = put("bad.sched", "io, ii = sch.split(\"i\", factor=4, tail=\"perfect\")\n");
+	char *err;
+	vsched(1, NULL, &err, "jit '%s' --schedule '%s' --json", k, bad);
+	ts_has(err, "nothing is compiled");
+	free(err);
+}
+END_TEST
+
 START_TEST(log_show_and_check_exit_codes)
 {
 	char log[300];
@@ -363,6 +394,7 @@ Suite *suite_cli(void)
 	Suite *s = suite_create("cli");
 	struct { const char *name; const TTest *tests[4]; } cases[] = {
 		{"run", {run_exit_codes, run_timeout_rejects}},
+		{"jit", {jit_json_records}},
 		{"interp", {interp_exit_codes}},
 		{"equiv", {equiv_every_conformance_kernel_with_itself, equiv_finds_one_changed_store}},
 		{"equiv_step_limit", {equiv_at_the_step_limit_says_so}},
