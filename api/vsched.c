@@ -150,6 +150,8 @@ vs_schedule *vs_schedule_new(vs_context *c, const vs_module *m, const vs_options
 	vs->s = sched_new(&c->arena, m->m, &so);
 	if (o.float_ieee)
 		vs->s->float_mode = FLOAT_IEEE;
+	vs->s->progress = o.progress;
+	vs->s->progress_ud = o.progress_ud;
 	if (o.log_dir) {
 		DiagList d;
 		diag_init(&d, &c->arena);

@@ -2,9 +2,13 @@
  * over include/vsched.h. Exit status: 0 success, 1 a rewrite was rejected
  * or a check failed, 2 the input cannot be used. */
 #include <errno.h>
+#include <pthread.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
+#include <unistd.h>
 
 #include "vsched.h"
 
@@ -59,14 +63,170 @@ static int parse_number(const char *s, unsigned long *out)
 /* The library's last error on stderr: diagnostics come rendered
  * ("file:line:col: error: ..."); a plain message gets "vsched: error: ";
  * either ends with a newline. */
+/* ---------- colour on stderr ----------
+ * Only on a terminal, and never when NO_COLOR is set (no-color.org);
+ * VSCHED_COLOR=always or never overrides both (for tests and pipes). */
+static int color_state = -1;
+
+static bool color_on(void)
+{
+	if (color_state < 0) {
+		const char *force = getenv("VSCHED_COLOR");
+		const char *no = getenv("NO_COLOR"), *term = getenv("TERM");
+		if (force && strcmp(force, "always") == 0)
+			color_state = 1;
+		else if (force && strcmp(force, "never") == 0)
+			color_state = 0;
+		else
+			color_state = isatty(2) && !(no && *no) && !(term && strcmp(term, "dumb") == 0);
+	}
+	return color_state == 1;
+}
+
+/* Words that get a colour where they stand as a report's or a
+ * diagnostic's keyword. */
+static const struct {
+	const char *word, *sgr;
+} colored[] = {
+	{"error:", "1;31"},   {"warning:", "1;35"}, {"REJECTED", "1;31"}, {"refuted", "31"},
+	{"not proven", "33"}, {"committed", "32"},  {"proven", "32"},     {"hint:", "36"},
+	{"violation:", "1;31"},
+};
+
+/* text on stderr, with the keywords coloured when colour is on */
+static void err_puts(const char *text)
+{
+	if (!color_on()) {
+		fputs(text, stderr);
+		return;
+	}
+	for (const char *p = text; *p;) {
+		bool hit = false;
+		/* a keyword starts a word */
+		if (p == text || p[-1] == ' ' || p[-1] == '\n')
+			for (size_t i = 0; i < sizeof colored / sizeof *colored && !hit; i++) {
+				size_t n = strlen(colored[i].word);
+				if (strncmp(p, colored[i].word, n) == 0) {
+					fprintf(stderr, "\033[%sm%s\033[0m", colored[i].sgr, colored[i].word);
+					p += n;
+					hit = true;
+				}
+			}
+		if (!hit)
+			fputc(*p++, stderr);
+	}
+}
+
+/* ---------- progress on stderr ----------
+ * A script step that runs longer than a second (VSCHED_PROGRESS_AFTER_MS
+ * overrides, for tests) gets one status line on stderr, rewritten in place
+ * every 250 ms and cleared when the step ends; only on a terminal. */
+typedef struct Progress {
+	pthread_mutex_t mu;
+	pthread_cond_t cv;
+	pthread_t thread;
+	bool running, stop, shown;
+	int line;
+	char step[160];
+	struct timespec start;
+	long after_ms;
+} Progress;
+
+static double since(const struct timespec *t)
+{
+	struct timespec now;
+	clock_gettime(CLOCK_MONOTONIC, &now);
+	return (double)(now.tv_sec - t->tv_sec) + (double)(now.tv_nsec - t->tv_nsec) * 1e-9;
+}
+
+static void progress_step(void *ud, int line, const char *step, int done)
+{
+	Progress *p = ud;
+	pthread_mutex_lock(&p->mu);
+	if (done) {
+		if (p->shown)
+			fputs("\r\033[K", stderr);
+		p->running = p->shown = false;
+	} else {
+		p->running = true;
+		p->line = line;
+		snprintf(p->step, sizeof p->step, "%s", step ? step : "");
+		clock_gettime(CLOCK_MONOTONIC, &p->start);
+		if (p->after_ms == 0)
+			pthread_cond_signal(&p->cv); /* show it at once */
+	}
+	pthread_mutex_unlock(&p->mu);
+}
+
+static void *progress_main(void *ud)
+{
+	Progress *p = ud;
+	pthread_mutex_lock(&p->mu);
+	while (!p->stop) {
+		struct timespec wake;
+		clock_gettime(CLOCK_REALTIME, &wake);
+		wake.tv_nsec += 250 * 1000000L;
+		if (wake.tv_nsec >= 1000000000L)
+			wake.tv_sec++, wake.tv_nsec -= 1000000000L;
+		pthread_cond_timedwait(&p->cv, &p->mu, &wake);
+		if (p->stop || !p->running)
+			continue;
+		double t = since(&p->start);
+		if (t * 1000.0 < (double)p->after_ms)
+			continue;
+		fprintf(stderr, "\r\033[Kvsched: line %d: %.60s ... %.0f s", p->line, p->step, t);
+		fflush(stderr);
+		p->shown = true;
+	}
+	if (p->shown)
+		fputs("\r\033[K", stderr);
+	pthread_mutex_unlock(&p->mu);
+	return NULL;
+}
+
+/* Start the status line's thread when stderr is a terminal; false when
+ * there is none to show. */
+static bool progress_start(Progress *p, vs_options *opt)
+{
+	memset(p, 0, sizeof *p);
+	if (!isatty(2))
+		return false;
+	const char *env = getenv("VSCHED_PROGRESS_AFTER_MS");
+	p->after_ms = env && *env ? atol(env) : 1000;
+	pthread_mutex_init(&p->mu, NULL);
+	pthread_cond_init(&p->cv, NULL);
+	if (pthread_create(&p->thread, NULL, progress_main, p) != 0) {
+		pthread_mutex_destroy(&p->mu);
+		pthread_cond_destroy(&p->cv);
+		return false;
+	}
+	opt->progress = progress_step;
+	opt->progress_ud = p;
+	return true;
+}
+
+static void progress_stop(Progress *p)
+{
+	pthread_mutex_lock(&p->mu);
+	p->stop = true;
+	pthread_cond_signal(&p->cv);
+	pthread_mutex_unlock(&p->mu);
+	pthread_join(p->thread, NULL);
+	pthread_mutex_destroy(&p->mu);
+	pthread_cond_destroy(&p->cv);
+}
+
+static Progress progress;
+static bool progress_on;
+
 static void print_error(vs_context *ctx)
 {
 	const char *e = vs_last_error(ctx);
 	if (!e || !*e)
 		return;
 	if (strncmp(e, "error:", 6) != 0 && !strstr(e, ": error:"))
-		fputs("vsched: error: ", stderr);
-	fputs(e, stderr);
+		err_puts("vsched: error: ");
+	err_puts(e);
 	if (e[strlen(e) - 1] != '\n')
 		fputc('\n', stderr);
 }
@@ -432,6 +592,12 @@ static int open_schedule(vs_context *ctx, const Opts *o, vs_schedule **out)
 	if (o->floatmode && strcmp(o->floatmode, "ieee") != 0 && strcmp(o->floatmode, "real") != 0)
 		return die_usage("--float must be real or ieee", o->floatmode);
 	opt.float_ieee = o->floatmode && strcmp(o->floatmode, "ieee") == 0;
+	if (!progress_on && !o->json)
+		progress_on = progress_start(&progress, &opt);
+	else if (progress_on) {
+		opt.progress = progress_step;
+		opt.progress_ud = &progress;
+	}
 	vs_schedule *s = vs_schedule_new(ctx, m, &opt);
 	if (!s) {
 		print_error(ctx);
@@ -449,7 +615,7 @@ static void print_cache_summary(vs_schedule *s, int json)
 	const char *warnings;
 	vs_schedule_cache_stats(s, &solved, &mem, &disk, &warnings);
 	if (warnings)
-		fputs(warnings, stderr);
+		err_puts(warnings);
 	if (json)
 		printf("{\"type\":\"summary\",\"obligations\":%d,\"solved\":%d,\"memory_cache_hits\":%d,"
 		       "\"persistent_cache_hits\":%d}\n",
@@ -465,7 +631,7 @@ static void print_cache_warnings(vs_schedule *s)
 	const char *warnings;
 	vs_schedule_cache_stats(s, NULL, NULL, NULL, &warnings);
 	if (warnings)
-		fputs(warnings, stderr);
+		err_puts(warnings);
 }
 
 static int cmd_run(vs_context *ctx, const Opts *o)
@@ -486,7 +652,7 @@ static int cmd_run(vs_context *ctx, const Opts *o)
 			continue;
 		}
 		char *text = vs_report_text(r);
-		fputs(text, stderr);
+		err_puts(text);
 		free(text);
 	}
 	print_cache_summary(s, o->json);
@@ -498,7 +664,7 @@ static int cmd_run(vs_context *ctx, const Opts *o)
 		if (st == VS_REJECTED && why && !o->json && strstr(err, why))
 			err = "";
 		if (*err)
-			fprintf(stderr, "%s%s", err, err[strlen(err) - 1] == '\n' ? "" : "\n");
+			err_puts(err), err_puts(err[strlen(err) - 1] == '\n' ? "" : "\n");
 		fprintf(stderr, "vsched: schedule stopped: %s\n",
 			st == VS_REJECTED ? "a step was rejected; the IR before it is kept" : "bad input");
 		vs_schedule_free(s);
@@ -595,12 +761,12 @@ static int schedule_and_build(vs_context *ctx, const Opts *o, const char *cmd,
 		const vs_report *r = vs_last_report(s);
 		if (r) {
 			char *text = vs_report_text(r);
-			fputs(text, stderr);
+			err_puts(text);
 			free(text);
 		}
 		const char *err = vs_last_error(ctx);
 		if (*err)
-			fprintf(stderr, "%s%s", err, err[strlen(err) - 1] == '\n' ? "" : "\n");
+			err_puts(err), err_puts(err[strlen(err) - 1] == '\n' ? "" : "\n");
 		fprintf(stderr, "vsched: %s: the schedule was not proven; nothing is compiled\n", cmd);
 		return st == VS_REJECTED ? 1 : 2;
 	}
@@ -824,6 +990,8 @@ int main(int argc, char **argv)
 		rc = cmd_jit(ctx, &o);
 	else
 		rc = die_usage("unknown command", cmd);
+	if (progress_on)
+		progress_stop(&progress);
 	vs_context_free(ctx);
 	return finish_output(rc);
 }

@@ -61,6 +61,12 @@ typedef struct vs_options {
 	 * not empty, else none. A corrupted cache is reported
 	 * (vs_schedule_cache_stats), set aside and rebuilt, never fatal. */
 	const char *cache_dir;
+	/* Appended: called from the scheduling thread when a script step
+	 * starts (done = 0) and when it ends (done = 1): its line in the
+	 * script and its call as written. NULL: none. The CLI uses it to show
+	 * progress on a terminal for steps that run longer than a second. */
+	void (*progress)(void *ud, int line, const char *step, int done);
+	void *progress_ud;
 } vs_options;
 
 vs_schedule *vs_schedule_new(vs_context *ctx, const vs_module *m, const vs_options *opt);

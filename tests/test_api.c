@@ -700,6 +700,31 @@ START_TEST(string_arguments_cannot_inject_steps)
 }
 END_TEST
 
+/* A misspelled block or buffer gets the closest name, then the names the
+ * function has; a name far from all of them gets only the list. */
+START_TEST(misspelled_blocks_and_buffers_get_did_you_mean)
+{
+	vs_module *m = parse("k.tir", tu_fixture(scale14));
+	vs_schedule *s = vs_schedule_new(ctx, m, NULL);
+	ck_assert_int_eq(vs_cache_read(s, NULL, "AA", "local", NULL), VS_BAD_INPUT);
+	ck_assert_msg(strstr(vs_last_error(ctx), "no buffer 'AA' in function 'scale'; did you mean 'A'? (buffers: A, B)"),
+		      "%s", vs_last_error(ctx));
+	ck_assert_int_eq(vs_transform_layout(s, "Zebra", "lambda i: [i]", NULL, NULL, NULL), VS_BAD_INPUT);
+	ck_assert_msg(strstr(vs_last_error(ctx), "no buffer 'Zebra' in function 'scale' (buffers: A, B)"),
+		      "%s", vs_last_error(ctx));
+	vs_schedule_free(s);
+	m = vs_parse_file(ctx, "examples/tvm_matmul/matmul.tir");
+	ck_assert_ptr_nonnull(m);
+	s = vs_schedule_new(ctx, m, NULL);
+	ck_assert_int_eq(vs_run_script_string(s, "s.sched", "b = sch.get_block(\"CC\")\n"), VS_BAD_INPUT);
+	ck_assert_msg(strstr(vs_last_error(ctx), "no block 'CC' in function 'matmul'; did you mean 'C'? (blocks: C)"),
+		      "%s", vs_last_error(ctx));
+	ck_assert_int_eq(vs_compute_at(s, "Cx", "i"), VS_BAD_INPUT);
+	ck_assert_msg(strstr(vs_last_error(ctx), "did you mean 'C'?"), "%s", vs_last_error(ctx));
+	vs_schedule_free(s);
+}
+END_TEST
+
 Suite *suite_api(void)
 {
 	Suite *s = suite_create("api");
@@ -712,6 +737,7 @@ Suite *suite_api(void)
 		{"scripts", {scripts_run_and_report_positions}},
 		{"layout", {layout_and_overcompute_functions_schedule_the_row_sum}},
 		{"typed", {string_arguments_cannot_inject_steps}},
+		{"names", {misspelled_blocks_and_buffers_get_did_you_mean}},
 		{"limits", {tiny_resource_limit_rejects_as_not_proven}},
 		{"interp", {interp_and_equiv}},
 		{"logs", {proof_log_written_shown_and_checked}},

@@ -712,8 +712,8 @@ static Stmt *block_arg(Call *k, int pos, const char *kw, const char **name)
 	Stmt *b = rw_find_block(f, *name);
 	if (!b)
 		bad(k, script_arg(k->call, pos, kw), "%s",
-		    arena_printf(k->s->arena, "%s: no block '%s' in function '%s' (blocks: %s)", k->call->method,
-				 *name, f->name, hv_block_names(k->s->arena, f)));
+		    arena_printf(k->s->arena, "%s: no block '%s' in function '%s'%s", k->call->method,
+				 *name, f->name, rw_block_hint(k->s->arena, f, *name)));
 	return b;
 }
 
@@ -916,6 +916,21 @@ static StepStatus do_transform_layout_tvm(Call *k, RwCtx *c)
 	return finish(k, c, rw_transform_layout(c, &args));
 }
 
+/* sch.transform_block_layout(block, index_map) */
+static StepStatus do_transform_block_layout(Call *k, RwCtx *c)
+{
+	const char *what = "transform_block_layout";
+	const char *block;
+	if (!block_arg(k, 0, "block", &block))
+		return STEP_BAD_INPUT;
+	const ScriptArg *map = script_arg(k->call, 1, "index_map");
+	if (!map || map->kind != ARG_LAMBDA)
+		return bad(k, map, "%s: expected index_map=lambda ...: (...)", what);
+	if (k->call->nlhs > 0)
+		return bad(k, NULL, "%s: transform_block_layout returns nothing", what);
+	return finish(k, c, rw_transform_block_layout(c, block, k->sc->src, map->start, map->end));
+}
+
 /* ---------- handles: get_block, get_loops, get_child_blocks,
  * get_producers, get_consumers ---------- */
 
@@ -933,8 +948,8 @@ static StepStatus do_get_block(Call *k)
 		return bad(k, script_arg(k->call, 1, "func_name"), "get_block: no function '%s' in the module", fn);
 	if (!rw_find_block(f, name))
 		return bad(k, script_arg(k->call, 0, "name"), "%s",
-			   arena_printf(a, "get_block: no block '%s' in function '%s' (blocks: %s)", name, f->name,
-					hv_block_names(a, f)));
+			   arena_printf(a, "get_block: no block '%s' in function '%s'%s", name, f->name,
+					rw_block_hint(a, f, name)));
 	k->result = hv_block(k->env, f->name, name);
 	return STEP_COMMITTED;
 }
@@ -1049,6 +1064,7 @@ static const Signature signatures[] = {
 	{"get_producers", 1, {"block"}},
 	{"get_consumers", 1, {"block"}},
 	{"transform_layout", 3, {"buffer", "index_map", "pad_value", "block", "func", "inverse"}},
+	{"transform_block_layout", 2, {"block", "index_map"}},
 	{"fission", 2, {"loop", "after"}},
 	{"cache_read", 2, {"buffer", "scope", "block"}},
 	{"cache_write", 2, {"buffer", "scope", "block"}},
@@ -1286,6 +1302,8 @@ static StepStatus run_call(Call *k)
 		st = do_attach(k, &c, rw_reverse_compute_at);
 	else if (strcmp(m, "transform_layout") == 0)
 		st = tvm_form(k) ? do_transform_layout_tvm(k, &c) : do_transform_layout(k, &c);
+	else if (strcmp(m, "transform_block_layout") == 0)
+		st = do_transform_block_layout(k, &c);
 	else if (strcmp(m, "decompose_reduction") == 0)
 		st = do_decompose_reduction(k, &c);
 	else if (strcmp(m, "add_unit_loop") == 0)
@@ -1523,7 +1541,11 @@ StepStatus sched_run_script(Schedule *s, const Script *sc, DiagList *d)
 		if (!resolve_call(&k))
 			return STEP_BAD_INPUT;
 		Module *before = s->mod;
+		if (s->progress)
+			s->progress(s->progress_ud, k.call->span.line, describe(&k), 0);
 		StepStatus st = run_call(&k);
+		if (s->progress)
+			s->progress(s->progress_ud, k.call->span.line, NULL, 1);
 		if (st != STEP_COMMITTED)
 			return st;
 		if (s->mod != before)
