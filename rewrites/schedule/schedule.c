@@ -795,6 +795,7 @@ static const struct {
 	{"reverse_compute_at.", "attach the consumer to an outer loop, or under a loop whose iterations each produce what it reads"},
 	{"cache.", "stage a region every consumer iteration reads after the producer wrote it, or cache at another block"},
 	{"decompose.", "decompose at a loop above every reduction loop of the block"},
+	{"reindex.", "give an index map that keeps the cells the block touches apart, or reindex a block whose guards keep its reads inside the buffer's initialised cells"},
 	{"merge_conditionals.", "merge conditions that are identical or complementary where they are evaluated"},
 	{"simplify.", "add a T.assume that states the fact the simplification needs"},
 	{"hoist.", "hoist out of a loop whose condition does not depend on it"},
