@@ -196,12 +196,22 @@ $(BUILD)/bench/naive.o: bench/naive.c
 $(BENCH): bench/bench.c $(BUILD)/bench/naive.o $(LIBVS)
 	$(CC) $(ALL_CFLAGS) $(shell pkg-config --cflags openblas) -o $@ bench/bench.c \
 	  $(BUILD)/bench/naive.o $(LIBVS) $(LIBS) $(shell pkg-config --libs openblas)
+# the interpreter's speed, tree walk vs compiled form (appended to the
+# results; `make bench-interp` runs it alone)
+INTERP_BENCH := $(BUILD)/bench/interp_bench
+$(INTERP_BENCH): bench/interp.c $(LIBVS)
+	@mkdir -p $(dir $@)
+	$(CC) $(ALL_CFLAGS) -o $@ bench/interp.c $(LIBVS) $(LIBS)
+.PHONY: bench-interp
+bench-interp: $(INTERP_BENCH)
+	$(INTERP_BENCH)
 # OpenBLAS 0.3.21 does not recognise some recent CPUs and falls back to
 # its generic (Prescott) kernels: unless OPENBLAS_CORETYPE is set, pick
 # its best kernel for the host's vector ISA, so the comparison is fair.
 bench: check-deps
-	@$(MAKE) --no-print-directory all $(BENCH)
+	@$(MAKE) --no-print-directory all $(BENCH) $(INTERP_BENCH)
 	@ct=$${OPENBLAS_CORETYPE:-$$(grep -qw avx512f /proc/cpuinfo && echo SkylakeX || \
 	  (grep -qw avx2 /proc/cpuinfo && echo Haswell))}; \
 	if [ -n "$$ct" ]; then export OPENBLAS_CORETYPE=$$ct; fi; \
 	$(BENCH) $(BUILD)/bench-results.txt
+	$(INTERP_BENCH) $(BUILD)/bench-results.txt

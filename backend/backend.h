@@ -177,7 +177,18 @@ bool backend_run(Program *p, const char *func, State *st, int repeat,
  * contract x * y + z to a fused multiply-add or reassociate a reduction
  * in a vectorized loop (BACKEND_REAL_TOLERANCE). */
 #define BACKEND_REAL_TOLERANCE 1e-5
+/* The interpreter's step budget for all trials of one check together
+ * (statements plus loop iterations, as InterpResult.steps counts them;
+ * 10 to 20 s of the compiled interpreter, two trials of a 512^3 matmul):
+ * each trial runs on what the earlier ones left, and a trial that the
+ * earlier ones' steps say would not fit is not started. Either way the
+ * report says so and names the budget: the trials that finished count,
+ * and with none finished the check fails (2) instead of running on. */
+#define BACKEND_CHECK_STEPS 600000000ull
 int backend_check(Program *p, const char *func, int trials, uint64_t seed,
 		  double rel_tol, char **report);
+/* The same with another budget (tests). */
+int backend_check_budget(Program *p, const char *func, int trials, uint64_t seed,
+			 double rel_tol, uint64_t budget_steps, char **report);
 
 #endif

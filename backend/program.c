@@ -592,6 +592,12 @@ static bool has_floats(const Func *f)
 int backend_check(Program *p, const char *func, int trials, uint64_t seed, double rel_tol,
 		  char **report)
 {
+	return backend_check_budget(p, func, trials, seed, rel_tol, BACKEND_CHECK_STEPS, report);
+}
+
+int backend_check_budget(Program *p, const char *func, int trials, uint64_t seed,
+			 double rel_tol, uint64_t budget_steps, char **report)
+{
 	const LoweredFunc *lf = backend_find(p, func);
 	StrBuf rep = {0};
 	int rc = 0, usable = 0;
@@ -603,7 +609,10 @@ int backend_check(Program *p, const char *func, int trials, uint64_t seed, doubl
 	const Func *f = lf->source;
 	if (rel_tol < 0)
 		rel_tol = p->fm == FLOAT_IEEE ? 0.0 : BACKEND_REAL_TOLERANCE;
-	for (int t = 0; t < (trials < 1 ? 1 : trials) && rc == 0; t++) {
+	uint64_t budget = budget_steps, most_steps = 0;
+	bool out_of_budget = false;
+	int ntrials = trials < 1 ? 1 : trials;
+	for (int t = 0; t < ntrials && rc == 0 && !out_of_budget; t++) {
 		Arena a;
 		arena_init(&a);
 		DiagList d;
@@ -611,12 +620,31 @@ int backend_check(Program *p, const char *func, int trials, uint64_t seed, doubl
 		InterpResult r;
 		State *in = interp_gen_input(&a, f, seed + (uint64_t)t, &d);
 		State *ref = in ? state_clone(&a, in) : NULL;
-		if (!in) {
+		if (in && most_steps > budget) {
+			/* the trials so far say this one would run past the budget */
+			out_of_budget = true;
+			sb_printf(&rep, "trial %d not run: the trials so far took up to %llu interpreter "
+				  "steps, more than the %llu left of the check's step budget "
+				  "(BACKEND_CHECK_STEPS, %llu steps for all trials); a smaller size of "
+				  "the kernel can be checked on more inputs\n", t,
+				  (unsigned long long)most_steps, (unsigned long long)budget,
+				  (unsigned long long)budget_steps);
+		} else if (!in) {
 			char *msg = diag_render(&d);
 			sb_printf(&rep, "cannot generate an input for %s:\n%s", f->name, msg);
 			free(msg);
 			rc = 2;
-		} else if (interp_run(f, ref, 0, &r) == RUN_OK) {
+		} else if (interp_run(f, ref, budget ? budget : 1, &r) == RUN_LIMIT) {
+			out_of_budget = true;
+			sb_printf(&rep, "trial %d: the interpreter stopped at the check's step budget "
+				  "(BACKEND_CHECK_STEPS, %llu steps for all trials, %llu left for this one), "
+				  "so the compiled kernel is not checked on this input; a smaller size of "
+				  "the kernel can be checked in full\n", t,
+				  (unsigned long long)budget_steps, (unsigned long long)budget);
+		} else if (r.status == RUN_OK) {
+			budget -= r.steps;
+			if (r.steps > most_steps)
+				most_steps = r.steps;
 			State *jit = state_clone(&a, in);
 			char *diff = NULL;
 			if (!backend_run(p, f->name, jit, 1, NULL, &d)) {
@@ -639,7 +667,12 @@ int backend_check(Program *p, const char *func, int trials, uint64_t seed, doubl
 		arena_free(&a);
 	}
 	if (rc == 0 && usable == 0) {
-		sb_printf(&rep, "no usable trial: %s does not run on any generated input\n", f->name);
+		if (out_of_budget)
+			sb_printf(&rep, "no trial finished within the interpreter's step budget: "
+				  "%s is not checked\n", f->name);
+		else
+			sb_printf(&rep, "no usable trial: %s does not run on any generated input\n",
+				  f->name);
 		rc = 2;
 	} else if (rc == 0) {
 		if (rel_tol > 0 && has_floats(f))

@@ -164,7 +164,7 @@ BufState *in_lookup_buffer(Interp *in, const Buffer *b)
 	return NULL;
 }
 
-static bool push_loop(Interp *in, const Var *v)
+bool in_push_loop(Interp *in, const Var *v)
 {
 	if (in->nloops == in->caploops) {
 		int n = in->caploops ? 2 * in->caploops : 16;
@@ -292,9 +292,9 @@ static bool eval_shape(Interp *in, const Buffer *b, BufState *bs)
 }
 
 /* Allocate the local buffer of an ST_ALLOC (every cell uninitialised)
- * and bring it into scope; close_local undoes it. bs->shape must have
+ * and bring it into scope; in_close_local undoes it. bs->shape must have
  * room for MAX_DIMS extents. */
-static bool open_local(Interp *in, const Stmt *s, BufState *bs)
+bool in_open_local(Interp *in, const Stmt *s, BufState *bs)
 {
 	if (!eval_shape(in, s->u.alloc.buf, bs))
 		return false;
@@ -308,7 +308,7 @@ static bool open_local(Interp *in, const Stmt *s, BufState *bs)
 	return out_of_memory(in, s->span);
 }
 
-static void close_local(Interp *in, BufState *bs)
+void in_close_local(Interp *in, BufState *bs)
 {
 	in->nbinds--;
 	free(bs->data);
@@ -319,21 +319,24 @@ static bool exec_alloc(Interp *in, const Stmt *s)
 {
 	int64_t shape[MAX_DIMS];
 	BufState bs = {.shape = shape};
-	if (!open_local(in, s, &bs))
+	if (!in_open_local(in, s, &bs))
 		return false;
 	bool ok = exec(in, s->u.alloc.body);
-	close_local(in, &bs);
+	in_close_local(in, &bs);
 	return ok;
 }
 
 /* ---------- statements ---------- */
 
-static bool step(Interp *in, Span sp)
+bool in_step_limit(Interp *in, Span sp)
 {
-	if (++in->steps <= in->limit)
-		return true;
 	return in_fail(in, RUN_LIMIT, sp, "step limit of %llu reached",
 		       (unsigned long long)in->limit);
+}
+
+static bool step(Interp *in, Span sp)
+{
+	return in_step(in, sp);
 }
 
 static bool exec_for(Interp *in, const Stmt *s)
@@ -346,7 +349,7 @@ static bool exec_for(Interp *in, const Stmt *s)
 	SavedVar old;
 	if (!in_bind_var(in, v, (Value){.i = 0}, &old))
 		return false;
-	if (!push_loop(in, v)) {
+	if (!in_push_loop(in, v)) {
 		in_unbind_var(in, v, &old);
 		return false;
 	}
@@ -373,11 +376,14 @@ static bool exec_store(Interp *in, const Stmt *s)
 	if (!bs)
 		return false;
 	TVal x;
-	const Expr *e = s->u.store.value;
-	if (!in_eval(in, e, &x))
-		return false;
+	return in_eval(in, s->u.store.value, &x) && in_store_value(in, s, bs, off, x);
+}
+
+/* Write x, the value of the store s, to cell off of bs. */
+bool in_store_value(Interp *in, const Stmt *s, BufState *bs, int64_t off, TVal x)
+{
 	Value v;
-	if (!in_convert(x.v, e->dtype, bs->buf->dtype, &v))
+	if (!in_convert(x.v, s->u.store.value->dtype, bs->buf->dtype, &v))
 		return in_fail(in, RUN_UB, s->span, "stored value out of range of %s",
 			       dtype_name(bs->buf->dtype));
 	bs->data[off] = v;
@@ -485,8 +491,11 @@ static bool exec_assume(Interp *in, const Stmt *s)
 	bool holds = false;
 	if (!in_eval_fact(in, e, &holds))
 		return false;
-	if (holds)
-		return true;
+	return holds || in_assume_failed(in, s);
+}
+
+bool in_assume_failed(Interp *in, const Stmt *s)
+{
 	return in_fail(in, RUN_ASSUME_FAILED, s->span, "%s does not hold%s",
 		       fact_text(in, s), loop_context(in));
 }
@@ -500,6 +509,11 @@ static bool exec_let(Interp *in, const Stmt *s)
 	bool ok = exec(in, s->u.let.body);
 	in_unbind_var(in, v, &old);
 	return ok;
+}
+
+bool in_exec(Interp *in, const Stmt *s)
+{
+	return exec(in, s);
 }
 
 static bool exec(Interp *in, const Stmt *s)
@@ -600,8 +614,26 @@ static void fill_result(const Interp *in, InterpResult *r)
 	r->steps = in->steps;
 }
 
+/* The engine interp_run uses: the compiled form, or the tree walk when
+ * the environment says VS_INTERP=tree (read once). */
+static InterpEngine default_engine(void)
+{
+	static int engine = -1;
+	if (engine < 0) {
+		const char *e = getenv("VS_INTERP");
+		engine = e && strcmp(e, "tree") == 0 ? INTERP_TREE : INTERP_COMPILED;
+	}
+	return (InterpEngine)engine;
+}
+
 RunStatus interp_run(const Func *f, State *st, uint64_t step_limit,
 		     InterpResult *r)
+{
+	return interp_run_engine(f, st, step_limit, default_engine(), r);
+}
+
+RunStatus interp_run_engine(const Func *f, State *st, uint64_t step_limit,
+			    InterpEngine engine, InterpResult *r)
 {
 	Interp in;
 	interp_init(&in, st->arena, step_limit);
@@ -610,8 +642,16 @@ RunStatus interp_run(const Func *f, State *st, uint64_t step_limit,
 		in_fail(&in, RUN_UB, f->span,
 			"internal: the state does not match the parameters of %s",
 			f->name);
-	else if (bind_params(&in, f, st->scalars, st))
-		exec(&in, f->body);
+	else if (bind_params(&in, f, st->scalars, st)) {
+		switch (engine) {
+		case INTERP_COMPILED:
+			in_run_compiled(&in, f);
+			break;
+		case INTERP_TREE:
+			exec(&in, f->body);
+			break;
+		}
+	}
 	fill_result(&in, r);
 	RunStatus s = in.failed ? in.status : RUN_OK;
 	interp_destroy(&in);
@@ -731,10 +771,10 @@ static bool run_entry(Interp *in, const Stmt *s, bool *stopped)
 	case ST_ALLOC: {
 		int64_t shape[MAX_DIMS];
 		BufState bs = {.shape = shape};
-		if (!open_local(in, s, &bs))
+		if (!in_open_local(in, s, &bs))
 			return false;
 		ok = run_entry(in, s->u.alloc.body, stopped);
-		close_local(in, &bs);
+		in_close_local(in, &bs);
 		return ok;
 	}
 	case ST_FOR: case ST_IF: case ST_STORE: case ST_ASSUME: case ST_EVAL:

@@ -80,6 +80,17 @@ typedef struct InterpResult {
 RunStatus interp_run(const Func *f, State *st, uint64_t step_limit,
 		     InterpResult *r);
 
+/* The two forms of the interpreter. The tree walk is the reference text
+ * of the semantics; the compiled form (kernel/interp_compile.c: the IR
+ * compiled once per run into a tree of closures with the operands'
+ * types resolved) runs the same statements with the same steps, counts,
+ * values, cell states and messages, many times faster on loop nests.
+ * interp_run uses the compiled form unless the environment variable
+ * VS_INTERP is "tree". */
+typedef enum { INTERP_COMPILED, INTERP_TREE } InterpEngine;
+RunStatus interp_run_engine(const Func *f, State *st, uint64_t step_limit,
+			    InterpEngine engine, InterpResult *r);
+
 /* A random admissible input for f from seed: scalar params chosen small
  * (0..64) satisfying the entry T.assume facts, every cell of every buffer
  * parameter initialised with a small random value (floats are small

@@ -4,93 +4,11 @@
  * padding without a pad value) with UB reported at the expression's span. */
 #include "kernel/interp_int.h"
 
-#include <math.h>
-
 /* ---------- values ---------- */
-
-/* Whether the truncated float x fits integer dtype t. */
-static bool float_fits(double x, DType t)
-{
-	if (isnan(x))
-		return false;
-	switch (t) {
-	case DT_INT8: return x >= -128.0 && x <= 127.0;
-	case DT_INT16: return x >= -32768.0 && x <= 32767.0;
-	case DT_INT32: return x >= -2147483648.0 && x <= 2147483647.0;
-	case DT_UINT8: return x >= 0.0 && x <= 255.0;
-	case DT_INT64:
-	case DT_HANDLE:
-		return x >= -9223372036854775808.0 && x < 9223372036854775808.0;
-	case DT_BOOL: case DT_FLOAT16: case DT_FLOAT32: case DT_FLOAT64: case DT_VOID: case DT_COUNT:
-		return true;
-	}
-	return true;
-}
-
-/* Convert x of dtype `from` to `to`; false when a float does not fit the
- * integer type (UB for the caller to report). */
-bool in_convert(Value x, DType from, DType to, Value *out)
-{
-	if (dtype_is_float(to)) {
-		if (dtype_is_float(from))
-			out->f = round_float(x.f, to);
-		else if (to == DT_FLOAT32)
-			out->f = (double)(float)x.i; /* one rounding */
-		else if (to == DT_FLOAT16) /* |i| > 2^53 rounds in double, but to inf in half anyway */
-			out->f = vs_f16_round((double)x.i);
-		else
-			out->f = (double)x.i;
-		return true;
-	}
-	if (to == DT_VOID) {
-		*out = x;
-		return true;
-	}
-	if (!dtype_is_float(from)) {
-		out->i = wrap_int(x.i, to);
-		return true;
-	}
-	if (to == DT_BOOL) {
-		out->i = x.f != 0;
-		return true;
-	}
-	double t = trunc(x.f); /* toward zero */
-	if (!float_fits(t, to))
-		return false;
-	out->i = wrap_int((int64_t)t, to);
-	return true;
-}
 
 static bool is_zero(TVal x, DType t)
 {
 	return !x.undef && !truth(x.v, t);
-}
-
-/* Floor division and modulo (Python semantics); b != 0. The one
- * overflowing case INT64_MIN // -1 wraps. */
-static int64_t floor_div(int64_t a, int64_t b)
-{
-	if (b == -1)
-		return (int64_t)(0 - (uint64_t)a);
-	int64_t q = a / b;
-	if (a % b != 0 && ((a < 0) != (b < 0)))
-		q--;
-	return q;
-}
-
-static int64_t floor_mod(int64_t a, int64_t b)
-{
-	if (b == -1)
-		return 0;
-	int64_t r = a % b;
-	if (r != 0 && ((r < 0) != (b < 0)))
-		r += b;
-	return r;
-}
-
-static int64_t trunc_div(int64_t a, int64_t b)
-{
-	return b == -1 ? (int64_t)(0 - (uint64_t)a) : a / b;
 }
 
 /* The value of a T.undef(): arbitrary but deterministic. */
@@ -102,7 +20,7 @@ Value in_undef_value(Interp *in, DType t)
 	x ^= x << 17;
 	in->rng = x;
 	Value v;
-	if (dtype_is_float(t))
+	if (in_is_float(t))
 		v.f = (double)((int64_t)(x % 65) - 32) / 4.0;
 	else if (t == DT_BOOL)
 		v.i = (int64_t)(x & 1);
@@ -116,11 +34,14 @@ Value in_undef_value(Interp *in, DType t)
 bool in_eval_int(Interp *in, const Expr *e, int64_t *out, const char *what)
 {
 	TVal x;
-	if (!in_eval(in, e, &x))
-		return false;
+	return in_eval(in, e, &x) && in_int_value(in, e, x, out, what);
+}
+
+bool in_int_value(Interp *in, const Expr *e, TVal x, int64_t *out, const char *what)
+{
 	if (x.undef)
 		return in_fail(in, RUN_UB, e->span, "T.undef() used in %s", what);
-	if (dtype_is_float(e->dtype))
+	if (in_is_float(e->dtype))
 		return in_fail(in, RUN_UB, e->span, "float value used as %s", what);
 	*out = x.v.i;
 	return true;
@@ -164,9 +85,8 @@ bool in_is_padding(Interp *in, const Layout *lay, const Expr *pred, int n,
 
 /* Evaluate the indices of an access to b and check them: rank, bounds,
  * padding without a pad value. Returns the buffer state and offset. */
-BufState *in_access_cell(Interp *in, const Buffer *b, int nidx,
-			 Expr *const *idx, const char *what, Span sp,
-			 int64_t *ix, int64_t *off)
+BufState *in_access_buffer(Interp *in, const Buffer *b, int nidx,
+			   const char *what, Span sp)
 {
 	BufState *bs = in_lookup_buffer(in, b);
 	if (!bs) {
@@ -179,31 +99,45 @@ BufState *in_access_cell(Interp *in, const Buffer *b, int nidx,
 			what, b->name, nidx, bs->ndim);
 		return NULL;
 	}
-	for (int k = 0; k < nidx; k++)
-		if (!in_eval_int(in, idx[k], &ix[k], "an index"))
-			return NULL;
+	return bs;
+}
+
+bool in_cell_offset(Interp *in, const Buffer *b, BufState *bs, int nidx,
+		    const int64_t *ix, const char *what, Span sp, int64_t *off)
+{
 	*off = bufstate_offset(bs, ix);
-	if (*off < 0) {
-		in_fail(in, RUN_UB, sp, "%s %s out of bounds of shape %s", what,
-			in_cell_name(in, b, nidx, ix), in_shape_text(in, bs));
-		return NULL;
-	}
+	if (*off < 0)
+		return in_fail(in, RUN_UB, sp, "%s %s out of bounds of shape %s", what,
+			       in_cell_name(in, b, nidx, ix), in_shape_text(in, bs));
 	const Layout *lay = bs->buf->layout;
 	const Expr *forbidden = !lay ? NULL
 				: lay->forbidden ? lay->forbidden
 				: lay->pad_kind == PAD_NONE_GIVEN ? lay->pad_predicate : NULL;
 	if (!forbidden || !lay->inv_vars)
-		return bs;
+		return true;
 	/* padding without a pad value may not be touched (semantics.md 1) */
 	bool pad;
 	if (!in_is_padding(in, lay, forbidden, nidx, ix, &pad))
+		return false;
+	if (pad)
+		return in_fail(in, RUN_UB, sp, "%s %s touches padding of %s, which has no pad_value",
+			       what, in_cell_name(in, b, nidx, ix), b->name);
+	return true;
+}
+
+/* Evaluate the indices of an access to b and check them: rank, bounds,
+ * padding without a pad value. Returns the buffer state and offset. */
+BufState *in_access_cell(Interp *in, const Buffer *b, int nidx,
+			 Expr *const *idx, const char *what, Span sp,
+			 int64_t *ix, int64_t *off)
+{
+	BufState *bs = in_access_buffer(in, b, nidx, what, sp);
+	if (!bs)
 		return NULL;
-	if (pad) {
-		in_fail(in, RUN_UB, sp, "%s %s touches padding of %s, which has no pad_value",
-			what, in_cell_name(in, b, nidx, ix), b->name);
-		return NULL;
-	}
-	return bs;
+	for (int k = 0; k < nidx; k++)
+		if (!in_eval_int(in, idx[k], &ix[k], "an index"))
+			return NULL;
+	return in_cell_offset(in, b, bs, nidx, ix, what, sp, off) ? bs : NULL;
 }
 
 static bool eval_load(Interp *in, const Expr *e, TVal *out)
@@ -218,6 +152,13 @@ static bool eval_load(Interp *in, const Expr *e, TVal *out)
 				      e->span, ix, &off);
 	if (!bs)
 		return false;
+	return in_load_cell(in, e, bs, off, ix, out);
+}
+
+bool in_load_cell(Interp *in, const Expr *e, BufState *bs, int64_t off,
+		  const int64_t *ix, TVal *out)
+{
+	const Buffer *b = e->u.load.buf;
 	in->counts.loads++;
 	switch ((CellState)bs->cell[off]) {
 	case CELL_UNINIT:
@@ -240,7 +181,7 @@ static bool eval_load(Interp *in, const Expr *e, TVal *out)
 }
 
 /* `X[t] == T.undef()` inside T.assume: X[t] is readable, nothing more. */
-static const Expr *undef_compare_load(const Expr *e)
+const Expr *in_undef_compare_load(const Expr *e)
 {
 	if (e->kind != EX_BIN || e->u.bin.op != OP_EQ)
 		return NULL;
@@ -265,31 +206,44 @@ static bool eval_readable(Interp *in, const Expr *load, TVal *out)
 	return true;
 }
 
-static bool eval_logical(Interp *in, const Expr *e, TVal *out)
+bool in_logical_short(const Expr *e, TVal x, TVal *out)
 {
-	TVal x, y;
 	bool is_and = e->u.bin.op == OP_AND;
-	if (!in_eval(in, e->u.bin.a, &x))
-		return false;
 	bool xa = truth(x.v, e->u.bin.a->dtype);
-	if (!x.undef && xa != is_and) { /* short circuit */
-		out->undef = false;
-		out->v.i = xa;
-		return true;
-	}
-	if (!in_eval(in, e->u.bin.b, &y))
+	if (x.undef || xa == is_and)
 		return false;
+	out->undef = false; /* short circuit */
+	out->v.i = xa;
+	return true;
+}
+
+void in_logical_join(const Expr *e, TVal x, TVal y, TVal *out)
+{
+	bool is_and = e->u.bin.op == OP_AND;
+	bool xa = truth(x.v, e->u.bin.a->dtype);
 	bool yb = truth(y.v, e->u.bin.b->dtype);
 	out->v.i = is_and ? (xa && yb) : (xa || yb);
 	/* a defined operand that decides the result hides the other's taint */
 	out->undef = (x.undef || y.undef) && !(!y.undef && yb != is_and);
+}
+
+static bool eval_logical(Interp *in, const Expr *e, TVal *out)
+{
+	TVal x, y;
+	if (!in_eval(in, e->u.bin.a, &x))
+		return false;
+	if (in_logical_short(e, x, out))
+		return true;
+	if (!in_eval(in, e->u.bin.b, &y))
+		return false;
+	in_logical_join(e, x, y, out);
 	return true;
 }
 
 /* -1, 0, 1 for less, equal, greater; 2 when unordered (NaN). */
 static int order(TVal x, DType tx, TVal y, DType ty)
 {
-	if (dtype_is_float(tx) || dtype_is_float(ty)) {
+	if (in_is_float(tx) || in_is_float(ty)) {
 		Value a, b;
 		in_convert(x.v, tx, DT_FLOAT64, &a);
 		in_convert(y.v, ty, DT_FLOAT64, &b);
@@ -313,26 +267,6 @@ static bool compare(BinOp op, int ord)
 		return false; /* not a comparison: eval_bin never passes one */
 	}
 	return false;
-}
-
-static bool float_arith(BinOp op, double a, double b, DType t, double *out)
-{
-	double r = 0;
-	switch (op) {
-	case OP_ADD: r = a + b; break;
-	case OP_SUB: r = a - b; break;
-	case OP_MUL: r = a * b; break;
-	case OP_DIV: r = a / b; break;
-	case OP_FLOORDIV: r = floor(a / b); break;
-	case OP_FLOORMOD: r = a - floor(a / b) * b; break;
-	case OP_MIN: r = a < b ? a : b; break;
-	case OP_MAX: r = a > b ? a : b; break;
-	case OP_EQ: case OP_NE: case OP_LT: case OP_LE: case OP_GT: case OP_GE:
-	case OP_AND: case OP_OR: case OP_COUNT:
-		return false;
-	}
-	*out = round_float(r, t);
-	return true;
 }
 
 /* Integer arithmetic in 64 bits (unsigned where C would overflow), then
@@ -370,12 +304,17 @@ static bool eval_bin(Interp *in, const Expr *e, TVal *out)
 	BinOp op = e->u.bin.op;
 	if (binop_is_logical(op))
 		return eval_logical(in, e, out);
-	const Expr *load = in->in_assume ? undef_compare_load(e) : NULL;
+	const Expr *load = in->in_assume ? in_undef_compare_load(e) : NULL;
 	if (load)
 		return eval_readable(in, load, out);
 	TVal x, y;
-	if (!in_eval(in, e->u.bin.a, &x) || !in_eval(in, e->u.bin.b, &y))
-		return false;
+	return in_eval(in, e->u.bin.a, &x) && in_eval(in, e->u.bin.b, &y) &&
+	       in_bin_values(in, e, x, y, out);
+}
+
+bool in_bin_values(Interp *in, const Expr *e, TVal x, TVal y, TVal *out)
+{
+	BinOp op = e->u.bin.op;
 	DType ta = e->u.bin.a->dtype, tb = e->u.bin.b->dtype;
 	out->undef = x.undef || y.undef;
 	if (binop_is_compare(op)) {
@@ -389,7 +328,7 @@ static bool eval_bin(Interp *in, const Expr *e, TVal *out)
 	if (!in_convert(x.v, ta, t, &a) || !in_convert(y.v, tb, t, &b))
 		return in_fail(in, RUN_UB, e->span, "operand out of range of %s",
 			       dtype_name(t));
-	if (dtype_is_float(t))
+	if (in_is_float(t))
 		return float_arith(op, a.f, b.f, t, &out->v.f) ||
 		       in_fail(in, RUN_UB, e->span,
 			       "internal: operator %d is not arithmetic", (int)op);
@@ -528,6 +467,11 @@ static bool eval_call(Interp *in, const Expr *e, TVal *out)
 			return in_fail(in, RUN_UB, e->span, "operand out of range of %s",
 				       dtype_name(e->dtype));
 	}
+	return in_call_values(in, e, v, out);
+}
+
+bool in_call_values(Interp *in, const Expr *e, const Value *v, TVal *out)
+{
 	MathFn f = e->u.call.fn;
 	if (e->dtype == DT_FLOAT32)
 		out->v.f = math_f32(f, (float)v[0].f, (float)v[1].f, (float)v[2].f);
@@ -544,13 +488,41 @@ static bool eval_call(Interp *in, const Expr *e, TVal *out)
 	return true;
 }
 
+bool in_unary_value(Interp *in, const Expr *e, TVal x, TVal *out)
+{
+	out->undef = x.undef;
+	switch (e->kind) {
+	case EX_NOT:
+		out->v.i = !truth(x.v, e->u.un.a->dtype);
+		return true;
+	case EX_NEG:
+		if (!in_convert(x.v, e->u.un.a->dtype, e->dtype, &out->v))
+			return in_fail(in, RUN_UB, e->span, "operand out of range");
+		if (in_is_float(e->dtype))
+			out->v.f = -out->v.f;
+		else
+			out->v.i = wrap_int((int64_t)(0 - (uint64_t)out->v.i), e->dtype);
+		return true;
+	case EX_CAST:
+		if (in_convert(x.v, e->u.un.a->dtype, e->dtype, &out->v))
+			return true;
+		return in_fail(in, RUN_UB, e->span, "cast of %g to %s is out of range",
+			       x.v.f, dtype_name(e->dtype));
+	case EX_INT: case EX_FLOAT: case EX_VAR: case EX_BIN: case EX_SELECT: case EX_LOAD:
+	case EX_UNDEF: case EX_LET: case EX_CALL: case EX_OPAQUE: case EX_COUNT:
+		break;
+	}
+	return in_fail(in, RUN_UB, e->span, "internal: expression kind %d is not unary",
+		       (int)e->kind);
+}
+
 bool in_eval(Interp *in, const Expr *e, TVal *out)
 {
 	TVal x;
 	out->undef = false;
 	switch (e->kind) {
 	case EX_INT:
-		if (dtype_is_float(e->dtype))
+		if (in_is_float(e->dtype))
 			out->v.f = round_float((double)e->u.ival, e->dtype);
 		else
 			out->v.i = wrap_int(e->u.ival, e->dtype);
@@ -564,22 +536,9 @@ bool in_eval(Interp *in, const Expr *e, TVal *out)
 	case EX_BIN:
 		return eval_bin(in, e, out);
 	case EX_NOT:
-		if (!in_eval(in, e->u.un.a, &x))
-			return false;
-		out->v.i = !truth(x.v, e->u.un.a->dtype);
-		out->undef = x.undef;
-		return true;
 	case EX_NEG:
-		if (!in_eval(in, e->u.un.a, &x))
-			return false;
-		if (!in_convert(x.v, e->u.un.a->dtype, e->dtype, &out->v))
-			return in_fail(in, RUN_UB, e->span, "operand out of range");
-		if (dtype_is_float(e->dtype))
-			out->v.f = -out->v.f;
-		else
-			out->v.i = wrap_int((int64_t)(0 - (uint64_t)out->v.i), e->dtype);
-		out->undef = x.undef;
-		return true;
+	case EX_CAST:
+		return in_eval(in, e->u.un.a, &x) && in_unary_value(in, e, x, out);
 	case EX_SELECT: {
 		if (!in_eval(in, e->u.sel.cond, &x))
 			return false;
@@ -593,14 +552,6 @@ bool in_eval(Interp *in, const Expr *e, TVal *out)
 		       in_fail(in, RUN_UB, e->span, "value out of range of %s",
 			       dtype_name(e->dtype));
 	}
-	case EX_CAST:
-		if (!in_eval(in, e->u.un.a, &x))
-			return false;
-		out->undef = x.undef;
-		if (in_convert(x.v, e->u.un.a->dtype, e->dtype, &out->v))
-			return true;
-		return in_fail(in, RUN_UB, e->span, "cast of %g to %s is out of range",
-			       x.v.f, dtype_name(e->dtype));
 	case EX_LOAD:
 		return eval_load(in, e, out);
 	case EX_UNDEF:

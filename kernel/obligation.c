@@ -46,6 +46,7 @@ Obligation *obligation_new(Arena *a, const char *kind, const char *statement,
 	o->nhyps = nhyps;
 	o->goal = goal;
 	o->origin = origin;
+	o->red_op = OP_COUNT;
 	return o;
 }
 

@@ -31,6 +31,10 @@ typedef struct Obligation {
 	 * `==`: set by no-op and simplification goals, where a store or a
 	 * replacement must leave exactly the value that was there. */
 	bool same_value;
+	/* a reassociation obligation (*.reassociate): the operator and the
+	 * dtype it is about (OP_COUNT otherwise) */
+	BinOp red_op;
+	DType red_dtype;
 	Span origin;  /* the statement or loop the obligation comes from */
 	int nrelated; /* accesses involved, for reports */
 	Span *related;

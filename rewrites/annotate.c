@@ -39,8 +39,17 @@ void rw_race_obligations(RwCtx *c, const char *kind, const Obligation *base_in,
 	an_collect_accesses(c->arena, l->u.loop.body, 1, &v, &r2, nvol, vol, &q);
 	an_name_instance(a, &p, "_1");
 	an_name_instance(a, &q, "_2");
-	rw_commute_obligations(c, kind, "two different iterations run at once without a race",
-			       base, &p, &q, false);
+	/* vectorize: two updates X[e] = X[e] op v of one cell may be
+	 * reassociated (the vector code keeps partial results per lane and
+	 * reduces them at the end) when op is exact on the dtype in the
+	 * float mode: KIND.reassociate. parallel: no (a parallel
+	 * reduction races; the pool has no per-thread partials). */
+	if (strncmp(kind, "vectorize", 9) == 0)
+		rw_commute_reassociating(c, kind, "two different iterations run at once without a race", base,
+					 &p, &q);
+	else
+		rw_commute_obligations(c, kind, "two different iterations run at once without a race",
+				       base, &p, &q, false);
 }
 
 /* The constant an extent always equals, if it is one: the extent itself

@@ -19,7 +19,7 @@ static Span nospan(void) { return (Span){0}; }
 
 /* ---------- buffers and names ---------- */
 
-static const char *unique_block_name(Arena *a, const Func *f, const char *base)
+const char *rw_unique_block_name(Arena *a, const Func *f, const char *base)
 {
 	const char *name = base;
 	for (int k = 1; rw_find_block(f, name); k++)
@@ -27,7 +27,7 @@ static const char *unique_block_name(Arena *a, const Func *f, const char *base)
 	return name;
 }
 
-static bool scope_from_name(const char *s, BufferScope *out)
+bool rw_scope_from_name(const char *s, BufferScope *out)
 {
 	if (strcmp(s, "global") == 0)
 		*out = SCOPE_GLOBAL;
@@ -40,7 +40,7 @@ static bool scope_from_name(const char *s, BufferScope *out)
 	return true;
 }
 
-static const char *scope_name(BufferScope s)
+const char *rw_scope_name(BufferScope s)
 {
 	switch (s) {
 	case SCOPE_GLOBAL: return "global";
@@ -617,7 +617,7 @@ static void written_obligation(RwCtx *c, const StmtCtx *sc, Buffer *buf, const B
 /* The copies run for every iteration of the loops around the block and
  * touch the whole region, which the original iteration may not have: a
  * parallel or vectorized loop around it is checked again (parallel.md). */
-static void race_rechecks(RwCtx *c, const StmtCtx *sc, const Func *out)
+void rw_race_rechecks(RwCtx *c, const StmtCtx *sc, const Func *out)
 {
 	Arena *a = c->arena;
 	for (int i = 0; i < sc->nloops; i++) {
@@ -695,7 +695,7 @@ static Stmt *seq_of(Arena *a, int n, Stmt **items, Span sp)
 /* The body with the block at sc replaced by `staged` (an allocation).
  * An allocation's body is the rest of its sequence, so the statements
  * after the block move into it: the printed text parses back the same. */
-static Stmt *place_staged(Arena *a, Stmt *root, const StmtCtx *sc, Stmt *staged)
+Stmt *rw_place_staged(Arena *a, Stmt *root, const StmtCtx *sc, Stmt *staged)
 {
 	int d = sc->depth;
 	Stmt *parent = d > 0 ? an_stmt_at(root, sc->path, d - 1) : NULL;
@@ -928,12 +928,12 @@ static RwStatus cache_main(RwCtx *c, const CacheArgs *args, Staged *so)
 		return rw_fail(c, RW_BAD_INPUT, c->call_span, "%s: no buffer '%s' in function '%s'%s", what,
 			       args->buffer, f->name, rw_buffer_hint(c->arena, f, args->buffer));
 	BufferScope scope = buf->scope;
-	if (args->scope && !scope_from_name(args->scope, &scope))
+	if (args->scope && !rw_scope_from_name(args->scope, &scope))
 		return rw_fail(c, RW_BAD_INPUT, c->call_span,
 			       "%s: scope must be \"global\", \"local\" or \"shared\", not \"%s\"", what,
 			       args->scope);
 	const char *name = args->name ? args->name
-				      : arena_printf(a, "%s_%s", buf->name, scope_name(scope));
+				      : arena_printf(a, "%s_%s", buf->name, rw_scope_name(scope));
 	bool taken_param;
 	if (rw_find_buffer(f, name, &taken_param))
 		return rw_fail(c, RW_BAD_INPUT, c->call_span, "%s: function '%s' already has a buffer '%s'",
@@ -1009,7 +1009,7 @@ static RwStatus cache_main(RwCtx *c, const CacheArgs *args, Staged *so)
 	Stmt **items = arena_alloc(a, sizeof(Stmt *) * (size_t)(ntgt + 2));
 	int n = 0;
 	if (copy_in) {
-		const char *blk = unique_block_name(a, f, args->write ? arena_printf(a, "%s_in", name) : name);
+		const char *blk = rw_unique_block_name(a, f, args->write ? arena_printf(a, "%s_in", name) : name);
 		items[n++] = copy_stage(a, blk, &box, vs, cache, buf, c->call_span);
 	}
 	/* one flat sequence, as the parser builds it */
@@ -1017,7 +1017,7 @@ static RwStatus cache_main(RwCtx *c, const CacheArgs *args, Staged *so)
 		items[n++] = tgt->kind == ST_SEQ ? tgt->u.seq.items[i] : tgt;
 	if (args->write) {
 		Var **out_vars = copy_in ? copy_vars(a, f, &box, vs) : vs;
-		const char *blk = unique_block_name(a, f, arena_printf(a, "%s_out", name));
+		const char *blk = rw_unique_block_name(a, f, arena_printf(a, "%s_out", name));
 		items[n++] = copy_stage(a, blk, &box, out_vars, buf, cache, c->call_span);
 		so->out_block = blk;
 	}
@@ -1028,7 +1028,7 @@ static RwStatus cache_main(RwCtx *c, const CacheArgs *args, Staged *so)
 	Stmt *staged = ir_alloc(a, cache, seq_of(a, n, items, c->call_span), c->call_span);
 	Stmt *body;
 	if (!site.whole) {
-		body = place_staged(a, f->body, &site.sc, staged);
+		body = rw_place_staged(a, f->body, &site.sc, staged);
 	} else if (site.nlead == 0) {
 		body = staged;
 	} else {
@@ -1039,7 +1039,7 @@ static RwStatus cache_main(RwCtx *c, const CacheArgs *args, Staged *so)
 	}
 	c->out = an_with_body(a, f, body);
 	if (!site.whole)
-		race_rechecks(c, &site.sc, c->out);
+		rw_race_rechecks(c, &site.sc, c->out);
 	if (args->write && !copy_in && !by_facts)
 		c->note = arena_printf(a, "no copy-in: %s writes every cell of the staged region of %s and reads none",
 				       where, buf->name);

@@ -22,4 +22,19 @@ typedef struct CacheArgs {
 
 RwStatus rw_cache(RwCtx *c, const CacheArgs *args);
 
+/* ---------- shared with reindex (rewrites/reindex.c) ---------- */
+
+/* base, or base_1, base_2, ...: a name no block of f has. */
+const char *rw_unique_block_name(Arena *a, const Func *f, const char *base);
+/* "global" | "local" | "shared" and back. */
+bool rw_scope_from_name(const char *s, BufferScope *out);
+const char *rw_scope_name(BufferScope s);
+/* The body `root` with the statement at sc replaced by `staged` (an
+ * allocation); the statements after it in its sequence move into the
+ * allocation's body, so the printed text parses back the same. */
+Stmt *rw_place_staged(Arena *a, Stmt *root, const StmtCtx *sc, Stmt *staged);
+/* parallel.no_race / vectorize.no_race again for every labelled loop
+ * around sc, as it stands in `out` (the copies a stage adds run in it). */
+void rw_race_rechecks(RwCtx *c, const StmtCtx *sc, const Func *out);
+
 #endif

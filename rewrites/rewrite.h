@@ -123,6 +123,20 @@ void rw_commute_obligations(RwCtx *c, const char *kind, const char *what,
 			    const Obligation *base, const AccessList *p,
 			    const AccessList *q, bool allow_reductions);
 
+/* The same, exempting every pair of reduction accesses with the same
+ * operator (`X[e] = X[e] op v`) and emitting, once per operator and
+ * dtype, the obligation KIND-prefix.reassociate instead (vectorize of a
+ * reduction loop). */
+void rw_commute_reassociating(RwCtx *c, const char *kind, const char *what, const Obligation *base,
+			      const AccessList *p, const AccessList *q);
+
+/* PREFIX.reassociate on c->obs (semantics.md 9): op is associative and
+ * commutative on dtype t in the float mode, bit for bit. In ieee mode,
+ * float + and * are asked at values whose roundings differ (refuted);
+ * integer * is not asked (a ring fact bit-vector solvers time out on:
+ * c->note says so) and false is returned. Once per prefix, op and t. */
+bool rw_reassociate_obligation(RwCtx *c, const char *prefix, BinOp op, DType t, Span origin);
+
 /* Race freedom of `loop` as it stands (semantics.md section 4, parallel /
  * vectorize): for two iterations v1 < v2 of its range, no access of one
  * touches a cell the other writes; reductions included. `base` holds the
@@ -180,5 +194,14 @@ RwStatus rw_reverse_compute_at_index(RwCtx *c, const char *block, const char *lo
  * decompose.init_reached, decompose.commute (and the race freedom of a
  * copied parallel or vectorized loop). */
 RwStatus rw_decompose_reduction(RwCtx *c, const char *block, const char *loop);
+
+/* ---------- rfactor (rewrites/rfactor.c) ----------
+ * TVM's rfactor(loop, factor_axis) on the reduction block under `loop` (a
+ * loop of the block's own perfect nest): the block X_rf reduces into a
+ * new buffer with loop's extent at factor_axis, the write-back block X
+ * reduces that into X. Obligations rfactor.reassociate, .identity,
+ * .reduction_loops, .cells_distinct, .init_first, .reduce_nonempty,
+ * .rf_init, .no_self_read (semantics.md 9, "Reductions"). */
+RwStatus rw_rfactor(RwCtx *c, const char *loop, int64_t factor_axis);
 
 #endif

@@ -1458,6 +1458,48 @@ START_TEST(data_dependent_indices_may_leave_the_buffer)
 }
 END_TEST
 
+/* A vectorized float reduction (real mode, vectorize.reassociate proven):
+ * LLVM keeps partial sums in vector registers and reduces them once at
+ * the end; the result agrees with the interpreter's in-order sum within
+ * the real-mode tolerance. */
+START_TEST(vectorized_reduction_keeps_vector_partial_sums)
+{
+	const char *k = tu_fixture("backend/vectorized_float_reduction.tir");
+	Built b = build(k, "sch.vectorize(\"j\")");
+	DiagList d;
+	diag_init(&d, &arena);
+	char *ir = backend_emit_string(b.p, EMIT_LLVM, &d);
+	ck_assert_ptr_nonnull(ir);
+	assert_contains(ir, "fadd <");
+	assert_contains(ir, "llvm.vector.reduce.fadd");
+	free(ir);
+	assert_jit_agrees(b.p, 4, BACKEND_REAL_TOLERANCE);
+	built_free(&b);
+}
+END_TEST
+
+/* The check's step budget is shared by its trials; running out is said,
+ * with the budget's name, never a silently skipped trial. */
+START_TEST(jit_check_names_its_step_budget)
+{
+	Built b = build(tu_fixture("backend/rowsum64.tir"), NULL);
+	char *report = NULL;
+	ck_assert_int_eq(backend_check_budget(b.p, "rowsum64", 3, 1, 0.0, 100, &report), 2);
+	assert_contains(report, "trial 0: the interpreter stopped at the check's step budget "
+				"(BACKEND_CHECK_STEPS, 100 steps");
+	assert_contains(report, "no trial finished within the interpreter's step budget: "
+				"rowsum64 is not checked");
+	free(report);
+	/* two runs fit in 20000 steps; the third is not started */
+	ck_assert_int_eq(backend_check_budget(b.p, "rowsum64", 3, 1, 0.0, 20000, &report), 0);
+	assert_contains(report, "trial 2 not run: the trials so far took up to 8");
+	assert_contains(report, "left of the check's step budget (BACKEND_CHECK_STEPS, 20000 steps");
+	assert_contains(report, "2 trials: compiled rowsum64 agrees with the interpreter exactly");
+	free(report);
+	built_free(&b);
+}
+END_TEST
+
 Suite *suite_backend(void)
 {
 	Suite *s = suite_create("backend");
@@ -1518,6 +1560,7 @@ Suite *suite_backend(void)
 	tcase_add_test(tc, source_annotations_are_proven_before_code_generation);
 	tcase_add_test(tc, nested_parallel_and_local_buffers_in_parallel_bodies);
 	tcase_add_test(tc, vectorized_loop_gives_vector_code);
+	tcase_add_test(tc, vectorized_reduction_keeps_vector_partial_sums);
 	tcase_add_test(tc, unrolled_loop_is_replicated);
 	tcase_add_test(tc, long_unrolled_loop_is_unrolled_partially);
 	tcase_add_test(tc, huge_allocation_fails_instead_of_wrapping);
@@ -1530,6 +1573,7 @@ Suite *suite_backend(void)
 	tcase_set_timeout(tc, 600);
 	tcase_add_test(tc, conformance_cases_jit_agrees_with_interpreter);
 	tcase_add_test(tc, random_schedules_jit_agrees_with_interpreter);
+	tcase_add_test(tc, jit_check_names_its_step_budget);
 	suite_add_tcase(s, tc);
 
 	tc = tcase_create("emission");

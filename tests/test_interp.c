@@ -14,6 +14,7 @@
 #include "kernel/half.h"
 #include "kernel/interp.h"
 #include "kernel/parse.h"
+#include "tests/randkernel.h"
 #include "tests/testutil.h"
 
 static Arena arena;
@@ -1238,6 +1239,177 @@ START_TEST(float16_results_are_rounded_to_half)
 }
 END_TEST
 
+/* ---------- the compiled form against the tree walk ---------- */
+
+/* Both forms run f on copies of `input` with the step limit `limit`: the
+ * same verdict, message, span, counts, steps and final cells (values
+ * bitwise, cell states). Returns whether the tree walk ran to the end. */
+static bool engines_agree(const char *what, const Func *f, const State *input, uint64_t limit)
+{
+	Arena a;
+	arena_init(&a);
+	State *st = state_clone(&a, input), *sc = state_clone(&a, input);
+	InterpResult rt, rc;
+	RunStatus t = interp_run_engine(f, st, limit, INTERP_TREE, &rt);
+	RunStatus c = interp_run_engine(f, sc, limit, INTERP_COMPILED, &rc);
+	ck_assert_msg(t == c && rt.status == rc.status, "%s: verdict %d (tree) vs %d (compiled): %s",
+		      what, (int)t, (int)c, rc.message ? rc.message : "");
+	ck_assert_msg((!rt.message && !rc.message) ||
+		      (rt.message && rc.message && strcmp(rt.message, rc.message) == 0),
+		      "%s: message '%s' (tree) vs '%s' (compiled)", what,
+		      rt.message ? rt.message : "(none)", rc.message ? rc.message : "(none)");
+	ck_assert_msg(rt.span.line == rc.span.line && rt.span.col == rc.span.col &&
+		      rt.span.len == rc.span.len, "%s: span %d:%d vs %d:%d", what, rt.span.line,
+		      rt.span.col, rc.span.line, rc.span.col);
+	ck_assert_msg(rt.steps == rc.steps, "%s: %llu steps (tree) vs %llu (compiled)", what,
+		      (unsigned long long)rt.steps, (unsigned long long)rc.steps);
+	ck_assert_msg(memcmp(&rt.counts, &rc.counts, sizeof rt.counts) == 0, "%s: counts differ", what);
+	for (int i = 0; i < st->nbufs; i++) {
+		const BufState *x = &st->bufs[i], *y = &sc->bufs[i];
+		ck_assert_int_eq(x->size, y->size);
+		ck_assert_msg(memcmp(x->cell, y->cell, (size_t)x->size) == 0 &&
+			      memcmp(x->data, y->data, sizeof(Value) * (size_t)x->size) == 0,
+			      "%s: buffer %s differs", what, x->buf->name);
+	}
+	arena_free(&a);
+	return t == RUN_OK;
+}
+
+/* Every way of running f that the suites' kernels reach: a generated
+ * input run to the end and stopped early, the same with some input cells
+ * T.undef() (taint) or uninitialised (UB), and an all-uninitialised
+ * state. */
+static int engines_agree_on(const char *name, const Func *f, uint64_t limit)
+{
+	Arena a;
+	arena_init(&a);
+	DiagList d;
+	diag_init(&d, &a);
+	int runs = 0;
+	for (uint64_t seed = 1; seed <= 2; seed++) {
+		State *in = interp_gen_input(&a, f, seed, &d);
+		int64_t cells = 0;
+		for (int i = 0; in && i < in->nbufs; i++)
+			cells += in->bufs[i].size;
+		if (!in || cells > 100000) /* the big ones: the bench's line */
+			break;
+		char what[512];
+		snprintf(what, sizeof what, "%s seed %llu", name, (unsigned long long)seed);
+		engines_agree(what, f, in, limit);
+		engines_agree(what, f, in, 1 + seed * 17); /* stops early */
+		uint64_t x = seed * 0x9E3779B97F4A7C15ull;
+		for (int i = 0; i < in->nbufs; i++)
+			for (int64_t k = 0; k < in->bufs[i].size; k++) {
+				x ^= x << 13, x ^= x >> 7, x ^= x << 17;
+				if (x % 97 == 0)
+					in->bufs[i].cell[k] = CELL_UNDEF;
+				else if (x % 211 == 0)
+					in->bufs[i].cell[k] = CELL_UNINIT;
+			}
+		snprintf(what, sizeof what, "%s seed %llu, some cells undef or uninitialised", name,
+			 (unsigned long long)seed);
+		engines_agree(what, f, in, limit);
+		runs += 3;
+	}
+	State *empty = runs ? state_new(&a, f, NULL, &d) : NULL;
+	if (empty) {
+		char what[512];
+		snprintf(what, sizeof what, "%s, no input", name);
+		engines_agree(what, f, empty, limit);
+		runs++;
+	}
+	arena_free(&a);
+	return runs;
+}
+
+static int engines_agree_in_dir(const char *dir)
+{
+	DIR *dp = opendir(dir);
+	int runs = 0;
+	struct dirent *de;
+	while (dp && (de = readdir(dp))) {
+		if (de->d_name[0] == '.')
+			continue;
+		char path[4096];
+		snprintf(path, sizeof path, "%s/%s", dir, de->d_name);
+		struct stat sb;
+		if (stat(path, &sb) != 0)
+			continue;
+		if (S_ISDIR(sb.st_mode)) {
+			runs += engines_agree_in_dir(path);
+			continue;
+		}
+		size_t n = strlen(path);
+		if (n < 4 || strcmp(path + n - 4, ".tir") != 0)
+			continue;
+		Arena a;
+		arena_init(&a);
+		DiagList d;
+		diag_init(&d, &a);
+		Source *src = source_read_file(&a, path, &d);
+		Module *m = src ? parse_module(&a, src, &d) : NULL;
+		for (int i = 0; m && d.nerrors == 0 && i < m->nfuncs; i++)
+			runs += engines_agree_on(path, m->funcs[i], 200000);
+		arena_free(&a);
+	}
+	if (dp)
+		closedir(dp);
+	return runs;
+}
+
+START_TEST(compiled_form_agrees_on_every_fixture)
+{
+	int runs = engines_agree_in_dir("tests/data");
+	ck_assert_msg(runs > 1000, "only %d runs", runs);
+}
+END_TEST
+
+START_TEST(compiled_form_agrees_on_random_kernels)
+{
+	rng_state = 0x5DEECE66Dull;
+	for (int k = 0; k < 150; k++) {
+		Arena a;
+		arena_init(&a);
+		char *text = gen_kernel();
+		Module *m = tu_parse(&a, "random.tir", text);
+		char name[64];
+		snprintf(name, sizeof name, "random kernel %d", k);
+		engines_agree_on(name, m->funcs[0], 1000000);
+		free(text);
+		arena_free(&a);
+	}
+}
+END_TEST
+
+START_TEST(compiled_form_reports_ub_as_the_tree_does)
+{
+	/* each stops with UB or at a fact: the message and span are the tree's */
+	static const char *const kernels[] = {
+		"@T.prim_func\ndef f(A: T.Buffer((4,), \"int32\"), B: T.Buffer((4,), \"int32\")):\n"
+		"    for i in T.serial(5):\n        B[i] = A[i] // (3 - i)\n",
+		"@T.prim_func\ndef f(A: T.Buffer((4,), \"float32\"), B: T.Buffer((4,), \"int8\")):\n"
+		"    for i in T.serial(4):\n        B[i] = T.Cast(\"int8\", A[i] * 1000.0)\n",
+		"@T.prim_func\ndef f(A: T.Buffer((4,), \"int32\"), B: T.Buffer((4,), \"int32\")):\n"
+		"    X = T.alloc_buffer((4,), \"int32\")\n"
+		"    for i in T.serial(4):\n        B[i] = X[i] + A[i]\n",
+		"@T.prim_func\ndef f(A: T.Buffer((4,), \"int32\"), B: T.Buffer((4,), \"int32\")):\n"
+		"    for i in T.serial(4):\n        T.assume(A[i] < 100)\n        B[i] = A[i] + T.undef(dtype=\"int32\") * 0\n",
+		"@T.prim_func\ndef f(A: T.Buffer((4,), \"int32\"), B: T.Buffer((4,), \"int32\")):\n"
+		"    for i in T.serial(4):\n        B[i] = T.if_then_else(i < 2, A[i], T.undef(dtype=\"int32\"))\n"
+		"    for i in T.serial(4):\n        B[i] = B[i] * 0 + B[A[i] % 4 + 4 * (i // 3)]\n",
+	};
+	for (size_t k = 0; k < sizeof kernels / sizeof *kernels; k++) {
+		Arena a;
+		arena_init(&a);
+		Module *m = tu_parse(&a, "ub.tir", kernels[k]);
+		char name[64];
+		snprintf(name, sizeof name, "kernel %zu", k);
+		ck_assert_int_gt(engines_agree_on(name, m->funcs[0], 100000), 0);
+		arena_free(&a);
+	}
+}
+END_TEST
+
 Suite *suite_interp(void)
 {
 	Suite *s = suite_create("interp");
@@ -1271,11 +1443,15 @@ Suite *suite_interp(void)
 		  equiv_detects_ub_in_second, equiv_undef_in_first_is_anything,
 		  equiv_reports_input_scalars}},
 		{"conformance", {conformance_before_runs_without_ub, conformance_after_runs_without_ub}},
+		{"compiled_form",
+		 {compiled_form_agrees_on_every_fixture, compiled_form_agrees_on_random_kernels,
+		  compiled_form_reports_ub_as_the_tree_does}},
 	};
 	for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
 		TCase *tc = tcase_create(cases[i].name);
 		tcase_add_checked_fixture(tc, setup, teardown);
-		tcase_set_timeout(tc, 60);
+		/* the compiled form's sweep runs every fixture several times */
+		tcase_set_timeout(tc, strcmp(cases[i].name, "compiled_form") == 0 ? 300 : 60);
 		for (int k = 0; k < 12 && cases[i].tests[k]; k++)
 			tcase_add_test(tc, cases[i].tests[k]);
 		suite_add_tcase(s, tc);

@@ -647,6 +647,58 @@ static TCase *reorder_review_cases(void)
 	return tc;
 }
 
+/* ---------- vectorize of a reduction loop (semantics.md 9) ---------- */
+
+static const char vec_red[] = "loops/vectorize_reductions.tir";
+
+START_TEST(vectorize_of_a_reduction_loop_proves_the_reassociation)
+{
+	static const struct {
+		const char *fn, *mode;
+	} ok[] = {{"sum_f32", "real"}, {"sum_i32", "ieee"}, {"max_i32", "ieee"}};
+	for (int i = 0; i < 3; i++) {
+		const char *script = arena_printf(&arena, "sch.work_on(\"%s\")\nsch.float_mode(\"%s\")\nsch.vectorize(\"j\")",
+						  ok[i].fn, ok[i].mode);
+		TsRun t = ts_accept(&arena, tu_fixture(vec_red), script, 6);
+		ck_assert(ts_has_obligation(t.r, "vectorize.reassociate", VERDICT_PROVEN));
+		ck_assert_int_eq(ts_count_obligations(t.r, "vectorize.reassociate"), 1);
+		ts_has(ts_print(&arena, sched_func(t.s)), "for j in T.vectorized(16):");
+		sched_free(t.s);
+	}
+	/* Y[j] = a * X[j] + Y[j] updates a cell per iteration: its race
+	 * obligations stand, no reassociation is asked (ieee mode commits) */
+	TsRun t = ts_accept(&arena, tu_fixture(vec_red),
+			    "sch.work_on(\"axpy\")\nsch.float_mode(\"ieee\")\nsch.vectorize(\"j\")", 6);
+	ck_assert_int_eq(ts_count_obligations(t.r, "vectorize.reassociate"), 0);
+	ck_assert(ts_has_obligation(t.r, "vectorize.no_race", VERDICT_PROVEN));
+	sched_free(t.s);
+}
+END_TEST
+
+START_TEST(vectorize_of_a_float_reduction_is_refuted_in_ieee_mode)
+{
+	StepReport *r = reject(tu_fixture(vec_red),
+			       "sch.work_on(\"sum_f32\")\nsch.float_mode(\"ieee\")\nsch.vectorize(\"j\")",
+			       "vectorize.reassociate refuted");
+	ts_has(r->reason, "at a = 1, b = 33554432, c = -33554432");
+	/* the interpreter runs the vector loop in order: the report says why
+	 * no replay can show it */
+	ck_assert_int_eq(r->replay, REPLAY_IMPOSSIBLE);
+	ts_has(r->replay_text, "one partial result per lane");
+}
+END_TEST
+
+START_TEST(parallel_reduction_and_a_scan_stay_races)
+{
+	/* parallel: no per-thread partial results; the reason says what to do */
+	StepReport *r = reject(tu_fixture(vec_red), "sch.work_on(\"sum_i32\")\nsch.parallel(\"j\")",
+			       "parallel.no_race");
+	ts_has(r->reason, "rfactor the loop");
+	/* a scan reads the cell the previous iteration wrote: no reduction */
+	reject(tu_fixture(vec_red), "sch.work_on(\"scan_f32\")\nsch.vectorize(\"j\")", "vectorize.no_race");
+}
+END_TEST
+
 Suite *suite_split(void)
 {
 	Suite *s = suite_create("split");
@@ -717,6 +769,11 @@ Suite *suite_parallel(void)
 	tc = loops_tcase("annotations");
 	tcase_add_test(tc, vectorize_and_unroll_need_constant_extent);
 	tcase_add_test(tc, extent_proven_constant_unrolls);
+	suite_add_tcase(s, tc);
+	tc = loops_tcase("reductions");
+	tcase_add_test(tc, vectorize_of_a_reduction_loop_proves_the_reassociation);
+	tcase_add_test(tc, vectorize_of_a_float_reduction_is_refuted_in_ieee_mode);
+	tcase_add_test(tc, parallel_reduction_and_a_scan_stay_races);
 	suite_add_tcase(s, tc);
 	return s;
 }

@@ -122,6 +122,9 @@ START_TEST(race_report_says_replay_is_not_possible)
 	ts_has(t, "counterexample (parallel.no_race)");
 	/* the cell two iterations share, named */
 	ts_has(t, "both touch C[0]");
+	/* the step's code before and after */
+	ts_has(t, "  code (- before, + after the step):\n");
+	ts_has(t, "    -    for i in T.serial(64):\n    +    for i in T.parallel(64):\n");
 	ts_has(t, "i_1 = ");
 	ts_has(t, "i_2 = ");
 	ts_has(t, ":         C[0] = C[0] + A[i]");
@@ -531,7 +534,8 @@ START_TEST(proofs_pages_examples_still_hold)
 	static const char *const pages[] = {"split.md", "fuse.md", "reorder.md", "parallel.md",
 					    "hoist.md", "merge.md", "merge_conditionals.md", "cache.md",
 					    "compute_at.md", "transform_layout.md", "overcompute.md",
-					    "simplify.md", "sequential_buffer_access.md", "decompose_reduction.md"};
+					    "simplify.md", "sequential_buffer_access.md", "decompose_reduction.md",
+					    "rfactor.md", "reindex.md"};
 	for (size_t i = 0; i < sizeof pages / sizeof *pages; i++) {
 		int accepted = 0, rejected = 0, refuted = 0;
 		check_page(pages[i], &accepted, &rejected, &refuted);

@@ -678,6 +678,89 @@ START_TEST(flat_views_read_and_write_the_buffer_they_show)
 }
 END_TEST
 
+/* ---------- rfactor (rewrites/rfactor.c) ---------- */
+
+static TsRun rfactor_run(const char *fixture, const char *fn, const char *mode, const char *loop)
+{
+	const char *script = arena_printf(&arena,
+					  "sch.work_on(\"%s\")\nsch.float_mode(\"%s\")\nsch.rfactor(\"%s\", 0)\n", fn,
+					  mode, loop);
+	return ts_accept(&arena, tu_fixture(fixture), script, 3);
+}
+
+START_TEST(rfactor_commits_for_each_exact_operator)
+{
+	/* wrapping int + * min max and bool and/or are exact in both modes;
+	 * float + * in real mode. Each result is run against the kernel by
+	 * ts_accept; the rfactor buffer has the factored loop's extent. */
+	static const struct {
+		const char *fn, *mode;
+	} ok[] = {{"sum_i32", "ieee"}, {"sum_i32", "real"}, {"prod_i32", "ieee"}, {"max_i32", "ieee"},
+		  {"min_i64", "ieee"},	{"any_bool", "ieee"}, {"all_bool", "real"}, {"sum_f32", "real"},
+		  {"prod_f64", "real"}};
+	for (size_t i = 0; i < sizeof ok / sizeof ok[0]; i++) {
+		TsRun t = rfactor_run("tensorir/rfactor_ops.tir", ok[i].fn, ok[i].mode, "ki");
+		char *text = ts_print(&arena, sched_func(t.s));
+		ts_has(text, "B_rf = T.alloc_buffer([4, 4]");
+		ts_has(text, "with T.block(\"B_rf\"):");
+		ts_has(text, "with T.block(\"B\"):");
+		ts_has(text, "B_rf[vki, vi]");
+		bool is_imul = strcmp(ok[i].fn, "prod_i32") == 0;
+		ck_assert_int_eq(ts_count_obligations(t.r, "rfactor.reassociate"), is_imul ? 0 : 1);
+		if (is_imul)
+			ts_has(t.r->note, "two's complement multiplication is associative");
+		else
+			ck_assert(ts_has_obligation(t.r, "rfactor.reassociate", VERDICT_PROVEN));
+		ck_assert(ts_has_obligation(t.r, "rfactor.identity", VERDICT_PROVEN));
+		ck_assert(ts_has_obligation(t.r, "rfactor.reduction_loops", VERDICT_PROVEN));
+		ck_assert(ts_has_obligation(t.r, "rfactor.rf_init", VERDICT_PROVEN));
+		ts_assert_reparses(&arena, sched_func(t.s));
+		sched_free(t.s);
+	}
+}
+END_TEST
+
+START_TEST(rfactor_of_float_sum_or_product_is_refuted_in_ieee_mode)
+{
+	/* semantics.md 9: the counterexample's roundings differ (1 + 2^25 -
+	 * 2^25 in float32; 2^1000 * 2^1000 overflows in float64), and the
+	 * replay shows the kernel's outputs differ */
+	static const char *const fns[] = {"sum_f32", "prod_f64"};
+	for (int i = 0; i < 2; i++) {
+		const char *script = arena_printf(&arena,
+						  "sch.work_on(\"%s\")\nsch.float_mode(\"ieee\")\nsch.rfactor(\"ki\", 0)\n",
+						  fns[i]);
+		StepReport *r = ts_refuted(&arena, tu_fixture("tensorir/rfactor_ops.tir"), script,
+					   "rfactor.reassociate");
+		ts_has(ts_report(&arena, r), i == 0 ? "a = 1, b = 33554432, c = -33554432" : "c = 9.3326361850321888e-302");
+	}
+	/* float max: not bit-exact in ieee mode (signed zeros) */
+	ts_rejected(&arena, tu_fixture("tensorir/rfactor_ops.tir"),
+		    "sch.work_on(\"max_f32\")\nsch.float_mode(\"ieee\")\nsch.rfactor(\"ki\", 0)\n",
+		    "rfactor.reassociate refuted");
+}
+END_TEST
+
+START_TEST(rfactor_refuses_what_would_change_the_result)
+{
+	const char *bad = tu_fixture("tensorir/rfactor_bad.tir");
+	/* the folded value reads the updated cell */
+	ts_refuted(&arena, bad, "sch.work_on(\"self_read\")\nsch.rfactor(\"ki\", 0)\n", "rfactor.no_self_read");
+	/* a loop no iter var uses repeats the reduction, re-initialising */
+	ts_refuted(&arena, bad, "sch.work_on(\"repeated\")\nsch.rfactor(\"r\", 0)\n", "rfactor.init_first");
+	/* a spatial loop is no reduction loop */
+	ts_rejected(&arena, bad, "sch.work_on(\"repeated\")\nsch.rfactor(\"i\", 0)\n",
+		    "loop 'i' is not a reduction loop of block 'B'");
+	/* reading a cell the block never updates is fine */
+	TsRun t = ts_accept(&arena, bad, "sch.work_on(\"reads_other_row\")\nsch.rfactor(\"ki\", 0)\n", 3);
+	ck_assert(ts_has_obligation(t.r, "rfactor.no_self_read", VERDICT_PROVEN));
+	sched_free(t.s);
+	/* factor_axis outside [-(ndim + 1), ndim] is bad input */
+	ts_bad_input(&arena, tu_fixture("tensorir/rfactor_ops.tir"),
+		     "sch.work_on(\"sum_i32\")\nsch.rfactor(\"ki\", 2)\n", "factor_axis 2 is out of range");
+}
+END_TEST
+
 Suite *suite_tensorir(void)
 {
 	Suite *s = suite_create("tensorir");
@@ -713,6 +796,9 @@ Suite *suite_tensorir(void)
 		  decompose_tvm_blockized_vectorized_nested_and_annotated,
 		  decompose_rejects_a_loop_that_is_not_an_ancestor,
 		  decompose_rejects_a_move_that_changes_the_result}},
+		{"rfactor",
+		 {rfactor_commits_for_each_exact_operator, rfactor_of_float_sum_or_product_is_refuted_in_ieee_mode,
+		  rfactor_refuses_what_would_change_the_result}},
 	};
 	for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
 		TCase *tc = tcase_create(cases[i].name);

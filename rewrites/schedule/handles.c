@@ -305,9 +305,13 @@ int hv_block_buffers(Arena *a, const Stmt *blk, bool write, Buffer ***out)
 	stmt_find(blk->u.block.body, stmt_bufs, &l);
 	/* as TVM infers a block's regions: a buffer allocated inside the
 	 * block (a cache stage made there) is none of its reads or writes */
+	/* and, for a block with T.init, the buffers it writes are none of its
+	 * reads (TVM's GetBlockAccessRegion excludes them for reductions) */
+	bool init = info && info->has_init && !write;
 	int kept = 0;
 	for (int i = 0; i < l.n; i++)
-		if (!stmt_find(blk->u.block.body, allocates, l.items[i]))
+		if (!stmt_find(blk->u.block.body, allocates, l.items[i]) &&
+		    !(init && rw_stmt_accesses(blk->u.block.body, l.items[i], true)))
 			l.items[kept++] = l.items[i];
 	*out = l.items;
 	return kept;

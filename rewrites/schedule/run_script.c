@@ -13,6 +13,7 @@
 #include "rewrites/layout.h"
 /* merge_adjacent_loops, fission, cache_read/write */
 #include "rewrites/cache.h"
+#include "rewrites/reindex.h"
 #include "rewrites/merge.h"
 
 #include <limits.h>
@@ -780,6 +781,83 @@ static StepStatus do_cache_tvm(Call *k, RwCtx *c, bool write)
 	return finish_block(k, c, rw_cache(c, &args), write);
 }
 
+/* ---------- reindex, reindex_cache_read, reindex_cache_write ---------- */
+
+/* sch.reindex(block, ("read", K) | ("write", K) | "A"): a buffer named
+ * by its name is the block's write when the block writes it. */
+static StepStatus do_reindex(Call *k, RwCtx *c)
+{
+	const char *m = k->call->method;
+	ReindexArgs args;
+	memset(&args, 0, sizeof args);
+	Stmt *b = block_arg(k, 0, "block", &args.block);
+	if (!b)
+		return STEP_BAD_INPUT;
+	const ScriptArg *buf = script_arg(k->call, 1, "buffer");
+	if (buf && buf->kind == ARG_STRING) {
+		args.buffer = buf->str;
+		bool is_param;
+		Buffer *x = rw_find_buffer(sched_func(k->s), buf->str, &is_param);
+		args.write = x && rw_stmt_accesses(b, x, true);
+	} else if (buf && buf->kind == ARG_LIST && buf->nitems == 2 && buf->items[0].kind == ARG_STRING &&
+		   buf->items[1].kind == ARG_INT &&
+		   (!strcmp(buf->items[0].str, "read") || !strcmp(buf->items[0].str, "write"))) {
+		args.write = buf->items[0].str[0] == 'w';
+		args.buffer = buffer_by_index(k, &buf->items[1], b, args.write);
+		if (!args.buffer)
+			return STEP_BAD_INPUT;
+	} else {
+		return bad(k, buf, "%s: buffer must be (\"read\", K), (\"write\", K) or a buffer name", m);
+	}
+	if (k->call->nlhs > 1 || k->call->lhs_star >= 0)
+		return bad(k, NULL, "%s: makes one block: write `A_reindex = sch.%s(...)`", m, m);
+	return finish_block(k, c, rw_reindex(c, &args), true);
+}
+
+/* sch.reindex_cache_read(block, read_buffer_index, storage_scope, index_map)
+ * and sch.reindex_cache_write(block, write_buffer_index, ...): the index is
+ * the buffer's position among the block's reads (writes), or its name.
+ * The string form takes buffer= and scope= as cache_read's does. */
+static StepStatus do_reindex_cache(Call *k, RwCtx *c, bool write)
+{
+	const char *m = k->call->method;
+	const char *idx_kw = write ? "write_buffer_index" : "read_buffer_index";
+	ReindexArgs args;
+	memset(&args, 0, sizeof args);
+	args.write = write;
+	Stmt *b = block_arg(k, 0, "block", &args.block);
+	if (!b)
+		return STEP_BAD_INPUT;
+	/* vsched's string form, as cache_read's: buffer="A", scope="local" */
+	const ScriptArg *idx = script_arg(k->call, 1, idx_kw);
+	if (!idx)
+		idx = script_arg(k->call, -1, "buffer");
+	if (idx && idx->kind == ARG_INT)
+		args.buffer = buffer_by_index(k, idx, b, write);
+	else if (idx && idx->kind == ARG_STRING)
+		args.buffer = idx->str;
+	else
+		return bad(k, idx, "%s: expected the index of the buffer among the block's %s, or its name", m,
+			   write ? "writes" : "reads");
+	if (!args.buffer)
+		return STEP_BAD_INPUT;
+	const ScriptArg *scope = script_arg(k->call, 2, "storage_scope");
+	if (!scope)
+		scope = script_arg(k->call, -1, "scope");
+	if (!scope || scope->kind != ARG_STRING)
+		return bad(k, scope, "%s: storage_scope must be a string: \"global\", \"local\" or \"shared\"", m);
+	args.scope = scope->str;
+	const ScriptArg *map = script_arg(k->call, 3, "index_map");
+	if (!map || map->kind != ARG_LAMBDA)
+		return bad(k, map, "%s: expected index_map=lambda ...: (...), a lambda of the block's iter vars", m);
+	args.src = k->sc->src;
+	args.map_start = map->start;
+	args.map_end = map->end;
+	if (k->call->nlhs > 1 || k->call->lhs_star >= 0)
+		return bad(k, NULL, "%s: makes one block: write `A_shared = sch.%s(...)`", m, m);
+	return finish_block(k, c, rw_reindex(c, &args), true);
+}
+
 /* pad_value (pad may be NULL) into args */
 static StepStatus layout_pad(Call *k, LayoutArgs *args, const ScriptArg *pad)
 {
@@ -836,6 +914,21 @@ static StepStatus do_transform_layout_tvm(Call *k, RwCtx *c)
 	if (k->call->nlhs > 0)
 		return bad(k, NULL, "%s: transform_layout returns nothing", what);
 	return finish(k, c, rw_transform_layout(c, &args));
+}
+
+/* sch.transform_block_layout(block, index_map) */
+static StepStatus do_transform_block_layout(Call *k, RwCtx *c)
+{
+	const char *what = "transform_block_layout";
+	const char *block;
+	if (!block_arg(k, 0, "block", &block))
+		return STEP_BAD_INPUT;
+	const ScriptArg *map = script_arg(k->call, 1, "index_map");
+	if (!map || map->kind != ARG_LAMBDA)
+		return bad(k, map, "%s: expected index_map=lambda ...: (...)", what);
+	if (k->call->nlhs > 0)
+		return bad(k, NULL, "%s: transform_block_layout returns nothing", what);
+	return finish(k, c, rw_transform_block_layout(c, block, k->sc->src, map->start, map->end));
 }
 
 /* ---------- handles: get_block, get_loops, get_child_blocks,
@@ -942,6 +1035,21 @@ static StepStatus do_decompose_reduction(Call *k, RwCtx *c)
 	return r;
 }
 
+/* sch.rfactor(loop, factor_axis): the rfactor block it makes; a handle
+ * of the reduction block names the write-back block (TVM's). */
+static StepStatus do_rfactor(Call *k, RwCtx *c)
+{
+	const char *loop = arg_name(k, 0, "loop");
+	if (!loop)
+		return bad(k, NULL, "%s: expected a loop and a factor axis, e.g. sch.rfactor(ki, 0)", "rfactor");
+	const ScriptArg *f = script_arg(k->call, 1, "factor_axis");
+	if (!f || f->kind != ARG_INT)
+		return bad(k, f, "%s: factor_axis must be an integer literal", "rfactor");
+	if (k->call->nlhs > 1 || k->call->lhs_star >= 0)
+		return bad(k, NULL, "%s: makes one block", "rfactor");
+	return finish_block(k, c, rw_rfactor(c, loop, f->ival), false);
+}
+
 /* ---------- the arguments each primitive takes ----------
  * The first `npos` names may be given by position (npos < 0: any number
  * of positional loop names, no keywords); every name may be given as a
@@ -964,6 +1072,7 @@ static const Signature signatures[] = {
 	{"compute_at", 4, {"block", "loop", "preserve_unit_loops", "index"}},
 	{"reverse_compute_at", 4, {"block", "loop", "preserve_unit_loops", "index"}},
 	{"decompose_reduction", 2, {"block", "loop"}},
+	{"rfactor", 2, {"loop", "factor_axis"}},
 	{"add_unit_loop", 1, {"block_or_loop"}},
 	{"get_block", 2, {"name", "func_name"}},
 	{"get_loops", 1, {"block"}},
@@ -971,9 +1080,13 @@ static const Signature signatures[] = {
 	{"get_producers", 1, {"block"}},
 	{"get_consumers", 1, {"block"}},
 	{"transform_layout", 3, {"buffer", "index_map", "pad_value", "block", "func", "inverse"}},
+	{"transform_block_layout", 2, {"block", "index_map"}},
 	{"fission", 2, {"loop", "after"}},
 	{"cache_read", 2, {"buffer", "scope", "block"}},
 	{"cache_write", 2, {"buffer", "scope", "block"}},
+	{"reindex", 2, {"block", "buffer"}},
+	{"reindex_cache_read", 4, {"block", "read_buffer_index", "storage_scope", "index_map", "buffer", "scope"}},
+	{"reindex_cache_write", 4, {"block", "write_buffer_index", "storage_scope", "index_map", "buffer", "scope"}},
 	{"merge_adjacent_loops", 2, {NULL}},
 	{"merge_conditionals", 0, {"block", "strict"}},
 	{"remove_branching_through_overcompute", 0, {"block", "loop", "strict"}},
@@ -1205,14 +1318,22 @@ static StepStatus run_call(Call *k)
 		st = do_attach(k, &c, rw_reverse_compute_at);
 	else if (strcmp(m, "transform_layout") == 0)
 		st = tvm_form(k) ? do_transform_layout_tvm(k, &c) : do_transform_layout(k, &c);
+	else if (strcmp(m, "transform_block_layout") == 0)
+		st = do_transform_block_layout(k, &c);
 	else if (strcmp(m, "decompose_reduction") == 0)
 		st = do_decompose_reduction(k, &c);
+	else if (strcmp(m, "rfactor") == 0)
+		st = do_rfactor(k, &c);
 	else if (strcmp(m, "add_unit_loop") == 0)
 		st = do_add_unit_loop(k, &c);
 	else if (strcmp(m, "fission") == 0)
 		st = do_fission(k, &c);
 	else if (strcmp(m, "cache_read") == 0 || strcmp(m, "cache_write") == 0)
 		st = tvm_form(k) ? do_cache_tvm(k, &c, m[6] == 'w') : do_cache(k, &c, m[6] == 'w');
+	else if (strcmp(m, "reindex") == 0)
+		st = do_reindex(k, &c);
+	else if (strcmp(m, "reindex_cache_read") == 0 || strcmp(m, "reindex_cache_write") == 0)
+		st = do_reindex_cache(k, &c, m[14] == 'w');
 	else
 		return bad(k, NULL, "unknown schedule primitive 'sch.%s'", m);
 	/* rewrite diagnostics (bad names, preconditions) go to the caller */

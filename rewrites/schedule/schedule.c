@@ -4,6 +4,7 @@
  * and falls back to the guarded version, which is committed only when its
  * own obligations (index arithmetic within the dtype) are proven too. */
 #include "rewrites/schedule/schedule.h"
+#include "kernel/print.h"
 
 #include <stdarg.h>
 #include <stdio.h>
@@ -277,6 +278,67 @@ const char *sched_opaque_refusal(Arena *a, const Func *f, const char *desc)
 			    desc ? desc : "this step");
 }
 
+/* The lines of a malloc'ed text, split in place (at most cap). */
+static int split_lines(char *text, char **lines, int cap)
+{
+	int n = 0;
+	for (char *p = text; *p && n < cap;) {
+		lines[n++] = p;
+		char *nl = strchr(p, '\n');
+		if (!nl)
+			break;
+		*nl = 0;
+		p = nl + 1;
+	}
+	return n;
+}
+
+/* The step's code before and after (issue 13: reports like Alive2's): the
+ * printed functions' lines that differ, as "-"/"+" lines, with two lines
+ * of context around them; at most 24 lines shown, functions of at most
+ * 4096 lines compared. NULL when the candidate is the same text. */
+static char *code_diff(Arena *a, const Func *before, const Func *after)
+{
+	enum { CAP = 4096, SHOW = 24, CONTEXT = 2 };
+	if (!before || !after || before == after)
+		return NULL;
+	char *tb = print_func(before), *ta = print_func(after);
+	char **lb = malloc(sizeof(char *) * CAP), **la = malloc(sizeof(char *) * CAP);
+	char *res = NULL;
+	if (!tb || !ta || !lb || !la)
+		goto done;
+	int nb = split_lines(tb, lb, CAP), na = split_lines(ta, la, CAP);
+	int p = 0, q = 0;
+	while (p < nb && p < na && strcmp(lb[p], la[p]) == 0)
+		p++;
+	while (q < nb - p && q < na - p && strcmp(lb[nb - 1 - q], la[na - 1 - q]) == 0)
+		q++;
+	if (p == nb && p == na)
+		goto done;
+	StrBuf b = {0};
+	int shown = 0;
+	int from = p - CONTEXT < 0 ? 0 : p - CONTEXT;
+	for (int i = from; i < p && shown < SHOW; i++, shown++)
+		sb_printf(&b, "     %s\n", lb[i]);
+	for (int i = p; i < nb - q && shown < SHOW; i++, shown++)
+		sb_printf(&b, "    -%s\n", lb[i]);
+	for (int i = p; i < na - q && shown < SHOW; i++, shown++)
+		sb_printf(&b, "    +%s\n", la[i]);
+	for (int i = na - q; i < na && i < na - q + CONTEXT && shown < SHOW; i++, shown++)
+		sb_printf(&b, "     %s\n", la[i]);
+	if (shown == SHOW)
+		sb_puts(&b, "     ...\n");
+	char *t = sb_take(&b);
+	res = arena_strdup(a, t);
+	free(t);
+done:
+	free(tb);
+	free(ta);
+	free(lb);
+	free(la);
+	return res;
+}
+
 StepReport *sched_finish(Schedule *s, RwCtx *c, RwStatus st)
 {
 	Arena *a = s->arena;
@@ -360,6 +422,7 @@ StepReport *sched_finish(Schedule *s, RwCtx *c, RwStatus st)
 	}
 	r->status = STEP_REJECTED;
 	r->failed = failed;
+	r->code_diff = code_diff(a, c->func, rejected);
 	const Obligation *o = r->obs[failed];
 	const ObligationResult *res = &r->results[failed];
 	if (res->verdict == VERDICT_REFUTED) {
@@ -692,6 +755,7 @@ StepReport *sched_compound_end(Compound *k, StepStatus st, const char *reason)
 			r->counterexample = replay_explain(a, s->solver, r->obs[k->fail], res,
 							   k->fail_before, k->fail_after,
 							   s->float_mode, s->replay_seed, &ro);
+			r->code_diff = code_diff(a, k->fail_before, k->fail_after);
 			r->replay = ro.status;
 			r->replay_text = ro.text;
 		}
@@ -731,6 +795,7 @@ static const struct {
 	{"reverse_compute_at.", "attach the consumer to an outer loop, or under a loop whose iterations each produce what it reads"},
 	{"cache.", "stage a region every consumer iteration reads after the producer wrote it, or cache at another block"},
 	{"decompose.", "decompose at a loop above every reduction loop of the block"},
+	{"reindex.", "give an index map that keeps the cells the block touches apart, or reindex a block whose guards keep its reads inside the buffer's initialised cells"},
 	{"merge_conditionals.", "merge conditions that are identical or complementary where they are evaluated"},
 	{"simplify.", "add a T.assume that states the fact the simplification needs"},
 	{"hoist.", "hoist out of a loop whose condition does not depend on it"},
@@ -777,6 +842,8 @@ char *sched_report_text(const StepReport *r)
 		sb_printf(&b, "  note: %s\n", r->note);
 	if (r->counterexample)
 		sb_printf(&b, "%s", r->counterexample);
+	if (r->code_diff)
+		sb_printf(&b, "  code (- before, + after the step):\n%s", r->code_diff);
 	bool failed = r->status != STEP_COMMITTED && r->failed >= 0 && r->failed < r->nobs;
 	const char *hint = failed ? fix_hint(r->obs[r->failed]->kind) : NULL;
 	if (hint)

@@ -33,6 +33,9 @@ typedef struct StepReport {
 	char *counterexample; /* text: values, source lines (arena) */
 	ReplayStatus replay;
 	char *replay_text;
+	/* a rejected step's code before and after, as a short diff of the
+	 * printed function around the lines that changed (NULL if none) */
+	char *code_diff;
 	DiagList diags;
 	const Func *result; /* the current function after the step */
 } StepReport;
