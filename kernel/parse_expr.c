@@ -303,6 +303,39 @@ static Expr *build_binary_call(Parser *p, BinOp op, Args *args, Span sp)
 	return y ? ps_make_bin(p, op, x, y, sp) : NULL;
 }
 
+/* T.shift_left(x, n) / T.shift_right(x, n), optionally with TVM's
+ * `dtype=` (the operands are converted to it): integers only. */
+static Expr *build_shift(Parser *p, BinOp op, Args *args, Span sp)
+{
+	static const char *const kws[] = {"dtype", NULL};
+	if (!ps_check_args(p, args, 2, 3, kws))
+		return NULL;
+	Val *dv = ps_arg(args, 2, "dtype");
+	DType t = DT_VOID;
+	if (dv && !ps_val_dtype(p, dv, &t))
+		return NULL;
+	Expr *x = ps_val_expr(p, ps_arg(args, 0, NULL), args->callee);
+	Expr *y = x ? ps_val_expr(p, ps_arg(args, 1, NULL), args->callee) : NULL;
+	if (!y)
+		return NULL;
+	if (t != DT_VOID) {
+		if (!dtype_is_int(t)) {
+			ps_error_at(p, dv->span, "%s is an integer operation, not %s",
+				    args->callee, dtype_name(t));
+			return NULL;
+		}
+		if (ps_is_handle(p, x) || ps_is_handle(p, y))
+			return NULL;
+		if (x->dtype == DT_VOID)
+			ps_retype_void(x, t);
+		if (y->dtype == DT_VOID)
+			ps_retype_void(y, t);
+		x = ps_convert(p, x, t);
+		y = ps_convert(p, y, t);
+	}
+	return ps_make_bin(p, op, x, y, sp);
+}
+
 /* T.min_value("float32") / T.max_value(dtype): the dtype's lowest or
  * highest finite value. */
 static Expr *build_limit(Parser *p, bool max, Args *args, Span sp)
@@ -370,6 +403,10 @@ static Expr *parse_t_call(Parser *p, Token *first, Token *fn)
 		return build_binary_call(p, OP_MAX, &args, sp);
 	if (strcmp(name, "floordiv") == 0)
 		return build_binary_call(p, OP_FLOORDIV, &args, sp);
+	if (strcmp(name, "shift_left") == 0)
+		return build_shift(p, OP_SHL, &args, sp);
+	if (strcmp(name, "shift_right") == 0)
+		return build_shift(p, OP_SHR, &args, sp);
 	if (strcmp(name, "floormod") == 0)
 		return build_binary_call(p, OP_FLOORMOD, &args, sp);
 	if (strcmp(name, "if_then_else") == 0 || strcmp(name, "Select") == 0)
@@ -562,6 +599,14 @@ static Expr *parse_add(Parser *p)
 	return parse_chain(p, parse_mul, s, ops, false);
 }
 
+/* Python's `<<` / `>>` bind looser than `+` and tighter than comparisons */
+static Expr *parse_shift(Parser *p)
+{
+	static const char *const s[] = {"<<", ">>", NULL};
+	static const BinOp ops[] = {OP_SHL, OP_SHR};
+	return parse_chain(p, parse_add, s, ops, false);
+}
+
 static bool cmp_op(const Token *t, BinOp *op)
 {
 	static const char *const s[] = {"==", "!=", "<", "<=", ">", ">=", NULL};
@@ -573,14 +618,14 @@ static bool cmp_op(const Token *t, BinOp *op)
 static Expr *parse_compare(Parser *p)
 {
 	Token *first = peek(p);
-	Expr *left = parse_add(p);
+	Expr *left = parse_shift(p);
 	Expr *result = NULL;
 	BinOp op;
 	int count = 0;
 	while (left && cmp_op(peek(p), &op) && !chain_too_long(p, &count)) {
 		next(p);
 		Token *rt = peek(p);
-		Expr *right = parse_add(p);
+		Expr *right = parse_shift(p);
 		if (!right)
 			return NULL;
 		Expr *c = ps_make_bin(p, op, left, right, ps_span_from(p, first));
