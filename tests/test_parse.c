@@ -1502,6 +1502,47 @@ START_TEST(float16_tvm_kernels_parse)
 }
 END_TEST
 
+/* T.shift_left / T.shift_right (TVM's dtype= converts the operands) and
+ * Python's << / >>, which bind looser than + and tighter than <. */
+START_TEST(shifts_parse_as_shift_operators)
+{
+	Expr *e = stored_value("    A[0] = T.shift_left(A[1], n, dtype=\"int32\")\n");
+	ck_assert(e->kind == EX_BIN && e->u.bin.op == OP_SHL && e->dtype == DT_INT32);
+	e = stored_value("    A[0] = T.shift_right(A[1], 2)\n");
+	ck_assert(e->kind == EX_BIN && e->u.bin.op == OP_SHR);
+	/* 1 + 2 << n + 1 is (1 + 2) << (n + 1) */
+	e = stored_value("    A[0] = 1 + 2 << n + 1\n");
+	ck_assert(e->kind == EX_BIN && e->u.bin.op == OP_SHL);
+	ck_assert_int_eq(e->u.bin.a->u.bin.op, OP_ADD);
+	ck_assert_int_eq(e->u.bin.b->u.bin.op, OP_ADD);
+	/* a < b >> 1 compares with the shift */
+	Stmt *s = body_ok("    if A[0] < A[1] >> 1:\n        A[0] = 0\n");
+	ck_assert_int_eq(s->u.cond.cond->u.bin.op, OP_LT);
+	ck_assert_int_eq(s->u.cond.cond->u.bin.b->u.bin.op, OP_SHR);
+}
+END_TEST
+
+START_TEST(shift_errors_are_positioned)
+{
+	static const struct { const char *line, *msg; int col; } cases[] = {
+		{"    B[0, 0] = T.shift_left(B[0, 1], 2)\n", "'<<' shifts integers, not float32", 15},
+		{"    B[0, 0] = B[0, 1] >> 2\n", "'>>' shifts integers, not float32", 15},
+		{"    A[0] = T.shift_left(A[1])\n", "T.shift_left expects 2 arguments, got 1", 29},
+		{"    A[0] = T.shift_right(A[1], 1, dtype=\"float32\")\n",
+		 "T.shift_right is an integer operation, not float32", 41},
+	};
+	for (size_t k = 0; k < sizeof cases / sizeof cases[0]; k++) {
+		char *text = arena_printf(&arena, "%s%s", HDR, cases[k].line);
+		ck_assert_msg(parse_text(text) == NULL, "case %zu parsed", k);
+		const Diag *g = diags.first;
+		ck_assert_msg(strstr(g->message, cases[k].msg) != NULL, "case %zu: %s", k,
+			      g->message);
+		ck_assert_msg(g->span.line == 3 && g->span.col == cases[k].col,
+			      "case %zu (%s): at %d:%d", k, g->message, g->span.line, g->span.col);
+	}
+}
+END_TEST
+
 Suite *suite_parse(void)
 {
 	Suite *s = suite_create("parse");
@@ -1554,6 +1595,7 @@ Suite *suite_parse(void)
 		 {math_calls_build_typed_call_nodes, math_call_operands_take_one_dtype,
 		  math_call_errors_are_positioned}},
 		{"tvm_expression_forms", {tvm_cast_select_dtype_and_likely}},
+		{"shifts", {shifts_parse_as_shift_operators, shift_errors_are_positioned}},
 		{"float16",
 		 {float16_is_a_dtype_with_constructors_and_adapting_literals, float16_tvm_kernels_parse}},
 	};

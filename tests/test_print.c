@@ -697,6 +697,8 @@ START_TEST(math_calls_round_trip_through_the_parser)
 		"T.log2(d) + T.log10(d)", "T.exp(T.float64(1))", "T.exp(1)",
 		"T.pow(d, T.undef())", "T.Cast(\"float32\", a) + T.exp(x)",
 		"T.if_then_else(T.likely(a < b), 1, 2, dtype=\"float64\") + d",
+		"T.shift_left(a, b) + T.shift_right(a - 1, 3)", "(a << 2) >> b < a + 1 << 3",
+		"T.shift_left(T.int64(1), T.int64(40))", "T.shift_left(16, -a, dtype=\"int32\")",
 	};
 	for (size_t i = 0; i < sizeof texts / sizeof texts[0]; i++) {
 		StrBuf b = {0};
