@@ -23,7 +23,13 @@ static bool parse_scope_name(Parser *p, Val *v, BufferScope *out)
 		*out = SCOPE_LOCAL;
 	else if (strcmp(s, "shared") == 0)
 		*out = SCOPE_SHARED;
-	else {
+	else if (strncmp(s, "global.", 7) == 0) /* a tagged global (TVM's allocator tests) */
+		*out = SCOPE_GLOBAL;
+	else if (strcmp(s, "shared.dyn") == 0 || strcmp(s, "warp") == 0 ||
+		 strncmp(s, "wmma.", 5) == 0) {
+		ps_error_at(p, v->span, "scope '%s' is not supported on CPU (GPU memory)", s);
+		return false;
+	} else {
 		ps_error_at(p, v->span, "unknown scope '%s' (expected \"global\", "
 			    "\"local\" or \"shared\")", s);
 		return false;

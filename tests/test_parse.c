@@ -380,6 +380,10 @@ START_TEST(alloc_buffer_takes_the_rest_of_the_list)
 	ck_assert_int_eq(L->scope, SCOPE_LOCAL);
 	ck_assert_int_eq(L->ndim, 2);
 	ck_assert_int_eq(L->dtype, DT_INT32);
+	/* a tagged global scope ("global.<tag>") is CPU global memory */
+	Stmt *g = body_ok("    G = T.alloc_buffer(4, \"int32\", scope=\"global.test_with_head_address\")\n"
+			  "    G[0] = 1\n");
+	ck_assert_int_eq(g->u.alloc.buf->scope, SCOPE_GLOBAL);
 	Stmt *rest = s->u.alloc.body;
 	ck_assert_int_eq(rest->kind, ST_SEQ);
 	ck_assert_int_eq(rest->u.seq.n, 2);
@@ -913,6 +917,12 @@ static const ErrorCase error_cases[] = {
 	{F1 "    with T.block(\"b\"):\n    A[0] = 1\n", "expected an indented block", 4, 5},
 	{F1 "    B = T.alloc_buffer([4], \"int32\", scope=\"texture\")\n",
 	 "unknown scope 'texture'", 3, 44},
+	{F1 "    B = T.alloc_buffer([4], \"int32\", scope=\"shared.dyn\")\n",
+	 "scope 'shared.dyn' is not supported on CPU (GPU memory)", 3, 44},
+	{F1 "    B = T.alloc_buffer([4], \"int32\", scope=\"wmma.accumulator\")\n",
+	 "scope 'wmma.accumulator' is not supported on CPU", 3, 44},
+	{F1 "    B = T.alloc_buffer([4], \"int32\", scope=\"warp\")\n",
+	 "scope 'warp' is not supported on CPU", 3, 44},
 	{F1 "    A[0] = T.frobnicate(1)\n", "unknown function 'T.frobnicate'", 3, 14},
 	{"@T.prim_func\ndef f(a: T.handle):\n    pass\n",
 	 "never bound by T.match_buffer", 2, 7},
