@@ -221,6 +221,75 @@ Stmt *parse_allocate(Parser *p, Token *first)
 	return ir_alloc(p->a, b, NULL, ps_span_from(p, first));
 }
 
+/* `x = T.allocate_const(data, dtype, extents)`: constant data, which is
+ * initialised (reading it is no UB): an allocation whose body starts by
+ * storing each value, in row-major order. The stores are returned in
+ * *inits (*ninit of them) for the caller to put after the allocation. */
+Stmt *parse_allocate_const(Parser *p, Token *first, Stmt ***inits, int *ninit)
+{
+	static const char *const kws[] = {"data", "dtype", "extents", "annotations", NULL};
+	Args args;
+	if (!parse_args(p, "T.allocate_const", ")", &args) || !ps_check_args(p, &args, 0, 3, kws))
+		return NULL;
+	Val *dv = ps_arg(&args, 0, "data"), *tv = ps_arg(&args, 1, "dtype"),
+	    *ev = ps_arg(&args, 2, "extents");
+	if (!dv || !tv || !ev) {
+		ps_error_at(p, ps_span_from(p, first), "T.allocate_const needs data, a dtype "
+			    "and extents");
+		return NULL;
+	}
+	if (dv->kind != VAL_LIST) {
+		ps_error_at(p, dv->span, "T.allocate_const expects a list of constants");
+		return NULL;
+	}
+	DType t;
+	int ndim;
+	Expr **shape;
+	if (!ps_val_dtype(p, tv, &t) || !ps_val_shape(p, ev, &ndim, &shape))
+		return NULL;
+	int64_t cells = 1;
+	for (int d = 0; d < ndim; d++) {
+		if (shape[d]->kind != EX_INT || shape[d]->u.ival < 0 ||
+		    shape[d]->u.ival > (int64_t)1 << 24 || (cells *= shape[d]->u.ival) > (int64_t)1 << 24) {
+			ps_error_at(p, ev->span, "not supported: T.allocate_const with extents "
+				    "other than small integer literals");
+			return NULL;
+		}
+	}
+	if (cells != dv->n) {
+		ps_error_at(p, dv->span, "T.allocate_const has %d values for %lld cells", dv->n,
+			    (long long)cells);
+		return NULL;
+	}
+	Buffer *b = ir_buffer(p->a, first->text, t, ndim, shape, first->span);
+	Stmt **st = arena_alloc(p->a, sizeof(Stmt *) * (size_t)(dv->n ? dv->n : 1));
+	for (int k = 0; k < dv->n; k++) {
+		Expr *v = dv->items[k];
+		if (v->kind != EX_INT && v->kind != EX_FLOAT) {
+			ps_error_at(p, v->span, "T.allocate_const expects literal constants");
+			return NULL;
+		}
+		if (dtype_is_float(t) && v->kind == EX_INT)
+			v = ir_float(p->a, (double)v->u.ival, t, v->span);
+		else if (dtype_is_int(t) && v->kind == EX_FLOAT) {
+			ps_error_at(p, v->span, "a float constant in %s data", dtype_name(t));
+			return NULL;
+		}
+		v = ps_convert(p, v, t);
+		Expr **idx = arena_alloc(p->a, sizeof(Expr *) * (size_t)(ndim ? ndim : 1));
+		int64_t rest = k;
+		for (int d = ndim - 1; d >= 0; d--) {
+			idx[d] = ir_int32(p->a, rest % shape[d]->u.ival);
+			rest /= shape[d]->u.ival;
+		}
+		st[k] = ir_store(p->a, b, ndim, idx, v, v->span);
+	}
+	*inits = st;
+	*ninit = dv->n;
+	ps_bind(p, b->name, NULL, b);
+	return ir_alloc(p->a, b, NULL, ps_span_from(p, first));
+}
+
 /* `n = T.int32()`: a free size variable, given by the caller like a
  * scalar parameter (it becomes one). Only at the function's top. */
 bool parse_free_var(Parser *p, Token *first, DType t)

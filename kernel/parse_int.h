@@ -225,6 +225,7 @@ int ps_parse_iter_decl(Parser *p, Stmt ***lets);
 
 Stmt *parse_alloc(Parser *p, Token *first, const char *callee);
 Stmt *parse_allocate(Parser *p, Token *first);
+Stmt *parse_allocate_const(Parser *p, Token *first, Stmt ***inits, int *ninit);
 bool parse_free_var(Parser *p, Token *first, DType t);
 bool parse_match_buffer(Parser *p, Token *first);
 void parser_init(Parser *p, Arena *a, const Source *src, DiagList *d,

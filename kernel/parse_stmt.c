@@ -495,6 +495,19 @@ static Stmt *parse_assign(Parser *p, StmtList *out, bool *done)
 			*done = !p->failed;
 			return s;
 		}
+		if (strcmp(fn, "allocate_const") == 0) {
+			p->pos += 4;
+			Stmt **inits;
+			int ninit = 0;
+			Stmt *s = parse_allocate_const(p, first, &inits, &ninit);
+			if (s) {
+				list_push(p, out, s);
+				for (int k = 0; k < ninit; k++)
+					list_push(p, out, inits[k]);
+			}
+			*done = !p->failed;
+			return s;
+		}
 		if (strcmp(fn, "launch_thread") == 0 || strcmp(fn, "env_thread") == 0) {
 			ps_error_at(p, peek(p)->span, "T.%s is not supported on CPU (GPU "
 				    "thread binding)", fn);

@@ -1273,6 +1273,30 @@ START_TEST(shifts_compute_as_llvm_and_stop_out_of_range)
 }
 END_TEST
 
+/* T.allocate_const: its cells hold the constants, row-major, and are
+ * initialised (reading them is no UB). */
+START_TEST(allocate_const_cells_hold_the_constants)
+{
+	Module *m = parse_text("allocate_const.tir", tu_fixture("interp/allocate_const.tir"));
+	ck_assert_ptr_nonnull(m);
+	Func *f = m->funcs[0];
+	DiagList d;
+	diag_init(&d, &arena);
+	State *st = state_new(&arena, f, NULL, &d);
+	ck_assert_ptr_nonnull(st);
+	for (int i = 0; i < st->nbufs; i++)
+		for (int64_t k = 0; k < st->bufs[i].size; k++) {
+			st->bufs[i].cell[k] = CELL_INIT;
+			st->bufs[i].data[k].f = 1.0;
+		}
+	InterpResult r;
+	ck_assert_int_eq(interp_run(f, st, 0, &r), RUN_OK);
+	static const double want[6] = {1, 2, 3, 4, 5, 6.5};
+	for (int k = 0; k < 6; k++)
+		ck_assert(st->bufs[1].data[k].f == want[k]);
+}
+END_TEST
+
 Suite *suite_interp(void)
 {
 	Suite *s = suite_create("interp");
@@ -1290,6 +1314,7 @@ Suite *suite_interp(void)
 		  step_limit_stops_the_run}},
 		{"undef", {undef_store_marks_cell, assume_undef_means_readable}},
 		{"shifts", {shifts_compute_as_llvm_and_stop_out_of_range}},
+		{"allocate_const", {allocate_const_cells_hold_the_constants}},
 		{"math_calls", {math_calls_compute_what_libm_computes, integer_abs_wraps_at_the_minimum}},
 		{"float16",
 		 {float16_conversion_is_exact_to_nearest_even, float16_results_are_rounded_to_half}},

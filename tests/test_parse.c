@@ -1553,6 +1553,50 @@ START_TEST(shift_errors_are_positioned)
 }
 END_TEST
 
+/* `x = T.allocate_const(data, dtype, extents)`: an allocation whose body
+ * starts with one store per constant, row-major; T.decl_buffer(data=x)
+ * names it. */
+START_TEST(allocate_const_is_an_initialised_allocation)
+{
+	Stmt *s = body_ok("    K = T.allocate_const([1, 2, 3, 4], \"int32\", [2, 2])\n"
+			  "    K_buf = T.decl_buffer((2, 2), \"int32\", data=K)\n"
+			  "    A[0] = K_buf[1, 0]\n");
+	ck_assert_int_eq(s->kind, ST_ALLOC);
+	Buffer *K = s->u.alloc.buf;
+	ck_assert_int_eq(K->ndim, 2);
+	Stmt *body = s->u.alloc.body;
+	ck_assert_int_eq(body->kind, ST_SEQ);
+	ck_assert_int_eq(body->u.seq.n, 5);
+	Stmt *third = body->u.seq.items[2];
+	ck_assert(third->kind == ST_STORE && third->u.store.buf == K);
+	ck_assert_int_eq(third->u.store.idx[0]->u.ival, 1);
+	ck_assert_int_eq(third->u.store.idx[1]->u.ival, 0);
+	ck_assert_int_eq(third->u.store.value->u.ival, 3);
+	ck_assert(body->u.seq.items[4]->u.store.value->u.load.buf == K);
+	static const struct { const char *line, *msg; int col; } cases[] = {
+		{"    K = T.allocate_const([1, 2, 3], \"int32\", [2, 2])\n",
+		 "T.allocate_const has 3 values for 4 cells", 26},
+		{"    K = T.allocate_const([1, 2], \"int32\", [n])\n",
+		 "not supported: T.allocate_const with extents other than small integer literals", 43},
+		{"    K = T.allocate_const([1, n], \"int32\", [2])\n",
+		 "T.allocate_const expects literal constants", 30},
+		{"    K = T.allocate_const([1, 2.5], \"int32\", [2])\n",
+		 "a float constant in int32 data", 30},
+		{"    K = T.allocate_const(1, \"int32\", [1])\n",
+		 "T.allocate_const expects a list of constants", 26},
+	};
+	for (size_t k = 0; k < sizeof cases / sizeof cases[0]; k++) {
+		char *text = arena_printf(&arena, "%s%s", HDR, cases[k].line);
+		ck_assert_msg(parse_text(text) == NULL, "case %zu parsed", k);
+		const Diag *g = diags.first;
+		ck_assert_msg(strstr(g->message, cases[k].msg) != NULL, "case %zu: %s", k,
+			      g->message);
+		ck_assert_msg(g->span.line == 3 && g->span.col == cases[k].col,
+			      "case %zu (%s): at %d:%d", k, g->message, g->span.line, g->span.col);
+	}
+}
+END_TEST
+
 Suite *suite_parse(void)
 {
 	Suite *s = suite_create("parse");
@@ -1606,6 +1650,7 @@ Suite *suite_parse(void)
 		  math_call_errors_are_positioned}},
 		{"tvm_expression_forms", {tvm_cast_select_dtype_and_likely}},
 		{"shifts", {shifts_parse_as_shift_operators, shift_errors_are_positioned}},
+		{"allocate_const", {allocate_const_is_an_initialised_allocation}},
 		{"float16",
 		 {float16_is_a_dtype_with_constructors_and_adapting_literals, float16_tvm_kernels_parse}},
 	};

@@ -715,6 +715,16 @@ START_TEST(math_calls_round_trip_through_the_parser)
 }
 END_TEST
 
+/* T.allocate_const prints as the allocation and its initialising stores,
+ * which read back to the same kernel. */
+START_TEST(allocate_const_round_trips_as_initialised_allocation)
+{
+	Module *m = assert_round_trip("interp/allocate_const.tir",
+				      tu_fixture("interp/allocate_const.tir"), true);
+	ck_assert_ptr_nonnull(m);
+}
+END_TEST
+
 /* ---------- float16 ---------- */
 
 /* A float16 literal prints through its constructor unless the parser
@@ -772,6 +782,10 @@ Suite *suite_print(void)
 	tcase_add_checked_fixture(tc, setup, teardown);
 	tcase_add_test(tc, math_calls_print_as_tvmscript);
 	tcase_add_test(tc, math_calls_round_trip_through_the_parser);
+	suite_add_tcase(s, tc);
+	tc = tcase_create("allocate_const");
+	tcase_add_checked_fixture(tc, setup, teardown);
+	tcase_add_test(tc, allocate_const_round_trips_as_initialised_allocation);
 	suite_add_tcase(s, tc);
 	tc = tcase_create("float16");
 	tcase_add_checked_fixture(tc, setup, teardown);
