@@ -290,6 +290,48 @@ Stmt *parse_allocate_const(Parser *p, Token *first, Stmt ***inits, int *ninit)
 	return ir_alloc(p->a, b, NULL, ps_span_from(p, first));
 }
 
+/* A use of a variable declared by `x = T.float32()` outside every T.Let
+ * that binds it (bound: the number of enclosing lets binding it). */
+static bool let_use_outside(Parser *p, const Expr *e, const Var *x, int bound)
+{
+	if (e->kind == EX_VAR && e->u.var == x && !bound) {
+		ps_error_at(p, e->span, "'%s' is declared by `%s = T.%s()` for a T.Let, and "
+			    "used outside one that binds it", x->name, x->name, dtype_name(x->dtype));
+		return true;
+	}
+	if (e->kind == EX_LET)
+		return let_use_outside(p, e->u.let.value, x, bound) ||
+		       let_use_outside(p, e->u.let.body, x, bound + (e->u.let.var == x));
+	int n = expr_nchildren(e);
+	for (int i = 0; i < n; i++)
+		if (let_use_outside(p, expr_child(e, i), x, bound))
+			return true;
+	return false;
+}
+
+static bool let_decl_stmt(Parser *p, const Stmt *s, const Var *x)
+{
+	if (!s)
+		return false;
+	int n = stmt_nexprs(s);
+	for (int i = 0; i < n; i++)
+		if (stmt_expr(s, i) && let_use_outside(p, stmt_expr(s, i), x, 0))
+			return true;
+	n = stmt_nchildren(s);
+	for (int i = 0; i < n; i++)
+		if (let_decl_stmt(p, stmt_child(s, i), x))
+			return true;
+	return false;
+}
+
+static bool let_decl_misused(Parser *p, const Stmt *body)
+{
+	for (int k = 0; k < p->nletdecl; k++)
+		if (let_decl_stmt(p, body, p->letdecl[k]))
+			return true;
+	return false;
+}
+
 /* `n = T.int32()`: a free size variable, given by the caller like a
  * scalar parameter (it becomes one). Only at the function's top. */
 bool parse_free_var(Parser *p, Token *first, DType t)
@@ -550,6 +592,7 @@ static Func *parse_func(Parser *p)
 	    !ps_expect(p, "(", "after function name"))
 		return NULL;
 	p->nbinds = 0;
+	p->nletdecl = 0;
 	if (!parse_params(p))
 		return NULL;
 	if (accept(p, "->")) {
@@ -568,6 +611,8 @@ static Func *parse_func(Parser *p)
 				    "never bound by T.match_buffer", p->params[i].var->name);
 			return NULL;
 		}
+	if (p->nletdecl && let_decl_misused(p, body))
+		return NULL;
 	Func *f = ir_func(p->a, name->text, p->nparams, p->params, body, header);
 	Span deep;
 	const char *why = ir_func_too_deep(f, &deep);

@@ -67,6 +67,9 @@ typedef struct Parser {
 	 * V[k] is X at k in row-major order */
 	int nviews, capviews;
 	Buffer **view, **view_of;
+	/* `x = T.float32()` in a body: variables for a T.Let to bind */
+	Var **letdecl;
+	int nletdecl, capletdecl;
 } Parser;
 
 /* The buffer that view b shows, or NULL when b is no view. */

@@ -515,9 +515,22 @@ static Stmt *parse_assign(Parser *p, StmtList *out, bool *done)
 		}
 		DType ft;
 		if ((strcmp(fn, "int32") == 0 || strcmp(fn, "int64") == 0) &&
-		    tok_is(peek_at(p, 4), ")") && dtype_from_name(fn, &ft)) {
+		    tok_is(peek_at(p, 4), ")") && dtype_from_name(fn, &ft) && p->in_func_top) {
 			p->pos += 5;
 			*done = parse_free_var(p, first, ft);
+			return NULL;
+		}
+		if (tok_is(peek_at(p, 4), ")") && dtype_from_name(fn, &ft) && ft != DT_VOID &&
+		    ft != DT_HANDLE) { /* (at the top, int32 / int64 are free size vars) */
+			/* `x = T.float32()` in a body: x is declared for a T.Let
+			 * that binds it (the verifier rejects any other use) */
+			p->pos += 5;
+			Var *v = ir_var(p->a, first->text, ft, first->span);
+			ps_bind(p, v->name, v, NULL);
+			p->letdecl = grow(p->a, p->letdecl, p->nletdecl, &p->capletdecl, 4,
+					  sizeof(Var *));
+			p->letdecl[p->nletdecl++] = v;
+			*done = true;
 			return NULL;
 		}
 		if (strcmp(fn, "match_buffer") == 0) {

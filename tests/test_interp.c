@@ -1297,6 +1297,22 @@ START_TEST(allocate_const_cells_hold_the_constants)
 }
 END_TEST
 
+/* TVM's T.Let(body, where={x: value}) computes body with x = value (its
+ * hoist_expression test kernel, pasted). */
+START_TEST(let_expression_binds_its_value)
+{
+	Module *m = parse_text("let.tir", tu_fixture("interp/let_expr.tir"));
+	ck_assert_ptr_nonnull(m);
+	Func *f = m->funcs[0];
+	State *st;
+	InterpResult r;
+	ck_assert_int_eq(run_fresh(f, NULL, &r, &st), RUN_OK);
+	for (int i = 0; i < 4; i++)
+		for (int j = 0; j < 4; j++)
+			ck_assert(st->bufs[0].data[i * 4 + j].f == 5.0 * (i + 1) + j);
+}
+END_TEST
+
 Suite *suite_interp(void)
 {
 	Suite *s = suite_create("interp");
@@ -1315,6 +1331,7 @@ Suite *suite_interp(void)
 		{"undef", {undef_store_marks_cell, assume_undef_means_readable}},
 		{"shifts", {shifts_compute_as_llvm_and_stop_out_of_range}},
 		{"allocate_const", {allocate_const_cells_hold_the_constants}},
+		{"let_expressions", {let_expression_binds_its_value}},
 		{"math_calls", {math_calls_compute_what_libm_computes, integer_abs_wraps_at_the_minimum}},
 		{"float16",
 		 {float16_conversion_is_exact_to_nearest_even, float16_results_are_rounded_to_half}},

@@ -1597,6 +1597,47 @@ START_TEST(allocate_const_is_an_initialised_allocation)
 }
 END_TEST
 
+/* TVM's `x = T.float32()` then `T.Let(body, where={x: value})`, and the
+ * printer's `T.let(x, value, body)`: both a let expression binding x over
+ * the body only. */
+START_TEST(let_expressions_bind_over_their_body)
+{
+	Stmt *s = body_ok("    for i in range(4):\n"
+			  "        x = T.float32()\n"
+			  "        B[0, 0] = T.Let(5.0 * x + 1.0, where={x: T.cast(i + 1, \"float32\")})\n");
+	ck_assert_int_eq(s->kind, ST_FOR);
+	Expr *e = s->u.loop.body->u.store.value;
+	ck_assert_int_eq(e->kind, EX_LET);
+	ck_assert_str_eq(e->u.let.var->name, "x");
+	ck_assert_int_eq(e->u.let.var->dtype, DT_FLOAT32);
+	ck_assert_int_eq(e->u.let.value->kind, EX_CAST);
+	ck_assert_int_eq(e->u.let.body->u.bin.a->u.bin.b->u.var == e->u.let.var, 1);
+	e = stored_value("    A[0] = T.let(y, A[1] + 1, y * y)\n");
+	ck_assert_int_eq(e->kind, EX_LET);
+	ck_assert_int_eq(e->u.let.var->dtype, DT_INT32);
+	ck_assert(e->u.let.body->u.bin.a->u.var == e->u.let.var);
+	static const struct { const char *line, *msg; int col; } cases[] = {
+		{"    x = T.float32()\n    B[0, 0] = x\n",
+		 "'x' is declared by `x = T.float32()` for a T.Let, and used outside one that binds it", 15},
+		{"    x = T.float32()\n    B[0, 0] = T.Let(x, where={y: 1.0})\n",
+		 "T.Let binds a variable declared by `x = T.float32()`, found 'y'", 31},
+		{"    x = T.float32()\n    B[0, 0] = T.Let(x)\n",
+		 "T.Let expects a body and where={var: value}", 15},
+		{"    A[0] = T.let(1, 2, 3)\n", "expected a name after 'T.let(', found number '1'", 18},
+		{"    A[0] = T.let(y, 2, y, 4)\n", "to close T.let", 25},
+	};
+	for (size_t k = 0; k < sizeof cases / sizeof cases[0]; k++) {
+		char *text = arena_printf(&arena, "%s%s", HDR, cases[k].line);
+		ck_assert_msg(parse_text(text) == NULL, "case %zu parsed", k);
+		const Diag *g = diags.first;
+		ck_assert_msg(strstr(g->message, cases[k].msg) != NULL, "case %zu: %s", k,
+			      g->message);
+		ck_assert_msg(g->span.col == cases[k].col,
+			      "case %zu (%s): at %d:%d", k, g->message, g->span.line, g->span.col);
+	}
+}
+END_TEST
+
 Suite *suite_parse(void)
 {
 	Suite *s = suite_create("parse");
@@ -1651,6 +1692,7 @@ Suite *suite_parse(void)
 		{"tvm_expression_forms", {tvm_cast_select_dtype_and_likely}},
 		{"shifts", {shifts_parse_as_shift_operators, shift_errors_are_positioned}},
 		{"allocate_const", {allocate_const_is_an_initialised_allocation}},
+		{"let_expressions", {let_expressions_bind_over_their_body}},
 		{"float16",
 		 {float16_is_a_dtype_with_constructors_and_adapting_literals, float16_tvm_kernels_parse}},
 	};

@@ -699,6 +699,7 @@ START_TEST(math_calls_round_trip_through_the_parser)
 		"T.if_then_else(T.likely(a < b), 1, 2, dtype=\"float64\") + d",
 		"T.shift_left(a, b) + T.shift_right(a - 1, 3)", "(a << 2) >> b < a + 1 << 3",
 		"T.shift_left(T.int64(1), T.int64(40))", "T.shift_left(16, -a, dtype=\"int32\")",
+		"T.let(y, a + 1, y * y) + T.let(y, x, T.let(z, y * 2.0, z + y))",
 	};
 	for (size_t i = 0; i < sizeof texts / sizeof texts[0]; i++) {
 		StrBuf b = {0};
