@@ -294,6 +294,11 @@ bool cg_speculatable(const Expr *e)
 			if (d->kind != EX_INT || d->u.ival == 0)
 				return false;
 		}
+		if (op == OP_SHL || op == OP_SHR) { /* an amount out of range is UB */
+			const Expr *d = e->u.bin.b;
+			if (d->kind != EX_INT || d->u.ival < 0 || d->u.ival >= dtype_bits(e->dtype))
+				return false;
+		}
 		return cg_speculatable(e->u.bin.a) && cg_speculatable(e->u.bin.b);
 	}
 	case EX_NOT: case EX_NEG: case EX_CAST:
@@ -335,7 +340,7 @@ static LLVMValueRef build_wrapping(Cg *cg, BinOp op, DType t, LLVMValueRef x, LL
 	case OP_MUL:
 		return sw ? LLVMBuildNSWMul(b, x, y, "") : uw ? LLVMBuildNUWMul(b, x, y, "")
 							       : LLVMBuildMul(b, x, y, "");
-	case OP_DIV: case OP_FLOORDIV: case OP_FLOORMOD: case OP_MIN: case OP_MAX:
+	case OP_SHL: case OP_SHR: case OP_DIV: case OP_FLOORDIV: case OP_FLOORMOD: case OP_MIN: case OP_MAX:
 	case OP_EQ: case OP_NE: case OP_LT: case OP_LE: case OP_GT: case OP_GE:
 	case OP_AND: case OP_OR: case OP_COUNT:
 		break;
@@ -431,6 +436,12 @@ static CgVal int_arith(Cg *cg, BinOp op, DType t, CgVal a, CgVal c)
 		return int_division(cg, op, t, a, c);
 	case OP_MIN: case OP_MAX:
 		return int_minmax(cg, op, t, a, c);
+	case OP_SHL: /* wraps, as the interpreter; an amount outside [0, bits) is UB */
+		return (CgVal){LLVMBuildShl(cg->b, a.v, c.v, ""), iv_dtype(t)};
+	case OP_SHR: /* arithmetic on signed dtypes, logical on unsigned */
+		return (CgVal){dtype_is_signed(t) ? LLVMBuildAShr(cg->b, a.v, c.v, "")
+						  : LLVMBuildLShr(cg->b, a.v, c.v, ""),
+			       iv_dtype(t)};
 	case OP_EQ: case OP_NE: case OP_LT: case OP_LE: case OP_GT: case OP_GE:
 	case OP_AND: case OP_OR: case OP_COUNT:
 		return a;
@@ -487,7 +498,7 @@ static LLVMValueRef float_arith(Cg *cg, BinOp op, DType t, LLVMValueRef a, LLVMV
 		return LLVMBuildSelect(b, LLVMBuildFCmp(b, LLVMRealOLT, a, c, ""), a, c, "");
 	case OP_MAX:
 		return LLVMBuildSelect(b, LLVMBuildFCmp(b, LLVMRealOGT, a, c, ""), a, c, "");
-	case OP_EQ: case OP_NE: case OP_LT: case OP_LE: case OP_GT: case OP_GE:
+	case OP_SHL: case OP_SHR: case OP_EQ: case OP_NE: case OP_LT: case OP_LE: case OP_GT: case OP_GE:
 	case OP_AND: case OP_OR: case OP_COUNT:
 		break;
 	}

@@ -74,7 +74,7 @@ static bool linearize(const Expr *e, Aff *out)
 			if (y.n == 0)
 				return aff_axpy(out, y.c, &x);
 			return false;
-		case OP_DIV: case OP_FLOORDIV: case OP_FLOORMOD: case OP_MIN: case OP_MAX:
+		case OP_SHL: case OP_SHR: case OP_DIV: case OP_FLOORDIV: case OP_FLOORMOD: case OP_MIN: case OP_MAX:
 		case OP_EQ: case OP_NE: case OP_LT: case OP_LE: case OP_GT: case OP_GE:
 		case OP_AND: case OP_OR: case OP_COUNT:
 			return false;

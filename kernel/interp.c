@@ -476,7 +476,7 @@ static int repair_fact(Interp *in, const Expr *e)
 		else
 			return 0;
 		return t <= 0 ? t : fact_truth(in, e);
-	case OP_ADD: case OP_SUB: case OP_MUL: case OP_DIV: case OP_FLOORDIV:
+	case OP_SHL: case OP_SHR: case OP_ADD: case OP_SUB: case OP_MUL: case OP_DIV: case OP_FLOORDIV:
 	case OP_FLOORMOD: case OP_MIN: case OP_MAX: case OP_COUNT:
 		return 0;
 	}

@@ -399,6 +399,7 @@ static bool affine_add(Affine *f, const Expr *e, uint64_t m)
 				return affine_add(f, b, m * (uint64_t)wrap_int(a->u.ival, f->t));
 			return false;
 		case OP_DIV: case OP_FLOORDIV: case OP_FLOORMOD: case OP_MIN: case OP_MAX:
+		case OP_SHL: case OP_SHR:
 		case OP_EQ: case OP_NE: case OP_LT: case OP_LE: case OP_GT: case OP_GE:
 		case OP_AND: case OP_OR: case OP_COUNT:
 			return false;

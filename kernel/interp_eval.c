@@ -261,7 +261,7 @@ static bool compare(BinOp op, int ord)
 	case OP_LE: return ord == -1 || ord == 0;
 	case OP_GT: return ord == 1;
 	case OP_GE: return ord == 1 || ord == 0;
-	case OP_ADD: case OP_SUB: case OP_MUL: case OP_DIV: case OP_FLOORDIV:
+	case OP_SHL: case OP_SHR: case OP_ADD: case OP_SUB: case OP_MUL: case OP_DIV: case OP_FLOORDIV:
 	case OP_FLOORMOD: case OP_MIN: case OP_MAX: case OP_AND: case OP_OR:
 	case OP_COUNT:
 		return false; /* not a comparison: eval_bin never passes one */
@@ -281,6 +281,10 @@ static bool int_arith(Interp *in, const Expr *e, int64_t a, int64_t b,
 		return in_fail(in, RUN_UB, e->span, "integer %s by zero (%lld %s 0)",
 			       op == OP_FLOORMOD ? "modulo" : "division",
 			       (long long)a, binop_symbol(op));
+	if ((op == OP_SHL || op == OP_SHR) && (b < 0 || b >= dtype_bits(e->dtype)))
+		return in_fail(in, RUN_UB, e->span, "shift amount %lld outside [0, %d) of %s "
+			       "(%lld %s %lld)", (long long)b, dtype_bits(e->dtype),
+			       dtype_name(e->dtype), (long long)a, binop_symbol(op), (long long)b);
 	switch (op) {
 	case OP_ADD: r = (int64_t)(ua + ub); break;
 	case OP_SUB: r = (int64_t)(ua - ub); break;
@@ -290,6 +294,12 @@ static bool int_arith(Interp *in, const Expr *e, int64_t a, int64_t b,
 	case OP_FLOORMOD: r = floor_mod(a, b); break;
 	case OP_MIN: r = a < b ? a : b; break;
 	case OP_MAX: r = a > b ? a : b; break;
+	case OP_SHL: r = (int64_t)(ua << b); break; /* wraps, as LLVM's shl */
+	case OP_SHR: /* arithmetic on signed dtypes (LLVM ashr), logical on unsigned */
+		r = !dtype_is_signed(e->dtype) ? (int64_t)(ua >> b)
+		    : a >= 0		       ? (int64_t)(ua >> b)
+					       : (int64_t)~(~ua >> b);
+		break;
 	case OP_EQ: case OP_NE: case OP_LT: case OP_LE: case OP_GT: case OP_GE:
 	case OP_AND: case OP_OR: case OP_COUNT:
 		return in_fail(in, RUN_UB, e->span,

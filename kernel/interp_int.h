@@ -200,6 +200,7 @@ static inline bool float_arith(BinOp op, double a, double b, DType t, double *ou
 	case OP_FLOORMOD: r = a - floor(a / b) * b; break;
 	case OP_MIN: r = a < b ? a : b; break;
 	case OP_MAX: r = a > b ? a : b; break;
+	case OP_SHL: case OP_SHR:
 	case OP_EQ: case OP_NE: case OP_LT: case OP_LE: case OP_GT: case OP_GE:
 	case OP_AND: case OP_OR: case OP_COUNT:
 		return false;

@@ -69,7 +69,8 @@ const char *binop_symbol(BinOp op)
 	static const char *const sym[OP_COUNT] = {
 		[OP_ADD] = "+",	      [OP_SUB] = "-",	   [OP_MUL] = "*",
 		[OP_DIV] = "/",	      [OP_FLOORDIV] = "//", [OP_FLOORMOD] = "%",
-		[OP_MIN] = "min",     [OP_MAX] = "max",	   [OP_EQ] = "==",
+		[OP_MIN] = "min",     [OP_MAX] = "max",	   [OP_SHL] = "<<",
+		[OP_SHR] = ">>",	   [OP_EQ] = "==",
 		[OP_NE] = "!=",	      [OP_LT] = "<",	   [OP_LE] = "<=",
 		[OP_GT] = ">",	      [OP_GE] = ">=",	   [OP_AND] = "and",
 		[OP_OR] = "or",
@@ -87,7 +88,7 @@ BinOp binop_mirror(BinOp op)
 	case OP_LE: return OP_GE;
 	case OP_GT: return OP_LT;
 	case OP_GE: return OP_LE;
-	case OP_EQ: case OP_NE: case OP_ADD: case OP_SUB: case OP_MUL: case OP_DIV:
+	case OP_SHL: case OP_SHR: case OP_EQ: case OP_NE: case OP_ADD: case OP_SUB: case OP_MUL: case OP_DIV:
 	case OP_FLOORDIV: case OP_FLOORMOD: case OP_MIN: case OP_MAX: case OP_AND:
 	case OP_OR: case OP_COUNT:
 		return op;

@@ -198,6 +198,8 @@ typedef enum {
 	OP_FLOORDIV, /* `//`: floor division */
 	OP_FLOORMOD, /* `%`: floor modulo, sign of the divisor */
 	OP_MIN, OP_MAX,
+	OP_SHL,      /* T.shift_left / `<<`: amount outside [0, bits) is UB */
+	OP_SHR,      /* T.shift_right / `>>`: arithmetic if signed; same UB */
 	OP_EQ, OP_NE, OP_LT, OP_LE, OP_GT, OP_GE,
 	OP_AND, OP_OR,
 	OP_COUNT

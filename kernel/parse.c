@@ -23,7 +23,13 @@ static bool parse_scope_name(Parser *p, Val *v, BufferScope *out)
 		*out = SCOPE_LOCAL;
 	else if (strcmp(s, "shared") == 0)
 		*out = SCOPE_SHARED;
-	else {
+	else if (strncmp(s, "global.", 7) == 0) /* a tagged global (TVM's allocator tests) */
+		*out = SCOPE_GLOBAL;
+	else if (strcmp(s, "shared.dyn") == 0 || strcmp(s, "warp") == 0 ||
+		 strncmp(s, "wmma.", 5) == 0) {
+		ps_error_at(p, v->span, "scope '%s' is not supported on CPU (GPU memory)", s);
+		return false;
+	} else {
 		ps_error_at(p, v->span, "unknown scope '%s' (expected \"global\", "
 			    "\"local\" or \"shared\")", s);
 		return false;
@@ -213,6 +219,117 @@ Stmt *parse_allocate(Parser *p, Token *first)
 		return NULL;
 	ps_bind(p, b->name, NULL, b);
 	return ir_alloc(p->a, b, NULL, ps_span_from(p, first));
+}
+
+/* `x = T.allocate_const(data, dtype, extents)`: constant data, which is
+ * initialised (reading it is no UB): an allocation whose body starts by
+ * storing each value, in row-major order. The stores are returned in
+ * *inits (*ninit of them) for the caller to put after the allocation. */
+Stmt *parse_allocate_const(Parser *p, Token *first, Stmt ***inits, int *ninit)
+{
+	static const char *const kws[] = {"data", "dtype", "extents", "annotations", NULL};
+	Args args;
+	if (!parse_args(p, "T.allocate_const", ")", &args) || !ps_check_args(p, &args, 0, 3, kws))
+		return NULL;
+	Val *dv = ps_arg(&args, 0, "data"), *tv = ps_arg(&args, 1, "dtype"),
+	    *ev = ps_arg(&args, 2, "extents");
+	if (!dv || !tv || !ev) {
+		ps_error_at(p, ps_span_from(p, first), "T.allocate_const needs data, a dtype "
+			    "and extents");
+		return NULL;
+	}
+	if (dv->kind != VAL_LIST) {
+		ps_error_at(p, dv->span, "T.allocate_const expects a list of constants");
+		return NULL;
+	}
+	DType t;
+	int ndim;
+	Expr **shape;
+	if (!ps_val_dtype(p, tv, &t) || !ps_val_shape(p, ev, &ndim, &shape))
+		return NULL;
+	int64_t cells = 1;
+	for (int d = 0; d < ndim; d++) {
+		if (shape[d]->kind != EX_INT || shape[d]->u.ival < 0 ||
+		    shape[d]->u.ival > (int64_t)1 << 24 || (cells *= shape[d]->u.ival) > (int64_t)1 << 24) {
+			ps_error_at(p, ev->span, "not supported: T.allocate_const with extents "
+				    "other than small integer literals");
+			return NULL;
+		}
+	}
+	if (cells != dv->n) {
+		ps_error_at(p, dv->span, "T.allocate_const has %d values for %lld cells", dv->n,
+			    (long long)cells);
+		return NULL;
+	}
+	Buffer *b = ir_buffer(p->a, first->text, t, ndim, shape, first->span);
+	Stmt **st = arena_alloc(p->a, sizeof(Stmt *) * (size_t)(dv->n ? dv->n : 1));
+	for (int k = 0; k < dv->n; k++) {
+		Expr *v = dv->items[k];
+		if (v->kind != EX_INT && v->kind != EX_FLOAT) {
+			ps_error_at(p, v->span, "T.allocate_const expects literal constants");
+			return NULL;
+		}
+		if (dtype_is_float(t) && v->kind == EX_INT)
+			v = ir_float(p->a, (double)v->u.ival, t, v->span);
+		else if (dtype_is_int(t) && v->kind == EX_FLOAT) {
+			ps_error_at(p, v->span, "a float constant in %s data", dtype_name(t));
+			return NULL;
+		}
+		v = ps_convert(p, v, t);
+		Expr **idx = arena_alloc(p->a, sizeof(Expr *) * (size_t)(ndim ? ndim : 1));
+		int64_t rest = k;
+		for (int d = ndim - 1; d >= 0; d--) {
+			idx[d] = ir_int32(p->a, rest % shape[d]->u.ival);
+			rest /= shape[d]->u.ival;
+		}
+		st[k] = ir_store(p->a, b, ndim, idx, v, v->span);
+	}
+	*inits = st;
+	*ninit = dv->n;
+	ps_bind(p, b->name, NULL, b);
+	return ir_alloc(p->a, b, NULL, ps_span_from(p, first));
+}
+
+/* A use of a variable declared by `x = T.float32()` outside every T.Let
+ * that binds it (bound: the number of enclosing lets binding it). */
+static bool let_use_outside(Parser *p, const Expr *e, const Var *x, int bound)
+{
+	if (e->kind == EX_VAR && e->u.var == x && !bound) {
+		ps_error_at(p, e->span, "'%s' is declared by `%s = T.%s()` for a T.Let, and "
+			    "used outside one that binds it", x->name, x->name, dtype_name(x->dtype));
+		return true;
+	}
+	if (e->kind == EX_LET)
+		return let_use_outside(p, e->u.let.value, x, bound) ||
+		       let_use_outside(p, e->u.let.body, x, bound + (e->u.let.var == x));
+	int n = expr_nchildren(e);
+	for (int i = 0; i < n; i++)
+		if (let_use_outside(p, expr_child(e, i), x, bound))
+			return true;
+	return false;
+}
+
+static bool let_decl_stmt(Parser *p, const Stmt *s, const Var *x)
+{
+	if (!s)
+		return false;
+	int n = stmt_nexprs(s);
+	for (int i = 0; i < n; i++)
+		if (stmt_expr(s, i) && let_use_outside(p, stmt_expr(s, i), x, 0))
+			return true;
+	n = stmt_nchildren(s);
+	for (int i = 0; i < n; i++)
+		if (let_decl_stmt(p, stmt_child(s, i), x))
+			return true;
+	return false;
+}
+
+static bool let_decl_misused(Parser *p, const Stmt *body)
+{
+	for (int k = 0; k < p->nletdecl; k++)
+		if (let_decl_stmt(p, body, p->letdecl[k]))
+			return true;
+	return false;
 }
 
 /* `n = T.int32()`: a free size variable, given by the caller like a
@@ -475,6 +592,7 @@ static Func *parse_func(Parser *p)
 	    !ps_expect(p, "(", "after function name"))
 		return NULL;
 	p->nbinds = 0;
+	p->nletdecl = 0;
 	if (!parse_params(p))
 		return NULL;
 	if (accept(p, "->")) {
@@ -493,6 +611,8 @@ static Func *parse_func(Parser *p)
 				    "never bound by T.match_buffer", p->params[i].var->name);
 			return NULL;
 		}
+	if (p->nletdecl && let_decl_misused(p, body))
+		return NULL;
 	Func *f = ir_func(p->a, name->text, p->nparams, p->params, body, header);
 	Span deep;
 	const char *why = ir_func_too_deep(f, &deep);

@@ -179,6 +179,11 @@ Expr *ps_make_bin(Parser *p, BinOp op, Expr *x, Expr *y, Span sp)
 		ps_error_at(p, sp, "integer '/' is ambiguous: use '//' (floor division)");
 		return NULL;
 	}
+	if ((op == OP_SHL || op == OP_SHR) && !dtype_is_int(x->dtype)) {
+		ps_error_at(p, sp, "'%s' shifts integers, not %s", op == OP_SHL ? "<<" : ">>",
+			    dtype_name(x->dtype));
+		return NULL;
+	}
 	if (!binop_is_compare(op) && x->dtype == DT_BOOL) {
 		x = ir_cast(p->a, DT_INT32, x, x->span);
 		y = ir_cast(p->a, DT_INT32, y, y->span);

@@ -303,6 +303,39 @@ static Expr *build_binary_call(Parser *p, BinOp op, Args *args, Span sp)
 	return y ? ps_make_bin(p, op, x, y, sp) : NULL;
 }
 
+/* T.shift_left(x, n) / T.shift_right(x, n), optionally with TVM's
+ * `dtype=` (the operands are converted to it): integers only. */
+static Expr *build_shift(Parser *p, BinOp op, Args *args, Span sp)
+{
+	static const char *const kws[] = {"dtype", NULL};
+	if (!ps_check_args(p, args, 2, 3, kws))
+		return NULL;
+	Val *dv = ps_arg(args, 2, "dtype");
+	DType t = DT_VOID;
+	if (dv && !ps_val_dtype(p, dv, &t))
+		return NULL;
+	Expr *x = ps_val_expr(p, ps_arg(args, 0, NULL), args->callee);
+	Expr *y = x ? ps_val_expr(p, ps_arg(args, 1, NULL), args->callee) : NULL;
+	if (!y)
+		return NULL;
+	if (t != DT_VOID) {
+		if (!dtype_is_int(t)) {
+			ps_error_at(p, dv->span, "%s is an integer operation, not %s",
+				    args->callee, dtype_name(t));
+			return NULL;
+		}
+		if (ps_is_handle(p, x) || ps_is_handle(p, y))
+			return NULL;
+		if (x->dtype == DT_VOID)
+			ps_retype_void(x, t);
+		if (y->dtype == DT_VOID)
+			ps_retype_void(y, t);
+		x = ps_convert(p, x, t);
+		y = ps_convert(p, y, t);
+	}
+	return ps_make_bin(p, op, x, y, sp);
+}
+
 /* T.min_value("float32") / T.max_value(dtype): the dtype's lowest or
  * highest finite value. */
 static Expr *build_limit(Parser *p, bool max, Args *args, Span sp)
@@ -344,11 +377,87 @@ static Expr *build_ceildiv(Parser *p, Args *args, Span sp)
 	return q ? ir_neg(p->a, q, sp) : NULL;
 }
 
+/* vsched's printed let expression `T.let(x, value, body)`: x is bound to
+ * value over body only; `(` is consumed. */
+static Expr *parse_let_expr(Parser *p, Token *first)
+{
+	Token *nt = peek(p);
+	if (nt->kind != TK_NAME || lex_is_keyword(nt->text)) {
+		ps_error_at(p, nt->span, "expected a name after 'T.let(', found %s", found(p));
+		return NULL;
+	}
+	next(p);
+	if (!ps_expect(p, ",", "after the name of T.let"))
+		return NULL;
+	Expr *value = parse_expr(p);
+	if (!value || ps_is_handle(p, value) || !ps_expect(p, ",", "after the value of T.let"))
+		return NULL;
+	if (value->dtype == DT_VOID) {
+		ps_error_at(p, value->span, "the value of T.let needs a dtype");
+		return NULL;
+	}
+	Var *v = ir_var(p->a, nt->text, value->dtype, nt->span);
+	int mark = p->nbinds;
+	ps_bind(p, v->name, v, NULL);
+	Expr *body = parse_expr(p);
+	p->nbinds = mark;
+	if (!body || !ps_expect(p, ")", "to close T.let"))
+		return NULL;
+	return ir_let(p->a, v, value, body, ps_span_from(p, first));
+}
+
+/* TVM's `T.Let(body, where={x: value})`, x declared before by
+ * `x = T.float32()`: x is value over body. The dict was skipped by
+ * parse_args; it is read here from its tokens. */
+static Expr *build_let(Parser *p, Args *args, Span sp)
+{
+	static const char *const kws[] = {"where", NULL};
+	if (!ps_check_args(p, args, 1, 2, kws))
+		return NULL;
+	Val *bv = ps_arg(args, 0, NULL), *wv = ps_arg(args, 1, "where");
+	if (!bv || !wv || wv->kind != VAL_DICT) {
+		ps_error_at(p, sp, "T.Let expects a body and where={var: value}");
+		return NULL;
+	}
+	Expr *body = ps_val_expr(p, bv, args->callee);
+	if (!body)
+		return NULL;
+	int save = p->pos;
+	p->pos = (int)(wv->tok - p->toks) + 1; /* after `{` */
+	Token *nt = peek(p);
+	Var *v = NULL;
+	Buffer *b = NULL;
+	Expr *value = NULL;
+	if (nt->kind != TK_NAME || !ps_lookup(p, nt->text, &v, &b) || !v) {
+		ps_error_at(p, nt->span, "T.Let binds a variable declared by `x = T.float32()`, "
+			    "found %s", found(p));
+	} else {
+		next(p);
+		if (ps_expect(p, ":", "in where={var: value}") && (value = parse_expr(p)) &&
+		    !ps_is_handle(p, value) && !tok_is(peek(p), "}")) {
+			ps_error_at(p, peek(p)->span, "T.Let binds one variable: expected '}', "
+				    "found %s", found(p));
+			value = NULL;
+		}
+	}
+	p->pos = save;
+	if (!value || p->failed)
+		return NULL;
+	if (value->dtype == DT_VOID)
+		ps_retype_void(value, v->dtype);
+	value = ps_convert(p, value, v->dtype);
+	return value ? ir_let(p->a, v, value, body, sp) : NULL;
+}
+
 /* `T.name(...)` in an expression; the name token is at prev(p). */
 static Expr *parse_t_call(Parser *p, Token *first, Token *fn)
 {
 	const char *name = fn->text;
 	const char *callee = arena_printf(p->a, "T.%s", name);
+	if (strcmp(name, "let") == 0 && tok_is(peek(p), "(")) {
+		next(p);
+		return parse_let_expr(p, first);
+	}
 	if (!tok_is(peek(p), "(")) {
 		if (strcmp(name, "axis_separator") == 0)
 			ps_error_at(p, ps_span_from(p, first), "T.axis_separator is only "
@@ -370,6 +479,12 @@ static Expr *parse_t_call(Parser *p, Token *first, Token *fn)
 		return build_binary_call(p, OP_MAX, &args, sp);
 	if (strcmp(name, "floordiv") == 0)
 		return build_binary_call(p, OP_FLOORDIV, &args, sp);
+	if (strcmp(name, "Let") == 0)
+		return build_let(p, &args, sp);
+	if (strcmp(name, "shift_left") == 0)
+		return build_shift(p, OP_SHL, &args, sp);
+	if (strcmp(name, "shift_right") == 0)
+		return build_shift(p, OP_SHR, &args, sp);
 	if (strcmp(name, "floormod") == 0)
 		return build_binary_call(p, OP_FLOORMOD, &args, sp);
 	if (strcmp(name, "if_then_else") == 0 || strcmp(name, "Select") == 0)
@@ -562,6 +677,14 @@ static Expr *parse_add(Parser *p)
 	return parse_chain(p, parse_mul, s, ops, false);
 }
 
+/* Python's `<<` / `>>` bind looser than `+` and tighter than comparisons */
+static Expr *parse_shift(Parser *p)
+{
+	static const char *const s[] = {"<<", ">>", NULL};
+	static const BinOp ops[] = {OP_SHL, OP_SHR};
+	return parse_chain(p, parse_add, s, ops, false);
+}
+
 static bool cmp_op(const Token *t, BinOp *op)
 {
 	static const char *const s[] = {"==", "!=", "<", "<=", ">", ">=", NULL};
@@ -573,14 +696,14 @@ static bool cmp_op(const Token *t, BinOp *op)
 static Expr *parse_compare(Parser *p)
 {
 	Token *first = peek(p);
-	Expr *left = parse_add(p);
+	Expr *left = parse_shift(p);
 	Expr *result = NULL;
 	BinOp op;
 	int count = 0;
 	while (left && cmp_op(peek(p), &op) && !chain_too_long(p, &count)) {
 		next(p);
 		Token *rt = peek(p);
-		Expr *right = parse_add(p);
+		Expr *right = parse_shift(p);
 		if (!right)
 			return NULL;
 		Expr *c = ps_make_bin(p, op, left, right, ps_span_from(p, first));

@@ -67,6 +67,9 @@ typedef struct Parser {
 	 * V[k] is X at k in row-major order */
 	int nviews, capviews;
 	Buffer **view, **view_of;
+	/* `x = T.float32()` in a body: variables for a T.Let to bind */
+	Var **letdecl;
+	int nletdecl, capletdecl;
 } Parser;
 
 /* The buffer that view b shows, or NULL when b is no view. */
@@ -225,6 +228,7 @@ int ps_parse_iter_decl(Parser *p, Stmt ***lets);
 
 Stmt *parse_alloc(Parser *p, Token *first, const char *callee);
 Stmt *parse_allocate(Parser *p, Token *first);
+Stmt *parse_allocate_const(Parser *p, Token *first, Stmt ***inits, int *ninit);
 bool parse_free_var(Parser *p, Token *first, DType t);
 bool parse_match_buffer(Parser *p, Token *first);
 void parser_init(Parser *p, Arena *a, const Source *src, DiagList *d,

@@ -495,6 +495,19 @@ static Stmt *parse_assign(Parser *p, StmtList *out, bool *done)
 			*done = !p->failed;
 			return s;
 		}
+		if (strcmp(fn, "allocate_const") == 0) {
+			p->pos += 4;
+			Stmt **inits;
+			int ninit = 0;
+			Stmt *s = parse_allocate_const(p, first, &inits, &ninit);
+			if (s) {
+				list_push(p, out, s);
+				for (int k = 0; k < ninit; k++)
+					list_push(p, out, inits[k]);
+			}
+			*done = !p->failed;
+			return s;
+		}
 		if (strcmp(fn, "launch_thread") == 0 || strcmp(fn, "env_thread") == 0) {
 			ps_error_at(p, peek(p)->span, "T.%s is not supported on CPU (GPU "
 				    "thread binding)", fn);
@@ -502,9 +515,22 @@ static Stmt *parse_assign(Parser *p, StmtList *out, bool *done)
 		}
 		DType ft;
 		if ((strcmp(fn, "int32") == 0 || strcmp(fn, "int64") == 0) &&
-		    tok_is(peek_at(p, 4), ")") && dtype_from_name(fn, &ft)) {
+		    tok_is(peek_at(p, 4), ")") && dtype_from_name(fn, &ft) && p->in_func_top) {
 			p->pos += 5;
 			*done = parse_free_var(p, first, ft);
+			return NULL;
+		}
+		if (tok_is(peek_at(p, 4), ")") && dtype_from_name(fn, &ft) && ft != DT_VOID &&
+		    ft != DT_HANDLE) { /* (at the top, int32 / int64 are free size vars) */
+			/* `x = T.float32()` in a body: x is declared for a T.Let
+			 * that binds it (the verifier rejects any other use) */
+			p->pos += 5;
+			Var *v = ir_var(p->a, first->text, ft, first->span);
+			ps_bind(p, v->name, v, NULL);
+			p->letdecl = grow(p->a, p->letdecl, p->nletdecl, &p->capletdecl, 4,
+					  sizeof(Var *));
+			p->letdecl[p->nletdecl++] = v;
+			*done = true;
 			return NULL;
 		}
 		if (strcmp(fn, "match_buffer") == 0) {

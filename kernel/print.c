@@ -285,7 +285,9 @@ static int binop_prec(BinOp op)
 	case OP_FLOORDIV:
 	case OP_FLOORMOD: return PREC_MUL;
 	case OP_MIN:
-	case OP_MAX: return PREC_ATOM; /* T.min(a, b) */
+	case OP_MAX: /* T.min(a, b) */
+	case OP_SHL: /* T.shift_left(a, b) */
+	case OP_SHR: return PREC_ATOM;
 	case OP_COUNT: break;
 	}
 	return PREC_ATOM;
@@ -365,8 +367,9 @@ static void pexpr_bin(Printer *p, const Expr *e)
 	/* and / or make a bare T.undef() boolean */
 	DType tx = binop_is_logical(op) ? DT_BOOL : sibling_dtype(x, y);
 	DType ty = binop_is_logical(op) ? DT_BOOL : sibling_dtype(y, x);
-	if (op == OP_MIN || op == OP_MAX) {
-		sb_puts(p->out, op == OP_MIN ? "T.min(" : "T.max(");
+	if (op == OP_MIN || op == OP_MAX || op == OP_SHL || op == OP_SHR) {
+		sb_puts(p->out, op == OP_MIN ? "T.min(" : op == OP_MAX ? "T.max("
+				: op == OP_SHL ? "T.shift_left(" : "T.shift_right(");
 		pexpr_in(p, x, PREC_OR, tx);
 		sb_puts(p->out, ", ");
 		pexpr_in(p, y, PREC_OR, ty);

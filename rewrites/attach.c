@@ -561,7 +561,7 @@ bool attach_invert_index(RgEnv *env, Expr *e, const Var *v, Expr *L, Expr *H, Ex
 			return false;
 		*vlo = *vhi = NULL;
 		return true;
-	case OP_DIV: case OP_MIN: case OP_MAX: case OP_EQ: case OP_NE: case OP_LT:
+	case OP_SHL: case OP_SHR: case OP_DIV: case OP_MIN: case OP_MAX: case OP_EQ: case OP_NE: case OP_LT:
 	case OP_LE: case OP_GT: case OP_GE: case OP_AND: case OP_OR: case OP_COUNT:
 		return false;
 	}

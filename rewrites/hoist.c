@@ -125,6 +125,13 @@ static Expr *safe_to_eval(Arena *a, const Func *f, const Expr *e)
 		    !(an_const_int(e->u.bin.b, &k) && k != 0))
 			x = ir_and(a, x, ir_bin(a, OP_NE, e->u.bin.b, ir_int(a, 0, e->u.bin.b->dtype, nospan()),
 						 nospan()));
+		if ((e->u.bin.op == OP_SHL || e->u.bin.op == OP_SHR) &&
+		    !(an_const_int(e->u.bin.b, &k) && k >= 0 && k < dtype_bits(e->dtype))) {
+			DType bt = e->u.bin.b->dtype;
+			x = ir_and(a, x, ir_bin(a, OP_LE, ir_int(a, 0, bt, nospan()), e->u.bin.b, nospan()));
+			x = ir_and(a, x, ir_bin(a, OP_LT, e->u.bin.b,
+						 ir_int(a, dtype_bits(e->dtype), bt, nospan()), nospan()));
+		}
 		return x;
 	case EX_NOT: case EX_NEG: case EX_CAST:
 		return safe_to_eval(a, f, e->u.un.a);
@@ -364,7 +371,7 @@ static void cuts(Arena *a, const Expr *c, const Var *v, RangeCut *r)
 		case OP_LE: op = OP_GE; break;
 		case OP_GT: op = OP_LT; break;
 		case OP_GE: op = OP_LE; break;
-		case OP_EQ: case OP_NE: case OP_ADD: case OP_SUB: case OP_MUL: case OP_DIV:
+		case OP_SHL: case OP_SHR: case OP_EQ: case OP_NE: case OP_ADD: case OP_SUB: case OP_MUL: case OP_DIV:
 		case OP_FLOORDIV: case OP_FLOORMOD: case OP_MIN: case OP_MAX: case OP_AND:
 		case OP_OR: case OP_COUNT:
 			break;
@@ -382,7 +389,7 @@ static void cuts(Arena *a, const Expr *c, const Var *v, RangeCut *r)
 		r->lo = emax(a, r->lo, y);
 		r->hi = emin(a, r->hi, an_fold(a, ir_add(a, y, one)));
 		return;
-	case OP_NE: case OP_ADD: case OP_SUB: case OP_MUL: case OP_DIV: case OP_FLOORDIV:
+	case OP_SHL: case OP_SHR: case OP_NE: case OP_ADD: case OP_SUB: case OP_MUL: case OP_DIV: case OP_FLOORDIV:
 	case OP_FLOORMOD: case OP_MIN: case OP_MAX: case OP_AND: case OP_OR: case OP_COUNT:
 		return;
 	}
@@ -721,7 +728,7 @@ static bool cmp_range(const Expr *e, VarRange *r)
 	case OP_GT: if (k == INT64_MAX) return false; r->lo = k + 1; return true;
 	case OP_GE: r->lo = k; return true;
 	case OP_EQ: r->lo = r->hi = k; return true;
-	case OP_NE: case OP_ADD: case OP_SUB: case OP_MUL: case OP_DIV: case OP_FLOORDIV:
+	case OP_SHL: case OP_SHR: case OP_NE: case OP_ADD: case OP_SUB: case OP_MUL: case OP_DIV: case OP_FLOORDIV:
 	case OP_FLOORMOD: case OP_MIN: case OP_MAX: case OP_AND: case OP_OR: case OP_COUNT:
 		return false;
 	}

@@ -1004,7 +1004,7 @@ static bool lin_cmp(Expr *e, int nv, Var **vs, LinCmp *out)
 	case OP_GT: out->rel = 0; sign = -1; shift = 1; break; /* b - a + 1 <= 0 */
 	case OP_EQ: out->rel = 1; break;
 	case OP_NE: out->rel = 2; break;
-	case OP_ADD: case OP_SUB: case OP_MUL: case OP_DIV: case OP_FLOORDIV: case OP_FLOORMOD:
+	case OP_SHL: case OP_SHR: case OP_ADD: case OP_SUB: case OP_MUL: case OP_DIV: case OP_FLOORDIV: case OP_FLOORMOD:
 	case OP_MIN: case OP_MAX: case OP_AND: case OP_OR: case OP_COUNT:
 		return false;
 	}

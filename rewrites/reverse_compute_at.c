@@ -124,7 +124,7 @@ static bool general_index(const KeySearch *ks, const Expr *e)
 		return an_const_int(e->u.bin.b, &k) && k > 0 && general_index(ks, e->u.bin.a);
 	case OP_FLOORDIV: case OP_FLOORMOD:
 		return an_const_int(e->u.bin.b, &k) && k > 0 && general_index(ks, e->u.bin.a);
-	case OP_DIV: case OP_MIN: case OP_MAX: case OP_EQ: case OP_NE: case OP_LT:
+	case OP_SHL: case OP_SHR: case OP_DIV: case OP_MIN: case OP_MAX: case OP_EQ: case OP_NE: case OP_LT:
 	case OP_LE: case OP_GT: case OP_GE: case OP_AND: case OP_OR: case OP_COUNT:
 		return false;
 	}

@@ -70,7 +70,7 @@ static bool op_is_reduction(BinOp op, DType t)
 	case OP_AND: case OP_OR:
 		return t == DT_BOOL;
 	case OP_SUB: case OP_DIV: case OP_FLOORDIV: case OP_FLOORMOD: case OP_EQ: case OP_NE:
-	case OP_LT: case OP_LE: case OP_GT: case OP_GE: case OP_COUNT:
+	case OP_LT: case OP_LE: case OP_GT: case OP_GE: case OP_SHL: case OP_SHR: case OP_COUNT:
 		break;
 	}
 	return false;

@@ -154,6 +154,17 @@ static void walk(Safety *w, Expr *e, Expr *guard)
 		      arena_printf(a, "the divisor %s at line %d is never 0",
 				   text(a, d), e->span.line),
 		      guard, ir_bin(a, OP_NE, d, zero, nospan()), e->span);
+	} else if (e->kind == EX_BIN && (e->u.bin.op == OP_SHL || e->u.bin.op == OP_SHR)) {
+		Expr *amt = e->u.bin.b;
+		int bits = dtype_bits(e->dtype);
+		if (amt->kind == EX_INT && amt->u.ival >= 0 && amt->u.ival < bits)
+			return;
+		Expr *in = ir_and(a, ir_bin(a, OP_LE, ir_int(a, 0, amt->dtype, nospan()), amt, nospan()),
+				  ir_bin(a, OP_LT, amt, ir_int(a, bits, amt->dtype, nospan()), nospan()));
+		state(w, "safety.shift_amount",
+		      arena_printf(a, "the shift amount %s at line %d is in [0, %d)",
+				   text(a, amt), e->span.line, bits),
+		      guard, in, e->span);
 	}
 }
 

@@ -155,6 +155,7 @@ struct EncodeState {
 	bool uses_learnt;  /* a left-out wrap needs more than `stated` */
 	int capsyms, caploads;
 	int fsym[MF_COUNT][DT_COUNT]; /* SYM_FUNC index + 1, 0 if none yet */
+	int shsym[2][DT_COUNT]; /* the out-of-range shift functions, the same */
 	int napps, capapps;
 	struct { Z3_ast app; DType t; } *int_apps; /* integer calls: a range fact each */
 	Z3_sort s_bool, s_int, s_real, s_f16, s_f32, s_f64;
@@ -713,6 +714,47 @@ static Z3_ast note_product(SmtEncoding *e, Z3_ast a, Z3_ast b)
 	return mkn(e, Z3_mk_mul, a, b);
 }
 
+/* x << n as x * 2^n and x >> n as floor(x / 2^n) (arithmetic shift; an
+ * unsigned x is never negative), exact before the caller's wrap, for n in
+ * [0, bits). An amount outside it is UB (safety.shift_amount): the result
+ * is then an uninterpreted function of x and n, so that nothing is proven
+ * from it. */
+static Z3_ast enc_shift(SmtEncoding *e, BinOp op, Z3_ast a, Z3_ast b, DType t)
+{
+	int bits = dtype_bits(t);
+	int64_t k;
+	if (!a || !b)
+		return NULL;
+	if (constant_divisor(e, b, &k) && k >= 0 && k < bits) {
+		Z3_ast p = power_of_two(e, (int)k);
+		return op == OP_SHL ? mkn(e, Z3_mk_mul, a, p) : floor_divmod(e, false, a, p);
+	}
+	smt_z3_error_clear();
+	EncodeState *st = e->st;
+	int side = op == OP_SHL ? 0 : 1;
+	int s = st->shsym[side][t] - 1;
+	if (s < 0) {
+		Z3_sort dom[2] = {st->s_int, st->s_int};
+		char name[40];
+		snprintf(name, sizeof name, "%s_oob_%s", side ? "shr" : "shl", dtype_name(t));
+		if ((s = add_sym(e, SYM_FUNC, t, name, 2, dom, st->s_int)) < 0)
+			return NULL;
+		e->syms[s].fn = MF_COUNT;
+		st->shsym[side][t] = s + 1;
+	}
+	Z3_ast args[2] = {a, b};
+	Z3_ast r = own(e, Z3_mk_app(e->ctx, e->syms[s].decl, 2, args));
+	/* 2^n as a chain over the amounts in range */
+	Z3_ast p = power_of_two(e, bits - 1);
+	for (int i = bits - 2; i >= 0; i--)
+		p = mk_ite(e, mk2(e, Z3_mk_eq, b, mk_int(e, i)), power_of_two(e, i), p);
+	e->nonlinear |= !Z3_is_numeral_ast(e->ctx, a);
+	Z3_ast v = op == OP_SHL ? note_product(e, a, p) : floor_divmod(e, false, a, p);
+	Z3_ast in = mkn(e, Z3_mk_and, mk2(e, Z3_mk_le, mk_int(e, 0), b),
+			mk2(e, Z3_mk_lt, b, mk_int(e, bits)));
+	return mk_ite(e, in, v, r);
+}
+
 static Z3_ast enc_int_arith(SmtEncoding *e, BinOp op, Z3_ast a, Z3_ast b,
 			    DType t)
 {
@@ -727,7 +769,7 @@ static Z3_ast enc_int_arith(SmtEncoding *e, BinOp op, Z3_ast a, Z3_ast b,
 	case OP_FLOORMOD: return floor_divmod(e, true, a, b);
 	case OP_MIN: return mk_ite(e, mk2(e, Z3_mk_le, a, b), a, b);
 	case OP_MAX: return mk_ite(e, mk2(e, Z3_mk_ge, a, b), a, b);
-	case OP_EQ: case OP_NE: case OP_LT: case OP_LE: case OP_GT: case OP_GE:
+	case OP_SHL: case OP_SHR: case OP_EQ: case OP_NE: case OP_LT: case OP_LE: case OP_GT: case OP_GE:
 	case OP_AND: case OP_OR:
 	case OP_COUNT: break;
 	}
@@ -757,7 +799,7 @@ static Z3_ast enc_real_arith(SmtEncoding *e, BinOp op, Z3_ast a, Z3_ast b)
 	}
 	case OP_MIN: return mk_ite(e, mk2(e, Z3_mk_le, a, b), a, b);
 	case OP_MAX: return mk_ite(e, mk2(e, Z3_mk_ge, a, b), a, b);
-	case OP_EQ: case OP_NE: case OP_LT: case OP_LE: case OP_GT: case OP_GE:
+	case OP_SHL: case OP_SHR: case OP_EQ: case OP_NE: case OP_LT: case OP_LE: case OP_GT: case OP_GE:
 	case OP_AND: case OP_OR:
 	case OP_COUNT: break;
 	}
@@ -803,7 +845,7 @@ static Z3_ast enc_ieee_arith(SmtEncoding *e, BinOp op, Z3_ast a, Z3_ast b)
 	}
 	case OP_MIN: return mk_ite(e, mk2(e, Z3_mk_fpa_lt, a, b), a, b);
 	case OP_MAX: return mk_ite(e, mk2(e, Z3_mk_fpa_gt, a, b), a, b);
-	case OP_EQ: case OP_NE: case OP_LT: case OP_LE: case OP_GT: case OP_GE:
+	case OP_SHL: case OP_SHR: case OP_EQ: case OP_NE: case OP_LT: case OP_LE: case OP_GT: case OP_GE:
 	case OP_AND: case OP_OR:
 	case OP_COUNT: break;
 	}
@@ -828,7 +870,7 @@ static Z3_ast enc_compare(SmtEncoding *e, BinOp op, Z3_ast a, Z3_ast b,
 	case OP_LE: return mk2(e, fp ? Z3_mk_fpa_leq : Z3_mk_le, a, b);
 	case OP_GT: return mk2(e, fp ? Z3_mk_fpa_gt : Z3_mk_gt, a, b);
 	case OP_GE: return mk2(e, fp ? Z3_mk_fpa_geq : Z3_mk_ge, a, b);
-	case OP_ADD: case OP_SUB: case OP_MUL: case OP_DIV: case OP_FLOORDIV:
+	case OP_SHL: case OP_SHR: case OP_ADD: case OP_SUB: case OP_MUL: case OP_DIV: case OP_FLOORDIV:
 	case OP_FLOORMOD: case OP_MIN: case OP_MAX: case OP_AND: case OP_OR:
 	case OP_COUNT: break;
 	}
@@ -882,7 +924,8 @@ static Z3_ast enc_bin(SmtEncoding *e, const Expr *x)
 		bool fits;
 		if (!leave_out_wrap(e, x, FIT_RESULT, t, &fits))
 			return NULL;
-		Z3_ast exact = enc_int_arith(e, op, a, b, t);
+		Z3_ast exact = op == OP_SHL || op == OP_SHR ? enc_shift(e, op, a, b, t)
+							    : enc_int_arith(e, op, a, b, t);
 		return fits ? exact : wrap(e, exact, t);
 	}
 	case CL_FLOAT:

@@ -127,7 +127,7 @@ static bool model_int(const Model *m, const Expr *e, int depth, int64_t *out)
 		}
 		case OP_MIN: *out = x < y ? x : y; return true;
 		case OP_MAX: *out = x > y ? x : y; return true;
-		case OP_DIV: case OP_EQ: case OP_NE: case OP_LT: case OP_LE: case OP_GT: case OP_GE:
+		case OP_SHL: case OP_SHR: case OP_DIV: case OP_EQ: case OP_NE: case OP_LT: case OP_LE: case OP_GT: case OP_GE:
 		case OP_AND: case OP_OR: case OP_COUNT:
 			return false;
 		}

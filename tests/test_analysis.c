@@ -100,7 +100,7 @@ static bool exact(BinOp op, Wide a, Wide b, Wide *out)
 	case OP_FLOORMOD: *out = a - b * iv_fdiv(a, b); return true;
 	case OP_MIN: *out = a < b ? a : b; return true;
 	case OP_MAX: *out = a > b ? a : b; return true;
-	case OP_EQ: case OP_NE: case OP_LT: case OP_LE: case OP_GT: case OP_GE:
+	case OP_SHL: case OP_SHR: case OP_EQ: case OP_NE: case OP_LT: case OP_LE: case OP_GT: case OP_GE:
 	case OP_AND: case OP_OR: case OP_COUNT: break;
 	}
 	return false;

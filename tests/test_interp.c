@@ -1381,6 +1381,41 @@ START_TEST(compiled_form_agrees_on_random_kernels)
 }
 END_TEST
 
+/* LLVM's shl / ashr / lshr: shl wraps, >> is arithmetic on signed dtypes,
+ * logical on unsigned; an amount outside [0, bits) is UB. */
+START_TEST(shifts_compute_as_llvm_and_stop_out_of_range)
+{
+	ck_assert_int_eq(int_result(bin(OP_SHL, i32(31), i32(15)), DT_INT32), 1015808);
+	ck_assert_int_eq(int_result(bin(OP_SHL, i32(-3), i32(4)), DT_INT32), -48);
+	ck_assert_int_eq(int_result(bin(OP_SHL, i32(3), i32(31)), DT_INT32), INT32_MIN);
+	ck_assert_int_eq(int_result(bin(OP_SHR, i32(-17), i32(2)), DT_INT32), -5);
+	ck_assert_int_eq(int_result(bin(OP_SHR, i32(17), i32(2)), DT_INT32), 4);
+	ck_assert_int_eq(int_result(bin(OP_SHR, lit(200, DT_UINT8), lit(3, DT_UINT8)), DT_UINT8), 25);
+	ck_assert_int_eq(int_result(bin(OP_SHL, lit(1, DT_INT64), lit(40, DT_INT64)), DT_INT64),
+			 INT64_C(1) << 40);
+	Var *x = var("x"), *y = var("y");
+	Buffer *R = buf1("R", DT_INT32, 1);
+	BinOp ops[2] = {OP_SHL, OP_SHR};
+	for (int k = 0; k < 2; k++) {
+		Expr *e = ir_bin(&arena, ops[k], ref(x), ref(y), at(21 + k));
+		Param p[3] = {pscalar(x), pscalar(y), pbuf(R)};
+		Func *f = ir_func(&arena, "f", 3, p, store(R, i32(0), e), S0);
+		static const int64_t bad[] = {-1, 32, 40};
+		for (int j = 0; j < 3; j++) {
+			int64_t sc[2] = {7, bad[j]};
+			InterpResult r;
+			ck_assert_int_eq(run_fresh(f, sc, &r, NULL), RUN_UB);
+			ck_assert_ptr_nonnull(strstr(r.message, "shift amount"));
+			ck_assert_ptr_nonnull(strstr(r.message, "outside [0, 32)"));
+			ck_assert_int_eq(r.span.line, 21 + k);
+		}
+		int64_t sc[2] = {7, 31};
+		InterpResult r;
+		ck_assert_int_eq(run_fresh(f, sc, &r, NULL), RUN_OK);
+	}
+}
+END_TEST
+
 START_TEST(compiled_form_reports_ub_as_the_tree_does)
 {
 	/* each stops with UB or at a fact: the message and span are the tree's */
@@ -1410,6 +1445,46 @@ START_TEST(compiled_form_reports_ub_as_the_tree_does)
 }
 END_TEST
 
+/* T.allocate_const: its cells hold the constants, row-major, and are
+ * initialised (reading them is no UB). */
+START_TEST(allocate_const_cells_hold_the_constants)
+{
+	Module *m = parse_text("allocate_const.tir", tu_fixture("interp/allocate_const.tir"));
+	ck_assert_ptr_nonnull(m);
+	Func *f = m->funcs[0];
+	DiagList d;
+	diag_init(&d, &arena);
+	State *st = state_new(&arena, f, NULL, &d);
+	ck_assert_ptr_nonnull(st);
+	for (int i = 0; i < st->nbufs; i++)
+		for (int64_t k = 0; k < st->bufs[i].size; k++) {
+			st->bufs[i].cell[k] = CELL_INIT;
+			st->bufs[i].data[k].f = 1.0;
+		}
+	InterpResult r;
+	ck_assert_int_eq(interp_run(f, st, 0, &r), RUN_OK);
+	static const double want[6] = {1, 2, 3, 4, 5, 6.5};
+	for (int k = 0; k < 6; k++)
+		ck_assert(st->bufs[1].data[k].f == want[k]);
+}
+END_TEST
+
+/* TVM's T.Let(body, where={x: value}) computes body with x = value (its
+ * hoist_expression test kernel, pasted). */
+START_TEST(let_expression_binds_its_value)
+{
+	Module *m = parse_text("let.tir", tu_fixture("interp/let_expr.tir"));
+	ck_assert_ptr_nonnull(m);
+	Func *f = m->funcs[0];
+	State *st;
+	InterpResult r;
+	ck_assert_int_eq(run_fresh(f, NULL, &r, &st), RUN_OK);
+	for (int i = 0; i < 4; i++)
+		for (int j = 0; j < 4; j++)
+			ck_assert(st->bufs[0].data[i * 4 + j].f == 5.0 * (i + 1) + j);
+}
+END_TEST
+
 Suite *suite_interp(void)
 {
 	Suite *s = suite_create("interp");
@@ -1426,6 +1501,9 @@ Suite *suite_interp(void)
 		  ub_division_and_modulo_by_zero, failed_assume_is_not_ub, undef_in_index_is_ub,
 		  step_limit_stops_the_run}},
 		{"undef", {undef_store_marks_cell, assume_undef_means_readable}},
+		{"shifts", {shifts_compute_as_llvm_and_stop_out_of_range}},
+		{"allocate_const", {allocate_const_cells_hold_the_constants}},
+		{"let_expressions", {let_expression_binds_its_value}},
 		{"math_calls", {math_calls_compute_what_libm_computes, integer_abs_wraps_at_the_minimum}},
 		{"float16",
 		 {float16_conversion_is_exact_to_nearest_even, float16_results_are_rounded_to_half}},

@@ -380,6 +380,10 @@ START_TEST(alloc_buffer_takes_the_rest_of_the_list)
 	ck_assert_int_eq(L->scope, SCOPE_LOCAL);
 	ck_assert_int_eq(L->ndim, 2);
 	ck_assert_int_eq(L->dtype, DT_INT32);
+	/* a tagged global scope ("global.<tag>") is CPU global memory */
+	Stmt *g = body_ok("    G = T.alloc_buffer(4, \"int32\", scope=\"global.test_with_head_address\")\n"
+			  "    G[0] = 1\n");
+	ck_assert_int_eq(g->u.alloc.buf->scope, SCOPE_GLOBAL);
 	Stmt *rest = s->u.alloc.body;
 	ck_assert_int_eq(rest->kind, ST_SEQ);
 	ck_assert_int_eq(rest->u.seq.n, 2);
@@ -913,6 +917,12 @@ static const ErrorCase error_cases[] = {
 	{F1 "    with T.block(\"b\"):\n    A[0] = 1\n", "expected an indented block", 4, 5},
 	{F1 "    B = T.alloc_buffer([4], \"int32\", scope=\"texture\")\n",
 	 "unknown scope 'texture'", 3, 44},
+	{F1 "    B = T.alloc_buffer([4], \"int32\", scope=\"shared.dyn\")\n",
+	 "scope 'shared.dyn' is not supported on CPU (GPU memory)", 3, 44},
+	{F1 "    B = T.alloc_buffer([4], \"int32\", scope=\"wmma.accumulator\")\n",
+	 "scope 'wmma.accumulator' is not supported on CPU", 3, 44},
+	{F1 "    B = T.alloc_buffer([4], \"int32\", scope=\"warp\")\n",
+	 "scope 'warp' is not supported on CPU", 3, 44},
 	{F1 "    A[0] = T.frobnicate(1)\n", "unknown function 'T.frobnicate'", 3, 14},
 	{"@T.prim_func\ndef f(a: T.handle):\n    pass\n",
 	 "never bound by T.match_buffer", 2, 7},
@@ -1502,6 +1512,132 @@ START_TEST(float16_tvm_kernels_parse)
 }
 END_TEST
 
+/* T.shift_left / T.shift_right (TVM's dtype= converts the operands) and
+ * Python's << / >>, which bind looser than + and tighter than <. */
+START_TEST(shifts_parse_as_shift_operators)
+{
+	Expr *e = stored_value("    A[0] = T.shift_left(A[1], n, dtype=\"int32\")\n");
+	ck_assert(e->kind == EX_BIN && e->u.bin.op == OP_SHL && e->dtype == DT_INT32);
+	e = stored_value("    A[0] = T.shift_right(A[1], 2)\n");
+	ck_assert(e->kind == EX_BIN && e->u.bin.op == OP_SHR);
+	/* 1 + 2 << n + 1 is (1 + 2) << (n + 1) */
+	e = stored_value("    A[0] = 1 + 2 << n + 1\n");
+	ck_assert(e->kind == EX_BIN && e->u.bin.op == OP_SHL);
+	ck_assert_int_eq(e->u.bin.a->u.bin.op, OP_ADD);
+	ck_assert_int_eq(e->u.bin.b->u.bin.op, OP_ADD);
+	/* a < b >> 1 compares with the shift */
+	Stmt *s = body_ok("    if A[0] < A[1] >> 1:\n        A[0] = 0\n");
+	ck_assert_int_eq(s->u.cond.cond->u.bin.op, OP_LT);
+	ck_assert_int_eq(s->u.cond.cond->u.bin.b->u.bin.op, OP_SHR);
+}
+END_TEST
+
+START_TEST(shift_errors_are_positioned)
+{
+	static const struct { const char *line, *msg; int col; } cases[] = {
+		{"    B[0, 0] = T.shift_left(B[0, 1], 2)\n", "'<<' shifts integers, not float32", 15},
+		{"    B[0, 0] = B[0, 1] >> 2\n", "'>>' shifts integers, not float32", 15},
+		{"    A[0] = T.shift_left(A[1])\n", "T.shift_left expects 2 arguments, got 1", 29},
+		{"    A[0] = T.shift_right(A[1], 1, dtype=\"float32\")\n",
+		 "T.shift_right is an integer operation, not float32", 41},
+	};
+	for (size_t k = 0; k < sizeof cases / sizeof cases[0]; k++) {
+		char *text = arena_printf(&arena, "%s%s", HDR, cases[k].line);
+		ck_assert_msg(parse_text(text) == NULL, "case %zu parsed", k);
+		const Diag *g = diags.first;
+		ck_assert_msg(strstr(g->message, cases[k].msg) != NULL, "case %zu: %s", k,
+			      g->message);
+		ck_assert_msg(g->span.line == 3 && g->span.col == cases[k].col,
+			      "case %zu (%s): at %d:%d", k, g->message, g->span.line, g->span.col);
+	}
+}
+END_TEST
+
+/* `x = T.allocate_const(data, dtype, extents)`: an allocation whose body
+ * starts with one store per constant, row-major; T.decl_buffer(data=x)
+ * names it. */
+START_TEST(allocate_const_is_an_initialised_allocation)
+{
+	Stmt *s = body_ok("    K = T.allocate_const([1, 2, 3, 4], \"int32\", [2, 2])\n"
+			  "    K_buf = T.decl_buffer((2, 2), \"int32\", data=K)\n"
+			  "    A[0] = K_buf[1, 0]\n");
+	ck_assert_int_eq(s->kind, ST_ALLOC);
+	Buffer *K = s->u.alloc.buf;
+	ck_assert_int_eq(K->ndim, 2);
+	Stmt *body = s->u.alloc.body;
+	ck_assert_int_eq(body->kind, ST_SEQ);
+	ck_assert_int_eq(body->u.seq.n, 5);
+	Stmt *third = body->u.seq.items[2];
+	ck_assert(third->kind == ST_STORE && third->u.store.buf == K);
+	ck_assert_int_eq(third->u.store.idx[0]->u.ival, 1);
+	ck_assert_int_eq(third->u.store.idx[1]->u.ival, 0);
+	ck_assert_int_eq(third->u.store.value->u.ival, 3);
+	ck_assert(body->u.seq.items[4]->u.store.value->u.load.buf == K);
+	static const struct { const char *line, *msg; int col; } cases[] = {
+		{"    K = T.allocate_const([1, 2, 3], \"int32\", [2, 2])\n",
+		 "T.allocate_const has 3 values for 4 cells", 26},
+		{"    K = T.allocate_const([1, 2], \"int32\", [n])\n",
+		 "not supported: T.allocate_const with extents other than small integer literals", 43},
+		{"    K = T.allocate_const([1, n], \"int32\", [2])\n",
+		 "T.allocate_const expects literal constants", 30},
+		{"    K = T.allocate_const([1, 2.5], \"int32\", [2])\n",
+		 "a float constant in int32 data", 30},
+		{"    K = T.allocate_const(1, \"int32\", [1])\n",
+		 "T.allocate_const expects a list of constants", 26},
+	};
+	for (size_t k = 0; k < sizeof cases / sizeof cases[0]; k++) {
+		char *text = arena_printf(&arena, "%s%s", HDR, cases[k].line);
+		ck_assert_msg(parse_text(text) == NULL, "case %zu parsed", k);
+		const Diag *g = diags.first;
+		ck_assert_msg(strstr(g->message, cases[k].msg) != NULL, "case %zu: %s", k,
+			      g->message);
+		ck_assert_msg(g->span.line == 3 && g->span.col == cases[k].col,
+			      "case %zu (%s): at %d:%d", k, g->message, g->span.line, g->span.col);
+	}
+}
+END_TEST
+
+/* TVM's `x = T.float32()` then `T.Let(body, where={x: value})`, and the
+ * printer's `T.let(x, value, body)`: both a let expression binding x over
+ * the body only. */
+START_TEST(let_expressions_bind_over_their_body)
+{
+	Stmt *s = body_ok("    for i in range(4):\n"
+			  "        x = T.float32()\n"
+			  "        B[0, 0] = T.Let(5.0 * x + 1.0, where={x: T.cast(i + 1, \"float32\")})\n");
+	ck_assert_int_eq(s->kind, ST_FOR);
+	Expr *e = s->u.loop.body->u.store.value;
+	ck_assert_int_eq(e->kind, EX_LET);
+	ck_assert_str_eq(e->u.let.var->name, "x");
+	ck_assert_int_eq(e->u.let.var->dtype, DT_FLOAT32);
+	ck_assert_int_eq(e->u.let.value->kind, EX_CAST);
+	ck_assert_int_eq(e->u.let.body->u.bin.a->u.bin.b->u.var == e->u.let.var, 1);
+	e = stored_value("    A[0] = T.let(y, A[1] + 1, y * y)\n");
+	ck_assert_int_eq(e->kind, EX_LET);
+	ck_assert_int_eq(e->u.let.var->dtype, DT_INT32);
+	ck_assert(e->u.let.body->u.bin.a->u.var == e->u.let.var);
+	static const struct { const char *line, *msg; int col; } cases[] = {
+		{"    x = T.float32()\n    B[0, 0] = x\n",
+		 "'x' is declared by `x = T.float32()` for a T.Let, and used outside one that binds it", 15},
+		{"    x = T.float32()\n    B[0, 0] = T.Let(x, where={y: 1.0})\n",
+		 "T.Let binds a variable declared by `x = T.float32()`, found 'y'", 31},
+		{"    x = T.float32()\n    B[0, 0] = T.Let(x)\n",
+		 "T.Let expects a body and where={var: value}", 15},
+		{"    A[0] = T.let(1, 2, 3)\n", "expected a name after 'T.let(', found number '1'", 18},
+		{"    A[0] = T.let(y, 2, y, 4)\n", "to close T.let", 25},
+	};
+	for (size_t k = 0; k < sizeof cases / sizeof cases[0]; k++) {
+		char *text = arena_printf(&arena, "%s%s", HDR, cases[k].line);
+		ck_assert_msg(parse_text(text) == NULL, "case %zu parsed", k);
+		const Diag *g = diags.first;
+		ck_assert_msg(strstr(g->message, cases[k].msg) != NULL, "case %zu: %s", k,
+			      g->message);
+		ck_assert_msg(g->span.col == cases[k].col,
+			      "case %zu (%s): at %d:%d", k, g->message, g->span.line, g->span.col);
+	}
+}
+END_TEST
+
 Suite *suite_parse(void)
 {
 	Suite *s = suite_create("parse");
@@ -1554,6 +1690,9 @@ Suite *suite_parse(void)
 		 {math_calls_build_typed_call_nodes, math_call_operands_take_one_dtype,
 		  math_call_errors_are_positioned}},
 		{"tvm_expression_forms", {tvm_cast_select_dtype_and_likely}},
+		{"shifts", {shifts_parse_as_shift_operators, shift_errors_are_positioned}},
+		{"allocate_const", {allocate_const_is_an_initialised_allocation}},
+		{"let_expressions", {let_expressions_bind_over_their_body}},
 		{"float16",
 		 {float16_is_a_dtype_with_constructors_and_adapting_literals, float16_tvm_kernels_parse}},
 	};

@@ -697,6 +697,9 @@ START_TEST(math_calls_round_trip_through_the_parser)
 		"T.log2(d) + T.log10(d)", "T.exp(T.float64(1))", "T.exp(1)",
 		"T.pow(d, T.undef())", "T.Cast(\"float32\", a) + T.exp(x)",
 		"T.if_then_else(T.likely(a < b), 1, 2, dtype=\"float64\") + d",
+		"T.shift_left(a, b) + T.shift_right(a - 1, 3)", "(a << 2) >> b < a + 1 << 3",
+		"T.shift_left(T.int64(1), T.int64(40))", "T.shift_left(16, -a, dtype=\"int32\")",
+		"T.let(y, a + 1, y * y) + T.let(y, x, T.let(z, y * 2.0, z + y))",
 	};
 	for (size_t i = 0; i < sizeof texts / sizeof texts[0]; i++) {
 		StrBuf b = {0};
@@ -710,6 +713,16 @@ START_TEST(math_calls_round_trip_through_the_parser)
 		free(src);
 	}
 	assert_round_trip("print/math_calls.tir", tu_fixture("print/math_calls.tir"), true);
+}
+END_TEST
+
+/* T.allocate_const prints as the allocation and its initialising stores,
+ * which read back to the same kernel. */
+START_TEST(allocate_const_round_trips_as_initialised_allocation)
+{
+	Module *m = assert_round_trip("interp/allocate_const.tir",
+				      tu_fixture("interp/allocate_const.tir"), true);
+	ck_assert_ptr_nonnull(m);
 }
 END_TEST
 
@@ -770,6 +783,10 @@ Suite *suite_print(void)
 	tcase_add_checked_fixture(tc, setup, teardown);
 	tcase_add_test(tc, math_calls_print_as_tvmscript);
 	tcase_add_test(tc, math_calls_round_trip_through_the_parser);
+	suite_add_tcase(s, tc);
+	tc = tcase_create("allocate_const");
+	tcase_add_checked_fixture(tc, setup, teardown);
+	tcase_add_test(tc, allocate_const_round_trips_as_initialised_allocation);
 	suite_add_tcase(s, tc);
 	tc = tcase_create("float16");
 	tcase_add_checked_fixture(tc, setup, teardown);

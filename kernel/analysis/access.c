@@ -300,7 +300,7 @@ static const Expr *reduction_load(const Stmt *s, BinOp *op)
 		if (v->dtype != DT_BOOL)
 			return NULL;
 		break;
-	case OP_SUB: case OP_DIV: case OP_FLOORDIV: case OP_FLOORMOD:
+	case OP_SHL: case OP_SHR: case OP_SUB: case OP_DIV: case OP_FLOORDIV: case OP_FLOORMOD:
 	case OP_EQ: case OP_NE: case OP_LT: case OP_LE: case OP_GT:
 	case OP_GE: case OP_COUNT:
 		return NULL;

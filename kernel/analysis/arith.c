@@ -152,7 +152,7 @@ static Interval expr_range(const Bounds *b, const Expr *e, int depth)
 	case OP_ADD: case OP_SUB: case OP_MUL: case OP_MIN: case OP_MAX:
 		r = iv_arith(op, a, expr_range(b, e->u.bin.b, depth + 1));
 		break;
-	case OP_DIV: case OP_EQ: case OP_NE: case OP_LT: case OP_LE: case OP_GT: case OP_GE:
+	case OP_SHL: case OP_SHR: case OP_DIV: case OP_EQ: case OP_NE: case OP_LT: case OP_LE: case OP_GT: case OP_GE:
 	case OP_AND: case OP_OR: case OP_COUNT:
 		return iv_unbounded();
 	}
@@ -416,7 +416,7 @@ static Expr *simp_bin(Simplifier *s, Expr *e)
 		if (iv_compare(keeps_x, ry, rx) == IV_TRUE) return mark(s, e, y);
 		return e;
 	}
-	case OP_DIV: case OP_COUNT:
+	case OP_SHL: case OP_SHR: case OP_DIV: case OP_COUNT:
 		return e;
 	}
 	return e;
@@ -512,7 +512,7 @@ Expr *arith_simplify(Simplifier *s, Expr *e)
 			case OP_GE: inv = OP_LT; break;
 			case OP_EQ: inv = OP_NE; break;
 			case OP_NE: inv = OP_EQ; break;
-			case OP_ADD: case OP_SUB: case OP_MUL: case OP_DIV: case OP_FLOORDIV:
+			case OP_SHL: case OP_SHR: case OP_ADD: case OP_SUB: case OP_MUL: case OP_DIV: case OP_FLOORDIV:
 			case OP_FLOORMOD: case OP_MIN: case OP_MAX: case OP_AND: case OP_OR:
 			case OP_COUNT:
 				break;

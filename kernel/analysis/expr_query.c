@@ -103,7 +103,7 @@ Expr *an_fold(Arena *a, Expr *e)
 	case OP_FLOORMOD:
 		if (small && q != 0 && (r = folded(a, e, p - q * floordiv64(p, q)))) return r;
 		break;
-	case OP_DIV: case OP_MIN: case OP_MAX: case OP_EQ: case OP_NE:
+	case OP_SHL: case OP_SHR: case OP_DIV: case OP_MIN: case OP_MAX: case OP_EQ: case OP_NE:
 	case OP_LT: case OP_LE: case OP_GT: case OP_GE: case OP_AND:
 	case OP_OR: case OP_COUNT:
 		break;
@@ -326,6 +326,8 @@ static bool node_may_fault(const Expr *e, void *reads_fault)
 	if (e->kind != EX_BIN)
 		return false;
 	BinOp op = e->u.bin.op;
+	if (op == OP_SHL || op == OP_SHR) /* an amount outside [0, bits) is UB */
+		return !(an_const_int(e->u.bin.b, &k) && k >= 0 && k < dtype_bits(e->dtype));
 	bool divides = op == OP_FLOORDIV || op == OP_FLOORMOD || (op == OP_DIV && !dtype_is_float(e->dtype));
 	return divides && !(an_const_int(e->u.bin.b, &k) && k != 0);
 }

@@ -100,7 +100,7 @@ static bool interval(Arena *a, const IndexMap *m, const Expr *e, SymRange *out,
 			return false;
 		}
 		break;
-	case OP_MUL: case OP_DIV: case OP_EQ: case OP_NE: case OP_LT: case OP_LE:
+	case OP_SHL: case OP_SHR: case OP_MUL: case OP_DIV: case OP_EQ: case OP_NE: case OP_LT: case OP_LE:
 	case OP_GT: case OP_GE: case OP_AND: case OP_OR: case OP_COUNT:
 		*why = "an index map output may use only + - * // % min max of indices and constants";
 		return false;
@@ -132,7 +132,7 @@ static bool interval(Arena *a, const IndexMap *m, const Expr *e, SymRange *out,
 		out->hi = lit(a, (int64_t)r.hi);
 		return true;
 	}
-	case OP_MUL: case OP_DIV: case OP_EQ: case OP_NE: case OP_LT: case OP_LE:
+	case OP_SHL: case OP_SHR: case OP_MUL: case OP_DIV: case OP_EQ: case OP_NE: case OP_LT: case OP_LE:
 	case OP_GT: case OP_GE: case OP_AND: case OP_OR: case OP_COUNT:
 		break;
 	}
@@ -252,7 +252,7 @@ static bool lin_of(Arena *a, const IndexMap *m, const Expr *e, Lin *out)
 		out->sym = x.sym ? ir_mul(a, lit(a, c), x.sym) : NULL;
 		return !out->f.bad;
 	}
-	case OP_DIV: case OP_FLOORDIV: case OP_FLOORMOD: case OP_MIN: case OP_MAX:
+	case OP_SHL: case OP_SHR: case OP_DIV: case OP_FLOORDIV: case OP_FLOORMOD: case OP_MIN: case OP_MAX:
 	case OP_EQ: case OP_NE: case OP_LT: case OP_LE: case OP_GT: case OP_GE:
 	case OP_AND: case OP_OR: case OP_COUNT:
 		return false;
@@ -707,7 +707,7 @@ Expr *imap_negate(Arena *a, Expr *e)
 	case OP_GE: inv = OP_LT; break;
 	case OP_EQ: inv = OP_NE; break;
 	case OP_NE: inv = OP_EQ; break;
-	case OP_ADD: case OP_SUB: case OP_MUL: case OP_DIV: case OP_FLOORDIV: case OP_FLOORMOD:
+	case OP_SHL: case OP_SHR: case OP_ADD: case OP_SUB: case OP_MUL: case OP_DIV: case OP_FLOORDIV: case OP_FLOORMOD:
 	case OP_MIN: case OP_MAX: case OP_AND: case OP_OR: case OP_COUNT:
 		break;
 	}

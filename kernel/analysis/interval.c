@@ -263,7 +263,7 @@ Interval iv_arith(BinOp op, Interval a, Interval b)
 	case OP_FLOORMOD: return iv_floormod(a, b);
 	case OP_MIN: return iv_min(a, b);
 	case OP_MAX: return iv_max(a, b);
-	case OP_EQ: case OP_NE: case OP_LT: case OP_LE: case OP_GT: case OP_GE:
+	case OP_SHL: case OP_SHR: case OP_EQ: case OP_NE: case OP_LT: case OP_LE: case OP_GT: case OP_GE:
 	case OP_AND: case OP_OR:
 	case OP_COUNT: break;
 	}
@@ -316,7 +316,7 @@ IvTruth iv_compare(BinOp op, Interval a, Interval b)
 	case OP_NE:
 		return truth(a.hi < b.lo || b.hi < a.lo,
 			     a.lo == a.hi && b.lo == b.hi && a.lo == b.lo && iv_is_bounded(a));
-	case OP_ADD: case OP_SUB: case OP_MUL: case OP_DIV: case OP_FLOORDIV:
+	case OP_SHL: case OP_SHR: case OP_ADD: case OP_SUB: case OP_MUL: case OP_DIV: case OP_FLOORDIV:
 	case OP_FLOORMOD: case OP_MIN: case OP_MAX: case OP_AND: case OP_OR:
 	case OP_COUNT: break;
 	}
@@ -332,7 +332,7 @@ Interval iv_narrow(Interval cur, BinOp op, Interval other)
 	case OP_LE: nb.hi = wmin(cur.hi, other.hi); break;
 	case OP_GT: nb.lo = wmax(cur.lo, sat_lo(other.lo + 1)); break;
 	case OP_GE: nb.lo = wmax(cur.lo, other.lo); break;
-	case OP_NE: case OP_ADD: case OP_SUB: case OP_MUL: case OP_DIV:
+	case OP_SHL: case OP_SHR: case OP_NE: case OP_ADD: case OP_SUB: case OP_MUL: case OP_DIV:
 	case OP_FLOORDIV: case OP_FLOORMOD: case OP_MIN: case OP_MAX: case OP_AND:
 	case OP_OR:
 	case OP_COUNT: break;
@@ -349,7 +349,7 @@ BinOp iv_negate(BinOp op)
 	case OP_LE: return OP_GT;
 	case OP_GT: return OP_LE;
 	case OP_GE: return OP_LT;
-	case OP_ADD: case OP_SUB: case OP_MUL: case OP_DIV: case OP_FLOORDIV:
+	case OP_SHL: case OP_SHR: case OP_ADD: case OP_SUB: case OP_MUL: case OP_DIV: case OP_FLOORDIV:
 	case OP_FLOORMOD: case OP_MIN: case OP_MAX: case OP_AND: case OP_OR:
 	case OP_COUNT: break;
 	}

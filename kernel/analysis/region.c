@@ -79,7 +79,7 @@ static BinOp negate_compare(BinOp op)
 	case OP_GE: return OP_LT;
 	case OP_EQ: return OP_NE;
 	case OP_NE: return OP_EQ;
-	case OP_ADD: case OP_SUB: case OP_MUL: case OP_DIV: case OP_FLOORDIV:
+	case OP_SHL: case OP_SHR: case OP_ADD: case OP_SUB: case OP_MUL: case OP_DIV: case OP_FLOORDIV:
 	case OP_FLOORMOD: case OP_MIN: case OP_MAX: case OP_AND: case OP_OR:
 	case OP_COUNT:
 		break;
@@ -229,7 +229,7 @@ static Interval nb_bin(RgEnv *e, const Expr *x, int depth)
 			return iv_unbounded();
 		return rg_clip(iv_floordiv(a, b));
 	case OP_FLOORMOD: return rg_clip(nb_floormod(e, x, a, b));
-	case OP_DIV: case OP_EQ: case OP_NE: case OP_LT: case OP_LE: case OP_GT:
+	case OP_SHL: case OP_SHR: case OP_DIV: case OP_EQ: case OP_NE: case OP_LT: case OP_LE: case OP_GT:
 	case OP_GE: case OP_AND: case OP_OR: case OP_COUNT:
 		break;
 	}
@@ -555,7 +555,7 @@ static Affine lin_of(RgEnv *e, Expr *x)
 		case OP_MIN:
 		case OP_MAX:
 			return lin_minmax(e, x);
-		case OP_DIV: case OP_EQ: case OP_NE: case OP_LT: case OP_LE:
+		case OP_SHL: case OP_SHR: case OP_DIV: case OP_EQ: case OP_NE: case OP_LT: case OP_LE:
 		case OP_GT: case OP_GE: case OP_AND: case OP_OR: case OP_COUNT:
 			break;
 		}
@@ -674,7 +674,7 @@ static void clamp_by(RgEnv *e, BinOp op, Expr *bound, int64_t delta, Expr **lo, 
 		*lo = rg_max(e, *lo, b);
 		*hi = rg_min(e, *hi, b);
 		return;
-	case OP_NE: case OP_ADD: case OP_SUB: case OP_MUL: case OP_DIV:
+	case OP_SHL: case OP_SHR: case OP_NE: case OP_ADD: case OP_SUB: case OP_MUL: case OP_DIV:
 	case OP_FLOORDIV: case OP_FLOORMOD: case OP_MIN: case OP_MAX: case OP_AND:
 	case OP_OR: case OP_COUNT:
 		return;
@@ -772,7 +772,7 @@ static bool sym_bin(RgEnv *e, Expr *x, Expr **lo, Expr **hi, int depth)
 			*hi = rg_max(e, ah, bh);
 		}
 		return true;
-	case OP_DIV: case OP_EQ: case OP_NE: case OP_LT: case OP_LE: case OP_GT:
+	case OP_SHL: case OP_SHR: case OP_DIV: case OP_EQ: case OP_NE: case OP_LT: case OP_LE: case OP_GT:
 	case OP_GE: case OP_AND: case OP_OR: case OP_COUNT:
 		break;
 	}

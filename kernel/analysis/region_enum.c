@@ -58,7 +58,7 @@ static bool ev_bin(const EvEnv *v, const Expr *x, int64_t *out)
 	case OP_GE: *out = a >= b; break;
 	case OP_AND: *out = a && b; break;
 	case OP_OR: *out = a || b; break;
-	case OP_DIV: case OP_COUNT: return false;
+	case OP_SHL: case OP_SHR: case OP_DIV: case OP_COUNT: return false;
 	}
 	return small(*out);
 }
