@@ -153,8 +153,11 @@ static void progress_step(void *ud, int line, const char *step, int done)
 		p->line = line;
 		snprintf(p->step, sizeof p->step, "%s", step ? step : "");
 		clock_gettime(CLOCK_MONOTONIC, &p->start);
-		if (p->after_ms == 0)
-			pthread_cond_signal(&p->cv); /* show it at once */
+		if (p->after_ms == 0) { /* show it at once, from this thread */
+			fprintf(stderr, "\r\033[Kvsched: line %d: %.60s ... 0 s", p->line, p->step);
+			fflush(stderr);
+			p->shown = true;
+		}
 	}
 	pthread_mutex_unlock(&p->mu);
 }
