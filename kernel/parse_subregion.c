@@ -115,12 +115,93 @@ static Expr *offset(Parser *p, const Buffer *b, Expr **lo, Span sp)
 	return off;
 }
 
+/* `B.access_ptr("r", offset=o, extent=n)`, after `B.access_ptr`: what TVM's
+ * Buffer.access_ptr builds, T.tvm_access_ptr(T.type_annotation(dtype),
+ * B.data, elem_offset + o, n, mask), an opaque call (semantics.md 9)
+ * that names B; it prints in that form, which reads back the same. */
+static Expr *access_ptr(Parser *p, Buffer *b, Token *name)
+{
+	static const char *const kws[] = {"access_mask", "ptr_type", "content_lanes", "offset",
+					  "extent", NULL};
+	if (!ps_expect(p, "(", "after .access_ptr"))
+		return NULL;
+	Args args;
+	if (!parse_args(p, "access_ptr", ")", &args) || !ps_check_args(p, &args, 1, 2, kws))
+		return NULL;
+	Span sp = ps_span_from(p, name);
+	const char *mask;
+	Val *mv = ps_arg(&args, 0, "access_mask");
+	if (!mv || !ps_val_string(p, mv, "the access mask", &mask))
+		return mv ? NULL : (ps_error_at(p, sp, "access_ptr needs an access mask such as \"r\""), NULL);
+	int m = 0;
+	for (const char *c = mask; *c; c++)
+		m |= *c == 'r' ? 1 : *c == 'w' ? 2 : 4;
+	if (m == 0 || m > 3) {
+		ps_error_at(p, mv->span, "expected an access mask \"r\", \"w\" or \"rw\"");
+		return NULL;
+	}
+	Val *lv = ps_arg(&args, 2, "content_lanes");
+	int64_t lanes;
+	if (lv && !(lv->kind == VAL_EXPR && lv->e && is_lit(lv->e, &lanes) && lanes == 1)) {
+		ps_error_at(p, lv->span, "not supported: content_lanes other than 1");
+		return NULL;
+	}
+	Val *pv = ps_arg(&args, 1, "ptr_type");
+	const char *pt;
+	if (pv && (!ps_val_string(p, pv, "the pointer type", &pt) || strcmp(pt, "handle") != 0)) {
+		if (!p->failed)
+			ps_error_at(p, pv->span, "not supported: ptr_type other than \"handle\"");
+		return NULL;
+	}
+	Expr *off = NULL, *ext = NULL;
+	Val *ov = ps_arg(&args, -1, "offset"), *ev = ps_arg(&args, -1, "extent");
+	if (ov && !(off = ps_finish_expr(ps_val_expr(p, ov, "the offset"))))
+		return NULL;
+	if (ev && !(ext = ps_finish_expr(ps_val_expr(p, ev, "the extent"))))
+		return NULL;
+	if ((off && !ps_check_int_expr(p, off, "the offset")) ||
+	    (ext && !ps_check_int_expr(p, ext, "the extent")))
+		return NULL;
+	const SubView *s = ps_subview(p, b);
+	Buffer *x = s ? s->src : b;
+	Expr *base = s ? offset(p, x, s->lo, sp) : lit(p, 0, sp);
+	if (!ext) { /* TVM: the buffer's cells after the offset */
+		ext = lit(p, 1, sp);
+		for (int d = 0; d < b->ndim; d++)
+			ext = mul(p, ext, b->shape[d], sp);
+		if (off)
+			ext = ps_make_bin(p, OP_SUB, ext, off, sp);
+	}
+	Expr **xs = arena_alloc(p->a, sizeof(Expr *) * 4);
+	xs[0] = ir_opaque(p->a, "type_annotation", b->dtype, 0, NULL, 0, NULL, sp);
+	xs[1] = off ? add(p, base, off, sp) : base;
+	xs[2] = ext;
+	xs[3] = lit(p, m, sp);
+	if (!xs[1] || !xs[2])
+		return NULL;
+	OpqItem *items = arena_alloc(p->a, sizeof(OpqItem) * 5);
+	memset(items, 0, sizeof(OpqItem) * 5);
+	items[0].kind = OPQ_EXPR;
+	items[0].expr = 0;
+	items[1].kind = OPQ_BUFFER_DATA;
+	items[1].buf = x;
+	for (int i = 2; i < 5; i++) {
+		items[i].kind = OPQ_EXPR;
+		items[i].expr = i - 1;
+	}
+	return ir_opaque(p->a, "tvm_access_ptr", DT_HANDLE, 5, items, 4, xs, sp);
+}
+
 /* `B.elem_offset` / `B.strides[k]` with B at prev(p) and the '.' at peek:
  * a view's offset in its source, or 0 for a buffer vsched reads as a
  * compact array of its own (a parameter or a view-free allocation). */
 Expr *ps_buffer_attr(Parser *p, Buffer *b, Token *name)
 {
 	const char *attr = peek_at(p, 1)->text;
+	if (peek_at(p, 1)->kind == TK_NAME && strcmp(attr, "access_ptr") == 0) {
+		p->pos += 2;
+		return access_ptr(p, b, name);
+	}
 	if (peek_at(p, 1)->kind != TK_NAME ||
 	    (strcmp(attr, "elem_offset") != 0 && strcmp(attr, "strides") != 0)) {
 		ps_error_at(p, name->span, "buffer '%s' used without indices", name->text);

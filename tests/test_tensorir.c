@@ -709,6 +709,11 @@ START_TEST(region_views_read_and_write_their_source)
 		     "T.type_annotation(dtype=\"float16\"), A.data, vi * 16 * 64 + vj * 16, 64, 1, "
 		     "dtype=\"handle\")");
 	ts_has(text, "T.call_extern(\"f\", C, 0, 1, dtype=\"\")");
+	/* B.access_ptr(...) is TVM's T.tvm_access_ptr on B's memory */
+	ts_has(text, "T.tvm_access_ptr(T.type_annotation(dtype=\"float16\"), A.data, vi * 16 * 64 + "
+		     "vj * 16, 16, 1, dtype=\"handle\")");
+	ts_has(text, "T.tvm_access_ptr(T.type_annotation(dtype=\"float16\"), C.data, vi, 4096 - vi, 3, "
+		     "dtype=\"handle\")");
 	ts_assert_reparses(&arena, f);
 }
 END_TEST
