@@ -715,6 +715,10 @@ START_TEST(region_views_read_and_write_their_source)
 	ts_has(text, "T.tvm_access_ptr(T.type_annotation(dtype=\"float16\"), C.data, vi, 4096 - vi, 3, "
 		     "dtype=\"handle\")");
 	ts_assert_reparses(&arena, f);
+	/* red team: every instance writes the same cells through its view */
+	TsRun r = ts_reject(&arena, tu_fixture("tensorir/view_region_race.tir"), "sch.parallel(\"i\")",
+			    "parallel.no_race refuted");
+	sched_free(r.s);
 }
 END_TEST
 
