@@ -3,6 +3,7 @@
  * it hands out, and the rendered diagnostics of the last failing call. */
 #include "vsched.h"
 
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -14,6 +15,7 @@
 #include "rewrites/schedule/steps.h"
 /* merge, fission, merge_conditionals, caches */
 #include "rewrites/cache.h"
+#include "rewrites/layout.h"
 #include "rewrites/merge.h"
 #include "smt/smt.h"
 
@@ -148,6 +150,8 @@ vs_schedule *vs_schedule_new(vs_context *c, const vs_module *m, const vs_options
 	vs->s = sched_new(&c->arena, m->m, &so);
 	if (o.float_ieee)
 		vs->s->float_mode = FLOAT_IEEE;
+	vs->s->progress = o.progress;
+	vs->s->progress_ud = o.progress_ud;
 	if (o.log_dir) {
 		DiagList d;
 		diag_init(&d, &c->arena);
@@ -515,6 +519,94 @@ const char *vs_report_replay(const vs_report *r)
 
 char *vs_report_text(const vs_report *r) { return sched_report_text(&r->r); }
 
+const char *vs_report_replay_text(const vs_report *r)
+{
+	return r->r.replay == REPLAY_NONE ? NULL : r->r.replay_text;
+}
+
+/* The first obligation not proven and its model (either may be NULL). */
+static const Obligation *cex_ob(const vs_report *r, const Model **m)
+{
+	*m = NULL;
+	if (r->r.failed < 0 || r->r.failed >= r->r.nobs)
+		return NULL;
+	*m = r->r.results[r->r.failed].model;
+	return r->r.obs[r->r.failed];
+}
+
+const char *vs_report_cex_obligation(const vs_report *r)
+{
+	const Model *m;
+	const Obligation *o = cex_ob(r, &m);
+	return o ? o->kind : NULL;
+}
+
+int vs_report_cex_num_values(const vs_report *r)
+{
+	const Model *m;
+	cex_ob(r, &m);
+	return m ? m->nvars : 0;
+}
+
+void vs_report_cex_value(const vs_report *r, int i, const char **name, const char **value)
+{
+	const Model *m;
+	cex_ob(r, &m);
+	bool ok = m && i >= 0 && i < m->nvars;
+	if (name)
+		*name = ok ? m->vars[i].var->name : NULL;
+	if (value)
+		*value = ok ? m->vars[i].val.text : NULL;
+}
+
+int vs_report_cex_num_cells(const vs_report *r)
+{
+	const Model *m;
+	cex_ob(r, &m);
+	return m ? m->ncells : 0;
+}
+
+void vs_report_cex_cell(const vs_report *r, int i, const char **buffer, int *nindices,
+			const long long **indices, const char **value)
+{
+	const Model *m;
+	cex_ob(r, &m);
+	bool ok = m && i >= 0 && i < m->ncells;
+	_Static_assert(sizeof(long long) == sizeof(int64_t), "cell indices are 64-bit");
+	if (buffer)
+		*buffer = ok ? m->cells[i].buf->name : NULL;
+	if (nindices)
+		*nindices = ok ? m->cells[i].nidx : 0;
+	if (indices)
+		*indices = ok ? (const long long *)m->cells[i].idx : NULL;
+	if (value)
+		*value = ok ? m->cells[i].val.text : NULL;
+}
+
+int vs_report_cex_num_spans(const vs_report *r)
+{
+	const Model *m;
+	const Obligation *o = cex_ob(r, &m);
+	return o ? 1 + o->nrelated : 0;
+}
+
+void vs_report_cex_span(const vs_report *r, int i, const char **file, int *line, int *col)
+{
+	const Model *m;
+	const Obligation *o = cex_ob(r, &m);
+	const Span *sp = NULL;
+	if (o && i == 0)
+		sp = &o->origin;
+	else if (o && i > 0 && i <= o->nrelated)
+		sp = &o->related[i - 1];
+	if (file)
+		*file = sp && sp->src ? sp->src->name : NULL;
+	if (line)
+		*line = sp ? sp->line : 0;
+	if (col)
+		*col = sp ? sp->col : 0;
+}
+
 /* ---- interpreter ---- */
 
 static const Func *pick_func(vs_context *c, const Module *m, const char *name)
@@ -750,32 +842,117 @@ const char *vs_version(void) { return VS_VERSION_STRING; }
 const char *vs_program_warning(const vs_program *vp) { return backend_warnings(vp->p); }
 
 /* ---------- layout, overcompute and clean-up primitives ----------
- * Their arguments are kernel-language text (index maps are lambdas), so
- * each call is one schedule-script line: the same reader, checks and
- * diagnostics as a .sched file. */
+ * Direct calls into the scheduler, as the script reader makes them. Names
+ * are only looked up, never read as script text; an index map or a pad
+ * value is parsed by the kernel-language parser from the caller's string
+ * alone (its own Source, so errors are positioned in that string and the
+ * whole string must be one lambda or one expression). */
 
-static vs_status script_call(vs_schedule *vs, const char *what, StrBuf *b)
+/* A copy of a caller's string as a Source named `what`, e.g. "index_map". */
+static Source *arg_source(vs_schedule *vs, const char *what, const char *text)
 {
-	char *line = sb_take(b);
-	char *text = arena_printf(&vs->ctx->arena, "%s\n", line);
-	free(line);
-	return vs_run_script_string(vs, what, text);
+	return source_from_string(&vs->ctx->arena, what, text);
 }
 
-static void kw_str(StrBuf *b, bool *first, const char *kw, const char *v)
+/* A compound step (a sched_* call) with its diagnostics kept. */
+#define API_COMPOUND(vs, call)                                                 \
+	do {                                                                   \
+		DiagList d_;                                                   \
+		diag_init(&d_, &(vs)->ctx->arena);                             \
+		DiagList *d = &d_;                                             \
+		return compound_status((vs), d, (call));                       \
+	} while (0)
+
+static bool all_space(const char *p, const char *end)
 {
-	if (!v)
-		return;
-	sb_printf(b, "%s%s=\"%s\"", *first ? "" : ", ", kw, v);
-	*first = false;
+	for (; p < end; p++)
+		if (*p != ' ' && *p != '\t' && *p != '\n' && *p != '\r')
+			return false;
+	return true;
 }
 
-static void kw_raw(StrBuf *b, bool *first, const char *kw, const char *v)
+/* A decimal integer or float literal (optional sign), the whole string;
+ * nothing else (no "inf", "nan" or hex floats, which the script reader
+ * does not take either). */
+static bool number_literal(const char *s, bool *is_float)
 {
-	if (!v)
-		return;
-	sb_printf(b, "%s%s=%s", *first ? "" : ", ", kw, v);
-	*first = false;
+	const char *p = s;
+	while (*p == ' ' || *p == '\t')
+		p++;
+	if (*p == '+' || *p == '-')
+		p++;
+	int digits = 0;
+	*is_float = false;
+	while (*p >= '0' && *p <= '9')
+		p++, digits++;
+	if (*p == '.') {
+		*is_float = true;
+		p++;
+		while (*p >= '0' && *p <= '9')
+			p++, digits++;
+	}
+	if (!digits)
+		return false;
+	if (*p == 'e' || *p == 'E') {
+		*is_float = true;
+		p++;
+		if (*p == '+' || *p == '-')
+			p++;
+		if (!(*p >= '0' && *p <= '9'))
+			return false;
+		while (*p >= '0' && *p <= '9')
+			p++;
+	}
+	return all_space(p, p + strlen(p));
+}
+
+static bool starts_with_word(const char *s, const char *w)
+{
+	while (*s == ' ' || *s == '\t' || *s == '\n')
+		s++;
+	size_t n = strlen(w);
+	return strncmp(s, w, n) == 0 && !(s[n] == '_' || (s[n] >= 'a' && s[n] <= 'z') ||
+					  (s[n] >= 'A' && s[n] <= 'Z') || (s[n] >= '0' && s[n] <= '9'));
+}
+
+/* pad_value text into args: a number, None, or an expression or lambda
+ * parsed later (per function) from its own Source. */
+static vs_status api_pad(vs_schedule *vs, const char *pad, LayoutArgs *args)
+{
+	args->pad_kind = LAYOUT_PAD_NONE;
+	if (!pad)
+		return VS_OK;
+	Source *src = arg_source(vs, "pad_value", pad);
+	int len = (int)strlen(pad);
+	args->pad_src = src;
+	args->pad_start = 0;
+	args->pad_end = len;
+	args->pad_span = (Span){src, 1, 1, len};
+	bool is_float;
+	if (all_space(pad, pad + len)) {
+		set_error_text(vs->ctx, "pad_value:1:1: error: transform_layout: pad_value is empty (pass NULL for no pad value)");
+		return VS_BAD_INPUT;
+	}
+	if (starts_with_word(pad, "None") && all_space(strstr(pad, "None") + 4, pad + len))
+		return VS_OK;
+	if (number_literal(pad, &is_float)) {
+		char *end;
+		errno = 0;
+		if (is_float) {
+			args->pad_kind = LAYOUT_PAD_FLOAT;
+			args->pad_float = strtod(pad, &end);
+		} else {
+			args->pad_kind = LAYOUT_PAD_INT;
+			args->pad_int = strtoll(pad, &end, 10);
+		}
+		if (errno == ERANGE) {
+			set_error_text(vs->ctx, "pad_value:1:1: error: transform_layout: pad_value is out of range");
+			return VS_BAD_INPUT;
+		}
+		return VS_OK;
+	}
+	args->pad_kind = starts_with_word(pad, "lambda") ? LAYOUT_PAD_LAMBDA : LAYOUT_PAD_EXPR;
+	return VS_OK;
 }
 
 vs_status vs_transform_layout(vs_schedule *vs, const char *buffer, const char *index_map,
@@ -784,87 +961,146 @@ vs_status vs_transform_layout(vs_schedule *vs, const char *buffer, const char *i
 	if (null_arg(vs->ctx, "transform_layout", buffer) ||
 	    null_arg(vs->ctx, "transform_layout", index_map))
 		return VS_BAD_INPUT;
-	StrBuf b = {0};
-	bool first = true;
-	sb_puts(&b, "sch.transform_layout(");
-	kw_str(&b, &first, "block", block);
-	kw_str(&b, &first, "buffer", buffer);
-	kw_raw(&b, &first, "index_map", index_map);
-	kw_raw(&b, &first, "pad_value", pad_value);
-	kw_str(&b, &first, "func", func);
-	sb_puts(&b, ")");
-	return script_call(vs, "transform_layout", &b);
+	LayoutArgs args;
+	memset(&args, 0, sizeof args);
+	args.buffer = buffer;
+	args.block = block;
+	args.func = func;
+	args.src = arg_source(vs, "index_map", index_map);
+	args.map_start = 0;
+	args.map_end = (int)strlen(index_map);
+	vs_status ps = api_pad(vs, pad_value, &args);
+	if (ps != VS_OK)
+		return ps;
+	const char *desc = arena_printf(&vs->ctx->arena,
+					"transform_layout(buffer=\"%s\", index_map=%s%s%s)", buffer,
+					index_map, pad_value ? ", pad_value=" : "",
+					pad_value ? pad_value : "");
+	API_STEP(vs, desc, rw_transform_layout(c, &args));
 }
 
 vs_status vs_sequential_buffer_access(vs_schedule *vs, const char *buffer, const char *block)
 {
 	if (null_arg(vs->ctx, "sequential_buffer_access", buffer))
 		return VS_BAD_INPUT;
-	StrBuf b = {0};
-	bool first = true;
-	sb_puts(&b, "sch.sequential_buffer_access(");
-	kw_str(&b, &first, "block", block);
-	kw_str(&b, &first, "buffer", buffer);
-	sb_puts(&b, ")");
-	return script_call(vs, "sequential_buffer_access", &b);
+	const char *desc = block ? arena_printf(&vs->ctx->arena,
+						"sequential_buffer_access(block=\"%s\", buffer=\"%s\")",
+						block, buffer)
+				 : arena_printf(&vs->ctx->arena,
+						"sequential_buffer_access(buffer=\"%s\")", buffer);
+	API_COMPOUND(vs, sched_sequential_buffer_access(vs->s, desc, (Span){0}, d, block, buffer));
 }
 
 static vs_status overcompute_call(vs_schedule *vs, const char *name, const char *block,
-				  const char *loop, bool strict)
+				  const char *loop, bool strict, bool add_branches,
+				  bool remove_stores)
 {
+	OcArgs args = {0};
+	args.block = block;
+	args.loop = loop;
+	args.strict = strict;
+	args.add_branches = add_branches;
+	args.remove_stores = remove_stores;
 	StrBuf b = {0};
 	bool first = true;
-	sb_printf(&b, "sch.%s(", name);
-	kw_str(&b, &first, "block", block);
-	kw_str(&b, &first, "loop", loop);
+	sb_printf(&b, "%s(", name);
+	if (block)
+		sb_printf(&b, "%sblock=\"%s\"", first ? "" : ", ", block), first = false;
+	if (loop)
+		sb_printf(&b, "%sloop=\"%s\"", first ? "" : ", ", loop), first = false;
 	if (strict)
-		kw_raw(&b, &first, "strict", "True");
+		sb_printf(&b, "%sstrict=True", first ? "" : ", "), first = false;
 	sb_puts(&b, ")");
-	return script_call(vs, name, &b);
+	char *tmp = sb_take(&b);
+	const char *desc = arena_strdup(&vs->ctx->arena, tmp);
+	free(tmp);
+	API_COMPOUND(vs, sched_overcompute(vs->s, desc, (Span){0}, d, &args));
 }
 
 vs_status vs_remove_branching_through_overcompute(vs_schedule *vs, const char *block,
 						  const char *loop, bool strict)
 {
-	return overcompute_call(vs, "remove_branching_through_overcompute", block, loop, strict);
+	return overcompute_call(vs, "remove_branching_through_overcompute", block, loop, strict,
+				false, false);
 }
 
 vs_status vs_remove_overcompute_through_branching(vs_schedule *vs, const char *block, bool strict)
 {
-	return overcompute_call(vs, "remove_overcompute_through_branching", block, NULL, strict);
+	return overcompute_call(vs, "remove_overcompute_through_branching", block, NULL, strict,
+				true, false);
 }
 
 vs_status vs_remove_no_op(vs_schedule *vs, const char *block)
 {
-	return overcompute_call(vs, "remove_no_op", block, NULL, false);
+	return overcompute_call(vs, "remove_no_op", block, NULL, false, false, true);
 }
 
 vs_status vs_simplify(vs_schedule *vs)
 {
-	StrBuf b = {0};
-	sb_puts(&b, "sch.simplify()");
-	return script_call(vs, "simplify", &b);
+	/* TVM's tir.Simplify defaults, as sch.simplify() */
+	SimplifyOptions o = {0};
+	o.transitive = true;
+	o.branch_constraints = true;
+	o.knowns_conditions = true;
+	o.knowns_expressions = true;
+	API_COMPOUND(vs, sched_simplify_with(vs->s, "simplify()", (Span){0}, d, &o));
+}
+
+/* "a|b|c" against the allowed words; each found sets its flag. */
+static bool bar_words(const char *text, int n, const char *const *words, bool **flags)
+{
+	for (const char *p = text; *p;) {
+		const char *bar = strchr(p, '|');
+		size_t len = bar ? (size_t)(bar - p) : strlen(p);
+		bool found = false;
+		for (int i = 0; i < n; i++)
+			if (strlen(words[i]) == len && strncmp(p, words[i], len) == 0) {
+				if (flags[i])
+					*flags[i] = true;
+				found = true;
+			}
+		if (!found)
+			return false;
+		p += len + (bar != NULL);
+	}
+	return true;
 }
 
 vs_status vs_hoist_expression(vs_schedule *vs, const char *conditionals, const char *block,
 			      const char *loop)
 {
+	HoistArgs args = {0};
+	args.block = block;
+	args.loop = loop;
+	args.let_stmt = true; /* let_bindings="all", as the script's default */
+	static const char *const words[] = {"if_else_stmt", "if_else_expr", "boolean_expression",
+					    "none"};
+	bool *flags[] = {&args.if_else_stmt, &args.if_else_expr, &args.boolean_expression, NULL};
+	if (!bar_words(conditionals ? conditionals : "if_else_stmt|if_else_expr|boolean_expression",
+		       4, words, flags)) {
+		set_error_text(vs->ctx, "hoist_expression: conditionals must be \"none\", \"if_else_stmt\", \"if_else_expr\" or \"boolean_expression\" (joined with |)");
+		return VS_BAD_INPUT;
+	}
 	StrBuf b = {0};
+	sb_puts(&b, "hoist_expression(");
 	bool first = true;
-	sb_puts(&b, "sch.hoist_expression(");
-	kw_str(&b, &first, "conditionals", conditionals);
-	kw_str(&b, &first, "block", block);
-	kw_str(&b, &first, "loop", loop);
+	if (conditionals)
+		sb_printf(&b, "conditionals=\"%s\"", conditionals), first = false;
+	if (block)
+		sb_printf(&b, "%sblock=\"%s\"", first ? "" : ", ", block), first = false;
+	if (loop)
+		sb_printf(&b, "%sloop=\"%s\"", first ? "" : ", ", loop), first = false;
 	sb_puts(&b, ")");
-	return script_call(vs, "hoist_expression", &b);
+	char *tmp = sb_take(&b);
+	const char *desc = arena_strdup(&vs->ctx->arena, tmp);
+	free(tmp);
+	API_COMPOUND(vs, sched_hoist_expression(vs->s, desc, (Span){0}, d, &args));
 }
 
 vs_status vs_reduce_loop_extents(vs_schedule *vs, const char *block)
 {
-	StrBuf b = {0};
-	bool first = true;
-	sb_puts(&b, "sch.reduce_loop_extents(");
-	kw_str(&b, &first, "block", block);
-	sb_puts(&b, ")");
-	return script_call(vs, "reduce_loop_extents", &b);
+	const char *desc = block ? arena_printf(&vs->ctx->arena, "reduce_loop_extents(block=\"%s\")",
+						block)
+				 : "reduce_loop_extents()";
+	API_COMPOUND(vs, sched_reduce_loop_extents(vs->s, desc, (Span){0}, d, block));
 }

@@ -289,6 +289,27 @@ static void call_blas(Run *r)
 
 static void call_naive_matmul(Run *r) { naive_matmul(r->a, r->b, r->c, r->n); }
 
+/* The matmul schedule for this CPU (issue 14: schedules for the host): the
+ * register tile follows the vector register file, 32 AVX-512 registers of
+ * 16 floats or 16 AVX2 registers of 8; VS_BENCH_MATMUL_SCHEDULE=FILE
+ * overrides. *why says which and why, for the results. */
+static const char *matmul_schedule(const char **why)
+{
+	const char *env = getenv("VS_BENCH_MATMUL_SCHEDULE");
+	if (env && *env) {
+		*why = "VS_BENCH_MATMUL_SCHEDULE";
+		return env;
+	}
+	__builtin_cpu_init();
+	if (__builtin_cpu_supports("avx512f")) {
+		*why = "the CPU has AVX-512: 32 vector registers, 8 x 32 tiles";
+		return "bench/matmul_avx512.sched";
+	}
+	*why = __builtin_cpu_supports("avx2") ? "the CPU has AVX2, no AVX-512: 16 vector registers, 4 x 16 tiles"
+					      : "no AVX2: the AVX2 schedule's 4 x 16 tiles (narrower vectors split)";
+	return "bench/matmul_avx2.sched";
+}
+
 static void bench_matmul(int n, const char *tir)
 {
 	size_t nn = (size_t)n * (size_t)n;
@@ -299,7 +320,9 @@ static void bench_matmul(int n, const char *tir)
 		B[i] = small_float((uint32_t)(i + nn));
 	}
 	Compiled s, u;
-	compile(tir, "bench/matmul.sched", "matmul", &s);
+	const char *why, *sched = matmul_schedule(&why);
+	out("matmul %d: schedule %s (%s)\n", n, sched, why);
+	compile(tir, sched, "matmul", &s);
 	compile(tir, NULL, "matmul", &u);
 	int slow = n >= 1024 ? 3 : 5, fast = n >= 1024 ? 11 : 21;
 	Run rs = {.call = call3, .fn = s.fn, .a = A, .b = B, .c = Cs}, ru = {.call = call3, .fn = u.fn, .a = A, .b = B, .c = Cu};

@@ -2,9 +2,13 @@
  * over include/vsched.h. Exit status: 0 success, 1 a rewrite was rejected
  * or a check failed, 2 the input cannot be used. */
 #include <errno.h>
+#include <pthread.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
+#include <unistd.h>
 
 #include "vsched.h"
 
@@ -59,14 +63,170 @@ static int parse_number(const char *s, unsigned long *out)
 /* The library's last error on stderr: diagnostics come rendered
  * ("file:line:col: error: ..."); a plain message gets "vsched: error: ";
  * either ends with a newline. */
+/* ---------- colour on stderr ----------
+ * Only on a terminal, and never when NO_COLOR is set (no-color.org);
+ * VSCHED_COLOR=always or never overrides both (for tests and pipes). */
+static int color_state = -1;
+
+static bool color_on(void)
+{
+	if (color_state < 0) {
+		const char *force = getenv("VSCHED_COLOR");
+		const char *no = getenv("NO_COLOR"), *term = getenv("TERM");
+		if (force && strcmp(force, "always") == 0)
+			color_state = 1;
+		else if (force && strcmp(force, "never") == 0)
+			color_state = 0;
+		else
+			color_state = isatty(2) && !(no && *no) && !(term && strcmp(term, "dumb") == 0);
+	}
+	return color_state == 1;
+}
+
+/* Words that get a colour where they stand as a report's or a
+ * diagnostic's keyword. */
+static const struct {
+	const char *word, *sgr;
+} colored[] = {
+	{"error:", "1;31"},   {"warning:", "1;35"}, {"REJECTED", "1;31"}, {"refuted", "31"},
+	{"not proven", "33"}, {"committed", "32"},  {"proven", "32"},     {"hint:", "36"},
+	{"violation:", "1;31"},
+};
+
+/* text on stderr, with the keywords coloured when colour is on */
+static void err_puts(const char *text)
+{
+	if (!color_on()) {
+		fputs(text, stderr);
+		return;
+	}
+	for (const char *p = text; *p;) {
+		bool hit = false;
+		/* a keyword starts a word */
+		if (p == text || p[-1] == ' ' || p[-1] == '\n')
+			for (size_t i = 0; i < sizeof colored / sizeof *colored && !hit; i++) {
+				size_t n = strlen(colored[i].word);
+				if (strncmp(p, colored[i].word, n) == 0) {
+					fprintf(stderr, "\033[%sm%s\033[0m", colored[i].sgr, colored[i].word);
+					p += n;
+					hit = true;
+				}
+			}
+		if (!hit)
+			fputc(*p++, stderr);
+	}
+}
+
+/* ---------- progress on stderr ----------
+ * A script step that runs longer than a second (VSCHED_PROGRESS_AFTER_MS
+ * overrides, for tests) gets one status line on stderr, rewritten in place
+ * every 250 ms and cleared when the step ends; only on a terminal. */
+typedef struct Progress {
+	pthread_mutex_t mu;
+	pthread_cond_t cv;
+	pthread_t thread;
+	bool running, stop, shown;
+	int line;
+	char step[160];
+	struct timespec start;
+	long after_ms;
+} Progress;
+
+static double since(const struct timespec *t)
+{
+	struct timespec now;
+	clock_gettime(CLOCK_MONOTONIC, &now);
+	return (double)(now.tv_sec - t->tv_sec) + (double)(now.tv_nsec - t->tv_nsec) * 1e-9;
+}
+
+static void progress_step(void *ud, int line, const char *step, int done)
+{
+	Progress *p = ud;
+	pthread_mutex_lock(&p->mu);
+	if (done) {
+		if (p->shown)
+			fputs("\r\033[K", stderr);
+		p->running = p->shown = false;
+	} else {
+		p->running = true;
+		p->line = line;
+		snprintf(p->step, sizeof p->step, "%s", step ? step : "");
+		clock_gettime(CLOCK_MONOTONIC, &p->start);
+		if (p->after_ms == 0)
+			pthread_cond_signal(&p->cv); /* show it at once */
+	}
+	pthread_mutex_unlock(&p->mu);
+}
+
+static void *progress_main(void *ud)
+{
+	Progress *p = ud;
+	pthread_mutex_lock(&p->mu);
+	while (!p->stop) {
+		struct timespec wake;
+		clock_gettime(CLOCK_REALTIME, &wake);
+		wake.tv_nsec += 250 * 1000000L;
+		if (wake.tv_nsec >= 1000000000L)
+			wake.tv_sec++, wake.tv_nsec -= 1000000000L;
+		pthread_cond_timedwait(&p->cv, &p->mu, &wake);
+		if (p->stop || !p->running)
+			continue;
+		double t = since(&p->start);
+		if (t * 1000.0 < (double)p->after_ms)
+			continue;
+		fprintf(stderr, "\r\033[Kvsched: line %d: %.60s ... %.0f s", p->line, p->step, t);
+		fflush(stderr);
+		p->shown = true;
+	}
+	if (p->shown)
+		fputs("\r\033[K", stderr);
+	pthread_mutex_unlock(&p->mu);
+	return NULL;
+}
+
+/* Start the status line's thread when stderr is a terminal; false when
+ * there is none to show. */
+static bool progress_start(Progress *p, vs_options *opt)
+{
+	memset(p, 0, sizeof *p);
+	if (!isatty(2))
+		return false;
+	const char *env = getenv("VSCHED_PROGRESS_AFTER_MS");
+	p->after_ms = env && *env ? atol(env) : 1000;
+	pthread_mutex_init(&p->mu, NULL);
+	pthread_cond_init(&p->cv, NULL);
+	if (pthread_create(&p->thread, NULL, progress_main, p) != 0) {
+		pthread_mutex_destroy(&p->mu);
+		pthread_cond_destroy(&p->cv);
+		return false;
+	}
+	opt->progress = progress_step;
+	opt->progress_ud = p;
+	return true;
+}
+
+static void progress_stop(Progress *p)
+{
+	pthread_mutex_lock(&p->mu);
+	p->stop = true;
+	pthread_cond_signal(&p->cv);
+	pthread_mutex_unlock(&p->mu);
+	pthread_join(p->thread, NULL);
+	pthread_mutex_destroy(&p->mu);
+	pthread_cond_destroy(&p->cv);
+}
+
+static Progress progress;
+static bool progress_on;
+
 static void print_error(vs_context *ctx)
 {
 	const char *e = vs_last_error(ctx);
 	if (!e || !*e)
 		return;
 	if (strncmp(e, "error:", 6) != 0 && !strstr(e, ": error:"))
-		fputs("vsched: error: ", stderr);
-	fputs(e, stderr);
+		err_puts("vsched: error: ");
+	err_puts(e);
 	if (e[strlen(e) - 1] != '\n')
 		fputc('\n', stderr);
 }
@@ -123,7 +283,7 @@ static const Option options[] = {
 	[OPT_EMIT] = {"--emit", "llvm|asm|obj|header", C_BUILD, "what to write"},
 	[OPT_CACHE] = {"--cache", "DIR", C_SCHED,
 		       "persistent proof cache (default: $VSCHED_CACHE); nothing is solved twice"},
-	[OPT_JSON] = {"--json", NULL, C_RUN | C_LOG_SHOW, "JSON lines on stdout"},
+	[OPT_JSON] = {"--json", NULL, C_RUN | C_JIT | C_LOG_SHOW, "JSON lines on stdout (README: JSON output)"},
 	[OPT_FMA] = {"--fma", NULL, C_BUILD | C_JIT, "fuse x * y + z into fma in real mode"},
 	[OPT_REPEAT] = {"--repeat", "N", C_JIT, "timed runs (1..100000)"},
 	[OPT_TIMEOUT] = {"--timeout-ms", "N", C_SCHED, "time limit per solver query"},
@@ -268,10 +428,15 @@ static int parse_opts(int argc, char **argv, int first, Opts *o)
 	return 0;
 }
 
+/* A JSON string, or null for NULL. */
 static void json_str(FILE *f, const char *s)
 {
+	if (!s) {
+		fputs("null", f);
+		return;
+	}
 	fputc('"', f);
-	for (; s && *s; s++) {
+	for (; *s; s++) {
 		unsigned char ch = (unsigned char)*s;
 		if (ch == '"' || ch == '\\') fprintf(f, "\\%c", ch);
 		else if (ch == '\n') fputs("\\n", f);
@@ -282,13 +447,68 @@ static void json_str(FILE *f, const char *s)
 	fputc('"', f);
 }
 
-static void report_json(FILE *f, const vs_report *r)
+/* The counterexample of a report as a JSON object (README, "JSON
+ * output"), or null. */
+static void cex_json(FILE *f, const vs_report *r)
+{
+	const char *kind = vs_report_cex_obligation(r);
+	const char *text = vs_report_counterexample(r);
+	if (!text || !*text) {
+		fputs("null", f);
+		return;
+	}
+	fputs("{\"obligation\":", f);
+	json_str(f, kind);
+	fputs(",\"values\":[", f);
+	for (int i = 0; i < vs_report_cex_num_values(r); i++) {
+		const char *name, *value;
+		vs_report_cex_value(r, i, &name, &value);
+		fprintf(f, "%s{\"name\":", i ? "," : "");
+		json_str(f, name);
+		fputs(",\"value\":", f);
+		json_str(f, value);
+		fputc('}', f);
+	}
+	fputs("],\"cells\":[", f);
+	for (int i = 0; i < vs_report_cex_num_cells(r); i++) {
+		const char *buf, *value;
+		int n;
+		const long long *idx;
+		vs_report_cex_cell(r, i, &buf, &n, &idx, &value);
+		fprintf(f, "%s{\"buffer\":", i ? "," : "");
+		json_str(f, buf);
+		fputs(",\"indices\":[", f);
+		for (int k = 0; k < n; k++)
+			fprintf(f, "%s%lld", k ? "," : "", idx[k]);
+		fputs("],\"value\":", f);
+		json_str(f, value);
+		fputc('}', f);
+	}
+	fputs("],\"source\":[", f);
+	for (int i = 0; i < vs_report_cex_num_spans(r); i++) {
+		const char *file;
+		int line, col;
+		vs_report_cex_span(r, i, &file, &line, &col);
+		fprintf(f, "%s{\"file\":", i ? "," : "");
+		json_str(f, file);
+		fprintf(f, ",\"line\":%d,\"col\":%d}", line, col);
+	}
+	fputs("],\"text\":", f);
+	json_str(f, text);
+	fputc('}', f);
+}
+
+/* One "step" record: the step, its verdict, its obligations, the
+ * structured counterexample and the replay (README, "JSON output"). */
+static void report_json(FILE *f, int index, const vs_report *r)
 {
 	static const char *const st[] = {"committed", "rejected", "bad input"};
-	fputs("{\"step\":", f);
+	fprintf(f, "{\"type\":\"step\",\"index\":%d,\"step\":", index);
 	json_str(f, vs_report_step(r));
 	fprintf(f, ",\"status\":\"%s\",\"reason\":", st[vs_report_status(r)]);
 	json_str(f, vs_report_reason(r));
+	fputs(",\"note\":", f);
+	json_str(f, vs_report_note(r));
 	fputs(",\"obligations\":[", f);
 	for (int i = 0; i < vs_report_num_obligations(r); i++) {
 		const char *kind, *stmt, *verdict;
@@ -303,9 +523,19 @@ static void report_json(FILE *f, const vs_report *r)
 		fprintf(f, ",\"seconds\":%.6f}", secs);
 	}
 	fputs("],\"counterexample\":", f);
-	json_str(f, vs_report_counterexample(r));
-	fputs(",\"replay\":", f);
+	cex_json(f, r);
+	fputs(",\"replay\":{\"status\":", f);
 	json_str(f, vs_report_replay(r));
+	fputs(",\"text\":", f);
+	json_str(f, vs_report_replay_text(r));
+	fputs("}}\n", f);
+}
+
+/* The "result" record: the kernel after the schedule, printed. */
+static void result_json(FILE *f, const char *ir)
+{
+	fputs("{\"type\":\"result\",\"ir\":", f);
+	json_str(f, ir);
 	fputs("}\n", f);
 }
 
@@ -362,6 +592,12 @@ static int open_schedule(vs_context *ctx, const Opts *o, vs_schedule **out)
 	if (o->floatmode && strcmp(o->floatmode, "ieee") != 0 && strcmp(o->floatmode, "real") != 0)
 		return die_usage("--float must be real or ieee", o->floatmode);
 	opt.float_ieee = o->floatmode && strcmp(o->floatmode, "ieee") == 0;
+	if (!progress_on && !o->json)
+		progress_on = progress_start(&progress, &opt);
+	else if (progress_on) {
+		opt.progress = progress_step;
+		opt.progress_ud = &progress;
+	}
 	vs_schedule *s = vs_schedule_new(ctx, m, &opt);
 	if (!s) {
 		print_error(ctx);
@@ -379,10 +615,10 @@ static void print_cache_summary(vs_schedule *s, int json)
 	const char *warnings;
 	vs_schedule_cache_stats(s, &solved, &mem, &disk, &warnings);
 	if (warnings)
-		fputs(warnings, stderr);
+		err_puts(warnings);
 	if (json)
-		printf("{\"summary\":{\"obligations\":%d,\"solved\":%d,\"memory_cache_hits\":%d,"
-		       "\"persistent_cache_hits\":%d}}\n",
+		printf("{\"type\":\"summary\",\"obligations\":%d,\"solved\":%d,\"memory_cache_hits\":%d,"
+		       "\"persistent_cache_hits\":%d}\n",
 		       solved + mem + disk, solved, mem, disk);
 	else
 		fprintf(stderr, "obligations: %d solved, %d from the in-memory cache, "
@@ -395,7 +631,7 @@ static void print_cache_warnings(vs_schedule *s)
 	const char *warnings;
 	vs_schedule_cache_stats(s, NULL, NULL, NULL, &warnings);
 	if (warnings)
-		fputs(warnings, stderr);
+		err_puts(warnings);
 }
 
 static int cmd_run(vs_context *ctx, const Opts *o)
@@ -412,24 +648,31 @@ static int cmd_run(vs_context *ctx, const Opts *o)
 	for (int i = 0; i < vs_num_reports(s); i++) {
 		const vs_report *r = vs_report_at(s, i);
 		if (o->json) {
-			report_json(stdout, r);
+			report_json(stdout, i + 1, r);
 			continue;
 		}
 		char *text = vs_report_text(r);
-		fputs(text, stderr);
+		err_puts(text);
 		free(text);
 	}
 	print_cache_summary(s, o->json);
 	if (st != VS_OK) {
 		const char *err = vs_last_error(ctx);
+		/* a rejection's reason is already in its report above */
+		const vs_report *last = vs_last_report(s);
+		const char *why = last ? vs_report_reason(last) : NULL;
+		if (st == VS_REJECTED && why && !o->json && strstr(err, why))
+			err = "";
 		if (*err)
-			fprintf(stderr, "%s%s", err, err[strlen(err) - 1] == '\n' ? "" : "\n");
+			err_puts(err), err_puts(err[strlen(err) - 1] == '\n' ? "" : "\n");
 		fprintf(stderr, "vsched: schedule stopped: %s\n",
 			st == VS_REJECTED ? "a step was rejected; the IR before it is kept" : "bad input");
 		vs_schedule_free(s);
 		return st == VS_REJECTED ? 1 : 2;
 	}
 	char *text = vs_module_print(vs_schedule_result(s));
+	if (o->json)
+		result_json(stdout, text);
 	int rc = o->json && !o->out ? 0 : write_text(o->out, text);
 	free(text);
 	vs_schedule_free(s);
@@ -518,12 +761,12 @@ static int schedule_and_build(vs_context *ctx, const Opts *o, const char *cmd,
 		const vs_report *r = vs_last_report(s);
 		if (r) {
 			char *text = vs_report_text(r);
-			fputs(text, stderr);
+			err_puts(text);
 			free(text);
 		}
 		const char *err = vs_last_error(ctx);
 		if (*err)
-			fprintf(stderr, "%s%s", err, err[strlen(err) - 1] == '\n' ? "" : "\n");
+			err_puts(err), err_puts(err[strlen(err) - 1] == '\n' ? "" : "\n");
 		fprintf(stderr, "vsched: %s: the schedule was not proven; nothing is compiled\n", cmd);
 		return st == VS_REJECTED ? 1 : 2;
 	}
@@ -596,6 +839,22 @@ static vs_program *build_unscheduled(vs_context *ctx, const Opts *o, vs_schedule
 	return *s ? vs_build(*s, &bo) : NULL;
 }
 
+/* jit --json: the steps, the cache summary, then a "build" record. */
+static void jit_json_head(vs_schedule *s, vs_program *p)
+{
+	for (int i = 0; i < vs_num_reports(s); i++)
+		report_json(stdout, i + 1, vs_report_at(s, i));
+	print_cache_summary(s, 1);
+	int nobs, widened;
+	double solver, compile;
+	vs_program_stats(p, &nobs, &widened, &solver, &compile);
+	printf("{\"type\":\"build\",\"obligations\":%d,\"widened\":%d,\"solver_seconds\":%.6f,"
+	       "\"compile_seconds\":%.6f,\"warnings\":",
+	       nobs, widened, solver, compile);
+	json_str(stdout, vs_program_warning(p));
+	printf("}\n");
+}
+
 static int cmd_jit(vs_context *ctx, const Opts *o)
 {
 	vs_schedule *s, *us = NULL;
@@ -607,14 +866,18 @@ static int cmd_jit(vs_context *ctx, const Opts *o)
 	}
 	if (o->schedule)
 		up = build_unscheduled(ctx, o, &us);
-	print_schedule_summary(s);
-	int nobs, widened;
-	double solver, compile;
-	vs_program_stats(p, &nobs, &widened, &solver, &compile);
-	printf("lowering: %d obligations proven (flattening, annotations; %d indices widened "
-	       "to int64), solver %.3f s; compiled in %.3f s\n", nobs, widened, solver, compile);
-	if (vs_program_warning(p))
-		printf("note: %s\n", vs_program_warning(p));
+	if (o->json) {
+		jit_json_head(s, p);
+	} else {
+		print_schedule_summary(s);
+		int nobs, widened;
+		double solver, compile;
+		vs_program_stats(p, &nobs, &widened, &solver, &compile);
+		printf("lowering: %d obligations proven (flattening, annotations; %d indices widened "
+		       "to int64), solver %.3f s; compiled in %.3f s\n", nobs, widened, solver, compile);
+		if (vs_program_warning(p))
+			printf("note: %s\n", vs_program_warning(p));
+	}
 	const vs_module *m = vs_schedule_result(s);
 	int nf = vs_module_num_funcs(m);
 	for (int i = 0; i < nf && rc == 0; i++) {
@@ -623,7 +886,16 @@ static int cmd_jit(vs_context *ctx, const Opts *o)
 			continue;
 		char *report = NULL;
 		vs_status st = vs_program_check(p, f, o->trials ? o->trials : 3, o->seed, &report);
-		printf("%s: JIT vs interpreter: %s", f, report ? report : "?\n");
+		if (o->json) {
+			static const char *const sts[] = {"agree", "disagree", "error"};
+			printf("{\"type\":\"check\",\"function\":");
+			json_str(stdout, f);
+			printf(",\"status\":\"%s\",\"text\":", sts[st]);
+			json_str(stdout, report);
+			printf("}\n");
+		} else {
+			printf("%s: JIT vs interpreter: %s", f, report ? report : "?\n");
+		}
 		free(report);
 		if (st != VS_OK) {
 			rc = st == VS_REJECTED ? 1 : 2;
@@ -633,10 +905,28 @@ static int cmd_jit(vs_context *ctx, const Opts *o)
 		int repeat = o->repeat ? o->repeat : 5;
 		if (vs_program_time(p, f, o->seed, repeat, &t) != VS_OK)
 			continue;
+		bool have_u = up && vs_program_time(up, f, o->seed, repeat, &tu) == VS_OK;
+		if (o->json) {
+			printf("{\"type\":\"time\",\"function\":");
+			json_str(stdout, f);
+			printf(",\"repeat\":%d,\"scheduled_ms\":%.6f", repeat, t * 1e3);
+			if (have_u)
+				printf(",\"as_written_ms\":%.6f,\"speedup\":%.4f", tu * 1e3,
+				       t > 0 ? tu / t : 0.0);
+			else
+				printf(",\"as_written_ms\":null,\"speedup\":null");
+			printf("}\n");
+			continue;
+		}
 		printf("%s: run time %.4f ms scheduled (median of %d JIT runs)", f, t * 1e3, repeat);
-		if (up && vs_program_time(up, f, o->seed, repeat, &tu) == VS_OK)
+		if (have_u)
 			printf(", %.4f ms as written (speedup %.2fx)", tu * 1e3, t > 0 ? tu / t : 0.0);
 		printf("\n");
+	}
+	if (o->json && rc == 0) {
+		char *text = vs_module_print(m);
+		result_json(stdout, text);
+		free(text);
 	}
 	vs_program_free(up);
 	vs_schedule_free(us);
@@ -700,6 +990,8 @@ int main(int argc, char **argv)
 		rc = cmd_jit(ctx, &o);
 	else
 		rc = die_usage("unknown command", cmd);
+	if (progress_on)
+		progress_stop(&progress);
 	vs_context_free(ctx);
 	return finish_output(rc);
 }

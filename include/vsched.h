@@ -61,6 +61,12 @@ typedef struct vs_options {
 	 * not empty, else none. A corrupted cache is reported
 	 * (vs_schedule_cache_stats), set aside and rebuilt, never fatal. */
 	const char *cache_dir;
+	/* Appended: called from the scheduling thread when a script step
+	 * starts (done = 0) and when it ends (done = 1): its line in the
+	 * script and its call as written. NULL: none. The CLI uses it to show
+	 * progress on a terminal for steps that run longer than a second. */
+	void (*progress)(void *ud, int line, const char *step, int done);
+	void *progress_ud;
 } vs_options;
 
 vs_schedule *vs_schedule_new(vs_context *ctx, const vs_module *m, const vs_options *opt);
@@ -138,7 +144,24 @@ const char *vs_report_counterexample(const vs_report *r); /* NULL if none */
 /* "none", "confirmed", "unconfirmed", "impossible" or "skipped" (over the
  * replay budget: the report says how much work it would have been) */
 const char *vs_report_replay(const vs_report *r);
+/* The replay's account (the first difference it found, or why it could
+ * not run), or NULL when there was no replay. */
+const char *vs_report_replay_text(const vs_report *r);
 char *vs_report_text(const vs_report *r);
+
+/* The counterexample, structured: the first obligation not proven (its
+ * kind, or NULL when the step has none), the values of its variables, the
+ * buffer cells it involves and the source positions involved (the
+ * obligation's origin first, then the accesses). For i out of range the
+ * outputs are set to NULL / 0. */
+const char *vs_report_cex_obligation(const vs_report *r);
+int vs_report_cex_num_values(const vs_report *r);
+void vs_report_cex_value(const vs_report *r, int i, const char **name, const char **value);
+int vs_report_cex_num_cells(const vs_report *r);
+void vs_report_cex_cell(const vs_report *r, int i, const char **buffer, int *nindices,
+			const long long **indices, const char **value);
+int vs_report_cex_num_spans(const vs_report *r);
+void vs_report_cex_span(const vs_report *r, int i, const char **file, int *line, int *col);
 
 /* ---- the reference interpreter ---- */
 /* Run `func` (NULL: the first) on a random admissible input from seed;
@@ -212,9 +235,14 @@ const char *vs_program_warning(const vs_program *p);
 
 /* ---- layout, overcompute and clean-up primitives (proofs/transform_layout.md,
  * overcompute.md, simplify.md, sequential_buffer_access.md, hoist.md) ----
- * Text arguments are in the kernel language, as in a .sched file:
- * index_map "lambda i: [i // 4, i % 4]"; pad_value NULL (no pad value),
- * "0", "0.0", "T.undef()" or a lambda. block, loop, func may be NULL. */
+ * Each is a direct call into the scheduler; no argument is ever read as
+ * schedule-script text. index_map and pad_value are kernel-language text,
+ * each parsed alone (errors are positioned in that string, named
+ * "index_map" or "pad_value", and the whole string must be one lambda or
+ * one expression): index_map "lambda i: [i // 4, i % 4]"; pad_value NULL
+ * (no pad value), "0", "0.0", "None", "T.undef()", an expression or a
+ * lambda of the physical indices. Names (buffer, block, loop, func) are
+ * only looked up. block, loop, func may be NULL. */
 vs_status vs_transform_layout(vs_schedule *s, const char *buffer, const char *index_map,
 			      const char *pad_value, const char *block, const char *func);
 vs_status vs_sequential_buffer_access(vs_schedule *s, const char *buffer, const char *block);

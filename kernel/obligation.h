@@ -34,7 +34,19 @@ typedef struct Obligation {
 	Span origin;  /* the statement or loop the obligation comes from */
 	int nrelated; /* accesses involved, for reports */
 	Span *related;
+	/* For reports only (never read by a proof): the two accesses whose
+	 * meeting the goal rules out (commutation and race obligations), so
+	 * a counterexample can name the cell they share. NULL if none. */
+	struct ObligationClash *clash;
 } Obligation;
+
+typedef struct ObligationClash {
+	const Buffer *buf;
+	int nidx;
+	Expr **first, **second; /* index expressions of each instance */
+	bool first_write, second_write;
+	Span first_span, second_span;
+} ObligationClash;
 
 typedef struct ObligationList {
 	int n, cap;

@@ -14,7 +14,6 @@ typedef struct BlockFinder {
 	const char *name;
 	int seen;
 	StmtCtx hit;
-	StrBuf names;
 } BlockFinder;
 
 static void bf_visit(void *ud, Stmt *s, const StmtCtx *c)
@@ -22,7 +21,6 @@ static void bf_visit(void *ud, Stmt *s, const StmtCtx *c)
 	BlockFinder *f = ud;
 	if (s->kind != ST_BLOCK)
 		return;
-	sb_printf(&f->names, "%s\"%s\"", f->names.n ? ", " : "", s->u.block.name);
 	if (strcmp(s->u.block.name, f->name) == 0 && !f->seen++)
 		f->hit = *c;
 }
@@ -33,18 +31,16 @@ RwStatus attach_find_block(RwCtx *c, const char *name, StmtCtx *out)
 	memset(&f, 0, sizeof f);
 	f.name = name;
 	an_walk(c->arena, c->func, bf_visit, &f);
-	char *names = sb_take(&f.names);
 	RwStatus st = RW_OK;
 	if (!f.seen)
-		st = rw_fail(c, RW_BAD_INPUT, c->call_span, "no block \"%s\" in function '%s' (blocks: %s)",
-			     name, c->func->name, *names ? names : "none");
+		st = rw_fail(c, RW_BAD_INPUT, c->call_span, "no block \"%s\" in function '%s'%s",
+			     name, c->func->name, rw_block_hint(c->arena, c->func, name));
 	else if (f.seen > 1)
 		st = rw_fail(c, RW_BAD_INPUT, c->call_span,
 			     "block name \"%s\" is ambiguous in function '%s': %d blocks have it",
 			     name, c->func->name, f.seen);
 	else
 		*out = f.hit;
-	free(names);
 	return st;
 }
 

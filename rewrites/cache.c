@@ -656,8 +656,9 @@ static RwStatus find_site(RwCtx *c, const CacheArgs *args, Site *site)
 	if (args->block) {
 		Stmt *blk = rw_find_block(f, args->block);
 		if (!blk)
-			return rw_fail(c, RW_BAD_INPUT, c->call_span, "%s: no block '%s' in function '%s'",
-				       args->write ? "cache_write" : "cache_read", args->block, f->name);
+			return rw_fail(c, RW_BAD_INPUT, c->call_span, "%s: no block '%s' in function '%s'%s",
+				       args->write ? "cache_write" : "cache_read", args->block, f->name,
+				       rw_block_hint(a, f, args->block));
 		if (!an_find_stmt(a, f, blk, &site->sc))
 			return rw_fail(c, RW_UNSUPPORTED, c->call_span, "block '%s' is nested too deeply",
 				       args->block);
@@ -924,8 +925,8 @@ static RwStatus cache_main(RwCtx *c, const CacheArgs *args, Staged *so)
 	bool is_param;
 	Buffer *buf = rw_find_buffer(f, args->buffer, &is_param);
 	if (!buf)
-		return rw_fail(c, RW_BAD_INPUT, c->call_span, "%s: no buffer '%s' in function '%s'", what,
-			       args->buffer, f->name);
+		return rw_fail(c, RW_BAD_INPUT, c->call_span, "%s: no buffer '%s' in function '%s'%s", what,
+			       args->buffer, f->name, rw_buffer_hint(c->arena, f, args->buffer));
 	BufferScope scope = buf->scope;
 	if (args->scope && !scope_from_name(args->scope, &scope))
 		return rw_fail(c, RW_BAD_INPUT, c->call_span,

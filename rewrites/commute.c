@@ -64,6 +64,12 @@ void rw_commute_obligations(RwCtx *c, const char *kind, const char *what,
 				obligation_add_hyp(a, o, q->hyps[h]);
 			obligation_add_related(a, o, x->span);
 			obligation_add_related(a, o, y->span);
+			if (x->nidx == y->nidx) {
+				ObligationClash *cl = arena_alloc(a, sizeof *cl);
+				*cl = (ObligationClash){x->buf, x->nidx, x->idx, y->idx, x->is_write,
+						       y->is_write, x->span, y->span};
+				o->clash = cl;
+			}
 			oblist_push(a, &c->obs, o);
 		}
 	}

@@ -76,6 +76,56 @@ static const char *closest_name(Arena *a, const char *name, const char *names)
 	return hit;
 }
 
+/* ---------- "did you mean" for blocks and buffers ---------- */
+
+typedef struct NameList {
+	StrBuf b;
+	int n;
+	StmtKind kind;
+} NameList;
+
+static bool collect_name(const Stmt *s, void *ud)
+{
+	NameList *l = ud;
+	if (s->kind == l->kind && l->n < 200) {
+		const char *name = s->kind == ST_BLOCK ? s->u.block.name : s->u.alloc.buf->name;
+		if (name && *name)
+			sb_printf(&l->b, "%s%s", l->n++ ? ", " : "", name);
+	}
+	return false;
+}
+
+/* " (blocks: a, b)" or "; did you mean 'x'? (blocks: ...)". */
+static const char *names_hint(Arena *a, const char *name, const char *what, const char *names)
+{
+	const char *near = name ? closest_name(a, name, names) : NULL;
+	return arena_printf(a, "%s%s%s (%s: %s)", near ? "; did you mean '" : "", near ? near : "",
+			    near ? "'?" : "", what, *names ? names : "none");
+}
+
+const char *rw_block_hint(Arena *a, const Func *f, const char *name)
+{
+	NameList l = {{0}, 0, ST_BLOCK};
+	stmt_find(f->body, collect_name, &l);
+	char *names = sb_take(&l.b);
+	const char *r = names_hint(a, name, "blocks", names ? names : "");
+	free(names);
+	return r;
+}
+
+const char *rw_buffer_hint(Arena *a, const Func *f, const char *name)
+{
+	NameList l = {{0}, 0, ST_ALLOC};
+	for (int i = 0; i < f->nparams; i++)
+		if (f->params[i].buf)
+			sb_printf(&l.b, "%s%s", l.n++ ? ", " : "", f->params[i].buf->name);
+	stmt_find(f->body, collect_name, &l);
+	char *names = sb_take(&l.b);
+	const char *r = names_hint(a, name, "buffers", names ? names : "");
+	free(names);
+	return r;
+}
+
 /* "i" or "i#k": the lookup itself (and the fact-loop rule) is
  * an_lookup_loop's; this adds the diagnostics. */
 RwStatus rw_find_loop(RwCtx *c, const char *name, StmtCtx *out)

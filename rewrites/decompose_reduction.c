@@ -80,8 +80,8 @@ static RwStatus find_parts(RwCtx *c, const char *block, const char *loop, Decomp
 	BlockFind f = {.name = block};
 	an_walk(a, c->func, find_block_visit, &f);
 	if (f.seen == 0)
-		return rw_fail(c, RW_BAD_INPUT, c->call_span, "decompose_reduction: no block '%s' in function '%s'",
-			       block, c->func->name);
+		return rw_fail(c, RW_BAD_INPUT, c->call_span, "decompose_reduction: no block '%s' in function '%s'%s",
+			       block, c->func->name, rw_block_hint(c->arena, c->func, block));
 	if (f.seen > 1)
 		return rw_fail(c, RW_BAD_INPUT, c->call_span,
 			       "decompose_reduction: %d blocks are named '%s' in function '%s'", f.seen, block,

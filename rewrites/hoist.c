@@ -199,8 +199,8 @@ RwStatus rw_hoist_scope_loops(RwCtx *c, const char *block, const char *loop, Hoi
 	if (block) {
 		scope = rw_find_block(c->func, block);
 		if (!scope)
-			return rw_fail(c, RW_BAD_INPUT, c->call_span, "no block '%s' in function '%s'",
-				       block, c->func->name);
+			return rw_fail(c, RW_BAD_INPUT, c->call_span, "no block '%s' in function '%s'%s",
+				       block, c->func->name, rw_block_hint(c->arena, c->func, block));
 	}
 	loops_in(scope, out);
 	return RW_OK;

@@ -272,9 +272,10 @@ static RwStatus pad_spec(RwCtx *c, const LayoutArgs *args, const Func *f, Buffer
 	 * physical indices (seed 000: lambda io, ii: B[0, (io - 14) % 4]) */
 	Buffer *shadow[1] = {phys};
 	ParseScope scope = {.func = f, .nbufs = 1, .bufs = shadow};
+	const Source *pad_src = args->pad_src ? args->pad_src : args->src;
 	Expr *body;
 	if (args->pad_kind == LAYOUT_PAD_LAMBDA) {
-		Lambda *l = parse_lambda_range(a, args->src, args->pad_start, args->pad_end, &scope, &d);
+		Lambda *l = parse_lambda_range(a, pad_src, args->pad_start, args->pad_end, &scope, &d);
 		if (!l || l->nbody != 1 || l->bracketed || l->nparams != npv) {
 			if (l)
 				return rw_fail(c, RW_BAD_INPUT, args->pad_span,
@@ -287,7 +288,7 @@ static RwStatus pad_spec(RwCtx *c, const LayoutArgs *args, const Func *f, Buffer
 		Expr **refs = varrefs(a, npv, pv);
 		body = ir_subst_expr(a, l->body[0], npv, l->params, refs);
 	} else {
-		body = parse_expr_range(a, args->src, args->pad_start, args->pad_end, &scope, &d);
+		body = parse_expr_range(a, pad_src, args->pad_start, args->pad_end, &scope, &d);
 		if (!body) {
 			for (Diag *g = d.first; g; g = g->next)
 				diag_add(c->diag, g->level, g->span, "%s", g->message);
@@ -788,14 +789,14 @@ static RwStatus layout_main(RwCtx *c, const LayoutArgs *args)
 	Buffer *b = rw_find_buffer(c->func, args->buffer, &is_param);
 	if (!b)
 		return rw_fail(c, RW_BAD_INPUT, c->call_span,
-			       "transform_layout: no buffer '%s' in function '%s'", args->buffer,
-			       c->func->name);
+			       "transform_layout: no buffer '%s' in function '%s'%s", args->buffer,
+			       c->func->name, rw_buffer_hint(c->arena, c->func, args->buffer));
 	if (args->block) {
 		Stmt *blk = stmt_find_block(c->func->body, args->block);
 		if (!blk)
 			return rw_fail(c, RW_BAD_INPUT, c->call_span,
-				       "transform_layout: no block '%s' in function '%s'", args->block,
-				       c->func->name);
+				       "transform_layout: no block '%s' in function '%s'%s", args->block,
+				       c->func->name, rw_block_hint(c->arena, c->func, args->block));
 		if (!rw_stmt_accesses(blk, b, false))
 			return rw_fail(c, RW_BAD_INPUT, c->call_span,
 				       "transform_layout: block '%s' does not access buffer '%s'",

@@ -27,6 +27,9 @@ typedef struct LayoutArgs {
 	double pad_float;
 	int pad_start, pad_end;
 	Span pad_span;
+	/* the pad value's own text (the C API passes it as a separate
+	 * string, so its errors are positioned in that string); NULL: src */
+	const Source *pad_src;
 } LayoutArgs;
 
 RwStatus rw_transform_layout(RwCtx *c, const LayoutArgs *args);

@@ -939,8 +939,8 @@ RwStatus rw_overcompute_candidates(RwCtx *c, const char *block, const char *loop
 	if (block) {
 		scope = rw_find_block(c->func, block);
 		if (!scope)
-			return rw_fail(c, RW_BAD_INPUT, c->call_span, "no block '%s' in function '%s'",
-				       block, c->func->name);
+			return rw_fail(c, RW_BAD_INPUT, c->call_span, "no block '%s' in function '%s'%s",
+				       block, c->func->name, rw_block_hint(c->arena, c->func, block));
 	}
 	collect_ifs(scope, a, out);
 	return RW_OK;
@@ -1057,8 +1057,8 @@ static RwStatus candidate_scope(RwCtx *c, const char *block, const Stmt **scope)
 {
 	*scope = block ? rw_find_block(c->func, block) : c->func->body;
 	if (!*scope)
-		return rw_fail(c, RW_BAD_INPUT, c->call_span, "no block '%s' in function '%s'",
-			       block, c->func->name);
+		return rw_fail(c, RW_BAD_INPUT, c->call_span, "no block '%s' in function '%s'%s",
+			       block, c->func->name, rw_block_hint(c->arena, c->func, block));
 	return RW_OK;
 }
 

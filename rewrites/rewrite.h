@@ -68,6 +68,11 @@ RwStatus rw_fail(RwCtx *c, RwStatus st, Span sp, const char *fmt, ...)
  * RW_BAD_INPUT with a diagnostic listing the loops when it is absent or
  * ambiguous ("i" when two loops are named i is ambiguous). */
 RwStatus rw_find_loop(RwCtx *c, const char *name, StmtCtx *out);
+/* For "no block 'x'" / "no buffer 'x'" errors: "; did you mean 'y'?" when
+ * a name of f is close (edit distance at most 2), then the names f has,
+ * " (blocks: a, b)" / " (buffers: A, B)". */
+const char *rw_block_hint(Arena *a, const Func *f, const char *name);
+const char *rw_buffer_hint(Arena *a, const Func *f, const char *name);
 
 /* Hypotheses that hold at the statement: ranges of enclosing loops, path
  * conditions that do not read buffers, let equations, the entry T.assume

@@ -232,10 +232,47 @@ START_TEST(refuted_step_is_rejected_with_counterexample_and_replay)
 	s = vs_schedule_new(ctx, w, NULL);
 	const char *order[] = {"j", "i"};
 	ck_assert_int_eq(vs_reorder(s, 2, order), VS_REJECTED);
-	ck_assert_str_eq(vs_report_replay(vs_last_report(s)), "confirmed");
+	r = vs_last_report(s);
+	ck_assert_str_eq(vs_report_replay(r), "confirmed");
+	ck_assert_ptr_nonnull(vs_report_replay_text(r));
+	/* the counterexample, structured: values, cells, source positions */
+	ck_assert_str_eq(vs_report_cex_obligation(r), "reorder.no_conflict");
+	ck_assert_int_gt(vs_report_cex_num_values(r), 0);
+	const char *name, *value;
+	vs_report_cex_value(r, 0, &name, &value);
+	ck_assert_ptr_nonnull(name);
+	ck_assert_ptr_nonnull(value);
+	ck_assert_ptr_nonnull(strstr(vs_report_counterexample(r), name));
+	ck_assert_int_gt(vs_report_cex_num_spans(r), 1);
+	const char *file;
+	int line, col;
+	vs_report_cex_span(r, 0, &file, &line, &col);
+	ck_assert_str_eq(file, "w.tir");
+	ck_assert_int_gt(line, 0);
+	ck_assert_int_gt(col, 0);
+	for (int i = 0; i < vs_report_cex_num_cells(r); i++) {
+		const char *buf, *v;
+		int n;
+		const long long *idx;
+		vs_report_cex_cell(r, i, &buf, &n, &idx, &v);
+		ck_assert_ptr_nonnull(buf);
+		ck_assert_int_gt(n, 0);
+		ck_assert_ptr_nonnull(idx);
+	}
+	/* out of range: cleared, never left unset */
+	vs_report_cex_value(r, 999, &name, &value);
+	ck_assert_ptr_null(name);
+	vs_report_cex_span(r, -1, &file, &line, &col);
+	ck_assert_ptr_null(file);
+	ck_assert_int_eq(line, 0);
 	/* a race: refuted, replay impossible (the interpreter is serial) */
 	ck_assert_int_eq(vs_parallel(s, "i"), VS_REJECTED);
 	ck_assert_str_eq(vs_report_replay(vs_last_report(s)), "impossible");
+	/* a committed step has no counterexample */
+	ck_assert_int_eq(vs_split(s, "i", 1, NULL, NULL, NULL), VS_OK);
+	ck_assert_ptr_null(vs_report_cex_obligation(vs_last_report(s)));
+	ck_assert_int_eq(vs_report_cex_num_values(vs_last_report(s)), 0);
+	ck_assert_ptr_null(vs_report_replay_text(vs_last_report(s)));
 	vs_schedule_free(s);
 }
 END_TEST
@@ -608,8 +645,82 @@ START_TEST(layout_and_overcompute_functions_schedule_the_row_sum)
 	ck_assert_int_eq(vs_remove_overcompute_through_branching(s, NULL, false), VS_OK);
 	/* bad text is bad input with a position */
 	ck_assert_int_eq(vs_transform_layout(s, "A", "lambda i j: [i]", NULL, NULL, NULL), VS_BAD_INPUT);
-	ck_assert_ptr_nonnull(strstr(vs_last_error(ctx), "transform_layout:1:"));
+	ck_assert_ptr_nonnull(strstr(vs_last_error(ctx), "index_map:1:"));
 	ck_assert_int_eq(vs_transform_layout(s, NULL, "lambda i: [i]", NULL, NULL, NULL), VS_BAD_INPUT);
+	vs_schedule_free(s);
+}
+END_TEST
+
+/* No string argument is ever read as schedule-script text: text that would
+ * close a call and start another is a bad-input error positioned in the
+ * string passed, and no step runs but the one called. */
+START_TEST(string_arguments_cannot_inject_steps)
+{
+	vs_module *m = vs_parse_string(ctx, "row_sum.tir", tu_fixture(row_sum_text));
+	ck_assert_ptr_nonnull(m);
+	vs_schedule *s = vs_schedule_new(ctx, m, NULL);
+	const char *inj = "\") ; sch.simplify(\"";
+	ck_assert_int_eq(vs_transform_layout(s, "A", "lambda i, j: [i, j // 4, j % 4]",
+					     "0.0) ; sch.simplify(", NULL, NULL),
+			 VS_BAD_INPUT);
+	ck_assert_msg(strstr(vs_last_error(ctx), "pad_value:1:") != NULL, "%s", vs_last_error(ctx));
+	ck_assert_int_eq(vs_transform_layout(s, "A", "lambda i, j: [i, j]) ; sch.simplify(", NULL, NULL,
+					     NULL),
+			 VS_BAD_INPUT);
+	ck_assert_msg(strstr(vs_last_error(ctx), "index_map:1:") != NULL, "%s", vs_last_error(ctx));
+	char buf[64];
+	snprintf(buf, sizeof buf, "A%s", inj);
+	ck_assert_int_ne(vs_transform_layout(s, buf, "lambda i, j: [i, j]", NULL, NULL, NULL), VS_OK);
+	ck_assert_int_ne(vs_transform_layout(s, "A", "lambda i, j: [i, j]", NULL, buf, NULL), VS_OK);
+	ck_assert_int_ne(vs_sequential_buffer_access(s, buf, NULL), VS_OK);
+	ck_assert_int_ne(vs_remove_branching_through_overcompute(s, buf, NULL, false), VS_OK);
+	ck_assert_int_ne(vs_remove_branching_through_overcompute(s, NULL, buf, false), VS_OK);
+	ck_assert_int_ne(vs_remove_overcompute_through_branching(s, buf, false), VS_OK);
+	ck_assert_int_ne(vs_remove_no_op(s, buf), VS_OK);
+	ck_assert_int_ne(vs_hoist_expression(s, "if_else_stmt) ; sch.simplify(", NULL, NULL), VS_OK);
+	ck_assert_int_ne(vs_hoist_expression(s, NULL, buf, NULL), VS_OK);
+	ck_assert_int_ne(vs_hoist_expression(s, NULL, NULL, buf), VS_OK);
+	ck_assert_int_ne(vs_reduce_loop_extents(s, buf), VS_OK);
+	ck_assert_int_ne(vs_split(s, buf, 4, NULL, NULL, NULL), VS_OK);
+	ck_assert_int_ne(vs_cache_read(s, NULL, buf, "local", NULL), VS_OK);
+	ck_assert_int_ne(vs_compute_at(s, buf, "i"), VS_OK);
+	/* nothing ran: no report names simplify, the kernel is as parsed */
+	for (int i = 0; i < vs_num_reports(s); i++) {
+		ck_assert_int_ne(vs_report_status(vs_report_at(s, i)), VS_OK);
+		ck_assert_int_ne(strncmp(vs_report_step(vs_report_at(s, i)), "simplify", 8), 0);
+	}
+	char *a = vs_module_print(m), *b = vs_module_print(vs_schedule_result(s));
+	ck_assert_str_eq(a, b);
+	free(a);
+	free(b);
+	/* a pad value is one number, None, T.undef(), an expression or a lambda */
+	ck_assert_int_eq(vs_transform_layout(s, "A", "lambda i, j: [i, j // 4, j % 4]", " -0 ", NULL, NULL),
+			 VS_OK);
+	vs_schedule_free(s);
+}
+END_TEST
+
+/* A misspelled block or buffer gets the closest name, then the names the
+ * function has; a name far from all of them gets only the list. */
+START_TEST(misspelled_blocks_and_buffers_get_did_you_mean)
+{
+	vs_module *m = parse("k.tir", tu_fixture(scale14));
+	vs_schedule *s = vs_schedule_new(ctx, m, NULL);
+	ck_assert_int_eq(vs_cache_read(s, NULL, "AA", "local", NULL), VS_BAD_INPUT);
+	ck_assert_msg(strstr(vs_last_error(ctx), "no buffer 'AA' in function 'scale'; did you mean 'A'? (buffers: A, B)"),
+		      "%s", vs_last_error(ctx));
+	ck_assert_int_eq(vs_transform_layout(s, "Zebra", "lambda i: [i]", NULL, NULL, NULL), VS_BAD_INPUT);
+	ck_assert_msg(strstr(vs_last_error(ctx), "no buffer 'Zebra' in function 'scale' (buffers: A, B)"),
+		      "%s", vs_last_error(ctx));
+	vs_schedule_free(s);
+	m = vs_parse_file(ctx, "examples/tvm_matmul/matmul.tir");
+	ck_assert_ptr_nonnull(m);
+	s = vs_schedule_new(ctx, m, NULL);
+	ck_assert_int_eq(vs_run_script_string(s, "s.sched", "b = sch.get_block(\"CC\")\n"), VS_BAD_INPUT);
+	ck_assert_msg(strstr(vs_last_error(ctx), "no block 'CC' in function 'matmul'; did you mean 'C'? (blocks: C)"),
+		      "%s", vs_last_error(ctx));
+	ck_assert_int_eq(vs_compute_at(s, "Cx", "i"), VS_BAD_INPUT);
+	ck_assert_msg(strstr(vs_last_error(ctx), "did you mean 'C'?"), "%s", vs_last_error(ctx));
 	vs_schedule_free(s);
 }
 END_TEST
@@ -625,6 +736,8 @@ Suite *suite_api(void)
 			   bad_names_and_arguments_are_bad_input}},
 		{"scripts", {scripts_run_and_report_positions}},
 		{"layout", {layout_and_overcompute_functions_schedule_the_row_sum}},
+		{"typed", {string_arguments_cannot_inject_steps}},
+		{"names", {misspelled_blocks_and_buffers_get_did_you_mean}},
 		{"limits", {tiny_resource_limit_rejects_as_not_proven}},
 		{"interp", {interp_and_equiv}},
 		{"logs", {proof_log_written_shown_and_checked}},

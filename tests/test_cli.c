@@ -233,6 +233,106 @@ static void make_log(const char *log)
 	vsched(0, NULL, NULL, "run '%s' --schedule '%s' --log '%s' -o /dev/null", k, s, log);
 }
 
+/* jit --json: the same step and summary records as run --json, then
+ * build, check, time and result records (README, "JSON output") */
+START_TEST(jit_json_records)
+{
+	const char *k = put("k.tir", tu_fixture(scale14));
+	const char *ok = put("ok.sched", "io, ii = sch.split(\"i\", factor=2, tail=\"perfect\")\n");
+	char *out;
+	vsched(0, &out, NULL, "jit '%s' --schedule '%s' --json --trials 2 --repeat 1", k, ok);
+	static const char *const types[] = {"step", "summary", "build", "check", "time", "result"};
+	int seen[6] = {0}, n = 0;
+	for (char *line = strtok(out, "\n"); line; line = strtok(NULL, "\n"), n++) {
+		ck_assert_msg(tu_json_valid(line), "not JSON: %s", line);
+		for (int i = 0; i < 6; i++) {
+			char want[64];
+			snprintf(want, sizeof want, "{\"type\":\"%s\"", types[i]);
+			seen[i] += strncmp(line, want, strlen(want)) == 0;
+		}
+	}
+	for (int i = 0; i < 6; i++)
+		ck_assert_msg(seen[i] == 1, "%d %s records", seen[i], types[i]);
+	ck_assert_int_eq(n, 6);
+	free(out);
+	/* a rejected schedule: exit 1, the report on stderr, nothing compiled */
+	const char *bad = put("bad.sched", "io, ii = sch.split(\"i\", factor=4, tail=\"perfect\")\n");
+	char *err;
+	vsched(1, NULL, &err, "jit '%s' --schedule '%s' --json", k, bad);
+	ts_has(err, "nothing is compiled");
+	free(err);
+}
+END_TEST
+
+/* Colour on stderr only on a terminal and never with NO_COLOR; a pipe (as
+ * here) gets none; VSCHED_COLOR=always|never overrides. */
+START_TEST(colour_only_on_a_terminal_and_never_with_no_color)
+{
+	const char *k = put("k.tir", tu_fixture(scale14));
+	const char *bad = put("bad.sched", "io, ii = sch.split(\"i\", factor=4, tail=\"perfect\")\n");
+	char *err;
+	vsched(1, NULL, &err, "run '%s' --schedule '%s'", k, bad);
+	ck_assert_ptr_null(strchr(err, '\033'));
+	free(err);
+	char cmd[1024];
+	snprintf(cmd, sizeof cmd, "env -u NO_COLOR VSCHED_COLOR=always '%s' run '%s' --schedule '%s'", tu_vsched_bin(), k, bad);
+	char *out;
+	ck_assert_int_eq(tu_sh(cmd, &out, &err), 1);
+	ts_has(err, "\033[1;31mREJECTED\033[0m");
+	free(out);
+	free(err);
+	/* on a terminal (util-linux `script` gives one): colour, unless NO_COLOR */
+	if (system("command -v script >/dev/null 2>&1") != 0)
+		return;
+	snprintf(cmd, sizeof cmd, "env -u NO_COLOR -u VSCHED_COLOR TERM=xterm script -qec \"'%s' run '%s' --schedule '%s'\" /dev/null",
+		 tu_vsched_bin(), k, bad);
+	tu_sh(cmd, &out, &err);
+	ts_has(out, "\033[1;31mREJECTED");
+	free(out);
+	free(err);
+	snprintf(cmd, sizeof cmd, "env -u VSCHED_COLOR NO_COLOR=1 TERM=xterm script -qec \"'%s' run '%s' --schedule '%s'\" /dev/null", tu_vsched_bin(), k, bad);
+	tu_sh(cmd, &out, &err);
+	ts_has(out, "REJECTED");
+	ck_assert_ptr_null(strchr(out, '\033'));
+	free(out);
+	free(err);
+}
+END_TEST
+
+/* A step's progress line goes to stderr only on a terminal (here after 0
+ * ms instead of a second), and is cleared when the step ends. */
+START_TEST(progress_only_on_a_terminal)
+{
+	const char *k = put("k.tir", tu_fixture(scale14));
+	const char *s = put("s.sched", "io, ii = sch.split(\"i\", factor=4, tail=\"perfect\")\n");
+	char *out, *err;
+	char cmd[1024];
+	snprintf(cmd, sizeof cmd, "VSCHED_PROGRESS_AFTER_MS=0 '%s' run '%s' --schedule '%s'",
+		 tu_vsched_bin(), k, s);
+	ck_assert_int_eq(tu_sh(cmd, &out, &err), 1);
+	ck_assert_ptr_null(strstr(err, "vsched: line 1:"));
+	free(out);
+	free(err);
+	if (system("command -v script >/dev/null 2>&1") != 0)
+		return;
+	snprintf(cmd, sizeof cmd,
+		 "VSCHED_PROGRESS_AFTER_MS=0 TERM=xterm script -qec \"'%s' run '%s' --schedule '%s'\" /dev/null",
+		 tu_vsched_bin(), k, s);
+	/* the step must outlast the status thread's wake-up: it solves and
+	 * replays, so it does on any machine; three tries for a loaded one */
+	bool seen = false;
+	for (int i = 0; i < 3 && !seen; i++) {
+		tu_sh(cmd, &out, &err);
+		seen = strstr(out, "vsched: line 1: split(\"i\", factor=4, tail=\"perfect\") ...") != NULL;
+		if (seen)
+			ts_has(out, "\r\033[K"); /* cleared */
+		free(out);
+		free(err);
+	}
+	ck_assert(seen);
+}
+END_TEST
+
 START_TEST(log_show_and_check_exit_codes)
 {
 	char log[300];
@@ -363,6 +463,9 @@ Suite *suite_cli(void)
 	Suite *s = suite_create("cli");
 	struct { const char *name; const TTest *tests[4]; } cases[] = {
 		{"run", {run_exit_codes, run_timeout_rejects}},
+		{"jit", {jit_json_records}},
+		{"colour", {colour_only_on_a_terminal_and_never_with_no_color}},
+		{"progress", {progress_only_on_a_terminal}},
 		{"interp", {interp_exit_codes}},
 		{"equiv", {equiv_every_conformance_kernel_with_itself, equiv_finds_one_changed_store}},
 		{"equiv_step_limit", {equiv_at_the_step_limit_says_so}},

@@ -77,7 +77,7 @@ static Run run(int want, const char *kernel, const char *sched, const char *fmt,
 	Run r;
 	int rc = tu_sh(cmd, &r.out, &r.err);
 	ck_assert_msg(rc == want, "%s: exit %d, expected %d\n%s%s", cmd, rc, want, r.out, r.err);
-	const char *sum = strstr(r.out, "{\"summary\"");
+	const char *sum = strstr(r.out, "{\"type\":\"summary\"");
 	ck_assert_msg(sum != NULL, "no summary:\n%s", r.out);
 	r.solved = field(sum, "\"solved\":");
 	r.memory = field(sum, "\"memory_cache_hits\":");
@@ -97,7 +97,7 @@ static void run_free(Run *r)
 static char *verdicts(const char *out)
 {
 	char *v = strdup(out), *w = v;
-	const char *end = strstr(out, "{\"summary\"");
+	const char *end = strstr(out, "{\"type\":\"summary\"");
 	for (const char *p = out; p < end;) {
 		if (strncmp(p, "\"seconds\":", 10) == 0) {
 			p += 10;
@@ -303,13 +303,13 @@ START_TEST(refuted_from_cache_keeps_counterexample_and_replay)
 {
 	Run cold = run(1, wave, refuted, "--cache '%s'", cache);
 	ts_has(cold.out, "\"verdict\":\"refuted\"");
-	ts_has(cold.out, "\"replay\":\"confirmed\"");
+	ts_has(cold.out, "\"replay\":{\"status\":\"confirmed\"");
 	Run warm = run(1, wave, refuted, "--cache '%s'", cache);
 	ck_assert_int_eq(warm.solved, 0);
 	ck_assert_int_gt(warm.disk, 0);
 	ts_has(warm.out, "\"verdict\":\"refuted\"");
 	ts_has(warm.out, "values: io_p = ");
-	ts_has(warm.out, "\"replay\":\"confirmed\"");
+	ts_has(warm.out, "\"replay\":{\"status\":\"confirmed\"");
 	same_verdicts(&cold, &warm);
 	run_free(&cold);
 	run_free(&warm);

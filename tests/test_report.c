@@ -53,9 +53,19 @@ START_TEST(counterexample_has_iterations_cells_source_lines_and_replay)
 {
 	StepReport *r;
 	char *t = rejected_text(tu_fixture(wave), "sch.reorder(\"j\", \"i\")", NULL, &r);
-	/* the obligation in words */
-	ts_has(t, "counterexample (reorder.no_conflict): iterations p before q in the old order");
-	ts_has(t, "write of A at 5:13 (first instance) and read of A at 5:27 (second instance)");
+	/* the obligation in words, once (in the reason), and the violation
+	 * said plainly with the cell the two instances share */
+	ts_has(t, "reason: obligation reorder.no_conflict refuted: iterations p before q in the old order");
+	ts_has(t, "counterexample (reorder.no_conflict):\n");
+	ts_has(t, "violation: the write of A at 5:13 (first instance) and the read at 5:27 (second instance) both touch A[");
+	const char *said = "iterations p before q in the old order and q before p in the new order "
+			   "commute: write of A at 5:13 (first instance) and read of A at 5:27 (second "
+			   "instance) never touch the same cell of A";
+	const char *first = strstr(t, said);
+	ck_assert_ptr_nonnull(first);
+	ck_assert_ptr_null(strstr(first + 1, said));
+	/* a hint at the fix */
+	ts_has(t, "hint: a dependence crosses the new order");
 	/* the two iterations, by loop variable */
 	ts_has(t, "values: i_p = ");
 	ts_has(t, "j_p = ");
@@ -79,7 +89,9 @@ START_TEST(scalar_parameters_appear_in_the_counterexample)
 	char *t = rejected_text(tu_fixture(scale_n),
 				"io, ii = sch.split(\"i\", factor=4, tail=\"perfect\")", NULL,
 				NULL);
-	ts_has(t, "counterexample (split.divisible): the extent of loop i is a multiple of 4");
+	ts_has(t, "reason: obligation split.divisible refuted: the extent of loop i is a multiple of 4");
+	ts_has(t, "counterexample (split.divisible):\n");
+	ts_has(t, "hint: keep a guard (tail=\"guard\", the default)");
 	ts_has(t, "values: n = ");
 	ts_has(t, "k.tir:6:5:     for i in T.serial(n):");
 	ts_has(t, "replay: confirmed");
@@ -88,10 +100,31 @@ START_TEST(scalar_parameters_appear_in_the_counterexample)
 }
 END_TEST
 
+/* A guard kept on a committed step is a decision, not a refutation: the
+ * note says so and no obligation line says "refuted"; the accepted split
+ * still computes what the kernel did. */
+START_TEST(kept_guard_is_reported_as_a_decision)
+{
+	TsRun run = ts_accept(&arena, tu_fixture(scale_n), "io, ii = sch.split(\"i\", factor=4)", 8);
+	char *t = sched_report_text(run.r);
+	ts_has(t, "kept: divisibility not proven");
+	ts_has(t, "split.divisible        decided: no");
+	ck_assert_ptr_null(strstr(t, "refuted"));
+	ck_assert_ptr_null(strstr(t, "hint:"));
+	free(t);
+	sched_free(run.s);
+}
+END_TEST
+
 START_TEST(race_report_says_replay_is_not_possible)
 {
 	char *t = rejected_text(tu_fixture(total), "sch.parallel(\"i\")", NULL, NULL);
 	ts_has(t, "counterexample (parallel.no_race)");
+	/* the cell two iterations share, named */
+	ts_has(t, "both touch C[0]");
+	/* the step's code before and after */
+	ts_has(t, "  code (- before, + after the step):\n");
+	ts_has(t, "    -    for i in T.serial(64):\n    +    for i in T.parallel(64):\n");
 	ts_has(t, "i_1 = ");
 	ts_has(t, "i_2 = ");
 	ts_has(t, ":         C[0] = C[0] + A[i]");
@@ -294,7 +327,12 @@ START_TEST(run_json_prints_valid_json_lines)
 	ts_has(out, "\"status\":\"rejected\"");
 	ts_has(out, "\"kind\":\"reorder.no_conflict\"");
 	ts_has(out, "\"verdict\":\"refuted\"");
-	ts_has(out, "\"replay\":\"confirmed\"");
+	ts_has(out, "\"replay\":{\"status\":\"confirmed\"");
+	ts_has(out, "\"type\":\"step\"");
+	/* the counterexample, structured: its obligation, values and cells */
+	ts_has(out, "\"counterexample\":{\"obligation\":\"reorder.no_conflict\",\"values\":[{\"name\":");
+	ts_has(out, "\"cells\":[{\"buffer\":\"C\",\"indices\":[");
+	ts_has(out, "\"source\":[{\"file\":");
 	ts_has(out, "values: i");  /* the counterexample text, escaped */
 	ts_has(out, "\\n    cells: C[");
 	ck_assert_int_eq(check_json_lines(out), 3); /* two steps and the summary */
@@ -302,7 +340,8 @@ START_TEST(run_json_prints_valid_json_lines)
 	/* quotes, backslashes and control characters in names stay escaped */
 	out = run_json(0, tu_fixture(wave),
 		       "io, ii = sch.split(\"i\", factor=7)  # \"quoted\" \\ \t\n");
-	ck_assert_int_eq(check_json_lines(out), 2);
+	ts_has(out, "{\"type\":\"result\",\"ir\":\"");  /* the kernel after the schedule */
+	ck_assert_int_eq(check_json_lines(out), 3); /* the step, the summary, the result */
 	free(out);
 	/* log show --json */
 	char cmd[512];
@@ -541,6 +580,7 @@ Suite *suite_report(void)
 	tcase_add_test(tc, counterexample_has_iterations_cells_source_lines_and_replay);
 	tcase_add_test(tc, scalar_parameters_appear_in_the_counterexample);
 	tcase_add_test(tc, race_report_says_replay_is_not_possible);
+	tcase_add_test(tc, kept_guard_is_reported_as_a_decision);
 	tcase_add_test(tc, unconfirmed_replay_is_reported_as_such);
 	tcase_add_test(tc, unproven_step_names_its_reason_and_has_no_counterexample);
 	suite_add_tcase(s, tc);

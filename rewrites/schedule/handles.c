@@ -167,21 +167,6 @@ int hv_new_blocks(Arena *a, const Func *before, const Func *after, Stmt ***out)
 	return n;
 }
 
-const char *hv_block_names(Arena *a, const Func *f)
-{
-	void **blocks;
-	int n = collect(a, f, ST_BLOCK, &blocks);
-	if (!n)
-		return "none";
-	StrBuf b = {0};
-	for (int i = 0; i < n; i++)
-		sb_printf(&b, "%s%s", i ? ", " : "", ((Stmt *)blocks[i])->u.block.name);
-	char *s = sb_take(&b);
-	const char *r = arena_strdup(a, s);
-	free(s);
-	return r;
-}
-
 void hv_update(HandleEnv *e, const Module *before, const Module *after, const char *gone)
 {
 	Arena *a = e->arena;

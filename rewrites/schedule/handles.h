@@ -72,7 +72,5 @@ int hv_block_buffers(Arena *a, const Stmt *blk, bool write, Buffer ***out);
 /* The other blocks of f (neither inside blk nor around it) that write a
  * buffer blk reads (producers) or read a buffer blk writes (consumers). */
 int hv_neighbours(Arena *a, const Func *f, const Stmt *blk, bool producers, Stmt ***out);
-/* "B, C" (every block name of f), or "none". */
-const char *hv_block_names(Arena *a, const Func *f);
 
 #endif

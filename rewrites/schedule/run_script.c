@@ -711,8 +711,8 @@ static Stmt *block_arg(Call *k, int pos, const char *kw, const char **name)
 	Stmt *b = rw_find_block(f, *name);
 	if (!b)
 		bad(k, script_arg(k->call, pos, kw), "%s",
-		    arena_printf(k->s->arena, "%s: no block '%s' in function '%s' (blocks: %s)", k->call->method,
-				 *name, f->name, hv_block_names(k->s->arena, f)));
+		    arena_printf(k->s->arena, "%s: no block '%s' in function '%s'%s", k->call->method,
+				 *name, f->name, rw_block_hint(k->s->arena, f, *name)));
 	return b;
 }
 
@@ -855,8 +855,8 @@ static StepStatus do_get_block(Call *k)
 		return bad(k, script_arg(k->call, 1, "func_name"), "get_block: no function '%s' in the module", fn);
 	if (!rw_find_block(f, name))
 		return bad(k, script_arg(k->call, 0, "name"), "%s",
-			   arena_printf(a, "get_block: no block '%s' in function '%s' (blocks: %s)", name, f->name,
-					hv_block_names(a, f)));
+			   arena_printf(a, "get_block: no block '%s' in function '%s'%s", name, f->name,
+					rw_block_hint(a, f, name)));
 	k->result = hv_block(k->env, f->name, name);
 	return STEP_COMMITTED;
 }
@@ -1438,7 +1438,11 @@ StepStatus sched_run_script(Schedule *s, const Script *sc, DiagList *d)
 		if (!resolve_call(&k))
 			return STEP_BAD_INPUT;
 		Module *before = s->mod;
+		if (s->progress)
+			s->progress(s->progress_ud, k.call->span.line, describe(&k), 0);
 		StepStatus st = run_call(&k);
+		if (s->progress)
+			s->progress(s->progress_ud, k.call->span.line, NULL, 1);
 		if (st != STEP_COMMITTED)
 			return st;
 		if (s->mod != before)

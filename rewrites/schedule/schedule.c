@@ -4,6 +4,7 @@
  * and falls back to the guarded version, which is committed only when its
  * own obligations (index arithmetic within the dtype) are proven too. */
 #include "rewrites/schedule/schedule.h"
+#include "kernel/print.h"
 
 #include <stdarg.h>
 #include <stdio.h>
@@ -277,6 +278,67 @@ const char *sched_opaque_refusal(Arena *a, const Func *f, const char *desc)
 			    desc ? desc : "this step");
 }
 
+/* The lines of a malloc'ed text, split in place (at most cap). */
+static int split_lines(char *text, char **lines, int cap)
+{
+	int n = 0;
+	for (char *p = text; *p && n < cap;) {
+		lines[n++] = p;
+		char *nl = strchr(p, '\n');
+		if (!nl)
+			break;
+		*nl = 0;
+		p = nl + 1;
+	}
+	return n;
+}
+
+/* The step's code before and after (issue 13: reports like Alive2's): the
+ * printed functions' lines that differ, as "-"/"+" lines, with two lines
+ * of context around them; at most 24 lines shown, functions of at most
+ * 4096 lines compared. NULL when the candidate is the same text. */
+static char *code_diff(Arena *a, const Func *before, const Func *after)
+{
+	enum { CAP = 4096, SHOW = 24, CONTEXT = 2 };
+	if (!before || !after || before == after)
+		return NULL;
+	char *tb = print_func(before), *ta = print_func(after);
+	char **lb = malloc(sizeof(char *) * CAP), **la = malloc(sizeof(char *) * CAP);
+	char *res = NULL;
+	if (!tb || !ta || !lb || !la)
+		goto done;
+	int nb = split_lines(tb, lb, CAP), na = split_lines(ta, la, CAP);
+	int p = 0, q = 0;
+	while (p < nb && p < na && strcmp(lb[p], la[p]) == 0)
+		p++;
+	while (q < nb - p && q < na - p && strcmp(lb[nb - 1 - q], la[na - 1 - q]) == 0)
+		q++;
+	if (p == nb && p == na)
+		goto done;
+	StrBuf b = {0};
+	int shown = 0;
+	int from = p - CONTEXT < 0 ? 0 : p - CONTEXT;
+	for (int i = from; i < p && shown < SHOW; i++, shown++)
+		sb_printf(&b, "     %s\n", lb[i]);
+	for (int i = p; i < nb - q && shown < SHOW; i++, shown++)
+		sb_printf(&b, "    -%s\n", lb[i]);
+	for (int i = p; i < na - q && shown < SHOW; i++, shown++)
+		sb_printf(&b, "    +%s\n", la[i]);
+	for (int i = na - q; i < na && i < na - q + CONTEXT && shown < SHOW; i++, shown++)
+		sb_printf(&b, "     %s\n", la[i]);
+	if (shown == SHOW)
+		sb_puts(&b, "     ...\n");
+	char *t = sb_take(&b);
+	res = arena_strdup(a, t);
+	free(t);
+done:
+	free(tb);
+	free(ta);
+	free(lb);
+	free(la);
+	return res;
+}
+
 StepReport *sched_finish(Schedule *s, RwCtx *c, RwStatus st)
 {
 	Arena *a = s->arena;
@@ -360,6 +422,7 @@ StepReport *sched_finish(Schedule *s, RwCtx *c, RwStatus st)
 	}
 	r->status = STEP_REJECTED;
 	r->failed = failed;
+	r->code_diff = code_diff(a, c->func, rejected);
 	const Obligation *o = r->obs[failed];
 	const ObligationResult *res = &r->results[failed];
 	if (res->verdict == VERDICT_REFUTED) {
@@ -692,6 +755,7 @@ StepReport *sched_compound_end(Compound *k, StepStatus st, const char *reason)
 			r->counterexample = replay_explain(a, s->solver, r->obs[k->fail], res,
 							   k->fail_before, k->fail_after,
 							   s->float_mode, s->replay_seed, &ro);
+			r->code_diff = code_diff(a, k->fail_before, k->fail_after);
 			r->replay = ro.status;
 			r->replay_text = ro.text;
 		}
@@ -710,6 +774,63 @@ static const char *status_word(StepStatus st)
 	return "?";
 }
 
+/* One hint per obligation kind (by its primitive or its whole name): what
+ * a user can change so the step is provable, or what to do instead. */
+static const struct {
+	const char *kind; /* "split.divisible", or "parallel." for a family */
+	const char *hint;
+} fix_hints[] = {
+	{"split.divisible", "keep a guard (tail=\"guard\", the default) or cut the remainder (tail=\"cut\"), or state the size with T.assume(n % F == 0)"},
+	{"split.factors_cover", "let one factor be None so the product covers the extent"},
+	{"parallel.", "keep the loop serial, or give each iteration its own cells (split the reduction out with rfactor, or stage with cache_write)"},
+	{"vectorize.", "vectorize a loop whose iterations touch different cells, or keep it serial"},
+	{"reorder.", "a dependence crosses the new order: keep this order, or reorder loops the dependence does not cross"},
+	{"fission.", "the two parts depend on each other across iterations: split the loop at another statement, or not at all"},
+	{"merge.", "the merged loops would run dependent statements in another order: merge loops that are independent"},
+	{"skew.", "choose a skew whose map is invertible over the iteration domain"},
+	{"fuse.", "fuse loops with non-negative extents whose product fits in the index type (T.assume the bounds)"},
+	{"overcompute.", "pad with a value (transform_layout(..., pad_value=...)) so the extra instances are harmless, or keep the branch (strict=False)"},
+	{"layout.", "give an index map that is injective and stays in the physical shape, or pass inverse= explicitly"},
+	{"compute_at.", "compute at an outer loop, or make the producer cover exactly what each consumer iteration reads"},
+	{"reverse_compute_at.", "attach the consumer to an outer loop, or under a loop whose iterations each produce what it reads"},
+	{"cache.", "stage a region every consumer iteration reads after the producer wrote it, or cache at another block"},
+	{"decompose.", "decompose at a loop above every reduction loop of the block"},
+	{"merge_conditionals.", "merge conditions that are identical or complementary where they are evaluated"},
+	{"simplify.", "add a T.assume that states the fact the simplification needs"},
+	{"hoist.", "hoist out of a loop whose condition does not depend on it"},
+	{"unroll.", "unroll or vectorize a loop whose extent is a constant (split it first)"},
+	{"vectorize.constant_extent", "split the loop with a constant inner factor first"},
+	{"safety.", "state the bound or the nonzero divisor with T.assume, or guard the access"},
+	{"loop.", "T.assume bounds that keep the loop variable inside its type"},
+	{"tile.", "tile with factors that cover the extents"},
+	{"reduce.", "narrow loops whose guard is a bound on the loop variable"},
+};
+
+static const char *fix_hint(const char *kind)
+{
+	const char *best = NULL;
+	size_t best_len = 0;
+	for (size_t i = 0; i < sizeof fix_hints / sizeof *fix_hints; i++) {
+		size_t n = strlen(fix_hints[i].kind);
+		bool family = fix_hints[i].kind[n - 1] == '.';
+		if ((family ? strncmp(kind, fix_hints[i].kind, n) == 0
+			    : strcmp(kind, fix_hints[i].kind) == 0) &&
+		    n > best_len) {
+			best = fix_hints[i].hint;
+			best_len = n;
+		}
+	}
+	return best;
+}
+
+/* A step's report: the verdict and why, the counterexample with the
+ * violation said plainly, a hint at the fix, then every obligation once
+ * (the refuted one's statement is the reason, not repeated), then the
+ * replay. On a committed step a split obligation that is not proven was
+ * a question the step asked to decide its form (a kept guard), not a
+ * refutation: it is printed as decided (a refused simplify replacement
+ * stays "refuted": the candidate was wrong, and the step kept the old
+ * expression). */
 char *sched_report_text(const StepReport *r)
 {
 	StrBuf b = {0};
@@ -718,14 +839,27 @@ char *sched_report_text(const StepReport *r)
 		sb_printf(&b, "  reason: %s\n", r->reason);
 	if (r->note)
 		sb_printf(&b, "  note: %s\n", r->note);
-	for (int i = 0; i < r->nobs; i++) {
-		const ObligationResult *x = &r->results[i];
-		sb_printf(&b, "  obligation %-22s %-10s %.3fs%s  %s\n", r->obs[i]->kind,
-			  verdict_name(x->verdict), x->seconds, x->cached ? " (cached)" : "",
-			  r->obs[i]->statement);
-	}
 	if (r->counterexample)
 		sb_printf(&b, "%s", r->counterexample);
+	if (r->code_diff)
+		sb_printf(&b, "  code (- before, + after the step):\n%s", r->code_diff);
+	bool failed = r->status != STEP_COMMITTED && r->failed >= 0 && r->failed < r->nobs;
+	const char *hint = failed ? fix_hint(r->obs[r->failed]->kind) : NULL;
+	if (hint)
+		sb_printf(&b, "  hint: %s\n", hint);
+	for (int i = 0; i < r->nobs; i++) {
+		const ObligationResult *x = &r->results[i];
+		const char *verdict = verdict_name(x->verdict);
+		/* a kept guard: the step asked whether it could drop the guard */
+		if (r->status == STEP_COMMITTED && x->verdict != VERDICT_PROVEN &&
+		    (strncmp(r->obs[i]->kind, "split.", 6) == 0 || strstr(r->obs[i]->kind, ".decide")))
+			verdict = "decided: no";
+		const char *stmt = r->obs[i]->statement;
+		if (failed && i == r->failed && r->reason && strstr(r->reason, stmt))
+			stmt = "(the reason above)";
+		sb_printf(&b, "  obligation %-22s %-10s %.3fs%s  %s\n", r->obs[i]->kind, verdict,
+			  x->seconds, x->cached ? " (cached)" : "", stmt);
+	}
 	switch (r->replay) {
 	case REPLAY_NONE:
 		break;

@@ -33,6 +33,9 @@ typedef struct StepReport {
 	char *counterexample; /* text: values, source lines (arena) */
 	ReplayStatus replay;
 	char *replay_text;
+	/* a rejected step's code before and after, as a short diff of the
+	 * printed function around the lines that changed (NULL if none) */
+	char *code_diff;
 	DiagList diags;
 	const Func *result; /* the current function after the step */
 } StepReport;
@@ -57,6 +60,9 @@ typedef struct Schedule {
 	 * stated again, so an unchanged loop's fact is proven once per
 	 * schedule (and logged once, at its proof) */
 	struct FactMemo *wrap_memo;
+	/* told when a script step starts and ends (vs_options.progress) */
+	void (*progress)(void *ud, int line, const char *step, int done);
+	void *progress_ud;
 } Schedule;
 
 /* The schedule takes the module as it is (not copied: the IR is

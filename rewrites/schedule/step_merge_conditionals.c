@@ -61,8 +61,8 @@ int sched_merge_conditionals(Schedule *s, const char *desc, Span span, DiagList 
 		if (block) {
 			Stmt *blk = rw_find_block(f, block);
 			if (!blk || !an_find_stmt(a, f, blk, &scope)) {
-				diag_add(d, DIAG_ERROR, span, "merge_conditionals: no block '%s' in function '%s'",
-					 block, f->name);
+				diag_add(d, DIAG_ERROR, span, "merge_conditionals: no block '%s' in function '%s'%s",
+					 block, f->name, blk ? "" : rw_block_hint(a, f, block));
 				k.fail = -1;
 				return sched_compound_end(&k, STEP_BAD_INPUT,
 							  arena_printf(a, "no block '%s' in function '%s'", block,

@@ -110,8 +110,8 @@ int sched_sequential_buffer_access(Schedule *s, const char *desc, Span span, Dia
 	Func *f = sched_compound_func(&k);
 	Buffer *buf = rw_seq_buffer(f, buffer);
 	if (!buf) {
-		diag_add(d, DIAG_ERROR, span, "sequential_buffer_access: no buffer '%s' in function '%s'",
-			 buffer, f->name);
+		diag_add(d, DIAG_ERROR, span, "sequential_buffer_access: no buffer '%s' in function '%s'%s",
+			 buffer, f->name, rw_buffer_hint(a, f, buffer));
 		return sched_compound_end(&k, STEP_BAD_INPUT,
 					  arena_printf(a, "no buffer '%s' in function '%s'", buffer, f->name))
 			->status;
@@ -120,8 +120,8 @@ int sched_sequential_buffer_access(Schedule *s, const char *desc, Span span, Dia
 	if (block) {
 		scope = rw_find_block(f, block);
 		if (!scope) {
-			diag_add(d, DIAG_ERROR, span, "sequential_buffer_access: no block '%s' in function '%s'",
-				 block, f->name);
+			diag_add(d, DIAG_ERROR, span, "sequential_buffer_access: no block '%s' in function '%s'%s",
+				 block, f->name, rw_block_hint(a, f, block));
 			return sched_compound_end(&k, STEP_BAD_INPUT,
 						  arena_printf(a, "no block '%s'", block))->status;
 		}
