@@ -47,6 +47,42 @@ Buffer *rw_find_buffer(const Func *f, const char *name, bool *is_param)
 
 Stmt *rw_find_block(const Func *f, const char *name) { return stmt_find_block(f->body, name); }
 
+bool rw_assumed(const Stmt *s, const Var *v)
+{
+	if (s->kind == ST_ASSUME && ir_expr_uses_var(s->u.expr, v))
+		return true;
+	for (int i = 0; i < stmt_nchildren(s); i++) {
+		const Stmt *ch = stmt_child(s, i);
+		if (ch && rw_assumed(ch, v))
+			return true;
+	}
+	return false;
+}
+
+/* A variable of the map other than its indices that no T.assume bounds
+ * (a size variable n), or NULL. */
+static const Var *unbounded_size_var(const Func *f, const Expr *e, int nin, Var **in)
+{
+	switch (e->kind) {
+	case EX_VAR: {
+		for (int i = 0; i < nin; i++)
+			if (in[i] == e->u.var)
+				return NULL;
+		return rw_assumed(f->body, e->u.var) ? NULL : e->u.var;
+	}
+	case EX_INT: case EX_FLOAT: case EX_NOT: case EX_NEG: case EX_SELECT: case EX_CAST: case EX_LOAD:
+	case EX_UNDEF: case EX_LET: case EX_CALL: case EX_OPAQUE: case EX_BIN: case EX_COUNT:
+		break;
+	}
+	for (int i = 0; i < expr_nchildren(e); i++) {
+		const Expr *ch = expr_child(e, i);
+		const Var *v = ch ? unbounded_size_var(f, ch, nin, in) : NULL;
+		if (v)
+			return v;
+	}
+	return NULL;
+}
+
 /* ---------- reads and writes of a buffer ---------- */
 
 bool rw_stmt_accesses(const Stmt *s, const Buffer *b, bool writes_only)
@@ -610,9 +646,19 @@ static RwStatus read_index_map(RwCtx *c, const LayoutArgs *args, const Func *f,
 	m->nout = l->nbody;
 	m->out = l->body;
 	const char *why = NULL;
-	if (!imap_shape(a, m, &why))
+	if (!imap_shape(a, m, &why)) {
+		/* a size variable in a product or a divisor: without a bound
+		 * the shape may wrap (n * 32) or divide by 0 (i // n) */
+		const Var *v = NULL;
+		for (int k = 0; k < m->nout && !v; k++)
+			v = unbounded_size_var(f, m->out[k], m->nin, m->in);
+		if (v)
+			return rw_fail(c, RW_UNSUPPORTED, l->span,
+				       "transform_layout: cannot compute the physical shape: %s, and nothing bounds %s (it may be 0, negative or large enough to wrap)",
+				       why, v->name);
 		return rw_fail(c, RW_UNSUPPORTED, l->span,
 			       "transform_layout: cannot compute the physical shape: %s", why);
+	}
 	imap_name_phys(a, m);
 	*lambda = l;
 	return read_inverse(c, args, &scope, &d, m);

@@ -34,6 +34,16 @@ typedef struct LayoutArgs {
 
 RwStatus rw_transform_layout(RwCtx *c, const LayoutArgs *args);
 
+/* TVM's transform_block_layout(block, index_map) (rewrites/block_layout.c):
+ * the block's iteration space remapped by the lambda in
+ * src->text[map_start, map_end) onto new loops; obligations layout.*,
+ * block_layout.init, block_layout.order. */
+RwStatus rw_transform_block_layout(RwCtx *c, const char *block, const Source *src, int map_start,
+				   int map_end);
+
+/* Whether some T.assume in s mentions v (a size variable nothing else
+ * bounds). */
+bool rw_assumed(const Stmt *s, const Var *v);
 /* The block named `name` in f, or NULL. */
 Stmt *rw_find_block(const Func *f, const char *name);
 /* The buffer named `name` in f: a parameter (*is_param) or the first

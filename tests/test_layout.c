@@ -410,6 +410,22 @@ START_TEST(unsupported_map_shapes_reject)
 		      "sch.transform_layout(buffer=\"A\", index_map=lambda i: [i // 0])",
 		      "not supported");
 	sched_free(t.s);
+	/* a size variable nothing bounds in a divisor (m may be 0) or a
+	 * product (n * 32 may wrap): the reason names it (TVM's
+	 * TestTransformLayoutWithVar, test_transform_layout_with_symbolic_bound) */
+	t = ts_reject(&arena, tu_fixture("layout/divide_by_m.tir"),
+		      "sch.transform_layout(buffer=\"B\", index_map=lambda i: [i // m, i % m], pad_value=0)",
+		      "nothing bounds m");
+	sched_free(t.s);
+	t = ts_reject(&arena, tu_fixture("layout/divide_by_m.tir"),
+		      "sch.transform_layout(buffer=\"B\", index_map=lambda i: [i * m])", "nothing bounds m");
+	sched_free(t.s);
+	/* with a bound it is still not computed, without that reason */
+	t = ts_reject(&arena, tu_fixture("layout/scale_n.tir"),
+		      "sch.transform_layout(buffer=\"B\", index_map=lambda i: [i // n, i % n])",
+		      "divides by something other than a positive constant");
+	ts_lacks(t.r->reason, "nothing bounds");
+	sched_free(t.s);
 }
 END_TEST
 
@@ -772,6 +788,97 @@ START_TEST(buffer_index_follows_the_block_after_cache_write)
 }
 END_TEST
 
+/* ---------- transform_block_layout (TVM's block iteration remap) ---------- */
+
+static const char tbl_ew[] = "layout/tbl_elementwise.tir";
+
+/* The printed result of an accepted transform_block_layout, after the
+ * interpreter compared it with the original (ts_accept). */
+static char *tbl_accept(const char *kernel, const char *map)
+{
+	TsRun t = accept(tu_fixture(kernel), arena_printf(&arena, "sch.transform_block_layout(\"B\", %s)", map));
+	ck_assert(ts_has_obligation(t.r, "layout.onto", VERDICT_PROVEN));
+	ck_assert(ts_has_obligation(t.r, "layout.left_inverse", VERDICT_PROVEN));
+	ts_assert_reparses(&arena, ts_func(&t, NULL));
+	char *r = ts_print(&arena, ts_func(&t, NULL));
+	sched_free(t.s);
+	return r;
+}
+
+START_TEST(block_layout_fuse_permute_and_split)
+{
+	/* a fuse: one loop of 128, the iter vars through // and % */
+	char *text = tbl_accept(tbl_ew, "lambda i, j: (i * 8 + j,)");
+	ts_has(text, "for ax0 in T.serial(128):");
+	ts_has(text, "B[v0 // 8, v0 % 8] = A[v0 // 8, v0 % 8] * 2.0");
+	/* a permutation: the instances run column by column */
+	text = tbl_accept(tbl_ew, "lambda i, j: (j, i)");
+	ts_has(text, "for ax0, ax1 in T.grid(8, 16):");
+	ts_has(text, "B[v1, v0] = A[v1, v0] * 2.0");
+	/* a split of i (the inverse derived from the digits) */
+	text = tbl_accept(tbl_ew, "lambda i, j: (i // 4, i % 4, j)");
+	ts_has(text, "T.grid(4, 4, 8)");
+}
+END_TEST
+
+START_TEST(block_layout_keeps_the_init_of_a_reduction)
+{
+	/* the reduction loop moves outside: its init runs at k == 0 as before */
+	TsRun t = accept(tu_fixture("layout/tbl_row_sum.tir"),
+			 "sch.transform_block_layout(\"B\", lambda i, k: (k, i))");
+	ck_assert(ts_has_obligation(t.r, "block_layout.init", VERDICT_PROVEN));
+	char *text = ts_print(&arena, ts_func(&t, NULL));
+	ts_has(text, "v0, v1 = T.axis.remap(\"RS\", [ax0, ax1])");
+	ts_has(text, "with T.init():");
+	sched_free(t.s);
+}
+END_TEST
+
+START_TEST(block_layout_refutes_a_reordering_that_does_not_commute)
+{
+	/* B[0] = B[0] * 3 + A[i, j]: column order gives another result */
+	ts_refuted(&arena, tu_fixture("layout/tbl_carry.tir"),
+		   "sch.transform_block_layout(\"B\", lambda i, j: (j, i))", "block_layout.order");
+}
+END_TEST
+
+START_TEST(block_layout_refutes_a_map_that_is_not_onto)
+{
+	/* (i, j + 1) leaves column 0 of the new space without an instance:
+	 * the new nest would run j = -1 */
+	StepReport *r = ts_refuted(&arena, tu_fixture(tbl_ew),
+				   "sch.transform_block_layout(\"B\", lambda i, j: (i, j + 1))", "layout.onto");
+	ts_has(r->replay_text, "out of bounds");
+}
+END_TEST
+
+START_TEST(block_layout_rejects_what_tvm_rejects)
+{
+	/* not bijective (TVM: "not bijective affine") */
+	TsRun t = ts_reject(&arena, tu_fixture(tbl_ew), "sch.transform_block_layout(\"B\", lambda i, j: (i + j,))",
+			    "not bijective affine");
+	ck_assert_int_eq(t.r->nobs, 0);
+	sched_free(t.s);
+	/* an output mixing a spatial and a reduction iter var */
+	t = ts_reject(&arena, tu_fixture("layout/tbl_row_sum.tir"),
+		      "sch.transform_block_layout(\"B\", lambda i, k: (i * 6 + k,))", "mixes spatial and reduce");
+	sched_free(t.s);
+	/* the block shares its loop with another block */
+	t = ts_reject(&arena, tu_fixture("layout/tbl_shared_loop.tir"),
+		      "sch.transform_block_layout(\"B\", lambda i, j: (j, i))", "not the only statement");
+	sched_free(t.s);
+	/* a symbolic new extent n * 4 may wrap: nothing bounds n */
+	t = ts_reject(&arena, tu_fixture("layout/tbl_symbolic.tir"),
+		      "sch.transform_block_layout(\"B\", lambda i, j: (i * n + j,))", "nothing bounds n");
+	sched_free(t.s);
+	/* the map must take one index per iter var */
+	ts_bad_input(&arena, tu_fixture(tbl_ew), "sch.transform_block_layout(\"B\", lambda i: (i,))",
+		     "takes 1 indices but block 'B' has 2 iter vars");
+	ts_bad_input(&arena, tu_fixture(tbl_ew), "sch.transform_block_layout(\"X\", lambda i, j: (j, i))",
+		     "no block 'X'");
+}
+END_TEST
+
 Suite *suite_layout(void)
 {
 	Suite *s = suite_create("layout");
@@ -819,6 +926,10 @@ Suite *suite_layout(void)
 		{"tvm_blocks",
 		 {block_argument_remaps_allocations_and_parameters, int64_extents_give_an_int64_map_and_shape,
 		  buffer_index_follows_the_block_after_cache_write, var_args_index_map_splices_the_leading_indices}},
+		{"block_layout",
+		 {block_layout_fuse_permute_and_split, block_layout_keeps_the_init_of_a_reduction,
+		  block_layout_refutes_a_reordering_that_does_not_commute,
+		  block_layout_refutes_a_map_that_is_not_onto, block_layout_rejects_what_tvm_rejects}},
 	};
 	for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
 		TCase *tc = tcase_create(cases[i].name);

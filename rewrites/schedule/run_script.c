@@ -838,6 +838,21 @@ static StepStatus do_transform_layout_tvm(Call *k, RwCtx *c)
 	return finish(k, c, rw_transform_layout(c, &args));
 }
 
+/* sch.transform_block_layout(block, index_map) */
+static StepStatus do_transform_block_layout(Call *k, RwCtx *c)
+{
+	const char *what = "transform_block_layout";
+	const char *block;
+	if (!block_arg(k, 0, "block", &block))
+		return STEP_BAD_INPUT;
+	const ScriptArg *map = script_arg(k->call, 1, "index_map");
+	if (!map || map->kind != ARG_LAMBDA)
+		return bad(k, map, "%s: expected index_map=lambda ...: (...)", what);
+	if (k->call->nlhs > 0)
+		return bad(k, NULL, "%s: transform_block_layout returns nothing", what);
+	return finish(k, c, rw_transform_block_layout(c, block, k->sc->src, map->start, map->end));
+}
+
 /* ---------- handles: get_block, get_loops, get_child_blocks,
  * get_producers, get_consumers ---------- */
 
@@ -971,6 +986,7 @@ static const Signature signatures[] = {
 	{"get_producers", 1, {"block"}},
 	{"get_consumers", 1, {"block"}},
 	{"transform_layout", 3, {"buffer", "index_map", "pad_value", "block", "func", "inverse"}},
+	{"transform_block_layout", 2, {"block", "index_map"}},
 	{"fission", 2, {"loop", "after"}},
 	{"cache_read", 2, {"buffer", "scope", "block"}},
 	{"cache_write", 2, {"buffer", "scope", "block"}},
@@ -1205,6 +1221,8 @@ static StepStatus run_call(Call *k)
 		st = do_attach(k, &c, rw_reverse_compute_at);
 	else if (strcmp(m, "transform_layout") == 0)
 		st = tvm_form(k) ? do_transform_layout_tvm(k, &c) : do_transform_layout(k, &c);
+	else if (strcmp(m, "transform_block_layout") == 0)
+		st = do_transform_block_layout(k, &c);
 	else if (strcmp(m, "decompose_reduction") == 0)
 		st = do_decompose_reduction(k, &c);
 	else if (strcmp(m, "add_unit_loop") == 0)
