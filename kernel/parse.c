@@ -405,6 +405,11 @@ bool parse_match_buffer(Parser *p, Token *first)
 					  "align", "offset_factor", "strides", "elem_offset",
 					  "buffer_type", NULL};
 	Args args;
+	Var *hv;
+	Buffer *hb;
+	if (peek(p)->kind == TK_NAME && tok_is(peek_at(p, 1), "[") &&
+	    ps_lookup(p, peek(p)->text, &hv, &hb) && hb)
+		return ps_match_subregion(p, first);
 	p->allow_handle = true;
 	bool ok = parse_args(p, "T.match_buffer", ")", &args);
 	p->allow_handle = false;
@@ -454,6 +459,12 @@ bool parse_match_buffer(Parser *p, Token *first)
 	hp->buf = b;
 	ps_bind(p, hp->buf->name, NULL, hp->buf);
 	return true;
+}
+
+Buffer *ps_buffer_from_args(Parser *p, const Args *args, int off, const Token *name,
+			    Span missing)
+{
+	return buffer_from_args(p, args, off, name, missing);
 }
 
 /* Skip `@name.name(...)`; returns the last name of the decorator. */

@@ -59,11 +59,11 @@ static bool parse_value(Parser *p, Val *v)
 		next(p);
 		v->kind = VAL_EXPR;
 		v->e = NULL;
-		v->buf = is_buffer_name(p, t->text);
+		v->buf = ps_subview_source(p, is_buffer_name(p, t->text));
 	} else if (t->kind == TK_NAME && tok_is(peek_at(p, 1), ".") &&
 		   tok_is(peek_at(p, 2), "data") && ends_value(p, 3) && is_buffer_name(p, t->text)) {
 		/* `B.data`: the buffer's memory, as opaque calls and data= take it */
-		v->buf = is_buffer_name(p, t->text);
+		v->buf = ps_subview_source(p, is_buffer_name(p, t->text));
 		p->pos += 3;
 		v->kind = VAL_EXPR;
 		v->e = NULL;

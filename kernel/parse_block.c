@@ -315,6 +315,16 @@ static bool parse_region(Parser *p, BufRegion *r)
 	return true;
 }
 
+bool ps_parse_region(Parser *p, BufRegion *r)
+{
+	if (!parse_region(p, r))
+		return false;
+	const SubView *s = ps_subview(p, r->buf);
+	if (s) /* a region of a view: those cells of its source */
+		ps_subview_region(p, s, r);
+	return true;
+}
+
 /* The arguments of T.reads / T.writes: regions, or lists of them. */
 static bool parse_regions(Parser *p, BufRegion **out, int *n, int *cap)
 {
@@ -334,7 +344,7 @@ static bool parse_regions(Parser *p, BufRegion **out, int *n, int *cap)
 		*out = grow(p->a, *out, *n, cap, 4, sizeof(BufRegion));
 		BufRegion *r = &(*out)[*n];
 		memset(r, 0, sizeof *r);
-		if (!parse_region(p, r))
+		if (!ps_parse_region(p, r))
 			return false;
 		(*n)++;
 		if (!accept(p, ",") && !tok_is(peek(p), "]"))

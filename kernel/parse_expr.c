@@ -66,6 +66,9 @@ Expr *parse_load(Parser *p, Buffer *b, Token *name_tok)
 	for (int i = 0; i < n; i++)
 		if (!ps_check_int_expr(p, idx[i], "an index"))
 			return NULL;
+	const SubView *sv = ps_subview(p, b);
+	if (sv) /* a view of a region: that cell of its source */
+		return ir_load(p->a, sv->src, sv->src->ndim, ps_subview_indices(p, sv, idx, sp), sp);
 	Buffer *x = ps_view_target(p, b);
 	if (x) /* a flat view: the same cell of the buffer it shows */
 		return ir_load(p->a, x, x->ndim, ps_view_indices(p, x, idx[0], sp), sp);
@@ -92,6 +95,8 @@ static Expr *parse_name(Parser *p)
 	if (b) {
 		if (tok_is(peek(p), "["))
 			return parse_load(p, b, t);
+		if (tok_is(peek(p), "."))
+			return ps_buffer_attr(p, b, t);
 		ps_error_at(p, t->span, "buffer '%s' used without indices", name);
 		return NULL;
 	}

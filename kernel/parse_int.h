@@ -70,6 +70,10 @@ typedef struct Parser {
 	/* `x = T.float32()` in a body: variables for a T.Let to bind */
 	Var **letdecl;
 	int nletdecl, capletdecl;
+	/* views of a region `A0 = T.match_buffer(A[...], ...)` in a block
+	 * (parse_subregion.c) */
+	struct SubView *subviews;
+	int nsubviews, capsubviews;
 } Parser;
 
 /* The buffer that view b shows, or NULL when b is no view. */
@@ -231,6 +235,32 @@ Stmt *parse_allocate(Parser *p, Token *first);
 Stmt *parse_allocate_const(Parser *p, Token *first, Stmt ***inits, int *ninit);
 bool parse_free_var(Parser *p, Token *first, DType t);
 bool parse_match_buffer(Parser *p, Token *first);
+/* buffer_from_args: the buffer `name` of T.Buffer-style arguments. */
+Buffer *ps_buffer_from_args(Parser *p, const Args *args, int off, const Token *name,
+			    Span missing);
+/* One region `B[lo:hi, i]` (parse_block.c), B at peek. */
+bool ps_parse_region(Parser *p, BufRegion *r);
+
+/* ---------- parse_subregion.c: T.match_buffer of a region in a block ---------- */
+
+/* View `view` shows the region of `src` that starts at lo (src->ndim
+ * entries); its dimensions are src's last view->ndim ones. */
+typedef struct SubView {
+	Buffer *view, *src;
+	Expr **lo;
+} SubView;
+
+const SubView *ps_subview(const Parser *p, const Buffer *b);
+/* The buffer whose cells b shows: b itself unless b is a view. */
+Buffer *ps_subview_source(const Parser *p, Buffer *b);
+/* The indices into s->src of the access s->view[idx]. */
+Expr **ps_subview_indices(Parser *p, const SubView *s, Expr **idx, Span sp);
+/* Region r of s->view rewritten as the same cells of s->src. */
+void ps_subview_region(Parser *p, const SubView *s, BufRegion *r);
+/* `B.elem_offset`, `B.strides[k]`: B at prev(p), '.' at peek. */
+Expr *ps_buffer_attr(Parser *p, Buffer *b, Token *name);
+/* `A0 = T.match_buffer(A[...], ...)`: A at peek. */
+bool ps_match_subregion(Parser *p, Token *first);
 void parser_init(Parser *p, Arena *a, const Source *src, DiagList *d,
 		 TokenList *tl);
 

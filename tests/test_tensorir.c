@@ -761,6 +761,63 @@ START_TEST(rfactor_refuses_what_would_change_the_result)
 }
 END_TEST
 
+/* `A0 = T.match_buffer(A[...], shape)` in a block: accesses through the
+ * view are accesses of A at the offset indices (TVM's LowerMatchBuffer),
+ * so the interpreter, the analyses and the printer see A only. */
+START_TEST(region_views_read_and_write_their_source)
+{
+	Func *f = fixture_func("tensorir/view_region.tir");
+	char *text = ts_print(&arena, f);
+	ck_assert_ptr_null(strstr(text, "match_buffer"));
+	/* a view of a view, 0-d: C1[()] is C0[vii, vjj] is C[vi * 4 + vii, ...] */
+	ts_has(text, "C[vi * 4 + vii, vj * 4 + vjj] = A[vi * 4 + vii, vj * 4 + vjj] * 2.0");
+	/* a region of a view is that region of its source */
+	ts_has(text, "T.reads(A[vi * 4 + vii, vj * 4 + vjj])");
+	/* a view of the last dimensions: the leading unit dimension stays */
+	ts_has(text, "B[vk, vi, j] = C[vi, j]");
+	ts_assert_reparses(&arena, f);
+	tu_assert_equiv(f, fixture_func("tensorir/view_region_desugared.tir"), 6);
+	/* rewrites see A's accesses: proven and checked by the interpreter */
+	TsRun t = ts_accept(&arena, tu_fixture("tensorir/view_region.tir"),
+			    "k, i = sch.get_loops(sch.get_block(\"row\"))\n"
+			    "sch.reorder(i, k)\n"
+			    "sch.cache_read(sch.get_block(\"inner\"), 0, \"local\")\n", 4);
+	ts_has(ts_print(&arena, sched_func(t.s)), "A_local[");
+	sched_free(t.s);
+	/* handed to an opaque call: .data is the source's memory, .elem_offset
+	 * the region's row-major offset, .strides[k] the source's stride */
+	f = fixture_func("tensorir/view_region_opaque.tir");
+	text = ts_print(&arena, f);
+	ts_has(text, "T.tvm_load_matrix_sync(C.data, 16, 16, 16, vi * 4 + vj, T.tvm_access_ptr("
+		     "T.type_annotation(dtype=\"float16\"), A.data, vi * 16 * 64 + vj * 16, 64, 1, "
+		     "dtype=\"handle\")");
+	ts_has(text, "T.call_extern(\"f\", C, 0, 1, dtype=\"\")");
+	/* B.access_ptr(...) is TVM's T.tvm_access_ptr on B's memory */
+	ts_has(text, "T.tvm_access_ptr(T.type_annotation(dtype=\"float16\"), A.data, vi * 16 * 64 + "
+		     "vj * 16, 16, 1, dtype=\"handle\")");
+	ts_has(text, "T.tvm_access_ptr(T.type_annotation(dtype=\"float16\"), C.data, vi, 4096 - vi, 3, "
+		     "dtype=\"handle\")");
+	ts_assert_reparses(&arena, f);
+	/* red team: every instance writes the same cells through its view */
+	TsRun r = ts_reject(&arena, tu_fixture("tensorir/view_region_race.tir"), "sch.parallel(\"i\")",
+			    "parallel.no_race refuted");
+	sched_free(r.s);
+}
+END_TEST
+
+START_TEST(bad_region_views_are_positioned_errors)
+{
+	bad("tensorir/view_region_wrong_extent.tir", 6, 33,
+	    "dimension 1 of the region of 'A' does not have the extent of view 'A0'");
+	bad("tensorir/view_region_lead_not_unit.tir", 6, 33, "dimension 0 of the region must have extent 1");
+	bad("tensorir/view_region_too_many_dims.tir", 6, 13, "view 'A0' has 3 dimensions but the region of 'A' only 2");
+	bad("tensorir/view_region_elem_offset.tir", 6, 65, "elem_offset=0, but the region starts at offset vi * 16 of 'A'");
+	bad("tensorir/view_region_strides.tir", 6, 61, "not supported: strides= other than the row-major strides of 'A'");
+	bad("tensorir/view_region_dtype.tir", 6, 13, "not supported: view 'A0' is float16 but 'A' is float32");
+	bad("tensorir/view_region_top.tir", 3, 5, "a T.match_buffer of a buffer region belongs at the top of a");
+}
+END_TEST
+
 Suite *suite_tensorir(void)
 {
 	Suite *s = suite_create("tensorir");
@@ -790,7 +847,9 @@ Suite *suite_tensorir(void)
 		  order_preserving_rewrites_commit_around_opaque_calls,
 		  rewrites_that_need_accesses_refuse_opaque_calls,
 		  remove_no_op_keeps_a_store_an_opaque_call_may_read}},
-		{"views", {flat_views_read_and_write_the_buffer_they_show}},
+		{"views",
+		 {flat_views_read_and_write_the_buffer_they_show, region_views_read_and_write_their_source,
+		  bad_region_views_are_positioned_errors}},
 		{"decompose_reduction",
 		 {decompose_at_the_outermost_loop_as_tvm, decompose_at_an_inner_loop_after_split_and_reorder,
 		  decompose_tvm_blockized_vectorized_nested_and_annotated,
