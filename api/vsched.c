@@ -16,6 +16,7 @@
 /* merge, fission, merge_conditionals, caches */
 #include "rewrites/cache.h"
 #include "rewrites/layout.h"
+#include "rewrites/reindex.h"
 #include "rewrites/merge.h"
 #include "smt/sha256.h"
 #include "smt/smt.h"
@@ -1211,6 +1212,68 @@ vs_status vs_hoist_expression(vs_schedule *vs, const char *conditionals, const c
 	const char *desc = arena_strdup(&vs->ctx->arena, tmp);
 	free(tmp);
 	API_COMPOUND(vs, sched_hoist_expression(vs->s, desc, (Span){0}, d, &args));
+}
+
+/* ---------- block primitives of TVM's API ---------- */
+
+vs_status vs_decompose_reduction(vs_schedule *vs, const char *block, const char *loop)
+{
+	if (null_arg(vs->ctx, "decompose_reduction", block) ||
+	    null_arg(vs->ctx, "decompose_reduction", loop))
+		return VS_BAD_INPUT;
+	const char *desc = arena_printf(&vs->ctx->arena, "decompose_reduction(\"%s\", \"%s\")", block,
+					loop);
+	API_STEP(vs, desc, rw_decompose_reduction(c, block, loop));
+}
+
+vs_status vs_rfactor(vs_schedule *vs, const char *loop, long factor_axis)
+{
+	if (null_arg(vs->ctx, "rfactor", loop))
+		return VS_BAD_INPUT;
+	const char *desc = arena_printf(&vs->ctx->arena, "rfactor(\"%s\", %ld)", loop, factor_axis);
+	API_STEP(vs, desc, rw_rfactor(c, loop, factor_axis));
+}
+
+vs_status vs_add_unit_loop(vs_schedule *vs, const char *block_or_loop)
+{
+	if (null_arg(vs->ctx, "add_unit_loop", block_or_loop))
+		return VS_BAD_INPUT;
+	const char *desc = arena_printf(&vs->ctx->arena, "add_unit_loop(\"%s\")", block_or_loop);
+	bool is_block = rw_find_block(sched_func(vs->s), block_or_loop) != NULL;
+	API_STEP(vs, desc, rw_add_unit_loop(c, block_or_loop, is_block, NULL));
+}
+
+vs_status vs_transform_block_layout(vs_schedule *vs, const char *block, const char *index_map)
+{
+	if (null_arg(vs->ctx, "transform_block_layout", block) ||
+	    null_arg(vs->ctx, "transform_block_layout", index_map))
+		return VS_BAD_INPUT;
+	Source *src = arg_source(vs, "index_map", index_map);
+	const char *desc = arena_printf(&vs->ctx->arena, "transform_block_layout(\"%s\", %s)", block,
+					index_map);
+	API_STEP(vs, desc, rw_transform_block_layout(c, block, src, 0, (int)strlen(index_map)));
+}
+
+vs_status vs_reindex(vs_schedule *vs, const char *block, const char *buffer, bool write,
+		     const char *scope, const char *index_map)
+{
+	if (null_arg(vs->ctx, "reindex", block) || null_arg(vs->ctx, "reindex", buffer))
+		return VS_BAD_INPUT;
+	if ((scope == NULL) != (index_map == NULL)) {
+		set_error_text(vs->ctx, "reindex: scope and index_map go together (both NULL: reindex; both given: reindex_cache_read/write)");
+		return VS_BAD_INPUT;
+	}
+	ReindexArgs args = {block, buffer, write, scope, NULL, 0, 0};
+	if (index_map) {
+		args.src = arg_source(vs, "index_map", index_map);
+		args.map_end = (int)strlen(index_map);
+	}
+	const char *desc =
+		scope ? arena_printf(&vs->ctx->arena, "reindex_cache_%s(\"%s\", \"%s\", \"%s\", %s)",
+				     write ? "write" : "read", block, buffer, scope, index_map)
+		      : arena_printf(&vs->ctx->arena, "reindex(\"%s\", (\"%s\", \"%s\"))", block,
+				     write ? "write" : "read", buffer);
+	API_STEP(vs, desc, rw_reindex(c, &args));
 }
 
 vs_status vs_reduce_loop_extents(vs_schedule *vs, const char *block)

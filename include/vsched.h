@@ -263,6 +263,18 @@ vs_status vs_hoist_expression(vs_schedule *s, const char *conditionals, const ch
 			      const char *loop);
 vs_status vs_reduce_loop_extents(vs_schedule *s, const char *block);
 
+/* ---- block primitives of TVM's API (proofs/decompose_reduction.md,
+ * rfactor.md, transform_block_layout.md, reindex.md), by block and loop
+ * name; an index_map is a lambda parsed alone, as above ---- */
+vs_status vs_decompose_reduction(vs_schedule *s, const char *block, const char *loop);
+vs_status vs_rfactor(vs_schedule *s, const char *loop, long factor_axis);
+vs_status vs_add_unit_loop(vs_schedule *s, const char *block_or_loop);
+vs_status vs_transform_block_layout(vs_schedule *s, const char *block, const char *index_map);
+/* reindex (scope and index_map NULL) or reindex_cache_read/write (both
+ * given) of the buffer the block reads (write: writes). */
+vs_status vs_reindex(vs_schedule *s, const char *block, const char *buffer, bool write,
+		     const char *scope, const char *index_map);
+
 #ifdef __cplusplus
 }
 #endif

@@ -725,6 +725,72 @@ START_TEST(misspelled_blocks_and_buffers_get_did_you_mean)
 }
 END_TEST
 
+/* The block primitives of TVM's API as typed calls: each commits with its
+ * obligations proven and computes what the kernel did (vs_equiv on random
+ * inputs), or is rejected or bad input with its reason. */
+static void assert_same(vs_module *before, vs_schedule *s, const char *func)
+{
+	char *report = NULL;
+	vs_status st = vs_equiv(ctx, before, vs_schedule_result(s), func, 3, 1, &report);
+	ck_assert_msg(st == VS_OK, "%s", report ? report : vs_last_error(ctx));
+	free(report);
+}
+
+START_TEST(block_primitives_are_typed_calls)
+{
+	/* rfactor: exact for int32 +, refuted for float32 + in ieee mode */
+	vs_module *m = vs_parse_file(ctx, "tests/data/tensorir/rfactor_ops.tir");
+	ck_assert_ptr_nonnull(m);
+	vs_schedule *s = vs_schedule_new(ctx, m, NULL);
+	ck_assert_int_eq(vs_work_on(s, "sum_i32"), VS_OK);
+	ck_assert_int_eq(vs_rfactor(s, "ki", 0), VS_OK);
+	ck_assert_str_eq(vs_report_step(vs_last_report(s)), "rfactor(\"ki\", 0)");
+	assert_same(m, s, "sum_i32");
+	vs_schedule_free(s);
+	s = vs_schedule_new(ctx, m, &(vs_options){.float_ieee = true});
+	ck_assert_int_eq(vs_work_on(s, "sum_f32"), VS_OK);
+	ck_assert_int_eq(vs_rfactor(s, "ki", 0), VS_REJECTED);
+	ck_assert_str_eq(vs_report_cex_obligation(vs_last_report(s)), "rfactor.reassociate");
+	ck_assert_int_eq(vs_rfactor(s, "ki", 7), VS_BAD_INPUT);
+	ck_assert_msg(strstr(vs_last_error(ctx), "factor_axis 7 is out of range"), "%s", vs_last_error(ctx));
+	vs_schedule_free(s);
+
+	/* decompose_reduction and add_unit_loop on TVM's matmul */
+	m = vs_parse_file(ctx, "examples/tvm_matmul/matmul.tir");
+	ck_assert_ptr_nonnull(m);
+	s = vs_schedule_new(ctx, m, NULL);
+	ck_assert_int_eq(vs_decompose_reduction(s, "C", "k"), VS_OK);
+	ck_assert_int_eq(vs_add_unit_loop(s, "C_update"), VS_OK);
+	assert_same(m, s, "matmul");
+	ck_assert_int_eq(vs_decompose_reduction(s, "nope", "k"), VS_BAD_INPUT);
+	vs_schedule_free(s);
+
+	/* transform_block_layout: a map parsed alone, positioned in its string */
+	m = vs_parse_file(ctx, "tests/data/layout/tbl_elementwise.tir");
+	ck_assert_ptr_nonnull(m);
+	s = vs_schedule_new(ctx, m, NULL);
+	ck_assert_int_eq(vs_transform_block_layout(s, "B", "lambda i, j: (j, i)"), VS_OK);
+	assert_same(m, s, NULL);
+	ck_assert_int_eq(vs_transform_block_layout(s, "B", "lambda i, j: (i, j)) ; sch.simplify("),
+			 VS_BAD_INPUT);
+	ck_assert_msg(strstr(vs_last_error(ctx), "index_map:1:"), "%s", vs_last_error(ctx));
+	vs_schedule_free(s);
+
+	/* reindex and reindex_cache_read */
+	m = vs_parse_file(ctx, "tests/data/reindex/transpose.tir");
+	ck_assert_ptr_nonnull(m);
+	s = vs_schedule_new(ctx, m, NULL);
+	ck_assert_int_eq(vs_reindex(s, "B", "A", false, NULL, NULL), VS_OK);
+	assert_same(m, s, NULL);
+	vs_schedule_free(s);
+	s = vs_schedule_new(ctx, m, NULL);
+	ck_assert_int_eq(vs_reindex(s, "B", "A", false, "local", "lambda i, j: (j // 4, j % 4, i)"), VS_OK);
+	assert_same(m, s, NULL);
+	ck_assert_int_eq(vs_reindex(s, "B", "A", false, "local", NULL), VS_BAD_INPUT);
+	vs_schedule_free(s);
+}
+END_TEST
+
 Suite *suite_api(void)
 {
 	Suite *s = suite_create("api");
@@ -738,6 +804,7 @@ Suite *suite_api(void)
 		{"layout", {layout_and_overcompute_functions_schedule_the_row_sum}},
 		{"typed", {string_arguments_cannot_inject_steps}},
 		{"names", {misspelled_blocks_and_buffers_get_did_you_mean}},
+		{"block_primitives", {block_primitives_are_typed_calls}},
 		{"limits", {tiny_resource_limit_rejects_as_not_proven}},
 		{"interp", {interp_and_equiv}},
 		{"logs", {proof_log_written_shown_and_checked}},
