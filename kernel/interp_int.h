@@ -75,21 +75,8 @@ static inline bool in_is_float(DType t)
 	return t == DT_FLOAT16 || t == DT_FLOAT32 || t == DT_FLOAT64;
 }
 
-/* dtype_wrap_int, inline. */
-static inline int64_t wrap_int(int64_t v, DType t)
-{
-	switch (t) {
-	case DT_BOOL: return v != 0;
-	case DT_INT8: return (int8_t)v;
-	case DT_INT16: return (int16_t)v;
-	case DT_INT32: return (int32_t)v;
-	case DT_UINT8: return (uint8_t)v;
-	case DT_INT64: case DT_HANDLE: case DT_FLOAT16: case DT_FLOAT32: case DT_FLOAT64: case DT_VOID:
-	case DT_COUNT:
-		return v;
-	}
-	return v;
-}
+/* the interpreter's name for dtype_wrap_int (ir.h, inline) */
+static inline int64_t wrap_int(int64_t v, DType t) { return dtype_wrap_int(v, t); }
 
 /* x rounded to the float dtype t, once (kernel/half.h says why one
  * rounding of a double result is exactly the IEEE operation in t). */

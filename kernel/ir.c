@@ -19,20 +19,6 @@ static const struct {
 
 const char *dtype_name(DType t) { return dtype_info[t].name; }
 
-int64_t dtype_wrap_int(int64_t v, DType t)
-{
-	switch (t) {
-	case DT_BOOL: return v != 0;
-	case DT_INT8: return (int8_t)v;
-	case DT_INT16: return (int16_t)v;
-	case DT_INT32: return (int32_t)v;
-	case DT_UINT8: return (uint8_t)v;
-	case DT_INT64: case DT_HANDLE: case DT_FLOAT16: case DT_FLOAT32: case DT_FLOAT64: case DT_VOID:
-	case DT_COUNT:
-		return v;
-	}
-	return v;
-}
 int dtype_bits(DType t) { return dtype_info[t].bits; }
 bool dtype_is_float(DType t) { return dtype_info[t].is_float; }
 bool dtype_is_signed(DType t) { return dtype_info[t].is_signed; }

@@ -126,7 +126,22 @@ typedef enum {
 const char *dtype_name(DType t);
 /* v wrapped to an integer dtype (two's complement), as the interpreter
  * computes; bool gives 0/1; other dtypes leave v. */
-int64_t dtype_wrap_int(int64_t v, DType t);
+/* v wrapped to the integer dtype t (two's complement; bool is v != 0);
+ * other dtypes unchanged. Inline: the interpreter's hot path uses it. */
+static inline int64_t dtype_wrap_int(int64_t v, DType t)
+{
+	switch (t) {
+	case DT_BOOL: return v != 0;
+	case DT_INT8: return (int8_t)v;
+	case DT_INT16: return (int16_t)v;
+	case DT_INT32: return (int32_t)v;
+	case DT_UINT8: return (uint8_t)v;
+	case DT_INT64: case DT_HANDLE: case DT_FLOAT16: case DT_FLOAT32: case DT_FLOAT64: case DT_VOID:
+	case DT_COUNT:
+		return v;
+	}
+	return v;
+}
 bool dtype_from_name(const char *name, DType *out);
 int dtype_bits(DType t);
 bool dtype_is_float(DType t);
