@@ -1243,6 +1243,14 @@ vs_status vs_add_unit_loop(vs_schedule *vs, const char *block_or_loop)
 	API_STEP(vs, desc, rw_add_unit_loop(c, block_or_loop, is_block, NULL));
 }
 
+vs_status vs_lift_alloc(vs_schedule *vs, const char *buffer, int n_lifts)
+{
+	if (null_arg(vs->ctx, "lift_alloc", buffer))
+		return VS_BAD_INPUT;
+	const char *desc = arena_printf(&vs->ctx->arena, "lift_alloc(\"%s\", n_lifts=%d)", buffer, n_lifts);
+	API_STEP(vs, desc, rw_lift_alloc(c, buffer, n_lifts));
+}
+
 vs_status vs_transform_block_layout(vs_schedule *vs, const char *block, const char *index_map)
 {
 	if (null_arg(vs->ctx, "transform_block_layout", block) ||

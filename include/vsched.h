@@ -262,6 +262,11 @@ vs_status vs_simplify(vs_schedule *s);
 vs_status vs_hoist_expression(vs_schedule *s, const char *conditionals, const char *block,
 			      const char *loop);
 vs_status vs_reduce_loop_extents(vs_schedule *s, const char *block);
+/* Exo's lift_alloc: the allocation of `buffer` (the first in program
+ * order) out of the n_lifts (>= 1) loops or ifs around it; proven:
+ * no value carried across iterations in it, no race where a parallel
+ * or vectorized loop is crossed (proofs/lift_alloc.md). */
+vs_status vs_lift_alloc(vs_schedule *s, const char *buffer, int n_lifts);
 
 /* ---- block primitives of TVM's API (proofs/decompose_reduction.md,
  * rfactor.md, transform_block_layout.md, reindex.md), by block and loop

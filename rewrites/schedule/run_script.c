@@ -492,6 +492,21 @@ static StepStatus do_add_unit_loop(Call *k, RwCtx *c)
 	return finish_loops(k, c, rw_add_unit_loop(c, name, is_block, lhs(k, 0)), 1);
 }
 
+/* sch.lift_alloc(buffer="X", n_lifts=1) (Exo's lift_alloc) */
+static StepStatus do_lift_alloc(Call *k, RwCtx *c)
+{
+	const char *m = "lift_alloc";
+	const char *buffer = arg_name(k, 0, "buffer");
+	if (!buffer)
+		return bad(k, NULL, "%s: expected a buffer, e.g. (buffer=\"tmp\", n_lifts=2)", m);
+	const ScriptArg *n = script_arg(k->call, 1, "n_lifts");
+	if (n && (n->kind != ARG_INT || n->ival < 1 || n->ival > AN_MAX_DEPTH))
+		return bad(k, n, "%s: n_lifts must be an integer from 1 to %d", m, AN_MAX_DEPTH);
+	if (k->call->nlhs != 0)
+		return bad(k, NULL, "%s: creates nothing to name", m);
+	return finish(k, c, rw_lift_alloc(c, buffer, n ? (int)n->ival : 1));
+}
+
 /* ---------- TVM-style split and fuse ---------- */
 
 static bool mul_fits(int64_t x, int64_t y, int64_t *out)
@@ -1074,6 +1089,7 @@ static const Signature signatures[] = {
 	{"decompose_reduction", 2, {"block", "loop"}},
 	{"rfactor", 2, {"loop", "factor_axis"}},
 	{"add_unit_loop", 1, {"block_or_loop"}},
+	{"lift_alloc", 2, {"buffer", "n_lifts"}},
 	{"get_block", 2, {"name", "func_name"}},
 	{"get_loops", 1, {"block"}},
 	{"get_child_blocks", 1, {"block_or_loop"}},
@@ -1326,6 +1342,8 @@ static StepStatus run_call(Call *k)
 		st = do_rfactor(k, &c);
 	else if (strcmp(m, "add_unit_loop") == 0)
 		st = do_add_unit_loop(k, &c);
+	else if (strcmp(m, "lift_alloc") == 0)
+		st = do_lift_alloc(k, &c);
 	else if (strcmp(m, "fission") == 0)
 		st = do_fission(k, &c);
 	else if (strcmp(m, "cache_read") == 0 || strcmp(m, "cache_write") == 0)
