@@ -8,9 +8,11 @@
  * cell per iteration passes); the script reader and the C API. Every
  * accepted step is checked against the original with the interpreter. */
 #include <check.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "tests/randkernel.h"
 #include "tests/testsched.h"
 #include "vsched.h"
 
@@ -131,6 +133,64 @@ START_TEST(parallel_loop_crossed_races_unless_expanded)
 }
 END_TEST
 
+/* ---------- property: random writes and reads of a scratch row ----------
+ * Each kernel allocates tmp in the loop over rows (serial or parallel,
+ * one row or a row per iteration), writes some of its cells (an offset,
+ * a shorter range, a guard) and reads others; lift_alloc must commit only
+ * where the interpreter agrees, and both verdicts must occur. */
+static char *gen_scratch(bool *parallel)
+{
+	StrBuf b = {0};
+	unsigned w = 6 + rnd(3), wr = w - rnd(3), rd = w - rnd(3), o = rnd(2), p = rnd(2);
+	bool per_iter = rnd(3) == 0;
+	*parallel = rnd(3) == 0;
+	sb_puts(&b, "@T.prim_func\ndef scratch(A: T.Buffer[(6, 8), \"int32\"], B: T.Buffer[(6, 8), \"int32\"]):\n");
+	sb_printf(&b, "    for i in T.%s(6):\n", *parallel ? "parallel" : "serial");
+	const char *row = per_iter ? "i, " : "";
+	sb_printf(&b, "        tmp = T.alloc_buffer((%s%u,), \"int32\")\n", per_iter ? "6, " : "", w + 1);
+	sb_printf(&b, "        for j in T.serial(%u):\n", wr);
+	const char *ind = "            ";
+	if (rnd(4) == 0) {
+		sb_printf(&b, "            if i > 0 or j < %u:\n", wr - 1);
+		ind = "                ";
+	}
+	sb_printf(&b, "%stmp[%sj + %u] = A[i, j] + %u\n", ind, row, o, rnd(5));
+	sb_printf(&b, "        for j in T.serial(%u):\n", rd);
+	sb_printf(&b, "            B[i, j] = tmp[%sj + %u] * 2\n", row, p);
+	return sb_take(&b);
+}
+
+START_TEST(random_scratch_rows_commit_only_when_equivalent)
+{
+	rng_state = 0x7F4A7C159E3779B9ull;
+	int committed = 0, rejected = 0;
+	for (int t = 0; t < 40; t++) {
+		bool parallel;
+		char *text = gen_scratch(&parallel);
+		Module *m = tu_parse(&arena, "scratch.tir", text);
+		Schedule *s = tu_schedule(&arena, m);
+		StepStatus st = tu_run(s, "sch.lift_alloc(\"tmp\")");
+		if (st == STEP_COMMITTED) {
+			committed++;
+			char *report = NULL;
+			ck_assert_msg(tu_equiv(m->funcs[0], sched_func(s), 4, &report),
+				      "lift_alloc committed a wrong rewrite:\n%s\n%s", text, report ? report : "");
+			free(report);
+		} else {
+			ck_assert_int_eq(st, STEP_REJECTED);
+			ck_assert_ptr_nonnull(tu_last(s)->reason);
+			rejected++;
+		}
+		sched_free(s);
+		free(text);
+	}
+	printf("lift_alloc property: 40 kernels, %d committed (each agreeing with the interpreter), %d rejected\n",
+	       committed, rejected);
+	ck_assert_int_gt(committed, 0);
+	ck_assert_int_gt(rejected, 0);
+}
+END_TEST
+
 /* ---------- the script reader and the API ---------- */
 
 START_TEST(script_and_api)
@@ -172,6 +232,7 @@ Suite *suite_lift_alloc(void)
 		{"no_carry", {rows_written_before_read_are_lifted,
 			      value_carried_across_iterations_is_refuted_with_replay}},
 		{"parallel", {parallel_loop_crossed_races_unless_expanded}},
+		{"property", {random_scratch_rows_commit_only_when_equivalent}},
 		{"script_and_api", {script_and_api}},
 	};
 	for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
