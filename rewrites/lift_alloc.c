@@ -57,6 +57,37 @@ static bool inside(const StmtCtx *outer, const StmtCtx *sc)
 	return true;
 }
 
+/* Cells of X the straight-line stores before sc write, in the same
+ * iteration: a store that is an earlier item of a sequence around sc
+ * (inside the allocation) has run, at the same values of the loops
+ * around that sequence; with load-free indices they name the same cells
+ * now. A disjunct of the goal beside the facts, which leave out a store
+ * whose value reads X (tmp[1] = tmp[0] * 3). */
+static Expr *stored_before(Reads *r, const StmtCtx *sc, int nidx, Expr **idx)
+{
+	Arena *a = r->c->arena;
+	Expr *any = NULL;
+	for (int L = r->alloc->depth + 1; L < sc->depth; L++) {
+		const Stmt *seq = an_stmt_at(r->c->func->body, sc->path, L);
+		if (seq->kind != ST_SEQ)
+			continue;
+		for (int i = 0; i < sc->path[L] && i < seq->u.seq.n; i++) {
+			const Stmt *st = seq->u.seq.items[i];
+			if (st->kind != ST_STORE || st->u.store.buf != r->buf || st->u.store.nidx != nidx)
+				continue;
+			Expr *same = NULL;
+			bool plain = true;
+			for (int d = 0; d < nidx && plain; d++) {
+				plain = !an_expr_has_load(st->u.store.idx[d]);
+				same = ir_and(a, same, ir_bin(a, OP_EQ, st->u.store.idx[d], idx[d], (Span){0}));
+			}
+			if (plain && same)
+				any = any ? ir_or(a, any, same) : same;
+		}
+	}
+	return any;
+}
+
 static void read_obligations(Reads *r, const StmtCtx *sc, Stmt *probe)
 {
 	RwCtx *c = r->c;
@@ -73,6 +104,9 @@ static void read_obligations(Reads *r, const StmtCtx *sc, Stmt *probe)
 		if (x->buf != r->buf || x->is_write)
 			continue;
 		Expr *goal = an_readable(a, c->func, &fs, r->buf, x->nidx, x->idx);
+		Expr *before = stored_before(r, sc, x->nidx, x->idx);
+		if (before)
+			goal = ir_or(a, goal, before);
 		if (x->guard)
 			goal = ir_or(a, ir_not(a, x->guard, (Span){0}), goal);
 		Obligation *o = rw_obligation_at(
