@@ -26,6 +26,7 @@ static const char usage[] =
 	"  vsched log check DIR [--solver z3|cvc5] [--rebuild]\n"
 	"  vsched --version\n"
 	"  vsched help COMMAND   (or vsched COMMAND --help): a command's options\n"
+	"  vsched help primitives: the schedule primitives, their arguments and proofs\n"
 	"--cache DIR (or the environment variable VSCHED_CACHE): a persistent proof\n"
 	"cache shared by runs and processes; a warm cache solves nothing twice.\n";
 
@@ -287,7 +288,8 @@ static const Option options[] = {
 	[OPT_EMIT] = {"--emit", "llvm|asm|obj|header", C_BUILD, "what to write"},
 	[OPT_CACHE] = {"--cache", "DIR", C_SCHED,
 		       "persistent proof cache (default: $VSCHED_CACHE); nothing is solved twice"},
-	[OPT_JSON] = {"--json", NULL, C_RUN | C_JIT | C_LOG_SHOW, "JSON lines on stdout (README: JSON output)"},
+	[OPT_JSON] = {"--json", NULL, C_RUN | C_JIT | C_LOG_SHOW | C_LOG_CHECK,
+		      "JSON lines on stdout (README: JSON output)"},
 	[OPT_FMA] = {"--fma", NULL, C_BUILD | C_JIT, "fuse x * y + z into fma in real mode"},
 	[OPT_REPEAT] = {"--repeat", "N", C_JIT, "timed runs (1..100000)"},
 	[OPT_TIMEOUT] = {"--timeout-ms", "N", C_SCHED, "time limit per solver query"},
@@ -738,12 +740,16 @@ static int cmd_log(const Opts *o)
 		const char *solver = o->solver ? o->solver : "z3";
 		if (strcmp(solver, "z3") != 0 && strcmp(solver, "cvc5") != 0)
 			return die_usage("--solver must be z3 or cvc5", solver);
+		if (o->rebuild && o->json)
+			return die_usage("--json does not apply with --rebuild", NULL);
 		st = o->rebuild ? vs_log_rebuild(o->pos[1], solver, &out)
+		     : o->json ? vs_log_check_json(o->pos[1], solver, &out)
 				: vs_log_check(o->pos[1], solver, &out);
 	} else
 		return die_usage("unknown log command", o->pos[0]);
+	/* JSON goes to stdout whatever the verdict (the result record says it) */
 	if (out)
-		fputs(out, st == VS_OK ? stdout : stderr);
+		fputs(out, st == VS_OK || o->json ? stdout : stderr);
 	free(out);
 	return (int)st;
 }
@@ -955,7 +961,14 @@ int main(int argc, char **argv)
 		return 0;
 	}
 	if (strcmp(argv[1], "help") == 0) {
-		/* vsched help, vsched help run, vsched help log check */
+		/* vsched help, vsched help run, vsched help log check;
+		 * vsched help primitives: the README's table */
+		if (argc == 3 && strcmp(argv[2], "primitives") == 0) {
+			char *doc = vs_primitives_doc();
+			fputs(doc, stdout);
+			free(doc);
+			return finish_output(0);
+		}
 		const Command *c = argc > 2 ? find_command(argv[2], argc > 3 ? argv[3] : NULL) : NULL;
 		if (argc > 2 && !c && strcmp(argv[2], "log") == 0)
 			c = find_command("log", "show");

@@ -120,7 +120,7 @@ const PrimSpec prim_table[] = {
 	 NULL, "TVM's form of `cache_write`: the same proofs"},
 	{PRIM_REINDEX, "reindex", false, 2, {REQ("block", PK_BLOCK), REQ("buffer", PK_BUFFER_INDEX)},
 	 "vs_reindex",
-	 "the access is one point of the iter vars (TVM's check); the new buffer's index inside its "
+	 "`buffer` is `(\"read\"|\"write\", K)` or a buffer's name; the access is one point of the iter vars (TVM's check); the new buffer's index inside its "
 	 "shape; instances sharing a cell of it share the buffer's cell (read), or exactly those "
 	 "(write); the copy reads initialised cells; a write read back needs `T.init` to write the "
 	 "cell first (`proofs/reindex.md`)"},
@@ -267,10 +267,8 @@ char *prim_check_string(const PrimSpec *p, const PrimArg *arg, const char *value
 		if (ok)
 			return NULL;
 		char *list = word_list(arg->words);
-		sb_printf(&b, "%s: %s \"%s\" is not %s%s", p->name, arg->name, value,
-			  arg->kind == PK_WORDS ? "made of " : "one of ", list);
-		if (arg->kind == PK_WORDS)
-			sb_puts(&b, " (joined with |)");
+		sb_printf(&b, "%s: %s must be one of %s%s, not \"%s\"", p->name, arg->name, list,
+			  arg->kind == PK_WORDS ? " (joined with |)" : "", value);
 		free(list);
 		return sb_take(&b);
 	}
@@ -305,19 +303,28 @@ static void doc_signature(StrBuf *b, const PrimSpec *p)
 		sb_puts(b, " (TVM's)");
 }
 
+/* text into a table cell: a | inside a cell would end it */
+static void cell(StrBuf *b, const char *text)
+{
+	for (const char *d = text; *d; d++)
+		sb_puts(b, *d == '|' ? "\\|" : (char[]){*d, 0});
+}
+
 char *prim_doc_markdown(void)
 {
 	StrBuf b = {0};
 	sb_puts(&b, "| primitive | C API | proven |\n| --- | --- | --- |\n");
 	for (int i = 0; i < prim_count; i++) {
 		const PrimSpec *p = &prim_table[i];
+		StrBuf sig = {0};
+		doc_signature(&sig, p);
+		char *text = sb_take(&sig);
 		sb_puts(&b, "| ");
-		doc_signature(&b, p);
+		cell(&b, text);
+		free(text);
 		sb_printf(&b, " | %s%s%s | ", p->api ? "`" : "", p->api ? p->api : "scripts only",
 			  p->api ? "`" : "");
-		/* a | inside a cell would end it */
-		for (const char *d = p->doc; *d; d++)
-			sb_puts(&b, *d == '|' ? "\\|" : (char[]){*d, 0});
+		cell(&b, p->doc);
 		sb_puts(&b, " |\n");
 	}
 	return sb_take(&b);

@@ -122,8 +122,8 @@ const PrimArg *prim_arg(const PrimSpec *p, const char *name);
 /* A string given for argument `arg` of `p`: a name must be one (no
  * spaces, quotes, brackets, commas, ';' or '='), a word one of the row's
  * words (PK_WORDS: joined with |). Maps and values are left to their
- * parsers. NULL when it is fine, else why not ("split: tail \"x\" is not
- * one of guard, perfect, cut, cut_and_guard"), malloc'ed. */
+ * parsers. NULL when it is fine, else why not ("split: tail must be one
+ * of guard, perfect, cut, cut_and_guard, not \"x\""), malloc'ed. */
 char *prim_check_string(const PrimSpec *p, const PrimArg *arg, const char *value);
 
 /* The README's table of primitives (markdown), malloc'ed. */
