@@ -23,7 +23,7 @@ static const char usage[] =
 	"  vsched jit KERNEL.tir [--schedule S.sched] [--func F] [--trials N] [--seed N]\n"
 	"             [--repeat N] [--log DIR] [--fma] [--cache DIR]\n"
 	"  vsched log show DIR [--json]\n"
-	"  vsched log check DIR [--solver z3|cvc5] [--rebuild]\n"
+	"  vsched log check DIR [--solver z3|cvc5] [--rebuild | --json]\n"
 	"  vsched --version\n"
 	"  vsched help COMMAND   (or vsched COMMAND --help): a command's options\n"
 	"  vsched help primitives: the schedule primitives, their arguments and proofs\n"
@@ -540,10 +540,14 @@ static void report_json(FILE *f, int index, const vs_report *r)
 	fputs("}}\n", f);
 }
 
-/* The "result" record: the kernel after the schedule, printed. */
-static void result_json(FILE *f, const char *ir)
+/* The "result" record: how the command ended ("ok", "rejected", "bad
+ * input") and the kernel after the schedule, printed (null when there is
+ * none: a schedule stopped). */
+static void result_json(FILE *f, const char *status, const char *ir)
 {
-	fputs("{\"type\":\"result\",\"ir\":", f);
+	fputs("{\"type\":\"result\",\"status\":", f);
+	json_str(f, status);
+	fputs(",\"ir\":", f);
 	json_str(f, ir);
 	fputs("}\n", f);
 }
@@ -676,12 +680,14 @@ static int cmd_run(vs_context *ctx, const Opts *o)
 			err_puts(err), err_puts(err[strlen(err) - 1] == '\n' ? "" : "\n");
 		fprintf(stderr, "vsched: schedule stopped: %s\n",
 			st == VS_REJECTED ? "a step was rejected; the IR before it is kept" : "bad input");
+		if (o->json)
+			result_json(stdout, st == VS_REJECTED ? "rejected" : "bad input", NULL);
 		vs_schedule_free(s);
 		return st == VS_REJECTED ? 1 : 2;
 	}
 	char *text = vs_module_print(vs_schedule_result(s));
 	if (o->json)
-		result_json(stdout, text);
+		result_json(stdout, "ok", text);
 	int rc = o->json && !o->out ? 0 : write_text(o->out, text);
 	free(text);
 	vs_schedule_free(s);
@@ -939,7 +945,7 @@ static int cmd_jit(vs_context *ctx, const Opts *o)
 	}
 	if (o->json && rc == 0) {
 		char *text = vs_module_print(m);
-		result_json(stdout, text);
+		result_json(stdout, "ok", text);
 		free(text);
 	}
 	vs_program_free(up);

@@ -320,7 +320,8 @@ static bool model_eval(const Model *m, const MBind *bd, const Expr *e, int depth
 		case OP_DIV: case OP_SHL: case OP_SHR: case OP_COUNT:
 			return false;
 		}
-		*out = (MVal){false, r, 0};
+		/* the program's integers wrap at their width; comparisons are 0 / 1 */
+		*out = (MVal){false, dtype_is_float(e->dtype) ? r : dtype_wrap_int(r, e->dtype), 0};
 		return true;
 	}
 	case EX_SELECT: case EX_UNDEF: case EX_LET: case EX_CALL: case EX_OPAQUE: case EX_COUNT:
