@@ -6,6 +6,7 @@
  * under examples/ (built by `make examples`, run here). Only vsched.h and
  * the interpreter check of tests/testutil.h are used. */
 #include <check.h>
+#include <glob.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -779,8 +780,9 @@ START_TEST(every_string_argument_is_checked)
 END_TEST
 
 /* The primitive table (vs_primitives_doc) is the README's; each C API
- * function it names is declared in vsched.h and called by a test here;
- * each primitive it names is one the script reader knows. */
+ * function it names is declared in vsched.h and called for what it does
+ * by a test (tests/test_*.c, injection attempts aside); each primitive it
+ * names is one the script reader knows. */
 START_TEST(primitive_table_drives_readme_api_and_scripts)
 {
 	char *doc = vs_primitives_doc();
@@ -789,9 +791,27 @@ START_TEST(primitive_table_drives_readme_api_and_scripts)
 	ck_assert_msg(strstr(readme, doc) != NULL,
 		      "README.md's table of primitives is not `vsched help primitives`:\n%s", doc);
 	char *header = tu_read_file("include/vsched.h");
-	char *tests = tu_read_file("tests/test_api.c");
 	ck_assert_ptr_nonnull(header);
-	ck_assert_ptr_nonnull(tests);
+	/* every test file's lines, but the injection attempts: a typed test
+	 * calls the function for what it does */
+	glob_t g;
+	ck_assert_int_eq(glob("tests/test_*.c", 0, NULL, &g), 0);
+	size_t cap = 1;
+	for (size_t i = 0; i < g.gl_pathc; i++) {
+		char *t = tu_read_file(g.gl_pathv[i]);
+		ck_assert_ptr_nonnull(t);
+		cap += strlen(t) + 1;
+		free(t);
+	}
+	char *tests = calloc(cap, 1);
+	for (size_t i = 0; i < g.gl_pathc; i++) {
+		char *t = tu_read_file(g.gl_pathv[i]), *save = NULL;
+		for (char *l = strtok_r(t, "\n", &save); l; l = strtok_r(NULL, "\n", &save))
+			if (!strstr(l, "INJECTED("))
+				strcat(strcat(tests, l), "\n");
+		free(t);
+	}
+	globfree(&g);
 	vs_module *m = vs_parse_file(ctx, "examples/tvm_matmul/matmul.tir");
 	ck_assert_ptr_nonnull(m);
 	int rows = 0, apis = 0;
@@ -823,9 +843,8 @@ START_TEST(primitive_table_drives_readme_api_and_scripts)
 		fn[n] = '(';
 		fn[n + 1] = 0;
 		ck_assert_msg(strstr(header, fn) != NULL, "%s is not declared in vsched.h", fn);
-		/* called here with a schedule, beyond this test's own text */
 		snprintf(call, sizeof call, "%ss", fn);
-		ck_assert_msg(strstr(tests, call) != NULL, "%s has no typed test in tests/test_api.c", fn);
+		ck_assert_msg(strstr(tests, call) != NULL, "%s has no typed test in tests/test_*.c", fn);
 	}
 	ck_assert_int_ge(rows, 30);
 	ck_assert_int_ge(apis, 25);
@@ -833,6 +852,37 @@ START_TEST(primitive_table_drives_readme_api_and_scripts)
 	free(readme);
 	free(header);
 	free(tests);
+}
+END_TEST
+
+/* The script reader checks a call's strings by the same table: a word
+ * one of its words, a name a name, a keyword one of the row's, positioned
+ * at the argument. */
+START_TEST(scripts_check_strings_by_the_same_table)
+{
+	static const struct {
+		const char *script, *why;
+	} cases[] = {
+		{"sch.float_mode(\"fast\")\n", "t.sched:1:16: error: sch.float_mode: mode must be one of real, ieee, not \"fast\""},
+		{"sch.split(\"i\", factor=4, tail=\"sideways\")\n",
+		 "t.sched:1:31: error: sch.split: tail must be one of guard, perfect, cut, cut_and_guard"},
+		{"sch.hoist_expression(conditionals=\"if_else_stmt|bogus\")\n",
+		 "sch.hoist_expression: conditionals must be one of none, if_else_stmt, if_else_expr, boolean_expression (joined with |)"},
+		{"sch.parallel(\"i j\")\n", "t.sched:1:14: error: sch.parallel: loop \"i j\" is not a name"},
+		{"sch.split(\"i\", factor=4, outer=\"io\")\n",
+		 "sch.split: unexpected keyword argument 'outer' (it takes loop=, factor=, tail=)"},
+		{"sch.merge_adjacent_loops(l1=\"i\")\n",
+		 "sch.merge_adjacent_loops: unexpected keyword argument 'l1' (it takes no keyword arguments)"},
+	};
+	vs_module *m = parse("k.tir", tu_fixture(scale14));
+	for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
+		vs_schedule *s = vs_schedule_new(ctx, m, NULL);
+		ck_assert_int_eq(vs_run_script_string(s, "t.sched", cases[i].script), VS_BAD_INPUT);
+		ck_assert_msg(strstr(vs_last_error(ctx), cases[i].why), "%s: %s", cases[i].script,
+			      vs_last_error(ctx));
+		ck_assert_int_eq(vs_num_reports(s), 0);
+		vs_schedule_free(s);
+	}
 }
 END_TEST
 
@@ -939,7 +989,8 @@ Suite *suite_api(void)
 		{"scripts", {scripts_run_and_report_positions}},
 		{"layout", {layout_and_overcompute_functions_schedule_the_row_sum}},
 		{"typed", {string_arguments_cannot_inject_steps, every_string_argument_is_checked}},
-		{"primitive_table", {primitive_table_drives_readme_api_and_scripts}},
+		{"primitive_table", {primitive_table_drives_readme_api_and_scripts,
+				     scripts_check_strings_by_the_same_table}},
 		{"names", {misspelled_blocks_and_buffers_get_did_you_mean}},
 		{"block_primitives", {block_primitives_are_typed_calls}},
 		{"limits", {tiny_resource_limit_rejects_as_not_proven}},

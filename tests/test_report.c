@@ -335,12 +335,14 @@ START_TEST(run_json_prints_valid_json_lines)
 	ts_has(out, "\"source\":[{\"file\":");
 	ts_has(out, "values: i");  /* the counterexample text, escaped */
 	ts_has(out, "\\n    cells: C[");
-	ck_assert_int_eq(check_json_lines(out), 3); /* two steps and the summary */
+	/* two steps, the summary, the result: rejected, no IR */
+	ts_has(out, "{\"type\":\"result\",\"status\":\"rejected\",\"ir\":null}");
+	ck_assert_int_eq(check_json_lines(out), 4);
 	free(out);
 	/* quotes, backslashes and control characters in names stay escaped */
 	out = run_json(0, tu_fixture(wave),
 		       "io, ii = sch.split(\"i\", factor=7)  # \"quoted\" \\ \t\n");
-	ts_has(out, "{\"type\":\"result\",\"ir\":\"");  /* the kernel after the schedule */
+	ts_has(out, "{\"type\":\"result\",\"status\":\"ok\",\"ir\":\"");  /* the kernel after the schedule */
 	ck_assert_int_eq(check_json_lines(out), 3); /* the step, the summary, the result */
 	free(out);
 	/* log show --json */
