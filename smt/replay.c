@@ -377,7 +377,15 @@ static void explain_padding_reads(StrBuf *b, const Model *m, const Expr *e, int 
 		sb_printf(b, " is padding of %s", e->u.load.buf->name);
 		switch (lay->pad_kind) {
 		case PAD_UNDEF: sb_puts(b, ", whose pad value is T.undef() (any value)"); break;
-		case PAD_VALUE: sb_puts(b, ", holding its pad value"); break;
+		case PAD_VALUE: {
+			MVal pv;
+			sb_puts(b, ", holding its pad value");
+			if (lay->pad_value && model_eval(m, &bd, lay->pad_value, 0, &pv)) {
+				sb_puts(b, " ");
+				mval_text(b, pv);
+			}
+			break;
+		}
 		case PAD_NONE_GIVEN: sb_puts(b, ", which has no pad value"); break;
 		}
 		return;

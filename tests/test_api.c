@@ -635,6 +635,21 @@ START_TEST(layout_and_overcompute_functions_schedule_the_row_sum)
 	ck_assert_int_eq(vs_reduce_loop_extents(s, NULL), VS_OK);
 	ck_assert_int_eq(vs_remove_no_op(s, NULL), VS_OK);
 	vs_schedule_free(s);
+	/* padding with 1, not the identity of +: refused, the violation said
+	 * plainly from the model (what the store writes over what, and why) */
+	s = vs_schedule_new(ctx, m, NULL);
+	ck_assert_int_eq(vs_transform_layout(s, "A", "lambda i, j: [i, j // 4, j % 4]", "1", NULL, NULL),
+			 VS_OK);
+	ck_assert_int_eq(vs_split(s, "j", 4, NULL, "jo", "ji"), VS_OK);
+	ck_assert_int_eq(vs_simplify(s), VS_OK);
+	ck_assert_int_eq(vs_remove_branching_through_overcompute(s, NULL, "ji", true), VS_REJECTED);
+	char *why = vs_report_text(vs_last_report(s));
+	ck_assert_msg(strstr(why, "    violation: the store at 6:13 writes ") &&
+			      strstr(why, ": not a no-op; A[") &&
+			      strstr(why, "is padding of A, holding its pad value 1\n"),
+		      "%s", why);
+	free(why);
+	vs_schedule_free(s);
 	/* with T.undef() padding the last step is refused, with a replay */
 	s = vs_schedule_new(ctx, m, NULL);
 	ck_assert_int_eq(vs_transform_layout(s, "A", "lambda i, j: [i, j // 4, j % 4]", "T.undef()", NULL,
