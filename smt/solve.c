@@ -247,6 +247,156 @@ static void worker_free(Worker *w)
 	memset(w, 0, sizeof *w);
 }
 
+/* ---------- a check with a hard bound ----------
+ * Z3 does not poll for the interrupt everywhere: a nonlinear query with a
+ * 1000 ms limit returned up to 1.15 s after the watchdog's first
+ * interrupt (in the nonlinear tactics' preprocessing), and a resource
+ * limit would not help, since Z3 counts resources where it polls. So the
+ * check runs on a thread of its own while the caller waits until the
+ * hard deadline (the limit, plus a quarter of it and 100 ms for Z3 to
+ * unwind after the interrupt). Past it the caller gives up: the query is
+ * "timeout" (not proven, so it rejects), and the worker is lost: the
+ * check's thread owns it, finishes alone (the watchdog keeps
+ * interrupting) and frees it; the caller takes another worker. At most
+ * MAX_LOST checks run on alone; with more, the caller waits as before. */
+enum { MAX_LOST = 4, UNWIND_MS = 100 };
+
+static atomic_int lost_alive;
+static pthread_once_t lost_once = PTHREAD_ONCE_INIT;
+
+/* At exit, a lost check may still run in Z3 while the library's static
+ * state is torn down: wait for it (each is interrupted every 20 ms and
+ * has returned within about a second), at most 5 s. */
+static void wait_for_lost(void)
+{
+	for (int k = 0; k < 1000 && atomic_load(&lost_alive) > 0; k++)
+		nanosleep(&(struct timespec){0, 5000000L}, NULL);
+}
+
+static void register_lost_wait(void) { atexit(wait_for_lost); }
+
+typedef struct Runner {
+	pthread_mutex_t mu;
+	pthread_cond_t cv;
+	int refs; /* the caller and the check's thread */
+	bool done, lost;
+	Worker *w;
+	Z3_solver s;
+	Z3_lbool res;
+	bool failed; /* a Z3 error, with its text in err */
+	char err[256];
+} Runner;
+
+static void runner_unref(Runner *r)
+{
+	pthread_mutex_lock(&r->mu);
+	bool last = --r->refs == 0;
+	pthread_mutex_unlock(&r->mu);
+	if (!last)
+		return;
+	pthread_cond_destroy(&r->cv);
+	pthread_mutex_destroy(&r->mu);
+	free(r);
+}
+
+static void *runner_main(void *arg)
+{
+	Runner *r = arg;
+	smt_z3_error_clear();
+	Z3_lbool res = Z3_solver_check(r->w->ctx, r->s);
+	const char *msg = NULL;
+	bool failed = smt_z3_error(&msg);
+	pthread_mutex_lock(&r->mu);
+	r->res = res;
+	r->failed = failed;
+	if (failed)
+		snprintf(r->err, sizeof r->err, "%s", msg ? msg : "");
+	r->done = true;
+	bool lost = r->lost;
+	Worker *w = r->w;
+	pthread_cond_signal(&r->cv);
+	pthread_mutex_unlock(&r->mu);
+	smt_z3_error_clear();
+	if (lost) {
+		watchdog_disarm(&w->dog);
+		worker_free(w);
+		free(w);
+		atomic_fetch_sub(&lost_alive, 1);
+	}
+	runner_unref(r);
+	return NULL;
+}
+
+/* Z3_solver_check(w->ctx, s) under the watchdog's time_ms, returning by
+ * the hard deadline. False when the caller gave up: *res is Z3_L_UNDEF
+ * and w belongs to the check's thread (the caller must not touch w, its
+ * context or anything made in it again). A Z3 error of the check is
+ * copied to err (NUL-terminated, empty without one). */
+static bool timed_check(Worker *w, Z3_solver s, unsigned time_ms,
+			Z3_lbool *res, char err[256])
+{
+	err[0] = '\0';
+	*res = Z3_L_UNDEF;
+	Runner *r = calloc(1, sizeof *r);
+	pthread_attr_t attr;
+	pthread_t t;
+	bool started = false;
+	if (r && atomic_load(&lost_alive) < MAX_LOST) {
+		pthread_condattr_t ca;
+		pthread_condattr_init(&ca);
+		pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
+		pthread_mutex_init(&r->mu, NULL);
+		pthread_cond_init(&r->cv, &ca);
+		pthread_condattr_destroy(&ca);
+		r->refs = 2;
+		r->w = w;
+		r->s = s;
+		pthread_attr_init(&attr);
+		pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
+		/* Z3 recurses on deep terms: the size of a main thread's stack */
+		pthread_attr_setstacksize(&attr, (size_t)8 << 20);
+		watchdog_arm(&w->dog, time_ms);
+		started = pthread_create(&t, &attr, runner_main, r) == 0;
+		pthread_attr_destroy(&attr);
+		if (!started) {
+			pthread_cond_destroy(&r->cv);
+			pthread_mutex_destroy(&r->mu);
+		}
+	}
+	if (!started) { /* inline, bounded by the watchdog alone */
+		free(r);
+		watchdog_arm(&w->dog, time_ms);
+		*res = Z3_solver_check(w->ctx, s);
+		watchdog_disarm(&w->dog);
+		const char *msg = NULL;
+		if (smt_z3_error(&msg))
+			snprintf(err, 256, "%s", msg ? msg : "");
+		return true;
+	}
+	struct timespec hard;
+	clock_gettime(CLOCK_MONOTONIC, &hard);
+	timespec_add_ms(&hard, time_ms + time_ms / 4 + UNWIND_MS);
+	pthread_mutex_lock(&r->mu);
+	while (!r->done &&
+	       pthread_cond_timedwait(&r->cv, &r->mu, &hard) == 0)
+		;
+	bool done = r->done;
+	if (done) {
+		*res = r->res;
+		if (r->failed)
+			snprintf(err, 256, "%s", r->err);
+	} else {
+		r->lost = true;
+		atomic_fetch_add(&lost_alive, 1);
+		pthread_once(&lost_once, register_lost_wait);
+	}
+	pthread_mutex_unlock(&r->mu);
+	if (done)
+		watchdog_disarm(&w->dog);
+	runner_unref(r);
+	return done;
+}
+
 void smt_solver_free(Solver *s)
 {
 	if (!s)
@@ -743,8 +893,9 @@ static char *unknown_reason(const char *z3, bool out_of_time,
 }
 
 /* hyps AND NOT goal on one solver: unsat -> proven, sat -> refuted with
- * a model, else not proven. */
-static void check_on(Worker *w, Z3_solver s, bool incremental,
+ * a model, else not proven. False when the worker was lost (timed_check):
+ * the caller must drop it. */
+static bool check_on(Worker *w, Z3_solver s, bool incremental,
 		     unsigned time_ms, const SmtOptions *opt,
 		     const SmtEncoding *enc, RawResult *r)
 {
@@ -758,13 +909,17 @@ static void check_on(Worker *w, Z3_solver s, bool incremental,
 	double budget0 = opt->rlimit ? rlimit_count(c, s) : 0;
 	double t0 = now_seconds();
 	Z3_lbool res = Z3_L_UNDEF;
-	if (!smt_z3_error(NULL)) {
-		watchdog_arm(&w->dog, time_ms);
-		res = Z3_solver_check(c, s);
-		watchdog_disarm(&w->dog);
+	char err[256] = "";
+	if (!smt_z3_error(&msg) &&
+	    !timed_check(w, s, time_ms, &res, err)) {
+		/* given up at the hard deadline: w is the check's now */
+		raw_unknown(r, "timeout");
+		return false;
 	}
+	if (err[0])
+		msg = err;
 	double elapsed_ms = (now_seconds() - t0) * 1000.0;
-	if (smt_z3_error(&msg)) {
+	if (msg) {
 		char *why = NULL;
 		if (asprintf(&why, "internal: z3 error: %s", msg) < 0)
 			why = NULL;
@@ -798,27 +953,30 @@ out:
 	else
 		Z3_solver_reset(c, s);
 	smt_z3_error_clear();
+	return true;
 }
 
 /* Linear float-free queries go to the incremental solver first; floats,
- * nonlinear terms, or an incremental "incomplete" go to the fresh one. */
-static void solve(Worker *w, const SmtOptions *opt, const SmtEncoding *enc,
+ * nonlinear terms, or an incremental "incomplete" go to the fresh one.
+ * False when the worker was lost. */
+static bool solve(Worker *w, const SmtOptions *opt, const SmtEncoding *enc,
 		  RawResult *r)
 {
 	bool direct = enc->uses_fp || enc->nonlinear;
 	unsigned time_ms = opt->timeout_ms;
 	if (!direct) {
 		double t0 = now_seconds();
-		check_on(w, w->inc, true, time_ms, opt, enc, r);
+		if (!check_on(w, w->inc, true, time_ms, opt, enc, r))
+			return false;
 		if (r->verdict != VERDICT_UNKNOWN || !r->reason ||
 		    strncmp(r->reason, "incomplete", 10) != 0)
-			return;
+			return true;
 		/* the fallback gets what is left of the time */
 		double spent = (now_seconds() - t0) * 1000.0;
 		time_ms = spent < time_ms ? time_ms - (unsigned)spent : 1;
 		raw_free(r);
 	}
-	check_on(w, w->fresh, false, time_ms, opt, enc, r);
+	return check_on(w, w->fresh, false, time_ms, opt, enc, r);
 }
 
 /* ---------- jobs ---------- */
@@ -841,8 +999,9 @@ typedef struct Job {
 /* Encode, look the key up in memory then on disk, solve on a miss. The
  * text is printed only with opt.want_text: the key is structural
  * (qhash.c), and the proof log prints its own copy on demand. */
-static void run_job(Solver *s, Worker *w, FloatMode fm, Job *j)
+static void run_job(Solver *s, Worker **wp, FloatMode fm, Job *j)
 {
+	Worker *w = *wp;
 	double t0 = now_seconds();
 	const char *why = w ? worker_init(w, &s->opt) : "internal: out of memory";
 	if (why) {
@@ -878,7 +1037,13 @@ static void run_job(Solver *s, Worker *w, FloatMode fm, Job *j)
 		cache_put(s, &key, &j->raw);
 		goto done;
 	}
-	solve(w, &s->opt, &enc, &j->raw);
+	if (!solve(w, &s->opt, &enc, &j->raw)) {
+		/* the worker is lost with its context: the terms go with it */
+		*wp = NULL;
+		smt_encoding_disown(&enc);
+		atomic_fetch_add(&s->nsolved, 1);
+		goto done;
+	}
 	atomic_fetch_add(&s->nsolved, 1);
 	/* Z3 failures are not facts about the query; everything else is
 	 * (a timeout under the same limits included, in memory; on disk
@@ -956,7 +1121,7 @@ void smt_discharge(Solver *s, Arena *a, const Obligation *o, FloatMode fm,
 	}
 	Job j = {.o = o};
 	Worker *w = worker_acquire();
-	run_job(s, w, fm, &j);
+	run_job(s, &w, fm, &j);
 	worker_release(w);
 	job_result(a, &j, out);
 	job_free(&j);
@@ -978,7 +1143,7 @@ static void *crew_main(void *arg)
 	for (int i; (i = atomic_fetch_add(&b->next, 1)) < b->n;) {
 		if (!w)
 			w = worker_acquire();
-		run_job(b->s, w, b->fm, &b->jobs[i]);
+		run_job(b->s, &w, b->fm, &b->jobs[i]);
 	}
 	worker_release(w);
 	return NULL;
@@ -1126,12 +1291,16 @@ Model *smt_model_within(Solver *s, Arena *a, const Obligation *o, FloatMode fm,
 			    enc.syms[i].value)
 				bounded += assert_within(c, zs, enc.syms[i].value, cap);
 	if (bounded && !smt_z3_error(NULL)) {
-		watchdog_arm(&w->dog, time_ms ? time_ms : 1);
-		Z3_lbool res = Z3_solver_check(c, zs);
-		watchdog_disarm(&w->dog);
+		Z3_lbool res;
+		char err[256];
+		if (!timed_check(w, zs, time_ms ? time_ms : 1, &res, err)) {
+			smt_encoding_disown(&enc);
+			smt_encoding_free(&enc);
+			return NULL; /* w is the check's now */
+		}
 		/* only a model of the query and the bounds: anything else
 		 * (unsat, unknown, a Z3 error) keeps the caller's model */
-		if (res == Z3_L_TRUE && !smt_z3_error(NULL) &&
+		if (res == Z3_L_TRUE && !err[0] && !smt_z3_error(NULL) &&
 		    !extract_model(c, zs, &enc, &j.raw) && j.raw.has_model) {
 			j.syms = calloc((size_t)enc.nsyms + 1, sizeof *j.syms);
 			if (j.syms) {
