@@ -111,8 +111,11 @@ typedef struct Worker {
 	Z3_solver inc, fresh;
 	unsigned rlimit; /* the solvers' resource limit */
 	Watchdog dog;
+	struct Runner *run; /* the check's thread, NULL until the first check */
 	struct Worker *next; /* in the process pool while idle */
 } Worker;
+
+static void runner_stop(struct Runner *r);
 
 typedef struct CacheEntry {
 	QKey key;
@@ -236,6 +239,10 @@ static void watchdog_disarm(Watchdog *d)
 
 static void worker_free(Worker *w)
 {
+	if (w->run) {
+		runner_stop(w->run);
+		w->run = NULL;
+	}
 	if (!w->ctx)
 		return;
 	watchdog_stop(&w->dog);
@@ -253,13 +260,14 @@ static void worker_free(Worker *w)
  * interrupt (in the nonlinear tactics' preprocessing), and a resource
  * limit would not help, since Z3 counts resources where it polls. So the
  * check runs on a thread of its own while the caller waits until the
- * hard deadline (the limit, plus a quarter of it and 100 ms for Z3 to
- * unwind after the interrupt). Past it the caller gives up: the query is
+ * hard deadline (the limit, plus a quarter of it and 250 ms for Z3 to
+ * unwind after the interrupt: losing a worker costs a new context, up to
+ * 0.4 s on a loaded machine, so not too eagerly). Past it the caller gives up: the query is
  * "timeout" (not proven, so it rejects), and the worker is lost: the
  * check's thread owns it, finishes alone (the watchdog keeps
  * interrupting) and frees it; the caller takes another worker. At most
  * MAX_LOST checks run on alone; with more, the caller waits as before. */
-enum { MAX_LOST = 4, UNWIND_MS = 100 };
+enum { MAX_LOST = 4, UNWIND_MS = 250 };
 
 static atomic_int lost_alive;
 static pthread_once_t lost_once = PTHREAD_ONCE_INIT;
@@ -273,13 +281,21 @@ static void wait_for_lost(void)
 		nanosleep(&(struct timespec){0, 5000000L}, NULL);
 }
 
-static void register_lost_wait(void) { atexit(wait_for_lost); }
+/* a forked child has none of its parent's threads */
+static void lost_after_fork(void) { atomic_store(&lost_alive, 0); }
 
+static void register_lost_wait(void)
+{
+	atexit(wait_for_lost);
+	pthread_atfork(NULL, NULL, lost_after_fork);
+}
+
+/* The check's thread, one per worker, started on its first check. */
 typedef struct Runner {
 	pthread_mutex_t mu;
-	pthread_cond_t cv;
-	int refs; /* the caller and the check's thread */
-	bool done, lost;
+	pthread_cond_t go_cv, done_cv;
+	pthread_t thread;
+	bool go, done, lost, quit;
 	Worker *w;
 	Z3_solver s;
 	Z3_lbool res;
@@ -287,14 +303,10 @@ typedef struct Runner {
 	char err[256];
 } Runner;
 
-static void runner_unref(Runner *r)
+static void runner_destroy(Runner *r)
 {
-	pthread_mutex_lock(&r->mu);
-	bool last = --r->refs == 0;
-	pthread_mutex_unlock(&r->mu);
-	if (!last)
-		return;
-	pthread_cond_destroy(&r->cv);
+	pthread_cond_destroy(&r->go_cv);
+	pthread_cond_destroy(&r->done_cv);
 	pthread_mutex_destroy(&r->mu);
 	free(r);
 }
@@ -302,29 +314,85 @@ static void runner_unref(Runner *r)
 static void *runner_main(void *arg)
 {
 	Runner *r = arg;
-	smt_z3_error_clear();
-	Z3_lbool res = Z3_solver_check(r->w->ctx, r->s);
-	const char *msg = NULL;
-	bool failed = smt_z3_error(&msg);
 	pthread_mutex_lock(&r->mu);
-	r->res = res;
-	r->failed = failed;
-	if (failed)
-		snprintf(r->err, sizeof r->err, "%s", msg ? msg : "");
-	r->done = true;
-	bool lost = r->lost;
-	Worker *w = r->w;
-	pthread_cond_signal(&r->cv);
-	pthread_mutex_unlock(&r->mu);
-	smt_z3_error_clear();
-	if (lost) {
+	for (;;) {
+		while (!r->go && !r->quit)
+			pthread_cond_wait(&r->go_cv, &r->mu);
+		if (r->quit)
+			break;
+		r->go = false;
+		Worker *w = r->w;
+		Z3_solver s = r->s;
+		pthread_mutex_unlock(&r->mu);
+		smt_z3_error_clear();
+		Z3_lbool res = Z3_solver_check(w->ctx, s);
+		/* at once: Z3_interrupt after the check leaves the context
+		 * canceled, and the next push would fail ("push canceled") */
 		watchdog_disarm(&w->dog);
+		const char *msg = NULL;
+		bool failed = smt_z3_error(&msg);
+		char err[256] = "";
+		if (failed)
+			snprintf(err, sizeof err, "%s", msg ? msg : "");
+		smt_z3_error_clear();
+		pthread_mutex_lock(&r->mu);
+		r->res = res;
+		r->failed = failed;
+		memcpy(r->err, err, sizeof err);
+		r->done = true;
+		pthread_cond_signal(&r->done_cv);
+		if (r->lost)
+			break;
+	}
+	bool lost = r->lost;
+	pthread_mutex_unlock(&r->mu);
+	if (lost) { /* the caller has gone: the worker is ours to free */
+		pthread_detach(pthread_self());
+		Worker *w = r->w;
+		w->run = NULL;
 		worker_free(w);
 		free(w);
+		runner_destroy(r);
 		atomic_fetch_sub(&lost_alive, 1);
 	}
-	runner_unref(r);
 	return NULL;
+}
+
+static Runner *runner_start(Worker *w)
+{
+	Runner *r = calloc(1, sizeof *r);
+	if (!r)
+		return NULL;
+	pthread_mutex_init(&r->mu, NULL);
+	pthread_condattr_t ca;
+	pthread_condattr_init(&ca);
+	pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
+	pthread_cond_init(&r->go_cv, NULL);
+	pthread_cond_init(&r->done_cv, &ca);
+	pthread_condattr_destroy(&ca);
+	r->w = w;
+	pthread_attr_t attr;
+	pthread_attr_init(&attr);
+	/* Z3 recurses on deep terms: the size of a main thread's stack */
+	pthread_attr_setstacksize(&attr, (size_t)8 << 20);
+	bool ok = pthread_create(&r->thread, &attr, runner_main, r) == 0;
+	pthread_attr_destroy(&attr);
+	if (!ok) {
+		runner_destroy(r);
+		return NULL;
+	}
+	return r;
+}
+
+/* an idle runner (not lost): its thread ends and is joined */
+static void runner_stop(Runner *r)
+{
+	pthread_mutex_lock(&r->mu);
+	r->quit = true;
+	pthread_cond_signal(&r->go_cv);
+	pthread_mutex_unlock(&r->mu);
+	pthread_join(r->thread, NULL);
+	runner_destroy(r);
 }
 
 /* Z3_solver_check(w->ctx, s) under the watchdog's time_ms, returning by
@@ -337,34 +405,11 @@ static bool timed_check(Worker *w, Z3_solver s, unsigned time_ms,
 {
 	err[0] = '\0';
 	*res = Z3_L_UNDEF;
-	Runner *r = calloc(1, sizeof *r);
-	pthread_attr_t attr;
-	pthread_t t;
-	bool started = false;
-	if (r && atomic_load(&lost_alive) < MAX_LOST) {
-		pthread_condattr_t ca;
-		pthread_condattr_init(&ca);
-		pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
-		pthread_mutex_init(&r->mu, NULL);
-		pthread_cond_init(&r->cv, &ca);
-		pthread_condattr_destroy(&ca);
-		r->refs = 2;
-		r->w = w;
-		r->s = s;
-		pthread_attr_init(&attr);
-		pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
-		/* Z3 recurses on deep terms: the size of a main thread's stack */
-		pthread_attr_setstacksize(&attr, (size_t)8 << 20);
-		watchdog_arm(&w->dog, time_ms);
-		started = pthread_create(&t, &attr, runner_main, r) == 0;
-		pthread_attr_destroy(&attr);
-		if (!started) {
-			pthread_cond_destroy(&r->cv);
-			pthread_mutex_destroy(&r->mu);
-		}
-	}
-	if (!started) { /* inline, bounded by the watchdog alone */
-		free(r);
+	bool room = atomic_load(&lost_alive) < MAX_LOST;
+	if (!w->run && room)
+		w->run = runner_start(w);
+	Runner *r = w->run;
+	if (!r || !room) { /* inline, bounded by the watchdog alone */
 		watchdog_arm(&w->dog, time_ms);
 		*res = Z3_solver_check(w->ctx, s);
 		watchdog_disarm(&w->dog);
@@ -377,8 +422,13 @@ static bool timed_check(Worker *w, Z3_solver s, unsigned time_ms,
 	clock_gettime(CLOCK_MONOTONIC, &hard);
 	timespec_add_ms(&hard, time_ms + time_ms / 4 + UNWIND_MS);
 	pthread_mutex_lock(&r->mu);
+	r->s = s;
+	r->done = false;
+	r->go = true;
+	watchdog_arm(&w->dog, time_ms);
+	pthread_cond_signal(&r->go_cv);
 	while (!r->done &&
-	       pthread_cond_timedwait(&r->cv, &r->mu, &hard) == 0)
+	       pthread_cond_timedwait(&r->done_cv, &r->mu, &hard) == 0)
 		;
 	bool done = r->done;
 	if (done) {
@@ -391,9 +441,6 @@ static bool timed_check(Worker *w, Z3_solver s, unsigned time_ms,
 		pthread_once(&lost_once, register_lost_wait);
 	}
 	pthread_mutex_unlock(&r->mu);
-	if (done)
-		watchdog_disarm(&w->dog);
-	runner_unref(r);
 	return done;
 }
 
