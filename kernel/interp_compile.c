@@ -770,18 +770,21 @@ static bool eval_int(Interp *in, const CExpr *c, int64_t *out, const char *what)
 	return ev(in, c, &x) && in_int_value(in, c->e, x, out, what);
 }
 
-/* A loop whose body runs through body (inlined where it is known). */
+/* A loop's step and bounds, as the tree walk evaluates them. */
+static inline bool loop_bounds(Interp *in, const CStmt *c, int64_t *lo, int64_t *ext)
+{
+	return in_step(in, c->s->span) && eval_int(in, c->x, lo, "a loop bound") &&
+	       eval_int(in, c->y, ext, "a loop extent");
+}
+
+/* A loop's iterations once its bounds are known, the body run through
+ * body (inlined where it is known). */
 static inline __attribute__((always_inline)) bool
-for_loop(Interp *in, const CStmt *c, bool (*body)(Interp *, const CStmt *))
+loop_run(Interp *in, const CStmt *c, int64_t lo, int64_t ext,
+	 bool (*body)(Interp *, const CStmt *))
 {
 	const Stmt *s = c->s;
-	if (!in_step(in, s->span))
-		return false;
-	int64_t lo, ext;
 	const Var *v = s->u.loop.var;
-	if (!eval_int(in, c->x, &lo, "a loop bound") ||
-	    !eval_int(in, c->y, &ext, "a loop extent"))
-		return false;
 	SavedVar old;
 	if (!in_bind_var(in, v, (Value){.i = 0}, &old))
 		return false;
@@ -804,6 +807,13 @@ for_loop(Interp *in, const CStmt *c, bool (*body)(Interp *, const CStmt *))
 	in->nloops--;
 	in_unbind_var(in, v, &old);
 	return ok;
+}
+
+static inline __attribute__((always_inline)) bool
+for_loop(Interp *in, const CStmt *c, bool (*body)(Interp *, const CStmt *))
+{
+	int64_t lo, ext;
+	return loop_bounds(in, c, &lo, &ext) && loop_run(in, c, lo, ext, body);
 }
 
 static bool s_for(Interp *in, const CStmt *c)
@@ -883,10 +893,104 @@ static bool s_store_update_f32(Interp *in, const CStmt *c)
 	return s_update_f32(in, c);
 }
 
-/* A loop whose body is that update. */
+/* The offsets of the access (bs, aff, n) over a loop whose variable (in
+ * frame slot `slot`) runs lo + k for k in [0, ext): base + delta * k, when
+ * every index of every iteration is in bounds, computed exactly (no
+ * wrapping: then the wrapped index is the exact one), and no other
+ * variable is undefined. False: not that shape; the iterations check
+ * each access themselves. */
+static bool affine_line(const Interp *in, const BufState *bs, const Affine *aff, int n,
+			int slot, int64_t lo, int64_t ext, uint64_t *base, uint64_t *delta)
+{
+	const Value *fr = in->frame;
+	__int128 o = 0, d = 0;
+	for (int k = 0; k < n; k++) {
+		const Affine *f = &aff[k];
+		uint64_t x = f->k;
+		int64_t cv = 0;
+		for (int i = 0; i < f->n; i++) {
+			if (f->s[i] == slot) {
+				cv = wrap_int((int64_t)f->c[i], f->t);
+				continue;
+			}
+			if (f->lets && in->frame_undef[f->s[i]])
+				return false;
+			x += f->c[i] * (uint64_t)fr[f->s[i]].i;
+		}
+		__int128 first = (__int128)wrap_int((int64_t)x, f->t) + (__int128)cv * lo;
+		__int128 last = first + (__int128)cv * (ext - 1);
+		if (first < 0 || first >= bs->shape[k] || last < 0 || last >= bs->shape[k])
+			return false;
+		o = o * bs->shape[k] + first;
+		d = d * bs->shape[k] + cv;
+	}
+	*base = (uint64_t)(int64_t)o;
+	*delta = (uint64_t)(int64_t)d;
+	return true;
+}
+
+/* A loop whose body is that update. When every access is a line over the
+ * loop (affine_line), the loop variable's values need no wrapping and
+ * the step limit holds for the whole loop, the iterations only check the
+ * three cells; an iteration whose cells are not all initialised binds
+ * the variable and runs s_store (the shared code, its message). */
 static bool s_for_update_f32(Interp *in, const CStmt *c)
 {
-	return for_loop(in, c, s_update_f32);
+	const Stmt *s = c->s;
+	const CStmt *u = c->body;
+	const Var *v = s->u.loop.var;
+	int64_t lo, ext;
+	if (!loop_bounds(in, c, &lo, &ext))
+		return false;
+	__int128 top = (__int128)lo + ext - 1;
+	bool vt32 = v->dtype == DT_INT32;
+	if (c->slot < 0 || ext <= 0 || (!vt32 && v->dtype != DT_INT64) ||
+	    (vt32 && (lo < INT32_MIN || top > INT32_MAX)) || top > INT64_MAX ||
+	    (unsigned __int128)in->steps + 2 * (unsigned __int128)ext > in->limit)
+		return loop_run(in, c, lo, ext, s_update_f32);
+	const CExpr *ly = u->ly, *lz = u->lz;
+	BufState *bx = bufref(in, &u->ref), *by = bufref(in, &ly->ref), *bz = bufref(in, &lz->ref);
+	uint64_t ox, oy, oz, dx, dy, dz;
+	if (!affine_line(in, bx, u->aff, u->s->u.store.nidx, c->slot, lo, ext, &ox, &dx) ||
+	    !affine_line(in, by, ly->aff, ly->e->u.load.nidx, c->slot, lo, ext, &oy, &dy) ||
+	    !affine_line(in, bz, lz->aff, lz->e->u.load.nidx, c->slot, lo, ext, &oz, &dz))
+		return loop_run(in, c, lo, ext, s_update_f32);
+	SavedVar old;
+	if (!in_bind_var(in, v, (Value){.i = 0}, &old))
+		return false;
+	if (!in_push_loop(in, v)) {
+		in_unbind_var(in, v, &old);
+		return false;
+	}
+	bool ok = true, upd_first = u->upd_first;
+	uint8_t *cx_ = bx->cell, *cy = by->cell, *cz = bz->cell;
+	Value *vx = bx->data, *vy = by->data, *vz = bz->data;
+	for (int64_t k = 0; k < ext; k++, ox += dx, oy += dy, oz += dz) {
+		in->counts.iterations++;
+		in->steps++;
+		if (cx_[ox] == CELL_INIT && cy[oy] == CELL_INIT && cz[oz] == CELL_INIT) {
+			in->steps++;
+			double x = (double)(float)vx[ox].f;
+			double y = (double)(float)vy[oy].f, z = (double)(float)vz[oz].f;
+			double p = (double)(float)(y * z);
+			double r = upd_first ? (double)(float)(x + p) : (double)(float)(p + x);
+			vx[ox].f = (double)(float)r;
+			cx_[ox] = CELL_INIT;
+			in->counts.loads += 3;
+			in->counts.stores++;
+			continue;
+		}
+		Value xv = {.i = lo + k};
+		in_slot(in, v)->v = xv;
+		in->frame[c->slot] = xv;
+		if (!s_store(in, u)) {
+			ok = false;
+			break;
+		}
+	}
+	in->nloops--;
+	in_unbind_var(in, v, &old);
+	return ok;
 }
 
 static bool s_eval(Interp *in, const CStmt *c)
