@@ -859,40 +859,6 @@ static bool s_store(Interp *in, const CStmt *c)
 	return true;
 }
 
-/* X[a] = X[a] + Y[b] * Z[c] in f32 (all cells f32, all indices affine,
- * all buffers fast): when the step fits the limit, the indices are in
- * bounds and the three cells are initialised, the store of s_store with
- * the values of c_load_f32, c_mul_f32 and c_add_f32 (the same roundings
- * in the same order), else s_store. */
-static inline __attribute__((always_inline)) bool s_update_f32(Interp *in, const CStmt *c)
-{
-	int n = c->s->u.store.nidx;
-	const CExpr *ly = c->ly, *lz = c->lz;
-	BufState *bx = bufref(in, &c->ref), *by = bufref(in, &ly->ref), *bz = bufref(in, &lz->ref);
-	int64_t ox, oy, oz;
-	if (in->steps < in->limit && affine_offset(in, bx, c->aff, n, &ox) &&
-	    affine_offset(in, by, ly->aff, ly->e->u.load.nidx, &oy) &&
-	    affine_offset(in, bz, lz->aff, lz->e->u.load.nidx, &oz) &&
-	    bx->cell[ox] == CELL_INIT && by->cell[oy] == CELL_INIT && bz->cell[oz] == CELL_INIT) {
-		in->steps++;
-		double x = (double)(float)bx->data[ox].f;
-		double y = (double)(float)by->data[oy].f, z = (double)(float)bz->data[oz].f;
-		double p = (double)(float)(y * z);
-		double r = c->upd_first ? (double)(float)(x + p) : (double)(float)(p + x);
-		bx->data[ox].f = (double)(float)r;
-		bx->cell[ox] = CELL_INIT;
-		in->counts.loads += 3;
-		in->counts.stores++;
-		return true;
-	}
-	return s_store(in, c);
-}
-
-static bool s_store_update_f32(Interp *in, const CStmt *c)
-{
-	return s_update_f32(in, c);
-}
-
 /* The offsets of the access (bs, aff, n) over a loop whose variable (in
  * frame slot `slot`) runs lo + k for k in [0, ext): base + delta * k, when
  * every index of every iteration is in bounds, computed exactly (no
@@ -929,69 +895,134 @@ static bool affine_line(const Interp *in, const BufState *bs, const Affine *aff,
 	return true;
 }
 
-/* A loop whose body is that update. When every access is a line over the
- * loop (affine_line), the loop variable's values need no wrapping and
- * the step limit holds for the whole loop, the iterations only check the
- * three cells; an iteration whose cells are not all initialised binds
- * the variable and runs s_store (the shared code, its message). */
-static bool s_for_update_f32(Interp *in, const CStmt *c)
-{
-	const Stmt *s = c->s;
-	const CStmt *u = c->body;
-	const Var *v = s->u.loop.var;
-	int64_t lo, ext;
-	if (!loop_bounds(in, c, &lo, &ext))
-		return false;
-	__int128 top = (__int128)lo + ext - 1;
-	bool vt32 = v->dtype == DT_INT32;
-	if (c->slot < 0 || ext <= 0 || (!vt32 && v->dtype != DT_INT64) ||
-	    (vt32 && (lo < INT32_MIN || top > INT32_MAX)) || top > INT64_MAX ||
-	    (unsigned __int128)in->steps + 2 * (unsigned __int128)ext > in->limit)
-		return loop_run(in, c, lo, ext, s_update_f32);
-	const CExpr *ly = u->ly, *lz = u->lz;
-	BufState *bx = bufref(in, &u->ref), *by = bufref(in, &ly->ref), *bz = bufref(in, &lz->ref);
-	uint64_t ox, oy, oz, dx, dy, dz;
-	if (!affine_line(in, bx, u->aff, u->s->u.store.nidx, c->slot, lo, ext, &ox, &dx) ||
-	    !affine_line(in, by, ly->aff, ly->e->u.load.nidx, c->slot, lo, ext, &oy, &dy) ||
-	    !affine_line(in, bz, lz->aff, lz->e->u.load.nidx, c->slot, lo, ext, &oz, &dz))
-		return loop_run(in, c, lo, ext, s_update_f32);
-	SavedVar old;
-	if (!in_bind_var(in, v, (Value){.i = 0}, &old))
-		return false;
-	if (!in_push_loop(in, v)) {
-		in_unbind_var(in, v, &old);
-		return false;
+/* The updates X[a] = X[a] + Y[b] * Z[c] and X[a] = X[a] + Y[b] (or the
+ * sum the other way round when upd_first is false) of cells and values
+ * of one dtype T, all indices affine, all buffers fast. s_update_SUF:
+ * when the step fits the limit, the indices are in bounds and the cells
+ * are initialised, the store of s_store with the values of the typed
+ * load, multiply and add closures (the same wrapping or roundings in the
+ * same order: CALC, from the cells x, y, z to the stored value r), else
+ * s_store. s_for_update_SUF, a loop whose body is that update: when every
+ * access is a line over the loop (affine_line), the loop variable's
+ * values need no wrapping and the step limit holds for the whole loop,
+ * the iterations only check the cells; an iteration whose cells are not
+ * all initialised binds the variable and runs s_store (the shared code,
+ * its message). */
+#define UPDATE(SUF, NL, CALC)                                                            \
+	static inline __attribute__((always_inline)) bool s_update_##SUF(Interp *in,       \
+									 const CStmt *c)   \
+	{                                                                                \
+		const CExpr *ly = c->ly, *lz = c->lz;                                    \
+		BufState *bx = bufref(in, &c->ref), *by = bufref(in, &ly->ref);          \
+		BufState *bz = NL == 2 ? bufref(in, &lz->ref) : bx;                      \
+		int64_t ox, oy, oz = 0;                                                  \
+		if (in->steps < in->limit &&                                             \
+		    affine_offset(in, bx, c->aff, c->s->u.store.nidx, &ox) &&            \
+		    affine_offset(in, by, ly->aff, ly->e->u.load.nidx, &oy) &&           \
+		    (NL == 1 || affine_offset(in, bz, lz->aff, lz->e->u.load.nidx, &oz)) && \
+		    bx->cell[ox] == CELL_INIT && by->cell[oy] == CELL_INIT &&            \
+		    (NL == 1 || bz->cell[oz] == CELL_INIT)) {                            \
+			in->steps++;                                                     \
+			bool first = c->upd_first;                                       \
+			const Value *x = &bx->data[ox], *y = &by->data[oy], *z = &bz->data[oz]; \
+			Value r;                                                         \
+			(void)z;                                                         \
+			CALC;                                                            \
+			bx->data[ox] = r;                                                \
+			bx->cell[ox] = CELL_INIT;                                        \
+			in->counts.loads += 1 + NL;                                      \
+			in->counts.stores++;                                             \
+			return true;                                                     \
+		}                                                                        \
+		return s_store(in, c);                                                   \
+	}                                                                                \
+	static bool s_store_update_##SUF(Interp *in, const CStmt *c)                     \
+	{                                                                                \
+		return s_update_##SUF(in, c);                                            \
+	}                                                                                \
+	static bool s_for_update_##SUF(Interp *in, const CStmt *c)                       \
+	{                                                                                \
+		const Stmt *s = c->s;                                                    \
+		const CStmt *u = c->body;                                                \
+		const Var *v = s->u.loop.var;                                            \
+		int64_t lo, ext;                                                         \
+		if (!loop_bounds(in, c, &lo, &ext))                                      \
+			return false;                                                    \
+		__int128 top = (__int128)lo + ext - 1;                                   \
+		bool vt32 = v->dtype == DT_INT32;                                        \
+		if (c->slot < 0 || ext <= 0 || (!vt32 && v->dtype != DT_INT64) ||        \
+		    (vt32 && (lo < INT32_MIN || top > INT32_MAX)) || top > INT64_MAX ||  \
+		    (unsigned __int128)in->steps + 2 * (unsigned __int128)ext > in->limit) \
+			return loop_run(in, c, lo, ext, s_update_##SUF);                 \
+		const CExpr *ly = u->ly, *lz = u->lz;                                    \
+		BufState *bx = bufref(in, &u->ref), *by = bufref(in, &ly->ref);          \
+		BufState *bz = NL == 2 ? bufref(in, &lz->ref) : bx;                      \
+		uint64_t ox, oy, oz = 0, dx, dy, dz = 0;                                 \
+		if (!affine_line(in, bx, u->aff, u->s->u.store.nidx, c->slot, lo, ext, &ox, &dx) || \
+		    !affine_line(in, by, ly->aff, ly->e->u.load.nidx, c->slot, lo, ext, &oy, &dy) || \
+		    (NL == 2 && !affine_line(in, bz, lz->aff, lz->e->u.load.nidx, c->slot, lo, ext, \
+					     &oz, &dz)))                                 \
+			return loop_run(in, c, lo, ext, s_update_##SUF);                 \
+		SavedVar old;                                                            \
+		if (!in_bind_var(in, v, (Value){.i = 0}, &old))                          \
+			return false;                                                    \
+		if (!in_push_loop(in, v)) {                                              \
+			in_unbind_var(in, v, &old);                                      \
+			return false;                                                    \
+		}                                                                        \
+		bool ok = true, first = u->upd_first;                                    \
+		uint8_t *cx_ = bx->cell, *cy = by->cell, *cz = bz->cell;                 \
+		Value *vx = bx->data, *vy = by->data, *vz = bz->data;                    \
+		for (int64_t k = 0; k < ext; k++, ox += dx, oy += dy, oz += dz) {        \
+			in->counts.iterations++;                                         \
+			in->steps++;                                                     \
+			if (cx_[ox] == CELL_INIT && cy[oy] == CELL_INIT &&               \
+			    (NL == 1 || cz[oz] == CELL_INIT)) {                          \
+				in->steps++;                                             \
+				const Value *x = &vx[ox], *y = &vy[oy], *z = &vz[oz];    \
+				Value r;                                                 \
+				(void)z;                                                 \
+				CALC;                                                    \
+				vx[ox] = r;                                              \
+				cx_[ox] = CELL_INIT;                                     \
+				in->counts.loads += 1 + NL;                              \
+				in->counts.stores++;                                     \
+				continue;                                                \
+			}                                                                \
+			Value xv = {.i = lo + k};                                        \
+			in_slot(in, v)->v = xv;                                          \
+			in->frame[c->slot] = xv;                                         \
+			if (!s_store(in, u)) {                                           \
+				ok = false;                                              \
+				break;                                                   \
+			}                                                                \
+		}                                                                        \
+		in->nloops--;                                                            \
+		in_unbind_var(in, v, &old);                                              \
+		return ok;                                                               \
 	}
-	bool ok = true, upd_first = u->upd_first;
-	uint8_t *cx_ = bx->cell, *cy = by->cell, *cz = bz->cell;
-	Value *vx = bx->data, *vy = by->data, *vz = bz->data;
-	for (int64_t k = 0; k < ext; k++, ox += dx, oy += dy, oz += dz) {
-		in->counts.iterations++;
-		in->steps++;
-		if (cx_[ox] == CELL_INIT && cy[oy] == CELL_INIT && cz[oz] == CELL_INIT) {
-			in->steps++;
-			double x = (double)(float)vx[ox].f;
-			double y = (double)(float)vy[oy].f, z = (double)(float)vz[oz].f;
-			double p = (double)(float)(y * z);
-			double r = upd_first ? (double)(float)(x + p) : (double)(float)(p + x);
-			vx[ox].f = (double)(float)r;
-			cx_[ox] = CELL_INIT;
-			in->counts.loads += 3;
-			in->counts.stores++;
-			continue;
-		}
-		Value xv = {.i = lo + k};
-		in_slot(in, v)->v = xv;
-		in->frame[c->slot] = xv;
-		if (!s_store(in, u)) {
-			ok = false;
-			break;
-		}
-	}
-	in->nloops--;
-	in_unbind_var(in, v, &old);
-	return ok;
-}
+
+/* f32: loads round (c_load_f32), each operation rounds once
+ * (c_mul_f32, c_add_f32), the store converts f32 to f32 */
+#define F32(e) ((double)(float)(e))
+#define SUM_F(a, p, R) (first ? R((a) + (p)) : R((p) + (a)))
+UPDATE(mul_f32, 2, double a = F32(x->f); double p = F32(F32(y->f) * F32(z->f));
+       r.f = F32(SUM_F(a, p, F32)))
+UPDATE(add_f32, 1, double a = F32(x->f); double p = F32(y->f); r.f = F32(SUM_F(a, p, F32)))
+#define F64(e) (e)
+UPDATE(mul_f64, 2, double a = x->f; double p = y->f * z->f; r.f = SUM_F(a, p, F64))
+UPDATE(add_f64, 1, double a = x->f; double p = y->f; r.f = SUM_F(a, p, F64))
+/* integers: 64-bit unsigned arithmetic wrapped to the dtype (c_load_i32,
+ * c_mul_i32, c_add_i32; int64 wraps to itself) */
+#define W32(e) wrap_int((int64_t)(e), DT_INT32)
+#define SUM_I(a, p, W) (first ? W((uint64_t)(a) + (uint64_t)(p)) : W((uint64_t)(p) + (uint64_t)(a)))
+UPDATE(mul_i32, 2, int64_t a = W32(x->i); int64_t p = W32((uint64_t)W32(y->i) * (uint64_t)W32(z->i));
+       r.i = W32(SUM_I(a, p, W32)))
+UPDATE(add_i32, 1, int64_t a = W32(x->i); int64_t p = W32(y->i); r.i = W32(SUM_I(a, p, W32)))
+#define W64(e) ((int64_t)(e))
+UPDATE(mul_i64, 2, int64_t a = x->i; int64_t p = (int64_t)((uint64_t)y->i * (uint64_t)z->i);
+       r.i = SUM_I(a, p, W64))
+UPDATE(add_i64, 1, int64_t a = x->i; int64_t p = y->i; r.i = SUM_I(a, p, W64))
 
 static bool s_eval(Interp *in, const CStmt *c)
 {
@@ -1063,32 +1094,67 @@ static bool s_pass(Interp *in, const CStmt *c)
 	return in_step(in, c->s->span);
 }
 
-/* A load of f32 cells at affine indices of a fast buffer, as an f32
- * value. */
-static bool is_load_f32(const CExpr *c)
-{
-	return c->fn == c_load_f32;
-}
+/* The update closures by dtype: the typed load, add and multiply they
+ * stand for, and the store and loop closures with one and two loads. */
+static const struct UpdateKind {
+	DType t;
+	CEval load, add, mul;
+	CExec store1, for1, store2, for2;
+} update_kinds[] = {
+	{DT_FLOAT32, c_load_f32, c_add_f32, c_mul_f32, s_store_update_add_f32,
+	 s_for_update_add_f32, s_store_update_mul_f32, s_for_update_mul_f32},
+	{DT_FLOAT64, c_load_f64, c_add_f64, c_mul_f64, s_store_update_add_f64,
+	 s_for_update_add_f64, s_store_update_mul_f64, s_for_update_mul_f64},
+	{DT_INT32, c_load_i32, c_add_i32, c_mul_i32, s_store_update_add_i32,
+	 s_for_update_add_i32, s_store_update_mul_i32, s_for_update_mul_i32},
+	{DT_INT64, c_load_i64, c_add_i64, c_mul_i64, s_store_update_add_i64,
+	 s_for_update_add_i64, s_store_update_mul_i64, s_for_update_mul_i64},
+};
 
-/* Whether the store c is X[a] = X[a] + Y[b] * Z[c] (either order of the
- * sum) in f32: then s_update_f32 runs it. */
-static bool match_update_f32(CStmt *c)
+/* Whether the store c is X[a] = X[a] + Y[b] * Z[c] or X[a] = X[a] + Y[b]
+ * (either order of the sum) in one of those dtypes: its update closure,
+ * or NULL. */
+static CExec match_update(CStmt *c)
 {
 	const Stmt *s = c->s;
 	const CExpr *v = c->x;
-	if (!c->aff || !c->ref.fast || c->ref.dt != DT_FLOAT32 ||
-	    s->u.store.value->dtype != DT_FLOAT32 || v->fn != c_add_f32)
-		return false;
-	bool first = v->a->fn == c_load_f32;
-	const CExpr *x = first ? v->a : v->b, *p = first ? v->b : v->a;
-	if (!is_load_f32(x) || x->e->u.load.buf != s->u.store.buf ||
-	    !affine_equal(x->aff, c->aff, s->u.store.nidx) || p->fn != c_mul_f32 ||
-	    !is_load_f32(p->a) || !is_load_f32(p->b))
-		return false;
-	c->upd_first = first;
-	c->ly = p->a;
-	c->lz = p->b;
-	return true;
+	if (!c->aff || !c->ref.fast || s->u.store.value->dtype != c->ref.dt)
+		return NULL;
+	for (size_t k = 0; k < sizeof update_kinds / sizeof *update_kinds; k++) {
+		const struct UpdateKind *u = &update_kinds[k];
+		if (u->t != c->ref.dt || v->fn != u->add)
+			continue;
+		bool first = v->a->fn == u->load && v->a->e->u.load.buf == s->u.store.buf &&
+			     affine_equal(v->a->aff, c->aff, s->u.store.nidx);
+		const CExpr *x = first ? v->a : v->b, *p = first ? v->b : v->a;
+		if (x->fn != u->load || x->e->u.load.buf != s->u.store.buf ||
+		    !affine_equal(x->aff, c->aff, s->u.store.nidx))
+			return NULL;
+		c->upd_first = first;
+		if (p->fn == u->load) {
+			c->ly = p;
+			return u->store1;
+		}
+		if (p->fn == u->mul && p->a->fn == u->load && p->b->fn == u->load) {
+			c->ly = p->a;
+			c->lz = p->b;
+			return u->store2;
+		}
+		return NULL;
+	}
+	return NULL;
+}
+
+/* The loop closure of a loop whose body is an update closure. */
+static CExec update_loop(CExec body)
+{
+	for (size_t k = 0; k < sizeof update_kinds / sizeof *update_kinds; k++) {
+		if (body == update_kinds[k].store1)
+			return update_kinds[k].for1;
+		if (body == update_kinds[k].store2)
+			return update_kinds[k].for2;
+	}
+	return NULL;
 }
 
 static const CStmt *cs(Comp *cp, const Stmt *s)
@@ -1110,7 +1176,7 @@ static const CStmt *cs(Comp *cp, const Stmt *s)
 		c->slot = push_var(cp, s->u.loop.var, false);
 		c->body = cs(cp, s->u.loop.body);
 		pop_var(cp, c->slot);
-		c->fn = c->body->fn == s_store_update_f32 ? s_for_update_f32 : s_for;
+		c->fn = update_loop(c->body->fn) ? update_loop(c->body->fn) : s_for;
 		break;
 	case ST_IF:
 		c->x = cx(cp, s->u.cond.cond);
@@ -1123,7 +1189,7 @@ static const CStmt *cs(Comp *cp, const Stmt *s)
 		c->aff = index_affine(cp, s->u.store.idx, s->u.store.nidx);
 		c->ref = buf_ref(cp, s->u.store.buf, s->u.store.nidx);
 		c->x = cx(cp, s->u.store.value);
-		c->fn = match_update_f32(c) ? s_store_update_f32 : s_store;
+		c->fn = match_update(c) ? match_update(c) : s_store;
 		break;
 	case ST_EVAL:
 		c->x = cx(cp, s->u.expr);

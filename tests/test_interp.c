@@ -1494,6 +1494,21 @@ START_TEST(compiled_update_fast_paths_agree_with_the_tree)
 		/* the same cell loaded and stored through two names of one buffer */
 		"@T.prim_func\ndef f(A: T.Buffer((8,), \"float32\")):\n"
 		"    for k in T.serial(7):\n        A[k + 1] = A[k + 1] + A[k] * A[k]\n",
+		/* the other dtypes and the one-load sum: int32 wraps (big values
+		 * from the squares), int64, float64; a row past the end */
+		"@T.prim_func\ndef f(A: T.Buffer((5, 6), \"int32\"), B: T.Buffer((5,), \"int32\"),"
+		" C: T.Buffer((5,), \"int64\"), D: T.Buffer((5, 6), \"int64\")):\n"
+		"    for i in T.serial(5):\n        B[i] = 0\n        C[i] = T.int64(0)\n"
+		"        for j in T.serial(6):\n            B[i] = B[i] + A[i, j]\n"
+		"        for j in T.serial(6):\n            B[i] = A[i, j] * A[i, j] * 65536 * 8191 + B[i]\n"
+		"        for j in T.serial(6):\n            C[i] = D[i, j] * D[i, j] + C[i]\n"
+		"        for j in T.serial(7):\n            C[i] = C[i] + D[i, j]\n",
+		"@T.prim_func\ndef f(A: T.Buffer((4, 4), \"float64\"), B: T.Buffer((4,), \"float64\"),"
+		" E: T.Buffer((4, 4), \"int32\"), F: T.Buffer((4,), \"int32\")):\n"
+		"    for i in T.serial(4):\n        B[i] = T.float64(0)\n"
+		"        for j in T.serial(4):\n            B[i] = A[i, j] + B[i]\n"
+		"        for j in T.serial(4):\n            B[i] = B[i] + A[j, i] * A[i, j]\n"
+		"        for j in T.serial(4):\n            F[i] = F[i] + E[i, j] * E[j, i]\n",
 	};
 	for (size_t k = 0; k < sizeof kernels / sizeof *kernels; k++) {
 		Arena a;
