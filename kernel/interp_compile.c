@@ -869,7 +869,7 @@ static bool affine_line(const Interp *in, const BufState *bs, const Affine *aff,
 			int slot, int64_t lo, int64_t ext, uint64_t *base, uint64_t *delta)
 {
 	const Value *fr = in->frame;
-	__int128 o = 0, d = 0;
+	int64_t o = 0, d = 0; /* within a buffer's size once the bounds hold */
 	for (int k = 0; k < n; k++) {
 		const Affine *f = &aff[k];
 		uint64_t x = f->k;
@@ -883,15 +883,19 @@ static bool affine_line(const Interp *in, const BufState *bs, const Affine *aff,
 				return false;
 			x += f->c[i] * (uint64_t)fr[f->s[i]].i;
 		}
-		__int128 first = (__int128)wrap_int((int64_t)x, f->t) + (__int128)cv * lo;
-		__int128 last = first + (__int128)cv * (ext - 1);
-		if (first < 0 || first >= bs->shape[k] || last < 0 || last >= bs->shape[k])
+		int64_t first, last, t;
+		if (__builtin_mul_overflow(cv, lo, &t) ||
+		    __builtin_add_overflow(wrap_int((int64_t)x, f->t), t, &first) ||
+		    __builtin_mul_overflow(cv, ext - 1, &t) || __builtin_add_overflow(first, t, &last))
 			return false;
-		o = o * bs->shape[k] + first;
-		d = d * bs->shape[k] + cv;
+		int64_t m = bs->shape[k];
+		if (first < 0 || first >= m || last < 0 || last >= m)
+			return false;
+		o = o * m + first;
+		d = d * m + (ext > 1 ? cv : 0); /* |cv| < m when there is a step */
 	}
-	*base = (uint64_t)(int64_t)o;
-	*delta = (uint64_t)(int64_t)d;
+	*base = (uint64_t)o;
+	*delta = (uint64_t)d;
 	return true;
 }
 
@@ -1060,7 +1064,24 @@ static bool s_let(Interp *in, const CStmt *c)
 	SavedVar old;
 	const Var *v = s->u.let.var;
 	TVal x;
-	if (!ev(in, c->x, &x) || !in_bind_let(in, v, s->u.let.value, x, s->span, &old))
+	if (!ev(in, c->x, &x))
+		return false;
+	Value val;
+	int id = v->id;
+	if (c->slot >= 0 && id >= 0 && id < in->nenv &&
+	    (!in->env[id].var || in->env[id].var == v) &&
+	    in_convert(x.v, s->u.let.value->dtype, v->dtype, &val)) {
+		/* in_bind_let without overflow, inline: the slot's old binding
+		 * saved, the new one with its taint */
+		Slot saved = in->env[id];
+		in->env[id] = (Slot){v, val, x.undef};
+		in->frame[c->slot] = val;
+		in->frame_undef[c->slot] = x.undef;
+		bool ok = run(in, c->body);
+		in->env[id] = saved;
+		return ok;
+	}
+	if (!in_bind_let(in, v, s->u.let.value, x, s->span, &old))
 		return false;
 	if (c->slot >= 0) {
 		const Slot *sl = in_slot(in, v);
