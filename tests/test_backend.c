@@ -1513,6 +1513,26 @@ START_TEST(jit_check_names_its_step_budget)
 }
 END_TEST
 
+/* `vsched jit`'s check of a mid-size tiled matmul (bench/matmul_avx2.sched
+ * at 256^3): all three trials run within the check's default step budget
+ * and agree with the interpreter. */
+START_TEST(jit_check_runs_every_trial_of_a_mid_size_matmul)
+{
+	Built b = build(tu_fixture("backend/matmul256.tir"),
+			"io, ii = sch.split(\"i#2\", factor=4, tail=\"perfect\")\n"
+			"jo, ji = sch.split(\"j#2\", factor=16, tail=\"perfect\")\n"
+			"ko, ki = sch.split(\"k\", factor=128, tail=\"perfect\")\n"
+			"sch.reorder(\"ko\", \"io\", \"jo\", \"ki\", \"ii\", \"ji\")\n"
+			"sch.unroll(\"ii\")\nsch.vectorize(\"ji\")\n");
+	char *report = NULL;
+	ck_assert_int_eq(backend_check(b.p, "matmul", 3, 1, -1, &report), 0);
+	assert_contains(report, "3 trials: compiled matmul agrees with the interpreter");
+	assert_lacks(report, "not run");
+	free(report);
+	built_free(&b);
+}
+END_TEST
+
 Suite *suite_backend(void)
 {
 	Suite *s = suite_create("backend");
@@ -1587,6 +1607,7 @@ Suite *suite_backend(void)
 	tcase_add_test(tc, conformance_cases_jit_agrees_with_interpreter);
 	tcase_add_test(tc, random_schedules_jit_agrees_with_interpreter);
 	tcase_add_test(tc, jit_check_names_its_step_budget);
+	tcase_add_test(tc, jit_check_runs_every_trial_of_a_mid_size_matmul);
 	suite_add_tcase(s, tc);
 
 	tc = tcase_create("emission");
