@@ -417,24 +417,25 @@ static double fork_join_seconds(void)
 	return t[CALLS / 2];
 }
 
-/* The kernel text of tir with every "1024" replaced by small: the same
- * matmul at a size the interpreter runs in a second or two. */
-static char *resized_kernel(const char *tir, int small)
+/* The kernel text of tir with every `from` replaced by `to`: the same
+ * kernel at a size the interpreter runs in a second or two. */
+static char *resized_kernel(const char *tir, const char *from, const char *to)
 {
 	FILE *f = fopen(tir, "r");
 	if (!f)
 		die(tir);
 	static char text[8192];
-	size_t len = fread(text, 1, sizeof text - 1, f);
+	size_t len = fread(text, 1, sizeof text - 1, f), nf = strlen(from), nt = strlen(to);
 	fclose(f);
 	text[len] = 0;
-	char *outp = malloc(2 * len + 1), *o = outp;
+	char *outp = malloc(len * (nt + 1) + 1), *o = outp;
 	if (!outp)
 		die("memory");
 	for (const char *p = text; *p;) {
-		if (strncmp(p, "1024", 4) == 0) {
-			o += sprintf(o, "%d", small);
-			p += 4;
+		if (strncmp(p, from, nf) == 0) {
+			memcpy(o, to, nt);
+			o += nt;
+			p += nf;
 		} else {
 			*o++ = *p++;
 		}
@@ -443,13 +444,14 @@ static char *resized_kernel(const char *tir, int small)
 	return outp;
 }
 
-/* The parallel schedule verified and compiled at 256^3, its result
- * checked against the reference interpreter (vs_program_check, 1 input):
- * the seconds it took. */
-static double check_small(const char *tir, const char *sched)
+/* The schedule verified and compiled on tir resized (from -> to), its
+ * result checked against the reference interpreter (vs_program_check, 1
+ * input): the seconds the check took. */
+static double check_small(const char *tir, const char *from, const char *to, const char *sched,
+			  const char *func)
 {
-	char *text = resized_kernel(tir, 256);
-	vs_module *m = vs_parse_string(ctx, "matmul256.tir", text);
+	char *text = resized_kernel(tir, from, to);
+	vs_module *m = vs_parse_string(ctx, "small.tir", text);
 	free(text);
 	vs_schedule *s = m ? vs_schedule_new(ctx, m, NULL) : NULL;
 	if (!s || vs_run_script_file(s, sched) != VS_OK)
@@ -461,9 +463,9 @@ static double check_small(const char *tir, const char *sched)
 		die(sched);
 	double t0 = now();
 	char *report = NULL;
-	if (vs_program_check(p, "matmul", 1, 1, &report) != VS_OK) {
-		fprintf(stderr, "bench: %s at 256^3 differs from the interpreter\n%s\n", sched,
-			report ? report : "");
+	if (vs_program_check(p, func, 1, 1, &report) != VS_OK) {
+		fprintf(stderr, "bench: %s on %s resized to %s differs from the interpreter\n%s\n", sched,
+			tir, to, report ? report : "");
 		exit(1);
 	}
 	free(report);
@@ -491,7 +493,7 @@ static void bench_matmul_threads(int n, const char *tir)
 	}
 	const char *why, *sched = matmul_par_schedule(&why);
 	out("matmul %d, %d threads: schedule %s (%s)\n", n, bench_threads, sched, why);
-	double tcheck = check_small(tir, sched);
+	double tcheck = check_small(tir, "1024", "256", sched, "matmul");
 	Compiled s;
 	compile(tir, sched, "matmul", &s);
 	Run rs = {.call = call3, .fn = s.fn, .a = A, .b = B, .c = Cs};
@@ -535,6 +537,76 @@ static void bench_matmul_threads(int n, const char *tir)
 	    "  64-iteration parallel loop)\n", bench_threads, fj * 1e6);
 	release(&s);
 	free(A), free(B), free(Cs), free(Cb);
+}
+
+/* ---------- a reduction on all cores: dot product ---------- */
+
+float naive_dot(const float *A, const float *B, int n);
+
+static void call_sdot_threads(Run *r)
+{
+	openblas_set_num_threads(r->m);
+	*(float *)r->c = cblas_sdot(r->n, r->a, 1, r->b, 1);
+}
+
+static void call_naive_dot(Run *r) { *(float *)r->c = naive_dot(r->a, r->b, r->n); }
+
+enum { DOT_N = 4194304 };
+
+/* The dot product scheduled with per-thread partial results (rfactor,
+ * then parallel of the factored loop; bench/dot_par.sched) on
+ * bench_threads threads, against OpenBLAS sdot on the same count, timed
+ * alternately as the matmul; the unscheduled kernel and the naive C (one
+ * thread, in order: clang -O3 keeps float + in order) for reference. */
+static void bench_dot_threads(void)
+{
+	float *A = malloc((size_t)DOT_N * 4), *B = malloc((size_t)DOT_N * 4);
+	float cs = 0, cu = 0, cb = 0, cn = 0;
+	for (int i = 0; i < DOT_N; i++) {
+		A[i] = small_float((uint32_t)i);
+		B[i] = small_float((uint32_t)(i + DOT_N));
+	}
+	double tcheck = check_small("bench/dot.tir", "4194304", "65536", "bench/dot_par.sched", "dot");
+	Compiled s, u;
+	compile("bench/dot.tir", "bench/dot_par.sched", "dot", &s);
+	compile("bench/dot.tir", NULL, "dot", &u);
+	Run rs = {.call = call3, .fn = s.fn, .a = A, .b = B, .c = &cs};
+	Run ru = {.call = call3, .fn = u.fn, .a = A, .b = B, .c = &cu};
+	Run rb = {.call = call_sdot_threads, .a = A, .b = B, .c = &cb, .n = DOT_N, .m = bench_threads};
+	Run rn = {.call = call_naive_dot, .a = A, .b = B, .c = &cn, .n = DOT_N};
+	enum { ROUNDS = 21 };
+	double ts[ROUNDS], tb[ROUNDS];
+	struct timespec rest = {0, 100000000}; /* see bench_matmul_threads */
+	rs.call(&rs);
+	rb.call(&rb);
+	for (int r = 0; r < ROUNDS; r++) {
+		nanosleep(&rest, NULL);
+		double t0 = now();
+		rs.call(&rs);
+		ts[r] = now() - t0;
+		nanosleep(&rest, NULL);
+		t0 = now();
+		rb.call(&rb);
+		tb[r] = now() - t0;
+	}
+	openblas_set_num_threads(1);
+	qsort(ts, ROUNDS, sizeof *ts, cmp_double);
+	qsort(tb, ROUNDS, sizeof *tb, cmp_double);
+	double tu = median_seconds(&ru, 11), tn = median_seconds(&rn, 11);
+	if (!close_enough(cs, cn, 1e-3f) || !close_enough(cu, cn, 1e-3f) || !close_enough(cb, cn, 1e-3f)) {
+		fprintf(stderr, "bench: dot differs: %g %g %g vs %g\n", cs, cu, cb, cn);
+		exit(1);
+	}
+	double t = ts[ROUNDS / 2], b = tb[ROUNDS / 2];
+	char name[64];
+	snprintf(name, sizeof name, "dot 4M f32 %d thr", bench_threads);
+	out("%-22s %11.3f %11.3f %11.3f %11.3f %8.2f %8.2f %8.2f %.3f s (%d, %d)  %.1f GB/s vs OpenBLAS sdot "
+	    "%.1f, both on %d threads; unsched, naive: 1 thread; 64K = interpreter (%.1f s)\n",
+	    name, t * 1e3, tu * 1e3, tn * 1e3, b * 1e3, tn / t, tu / t, b / t, s.verify_seconds, s.steps,
+	    s.obligations, 8.0 * DOT_N / t * 1e-9, 8.0 * DOT_N / b * 1e-9, bench_threads, tcheck);
+	release(&s);
+	release(&u);
+	free(A), free(B);
 }
 
 /* ---------- verification at scale ---------- */
@@ -908,6 +980,8 @@ int main(int argc, char **argv)
 		bench_matmul(1024, "bench/matmul1024.tir");
 	if (WANT("matmul 1024 f32 threads"))
 		bench_matmul_threads(1024, "bench/matmul1024.tir");
+	if (WANT("dot threads"))
+		bench_dot_threads();
 	if (WANT("scale"))
 		bench_verify_scale();
 	if (WANT("scale"))
