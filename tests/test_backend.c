@@ -747,6 +747,42 @@ START_TEST(parallel_tiled_matmul_agrees_and_stays_vector_code)
 }
 END_TEST
 
+/* A reduction on all cores: per-thread partial results by rfactor, the
+ * factored loop parallel (bench/dot_par.sched), agree with the
+ * interpreter; the reduction loop made parallel as it is is refused. */
+START_TEST(parallel_dot_with_rfactor_partials_agrees)
+{
+	const char *k = tu_fixture("backend/parallel_dot_with_partials.tir");
+	const char *split = "C = sch.get_block(\"C\")\n"
+			    "(k,) = sch.get_loops(C)\n"
+			    "ko, kio, kii = sch.split(k, factors=[16, None, 16])\n";
+	char script[1024];
+	snprintf(script, sizeof script,
+		 "%srf1 = sch.rfactor(kii, 0)\n"
+		 "ko1, kio1, kii1 = sch.get_loops(rf1)\n"
+		 "rf2 = sch.rfactor(ko1, 0)\n"
+		 "ko2, kio2, kii2 = sch.get_loops(rf2)\n"
+		 "sch.parallel(ko2)\n"
+		 "sch.decompose_reduction(rf2, kio2)\n"
+		 "sch.vectorize(kii2)\n",
+		 split);
+	Built b = build(k, script);
+	ck_assert_int_eq(backend_stats(b.p)->nparallel_loops, 1);
+	assert_jit_agrees(b.p, 3, BACKEND_REAL_TOLERANCE);
+	built_free(&b);
+
+	Module *m = tu_parse(&arena, "k.tir", k);
+	Schedule *s = tu_schedule(&arena, m);
+	ck_assert_int_eq(tu_run(s, split), STEP_COMMITTED);
+	ck_assert_int_eq(tu_run(s, "sch.parallel(ko)"), STEP_REJECTED);
+	const char *why = sched_report_text(tu_last(s));
+	assert_contains(why, "parallel.no_race");
+	assert_contains(why, "refuted");
+	assert_contains(why, "a parallel reduction is refused");
+	sched_free(s);
+}
+END_TEST
+
 START_TEST(vectorized_loop_gives_vector_code)
 {
 	Built b = build(tu_fixture("backend/vectorized_loop_gives_vector_code.tir"),
@@ -1614,6 +1650,7 @@ Suite *suite_backend(void)
 	tcase_add_test(tc, source_annotations_are_proven_before_code_generation);
 	tcase_add_test(tc, nested_parallel_and_local_buffers_in_parallel_bodies);
 	tcase_add_test(tc, parallel_tiled_matmul_agrees_and_stays_vector_code);
+	tcase_add_test(tc, parallel_dot_with_rfactor_partials_agrees);
 	tcase_add_test(tc, vectorized_loop_gives_vector_code);
 	tcase_add_test(tc, vectorized_reduction_keeps_vector_partial_sums);
 	tcase_add_test(tc, unrolled_loop_is_replicated);
