@@ -755,16 +755,19 @@ START_TEST(parallel_dot_with_rfactor_partials_agrees)
 	const char *k = tu_fixture("backend/parallel_dot_with_partials.tir");
 	const char *split = "C = sch.get_block(\"C\")\n"
 			    "(k,) = sch.get_loops(C)\n"
-			    "ko, kio, kii = sch.split(k, factors=[16, None, 16])\n";
+			    "ko, kio, kiu, kii = sch.split(k, factors=[16, None, 4, 8])\n";
 	char script[1024];
 	snprintf(script, sizeof script,
 		 "%srf1 = sch.rfactor(kii, 0)\n"
-		 "ko1, kio1, kii1 = sch.get_loops(rf1)\n"
-		 "rf2 = sch.rfactor(ko1, 0)\n"
-		 "ko2, kio2, kii2 = sch.get_loops(rf2)\n"
-		 "sch.parallel(ko2)\n"
-		 "sch.decompose_reduction(rf2, kio2)\n"
-		 "sch.vectorize(kii2)\n",
+		 "ko1, kio1, kiu1, kii1 = sch.get_loops(rf1)\n"
+		 "rf2 = sch.rfactor(kiu1, 0)\n"
+		 "ko2, kio2, kiu2, kii2 = sch.get_loops(rf2)\n"
+		 "rf3 = sch.rfactor(ko2, 0)\n"
+		 "ko3, kio3, kiu3, kii3 = sch.get_loops(rf3)\n"
+		 "sch.parallel(ko3)\n"
+		 "sch.decompose_reduction(rf3, kio3)\n"
+		 "sch.unroll(kiu3)\n"
+		 "sch.vectorize(kii3)\n",
 		 split);
 	Built b = build(k, script);
 	ck_assert_int_eq(backend_stats(b.p)->nparallel_loops, 1);
