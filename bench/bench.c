@@ -426,6 +426,266 @@ static void bench_matmul_packed(void)
 	free(A), free(B), free(Cp), free(Cu), free(Cb);
 }
 
+/* ---------- matmul on all cores ---------- */
+
+/* The thread count of the parallel rows: VS_NUM_THREADS, else the online
+ * CPUs; set in VS_NUM_THREADS before the first parallel loop, so vsched's
+ * pool and OpenBLAS run on the same count. */
+static int bench_threads;
+
+static void choose_threads(void)
+{
+	const char *env = getenv("VS_NUM_THREADS");
+	long n = env && *env ? strtol(env, NULL, 10) : sysconf(_SC_NPROCESSORS_ONLN);
+	bench_threads = n < 1 ? 1 : n > 64 ? 64 : (int)n;
+	char text[16];
+	snprintf(text, sizeof text, "%d", bench_threads);
+	setenv("VS_NUM_THREADS", text, 1);
+}
+
+/* The parallel matmul schedule for this CPU: the serial one's register
+ * tiles with the loop over panels of rows (io, inside the reduction loop
+ * ko) made parallel. VS_BENCH_MATMUL_PAR_SCHEDULE overrides. */
+static const char *matmul_par_schedule(const char **why)
+{
+	const char *env = getenv("VS_BENCH_MATMUL_PAR_SCHEDULE");
+	if (env && *env) {
+		*why = "VS_BENCH_MATMUL_PAR_SCHEDULE";
+		return env;
+	}
+	__builtin_cpu_init();
+	if (__builtin_cpu_supports("avx512f")) {
+		*why = "AVX-512: 8 x 32 tiles, parallel over 8-row panels inside each k block";
+		return "bench/matmul_avx512_par.sched";
+	}
+	*why = "no AVX-512: 4 x 16 tiles, parallel over 4-row panels inside each k block";
+	return "bench/matmul_avx2_par.sched";
+}
+
+/* The cost of one fork/join of vsched's pool: the median time of a call
+ * of a kernel whose only loop (64 increments) is parallel. */
+static double fork_join_seconds(void)
+{
+	static const char text[] = "@T.prim_func\n"
+				   "def forkjoin(A: T.Buffer((64,), \"int32\")):\n"
+				   "    for i in T.serial(64):\n"
+				   "        A[i] = A[i] + 1\n";
+	vs_module *m = vs_parse_string(ctx, "forkjoin.tir", text);
+	vs_schedule *s = m ? vs_schedule_new(ctx, m, NULL) : NULL;
+	if (!s || vs_run_script_string(s, "forkjoin.sched", "sch.parallel(\"i\")") != VS_OK)
+		die("forkjoin");
+	vs_program *p = vs_build(s, NULL);
+	void *fn = p ? vs_program_lookup(p, "forkjoin") : NULL;
+	if (!fn)
+		die("forkjoin");
+	static int32_t A[64];
+	enum { CALLS = 2001 };
+	static double t[CALLS];
+	for (int r = 0; r < CALLS; r++) {
+		double t0 = now();
+		((int32_t(*)(void *))fn)(A);
+		t[r] = now() - t0;
+	}
+	if (A[0] != CALLS)
+		die("forkjoin: wrong result");
+	qsort(t, CALLS, sizeof *t, cmp_double);
+	vs_program_free(p);
+	vs_schedule_free(s);
+	return t[CALLS / 2];
+}
+
+/* The kernel text of tir with every `from` replaced by `to`: the same
+ * kernel at a size the interpreter runs in a second or two. */
+static char *resized_kernel(const char *tir, const char *from, const char *to)
+{
+	FILE *f = fopen(tir, "r");
+	if (!f)
+		die(tir);
+	static char text[8192];
+	size_t len = fread(text, 1, sizeof text - 1, f), nf = strlen(from), nt = strlen(to);
+	fclose(f);
+	text[len] = 0;
+	char *outp = malloc(len * (nt + 1) + 1), *o = outp;
+	if (!outp)
+		die("memory");
+	for (const char *p = text; *p;) {
+		if (strncmp(p, from, nf) == 0) {
+			memcpy(o, to, nt);
+			o += nt;
+			p += nf;
+		} else {
+			*o++ = *p++;
+		}
+	}
+	*o = 0;
+	return outp;
+}
+
+/* The schedule verified and compiled on tir resized (from -> to), its
+ * result checked against the reference interpreter (vs_program_check, 1
+ * input): the seconds the check took. */
+static double check_small(const char *tir, const char *from, const char *to, const char *sched,
+			  const char *func)
+{
+	char *text = resized_kernel(tir, from, to);
+	vs_module *m = vs_parse_string(ctx, "small.tir", text);
+	free(text);
+	vs_schedule *s = m ? vs_schedule_new(ctx, m, NULL) : NULL;
+	if (!s || vs_run_script_file(s, sched) != VS_OK)
+		die(sched);
+	vs_build_options bo = {0};
+	bo.contract_fma = true;
+	vs_program *p = vs_build(s, &bo);
+	if (!p)
+		die(sched);
+	double t0 = now();
+	char *report = NULL;
+	if (vs_program_check(p, func, 1, 1, &report) != VS_OK) {
+		fprintf(stderr, "bench: %s on %s resized to %s differs from the interpreter\n%s\n", sched,
+			tir, to, report ? report : "");
+		exit(1);
+	}
+	free(report);
+	vs_program_free(p);
+	vs_schedule_free(s);
+	return now() - t0;
+}
+
+static void call_blas_threads(Run *r)
+{
+	openblas_set_num_threads(r->m);
+	call_blas(r);
+}
+
+/* f32 matmul n^3 on bench_threads threads: vsched's parallel schedule and
+ * OpenBLAS on the same thread count, timed alternately (one call of each
+ * per round, so a change in the machine's load hits both), medians. */
+static void bench_matmul_threads(int n, const char *tir)
+{
+	size_t nn = (size_t)n * (size_t)n;
+	float *A = malloc(nn * 4), *B = malloc(nn * 4), *Cs = malloc(nn * 4), *Cb = malloc(nn * 4);
+	for (size_t i = 0; i < nn; i++) {
+		A[i] = small_float((uint32_t)i);
+		B[i] = small_float((uint32_t)(i + nn));
+	}
+	const char *why, *sched = matmul_par_schedule(&why);
+	out("matmul %d, %d threads: schedule %s (%s)\n", n, bench_threads, sched, why);
+	double tcheck = check_small(tir, "1024", "256", sched, "matmul");
+	Compiled s;
+	compile(tir, sched, "matmul", &s);
+	Run rs = {.call = call3, .fn = s.fn, .a = A, .b = B, .c = Cs};
+	Run rb = {.call = call_blas_threads, .a = A, .b = B, .c = Cb, .n = n, .m = bench_threads};
+	enum { ROUNDS = 21 };
+	double ts[ROUNDS], tb[ROUNDS];
+	rs.call(&rs);
+	rb.call(&rb);
+	/* 0.1 s of rest before each call: OpenBLAS's idle workers spin for
+	 * about 2^28 cycles after a call (they took 10 ms of CPU in 50 ms after
+	 * one here), which would run beside vsched's next call; after the
+	 * rest both pools start from sleeping workers */
+	struct timespec rest = {0, 100000000};
+	for (int r = 0; r < ROUNDS; r++) {
+		nanosleep(&rest, NULL);
+		double t0 = now();
+		rs.call(&rs);
+		ts[r] = now() - t0;
+		nanosleep(&rest, NULL);
+		t0 = now();
+		rb.call(&rb);
+		tb[r] = now() - t0;
+	}
+	openblas_set_num_threads(1); /* the other rows: one thread */
+	qsort(ts, ROUNDS, sizeof *ts, cmp_double);
+	qsort(tb, ROUNDS, sizeof *tb, cmp_double);
+	for (size_t i = 0; i < nn; i++)
+		if (!close_enough(Cs[i], Cb[i], 1e-3f)) {
+			fprintf(stderr, "bench: matmul %d on %d threads differs at %zu: %g vs %g\n", n,
+				bench_threads, i, Cs[i], Cb[i]);
+			exit(1);
+		}
+	double t = ts[ROUNDS / 2], b = tb[ROUNDS / 2], fj = fork_join_seconds();
+	char name[64];
+	snprintf(name, sizeof name, "matmul %d f32 %d thr", n, bench_threads);
+	out("%-22s %11.3f %11s %11s %11.3f %8s %8s %8.2f %.3f s (%d, %d)  %.1f GFLOP/s vs OpenBLAS %.1f, "
+	    "both on %d threads; 256^3 = interpreter (%.1f s)\n",
+	    name, t * 1e3, "-", "-", b * 1e3, "-", "-", b / t, s.verify_seconds, s.steps, s.obligations,
+	    2.0 * n * n * n / t * 1e-9, 2.0 * n * n * n / b * 1e-9, bench_threads, tcheck);
+	out("  one fork/join of vsched's pool on %d threads: %.1f us (median of 2001 calls of a\n"
+	    "  64-iteration parallel loop)\n", bench_threads, fj * 1e6);
+	release(&s);
+	free(A), free(B), free(Cs), free(Cb);
+}
+
+/* ---------- a reduction on all cores: dot product ---------- */
+
+float naive_dot(const float *A, const float *B, int n);
+
+static void call_sdot_threads(Run *r)
+{
+	openblas_set_num_threads(r->m);
+	*(float *)r->c = cblas_sdot(r->n, r->a, 1, r->b, 1);
+}
+
+static void call_naive_dot(Run *r) { *(float *)r->c = naive_dot(r->a, r->b, r->n); }
+
+enum { DOT_N = 4194304 };
+
+/* The dot product scheduled with per-thread partial results (rfactor,
+ * then parallel of the factored loop; bench/dot_par.sched) on
+ * bench_threads threads, against OpenBLAS sdot on the same count, timed
+ * alternately as the matmul; the unscheduled kernel and the naive C (one
+ * thread, in order: clang -O3 keeps float + in order) for reference. */
+static void bench_dot_threads(void)
+{
+	float *A = malloc((size_t)DOT_N * 4), *B = malloc((size_t)DOT_N * 4);
+	float cs = 0, cu = 0, cb = 0, cn = 0;
+	for (int i = 0; i < DOT_N; i++) {
+		A[i] = small_float((uint32_t)i);
+		B[i] = small_float((uint32_t)(i + DOT_N));
+	}
+	double tcheck = check_small("bench/dot.tir", "4194304", "65536", "bench/dot_par.sched", "dot");
+	Compiled s, u;
+	compile("bench/dot.tir", "bench/dot_par.sched", "dot", &s);
+	compile("bench/dot.tir", NULL, "dot", &u);
+	Run rs = {.call = call3, .fn = s.fn, .a = A, .b = B, .c = &cs};
+	Run ru = {.call = call3, .fn = u.fn, .a = A, .b = B, .c = &cu};
+	Run rb = {.call = call_sdot_threads, .a = A, .b = B, .c = &cb, .n = DOT_N, .m = bench_threads};
+	Run rn = {.call = call_naive_dot, .a = A, .b = B, .c = &cn, .n = DOT_N};
+	enum { ROUNDS = 21 };
+	double ts[ROUNDS], tb[ROUNDS];
+	struct timespec rest = {0, 100000000}; /* see bench_matmul_threads */
+	rs.call(&rs);
+	rb.call(&rb);
+	for (int r = 0; r < ROUNDS; r++) {
+		nanosleep(&rest, NULL);
+		double t0 = now();
+		rs.call(&rs);
+		ts[r] = now() - t0;
+		nanosleep(&rest, NULL);
+		t0 = now();
+		rb.call(&rb);
+		tb[r] = now() - t0;
+	}
+	openblas_set_num_threads(1);
+	qsort(ts, ROUNDS, sizeof *ts, cmp_double);
+	qsort(tb, ROUNDS, sizeof *tb, cmp_double);
+	double tu = median_seconds(&ru, 11), tn = median_seconds(&rn, 11);
+	if (!close_enough(cs, cn, 1e-3f) || !close_enough(cu, cn, 1e-3f) || !close_enough(cb, cn, 1e-3f)) {
+		fprintf(stderr, "bench: dot differs: %g %g %g vs %g\n", cs, cu, cb, cn);
+		exit(1);
+	}
+	double t = ts[ROUNDS / 2], b = tb[ROUNDS / 2];
+	char name[64];
+	snprintf(name, sizeof name, "dot 4M f32 %d thr", bench_threads);
+	out("%-22s %11.3f %11.3f %11.3f %11.3f %8.2f %8.2f %8.2f %.3f s (%d, %d)  %.1f GB/s vs OpenBLAS sdot "
+	    "%.1f, both on %d threads; unsched, naive: 1 thread; 64K = interpreter (%.1f s)\n",
+	    name, t * 1e3, tu * 1e3, tn * 1e3, b * 1e3, tn / t, tu / t, b / t, s.verify_seconds, s.steps,
+	    s.obligations, 8.0 * DOT_N / t * 1e-9, 8.0 * DOT_N / b * 1e-9, bench_threads, tcheck);
+	release(&s);
+	release(&u);
+	free(A), free(B);
+}
+
 /* ---------- verification at scale ---------- */
 
 /* Steps that ask for the facts at every statement (simplify, remove_no_op)
@@ -770,9 +1030,11 @@ int main(int argc, char **argv)
 	if (!results)
 		fprintf(stderr, "bench: cannot write %s; printing only\n", path);
 	openblas_set_num_threads(1);
+	choose_threads();
 	ctx = vs_context_new();
 	double t0 = now();
-	out("vsched bench: median wall times of the kernel call, one thread; ratios are times\n"
+	out("vsched bench: median wall times of the kernel call, one thread (rows 'N thr': N threads,\n"
+	    "vsched's pool and OpenBLAS on the same count); ratios are times\n"
 	    "relative to the vsched-compiled scheduled kernel (> 1: vsched is faster).\n"
 	    "rowsum / conv1d / elementwise: scheduled = overcomputed form, unscheduled = branchy\n"
 	    "form; rowsum and elementwise are scheduled from the logical kernel (every step\n"
@@ -795,6 +1057,10 @@ int main(int argc, char **argv)
 		bench_matmul(1024, "bench/matmul1024.tir");
 	if (WANT("matmul 1024 B packed"))
 		bench_matmul_packed();
+	if (WANT("matmul 1024 f32 threads"))
+		bench_matmul_threads(1024, "bench/matmul1024.tir");
+	if (WANT("dot threads"))
+		bench_dot_threads();
 	if (WANT("scale"))
 		bench_verify_scale();
 	if (WANT("scale"))

@@ -43,3 +43,11 @@ void naive_matmul(const float *A, const float *B, float *C, int n)
 			C[i * n + j] = s;
 		}
 }
+
+float naive_dot(const float *A, const float *B, int n)
+{
+	float s = 0.0f;
+	for (int k = 0; k < n; k++)
+		s += A[k] * B[k];
+	return s;
+}
