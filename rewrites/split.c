@@ -4,7 +4,10 @@
  * proven (the schedule tries the guard-free candidate and falls back);
  * cut / cut_and_guard: N >= 0, because the tail loop's extent N % c is
  * positive for negative N. Guarded forms also need split.no_overflow:
- * io*c + ii runs up to N + c - 2 in the loop variable's dtype. */
+ * io*c + ii runs up to N + c - 2 in the loop variable's dtype. The cut
+ * tail's loop may be named (rw_split_tail); the loops of its copy of the
+ * body get Vars of their own, so that handles keep naming the main part
+ * and fission(outer, before=tail) can lift the tail into its own nest. */
 #include "rewrites/rewrite.h"
 #include "kernel/print.h"
 

@@ -4,7 +4,9 @@
  * interpreter check of every accepted result against before.tir and
  * after.tir, max_store_ifs, and an independent re-check of the proof log
  * with cvc5 and the z3 binary. A case expected to be accepted that is
- * rejected for any reason, "not supported" included, fails. */
+ * rejected for any reason, "not supported" included, fails. The
+ * repository's own cases in the same format (tests/data/conformance) run
+ * as a second test, with or without the shared folder. */
 #include <check.h>
 #include <dirent.h>
 #include <stdio.h>
