@@ -56,7 +56,7 @@ RwStatus rw_fission_at(RwCtx *c, const StmtCtx *at, int64_t after, Stmt **second
 	/* loops of S2 that share their Var with a loop of S1 (copies that
 	 * another rewrite made) get their own, so that loop handles stay
 	 * unambiguous: a renaming, the program is the same */
-	Stmt *s2own = rw_fresh_loop_vars(a, ir_subst_stmt(a, s2, 1, &v, &v2ref), s1);
+	Stmt *s2own = rw_fresh_loop_vars(a, ir_subst_stmt(a, s2, 1, &v, &v2ref), s1, NULL);
 	Stmt *pair[2] = {
 		ir_for(a, v, l->u.loop.min, l->u.loop.extent, l->u.loop.kind, s1, l->span),
 		ir_for(a, v2, l->u.loop.min, l->u.loop.extent, l->u.loop.kind, s2own, l->span),
@@ -88,7 +88,30 @@ static bool binds_loop_var(const Stmt *s, const Var *v)
  * copy that shares its Var with a loop of the original would make a loop
  * handle (which names a loop by its Var) ambiguous; the copy's loops get
  * their own Vars (same names) and the handles keep the original's. */
-Stmt *rw_fresh_loop_vars(Arena *a, Stmt *s, const Stmt *shared_with)
+/* Whether a block of s is named `name`. */
+static bool has_block_named(const Stmt *s, const char *name)
+{
+	if (!s)
+		return false;
+	if (s->kind == ST_BLOCK && strcmp(s->u.block.name, name) == 0)
+		return true;
+	int n = stmt_nchildren(s);
+	for (int i = 0; i < n; i++)
+		if (has_block_named(stmt_child(s, i), name))
+			return true;
+	return false;
+}
+
+/* "C_tail", or "C_tail_2", ...: a name no block of `root` has */
+static const char *tail_block_name(Arena *a, const char *name, const Stmt *root)
+{
+	const char *n = arena_printf(a, "%s_tail", name);
+	for (int k = 2; has_block_named(root, n); k++)
+		n = arena_printf(a, "%s_tail_%d", name, k);
+	return n;
+}
+
+Stmt *rw_fresh_loop_vars(Arena *a, Stmt *s, const Stmt *shared_with, const Stmt *blocks_of)
 {
 	if (!s)
 		return NULL;
@@ -98,7 +121,7 @@ Stmt *rw_fresh_loop_vars(Arena *a, Stmt *s, const Stmt *shared_with)
 		Stmt **items = arena_alloc(a, sizeof(Stmt *) * (size_t)(n + 1));
 		bool changed = false;
 		for (int i = 0; i < n; i++) {
-			items[i] = rw_fresh_loop_vars(a, s->u.seq.items[i], shared_with);
+			items[i] = rw_fresh_loop_vars(a, s->u.seq.items[i], shared_with, blocks_of);
 			changed |= items[i] != s->u.seq.items[i];
 		}
 		return changed ? ir_seq(a, n, items, s->span) : s;
@@ -112,26 +135,31 @@ Stmt *rw_fresh_loop_vars(Arena *a, Stmt *s, const Stmt *shared_with)
 			body = ir_subst_stmt(a, body, 1, &v, &ref);
 			v = nv;
 		}
-		Stmt *nb = rw_fresh_loop_vars(a, body, shared_with);
+		Stmt *nb = rw_fresh_loop_vars(a, body, shared_with, blocks_of);
 		if (v == s->u.loop.var && nb == s->u.loop.body)
 			return s;
 		return ir_for(a, v, s->u.loop.min, s->u.loop.extent, s->u.loop.kind, nb, s->span);
 	}
 	case ST_IF: {
-		Stmt *t = rw_fresh_loop_vars(a, s->u.cond.then_s, shared_with);
-		Stmt *e = rw_fresh_loop_vars(a, s->u.cond.else_s, shared_with);
+		Stmt *t = rw_fresh_loop_vars(a, s->u.cond.then_s, shared_with, blocks_of);
+		Stmt *e = rw_fresh_loop_vars(a, s->u.cond.else_s, shared_with, blocks_of);
 		if (t == s->u.cond.then_s && e == s->u.cond.else_s)
 			return s;
 		return ir_if(a, s->u.cond.cond, t, e, s->span);
 	}
 	case ST_ALLOC: {
-		Stmt *b = rw_fresh_loop_vars(a, s->u.alloc.body, shared_with);
+		Stmt *b = rw_fresh_loop_vars(a, s->u.alloc.body, shared_with, blocks_of);
 		return b == s->u.alloc.body ? s : ir_alloc(a, s->u.alloc.buf, b, s->span);
 	}
-	case ST_BLOCK:
-		return ir_block_with(a, s, rw_fresh_loop_vars(a, s->u.block.body, shared_with));
+	case ST_BLOCK: {
+		Stmt *b = rw_fresh_loop_vars(a, s->u.block.body, shared_with, blocks_of);
+		if (!blocks_of)
+			return ir_block_with(a, s, b);
+		return ir_block_info(a, tail_block_name(a, s->u.block.name, blocks_of), s->u.block.info, b,
+				     s->span);
+	}
 	case ST_LET: {
-		Stmt *b = rw_fresh_loop_vars(a, s->u.let.body, shared_with);
+		Stmt *b = rw_fresh_loop_vars(a, s->u.let.body, shared_with, blocks_of);
 		return b == s->u.let.body ? s : ir_letstmt(a, s->u.let.var, s->u.let.value, b, s->span);
 	}
 	case ST_STORE: case ST_ASSUME: case ST_EVAL: case ST_PASS:

@@ -217,6 +217,30 @@ START_TEST(split_cut_handles_keep_naming_the_main_part)
 }
 END_TEST
 
+/* In TVM's style: the tail's copy of a block gets a name of its own
+ * ("C_tail"), so get_block and get_loops reach the tail nest too. */
+START_TEST(split_cut_tail_of_a_block_is_a_block_of_its_own)
+{
+	TsRun t = ts_accept(&arena, tu_fixture("loops/tail_block_matmul.tir"),
+			    "b = sch.get_block(\"C\")\n"
+			    "i, j, k = sch.get_loops(b)\n"
+			    "j0, j1, jt = sch.split(j, factor=8, tail=\"cut\")\n"
+			    "ti, tj, tk = sch.fission(i, before=jt)\n"
+			    "sch.reorder(j0, k, i, j1)\n"
+			    "sch.vectorize(j1)\n"
+			    "x, y, z = sch.get_loops(sch.get_block(\"C_tail\"))\n"
+			    "sch.reorder(z, x, y)\n"
+			    "sch.vectorize(y)",
+			    4);
+	char *text = ts_print(&arena, sched_func(t.s));
+	ts_has(text, "with T.block(\"C\"):");
+	ts_has(text, "with T.block(\"C_tail\"):");
+	ts_has(text, "for jt in T.vectorized(4):");
+	ts_assert_reparses(&arena, sched_func(t.s));
+	sched_free(t.s);
+}
+END_TEST
+
 /* A reorder that is right on the main part and wrong on the tail: only
  * the tail's columns read their neighbour one row up. */
 START_TEST(reorder_wrong_only_in_the_tail_is_refuted_there)
@@ -829,6 +853,7 @@ Suite *suite_split(void)
 	tc = loops_tcase("tails");
 	tcase_add_test(tc, split_cut_tail_lifted_and_both_nests_scheduled);
 	tcase_add_test(tc, split_cut_handles_keep_naming_the_main_part);
+	tcase_add_test(tc, split_cut_tail_of_a_block_is_a_block_of_its_own);
 	tcase_add_test(tc, reorder_wrong_only_in_the_tail_is_refuted_there);
 	tcase_add_test(tc, lifting_a_tail_across_a_dependence_is_refuted);
 	tcase_add_test(tc, tail_forms_that_are_not_supported_say_why);
