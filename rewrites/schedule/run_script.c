@@ -428,9 +428,12 @@ static StepStatus do_fission_before(Call *k, RwCtx *c, const char *outer, const 
 		StmtCtx lx, xx;
 		const char *why = "a loop to lift is not found once";
 		const char *xref = xs ? hv_loop_ref(a, cur, lifted[j], &why) : NULL;
-		if (!ls || !xref || !an_find_stmt(a, cur, ls, &lx) || !an_find_stmt(a, cur, xs, &xx) ||
-		    lx.depth < xx.depth + 2 || xs->u.loop.body->kind != ST_SEQ)
+		if (!ls || !xref || !an_find_stmt(a, cur, ls, &lx) || !an_find_stmt(a, cur, xs, &xx))
 			return sched_compound_end(&cp, STEP_REJECTED, arena_printf(a, "not supported: %s", why))->status;
+		if (lx.depth < xx.depth + 2 || xs->u.loop.body->kind != ST_SEQ)
+			return sched_compound_end(&cp, STEP_REJECTED,
+						  arena_printf(a, "not supported: the body of loop '%s' is not a sequence holding loop '%s'",
+							       xref, before))->status;
 		int idx = lx.path[xx.depth + 1];
 		RwCtx sub;
 		sched_sub_begin(&cp, &sub, arena_printf(a, "fission(\"%s\", after=%d)", xref, idx - 1));
