@@ -5,6 +5,7 @@
  * all i > j in the range, S1(i) and S2(j) commute (proofs/merge.md). */
 #include "rewrites/merge.h"
 
+#include <stdlib.h>
 #include <string.h>
 
 static Span nospan(void) { return (Span){0}; }
@@ -52,14 +53,119 @@ RwStatus rw_fission_at(RwCtx *c, const StmtCtx *at, int64_t after, Stmt **second
 	rw_adjacent_commute_obligations(c, "fission.no_conflict", &sc, l, s1, l, s2);
 	Var *v = l->u.loop.var, *v2 = an_fresh_var(a, v, "");
 	Expr *v2ref = ir_varref(a, v2, nospan());
+	/* loops of S2 that share their Var with a loop of S1 (copies that
+	 * another rewrite made) get their own, so that loop handles stay
+	 * unambiguous: a renaming, the program is the same */
+	Stmt *s2own = rw_fresh_loop_vars(a, ir_subst_stmt(a, s2, 1, &v, &v2ref), s1, NULL);
 	Stmt *pair[2] = {
 		ir_for(a, v, l->u.loop.min, l->u.loop.extent, l->u.loop.kind, s1, l->span),
-		ir_for(a, v2, l->u.loop.min, l->u.loop.extent, l->u.loop.kind,
-		       ir_subst_stmt(a, s2, 1, &v, &v2ref), l->span),
+		ir_for(a, v2, l->u.loop.min, l->u.loop.extent, l->u.loop.kind, s2own, l->span),
 	};
 	if (second_loop)
 		*second_loop = pair[1];
 	c->out = an_with_body(a, c->func, an_replace_at(a, c->func->body, sc.path, sc.depth,
 							 ir_seq(a, 2, pair, l->span)));
 	return RW_OK;
+}
+
+/* ---------- fresh loop variables for a copy ---------- */
+
+/* Whether a loop of s binds v. */
+static bool binds_loop_var(const Stmt *s, const Var *v)
+{
+	if (!s)
+		return false;
+	if (s->kind == ST_FOR && s->u.loop.var == v)
+		return true;
+	int n = stmt_nchildren(s);
+	for (int i = 0; i < n; i++)
+		if (binds_loop_var(stmt_child(s, i), v))
+			return true;
+	return false;
+}
+
+/* A renaming of bound variables: the program is the same. A loop of a
+ * copy that shares its Var with a loop of the original would make a loop
+ * handle (which names a loop by its Var) ambiguous; the copy's loops get
+ * their own Vars (same names) and the handles keep the original's. */
+/* Whether a block of s is named `name`. */
+static bool has_block_named(const Stmt *s, const char *name)
+{
+	if (!s)
+		return false;
+	if (s->kind == ST_BLOCK && strcmp(s->u.block.name, name) == 0)
+		return true;
+	int n = stmt_nchildren(s);
+	for (int i = 0; i < n; i++)
+		if (has_block_named(stmt_child(s, i), name))
+			return true;
+	return false;
+}
+
+/* "C_tail", or "C_tail_2", ...: a name no block of `root` has */
+static const char *tail_block_name(Arena *a, const char *name, const Stmt *root)
+{
+	const char *n = arena_printf(a, "%s_tail", name);
+	for (int k = 2; has_block_named(root, n); k++)
+		n = arena_printf(a, "%s_tail_%d", name, k);
+	return n;
+}
+
+Stmt *rw_fresh_loop_vars(Arena *a, Stmt *s, const Stmt *shared_with, const Stmt *blocks_of)
+{
+	if (!s)
+		return NULL;
+	switch (s->kind) {
+	case ST_SEQ: {
+		int n = s->u.seq.n;
+		Stmt **items = arena_alloc(a, sizeof(Stmt *) * (size_t)(n + 1));
+		bool changed = false;
+		for (int i = 0; i < n; i++) {
+			items[i] = rw_fresh_loop_vars(a, s->u.seq.items[i], shared_with, blocks_of);
+			changed |= items[i] != s->u.seq.items[i];
+		}
+		return changed ? ir_seq(a, n, items, s->span) : s;
+	}
+	case ST_FOR: {
+		Var *v = s->u.loop.var;
+		Stmt *body = s->u.loop.body;
+		if (!shared_with || binds_loop_var(shared_with, v)) {
+			Var *nv = an_fresh_var(a, v, "");
+			Expr *ref = ir_varref(a, nv, v->span);
+			body = ir_subst_stmt(a, body, 1, &v, &ref);
+			v = nv;
+		}
+		Stmt *nb = rw_fresh_loop_vars(a, body, shared_with, blocks_of);
+		if (v == s->u.loop.var && nb == s->u.loop.body)
+			return s;
+		return ir_for(a, v, s->u.loop.min, s->u.loop.extent, s->u.loop.kind, nb, s->span);
+	}
+	case ST_IF: {
+		Stmt *t = rw_fresh_loop_vars(a, s->u.cond.then_s, shared_with, blocks_of);
+		Stmt *e = rw_fresh_loop_vars(a, s->u.cond.else_s, shared_with, blocks_of);
+		if (t == s->u.cond.then_s && e == s->u.cond.else_s)
+			return s;
+		return ir_if(a, s->u.cond.cond, t, e, s->span);
+	}
+	case ST_ALLOC: {
+		Stmt *b = rw_fresh_loop_vars(a, s->u.alloc.body, shared_with, blocks_of);
+		return b == s->u.alloc.body ? s : ir_alloc(a, s->u.alloc.buf, b, s->span);
+	}
+	case ST_BLOCK: {
+		Stmt *b = rw_fresh_loop_vars(a, s->u.block.body, shared_with, blocks_of);
+		if (!blocks_of)
+			return ir_block_with(a, s, b);
+		return ir_block_info(a, tail_block_name(a, s->u.block.name, blocks_of), s->u.block.info, b,
+				     s->span);
+	}
+	case ST_LET: {
+		Stmt *b = rw_fresh_loop_vars(a, s->u.let.body, shared_with, blocks_of);
+		return b == s->u.let.body ? s : ir_letstmt(a, s->u.let.var, s->u.let.value, b, s->span);
+	}
+	case ST_STORE: case ST_ASSUME: case ST_EVAL: case ST_PASS:
+		return s;
+	case ST_COUNT:
+		break;
+	}
+	abort();
 }

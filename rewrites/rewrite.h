@@ -156,6 +156,17 @@ const char *split_tail_name(SplitTail t);
 
 RwStatus rw_split(RwCtx *c, const char *loop, int64_t factor, SplitTail tail,
 		  const char *outer_name, const char *inner_name);
+/* rw_split, naming the tail loop of cut / cut_and_guard (NULL: the inner
+ * name + "_tail"). The tail's inner loops get Vars of their own (same
+ * names), so that loop handles keep naming the main part's loops. */
+RwStatus rw_split_tail(RwCtx *c, const char *loop, int64_t factor, SplitTail tail,
+		       const char *outer_name, const char *inner_name, const char *tail_name);
+/* A copy of s whose loops binding a Var that a loop of `shared_with` binds
+ * (NULL: every loop) bind fresh Vars of the same names instead: the same
+ * program (rewrites/fission.c). With blocks_of, every block of the copy
+ * is renamed "NAME_tail" (with a number if a block of blocks_of has it):
+ * a copy's blocks must not share the names of the original's. */
+Stmt *rw_fresh_loop_vars(Arena *a, Stmt *s, const Stmt *shared_with, const Stmt *blocks_of);
 /* TVM's factors=[outer, None] on a symbolic extent N: `outer` tiles of
  * (N + outer - 1) // outer iterations, guarded (proofs/split.md). */
 RwStatus rw_split_outer(RwCtx *c, const char *loop, int64_t outer, const char *outer_name,

@@ -4,7 +4,11 @@
  * proven (the schedule tries the guard-free candidate and falls back);
  * cut / cut_and_guard: N >= 0, because the tail loop's extent N % c is
  * positive for negative N. Guarded forms also need split.no_overflow:
- * io*c + ii runs up to N + c - 2 in the loop variable's dtype. */
+ * io*c + ii runs up to N + c - 2 in the loop variable's dtype. The cut
+ * tail's loop may be named (rw_split_tail); the loops of its copy of the
+ * body get Vars of their own and its blocks names of their own ("C_tail"),
+ * so that handles keep naming the main part and fission(outer,
+ * before=tail) can lift the tail into its own nest. */
 #include "rewrites/rewrite.h"
 #include "kernel/print.h"
 
@@ -74,12 +78,13 @@ static Stmt *tiled(Arena *a, const SplitParts *p, Expr *outer_extent, bool guard
 }
 
 /* the tail after N // c full tiles: extent N % c, or c with a guard */
-static Stmt *tail_loop(Arena *a, const SplitParts *p, bool guard)
+static Stmt *tail_loop(Arena *a, const SplitParts *p, bool guard, const char *name, const Stmt *root)
 {
 	Span sp = p->loop->span;
-	Var *it = an_fresh_var(a, p->ii, "_tail");
+	Var *it = name ? ir_var(a, name, p->i->dtype, p->loop->span) : an_fresh_var(a, p->ii, "_tail");
 	Expr *done = an_fold(a, ir_mul(a, ir_bin(a, OP_FLOORDIV, p->n, p->c, sp), p->c));
-	Stmt *body = body_at(a, p, index_of(a, p, done, it));
+	/* the main part keeps the loops' Vars, the tail gets its own */
+	Stmt *body = rw_fresh_loop_vars(a, body_at(a, p, index_of(a, p, done, it)), NULL, root);
 	Expr *extent = an_fold(a, ir_bin(a, OP_FLOORMOD, p->n, p->c, sp));
 	if (guard) {
 		Expr *rel = an_fold(a, ir_add(a, done, ir_varref(a, it, (Span){0})));
@@ -143,6 +148,12 @@ static void no_overflow_obligation(RwCtx *c, ObligationList *list, const StmtCtx
 
 RwStatus rw_split(RwCtx *c, const char *loop, int64_t factor, SplitTail tail,
 		  const char *outer_name, const char *inner_name)
+{
+	return rw_split_tail(c, loop, factor, tail, outer_name, inner_name, NULL);
+}
+
+RwStatus rw_split_tail(RwCtx *c, const char *loop, int64_t factor, SplitTail tail,
+		       const char *outer_name, const char *inner_name, const char *tail_name)
 {
 	Arena *a = c->arena;
 	c->opaque_ok = true; /* the instances keep their order */
@@ -225,7 +236,7 @@ RwStatus rw_split(RwCtx *c, const char *loop, int64_t factor, SplitTail tail,
 		}
 		if (tail == TAIL_CUT_AND_GUARD)
 			no_overflow_obligation(c, &c->obs, &sc, &p, factor);
-		Stmt *parts[2] = {exact, tail_loop(a, &p, tail == TAIL_CUT_AND_GUARD)};
+		Stmt *parts[2] = {exact, tail_loop(a, &p, tail == TAIL_CUT_AND_GUARD, tail_name, c->func->body)};
 		result = ir_seq(a, 2, parts, sc.stmt->span);
 		break;
 	}

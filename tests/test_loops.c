@@ -153,6 +153,140 @@ START_TEST(split_bad_arguments_are_bad_input)
 }
 END_TEST
 
+/* ---------- tails that do not block tiling (issue 14) ---------- */
+
+static const char tail_colsum[] = "loops/tail_colsum.tir";
+
+/* The cut tail, named by the split's third result, is lifted out of two
+ * loops (each lift a proven fission); then the main nest and the tail
+ * nest are each reordered, vectorized and unrolled: every step checked
+ * against the original by the interpreter. */
+START_TEST(split_cut_tail_lifted_and_both_nests_scheduled)
+{
+	TsRun t = ts_accept(&arena, tu_fixture(tail_colsum),
+			    "io, ii = sch.split(\"i\", factor=4, tail=\"perfect\")\n"
+			    "jo, ji, jt = sch.split(\"j\", factor=4, tail=\"cut\")\n"
+			    "tio, tii, tj, tk = sch.fission(io, before=jt)\n"
+			    "sch.reorder(jo, io, ii, ji)\n"
+			    "sch.vectorize(ji)\n"
+			    "sch.reorder(tj, tio, tii)\n"
+			    "sch.unroll(tii)",
+			    6);
+	const Stmt *body = sched_func(t.s)->body;
+	ck_assert_int_eq(body->kind, ST_SEQ);
+	ck_assert_int_eq(body->u.seq.n, 2); /* two nests */
+	ck_assert_int_eq(ts_count_kind(body, ST_IF), 0);
+	char *text = ts_print(&arena, sched_func(t.s));
+	ts_has(text, "for jo, io, ii in T.grid(3, 2, 4):");
+	ts_has(text, "for ji in T.vectorized(4):");
+	ts_has(text, "for jt, io in T.grid(2, 2):");
+	ts_has(text, "for ii in T.unroll(4):");
+	sched_free(t.s);
+	/* the lift's obligations are proven one level at a time, inner first */
+	t = ts_accept(&arena, tu_fixture(tail_colsum),
+		      "io, ii = sch.split(\"i\", factor=4, tail=\"perfect\")\n"
+		      "jo, ji, jt = sch.split(\"j\", factor=4, tail=\"cut\")\n"
+		      "tail = sch.fission(io, before=jt)", 6);
+	ck_assert(ts_has_obligation(t.r, "fission.no_conflict", VERDICT_PROVEN));
+	ts_has(ts_report(&arena, t.r), "iteration ii_1 of the first loop");
+	ts_has(ts_report(&arena, t.r), "iteration io_1 of the first loop");
+	ts_has(t.r->note, "2 loops lifted; the second nest's loops: io#2, ii#2, jt, k#2");
+	sched_free(t.s);
+}
+END_TEST
+
+/* The tail's loops are copies with Vars of their own: a handle bound
+ * before the cut keeps naming the main part's loop. */
+START_TEST(split_cut_handles_keep_naming_the_main_part)
+{
+	TsRun t = ts_accept(&arena, tu_fixture(tail_colsum),
+			    "ko, ki = sch.split(\"k\", factor=3, tail=\"perfect\")\n"
+			    "jo, ji, jt = sch.split(\"j\", factor=4, tail=\"cut\")\n"
+			    "sch.unroll(ki)",
+			    6);
+	char *text = ts_print(&arena, sched_func(t.s));
+	ck_assert_int_eq(ts_count_kind(sched_func(t.s)->body, ST_FOR), 8);
+	/* one unrolled ki (the main part's), the tail's stays serial */
+	ts_has(text, "for ki in T.unroll(3):");
+	ts_has(text, "for jt, ko, ki in T.grid(2, 1, 3):");
+	sched_free(t.s);
+	/* the tail loop is named by the third name */
+	t = ts_accept(&arena, tu_fixture(tail_colsum), "a, b, edge = sch.split(\"j\", factor=4, tail=\"cut\")\nsch.unroll(edge)", 6);
+	ts_has(ts_print(&arena, sched_func(t.s)), "for edge in T.unroll(2):");
+	sched_free(t.s);
+}
+END_TEST
+
+/* In TVM's style: the tail's copy of a block gets a name of its own
+ * ("C_tail"), so get_block and get_loops reach the tail nest too. */
+START_TEST(split_cut_tail_of_a_block_is_a_block_of_its_own)
+{
+	TsRun t = ts_accept(&arena, tu_fixture("loops/tail_block_matmul.tir"),
+			    "b = sch.get_block(\"C\")\n"
+			    "i, j, k = sch.get_loops(b)\n"
+			    "j0, j1, jt = sch.split(j, factor=8, tail=\"cut\")\n"
+			    "ti, tj, tk = sch.fission(i, before=jt)\n"
+			    "sch.reorder(j0, k, i, j1)\n"
+			    "sch.vectorize(j1)\n"
+			    "x, y, z = sch.get_loops(sch.get_block(\"C_tail\"))\n"
+			    "sch.reorder(z, x, y)\n"
+			    "sch.vectorize(y)",
+			    4);
+	char *text = ts_print(&arena, sched_func(t.s));
+	ts_has(text, "with T.block(\"C\"):");
+	ts_has(text, "with T.block(\"C_tail\"):");
+	ts_has(text, "for jt in T.vectorized(4):");
+	ts_assert_reparses(&arena, sched_func(t.s));
+	sched_free(t.s);
+}
+END_TEST
+
+/* A reorder that is right on the main part and wrong on the tail: only
+ * the tail's columns read their neighbour one row up. */
+START_TEST(reorder_wrong_only_in_the_tail_is_refuted_there)
+{
+	const char *k = tu_fixture("loops/tail_skewed_edge.tir");
+	const char *lift = "jo, ji, jt = sch.split(\"j\", factor=4, tail=\"cut\")\n"
+			   "ti, tj = sch.fission(\"i\", before=jt)\n";
+	sched_free(accept(k, arena_printf(&arena, "%ssch.reorder(jo, \"i#1\", ji)", lift)));
+	StepReport *r = ts_refuted(&arena, k, arena_printf(&arena, "%ssch.reorder(tj, ti)", lift),
+				   "reorder.no_conflict");
+	ts_has(r->reason, "read of A at 11:27");
+}
+END_TEST
+
+/* Lifting the tail over a loop that carries a dependence between the
+ * main part and the tail is refuted (fission.no_conflict), replayed. */
+START_TEST(lifting_a_tail_across_a_dependence_is_refuted)
+{
+	StepReport *r = ts_refuted(&arena, tu_fixture("loops/tail_mirror.tir"),
+				   "jo, ji, jt = sch.split(\"j\", factor=4, tail=\"cut\")\n"
+				   "ti, tj = sch.fission(\"i\", before=jt)",
+				   "fission.no_conflict");
+	ts_has(r->counterexample, "A[1, 13]");
+}
+END_TEST
+
+START_TEST(tail_forms_that_are_not_supported_say_why)
+{
+	const char *k = tu_fixture(tail_colsum);
+	/* a third name needs a cut tail, and a tail to name */
+	ts_bad_input(&arena, k, "a, b, c = sch.split(\"j\", factor=4)", "only tail=\"cut\"");
+	ts_bad_input(&arena, k, "a, b, c = sch.split(\"j\", factor=7, tail=\"cut\")",
+		     "is a multiple of 7: there is no tail loop");
+	/* before= names a loop inside the loop, with something before it */
+	reject(k, "jo, ji, jt = sch.split(\"j\", factor=4, tail=\"cut\")\nsch.fission(jt, before=\"i\")",
+	       "loop 'i' is not inside loop 'jt'");
+	reject(k, "sch.fission(\"i\", before=\"j\")", "nothing stands before loop 'j'");
+	ts_bad_input(&arena, k, "sch.fission(\"i\", after=0, before=\"j\")",
+		     "without after=");
+	/* an if between the loops is not lifted */
+	reject(tu_fixture("loops/tail_guarded_body.tir"),
+	       "jo, ji, jt = sch.split(\"j\", factor=4, tail=\"cut\")\nsch.fission(\"i\", before=jt)",
+	       "not supported: only loops and statement sequences");
+}
+END_TEST
+
 /* ---------- fuse ---------- */
 
 static const char add_one[] = "loops/add_one.tir";
@@ -715,6 +849,14 @@ Suite *suite_split(void)
 	tc = loops_tcase("cut");
 	tcase_add_test(tc, split_cut_makes_tail_loop_without_branches);
 	tcase_add_test(tc, split_cut_symbolic_needs_nonnegative_extent);
+	suite_add_tcase(s, tc);
+	tc = loops_tcase("tails");
+	tcase_add_test(tc, split_cut_tail_lifted_and_both_nests_scheduled);
+	tcase_add_test(tc, split_cut_handles_keep_naming_the_main_part);
+	tcase_add_test(tc, split_cut_tail_of_a_block_is_a_block_of_its_own);
+	tcase_add_test(tc, reorder_wrong_only_in_the_tail_is_refuted_there);
+	tcase_add_test(tc, lifting_a_tail_across_a_dependence_is_refuted);
+	tcase_add_test(tc, tail_forms_that_are_not_supported_say_why);
 	suite_add_tcase(s, tc);
 	tc = tcase_create("arguments");
 	tcase_add_checked_fixture(tc, setup, teardown);

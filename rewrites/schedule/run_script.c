@@ -167,9 +167,25 @@ static StepStatus do_split(Call *k, RwCtx *c)
 	const ScriptArg *t = script_arg(k->call, 2, "tail");
 	if (t && (t->kind != ARG_STRING || !split_tail_from_name(t->str, &tail)))
 		return bad(k, t, "%s: tail must be \"guard\", \"perfect\", \"cut\" or \"cut_and_guard\"", "split");
-	if (!unpack_ok(k, 2))
-		return bad(k, NULL, "%s: split makes two loops: write `io, ii = sch.split(...)`", "split");
-	return finish_loops(k, c, rw_split(c, loop, f->ival, tail, lhs(k, 0), lhs(k, 1)), 2);
+	/* io, ii, it = sch.split(..., tail="cut"): the third name is the
+	 * tail loop's (issue 14: tails that can be scheduled on their own) */
+	int want = 2;
+	if (k->call->nlhs == 3 && k->call->lhs_star < 0) {
+		if (tail != TAIL_CUT && tail != TAIL_CUT_AND_GUARD)
+			return bad(k, NULL, "%s: only tail=\"cut\" or \"cut_and_guard\" makes a third loop (the tail): write `io, ii = sch.split(...)`", "split");
+		StmtCtx sc;
+		RwStatus st = rw_find_loop(c, loop, &sc);
+		if (st != RW_OK)
+			return finish(k, c, st);
+		int64_t n;
+		if (an_const_int(sc.stmt->u.loop.extent, &n) && f->ival >= 1 && n >= 0 && n % f->ival == 0)
+			return bad(k, f, "%s", arena_printf(k->s->arena, "split: the extent %lld of loop '%s' is a multiple of %lld: there is no tail loop to name; write `io, ii = sch.split(...)`",
+							    (long long)n, loop, (long long)f->ival));
+		want = 3;
+	} else if (!unpack_ok(k, 2)) {
+		return bad(k, NULL, "%s: split makes two loops, three with a cut tail: write `io, ii = sch.split(...)` or `io, ii, it = sch.split(..., tail=\"cut\")`", "split");
+	}
+	return finish_loops(k, c, rw_split_tail(c, loop, f->ival, tail, lhs(k, 0), lhs(k, 1), lhs(k, 2)), want);
 }
 
 static StepStatus do_fuse(Call *k, RwCtx *c)
@@ -359,12 +375,113 @@ static StepStatus do_merge_adjacent_loops(Call *k)
 	return st;
 }
 
+/* sch.fission(outer, before=L): Exo's fission with lifts. Every loop from
+ * `outer` down to the loop whose body holds L is fissioned just before
+ * the statement that holds L, innermost first, each one a proven
+ * fission(X, after=K) (fission.no_conflict, semantics.md section 4): the
+ * statements from L on end up in a nest of their own after the first,
+ * with copies of the lifted loops around them. The first nest keeps the
+ * loops (and handles); the call returns the second nest's loops: the
+ * copies of the lifted loops, outermost first, then L and the loops
+ * perfectly nested in it. With a cut tail (`jo, ji, jt = sch.split(...,
+ * tail="cut")`, then `sch.fission(i, before=jt)`) the main part and the
+ * tail become separate nests that reorder, split, vectorize and unroll
+ * each on its own (issue 14, Exo's edge kernels). */
+static StepStatus do_fission_before(Call *k, RwCtx *c, const char *outer, const char *before)
+{
+	Arena *a = k->s->arena;
+	StmtCtx oc, lc;
+	RwStatus st = rw_find_loop(c, outer, &oc);
+	if (st == RW_OK)
+		st = rw_find_loop(c, before, &lc);
+	if (st != RW_OK)
+		return finish(k, c, st);
+	int lev = -1;
+	for (int i = 0; i < lc.nloops; i++)
+		if (lc.loops[i] == oc.stmt)
+			lev = i;
+	if (lev < 0)
+		return finish(k, c, rw_fail(c, RW_PRECONDITION, c->call_span,
+					    "fission: loop '%s' is not inside loop '%s'", before, outer));
+	for (int d = oc.depth; d < lc.depth; d++) {
+		const Stmt *x = an_stmt_at(c->func->body, lc.path, d);
+		if (x->kind != ST_FOR && x->kind != ST_SEQ)
+			return finish(k, c, rw_fail(c, RW_UNSUPPORTED, x->span,
+						    "fission: not supported: only loops and statement sequences may stand between loop '%s' and loop '%s' (a block, allocation, let or if is not lifted)",
+						    outer, before));
+	}
+	const Stmt *parent = an_stmt_at(c->func->body, lc.path, lc.depth - 1);
+	if (parent->kind != ST_SEQ || lc.path[lc.depth - 1] < 1)
+		return finish(k, c, rw_fail(c, RW_PRECONDITION, lc.stmt->span,
+					    "fission: nothing stands before loop '%s' in the body around it: there is nothing to separate it from",
+					    before));
+	Var *lvar = lc.stmt->u.loop.var;
+	int nlift = lc.nloops - lev;
+	Var **lifted = arena_alloc(a, sizeof(Var *) * (size_t)nlift);
+	Var **copies = arena_alloc(a, sizeof(Var *) * (size_t)nlift);
+	for (int j = 0; j < nlift; j++)
+		lifted[j] = lc.loops[lev + j]->u.loop.var;
+	Compound cp;
+	sched_compound_begin(k->s, &cp, describe(k), k->call->span, c->diag);
+	for (int j = nlift - 1; j >= 0; j--) {
+		const Func *cur = sched_compound_func(&cp);
+		Stmt *ls = hv_find_loop(a, cur, lvar), *xs = hv_find_loop(a, cur, lifted[j]);
+		StmtCtx lx, xx;
+		const char *why = "a loop to lift is not found once";
+		const char *xref = xs ? hv_loop_ref(a, cur, lifted[j], &why) : NULL;
+		if (!ls || !xref || !an_find_stmt(a, cur, ls, &lx) || !an_find_stmt(a, cur, xs, &xx))
+			return sched_compound_end(&cp, STEP_REJECTED, arena_printf(a, "not supported: %s", why))->status;
+		if (lx.depth < xx.depth + 2 || xs->u.loop.body->kind != ST_SEQ)
+			return sched_compound_end(&cp, STEP_REJECTED,
+						  arena_printf(a, "not supported: the body of loop '%s' is not a sequence holding loop '%s'",
+							       xref, before))->status;
+		int idx = lx.path[xx.depth + 1];
+		RwCtx sub;
+		sched_sub_begin(&cp, &sub, arena_printf(a, "fission(\"%s\", after=%d)", xref, idx - 1));
+		Stmt *second = NULL;
+		st = rw_fission_at(&sub, &xx, idx - 1, &second);
+		bool proven;
+		sched_sub_finish(&cp, &sub, st, &proven);
+		if (st != RW_OK || !proven)
+			return sched_compound_end(&cp, st == RW_BAD_INPUT ? STEP_BAD_INPUT : STEP_REJECTED, NULL)->status;
+		copies[j] = second->u.loop.var;
+	}
+	/* the second nest's loops: the copies, then L's perfect chain */
+	const Func *end = sched_compound_func(&cp);
+	int n = nlift, cap = nlift + AN_MAX_DEPTH;
+	Value **items = arena_alloc(a, sizeof(Value *) * (size_t)(cap + 1));
+	for (int j = 0; j < nlift; j++)
+		items[j] = hv_loop(k->env, end->name, copies[j]);
+	for (const Stmt *l = hv_find_loop(a, end, lvar); l && l->kind == ST_FOR && n < cap; l = l->u.loop.body)
+		items[n++] = hv_loop(k->env, end->name, l->u.loop.var);
+	StrBuf names = {0};
+	for (int j = 0; j < n; j++) {
+		const char *why = NULL, *ref = hv_loop_ref(a, end, items[j]->loop, &why);
+		sb_printf(&names, "%s%s", j ? ", " : "", ref ? ref : items[j]->loop->name);
+	}
+	char *text = sb_take(&names);
+	sched_compound_note(&cp, "%d loop%s lifted; the second nest's loops: %s", nlift, nlift == 1 ? "" : "s", text);
+	free(text);
+	StepStatus r = sched_compound_end(&cp, STEP_COMMITTED, NULL)->status;
+	if (r == STEP_COMMITTED)
+		k->result = hv_list(k->env, n, items);
+	return r;
+}
+
 static StepStatus do_fission(Call *k, RwCtx *c)
 {
-	static const char *const kws[] = {"loop", "after", NULL};
+	static const char *const kws[] = {"loop", "after", "before", NULL};
 	if (check_keywords(k, kws) != STEP_COMMITTED)
 		return STEP_BAD_INPUT;
 	const char *loop = arg_name(k, 0, "loop");
+	const char *before = arg_name(k, -1, "before");
+	if (before) {
+		if (!loop || script_arg(k->call, 1, "after"))
+			return bad(k, NULL, "%s: expected a loop and before=L (a loop inside it), e.g. sch.fission(\"i\", before=jt), without after=", "fission");
+		return do_fission_before(k, c, loop, before);
+	}
+	if (script_arg(k->call, -1, "before"))
+		return bad(k, script_arg(k->call, -1, "before"), "%s: before= must name a loop", "fission");
 	const ScriptArg *after = script_arg(k->call, 1, "after");
 	if (!loop || !after || after->kind != ARG_INT)
 		return bad(k, after, "%s: expected a loop and after=K (the index of the last statement kept in it), e.g. sch.fission(\"i\", after=0)", "fission");
