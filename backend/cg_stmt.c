@@ -301,21 +301,11 @@ static void frame_leave(Cg *cg, const Frame *f)
 	cg->capbufs = f->capbufs;
 }
 
-/* Unpack the capture in the body function: the same Vars and Buffers
- * bound to the loaded values, with the same ranges. */
-static LLVMValueRef unpack_env(Cg *cg, const Frame *outer, const Capture *c, LLVMValueRef ctx)
+/* Bind the captured values in the body's inner function: the same Vars
+ * and Buffers, with the same ranges; returns lo. */
+static LLVMValueRef bind_env(Cg *cg, const Frame *outer, LLVMValueRef *vals)
 {
-	LLVMValueRef sp = LLVMBuildPointerCast(cg->b, ctx, LLVMPointerType(c->st, 0), "");
 	int k = 0;
-	LLVMValueRef *vals = calloc((size_t)c->n + 1, sizeof *vals);
-	for (int i = 0; i < c->n && vals; i++) {
-		LLVMValueRef p = LLVMBuildStructGEP2(cg->b, c->st, sp, (unsigned)i, "");
-		vals[i] = LLVMBuildLoad2(cg->b, c->types[i], p, "");
-	}
-	if (!vals) {
-		cg_fail(cg, (Span){0}, "out of memory");
-		return NULL;
-	}
 	for (int i = 0; i < outer->nvars; i++)
 		cg_bind(cg, outer->vars[i].var, vals[k++], outer->vars[i].r);
 	for (int i = 0; i < outer->nbufs; i++) {
@@ -328,11 +318,36 @@ static LLVMValueRef unpack_env(Cg *cg, const Frame *outer, const Capture *c, LLV
 		for (int g = 0; g < ob->ngroups && nb->ext; g++)
 			nb->ext[g] = vals[k++];
 	}
-	LLVMValueRef lo64 = vals[k];
-	free(vals);
-	return lo64;
+	return vals[k];
 }
 
+static unsigned attr_kind(const char *name) { return LLVMGetEnumAttributeKindForName(name, strlen(name)); }
+
+/* Capture i is a noalias pointer parameter of the function being
+ * generated (a kernel buffer, or one passed on as such into a body
+ * function) and no other capture is the same pointer (two buffers on one
+ * parameter would be two noalias parameters of the same memory). */
+static bool noalias_param(Cg *cg, const Capture *c, int i)
+{
+	LLVMValueRef v = c->vals[i];
+	if (!LLVMIsAArgument(v) || LLVMGetParamParent(v) != cg->fn)
+		return false;
+	for (int j = 0; j < c->n; j++)
+		if (j != i && c->vals[j] == v)
+			return false;
+	for (unsigned k = 0; k < LLVMCountParams(cg->fn); k++)
+		if (LLVMGetParam(cg->fn, k) == v)
+			return LLVMGetEnumAttributeAtIndex(cg->fn, k + 1, attr_kind("noalias")) != NULL;
+	return false;
+}
+
+/* The body of a parallel loop is two functions: NAME(ctx, lo, hi), run by
+ * the pool, unpacks the capture and calls NAME.inner(captured values...,
+ * lo, hi), which runs the iterations lo .. hi - 1 and is always inlined
+ * into it. The inner function's buffer pointers carry the noalias of the
+ * kernel's parameters they come from, which the inliner keeps as alias
+ * scopes: without them the body's loads of one buffer could not move past
+ * its stores to another (no accumulator stays in a register). */
 static LLVMValueRef make_body_function(Cg *cg, const LoopBounds *lb, const Stmt *body,
 				       const Capture *c)
 {
@@ -341,17 +356,53 @@ static LLVMValueRef make_body_function(Cg *cg, const LoopBounds *lb, const Stmt 
 	LLVMValueRef fn = LLVMAddFunction(cg->mod, name, body_fn_type(cg));
 	LLVMSetLinkage(fn, LLVMInternalLinkage);
 	cg_function_attributes(cg, fn);
-	Frame outer = frame_enter(cg, fn);
-	LLVMBasicBlockRef start = LLVMAppendBasicBlockInContext(cg->ctx, fn, "body");
+	LLVMTypeRef *pt = calloc((size_t)c->n + 2, sizeof *pt);
+	LLVMValueRef *vals = calloc((size_t)c->n + 2, sizeof *vals);
+	if (!pt || !vals) {
+		free(pt);
+		free(vals);
+		cg_fail(cg, (Span){0}, "out of memory");
+		return fn;
+	}
+	memcpy(pt, c->types, (size_t)c->n * sizeof *pt);
+	pt[c->n] = pt[c->n + 1] = i64t(cg);
+	LLVMTypeRef inner_t = LLVMFunctionType(i32t(cg), pt, (unsigned)c->n + 2, 0);
+	char iname[520];
+	snprintf(iname, sizeof iname, "%s.inner", name);
+	LLVMValueRef inner_fn = LLVMAddFunction(cg->mod, iname, inner_t);
+	LLVMSetLinkage(inner_fn, LLVMInternalLinkage);
+	cg_function_attributes(cg, inner_fn);
+	LLVMAddAttributeAtIndex(inner_fn, LLVMAttributeFunctionIndex,
+				LLVMCreateEnumAttribute(cg->ctx, attr_kind("alwaysinline"), 0));
+	for (int i = 0; i < c->n; i++)
+		if (noalias_param(cg, c, i))
+			LLVMAddAttributeAtIndex(inner_fn, (unsigned)i + 1,
+						LLVMCreateEnumAttribute(cg->ctx, attr_kind("noalias"), 0));
+	/* the inner function: bind, run the iterations */
+	Frame outer = frame_enter(cg, inner_fn);
+	LLVMBasicBlockRef start = LLVMAppendBasicBlockInContext(cg->ctx, inner_fn, "body");
 	LLVMPositionBuilderAtEnd(cg->b, start);
+	for (int i = 0; i < c->n + 2; i++)
+		vals[i] = LLVMGetParam(inner_fn, (unsigned)i);
 	LoopBounds inner = *lb;
-	inner.lo64 = unpack_env(cg, &outer, c, LLVMGetParam(fn, 0));
-	if (inner.lo64)
-		counted_loop(cg, &inner, LLVMGetParam(fn, 1), LLVMGetParam(fn, 2), body);
+	inner.lo64 = bind_env(cg, &outer, vals);
+	counted_loop(cg, &inner, vals[c->n], vals[c->n + 1], body);
 	LLVMBuildRet(cg->b, LLVMConstNull(i32t(cg)));
 	LLVMPositionBuilderAtEnd(cg->b, cg->entry);
 	LLVMBuildBr(cg->b, start);
 	frame_leave(cg, &outer);
+	/* the pool's entry: unpack, call */
+	LLVMBuilderRef b = LLVMCreateBuilderInContext(cg->ctx);
+	LLVMPositionBuilderAtEnd(b, LLVMAppendBasicBlockInContext(cg->ctx, fn, "entry"));
+	LLVMValueRef sp = LLVMBuildPointerCast(b, LLVMGetParam(fn, 0), LLVMPointerType(c->st, 0), "");
+	for (int i = 0; i < c->n; i++)
+		vals[i] = LLVMBuildLoad2(b, c->types[i], LLVMBuildStructGEP2(b, c->st, sp, (unsigned)i, ""), "");
+	vals[c->n] = LLVMGetParam(fn, 1);
+	vals[c->n + 1] = LLVMGetParam(fn, 2);
+	LLVMBuildRet(b, LLVMBuildCall2(b, inner_t, inner_fn, vals, (unsigned)c->n + 2, ""));
+	LLVMDisposeBuilder(b);
+	free(pt);
+	free(vals);
 	return fn;
 }
 
