@@ -6,6 +6,7 @@
  * against naive C on the benchmark's own data. A client of vsched.h only.
  * Usage: bench [RESULTS_FILE] */
 #include <cblas.h>
+#include <dnnl.h>
 #include <fcntl.h>
 #include <math.h>
 #include <stdarg.h>
@@ -28,6 +29,8 @@ void naive_rowsum(const int32_t *A, int32_t *B, int rows, int cols);
 void naive_conv1d(const float *A, const float *F, float *B, int n);
 void naive_elementwise(const float *A, float *B, int n);
 void naive_matmul(const float *A, const float *B, float *C, int n);
+void naive_conv2d(const float *X, const float *W, float *O, int cb, int hw);
+void omp_set_num_threads(int n); /* oneDNN's threads (its OpenMP runtime) */
 
 static double now(void)
 {
@@ -181,35 +184,126 @@ static bool close_enough(float x, float y, float tol)
 	return fabsf(x - y) <= tol * fmaxf(1.0f, fmaxf(fabsf(x), fabsf(y)));
 }
 
+/* ---------- read bandwidth (issue 14: the row sum against the memory) ---------- */
+
+/* A STREAM-like read: the int32 sum of a buffer, four independent vector
+ * accumulators (AVX2 when the CPU has it), nothing written. */
+typedef int32_t v8si __attribute__((vector_size(32)));
+#define READ_SUM_BODY                                                                              \
+	v8si s0 = {0}, s1 = {0}, s2 = {0}, s3 = {0}, x0, x1, x2, x3;                               \
+	for (size_t i = 0; i + 32 <= n; i += 32) {                                                 \
+		memcpy(&x0, a + i, 32);                                                            \
+		memcpy(&x1, a + i + 8, 32);                                                        \
+		memcpy(&x2, a + i + 16, 32);                                                       \
+		memcpy(&x3, a + i + 24, 32);                                                       \
+		s0 += x0, s1 += x1, s2 += x2, s3 += x3;                                            \
+	}                                                                                          \
+	s0 += s1 + s2 + s3;                                                                        \
+	return s0[0] + s0[1] + s0[2] + s0[3] + s0[4] + s0[5] + s0[6] + s0[7];
+__attribute__((target("avx2"))) static int32_t read_sum_avx2(const int32_t *a, size_t n) { READ_SUM_BODY }
+static int32_t read_sum_plain(const int32_t *a, size_t n) { READ_SUM_BODY }
+#undef READ_SUM_BODY
+
+static volatile int32_t read_sink;
+
+static void call_read_sum(Run *r)
+{
+	read_sink = __builtin_cpu_supports("avx2") ? read_sum_avx2(r->a, (size_t)r->n)
+						   : read_sum_plain(r->a, (size_t)r->n);
+}
+
+/* A buffer of `bytes` to read, as call_read_sum's Run. */
+static Run read_run(size_t bytes)
+{
+	int32_t *buf = malloc(bytes);
+	if (!buf)
+		die("memory");
+	for (size_t i = 0; i < bytes / 4; i++)
+		buf[i] = (int32_t)i;
+	Run r = {.call = call_read_sum, .a = buf, .n = (int)(bytes / 4)};
+	return r;
+}
+
+/* Median times of runs a and b taken in turns (a, b, a, b, ...), so a
+ * burst of load from other processes falls on both. */
+static void alternate(Run *a, Run *b, int reps, double *ta, double *tb)
+{
+	double x[64], y[64];
+	if (reps > 64)
+		reps = 64;
+	a->call(a);
+	b->call(b);
+	for (int i = 0; i < reps; i++) {
+		double t0 = now();
+		a->call(a);
+		double t1 = now();
+		b->call(b);
+		x[i] = t1 - t0;
+		y[i] = now() - t1;
+	}
+	qsort(x, (size_t)reps, sizeof *x, cmp_double);
+	qsort(y, (size_t)reps, sizeof *y, cmp_double);
+	*ta = x[reps / 2];
+	*tb = y[reps / 2];
+}
+
 /* ---------- row summation ---------- */
 
-enum { RS_ROWS = 2048, RS_COLS = 1022, RS_PAD = 1024 };
+enum { RS_COLS = 1022, RS_PAD = 1024 };
 
-static void bench_rowsum(void)
+/* rows x 1022 int32 (rows: the kernel's, bench/rowsum*.tir), against the
+ * read bandwidth over a buffer of the same footprint (the padded input),
+ * the two timed in turns */
+static void bench_rowsum(int rows, const char *tir, const char *bw_what)
 {
-	int32_t *A = calloc(RS_ROWS * RS_COLS, 4), *Ap = calloc(RS_ROWS * RS_PAD, 4);
-	int32_t *Bn = calloc(RS_ROWS, 4), *Bs = calloc(RS_ROWS, 4), *Bu = calloc(RS_ROWS, 4);
-	for (int i = 0; i < RS_ROWS; i++)
+	size_t cells = (size_t)rows * RS_COLS, pcells = (size_t)rows * RS_PAD;
+	int32_t *A = calloc(cells, 4), *Ap = calloc(pcells, 4);
+	int32_t *Bn = calloc((size_t)rows, 4), *Bs = calloc((size_t)rows, 4), *Bu = calloc((size_t)rows, 4);
+	for (int i = 0; i < rows; i++)
 		for (int j = 0; j < RS_COLS; j++)
-			Ap[i * RS_PAD + j] = A[i * RS_COLS + j] = (int32_t)(hash((uint32_t)(i * RS_COLS + j)) % 201) - 100;
+			Ap[(size_t)i * RS_PAD + j] = A[(size_t)i * RS_COLS + j] =
+				(int32_t)(hash((uint32_t)((size_t)i * RS_COLS + j)) % 201) - 100;
 	Compiled s, u;
-	compile("bench/rowsum.tir", "bench/rowsum.sched", "rowsum", &s);
-	compile("bench/rowsum.tir", "bench/rowsum_branchy.sched", "rowsum", &u);
+	if (rows == 2048) { /* once: both schedules at 16 rows against the interpreter */
+		const char *scheds[] = {"bench/rowsum.sched", "bench/rowsum_branchy.sched"};
+		for (int k = 0; k < 2; k++) {
+			compile("bench/rowsum_small.tir", scheds[k], "rowsum", &s);
+			char *rep = NULL;
+			if (vs_program_check(s.p, "rowsum", 2, 7, &rep) != VS_OK) {
+				fprintf(stderr, "bench: %s at 16 rows differs from the interpreter\n%s\n", scheds[k],
+					rep ? rep : vs_last_error(ctx));
+				exit(1);
+			}
+			free(rep);
+			release(&s);
+		}
+	}
+	compile(tir, "bench/rowsum.sched", "rowsum", &s);
+	compile(tir, "bench/rowsum_branchy.sched", "rowsum", &u);
+	int reps = rows > 4096 ? 11 : 31;
 	Run rs = {.call = call2, .fn = s.fn, .a = Ap, .b = Bs}, ru = {.call = call2, .fn = u.fn, .a = Ap, .b = Bu};
-	double ts = median_seconds(&rs, 31), tu = median_seconds(&ru, 31);
+	Run rb = read_run(pcells * 4);
+	double ts, tb, tu = median_seconds(&ru, reps);
+	alternate(&rs, &rb, reps, &ts, &tb);
+	free(rb.a);
 	double t0, tn[31];
-	for (int r = 0; r < 31; r++) {
+	for (int r = 0; r < reps; r++) {
 		t0 = now();
-		naive_rowsum(A, Bn, RS_ROWS, RS_COLS);
+		naive_rowsum(A, Bn, rows, RS_COLS);
 		tn[r] = now() - t0;
 	}
-	qsort(tn, 31, sizeof *tn, cmp_double);
-	for (int i = 0; i < RS_ROWS; i++)
+	qsort(tn, (size_t)reps, sizeof *tn, cmp_double);
+	for (int i = 0; i < rows; i++)
 		if (Bs[i] != Bn[i] || Bu[i] != Bn[i]) {
 			fprintf(stderr, "bench: rowsum differs at row %d: %d %d vs %d\n", i, Bs[i], Bu[i], Bn[i]);
 			exit(1);
 		}
-	row("rowsum 2048x1022 i32", ts, tu, tn[15], 0, &s, "  overcomputed vs branchy");
+	double gbs = (double)pcells * 4 / ts * 1e-9, bw = (double)pcells * 4 / tb * 1e-9;
+	char name[64], note[160];
+	snprintf(name, sizeof name, "rowsum %dx%d i32", rows, RS_COLS);
+	snprintf(note, sizeof note, "  overcomputed vs branchy; %.1f GB/s = %.2fx the read bandwidth %s, %.1f GB/s",
+		 gbs, gbs / bw, bw_what, bw);
+	row(name, ts, tu, tn[reps / 2], 0, &s, note);
 	release(&s);
 	release(&u);
 	free(A), free(Ap), free(Bn), free(Bs), free(Bu);
@@ -759,6 +853,212 @@ static void bench_matmul_tails(void)
 	free(A), free(B), free(C), free(Cb), free(A2), free(B2), free(C2);
 }
 
+/* ---------- conv2d against oneDNN (issue 14: a conv2d anchor) ---------- */
+
+/* 3 x 3, stride 1, padding 1, batch 1, 64 -> 64 channels, 56 x 56, in
+ * NCHW16c (oneDNN's nChw16c, weights OIhw16i16o). vsched's kernel reads
+ * the input with its padding written in (58 x 58, zero border: made once,
+ * outside the timing); oneDNN and the naive C take the 56 x 56 input and
+ * pad in their loops. */
+enum { C2_CB = 4, C2_HW = 56, C2_P = C2_HW + 2 };
+
+static const char *conv2d_schedule(const char **why)
+{
+	__builtin_cpu_init();
+	if (__builtin_cpu_supports("avx512f")) {
+		*why = "AVX-512: 32 vector registers, 28 pixels x 16 channels";
+		return "bench/conv2d_avx512.sched";
+	}
+	*why = "no AVX-512: 16 vector registers, 4 pixels x 16 channels";
+	return "bench/conv2d_avx2.sched";
+}
+
+/* The schedule (and extra steps, or NULL) applied to bench/conv2d_small.tir,
+ * compiled and checked against the reference interpreter. */
+static void conv2d_check_small(const char *sched, const char *extra)
+{
+	Compiled c;
+	compile("bench/conv2d_small.tir", sched, "conv2d", &c);
+	if (extra) {
+		vs_program_free(c.p);
+		if (vs_run_script_string(c.s, "bench.sched", extra) != VS_OK)
+			die(extra);
+		vs_build_options bo = {0};
+		bo.contract_fma = true;
+		if (!(c.p = vs_build(c.s, &bo)))
+			die("conv2d_small");
+	}
+	char *rep = NULL;
+	if (vs_program_check(c.p, "conv2d", 1, 7, &rep) != VS_OK) {
+		fprintf(stderr, "bench: conv2d at the small size differs from the interpreter\n%s\n",
+			rep ? rep : vs_last_error(ctx));
+		exit(1);
+	}
+	free(rep);
+	release(&c);
+}
+
+typedef struct OneDnn {
+	dnnl_engine_t engine;
+	dnnl_stream_t stream;
+	dnnl_primitive_desc_t pd;
+	dnnl_primitive_t prim;
+	dnnl_memory_t src, wei, dst;
+	const char *impl;
+} OneDnn;
+
+static void dnnl_ok(dnnl_status_t st, const char *what)
+{
+	if (st != dnnl_success) {
+		fprintf(stderr, "bench: oneDNN: %s failed (status %d)\n", what, (int)st);
+		exit(1);
+	}
+}
+
+static void onednn_init(OneDnn *d, float *X, float *W, float *O)
+{
+	dnnl_memory_desc_t smd, wmd, dmd;
+	dnnl_dims_t sdims = {1, C2_CB * 16, C2_HW, C2_HW}, wdims = {C2_CB * 16, C2_CB * 16, 3, 3};
+	dnnl_dims_t strides = {1, 1}, pad = {1, 1};
+	dnnl_ok(dnnl_engine_create(&d->engine, dnnl_cpu, 0), "engine");
+	dnnl_ok(dnnl_stream_create(&d->stream, d->engine, dnnl_stream_default_flags), "stream");
+	dnnl_ok(dnnl_memory_desc_init_by_tag(&smd, 4, sdims, dnnl_f32, dnnl_nChw16c), "src desc");
+	dnnl_ok(dnnl_memory_desc_init_by_tag(&wmd, 4, wdims, dnnl_f32, dnnl_OIhw16i16o), "weights desc");
+	dnnl_ok(dnnl_memory_desc_init_by_tag(&dmd, 4, sdims, dnnl_f32, dnnl_nChw16c), "dst desc");
+	dnnl_convolution_desc_t cd;
+	dnnl_ok(dnnl_convolution_forward_desc_init(&cd, dnnl_forward_inference, dnnl_convolution_direct, &smd,
+						    &wmd, NULL, &dmd, strides, pad, pad),
+		"convolution desc");
+	dnnl_ok(dnnl_primitive_desc_create(&d->pd, &cd, NULL, d->engine, NULL), "primitive desc");
+	dnnl_ok(dnnl_primitive_create(&d->prim, d->pd), "primitive");
+	d->impl = "?";
+	dnnl_primitive_desc_query(d->pd, dnnl_query_impl_info_str, 0, &d->impl);
+	dnnl_ok(dnnl_memory_create(&d->src, &smd, d->engine, X), "src");
+	dnnl_ok(dnnl_memory_create(&d->wei, &wmd, d->engine, W), "weights");
+	dnnl_ok(dnnl_memory_create(&d->dst, &dmd, d->engine, O), "dst");
+}
+
+static void onednn_free(OneDnn *d)
+{
+	dnnl_memory_destroy(d->src);
+	dnnl_memory_destroy(d->wei);
+	dnnl_memory_destroy(d->dst);
+	dnnl_primitive_destroy(d->prim);
+	dnnl_primitive_desc_destroy(d->pd);
+	dnnl_stream_destroy(d->stream);
+	dnnl_engine_destroy(d->engine);
+}
+
+static void call_onednn(Run *r)
+{
+	OneDnn *d = r->fn;
+	dnnl_exec_arg_t args[] = {{DNNL_ARG_SRC, d->src}, {DNNL_ARG_WEIGHTS, d->wei}, {DNNL_ARG_DST, d->dst}};
+	dnnl_ok(dnnl_primitive_execute(d->prim, d->stream, 3, args), "execute");
+	dnnl_ok(dnnl_stream_wait(d->stream), "wait");
+}
+
+static void call_naive_conv2d(Run *r) { naive_conv2d(r->a, r->b, r->c, C2_CB, C2_HW); }
+
+static void conv2d_compare(const float *x, const float *ref, const char *what)
+{
+	for (int i = 0; i < C2_CB * C2_HW * C2_HW * 16; i++)
+		if (!close_enough(x[i], ref[i], 1e-4f)) {
+			fprintf(stderr, "bench: conv2d (%s) differs from oneDNN at %d: %g vs %g\n", what, i, x[i],
+				ref[i]);
+			exit(1);
+		}
+}
+
+static void bench_conv2d(void)
+{
+	size_t nio = (size_t)C2_CB * C2_HW * C2_HW * 16, npad = (size_t)C2_CB * C2_P * C2_P * 16,
+	       nw = (size_t)C2_CB * C2_CB * 9 * 256;
+	float *X = malloc(nio * 4), *Xp = calloc(npad, 4), *W = malloc(nw * 4);
+	float *Os = malloc(nio * 4), *Op = malloc(nio * 4), *Ou = malloc(nio * 4), *On = malloc(nio * 4),
+	      *Od = malloc(nio * 4);
+	for (int b = 0; b < C2_CB; b++)
+		for (int h = 0; h < C2_HW; h++)
+			for (int w = 0; w < C2_HW; w++)
+				for (int c = 0; c < 16; c++) {
+					size_t k = (((size_t)b * C2_HW + h) * C2_HW + w) * 16 + c;
+					X[k] = Xp[(((size_t)b * C2_P + h + 1) * C2_P + w + 1) * 16 + c] = small_float((uint32_t)k);
+				}
+	for (size_t i = 0; i < nw; i++)
+		W[i] = small_float((uint32_t)(i + nio));
+	const char *why, *sched = conv2d_schedule(&why);
+	const char *par = "sch.parallel(\"ob#2\")\nsch.parallel(\"ob#1\")\n";
+	out("conv2d: schedule %s (%s); + %s for all cores\n", sched, why, "parallel(ob) on both nests");
+	conv2d_check_small(sched, NULL);
+	conv2d_check_small(sched, par);
+	Compiled s, p, u;
+	compile("bench/conv2d.tir", sched, "conv2d", &s);
+	compile("bench/conv2d.tir", sched, "conv2d", &p);
+	vs_program_free(p.p);
+	double t0 = now();
+	if (vs_run_script_string(p.s, "bench.sched", par) != VS_OK)
+		die(par);
+	p.verify_seconds += now() - t0;
+	p.steps = vs_num_reports(p.s);
+	p.obligations = 0;
+	for (int i = 0; i < p.steps; i++)
+		p.obligations += vs_report_num_obligations(vs_report_at(p.s, i));
+	vs_build_options bo = {0};
+	bo.contract_fma = true;
+	if (!(p.p = vs_build(p.s, &bo)) || !(p.fn = vs_program_lookup(p.p, "conv2d")))
+		die("conv2d parallel");
+	compile("bench/conv2d.tir", NULL, "conv2d", &u);
+	/* oneDNN fixes its thread count when the primitive is made (the
+	 * OpenMP maximum then): one primitive per thread count */
+	long cores = sysconf(_SC_NPROCESSORS_ONLN);
+	OneDnn d, dp;
+	omp_set_num_threads((int)cores);
+	onednn_init(&dp, X, W, Od);
+	omp_set_num_threads(1);
+	onednn_init(&d, X, W, Od);
+	out("conv2d: oneDNN %d.%d.%d, implementation %s\n", dnnl_version()->major, dnnl_version()->minor,
+	    dnnl_version()->patch, d.impl);
+	Run rs = {.call = call3, .fn = s.fn, .a = Xp, .b = W, .c = Os};
+	Run rp = {.call = call3, .fn = p.fn, .a = Xp, .b = W, .c = Op};
+	Run ru = {.call = call3, .fn = u.fn, .a = Xp, .b = W, .c = Ou};
+	Run rd = {.call = call_onednn, .fn = &d}, rdp = {.call = call_onednn, .fn = &dp};
+	Run rn = {.call = call_naive_conv2d, .a = X, .b = W, .c = On};
+	int reps = 21, slow = getenv("VS_BENCH_FAST") ? 1 : 3;
+	/* alternate the two in turns, so a burst of load hits both */
+	double ts = 1e9, td = 1e9;
+	for (int k = 0; k < 3; k++) {
+		double a = median_seconds(&rs, reps), b = median_seconds(&rd, reps);
+		ts = a < ts ? a : ts;
+		td = b < td ? b : td;
+	}
+	double tu = median_seconds(&ru, slow), tn = median_seconds(&rn, slow);
+	conv2d_compare(Os, Od, "scheduled");
+	conv2d_compare(Ou, Od, "unscheduled");
+	conv2d_compare(On, Od, "naive C");
+	double flop = 2.0 * C2_HW * C2_HW * (C2_CB * 16) * (C2_CB * 16) * 9;
+	char note[128];
+	snprintf(note, sizeof note, "  vs oneDNN (blas column): %.1f GFLOP/s vs %.1f", flop / ts * 1e-9,
+		 flop / td * 1e-9);
+	row("conv2d 3x3 64c 56^2 f32", ts, tu, tn, td, &s, note);
+	double tp = 1e9, tdp = 1e9;
+	for (int k = 0; k < 3; k++) {
+		double a = median_seconds(&rp, reps), b = median_seconds(&rdp, reps);
+		tp = a < tp ? a : tp;
+		tdp = b < tdp ? b : tdp;
+	}
+	conv2d_compare(Op, Od, "parallel");
+	char name[64];
+	snprintf(name, sizeof name, "conv2d, %ld threads", cores);
+	snprintf(note, sizeof note, "  vs oneDNN on %ld threads: %.1f GFLOP/s vs %.1f", cores, flop / tp * 1e-9,
+		 flop / tdp * 1e-9);
+	row(name, tp, tu, tn, tdp, &p, note);
+	onednn_free(&d);
+	onednn_free(&dp);
+	release(&s);
+	release(&p);
+	release(&u);
+	free(X), free(Xp), free(W), free(Os), free(Op), free(Ou), free(On), free(Od);
+}
+
 /* ---------- verification at scale ---------- */
 
 /* Steps that ask for the facts at every statement (simplify, remove_no_op)
@@ -1118,8 +1418,13 @@ int main(int argc, char **argv)
 	/* VS_BENCH_ONLY=matmul (a substring of the row names) runs a subset */
 	const char *only = getenv("VS_BENCH_ONLY");
 #define WANT(name) (!only || strstr(name, only))
+	/* the row sum over 8 MB, which may stay in the caches, and over
+	 * 256 MB, larger than the caches: each against a STREAM-like read of
+	 * the same footprint */
 	if (WANT("rowsum"))
-		bench_rowsum();
+		bench_rowsum(2048, "bench/rowsum.tir", "over 8 MB (cache)");
+	if (WANT("rowsum"))
+		bench_rowsum(65536, "bench/rowsum_big.tir", "over 256 MB (memory)");
 	if (WANT("conv1d"))
 		bench_conv1d();
 	if (WANT("elementwise"))
@@ -1136,6 +1441,8 @@ int main(int argc, char **argv)
 		bench_dot_threads();
 	if (WANT("matmul 1000"))
 		bench_matmul_tails();
+	if (WANT("conv2d"))
+		bench_conv2d();
 	if (WANT("scale"))
 		bench_verify_scale();
 	if (WANT("scale"))
