@@ -3,7 +3,7 @@
  * query with a comment header, and meta.json with the kernel's and the
  * schedules' copies. Reading them back (`log show`, `log check`,
  * `log check --rebuild`) is smt/log_read.c. */
-#include "smt/log_internal.h"
+#include "smt/log_int.h"
 #include "smt/sha256.h"
 
 #include <errno.h>

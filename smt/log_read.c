@@ -3,7 +3,7 @@
  * logged query with the z3 or cvc5 binary and compares its sat/unsat with
  * the logged verdict) and `log check --rebuild` (the log's sources, and the
  * comparison of a rebuilt log with the stored one). Writing is smt/log.c. */
-#include "smt/log_internal.h"
+#include "smt/log_int.h"
 #include "smt/sha256.h"
 
 #include <errno.h>

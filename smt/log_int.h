@@ -1,9 +1,9 @@
-/* smt/log_internal.h — what the two halves of the proof log share: the
+/* smt/log_int.h — what the two halves of the proof log share: the
  * ProofLog handle's fields (log.c writes them, log_read.c's --rebuild
  * compares against a captured log) and the small JSON and path writers.
  * Internal to smt/log.c and smt/log_read.c. */
-#ifndef VS_SMT_LOG_INTERNAL_H
-#define VS_SMT_LOG_INTERNAL_H
+#ifndef VS_SMT_LOG_INT_H
+#define VS_SMT_LOG_INT_H
 
 #include "smt/smt.h"
 
