@@ -6,11 +6,12 @@
  * binary32/64 with round-to-nearest-even (ieee mode); each buffer is an
  * uninterpreted function of its index tuple; every T.undef() is a fresh
  * constant; a float == between propositions holds under both IEEE and
- * same-value readings. Anything else fails "unsupported: ...". */
-#include "smt/encode.h"
-#include "smt/range.h"
+ * same-value readings. Anything else fails "unsupported: ...".
+ * This file: the Z3 context, the encoder state, symbols and the terms of
+ * expressions; the propositional level of hypotheses and goal and the
+ * query itself are smt/encode_obligation.c. */
+#include "smt/encode_int.h"
 #include "kernel/half.h"
-#include "kernel/ptrmap.h"
 
 #include <math.h>
 #include <stdarg.h>
@@ -134,37 +135,7 @@ char *smt_double_to_rational(double v)
 
 /* ---------- encoder state ---------- */
 
-typedef struct Binding {
-	const Var *var;
-	Z3_ast value;
-} Binding;
-
-struct EncodeState {
-	size_t nowned, capowned;
-	Z3_ast *owned; /* every Z3 object made here, inc_ref'ed once */
-	PtrMap vars;   /* Var* -> sym index */
-	PtrMap bufs;   /* Buffer* -> sym index */
-	PtrMap memo;   /* Expr* -> Z3_ast, outside lets and undef-free */
-	PtrMap loadset; /* load application -> 1 */
-	int nenv, capenv;
-	Binding *env; /* let bindings, innermost last */
-	bool saw_undef;
-	bool same_value_goal; /* encoding the goal of a same_value obligation */
-	RangeInfo *ranges; /* intervals: where a wrap-around can be left out */
-	RangeInfo *stated; /* the same from the bounds the query states */
-	bool uses_learnt;  /* a left-out wrap needs more than `stated` */
-	int capsyms, caploads;
-	int fsym[MF_COUNT][DT_COUNT]; /* SYM_FUNC index + 1, 0 if none yet */
-	int shsym[2][DT_COUNT]; /* the out-of-range shift functions, the same */
-	int napps, capapps;
-	struct { Z3_ast app; DType t; } *int_apps; /* integer calls: a range fact each */
-	Z3_sort s_bool, s_int, s_real, s_f16, s_f32, s_f64;
-	Z3_ast rne;
-};
-
-typedef enum { CL_BOOL, CL_INT, CL_FLOAT, CL_NONE } ValueClass;
-
-static ValueClass class_of(DType t)
+ValueClass enc_class_of(DType t)
 {
 	switch (t) {
 	case DT_BOOL: return CL_BOOL;
@@ -185,10 +156,7 @@ static const char *dtype_text(DType t)
 	return t >= 0 && t < DT_COUNT ? dtype_name(t) : "<invalid dtype>";
 }
 
-static void *fail(SmtEncoding *e, const char *fmt, ...)
-	__attribute__((format(printf, 2, 3)));
-
-static void *fail(SmtEncoding *e, const char *fmt, ...)
+void *enc_fail(SmtEncoding *e, const char *fmt, ...)
 {
 	if (e->error)
 		return NULL;
@@ -207,14 +175,14 @@ static Z3_ast own(SmtEncoding *e, Z3_ast a)
 {
 	const char *msg = NULL;
 	if (smt_z3_error(&msg) || !a)
-		return fail(e, "internal: z3 error: %s",
+		return enc_fail(e, "internal: z3 error: %s",
 			    msg ? msg : "no term returned");
 	EncodeState *st = e->st;
 	if (st->nowned == st->capowned) {
 		size_t cap = st->capowned ? st->capowned * 2 : 256;
 		Z3_ast *p = realloc(st->owned, cap * sizeof *p);
 		if (!p)
-			return fail(e, "out of memory");
+			return enc_fail(e, "out of memory");
 		st->owned = p;
 		st->capowned = cap;
 	}
@@ -226,11 +194,11 @@ static Z3_ast own(SmtEncoding *e, Z3_ast a)
 static Z3_sort own_sort(SmtEncoding *e, Z3_sort s)
 {
 	if (!s || smt_z3_error(NULL))
-		return fail(e, "internal: z3 error: cannot make a sort");
+		return enc_fail(e, "internal: z3 error: cannot make a sort");
 	return own(e, Z3_sort_to_ast(e->ctx, s)) ? s : NULL;
 }
 
-static bool make_sorts(SmtEncoding *e)
+bool enc_make_sorts(SmtEncoding *e)
 {
 	Z3_context c = e->ctx;
 	EncodeState *st = e->st;
@@ -247,7 +215,7 @@ static bool make_sorts(SmtEncoding *e)
 static Z3_sort sort_of(SmtEncoding *e, DType t)
 {
 	EncodeState *st = e->st;
-	switch (class_of(t)) {
+	switch (enc_class_of(t)) {
 	case CL_BOOL: return st->s_bool;
 	case CL_INT: return st->s_int;
 	case CL_FLOAT:
@@ -257,7 +225,7 @@ static Z3_sort sort_of(SmtEncoding *e, DType t)
 		return t == DT_FLOAT16 ? st->s_f16 : t == DT_FLOAT32 ? st->s_f32 : st->s_f64;
 	case CL_NONE: break;
 	}
-	return fail(e, "unsupported: values of dtype %s", dtype_text(t));
+	return enc_fail(e, "unsupported: values of dtype %s", dtype_text(t));
 }
 
 /* ---------- symbols ---------- */
@@ -291,19 +259,19 @@ static int add_sym(SmtEncoding *e, SymKind kind, DType dtype, const char *base,
 		int cap = st->capsyms ? st->capsyms * 2 : 16;
 		SmtSym *p = realloc(e->syms, (size_t)cap * sizeof *p);
 		if (!p)
-			return fail(e, "out of memory"), -1;
+			return enc_fail(e, "out of memory"), -1;
 		e->syms = p;
 		st->capsyms = cap;
 	}
 	char *name = symbol_name(base, e->nsyms);
 	if (!name)
-		return fail(e, "out of memory"), -1;
+		return enc_fail(e, "out of memory"), -1;
 	Z3_context c = e->ctx;
 	Z3_func_decl d = Z3_mk_func_decl(c, Z3_mk_string_symbol(c, name),
 					 (unsigned)arity, domain, range);
 	free(name);
 	if (!d || !own(e, Z3_func_decl_to_ast(c, d)))
-		return fail(e, "internal: cannot declare %s", base), -1;
+		return enc_fail(e, "internal: cannot declare %s", base), -1;
 	SmtSym *s = &e->syms[e->nsyms];
 	memset(s, 0, sizeof *s);
 	s->kind = kind;
@@ -316,7 +284,7 @@ static int add_sym(SmtEncoding *e, SymKind kind, DType dtype, const char *base,
 	return e->nsyms++;
 }
 
-static int var_sym(SmtEncoding *e, Var *v)
+int enc_var_sym(SmtEncoding *e, Var *v)
 {
 	uintptr_t idx;
 	if (ptrmap_get(&e->st->vars, v, &idx))
@@ -329,7 +297,7 @@ static int var_sym(SmtEncoding *e, Var *v)
 		return -1;
 	e->syms[k].var = v;
 	if (!ptrmap_put(&e->st->vars, v, (uintptr_t)k))
-		return fail(e, "out of memory"), -1;
+		return enc_fail(e, "out of memory"), -1;
 	return k;
 }
 
@@ -338,7 +306,7 @@ static int buffer_sym(SmtEncoding *e, Buffer *b, int arity)
 	uintptr_t idx;
 	if (ptrmap_get(&e->st->bufs, b, &idx)) {
 		if (e->syms[idx].arity != arity)
-			return fail(e,
+			return enc_fail(e,
 				    "unsupported: buffer %s read with %d and "
 				    "with %d indices",
 				    b->name, e->syms[idx].arity, arity),
@@ -356,13 +324,13 @@ static int buffer_sym(SmtEncoding *e, Buffer *b, int arity)
 		return -1;
 	e->syms[k].buf = b;
 	if (!ptrmap_put(&e->st->bufs, b, (uintptr_t)k))
-		return fail(e, "out of memory"), -1;
+		return enc_fail(e, "out of memory"), -1;
 	return k;
 }
 
 /* ---------- literals and conversions ---------- */
 
-static Z3_ast mk_int(SmtEncoding *e, int64_t v)
+Z3_ast enc_mk_int(SmtEncoding *e, int64_t v)
 {
 	return own(e, Z3_mk_int64(e->ctx, v, e->st->s_int));
 }
@@ -381,13 +349,13 @@ static Z3_ast mk_float(SmtEncoding *e, double v, DType t)
 	Z3_context c = e->ctx;
 	if (e->fm == FLOAT_REAL) {
 		if (!isfinite(v))
-			return fail(e,
+			return enc_fail(e,
 				    "unsupported: %s float literal in real "
 				    "float mode",
 				    isnan(v) ? "NaN" : "infinite");
 		char *q = smt_double_to_rational(v);
 		if (!q)
-			return fail(e, "out of memory");
+			return enc_fail(e, "out of memory");
 		Z3_ast r = own(e, Z3_mk_numeral(c, q, e->st->s_real));
 		free(q);
 		return r;
@@ -417,12 +385,12 @@ static Z3_ast mk_float(SmtEncoding *e, double v, DType t)
 	return own(e, Z3_mk_fpa_numeral_double(c, v, s));
 }
 
-static Z3_ast mk_not(SmtEncoding *e, Z3_ast a)
+Z3_ast enc_mk_not(SmtEncoding *e, Z3_ast a)
 {
 	return a ? own(e, Z3_mk_not(e->ctx, a)) : NULL;
 }
 
-static Z3_ast mk_ite(SmtEncoding *e, Z3_ast c, Z3_ast a, Z3_ast b)
+Z3_ast enc_mk_ite(SmtEncoding *e, Z3_ast c, Z3_ast a, Z3_ast b)
 {
 	return c && a && b ? own(e, Z3_mk_ite(e->ctx, c, a, b)) : NULL;
 }
@@ -432,16 +400,14 @@ static Z3_ast mk_neg(SmtEncoding *e, Z3_ast a)
 	return a ? own(e, Z3_mk_unary_minus(e->ctx, a)) : NULL;
 }
 
-typedef Z3_ast (*Z3Binary)(Z3_context, Z3_ast, Z3_ast);
-typedef Z3_ast (*Z3Nary)(Z3_context, unsigned, Z3_ast const[]);
 typedef Z3_ast (*Z3Rounded)(Z3_context, Z3_ast, Z3_ast, Z3_ast);
 
-static Z3_ast mk2(SmtEncoding *e, Z3Binary f, Z3_ast a, Z3_ast b)
+Z3_ast enc_mk2(SmtEncoding *e, Z3Binary f, Z3_ast a, Z3_ast b)
 {
 	return a && b ? own(e, f(e->ctx, a, b)) : NULL;
 }
 
-static Z3_ast mkn(SmtEncoding *e, Z3Nary f, Z3_ast a, Z3_ast b)
+Z3_ast enc_mkn(SmtEncoding *e, Z3Nary f, Z3_ast a, Z3_ast b)
 {
 	Z3_ast args[2] = {a, b};
 	return a && b ? own(e, f(e->ctx, 2, args)) : NULL;
@@ -458,11 +424,11 @@ static Z3_ast real_trunc(SmtEncoding *e, Z3_ast r)
 {
 	Z3_context c = e->ctx;
 	Z3_ast zero = own(e, Z3_mk_numeral(c, "0", e->st->s_real));
-	Z3_ast nonneg = mk2(e, Z3_mk_ge, r, zero);
+	Z3_ast nonneg = enc_mk2(e, Z3_mk_ge, r, zero);
 	Z3_ast down = r ? own(e, Z3_mk_real2int(c, r)) : NULL;
 	Z3_ast negr = mk_neg(e, r);
 	Z3_ast up = negr ? mk_neg(e, own(e, Z3_mk_real2int(c, negr))) : NULL;
-	return mk_ite(e, nonneg, down, up);
+	return enc_mk_ite(e, nonneg, down, up);
 }
 
 /* ---------- two's complement ----------
@@ -492,7 +458,7 @@ static Z3_ast power_of_two(SmtEncoding *e, int bits)
  * ((x + 2^(b-1)) mod 2^b) - 2^(b-1) when signed, x mod 2^b when not.
  * SMT-LIB mod by a positive constant is floor modulo and stays linear
  * (z3 and cvc5 give it a bounded quotient). */
-static Z3_ast wrap(SmtEncoding *e, Z3_ast x, DType t)
+Z3_ast enc_wrap(SmtEncoding *e, Z3_ast x, DType t)
 {
 	if (!x)
 		return NULL;
@@ -500,10 +466,10 @@ static Z3_ast wrap(SmtEncoding *e, Z3_ast x, DType t)
 	Z3_ast modulus = power_of_two(e, bits);
 	e->wraps++;
 	if (!dtype_is_signed(t))
-		return mk2(e, Z3_mk_mod, x, modulus);
+		return enc_mk2(e, Z3_mk_mod, x, modulus);
 	Z3_ast half = power_of_two(e, bits - 1);
-	Z3_ast shifted = mkn(e, Z3_mk_add, x, half);
-	return mkn(e, Z3_mk_sub, mk2(e, Z3_mk_mod, shifted, modulus), half);
+	Z3_ast shifted = enc_mkn(e, Z3_mk_add, x, half);
+	return enc_mkn(e, Z3_mk_sub, enc_mk2(e, Z3_mk_mod, shifted, modulus), half);
 }
 
 /* Convert a term of dtype `from` to dtype `to`, as kernel/interp.c's
@@ -519,29 +485,29 @@ static Z3_ast convert(SmtEncoding *e, Z3_ast a, DType from, DType to,
 	if (from == to)
 		return a;
 	Z3_context c = e->ctx;
-	ValueClass cf = class_of(from), ct = class_of(to);
+	ValueClass cf = enc_class_of(from), ct = enc_class_of(to);
 	bool ieee = e->fm == FLOAT_IEEE;
 	if (cf == CL_NONE || ct == CL_NONE)
-		return fail(e, "unsupported: conversion from %s to %s",
+		return enc_fail(e, "unsupported: conversion from %s to %s",
 			    dtype_text(from), dtype_text(to));
 	if (cf == CL_BOOL && ct == CL_BOOL)
 		return a;
 	if (cf == CL_INT && ct == CL_INT)
-		return fits ? a : wrap(e, a, to);
+		return fits ? a : enc_wrap(e, a, to);
 	if (cf == CL_FLOAT && ct == CL_FLOAT) /* float32 <-> float64 */
 		return ieee ? own(e, Z3_mk_fpa_to_fp_float(c, e->st->rne, a,
 							   sort_of(e, to)))
 			    : a;
 	if (cf == CL_BOOL) /* true -> 1, false -> 0 */
 		return ct == CL_INT
-			       ? mk_ite(e, a, mk_int(e, 1), mk_int(e, 0))
-			       : mk_ite(e, a, mk_float(e, 1.0, to),
+			       ? enc_mk_ite(e, a, enc_mk_int(e, 1), enc_mk_int(e, 0))
+			       : enc_mk_ite(e, a, mk_float(e, 1.0, to),
 					mk_float(e, 0.0, to));
 	if (ct == CL_BOOL) { /* x != 0; a NaN converts to true */
 		if (cf == CL_FLOAT && ieee)
-			return mk_not(e, own(e, Z3_mk_fpa_is_zero(c, a)));
-		Z3_ast zero = cf == CL_INT ? mk_int(e, 0) : mk_float(e, 0.0, from);
-		return mk_not(e, mk2(e, Z3_mk_eq, a, zero));
+			return enc_mk_not(e, own(e, Z3_mk_fpa_is_zero(c, a)));
+		Z3_ast zero = cf == CL_INT ? enc_mk_int(e, 0) : mk_float(e, 0.0, from);
+		return enc_mk_not(e, enc_mk2(e, Z3_mk_eq, a, zero));
 	}
 	if (cf == CL_INT) { /* int -> float, rounded to nearest even */
 		Z3_ast r = own(e, Z3_mk_int2real(c, a));
@@ -553,7 +519,7 @@ static Z3_ast convert(SmtEncoding *e, Z3_ast a, DType from, DType to,
 	/* float -> int truncates toward zero; inf and NaN give an
 	 * unconstrained value (fp.to_real is unspecified there; C: UB) */
 	Z3_ast r = ieee ? own(e, Z3_mk_fpa_to_real(c, a)) : a;
-	return r ? wrap(e, real_trunc(e, r), to) : NULL;
+	return r ? enc_wrap(e, real_trunc(e, r), to) : NULL;
 }
 
 /* ---------- expressions ---------- */
@@ -570,16 +536,16 @@ static bool leave_out_wrap(SmtEncoding *e, const Expr *x, FitWhat what,
 
 /* Encode x as a value of dtype `to`. An integer literal in a float
  * context denotes the float of that value (ir.c lets literals adapt). */
-static Z3_ast enc_as(SmtEncoding *e, const Expr *x, DType to)
+Z3_ast enc_as(SmtEncoding *e, const Expr *x, DType to)
 {
 	if (!x)
-		return fail(e, "internal: missing expression");
+		return enc_fail(e, "internal: missing expression");
 	int64_t lit = x->kind == EX_INT ? iv_wrap_value(x->u.ival, x->dtype) : 0;
-	if (x->kind == EX_INT && class_of(x->dtype) == CL_INT &&
-	    class_of(to) == CL_FLOAT && lit >= -(1LL << 53) && lit <= (1LL << 53))
+	if (x->kind == EX_INT && enc_class_of(x->dtype) == CL_INT &&
+	    enc_class_of(to) == CL_FLOAT && lit >= -(1LL << 53) && lit <= (1LL << 53))
 		return mk_float(e, (double)lit, to);
 	bool fits = false;
-	if (class_of(x->dtype) == CL_INT && class_of(to) == CL_INT &&
+	if (enc_class_of(x->dtype) == CL_INT && enc_class_of(to) == CL_INT &&
 	    x->dtype != to && !leave_out_wrap(e, x, FIT_VALUE, to, &fits))
 		return NULL;
 	return convert(e, enc(e, x), x->dtype, to, fits);
@@ -591,7 +557,7 @@ static bool range_by(SmtEncoding *e, RangeInfo *r, const Expr *x, DType to,
 {
 	Interval v;
 	if (!ranges_value(r, x, &v))
-		return fail(e, "out of memory"), false;
+		return enc_fail(e, "out of memory"), false;
 	*out = iv_convert(v, x->dtype, to);
 	return true;
 }
@@ -614,7 +580,7 @@ static bool fits_by(SmtEncoding *e, RangeInfo *r, const Expr *x, FitWhat what,
 		return true;
 	}
 	if (x->kind != EX_BIN)
-		return fail(e, "internal: no exact result to fit"), false;
+		return enc_fail(e, "internal: no exact result to fit"), false;
 	if (!range_by(e, r, x->u.bin.a, t, &a) || !range_by(e, r, x->u.bin.b, t, &b))
 		return false;
 	*fits = iv_fits(iv_arith(x->u.bin.op, a, b), t);
@@ -643,7 +609,7 @@ static bool leave_out_wrap(SmtEncoding *e, const Expr *x, FitWhat what,
  * 16777217 stays above a float32 16777216.0. Two float32 values, or a
  * float and an integer literal its dtype holds exactly, compare the same
  * at the float's own dtype. Integers compare by value (enc_comparison). */
-static DType operand_dtype(const Expr *x, const Expr *y)
+DType enc_operand_dtype(const Expr *x, const Expr *y)
 {
 	if (x->dtype == y->dtype)
 		return x->dtype;
@@ -691,17 +657,17 @@ static Z3_ast floor_divmod(SmtEncoding *e, bool want_mod, Z3_ast a, Z3_ast b)
 	int64_t k;
 	if (constant_divisor(e, b, &k) && k != INT64_MIN) {
 		if (k >= 0)
-			return mk2(e, f, a, mk_int(e, k));
-		Z3_ast r = mk2(e, f, mk_neg(e, a), mk_int(e, -k));
+			return enc_mk2(e, f, a, enc_mk_int(e, k));
+		Z3_ast r = enc_mk2(e, f, mk_neg(e, a), enc_mk_int(e, -k));
 		return want_mod ? mk_neg(e, r) : r;
 	}
 	smt_z3_error_clear(); /* a non-constant divisor is not an error */
 	e->nonlinear = true;
-	Z3_ast pos = mk2(e, f, a, b);
-	Z3_ast neg = mk2(e, f, mk_neg(e, a), mk_neg(e, b));
+	Z3_ast pos = enc_mk2(e, f, a, b);
+	Z3_ast neg = enc_mk2(e, f, mk_neg(e, a), mk_neg(e, b));
 	if (want_mod)
 		neg = mk_neg(e, neg);
-	return mk_ite(e, mk2(e, Z3_mk_ge, b, mk_int(e, 0)), pos, neg);
+	return enc_mk_ite(e, enc_mk2(e, Z3_mk_ge, b, enc_mk_int(e, 0)), pos, neg);
 }
 
 /* Linear arithmetic is decided quickly by the incremental solver;
@@ -711,7 +677,7 @@ static Z3_ast note_product(SmtEncoding *e, Z3_ast a, Z3_ast b)
 	if (a && b && !Z3_is_numeral_ast(e->ctx, a) &&
 	    !Z3_is_numeral_ast(e->ctx, b))
 		e->nonlinear = true;
-	return mkn(e, Z3_mk_mul, a, b);
+	return enc_mkn(e, Z3_mk_mul, a, b);
 }
 
 /* x << n as x * 2^n and x >> n as floor(x / 2^n) (arithmetic shift; an
@@ -727,7 +693,7 @@ static Z3_ast enc_shift(SmtEncoding *e, BinOp op, Z3_ast a, Z3_ast b, DType t)
 		return NULL;
 	if (constant_divisor(e, b, &k) && k >= 0 && k < bits) {
 		Z3_ast p = power_of_two(e, (int)k);
-		return op == OP_SHL ? mkn(e, Z3_mk_mul, a, p) : floor_divmod(e, false, a, p);
+		return op == OP_SHL ? enc_mkn(e, Z3_mk_mul, a, p) : floor_divmod(e, false, a, p);
 	}
 	smt_z3_error_clear();
 	EncodeState *st = e->st;
@@ -747,33 +713,33 @@ static Z3_ast enc_shift(SmtEncoding *e, BinOp op, Z3_ast a, Z3_ast b, DType t)
 	/* 2^n as a chain over the amounts in range */
 	Z3_ast p = power_of_two(e, bits - 1);
 	for (int i = bits - 2; i >= 0; i--)
-		p = mk_ite(e, mk2(e, Z3_mk_eq, b, mk_int(e, i)), power_of_two(e, i), p);
+		p = enc_mk_ite(e, enc_mk2(e, Z3_mk_eq, b, enc_mk_int(e, i)), power_of_two(e, i), p);
 	e->nonlinear |= !Z3_is_numeral_ast(e->ctx, a);
 	Z3_ast v = op == OP_SHL ? note_product(e, a, p) : floor_divmod(e, false, a, p);
-	Z3_ast in = mkn(e, Z3_mk_and, mk2(e, Z3_mk_le, mk_int(e, 0), b),
-			mk2(e, Z3_mk_lt, b, mk_int(e, bits)));
-	return mk_ite(e, in, v, r);
+	Z3_ast in = enc_mkn(e, Z3_mk_and, enc_mk2(e, Z3_mk_le, enc_mk_int(e, 0), b),
+			enc_mk2(e, Z3_mk_lt, b, enc_mk_int(e, bits)));
+	return enc_mk_ite(e, in, v, r);
 }
 
 static Z3_ast enc_int_arith(SmtEncoding *e, BinOp op, Z3_ast a, Z3_ast b,
 			    DType t)
 {
 	switch (op) {
-	case OP_ADD: return mkn(e, Z3_mk_add, a, b);
-	case OP_SUB: return mkn(e, Z3_mk_sub, a, b);
+	case OP_ADD: return enc_mkn(e, Z3_mk_add, a, b);
+	case OP_SUB: return enc_mkn(e, Z3_mk_sub, a, b);
 	case OP_MUL: return note_product(e, a, b);
 	case OP_DIV:
-		return fail(e, "unsupported: true division '/' on %s",
+		return enc_fail(e, "unsupported: true division '/' on %s",
 			    dtype_text(t));
 	case OP_FLOORDIV: return floor_divmod(e, false, a, b);
 	case OP_FLOORMOD: return floor_divmod(e, true, a, b);
-	case OP_MIN: return mk_ite(e, mk2(e, Z3_mk_le, a, b), a, b);
-	case OP_MAX: return mk_ite(e, mk2(e, Z3_mk_ge, a, b), a, b);
+	case OP_MIN: return enc_mk_ite(e, enc_mk2(e, Z3_mk_le, a, b), a, b);
+	case OP_MAX: return enc_mk_ite(e, enc_mk2(e, Z3_mk_ge, a, b), a, b);
 	case OP_SHL: case OP_SHR: case OP_EQ: case OP_NE: case OP_LT: case OP_LE: case OP_GT: case OP_GE:
 	case OP_AND: case OP_OR:
 	case OP_COUNT: break;
 	}
-	return fail(e, "internal: %s is not arithmetic", binop_symbol(op));
+	return enc_fail(e, "internal: %s is not arithmetic", binop_symbol(op));
 }
 
 /* Real mode: floats are reals. floor(a/b) for `//` (to_int is floor). */
@@ -781,29 +747,29 @@ static Z3_ast enc_real_arith(SmtEncoding *e, BinOp op, Z3_ast a, Z3_ast b)
 {
 	Z3_context c = e->ctx;
 	switch (op) {
-	case OP_ADD: return mkn(e, Z3_mk_add, a, b);
-	case OP_SUB: return mkn(e, Z3_mk_sub, a, b);
+	case OP_ADD: return enc_mkn(e, Z3_mk_add, a, b);
+	case OP_SUB: return enc_mkn(e, Z3_mk_sub, a, b);
 	case OP_MUL: return note_product(e, a, b);
 	case OP_DIV:
 		e->nonlinear |= b && !Z3_is_numeral_ast(e->ctx, b);
-		return mk2(e, Z3_mk_div, a, b);
+		return enc_mk2(e, Z3_mk_div, a, b);
 	case OP_FLOORDIV:
 	case OP_FLOORMOD: {
 		e->nonlinear |= b && !Z3_is_numeral_ast(e->ctx, b);
-		Z3_ast q = mk2(e, Z3_mk_div, a, b);
+		Z3_ast q = enc_mk2(e, Z3_mk_div, a, b);
 		Z3_ast fl = q ? own(e, Z3_mk_real2int(c, q)) : NULL;
 		fl = fl ? own(e, Z3_mk_int2real(c, fl)) : NULL;
 		if (op == OP_FLOORDIV)
 			return fl;
-		return mkn(e, Z3_mk_sub, a, note_product(e, b, fl));
+		return enc_mkn(e, Z3_mk_sub, a, note_product(e, b, fl));
 	}
-	case OP_MIN: return mk_ite(e, mk2(e, Z3_mk_le, a, b), a, b);
-	case OP_MAX: return mk_ite(e, mk2(e, Z3_mk_ge, a, b), a, b);
+	case OP_MIN: return enc_mk_ite(e, enc_mk2(e, Z3_mk_le, a, b), a, b);
+	case OP_MAX: return enc_mk_ite(e, enc_mk2(e, Z3_mk_ge, a, b), a, b);
 	case OP_SHL: case OP_SHR: case OP_EQ: case OP_NE: case OP_LT: case OP_LE: case OP_GT: case OP_GE:
 	case OP_AND: case OP_OR:
 	case OP_COUNT: break;
 	}
-	return fail(e, "internal: %s is not arithmetic", binop_symbol(op));
+	return enc_fail(e, "internal: %s is not arithmetic", binop_symbol(op));
 }
 
 /* x converted to sort s (round to nearest even; exact when widening). */
@@ -843,13 +809,13 @@ static Z3_ast enc_ieee_arith(SmtEncoding *e, BinOp op, Z3_ast a, Z3_ast b)
 					     : mkr(e, Z3_mk_fpa_sub, a64, mkr(e, Z3_mk_fpa_mul, fl, b64));
 		return narrow ? fp_convert(e, r, s) : r;
 	}
-	case OP_MIN: return mk_ite(e, mk2(e, Z3_mk_fpa_lt, a, b), a, b);
-	case OP_MAX: return mk_ite(e, mk2(e, Z3_mk_fpa_gt, a, b), a, b);
+	case OP_MIN: return enc_mk_ite(e, enc_mk2(e, Z3_mk_fpa_lt, a, b), a, b);
+	case OP_MAX: return enc_mk_ite(e, enc_mk2(e, Z3_mk_fpa_gt, a, b), a, b);
 	case OP_SHL: case OP_SHR: case OP_EQ: case OP_NE: case OP_LT: case OP_LE: case OP_GT: case OP_GE:
 	case OP_AND: case OP_OR:
 	case OP_COUNT: break;
 	}
-	return fail(e, "internal: %s is not arithmetic", binop_symbol(op));
+	return enc_fail(e, "internal: %s is not arithmetic", binop_symbol(op));
 }
 
 /* Comparisons; IEEE `==` is fp.eq (-0.0 == 0.0, NaN != NaN) and `!=` its
@@ -857,24 +823,24 @@ static Z3_ast enc_ieee_arith(SmtEncoding *e, BinOp op, Z3_ast a, Z3_ast b)
 static Z3_ast enc_compare(SmtEncoding *e, BinOp op, Z3_ast a, Z3_ast b,
 			  DType t)
 {
-	ValueClass cl = class_of(t);
+	ValueClass cl = enc_class_of(t);
 	bool fp = cl == CL_FLOAT && e->fm == FLOAT_IEEE;
 	if (cl == CL_BOOL && op != OP_EQ && op != OP_NE)
-		return fail(e, "unsupported: ordering comparison '%s' on bool",
+		return enc_fail(e, "unsupported: ordering comparison '%s' on bool",
 			    binop_symbol(op));
 	switch (op) {
-	case OP_EQ: return mk2(e, fp ? Z3_mk_fpa_eq : Z3_mk_eq, a, b);
+	case OP_EQ: return enc_mk2(e, fp ? Z3_mk_fpa_eq : Z3_mk_eq, a, b);
 	case OP_NE:
-		return mk_not(e, mk2(e, fp ? Z3_mk_fpa_eq : Z3_mk_eq, a, b));
-	case OP_LT: return mk2(e, fp ? Z3_mk_fpa_lt : Z3_mk_lt, a, b);
-	case OP_LE: return mk2(e, fp ? Z3_mk_fpa_leq : Z3_mk_le, a, b);
-	case OP_GT: return mk2(e, fp ? Z3_mk_fpa_gt : Z3_mk_gt, a, b);
-	case OP_GE: return mk2(e, fp ? Z3_mk_fpa_geq : Z3_mk_ge, a, b);
+		return enc_mk_not(e, enc_mk2(e, fp ? Z3_mk_fpa_eq : Z3_mk_eq, a, b));
+	case OP_LT: return enc_mk2(e, fp ? Z3_mk_fpa_lt : Z3_mk_lt, a, b);
+	case OP_LE: return enc_mk2(e, fp ? Z3_mk_fpa_leq : Z3_mk_le, a, b);
+	case OP_GT: return enc_mk2(e, fp ? Z3_mk_fpa_gt : Z3_mk_gt, a, b);
+	case OP_GE: return enc_mk2(e, fp ? Z3_mk_fpa_geq : Z3_mk_ge, a, b);
 	case OP_SHL: case OP_SHR: case OP_ADD: case OP_SUB: case OP_MUL: case OP_DIV: case OP_FLOORDIV:
 	case OP_FLOORMOD: case OP_MIN: case OP_MAX: case OP_AND: case OP_OR:
 	case OP_COUNT: break;
 	}
-	return fail(e, "internal: %s is not a comparison", binop_symbol(op));
+	return enc_fail(e, "internal: %s is not a comparison", binop_symbol(op));
 }
 
 /* kernel/interp.c compares integers and bools by value, each at its own
@@ -884,12 +850,12 @@ static Z3_ast enc_compare(SmtEncoding *e, BinOp op, Z3_ast a, Z3_ast b,
 static Z3_ast enc_comparison(SmtEncoding *e, BinOp op, const Expr *l,
 			     const Expr *r)
 {
-	ValueClass cl = class_of(l->dtype), cr = class_of(r->dtype);
+	ValueClass cl = enc_class_of(l->dtype), cr = enc_class_of(r->dtype);
 	bool by_value = (cl == CL_INT || cl == CL_BOOL) &&
 			(cr == CL_INT || cr == CL_BOOL) &&
 			!(cl == CL_BOOL && cr == CL_BOOL);
 	if (!by_value) {
-		DType t = operand_dtype(l, r);
+		DType t = enc_operand_dtype(l, r);
 		return enc_compare(e, op, enc_as(e, l, t), enc_as(e, r, t), t);
 	}
 	Z3_ast a = enc_as(e, l, cl == CL_BOOL ? DT_INT64 : l->dtype);
@@ -902,15 +868,15 @@ static Z3_ast enc_bin(SmtEncoding *e, const Expr *x)
 	BinOp op = x->u.bin.op;
 	const Expr *l = x->u.bin.a, *r = x->u.bin.b;
 	if (!l || !r)
-		return fail(e, "internal: missing operand");
+		return enc_fail(e, "internal: missing operand");
 	if (op < 0 || op >= OP_COUNT)
-		return fail(e, "internal: invalid binary operator");
+		return enc_fail(e, "internal: invalid binary operator");
 	if (binop_is_logical(op)) {
 		/* operands in order (not as arguments: C leaves their order
 		 * open, and the order of declarations changes Z3's models) */
 		Z3_ast la = enc_as(e, l, DT_BOOL);
 		Z3_ast ra = enc_as(e, r, DT_BOOL);
-		return mkn(e, op == OP_AND ? Z3_mk_and : Z3_mk_or, la, ra);
+		return enc_mkn(e, op == OP_AND ? Z3_mk_and : Z3_mk_or, la, ra);
 	}
 	if (binop_is_compare(op))
 		return enc_comparison(e, op, l, r);
@@ -918,7 +884,7 @@ static Z3_ast enc_bin(SmtEncoding *e, const Expr *x)
 	Z3_ast a = enc_as(e, l, t), b = enc_as(e, r, t);
 	if (!a || !b)
 		return NULL;
-	switch (class_of(t)) {
+	switch (enc_class_of(t)) {
 	case CL_INT: {
 		/* the exact result, wrapped unless the ranges prove it fits */
 		bool fits;
@@ -926,7 +892,7 @@ static Z3_ast enc_bin(SmtEncoding *e, const Expr *x)
 			return NULL;
 		Z3_ast exact = op == OP_SHL || op == OP_SHR ? enc_shift(e, op, a, b, t)
 							    : enc_int_arith(e, op, a, b, t);
-		return fits ? exact : wrap(e, exact, t);
+		return fits ? exact : enc_wrap(e, exact, t);
 	}
 	case CL_FLOAT:
 		return e->fm == FLOAT_IEEE ? enc_ieee_arith(e, op, a, b)
@@ -934,7 +900,7 @@ static Z3_ast enc_bin(SmtEncoding *e, const Expr *x)
 	case CL_BOOL:
 	case CL_NONE: break;
 	}
-	return fail(e, "unsupported: arithmetic '%s' on %s", binop_symbol(op),
+	return enc_fail(e, "unsupported: arithmetic '%s' on %s", binop_symbol(op),
 		    dtype_text(t));
 }
 
@@ -942,11 +908,11 @@ static Z3_ast enc_neg(SmtEncoding *e, const Expr *x)
 {
 	Z3_ast a = enc_as(e, x->u.un.a, x->dtype);
 	bool fits;
-	switch (class_of(x->dtype)) {
+	switch (enc_class_of(x->dtype)) {
 	case CL_INT: /* -INT_MIN wraps to INT_MIN */
 		if (!leave_out_wrap(e, x, FIT_RESULT, x->dtype, &fits))
 			return NULL;
-		return fits ? mk_neg(e, a) : wrap(e, mk_neg(e, a), x->dtype);
+		return fits ? mk_neg(e, a) : enc_wrap(e, mk_neg(e, a), x->dtype);
 	case CL_FLOAT:
 		if (e->fm == FLOAT_REAL)
 			return mk_neg(e, a);
@@ -954,7 +920,7 @@ static Z3_ast enc_neg(SmtEncoding *e, const Expr *x)
 	case CL_BOOL:
 	case CL_NONE: break;
 	}
-	return fail(e, "unsupported: negation of %s", dtype_text(x->dtype));
+	return enc_fail(e, "unsupported: negation of %s", dtype_text(x->dtype));
 }
 
 static bool note_load(SmtEncoding *e, int k, int n, Z3_ast *args, Z3_ast app);
@@ -964,12 +930,12 @@ static Z3_ast enc_load(SmtEncoding *e, const Expr *x)
 	int n = x->u.load.nidx;
 	Buffer *b = x->u.load.buf;
 	if (!b || n < 0)
-		return fail(e, "internal: malformed load");
+		return enc_fail(e, "internal: malformed load");
 	Z3_ast args[n > 0 ? n : 1];
 	for (int i = 0; i < n; i++) {
 		const Expr *ix = x->u.load.idx[i];
-		if (!ix || class_of(ix->dtype) != CL_INT)
-			return fail(e,
+		if (!ix || enc_class_of(ix->dtype) != CL_INT)
+			return enc_fail(e,
 				    "unsupported: index %d of %s is not an "
 				    "integer",
 				    i, b->name);
@@ -1000,7 +966,7 @@ static bool note_load(SmtEncoding *e, int k, int n, Z3_ast *args, Z3_ast app)
 		int cap = st->caploads ? st->caploads * 2 : 16;
 		SmtLoad *p = realloc(e->loads, (size_t)cap * sizeof *p);
 		if (!p)
-			return fail(e, "out of memory"), false;
+			return enc_fail(e, "out of memory"), false;
 		e->loads = p;
 		st->caploads = cap;
 	}
@@ -1008,7 +974,7 @@ static bool note_load(SmtEncoding *e, int k, int n, Z3_ast *args, Z3_ast app)
 	ld->idx = malloc(sizeof(Z3_ast) * (size_t)(n > 0 ? n : 1));
 	if (!ld->idx || !ptrmap_put(&st->loadset, app, 1)) {
 		free(ld->idx);
-		return fail(e, "out of memory"), false;
+		return enc_fail(e, "out of memory"), false;
 	}
 	ld->sym = k;
 	ld->nidx = n;
@@ -1028,7 +994,7 @@ static bool bind(SmtEncoding *e, const Var *v, Z3_ast value)
 		int cap = st->capenv ? st->capenv * 2 : 8;
 		Binding *p = realloc(st->env, (size_t)cap * sizeof *p);
 		if (!p)
-			return fail(e, "out of memory"), false;
+			return enc_fail(e, "out of memory"), false;
 		st->env = p;
 		st->capenv = cap;
 	}
@@ -1037,24 +1003,24 @@ static bool bind(SmtEncoding *e, const Var *v, Z3_ast value)
 }
 
 /* Bind a let variable in both environments: its term and its range. */
-static bool bind_let(SmtEncoding *e, const Expr *x)
+bool enc_bind_let(SmtEncoding *e, const Expr *x)
 {
 	if (!bind(e, x->u.let.var, enc_as(e, x->u.let.value, x->u.let.var->dtype)))
 		return false;
 	EncodeState *st = e->st;
 	if (!ranges_push_let(st->ranges, x->u.let.var, x->u.let.value)) {
 		st->nenv--;
-		return fail(e, "out of memory"), false;
+		return enc_fail(e, "out of memory"), false;
 	}
 	if (!ranges_push_let(st->stated, x->u.let.var, x->u.let.value)) {
 		st->nenv--;
 		ranges_pop_let(st->ranges);
-		return fail(e, "out of memory"), false;
+		return enc_fail(e, "out of memory"), false;
 	}
 	return true;
 }
 
-static void unbind_let(SmtEncoding *e)
+void enc_unbind_let(SmtEncoding *e)
 {
 	e->st->nenv--;
 	ranges_pop_let(e->st->ranges);
@@ -1063,10 +1029,10 @@ static void unbind_let(SmtEncoding *e)
 
 static Z3_ast enc_let(SmtEncoding *e, const Expr *x)
 {
-	if (!bind_let(e, x))
+	if (!enc_bind_let(e, x))
 		return NULL;
 	Z3_ast body = enc_as(e, x->u.let.body, x->dtype);
-	unbind_let(e);
+	enc_unbind_let(e);
 	return body;
 }
 
@@ -1078,7 +1044,7 @@ static Z3_ast enc_var(SmtEncoding *e, const Expr *x)
 	for (int i = st->nenv; i-- > 0 && !value;)
 		if (st->env[i].var == v)
 			value = st->env[i].value;
-	int k = value ? 0 : var_sym(e, v);
+	int k = value ? 0 : enc_var_sym(e, v);
 	if (!value && k >= 0) {
 		value = e->syms[k].value;
 		e->syms[k].occurs = true;
@@ -1102,19 +1068,19 @@ static Z3_ast enc_undef(SmtEncoding *e, const Expr *x)
 
 static Z3_ast enc_literal(SmtEncoding *e, const Expr *x)
 {
-	ValueClass cl = class_of(x->dtype);
+	ValueClass cl = enc_class_of(x->dtype);
 	if (x->kind == EX_FLOAT)
 		return cl == CL_FLOAT
 			       ? mk_float(e, x->u.fval, x->dtype)
-			       : fail(e, "unsupported: float literal of dtype %s",
+			       : enc_fail(e, "unsupported: float literal of dtype %s",
 				      dtype_text(x->dtype));
 	switch (cl) {
 	case CL_BOOL: return mk_bool(e, x->u.ival != 0);
-	case CL_INT: return mk_int(e, iv_wrap_value(x->u.ival, x->dtype));
+	case CL_INT: return enc_mk_int(e, iv_wrap_value(x->u.ival, x->dtype));
 	case CL_FLOAT: return mk_float(e, (double)x->u.ival, x->dtype);
 	case CL_NONE: break;
 	}
-	return fail(e, "unsupported: literal of dtype %s", dtype_text(x->dtype));
+	return enc_fail(e, "unsupported: literal of dtype %s", dtype_text(x->dtype));
 }
 
 /* T.exp(x) ...: an application of the uninterpreted function of that
@@ -1127,7 +1093,7 @@ static Z3_ast enc_call(SmtEncoding *e, const Expr *x)
 	MathFn f = x->u.call.fn;
 	int n = x->u.call.nargs;
 	if ((unsigned)f >= MF_COUNT || n != mathfn_arity(f) || (unsigned)x->dtype >= DT_COUNT)
-		return fail(e, "internal: malformed math call");
+		return enc_fail(e, "internal: malformed math call");
 	Z3_sort s = sort_of(e, x->dtype);
 	if (!s)
 		return NULL;
@@ -1152,18 +1118,18 @@ static Z3_ast enc_call(SmtEncoding *e, const Expr *x)
 	}
 	Z3_ast app = own(e, Z3_mk_app(e->ctx, e->syms[k].decl, (unsigned)n, args));
 	uintptr_t seen;
-	if (!app || class_of(x->dtype) != CL_INT || ptrmap_get(&st->loadset, app, &seen))
+	if (!app || enc_class_of(x->dtype) != CL_INT || ptrmap_get(&st->loadset, app, &seen))
 		return app;
 	if (st->napps == st->capapps) {
 		int cap = st->capapps ? st->capapps * 2 : 8;
 		void *p = realloc(st->int_apps, (size_t)cap * sizeof *st->int_apps);
 		if (!p)
-			return fail(e, "out of memory");
+			return enc_fail(e, "out of memory");
 		st->int_apps = p;
 		st->capapps = cap;
 	}
 	if (!ptrmap_put(&st->loadset, app, 1))
-		return fail(e, "out of memory");
+		return enc_fail(e, "out of memory");
 	st->int_apps[st->napps].app = app;
 	st->int_apps[st->napps++].t = x->dtype;
 	return app;
@@ -1176,13 +1142,13 @@ static Z3_ast enc_kind(SmtEncoding *e, const Expr *x)
 	case EX_FLOAT: return enc_literal(e, x);
 	case EX_VAR: return enc_var(e, x);
 	case EX_BIN: return enc_bin(e, x);
-	case EX_NOT: return mk_not(e, enc_as(e, x->u.un.a, DT_BOOL));
+	case EX_NOT: return enc_mk_not(e, enc_as(e, x->u.un.a, DT_BOOL));
 	case EX_NEG: return enc_neg(e, x);
 	case EX_SELECT: {
 		Z3_ast c = enc_as(e, x->u.sel.cond, DT_BOOL);
 		Z3_ast a = enc_as(e, x->u.sel.a, x->dtype);
 		Z3_ast b = enc_as(e, x->u.sel.b, x->dtype);
-		return mk_ite(e, c, a, b);
+		return enc_mk_ite(e, c, a, b);
 	}
 	case EX_CAST: return enc_as(e, x->u.un.a, x->dtype);
 	case EX_LOAD: return enc_load(e, x);
@@ -1190,11 +1156,11 @@ static Z3_ast enc_kind(SmtEncoding *e, const Expr *x)
 	case EX_LET: return enc_let(e, x);
 	case EX_CALL: return enc_call(e, x);
 	case EX_OPAQUE: /* no model of what it returns or does: no proof uses it */
-		return fail(e, "not supported: the opaque call T.%s (what it reads, writes "
+		return enc_fail(e, "not supported: the opaque call T.%s (what it reads, writes "
 			    "and returns is unknown)", x->u.opq.name);
 	case EX_COUNT: break;
 	}
-	return fail(e, "internal: invalid expression kind %d", (int)x->kind);
+	return enc_fail(e, "internal: invalid expression kind %d", (int)x->kind);
 }
 
 /* Memoised on the node outside lets (the environment is empty there)
@@ -1203,7 +1169,7 @@ static Z3_ast enc_kind(SmtEncoding *e, const Expr *x)
 static Z3_ast enc(SmtEncoding *e, const Expr *x)
 {
 	if (!x)
-		return fail(e, "internal: missing expression");
+		return enc_fail(e, "internal: missing expression");
 	if (e->error)
 		return NULL;
 	EncodeState *st = e->st;
@@ -1217,341 +1183,6 @@ static Z3_ast enc(SmtEncoding *e, const Expr *x)
 	bool mine = st->saw_undef;
 	st->saw_undef = outer_undef || mine;
 	if (r && memo_ok && !mine && !ptrmap_put(&st->memo, x, (uintptr_t)r))
-		return fail(e, "out of memory");
+		return enc_fail(e, "out of memory");
 	return r;
-}
-
-/* ---------- the propositional level of hyps and goal ----------
- * In ieee mode a float `==` means two different things in obligations:
- * a program comparison (IEEE: -0.0 == 0.0, NaN != NaN; path conditions,
- * T.assume facts) or "the same value" (SMT `=`: the no-op and simplify
- * goals and producer facts of semantics.md, under which x + 0.0 == x
- * fails at x = -0.0). The IR has one operator for both, so an equality
- * reached from the root through and/or/not/let/select branches is
- * encoded to hold under either reading: where the assertion states it
- * (a hypothesis), as the weaker `fp.eq or =`; where the assertion denies
- * it (the goal, under (not goal)), as the stronger `fp.eq and =`. A
- * proof therefore holds whichever reading the rewrite meant; the price
- * is that NaN == NaN no longer excludes NaN in a hypothesis, and a goal
- * equality also needs both sides non-NaN. Comparisons inside terms (a
- * select's condition, under a bool ==) are program comparisons: fp.eq. */
-
-typedef enum {
-	POL_ASSERTED, /* weakest encoding is sound */
-	POL_DENIED,   /* strongest encoding is sound */
-} Polarity;
-
-static Polarity flip(Polarity p)
-{
-	return p == POL_ASSERTED ? POL_DENIED : POL_ASSERTED;
-}
-
-static Z3_ast enc_prop(SmtEncoding *e, const Expr *x, Polarity pol);
-
-static bool is_ieee_equality(const SmtEncoding *e, const Expr *x)
-{
-	if (e->fm != FLOAT_IEEE || x->kind != EX_BIN ||
-	    (x->u.bin.op != OP_EQ && x->u.bin.op != OP_NE) || !x->u.bin.a ||
-	    !x->u.bin.b)
-		return false;
-	return class_of(operand_dtype(x->u.bin.a, x->u.bin.b)) == CL_FLOAT;
-}
-
-static Z3_ast enc_value_equality(SmtEncoding *e, const Expr *x, Polarity pol)
-{
-	DType t = operand_dtype(x->u.bin.a, x->u.bin.b);
-	Z3_ast a = enc_as(e, x->u.bin.a, t), b = enc_as(e, x->u.bin.b, t);
-	if (x->u.bin.op == OP_NE) /* a != b is not (a == b) */
-		pol = flip(pol);
-	Z3_ast ieee = mk2(e, Z3_mk_fpa_eq, a, b), same = mk2(e, Z3_mk_eq, a, b);
-	if (e->st->same_value_goal) /* the obligation says which reading */
-		return x->u.bin.op == OP_NE ? mk_not(e, same) : same;
-	Z3_ast r = mkn(e, pol == POL_ASSERTED ? Z3_mk_or : Z3_mk_and, ieee, same);
-	return x->u.bin.op == OP_NE ? mk_not(e, r) : r;
-}
-
-static Z3_ast enc_prop_let(SmtEncoding *e, const Expr *x, Polarity pol)
-{
-	if (!bind_let(e, x))
-		return NULL;
-	Z3_ast body = enc_prop(e, x->u.let.body, pol);
-	unbind_let(e);
-	return body;
-}
-
-static Z3_ast enc_prop(SmtEncoding *e, const Expr *x, Polarity pol)
-{
-	if (!x)
-		return fail(e, "internal: missing expression");
-	if (x->dtype != DT_BOOL)
-		return enc_as(e, x, DT_BOOL);
-	if (is_ieee_equality(e, x))
-		return enc_value_equality(e, x, pol);
-	if (x->kind == EX_BIN && binop_is_logical(x->u.bin.op)) {
-		Z3_ast a = enc_prop(e, x->u.bin.a, pol);
-		Z3_ast b = enc_prop(e, x->u.bin.b, pol);
-		return mkn(e, x->u.bin.op == OP_AND ? Z3_mk_and : Z3_mk_or, a, b);
-	}
-	if (x->kind == EX_NOT)
-		return mk_not(e, enc_prop(e, x->u.un.a, flip(pol)));
-	if (x->kind == EX_SELECT) {
-		Z3_ast c = enc_as(e, x->u.sel.cond, DT_BOOL);
-		Z3_ast a = enc_prop(e, x->u.sel.a, pol);
-		Z3_ast b = enc_prop(e, x->u.sel.b, pol);
-		return mk_ite(e, c, a, b);
-	}
-	if (x->kind == EX_LET)
-		return enc_prop_let(e, x, pol);
-	return enc_as(e, x, DT_BOOL);
-}
-
-/* ---------- obligations ---------- */
-
-static Z3_ast in_range(SmtEncoding *e, Z3_ast x, Interval r)
-{
-	Z3_ast lo = mk_int(e, (int64_t)r.lo), hi = mk_int(e, (int64_t)r.hi);
-	return mkn(e, Z3_mk_and, mk2(e, Z3_mk_le, lo, x), mk2(e, Z3_mk_le, x, hi));
-}
-
-/* The range facts, first in asserts (then `more` entries follow): every
- * integer T.undef() and buffer cell read holds a value of its dtype, and
- * every variable that occurs lies within its dtype and, when a left-out
- * wrap rests on them (uses_learnt), the bounds ranges_learn derived from
- * the query; a fact the query states itself is left out. Each fact
- * follows from the dtypes and the query, so it removes no state the
- * interpreter can reach. Proofs are sound without them; they make every
- * model a reachable state: counterexamples are real. */
-static bool add_range_facts(SmtEncoding *e, int more)
-{
-	int n = 0;
-	for (int i = 0; i < e->nsyms; i++)
-		n += e->syms[i].kind != SYM_BUFFER;
-	e->asserts = calloc((size_t)(n + e->nloads + e->st->napps + more),
-			    sizeof *e->asserts);
-	if (!e->asserts)
-		return fail(e, "out of memory"), false;
-	/* the bounds some left-out wrap rests on */
-	RangeInfo *basis = e->st->uses_learnt ? e->st->ranges : e->st->stated;
-	for (int i = 0; i < e->nsyms; i++) {
-		const SmtSym *s = &e->syms[i];
-		Interval r;
-		if (s->kind == SYM_BUFFER || s->kind == SYM_FUNC ||
-		    class_of(s->dtype) != CL_INT || !iv_of_dtype(s->dtype, &r))
-			continue;
-		/* a variable that occurs nowhere can take any value */
-		if (s->kind == SYM_VAR &&
-		    (!s->occurs || ranges_var_stated(basis, s->var)))
-			continue;
-		if (s->kind == SYM_VAR)
-			r = ranges_var(basis, s->var);
-		if (!(e->asserts[e->nasserts++] = in_range(e, s->value, r)))
-			return false;
-	}
-	for (int i = 0; i < e->nloads; i++) {
-		Interval r;
-		DType t = e->syms[e->loads[i].sym].dtype;
-		if (class_of(t) != CL_INT || !iv_of_dtype(t, &r))
-			continue;
-		if (!(e->asserts[e->nasserts++] = in_range(e, e->loads[i].app, r)))
-			return false;
-	}
-	/* an integer math call (T.abs) gives a value of its dtype */
-	for (int i = 0; i < e->st->napps; i++) {
-		Interval r;
-		if (!iv_of_dtype(e->st->int_apps[i].t, &r))
-			continue;
-		if (!(e->asserts[e->nasserts++] = in_range(e, e->st->int_apps[i].app, r)))
-			return false;
-	}
-	e->nranges = e->nasserts;
-	return true;
-}
-
-/* The hypotheses, then (not goal): o->nhyps + 1 entries of props. */
-static bool encode_props(SmtEncoding *e, const Obligation *o, Z3_ast *props)
-{
-	for (int i = 0; i < o->nhyps; i++)
-		if (!(props[i] = enc_prop(e, o->hyps[i], POL_ASSERTED)))
-			return false;
-	e->st->same_value_goal = o->same_value;
-	props[o->nhyps] = mk_not(e, enc_prop(e, o->goal, POL_DENIED));
-	e->st->same_value_goal = false;
-	return props[o->nhyps] != NULL;
-}
-
-bool smt_encode(Z3_context c, const Obligation *o, FloatMode fm,
-		SmtEncoding *e)
-{
-	memset(e, 0, sizeof *e);
-	e->ctx = c;
-	e->fm = fm;
-	e->ob = o;
-	smt_z3_error_clear();
-	e->st = calloc(1, sizeof *e->st);
-	if (!e->st)
-		return fail(e, "out of memory"), false;
-	if (!c)
-		return fail(e, "internal: no z3 context"), false;
-	if (!o || !o->goal)
-		return fail(e, "internal: obligation without a goal"), false;
-	if (!make_sorts(e))
-		return false;
-	EncodeState *st = e->st;
-	if (!(st->ranges = ranges_new(false)) || !(st->stated = ranges_new(true)) ||
-	    !ranges_learn(st->ranges, o->nhyps, o->hyps, o->goal) ||
-	    !ranges_learn(st->stated, o->nhyps, o->hyps, o->goal))
-		return fail(e, "out of memory"), false;
-	for (int i = 0; i < o->nvars; i++)
-		if (o->vars[i] && var_sym(e, o->vars[i]) < 0)
-			return false;
-	Z3_ast *props = calloc((size_t)o->nhyps + 1, sizeof *props);
-	if (!props)
-		return fail(e, "out of memory"), false;
-	/* the range facts go first but are known only once all is encoded */
-	bool ok = encode_props(e, o, props) && add_range_facts(e, o->nhyps + 1);
-	for (int i = 0; ok && i <= o->nhyps; i++)
-		e->asserts[e->nasserts++] = props[i];
-	free(props);
-	return ok && !e->error;
-}
-
-/* The names of the assertions: range_K for the range facts, the
- * obligation's names for its hypotheses (hyp_K for one without), goal for
- * the negated goal. Each is a plain SMT-LIB symbol ([A-Za-z0-9_], not
- * starting with a digit), told apart from each other and from every
- * declared symbol by a suffix _2, _3, ... */
-static bool name_taken(char **names, int n, const char *s)
-{
-	for (int i = 0; i < n; i++)
-		if (names[i] && strcmp(names[i], s) == 0)
-			return true;
-	return false;
-}
-
-static char **assertion_names(SmtEncoding *e)
-{
-	Z3_context c = e->ctx;
-	int ntaken = e->nsyms, n = e->nasserts;
-	char **taken = calloc((size_t)(ntaken + n) + 1, sizeof *taken);
-	if (!taken)
-		return NULL;
-	for (int i = 0; i < e->nsyms; i++) {
-		const char *s = Z3_get_symbol_string(c, Z3_get_decl_name(c, e->syms[i].decl));
-		taken[i] = strdup(s ? s : "");
-	}
-	char **names = taken + ntaken;
-	int nhyps = e->ob ? e->ob->nhyps : 0;
-	for (int i = 0; i < n; i++) {
-		int h = i - e->nranges; /* the hypothesis, when 0 <= h < nhyps */
-		const char *given = h >= 0 && h < nhyps ? obligation_hyp_name(e->ob, e->ob->hyps[h]) : NULL;
-		StrBuf b = {0};
-		if (i < e->nranges)
-			sb_printf(&b, "range_%d", i + 1);
-		else if (i == n - 1)
-			sb_puts(&b, "goal");
-		else if (!given)
-			sb_printf(&b, "hyp_%d", h + 1);
-		for (const char *p = given; p && *p; p++) {
-			char ch = (*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z') ||
-						  (*p >= '0' && *p <= '9')
-					  ? *p
-					  : '_';
-			if (b.n == 0 && ch >= '0' && ch <= '9')
-				sb_puts(&b, "h_");
-			sb_put(&b, &ch, 1);
-		}
-		char *base = sb_take(&b), *name = strdup(base);
-		for (int k = 2; name && name_taken(taken, ntaken + i, name); k++) {
-			free(name);
-			name = NULL;
-			if (asprintf(&name, "%s_%d", base, k) < 0)
-				name = NULL;
-		}
-		free(base);
-		names[i] = name;
-	}
-	return taken;
-}
-
-static void names_free(char **taken, int n)
-{
-	for (int i = 0; taken && i < n; i++)
-		free(taken[i]);
-	free(taken);
-}
-
-char *smt_encoding_text(SmtEncoding *e)
-{
-	Z3_context c = e->ctx;
-	StrBuf b = {0};
-	const char *msg = NULL;
-	char **taken = assertion_names(e);
-	if (!taken) {
-		fail(e, "out of memory");
-		return NULL;
-	}
-	char **names = taken + e->nsyms;
-	sb_puts(&b, "(set-logic ALL)\n");
-	for (int i = 0; i < e->nsyms; i++) {
-		const char *d = Z3_func_decl_to_string(c, e->syms[i].decl);
-		if (!d || smt_z3_error(&msg))
-			goto failed;
-		sb_puts(&b, d);
-		sb_puts(&b, "\n");
-	}
-	for (int i = 0; i < e->nasserts; i++) {
-		if (i == 0 && e->nranges > 0)
-			sb_puts(&b, "; value ranges: dtypes, and bounds that the "
-				    "assertions below imply\n");
-		if (i == e->nranges)
-			sb_puts(&b, "; hypotheses, then the negated goal\n");
-		const char *t = Z3_ast_to_string(c, e->asserts[i]);
-		if (!t || smt_z3_error(&msg))
-			goto failed;
-		if (!names[i])
-			goto failed;
-		sb_puts(&b, "(assert (! ");
-		sb_puts(&b, t);
-		sb_printf(&b, " :named %s))\n", names[i]);
-	}
-	sb_puts(&b, "(check-sat)\n");
-	names_free(taken, e->nsyms + e->nasserts);
-	return sb_take(&b);
-failed:
-	names_free(taken, e->nsyms + e->nasserts);
-	free(sb_take(&b));
-	fail(e, "internal: z3 error while printing: %s", msg ? msg : "?");
-	return NULL;
-}
-
-void smt_encoding_disown(SmtEncoding *e)
-{
-	if (e->st)
-		e->st->nowned = 0;
-}
-
-void smt_encoding_free(SmtEncoding *e)
-{
-	EncodeState *st = e->st;
-	if (st) {
-		for (size_t i = 0; i < st->nowned; i++)
-			Z3_dec_ref(e->ctx, st->owned[i]);
-		free(st->owned);
-		ptrmap_free(&st->vars);
-		ptrmap_free(&st->bufs);
-		ptrmap_free(&st->memo);
-		ptrmap_free(&st->loadset);
-		ranges_free(st->ranges);
-		ranges_free(st->stated);
-		free(st->env);
-		free(st->int_apps);
-		free(st);
-	}
-	for (int i = 0; i < e->nloads; i++)
-		free(e->loads[i].idx);
-	free(e->loads);
-	free(e->syms);
-	free(e->asserts);
-	free(e->error);
-	memset(e, 0, sizeof *e);
 }
