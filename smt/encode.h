@@ -1,4 +1,5 @@
-/* smt/encode.h — internal to smt/: an Obligation as Z3 terms (encode.c).
+/* smt/encode.h — internal to smt/: an Obligation as Z3 terms (encode.c, the
+ * terms; encode_obligation.c, the query).
  * Symbols get canonical names (sanitised source name + "_" + position of
  * first occurrence), so structurally identical obligations give identical
  * terms and query text: the terms' structural hash is the cache key

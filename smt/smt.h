@@ -63,7 +63,7 @@ const char *smt_query_text(Arena *a, const Obligation *o, FloatMode fm,
 /* The same, malloc'ed (*why too). */
 char *smt_query_text_dup(const Obligation *o, FloatMode fm, char **why);
 
-/* ---------- proof logs (smt/log.c) ----------
+/* ---------- proof logs (smt/log.c writes, smt/log_read.c reads) ----------
  * DIR/index.jsonl: one JSON object per line, {"type":"rewrite",...} or
  * {"type":"obligation",...}; DIR/ob-NNNN.smt2: one query per obligation
  * with a comment header (kind, statement, solver, float mode, verdict,

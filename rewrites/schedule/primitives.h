@@ -8,7 +8,7 @@
  * and a test checks that the README's table is that text.
  *
  * Adding a primitive: add its PrimId, its row in prim_table
- * (primitives.c), its case in run_script.c's dispatch, and, if it has a C
+ * (primitives.c), its case in run_prims.c's dispatch, and, if it has a C
  * API function, name it in the row, declare it in vsched.h, check its
  * strings with prim_check_string / api_check and call it in
  * tests/test_api.c; then paste `vsched help primitives` into the README. */
