@@ -195,7 +195,7 @@ $(BUILD)/bench/naive.o: bench/naive.c
 	clang -O3 -march=native -c $< -o $@
 $(BENCH): bench/bench.c $(BUILD)/bench/naive.o $(LIBVS)
 	$(CC) $(ALL_CFLAGS) $(shell pkg-config --cflags openblas) -o $@ bench/bench.c \
-	  $(BUILD)/bench/naive.o $(LIBVS) $(LIBS) $(shell pkg-config --libs openblas)
+	  $(BUILD)/bench/naive.o $(LIBVS) $(LIBS) $(shell pkg-config --libs openblas) -ldnnl -lgomp
 # the interpreter's speed, tree walk vs compiled form (appended to the
 # results; `make bench-interp` runs it alone)
 INTERP_BENCH := $(BUILD)/bench/interp_bench
@@ -209,6 +209,7 @@ bench-interp: $(INTERP_BENCH)
 # its generic (Prescott) kernels: unless OPENBLAS_CORETYPE is set, pick
 # its best kernel for the host's vector ISA, so the comparison is fair.
 bench: check-deps
+	@scripts/deps.sh bench
 	@$(MAKE) --no-print-directory all $(BENCH) $(INTERP_BENCH)
 	@ct=$${OPENBLAS_CORETYPE:-$$(grep -qw avx512f /proc/cpuinfo && echo SkylakeX || \
 	  (grep -qw avx2 /proc/cpuinfo && echo Haswell))}; \

@@ -12,6 +12,7 @@
 #include "kernel/parse.h"
 #include "kernel/print.h"
 #include "rewrites/schedule/schedule.h"
+#include "rewrites/schedule/primitives.h"
 #include "rewrites/schedule/steps.h"
 /* merge, fission, merge_conditionals, caches */
 #include "rewrites/cache.h"
@@ -90,6 +91,48 @@ static bool null_arg(vs_context *c, const char *what, const void *arg)
 	set_error_text(c, msg);
 	return true;
 }
+
+/* ---- a primitive's string arguments, against its row of the primitive
+ * table (rewrites/schedule/primitives.h) that the script reader checks
+ * too: a required one given (not NULL), a name a name (so no string can
+ * read as more than one), a word one of the row's words. The pairs are
+ * name, value, ..., NULL; a name the row lacks is an internal error. ---- */
+
+#include <stdarg.h>
+
+static bool api_check(vs_context *c, PrimId id, ...)
+{
+	const PrimSpec *p = prim_spec(id);
+	va_list ap;
+	va_start(ap, id);
+	bool ok = true;
+	for (const char *name; ok && (name = va_arg(ap, const char *));) {
+		const char *value = va_arg(ap, const char *);
+		const PrimArg *arg = prim_arg(p, name);
+		char msg[200];
+		if (!arg) {
+			snprintf(msg, sizeof msg, "%s: internal error: the primitive table has no argument '%s'",
+				 p->name, name);
+			set_error_text(c, msg);
+			ok = false;
+		} else if (!value && !arg->def && !(arg->flags & PA_ALIAS)) {
+			snprintf(msg, sizeof msg, "%s: %s: missing (NULL) argument", p->name, name);
+			set_error_text(c, msg);
+			ok = false;
+		} else if (value) {
+			char *why = prim_check_string(p, arg, value);
+			if (why) {
+				set_error_text(c, why);
+				free(why);
+				ok = false;
+			}
+		}
+	}
+	va_end(ap);
+	return ok;
+}
+
+char *vs_primitives_doc(void) { return prim_doc_markdown(); }
 
 /* ---- kernels ---- */
 
@@ -222,7 +265,7 @@ static vs_status step_status(StepStatus st)
 
 vs_status vs_work_on(vs_schedule *vs, const char *func)
 {
-	if (null_arg(vs->ctx, "work_on", func))
+	if (!api_check(vs->ctx, PRIM_WORK_ON, "func", func, NULL))
 		return VS_BAD_INPUT;
 	Module *m = vs->s->mod;
 	for (int i = 0; i < m->nfuncs; i++)
@@ -239,6 +282,8 @@ vs_status vs_work_on(vs_schedule *vs, const char *func)
 
 vs_status vs_float_mode(vs_schedule *vs, const char *mode)
 {
+	if (!api_check(vs->ctx, PRIM_FLOAT_MODE, "mode", mode, NULL))
+		return VS_BAD_INPUT;
 	if (mode && strcmp(mode, "real") == 0)
 		vs->s->float_mode = FLOAT_REAL;
 	else if (mode && strcmp(mode, "ieee") == 0)
@@ -273,7 +318,8 @@ vs_status vs_split(vs_schedule *vs, const char *loop, long factor, const char *t
 		   const char *outer, const char *inner)
 {
 	SplitTail t = TAIL_GUARD;
-	if (null_arg(vs->ctx, "split", loop))
+	if (!api_check(vs->ctx, PRIM_SPLIT, "loop", loop, "tail", tail, "outer", outer, "inner", inner,
+		       NULL))
 		return VS_BAD_INPUT;
 	if (tail && !split_tail_from_name(tail, &t)) {
 		set_error_text(vs->ctx, "split: tail must be guard, perfect, cut or cut_and_guard");
@@ -286,7 +332,7 @@ vs_status vs_split(vs_schedule *vs, const char *loop, long factor, const char *t
 
 vs_status vs_fuse(vs_schedule *vs, const char *outer, const char *inner, const char *fused)
 {
-	if (null_arg(vs->ctx, "fuse", outer) || null_arg(vs->ctx, "fuse", inner))
+	if (!api_check(vs->ctx, PRIM_FUSE, "loops", outer, "loops", inner, "fused", fused, NULL))
 		return VS_BAD_INPUT;
 	const char *desc = arena_printf(&vs->ctx->arena, "fuse(\"%s\", \"%s\")", outer, inner);
 	API_STEP(vs, desc, rw_fuse(c, outer, inner, fused));
@@ -297,7 +343,7 @@ vs_status vs_reorder(vs_schedule *vs, int n, const char *const *loops)
 	if (n > 0 && null_arg(vs->ctx, "reorder", loops))
 		return VS_BAD_INPUT;
 	for (int i = 0; i < n; i++)
-		if (null_arg(vs->ctx, "reorder", loops[i]))
+		if (!api_check(vs->ctx, PRIM_REORDER, "loops", loops[i], NULL))
 			return VS_BAD_INPUT;
 	StrBuf b = {0};
 	sb_puts(&b, "reorder(");
@@ -312,21 +358,21 @@ vs_status vs_reorder(vs_schedule *vs, int n, const char *const *loops)
 
 vs_status vs_parallel(vs_schedule *vs, const char *loop)
 {
-	if (null_arg(vs->ctx, "parallel", loop))
+	if (!api_check(vs->ctx, PRIM_PARALLEL, "loop", loop, NULL))
 		return VS_BAD_INPUT;
 	API_STEP(vs, arena_printf(&vs->ctx->arena, "parallel(\"%s\")", loop), rw_parallel(c, loop));
 }
 
 vs_status vs_vectorize(vs_schedule *vs, const char *loop)
 {
-	if (null_arg(vs->ctx, "vectorize", loop))
+	if (!api_check(vs->ctx, PRIM_VECTORIZE, "loop", loop, NULL))
 		return VS_BAD_INPUT;
 	API_STEP(vs, arena_printf(&vs->ctx->arena, "vectorize(\"%s\")", loop), rw_vectorize(c, loop));
 }
 
 vs_status vs_unroll(vs_schedule *vs, const char *loop)
 {
-	if (null_arg(vs->ctx, "unroll", loop))
+	if (!api_check(vs->ctx, PRIM_UNROLL, "loop", loop, NULL))
 		return VS_BAD_INPUT;
 	API_STEP(vs, arena_printf(&vs->ctx->arena, "unroll(\"%s\")", loop), rw_unroll(c, loop));
 }
@@ -348,6 +394,8 @@ static vs_status compound_status(vs_schedule *vs, DiagList *d, int st)
 
 vs_status vs_merge_adjacent_loops(vs_schedule *vs, const char *l1, const char *l2)
 {
+	if (!api_check(vs->ctx, PRIM_MERGE_ADJACENT_LOOPS, "l1", l1, "l2", l2, NULL))
+		return VS_BAD_INPUT;
 	if (!l1 && !l2) {
 		DiagList d;
 		diag_init(&d, &vs->ctx->arena);
@@ -363,7 +411,7 @@ vs_status vs_merge_adjacent_loops(vs_schedule *vs, const char *l1, const char *l
 
 vs_status vs_fission(vs_schedule *vs, const char *loop, long after)
 {
-	if (null_arg(vs->ctx, "fission", loop))
+	if (!api_check(vs->ctx, PRIM_FISSION, "loop", loop, NULL))
 		return VS_BAD_INPUT;
 	const char *desc = arena_printf(&vs->ctx->arena, "fission(\"%s\", after=%ld)", loop, after);
 	API_STEP(vs, desc, rw_fission(c, loop, after));
@@ -371,6 +419,8 @@ vs_status vs_fission(vs_schedule *vs, const char *loop, long after)
 
 vs_status vs_merge_conditionals(vs_schedule *vs, const char *block, bool strict)
 {
+	if (!api_check(vs->ctx, PRIM_MERGE_CONDITIONALS, "block", block, NULL))
+		return VS_BAD_INPUT;
 	DiagList d;
 	diag_init(&d, &vs->ctx->arena);
 	const char *desc = block ? arena_printf(&vs->ctx->arena, "merge_conditionals(block=\"%s\"%s)",
@@ -384,7 +434,8 @@ static vs_status cache_step(vs_schedule *vs, bool write, const char *block, cons
 			    const char *scope, const char *name)
 {
 	const char *what = write ? "cache_write" : "cache_read";
-	if (null_arg(vs->ctx, what, buffer))
+	if (!api_check(vs->ctx, write ? PRIM_CACHE_WRITE : PRIM_CACHE_READ, "block", block, "buffer",
+		       buffer, "scope", scope, "name", name, NULL))
 		return VS_BAD_INPUT;
 	CacheArgs args = {buffer, block, scope, name, write, 0, NULL};
 	StrBuf b = {0};
@@ -417,6 +468,8 @@ vs_status vs_cache_write(vs_schedule *vs, const char *block, const char *buffer,
 
 vs_status vs_compute_at(vs_schedule *vs, const char *block, const char *loop)
 {
+	if (!api_check(vs->ctx, PRIM_COMPUTE_AT, "block", block, "loop", loop, NULL))
+		return VS_BAD_INPUT;
 	const char *desc = arena_printf(&vs->ctx->arena, "compute_at(block=\"%s\", loop=\"%s\")",
 					block, loop);
 	API_STEP(vs, desc, rw_compute_at(c, block, loop));
@@ -424,6 +477,8 @@ vs_status vs_compute_at(vs_schedule *vs, const char *block, const char *loop)
 
 vs_status vs_reverse_compute_at(vs_schedule *vs, const char *block, const char *loop)
 {
+	if (!api_check(vs->ctx, PRIM_REVERSE_COMPUTE_AT, "block", block, "loop", loop, NULL))
+		return VS_BAD_INPUT;
 	const char *desc = arena_printf(&vs->ctx->arena,
 					"reverse_compute_at(block=\"%s\", loop=\"%s\")", block, loop);
 	API_STEP(vs, desc, rw_reverse_compute_at(c, block, loop));
@@ -739,6 +794,12 @@ vs_status vs_equiv(vs_context *c, const vs_module *a, const vs_module *b,
 vs_status vs_log_show(const char *dir, bool json, char **out)
 {
 	int rc = proof_log_show(dir, json, out);
+	return rc == 0 ? VS_OK : rc == 1 ? VS_REJECTED : VS_BAD_INPUT;
+}
+
+vs_status vs_log_check_json(const char *dir, const char *solver, char **out)
+{
+	int rc = proof_log_check_json(dir, solver, true, out);
 	return rc == 0 ? VS_OK : rc == 1 ? VS_REJECTED : VS_BAD_INPUT;
 }
 
@@ -1075,8 +1136,8 @@ static vs_status api_pad(vs_schedule *vs, const char *pad, LayoutArgs *args)
 vs_status vs_transform_layout(vs_schedule *vs, const char *buffer, const char *index_map,
 			      const char *pad_value, const char *block, const char *func)
 {
-	if (null_arg(vs->ctx, "transform_layout", buffer) ||
-	    null_arg(vs->ctx, "transform_layout", index_map))
+	if (!api_check(vs->ctx, PRIM_TRANSFORM_LAYOUT, "buffer", buffer, "index_map", index_map,
+		       "pad_value", pad_value, "block", block, "func", func, NULL))
 		return VS_BAD_INPUT;
 	LayoutArgs args;
 	memset(&args, 0, sizeof args);
@@ -1098,7 +1159,7 @@ vs_status vs_transform_layout(vs_schedule *vs, const char *buffer, const char *i
 
 vs_status vs_sequential_buffer_access(vs_schedule *vs, const char *buffer, const char *block)
 {
-	if (null_arg(vs->ctx, "sequential_buffer_access", buffer))
+	if (!api_check(vs->ctx, PRIM_SEQUENTIAL_BUFFER_ACCESS, "buffer", buffer, "block", block, NULL))
 		return VS_BAD_INPUT;
 	const char *desc = block ? arena_printf(&vs->ctx->arena,
 						"sequential_buffer_access(block=\"%s\", buffer=\"%s\")",
@@ -1112,6 +1173,11 @@ static vs_status overcompute_call(vs_schedule *vs, const char *name, const char 
 				  const char *loop, bool strict, bool add_branches,
 				  bool remove_stores)
 {
+	PrimId id = remove_stores ? PRIM_REMOVE_NO_OP
+			: add_branches ? PRIM_REMOVE_OVERCOMPUTE_THROUGH_BRANCHING
+				       : PRIM_REMOVE_BRANCHING_THROUGH_OVERCOMPUTE;
+	if (!api_check(vs->ctx, id, "block", block, remove_stores ? NULL : "loop", loop, NULL))
+		return VS_BAD_INPUT;
 	OcArgs args = {0};
 	args.block = block;
 	args.loop = loop;
@@ -1186,6 +1252,9 @@ static bool bar_words(const char *text, int n, const char *const *words, bool **
 vs_status vs_hoist_expression(vs_schedule *vs, const char *conditionals, const char *block,
 			      const char *loop)
 {
+	if (!api_check(vs->ctx, PRIM_HOIST_EXPRESSION, "conditionals", conditionals, "block", block,
+		       "loop", loop, NULL))
+		return VS_BAD_INPUT;
 	HoistArgs args = {0};
 	args.block = block;
 	args.loop = loop;
@@ -1218,8 +1287,7 @@ vs_status vs_hoist_expression(vs_schedule *vs, const char *conditionals, const c
 
 vs_status vs_decompose_reduction(vs_schedule *vs, const char *block, const char *loop)
 {
-	if (null_arg(vs->ctx, "decompose_reduction", block) ||
-	    null_arg(vs->ctx, "decompose_reduction", loop))
+	if (!api_check(vs->ctx, PRIM_DECOMPOSE_REDUCTION, "block", block, "loop", loop, NULL))
 		return VS_BAD_INPUT;
 	const char *desc = arena_printf(&vs->ctx->arena, "decompose_reduction(\"%s\", \"%s\")", block,
 					loop);
@@ -1228,7 +1296,7 @@ vs_status vs_decompose_reduction(vs_schedule *vs, const char *block, const char 
 
 vs_status vs_rfactor(vs_schedule *vs, const char *loop, long factor_axis)
 {
-	if (null_arg(vs->ctx, "rfactor", loop))
+	if (!api_check(vs->ctx, PRIM_RFACTOR, "loop", loop, NULL))
 		return VS_BAD_INPUT;
 	const char *desc = arena_printf(&vs->ctx->arena, "rfactor(\"%s\", %ld)", loop, factor_axis);
 	API_STEP(vs, desc, rw_rfactor(c, loop, factor_axis));
@@ -1236,17 +1304,25 @@ vs_status vs_rfactor(vs_schedule *vs, const char *loop, long factor_axis)
 
 vs_status vs_add_unit_loop(vs_schedule *vs, const char *block_or_loop)
 {
-	if (null_arg(vs->ctx, "add_unit_loop", block_or_loop))
+	if (!api_check(vs->ctx, PRIM_ADD_UNIT_LOOP, "block_or_loop", block_or_loop, NULL))
 		return VS_BAD_INPUT;
 	const char *desc = arena_printf(&vs->ctx->arena, "add_unit_loop(\"%s\")", block_or_loop);
 	bool is_block = rw_find_block(sched_func(vs->s), block_or_loop) != NULL;
 	API_STEP(vs, desc, rw_add_unit_loop(c, block_or_loop, is_block, NULL));
 }
 
+vs_status vs_lift_alloc(vs_schedule *vs, const char *buffer, int n_lifts)
+{
+	if (!api_check(vs->ctx, PRIM_LIFT_ALLOC, "buffer", buffer, NULL))
+		return VS_BAD_INPUT;
+	const char *desc = arena_printf(&vs->ctx->arena, "lift_alloc(\"%s\", n_lifts=%d)", buffer, n_lifts);
+	API_STEP(vs, desc, rw_lift_alloc(c, buffer, n_lifts));
+}
+
 vs_status vs_transform_block_layout(vs_schedule *vs, const char *block, const char *index_map)
 {
-	if (null_arg(vs->ctx, "transform_block_layout", block) ||
-	    null_arg(vs->ctx, "transform_block_layout", index_map))
+	if (!api_check(vs->ctx, PRIM_TRANSFORM_BLOCK_LAYOUT, "block", block, "index_map", index_map,
+		       NULL))
 		return VS_BAD_INPUT;
 	Source *src = arg_source(vs, "index_map", index_map);
 	const char *desc = arena_printf(&vs->ctx->arena, "transform_block_layout(\"%s\", %s)", block,
@@ -1257,7 +1333,9 @@ vs_status vs_transform_block_layout(vs_schedule *vs, const char *block, const ch
 vs_status vs_reindex(vs_schedule *vs, const char *block, const char *buffer, bool write,
 		     const char *scope, const char *index_map)
 {
-	if (null_arg(vs->ctx, "reindex", block) || null_arg(vs->ctx, "reindex", buffer))
+	PrimId id = !scope ? PRIM_REINDEX : write ? PRIM_REINDEX_CACHE_WRITE : PRIM_REINDEX_CACHE_READ;
+	if (!api_check(vs->ctx, id, "block", block, "buffer", buffer, NULL) ||
+	    (scope && !api_check(vs->ctx, id, "scope", scope, NULL)))
 		return VS_BAD_INPUT;
 	if ((scope == NULL) != (index_map == NULL)) {
 		set_error_text(vs->ctx, "reindex: scope and index_map go together (both NULL: reindex; both given: reindex_cache_read/write)");
@@ -1278,6 +1356,8 @@ vs_status vs_reindex(vs_schedule *vs, const char *block, const char *buffer, boo
 
 vs_status vs_reduce_loop_extents(vs_schedule *vs, const char *block)
 {
+	if (!api_check(vs->ctx, PRIM_REDUCE_LOOP_EXTENTS, "block", block, NULL))
+		return VS_BAD_INPUT;
 	const char *desc = block ? arena_printf(&vs->ctx->arena, "reduce_loop_extents(block=\"%s\")",
 						block)
 				 : "reduce_loop_extents()";

@@ -200,6 +200,8 @@ static bool unroll_explicitly(Cg *cg, const LoopBounds *lb, const Stmt *body)
 
 /* ---------- parallel loops ---------- */
 
+static void add_param_attr(Cg *cg, LLVMValueRef fn, unsigned idx, const char *name);
+
 static LLVMTypeRef body_fn_type(Cg *cg)
 {
 	LLVMTypeRef params[3] = {i8p(cg), i64t(cg), i64t(cg)};
@@ -301,57 +303,109 @@ static void frame_leave(Cg *cg, const Frame *f)
 	cg->capbufs = f->capbufs;
 }
 
-/* Unpack the capture in the body function: the same Vars and Buffers
- * bound to the loaded values, with the same ranges. */
-static LLVMValueRef unpack_env(Cg *cg, const Frame *outer, const Capture *c, LLVMValueRef ctx)
+/* Bind the captured values in the body function: the same Vars and
+ * Buffers bound to vals (in capture_env's order), with the same ranges. */
+static LLVMValueRef bind_env(Cg *cg, const Frame *outer, LLVMValueRef *vals)
 {
-	LLVMValueRef sp = LLVMBuildPointerCast(cg->b, ctx, LLVMPointerType(c->st, 0), "");
 	int k = 0;
-	LLVMValueRef *vals = calloc((size_t)c->n + 1, sizeof *vals);
-	for (int i = 0; i < c->n && vals; i++) {
-		LLVMValueRef p = LLVMBuildStructGEP2(cg->b, c->st, sp, (unsigned)i, "");
-		vals[i] = LLVMBuildLoad2(cg->b, c->types[i], p, "");
-	}
-	if (!vals) {
-		cg_fail(cg, (Span){0}, "out of memory");
-		return NULL;
-	}
 	for (int i = 0; i < outer->nvars; i++)
 		cg_bind(cg, outer->vars[i].var, vals[k++], outer->vars[i].r);
 	for (int i = 0; i < outer->nbufs; i++) {
 		const CgBuf *ob = &outer->bufs[i];
 		CgBuf *nb = cg_push_buffer(cg, ob->buf, vals[k++]);
 		if (!nb)
-			break;
+			return NULL;
 		nb->freeze = ob->freeze;
 		nb->ext = calloc((size_t)ob->ngroups, sizeof *nb->ext);
 		for (int g = 0; g < ob->ngroups && nb->ext; g++)
 			nb->ext[g] = vals[k++];
 	}
-	LLVMValueRef lo64 = vals[k];
-	free(vals);
-	return lo64;
+	return vals[k];
 }
 
+/* The body proper, `i32 NAME.body(captured values..., i64 begin, i64
+ * end)`: the captured values are parameters, so that every buffer
+ * pointer carries noalias as the kernel's own parameters do (each
+ * buffer is distinct memory: a parameter, by the kernel's contract, or
+ * a local allocation). Loaded from a context struct, the pointers would
+ * be unknown to alias analysis, and LLVM would keep a tile of C in
+ * memory instead of registers and vectorize behind run-time overlap
+ * checks. */
+static LLVMValueRef make_body_proper(Cg *cg, const char *name, const LoopBounds *lb,
+				     const Stmt *body, const Capture *c)
+{
+	LLVMTypeRef *pt = calloc((size_t)c->n + 2, sizeof *pt);
+	LLVMValueRef *vals = calloc((size_t)c->n + 1, sizeof *vals);
+	if (!pt || !vals) {
+		free(pt);
+		free(vals);
+		cg_fail(cg, (Span){0}, "out of memory");
+		return NULL;
+	}
+	memcpy(pt, c->types, sizeof *pt * (size_t)c->n);
+	pt[c->n] = pt[c->n + 1] = i64t(cg);
+	char bname[600];
+	snprintf(bname, sizeof bname, "%s.body", name);
+	LLVMValueRef fn = LLVMAddFunction(cg->mod, bname,
+					  LLVMFunctionType(i32t(cg), pt, (unsigned)c->n + 2, 0));
+	free(pt);
+	LLVMSetLinkage(fn, LLVMInternalLinkage);
+	cg_function_attributes(cg, fn);
+	int k = cg->nvars;
+	for (int i = 0; i < cg->nbufs; i++) {
+		add_param_attr(cg, fn, (unsigned)k + 1, "noalias");
+		add_param_attr(cg, fn, (unsigned)k + 1, "nocapture");
+		k += 1 + cg->bufs[i].ngroups;
+	}
+	for (int i = 0; i < c->n; i++)
+		vals[i] = LLVMGetParam(fn, (unsigned)i);
+	Frame outer = frame_enter(cg, fn);
+	LLVMBasicBlockRef start = LLVMAppendBasicBlockInContext(cg->ctx, fn, "body");
+	LLVMPositionBuilderAtEnd(cg->b, start);
+	LoopBounds inner = *lb;
+	inner.lo64 = bind_env(cg, &outer, vals);
+	free(vals);
+	if (inner.lo64)
+		counted_loop(cg, &inner, LLVMGetParam(fn, (unsigned)c->n),
+			     LLVMGetParam(fn, (unsigned)c->n + 1), body);
+	LLVMBuildRet(cg->b, LLVMConstNull(i32t(cg)));
+	LLVMPositionBuilderAtEnd(cg->b, cg->entry);
+	LLVMBuildBr(cg->b, start);
+	frame_leave(cg, &outer);
+	return fn;
+}
+
+/* `i32 NAME(i8* ctx, i64 begin, i64 end)`, what the pool calls: unpacks
+ * the capture and calls the body proper (which LLVM may inline; the
+ * noalias parameters then become alias scopes). */
 static LLVMValueRef make_body_function(Cg *cg, const LoopBounds *lb, const Stmt *body,
 				       const Capture *c)
 {
 	char name[512];
 	snprintf(name, sizeof name, "%s.parallel.%d", cg->lf->func->name, cg->nparallel++);
+	LLVMValueRef proper = make_body_proper(cg, name, lb, body, c);
+	if (!proper)
+		return NULL;
 	LLVMValueRef fn = LLVMAddFunction(cg->mod, name, body_fn_type(cg));
 	LLVMSetLinkage(fn, LLVMInternalLinkage);
 	cg_function_attributes(cg, fn);
-	Frame outer = frame_enter(cg, fn);
-	LLVMBasicBlockRef start = LLVMAppendBasicBlockInContext(cg->ctx, fn, "body");
-	LLVMPositionBuilderAtEnd(cg->b, start);
-	LoopBounds inner = *lb;
-	inner.lo64 = unpack_env(cg, &outer, c, LLVMGetParam(fn, 0));
-	if (inner.lo64)
-		counted_loop(cg, &inner, LLVMGetParam(fn, 1), LLVMGetParam(fn, 2), body);
-	LLVMBuildRet(cg->b, LLVMConstNull(i32t(cg)));
-	LLVMPositionBuilderAtEnd(cg->b, cg->entry);
-	LLVMBuildBr(cg->b, start);
-	frame_leave(cg, &outer);
+	LLVMValueRef *args = calloc((size_t)c->n + 2, sizeof *args);
+	if (!args) {
+		cg_fail(cg, (Span){0}, "out of memory");
+		return NULL;
+	}
+	LLVMBuilderRef b = LLVMCreateBuilderInContext(cg->ctx);
+	LLVMPositionBuilderAtEnd(b, LLVMAppendBasicBlockInContext(cg->ctx, fn, "entry"));
+	LLVMValueRef sp = LLVMBuildPointerCast(b, LLVMGetParam(fn, 0), LLVMPointerType(c->st, 0), "");
+	for (int i = 0; i < c->n; i++)
+		args[i] = LLVMBuildLoad2(b, c->types[i], LLVMBuildStructGEP2(b, c->st, sp, (unsigned)i, ""), "");
+	args[c->n] = LLVMGetParam(fn, 1);
+	args[c->n + 1] = LLVMGetParam(fn, 2);
+	LLVMValueRef st = LLVMBuildCall2(b, LLVMGlobalGetValueType(proper), proper, args,
+					 (unsigned)c->n + 2, "");
+	LLVMBuildRet(b, st);
+	LLVMDisposeBuilder(b);
+	free(args);
 	return fn;
 }
 
@@ -363,6 +417,10 @@ static void parallel_loop(Cg *cg, const LoopBounds *lb, const Stmt *body)
 	if (!c.vals)
 		return;
 	LLVMValueRef fn = make_body_function(cg, lb, body, &c);
+	if (!fn) {
+		capture_free(&c);
+		return;
+	}
 	LLVMValueRef env = entry_alloca(cg, c.st, NULL, 0);
 	for (int i = 0; i < c.n; i++)
 		LLVMBuildStore(cg->b, c.vals[i], LLVMBuildStructGEP2(cg->b, c.st, env, (unsigned)i, ""));

@@ -6,6 +6,7 @@
  * against naive C on the benchmark's own data. A client of vsched.h only.
  * Usage: bench [RESULTS_FILE] */
 #include <cblas.h>
+#include <dnnl.h>
 #include <fcntl.h>
 #include <math.h>
 #include <stdarg.h>
@@ -28,6 +29,8 @@ void naive_rowsum(const int32_t *A, int32_t *B, int rows, int cols);
 void naive_conv1d(const float *A, const float *F, float *B, int n);
 void naive_elementwise(const float *A, float *B, int n);
 void naive_matmul(const float *A, const float *B, float *C, int n);
+void naive_conv2d(const float *X, const float *W, float *O, int cb, int hw);
+void omp_set_num_threads(int n); /* oneDNN's threads (its OpenMP runtime) */
 
 static double now(void)
 {
@@ -181,35 +184,126 @@ static bool close_enough(float x, float y, float tol)
 	return fabsf(x - y) <= tol * fmaxf(1.0f, fmaxf(fabsf(x), fabsf(y)));
 }
 
+/* ---------- read bandwidth (issue 14: the row sum against the memory) ---------- */
+
+/* A STREAM-like read: the int32 sum of a buffer, four independent vector
+ * accumulators (AVX2 when the CPU has it), nothing written. */
+typedef int32_t v8si __attribute__((vector_size(32)));
+#define READ_SUM_BODY                                                                              \
+	v8si s0 = {0}, s1 = {0}, s2 = {0}, s3 = {0}, x0, x1, x2, x3;                               \
+	for (size_t i = 0; i + 32 <= n; i += 32) {                                                 \
+		memcpy(&x0, a + i, 32);                                                            \
+		memcpy(&x1, a + i + 8, 32);                                                        \
+		memcpy(&x2, a + i + 16, 32);                                                       \
+		memcpy(&x3, a + i + 24, 32);                                                       \
+		s0 += x0, s1 += x1, s2 += x2, s3 += x3;                                            \
+	}                                                                                          \
+	s0 += s1 + s2 + s3;                                                                        \
+	return s0[0] + s0[1] + s0[2] + s0[3] + s0[4] + s0[5] + s0[6] + s0[7];
+__attribute__((target("avx2"))) static int32_t read_sum_avx2(const int32_t *a, size_t n) { READ_SUM_BODY }
+static int32_t read_sum_plain(const int32_t *a, size_t n) { READ_SUM_BODY }
+#undef READ_SUM_BODY
+
+static volatile int32_t read_sink;
+
+static void call_read_sum(Run *r)
+{
+	read_sink = __builtin_cpu_supports("avx2") ? read_sum_avx2(r->a, (size_t)r->n)
+						   : read_sum_plain(r->a, (size_t)r->n);
+}
+
+/* A buffer of `bytes` to read, as call_read_sum's Run. */
+static Run read_run(size_t bytes)
+{
+	int32_t *buf = malloc(bytes);
+	if (!buf)
+		die("memory");
+	for (size_t i = 0; i < bytes / 4; i++)
+		buf[i] = (int32_t)i;
+	Run r = {.call = call_read_sum, .a = buf, .n = (int)(bytes / 4)};
+	return r;
+}
+
+/* Median times of runs a and b taken in turns (a, b, a, b, ...), so a
+ * burst of load from other processes falls on both. */
+static void alternate(Run *a, Run *b, int reps, double *ta, double *tb)
+{
+	double x[64], y[64];
+	if (reps > 64)
+		reps = 64;
+	a->call(a);
+	b->call(b);
+	for (int i = 0; i < reps; i++) {
+		double t0 = now();
+		a->call(a);
+		double t1 = now();
+		b->call(b);
+		x[i] = t1 - t0;
+		y[i] = now() - t1;
+	}
+	qsort(x, (size_t)reps, sizeof *x, cmp_double);
+	qsort(y, (size_t)reps, sizeof *y, cmp_double);
+	*ta = x[reps / 2];
+	*tb = y[reps / 2];
+}
+
 /* ---------- row summation ---------- */
 
-enum { RS_ROWS = 2048, RS_COLS = 1022, RS_PAD = 1024 };
+enum { RS_COLS = 1022, RS_PAD = 1024 };
 
-static void bench_rowsum(void)
+/* rows x 1022 int32 (rows: the kernel's, bench/rowsum*.tir), against the
+ * read bandwidth over a buffer of the same footprint (the padded input),
+ * the two timed in turns */
+static void bench_rowsum(int rows, const char *tir, const char *bw_what)
 {
-	int32_t *A = calloc(RS_ROWS * RS_COLS, 4), *Ap = calloc(RS_ROWS * RS_PAD, 4);
-	int32_t *Bn = calloc(RS_ROWS, 4), *Bs = calloc(RS_ROWS, 4), *Bu = calloc(RS_ROWS, 4);
-	for (int i = 0; i < RS_ROWS; i++)
+	size_t cells = (size_t)rows * RS_COLS, pcells = (size_t)rows * RS_PAD;
+	int32_t *A = calloc(cells, 4), *Ap = calloc(pcells, 4);
+	int32_t *Bn = calloc((size_t)rows, 4), *Bs = calloc((size_t)rows, 4), *Bu = calloc((size_t)rows, 4);
+	for (int i = 0; i < rows; i++)
 		for (int j = 0; j < RS_COLS; j++)
-			Ap[i * RS_PAD + j] = A[i * RS_COLS + j] = (int32_t)(hash((uint32_t)(i * RS_COLS + j)) % 201) - 100;
+			Ap[(size_t)i * RS_PAD + j] = A[(size_t)i * RS_COLS + j] =
+				(int32_t)(hash((uint32_t)((size_t)i * RS_COLS + j)) % 201) - 100;
 	Compiled s, u;
-	compile("bench/rowsum.tir", "bench/rowsum.sched", "rowsum", &s);
-	compile("bench/rowsum.tir", "bench/rowsum_branchy.sched", "rowsum", &u);
+	if (rows == 2048) { /* once: both schedules at 16 rows against the interpreter */
+		const char *scheds[] = {"bench/rowsum.sched", "bench/rowsum_branchy.sched"};
+		for (int k = 0; k < 2; k++) {
+			compile("bench/rowsum_small.tir", scheds[k], "rowsum", &s);
+			char *rep = NULL;
+			if (vs_program_check(s.p, "rowsum", 2, 7, &rep) != VS_OK) {
+				fprintf(stderr, "bench: %s at 16 rows differs from the interpreter\n%s\n", scheds[k],
+					rep ? rep : vs_last_error(ctx));
+				exit(1);
+			}
+			free(rep);
+			release(&s);
+		}
+	}
+	compile(tir, "bench/rowsum.sched", "rowsum", &s);
+	compile(tir, "bench/rowsum_branchy.sched", "rowsum", &u);
+	int reps = rows > 4096 ? 11 : 31;
 	Run rs = {.call = call2, .fn = s.fn, .a = Ap, .b = Bs}, ru = {.call = call2, .fn = u.fn, .a = Ap, .b = Bu};
-	double ts = median_seconds(&rs, 31), tu = median_seconds(&ru, 31);
+	Run rb = read_run(pcells * 4);
+	double ts, tb, tu = median_seconds(&ru, reps);
+	alternate(&rs, &rb, reps, &ts, &tb);
+	free(rb.a);
 	double t0, tn[31];
-	for (int r = 0; r < 31; r++) {
+	for (int r = 0; r < reps; r++) {
 		t0 = now();
-		naive_rowsum(A, Bn, RS_ROWS, RS_COLS);
+		naive_rowsum(A, Bn, rows, RS_COLS);
 		tn[r] = now() - t0;
 	}
-	qsort(tn, 31, sizeof *tn, cmp_double);
-	for (int i = 0; i < RS_ROWS; i++)
+	qsort(tn, (size_t)reps, sizeof *tn, cmp_double);
+	for (int i = 0; i < rows; i++)
 		if (Bs[i] != Bn[i] || Bu[i] != Bn[i]) {
 			fprintf(stderr, "bench: rowsum differs at row %d: %d %d vs %d\n", i, Bs[i], Bu[i], Bn[i]);
 			exit(1);
 		}
-	row("rowsum 2048x1022 i32", ts, tu, tn[15], 0, &s, "  overcomputed vs branchy");
+	double gbs = (double)pcells * 4 / ts * 1e-9, bw = (double)pcells * 4 / tb * 1e-9;
+	char name[64], note[160];
+	snprintf(name, sizeof name, "rowsum %dx%d i32", rows, RS_COLS);
+	snprintf(note, sizeof note, "  overcomputed vs branchy; %.1f GB/s = %.2fx the read bandwidth %s, %.1f GB/s",
+		 gbs, gbs / bw, bw_what, bw);
+	row(name, ts, tu, tn[reps / 2], 0, &s, note);
 	release(&s);
 	release(&u);
 	free(A), free(Ap), free(Bn), free(Bs), free(Bu);
@@ -349,6 +443,343 @@ static void bench_matmul(int n, const char *tir)
 	free(A), free(B), free(Cs), free(Cu), free(Cn), free(Cb);
 }
 
+/* ---------- matmul with B packed (issue 14 item 3) ---------- */
+
+/* The host's matmul tiling with and without B packed per block of k
+ * (cache_read + transform_layout + compute_at, bench/matmul_packed_*.sched),
+ * both compiled from the logical kernel with every step proven here,
+ * timed in alternation in one run, checked against OpenBLAS on the
+ * bench's data and, at 128^3, against the reference interpreter. */
+static void bench_matmul_packed(void)
+{
+	const int n = 1024;
+	const char *tir = "bench/matmul1024.tir";
+	size_t nn = (size_t)n * (size_t)n;
+	float *A = malloc(nn * 4), *B = malloc(nn * 4);
+	float *Cp = malloc(nn * 4), *Cu = malloc(nn * 4), *Cb = malloc(nn * 4);
+	for (size_t i = 0; i < nn; i++) {
+		A[i] = small_float((uint32_t)i);
+		B[i] = small_float((uint32_t)(i + nn));
+	}
+	__builtin_cpu_init();
+	bool avx512 = __builtin_cpu_supports("avx512f");
+	const char *packed = avx512 ? "bench/matmul_packed_avx512.sched" : "bench/matmul_packed_avx2.sched";
+	const char *plain = avx512 ? "bench/matmul_avx512.sched" : "bench/matmul_avx2.sched";
+	out("matmul %d B packed: %s against %s (%s)\n", n, packed, plain,
+	    avx512 ? "AVX-512: 8 x 32 tiles" : "no AVX-512: 4 x 16 tiles");
+	Compiled p, u;
+	compile(tir, packed, "matmul", &p);
+	compile(tir, plain, "matmul", &u);
+	/* the packed schedule at 128^3 against the interpreter */
+	FILE *f = fopen(tir, "r");
+	char raw[4096], text[4096];
+	size_t len = f ? fread(raw, 1, sizeof raw - 1, f) : 0, o = 0;
+	if (f)
+		fclose(f);
+	raw[len] = 0;
+	for (size_t i = 0; i < len && o < sizeof text - 4;) /* the same kernel at 128 */
+		if (strncmp(raw + i, "1024", 4) == 0)
+			memcpy(text + o, "128", 3), o += 3, i += 4;
+		else
+			text[o++] = raw[i++];
+	text[o] = 0;
+	vs_module *sm = vs_parse_string(ctx, "matmul128.tir", text);
+	vs_schedule *ss = sm ? vs_schedule_new(ctx, sm, NULL) : NULL;
+	if (!ss || vs_run_script_file(ss, packed) != VS_OK)
+		die("matmul 128 packed");
+	vs_build_options bo = {0};
+	bo.contract_fma = true;
+	vs_program *sp = vs_build(ss, &bo);
+	char *report = NULL;
+	if (!sp || vs_program_check(sp, "matmul", 2, 1, &report) != VS_OK) {
+		fprintf(stderr, "bench: matmul 128 packed disagrees with the interpreter\n%s", report ? report : "");
+		exit(1);
+	}
+	free(report);
+	vs_program_free(sp);
+	vs_schedule_free(ss);
+	Run rp = {.call = call3, .fn = p.fn, .a = A, .b = B, .c = Cp}, ru = {.call = call3, .fn = u.fn, .a = A, .b = B, .c = Cu};
+	Run rb = {.call = call_blas, .fn = NULL, .a = A, .b = B, .c = Cb, .n = n, .m = 0};
+	/* in alternation, three rounds of medians: the load moves both alike */
+	double tp = 1e9, tu = 1e9, tb = 1e9;
+	for (int round = 0; round < 3; round++) {
+		double x = median_seconds(&rp, 7), y = median_seconds(&ru, 7), z = median_seconds(&rb, 7);
+		tp = x < tp ? x : tp, tu = y < tu ? y : tu, tb = z < tb ? z : tb;
+	}
+	for (size_t i = 0; i < nn; i++)
+		if (!close_enough(Cp[i], Cb[i], 1e-3f) || !close_enough(Cu[i], Cb[i], 1e-3f)) {
+			fprintf(stderr, "bench: matmul %d packed differs at %zu: %g %g vs %g\n", n, i, Cp[i], Cu[i], Cb[i]);
+			exit(1);
+		}
+	out("%-22s %11.3f %11s %11s %11.3f %8s %8s %8.2f %.3f s (%d, %d)  unpacked tiles %.3f ms: packed %.2fx; "
+	    "128^3 agrees with the interpreter\n",
+	    "matmul 1024 B packed", tp * 1e3, "-", "-", tb * 1e3, "-", "-", tb / tp, p.verify_seconds, p.steps,
+	    p.obligations, tu * 1e3, tu / tp);
+	release(&p);
+	release(&u);
+	free(A), free(B), free(Cp), free(Cu), free(Cb);
+}
+
+/* ---------- matmul on all cores ---------- */
+
+/* The thread count of the parallel rows: VS_NUM_THREADS, else the online
+ * CPUs; set in VS_NUM_THREADS before the first parallel loop, so vsched's
+ * pool and OpenBLAS run on the same count. */
+static int bench_threads;
+
+static void choose_threads(void)
+{
+	const char *env = getenv("VS_NUM_THREADS");
+	long n = env && *env ? strtol(env, NULL, 10) : sysconf(_SC_NPROCESSORS_ONLN);
+	bench_threads = n < 1 ? 1 : n > 64 ? 64 : (int)n;
+	char text[16];
+	snprintf(text, sizeof text, "%d", bench_threads);
+	setenv("VS_NUM_THREADS", text, 1);
+}
+
+/* The parallel matmul schedule for this CPU: the serial one's register
+ * tiles with the loop over panels of rows (io, inside the reduction loop
+ * ko) made parallel. VS_BENCH_MATMUL_PAR_SCHEDULE overrides. */
+static const char *matmul_par_schedule(const char **why)
+{
+	const char *env = getenv("VS_BENCH_MATMUL_PAR_SCHEDULE");
+	if (env && *env) {
+		*why = "VS_BENCH_MATMUL_PAR_SCHEDULE";
+		return env;
+	}
+	__builtin_cpu_init();
+	if (__builtin_cpu_supports("avx512f")) {
+		*why = "AVX-512: 8 x 32 tiles, parallel over 8-row panels inside each k block";
+		return "bench/matmul_avx512_par.sched";
+	}
+	*why = "no AVX-512: 4 x 16 tiles, parallel over 4-row panels inside each k block";
+	return "bench/matmul_avx2_par.sched";
+}
+
+/* The cost of one fork/join of vsched's pool: the median time of a call
+ * of a kernel whose only loop (64 increments) is parallel. */
+static double fork_join_seconds(void)
+{
+	static const char text[] = "@T.prim_func\n"
+				   "def forkjoin(A: T.Buffer((64,), \"int32\")):\n"
+				   "    for i in T.serial(64):\n"
+				   "        A[i] = A[i] + 1\n";
+	vs_module *m = vs_parse_string(ctx, "forkjoin.tir", text);
+	vs_schedule *s = m ? vs_schedule_new(ctx, m, NULL) : NULL;
+	if (!s || vs_run_script_string(s, "forkjoin.sched", "sch.parallel(\"i\")") != VS_OK)
+		die("forkjoin");
+	vs_program *p = vs_build(s, NULL);
+	void *fn = p ? vs_program_lookup(p, "forkjoin") : NULL;
+	if (!fn)
+		die("forkjoin");
+	static int32_t A[64];
+	enum { CALLS = 2001 };
+	static double t[CALLS];
+	for (int r = 0; r < CALLS; r++) {
+		double t0 = now();
+		((int32_t(*)(void *))fn)(A);
+		t[r] = now() - t0;
+	}
+	if (A[0] != CALLS)
+		die("forkjoin: wrong result");
+	qsort(t, CALLS, sizeof *t, cmp_double);
+	vs_program_free(p);
+	vs_schedule_free(s);
+	return t[CALLS / 2];
+}
+
+/* The kernel text of tir with every `from` replaced by `to`: the same
+ * kernel at a size the interpreter runs in a second or two. */
+static char *resized_kernel(const char *tir, const char *from, const char *to)
+{
+	FILE *f = fopen(tir, "r");
+	if (!f)
+		die(tir);
+	static char text[8192];
+	size_t len = fread(text, 1, sizeof text - 1, f), nf = strlen(from), nt = strlen(to);
+	fclose(f);
+	text[len] = 0;
+	char *outp = malloc(len * (nt + 1) + 1), *o = outp;
+	if (!outp)
+		die("memory");
+	for (const char *p = text; *p;) {
+		if (strncmp(p, from, nf) == 0) {
+			memcpy(o, to, nt);
+			o += nt;
+			p += nf;
+		} else {
+			*o++ = *p++;
+		}
+	}
+	*o = 0;
+	return outp;
+}
+
+/* The schedule verified and compiled on tir resized (from -> to), its
+ * result checked against the reference interpreter (vs_program_check, 1
+ * input): the seconds the check took. */
+static double check_small(const char *tir, const char *from, const char *to, const char *sched,
+			  const char *func)
+{
+	char *text = resized_kernel(tir, from, to);
+	vs_module *m = vs_parse_string(ctx, "small.tir", text);
+	free(text);
+	vs_schedule *s = m ? vs_schedule_new(ctx, m, NULL) : NULL;
+	if (!s || vs_run_script_file(s, sched) != VS_OK)
+		die(sched);
+	vs_build_options bo = {0};
+	bo.contract_fma = true;
+	vs_program *p = vs_build(s, &bo);
+	if (!p)
+		die(sched);
+	double t0 = now();
+	char *report = NULL;
+	if (vs_program_check(p, func, 1, 1, &report) != VS_OK) {
+		fprintf(stderr, "bench: %s on %s resized to %s differs from the interpreter\n%s\n", sched,
+			tir, to, report ? report : "");
+		exit(1);
+	}
+	free(report);
+	vs_program_free(p);
+	vs_schedule_free(s);
+	return now() - t0;
+}
+
+static void call_blas_threads(Run *r)
+{
+	openblas_set_num_threads(r->m);
+	call_blas(r);
+}
+
+/* f32 matmul n^3 on bench_threads threads: vsched's parallel schedule and
+ * OpenBLAS on the same thread count, timed alternately (one call of each
+ * per round, so a change in the machine's load hits both), medians. */
+static void bench_matmul_threads(int n, const char *tir)
+{
+	size_t nn = (size_t)n * (size_t)n;
+	float *A = malloc(nn * 4), *B = malloc(nn * 4), *Cs = malloc(nn * 4), *Cb = malloc(nn * 4);
+	for (size_t i = 0; i < nn; i++) {
+		A[i] = small_float((uint32_t)i);
+		B[i] = small_float((uint32_t)(i + nn));
+	}
+	const char *why, *sched = matmul_par_schedule(&why);
+	out("matmul %d, %d threads: schedule %s (%s)\n", n, bench_threads, sched, why);
+	double tcheck = check_small(tir, "1024", "256", sched, "matmul");
+	Compiled s;
+	compile(tir, sched, "matmul", &s);
+	Run rs = {.call = call3, .fn = s.fn, .a = A, .b = B, .c = Cs};
+	Run rb = {.call = call_blas_threads, .a = A, .b = B, .c = Cb, .n = n, .m = bench_threads};
+	enum { ROUNDS = 21 };
+	double ts[ROUNDS], tb[ROUNDS];
+	rs.call(&rs);
+	rb.call(&rb);
+	/* 0.1 s of rest before each call: OpenBLAS's idle workers spin for
+	 * about 2^28 cycles after a call (they took 10 ms of CPU in 50 ms after
+	 * one here), which would run beside vsched's next call; after the
+	 * rest both pools start from sleeping workers */
+	struct timespec rest = {0, 100000000};
+	for (int r = 0; r < ROUNDS; r++) {
+		nanosleep(&rest, NULL);
+		double t0 = now();
+		rs.call(&rs);
+		ts[r] = now() - t0;
+		nanosleep(&rest, NULL);
+		t0 = now();
+		rb.call(&rb);
+		tb[r] = now() - t0;
+	}
+	openblas_set_num_threads(1); /* the other rows: one thread */
+	qsort(ts, ROUNDS, sizeof *ts, cmp_double);
+	qsort(tb, ROUNDS, sizeof *tb, cmp_double);
+	for (size_t i = 0; i < nn; i++)
+		if (!close_enough(Cs[i], Cb[i], 1e-3f)) {
+			fprintf(stderr, "bench: matmul %d on %d threads differs at %zu: %g vs %g\n", n,
+				bench_threads, i, Cs[i], Cb[i]);
+			exit(1);
+		}
+	double t = ts[ROUNDS / 2], b = tb[ROUNDS / 2], fj = fork_join_seconds();
+	char name[64];
+	snprintf(name, sizeof name, "matmul %d f32 %d thr", n, bench_threads);
+	out("%-22s %11.3f %11s %11s %11.3f %8s %8s %8.2f %.3f s (%d, %d)  %.1f GFLOP/s vs OpenBLAS %.1f, "
+	    "both on %d threads; 256^3 = interpreter (%.1f s)\n",
+	    name, t * 1e3, "-", "-", b * 1e3, "-", "-", b / t, s.verify_seconds, s.steps, s.obligations,
+	    2.0 * n * n * n / t * 1e-9, 2.0 * n * n * n / b * 1e-9, bench_threads, tcheck);
+	out("  one fork/join of vsched's pool on %d threads: %.1f us (median of 2001 calls of a\n"
+	    "  64-iteration parallel loop)\n", bench_threads, fj * 1e6);
+	release(&s);
+	free(A), free(B), free(Cs), free(Cb);
+}
+
+/* ---------- a reduction on all cores: dot product ---------- */
+
+float naive_dot(const float *A, const float *B, int n);
+
+static void call_sdot_threads(Run *r)
+{
+	openblas_set_num_threads(r->m);
+	*(float *)r->c = cblas_sdot(r->n, r->a, 1, r->b, 1);
+}
+
+static void call_naive_dot(Run *r) { *(float *)r->c = naive_dot(r->a, r->b, r->n); }
+
+enum { DOT_N = 4194304 };
+
+/* The dot product scheduled with per-thread partial results (rfactor,
+ * then parallel of the factored loop; bench/dot_par.sched) on
+ * bench_threads threads, against OpenBLAS sdot on the same count, timed
+ * alternately as the matmul; the unscheduled kernel and the naive C (one
+ * thread, in order: clang -O3 keeps float + in order) for reference. */
+static void bench_dot_threads(void)
+{
+	float *A = malloc((size_t)DOT_N * 4), *B = malloc((size_t)DOT_N * 4);
+	float cs = 0, cu = 0, cb = 0, cn = 0;
+	for (int i = 0; i < DOT_N; i++) {
+		A[i] = small_float((uint32_t)i);
+		B[i] = small_float((uint32_t)(i + DOT_N));
+	}
+	double tcheck = check_small("bench/dot.tir", "4194304", "65536", "bench/dot_par.sched", "dot");
+	Compiled s, u;
+	compile("bench/dot.tir", "bench/dot_par.sched", "dot", &s);
+	compile("bench/dot.tir", NULL, "dot", &u);
+	Run rs = {.call = call3, .fn = s.fn, .a = A, .b = B, .c = &cs};
+	Run ru = {.call = call3, .fn = u.fn, .a = A, .b = B, .c = &cu};
+	Run rb = {.call = call_sdot_threads, .a = A, .b = B, .c = &cb, .n = DOT_N, .m = bench_threads};
+	Run rn = {.call = call_naive_dot, .a = A, .b = B, .c = &cn, .n = DOT_N};
+	enum { ROUNDS = 21 };
+	double ts[ROUNDS], tb[ROUNDS];
+	struct timespec rest = {0, 100000000}; /* see bench_matmul_threads */
+	rs.call(&rs);
+	rb.call(&rb);
+	for (int r = 0; r < ROUNDS; r++) {
+		nanosleep(&rest, NULL);
+		double t0 = now();
+		rs.call(&rs);
+		ts[r] = now() - t0;
+		nanosleep(&rest, NULL);
+		t0 = now();
+		rb.call(&rb);
+		tb[r] = now() - t0;
+	}
+	openblas_set_num_threads(1);
+	qsort(ts, ROUNDS, sizeof *ts, cmp_double);
+	qsort(tb, ROUNDS, sizeof *tb, cmp_double);
+	double tu = median_seconds(&ru, 11), tn = median_seconds(&rn, 11);
+	if (!close_enough(cs, cn, 1e-3f) || !close_enough(cu, cn, 1e-3f) || !close_enough(cb, cn, 1e-3f)) {
+		fprintf(stderr, "bench: dot differs: %g %g %g vs %g\n", cs, cu, cb, cn);
+		exit(1);
+	}
+	double t = ts[ROUNDS / 2], b = tb[ROUNDS / 2];
+	char name[64];
+	snprintf(name, sizeof name, "dot 4M f32 %d thr", bench_threads);
+	out("%-22s %11.3f %11.3f %11.3f %11.3f %8.2f %8.2f %8.2f %.3f s (%d, %d)  %.1f GB/s vs OpenBLAS sdot "
+	    "%.1f, both on %d threads; unsched, naive: 1 thread; 64K = interpreter (%.1f s)\n",
+	    name, t * 1e3, tu * 1e3, tn * 1e3, b * 1e3, tn / t, tu / t, b / t, s.verify_seconds, s.steps,
+	    s.obligations, 8.0 * DOT_N / t * 1e-9, 8.0 * DOT_N / b * 1e-9, bench_threads, tcheck);
+	release(&s);
+	release(&u);
+	free(A), free(B);
+}
+
 /* ---------- matmul at a size no tile divides (issue 14, tails) ----------
  * 1000^3 with the 1024^3 row's register tiles on the main part and a cut
  * tail of 8 columns lifted into a nest of its own (sch.fission(io,
@@ -420,6 +851,212 @@ static void bench_matmul_tails(void)
 	release(&t);
 	release(&w);
 	free(A), free(B), free(C), free(Cb), free(A2), free(B2), free(C2);
+}
+
+/* ---------- conv2d against oneDNN (issue 14: a conv2d anchor) ---------- */
+
+/* 3 x 3, stride 1, padding 1, batch 1, 64 -> 64 channels, 56 x 56, in
+ * NCHW16c (oneDNN's nChw16c, weights OIhw16i16o). vsched's kernel reads
+ * the input with its padding written in (58 x 58, zero border: made once,
+ * outside the timing); oneDNN and the naive C take the 56 x 56 input and
+ * pad in their loops. */
+enum { C2_CB = 4, C2_HW = 56, C2_P = C2_HW + 2 };
+
+static const char *conv2d_schedule(const char **why)
+{
+	__builtin_cpu_init();
+	if (__builtin_cpu_supports("avx512f")) {
+		*why = "AVX-512: 32 vector registers, 28 pixels x 16 channels";
+		return "bench/conv2d_avx512.sched";
+	}
+	*why = "no AVX-512: 16 vector registers, 4 pixels x 16 channels";
+	return "bench/conv2d_avx2.sched";
+}
+
+/* The schedule (and extra steps, or NULL) applied to bench/conv2d_small.tir,
+ * compiled and checked against the reference interpreter. */
+static void conv2d_check_small(const char *sched, const char *extra)
+{
+	Compiled c;
+	compile("bench/conv2d_small.tir", sched, "conv2d", &c);
+	if (extra) {
+		vs_program_free(c.p);
+		if (vs_run_script_string(c.s, "bench.sched", extra) != VS_OK)
+			die(extra);
+		vs_build_options bo = {0};
+		bo.contract_fma = true;
+		if (!(c.p = vs_build(c.s, &bo)))
+			die("conv2d_small");
+	}
+	char *rep = NULL;
+	if (vs_program_check(c.p, "conv2d", 1, 7, &rep) != VS_OK) {
+		fprintf(stderr, "bench: conv2d at the small size differs from the interpreter\n%s\n",
+			rep ? rep : vs_last_error(ctx));
+		exit(1);
+	}
+	free(rep);
+	release(&c);
+}
+
+typedef struct OneDnn {
+	dnnl_engine_t engine;
+	dnnl_stream_t stream;
+	dnnl_primitive_desc_t pd;
+	dnnl_primitive_t prim;
+	dnnl_memory_t src, wei, dst;
+	const char *impl;
+} OneDnn;
+
+static void dnnl_ok(dnnl_status_t st, const char *what)
+{
+	if (st != dnnl_success) {
+		fprintf(stderr, "bench: oneDNN: %s failed (status %d)\n", what, (int)st);
+		exit(1);
+	}
+}
+
+static void onednn_init(OneDnn *d, float *X, float *W, float *O)
+{
+	dnnl_memory_desc_t smd, wmd, dmd;
+	dnnl_dims_t sdims = {1, C2_CB * 16, C2_HW, C2_HW}, wdims = {C2_CB * 16, C2_CB * 16, 3, 3};
+	dnnl_dims_t strides = {1, 1}, pad = {1, 1};
+	dnnl_ok(dnnl_engine_create(&d->engine, dnnl_cpu, 0), "engine");
+	dnnl_ok(dnnl_stream_create(&d->stream, d->engine, dnnl_stream_default_flags), "stream");
+	dnnl_ok(dnnl_memory_desc_init_by_tag(&smd, 4, sdims, dnnl_f32, dnnl_nChw16c), "src desc");
+	dnnl_ok(dnnl_memory_desc_init_by_tag(&wmd, 4, wdims, dnnl_f32, dnnl_OIhw16i16o), "weights desc");
+	dnnl_ok(dnnl_memory_desc_init_by_tag(&dmd, 4, sdims, dnnl_f32, dnnl_nChw16c), "dst desc");
+	dnnl_convolution_desc_t cd;
+	dnnl_ok(dnnl_convolution_forward_desc_init(&cd, dnnl_forward_inference, dnnl_convolution_direct, &smd,
+						    &wmd, NULL, &dmd, strides, pad, pad),
+		"convolution desc");
+	dnnl_ok(dnnl_primitive_desc_create(&d->pd, &cd, NULL, d->engine, NULL), "primitive desc");
+	dnnl_ok(dnnl_primitive_create(&d->prim, d->pd), "primitive");
+	d->impl = "?";
+	dnnl_primitive_desc_query(d->pd, dnnl_query_impl_info_str, 0, &d->impl);
+	dnnl_ok(dnnl_memory_create(&d->src, &smd, d->engine, X), "src");
+	dnnl_ok(dnnl_memory_create(&d->wei, &wmd, d->engine, W), "weights");
+	dnnl_ok(dnnl_memory_create(&d->dst, &dmd, d->engine, O), "dst");
+}
+
+static void onednn_free(OneDnn *d)
+{
+	dnnl_memory_destroy(d->src);
+	dnnl_memory_destroy(d->wei);
+	dnnl_memory_destroy(d->dst);
+	dnnl_primitive_destroy(d->prim);
+	dnnl_primitive_desc_destroy(d->pd);
+	dnnl_stream_destroy(d->stream);
+	dnnl_engine_destroy(d->engine);
+}
+
+static void call_onednn(Run *r)
+{
+	OneDnn *d = r->fn;
+	dnnl_exec_arg_t args[] = {{DNNL_ARG_SRC, d->src}, {DNNL_ARG_WEIGHTS, d->wei}, {DNNL_ARG_DST, d->dst}};
+	dnnl_ok(dnnl_primitive_execute(d->prim, d->stream, 3, args), "execute");
+	dnnl_ok(dnnl_stream_wait(d->stream), "wait");
+}
+
+static void call_naive_conv2d(Run *r) { naive_conv2d(r->a, r->b, r->c, C2_CB, C2_HW); }
+
+static void conv2d_compare(const float *x, const float *ref, const char *what)
+{
+	for (int i = 0; i < C2_CB * C2_HW * C2_HW * 16; i++)
+		if (!close_enough(x[i], ref[i], 1e-4f)) {
+			fprintf(stderr, "bench: conv2d (%s) differs from oneDNN at %d: %g vs %g\n", what, i, x[i],
+				ref[i]);
+			exit(1);
+		}
+}
+
+static void bench_conv2d(void)
+{
+	size_t nio = (size_t)C2_CB * C2_HW * C2_HW * 16, npad = (size_t)C2_CB * C2_P * C2_P * 16,
+	       nw = (size_t)C2_CB * C2_CB * 9 * 256;
+	float *X = malloc(nio * 4), *Xp = calloc(npad, 4), *W = malloc(nw * 4);
+	float *Os = malloc(nio * 4), *Op = malloc(nio * 4), *Ou = malloc(nio * 4), *On = malloc(nio * 4),
+	      *Od = malloc(nio * 4);
+	for (int b = 0; b < C2_CB; b++)
+		for (int h = 0; h < C2_HW; h++)
+			for (int w = 0; w < C2_HW; w++)
+				for (int c = 0; c < 16; c++) {
+					size_t k = (((size_t)b * C2_HW + h) * C2_HW + w) * 16 + c;
+					X[k] = Xp[(((size_t)b * C2_P + h + 1) * C2_P + w + 1) * 16 + c] = small_float((uint32_t)k);
+				}
+	for (size_t i = 0; i < nw; i++)
+		W[i] = small_float((uint32_t)(i + nio));
+	const char *why, *sched = conv2d_schedule(&why);
+	const char *par = "sch.parallel(\"ob#2\")\nsch.parallel(\"ob#1\")\n";
+	out("conv2d: schedule %s (%s); + %s for all cores\n", sched, why, "parallel(ob) on both nests");
+	conv2d_check_small(sched, NULL);
+	conv2d_check_small(sched, par);
+	Compiled s, p, u;
+	compile("bench/conv2d.tir", sched, "conv2d", &s);
+	compile("bench/conv2d.tir", sched, "conv2d", &p);
+	vs_program_free(p.p);
+	double t0 = now();
+	if (vs_run_script_string(p.s, "bench.sched", par) != VS_OK)
+		die(par);
+	p.verify_seconds += now() - t0;
+	p.steps = vs_num_reports(p.s);
+	p.obligations = 0;
+	for (int i = 0; i < p.steps; i++)
+		p.obligations += vs_report_num_obligations(vs_report_at(p.s, i));
+	vs_build_options bo = {0};
+	bo.contract_fma = true;
+	if (!(p.p = vs_build(p.s, &bo)) || !(p.fn = vs_program_lookup(p.p, "conv2d")))
+		die("conv2d parallel");
+	compile("bench/conv2d.tir", NULL, "conv2d", &u);
+	/* oneDNN fixes its thread count when the primitive is made (the
+	 * OpenMP maximum then): one primitive per thread count */
+	long cores = sysconf(_SC_NPROCESSORS_ONLN);
+	OneDnn d, dp;
+	omp_set_num_threads((int)cores);
+	onednn_init(&dp, X, W, Od);
+	omp_set_num_threads(1);
+	onednn_init(&d, X, W, Od);
+	out("conv2d: oneDNN %d.%d.%d, implementation %s\n", dnnl_version()->major, dnnl_version()->minor,
+	    dnnl_version()->patch, d.impl);
+	Run rs = {.call = call3, .fn = s.fn, .a = Xp, .b = W, .c = Os};
+	Run rp = {.call = call3, .fn = p.fn, .a = Xp, .b = W, .c = Op};
+	Run ru = {.call = call3, .fn = u.fn, .a = Xp, .b = W, .c = Ou};
+	Run rd = {.call = call_onednn, .fn = &d}, rdp = {.call = call_onednn, .fn = &dp};
+	Run rn = {.call = call_naive_conv2d, .a = X, .b = W, .c = On};
+	int reps = 21, slow = getenv("VS_BENCH_FAST") ? 1 : 3;
+	/* alternate the two in turns, so a burst of load hits both */
+	double ts = 1e9, td = 1e9;
+	for (int k = 0; k < 3; k++) {
+		double a = median_seconds(&rs, reps), b = median_seconds(&rd, reps);
+		ts = a < ts ? a : ts;
+		td = b < td ? b : td;
+	}
+	double tu = median_seconds(&ru, slow), tn = median_seconds(&rn, slow);
+	conv2d_compare(Os, Od, "scheduled");
+	conv2d_compare(Ou, Od, "unscheduled");
+	conv2d_compare(On, Od, "naive C");
+	double flop = 2.0 * C2_HW * C2_HW * (C2_CB * 16) * (C2_CB * 16) * 9;
+	char note[128];
+	snprintf(note, sizeof note, "  vs oneDNN (blas column): %.1f GFLOP/s vs %.1f", flop / ts * 1e-9,
+		 flop / td * 1e-9);
+	row("conv2d 3x3 64c 56^2 f32", ts, tu, tn, td, &s, note);
+	double tp = 1e9, tdp = 1e9;
+	for (int k = 0; k < 3; k++) {
+		double a = median_seconds(&rp, reps), b = median_seconds(&rdp, reps);
+		tp = a < tp ? a : tp;
+		tdp = b < tdp ? b : tdp;
+	}
+	conv2d_compare(Op, Od, "parallel");
+	char name[64];
+	snprintf(name, sizeof name, "conv2d, %ld threads", cores);
+	snprintf(note, sizeof note, "  vs oneDNN on %ld threads: %.1f GFLOP/s vs %.1f", cores, flop / tp * 1e-9,
+		 flop / tdp * 1e-9);
+	row(name, tp, tu, tn, tdp, &p, note);
+	onednn_free(&d);
+	onednn_free(&dp);
+	release(&s);
+	release(&p);
+	release(&u);
+	free(X), free(Xp), free(W), free(Os), free(Op), free(Ou), free(On), free(Od);
 }
 
 /* ---------- verification at scale ---------- */
@@ -766,9 +1403,11 @@ int main(int argc, char **argv)
 	if (!results)
 		fprintf(stderr, "bench: cannot write %s; printing only\n", path);
 	openblas_set_num_threads(1);
+	choose_threads();
 	ctx = vs_context_new();
 	double t0 = now();
-	out("vsched bench: median wall times of the kernel call, one thread; ratios are times\n"
+	out("vsched bench: median wall times of the kernel call, one thread (rows 'N thr': N threads,\n"
+	    "vsched's pool and OpenBLAS on the same count); ratios are times\n"
 	    "relative to the vsched-compiled scheduled kernel (> 1: vsched is faster).\n"
 	    "rowsum / conv1d / elementwise: scheduled = overcomputed form, unscheduled = branchy\n"
 	    "form; rowsum and elementwise are scheduled from the logical kernel (every step\n"
@@ -779,8 +1418,13 @@ int main(int argc, char **argv)
 	/* VS_BENCH_ONLY=matmul (a substring of the row names) runs a subset */
 	const char *only = getenv("VS_BENCH_ONLY");
 #define WANT(name) (!only || strstr(name, only))
+	/* the row sum over 8 MB, which may stay in the caches, and over
+	 * 256 MB, larger than the caches: each against a STREAM-like read of
+	 * the same footprint */
 	if (WANT("rowsum"))
-		bench_rowsum();
+		bench_rowsum(2048, "bench/rowsum.tir", "over 8 MB (cache)");
+	if (WANT("rowsum"))
+		bench_rowsum(65536, "bench/rowsum_big.tir", "over 256 MB (memory)");
 	if (WANT("conv1d"))
 		bench_conv1d();
 	if (WANT("elementwise"))
@@ -789,8 +1433,16 @@ int main(int argc, char **argv)
 		bench_matmul(512, "bench/matmul512.tir");
 	if (WANT("matmul 1024"))
 		bench_matmul(1024, "bench/matmul1024.tir");
+	if (WANT("matmul 1024 B packed"))
+		bench_matmul_packed();
+	if (WANT("matmul 1024 f32 threads"))
+		bench_matmul_threads(1024, "bench/matmul1024.tir");
+	if (WANT("dot threads"))
+		bench_dot_threads();
 	if (WANT("matmul 1000"))
 		bench_matmul_tails();
+	if (WANT("conv2d"))
+		bench_conv2d();
 	if (WANT("scale"))
 		bench_verify_scale();
 	if (WANT("scale"))

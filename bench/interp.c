@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "kernel/interp.h"
 #include "kernel/parse.h"
@@ -171,14 +172,28 @@ static bool bench_one(const char *name, const char *text, const char *path)
 	return same;
 }
 
+/* The 1-minute load average (the machine may be shared), or -1. */
+static double load_average(void)
+{
+	double l = -1;
+	FILE *f = fopen("/proc/loadavg", "r");
+	if (f && fscanf(f, "%lf", &l) != 1)
+		l = -1;
+	if (f)
+		fclose(f);
+	return l;
+}
+
 int main(int argc, char **argv)
 {
 	if (argc > 1)
 		results = fopen(argv[1], "a");
 	char cpu[256];
 	cpu_name(cpu, sizeof cpu);
-	out("\nreference interpreter, one thread on %s: CPU time of one run, tree walk\n"
-	    "(the reference text) vs compiled form (what interp_run uses), millions of steps/s\n", cpu);
+	out("\nreference interpreter, one thread on %s (%ld cores, load average %.2f): CPU time\n"
+	    "of one run, tree walk (the reference text) vs compiled form (what interp_run uses),\n"
+	    "side by side on one input, millions of steps/s, speedup = tree s / compiled s\n", cpu,
+	    sysconf(_SC_NPROCESSORS_ONLN), load_average());
 	out("%-26s %12s %10s %10s %9s %9s %8s\n", "kernel", "steps", "tree s", "compiled s",
 	    "tree M/s", "comp M/s", "speedup");
 	bool ok = true;
@@ -189,6 +204,7 @@ int main(int argc, char **argv)
 	ok &= bench_one("elementwise exp 4M", elementwise, NULL);
 	ok &= bench_one("rowsum int32 2048x1022", rowsum, NULL);
 	ok &= bench_one("conv1d (layouts, facts)", NULL, "bench/conv1d_branchy.tir");
+	out("load average at the end %.2f\n", load_average());
 	if (results)
 		fclose(results);
 	return ok ? 0 : 1;

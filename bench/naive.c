@@ -43,3 +43,35 @@ void naive_matmul(const float *A, const float *B, float *C, int n)
 			C[i * n + j] = s;
 		}
 }
+
+float naive_dot(const float *A, const float *B, int n)
+{
+	float s = 0.0f;
+	for (int k = 0; k < n; k++)
+		s += A[k] * B[k];
+	return s;
+}
+
+/* 3 x 3 conv2d, stride 1, padding 1, in NCHW16c (batch 1): I and O are
+ * [cb][hw][hw][16], W is [cb][cb][3][3][16 in][16 out]; the padding is
+ * the bounds test */
+void naive_conv2d(const float *I, const float *W, float *O, int cb, int hw)
+{
+	for (int ob = 0; ob < cb; ob++)
+		for (int h = 0; h < hw; h++)
+			for (int w = 0; w < hw; w++)
+				for (int oc = 0; oc < 16; oc++) {
+					float s = 0.0f;
+					for (int ib = 0; ib < cb; ib++)
+						for (int kh = 0; kh < 3; kh++)
+							for (int kw = 0; kw < 3; kw++) {
+								int y = h + kh - 1, x = w + kw - 1;
+								if (y < 0 || y >= hw || x < 0 || x >= hw)
+									continue;
+								for (int ic = 0; ic < 16; ic++)
+									s += I[((ib * hw + y) * hw + x) * 16 + ic] *
+									     W[(((ob * cb + ib) * 3 + kh) * 3 + kw) * 256 + ic * 16 + oc];
+							}
+					O[((ob * hw + h) * hw + w) * 16 + oc] = s;
+				}
+}

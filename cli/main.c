@@ -23,9 +23,10 @@ static const char usage[] =
 	"  vsched jit KERNEL.tir [--schedule S.sched] [--func F] [--trials N] [--seed N]\n"
 	"             [--repeat N] [--log DIR] [--fma] [--cache DIR]\n"
 	"  vsched log show DIR [--json]\n"
-	"  vsched log check DIR [--solver z3|cvc5] [--rebuild]\n"
+	"  vsched log check DIR [--solver z3|cvc5] [--rebuild | --json]\n"
 	"  vsched --version\n"
 	"  vsched help COMMAND   (or vsched COMMAND --help): a command's options\n"
+	"  vsched help primitives: the schedule primitives, their arguments and proofs\n"
 	"--cache DIR (or the environment variable VSCHED_CACHE): a persistent proof\n"
 	"cache shared by runs and processes; a warm cache solves nothing twice.\n";
 
@@ -287,7 +288,8 @@ static const Option options[] = {
 	[OPT_EMIT] = {"--emit", "llvm|asm|obj|header", C_BUILD, "what to write"},
 	[OPT_CACHE] = {"--cache", "DIR", C_SCHED,
 		       "persistent proof cache (default: $VSCHED_CACHE); nothing is solved twice"},
-	[OPT_JSON] = {"--json", NULL, C_RUN | C_JIT | C_LOG_SHOW, "JSON lines on stdout (README: JSON output)"},
+	[OPT_JSON] = {"--json", NULL, C_RUN | C_JIT | C_LOG_SHOW | C_LOG_CHECK,
+		      "JSON lines on stdout (README: JSON output)"},
 	[OPT_FMA] = {"--fma", NULL, C_BUILD | C_JIT, "fuse x * y + z into fma in real mode"},
 	[OPT_REPEAT] = {"--repeat", "N", C_JIT, "timed runs (1..100000)"},
 	[OPT_TIMEOUT] = {"--timeout-ms", "N", C_SCHED, "time limit per solver query"},
@@ -538,10 +540,14 @@ static void report_json(FILE *f, int index, const vs_report *r)
 	fputs("}}\n", f);
 }
 
-/* The "result" record: the kernel after the schedule, printed. */
-static void result_json(FILE *f, const char *ir)
+/* The "result" record: how the command ended ("ok", "rejected", "bad
+ * input") and the kernel after the schedule, printed (null when there is
+ * none: a schedule stopped). */
+static void result_json(FILE *f, const char *status, const char *ir)
 {
-	fputs("{\"type\":\"result\",\"ir\":", f);
+	fputs("{\"type\":\"result\",\"status\":", f);
+	json_str(f, status);
+	fputs(",\"ir\":", f);
 	json_str(f, ir);
 	fputs("}\n", f);
 }
@@ -674,12 +680,14 @@ static int cmd_run(vs_context *ctx, const Opts *o)
 			err_puts(err), err_puts(err[strlen(err) - 1] == '\n' ? "" : "\n");
 		fprintf(stderr, "vsched: schedule stopped: %s\n",
 			st == VS_REJECTED ? "a step was rejected; the IR before it is kept" : "bad input");
+		if (o->json)
+			result_json(stdout, st == VS_REJECTED ? "rejected" : "bad input", NULL);
 		vs_schedule_free(s);
 		return st == VS_REJECTED ? 1 : 2;
 	}
 	char *text = vs_module_print(vs_schedule_result(s));
 	if (o->json)
-		result_json(stdout, text);
+		result_json(stdout, "ok", text);
 	int rc = o->json && !o->out ? 0 : write_text(o->out, text);
 	free(text);
 	vs_schedule_free(s);
@@ -738,12 +746,16 @@ static int cmd_log(const Opts *o)
 		const char *solver = o->solver ? o->solver : "z3";
 		if (strcmp(solver, "z3") != 0 && strcmp(solver, "cvc5") != 0)
 			return die_usage("--solver must be z3 or cvc5", solver);
+		if (o->rebuild && o->json)
+			return die_usage("--json does not apply with --rebuild", NULL);
 		st = o->rebuild ? vs_log_rebuild(o->pos[1], solver, &out)
+		     : o->json ? vs_log_check_json(o->pos[1], solver, &out)
 				: vs_log_check(o->pos[1], solver, &out);
 	} else
 		return die_usage("unknown log command", o->pos[0]);
+	/* JSON goes to stdout whatever the verdict (the result record says it) */
 	if (out)
-		fputs(out, st == VS_OK ? stdout : stderr);
+		fputs(out, st == VS_OK || o->json ? stdout : stderr);
 	free(out);
 	return (int)st;
 }
@@ -933,7 +945,7 @@ static int cmd_jit(vs_context *ctx, const Opts *o)
 	}
 	if (o->json && rc == 0) {
 		char *text = vs_module_print(m);
-		result_json(stdout, text);
+		result_json(stdout, "ok", text);
 		free(text);
 	}
 	vs_program_free(up);
@@ -955,7 +967,14 @@ int main(int argc, char **argv)
 		return 0;
 	}
 	if (strcmp(argv[1], "help") == 0) {
-		/* vsched help, vsched help run, vsched help log check */
+		/* vsched help, vsched help run, vsched help log check;
+		 * vsched help primitives: the README's table */
+		if (argc == 3 && strcmp(argv[2], "primitives") == 0) {
+			char *doc = vs_primitives_doc();
+			fputs(doc, stdout);
+			free(doc);
+			return finish_output(0);
+		}
 		const Command *c = argc > 2 ? find_command(argv[2], argc > 3 ? argv[3] : NULL) : NULL;
 		if (argc > 2 && !c && strcmp(argv[2], "log") == 0)
 			c = find_command("log", "show");

@@ -24,6 +24,11 @@ extern "C" {
 /* "0.1.0": the library's version (VS_VERSION_STRING when it was built). */
 const char *vs_version(void);
 
+/* The schedule primitives as a markdown table (the README's): each one's
+ * script form with its defaults, its C API function, what it proves.
+ * malloc'ed. `vsched help primitives` prints it. */
+char *vs_primitives_doc(void);
+
 typedef struct vs_context vs_context;
 typedef struct vs_module vs_module;
 typedef struct vs_schedule vs_schedule;
@@ -179,6 +184,10 @@ vs_status vs_equiv(vs_context *ctx, const vs_module *a, const vs_module *b,
 /* ---- proof logs ---- */
 vs_status vs_log_show(const char *dir, bool json, char **out);
 vs_status vs_log_check(const char *dir, const char *solver, char **out); /* "z3" | "cvc5" */
+/* vs_log_check, its account as the JSON records of `run --json` (README,
+ * "JSON output"): a step per logged rewrite, each obligation with its
+ * re-check {solver, answer, result, detail}, a summary, a result. */
+vs_status vs_log_check_json(const char *dir, const char *solver, char **out);
 /* vs_log_check after re-running the schedule the log records (its
  * meta.json and copies of the kernel and scripts): every logged query must
  * be byte for byte the one vsched builds now (times aside), so a query
@@ -262,6 +271,11 @@ vs_status vs_simplify(vs_schedule *s);
 vs_status vs_hoist_expression(vs_schedule *s, const char *conditionals, const char *block,
 			      const char *loop);
 vs_status vs_reduce_loop_extents(vs_schedule *s, const char *block);
+/* Exo's lift_alloc: the allocation of `buffer` (the first in program
+ * order) out of the n_lifts (>= 1) loops or ifs around it; proven:
+ * no value carried across iterations in it, no race where a parallel
+ * or vectorized loop is crossed (proofs/lift_alloc.md). */
+vs_status vs_lift_alloc(vs_schedule *s, const char *buffer, int n_lifts);
 
 /* ---- block primitives of TVM's API (proofs/decompose_reduction.md,
  * rfactor.md, transform_block_layout.md, reindex.md), by block and loop

@@ -3,25 +3,53 @@
  * pointer chosen for each node's operator and operand types), run on the
  * same Interp state as the tree walk of interp.c / interp_eval.c and
  * sharing its value, access, store and message code, so that steps,
- * counts, values, cell states and messages are the same. Hot shapes
- * (float and integer + - *, loads and stores in scope without a layout)
- * take an inline path; anything rare or failing goes through the shared
- * code, and T.undef(), expression lets, opaque calls and the
- * `X[t] == T.undef()` of facts are handed to the tree walk itself. */
+ * counts, values, cell states and messages are the same.
+ *
+ * Names are resolved when compiling: a variable bound by a loop, a let or
+ * a scalar parameter gets a slot of in->frame (the loop or let also keeps
+ * the environment's binding, which the shared code and the messages
+ * read), a buffer gets its parameter's state or the slot of its
+ * allocation (in->bufslot). Hot shapes (float and integer + - *, loads
+ * and stores at affine indices, the f32 update X[a] = X[a] + Y[b] * Z[c])
+ * take an inline path that checks everything the shared code checks
+ * (bounds, cell states, the step limit) before it changes anything, and
+ * otherwise runs the general closures, whose failures go through the
+ * shared code: a fast path never decides a message. T.undef(), expression
+ * lets, opaque calls and the `X[t] == T.undef()` of facts are handed to
+ * the tree walk itself. */
+#include <stdlib.h>
+
 #include "kernel/interp_int.h"
 
-/* An integer index k + sum c[i] * v[i] over variables of its dtype t, all
- * of +, - and * by constants: computed in 64-bit unsigned arithmetic and
- * wrapped to t once, which is the step-by-step wrapped value (wrapping
- * is a ring homomorphism). */
+/* An integer index k + sum c[i] * frame[s[i]] over variables of its dtype
+ * t, all of +, - and * by constants: computed in 64-bit unsigned
+ * arithmetic and wrapped to t once, which is the step-by-step wrapped
+ * value (wrapping is a ring homomorphism). The frame holds each variable
+ * wrapped to its dtype. */
 #define AFF_TERMS 4
 typedef struct Affine {
 	DType t;
 	int n;
+	bool lets; /* a term is a let's variable, which may be undefined */
 	uint64_t k;
 	uint64_t c[AFF_TERMS];
-	const Var *v[AFF_TERMS];
+	int s[AFF_TERMS];
 } Affine;
+
+/* A buffer as compiling resolved it: a parameter's state, or the slot of
+ * the allocation in scope; `fast` when the cell offset may be computed
+ * inline (the rank is the access's, no layout). */
+typedef struct BufRef {
+	BufState *bs; /* a parameter's */
+	int slot;     /* an allocation's, when bs is NULL; -1: unresolved */
+	bool fast;
+	DType dt; /* the cells' dtype */
+} BufRef;
+
+static inline BufState *bufref(const Interp *in, const BufRef *r)
+{
+	return r->bs ? r->bs : in->bufslot[r->slot];
+}
 
 typedef struct CExpr CExpr;
 typedef bool (*CEval)(Interp *in, const CExpr *c, TVal *out);
@@ -33,6 +61,8 @@ struct CExpr {
 	const CExpr **ops;      /* load indices, call arguments */
 	Value k;                /* a constant */
 	const Affine *aff;      /* load: the indices, when each is affine */
+	BufRef ref;             /* load: the buffer */
+	int slot;               /* variable: its frame slot */
 	bool undef_cmp;         /* `X[t] == T.undef()`: the tree reads it in facts */
 };
 
@@ -47,6 +77,13 @@ struct CStmt {
 	const CExpr *x, *y;     /* loop min, extent; if cond; let value; eval */
 	const CExpr **idx;      /* store indices */
 	const Affine *aff;      /* store: the indices, when each is affine */
+	BufRef ref;             /* store: the buffer */
+	int slot;               /* loop, let: the variable's frame slot;
+				   allocation: the buffer's slot */
+	/* the f32 update X[a] = X[a] + Y[b] * Z[c] (or (Y[b] * Z[c]) + X[a]
+	 * when upd_first is false): the loads of Y and Z */
+	const CExpr *ly, *lz;
+	bool upd_first;
 };
 
 /* ---------- expressions ---------- */
@@ -78,6 +115,15 @@ static bool c_var_int(Interp *in, const CExpr *c, TVal *out)
 		return in_eval(in, c->e, out); /* the message */
 	out->undef = sl->undef;
 	out->v.i = wrap_int(sl->v.i, c->e->dtype);
+	return true;
+}
+
+/* A variable with a frame slot, of an integer type, read at that type:
+ * c_var_int's value from the frame. */
+static bool c_var_frame(Interp *in, const CExpr *c, TVal *out)
+{
+	out->undef = in->frame_undef[c->slot];
+	out->v.i = wrap_int(in->frame[c->slot].i, c->e->dtype);
 	return true;
 }
 
@@ -291,28 +337,25 @@ static inline bool access_cell(Interp *in, const Buffer *b, BufState *bs, int ni
 	return in_cell_offset(in, b, bs, nidx, ix, what, sp, off);
 }
 
-/* The offset of a cell whose indices are the affine forms aff[0, n),
- * when every variable is bound and defined, every index in bounds and bs
- * has no layout: what access_cell computes, without evaluating index
- * nodes. False: take access_cell (indices are pure). */
-static inline bool affine_offset(Interp *in, const BufState *bs, const Affine *aff, int n,
-				 int64_t *off)
+/* The offset of a cell whose indices are the affine forms aff[0, n) of
+ * frame slots, when no variable is undefined and every index is in
+ * bounds (the buffer has the access's rank and no layout: BufRef.fast):
+ * what access_cell computes, without evaluating index nodes. False: take
+ * access_cell (indices are pure). */
+static inline __attribute__((always_inline)) bool
+affine_offset(const Interp *in, const BufState *bs, const Affine *aff, int n, int64_t *off)
 {
-	if (bs->buf->layout)
-		return false;
+	const Value *fr = in->frame;
 	int64_t o = 0;
 	for (int k = 0; k < n; k++) {
 		const Affine *f = &aff[k];
 		uint64_t x = f->k;
-		for (int i = 0; i < f->n; i++) {
-			const Var *v = f->v[i];
-			if (v->id < 0 || v->id >= in->nenv)
-				return false;
-			const Slot *sl = &in->env[v->id];
-			if (sl->var != v || sl->undef)
-				return false;
-			x += f->c[i] * (uint64_t)wrap_int(sl->v.i, f->t);
-		}
+		for (int i = 0; i < f->n; i++)
+			x += f->c[i] * (uint64_t)fr[f->s[i]].i;
+		if (f->lets)
+			for (int i = 0; i < f->n; i++)
+				if (in->frame_undef[f->s[i]])
+					return false;
 		int64_t ix = wrap_int((int64_t)x, f->t);
 		if (ix < 0 || ix >= bs->shape[k])
 			return false;
@@ -322,6 +365,14 @@ static inline bool affine_offset(Interp *in, const BufState *bs, const Affine *a
 	return true;
 }
 
+/* The buffer of an access: its resolved state when it is fast, else the
+ * scan and its message. */
+static inline BufState *ref_buffer(Interp *in, const BufRef *r, const Buffer *b, int nidx,
+				   const char *what, Span sp)
+{
+	return r->fast ? bufref(in, r) : access_buffer(in, b, nidx, what, sp);
+}
+
 static bool c_load(Interp *in, const CExpr *c, TVal *out)
 {
 	const Expr *e = c->e;
@@ -329,10 +380,11 @@ static bool c_load(Interp *in, const CExpr *c, TVal *out)
 		return in_eval(in, e, out);
 	int64_t ix[MAX_DIMS], off;
 	int n = e->u.load.nidx;
-	BufState *bs = access_buffer(in, e->u.load.buf, n, "load", e->span);
+	BufState *bs = ref_buffer(in, &c->ref, e->u.load.buf, n, "load", e->span);
 	if (!bs)
 		return false;
-	if (c->aff && affine_offset(in, bs, c->aff, n, &off) && bs->cell[off] == CELL_INIT &&
+	if (c->aff && c->ref.fast && affine_offset(in, bs, c->aff, n, &off) &&
+	    bs->cell[off] == CELL_INIT &&
 	    in_convert(bs->data[off], bs->buf->dtype, e->dtype, &out->v)) {
 		in->counts.loads++;
 		out->undef = false;
@@ -349,22 +401,150 @@ static bool c_load(Interp *in, const CExpr *c, TVal *out)
 	return in_load_cell(in, e, bs, off, ix, out);
 }
 
+/* c_load of a fast buffer at affine indices whose cells and value have
+ * the dtype T: the conversion inline (in_convert of T to T). */
+#define LOAD_T(name, T, GET)                                                     \
+	static bool name(Interp *in, const CExpr *c, TVal *out)                  \
+	{                                                                        \
+		const BufState *bs = bufref(in, &c->ref);                        \
+		int64_t off;                                                     \
+		if (!in->probe && affine_offset(in, bs, c->aff, c->e->u.load.nidx, &off) && \
+		    bs->cell[off] == CELL_INIT) {                                \
+			const Value *d = &bs->data[off];                         \
+			GET;                                                     \
+			out->undef = false;                                      \
+			in->counts.loads++;                                      \
+			return true;                                             \
+		}                                                                \
+		return c_load(in, c, out);                                       \
+	}
+LOAD_T(c_load_f32, DT_FLOAT32, out->v.f = (double)(float)d->f)
+LOAD_T(c_load_f64, DT_FLOAT64, out->v.f = d->f)
+LOAD_T(c_load_i32, DT_INT32, out->v.i = wrap_int(d->i, DT_INT32))
+LOAD_T(c_load_i64, DT_INT64, out->v.i = d->i)
+
+/* ---------- compiling: names in scope ---------- */
+
+/* What compiling knows at a point of the body: the variables with a frame
+ * slot and the buffers in scope, innermost last, as the run will bind
+ * them (every binding statement is compiled, none is handed to the tree
+ * walk, so the scopes are the run's). */
+typedef struct VarScope {
+	const Var *v;
+	int slot;
+	bool let;
+} VarScope;
+
+typedef struct BufScope {
+	const Buffer *b;
+	BufRef r;
+} BufScope;
+
+typedef struct Comp {
+	Arena *a;
+	VarScope *vars;
+	int nvars, capvars;
+	BufScope *bufs;
+	int nbufs, capbufs;
+	int nframe, nbufslots;
+	bool oom; /* a scope could not grow: compiling resolves nothing more */
+} Comp;
+
+static bool grow(void **p, int *cap, int n, size_t size)
+{
+	if (n < *cap)
+		return true;
+	int c = *cap ? 2 * *cap : 32;
+	void *q = realloc(*p, size * (size_t)c);
+	if (!q)
+		return false;
+	*p = q;
+	*cap = c;
+	return true;
+}
+
+/* Bind v to a new frame slot for the scope that follows (pop_var ends
+ * it); -1 when out of memory: then nothing resolves any more, and every
+ * use takes the environment. */
+static int push_var(Comp *cp, const Var *v, bool let)
+{
+	if (cp->oom || !grow((void **)&cp->vars, &cp->capvars, cp->nvars, sizeof *cp->vars)) {
+		cp->oom = true;
+		return -1;
+	}
+	cp->vars[cp->nvars++] = (VarScope){v, cp->nframe, let};
+	return cp->nframe++;
+}
+
+static void pop_var(Comp *cp, int slot)
+{
+	if (slot >= 0)
+		cp->nvars--;
+}
+
+/* v's frame slot (and whether a let binds it), or -1. */
+static int var_slot(const Comp *cp, const Var *v, bool *let)
+{
+	if (cp->oom)
+		return -1;
+	for (int i = cp->nvars - 1; i >= 0; i--)
+		if (cp->vars[i].v == v) {
+			if (let)
+				*let = cp->vars[i].let;
+			return cp->vars[i].slot;
+		}
+	return -1;
+}
+
+static bool push_buf(Comp *cp, const Buffer *b, BufRef r)
+{
+	if (cp->oom || !grow((void **)&cp->bufs, &cp->capbufs, cp->nbufs, sizeof *cp->bufs)) {
+		cp->oom = true;
+		return false;
+	}
+	cp->bufs[cp->nbufs++] = (BufScope){b, r};
+	return true;
+}
+
+/* The access of b with nidx indices, resolved; unresolved (not fast):
+ * the scan at run time, with its message. */
+static BufRef buf_ref(const Comp *cp, const Buffer *b, int nidx)
+{
+	BufRef r = {.slot = -1};
+	if (cp->oom)
+		return r;
+	for (int i = cp->nbufs - 1; i >= 0; i--)
+		if (cp->bufs[i].b == b) {
+			r = cp->bufs[i].r;
+			if ((r.bs ? r.bs->ndim : b->ndim) != nidx || nidx > MAX_DIMS)
+				r.fast = false;
+			return r;
+		}
+	return r;
+}
+
+/* Variables of an integer dtype are read from the frame. */
+static bool is_int_var(const Var *v)
+{
+	return !in_is_float(v->dtype) && v->dtype != DT_VOID;
+}
+
 /* ---------- compiling expressions ---------- */
 
-static const CExpr *cx(Arena *a, const Expr *e);
+static const CExpr *cx(Comp *cp, const Expr *e);
 
-static const CExpr **cx_list(Arena *a, Expr *const *es, int n)
+static const CExpr **cx_list(Comp *cp, Expr *const *es, int n)
 {
-	const CExpr **l = arena_alloc(a, sizeof *l * (size_t)(n + 1));
+	const CExpr **l = arena_alloc(cp->a, sizeof *l * (size_t)(n + 1));
 	for (int i = 0; i < n; i++)
-		l[i] = cx(a, es[i]);
+		l[i] = cx(cp, es[i]);
 	return l;
 }
 
 /* e as an affine form of dtype t scaled by m, added to f; false when it
  * is not one (a load, a division, a product of variables, another
- * dtype, too many terms). */
-static bool affine_add(Affine *f, const Expr *e, uint64_t m)
+ * dtype, a variable without a frame slot, too many terms). */
+static bool affine_add(const Comp *cp, Affine *f, const Expr *e, uint64_t m)
 {
 	if (e->dtype != f->t)
 		return false;
@@ -372,31 +552,35 @@ static bool affine_add(Affine *f, const Expr *e, uint64_t m)
 	case EX_INT:
 		f->k += m * (uint64_t)wrap_int(e->u.ival, f->t);
 		return true;
-	case EX_VAR:
-		if (e->u.var->dtype != f->t)
+	case EX_VAR: {
+		bool let = false;
+		int slot = var_slot(cp, e->u.var, &let);
+		if (e->u.var->dtype != f->t || slot < 0)
 			return false;
 		for (int i = 0; i < f->n; i++)
-			if (f->v[i] == e->u.var) {
+			if (f->s[i] == slot) {
 				f->c[i] += m;
 				return true;
 			}
 		if (f->n == AFF_TERMS)
 			return false;
-		f->v[f->n] = e->u.var;
+		f->lets |= let;
+		f->s[f->n] = slot;
 		f->c[f->n++] = m;
 		return true;
+	}
 	case EX_BIN: {
 		const Expr *a = e->u.bin.a, *b = e->u.bin.b;
 		switch (e->u.bin.op) {
 		case OP_ADD:
-			return affine_add(f, a, m) && affine_add(f, b, m);
+			return affine_add(cp, f, a, m) && affine_add(cp, f, b, m);
 		case OP_SUB:
-			return affine_add(f, a, m) && affine_add(f, b, 0 - m);
+			return affine_add(cp, f, a, m) && affine_add(cp, f, b, 0 - m);
 		case OP_MUL:
 			if (b->kind == EX_INT && b->dtype == f->t)
-				return affine_add(f, a, m * (uint64_t)wrap_int(b->u.ival, f->t));
+				return affine_add(cp, f, a, m * (uint64_t)wrap_int(b->u.ival, f->t));
 			if (a->kind == EX_INT && a->dtype == f->t)
-				return affine_add(f, b, m * (uint64_t)wrap_int(a->u.ival, f->t));
+				return affine_add(cp, f, b, m * (uint64_t)wrap_int(a->u.ival, f->t));
 			return false;
 		case OP_DIV: case OP_FLOORDIV: case OP_FLOORMOD: case OP_MIN: case OP_MAX:
 		case OP_SHL: case OP_SHR:
@@ -414,18 +598,30 @@ static bool affine_add(Affine *f, const Expr *e, uint64_t m)
 }
 
 /* The indices as affine forms (the shape affine_offset takes), or NULL. */
-static const Affine *index_affine(Arena *a, Expr *const *idx, int n)
+static const Affine *index_affine(const Comp *cp, Expr *const *idx, int n)
 {
 	if (n > MAX_DIMS)
 		return NULL;
-	Affine *aff = arena_alloc(a, sizeof *aff * (size_t)(n + 1));
+	Affine *aff = arena_alloc(cp->a, sizeof *aff * (size_t)(n + 1));
 	for (int k = 0; k < n; k++) {
 		DType t = idx[k]->dtype;
 		aff[k].t = t;
-		if ((t != DT_INT32 && t != DT_INT64) || !affine_add(&aff[k], idx[k], 1))
+		if ((t != DT_INT32 && t != DT_INT64) || !affine_add(cp, &aff[k], idx[k], 1))
 			return NULL;
 	}
 	return aff;
+}
+
+static bool affine_equal(const Affine *x, const Affine *y, int n)
+{
+	for (int k = 0; k < n; k++) {
+		if (x[k].t != y[k].t || x[k].n != y[k].n || x[k].k != y[k].k)
+			return false;
+		for (int i = 0; i < x[k].n; i++)
+			if (x[k].s[i] != y[k].s[i] || x[k].c[i] != y[k].c[i])
+				return false;
+	}
+	return true;
 }
 
 static CEval bin_fn(const Expr *e)
@@ -464,9 +660,27 @@ static CEval bin_fn(const Expr *e)
 	return c_bin;
 }
 
-static const CExpr *cx(Arena *a, const Expr *e)
+/* The closure of a load: typed when the buffer is fast, the indices
+ * affine and the cells of the load's dtype. */
+static CEval load_fn(const CExpr *c)
 {
-	CExpr *c = arena_alloc(a, sizeof *c);
+	if (!c->ref.fast || !c->aff || c->ref.dt != c->e->dtype)
+		return c_load;
+	switch (c->ref.dt) {
+	case DT_FLOAT32: return c_load_f32;
+	case DT_FLOAT64: return c_load_f64;
+	case DT_INT32: return c_load_i32;
+	case DT_INT64: return c_load_i64;
+	case DT_BOOL: case DT_INT8: case DT_INT16: case DT_UINT8: case DT_FLOAT16:
+	case DT_HANDLE: case DT_VOID: case DT_COUNT:
+		return c_load;
+	}
+	return c_load;
+}
+
+static const CExpr *cx(Comp *cp, const Expr *e)
+{
+	CExpr *c = arena_alloc(cp->a, sizeof *c);
 	c->e = e;
 	c->fn = c_tree;
 	switch (e->kind) {
@@ -485,32 +699,36 @@ static const CExpr *cx(Arena *a, const Expr *e)
 		c->fn = !in_is_float(e->dtype) && e->dtype != DT_VOID &&
 				!in_is_float(e->u.var->dtype)
 			? c_var_int : c_var;
+		c->slot = var_slot(cp, e->u.var, NULL);
+		if (c->fn == c_var_int && c->slot >= 0 && e->dtype == e->u.var->dtype)
+			c->fn = c_var_frame;
 		break;
 	case EX_BIN:
-		c->a = cx(a, e->u.bin.a);
-		c->b = cx(a, e->u.bin.b);
+		c->a = cx(cp, e->u.bin.a);
+		c->b = cx(cp, e->u.bin.b);
 		c->fn = bin_fn(e);
 		c->undef_cmp = in_undef_compare_load(e) != NULL;
 		break;
 	case EX_NOT:
 	case EX_NEG:
 	case EX_CAST:
-		c->a = cx(a, e->u.un.a);
+		c->a = cx(cp, e->u.un.a);
 		c->fn = c_unary;
 		break;
 	case EX_SELECT:
-		c->c = cx(a, e->u.sel.cond);
-		c->a = cx(a, e->u.sel.a);
-		c->b = cx(a, e->u.sel.b);
+		c->c = cx(cp, e->u.sel.cond);
+		c->a = cx(cp, e->u.sel.a);
+		c->b = cx(cp, e->u.sel.b);
 		c->fn = c_select;
 		break;
 	case EX_LOAD:
-		c->ops = cx_list(a, e->u.load.idx, e->u.load.nidx);
-		c->aff = index_affine(a, e->u.load.idx, e->u.load.nidx);
-		c->fn = c_load;
+		c->ops = cx_list(cp, e->u.load.idx, e->u.load.nidx);
+		c->aff = index_affine(cp, e->u.load.idx, e->u.load.nidx);
+		c->ref = buf_ref(cp, e->u.load.buf, e->u.load.nidx);
+		c->fn = load_fn(c);
 		break;
 	case EX_CALL:
-		c->ops = cx_list(a, e->u.call.args, e->u.call.nargs);
+		c->ops = cx_list(cp, e->u.call.args, e->u.call.nargs);
 		c->fn = c_call;
 		break;
 	case EX_UNDEF:  /* the tree's generator of undefined values */
@@ -552,16 +770,21 @@ static bool eval_int(Interp *in, const CExpr *c, int64_t *out, const char *what)
 	return ev(in, c, &x) && in_int_value(in, c->e, x, out, what);
 }
 
-static bool s_for(Interp *in, const CStmt *c)
+/* A loop's step and bounds, as the tree walk evaluates them. */
+static inline bool loop_bounds(Interp *in, const CStmt *c, int64_t *lo, int64_t *ext)
+{
+	return in_step(in, c->s->span) && eval_int(in, c->x, lo, "a loop bound") &&
+	       eval_int(in, c->y, ext, "a loop extent");
+}
+
+/* A loop's iterations once its bounds are known, the body run through
+ * body (inlined where it is known). */
+static inline __attribute__((always_inline)) bool
+loop_run(Interp *in, const CStmt *c, int64_t lo, int64_t ext,
+	 bool (*body)(Interp *, const CStmt *))
 {
 	const Stmt *s = c->s;
-	if (!in_step(in, s->span))
-		return false;
-	int64_t lo, ext;
 	const Var *v = s->u.loop.var;
-	if (!eval_int(in, c->x, &lo, "a loop bound") ||
-	    !eval_int(in, c->y, &ext, "a loop extent"))
-		return false;
 	SavedVar old;
 	if (!in_bind_var(in, v, (Value){.i = 0}, &old))
 		return false;
@@ -570,16 +793,32 @@ static bool s_for(Interp *in, const CStmt *c)
 		return false;
 	}
 	bool ok = true;
-	const CStmt *body = c->body;
+	const CStmt *b = c->body;
+	Value *fr = c->slot >= 0 ? &in->frame[c->slot] : NULL;
 	for (int64_t k = 0; k < ext && ok; k++) {
+		Value x = {.i = wrap_int((int64_t)((uint64_t)lo + (uint64_t)k), v->dtype)};
 		/* looked up each time: the body may grow the environment */
-		in_slot(in, v)->v.i = wrap_int((int64_t)((uint64_t)lo + (uint64_t)k), v->dtype);
+		in_slot(in, v)->v = x;
+		if (fr)
+			*fr = x;
 		in->counts.iterations++;
-		ok = in_step(in, s->span) && run(in, body);
+		ok = in_step(in, s->span) && body(in, b);
 	}
 	in->nloops--;
 	in_unbind_var(in, v, &old);
 	return ok;
+}
+
+static inline __attribute__((always_inline)) bool
+for_loop(Interp *in, const CStmt *c, bool (*body)(Interp *, const CStmt *))
+{
+	int64_t lo, ext;
+	return loop_bounds(in, c, &lo, &ext) && loop_run(in, c, lo, ext, body);
+}
+
+static bool s_for(Interp *in, const CStmt *c)
+{
+	return for_loop(in, c, run);
 }
 
 static bool s_if(Interp *in, const CStmt *c)
@@ -604,8 +843,8 @@ static bool s_store(Interp *in, const CStmt *c)
 	int64_t ix[MAX_DIMS], off;
 	const Buffer *b = s->u.store.buf;
 	int n = s->u.store.nidx;
-	BufState *bs = access_buffer(in, b, n, "store", s->span);
-	if (!bs || (!(c->aff && affine_offset(in, bs, c->aff, n, &off)) &&
+	BufState *bs = ref_buffer(in, &c->ref, b, n, "store", s->span);
+	if (!bs || (!(c->aff && c->ref.fast && affine_offset(in, bs, c->aff, n, &off)) &&
 		    !access_cell(in, b, bs, n, c->idx, "store", s->span, ix, &off)))
 		return false;
 	TVal x;
@@ -619,6 +858,175 @@ static bool s_store(Interp *in, const CStmt *c)
 	in->counts.stores++;
 	return true;
 }
+
+/* The offsets of the access (bs, aff, n) over a loop whose variable (in
+ * frame slot `slot`) runs lo + k for k in [0, ext): base + delta * k, when
+ * every index of every iteration is in bounds, computed exactly (no
+ * wrapping: then the wrapped index is the exact one), and no other
+ * variable is undefined. False: not that shape; the iterations check
+ * each access themselves. */
+static bool affine_line(const Interp *in, const BufState *bs, const Affine *aff, int n,
+			int slot, int64_t lo, int64_t ext, uint64_t *base, uint64_t *delta)
+{
+	const Value *fr = in->frame;
+	int64_t o = 0, d = 0; /* within a buffer's size once the bounds hold */
+	for (int k = 0; k < n; k++) {
+		const Affine *f = &aff[k];
+		uint64_t x = f->k;
+		int64_t cv = 0;
+		for (int i = 0; i < f->n; i++) {
+			if (f->s[i] == slot) {
+				cv = wrap_int((int64_t)f->c[i], f->t);
+				continue;
+			}
+			if (f->lets && in->frame_undef[f->s[i]])
+				return false;
+			x += f->c[i] * (uint64_t)fr[f->s[i]].i;
+		}
+		int64_t first, last, t;
+		if (__builtin_mul_overflow(cv, lo, &t) ||
+		    __builtin_add_overflow(wrap_int((int64_t)x, f->t), t, &first) ||
+		    __builtin_mul_overflow(cv, ext - 1, &t) || __builtin_add_overflow(first, t, &last))
+			return false;
+		int64_t m = bs->shape[k];
+		if (first < 0 || first >= m || last < 0 || last >= m)
+			return false;
+		o = o * m + first;
+		d = d * m + (ext > 1 ? cv : 0); /* |cv| < m when there is a step */
+	}
+	*base = (uint64_t)o;
+	*delta = (uint64_t)d;
+	return true;
+}
+
+/* The updates X[a] = X[a] + Y[b] * Z[c] and X[a] = X[a] + Y[b] (or the
+ * sum the other way round when upd_first is false) of cells and values
+ * of one dtype T, all indices affine, all buffers fast. s_update_SUF:
+ * when the step fits the limit, the indices are in bounds and the cells
+ * are initialised, the store of s_store with the values of the typed
+ * load, multiply and add closures (the same wrapping or roundings in the
+ * same order: CALC, from the cells x, y, z to the stored value r), else
+ * s_store. s_for_update_SUF, a loop whose body is that update: when every
+ * access is a line over the loop (affine_line), the loop variable's
+ * values need no wrapping and the step limit holds for the whole loop,
+ * the iterations only check the cells; an iteration whose cells are not
+ * all initialised binds the variable and runs s_store (the shared code,
+ * its message). */
+#define UPDATE(SUF, NL, CALC)                                                            \
+	static inline __attribute__((always_inline)) bool s_update_##SUF(Interp *in,       \
+									 const CStmt *c)   \
+	{                                                                                \
+		const CExpr *ly = c->ly, *lz = c->lz;                                    \
+		BufState *bx = bufref(in, &c->ref), *by = bufref(in, &ly->ref);          \
+		BufState *bz = NL == 2 ? bufref(in, &lz->ref) : bx;                      \
+		int64_t ox, oy, oz = 0;                                                  \
+		if (in->steps < in->limit &&                                             \
+		    affine_offset(in, bx, c->aff, c->s->u.store.nidx, &ox) &&            \
+		    affine_offset(in, by, ly->aff, ly->e->u.load.nidx, &oy) &&           \
+		    (NL == 1 || affine_offset(in, bz, lz->aff, lz->e->u.load.nidx, &oz)) && \
+		    bx->cell[ox] == CELL_INIT && by->cell[oy] == CELL_INIT &&            \
+		    (NL == 1 || bz->cell[oz] == CELL_INIT)) {                            \
+			in->steps++;                                                     \
+			bool first = c->upd_first;                                       \
+			const Value *x = &bx->data[ox], *y = &by->data[oy], *z = &bz->data[oz]; \
+			Value r;                                                         \
+			(void)z;                                                         \
+			CALC;                                                            \
+			bx->data[ox] = r;                                                \
+			bx->cell[ox] = CELL_INIT;                                        \
+			in->counts.loads += 1 + NL;                                      \
+			in->counts.stores++;                                             \
+			return true;                                                     \
+		}                                                                        \
+		return s_store(in, c);                                                   \
+	}                                                                                \
+	static bool s_store_update_##SUF(Interp *in, const CStmt *c)                     \
+	{                                                                                \
+		return s_update_##SUF(in, c);                                            \
+	}                                                                                \
+	static bool s_for_update_##SUF(Interp *in, const CStmt *c)                       \
+	{                                                                                \
+		const Stmt *s = c->s;                                                    \
+		const CStmt *u = c->body;                                                \
+		const Var *v = s->u.loop.var;                                            \
+		int64_t lo, ext;                                                         \
+		if (!loop_bounds(in, c, &lo, &ext))                                      \
+			return false;                                                    \
+		__int128 top = (__int128)lo + ext - 1;                                   \
+		bool vt32 = v->dtype == DT_INT32;                                        \
+		if (c->slot < 0 || ext <= 0 || (!vt32 && v->dtype != DT_INT64) ||        \
+		    (vt32 && (lo < INT32_MIN || top > INT32_MAX)) || top > INT64_MAX ||  \
+		    (unsigned __int128)in->steps + 2 * (unsigned __int128)ext > in->limit) \
+			return loop_run(in, c, lo, ext, s_update_##SUF);                 \
+		const CExpr *ly = u->ly, *lz = u->lz;                                    \
+		BufState *bx = bufref(in, &u->ref), *by = bufref(in, &ly->ref);          \
+		BufState *bz = NL == 2 ? bufref(in, &lz->ref) : bx;                      \
+		uint64_t ox, oy, oz = 0, dx, dy, dz = 0;                                 \
+		if (!affine_line(in, bx, u->aff, u->s->u.store.nidx, c->slot, lo, ext, &ox, &dx) || \
+		    !affine_line(in, by, ly->aff, ly->e->u.load.nidx, c->slot, lo, ext, &oy, &dy) || \
+		    (NL == 2 && !affine_line(in, bz, lz->aff, lz->e->u.load.nidx, c->slot, lo, ext, \
+					     &oz, &dz)))                                 \
+			return loop_run(in, c, lo, ext, s_update_##SUF);                 \
+		SavedVar old;                                                            \
+		if (!in_bind_var(in, v, (Value){.i = 0}, &old))                          \
+			return false;                                                    \
+		if (!in_push_loop(in, v)) {                                              \
+			in_unbind_var(in, v, &old);                                      \
+			return false;                                                    \
+		}                                                                        \
+		bool ok = true, first = u->upd_first;                                    \
+		uint8_t *cx_ = bx->cell, *cy = by->cell, *cz = bz->cell;                 \
+		Value *vx = bx->data, *vy = by->data, *vz = bz->data;                    \
+		for (int64_t k = 0; k < ext; k++, ox += dx, oy += dy, oz += dz) {        \
+			in->counts.iterations++;                                         \
+			in->steps++;                                                     \
+			if (cx_[ox] == CELL_INIT && cy[oy] == CELL_INIT &&               \
+			    (NL == 1 || cz[oz] == CELL_INIT)) {                          \
+				in->steps++;                                             \
+				const Value *x = &vx[ox], *y = &vy[oy], *z = &vz[oz];    \
+				Value r;                                                 \
+				(void)z;                                                 \
+				CALC;                                                    \
+				vx[ox] = r;                                              \
+				cx_[ox] = CELL_INIT;                                     \
+				in->counts.loads += 1 + NL;                              \
+				in->counts.stores++;                                     \
+				continue;                                                \
+			}                                                                \
+			Value xv = {.i = lo + k};                                        \
+			in_slot(in, v)->v = xv;                                          \
+			in->frame[c->slot] = xv;                                         \
+			if (!s_store(in, u)) {                                           \
+				ok = false;                                              \
+				break;                                                   \
+			}                                                                \
+		}                                                                        \
+		in->nloops--;                                                            \
+		in_unbind_var(in, v, &old);                                              \
+		return ok;                                                               \
+	}
+
+/* f32: loads round (c_load_f32), each operation rounds once
+ * (c_mul_f32, c_add_f32), the store converts f32 to f32 */
+#define F32(e) ((double)(float)(e))
+#define SUM_F(a, p, R) (first ? R((a) + (p)) : R((p) + (a)))
+UPDATE(mul_f32, 2, double a = F32(x->f); double p = F32(F32(y->f) * F32(z->f));
+       r.f = F32(SUM_F(a, p, F32)))
+UPDATE(add_f32, 1, double a = F32(x->f); double p = F32(y->f); r.f = F32(SUM_F(a, p, F32)))
+#define F64(e) (e)
+UPDATE(mul_f64, 2, double a = x->f; double p = y->f * z->f; r.f = SUM_F(a, p, F64))
+UPDATE(add_f64, 1, double a = x->f; double p = y->f; r.f = SUM_F(a, p, F64))
+/* integers: 64-bit unsigned arithmetic wrapped to the dtype (c_load_i32,
+ * c_mul_i32, c_add_i32; int64 wraps to itself) */
+#define W32(e) wrap_int((int64_t)(e), DT_INT32)
+#define SUM_I(a, p, W) (first ? W((uint64_t)(a) + (uint64_t)(p)) : W((uint64_t)(p) + (uint64_t)(a)))
+UPDATE(mul_i32, 2, int64_t a = W32(x->i); int64_t p = W32((uint64_t)W32(y->i) * (uint64_t)W32(z->i));
+       r.i = W32(SUM_I(a, p, W32)))
+UPDATE(add_i32, 1, int64_t a = W32(x->i); int64_t p = W32(y->i); r.i = W32(SUM_I(a, p, W32)))
+#define W64(e) ((int64_t)(e))
+UPDATE(mul_i64, 2, int64_t a = x->i; int64_t p = (int64_t)((uint64_t)y->i * (uint64_t)z->i);
+       r.i = SUM_I(a, p, W64))
+UPDATE(add_i64, 1, int64_t a = x->i; int64_t p = y->i; r.i = SUM_I(a, p, W64))
 
 static bool s_eval(Interp *in, const CStmt *c)
 {
@@ -634,7 +1042,11 @@ static bool s_alloc(Interp *in, const CStmt *c)
 	BufState bs = {.shape = shape};
 	if (!in_open_local(in, c->s, &bs))
 		return false;
+	if (c->slot >= 0)
+		in->bufslot[c->slot] = &bs;
 	bool ok = run(in, c->body);
+	if (c->slot >= 0)
+		in->bufslot[c->slot] = NULL;
 	in_close_local(in, &bs);
 	return ok;
 }
@@ -652,8 +1064,30 @@ static bool s_let(Interp *in, const CStmt *c)
 	SavedVar old;
 	const Var *v = s->u.let.var;
 	TVal x;
-	if (!ev(in, c->x, &x) || !in_bind_let(in, v, s->u.let.value, x, s->span, &old))
+	if (!ev(in, c->x, &x))
 		return false;
+	Value val;
+	int id = v->id;
+	if (c->slot >= 0 && id >= 0 && id < in->nenv &&
+	    (!in->env[id].var || in->env[id].var == v) &&
+	    in_convert(x.v, s->u.let.value->dtype, v->dtype, &val)) {
+		/* in_bind_let without overflow, inline: the slot's old binding
+		 * saved, the new one with its taint */
+		Slot saved = in->env[id];
+		in->env[id] = (Slot){v, val, x.undef};
+		in->frame[c->slot] = val;
+		in->frame_undef[c->slot] = x.undef;
+		bool ok = run(in, c->body);
+		in->env[id] = saved;
+		return ok;
+	}
+	if (!in_bind_let(in, v, s->u.let.value, x, s->span, &old))
+		return false;
+	if (c->slot >= 0) {
+		const Slot *sl = in_slot(in, v);
+		in->frame[c->slot] = sl->v;
+		in->frame_undef[c->slot] = sl->undef;
+	}
 	bool ok = run(in, c->body);
 	in_unbind_var(in, v, &old);
 	return ok;
@@ -681,60 +1115,135 @@ static bool s_pass(Interp *in, const CStmt *c)
 	return in_step(in, c->s->span);
 }
 
-static const CStmt *cs(Arena *a, const Stmt *s)
+/* The update closures by dtype: the typed load, add and multiply they
+ * stand for, and the store and loop closures with one and two loads. */
+static const struct UpdateKind {
+	DType t;
+	CEval load, add, mul;
+	CExec store1, for1, store2, for2;
+} update_kinds[] = {
+	{DT_FLOAT32, c_load_f32, c_add_f32, c_mul_f32, s_store_update_add_f32,
+	 s_for_update_add_f32, s_store_update_mul_f32, s_for_update_mul_f32},
+	{DT_FLOAT64, c_load_f64, c_add_f64, c_mul_f64, s_store_update_add_f64,
+	 s_for_update_add_f64, s_store_update_mul_f64, s_for_update_mul_f64},
+	{DT_INT32, c_load_i32, c_add_i32, c_mul_i32, s_store_update_add_i32,
+	 s_for_update_add_i32, s_store_update_mul_i32, s_for_update_mul_i32},
+	{DT_INT64, c_load_i64, c_add_i64, c_mul_i64, s_store_update_add_i64,
+	 s_for_update_add_i64, s_store_update_mul_i64, s_for_update_mul_i64},
+};
+
+/* Whether the store c is X[a] = X[a] + Y[b] * Z[c] or X[a] = X[a] + Y[b]
+ * (either order of the sum) in one of those dtypes: its update closure,
+ * or NULL. */
+static CExec match_update(CStmt *c)
 {
-	CStmt *c = arena_alloc(a, sizeof *c);
+	const Stmt *s = c->s;
+	const CExpr *v = c->x;
+	if (!c->aff || !c->ref.fast || s->u.store.value->dtype != c->ref.dt)
+		return NULL;
+	for (size_t k = 0; k < sizeof update_kinds / sizeof *update_kinds; k++) {
+		const struct UpdateKind *u = &update_kinds[k];
+		if (u->t != c->ref.dt || v->fn != u->add)
+			continue;
+		bool first = v->a->fn == u->load && v->a->e->u.load.buf == s->u.store.buf &&
+			     affine_equal(v->a->aff, c->aff, s->u.store.nidx);
+		const CExpr *x = first ? v->a : v->b, *p = first ? v->b : v->a;
+		if (x->fn != u->load || x->e->u.load.buf != s->u.store.buf ||
+		    !affine_equal(x->aff, c->aff, s->u.store.nidx))
+			return NULL;
+		c->upd_first = first;
+		if (p->fn == u->load) {
+			c->ly = p;
+			return u->store1;
+		}
+		if (p->fn == u->mul && p->a->fn == u->load && p->b->fn == u->load) {
+			c->ly = p->a;
+			c->lz = p->b;
+			return u->store2;
+		}
+		return NULL;
+	}
+	return NULL;
+}
+
+/* The loop closure of a loop whose body is an update closure. */
+static CExec update_loop(CExec body)
+{
+	for (size_t k = 0; k < sizeof update_kinds / sizeof *update_kinds; k++) {
+		if (body == update_kinds[k].store1)
+			return update_kinds[k].for1;
+		if (body == update_kinds[k].store2)
+			return update_kinds[k].for2;
+	}
+	return NULL;
+}
+
+static const CStmt *cs(Comp *cp, const Stmt *s)
+{
+	CStmt *c = arena_alloc(cp->a, sizeof *c);
 	c->s = s;
 	c->fn = s_tree;
+	c->slot = -1;
 	switch (s->kind) {
 	case ST_SEQ:
-		c->items = arena_alloc(a, sizeof *c->items * (size_t)(s->u.seq.n + 1));
+		c->items = arena_alloc(cp->a, sizeof *c->items * (size_t)(s->u.seq.n + 1));
 		for (int i = 0; i < s->u.seq.n; i++)
-			c->items[i] = cs(a, s->u.seq.items[i]);
+			c->items[i] = cs(cp, s->u.seq.items[i]);
 		c->fn = s_seq;
 		break;
 	case ST_FOR:
-		c->x = cx(a, s->u.loop.min);
-		c->y = cx(a, s->u.loop.extent);
-		c->body = cs(a, s->u.loop.body);
-		c->fn = s_for;
+		c->x = cx(cp, s->u.loop.min);
+		c->y = cx(cp, s->u.loop.extent);
+		c->slot = push_var(cp, s->u.loop.var, false);
+		c->body = cs(cp, s->u.loop.body);
+		pop_var(cp, c->slot);
+		c->fn = update_loop(c->body->fn) ? update_loop(c->body->fn) : s_for;
 		break;
 	case ST_IF:
-		c->x = cx(a, s->u.cond.cond);
-		c->body = cs(a, s->u.cond.then_s);
-		c->els = s->u.cond.else_s ? cs(a, s->u.cond.else_s) : NULL;
+		c->x = cx(cp, s->u.cond.cond);
+		c->body = cs(cp, s->u.cond.then_s);
+		c->els = s->u.cond.else_s ? cs(cp, s->u.cond.else_s) : NULL;
 		c->fn = s_if;
 		break;
 	case ST_STORE:
-		c->idx = cx_list(a, s->u.store.idx, s->u.store.nidx);
-		c->aff = index_affine(a, s->u.store.idx, s->u.store.nidx);
-		c->x = cx(a, s->u.store.value);
-		c->fn = s_store;
+		c->idx = cx_list(cp, s->u.store.idx, s->u.store.nidx);
+		c->aff = index_affine(cp, s->u.store.idx, s->u.store.nidx);
+		c->ref = buf_ref(cp, s->u.store.buf, s->u.store.nidx);
+		c->x = cx(cp, s->u.store.value);
+		c->fn = match_update(c) ? match_update(c) : s_store;
 		break;
 	case ST_EVAL:
-		c->x = cx(a, s->u.expr);
+		c->x = cx(cp, s->u.expr);
 		c->fn = s_eval;
 		break;
 	case ST_ALLOC:
 		if (s->u.alloc.body) { /* else the tree's behaviour */
-			c->body = cs(a, s->u.alloc.body);
+			const Buffer *b = s->u.alloc.buf;
+			c->slot = cp->nbufslots++;
+			BufRef r = {.slot = c->slot, .fast = !b->layout, .dt = b->dtype};
+			bool pushed = push_buf(cp, b, r);
+			c->body = cs(cp, s->u.alloc.body);
+			if (pushed)
+				cp->nbufs--;
 			c->fn = s_alloc;
 		}
 		break;
 	case ST_BLOCK:
-		c->body = cs(a, s->u.block.body);
+		c->body = cs(cp, s->u.block.body);
 		c->fn = s_body;
 		break;
 	case ST_LET:
-		c->x = cx(a, s->u.let.value);
-		c->body = cs(a, s->u.let.body);
+		c->x = cx(cp, s->u.let.value);
+		c->slot = is_int_var(s->u.let.var) ? push_var(cp, s->u.let.var, true) : -1;
+		c->body = cs(cp, s->u.let.body);
+		pop_var(cp, c->slot);
 		c->fn = s_let;
 		break;
 	case ST_PASS:
 		c->fn = s_pass;
 		break;
 	case ST_ASSUME:
-		c->x = cx(a, s->u.expr);
+		c->x = cx(cp, s->u.expr);
 		c->fn = s_assume;
 		break;
 	case ST_COUNT:
@@ -747,7 +1256,43 @@ bool in_run_compiled(Interp *in, const Func *f)
 {
 	Arena code;
 	arena_init(&code);
-	bool ok = run(in, cs(&code, f->body));
+	Comp cp = {.a = &code};
+	/* the parameters: scalars in frame slots, buffers by their state */
+	for (int i = 0; i < f->nparams; i++) {
+		const Param *p = &f->params[i];
+		if (p->kind == PARAM_SCALAR && is_int_var(p->var))
+			push_var(&cp, p->var, false);
+	}
+	for (int i = 0; i < in->nbinds; i++) {
+		BufState *bs = in->binds[i].bs;
+		BufRef r = {.bs = bs, .slot = -1, .fast = !bs->buf->layout, .dt = bs->buf->dtype};
+		push_buf(&cp, in->binds[i].buf, r);
+	}
+	int nscalars = cp.nvars;
+	const CStmt *body = cs(&cp, f->body);
+	in->frame = calloc((size_t)cp.nframe + 1, sizeof *in->frame);
+	in->frame_undef = calloc((size_t)cp.nframe + 1, sizeof *in->frame_undef);
+	in->bufslot = calloc((size_t)cp.nbufslots + 1, sizeof *in->bufslot);
+	bool ok;
+	if (!in->frame || !in->frame_undef || !in->bufslot) {
+		ok = in_fail(in, RUN_LIMIT, f->span, "out of memory");
+	} else {
+		for (int i = 0; i < nscalars; i++) {
+			const Var *v = cp.vars[i].v;
+			const Slot *sl = in_slot(in, v);
+			if (sl) /* bound by bind_params */
+				in->frame[cp.vars[i].slot].i = wrap_int(sl->v.i, v->dtype);
+		}
+		ok = run(in, body);
+	}
+	free(in->frame);
+	free(in->frame_undef);
+	free(in->bufslot);
+	in->frame = NULL;
+	in->frame_undef = NULL;
+	in->bufslot = NULL;
+	free(cp.vars);
+	free(cp.bufs);
 	arena_free(&code);
 	return ok;
 }

@@ -65,6 +65,11 @@ typedef struct Interp {
 	bool probe;     /* scalar-only probing: loads and unbound vars fail */
 	bool not_scalar; /* set when a probe met a load or unbound var */
 	FactMode fact_mode;
+	/* the compiled form's variables and local buffers, by the slot its
+	 * compilation gave their binding statement (kernel/interp_compile.c) */
+	Value *frame;
+	bool *frame_undef;
+	BufState **bufslot;
 } Interp;
 
 /* ---------- values (inline: the tree walk and the compiled form share

@@ -42,6 +42,11 @@ typedef struct Obligation {
 	 * meeting the goal rules out (commutation and race obligations), so
 	 * a counterexample can name the cell they share. NULL if none. */
 	struct ObligationClash *clash;
+	/* Appended, for reports only (never read by a proof): the store a
+	 * no-op goal is about (overcompute.no_op: the value it writes must
+	 * be the one already there), so a counterexample can say what it
+	 * would write, into which cell, over which value. NULL if none. */
+	struct ObligationStore *store;
 	/* Appended: names of hypotheses by origin ("hyp_assume_3_5"), for the
 	 * proof log's named assertions. Keyed by the hypothesis itself (not
 	 * its index), so filtering or reordering hyps keeps them right; a
@@ -58,6 +63,14 @@ typedef struct ObligationClash {
 	bool first_write, second_write;
 	Span first_span, second_span;
 } ObligationClash;
+
+typedef struct ObligationStore {
+	const Buffer *buf;
+	int nidx;
+	Expr **idx;   /* the cell, in the obligation's variables */
+	Expr *value;  /* the value stored */
+	Span span;
+} ObligationStore;
 
 typedef struct ObligationList {
 	int n, cap;

@@ -39,6 +39,14 @@ typedef struct Producer {
 	bool general;
 	int64_t coef[AN_MAX_DEPTH];
 	int dim_of_loop[AN_MAX_DEPTH];
+	/* the general form over a transformed layout (transform_layout's
+	 * [j // c, ..., j % c]): dim_of_loop and offset then name logical
+	 * dimensions, each one store index, or a pair `u // c` at dimension
+	 * ldiv and `u % c` at lmod (lmod >= 0) whose cell x gives u = c *
+	 * x[ldiv] + x[lmod] */
+	int nlogical;
+	int ldiv[AN_MAX_DEPTH], lmod[AN_MAX_DEPTH];
+	int64_t lc[AN_MAX_DEPTH];
 } Producer;
 
 /* The rewritten producer's ranges and the shrunk buffer. */
@@ -211,7 +219,15 @@ static RwStatus parse_reduction(RwCtx *c, Producer *p)
 /* Each store index an affine form of the producer loops with positive
  * coefficients plus an offset free of them and of loads, each loop in
  * exactly one dimension (TVM's tiled and blockized producers:
- * B[i_o * 16 + i_i, ...]). */
+ * B[i_o * 16 + i_i, ...]); or, over a transformed layout, a pair of
+ * dimensions `u // c` and `u % c` of one such form u (transform_layout's
+ * split of an axis), which counts as one logical dimension. */
+static bool split_pair(Expr *e, Expr **u, int64_t *cc, BinOp op)
+{
+	return e->kind == EX_BIN && e->u.bin.op == op && an_const_int(e->u.bin.b, cc) && *cc > 0 &&
+	       (*u = e->u.bin.a) != NULL;
+}
+
 static bool parse_general_index(RwCtx *c, Producer *p)
 {
 	RgEnv env;
@@ -222,21 +238,41 @@ static bool parse_general_index(RwCtx *c, Producer *p)
 		rg_push_loop(&env, vars[k], p->loops[k]->u.loop.min, p->loops[k]->u.loop.extent, true);
 		p->dim_of_loop[k] = -1;
 	}
+	bool paired[AN_MAX_DEPTH] = {false};
+	p->nlogical = 0;
 	for (int d = 0; d < p->buf->ndim; d++) {
+		if (paired[d])
+			continue;
+		Expr **idx = p->store->u.store.idx, *u = idx[d], *v;
+		int64_t cc = 0, cm;
+		int m = -1;
+		if (split_pair(idx[d], &u, &cc, OP_FLOORDIV)) {
+			for (int e = 0; e < p->buf->ndim && m < 0; e++)
+				if (e != d && !paired[e] && split_pair(idx[e], &v, &cm, OP_FLOORMOD) && cm == cc &&
+				    rg_same(u, v))
+					m = e;
+			if (m < 0)
+				return false;
+			paired[m] = true;
+		}
+		int l = p->nlogical++;
+		p->ldiv[l] = d;
+		p->lmod[l] = m;
+		p->lc[l] = cc;
 		int64_t coef[AN_MAX_DEPTH];
 		Expr *rest;
-		if (!rg_linear(&env, p->store->u.store.idx[d], p->nloops, vars, coef, &rest) ||
-		    uses_loop_vars(p, rest) || an_expr_has_load(rest))
+		if (!rg_linear(&env, u, p->nloops, vars, coef, &rest) || uses_loop_vars(p, rest) ||
+		    an_expr_has_load(rest))
 			return false;
-		p->offset[d] = rest;
-		p->reversed[d] = false;
-		p->loop_of_dim[d] = -1;
+		p->offset[l] = rest;
+		p->reversed[l] = false;
+		p->loop_of_dim[l] = -1;
 		for (int k = 0; k < p->nloops; k++) {
 			if (!coef[k])
 				continue;
 			if (coef[k] < 0 || p->dim_of_loop[k] >= 0)
 				return false;
-			p->dim_of_loop[k] = d;
+			p->dim_of_loop[k] = l;
 			p->coef[k] = coef[k];
 		}
 	}
@@ -294,7 +330,7 @@ static RwStatus parse_producer(RwCtx *c, Stmt *block, Producer *p)
 	const char *name = block->u.block.name;
 	if (p->init)
 		return parse_reduction(c, p);
-	bool general = p->buf->ndim < p->nloops && parse_general_index(c, p);
+	bool general = p->buf->ndim != p->nloops && parse_general_index(c, p);
 	if ((p->buf->ndim != p->nloops && !general) || p->nloops > AN_MAX_DEPTH)
 		return rw_fail(c, RW_UNSUPPORTED, s->span,
 			       "the store of block \"%s\" must index %s by one loop variable per dimension, or by sums of its loops times positive constants, each loop in one dimension (%d loops, %d dimensions)",
@@ -391,18 +427,26 @@ static bool plan_general_ranges(RgEnv *env, const Producer *p, const RgBox *box,
 	bool ok = true;
 	for (int k = 0; k < p->nloops && ok; k++) {
 		const Stmt *l = p->loops[k];
-		int d = p->dim_of_loop[k];
 		int mark = env->nvars, gmark = env->nguards;
 		for (int j = k + 1; j < p->nloops; j++)
 			rg_push_loop(env, p->loops[j]->u.loop.var, p->loops[j]->u.loop.min,
 				     p->loops[j]->u.loop.extent, true);
 		Expr *lo = l->u.loop.min;
 		Expr *end = rg_simplify(env, ir_add(a, l->u.loop.min, l->u.loop.extent));
-		Expr *vlo, *vhi;
-		if (box->lo[d] && box->hi[d]) {
-			ok = attach_invert_index(env, p->store->u.store.idx[d], l->u.loop.var, box->lo[d],
-						 box->hi[d], &vlo, &vhi);
-			if (ok && vlo) {
+		/* every store index that uses the loop narrows it (both halves
+		 * of a split pair: `u % c` only where the box is not the whole
+		 * remainder range) */
+		for (int d = 0; d < p->buf->ndim && ok; d++) {
+			Expr *idx = p->store->u.store.idx[d], *vlo, *vhi;
+			if (!ir_expr_uses_var(idx, l->u.loop.var) || !box->lo[d] || !box->hi[d])
+				continue;
+			if (!attach_invert_index(env, idx, l->u.loop.var, box->lo[d], box->hi[d], &vlo, &vhi)) {
+				ok = false;
+				for (int q = 0; q < p->nlogical; q++)
+					ok |= p->lmod[q] == d; /* a pair's `%`: no narrowing */
+				continue;
+			}
+			if (vlo) {
 				lo = rg_max(env, rg_simplify(env, vlo), lo);
 				end = rg_min(env, rg_simplify(env, ir_add(a, vhi, ir_int(a, 1, vhi->dtype, (Span){0}))), end);
 			}
@@ -516,6 +560,7 @@ static void plan_shrink(RwCtx *c, RgEnv *env, const AttachSite *s, const Produce
 		return;
 	Buffer *b = ir_buffer_copy(a, p->buf);
 	b->shape = shape;
+	b->layout = NULL; /* a fresh allocation: the history named the old shape (unpadded: check_buffer) */
 	pl->to = b;
 }
 
@@ -794,8 +839,12 @@ static void cover_general(ConsWalk *w, const Expr *load)
 	Expr *to[AN_MAX_DEPTH];
 	for (int k = 0; k < n; k++)
 		from[k] = p->loops[k]->u.loop.var;
-	for (int d = 0; d < p->buf->ndim; d++) {
-		Expr *x = load->u.load.idx[d];
+	for (int d = 0; d < p->nlogical; d++) {
+		/* the logical index of the cell: u = c * x[ldiv] + x[lmod] for a pair */
+		Expr *x = load->u.load.idx[p->ldiv[d]];
+		if (p->lmod[d] >= 0)
+			x = ir_add(a, ir_mul(a, ir_int(a, p->lc[d], x->dtype, (Span){0}), x),
+				   load->u.load.idx[p->lmod[d]]);
 		Expr *t = ir_sub(a, x, p->offset[d]);
 		for (int k = 0; k < n; k++)
 			if (p->dim_of_loop[k] == d)
@@ -1289,11 +1338,26 @@ static char *region_note(RwCtx *c, const AttachSite *s, const Producer *p, const
 
 /* ---------- the primitive ---------- */
 
+/* Whether a step of the layout history names padding cells (their
+ * predicates are over the physical shape, which shrinking would change). */
+static bool nonfalse(const Expr *e) { return e && !(e->kind == EX_INT && e->u.ival == 0); }
+
+static bool layout_padded(const Layout *l)
+{
+	for (; l; l = l->logical ? l->logical->layout : NULL)
+		if (nonfalse(l->pad_predicate) || nonfalse(l->all_padding) || nonfalse(l->forbidden))
+			return true;
+	return false;
+}
+
 static RwStatus check_buffer(RwCtx *c, const AttachSite *s, const Producer *p, int *alloc_depth)
 {
-	if (p->buf->layout)
+	/* a transformed layout without padding is only a history: the store
+	 * and reads already use the physical indices (a split pair is read
+	 * as one logical dimension, parse_general_index) */
+	if (p->buf->layout && layout_padded(p->buf->layout))
 		return rw_fail(c, RW_UNSUPPORTED, p->store->span,
-			       "%s has a transformed layout; apply compute_at before transform_layout",
+			       "%s has a padded transformed layout; apply compute_at before transform_layout",
 			       p->buf->name);
 	*alloc_depth = find_alloc(c, s, p->buf);
 	if (*alloc_depth < 0)

@@ -207,6 +207,9 @@ static void noop_obligation(Instance *in, const Access *w, ObligationList *out)
 					    in->instances, in->where, w->buf->name),
 			       goal, w->span);
 	o->same_value = true;
+	ObligationStore *st = arena_alloc(a, sizeof *st);
+	*st = (ObligationStore){w->buf, w->nidx, w->idx, w->value, w->span};
+	o->store = st;
 	if (w->guard)
 		obligation_add_hyp(a, o, w->guard);
 	an_facts_instantiate(a, &in->values, goal, o);

@@ -177,6 +177,10 @@ RwStatus rw_reorder(RwCtx *c, int nloops, const char *const *loops);
 /* add_unit_loop: block `target` (is_block) or loop `target` inside a new
  * loop of one iteration named `name` (NULL: "u"); no obligation. */
 RwStatus rw_add_unit_loop(RwCtx *c, const char *target, bool is_block, const char *name);
+/* lift_alloc (Exo's): the allocation of `buffer` (the first in program
+ * order) out of the n_lifts loops or ifs around it
+ * (rewrites/lift_alloc.c). */
+RwStatus rw_lift_alloc(RwCtx *c, const char *buffer, int n_lifts);
 RwStatus rw_parallel(RwCtx *c, const char *loop);
 RwStatus rw_vectorize(RwCtx *c, const char *loop);
 RwStatus rw_unroll(RwCtx *c, const char *loop);

@@ -17,6 +17,10 @@ if ! command -v llvm-config >/dev/null && ! command -v llvm-config-14 >/dev/null
 fi
 # make bench: single-threaded OpenBLAS as the matmul reference
 pkg-config --exists openblas 2>/dev/null || need+=(libopenblas-dev)
+# `deps.sh bench` (make bench only, not make test): oneDNN, the conv2d reference
+if [ "${1:-}" = bench ]; then
+  have_header oneapi/dnnl/dnnl.h || need+=(libdnnl-dev)
+fi
 install() {
   [ $# -eq 0 ] && return 0
   local cmd="apt-get update && apt-get install -y $*"

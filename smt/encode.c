@@ -1524,6 +1524,12 @@ failed:
 	return NULL;
 }
 
+void smt_encoding_disown(SmtEncoding *e)
+{
+	if (e->st)
+		e->st->nowned = 0;
+}
+
 void smt_encoding_free(SmtEncoding *e)
 {
 	EncodeState *st = e->st;

@@ -69,6 +69,10 @@ Z3_context smt_context_new(void);
 bool smt_z3_error(const char **msg);
 void smt_z3_error_clear(void);
 
+/* Forget the terms enc holds in its context, for a context that is
+ * deleted elsewhere (smt_encoding_free then frees only enc's memory). */
+void smt_encoding_disown(SmtEncoding *e);
+
 /* Encode o; false with enc->error set if a construct cannot be encoded.
  * Call smt_encoding_free in both cases. */
 bool smt_encode(Z3_context c, const Obligation *o, FloatMode fm,

@@ -993,6 +993,188 @@ static void show_model(StrBuf *b, const JVal *m)
 	sb_puts(b, "\n");
 }
 
+/* ---------- JSON: the records of run --json (README, "JSON output") ----------
+ * log show --json and log check --json print what run --json prints: one
+ * "step" record per logged rewrite (its obligations, the structured
+ * counterexample of the first one not proven, the replay: none, a log
+ * keeps none), obligations logged outside a step (lowering's) as a step
+ * with status null, a "summary" and a "result". log check adds to each
+ * obligation its re-check {solver, answer, result, detail}. */
+
+/* One obligation's re-check (log check). */
+typedef struct EntryCheck {
+	bool done;
+	const char *answer; /* "sat", "unsat", "unknown", "not run", or NULL */
+	const char *result; /* "ok", "disagrees", "no answer", "malformed", "no query file", "skipped" */
+	char detail[256];
+} EntryCheck;
+
+/* "file:3:5" into its parts; false when it is not one. */
+static bool split_position(const char *pos, char *file, size_t n, int *line, int *col)
+{
+	const char *c2 = pos ? strrchr(pos, ':') : NULL;
+	if (!c2 || c2 == pos)
+		return false;
+	const char *c1 = c2 - 1;
+	while (c1 > pos && *c1 != ':')
+		c1--;
+	if (*c1 != ':' || (size_t)(c1 - pos) >= n)
+		return false;
+	char *end;
+	long l = strtol(c1 + 1, &end, 10);
+	if (end != c2)
+		return false;
+	long c = strtol(c2 + 1, &end, 10);
+	if (*end)
+		return false;
+	memcpy(file, pos, (size_t)(c1 - pos));
+	file[c1 - pos] = 0;
+	*line = (int)l;
+	*col = (int)c;
+	return true;
+}
+
+static void json_position(StrBuf *b, const char *pos, bool *first)
+{
+	char file[512];
+	int line, col;
+	if (!split_position(pos, file, sizeof file, &line, &col))
+		return;
+	sb_puts(b, *first ? "{\"file\":" : ",{\"file\":");
+	*first = false;
+	json_string(b, file);
+	sb_printf(b, ",\"line\":%d,\"col\":%d}", line, col);
+}
+
+/* The counterexample of an obligation entry with a model, as run's. */
+static void json_counterexample(StrBuf *b, const JVal *ob)
+{
+	const JVal *m = ob ? jget(ob, "model") : NULL;
+	if (!m || m->kind != J_OBJ) {
+		sb_puts(b, "null");
+		return;
+	}
+	const JVal *vars = jget(m, "vars"), *cells = jget(m, "cells");
+	sb_puts(b, "{\"obligation\":");
+	json_string(b, jstr(ob, "kind"));
+	sb_puts(b, ",\"values\":[");
+	for (int i = 0; vars && vars->kind == J_ARR && i < vars->n; i++) {
+		sb_puts(b, i ? ",{\"name\":" : "{\"name\":");
+		json_string(b, jstr(&vars->items[i], "name"));
+		json_key(b, "value");
+		json_string(b, jstr(&vars->items[i], "value"));
+		sb_puts(b, "}");
+	}
+	sb_puts(b, "],\"cells\":[");
+	for (int i = 0; cells && cells->kind == J_ARR && i < cells->n; i++) {
+		const JVal *c = &cells->items[i], *idx = jget(c, "index");
+		sb_puts(b, i ? ",{\"buffer\":" : "{\"buffer\":");
+		json_string(b, jstr(c, "buffer"));
+		sb_puts(b, ",\"indices\":[");
+		for (int k = 0; idx && idx->kind == J_ARR && k < idx->n; k++)
+			sb_printf(b, "%s%.0f", k ? "," : "", idx->items[k].num);
+		sb_puts(b, "]");
+		json_key(b, "value");
+		json_string(b, jstr(c, "value"));
+		sb_puts(b, "}");
+	}
+	sb_puts(b, "],\"source\":[");
+	bool first = true;
+	json_position(b, jstr(ob, "origin"), &first);
+	const JVal *rel = jget(ob, "related");
+	for (int i = 0; rel && rel->kind == J_ARR && i < rel->n; i++)
+		json_position(b, rel->items[i].kind == J_STR ? rel->items[i].str : NULL, &first);
+	sb_puts(b, "]");
+	json_key(b, "text");
+	StrBuf t = {0};
+	show_model(&t, m);
+	char *text = sb_take(&t);
+	const char *body = text;
+	while (*body == ' ')
+		body++;
+	json_string(b, body);
+	free(text);
+	sb_puts(b, "}");
+}
+
+/* One "step" record: rw the rewrite entry (NULL: obligations outside a
+ * step), obs its obligation entries (indices into e), checks NULL for
+ * log show. */
+static void json_step(StrBuf *b, int index, const JVal *rw, const LogEntries *e, const int *obs,
+		      int nobs, const EntryCheck *checks, const char *solver)
+{
+	const char *result = rw ? jstr(rw, "result") : NULL;
+	bool committed = result && strcmp(result, "committed") == 0;
+	sb_printf(b, "{\"type\":\"step\",\"index\":%d", index);
+	json_key(b, "step");
+	json_string(b, rw ? jstr(rw, "primitive") : nobs ? jstr(&e->items[obs[0]], "rewrite") : NULL);
+	json_key(b, "function");
+	json_string(b, rw ? jstr(rw, "args") : NULL);
+	json_key(b, "status");
+	json_string(b, result);
+	/* the log keeps one text: a committed step's note, else its reason */
+	json_key(b, "reason");
+	json_string(b, rw && !committed ? jstr(rw, "reason") : NULL);
+	json_key(b, "note");
+	json_string(b, rw && committed ? jstr(rw, "reason") : NULL);
+	sb_puts(b, ",\"obligations\":[");
+	const JVal *failed = NULL;
+	for (int i = 0; i < nobs; i++) {
+		const JVal *o = &e->items[obs[i]];
+		const char *verdict = jstr(o, "verdict");
+		if (!failed && verdict && strcmp(verdict, "proven") != 0 && jget(o, "model") &&
+		    jget(o, "model")->kind == J_OBJ)
+			failed = o;
+		sb_printf(b, "%s{\"id\":%.0f", i ? "," : "", jnum(o, "id"));
+		json_key(b, "kind");
+		json_string(b, jstr(o, "kind"));
+		json_key(b, "statement");
+		json_string(b, jstr(o, "statement"));
+		json_key(b, "verdict");
+		json_string(b, verdict);
+		sb_printf(b, ",\"seconds\":%.6f", jnum(o, "seconds"));
+		json_key(b, "smt2");
+		json_string(b, jstr(o, "smt2"));
+		if (checks) {
+			const EntryCheck *c = &checks[obs[i]];
+			sb_puts(b, ",\"recheck\":{\"solver\":");
+			json_string(b, solver);
+			json_key(b, "answer");
+			json_string(b, c->answer);
+			json_key(b, "result");
+			json_string(b, c->result);
+			json_key(b, "detail");
+			json_string(b, c->detail[0] ? c->detail : NULL);
+			sb_puts(b, "}");
+		}
+		sb_puts(b, "}");
+	}
+	sb_puts(b, "],\"counterexample\":");
+	json_counterexample(b, failed);
+	sb_puts(b, ",\"replay\":{\"status\":\"none\",\"text\":null}}\n");
+}
+
+/* Every step record of a log, in order. */
+static void json_steps(StrBuf *b, const LogEntries *e, const EntryCheck *checks, const char *solver)
+{
+	int *obs = malloc(sizeof(int) * (size_t)(e->n + 1));
+	if (!obs)
+		abort();
+	int nobs = 0, index = 0;
+	for (int i = 0; i < e->n; i++) {
+		const char *type = or_dash(jstr(&e->items[i], "type"));
+		if (strcmp(type, "obligation") == 0) {
+			obs[nobs++] = i;
+		} else if (strcmp(type, "rewrite") == 0) {
+			json_step(b, ++index, &e->items[i], e, obs, nobs, checks, solver);
+			nobs = 0;
+		}
+	}
+	if (nobs)
+		json_step(b, ++index, NULL, e, obs, nobs, checks, solver);
+	free(obs);
+}
+
 int proof_log_show(const char *dir, bool json, char **out)
 {
 	LogEntries e;
@@ -1002,13 +1184,28 @@ int proof_log_show(const char *dir, bool json, char **out)
 		entries_free(&e);
 		return 2;
 	}
+	StrBuf b = {0};
 	if (json) {
-		*out = e.text;
-		e.text = NULL;
+		json_steps(&b, &e, NULL, NULL);
+		int n = 0, proven = 0, refuted = 0, cached = 0;
+		for (int i = 0; i < e.n; i++) {
+			const JVal *v = &e.items[i];
+			if (strcmp(or_dash(jstr(v, "type")), "obligation") != 0)
+				continue;
+			const JVal *c = jget(v, "cached");
+			n++;
+			proven += strcmp(or_dash(jstr(v, "verdict")), "proven") == 0;
+			refuted += strcmp(or_dash(jstr(v, "verdict")), "refuted") == 0;
+			cached += c && c->kind == J_BOOL && c->b;
+		}
+		sb_printf(&b, "{\"type\":\"summary\",\"obligations\":%d,\"proven\":%d,\"refuted\":%d,"
+			      "\"not_proven\":%d,\"cached\":%d}\n",
+			  n, proven, refuted, n - proven - refuted, cached);
+		sb_puts(&b, "{\"type\":\"result\",\"status\":\"ok\",\"ir\":null}\n");
+		*out = sb_take(&b);
 		entries_free(&e);
 		return 0;
 	}
-	StrBuf b = {0};
 	int nrw = 0, nob = 0, nproven = 0, nrefuted = 0, nunknown = 0,
 	    ncached = 0;
 	double total = 0;
@@ -1315,8 +1512,9 @@ typedef struct CheckTally {
 } CheckTally;
 
 static void check_entry(const char *dir, const char *solver, const JVal *v,
-			StrBuf *b, CheckTally *t)
+			StrBuf *b, CheckTally *t, EntryCheck *ec)
 {
+	ec->done = true;
 	const char *verdict = or_dash(jstr(v, "verdict"));
 	const char *file = jstr(v, "smt2");
 	bool proven = strcmp(verdict, "proven") == 0;
@@ -1325,18 +1523,22 @@ static void check_entry(const char *dir, const char *solver, const JVal *v,
 		  or_dash(jstr(v, "kind")), verdict);
 	if (!proven && !refuted) {
 		sb_puts(b, "-        skipped\n");
+		ec->result = "skipped";
 		t->skipped++;
 		return;
 	}
 	/* a logged file name is a plain name inside the log directory */
 	if (!file || strchr(file, '/') || strcmp(file, "..") == 0) {
 		sb_puts(b, "-        NO QUERY FILE\n");
+		ec->result = "no query file";
 		t->unanswered++;
 		return;
 	}
 	for (int i = 0; i < t->nfiles; i++)
 		if (strcmp(t->files[i], file) == 0) {
 			sb_printf(b, "-        MALFORMED (%s is the query of an earlier entry)\n", file);
+			ec->result = "malformed";
+			snprintf(ec->detail, sizeof ec->detail, "%s is the query of an earlier entry", file);
 			t->malformed++;
 			return;
 		}
@@ -1356,6 +1558,8 @@ static void check_entry(const char *dir, const char *solver, const JVal *v,
 	free(text);
 	if (bad) {
 		sb_printf(b, "-        MALFORMED (%s: %s)\n", file, bad);
+		ec->result = "malformed";
+		snprintf(ec->detail, sizeof ec->detail, "%s: %s", file, bad);
 		t->malformed++;
 		free(path);
 		return;
@@ -1370,14 +1574,20 @@ static void check_entry(const char *dir, const char *solver, const JVal *v,
 	const char *answer = rs == RUN_OK ? solver_answer(output) : "not run";
 	const char *want = proven ? "unsat" : "sat";
 	sb_printf(b, "%-8s ", answer);
+	ec->answer = answer;
 	if (strcmp(answer, want) == 0) {
 		sb_puts(b, "ok\n");
+		ec->result = "ok";
 		t->agree++;
 	} else if (strcmp(answer, "sat") == 0 || strcmp(answer, "unsat") == 0) {
 		sb_printf(b, "DISAGREES (logged %s, expected %s)\n", verdict, want);
+		ec->result = "disagrees";
+		snprintf(ec->detail, sizeof ec->detail, "logged %s, expected %s", verdict, want);
 		t->disagree++;
 	} else {
 		sb_printf(b, "NO ANSWER (expected %s)\n", want);
+		ec->result = "no answer";
+		snprintf(ec->detail, sizeof ec->detail, "expected %s", want);
 		t->unanswered++;
 	}
 	t->no_solver |= rs == RUN_NO_SOLVER;
@@ -1385,7 +1595,7 @@ static void check_entry(const char *dir, const char *solver, const JVal *v,
 	free(path);
 }
 
-int proof_log_check(const char *dir, const char *solver, char **out)
+int proof_log_check_json(const char *dir, const char *solver, bool json, char **out)
 {
 	if (!solver || !*solver)
 		solver = "z3";
@@ -1404,6 +1614,12 @@ int proof_log_check(const char *dir, const char *solver, char **out)
 	}
 	StrBuf b = {0};
 	CheckTally t = {0};
+	EntryCheck *checks = calloc((size_t)e.n + 1, sizeof *checks);
+	if (!checks)
+		abort();
+	/* problems of the log as a whole (JSON: the summary's "problems") */
+	StrBuf problems = {0};
+	int nproblems = 0;
 	sb_printf(&b, "re-checking %s with %s\n", dir, solver);
 	sb_printf(&b, "%-8s %-28s %-11s %-8s %s\n", "id", "kind", "logged",
 		  solver, "result");
@@ -1415,10 +1631,15 @@ int proof_log_check(const char *dir, const char *solver, char **out)
 		if (id != t.last_id + 1) {
 			sb_printf(&b, "entry %d: MALFORMED (obligation id %.0f, expected %d: an entry was removed or moved)\n",
 				  i + 1, id, t.last_id + 1);
+			char msg[160];
+			snprintf(msg, sizeof msg, "entry %d: obligation id %.0f, expected %d: an entry was removed or moved",
+				 i + 1, id, t.last_id + 1);
+			sb_puts(&problems, nproblems++ ? "," : "");
+			json_string(&problems, msg);
 			t.malformed++;
 		}
 		t.last_id = id > t.last_id ? (int)id : t.last_id;
-		check_entry(dir, solver, &e.items[i], &b, &t);
+		check_entry(dir, solver, &e.items[i], &b, &t, &checks[i]);
 	}
 	/* every query file of the folder has its entry */
 	DIR *dp = opendir(dir);
@@ -1434,6 +1655,10 @@ int proof_log_check(const char *dir, const char *solver, char **out)
 		}
 		if (!listed) {
 			sb_printf(&b, "%s: MALFORMED (no entry of index.jsonl names this query)\n", n);
+			char msg[320];
+			snprintf(msg, sizeof msg, "%.200s: no entry of index.jsonl names this query", n);
+			sb_puts(&problems, nproblems++ ? "," : "");
+			json_string(&problems, msg);
 			t.malformed++;
 		}
 	}
@@ -1449,11 +1674,42 @@ int proof_log_check(const char *dir, const char *solver, char **out)
 	if (t.no_solver)
 		sb_printf(&b, "cannot run '%s': is it installed and on PATH?\n",
 			  solver);
+	if (json) {
+		/* the records of run --json; the text above is dropped */
+		free(sb_take(&b));
+		json_steps(&b, &e, checks, solver);
+		if (t.no_solver) {
+			char msg[128];
+			snprintf(msg, sizeof msg, "cannot run '%s': is it installed and on PATH?", solver);
+			sb_puts(&problems, nproblems++ ? "," : "");
+			json_string(&problems, msg);
+		}
+		char *plist = sb_take(&problems);
+		int nobs = 0;
+		for (int i = 0; i < e.n; i++)
+			nobs += strcmp(or_dash(jstr(&e.items[i], "type")), "obligation") == 0;
+		sb_printf(&b, "{\"type\":\"summary\",\"solver\":");
+		json_string(&b, solver);
+		sb_printf(&b, ",\"obligations\":%d,\"agree\":%d,\"disagree\":%d,\"unanswered\":%d,"
+			      "\"malformed\":%d,\"skipped\":%d,\"problems\":[%s]}\n",
+			  nobs, t.agree, t.disagree, t.unanswered, t.malformed, t.skipped, plist);
+		free(plist);
+		int rc = t.no_solver ? 2 : t.disagree || t.unanswered || t.malformed ? 1 : 0;
+		sb_printf(&b, "{\"type\":\"result\",\"status\":\"%s\",\"ir\":null}\n",
+			  rc == 0 ? "ok" : rc == 1 ? "rejected" : "bad input");
+	}
+	free(sb_take(&problems));
+	free(checks);
 	*out = sb_take(&b);
 	entries_free(&e);
 	if (t.no_solver)
 		return 2;
 	return t.disagree || t.unanswered || t.malformed ? 1 : 0;
+}
+
+int proof_log_check(const char *dir, const char *solver, char **out)
+{
+	return proof_log_check_json(dir, solver, false, out);
 }
 
 /* ---------- log check --rebuild: the log's sources and the comparison ---------- */

@@ -180,10 +180,263 @@ static void explain_clash(StrBuf *b, const Obligation *o, const Model *m)
 	free(c2);
 }
 
+/* ---- a no-op goal said plainly: what the store would write, into which
+ * cell, over which value, and the padding it reads ---- */
+
+typedef struct MVal {
+	bool is_float;
+	int64_t i;
+	double f;
+} MVal;
+
+/* Bindings of variables the model does not hold (a layout's physical
+ * index variables). */
+typedef struct MBind {
+	int n;
+	Var *const *vars;
+	const int64_t *vals;
+} MBind;
+
+static const ModelCell *model_cell(const Model *m, const Buffer *buf, int n, const int64_t *idx)
+{
+	for (int i = 0; m && i < m->ncells; i++) {
+		const ModelCell *c = &m->cells[i];
+		if (c->buf != buf || c->nidx != n)
+			continue;
+		bool same = true;
+		for (int k = 0; k < n && same; k++)
+			same = c->idx[k] == idx[k];
+		if (same)
+			return c;
+	}
+	return NULL;
+}
+
+static MVal mval_of(const ModelValue *v)
+{
+	return v->is_float ? (MVal){true, 0, v->fval} : (MVal){false, v->ival, 0};
+}
+
+static double as_double(MVal v) { return v.is_float ? v.f : (double)v.i; }
+
+/* e under the model (loads read its cells) and the bindings; false when
+ * the model does not decide it or the expression is beyond this small
+ * evaluator (reports only: the sentence is then left out). */
+static bool model_eval(const Model *m, const MBind *bd, const Expr *e, int depth, MVal *out)
+{
+	MVal x, y;
+	if (depth > 32)
+		return false;
+	switch (e->kind) {
+	case EX_INT: *out = (MVal){false, e->u.ival, 0}; return true;
+	case EX_FLOAT: *out = (MVal){true, 0, e->u.fval}; return true;
+	case EX_VAR:
+		for (int i = 0; bd && i < bd->n; i++)
+			if (bd->vars[i] == e->u.var) {
+				*out = (MVal){false, bd->vals[i], 0};
+				return true;
+			}
+		for (int i = 0; m && i < m->nvars; i++)
+			if (m->vars[i].var == e->u.var) {
+				*out = mval_of(&m->vars[i].val);
+				return true;
+			}
+		return false;
+	case EX_LOAD: {
+		int64_t idx[16];
+		int n = e->u.load.nidx;
+		if (n > 16)
+			return false;
+		for (int k = 0; k < n; k++) {
+			if (!model_eval(m, bd, e->u.load.idx[k], depth + 1, &x) || x.is_float)
+				return false;
+			idx[k] = x.i;
+		}
+		const ModelCell *c = model_cell(m, e->u.load.buf, n, idx);
+		if (!c)
+			return false;
+		*out = mval_of(&c->val);
+		return true;
+	}
+	case EX_NEG:
+		if (!model_eval(m, bd, e->u.un.a, depth + 1, &x))
+			return false;
+		*out = x.is_float ? (MVal){true, 0, -x.f} : (MVal){false, -x.i, 0};
+		return !( !x.is_float && x.i == INT64_MIN);
+	case EX_NOT:
+		if (!model_eval(m, bd, e->u.un.a, depth + 1, &x) || x.is_float)
+			return false;
+		*out = (MVal){false, !x.i, 0};
+		return true;
+	case EX_CAST:
+		if (!model_eval(m, bd, e->u.un.a, depth + 1, &x))
+			return false;
+		if (dtype_is_float(e->dtype))
+			*out = (MVal){true, 0, as_double(x)};
+		else if (!x.is_float)
+			*out = x;
+		else
+			return false;
+		return true;
+	case EX_BIN: {
+		if (!model_eval(m, bd, e->u.bin.a, depth + 1, &x) || !model_eval(m, bd, e->u.bin.b, depth + 1, &y))
+			return false;
+		bool fl = x.is_float || y.is_float;
+		double a = as_double(x), c = as_double(y);
+		int64_t r = 0;
+		switch (e->u.bin.op) {
+		case OP_ADD:
+			if (fl) { *out = (MVal){true, 0, a + c}; return true; }
+			if (__builtin_add_overflow(x.i, y.i, &r)) return false;
+			break;
+		case OP_SUB:
+			if (fl) { *out = (MVal){true, 0, a - c}; return true; }
+			if (__builtin_sub_overflow(x.i, y.i, &r)) return false;
+			break;
+		case OP_MUL:
+			if (fl) { *out = (MVal){true, 0, a * c}; return true; }
+			if (__builtin_mul_overflow(x.i, y.i, &r)) return false;
+			break;
+		case OP_MIN: if (fl) { *out = (MVal){true, 0, a < c ? a : c}; return true; } r = x.i < y.i ? x.i : y.i; break;
+		case OP_MAX: if (fl) { *out = (MVal){true, 0, a > c ? a : c}; return true; } r = x.i > y.i ? x.i : y.i; break;
+		case OP_FLOORDIV:
+		case OP_FLOORMOD: {
+			if (fl || y.i == 0 || (x.i == INT64_MIN && y.i == -1))
+				return false;
+			int64_t q = x.i / y.i, rem = x.i % y.i;
+			if (rem != 0 && ((rem < 0) != (y.i < 0)))
+				q--, rem += y.i;
+			r = e->u.bin.op == OP_FLOORDIV ? q : rem;
+			break;
+		}
+		case OP_EQ: r = fl ? a == c : x.i == y.i; break;
+		case OP_NE: r = fl ? a != c : x.i != y.i; break;
+		case OP_LT: r = fl ? a < c : x.i < y.i; break;
+		case OP_LE: r = fl ? a <= c : x.i <= y.i; break;
+		case OP_GT: r = fl ? a > c : x.i > y.i; break;
+		case OP_GE: r = fl ? a >= c : x.i >= y.i; break;
+		case OP_AND: if (fl) return false; r = x.i && y.i; break;
+		case OP_OR: if (fl) return false; r = x.i || y.i; break;
+		case OP_DIV: case OP_SHL: case OP_SHR: case OP_COUNT:
+			return false;
+		}
+		/* the program's integers wrap at their width; comparisons are 0 / 1 */
+		*out = (MVal){false, dtype_is_float(e->dtype) ? r : dtype_wrap_int(r, e->dtype), 0};
+		return true;
+	}
+	case EX_SELECT: case EX_UNDEF: case EX_LET: case EX_CALL: case EX_OPAQUE: case EX_COUNT:
+		return false;
+	}
+	return false;
+}
+
+static void mval_text(StrBuf *b, MVal v)
+{
+	value_text(b, &(ModelValue){v.is_float, v.i, v.f, NULL});
+}
+
+/* "A[0, 3, 2]" for a load under the model into idx, or false. */
+static bool load_cell(const Model *m, const Expr *e, int64_t *idx)
+{
+	MVal x;
+	for (int k = 0; k < e->u.load.nidx && k < 16; k++) {
+		if (!model_eval(m, NULL, e->u.load.idx[k], 0, &x) || x.is_float)
+			return false;
+		idx[k] = x.i;
+	}
+	return e->u.load.nidx <= 16;
+}
+
+static void cell_text(StrBuf *b, const Buffer *buf, int n, const int64_t *idx)
+{
+	sb_printf(b, "%s[", buf->name);
+	for (int k = 0; k < n; k++)
+		sb_printf(b, "%s%lld", k ? ", " : "", (long long)idx[k]);
+	sb_puts(b, "]");
+}
+
+/* The padding cells the stored value reads: "; A[0, 3, 2] is padding
+ * of A, T.undef() (any value)". */
+static void explain_padding_reads(StrBuf *b, const Model *m, const Expr *e, int depth)
+{
+	if (depth > 32)
+		return;
+	switch (e->kind) {
+	case EX_LOAD: {
+		const Layout *lay = e->u.load.buf->layout;
+		int64_t idx[16];
+		const Expr *pad = lay ? (lay->all_padding ? lay->all_padding : lay->pad_predicate) : NULL;
+		MVal in;
+		if (!pad || !lay->inv_vars || !load_cell(m, e, idx))
+			return;
+		MBind bd = {e->u.load.nidx, lay->inv_vars, idx};
+		if (!model_eval(m, &bd, pad, 0, &in) || in.is_float || !in.i)
+			return;
+		sb_puts(b, "; ");
+		cell_text(b, e->u.load.buf, e->u.load.nidx, idx);
+		sb_printf(b, " is padding of %s", e->u.load.buf->name);
+		switch (lay->pad_kind) {
+		case PAD_UNDEF: sb_puts(b, ", whose pad value is T.undef() (any value)"); break;
+		case PAD_VALUE: {
+			MVal pv;
+			sb_puts(b, ", holding its pad value");
+			if (lay->pad_value && model_eval(m, &bd, lay->pad_value, 0, &pv)) {
+				sb_puts(b, " ");
+				mval_text(b, pv);
+			}
+			break;
+		}
+		case PAD_NONE_GIVEN: sb_puts(b, ", which has no pad value"); break;
+		}
+		return;
+	}
+	case EX_BIN:
+		explain_padding_reads(b, m, e->u.bin.a, depth + 1);
+		explain_padding_reads(b, m, e->u.bin.b, depth + 1);
+		return;
+	case EX_NEG: case EX_NOT: case EX_CAST:
+		explain_padding_reads(b, m, e->u.un.a, depth + 1);
+		return;
+	case EX_INT: case EX_FLOAT: case EX_VAR: case EX_SELECT: case EX_UNDEF: case EX_LET:
+	case EX_CALL: case EX_OPAQUE: case EX_COUNT:
+		return;
+	}
+}
+
+/* "violation: the store at 9:13 writes 2 into B[0], which holds 0: not
+ * a no-op; A[0, 3, 2] is padding of A, ..." (at the values printed next) */
+static void explain_store(StrBuf *b, const Obligation *o, const Model *m)
+{
+	const ObligationStore *st = o->store;
+	int64_t idx[16];
+	MVal x, now;
+	if (!st || !m || st->nidx > 16)
+		return;
+	for (int k = 0; k < st->nidx; k++) {
+		if (!model_eval(m, NULL, st->idx[k], 0, &x) || x.is_float)
+			return;
+		idx[k] = x.i;
+	}
+	const ModelCell *old = model_cell(m, st->buf, st->nidx, idx);
+	if (!old || !model_eval(m, NULL, st->value, 0, &now))
+		return;
+	/* the values follow on the next line, once */
+	sb_printf(b, "    violation: the store at %d:%d writes ", st->span.line, st->span.col);
+	mval_text(b, now);
+	sb_puts(b, " into ");
+	cell_text(b, st->buf, st->nidx, idx);
+	sb_puts(b, ", which holds ");
+	value_text(b, &old->val);
+	sb_puts(b, ": not a no-op");
+	explain_padding_reads(b, m, st->value, 0);
+	sb_puts(b, "\n");
+}
+
 static void explain_model(StrBuf *b, const Obligation *o, const Model *m)
 {
 	sb_printf(b, "  counterexample (%s):\n", o->kind);
 	explain_clash(b, o, m);
+	explain_store(b, o, m);
 	explain_math_calls(b, o);
 	if (m && m->nvars) {
 		sb_puts(b, "    values:");
@@ -633,15 +886,44 @@ static RunStatus budget_run(const Func *f, State *st, Budget *bu, InterpResult *
 	return rs;
 }
 
+/* lift_alloc.no_carry: before the rewrite the read finds an uninitialised
+ * cell of its iteration's own allocation; after it, where the allocation
+ * outlives the iteration, the same input runs without undefined
+ * behaviour, the read taking what an earlier iteration left. */
+static TryResult try_carried(Arena *a, const InterpResult *rb, const Func *after, State *in,
+			     Budget *bu, StrBuf *why)
+{
+	DiagList d;
+	diag_init(&d, a);
+	State *sa = state_transfer(a, in, after, &d);
+	if (!sa)
+		return TRY_SKIP;
+	InterpResult ra;
+	bool over;
+	RunStatus st = budget_run(after, sa, bu, &ra, &over);
+	if (over)
+		return TRY_LIMIT;
+	if (st != RUN_OK)
+		return TRY_SKIP;
+	sb_printf(why, "    before the rewrite: %s", rb->message);
+	if (rb->span.line > 0)
+		sb_printf(why, " (line %d)", rb->span.line);
+	sb_puts(why, ": the iteration reads a cell it has not written; after: the allocation outlives the iteration and the read takes the value an earlier iteration left there\n");
+	return TRY_DIFF;
+}
+
 static TryResult try_input(Arena *a, const Func *before, const Func *after, State *in,
-			   bool ieee, Budget *bu, StrBuf *why)
+			   bool ieee, bool carried, Budget *bu, StrBuf *why)
 {
 	DiagList d;
 	diag_init(&d, a);
 	State *sb = state_clone(a, in);
 	InterpResult rb;
 	bool over;
-	if (budget_run(before, sb, bu, &rb, &over) != RUN_OK)
+	RunStatus sbs = budget_run(before, sb, bu, &rb, &over);
+	if (sbs == RUN_UB && !over && carried && rb.message && strstr(rb.message, "read of uninitialised"))
+		return try_carried(a, &rb, after, in, bu, why);
+	if (sbs != RUN_OK)
 		return over ? TRY_LIMIT : TRY_SKIP; /* not admissible, or P itself has UB here */
 	State *sa = state_transfer(a, in, after, &d);
 	/* a layout that maps input cells outside the new shape: run the
@@ -752,7 +1034,7 @@ static void stopped(Arena *a, const Budget *bu, int tried, ReplayOutcome *out)
  * `cells` is given), tried on before and after. */
 static TryResult attempt(Arena *a, const Func *before, const Func *after, const int64_t *scalars,
 			 const Model *cells, unsigned sd, bool fallback, bool wide,
-			 bool ieee, Budget *bu, StrBuf *why)
+			 bool ieee, bool carried, Budget *bu, StrBuf *why)
 {
 	DiagList d;
 	diag_init(&d, a);
@@ -768,7 +1050,7 @@ static TryResult attempt(Arena *a, const Func *before, const Func *after, const 
 	if (wide)
 		widen_floats(in, sd);
 	apply_model_cells(in, cells);
-	TryResult r = try_input(a, before, after, in, ieee, bu, why);
+	TryResult r = try_input(a, before, after, in, ieee, carried, bu, why);
 	if (r == TRY_DIFF)
 		scalars_text(why, in);
 	return r;
@@ -858,7 +1140,8 @@ static void replay(Arena *a, Solver *solver, const Obligation *o, const Model *m
 		int t = plain ? k - attempts : k;
 		unsigned sd = seed + (plain ? 1000u : 0u) + (unsigned)t;
 		TryResult r = attempt(a, before, after, scalars, plain ? NULL : m, sd,
-				      plain || t >= attempts / 2, t % 2 == 1, ieee, &bu, &why);
+				      plain || t >= attempts / 2, t % 2 == 1, ieee,
+				      has_kind(o->kind, "lift_alloc.no_carry"), &bu, &why);
 		tried += r != TRY_SKIP;
 		if (r == TRY_LIMIT) {
 			free(sb_take(&why));

@@ -83,6 +83,10 @@ int proof_log_show(const char *dir, bool json, char **out);
  * binary; 0 if every verdict agrees (proven stays unsat, refuted stays
  * sat), 1 on any disagreement, 2 if the log cannot be read. */
 int proof_log_check(const char *dir, const char *solver, char **out);
+/* proof_log_check; json: the records of run --json (README, "JSON
+ * output"): a step per logged rewrite, each obligation with its re-check,
+ * a summary and a result, instead of the text. */
+int proof_log_check_json(const char *dir, const char *solver, bool json, char **out);
 
 /* Appended (smt/ owner): the first write failure of an open log ("proof
  * log: cannot write ob-0003.smt2 in DIR: No space left on device"), or

@@ -111,8 +111,11 @@ typedef struct Worker {
 	Z3_solver inc, fresh;
 	unsigned rlimit; /* the solvers' resource limit */
 	Watchdog dog;
+	struct Runner *run; /* the check's thread, NULL until the first check */
 	struct Worker *next; /* in the process pool while idle */
 } Worker;
+
+static void runner_stop(struct Runner *r);
 
 typedef struct CacheEntry {
 	QKey key;
@@ -236,6 +239,10 @@ static void watchdog_disarm(Watchdog *d)
 
 static void worker_free(Worker *w)
 {
+	if (w->run) {
+		runner_stop(w->run);
+		w->run = NULL;
+	}
 	if (!w->ctx)
 		return;
 	watchdog_stop(&w->dog);
@@ -245,6 +252,196 @@ static void worker_free(Worker *w)
 		Z3_solver_dec_ref(w->ctx, w->fresh);
 	Z3_del_context(w->ctx);
 	memset(w, 0, sizeof *w);
+}
+
+/* ---------- a check with a hard bound ----------
+ * Z3 does not poll for the interrupt everywhere: a nonlinear query with a
+ * 1000 ms limit returned up to 1.15 s after the watchdog's first
+ * interrupt (in the nonlinear tactics' preprocessing), and a resource
+ * limit would not help, since Z3 counts resources where it polls. So the
+ * check runs on a thread of its own while the caller waits until the
+ * hard deadline (the limit, plus a quarter of it and 250 ms for Z3 to
+ * unwind after the interrupt: losing a worker costs a new context, up to
+ * 0.4 s on a loaded machine, so not too eagerly). Past it the caller gives up: the query is
+ * "timeout" (not proven, so it rejects), and the worker is lost: the
+ * check's thread owns it, finishes alone (the watchdog keeps
+ * interrupting) and frees it; the caller takes another worker. At most
+ * MAX_LOST checks run on alone; with more, the caller waits as before. */
+enum { MAX_LOST = 4, UNWIND_MS = 250 };
+
+static atomic_int lost_alive;
+static pthread_once_t lost_once = PTHREAD_ONCE_INIT;
+
+/* At exit, a lost check may still run in Z3 while the library's static
+ * state is torn down: wait for it (each is interrupted every 20 ms and
+ * has returned within about a second), at most 5 s. */
+static void wait_for_lost(void)
+{
+	for (int k = 0; k < 1000 && atomic_load(&lost_alive) > 0; k++)
+		nanosleep(&(struct timespec){0, 5000000L}, NULL);
+}
+
+/* a forked child has none of its parent's threads */
+static void lost_after_fork(void) { atomic_store(&lost_alive, 0); }
+
+static void register_lost_wait(void)
+{
+	atexit(wait_for_lost);
+	pthread_atfork(NULL, NULL, lost_after_fork);
+}
+
+/* The check's thread, one per worker, started on its first check. */
+typedef struct Runner {
+	pthread_mutex_t mu;
+	pthread_cond_t go_cv, done_cv;
+	pthread_t thread;
+	bool go, done, lost, quit;
+	Worker *w;
+	Z3_solver s;
+	Z3_lbool res;
+	bool failed; /* a Z3 error, with its text in err */
+	char err[256];
+} Runner;
+
+static void runner_destroy(Runner *r)
+{
+	pthread_cond_destroy(&r->go_cv);
+	pthread_cond_destroy(&r->done_cv);
+	pthread_mutex_destroy(&r->mu);
+	free(r);
+}
+
+static void *runner_main(void *arg)
+{
+	Runner *r = arg;
+	pthread_mutex_lock(&r->mu);
+	for (;;) {
+		while (!r->go && !r->quit)
+			pthread_cond_wait(&r->go_cv, &r->mu);
+		if (r->quit)
+			break;
+		r->go = false;
+		Worker *w = r->w;
+		Z3_solver s = r->s;
+		pthread_mutex_unlock(&r->mu);
+		smt_z3_error_clear();
+		Z3_lbool res = Z3_solver_check(w->ctx, s);
+		/* at once: Z3_interrupt after the check leaves the context
+		 * canceled, and the next push would fail ("push canceled") */
+		watchdog_disarm(&w->dog);
+		const char *msg = NULL;
+		bool failed = smt_z3_error(&msg);
+		char err[256] = "";
+		if (failed)
+			snprintf(err, sizeof err, "%s", msg ? msg : "");
+		smt_z3_error_clear();
+		pthread_mutex_lock(&r->mu);
+		r->res = res;
+		r->failed = failed;
+		memcpy(r->err, err, sizeof err);
+		r->done = true;
+		pthread_cond_signal(&r->done_cv);
+		if (r->lost)
+			break;
+	}
+	bool lost = r->lost;
+	pthread_mutex_unlock(&r->mu);
+	if (lost) { /* the caller has gone: the worker is ours to free */
+		pthread_detach(pthread_self());
+		Worker *w = r->w;
+		w->run = NULL;
+		worker_free(w);
+		free(w);
+		runner_destroy(r);
+		atomic_fetch_sub(&lost_alive, 1);
+	}
+	return NULL;
+}
+
+static Runner *runner_start(Worker *w)
+{
+	Runner *r = calloc(1, sizeof *r);
+	if (!r)
+		return NULL;
+	pthread_mutex_init(&r->mu, NULL);
+	pthread_condattr_t ca;
+	pthread_condattr_init(&ca);
+	pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
+	pthread_cond_init(&r->go_cv, NULL);
+	pthread_cond_init(&r->done_cv, &ca);
+	pthread_condattr_destroy(&ca);
+	r->w = w;
+	pthread_attr_t attr;
+	pthread_attr_init(&attr);
+	/* Z3 recurses on deep terms: the size of a main thread's stack */
+	pthread_attr_setstacksize(&attr, (size_t)8 << 20);
+	bool ok = pthread_create(&r->thread, &attr, runner_main, r) == 0;
+	pthread_attr_destroy(&attr);
+	if (!ok) {
+		runner_destroy(r);
+		return NULL;
+	}
+	return r;
+}
+
+/* an idle runner (not lost): its thread ends and is joined */
+static void runner_stop(Runner *r)
+{
+	pthread_mutex_lock(&r->mu);
+	r->quit = true;
+	pthread_cond_signal(&r->go_cv);
+	pthread_mutex_unlock(&r->mu);
+	pthread_join(r->thread, NULL);
+	runner_destroy(r);
+}
+
+/* Z3_solver_check(w->ctx, s) under the watchdog's time_ms, returning by
+ * the hard deadline. False when the caller gave up: *res is Z3_L_UNDEF
+ * and w belongs to the check's thread (the caller must not touch w, its
+ * context or anything made in it again). A Z3 error of the check is
+ * copied to err (NUL-terminated, empty without one). */
+static bool timed_check(Worker *w, Z3_solver s, unsigned time_ms,
+			Z3_lbool *res, char err[256])
+{
+	err[0] = '\0';
+	*res = Z3_L_UNDEF;
+	bool room = atomic_load(&lost_alive) < MAX_LOST;
+	if (!w->run && room)
+		w->run = runner_start(w);
+	Runner *r = w->run;
+	if (!r || !room) { /* inline, bounded by the watchdog alone */
+		watchdog_arm(&w->dog, time_ms);
+		*res = Z3_solver_check(w->ctx, s);
+		watchdog_disarm(&w->dog);
+		const char *msg = NULL;
+		if (smt_z3_error(&msg))
+			snprintf(err, 256, "%s", msg ? msg : "");
+		return true;
+	}
+	struct timespec hard;
+	clock_gettime(CLOCK_MONOTONIC, &hard);
+	timespec_add_ms(&hard, time_ms + time_ms / 4 + UNWIND_MS);
+	pthread_mutex_lock(&r->mu);
+	r->s = s;
+	r->done = false;
+	r->go = true;
+	watchdog_arm(&w->dog, time_ms);
+	pthread_cond_signal(&r->go_cv);
+	while (!r->done &&
+	       pthread_cond_timedwait(&r->done_cv, &r->mu, &hard) == 0)
+		;
+	bool done = r->done;
+	if (done) {
+		*res = r->res;
+		if (r->failed)
+			snprintf(err, 256, "%s", r->err);
+	} else {
+		r->lost = true;
+		atomic_fetch_add(&lost_alive, 1);
+		pthread_once(&lost_once, register_lost_wait);
+	}
+	pthread_mutex_unlock(&r->mu);
+	return done;
 }
 
 void smt_solver_free(Solver *s)
@@ -743,8 +940,9 @@ static char *unknown_reason(const char *z3, bool out_of_time,
 }
 
 /* hyps AND NOT goal on one solver: unsat -> proven, sat -> refuted with
- * a model, else not proven. */
-static void check_on(Worker *w, Z3_solver s, bool incremental,
+ * a model, else not proven. False when the worker was lost (timed_check):
+ * the caller must drop it. */
+static bool check_on(Worker *w, Z3_solver s, bool incremental,
 		     unsigned time_ms, const SmtOptions *opt,
 		     const SmtEncoding *enc, RawResult *r)
 {
@@ -758,13 +956,17 @@ static void check_on(Worker *w, Z3_solver s, bool incremental,
 	double budget0 = opt->rlimit ? rlimit_count(c, s) : 0;
 	double t0 = now_seconds();
 	Z3_lbool res = Z3_L_UNDEF;
-	if (!smt_z3_error(NULL)) {
-		watchdog_arm(&w->dog, time_ms);
-		res = Z3_solver_check(c, s);
-		watchdog_disarm(&w->dog);
+	char err[256] = "";
+	if (!smt_z3_error(&msg) &&
+	    !timed_check(w, s, time_ms, &res, err)) {
+		/* given up at the hard deadline: w is the check's now */
+		raw_unknown(r, "timeout");
+		return false;
 	}
+	if (err[0])
+		msg = err;
 	double elapsed_ms = (now_seconds() - t0) * 1000.0;
-	if (smt_z3_error(&msg)) {
+	if (msg) {
 		char *why = NULL;
 		if (asprintf(&why, "internal: z3 error: %s", msg) < 0)
 			why = NULL;
@@ -798,27 +1000,30 @@ out:
 	else
 		Z3_solver_reset(c, s);
 	smt_z3_error_clear();
+	return true;
 }
 
 /* Linear float-free queries go to the incremental solver first; floats,
- * nonlinear terms, or an incremental "incomplete" go to the fresh one. */
-static void solve(Worker *w, const SmtOptions *opt, const SmtEncoding *enc,
+ * nonlinear terms, or an incremental "incomplete" go to the fresh one.
+ * False when the worker was lost. */
+static bool solve(Worker *w, const SmtOptions *opt, const SmtEncoding *enc,
 		  RawResult *r)
 {
 	bool direct = enc->uses_fp || enc->nonlinear;
 	unsigned time_ms = opt->timeout_ms;
 	if (!direct) {
 		double t0 = now_seconds();
-		check_on(w, w->inc, true, time_ms, opt, enc, r);
+		if (!check_on(w, w->inc, true, time_ms, opt, enc, r))
+			return false;
 		if (r->verdict != VERDICT_UNKNOWN || !r->reason ||
 		    strncmp(r->reason, "incomplete", 10) != 0)
-			return;
+			return true;
 		/* the fallback gets what is left of the time */
 		double spent = (now_seconds() - t0) * 1000.0;
 		time_ms = spent < time_ms ? time_ms - (unsigned)spent : 1;
 		raw_free(r);
 	}
-	check_on(w, w->fresh, false, time_ms, opt, enc, r);
+	return check_on(w, w->fresh, false, time_ms, opt, enc, r);
 }
 
 /* ---------- jobs ---------- */
@@ -841,8 +1046,9 @@ typedef struct Job {
 /* Encode, look the key up in memory then on disk, solve on a miss. The
  * text is printed only with opt.want_text: the key is structural
  * (qhash.c), and the proof log prints its own copy on demand. */
-static void run_job(Solver *s, Worker *w, FloatMode fm, Job *j)
+static void run_job(Solver *s, Worker **wp, FloatMode fm, Job *j)
 {
+	Worker *w = *wp;
 	double t0 = now_seconds();
 	const char *why = w ? worker_init(w, &s->opt) : "internal: out of memory";
 	if (why) {
@@ -878,7 +1084,13 @@ static void run_job(Solver *s, Worker *w, FloatMode fm, Job *j)
 		cache_put(s, &key, &j->raw);
 		goto done;
 	}
-	solve(w, &s->opt, &enc, &j->raw);
+	if (!solve(w, &s->opt, &enc, &j->raw)) {
+		/* the worker is lost with its context: the terms go with it */
+		*wp = NULL;
+		smt_encoding_disown(&enc);
+		atomic_fetch_add(&s->nsolved, 1);
+		goto done;
+	}
 	atomic_fetch_add(&s->nsolved, 1);
 	/* Z3 failures are not facts about the query; everything else is
 	 * (a timeout under the same limits included, in memory; on disk
@@ -956,7 +1168,7 @@ void smt_discharge(Solver *s, Arena *a, const Obligation *o, FloatMode fm,
 	}
 	Job j = {.o = o};
 	Worker *w = worker_acquire();
-	run_job(s, w, fm, &j);
+	run_job(s, &w, fm, &j);
 	worker_release(w);
 	job_result(a, &j, out);
 	job_free(&j);
@@ -978,7 +1190,7 @@ static void *crew_main(void *arg)
 	for (int i; (i = atomic_fetch_add(&b->next, 1)) < b->n;) {
 		if (!w)
 			w = worker_acquire();
-		run_job(b->s, w, b->fm, &b->jobs[i]);
+		run_job(b->s, &w, b->fm, &b->jobs[i]);
 	}
 	worker_release(w);
 	return NULL;
@@ -1126,12 +1338,16 @@ Model *smt_model_within(Solver *s, Arena *a, const Obligation *o, FloatMode fm,
 			    enc.syms[i].value)
 				bounded += assert_within(c, zs, enc.syms[i].value, cap);
 	if (bounded && !smt_z3_error(NULL)) {
-		watchdog_arm(&w->dog, time_ms ? time_ms : 1);
-		Z3_lbool res = Z3_solver_check(c, zs);
-		watchdog_disarm(&w->dog);
+		Z3_lbool res;
+		char err[256];
+		if (!timed_check(w, zs, time_ms ? time_ms : 1, &res, err)) {
+			smt_encoding_disown(&enc);
+			smt_encoding_free(&enc);
+			return NULL; /* w is the check's now */
+		}
 		/* only a model of the query and the bounds: anything else
 		 * (unsat, unknown, a Z3 error) keeps the caller's model */
-		if (res == Z3_L_TRUE && !smt_z3_error(NULL) &&
+		if (res == Z3_L_TRUE && !err[0] && !smt_z3_error(NULL) &&
 		    !extract_model(c, zs, &enc, &j.raw) && j.raw.has_model) {
 			j.syms = calloc((size_t)enc.nsyms + 1, sizeof *j.syms);
 			if (j.syms) {

@@ -25,7 +25,8 @@
 	X(cli) X(conformance) X(soundness) X(layout) X(overcompute)            \
 	X(backend) X(compute_at) X(examples) X(hoist) X(merge) X(cache)        \
 	X(simplify) X(seq_access) X(layering) X(verify) X(tvm) \
-	X(analysis) X(tensorir) X(pcache) X(scale) X(reindex)
+	X(analysis) X(tensorir) X(pcache) X(scale) X(reindex) \
+	X(lift_alloc)
 
 #define X(name) Suite *suite_##name(void);
 VS_SUITES(X)

@@ -6,6 +6,7 @@
  * under examples/ (built by `make examples`, run here). Only vsched.h and
  * the interpreter check of tests/testutil.h are used. */
 #include <check.h>
+#include <glob.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -634,6 +635,21 @@ START_TEST(layout_and_overcompute_functions_schedule_the_row_sum)
 	ck_assert_int_eq(vs_reduce_loop_extents(s, NULL), VS_OK);
 	ck_assert_int_eq(vs_remove_no_op(s, NULL), VS_OK);
 	vs_schedule_free(s);
+	/* padding with 1, not the identity of +: refused, the violation said
+	 * plainly from the model (what the store writes over what, and why) */
+	s = vs_schedule_new(ctx, m, NULL);
+	ck_assert_int_eq(vs_transform_layout(s, "A", "lambda i, j: [i, j // 4, j % 4]", "1", NULL, NULL),
+			 VS_OK);
+	ck_assert_int_eq(vs_split(s, "j", 4, NULL, "jo", "ji"), VS_OK);
+	ck_assert_int_eq(vs_simplify(s), VS_OK);
+	ck_assert_int_eq(vs_remove_branching_through_overcompute(s, NULL, "ji", true), VS_REJECTED);
+	char *why = vs_report_text(vs_last_report(s));
+	ck_assert_msg(strstr(why, "    violation: the store at 6:13 writes ") &&
+			      strstr(why, ": not a no-op; A[") &&
+			      strstr(why, "is padding of A, holding its pad value 1\n"),
+		      "%s", why);
+	free(why);
+	vs_schedule_free(s);
 	/* with T.undef() padding the last step is refused, with a replay */
 	s = vs_schedule_new(ctx, m, NULL);
 	ck_assert_int_eq(vs_transform_layout(s, "A", "lambda i, j: [i, j // 4, j % 4]", "T.undef()", NULL,
@@ -668,22 +684,8 @@ START_TEST(string_arguments_cannot_inject_steps)
 					     NULL),
 			 VS_BAD_INPUT);
 	ck_assert_msg(strstr(vs_last_error(ctx), "index_map:1:") != NULL, "%s", vs_last_error(ctx));
-	char buf[64];
-	snprintf(buf, sizeof buf, "A%s", inj);
-	ck_assert_int_ne(vs_transform_layout(s, buf, "lambda i, j: [i, j]", NULL, NULL, NULL), VS_OK);
-	ck_assert_int_ne(vs_transform_layout(s, "A", "lambda i, j: [i, j]", NULL, buf, NULL), VS_OK);
-	ck_assert_int_ne(vs_sequential_buffer_access(s, buf, NULL), VS_OK);
-	ck_assert_int_ne(vs_remove_branching_through_overcompute(s, buf, NULL, false), VS_OK);
-	ck_assert_int_ne(vs_remove_branching_through_overcompute(s, NULL, buf, false), VS_OK);
-	ck_assert_int_ne(vs_remove_overcompute_through_branching(s, buf, false), VS_OK);
-	ck_assert_int_ne(vs_remove_no_op(s, buf), VS_OK);
-	ck_assert_int_ne(vs_hoist_expression(s, "if_else_stmt) ; sch.simplify(", NULL, NULL), VS_OK);
-	ck_assert_int_ne(vs_hoist_expression(s, NULL, buf, NULL), VS_OK);
-	ck_assert_int_ne(vs_hoist_expression(s, NULL, NULL, buf), VS_OK);
-	ck_assert_int_ne(vs_reduce_loop_extents(s, buf), VS_OK);
-	ck_assert_int_ne(vs_split(s, buf, 4, NULL, NULL, NULL), VS_OK);
-	ck_assert_int_ne(vs_cache_read(s, NULL, buf, "local", NULL), VS_OK);
-	ck_assert_int_ne(vs_compute_at(s, buf, "i"), VS_OK);
+	/* every other string argument: every_string_argument_is_checked */
+	(void)inj;
 	/* nothing ran: no report names simplify, the kernel is as parsed */
 	for (int i = 0; i < vs_num_reports(s); i++) {
 		ck_assert_int_ne(vs_report_status(vs_report_at(s, i)), VS_OK);
@@ -697,6 +699,206 @@ START_TEST(string_arguments_cannot_inject_steps)
 	ck_assert_int_eq(vs_transform_layout(s, "A", "lambda i, j: [i, j // 4, j % 4]", " -0 ", NULL, NULL),
 			 VS_OK);
 	vs_schedule_free(s);
+}
+END_TEST
+
+/* Every string argument of every typed primitive, given text that would
+ * close a script call and start another, is bad input with its reason: a
+ * name is not a name, a word not one of the words, a map or a pad value a
+ * parse error positioned in the string passed; no step commits. */
+#define INJECTED(call, why)                                                           \
+	do {                                                                          \
+		ck_assert_int_eq((call), VS_BAD_INPUT);                               \
+		ck_assert_msg(strstr(vs_last_error(ctx), (why)) != NULL, "%s: %s", #call, \
+			      vs_last_error(ctx));                                    \
+	} while (0)
+
+START_TEST(every_string_argument_is_checked)
+{
+	vs_module *m = vs_parse_file(ctx, "examples/tvm_matmul/matmul.tir");
+	ck_assert_ptr_nonnull(m);
+	vs_schedule *s = vs_schedule_new(ctx, m, NULL);
+	const char *x = "k\") ; sch.simplify(\"";
+	const char *name = "is not a name";
+	const char *inj_list[] = {"i", x};
+	INJECTED(vs_work_on(s, x), name);
+	INJECTED(vs_float_mode(s, x), "float_mode: mode must be one of real, ieee");
+	INJECTED(vs_split(s, x, 4, NULL, NULL, NULL), "split: loop \"k\") ; sch.simplify(\"\" is not a name");
+	INJECTED(vs_split(s, "k", 4, x, NULL, NULL), "split: tail must be one of guard, perfect, cut, cut_and_guard");
+	INJECTED(vs_split(s, "k", 4, NULL, x, NULL), name);
+	INJECTED(vs_split(s, "k", 4, NULL, NULL, x), name);
+	INJECTED(vs_fuse(s, x, "j", NULL), name);
+	INJECTED(vs_fuse(s, "i", x, NULL), name);
+	INJECTED(vs_fuse(s, "i", "j", x), name);
+	INJECTED(vs_reorder(s, 2, inj_list), name);
+	INJECTED(vs_parallel(s, x), name);
+	INJECTED(vs_vectorize(s, x), name);
+	INJECTED(vs_unroll(s, x), name);
+	INJECTED(vs_merge_adjacent_loops(s, x, "j"), name);
+	INJECTED(vs_merge_adjacent_loops(s, "i", x), name);
+	INJECTED(vs_fission(s, x, 0), name);
+	INJECTED(vs_merge_conditionals(s, x, false), name);
+	INJECTED(vs_cache_read(s, x, "A", NULL, NULL), name);
+	INJECTED(vs_cache_read(s, NULL, x, NULL, NULL), name);
+	INJECTED(vs_cache_read(s, NULL, "A", x, NULL), name);
+	INJECTED(vs_cache_read(s, NULL, "A", NULL, x), name);
+	INJECTED(vs_cache_write(s, x, "C", NULL, NULL), name);
+	INJECTED(vs_cache_write(s, NULL, x, NULL, NULL), name);
+	INJECTED(vs_cache_write(s, NULL, "C", x, NULL), name);
+	INJECTED(vs_cache_write(s, NULL, "C", NULL, x), name);
+	INJECTED(vs_compute_at(s, x, "i"), name);
+	INJECTED(vs_compute_at(s, "C", x), name);
+	INJECTED(vs_reverse_compute_at(s, x, "i"), name);
+	INJECTED(vs_reverse_compute_at(s, "C", x), name);
+	INJECTED(vs_transform_layout(s, x, "lambda i, j: [j, i]", NULL, NULL, NULL), name);
+	INJECTED(vs_transform_layout(s, "A", "lambda i, j: [j, i]) ; sch.simplify(", NULL, NULL, NULL),
+		 "index_map:1:");
+	INJECTED(vs_transform_layout(s, "A", "lambda i, j: [j, i]", "0.0) ; sch.simplify(", NULL, NULL),
+		 "pad_value:1:");
+	INJECTED(vs_transform_layout(s, "A", "lambda i, j: [j, i]", NULL, x, NULL), name);
+	INJECTED(vs_transform_layout(s, "A", "lambda i, j: [j, i]", NULL, NULL, x), name);
+	INJECTED(vs_sequential_buffer_access(s, x, NULL), name);
+	INJECTED(vs_sequential_buffer_access(s, "A", x), name);
+	INJECTED(vs_remove_branching_through_overcompute(s, x, NULL, false), name);
+	INJECTED(vs_remove_branching_through_overcompute(s, NULL, x, false), name);
+	INJECTED(vs_remove_overcompute_through_branching(s, x, false), name);
+	INJECTED(vs_remove_no_op(s, x), name);
+	INJECTED(vs_hoist_expression(s, "if_else_stmt) ; sch.simplify(", NULL, NULL),
+		 "hoist_expression: conditionals must be one of none, if_else_stmt, if_else_expr, boolean_expression (joined with |)");
+	INJECTED(vs_hoist_expression(s, NULL, x, NULL), name);
+	INJECTED(vs_hoist_expression(s, NULL, NULL, x), name);
+	INJECTED(vs_reduce_loop_extents(s, x), name);
+	INJECTED(vs_decompose_reduction(s, x, "k"), name);
+	INJECTED(vs_decompose_reduction(s, "C", x), name);
+	INJECTED(vs_rfactor(s, x, 0), name);
+	INJECTED(vs_add_unit_loop(s, x), name);
+	INJECTED(vs_lift_alloc(s, x, 1), name);
+	INJECTED(vs_transform_block_layout(s, x, "lambda i, j, k: (i, j, k)"), name);
+	INJECTED(vs_transform_block_layout(s, "C", "lambda i, j, k: (i, j, k)) ; sch.simplify("),
+		 "index_map:1:");
+	INJECTED(vs_reindex(s, x, "A", false, NULL, NULL), name);
+	INJECTED(vs_reindex(s, "C", x, false, NULL, NULL), name);
+	INJECTED(vs_reindex(s, "C", "A", false, x, "lambda i, k: (i, k)"), name);
+	INJECTED(vs_reindex(s, "C", "A", false, "local", "lambda i, k: (i, k)) ; sch.simplify("),
+		 "index_map:1:");
+	/* a missing (NULL) required string is bad input too, named */
+	INJECTED(vs_compute_at(s, NULL, "i"), "compute_at: block: missing (NULL) argument");
+	INJECTED(vs_reindex(s, "C", NULL, false, NULL, NULL), "reindex: buffer: missing (NULL) argument");
+	/* nothing committed: the kernel is as parsed */
+	for (int i = 0; i < vs_num_reports(s); i++)
+		ck_assert_int_ne(vs_report_status(vs_report_at(s, i)), VS_OK);
+	char *a = vs_module_print(m), *b = vs_module_print(vs_schedule_result(s));
+	ck_assert_str_eq(a, b);
+	free(a);
+	free(b);
+	vs_schedule_free(s);
+}
+END_TEST
+
+/* The primitive table (vs_primitives_doc) is the README's; each C API
+ * function it names is declared in vsched.h and called for what it does
+ * by a test (tests/test_*.c, injection attempts aside); each primitive it
+ * names is one the script reader knows. */
+START_TEST(primitive_table_drives_readme_api_and_scripts)
+{
+	char *doc = vs_primitives_doc();
+	char *readme = tu_read_file("README.md");
+	ck_assert_ptr_nonnull(readme);
+	ck_assert_msg(strstr(readme, doc) != NULL,
+		      "README.md's table of primitives is not `vsched help primitives`:\n%s", doc);
+	char *header = tu_read_file("include/vsched.h");
+	ck_assert_ptr_nonnull(header);
+	/* every test file's lines, but the injection attempts: a typed test
+	 * calls the function for what it does */
+	glob_t g;
+	ck_assert_int_eq(glob("tests/test_*.c", 0, NULL, &g), 0);
+	size_t cap = 1;
+	for (size_t i = 0; i < g.gl_pathc; i++) {
+		char *t = tu_read_file(g.gl_pathv[i]);
+		ck_assert_ptr_nonnull(t);
+		cap += strlen(t) + 1;
+		free(t);
+	}
+	char *tests = calloc(cap, 1);
+	for (size_t i = 0; i < g.gl_pathc; i++) {
+		char *t = tu_read_file(g.gl_pathv[i]), *save = NULL;
+		for (char *l = strtok_r(t, "\n", &save); l; l = strtok_r(NULL, "\n", &save))
+			if (!strstr(l, "INJECTED("))
+				strcat(strcat(tests, l), "\n");
+		free(t);
+	}
+	globfree(&g);
+	vs_module *m = vs_parse_file(ctx, "examples/tvm_matmul/matmul.tir");
+	ck_assert_ptr_nonnull(m);
+	int rows = 0, apis = 0;
+	for (char *line = strstr(doc, "\n| `"); line; line = strstr(line + 1, "\n| `")) {
+		rows++;
+		/* the primitive: "| `split(" */
+		char prim[64], fn[64], call[80];
+		const char *p = line + 4;
+		size_t n = strcspn(p, "(");
+		ck_assert_uint_lt(n, sizeof prim);
+		memcpy(prim, p, n);
+		prim[n] = 0;
+		vs_schedule *s = vs_schedule_new(ctx, m, NULL);
+		snprintf(call, sizeof call, "sch.%s()\n", prim);
+		vs_run_script_string(s, "t.sched", call);
+		ck_assert_msg(strstr(vs_last_error(ctx), "unknown schedule primitive") == NULL, "%s: %s", prim,
+			      vs_last_error(ctx));
+		vs_schedule_free(s);
+		/* its C API function: "| `vs_split` |" */
+		const char *api = strstr(p, " | `vs_");
+		const char *eol = strchr(p, '\n');
+		if (!api || (eol && api > eol))
+			continue;
+		apis++;
+		api += 4;
+		n = strcspn(api, "`");
+		ck_assert_uint_lt(n, sizeof fn - 1);
+		memcpy(fn, api, n);
+		fn[n] = '(';
+		fn[n + 1] = 0;
+		ck_assert_msg(strstr(header, fn) != NULL, "%s is not declared in vsched.h", fn);
+		snprintf(call, sizeof call, "%ss", fn);
+		ck_assert_msg(strstr(tests, call) != NULL, "%s has no typed test in tests/test_*.c", fn);
+	}
+	ck_assert_int_ge(rows, 30);
+	ck_assert_int_ge(apis, 25);
+	free(doc);
+	free(readme);
+	free(header);
+	free(tests);
+}
+END_TEST
+
+/* The script reader checks a call's strings by the same table: a word
+ * one of its words, a name a name, a keyword one of the row's, positioned
+ * at the argument. */
+START_TEST(scripts_check_strings_by_the_same_table)
+{
+	static const struct {
+		const char *script, *why;
+	} cases[] = {
+		{"sch.float_mode(\"fast\")\n", "t.sched:1:16: error: sch.float_mode: mode must be one of real, ieee, not \"fast\""},
+		{"sch.split(\"i\", factor=4, tail=\"sideways\")\n",
+		 "t.sched:1:31: error: sch.split: tail must be one of guard, perfect, cut, cut_and_guard"},
+		{"sch.hoist_expression(conditionals=\"if_else_stmt|bogus\")\n",
+		 "sch.hoist_expression: conditionals must be one of none, if_else_stmt, if_else_expr, boolean_expression (joined with |)"},
+		{"sch.parallel(\"i j\")\n", "t.sched:1:14: error: sch.parallel: loop \"i j\" is not a name"},
+		{"sch.split(\"i\", factor=4, outer=\"io\")\n",
+		 "sch.split: unexpected keyword argument 'outer' (it takes loop=, factor=, tail=)"},
+		{"sch.merge_adjacent_loops(l1=\"i\")\n",
+		 "sch.merge_adjacent_loops: unexpected keyword argument 'l1' (it takes no keyword arguments)"},
+	};
+	vs_module *m = parse("k.tir", tu_fixture(scale14));
+	for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
+		vs_schedule *s = vs_schedule_new(ctx, m, NULL);
+		ck_assert_int_eq(vs_run_script_string(s, "t.sched", cases[i].script), VS_BAD_INPUT);
+		ck_assert_msg(strstr(vs_last_error(ctx), cases[i].why), "%s: %s", cases[i].script,
+			      vs_last_error(ctx));
+		ck_assert_int_eq(vs_num_reports(s), 0);
+		vs_schedule_free(s);
+	}
 }
 END_TEST
 
@@ -802,7 +1004,9 @@ Suite *suite_api(void)
 			   bad_names_and_arguments_are_bad_input}},
 		{"scripts", {scripts_run_and_report_positions}},
 		{"layout", {layout_and_overcompute_functions_schedule_the_row_sum}},
-		{"typed", {string_arguments_cannot_inject_steps}},
+		{"typed", {string_arguments_cannot_inject_steps, every_string_argument_is_checked}},
+		{"primitive_table", {primitive_table_drives_readme_api_and_scripts,
+				     scripts_check_strings_by_the_same_table}},
 		{"names", {misspelled_blocks_and_buffers_get_did_you_mean}},
 		{"block_primitives", {block_primitives_are_typed_calls}},
 		{"limits", {tiny_resource_limit_rejects_as_not_proven}},

@@ -343,6 +343,20 @@ START_TEST(log_show_and_check_exit_codes)
 	vsched(0, &out, NULL, "log check '%s'", log);
 	ts_has(out, "0 disagree");
 	free(out);
+	/* log check --json: run's records, each obligation with its re-check */
+	vsched(0, &out, NULL, "log check '%s' --json", log);
+	ts_has(out, "\"recheck\":{\"solver\":\"z3\",\"answer\":\"unsat\",\"result\":\"ok\"");
+	ts_has(out, "{\"type\":\"result\",\"status\":\"ok\",\"ir\":null}");
+	for (char *line = strtok(out, "\n"); line; line = strtok(NULL, "\n"))
+		ck_assert_msg(tu_json_valid(line), "not JSON: %s", line);
+	free(out);
+	vsched(2, NULL, &err, "log check '%s' --json --rebuild", log);
+	ts_has(err, "--json does not apply with --rebuild");
+	free(err);
+	/* the table of primitives */
+	vsched(0, &out, NULL, "help primitives");
+	ts_has(out, "| `split(loop, factor, tail=\"guard\")` | `vs_split` |");
+	free(out);
 	vsched(0, NULL, NULL, "log check '%s' --solver cvc5", log);
 	/* a corrupted verdict: the re-check disagrees */
 	char path[400];

@@ -13,6 +13,7 @@
 #include <string.h>
 
 #include "rewrites/attach.h"
+#include "kernel/print.h"
 #include "smt/smt.h"
 #include "tests/testsched.h"
 #include "vsched.h"
@@ -475,6 +476,56 @@ START_TEST(tiled_producer_moves_whole_tiles_of_its_writes)
 }
 END_TEST
 
+/* ---------- packing: a cache in a transformed layout (issue 14) ---------- */
+
+/* B staged through Bp (cache_read), Bp packed as [j // 8][k][j % 8]
+ * (transform_layout), then computed per k block (compute_at under ko):
+ * the store Bp[ax1 // 8, ax0, ax1 % 8] reads as one logical dimension
+ * ax1 = 8 * x0 + x2, so cover names the writer of each cell read and Bp
+ * shrinks to the 8 rows of one k block, in the packed order; both orders
+ * of transform_layout and compute_at give a packed panel. A padded layout
+ * (j // 6: 18 columns for 16) is not supported: its padding predicate is
+ * over the physical shape the shrink would change. */
+static const char pack_steps[] =
+	"io, ii = sch.split(\"i#2\", factor=4, tail=\"perfect\")\n"
+	"jo, ji = sch.split(\"j#2\", factor=8, tail=\"perfect\")\n"
+	"ko, ki = sch.split(\"k\", factor=8, tail=\"perfect\")\n"
+	"sch.reorder(\"ko\", \"io\", \"jo\", \"ki\", \"ii\", \"ji\")\n"
+	"Bp = sch.cache_read(buffer=\"B\", scope=\"global\")\n";
+
+START_TEST(packed_cache_is_computed_per_k_block)
+{
+	const char *k = tu_fixture("compute_at/packed_panel.tir");
+	char *script = arena_printf(&arena, "%s%s", pack_steps,
+				    "sch.transform_layout(buffer=\"Bp\", index_map=lambda k, j: [j // 8, k, j % 8])\n"
+				    "sch.compute_at(block=\"Bp\", loop=\"ko\")\n"
+				    "sch.simplify()\n");
+	Schedule *s = accept_text(k, script);
+	StepReport *r = s->steps[s->nsteps - 2];
+	assert_all_proven(r);
+	ts_has(r->note, "Bp shrunk from [2, 16, 8] to [2, 8, 8]");
+	ts_has(r->note, "region of Bp per iteration: [0:2, ko * 8:ko * 8 + 8, 0:8]");
+	char *ir = print_func(sched_func(s));
+	ts_has(ir, "Bp = T.alloc_buffer([2, 8, 8]");
+	ts_has(ir, "Bp[jo, ki, ji]");
+	free(ir);
+	sched_free(s);
+	/* the other order: compute_at, then the packed layout of the panel */
+	script = arena_printf(&arena, "%s%s", pack_steps,
+			      "sch.compute_at(block=\"Bp\", loop=\"ko\")\n"
+			      "sch.transform_layout(buffer=\"Bp\", index_map=lambda k, j: [j // 8, k, j % 8])\n");
+	s = accept_text(k, script);
+	ir = print_func(sched_func(s));
+	ts_has(ir, "Bp = T.alloc_buffer([2, 8, 8]");
+	free(ir);
+	sched_free(s);
+	script = arena_printf(&arena, "%s%s", pack_steps,
+			      "sch.transform_layout(buffer=\"Bp\", index_map=lambda k, j: [j // 6, k, j % 6], pad_value=0.0)\n"
+			      "sch.compute_at(block=\"Bp\", loop=\"ko\")\n");
+	reject(k, script, "not supported: Bp has a padded transformed layout");
+}
+END_TEST
+
 /* ---------- rejections with counterexamples ---------- */
 
 static const char read_before_written[] = "compute_at/read_before_written.tir";
@@ -900,6 +951,7 @@ Suite *suite_compute_at(void)
 				     reversed_store_index_maps_the_box_back,
 				     reduction_producer_recomputes_each_cell_from_its_init}},
 		{"tiled_producers", {tiled_producer_moves_whole_tiles_of_its_writes}},
+		{"packed_layouts", {packed_cache_is_computed_per_k_block}},
 		{"rejections", {producer_read_before_written_is_rejected_with_replay,
 				producer_inputs_overwritten_earlier_is_rejected_with_replay,
 				later_consumer_outside_the_loop_is_not_supported,

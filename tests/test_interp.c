@@ -1445,6 +1445,83 @@ START_TEST(compiled_form_reports_ub_as_the_tree_does)
 }
 END_TEST
 
+/* The compiled form's fast paths (the f32 update X[a] = X[a] + Y[b] *
+ * Z[c] inline, and its loop whose accesses are lines checked once at the
+ * loop's entry) against the tree walk: in bounds and not, cells
+ * uninitialised or T.undef(), indices through lets (blocks), scalar
+ * parameters, local buffers, wrapping loop variables, either order of
+ * the sum, stopping at the step limit (engines_agree_on). */
+START_TEST(compiled_update_fast_paths_agree_with_the_tree)
+{
+	static const char *const kernels[] = {
+		/* the loop fast path: k runs one past A's and B's extent */
+		"@T.prim_func\ndef f(A: T.Buffer((8, 8), \"float32\"), B: T.Buffer((8, 8), \"float32\"),"
+		" C: T.Buffer((8, 8), \"float32\")):\n"
+		"    for i, j in T.grid(8, 8):\n        C[i, j] = T.float32(0)\n"
+		"    for i, j in T.grid(8, 8):\n        for k in T.serial(9):\n"
+		"            C[i, j] = C[i, j] + A[i, k] * B[k, j]\n",
+		/* product first, negative coefficients, a scalar in the indices */
+		"@T.prim_func\ndef f(n: T.int32, A: T.Buffer((16,), \"float32\"), B: T.Buffer((16,), \"float32\"),"
+		" C: T.Buffer((4, 4), \"float32\")):\n"
+		"    for i, j in T.grid(4, 4):\n        for k in T.serial(4):\n"
+		"            C[3 - i, j] = A[n + 4 * i - k + 3] * B[k * 4 + j] + C[3 - i, j]\n",
+		/* a local accumulator never initialised for j == 3 */
+		"@T.prim_func\ndef f(A: T.Buffer((4, 4), \"float32\"), B: T.Buffer((4,), \"float32\")):\n"
+		"    X = T.alloc_buffer((4,), \"float32\")\n"
+		"    for j in T.serial(3):\n        X[j] = T.float32(1)\n"
+		"    for j in T.serial(4):\n        for k in T.serial(4):\n"
+		"            X[j] = X[j] + A[j, k] * A[k, j]\n"
+		"    for j in T.serial(4):\n        B[j] = X[j]\n",
+		/* an operand T.undef(): the cell is tainted, the store marks it */
+		"@T.prim_func\ndef f(A: T.Buffer((4, 4), \"float32\"), C: T.Buffer((4,), \"float32\")):\n"
+		"    for i in T.serial(4):\n        C[i] = T.float32(0)\n"
+		"    A[1, 2] = T.undef(dtype=\"float32\")\n"
+		"    for i in T.serial(4):\n        for k in T.serial(4):\n"
+		"            C[i] = C[i] + A[i, k] * A[k, i]\n",
+		/* blocks: indices through lets, the init under an if */
+		"@T.prim_func\ndef f(A: T.Buffer((6, 6), \"float32\"), B: T.Buffer((6, 6), \"float32\"),"
+		" C: T.Buffer((6, 6), \"float32\")):\n"
+		"    for i, j, k in T.grid(6, 6, 6):\n"
+		"        with T.block(\"C\"):\n"
+		"            vi, vj, vk = T.axis.remap(\"SSR\", [i, j, k])\n"
+		"            with T.init():\n"
+		"                C[vi, vj] = T.float32(0)\n"
+		"            C[vi, vj] = C[vi, vj] + A[vi, vk] * B[vk, vj]\n",
+		/* an int32 loop variable that wraps: the loop checks each access */
+		"@T.prim_func\ndef f(A: T.Buffer((8,), \"float32\"), C: T.Buffer((8,), \"float32\")):\n"
+		"    for k in T.serial(2147483644, 2147483652):\n"
+		"        C[k - 2147483644] = C[k - 2147483644] + A[k - 2147483644] * A[k - 2147483644]\n",
+		/* the same cell loaded and stored through two names of one buffer */
+		"@T.prim_func\ndef f(A: T.Buffer((8,), \"float32\")):\n"
+		"    for k in T.serial(7):\n        A[k + 1] = A[k + 1] + A[k] * A[k]\n",
+		/* the other dtypes and the one-load sum: int32 wraps (big values
+		 * from the squares), int64, float64; a row past the end */
+		"@T.prim_func\ndef f(A: T.Buffer((5, 6), \"int32\"), B: T.Buffer((5,), \"int32\"),"
+		" C: T.Buffer((5,), \"int64\"), D: T.Buffer((5, 6), \"int64\")):\n"
+		"    for i in T.serial(5):\n        B[i] = 0\n        C[i] = T.int64(0)\n"
+		"        for j in T.serial(6):\n            B[i] = B[i] + A[i, j]\n"
+		"        for j in T.serial(6):\n            B[i] = A[i, j] * A[i, j] * 65536 * 8191 + B[i]\n"
+		"        for j in T.serial(6):\n            C[i] = D[i, j] * D[i, j] + C[i]\n"
+		"        for j in T.serial(7):\n            C[i] = C[i] + D[i, j]\n",
+		"@T.prim_func\ndef f(A: T.Buffer((4, 4), \"float64\"), B: T.Buffer((4,), \"float64\"),"
+		" E: T.Buffer((4, 4), \"int32\"), F: T.Buffer((4,), \"int32\")):\n"
+		"    for i in T.serial(4):\n        B[i] = T.float64(0)\n"
+		"        for j in T.serial(4):\n            B[i] = A[i, j] + B[i]\n"
+		"        for j in T.serial(4):\n            B[i] = B[i] + A[j, i] * A[i, j]\n"
+		"        for j in T.serial(4):\n            F[i] = F[i] + E[i, j] * E[j, i]\n",
+	};
+	for (size_t k = 0; k < sizeof kernels / sizeof *kernels; k++) {
+		Arena a;
+		arena_init(&a);
+		Module *m = tu_parse(&a, "ub.tir", kernels[k]);
+		char name[64];
+		snprintf(name, sizeof name, "kernel %zu", k);
+		ck_assert_int_gt(engines_agree_on(name, m->funcs[0], 100000), 0);
+		arena_free(&a);
+	}
+}
+END_TEST
+
 /* T.allocate_const: its cells hold the constants, row-major, and are
  * initialised (reading them is no UB). */
 START_TEST(allocate_const_cells_hold_the_constants)
@@ -1523,7 +1600,8 @@ Suite *suite_interp(void)
 		{"conformance", {conformance_before_runs_without_ub, conformance_after_runs_without_ub}},
 		{"compiled_form",
 		 {compiled_form_agrees_on_every_fixture, compiled_form_agrees_on_random_kernels,
-		  compiled_form_reports_ub_as_the_tree_does}},
+		  compiled_form_reports_ub_as_the_tree_does,
+		  compiled_update_fast_paths_agree_with_the_tree}},
 	};
 	for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
 		TCase *tc = tcase_create(cases[i].name);

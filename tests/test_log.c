@@ -99,6 +99,28 @@ static Expr *ref(Var *v) { return ir_varref(&arena, v, no_span); }
 /* One rewrite with three obligations: n % 4 == 0 under n % 8 == 0
  * (proven), A[i] == A[j] (refuted, with a model), and one that cannot be
  * encoded (not proven). The statement of the second needs escaping. */
+static void replace_in(const char *file, const char *from, const char *to);
+
+/* The lines of JSON output (in place), each checked to be one JSON value. */
+static int json_lines(char *out, char **line, int max)
+{
+	int n = 0;
+	for (char *save = NULL, *l = strtok_r(out, "\n", &save); l; l = strtok_r(NULL, "\n", &save)) {
+		ck_assert_msg(tu_json_valid(l), "not JSON: %s", l);
+		ck_assert_int_lt(n, max);
+		line[n++] = l;
+	}
+	return n;
+}
+
+/* A record's "type" (it opens every record). */
+static const char *json_type(const char *line)
+{
+	static char type[32];
+	ck_assert_int_eq(sscanf(line, "{\"type\":\"%31[a-z]\"", type), 1);
+	return type;
+}
+
 static void write_sample_log(void)
 {
 	DiagList d;
@@ -204,10 +226,52 @@ START_TEST(log_show_summarises_and_prints_json)
 	ck_assert_ptr_nonnull(strstr(out, "reason: unsupported:"));
 	ck_assert_ptr_nonnull(strstr(out, "total: 2 rewrites, 3 obligations: 1 proven, 1 refuted, 1 not proven"));
 	free(out);
+	/* --json: the records of run --json (README, "JSON output") */
 	ck_assert_int_eq(proof_log_show(dir, true, &out), 0);
-	char *index = read_in("index.jsonl");
-	ck_assert_str_eq(out, index);
-	free(index);
+	char *line[8];
+	int n = json_lines(out, line, 8);
+	ck_assert_int_eq(n, 4);
+	ck_assert_str_eq(json_type(line[0]), "step");
+	ck_assert_ptr_nonnull(strstr(line[0], "\"index\":1,\"step\":\"split(i, factor=4, tail=perfect)\",\"function\":\"main\",\"status\":\"committed\""));
+	ck_assert_ptr_nonnull(strstr(line[0], "\"kind\":\"split.divisible\",\"statement\":\"n % 4 == 0\",\"verdict\":\"proven\""));
+	ck_assert_ptr_nonnull(strstr(line[0], "\"counterexample\":null,\"replay\":{\"status\":\"none\",\"text\":null}"));
+	ck_assert_str_eq(json_type(line[1]), "step");
+	ck_assert_ptr_nonnull(strstr(line[1], "\"status\":\"rejected\",\"reason\":\"refuted: reorder.no_conflict\",\"note\":null"));
+	/* the structured counterexample of the refuted obligation */
+	ck_assert_ptr_nonnull(strstr(line[1], "\"counterexample\":{\"obligation\":\"reorder.no_conflict\",\"values\":[{\"name\":\"i\",\"value\":"));
+	ck_assert_ptr_nonnull(strstr(line[1], "\"source\":[{\"file\":\"k.tir\",\"line\":7,\"col\":9},{\"file\":\"k.tir\",\"line\":8,\"col\":3}]"));
+	ck_assert_str_eq(json_type(line[2]), "summary");
+	ck_assert_ptr_nonnull(strstr(line[2], "\"obligations\":3,\"proven\":1,\"refuted\":1,\"not_proven\":1"));
+	ck_assert_str_eq(json_type(line[3]), "result");
+	free(out);
+}
+END_TEST
+
+/* log check --json: the same records, each obligation with its re-check */
+START_TEST(log_check_json_records)
+{
+	write_sample_log();
+	char *out = NULL;
+	ck_assert_msg(proof_log_check_json(dir, "z3", true, &out) == 0, "%s", out);
+	char *line[8];
+	ck_assert_int_eq(json_lines(out, line, 8), 4);
+	ck_assert_str_eq(json_type(line[0]), "step");
+	ck_assert_ptr_nonnull(strstr(line[0], "\"recheck\":{\"solver\":\"z3\",\"answer\":\"unsat\",\"result\":\"ok\",\"detail\":null}"));
+	ck_assert_ptr_nonnull(strstr(line[1], "\"recheck\":{\"solver\":\"z3\",\"answer\":\"sat\",\"result\":\"ok\""));
+	ck_assert_ptr_nonnull(strstr(line[1], "\"result\":\"skipped\""));
+	ck_assert_ptr_nonnull(strstr(line[1], "\"counterexample\":{\"obligation\":\"reorder.no_conflict\""));
+	ck_assert_str_eq(json_type(line[2]), "summary");
+	ck_assert_ptr_nonnull(strstr(line[2], "\"obligations\":3,\"agree\":2,\"disagree\":0,\"unanswered\":0,\"malformed\":0,\"skipped\":1,\"problems\":[]"));
+	ck_assert_str_eq(json_type(line[3]), "result");
+	ck_assert_ptr_nonnull(strstr(line[3], "\"status\":\"ok\""));
+	free(out);
+	/* a query edited out of its entry: a problem of the log, status rejected */
+	replace_in("index.jsonl", "\"smt2\":\"ob-0002.smt2\"", "\"smt2\":\"ob-0001.smt2\"");
+	ck_assert_int_eq(proof_log_check_json(dir, "z3", true, &out), 1);
+	ck_assert_int_eq(json_lines(out, line, 8), 4);
+	ck_assert_ptr_nonnull(strstr(line[1], "\"result\":\"malformed\",\"detail\":\"ob-0001.smt2 is the query of an earlier entry\""));
+	ck_assert_ptr_nonnull(strstr(line[2], "\"problems\":[\"ob-0002.smt2: no entry of index.jsonl names this query\"]"));
+	ck_assert_ptr_nonnull(strstr(line[3], "\"status\":\"rejected\""));
 	free(out);
 }
 END_TEST
@@ -728,6 +792,7 @@ Suite *suite_log(void)
 	tcase_set_timeout(tc, 60);
 	tcase_add_test(tc, log_files_are_written);
 	tcase_add_test(tc, log_show_summarises_and_prints_json);
+	tcase_add_test(tc, log_check_json_records);
 	tcase_add_test(tc, empty_log_shows_zero_totals);
 	tcase_add_test(tc, write_failures_are_kept_for_the_caller);
 	suite_add_tcase(s, tc);

@@ -204,6 +204,60 @@ START_TEST(reindex_cache_bad_arguments)
 }
 END_TEST
 
+/* ---------- red team (issue 12) ----------
+ * Deliberate attempts to make reindex accept a wrong stage: a block that
+ * reads the buffer it writes at another cell (the copy-out would come too
+ * late for the read), one that writes the buffer it reads (the copy-in
+ * would be stale), index maps that send two cells to one. Each names its
+ * reason; where there is a counterexample, its replay confirms it. */
+static const char red_team[] = "reindex/red_team.tir";
+
+static const char *on(const char *fn, const char *call)
+{
+	return arena_printf(&arena, "sch.work_on(\"%s\")\n%s", fn, call);
+}
+
+START_TEST(red_team_reindex_of_a_buffer_read_and_written_is_refused)
+{
+	const char *k = tu_fixture(red_team);
+	static const char *const own_output[] = {
+		"sch.reindex(\"B\", (\"write\", 0))",
+		"sch.reindex(\"B\", (\"read\", 1))",
+		"sch.reindex_cache_write(\"B\", 0, \"global\", lambda i, j: (j, i))",
+	};
+	for (size_t i = 0; i < sizeof own_output / sizeof *own_output; i++)
+		ts_rejected(&arena, k, on("reads_own_output", own_output[i]),
+			    "the access of B in block 'B' is not a single point of its iter vars");
+	static const char *const own_input[] = {
+		"sch.reindex(\"B\", (\"read\", 0))",
+		"sch.reindex(\"B\", (\"write\", 0))",
+		"sch.reindex_cache_read(\"B\", 0, \"global\", lambda i, j: (i, j))",
+	};
+	for (size_t i = 0; i < sizeof own_input / sizeof *own_input; i++)
+		ts_rejected(&arena, k, on("writes_its_input", own_input[i]),
+			    "the access of A in block 'B' is not a single point of its iter vars");
+}
+END_TEST
+
+START_TEST(red_team_reindex_cache_maps_that_merge_cells_are_refuted)
+{
+	const char *k = tu_fixture(red_team);
+	ts_refuted(&arena, k, on("two_cells_one", "sch.reindex_cache_write(\"B\", 0, \"global\", lambda i, j: (i + j,))"),
+		   "reindex.injective");
+	ts_refuted(&arena, k, on("two_cells_one", "sch.reindex_cache_read(\"B\", 0, \"global\", lambda i, j: (i // 2, j))"),
+		   "reindex.injective");
+	/* a transposed stage is a bijection: committed, the same results */
+	TsRun t = ts_accept(&arena, k, on("two_cells_one", "sch.reindex_cache_write(\"B\", 0, \"global\", lambda i, j: (j, i))"), 8);
+	sched_free(t.s);
+	/* a write of one cell by several instances (the last one wins): the
+	 * stage keeps the order, and the copy-out writes what the last wrote */
+	t = ts_accept(&arena, k, on("same_cell_twice", "sch.reindex(\"B\", (\"write\", 0))"), 8);
+	sched_free(t.s);
+	ts_rejected(&arena, k, on("same_cell_twice", "sch.reindex_cache_write(\"B\", 0, \"global\", lambda i, j: (i, j))"),
+		    "the index map does not match the block iter vars");
+}
+END_TEST
+
 Suite *suite_reindex(void)
 {
 	Suite *s = suite_create("reindex");
@@ -222,6 +276,12 @@ Suite *suite_reindex(void)
 	tcase_add_test(tc, reindex_cache_stages_through_the_index_map);
 	tcase_add_test(tc, reindex_cache_rejects_maps_that_lose_cells);
 	tcase_add_test(tc, reindex_cache_bad_arguments);
+	suite_add_tcase(s, tc);
+	tc = tcase_create("red_team");
+	tcase_add_checked_fixture(tc, setup, teardown);
+	tcase_set_timeout(tc, 120);
+	tcase_add_test(tc, red_team_reindex_of_a_buffer_read_and_written_is_refused);
+	tcase_add_test(tc, red_team_reindex_cache_maps_that_merge_cells_are_refuted);
 	suite_add_tcase(s, tc);
 	return s;
 }

@@ -335,12 +335,14 @@ START_TEST(run_json_prints_valid_json_lines)
 	ts_has(out, "\"source\":[{\"file\":");
 	ts_has(out, "values: i");  /* the counterexample text, escaped */
 	ts_has(out, "\\n    cells: C[");
-	ck_assert_int_eq(check_json_lines(out), 3); /* two steps and the summary */
+	/* two steps, the summary, the result: rejected, no IR */
+	ts_has(out, "{\"type\":\"result\",\"status\":\"rejected\",\"ir\":null}");
+	ck_assert_int_eq(check_json_lines(out), 4);
 	free(out);
 	/* quotes, backslashes and control characters in names stay escaped */
 	out = run_json(0, tu_fixture(wave),
 		       "io, ii = sch.split(\"i\", factor=7)  # \"quoted\" \\ \t\n");
-	ts_has(out, "{\"type\":\"result\",\"ir\":\"");  /* the kernel after the schedule */
+	ts_has(out, "{\"type\":\"result\",\"status\":\"ok\",\"ir\":\"");  /* the kernel after the schedule */
 	ck_assert_int_eq(check_json_lines(out), 3); /* the step, the summary, the result */
 	free(out);
 	/* log show --json */
@@ -433,7 +435,7 @@ static void assert_lines_in_order(const char *page, const char *name, const char
 {
 	char *line = missing_line(want, got);
 	ck_assert_msg(line == NULL,
-		      "proofs/%s, example %s is stale: %s line\n  %s\nnot found (in order) in the output of vsched:\n%s",
+		      "%s, example %s is stale: %s line\n  %s\nnot found (in order) in the output of vsched:\n%s",
 		      page, name, what, line, got);
 }
 
@@ -460,7 +462,7 @@ static void run_page_example(const char *page, PageExample *e)
 	char *out, *err;
 	int rc = tu_sh(cmd, &out, &err);
 	tu_rmdir(tmp);
-	ck_assert_msg(rc == e->exit, "proofs/%s, example %s is stale: exit %d, the page says %d\n%s",
+	ck_assert_msg(rc == e->exit, "%s, example %s is stale: exit %d, the page says %d\n%s",
 		      page, e->name, rc, e->exit, err);
 	assert_lines_in_order(page, e->name, "stderr", e->err.s ? e->err.s : "", err);
 	assert_lines_in_order(page, e->name, "stdout", e->out.s ? e->out.s : "", out);
@@ -482,7 +484,9 @@ static void free_example(PageExample *e)
 static void check_page(const char *page, int *accepted, int *rejected, int *refuted)
 {
 	char path[256];
-	snprintf(path, sizeof path, "proofs/%s", page);
+	/* a proofs page by its name, or the README */
+	snprintf(path, sizeof path, "%s%s", strcmp(page, "README.md") == 0 ? "" : "proofs/", page);
+	page = path;
 	char *text = tu_read_file(path);
 	ck_assert_msg(text != NULL, "cannot read %s (tests run from the top of the tree)", path);
 	PageExample e;
@@ -495,7 +499,7 @@ static void check_page(const char *page, int *accepted, int *rejected, int *refu
 		if (!line || marker) {
 			if (open) {
 				ck_assert_msg(e.kernel.s && e.schedule.s,
-					      "proofs/%s, example %s: kernel or schedule block missing",
+					      "%s, example %s: kernel or schedule block missing",
 					      page, e.name);
 				run_page_example(page, &e);
 				*(e.exit == 0 ? accepted : rejected) += 1;
@@ -505,7 +509,7 @@ static void check_page(const char *page, int *accepted, int *rejected, int *refu
 			if (!line)
 				break;
 			open = sscanf(line + 21, "%63s exit=%d", e.name, &e.exit) == 2;
-			ck_assert_msg(open, "proofs/%s: bad example marker: %s", page, line);
+			ck_assert_msg(open, "%s: bad example marker: %s", page, line);
 			continue;
 		}
 		if (!open)
@@ -535,7 +539,7 @@ START_TEST(proofs_pages_examples_still_hold)
 					    "hoist.md", "merge.md", "merge_conditionals.md", "cache.md",
 					    "compute_at.md", "transform_layout.md", "overcompute.md",
 					    "simplify.md", "sequential_buffer_access.md", "decompose_reduction.md",
-					    "rfactor.md", "reindex.md"};
+					    "rfactor.md", "reindex.md", "lift_alloc.md"};
 	for (size_t i = 0; i < sizeof pages / sizeof *pages; i++) {
 		int accepted = 0, rejected = 0, refuted = 0;
 		check_page(pages[i], &accepted, &rejected, &refuted);
@@ -552,6 +556,33 @@ START_TEST(proofs_pages_examples_still_hold)
 	for (size_t i = 0; i < sizeof pages / sizeof *pages; i++)
 		ts_has(index, pages[i]);
 	free(index);
+}
+END_TEST
+
+/* The README's three rejection reports (race, dependence, overcompute)
+ * are real runs: each is re-run, its report compared line by line (times
+ * aside), and each says its violation plainly. */
+START_TEST(readme_rejection_reports_still_hold)
+{
+	int accepted = 0, rejected = 0, refuted = 0;
+	check_page("README.md", &accepted, &rejected, &refuted);
+	ck_assert_int_ge(rejected, 3);
+	char *readme = tu_read_file("README.md");
+	ck_assert_ptr_nonnull(readme);
+	static const char *const names[] = {"race", "dependence", "overcompute"};
+	for (int i = 0; i < 3; i++) {
+		char marker[64];
+		snprintf(marker, sizeof marker, "<!-- vsched-example: %s exit=1 -->", names[i]);
+		const char *at = strstr(readme, marker);
+		ck_assert_msg(at != NULL, "README.md has no %s report", names[i]);
+		const char *end = strstr(at + 1, "<!-- vsched-example: ");
+		const char *v = strstr(at, "    violation: ");
+		ck_assert_msg(v && (!end || v < end), "README.md's %s report says no violation", names[i]);
+		const char *hint = strstr(at, "  hint: ");
+		ck_assert_msg(hint && (!end || hint < end), "README.md's %s report gives no hint", names[i]);
+	}
+	ts_has(readme, "violation: the store at 8:13 writes");
+	free(readme);
 }
 END_TEST
 
@@ -608,6 +639,10 @@ Suite *suite_report(void)
 	tcase_set_timeout(tc, 120);
 	tcase_add_test(tc, proofs_pages_examples_still_hold);
 	tcase_add_test(tc, stale_example_is_detected);
+	suite_add_tcase(s, tc);
+	tc = tcase_create("readme_reports");
+	tcase_set_timeout(tc, 120);
+	tcase_add_test(tc, readme_rejection_reports_still_hold);
 	suite_add_tcase(s, tc);
 	return s;
 }

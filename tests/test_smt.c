@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "kernel/half.h"
@@ -633,6 +634,60 @@ START_TEST(short_timeouts_always_return)
 		}
 		smt_solver_free(s);
 	}
+}
+END_TEST
+
+/* Z3 does not poll for the interrupt everywhere (a 1000 ms limit once
+ * returned after 2.1 s): the caller waits at most 1.25 times the limit
+ * plus 250 ms, then gives the query up as a timeout. A generous bound
+ * here, 10 times the limit, for a loaded machine; both alone and in a
+ * batch on two threads, and queries after a lost one still work. */
+static double wall_now(void)
+{
+	struct timespec t;
+	clock_gettime(CLOCK_MONOTONIC, &t);
+	return (double)t.tv_sec + (double)t.tv_nsec * 1e-9;
+}
+
+START_TEST(time_limits_bound_the_wait)
+{
+	enum { LIMIT_MS = 250, N = 4 };
+	SmtOptions opt = {.timeout_ms = LIMIT_MS, .threads = 2};
+	Solver *s = smt_solver_new(&opt);
+	for (int round = 0; round < 4; round++) {
+		ObligationResult r;
+		double t0 = wall_now();
+		smt_discharge(s, &arena, fermat_cubes(), FLOAT_REAL, &r);
+		double t = wall_now() - t0;
+		ck_assert_int_eq(r.verdict, VERDICT_UNKNOWN);
+		ck_assert_str_eq(r.reason, "timeout");
+		ck_assert_msg(t < 10 * LIMIT_MS / 1000.0, "%.3f s for a %d ms limit", t, LIMIT_MS);
+	}
+	Obligation *obs[N];
+	ObligationResult outs[N];
+	for (int k = 0; k < N; k++)
+		obs[k] = fermat_cubes();
+	double t0 = wall_now();
+	smt_discharge_all(s, &arena, N, obs, FLOAT_REAL, outs);
+	double t = wall_now() - t0;
+	for (int k = 0; k < N; k++) {
+		ck_assert_int_eq(outs[k].verdict, VERDICT_UNKNOWN);
+		ck_assert_str_eq(outs[k].reason, "timeout");
+	}
+	/* two threads, two queries each */
+	ck_assert_msg(t < 2 * 10 * LIMIT_MS / 1000.0, "%.3f s for %d queries", t, N);
+	/* the workers after the limits (the process's pool) still prove and
+	 * refute, under a limit a loaded machine cannot turn into a timeout */
+	smt_solver_free(s);
+	s = smt_solver_new(&(SmtOptions){.timeout_ms = 60000, .threads = 2});
+	Var *x = var("x", DT_INT32);
+	Expr *h[1] = {within(x, 0, 10)};
+	ObligationResult r;
+	smt_discharge(s, &arena, ob(1, h, bin(OP_LE, ref(x), lit(10))), FLOAT_REAL, &r);
+	ck_assert_msg(r.verdict == VERDICT_PROVEN, "%d %s", r.verdict, r.reason ? r.reason : "");
+	smt_discharge(s, &arena, ob(1, h, bin(OP_LE, ref(x), lit(9))), FLOAT_REAL, &r);
+	ck_assert_int_eq(r.verdict, VERDICT_REFUTED);
+	smt_solver_free(s);
 }
 END_TEST
 
@@ -1519,6 +1574,7 @@ Suite *suite_smt(void)
 	tcase_set_timeout(tc, 60);
 	tcase_add_test(tc, limits_give_unknown_never_proven);
 	tcase_add_test(tc, short_timeouts_always_return);
+	tcase_add_test(tc, time_limits_bound_the_wait);
 	tcase_add_test(tc, unsupported_constructs_are_not_proven);
 	suite_add_tcase(s, tc);
 

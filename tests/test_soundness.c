@@ -11,8 +11,12 @@
  * with a following loop and fission of a body of several statements are
  * drawn too; a second property test mixes compute_at and reverse_compute_at
  * into random producer/consumer kernels.
+ * A third mixes TVM's block primitives (rfactor, reduction vectorize,
+ * split tails, reindex*, transform_block_layout, decompose_reduction,
+ * module-level layouts) into TensorIR kernels.
  * VS_SOUNDNESS_STEPS overrides the step count, VS_SOUNDNESS_SEED the
- * generator's seed. */
+ * generator's seed; VS_SOUNDNESS_WHY prints each rejection of the block
+ * sweep with its reason. */
 #include <check.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -514,6 +518,424 @@ START_TEST(random_compute_at_schedules_agree_with_interpreter)
 }
 END_TEST
 
+/* ---------- TVM's block primitives on TensorIR kernels ----------
+ * Kernels as TVM writes them: a row reduction, a matmul-like reduction
+ * or an elementwise block, each in its own nest with iter vars; the
+ * update's operator is drawn from + * max min and from updates that are
+ * not associative (C * 2 + v, v - C), its init is the identity or not,
+ * the block sometimes also reads the accumulator of another row or
+ * writes a second buffer; int32, or float32 in ieee mode (where no
+ * reassociation may commit). Steps: rfactor, vectorize (of reduction
+ * loops too), split with every tail (cut and cut_and_guard included),
+ * reindex, reindex_cache_read/write, transform_block_layout (bijections
+ * and broken maps), decompose_reduction, transform_layout of a parameter
+ * shared by a module's two functions (module-level layouts; each function
+ * is compared with its original), and the loop primitives. */
+enum {
+	BP_RFACTOR, BP_VECTORIZE, BP_SPLIT_CUT, BP_SPLIT_CUT_GUARD, BP_SPLIT_OTHER, BP_REINDEX,
+	BP_REINDEX_CACHE_READ, BP_REINDEX_CACHE_WRITE, BP_BLOCK_LAYOUT, BP_DECOMPOSE,
+	BP_MODULE_LAYOUT, BP_LOOP, BP_COUNT
+};
+static const char *const bp_names[BP_COUNT] = {
+	"rfactor", "vectorize", "split tail=cut", "split tail=cut_and_guard", "split (guard/perfect)",
+	"reindex", "reindex_cache_read", "reindex_cache_write", "transform_block_layout",
+	"decompose_reduction", "transform_layout (module)", "loop primitives"};
+
+typedef struct BlockTally {
+	int calls[BP_COUNT], committed[BP_COUNT], disagree[BP_COUNT];
+	int ieee_reassoc_commits; /* rfactor committed on an ieee float kernel */
+	int not_compared;	  /* inputs could not be made (return 2) */
+} BlockTally;
+
+typedef struct BlockKernel {
+	char *text;
+	bool ieee;   /* float32, float_mode("ieee") */
+	bool module; /* two functions sharing A */
+	bool reduction;
+} BlockKernel;
+
+/* the update `acc OP v` for operator o (4 to 7 are not associative
+ * and commutative), and an init that is the identity or not */
+static void update_expr(StrBuf *b, unsigned o, const char *acc, const char *v, bool flt)
+{
+	switch (o) {
+	case 0: sb_printf(b, "%s + %s", acc, v); break;
+	case 1: sb_printf(b, "%s * %s", acc, v); break;
+	case 2: sb_printf(b, "T.max(%s, %s)", acc, v); break;
+	case 3: sb_printf(b, "T.min(%s, %s)", acc, v); break;
+	case 4: sb_printf(b, "%s * %s + %s", acc, flt ? "T.float32(2)" : "2", v); break;
+	case 5: sb_printf(b, "%s - %s", v, acc); break;
+	case 6: sb_printf(b, "%s + %s * %s", acc, acc, v); break;
+	default: sb_printf(b, "%s - %s", acc, v); break;
+	}
+}
+
+static const char *init_of(unsigned o, bool identity, bool flt)
+{
+	static const char *const id_i[] = {"0", "1", "-2147483648", "2147483647", "0", "0", "0", "0"};
+	static const char *const id_f[] = {"T.float32(0)", "T.float32(1)", "T.float32(-3.0e38)",
+					   "T.float32(3.0e38)", "T.float32(0)", "T.float32(0)",
+					   "T.float32(0)", "T.float32(0)"};
+	static const char *const wrong_i[] = {"1", "2", "0", "5", "3", "1", "1", "1"};
+	static const char *const wrong_f[] = {"T.float32(1)", "T.float32(2)", "T.float32(0)",
+					      "T.float32(5)", "T.float32(3)", "T.float32(1)",
+					      "T.float32(1)", "T.float32(1)"};
+	return identity ? (flt ? id_f : id_i)[o] : (flt ? wrong_f : wrong_i)[o];
+}
+
+static BlockKernel gen_block_kernel(void)
+{
+	BlockKernel k = {0};
+	StrBuf b = {0};
+	unsigned kind = rnd(8);
+	unsigned m = 2 + rnd(5), n = 2 + rnd(4), r = 2 + rnd(7);
+	if (kind == 7) { /* a module: producer and consumer share A */
+		k.module = true;
+		unsigned e = 6 + rnd(11);
+		sb_printf(&b, "@I.ir_module\nclass Mod:\n"
+			      "    @T.prim_func\n    def producer(A: T.Buffer[(%u,), \"int32\"], X: T.Buffer[(%u,), \"int32\"]):\n"
+			      "        for i in T.serial(%u):\n            A[i] = X[i] * %u + i\n\n"
+			      "    @T.prim_func\n    def consumer(A: T.Buffer[(%u,), \"int32\"], B: T.Buffer[(%u,), \"int32\"]):\n"
+			      "        for i in T.serial(%u):\n            B[i] = A[i] + A[%u - i] * 2\n",
+			  e, e, e, 1 + rnd(3), e, e, e, e - 1);
+		k.text = sb_take(&b);
+		return k;
+	}
+	k.ieee = rnd(4) == 0;
+	const char *dt = k.ieee ? "float32" : "int32";
+	unsigned o = k.ieee ? rnd(2) : rnd(5) < 3 ? rnd(4) : 4 + rnd(4);
+	bool identity = rnd(4) != 0;
+	bool extra = rnd(5) == 0; /* the block also reads the accumulator of another row */
+	bool second = rnd(6) == 0; /* the block also writes D */
+	bool where = rnd(8) == 0;
+	sb_puts(&b, "@T.prim_func\n");
+	if (kind <= 3) { /* row reduction */
+		k.reduction = true;
+		sb_printf(&b, "def f(A: T.Buffer[(%u, %u), \"%s\"], C: T.Buffer[(%u,), \"%s\"], D: T.Buffer[(%u,), \"%s\"]):\n",
+			  m, r, dt, m, dt, m, dt);
+		sb_printf(&b, "    for i, k in T.grid(%u, %u):\n        with T.block(\"C\"):\n"
+			      "            vi, vk = T.axis.remap(\"SR\", [i, k])\n", m, r);
+		if (where)
+			sb_printf(&b, "            T.where(i + k < %u)\n", 2 + rnd(6));
+		sb_printf(&b, "            with T.init():\n                C[vi] = %s\n", init_of(o, identity, k.ieee));
+		sb_puts(&b, "            C[vi] = ");
+		const char *v = rnd(2) ? "A[vi, vk]" : "A[vi, vk] + A[vi, 0]";
+		if (extra) {
+			StrBuf vv = {0};
+			sb_printf(&vv, "%s + C[(vi + 1) %% %u]", v, m);
+			char *t = sb_take(&vv);
+			update_expr(&b, o, "C[vi]", t, k.ieee);
+			free(t);
+		} else {
+			update_expr(&b, o, "C[vi]", v, k.ieee);
+		}
+		sb_puts(&b, "\n");
+		if (second)
+			sb_puts(&b, "            D[vi] = C[vi]\n");
+	} else if (kind <= 5) { /* matmul */
+		k.reduction = true;
+		sb_printf(&b, "def f(A: T.Buffer[(%u, %u), \"%s\"], B: T.Buffer[(%u, %u), \"%s\"], C: T.Buffer[(%u, %u), \"%s\"]):\n",
+			  m, r, dt, r, n, dt, m, n, dt);
+		sb_printf(&b, "    for i, j, k in T.grid(%u, %u, %u):\n        with T.block(\"C\"):\n"
+			      "            vi, vj, vk = T.axis.remap(\"SSR\", [i, j, k])\n", m, n, r);
+		if (where)
+			sb_printf(&b, "            T.where(j + k < %u)\n", 2 + rnd(6));
+		sb_printf(&b, "            with T.init():\n                C[vi, vj] = %s\n", init_of(o, identity, k.ieee));
+		sb_puts(&b, "            C[vi, vj] = ");
+		update_expr(&b, o, "C[vi, vj]", extra ? "A[vi, vk] * B[vk, vj] + C[vi, (vj + 1) % 2]" : "A[vi, vk] * B[vk, vj]", k.ieee);
+		sb_puts(&b, "\n");
+	} else { /* elementwise */
+		sb_printf(&b, "def f(A: T.Buffer[(%u, %u), \"%s\"], B: T.Buffer[(%u, %u), \"%s\"]):\n", m, n, dt,
+			  n, m, dt);
+		sb_printf(&b, "    for i, j in T.grid(%u, %u):\n        with T.block(\"B\"):\n"
+			      "            vi, vj = T.axis.remap(\"SS\", [i, j])\n", m, n);
+		if (where)
+			sb_printf(&b, "            T.where(i + j < %u)\n", 2 + rnd(6));
+		if (rnd(2))
+			sb_printf(&b, "            B[vj, vi] = A[vi, vj] * %s\n", k.ieee ? "T.float32(3)" : "3");
+		else
+			sb_puts(&b, "            B[vj, vi] = A[vi, vj] + A[vi, 0]\n");
+	}
+	k.text = sb_take(&b);
+	return k;
+}
+
+/* The blocks of f with iter vars: name and arity. */
+static void collect_blocks(const Stmt *st, const char **names, int *arity, int *n, int cap)
+{
+	if (!st)
+		return;
+	if (st->kind == ST_BLOCK && st->u.block.info && st->u.block.name && *n < cap) {
+		names[*n] = st->u.block.name;
+		arity[(*n)++] = st->u.block.info->niters;
+	}
+	switch (st->kind) {
+	case ST_SEQ:
+		for (int i = 0; i < st->u.seq.n; i++)
+			collect_blocks(st->u.seq.items[i], names, arity, n, cap);
+		return;
+	case ST_FOR: collect_blocks(st->u.loop.body, names, arity, n, cap); return;
+	case ST_IF:
+		collect_blocks(st->u.cond.then_s, names, arity, n, cap);
+		collect_blocks(st->u.cond.else_s, names, arity, n, cap);
+		return;
+	case ST_BLOCK: collect_blocks(st->u.block.body, names, arity, n, cap); return;
+	case ST_ALLOC: collect_blocks(st->u.alloc.body, names, arity, n, cap); return;
+	case ST_LET: collect_blocks(st->u.let.body, names, arity, n, cap); return;
+	case ST_STORE: case ST_ASSUME: case ST_EVAL: case ST_PASS: case ST_COUNT: return;
+	}
+}
+
+/* lambda v0, ..., v{n-1}: a permutation, a fusion of the first two (a
+ * bijection onto one loop when the extents are right), or with `broken`
+ * a map that is not a bijection */
+static void block_map(StrBuf *b, int n, bool broken, bool tuple)
+{
+	sb_puts(b, "lambda ");
+	for (int k = 0; k < n; k++)
+		sb_printf(b, "%sv%d", k ? ", " : "", k);
+	sb_puts(b, tuple ? ": (" : ": [");
+	if (broken) {
+		switch (rnd(3)) {
+		case 0: /* two indices summed: not injective */
+			for (int k = 0; k < n; k++)
+				sb_printf(b, "%s%s", k ? ", " : "", k == 0 && n > 1 ? "v0 + v1" : "v0");
+			break;
+		case 1: /* shifted: not onto / outside */
+			for (int k = 0; k < n; k++)
+				sb_printf(b, "%sv%d%s", k ? ", " : "", k, k == n - 1 ? " + 1" : "");
+			break;
+		default: /* halved: not injective */
+			for (int k = 0; k < n; k++)
+				sb_printf(b, "%sv%d%s", k ? ", " : "", k, k == 0 ? " // 2" : "");
+			break;
+		}
+	} else if (n >= 2 && rnd(3) == 0) {
+		for (int k = n - 1; k >= 0; k--) /* reversed */
+			sb_printf(b, "%sv%d", k != n - 1 ? ", " : "", k);
+	} else if (n >= 2 && rnd(2) == 0) {
+		sb_printf(b, "v1, v0");
+		for (int k = 2; k < n; k++)
+			sb_printf(b, ", v%d", k);
+	} else {
+		for (int k = 0; k < n; k++)
+			sb_printf(b, "%sv%d", k ? ", " : "", k);
+	}
+	sb_puts(b, tuple && n == 1 ? ",)" : tuple ? ")" : "]");
+}
+
+static char *random_block_call(const Func *f, const LoopRef *loops, int nl, const BlockKernel *bk,
+			       int *prim)
+{
+	StrBuf b = {0};
+	const char *names[16];
+	int arity[16], nb = 0;
+	collect_blocks(f->body, names, arity, &nb, 16);
+	const char *lp = loops[rnd((unsigned)nl)].name;
+	int bi = nb ? (int)rnd((unsigned)nb) : -1;
+	unsigned r = rnd(12);
+	if (bk->module) {
+		*prim = BP_MODULE_LAYOUT;
+		static const char *const pads[] = {"0", "T.undef()", "None"};
+		const char *which = rnd(3) == 0 ? ", func=\"producer\"" : rnd(2) ? ", func=\"consumer\"" : "";
+		bool pa;
+		const Buffer *buf = rw_find_buffer(f, "A", &pa);
+		sb_puts(&b, "sch.transform_layout(buffer=\"A\", index_map=");
+		random_map(&b, buf, rnd(6) == 0);
+		sb_printf(&b, ", pad_value=%s%s)", pads[rnd(3)], which);
+		return sb_take(&b);
+	}
+	if (bi < 0 && r >= 4 && r <= 9)
+		r = 0;
+	switch (r) {
+	case 0:
+	case 1:
+		*prim = BP_RFACTOR;
+		/* mostly a loop of k (the reduction's, or one split from it) */
+		for (int tries = 0; tries < 8 && rnd(4) != 0 && lp[0] != 'k'; tries++)
+			lp = loops[rnd((unsigned)nl)].name;
+		sb_printf(&b, "sch.rfactor(\"%s\", %u)", lp, rnd(4) == 0 ? 1u : 0u);
+		break;
+	case 2:
+		*prim = BP_VECTORIZE;
+		sb_printf(&b, "sch.vectorize(\"%s\")", lp);
+		break;
+	case 3: {
+		static const char *const tails[] = {"cut", "cut_and_guard", "guard", "perfect"};
+		unsigned t = rnd(4);
+		*prim = t == 0 ? BP_SPLIT_CUT : t == 1 ? BP_SPLIT_CUT_GUARD : BP_SPLIT_OTHER;
+		sb_printf(&b, "sch.split(\"%s\", factor=%u, tail=\"%s\")", lp, 2 + rnd(3), tails[t]);
+		break;
+	}
+	case 4:
+		*prim = BP_REINDEX;
+		switch (rnd(3)) {
+		case 0: sb_printf(&b, "sch.reindex(\"%s\", (\"read\", %u))", names[bi], rnd(2)); break;
+		case 1: sb_printf(&b, "sch.reindex(\"%s\", (\"write\", 0))", names[bi]); break;
+		default: sb_printf(&b, "sch.reindex(\"%s\", \"%s\")", names[bi], rnd(2) ? "A" : "C"); break;
+		}
+		break;
+	case 5:
+		*prim = BP_REINDEX_CACHE_READ;
+		sb_printf(&b, "sch.reindex_cache_read(\"%s\", %u, \"global\", ", names[bi], rnd(2));
+		block_map(&b, arity[bi], rnd(6) == 0, true);
+		sb_puts(&b, ")");
+		break;
+	case 6:
+		*prim = BP_REINDEX_CACHE_WRITE;
+		sb_printf(&b, "sch.reindex_cache_write(\"%s\", 0, \"global\", ", names[bi]);
+		block_map(&b, arity[bi], rnd(6) == 0, true);
+		sb_puts(&b, ")");
+		break;
+	case 7:
+	case 8:
+		*prim = BP_BLOCK_LAYOUT;
+		sb_printf(&b, "sch.transform_block_layout(\"%s\", ", names[bi]);
+		if (arity[bi] >= 2 && rnd(4) == 0) /* fuse two iter vars into one loop */
+			sb_printf(&b, "lambda v0, v1%s: (v0 * %u + v1%s)", arity[bi] == 3 ? ", v2" : "",
+				  2 + rnd(7), arity[bi] == 3 ? ", v2" : "");
+		else
+			block_map(&b, arity[bi], rnd(4) == 0, true);
+		sb_puts(&b, ")");
+		break;
+	case 9:
+		*prim = BP_DECOMPOSE;
+		sb_printf(&b, "sch.decompose_reduction(\"%s\", \"%s\")", names[bi], lp);
+		break;
+	default:
+		*prim = BP_LOOP;
+		return NULL; /* a random loop step */
+	}
+	return sb_take(&b);
+}
+
+/* each function of `after` compared with the one of the same name */
+static int module_equiv(const Module *before, const Module *after, int trials, unsigned seed,
+			char **report)
+{
+	int worst = 0;
+	for (int i = 0; i < after->nfuncs && worst != 1; i++) {
+		const Func *g = after->funcs[i], *f = module_find_func(before, g->name);
+		if (!f || f == g)
+			continue;
+		free(*report);
+		*report = NULL;
+		int rc = interp_equiv(f, g, trials, seed, report);
+		if (rc > worst)
+			worst = rc;
+	}
+	return worst;
+}
+
+static void run_block_kernel(Arena *a, Tally *t, BlockTally *bt, int nsteps, unsigned seed)
+{
+	BlockKernel bk = gen_block_kernel();
+	Module *m = tu_parse(a, "random_block.tir", bk.text);
+	Schedule *s = tu_schedule(a, m);
+	StrBuf script = {0};
+	if (bk.ieee) {
+		ck_assert_int_eq(tu_run(s, "sch.float_mode(\"ieee\")"), STEP_COMMITTED);
+		sb_puts(&script, "sch.float_mode(\"ieee\")\n");
+	}
+	if (bk.module && rnd(2)) {
+		tu_run(s, "sch.work_on(\"consumer\")");
+		sb_puts(&script, "sch.work_on(\"consumer\")\n");
+	}
+	for (int k = 0; k < nsteps; k++) {
+		LoopRef loops[64];
+		int n = 0;
+		collect_loops(sched_func(s)->body, loops, &n, 64);
+		if (n == 0)
+			break;
+		char desc[512];
+		int prim;
+		char *call = random_block_call(sched_func(s), loops, n, &bk, &prim);
+		StepReport *r;
+		if (call) {
+			snprintf(desc, sizeof desc, "%s", call);
+			free(call);
+			int before = s->nsteps;
+			tu_run(s, desc);
+			/* bad input (a loop name a split removed...) makes no step */
+			r = s->nsteps > before ? tu_last(s) : NULL;
+		} else {
+			RwCtx c;
+			DiagList d;
+			diag_init(&d, a);
+			sched_begin(s, &c, "random", (Span){0}, &d);
+			RwStatus st = random_step(&c, loops, n, desc, sizeof desc);
+			c.desc = arena_strdup(a, desc);
+			r = sched_finish(s, &c, st);
+		}
+		t->steps++;
+		bt->calls[prim]++;
+		if (!r || r->status != STEP_COMMITTED) {
+			t->rejected++;
+			if (getenv("VS_SOUNDNESS_WHY"))
+				fprintf(stderr, "WHY %s :: %s\n", desc, r ? (r->reason ? r->reason : "?") : "bad input");
+			continue;
+		}
+		t->committed++;
+		bt->committed[prim]++;
+		sb_printf(&script, "%s\n", desc);
+		if (bk.ieee && prim == BP_RFACTOR)
+			bt->ieee_reassoc_commits++;
+		char *report = NULL;
+		int rc = bk.module ? module_equiv(m, s->mod, 3, seed + (unsigned)k, &report)
+				   : interp_equiv(m->funcs[0], sched_func(s), 3, seed + (unsigned)k, &report);
+		bt->not_compared += rc == 2;
+		if (rc == 1 || (bk.ieee && prim == BP_RFACTOR)) {
+			bt->disagree[prim]++;
+			if (!t->disagreements++) {
+				char *after = print_func(sched_func(s));
+				snprintf(t->first_failure, sizeof t->first_failure,
+					 "step %s\n%s\nkernel:\n%s\nschedule (committed steps):\n%s\nafter:\n%s",
+					 desc, report ? report : "an ieee reassociation committed", bk.text,
+					 script.s ? script.s : "", after);
+				free(after);
+			}
+		}
+		free(report);
+	}
+	free(sb_take(&script));
+	sched_free(s);
+	free(bk.text);
+}
+
+START_TEST(random_block_schedules_agree_with_interpreter)
+{
+	const char *env = getenv("VS_SOUNDNESS_STEPS");
+	int target = env ? atoi(env) / 2 : 1000;
+	Tally t;
+	BlockTally bt;
+	memset(&t, 0, sizeof t);
+	memset(&bt, 0, sizeof bt);
+	const char *seed = getenv("VS_SOUNDNESS_SEED");
+	rng_state = seed && *seed ? rng_seed_state(strtoull(seed, NULL, 0) ^ 0x27d4eb2fu) : 0xD1B54A32D192ED03ull;
+	for (unsigned kernel = 0; t.steps < target; kernel++) {
+		Arena a;
+		arena_init(&a);
+		run_block_kernel(&a, &t, &bt, 6, kernel * 613u + 3);
+		arena_free(&a);
+	}
+	fprintf(stderr, "soundness (blocks): %d steps, %d committed, %d rejected, %d disagreements, "
+			"%d not compared (no admissible input)\n",
+		t.steps, t.committed, t.rejected, t.disagreements, bt.not_compared);
+	for (int i = 0; i < BP_COUNT; i++)
+		fprintf(stderr, "  | %-26s | %5d | %5d | %5d | %d |\n", bp_names[i], bt.calls[i],
+			bt.committed[i], bt.calls[i] - bt.committed[i], bt.disagree[i]);
+	ck_assert_msg(t.disagreements == 0, "interpreter disagrees:\n%s", t.first_failure);
+	ck_assert_int_ge(t.steps, target);
+	/* every primitive commits, and those with obligations also reject,
+	 * or the sweep proves little */
+	for (int i = 0; i < BP_COUNT; i++)
+		ck_assert_msg(target < 500 || (bt.committed[i] > 0 &&
+					       (i == BP_SPLIT_CUT || i == BP_SPLIT_CUT_GUARD ||
+						bt.committed[i] < bt.calls[i])),
+			      "%s: %d of %d committed", bp_names[i], bt.committed[i], bt.calls[i]);
+}
+END_TEST
+
 /* ---------- the check can fail ---------- */
 
 static Arena arena;
@@ -790,6 +1212,10 @@ Suite *suite_soundness(void)
 	tc = tcase_create("random_compute_at_schedules");
 	tcase_set_timeout(tc, 900);
 	tcase_add_test(tc, random_compute_at_schedules_agree_with_interpreter);
+	suite_add_tcase(s, tc);
+	tc = tcase_create("random_block_schedules");
+	tcase_set_timeout(tc, 900);
+	tcase_add_test(tc, random_block_schedules_agree_with_interpreter);
 	suite_add_tcase(s, tc);
 	tc = tcase_create("checks_can_fail");
 	tcase_add_checked_fixture(tc, setup, teardown);

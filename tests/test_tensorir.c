@@ -818,6 +818,147 @@ START_TEST(bad_region_views_are_positioned_errors)
 }
 END_TEST
 
+/* ---------- red team (issue 12) ----------
+ * Deliberate attempts to make the newest block primitives accept a wrong
+ * rewrite (tests/data/tensorir/red_team.tir, one function each). Every
+ * attempt is refused with its reason; a refuted obligation's replay
+ * confirms the counterexample where the interpreter can show one. Where
+ * the refusal is stronger than needed (the rewrite happens to be
+ * correct), the replay says unconfirmed and the test says so. */
+static const char red_team[] = "tensorir/red_team.tir";
+
+static const char *on(const char *fn, const char *lines)
+{
+	return arena_printf(&arena, "sch.work_on(\"%s\")\n%s\n", fn, lines);
+}
+
+START_TEST(red_team_rfactor_of_a_wrong_reduction_is_refused)
+{
+	const char *k = tu_fixture(red_team);
+	/* not associative: C - v, C * 2 + v */
+	ts_rejected(&arena, k, on("sub", "sch.rfactor(\"k\", 0)"), "with op one of + * min max");
+	ts_rejected(&arena, k, on("affine", "sch.rfactor(\"k\", 0)"),
+		    "does not read C at the cell it stores");
+	/* an init that is not the identity: every partial sum would add it */
+	ts_refuted(&arena, k, on("sum_init_one", "sch.rfactor(\"k\", 0)"), "rfactor.identity");
+	/* the value folded in reads the accumulator of another row, or of a
+	 * row updated at the same time */
+	ts_refuted(&arena, k, on("reads_next_row", "sch.rfactor(\"k\", 0)"), "rfactor.no_self_read");
+	ts_refuted(&arena, k, on("reduce_other_cell", "sch.rfactor(\"k\", 0)"), "rfactor.no_self_read");
+	/* the block, or another block in the loop, reads the running value */
+	ts_rejected(&arena, k, on("also_writes", "sch.rfactor(\"k\", 0)"), "its update is not one store");
+	ts_rejected(&arena, k, on("read_between", "sch.rfactor(\"k\", 0)"),
+		    "does not hold exactly one block with iter vars");
+	/* iter types that lie: k is declared a reduction but picks the cell */
+	ts_rejected(&arena, k, on("lying_types", "sch.rfactor(\"k\", 0)"), "uses reduce iter var 'vk'");
+	ts_rejected(&arena, k, on("lying_types", "sch.rfactor(\"i\", 0)"), "is not a reduction loop");
+	/* ieee float: another order of the partial sums rounds differently */
+	StepReport *r = ts_rejected(&arena, k, on("sum_f32", "sch.float_mode(\"ieee\")\nsch.rfactor(\"k\", 0)"),
+				    "rfactor.reassociate refuted");
+	ck_assert(ts_has_obligation(r, "rfactor.reassociate", VERDICT_REFUTED));
+}
+END_TEST
+
+START_TEST(red_team_rfactor_needless_refusals_and_fresh_names)
+{
+	const char *k = tu_fixture(red_team);
+	/* 0 for * and 0 for max over int32 are not identities; the results
+	 * happen to be the same (0 absorbs, max is idempotent), so the
+	 * replay finds no difference: refused, but more than needed */
+	static const char *const fns[] = {"prod_init_zero", "max_init_zero"};
+	for (int i = 0; i < 2; i++) {
+		StepReport *r = ts_rejected(&arena, k, on(fns[i], "sch.rfactor(\"k\", 0)"),
+					    "rfactor.identity refuted");
+		ck_assert_int_eq(r->replay, REPLAY_UNCONFIRMED);
+	}
+	/* a parameter already named C_rf: the rfactor buffer gets a fresh
+	 * name, and the result is the same */
+	TsRun t = ts_accept(&arena, k, on("rf_name_taken", "sch.rfactor(\"k#1\", 0)"), 6);
+	char *text = ts_print(&arena, ts_func(&t, "rf_name_taken"));
+	ts_has(text, "C_rf_1 = T.alloc_buffer");
+	ts_has(text, "C_rf[vk, vi] = A[vi, vk] + 1");
+	ts_assert_reparses(&arena, ts_func(&t, "rf_name_taken"));
+	sched_free(t.s);
+}
+END_TEST
+
+START_TEST(red_team_block_layout_that_reorders_or_misses_instances_is_refused)
+{
+	const char *k = tu_fixture(red_team);
+	/* a prefix sum run backwards */
+	ts_refuted(&arena, k, on("scan", "sch.transform_block_layout(\"B\", lambda i: (7 - i,))"),
+		   "block_layout.order");
+	/* the reduction run backwards: the init no longer runs first; on
+	 * ieee floats the sum also rounds differently (confirmed), on int32
+	 * the result happens to be the same (refused all the same) */
+	ts_refuted(&arena, k,
+		   on("row_sum_f32", "sch.float_mode(\"ieee\")\nsch.transform_block_layout(\"B\", lambda i, k: (i, 5 - k))"),
+		   "block_layout.init");
+	StepReport *r = ts_rejected(&arena, k, on("row_sum", "sch.transform_block_layout(\"B\", lambda i, k: (i, 5 - k))"),
+				    "block_layout.init refuted");
+	ck_assert_int_eq(r->replay, REPLAY_UNCONFIRMED);
+	/* i % 3, i // 3 over 8 rows leaves points of the new space empty */
+	ts_refuted(&arena, k, on("row_sum", "sch.transform_block_layout(\"B\", lambda i, k: (i % 3, i // 3, k))"),
+		   "layout.onto");
+	/* bijections commit: i % 4, i // 4 over 8 rows; the reduction loop
+	 * outside on ieee floats (each row still sums in k's order) */
+	TsRun t = ts_accept(&arena, k, on("row_sum", "sch.transform_block_layout(\"B\", lambda i, k: (i % 4, i // 4, k))"), 6);
+	sched_free(t.s);
+	t = ts_accept(&arena, k,
+		      on("row_sum_f32", "sch.float_mode(\"ieee\")\nsch.transform_block_layout(\"B\", lambda i, k: (k, i))"), 6);
+	sched_free(t.s);
+}
+END_TEST
+
+START_TEST(red_team_vectorize_of_a_wrong_reduction_is_refused)
+{
+	const char *k = tu_fixture(red_team);
+	/* updates that are not X = X op v: a race between lanes */
+	static const char *const racy[] = {"plain_alt", "plain_affine", "plain_two_acc"};
+	for (int i = 0; i < 3; i++) {
+		StepReport *r = ts_rejected(&arena, k, on(racy[i], "sch.vectorize(\"k\")"),
+					    "vectorize.no_race refuted");
+		ck_assert_int_eq(r->replay, REPLAY_IMPOSSIBLE);
+	}
+	ts_rejected(&arena, k, on("plain_sub_f32", "sch.vectorize(\"k\")"), "vectorize.no_race refuted");
+	/* ieee floats: + (also under a guard) and max are not reassociated */
+	static const char *const ieee[] = {"plain_sum_f32", "plain_guarded_f32", "plain_max_f32"};
+	for (int i = 0; i < 3; i++) {
+		StepReport *r = ts_rejected(&arena, k, on(ieee[i], "sch.float_mode(\"ieee\")\nsch.vectorize(\"k\")"),
+					    "vectorize.reassociate refuted");
+		ck_assert_int_eq(r->replay, REPLAY_IMPOSSIBLE);
+		ts_has(r->replay_text, "combines them at the end, in another order");
+	}
+	/* the split tile of an ieee sum, and a block reduction after
+	 * decompose_reduction (its T.init gone, the update still reads B) */
+	ts_rejected(&arena, k,
+		    on("plain_sum_f32", "sch.float_mode(\"ieee\")\nko, ki = sch.split(\"k\", factor=8)\nsch.vectorize(\"ki\")"),
+		    "vectorize.reassociate refuted");
+	ts_rejected(&arena, k,
+		    on("row_sum_f32", "sch.float_mode(\"ieee\")\nsch.decompose_reduction(\"B\", \"k\")\nsch.vectorize(\"k\")"),
+		    "vectorize.no_race refuted");
+	/* real mode: the sum and the guarded sum commit */
+	TsRun t = ts_accept(&arena, k, on("plain_sum_f32", "sch.vectorize(\"k\")"), 4);
+	ck_assert(ts_has_obligation(t.r, "vectorize.reassociate", VERDICT_PROVEN));
+	sched_free(t.s);
+	t = ts_accept(&arena, k, on("plain_guarded_f32", "sch.vectorize(\"k\")"), 4);
+	sched_free(t.s);
+}
+END_TEST
+
+START_TEST(red_team_decompose_reduction_that_moves_an_init_too_far_is_refuted)
+{
+	const char *k = tu_fixture(red_team);
+	/* at i, the inits of every row run before the updates that read
+	 * another row's accumulator, or the init reads the next row's */
+	ts_refuted(&arena, k, on("reduce_other_cell", "sch.decompose_reduction(\"C\", \"i\")"), "decompose.commute");
+	ts_refuted(&arena, k, on("init_reads_next", "sch.decompose_reduction(\"C\", \"i\")"), "decompose.commute");
+	/* at k, each init stays just before its row's updates */
+	TsRun t = ts_accept(&arena, k, on("reduce_other_cell", "sch.decompose_reduction(\"C\", \"k\")"), 6);
+	sched_free(t.s);
+}
+END_TEST
+
 Suite *suite_tensorir(void)
 {
 	Suite *s = suite_create("tensorir");
@@ -858,6 +999,11 @@ Suite *suite_tensorir(void)
 		{"rfactor",
 		 {rfactor_commits_for_each_exact_operator, rfactor_of_float_sum_or_product_is_refuted_in_ieee_mode,
 		  rfactor_refuses_what_would_change_the_result}},
+		{"red_team",
+		 {red_team_rfactor_of_a_wrong_reduction_is_refused, red_team_rfactor_needless_refusals_and_fresh_names,
+		  red_team_block_layout_that_reorders_or_misses_instances_is_refused,
+		  red_team_vectorize_of_a_wrong_reduction_is_refused,
+		  red_team_decompose_reduction_that_moves_an_init_too_far_is_refuted}},
 	};
 	for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
 		TCase *tc = tcase_create(cases[i].name);

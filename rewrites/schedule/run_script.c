@@ -8,6 +8,7 @@
  * runs, and the loops and blocks a call creates are bound after it. */
 #include "rewrites/schedule/schedule.h"
 #include "rewrites/schedule/handles.h"
+#include "rewrites/schedule/primitives.h"
 #include "rewrites/schedule/steps.h"
 
 #include "rewrites/layout.h"
@@ -609,6 +610,21 @@ static StepStatus do_add_unit_loop(Call *k, RwCtx *c)
 	return finish_loops(k, c, rw_add_unit_loop(c, name, is_block, lhs(k, 0)), 1);
 }
 
+/* sch.lift_alloc(buffer="X", n_lifts=1) (Exo's lift_alloc) */
+static StepStatus do_lift_alloc(Call *k, RwCtx *c)
+{
+	const char *m = "lift_alloc";
+	const char *buffer = arg_name(k, 0, "buffer");
+	if (!buffer)
+		return bad(k, NULL, "%s: expected a buffer, e.g. (buffer=\"tmp\", n_lifts=2)", m);
+	const ScriptArg *n = script_arg(k->call, 1, "n_lifts");
+	if (n && (n->kind != ARG_INT || n->ival < 1 || n->ival > AN_MAX_DEPTH))
+		return bad(k, n, "%s: n_lifts must be an integer from 1 to %d", m, AN_MAX_DEPTH);
+	if (k->call->nlhs != 0)
+		return bad(k, NULL, "%s: creates nothing to name", m);
+	return finish(k, c, rw_lift_alloc(c, buffer, n ? (int)n->ival : 1));
+}
+
 /* ---------- TVM-style split and fuse ---------- */
 
 static bool mul_fits(int64_t x, int64_t y, int64_t *out)
@@ -1168,65 +1184,13 @@ static StepStatus do_rfactor(Call *k, RwCtx *c)
 }
 
 /* ---------- the arguments each primitive takes ----------
- * The first `npos` names may be given by position (npos < 0: any number
- * of positional loop names, no keywords); every name may be given as a
- * keyword. A misspelt keyword (tial=), an extra argument or a parameter
- * given twice is bad input: silently ignoring it would run another
- * schedule than the one written. */
-typedef struct Signature {
-	const char *method;
-	int npos;
-	const char *names[7];
-} Signature;
-
-static const Signature signatures[] = {
-	{"split", 3, {"loop", "factor", "tail"}},
-	{"fuse", -1, {"preserve_unit_iters"}},
-	{"reorder", -1, {NULL}},
-	{"parallel", 1, {"loop"}},
-	{"vectorize", 1, {"loop"}},
-	{"unroll", 1, {"loop"}},
-	{"compute_at", 4, {"block", "loop", "preserve_unit_loops", "index"}},
-	{"reverse_compute_at", 4, {"block", "loop", "preserve_unit_loops", "index"}},
-	{"decompose_reduction", 2, {"block", "loop"}},
-	{"rfactor", 2, {"loop", "factor_axis"}},
-	{"add_unit_loop", 1, {"block_or_loop"}},
-	{"get_block", 2, {"name", "func_name"}},
-	{"get_loops", 1, {"block"}},
-	{"get_child_blocks", 1, {"block_or_loop"}},
-	{"get_producers", 1, {"block"}},
-	{"get_consumers", 1, {"block"}},
-	{"transform_layout", 3, {"buffer", "index_map", "pad_value", "block", "func", "inverse"}},
-	{"transform_block_layout", 2, {"block", "index_map"}},
-	{"fission", 2, {"loop", "after", "before"}},
-	{"cache_read", 2, {"buffer", "scope", "block"}},
-	{"cache_write", 2, {"buffer", "scope", "block"}},
-	{"reindex", 2, {"block", "buffer"}},
-	{"reindex_cache_read", 4, {"block", "read_buffer_index", "storage_scope", "index_map", "buffer", "scope"}},
-	{"reindex_cache_write", 4, {"block", "write_buffer_index", "storage_scope", "index_map", "buffer", "scope"}},
-	{"merge_adjacent_loops", 2, {NULL}},
-	{"merge_conditionals", 0, {"block", "strict"}},
-	{"remove_branching_through_overcompute", 0, {"block", "loop", "strict"}},
-	{"remove_overcompute_through_branching", 0, {"block", "loop", "strict"}},
-	{"remove_no_op", 0, {"block", "use_dataflow_analysis"}},
-	{"simplify", 0, {"transitively_prove_inequalities", "convert_boolean_to_and_of_ors", "apply_constraints_to_boolean_branches", "propagate_knowns_to_prove_conditional", "propagate_knowns_to_simplify_expressions"}},
-	{"reduce_loop_extents", 0, {"block"}},
-	{"hoist_expression", 1, {"conditionals", "block", "loop", "let_bindings"}},
-	{"sequential_buffer_access", 1, {"buffer", "block"}},
-	{"work_on", 1, {"func"}},
-	{"float_mode", 1, {"mode"}},
-};
-
-/* The same primitives as TVM's Python API writes them (tvm.tir.Schedule):
- * chosen by tvm_form. */
-static const Signature tvm_signatures[] = {
-	{"split", 4, {"loop", "factors", "preserve_unit_iters", "disable_predication", "tail"}},
-	{"cache_read", 4, {"block", "read_buffer_index", "storage_scope", "consumer_blocks"}},
-	{"cache_write", 4, {"block", "write_buffer_index", "storage_scope", "consumer_blocks"}},
-	{"transform_layout", 4, {"block", "buffer", "index_map", "pad_value", "assume_injective_transform",
-				 "inverse", "func"}},
-};
-
+ * From the primitive's row (primitives.h): the first `npos` arguments may
+ * be given by position (npos < 0: any number of positional loop names),
+ * every argument but a positional-only one as a keyword. A misspelt
+ * keyword (tial=), an extra argument or a parameter given twice is bad
+ * input: silently ignoring it would run another schedule than the one
+ * written. A word argument given as a string must be one of the row's
+ * words, a name argument given as a string a name. */
 static bool has_keyword(const ScriptCall *c, const char *kw)
 {
 	for (int i = 0; i < c->nargs; i++)
@@ -1271,18 +1235,51 @@ static int positional_index(const ScriptCall *call, int j)
 	return n;
 }
 
-static StepStatus check_signature(Call *k)
+/* "loop=, factor=, tail=": the keywords a row takes */
+static char *keyword_list(const PrimSpec *sig)
+{
+	StrBuf b = {0};
+	bool first = true;
+	for (int j = 0; j < PRIM_MAX_ARGS && sig->args[j].name; j++) {
+		const PrimArg *pa = &sig->args[j];
+		if (pa->flags & (PA_API_ONLY | PA_POSITIONAL_ONLY) || pa->kind == PK_LOOPS)
+			continue;
+		sb_printf(&b, "%s%s=", first ? "" : ", ", pa->name);
+		first = false;
+	}
+	return sb_take(&b);
+}
+
+/* The row's argument a keyword names (a script keyword, not an API-only
+ * or positional-only one), or -1. */
+static int keyword_index(const PrimSpec *sig, const char *kw)
+{
+	for (int j = 0; j < PRIM_MAX_ARGS && sig->args[j].name; j++) {
+		const PrimArg *pa = &sig->args[j];
+		if (!(pa->flags & (PA_API_ONLY | PA_POSITIONAL_ONLY)) && pa->kind != PK_LOOPS &&
+		    strcmp(pa->name, kw) == 0)
+			return j;
+	}
+	return -1;
+}
+
+/* A string given for a name or word argument, against its row. */
+static StepStatus check_string_arg(Call *k, const PrimSpec *sig, const PrimArg *pa,
+				   const ScriptArg *a)
+{
+	if (!pa || !pa->name || a->kind != ARG_STRING)
+		return STEP_COMMITTED;
+	char *why = prim_check_string(sig, pa, a->str);
+	if (!why)
+		return STEP_COMMITTED;
+	const char *msg = arena_printf(k->s->arena, "sch.%s", why);
+	free(why);
+	return bad(k, a, "%s", msg);
+}
+
+static StepStatus check_signature(Call *k, const PrimSpec *sig)
 {
 	const ScriptCall *call = k->call;
-	const Signature *sig = NULL;
-	for (size_t i = 0; tvm_form(k) && i < sizeof tvm_signatures / sizeof tvm_signatures[0] && !sig; i++)
-		if (strcmp(tvm_signatures[i].method, call->method) == 0)
-			sig = &tvm_signatures[i];
-	for (size_t i = 0; i < sizeof signatures / sizeof signatures[0] && !sig; i++)
-		if (strcmp(signatures[i].method, call->method) == 0)
-			sig = &signatures[i];
-	if (!sig)
-		return STEP_COMMITTED; /* unknown primitives are reported later */
 	int npos = 0;
 	for (int i = 0; i < call->nargs; i++) {
 		const ScriptArg *a = &call->args[i];
@@ -1291,18 +1288,15 @@ static StepStatus check_signature(Call *k)
 				return bad(k, a, "%s",
 					   arena_printf(k->s->arena, "sch.%s: too many arguments (it takes %d by position)",
 							call->method, sig->npos));
+			const PrimArg *pa = sig->npos < 0 ? &sig->args[0] : &sig->args[npos];
+			if (check_string_arg(k, sig, pa, a) != STEP_COMMITTED)
+				return STEP_BAD_INPUT;
 			npos++;
 			continue;
 		}
-		int at = -1;
-		for (int j = 0; j < 7 && sig->names[j] && at < 0; j++)
-			if (strcmp(sig->names[j], a->keyword) == 0)
-				at = j;
+		int at = keyword_index(sig, a->keyword);
 		if (at < 0) {
-			StrBuf b = {0};
-			for (int j = 0; j < 7 && sig->names[j]; j++)
-				sb_printf(&b, "%s%s=", j ? ", " : "", sig->names[j]);
-			char *list = sb_take(&b);
+			char *list = keyword_list(sig);
 			bool any = list && *list;
 			const char *msg = arena_printf(k->s->arena, "sch.%s: unexpected keyword argument '%s' (%s%s)",
 						       call->method, a->keyword,
@@ -1317,142 +1311,175 @@ static StepStatus check_signature(Call *k)
 				return bad(k, a, "%s", arena_printf(k->s->arena, "sch.%s: argument '%s' given twice",
 								     call->method, a->keyword));
 		}
+		if (check_string_arg(k, sig, &sig->args[at], a) != STEP_COMMITTED)
+			return STEP_BAD_INPUT;
 	}
 	return STEP_COMMITTED;
 }
 
+static StepStatus do_hoist_expression(Call *k)
+{
+	const char *m = k->call->method;
+	HoistArgs args = {0};
+	args.block = kw_name(k, "block");
+	args.loop = kw_name(k, "loop");
+	const char *conds = arg_name(k, 0, "conditionals");
+	const char *lets = kw_name(k, "let_bindings");
+	for (const char *p = lets ? lets : "all"; *p;) {
+		/* TVM's HoistedLetBindings; let_expr (T.Let inside an
+		 * expression) is accepted and hoists nothing */
+		const char *bar = strchr(p, '|');
+		size_t n = bar ? (size_t)(bar - p) : strlen(p);
+		if (n == 3 && !strncmp(p, "all", n))
+			args.let_stmt = true;
+		else if (n == 8 && !strncmp(p, "let_stmt", n))
+			args.let_stmt = true;
+		else if (n == 21 && !strncmp(p, "required_by_condition", n))
+			args.let_required = true;
+		else if (!(n == 4 && !strncmp(p, "none", n)) && !(n == 8 && !strncmp(p, "let_expr", n)))
+			return bad(k, script_arg(k->call, -1, "let_bindings"),
+				   "%s: let_bindings must be \"none\", \"required_by_condition\", \"let_stmt\", \"let_expr\" or \"all\" (joined with |)",
+				   m);
+		p += n + (bar != NULL);
+	}
+	if (!conds)
+		conds = "if_else_stmt|if_else_expr|boolean_expression";
+	for (const char *p = conds; *p;) {
+		const char *bar = strchr(p, '|');
+		size_t n = bar ? (size_t)(bar - p) : strlen(p);
+		if (n == 12 && !strncmp(p, "if_else_stmt", n))
+			args.if_else_stmt = true;
+		else if (n == 12 && !strncmp(p, "if_else_expr", n))
+			args.if_else_expr = true;
+		else if (n == 18 && !strncmp(p, "boolean_expression", n))
+			args.boolean_expression = true;
+		else if (!(n == 4 && !strncmp(p, "none", n)))
+			return bad(k, NULL, "%s: conditionals must be \"none\", \"if_else_stmt\", \"if_else_expr\" or \"boolean_expression\" (joined with |)", m);
+		p += n + (bar != NULL);
+	}
+	return (StepStatus)sched_hoist_expression(k->s, describe(k), k->call->span, k->d, &args);
+}
+
+static StepStatus do_remove_no_op(Call *k)
+{
+	const char *m = k->call->method;
+	OcArgs args = {0};
+	args.block = kw_name(k, "block");
+	args.remove_stores = true;
+	for (int i = 0; i < k->call->nargs; i++)
+		if (!k->call->args[i].keyword || (strcmp(k->call->args[i].keyword, "block") &&
+						  strcmp(k->call->args[i].keyword, "use_dataflow_analysis")))
+			return bad(k, &k->call->args[i], "%s: expected block= and use_dataflow_analysis= only", m);
+	const ScriptArg *df = script_arg(k->call, -1, "use_dataflow_analysis");
+	if (df && df->kind != ARG_BOOL)
+		return bad(k, df, "%s: use_dataflow_analysis must be True or False", m);
+	args.no_dataflow = df && !df->ival;
+	return (StepStatus)sched_overcompute(k->s, describe(k), k->call->span, k->d, &args);
+}
+
+static StepStatus do_sequential_buffer_access(Call *k)
+{
+	const char *buffer = arg_name(k, 0, "buffer");
+	if (!buffer)
+		return bad(k, NULL, "%s: expected buffer=\"NAME\"", k->call->method);
+	return (StepStatus)sched_sequential_buffer_access(k->s, describe(k), k->call->span, k->d,
+							  kw_name(k, "block"), buffer);
+}
+
+/* The primitives that are one rewrite each (sched_begin .. sched_finish),
+ * on the row's id (run_other takes the others). */
+static StepStatus run_rewrite(Call *k, const PrimSpec *sig, RwCtx *c)
+{
+	switch (sig->id) {
+	case PRIM_SPLIT: return do_split(k, c);
+	case PRIM_SPLIT_TVM: return do_split_factors(k, c);
+	case PRIM_FUSE: return script_arg(k->call, 2, NULL) ? do_fuse_many(k, c) : do_fuse(k, c);
+	case PRIM_REORDER: return do_reorder(k, c);
+	case PRIM_PARALLEL: return do_annotate(k, c, rw_parallel);
+	case PRIM_VECTORIZE: return do_annotate(k, c, rw_vectorize);
+	case PRIM_UNROLL: return do_annotate(k, c, rw_unroll);
+	case PRIM_COMPUTE_AT: return do_attach(k, c, rw_compute_at);
+	case PRIM_REVERSE_COMPUTE_AT: return do_attach(k, c, rw_reverse_compute_at);
+	case PRIM_TRANSFORM_LAYOUT: return do_transform_layout(k, c);
+	case PRIM_TRANSFORM_LAYOUT_TVM: return do_transform_layout_tvm(k, c);
+	case PRIM_TRANSFORM_BLOCK_LAYOUT: return do_transform_block_layout(k, c);
+	case PRIM_DECOMPOSE_REDUCTION: return do_decompose_reduction(k, c);
+	case PRIM_RFACTOR: return do_rfactor(k, c);
+	case PRIM_ADD_UNIT_LOOP: return do_add_unit_loop(k, c);
+	case PRIM_LIFT_ALLOC: return do_lift_alloc(k, c);
+	case PRIM_FISSION: return do_fission(k, c);
+	case PRIM_CACHE_READ: return do_cache(k, c, false);
+	case PRIM_CACHE_WRITE: return do_cache(k, c, true);
+	case PRIM_CACHE_READ_TVM: return do_cache_tvm(k, c, false);
+	case PRIM_CACHE_WRITE_TVM: return do_cache_tvm(k, c, true);
+	case PRIM_REINDEX: return do_reindex(k, c);
+	case PRIM_REINDEX_CACHE_READ: return do_reindex_cache(k, c, false);
+	case PRIM_REINDEX_CACHE_WRITE: return do_reindex_cache(k, c, true);
+	case PRIM_SEQUENTIAL_BUFFER_ACCESS: case PRIM_REMOVE_BRANCHING_THROUGH_OVERCOMPUTE:
+	case PRIM_REMOVE_OVERCOMPUTE_THROUGH_BRANCHING: case PRIM_SIMPLIFY: case PRIM_REMOVE_NO_OP:
+	case PRIM_HOIST_EXPRESSION: case PRIM_REDUCE_LOOP_EXTENTS: case PRIM_MERGE_ADJACENT_LOOPS:
+	case PRIM_MERGE_CONDITIONALS: case PRIM_GET_BLOCK: case PRIM_GET_LOOPS:
+	case PRIM_GET_CHILD_BLOCKS: case PRIM_GET_PRODUCERS: case PRIM_GET_CONSUMERS:
+	case PRIM_WORK_ON: case PRIM_FLOAT_MODE: case PRIM_COUNT:
+		break;
+	}
+	return bad(k, NULL, "sch.%s: not a single rewrite", k->call->method);
+}
+
+/* Handle queries, settings and compound calls (their own steps), on the
+ * row's id, into *st; false for a single rewrite. */
+static bool run_other(Call *k, const PrimSpec *sig, StepStatus *st)
+{
+	switch (sig->id) {
+	case PRIM_WORK_ON: *st = do_work_on(k); return true;
+	case PRIM_FLOAT_MODE: *st = do_float_mode(k); return true;
+	case PRIM_GET_BLOCK: *st = do_get_block(k); return true;
+	case PRIM_GET_LOOPS: *st = do_get_loops(k); return true;
+	case PRIM_GET_CHILD_BLOCKS: *st = do_get_child_blocks(k); return true;
+	case PRIM_GET_PRODUCERS: *st = do_neighbours(k, true); return true;
+	case PRIM_GET_CONSUMERS: *st = do_neighbours(k, false); return true;
+	case PRIM_SEQUENTIAL_BUFFER_ACCESS: *st = do_sequential_buffer_access(k); return true;
+	case PRIM_HOIST_EXPRESSION: *st = do_hoist_expression(k); return true;
+	case PRIM_REDUCE_LOOP_EXTENTS:
+		*st = (StepStatus)sched_reduce_loop_extents(k->s, describe(k), k->call->span, k->d,
+							      kw_name(k, "block"));
+		return true;
+	case PRIM_REMOVE_BRANCHING_THROUGH_OVERCOMPUTE: *st = do_overcompute(k, false); return true;
+	case PRIM_REMOVE_OVERCOMPUTE_THROUGH_BRANCHING: *st = do_overcompute(k, true); return true;
+	case PRIM_SIMPLIFY: *st = do_simplify(k); return true;
+	case PRIM_REMOVE_NO_OP: *st = do_remove_no_op(k); return true;
+	case PRIM_MERGE_ADJACENT_LOOPS: *st = do_merge_adjacent_loops(k); return true;
+	case PRIM_MERGE_CONDITIONALS: *st = do_merge_conditionals(k); return true;
+	case PRIM_SPLIT: case PRIM_SPLIT_TVM: case PRIM_FUSE: case PRIM_REORDER: case PRIM_PARALLEL:
+	case PRIM_VECTORIZE: case PRIM_UNROLL: case PRIM_TRANSFORM_LAYOUT: case PRIM_TRANSFORM_LAYOUT_TVM:
+	case PRIM_TRANSFORM_BLOCK_LAYOUT: case PRIM_CACHE_READ: case PRIM_CACHE_WRITE:
+	case PRIM_CACHE_READ_TVM: case PRIM_CACHE_WRITE_TVM: case PRIM_REINDEX:
+	case PRIM_REINDEX_CACHE_READ: case PRIM_REINDEX_CACHE_WRITE: case PRIM_COMPUTE_AT:
+	case PRIM_REVERSE_COMPUTE_AT: case PRIM_DECOMPOSE_REDUCTION: case PRIM_RFACTOR:
+	case PRIM_ADD_UNIT_LOOP: case PRIM_LIFT_ALLOC: case PRIM_FISSION: case PRIM_COUNT:
+		break;
+	}
+	return false;
+}
+
+/* One call: its row of the primitive table (primitives.h), its arguments
+ * checked against the row, then its handler. */
 static StepStatus run_call(Call *k)
 {
 	const char *m = k->call->method;
-	if (check_signature(k) != STEP_COMMITTED)
+	const PrimSpec *sig = prim_find(m, tvm_form(k));
+	if (!sig)
+		return bad(k, NULL, "unknown schedule primitive 'sch.%s'", m);
+	if (check_signature(k, sig) != STEP_COMMITTED)
 		return STEP_BAD_INPUT;
-	if (strcmp(m, "work_on") == 0)
-		return do_work_on(k);
-	if (strcmp(m, "get_block") == 0)
-		return do_get_block(k);
-	if (strcmp(m, "get_loops") == 0)
-		return do_get_loops(k);
-	if (strcmp(m, "get_child_blocks") == 0)
-		return do_get_child_blocks(k);
-	if (strcmp(m, "get_producers") == 0 || strcmp(m, "get_consumers") == 0)
-		return do_neighbours(k, strcmp(m, "get_producers") == 0);
-	if (strcmp(m, "float_mode") == 0)
-		return do_float_mode(k);
-	if (strcmp(m, "sequential_buffer_access") == 0) {
-		const char *buffer = arg_name(k, 0, "buffer");
-		if (!buffer)
-			return bad(k, NULL, "%s: expected buffer=\"NAME\"", m);
-		return (StepStatus)sched_sequential_buffer_access(k->s, describe(k), k->call->span, k->d,
-								  kw_name(k, "block"), buffer);
-	}
-	if (strcmp(m, "hoist_expression") == 0) {
-		HoistArgs args = {0};
-		args.block = kw_name(k, "block");
-		args.loop = kw_name(k, "loop");
-		const char *conds = arg_name(k, 0, "conditionals");
-		const char *lets = kw_name(k, "let_bindings");
-		for (const char *p = lets ? lets : "all"; *p;) {
-			/* TVM's HoistedLetBindings; let_expr (T.Let inside an
-			 * expression) is accepted and hoists nothing */
-			const char *bar = strchr(p, '|');
-			size_t n = bar ? (size_t)(bar - p) : strlen(p);
-			if (n == 3 && !strncmp(p, "all", n))
-				args.let_stmt = true;
-			else if (n == 8 && !strncmp(p, "let_stmt", n))
-				args.let_stmt = true;
-			else if (n == 21 && !strncmp(p, "required_by_condition", n))
-				args.let_required = true;
-			else if (!(n == 4 && !strncmp(p, "none", n)) && !(n == 8 && !strncmp(p, "let_expr", n)))
-				return bad(k, script_arg(k->call, -1, "let_bindings"),
-					   "%s: let_bindings must be \"none\", \"required_by_condition\", \"let_stmt\", \"let_expr\" or \"all\" (joined with |)",
-					   m);
-			p += n + (bar != NULL);
-		}
-		if (!conds)
-			conds = "if_else_stmt|if_else_expr|boolean_expression";
-		for (const char *p = conds; *p;) {
-			const char *bar = strchr(p, '|');
-			size_t n = bar ? (size_t)(bar - p) : strlen(p);
-			if (n == 12 && !strncmp(p, "if_else_stmt", n))
-				args.if_else_stmt = true;
-			else if (n == 12 && !strncmp(p, "if_else_expr", n))
-				args.if_else_expr = true;
-			else if (n == 18 && !strncmp(p, "boolean_expression", n))
-				args.boolean_expression = true;
-			else if (!(n == 4 && !strncmp(p, "none", n)))
-				return bad(k, NULL, "%s: conditionals must be \"none\", \"if_else_stmt\", \"if_else_expr\" or \"boolean_expression\" (joined with |)", m);
-			p += n + (bar != NULL);
-		}
-		return (StepStatus)sched_hoist_expression(k->s, describe(k), k->call->span, k->d, &args);
-	}
-	if (strcmp(m, "reduce_loop_extents") == 0)
-		return (StepStatus)sched_reduce_loop_extents(k->s, describe(k), k->call->span, k->d,
-							     kw_name(k, "block"));
-	if (strcmp(m, "simplify") == 0)
-		return do_simplify(k);
-	if (strcmp(m, "remove_branching_through_overcompute") == 0)
-		return do_overcompute(k, false);
-	if (strcmp(m, "remove_overcompute_through_branching") == 0)
-		return do_overcompute(k, true);
-	if (strcmp(m, "remove_no_op") == 0) {
-		OcArgs args = {0};
-		args.block = kw_name(k, "block");
-		args.remove_stores = true;
-		for (int i = 0; i < k->call->nargs; i++)
-			if (!k->call->args[i].keyword || (strcmp(k->call->args[i].keyword, "block") &&
-							  strcmp(k->call->args[i].keyword, "use_dataflow_analysis")))
-				return bad(k, &k->call->args[i], "%s: expected block= and use_dataflow_analysis= only", m);
-		const ScriptArg *df = script_arg(k->call, -1, "use_dataflow_analysis");
-		if (df && df->kind != ARG_BOOL)
-			return bad(k, df, "%s: use_dataflow_analysis must be True or False", m);
-		args.no_dataflow = df && !df->ival;
-		return (StepStatus)sched_overcompute(k->s, describe(k), k->call->span, k->d, &args);
-	}
-	if (strcmp(m, "merge_adjacent_loops") == 0)
-		return do_merge_adjacent_loops(k);
-	if (strcmp(m, "merge_conditionals") == 0)
-		return do_merge_conditionals(k);
+	StepStatus st;
+	if (run_other(k, sig, &st))
+		return st;
 	RwCtx c;
 	DiagList local;
 	diag_init(&local, k->s->arena);
 	sched_begin(k->s, &c, describe(k), k->call->span, &local);
-	StepStatus st;
-	if (strcmp(m, "split") == 0)
-		st = tvm_form(k) ? do_split_factors(k, &c) : do_split(k, &c);
-	else if (strcmp(m, "fuse") == 0)
-		st = script_arg(k->call, 2, NULL) ? do_fuse_many(k, &c) : do_fuse(k, &c);
-	else if (strcmp(m, "reorder") == 0)
-		st = do_reorder(k, &c);
-	else if (strcmp(m, "parallel") == 0)
-		st = do_annotate(k, &c, rw_parallel);
-	else if (strcmp(m, "vectorize") == 0)
-		st = do_annotate(k, &c, rw_vectorize);
-	else if (strcmp(m, "unroll") == 0)
-		st = do_annotate(k, &c, rw_unroll);
-	else if (strcmp(m, "compute_at") == 0)
-		st = do_attach(k, &c, rw_compute_at);
-	else if (strcmp(m, "reverse_compute_at") == 0)
-		st = do_attach(k, &c, rw_reverse_compute_at);
-	else if (strcmp(m, "transform_layout") == 0)
-		st = tvm_form(k) ? do_transform_layout_tvm(k, &c) : do_transform_layout(k, &c);
-	else if (strcmp(m, "transform_block_layout") == 0)
-		st = do_transform_block_layout(k, &c);
-	else if (strcmp(m, "decompose_reduction") == 0)
-		st = do_decompose_reduction(k, &c);
-	else if (strcmp(m, "rfactor") == 0)
-		st = do_rfactor(k, &c);
-	else if (strcmp(m, "add_unit_loop") == 0)
-		st = do_add_unit_loop(k, &c);
-	else if (strcmp(m, "fission") == 0)
-		st = do_fission(k, &c);
-	else if (strcmp(m, "cache_read") == 0 || strcmp(m, "cache_write") == 0)
-		st = tvm_form(k) ? do_cache_tvm(k, &c, m[6] == 'w') : do_cache(k, &c, m[6] == 'w');
-	else if (strcmp(m, "reindex") == 0)
-		st = do_reindex(k, &c);
-	else if (strcmp(m, "reindex_cache_read") == 0 || strcmp(m, "reindex_cache_write") == 0)
-		st = do_reindex_cache(k, &c, m[14] == 'w');
-	else
-		return bad(k, NULL, "unknown schedule primitive 'sch.%s'", m);
+	st = run_rewrite(k, sig, &c);
 	/* rewrite diagnostics (bad names, preconditions) go to the caller */
 	for (Diag *g = local.first; g; g = g->next)
 		diag_add(k->d, g->level, g->span, "%s", g->message);

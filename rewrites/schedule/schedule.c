@@ -805,6 +805,7 @@ static const struct {
 	{"loop.", "T.assume bounds that keep the loop variable inside its type"},
 	{"tile.", "tile with factors that cover the extents"},
 	{"reduce.", "narrow loops whose guard is a bound on the loop variable"},
+	{"lift_alloc.", "keep the allocation inside the loop (fewer n_lifts), or have each iteration write every cell it reads before reading it"},
 };
 
 static const char *fix_hint(const char *kind)
