@@ -83,7 +83,7 @@ START_TEST(exo_errors_shape_uses_the_loop_and_lift_level_too_high)
 				    "cannot lift the allocation of tmp_a: its shape uses 'k'");
 	ck_assert_int_eq(r->nobs, 0);
 	/* two loops lift, the third does not: the shape is fine */
-	(void)accept("lift_alloc/shape_uses_loop.tir", "sch.lift_alloc(\"tmp_a\", n_lifts=2)");
+	sched_free(accept("lift_alloc/shape_uses_loop.tir", "sch.lift_alloc(\"tmp_a\", n_lifts=2)").s);
 	/* Exo: "specified lift level 3 is ..." */
 	ts_rejected(&arena, tu_fixture("lift_alloc/simple.tir"), "sch.lift_alloc(\"tmp_a\", n_lifts=3)",
 		    "the specified lift level 3 is more than the 2 loops or ifs around the allocation of tmp_a");
