@@ -537,9 +537,10 @@ static void choose_threads(void)
 	setenv("VS_NUM_THREADS", text, 1);
 }
 
-/* The parallel matmul schedule for this CPU: the serial one's register
- * tiles with the loop over panels of rows (io, inside the reduction loop
- * ko) made parallel. VS_BENCH_MATMUL_PAR_SCHEDULE overrides. */
+/* The parallel matmul schedule for this CPU: the packed one's register
+ * tiles and B panels (bench/matmul_packed_*.sched) with the loop over
+ * panels of rows (io, inside the reduction loop ko) made parallel.
+ * VS_BENCH_MATMUL_PAR_SCHEDULE overrides. */
 static const char *matmul_par_schedule(const char **why)
 {
 	const char *env = getenv("VS_BENCH_MATMUL_PAR_SCHEDULE");
@@ -549,10 +550,10 @@ static const char *matmul_par_schedule(const char **why)
 	}
 	__builtin_cpu_init();
 	if (__builtin_cpu_supports("avx512f")) {
-		*why = "AVX-512: 8 x 32 tiles, parallel over 8-row panels inside each k block";
+		*why = "AVX-512: 8 x 32 tiles, B packed, parallel over 8-row panels inside each k block";
 		return "bench/matmul_avx512_par.sched";
 	}
-	*why = "no AVX-512: 4 x 16 tiles, parallel over 4-row panels inside each k block";
+	*why = "no AVX-512: 4 x 16 tiles, B packed, parallel over 4-row panels inside each k block";
 	return "bench/matmul_avx2_par.sched";
 }
 

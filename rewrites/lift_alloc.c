@@ -187,7 +187,14 @@ RwStatus rw_lift_alloc(RwCtx *c, const char *buffer, int n_lifts)
 		case ST_LET:
 			bound = anc->u.let.var;
 			break;
-		case ST_SEQ: case ST_ALLOC:
+		case ST_ALLOC:
+			for (int d = 0; d < buf->ndim; d++)
+				if (an_expr_reads(buf->shape[d], anc->u.alloc.buf))
+					return rw_fail(c, RW_PRECONDITION, al->span,
+						       "lift_alloc: cannot lift the allocation of %s: its shape reads %s, allocated in the statement it would leave",
+						       buffer, anc->u.alloc.buf->name);
+			break;
+		case ST_SEQ:
 			break;
 		case ST_BLOCK:
 			return rw_fail(c, RW_UNSUPPORTED, al->span,
@@ -207,6 +214,15 @@ RwStatus rw_lift_alloc(RwCtx *c, const char *buffer, int n_lifts)
 		return rw_fail(c, RW_PRECONDITION, c->call_span,
 			       "lift_alloc: the specified lift level %d is more than the %d loop%s or if%s around the allocation of %s",
 			       n_lifts, lifts, lifts == 1 ? "" : "s", lifts == 1 ? "" : "s", buffer);
+	/* The shape is evaluated once where the allocation now is: a buffer
+	 * it reads that the statements left write (a later iteration, or an
+	 * earlier item of a sequence before the allocation) would give each
+	 * run of the allocation another shape than the one lifted. */
+	for (int d = 0; d < buf->ndim; d++)
+		if (an_expr_reads_written(a, buf->shape[d], an_stmt_at(root, sc->path, target)))
+			return rw_fail(c, RW_PRECONDITION, al->span,
+				       "lift_alloc: cannot lift the allocation of %s: its shape reads a buffer written in the statement it would leave",
+				       buffer);
 	/* the allocation's scope stays where it was, the allocation goes
 	 * around the outermost statement it leaves */
 	Stmt *inner = al->u.alloc.body ? al->u.alloc.body : ir_seq(a, 0, NULL, al->span);

@@ -288,10 +288,11 @@ START_TEST(parallel_tiled_matmul_agrees_and_stays_vector_code)
 	Schedule *s = tu_schedule(&arena, m);
 	ck_assert_int_eq(tu_run(s, tiles), STEP_COMMITTED);
 	ck_assert_int_eq(tu_run(s, "sch.parallel(\"ko\")"), STEP_REJECTED);
-	const char *why = sched_report_text(tu_last(s));
+	char *why = sched_report_text(tu_last(s));
 	assert_contains(why, "parallel.no_race");
 	assert_contains(why, "refuted");
 	assert_contains(why, "a parallel reduction is refused");
+	free(why);
 	sched_free(s);
 }
 END_TEST
@@ -327,10 +328,11 @@ START_TEST(parallel_dot_with_rfactor_partials_agrees)
 	Schedule *s = tu_schedule(&arena, m);
 	ck_assert_int_eq(tu_run(s, split), STEP_COMMITTED);
 	ck_assert_int_eq(tu_run(s, "sch.parallel(ko)"), STEP_REJECTED);
-	const char *why = sched_report_text(tu_last(s));
+	char *why = sched_report_text(tu_last(s));
 	assert_contains(why, "parallel.no_race");
 	assert_contains(why, "refuted");
 	assert_contains(why, "a parallel reduction is refused");
+	free(why);
 	sched_free(s);
 }
 END_TEST

@@ -83,7 +83,7 @@ START_TEST(exo_errors_shape_uses_the_loop_and_lift_level_too_high)
 				    "cannot lift the allocation of tmp_a: its shape uses 'k'");
 	ck_assert_int_eq(r->nobs, 0);
 	/* two loops lift, the third does not: the shape is fine */
-	(void)accept("lift_alloc/shape_uses_loop.tir", "sch.lift_alloc(\"tmp_a\", n_lifts=2)");
+	sched_free(accept("lift_alloc/shape_uses_loop.tir", "sch.lift_alloc(\"tmp_a\", n_lifts=2)").s);
 	/* Exo: "specified lift level 3 is ..." */
 	ts_rejected(&arena, tu_fixture("lift_alloc/simple.tir"), "sch.lift_alloc(\"tmp_a\", n_lifts=3)",
 		    "the specified lift level 3 is more than the 2 loops or ifs around the allocation of tmp_a");
@@ -218,6 +218,58 @@ START_TEST(script_and_api)
 }
 END_TEST
 
+/* ---------- red team: shapes, guards, cells, scopes ---------- */
+
+/* The shape is evaluated once where the allocation lands: a shape that
+ * reads a buffer the statements left write (or allocate) is not lifted.
+ * Before this check, shape_reads_written committed and wrote tmp[1] past
+ * a buffer of shape (1,); shape_written_before committed out of an if
+ * and read N before the store that sets it. */
+START_TEST(shape_reading_what_the_statement_left_writes_is_not_lifted)
+{
+	const char *why = "its shape reads a buffer written in the statement it would leave";
+	ck_assert_int_eq(ts_rejected(&arena, tu_fixture("lift_alloc/shape_reads_written.tir"),
+				     "sch.lift_alloc(\"tmp\")", why)->nobs, 0);
+	ts_rejected(&arena, tu_fixture("lift_alloc/shape_written_before.tir"), "sch.lift_alloc(\"tmp\")", why);
+	ts_rejected(&arena, tu_fixture("lift_alloc/shape_reads_local.tir"), "sch.lift_alloc(\"tmp\")",
+		    "its shape reads sz, allocated in the statement it would leave");
+	/* a shape reading a buffer nothing there writes still lifts */
+	sched_free(accept("lift_alloc/shape_reads_unwritten.tir", "sch.lift_alloc(\"tmp\")").s);
+}
+END_TEST
+
+START_TEST(reads_the_iteration_did_not_write_are_refuted)
+{
+	/* written under an if, read unconditionally */
+	ts_refuted(&arena, tu_fixture("lift_alloc/write_under_if.tir"), "sch.lift_alloc(\"tmp\")",
+		   "lift_alloc.no_carry");
+	/* tmp[(i + 1) % 2]: the other cell than the one written (the
+	 * replay does not confirm these two: rejected all the same) */
+	ts_rejected(&arena, tu_fixture("lift_alloc/shifted_cell.tir"), "sch.lift_alloc(\"tmp\")",
+		    "obligation lift_alloc.no_carry refuted");
+	/* half the row written, all read */
+	StepReport *r = ts_rejected(&arena, tu_fixture("lift_alloc/partial_row.tir"), "sch.lift_alloc(\"tmp\")",
+				    "obligation lift_alloc.no_carry refuted");
+	ts_has(r->reason, "the read of tmp at 9:23");
+	/* a read through if_then_else under a narrower guard than the write's */
+	TsRun t = accept("lift_alloc/guarded_read.tir", "sch.lift_alloc(\"tmp\")");
+	ck_assert(ts_has_obligation(t.r, "lift_alloc.no_carry", VERDICT_PROVEN));
+	sched_free(t.s);
+}
+END_TEST
+
+START_TEST(blocks_and_names)
+{
+	ts_rejected(&arena, tu_fixture("lift_alloc/in_block.tir"), "sch.lift_alloc(\"tmp\")",
+		    "not supported: lift_alloc: the allocation of tmp belongs to block \"b\"");
+	/* lifted above a read of the parameter of the same name: renamed */
+	TsRun t = accept("lift_alloc/shadow_param.tir", "sch.lift_alloc(\"tmp\", n_lifts=2)");
+	ts_has(ts_print(&arena, ts_func(&t, NULL)), "tmp_1 = T.alloc_buffer");
+	ts_assert_reparses(&arena, ts_func(&t, NULL));
+	sched_free(t.s);
+}
+END_TEST
+
 Suite *suite_lift_alloc(void)
 {
 	Suite *s = suite_create("lift_alloc");
@@ -234,6 +286,8 @@ Suite *suite_lift_alloc(void)
 		{"parallel", {parallel_loop_crossed_races_unless_expanded}},
 		{"property", {random_scratch_rows_commit_only_when_equivalent}},
 		{"script_and_api", {script_and_api}},
+		{"red_team", {shape_reading_what_the_statement_left_writes_is_not_lifted,
+			      reads_the_iteration_did_not_write_are_refuted, blocks_and_names}},
 	};
 	for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
 		TCase *tc = tcase_create(cases[i].name);

@@ -267,6 +267,24 @@ START_TEST(lifting_a_tail_across_a_dependence_is_refuted)
 }
 END_TEST
 
+/* Red team: the tail of row i reads what the main part of row i + 1
+ * writes later (refuted); a float sum's tail lifted reorders its adds
+ * (refuted in ieee mode, accepted over the reals). */
+START_TEST(tail_lifts_across_later_rows_and_float_sums)
+{
+	const char *cut = "jo, ji, jt = sch.split(\"j\", factor=4, tail=\"cut\")\n"
+			  "ti, tj = sch.fission(\"i\", before=jt)";
+	StepReport *r = ts_refuted(&arena, tu_fixture("loops/tail_reads_later_row.tir"), cut,
+				   "fission.no_conflict");
+	ts_has(r->reason, "read of A at 6:23");
+	/* (the replay's small integer-valued floats add exactly: unconfirmed) */
+	ts_rejected(&arena, tu_fixture("loops/tail_float_sum.tir"),
+		    arena_printf(&arena, "sch.float_mode(\"ieee\")\n%s", cut),
+		    "obligation fission.no_conflict refuted");
+	sched_free(accept(tu_fixture("loops/tail_float_sum.tir"), cut));
+}
+END_TEST
+
 START_TEST(tail_forms_that_are_not_supported_say_why)
 {
 	const char *k = tu_fixture(tail_colsum);
@@ -852,6 +870,7 @@ Suite *suite_split(void)
 	suite_add_tcase(s, tc);
 	tc = loops_tcase("tails");
 	tcase_add_test(tc, split_cut_tail_lifted_and_both_nests_scheduled);
+	tcase_add_test(tc, tail_lifts_across_later_rows_and_float_sums);
 	tcase_add_test(tc, split_cut_handles_keep_naming_the_main_part);
 	tcase_add_test(tc, split_cut_tail_of_a_block_is_a_block_of_its_own);
 	tcase_add_test(tc, reorder_wrong_only_in_the_tail_is_refuted_there);

@@ -21,7 +21,7 @@ const PrimSpec prim_table[] = {
 	{PRIM_SPLIT, "split", false, 3,
 	 {REQ("loop", PK_LOOP), REQ("factor", PK_INT), {"tail", PK_WORD, "\"guard\"", 0, TAILS},
 	  {"outer", PK_NAME, "\"i_o\"", PA_API_ONLY, NULL}, {"inner", PK_NAME, "\"i_i\"", PA_API_ONLY, NULL}},
-	 "vs_split", "divisibility, no index overflow; `io, ii, it = sch.split(..., tail=\"cut\")` names the tail loop"},
+	 "vs_split", "divisibility, no index overflow; `io, ii, it = sch.split(..., tail=\"cut\")` names the tail loop (scripts only)"},
 	{PRIM_SPLIT_TVM, "split", true, 4,
 	 {REQ("loop", PK_LOOP), REQ("factors", PK_INTS), BOOL_OPT("preserve_unit_iters", "True"),
 	  BOOL_OPT("disable_predication", "False"), {"tail", PK_WORD, "\"guard\"", 0, TAILS}},
@@ -100,8 +100,8 @@ const PrimSpec prim_table[] = {
 	{PRIM_FISSION, "fission", false, 2,
 	 {REQ("loop", PK_LOOP), {"after", PK_INT, "None", 0, NULL}, NAME_OPT("before", PK_LOOP)},
 	 "vs_fission",
-	 "the same condition as merge; `before=L` (one of `after=`, `before=`): every loop from `loop` "
-	 "down to L's is fissioned before L, innermost first, each fission proven"},
+	 "the same condition as merge; `before=L` (scripts only; one of `after=`, `before=`): every loop "
+	 "from `loop` down to L's is fissioned before L, innermost first, each fission proven"},
 	{PRIM_MERGE_CONDITIONALS, "merge_conditionals", false, 0,
 	 {NAME_OPT("block", PK_BLOCK), BOOL_OPT("strict", "False")}, "vs_merge_conditionals",
 	 "conditions identical or complementary, the second read in the state after the first `if`"},
