@@ -1050,6 +1050,8 @@ static void run_job(Solver *s, Worker **wp, FloatMode fm, Job *j)
 {
 	Worker *w = *wp;
 	double t0 = now_seconds();
+	bool retried = false;
+again:;
 	const char *why = w ? worker_init(w, &s->opt) : "internal: out of memory";
 	if (why) {
 		raw_unknown(&j->raw, why);
@@ -1090,6 +1092,27 @@ static void run_job(Solver *s, Worker **wp, FloatMode fm, Job *j)
 		smt_encoding_disown(&enc);
 		atomic_fetch_add(&s->nsolved, 1);
 		goto done;
+	}
+	/* A watchdog interrupt that lands just after a check returned (it
+	 * cannot be told from one that lands just before) leaves the context
+	 * canceled: the next query on it fails with "push canceled". Such a
+	 * failure says nothing about the query: the worker is replaced by a
+	 * fresh one (a new context) and the query runs once more. */
+	if (!retried && j->raw.reason && strncmp(j->raw.reason, "internal: z3 error", 18) == 0 &&
+	    strstr(j->raw.reason, "cancel")) {
+		retried = true;
+		smt_encoding_free(&enc);
+		raw_free(&j->raw);
+		memset(&j->raw, 0, sizeof j->raw);
+		free(j->syms);
+		j->syms = NULL;
+		j->nsyms = 0;
+		free(j->text);
+		j->text = NULL;
+		worker_free(w);
+		free(w);
+		w = *wp = calloc(1, sizeof *w);
+		goto again;
 	}
 	atomic_fetch_add(&s->nsolved, 1);
 	/* Z3 failures are not facts about the query; everything else is
