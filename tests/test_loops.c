@@ -263,7 +263,9 @@ START_TEST(lifting_a_tail_across_a_dependence_is_refuted)
 				   "jo, ji, jt = sch.split(\"j\", factor=4, tail=\"cut\")\n"
 				   "ti, tj = sch.fission(\"i\", before=jt)",
 				   "fission.no_conflict");
-	ts_has(r->counterexample, "A[1, 13]");
+	/* the shared cell is whichever the model picks: a row i - 1 cell
+	 * written by the tail and read by the main part of row i */
+	ts_has(r->counterexample, "both touch A[");
 }
 END_TEST
 
