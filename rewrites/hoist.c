@@ -87,8 +87,9 @@ static bool invariant_in(Arena *a, const Expr *c, const Stmt *l)
 
 /* When evaluating e cannot fault: its loads inside their buffers' shapes
  * (parameter buffers without padding: every cell is an input) and its
- * divisors not zero. NULL when that cannot be stated here. */
-static Expr *safe_to_eval(Arena *a, const Func *f, const Expr *e)
+ * divisors not zero. NULL when that cannot be stated here. (Also
+ * lift_alloc's, for a shape evaluated where the allocation did not run.) */
+Expr *rw_safe_to_eval(Arena *a, const Func *f, const Expr *e)
 {
 	int64_t k;
 	Expr *x, *y;
@@ -109,14 +110,14 @@ static Expr *safe_to_eval(Arena *a, const Func *f, const Expr *e)
 			return NULL;
 		Expr *all = imap_in_box(a, e->u.load.nidx, e->u.load.idx, b->shape);
 		for (int i = 0; i < e->u.load.nidx && all; i++) {
-			Expr *s = safe_to_eval(a, f, e->u.load.idx[i]);
+			Expr *s = rw_safe_to_eval(a, f, e->u.load.idx[i]);
 			all = s ? ir_and(a, all, s) : NULL;
 		}
 		return all;
 	}
 	case EX_BIN:
-		x = safe_to_eval(a, f, e->u.bin.a);
-		y = safe_to_eval(a, f, e->u.bin.b);
+		x = rw_safe_to_eval(a, f, e->u.bin.a);
+		y = rw_safe_to_eval(a, f, e->u.bin.b);
 		if (!x || !y)
 			return NULL;
 		x = ir_and(a, x, y);
@@ -134,18 +135,18 @@ static Expr *safe_to_eval(Arena *a, const Func *f, const Expr *e)
 		}
 		return x;
 	case EX_NOT: case EX_NEG: case EX_CAST:
-		return safe_to_eval(a, f, e->u.un.a);
+		return rw_safe_to_eval(a, f, e->u.un.a);
 	case EX_SELECT:
-		x = safe_to_eval(a, f, e->u.sel.cond);
-		y = safe_to_eval(a, f, e->u.sel.a);
-		Expr *z = safe_to_eval(a, f, e->u.sel.b);
+		x = rw_safe_to_eval(a, f, e->u.sel.cond);
+		y = rw_safe_to_eval(a, f, e->u.sel.a);
+		Expr *z = rw_safe_to_eval(a, f, e->u.sel.b);
 		return x && y && z ? ir_and(a, x, ir_and(a, y, z)) : NULL;
 	case EX_LET:
 		return NULL;
 	case EX_CALL: /* a math call itself never faults (NaN is a value) */
 		x = ir_bool(a, true);
 		for (int i = 0; i < e->u.call.nargs && x; i++) {
-			y = safe_to_eval(a, f, e->u.call.args[i]);
+			y = rw_safe_to_eval(a, f, e->u.call.args[i]);
 			x = y ? ir_and(a, x, y) : NULL;
 		}
 		return x;
@@ -553,7 +554,7 @@ static void attempt(HoistFind *h, const Expr *cond, bool whole_if)
 	Stmt *dest = destination(h, cond);
 	if (!dest)
 		return;
-	if (an_expr_may_fault(cond, true) && !whole_if && !safe_to_eval(h->a, h->f, cond))
+	if (an_expr_may_fault(cond, true) && !whole_if && !rw_safe_to_eval(h->a, h->f, cond))
 		return; /* nothing says it may be evaluated before the loop */
 	h->loop = dest;
 	h->cond = cond;
@@ -879,7 +880,7 @@ static bool nonempty_obligation(RwCtx *c, const StmtCtx *sc, Stmt *l, const Expr
 	Arena *a = c->arena;
 	if (!an_expr_may_fault(e, true))
 		return true;
-	Expr *goal = safe_to_eval(a, c->func, e);
+	Expr *goal = rw_safe_to_eval(a, c->func, e);
 	Expr *runs = NULL;
 	const Stmt *s = l;
 	while (s->kind == ST_FOR && s != at) {

@@ -181,6 +181,12 @@ RwStatus rw_add_unit_loop(RwCtx *c, const char *target, bool is_block, const cha
  * order) out of the n_lifts loops or ifs around it
  * (rewrites/lift_alloc.c). */
 RwStatus rw_lift_alloc(RwCtx *c, const char *buffer, int n_lifts);
+/* When evaluating e cannot fault (rewrites/hoist.c): its loads inside
+ * their buffers' shapes (parameter buffers without a layout: every cell
+ * is an input), its divisors not zero, its shift amounts in range. NULL
+ * when that cannot be stated (a load of an allocated buffer, a let, an
+ * opaque call, a float-to-integer conversion). */
+Expr *rw_safe_to_eval(Arena *a, const Func *f, const Expr *e);
 RwStatus rw_parallel(RwCtx *c, const char *loop);
 RwStatus rw_vectorize(RwCtx *c, const char *loop);
 RwStatus rw_unroll(RwCtx *c, const char *loop);
