@@ -869,6 +869,38 @@ static const char *on_func(const char *fn, const char *step)
 	return arena_printf(&arena, "sch.work_on(\"%s\")\n%s", fn, step);
 }
 
+/* ---------- red team (issue 14): cut tails ---------- */
+
+static const char tail_where[] = "loops/tail_where_block.tir";
+
+/* A block with a T.where predicate, split with a named cut tail and the
+ * tail lifted (fission(i, before=jt)): a read of the next row's last
+ * column, which that row's tail writes later, is refuted with a replay;
+ * a read of its own row is lifted (checked with the interpreter). The
+ * tail nest of an integer row sum takes reorder and vectorize in ieee
+ * mode; reorder of a tail with the main part (not one chain) is a
+ * precondition. A tail named like the outer loop ("i") is renamed in
+ * print and reads back as the same program. */
+START_TEST(red_team_tails_of_where_blocks_and_reductions)
+{
+	const char *cut = "jo, ji, jt = sch.split(\"j\", factor=4, tail=\"cut\")\nsch.fission(\"i\", before=jt)";
+	StepReport *r = ts_refuted(&arena, tu_fixture(tail_where), on_func("cross_rows", cut), "fission.no_conflict");
+	ts_has(r->reason, "read of B at 13:41");
+	sched_free(accept(tu_fixture(tail_where), on_func("own_row", cut)));
+	sched_free(accept(tu_fixture(tail_where),
+			  on_func("sum_ints", "sch.float_mode(\"ieee\")\njo, ji, jt = sch.split(\"j\", factor=4, tail=\"cut\")\n"
+					      "ti, tj = sch.fission(\"i\", before=jt)\nsch.reorder(tj, ti)\nsch.vectorize(ji)")));
+	reject(tu_fixture(tail_where),
+	       on_func("sum_ints", "jo, ji, jt = sch.split(\"j\", factor=4, tail=\"cut\")\nsch.reorder(jt, jo)"),
+	       "must form one perfectly nested chain");
+	TsRun t = ts_accept(&arena, tu_fixture(tail_where),
+			    on_func("own_row", "jo, ji, i = sch.split(\"j\", factor=4, tail=\"cut\")"), 6);
+	ts_has(ts_print(&arena, ts_func(&t, NULL)), "for i_1 in T.serial(2):");
+	ts_assert_reparses(&arena, ts_func(&t, NULL));
+	sched_free(t.s);
+}
+END_TEST
+
 START_TEST(reorder_range_that_faults_where_it_lands_is_refuted)
 {
 	StepReport *r = ts_refuted(&arena, tu_fixture(range_faults), on_func("divides", "sch.reorder(\"j\", \"i\")"),
@@ -954,6 +986,9 @@ Suite *suite_split(void)
 	tcase_add_test(tc, reorder_wrong_only_in_the_tail_is_refuted_there);
 	tcase_add_test(tc, lifting_a_tail_across_a_dependence_is_refuted);
 	tcase_add_test(tc, tail_forms_that_are_not_supported_say_why);
+	suite_add_tcase(s, tc);
+	tc = loops_tcase("red_team");
+	tcase_add_test(tc, red_team_tails_of_where_blocks_and_reductions);
 	suite_add_tcase(s, tc);
 	tc = tcase_create("arguments");
 	tcase_add_checked_fixture(tc, setup, teardown);
