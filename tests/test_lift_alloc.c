@@ -292,6 +292,25 @@ START_TEST(shape_that_faults_where_it_lands_is_refuted)
 }
 END_TEST
 
+/* Red team: loops that run iterations at once, crossed. One cell shared
+ * by the lanes of a vectorized loop races (vectorize.no_race refuted); a
+ * cell per lane lifts; an unrolled loop runs its iterations in order and
+ * lifts; out of the serial loop inside a parallel one the buffer stays
+ * per thread (lifted), out of both it is
+ * shared by the threads and races. */
+START_TEST(loops_running_iterations_at_once_are_checked_again)
+{
+	const char *k = tu_fixture("lift_alloc/vectorized_and_parallel.tir");
+	ts_rejected(&arena, k, "sch.work_on(\"vec_shared\")\nsch.lift_alloc(\"tmp\")",
+		    "obligation vectorize.no_race refuted");
+	sched_free(ts_accept(&arena, k, "sch.work_on(\"vec_lanes\")\nsch.lift_alloc(\"tmp\")", 6).s);
+	sched_free(ts_accept(&arena, k, "sch.work_on(\"unrolled\")\nsch.lift_alloc(\"tmp\")", 6).s);
+	sched_free(ts_accept(&arena, k, "sch.work_on(\"par_in_serial\")\nsch.lift_alloc(\"tmp\")", 6).s);
+	ts_rejected(&arena, k, "sch.work_on(\"par_in_serial\")\nsch.lift_alloc(\"tmp\", n_lifts=2)",
+		    "obligation parallel.no_race refuted");
+}
+END_TEST
+
 Suite *suite_lift_alloc(void)
 {
 	Suite *s = suite_create("lift_alloc");
@@ -310,7 +329,8 @@ Suite *suite_lift_alloc(void)
 		{"script_and_api", {script_and_api}},
 		{"red_team", {shape_reading_what_the_statement_left_writes_is_not_lifted,
 			      reads_the_iteration_did_not_write_are_refuted, blocks_and_names,
-			      shape_that_faults_where_it_lands_is_refuted}},
+			      shape_that_faults_where_it_lands_is_refuted,
+			      loops_running_iterations_at_once_are_checked_again}},
 	};
 	for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
 		TCase *tc = tcase_create(cases[i].name);
