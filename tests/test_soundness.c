@@ -1205,7 +1205,9 @@ END_TEST
 /* ---------- moved ranges and shapes (red team, issue 14) ----------
  * reorder, fuse and lift_alloc move a loop range or an allocation shape
  * to where it is evaluated on runs where the kernel as written never
- * evaluated it (an outer loop of no iteration, an `if` not taken). A
+ * evaluated it (an outer loop of no iteration, an `if` not taken), and
+ * compute_at gives the moved producer a range from a read that may run
+ * under an `if` (a quarter of the kernels). A
  * range or shape that divides by m - b or reads N[m - c] faults there
  * for some m; each committed step must agree with the original for
  * every m in -3..12 (enumerated, not drawn: the fault sits at one value),
@@ -1236,6 +1238,31 @@ static char *gen_moved(int *prim, int *nlift)
 	sb_printf(&b, "], \"int32\")\n%stmp[0] = A[i, j]\n%sB[i, j] = tmp[0] + 1\n", ind, ind);
 	*prim = (int)rnd(3);
 	*nlift = 1 + (int)rnd(guard ? 3 : 2);
+	return sb_take(&b);
+}
+
+/* compute_at of a producer whose region comes from a read that divides
+ * by m - b or reads N[m - c], under `if m > d` or not */
+static char *gen_moved_attach(void)
+{
+	static const char *const idxs[] = {"ko * 4 // (m - %u)", "ko * 4 + T.min(N[m - %u], 0)", "ko * 4 + %u",
+					   "ko * 4 + T.min(N[0], %u)"};
+	StrBuf b = {0};
+	sb_puts(&b, "@T.prim_func\ndef moved(A: T.Buffer((16,), \"int32\"), N: T.Buffer((4,), \"int32\"), m: T.int32, "
+		    "C: T.Buffer((4,), \"int32\")):\n"
+		    "    Bp = T.alloc_buffer([16], \"int32\")\n"
+		    "    with T.block(\"Bp\"):\n"
+		    "        for k in T.serial(16):\n"
+		    "            Bp[k] = A[k] * 2\n"
+		    "    for ko in T.serial(4):\n");
+	const char *ind = "        ";
+	if (rnd(3)) {
+		sb_printf(&b, "        if m > %u:\n", rnd(4));
+		ind = "            ";
+	}
+	sb_printf(&b, "%sC[ko] = Bp[T.max(T.min(", ind);
+	sb_printf(&b, idxs[rnd(4)], rnd(4));
+	sb_puts(&b, ", 15), 0)]\n");
 	return sb_take(&b);
 }
 
@@ -1283,14 +1310,19 @@ START_TEST(random_moved_ranges_and_shapes_agree_for_every_m)
 		target = 60;
 	const char *seed = getenv("VS_SOUNDNESS_SEED");
 	rng_state = seed && *seed ? rng_seed_state(strtoull(seed, NULL, 0) + 77) : 0x9E3779B97F4A7C15ull;
-	static const char *const names[] = {"reorder", "fuse", "lift_alloc"};
-	int calls[3] = {0}, committed[3] = {0}, disagreements = 0;
+	static const char *const names[] = {"reorder", "fuse", "lift_alloc", "compute_at"};
+	int calls[4] = {0}, committed[4] = {0}, disagreements = 0;
 	char first[4096] = "";
 	for (int k = 0; k < target; k++) {
 		Arena a;
 		arena_init(&a);
 		int prim, nlift;
 		char *text = gen_moved(&prim, &nlift);
+		if (rnd(4) == 0) {
+			free(text);
+			text = gen_moved_attach();
+			prim = 3;
+		}
 		Module *mod = tu_parse(&a, "moved.tir", text);
 		ck_assert_msg(mod != NULL, "generated kernel does not parse:\n%s", text);
 		Schedule *s = tu_schedule(&a, mod);
@@ -1299,8 +1331,10 @@ START_TEST(random_moved_ranges_and_shapes_agree_for_every_m)
 			snprintf(script, sizeof script, "sch.reorder(\"j\", \"i\")");
 		else if (prim == 1)
 			snprintf(script, sizeof script, "sch.fuse(\"i\", \"j\")");
-		else
+		else if (prim == 2)
 			snprintf(script, sizeof script, "sch.lift_alloc(\"tmp\", n_lifts=%d)", nlift);
+		else
+			snprintf(script, sizeof script, "sch.compute_at(block=\"Bp\", loop=\"ko\")");
 		calls[prim]++;
 		if (tu_run(s, script) == STEP_COMMITTED) {
 			committed[prim]++;
@@ -1316,11 +1350,11 @@ START_TEST(random_moved_ranges_and_shapes_agree_for_every_m)
 		arena_free(&a);
 	}
 	fprintf(stderr, "soundness (moved ranges and shapes): %d kernels, %d disagreements;", target, disagreements);
-	for (int i = 0; i < 3; i++)
+	for (int i = 0; i < 4; i++)
 		fprintf(stderr, " %s %d/%d committed", names[i], committed[i], calls[i]);
 	fprintf(stderr, "\n");
 	ck_assert_msg(disagreements == 0, "disagreement:\n%s", first);
-	for (int i = 0; i < 3; i++) /* both outcomes for each */
+	for (int i = 0; i < 4; i++) /* both outcomes for each */
 		ck_assert_msg(committed[i] > 0 && committed[i] < calls[i], "%s: %d/%d committed", names[i],
 			      committed[i], calls[i]);
 }
