@@ -30,7 +30,6 @@
 
 #include <string.h>
 
-#include "kernel/analysis/expr_query.h"
 
 static Span nospan(void) { return (Span){0}; }
 
@@ -625,80 +624,6 @@ static Stmt *alloc_after_leading(Arena *a, Stmt *body, Buffer *b, Span sp)
 	return ir_alloc(a, b, body, sp);
 }
 
-/* A variable of e that is not a scalar parameter of f (bound inside the
- * function), or NULL. */
-static const Var *inner_var(const Func *f, const Expr *e)
-{
-	const Var *v = NULL;
-	switch (e->kind) {
-	case EX_INT: case EX_FLOAT: case EX_UNDEF:
-		return NULL;
-	case EX_VAR:
-		for (int i = 0; i < f->nparams; i++)
-			if (f->params[i].kind == PARAM_SCALAR && f->params[i].var == e->u.var)
-				return NULL;
-		return e->u.var;
-	case EX_LOAD:
-		for (int i = 0; i < e->u.load.nidx && !v; i++)
-			v = inner_var(f, e->u.load.idx[i]);
-		return v;
-	case EX_BIN:
-		v = inner_var(f, e->u.bin.a);
-		return v ? v : inner_var(f, e->u.bin.b);
-	case EX_NOT: case EX_NEG: case EX_CAST:
-		return inner_var(f, e->u.un.a);
-	case EX_SELECT:
-		v = inner_var(f, e->u.sel.cond);
-		v = v ? v : inner_var(f, e->u.sel.a);
-		return v ? v : inner_var(f, e->u.sel.b);
-	case EX_LET:
-		return e->u.let.var; /* bound here: not taken apart */
-	case EX_CALL:
-		for (int i = 0; i < e->u.call.nargs && !v; i++)
-			v = inner_var(f, e->u.call.args[i]);
-		return v;
-	case EX_OPAQUE: case EX_COUNT:
-		break;
-	}
-	return NULL;
-}
-
-/* rfactor.shape: the rfactor buffer is allocated for the whole function,
- * its shape (the factored loop's extent at `axis`) evaluated at entry,
- * also on runs where the nest never evaluates that extent (under an `if`:
- * red team, T.max(T.min(100 // m, 4), 1) under `if m != 0` divided by zero
- * at m = 0 and committed). It must use only scalar parameters, be non-
- * negative and safe to evaluate there. False (c's failure set) when it
- * cannot be stated. */
-static bool shape_obligation(RwCtx *c, const Stmt *rl, const char *bname)
-{
-	Arena *a = c->arena;
-	Expr *ext = rl->u.loop.extent;
-	int64_t v;
-	if (an_const_int(ext, &v))
-		return true;
-	const Var *iv = inner_var(c->func, ext);
-	Expr *safe = an_expr_may_fault(ext, true) ? rw_safe_to_eval(a, c->func, ext) : ir_bool(a, true);
-	if (iv || !safe) {
-		rw_fail(c, RW_UNSUPPORTED, rl->span,
-			iv ? "rfactor: not supported: the extent of loop '%s' uses '%s', bound inside the function; the rfactor buffer %s is allocated for the whole function"
-			   : "rfactor: not supported: the extent of loop '%s' may fault%s (it reads a buffer that is not a parameter); the rfactor buffer %s is allocated for the whole function",
-			rl->u.loop.var->name, iv ? iv->name : "", bname);
-		return false;
-	}
-	StmtCtx tc;
-	if (!an_find_stmt(a, c->func, c->func->body, &tc)) {
-		rw_fail(c, RW_UNSUPPORTED, rl->span, "rfactor: the function body is not found");
-		return false;
-	}
-	Expr *goal = ir_and(a, safe, ir_bin(a, OP_LE, ir_int(a, 0, ext->dtype, (Span){0}), ext, (Span){0}));
-	rw_obligation_at(c, &c->obs, &tc, "rfactor.shape",
-			 arena_printf(a, "the shape of %s (the extent of loop %s) is not negative and cannot fault at the function's entry, where %s is allocated",
-				      bname, rl->u.loop.var->name, bname),
-			 goal);
-	return true;
-}
-
 /* ---------- the primitive ---------- */
 
 RwStatus rw_rfactor(RwCtx *c, const char *loop, int64_t factor_axis)
@@ -741,7 +666,11 @@ RwStatus rw_rfactor(RwCtx *c, const char *loop, int64_t factor_axis)
 	for (int k = 0, j = 0; k <= nd; k++)
 		shape[k] = k == axis ? rl->u.loop.extent : r.x->shape[j++];
 	Buffer *rfb = ir_buffer(a, bname, r.x->dtype, nd + 1, shape, r.block->span);
-	if (!shape_obligation(c, rl, bname))
+	/* rfactor.shape: X_rf is allocated for the whole function, its shape
+	 * (the factored loop's extent among X's) evaluated at entry, also on
+	 * runs where the nest never evaluates it (red team: under `if m !=
+	 * 0`, T.max(T.min(100 // m, 4), 1) divided by zero at m = 0) */
+	if (!rw_entry_shape_obligation(c, "rfactor.shape", rfb, rl->span))
 		return RW_UNSUPPORTED;
 
 	Expr **rf_bind;

@@ -845,7 +845,7 @@ START_TEST(red_team_rfactor_buffer_shape_is_safe_at_entry)
 	StepReport *r = ts_refuted(&arena, k, on("guarded_div", "sch.rfactor(\"ko\", 0)"), "rfactor.shape");
 	ts_has(r->replay_text, "integer division by zero (100 // 0)");
 	ts_rejected(&arena, k, on("outer_var", "sch.rfactor(\"ko\", 0)"),
-		    "not supported: the extent of loop 'ko' uses 'n', bound inside the function");
+		    "not supported: the shape of B_rf uses 'n', bound inside the function");
 	TsRun t = ts_accept(&arena, k, on("assumed", "sch.rfactor(\"ko\", 0)"), 6);
 	ck_assert(ts_has_obligation(t.r, "rfactor.shape", VERDICT_PROVEN));
 	sched_free(t.s);

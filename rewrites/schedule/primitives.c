@@ -126,7 +126,7 @@ const PrimSpec prim_table[] = {
 	 "`buffer` is `(\"read\"|\"write\", K)` or a buffer's name; the access is one point of the iter vars (TVM's check); the new buffer's index inside its "
 	 "shape; instances sharing a cell of it share the buffer's cell (read), or exactly those "
 	 "(write); the copy reads initialised cells; a write read back needs `T.init` to write the "
-	 "cell first (`proofs/reindex.md`)"},
+	 "cell first; the new buffer's shape is non-negative and cannot fault at entry (`proofs/reindex.md`)"},
 	{PRIM_REINDEX_CACHE_READ, "reindex_cache_read", false, 4,
 	 {REQ("block", PK_BLOCK), REQ("read_buffer_index", PK_BUFFER_INDEX),
 	  REQ("storage_scope", PK_SCOPE), REQ("index_map", PK_MAP),
