@@ -6,7 +6,8 @@
  * positive for negative N. Guarded forms also need split.no_overflow:
  * io*c + ii runs up to N + c - 2 in the loop variable's dtype. The cut
  * tail's loop may be named (rw_split_tail); the loops of its copy of the
- * body get Vars of their own and its blocks names of their own ("C_tail"),
+ * body get Vars of their own, its blocks names of their own ("C_tail") and
+ * its allocations buffers of their own ("tmp_tail"),
  * so that handles keep naming the main part and fission(outer,
  * before=tail) can lift the tail into its own nest. */
 #include "rewrites/rewrite.h"
