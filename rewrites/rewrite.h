@@ -161,6 +161,11 @@ RwStatus rw_split(RwCtx *c, const char *loop, int64_t factor, SplitTail tail,
  * names), so that loop handles keep naming the main part's loops. */
 RwStatus rw_split_tail(RwCtx *c, const char *loop, int64_t factor, SplitTail tail,
 		       const char *outer_name, const char *inner_name, const char *tail_name);
+/* Why a split of `loop` by factor with `tail` makes no tail loop to name
+ * (a tail other than cut / cut_and_guard, or a constant extent that the
+ * factor divides), or NULL. rw_split_tail given a tail name is bad input
+ * then. */
+const char *rw_split_no_tail(Arena *a, const Stmt *loop, int64_t factor, SplitTail tail);
 /* A copy of s whose loops binding a Var that a loop of `shared_with` binds
  * (NULL: every loop) bind fresh Vars of the same names instead: the same
  * program (rewrites/fission.c). With blocks_of, every block of the copy
