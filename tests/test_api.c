@@ -1002,6 +1002,17 @@ START_TEST(block_primitives_are_typed_calls)
 }
 END_TEST
 
+/* A schedule of the kernel at path (*m) whose loop j is split by 4 with a
+ * cut tail named jt. */
+static vs_schedule *cut_tail_of_j(const char *path, vs_module **m)
+{
+	*m = vs_parse_file(ctx, path);
+	ck_assert_ptr_nonnull(*m);
+	vs_schedule *s = vs_schedule_new(ctx, *m, NULL);
+	ck_assert_int_eq(vs_split_tail(s, "j", 4, NULL, NULL, NULL, "jt"), VS_OK);
+	return s;
+}
+
 /* A cut tail named and lifted into a nest of its own by typed calls, as
  * the script's `jo, ji, jt = sch.split(..., tail="cut")` and
  * `sch.fission(io, before=jt)`: each part then scheduled on its own, the
@@ -1068,10 +1079,7 @@ START_TEST(split_tail_and_fission_before_are_typed_calls)
 	vs_schedule_free(s);
 
 	/* lifting the tail across a dependence: refuted, replayed */
-	m = vs_parse_file(ctx, "tests/data/loops/tail_mirror.tir");
-	ck_assert_ptr_nonnull(m);
-	s = vs_schedule_new(ctx, m, NULL);
-	ck_assert_int_eq(vs_split_tail(s, "j", 4, NULL, NULL, NULL, "jt"), VS_OK);
+	s = cut_tail_of_j("tests/data/loops/tail_mirror.tir", &m);
 	ck_assert_int_eq(vs_fission_before(s, "i", "jt"), VS_REJECTED);
 	r = vs_last_report(s);
 	ck_assert_str_eq(vs_report_cex_obligation(r), "fission.no_conflict");
@@ -1081,10 +1089,7 @@ START_TEST(split_tail_and_fission_before_are_typed_calls)
 	vs_schedule_free(s);
 
 	/* the tail's scratch buffer is its own: each part's lifted and vectorized */
-	m = vs_parse_file(ctx, "tests/data/loops/tail_scratch.tir");
-	ck_assert_ptr_nonnull(m);
-	s = vs_schedule_new(ctx, m, NULL);
-	ck_assert_int_eq(vs_split_tail(s, "j", 4, NULL, NULL, NULL, "jt"), VS_OK);
+	s = cut_tail_of_j("tests/data/loops/tail_scratch.tir", &m);
 	ck_assert_int_eq(vs_lift_alloc(s, "tmp", 3), VS_OK);
 	ck_assert_int_eq(vs_lift_alloc(s, "tmp_tail", 2), VS_OK);
 	ck_assert_int_eq(vs_vectorize(s, "k#1"), VS_OK);

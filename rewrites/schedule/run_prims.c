@@ -658,6 +658,29 @@ static const char *buffer_by_index(Call *k, const ScriptArg *arg, const Stmt *b,
 	return NULL;
 }
 
+/* The buffer argument of the TVM-style cache calls (cache_read/write,
+ * reindex_cache_read/write): its position among block b's reads (write:
+ * writes), or its name; then the storage scope, a string. STEP_COMMITTED,
+ * or bad input with its diagnostic. */
+static StepStatus cache_buffer_and_scope(Call *k, const Stmt *b, bool write, const ScriptArg *idx,
+					 const ScriptArg *scope, const char **buffer, const char **scope_name)
+{
+	const char *m = k->call->method;
+	if (idx && idx->kind == ARG_INT)
+		*buffer = buffer_by_index(k, idx, b, write);
+	else if (idx && idx->kind == ARG_STRING)
+		*buffer = idx->str;
+	else
+		return rs_bad(k, idx, "%s: expected the index of the buffer among the block's %s, or its name", m,
+			   write ? "writes" : "reads");
+	if (!*buffer)
+		return STEP_BAD_INPUT;
+	if (!scope || scope->kind != ARG_STRING)
+		return rs_bad(k, scope, "%s: storage_scope must be a string: \"global\", \"local\" or \"shared\"", m);
+	*scope_name = scope->str;
+	return STEP_COMMITTED;
+}
+
 static StepStatus do_cache_tvm(Call *k, RwCtx *c, bool write)
 {
 	const char *m = k->call->method;
@@ -667,20 +690,10 @@ static StepStatus do_cache_tvm(Call *k, RwCtx *c, bool write)
 	Stmt *b = block_arg(k, 0, "block", &args.block);
 	if (!b)
 		return STEP_BAD_INPUT;
-	const ScriptArg *idx = script_arg(k->call, 1, idx_kw);
-	if (idx && idx->kind == ARG_INT)
-		args.buffer = buffer_by_index(k, idx, b, write);
-	else if (idx && idx->kind == ARG_STRING)
-		args.buffer = idx->str;
-	else
-		return rs_bad(k, idx, "%s: expected the index of the buffer among the block's %s, or its name", m,
-			   write ? "writes" : "reads");
-	if (!args.buffer)
+	if (cache_buffer_and_scope(k, b, write, script_arg(k->call, 1, idx_kw),
+				   script_arg(k->call, 2, "storage_scope"), &args.buffer,
+				   &args.scope) != STEP_COMMITTED)
 		return STEP_BAD_INPUT;
-	const ScriptArg *scope = script_arg(k->call, 2, "storage_scope");
-	if (!scope || scope->kind != ARG_STRING)
-		return rs_bad(k, scope, "%s: storage_scope must be a string: \"global\", \"local\" or \"shared\"", m);
-	args.scope = scope->str;
 	const ScriptArg *consumers = script_arg(k->call, 3, "consumer_blocks");
 	if (consumers && consumers->kind != ARG_NONE) {
 		if (consumers->kind != ARG_LIST)
@@ -752,21 +765,11 @@ static StepStatus do_reindex_cache(Call *k, RwCtx *c, bool write)
 	const ScriptArg *idx = script_arg(k->call, 1, idx_kw);
 	if (!idx)
 		idx = script_arg(k->call, -1, "buffer");
-	if (idx && idx->kind == ARG_INT)
-		args.buffer = buffer_by_index(k, idx, b, write);
-	else if (idx && idx->kind == ARG_STRING)
-		args.buffer = idx->str;
-	else
-		return rs_bad(k, idx, "%s: expected the index of the buffer among the block's %s, or its name", m,
-			   write ? "writes" : "reads");
-	if (!args.buffer)
-		return STEP_BAD_INPUT;
 	const ScriptArg *scope = script_arg(k->call, 2, "storage_scope");
 	if (!scope)
 		scope = script_arg(k->call, -1, "scope");
-	if (!scope || scope->kind != ARG_STRING)
-		return rs_bad(k, scope, "%s: storage_scope must be a string: \"global\", \"local\" or \"shared\"", m);
-	args.scope = scope->str;
+	if (cache_buffer_and_scope(k, b, write, idx, scope, &args.buffer, &args.scope) != STEP_COMMITTED)
+		return STEP_BAD_INPUT;
 	const ScriptArg *map = script_arg(k->call, 3, "index_map");
 	if (!map || map->kind != ARG_LAMBDA)
 		return rs_bad(k, map, "%s: expected index_map=lambda ...: (...), a lambda of the block's iter vars", m);
