@@ -337,10 +337,10 @@ vs_status vs_split_tail(vs_schedule *vs, const char *loop, long factor, const ch
 	if (!api_check(vs->ctx, PRIM_SPLIT, "loop", loop, "tail", tail, "outer", outer, "inner", inner,
 		       "tail_loop", tail_loop, NULL))
 		return VS_BAD_INPUT;
-	if (tail && (!split_tail_from_name(tail, &t) || (t != TAIL_CUT && t != TAIL_CUT_AND_GUARD))) {
-		set_error_text(vs->ctx, "split: a tail loop to name needs tail \"cut\" or \"cut_and_guard\"");
-		return VS_BAD_INPUT;
-	}
+	/* a word of the row (api_check); guard and perfect make no tail:
+	 * rw_split_tail says so */
+	if (tail)
+		split_tail_from_name(tail, &t);
 	const char *desc = arena_printf(&vs->ctx->arena, "split(\"%s\", factor=%ld, tail=\"%s\", tail_loop=\"%s\")",
 					loop, factor, split_tail_name(t), tail_loop);
 	API_STEP(vs, desc, rw_split_tail(c, loop, factor, t, outer, inner, tail_loop));

@@ -140,7 +140,6 @@ static Stmt *fresh_alloc(Arena *a, Stmt *s, const Stmt *shared_with, const Stmt 
  * copy that shares its Var with a loop of the original would make a loop
  * handle (which names a loop by its Var) ambiguous; the copy's loops get
  * their own Vars (same names) and the handles keep the original's. */
-
 Stmt *rw_fresh_loop_vars(Arena *a, Stmt *s, const Stmt *shared_with, const Stmt *blocks_of)
 {
 	if (!s)

@@ -150,7 +150,7 @@ static void no_overflow_obligation(RwCtx *c, ObligationList *list, const StmtCtx
 const char *rw_split_no_tail(Arena *a, const Stmt *loop, int64_t factor, SplitTail tail)
 {
 	if (tail != TAIL_CUT && tail != TAIL_CUT_AND_GUARD)
-		return "split: only tail=\"cut\" or \"cut_and_guard\" makes a third loop (the tail) to name";
+		return "split: only tail=\"cut\" or \"cut_and_guard\" makes a tail loop to name";
 	int64_t n;
 	if (factor >= 1 && an_const_int(loop->u.loop.extent, &n) && n >= 0 && n % factor == 0)
 		return arena_printf(a, "split: the extent %lld of loop '%s' is a multiple of %lld: there is no tail loop to name",

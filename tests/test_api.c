@@ -1061,7 +1061,7 @@ START_TEST(split_tail_and_fission_before_are_typed_calls)
 	ck_assert_msg(strstr(vs_last_error(ctx), "the extent 14 of loop 'j' is a multiple of 7: there is no tail loop to name"),
 		      "%s", vs_last_error(ctx));
 	ck_assert_int_eq(vs_split_tail(s, "j", 4, "guard", NULL, NULL, "jt"), VS_BAD_INPUT);
-	ck_assert_msg(strstr(vs_last_error(ctx), "needs tail \"cut\" or \"cut_and_guard\""), "%s", vs_last_error(ctx));
+	ck_assert_msg(strstr(vs_last_error(ctx), "only tail=\"cut\" or \"cut_and_guard\" makes a tail loop to name"), "%s", vs_last_error(ctx));
 	ck_assert_int_eq(vs_split_tail(s, "j", 4, "cut", NULL, NULL, NULL), VS_BAD_INPUT);
 	ck_assert_msg(strstr(vs_last_error(ctx), "split: tail_loop: missing (NULL) argument"), "%s", vs_last_error(ctx));
 	ck_assert_int_eq(vs_fission_before(s, "i", NULL), VS_BAD_INPUT);
