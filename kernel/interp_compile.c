@@ -26,7 +26,7 @@
  * arithmetic and wrapped to t once, which is the step-by-step wrapped
  * value (wrapping is a ring homomorphism). The frame holds each variable
  * wrapped to its dtype. */
-#define AFF_TERMS 4
+#define AFF_TERMS 6
 typedef struct Affine {
 	DType t;
 	int n;
@@ -34,6 +34,11 @@ typedef struct Affine {
 	uint64_t k;
 	uint64_t c[AFF_TERMS];
 	int s[AFF_TERMS];
+	/* an index (never a value) may be floor_div or floor_mod of the
+	 * affine form by a constant div > 0 (0: neither): the layouts'
+	 * (i + 2) // 8, (i + 2) % 8 */
+	int64_t div;
+	bool mod;
 } Affine;
 
 /* A buffer as compiling resolved it: a parameter's state, or the slot of
@@ -357,6 +362,8 @@ affine_offset(const Interp *in, const BufState *bs, const Affine *aff, int n, in
 				if (in->frame_undef[f->s[i]])
 					return false;
 		int64_t ix = wrap_int((int64_t)x, f->t);
+		if (f->div) /* no overflow: div > 0 */
+			ix = f->mod ? floor_mod(ix, f->div) : floor_div(ix, f->div);
 		if (ix < 0 || ix >= bs->shape[k])
 			return false;
 		o = o * bs->shape[k] + ix;
@@ -433,6 +440,12 @@ typedef struct VarScope {
 	const Var *v;
 	int slot;
 	bool let;
+	/* a let whose value is an affine form (of the variable's dtype, not
+	 * divided) that is never undefined: forms that read the variable
+	 * read this form instead (wrapping is a ring homomorphism, so the
+	 * value is the same), which makes a block's indices affine in its
+	 * loops */
+	const Affine *sub;
 } VarScope;
 
 typedef struct BufScope {
@@ -472,7 +485,7 @@ static int push_var(Comp *cp, const Var *v, bool let)
 		cp->oom = true;
 		return -1;
 	}
-	cp->vars[cp->nvars++] = (VarScope){v, cp->nframe, let};
+	cp->vars[cp->nvars++] = (VarScope){v, cp->nframe, let, NULL};
 	return cp->nframe++;
 }
 
@@ -482,18 +495,39 @@ static void pop_var(Comp *cp, int slot)
 		cp->nvars--;
 }
 
+/* v's scope entry, or NULL. */
+static const VarScope *var_scope(const Comp *cp, const Var *v)
+{
+	if (cp->oom)
+		return NULL;
+	for (int i = cp->nvars - 1; i >= 0; i--)
+		if (cp->vars[i].v == v)
+			return &cp->vars[i];
+	return NULL;
+}
+
 /* v's frame slot (and whether a let binds it), or -1. */
 static int var_slot(const Comp *cp, const Var *v, bool *let)
 {
-	if (cp->oom)
-		return -1;
-	for (int i = cp->nvars - 1; i >= 0; i--)
-		if (cp->vars[i].v == v) {
-			if (let)
-				*let = cp->vars[i].let;
-			return cp->vars[i].slot;
+	const VarScope *sc = var_scope(cp, v);
+	if (sc && let)
+		*let = sc->let;
+	return sc ? sc->slot : -1;
+}
+
+/* Add m * the term (slot, c) to f; false when f has no room. */
+static bool affine_term(Affine *f, int slot, uint64_t c)
+{
+	for (int i = 0; i < f->n; i++)
+		if (f->s[i] == slot) {
+			f->c[i] += c;
+			return true;
 		}
-	return -1;
+	if (f->n == AFF_TERMS)
+		return false;
+	f->s[f->n] = slot;
+	f->c[f->n++] = c;
+	return true;
 }
 
 static bool push_buf(Comp *cp, const Buffer *b, BufRef r)
@@ -553,21 +587,19 @@ static bool affine_add(const Comp *cp, Affine *f, const Expr *e, uint64_t m)
 		f->k += m * (uint64_t)wrap_int(e->u.ival, f->t);
 		return true;
 	case EX_VAR: {
-		bool let = false;
-		int slot = var_slot(cp, e->u.var, &let);
-		if (e->u.var->dtype != f->t || slot < 0)
+		const VarScope *sc = var_scope(cp, e->u.var);
+		if (e->u.var->dtype != f->t || !sc)
 			return false;
-		for (int i = 0; i < f->n; i++)
-			if (f->s[i] == slot) {
-				f->c[i] += m;
-				return true;
-			}
-		if (f->n == AFF_TERMS)
-			return false;
-		f->lets |= let;
-		f->s[f->n] = slot;
-		f->c[f->n++] = m;
-		return true;
+		if (sc->sub) { /* the let's value, substituted */
+			f->k += m * sc->sub->k;
+			for (int i = 0; i < sc->sub->n; i++)
+				if (!affine_term(f, sc->sub->s[i], m * sc->sub->c[i]))
+					return false;
+			f->lets |= sc->sub->lets;
+			return true;
+		}
+		f->lets |= sc->let;
+		return affine_term(f, sc->slot, m);
 	}
 	case EX_BIN: {
 		const Expr *a = e->u.bin.a, *b = e->u.bin.b;
@@ -604,18 +636,46 @@ static const Affine *index_affine(const Comp *cp, Expr *const *idx, int n)
 		return NULL;
 	Affine *aff = arena_alloc(cp->a, sizeof *aff * (size_t)(n + 1));
 	for (int k = 0; k < n; k++) {
-		DType t = idx[k]->dtype;
+		const Expr *x = idx[k];
+		DType t = x->dtype;
 		aff[k].t = t;
-		if ((t != DT_INT32 && t != DT_INT64) || !affine_add(cp, &aff[k], idx[k], 1))
+		if (t != DT_INT32 && t != DT_INT64)
+			return NULL;
+		if (x->kind == EX_BIN &&
+		    (x->u.bin.op == OP_FLOORDIV || x->u.bin.op == OP_FLOORMOD) &&
+		    x->u.bin.b->kind == EX_INT && x->u.bin.b->dtype == t &&
+		    wrap_int(x->u.bin.b->u.ival, t) > 0) {
+			/* c_floor_int of a wrapped form by a wrapped divisor > 0 */
+			aff[k].div = wrap_int(x->u.bin.b->u.ival, t);
+			aff[k].mod = x->u.bin.op == OP_FLOORMOD;
+			x = x->u.bin.a;
+		}
+		if (!affine_add(cp, &aff[k], x, 1))
 			return NULL;
 	}
 	return aff;
 }
 
+/* The value of `let v = value` as an affine form that never is
+ * undefined, for var_scope's substitution; NULL when it is not one. */
+static const Affine *let_affine(const Comp *cp, const Var *v, const Expr *value)
+{
+	DType t = v->dtype;
+	if ((t != DT_INT32 && t != DT_INT64) || value->dtype != t)
+		return NULL;
+	Affine f = {.t = t};
+	if (!affine_add(cp, &f, value, 1) || f.lets)
+		return NULL;
+	Affine *r = arena_alloc(cp->a, sizeof *r);
+	*r = f;
+	return r;
+}
+
 static bool affine_equal(const Affine *x, const Affine *y, int n)
 {
 	for (int k = 0; k < n; k++) {
-		if (x[k].t != y[k].t || x[k].n != y[k].n || x[k].k != y[k].k)
+		if (x[k].t != y[k].t || x[k].n != y[k].n || x[k].k != y[k].k ||
+		    x[k].div != y[k].div || x[k].mod != y[k].mod)
 			return false;
 		for (int i = 0; i < x[k].n; i++)
 			if (x[k].s[i] != y[k].s[i] || x[k].c[i] != y[k].c[i])
@@ -874,6 +934,8 @@ static bool affine_line(const Interp *in, const BufState *bs, const Affine *aff,
 		const Affine *f = &aff[k];
 		uint64_t x = f->k;
 		int64_t cv = 0;
+		if (f->div)
+			return false; /* not a line */
 		for (int i = 0; i < f->n; i++) {
 			if (f->s[i] == slot) {
 				cv = wrap_int((int64_t)f->c[i], f->t);
@@ -1232,13 +1294,17 @@ static const CStmt *cs(Comp *cp, const Stmt *s)
 		c->body = cs(cp, s->u.block.body);
 		c->fn = s_body;
 		break;
-	case ST_LET:
+	case ST_LET: {
 		c->x = cx(cp, s->u.let.value);
+		const Affine *sub = let_affine(cp, s->u.let.var, s->u.let.value);
 		c->slot = is_int_var(s->u.let.var) ? push_var(cp, s->u.let.var, true) : -1;
+		if (c->slot >= 0)
+			cp->vars[cp->nvars - 1].sub = sub;
 		c->body = cs(cp, s->u.let.body);
 		pop_var(cp, c->slot);
 		c->fn = s_let;
 		break;
+	}
 	case ST_PASS:
 		c->fn = s_pass;
 		break;
