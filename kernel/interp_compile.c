@@ -372,6 +372,67 @@ affine_offset(const Interp *in, const BufState *bs, const Affine *aff, int n, in
 	return true;
 }
 
+/* The value of the form f (no division) from the frame. */
+static inline int64_t affine_value(const Interp *in, const Affine *f)
+{
+	uint64_t x = f->k;
+	for (int i = 0; i < f->n; i++)
+		x += f->c[i] * (uint64_t)in->frame[f->s[i]].i;
+	return wrap_int((int64_t)x, f->t);
+}
+
+/* An integer + - * expression that is an affine form of frame slots none
+ * of which is a let's (so never undefined, and it cannot fail): its
+ * value without evaluating the nodes (c_add_i32 ... c_var_frame compute
+ * the same wrapped value). */
+static bool c_aff(Interp *in, const CExpr *c, TVal *out)
+{
+	out->undef = false;
+	out->v.i = affine_value(in, c->aff);
+	return true;
+}
+
+/* A comparison of two such forms (aff[0], aff[1]): INT_CMP's result. */
+static bool c_cmp_aff(Interp *in, const CExpr *c, TVal *out)
+{
+	int64_t a = affine_value(in, &c->aff[0]), b = affine_value(in, &c->aff[1]);
+	out->undef = false;
+	switch (c->e->u.bin.op) {
+	case OP_EQ: out->v.i = a == b; break;
+	case OP_NE: out->v.i = a != b; break;
+	case OP_LT: out->v.i = a < b; break;
+	case OP_LE: out->v.i = a <= b; break;
+	case OP_GT: out->v.i = a > b; break;
+	case OP_GE: out->v.i = a >= b; break;
+	case OP_ADD: case OP_SUB: case OP_MUL: case OP_DIV: case OP_FLOORDIV: case OP_FLOORMOD:
+	case OP_MIN: case OP_MAX: case OP_SHL: case OP_SHR: case OP_AND: case OP_OR: case OP_COUNT:
+		return in_bin_values(in, c->e, (TVal){{affine_value(in, &c->aff[0])}, false},
+				     (TVal){{affine_value(in, &c->aff[1])}, false}, out);
+	}
+	return true;
+}
+
+/* A comparison of two floats (either float dtype; not `X[t] ==
+ * T.undef()`): order() of interp_eval.c, whose conversions to float64 do
+ * not change a float value, is C's comparison (NaN unordered). */
+#define FLOAT_CMP(name, EXPR)                                                    \
+	static bool name(Interp *in, const CExpr *c, TVal *out)                  \
+	{                                                                        \
+		TVal x, y;                                                       \
+		if (!ev(in, c->a, &x) || !ev(in, c->b, &y))                      \
+			return false;                                            \
+		out->undef = x.undef || y.undef;                                 \
+		double a = x.v.f, b = y.v.f;                                     \
+		out->v.i = (EXPR);                                               \
+		return true;                                                     \
+	}
+FLOAT_CMP(c_eq_float, a == b)
+FLOAT_CMP(c_ne_float, !(a == b))
+FLOAT_CMP(c_lt_float, a < b)
+FLOAT_CMP(c_le_float, a <= b)
+FLOAT_CMP(c_gt_float, a > b)
+FLOAT_CMP(c_ge_float, a >= b)
+
 /* The buffer of an access: its resolved state when it is fast, else the
  * scan and its message. */
 static inline BufState *ref_buffer(Interp *in, const BufRef *r, const Buffer *b, int nidx,
@@ -695,6 +756,10 @@ static CEval bin_fn(const Expr *e)
 	    !in_undef_compare_load(e))
 		return op == OP_EQ ? c_eq_int : op == OP_NE ? c_ne_int : op == OP_LT ? c_lt_int
 		       : op == OP_LE ? c_le_int : op == OP_GT ? c_gt_int : c_ge_int;
+	if (binop_is_compare(op) && in_is_float(ta) && in_is_float(e->u.bin.b->dtype) &&
+	    !in_undef_compare_load(e))
+		return op == OP_EQ ? c_eq_float : op == OP_NE ? c_ne_float : op == OP_LT ? c_lt_float
+		       : op == OP_LE ? c_le_float : op == OP_GT ? c_gt_float : c_ge_float;
 	if ((op == OP_FLOORDIV || op == OP_FLOORMOD) && ta == t && e->u.bin.b->dtype == t &&
 	    (t == DT_INT32 || t == DT_INT64))
 		return c_floor_int;
@@ -738,6 +803,39 @@ static CEval load_fn(const CExpr *c)
 	return c_load;
 }
 
+/* An affine form of e (of dtype t, no let that may be undefined, no
+ * division) in *f. */
+static bool affine_of(const Comp *cp, const Expr *e, DType t, Affine *f)
+{
+	*f = (Affine){.t = t};
+	return (t == DT_INT32 || t == DT_INT64) && affine_add(cp, f, e, 1) && !f->lets;
+}
+
+/* c_aff for an integer + - * whose node is an affine form, c_cmp_aff for
+ * an integer comparison of two. */
+static void pure_affine(Comp *cp, CExpr *c)
+{
+	const Expr *e = c->e;
+	CEval f = c->fn;
+	Affine x[2];
+	if ((f == c_add_i32 || f == c_sub_i32 || f == c_mul_i32 || f == c_add_i64 ||
+	     f == c_sub_i64 || f == c_mul_i64) && affine_of(cp, e, e->dtype, &x[0])) {
+		Affine *a = arena_alloc(cp->a, sizeof *a);
+		*a = x[0];
+		c->aff = a;
+		c->fn = c_aff;
+	} else if ((f == c_eq_int || f == c_ne_int || f == c_lt_int || f == c_le_int ||
+		    f == c_gt_int || f == c_ge_int) &&
+		   affine_of(cp, e->u.bin.a, e->u.bin.a->dtype, &x[0]) &&
+		   affine_of(cp, e->u.bin.b, e->u.bin.b->dtype, &x[1])) {
+		Affine *a = arena_alloc(cp->a, sizeof *a * 2);
+		a[0] = x[0];
+		a[1] = x[1];
+		c->aff = a;
+		c->fn = c_cmp_aff;
+	}
+}
+
 static const CExpr *cx(Comp *cp, const Expr *e)
 {
 	CExpr *c = arena_alloc(cp->a, sizeof *c);
@@ -768,6 +866,7 @@ static const CExpr *cx(Comp *cp, const Expr *e)
 		c->b = cx(cp, e->u.bin.b);
 		c->fn = bin_fn(e);
 		c->undef_cmp = in_undef_compare_load(e) != NULL;
+		pure_affine(cp, c);
 		break;
 	case EX_NOT:
 	case EX_NEG:
