@@ -89,7 +89,29 @@ struct CStmt {
 	 * when upd_first is false): the loads of Y and Z */
 	const CExpr *ly, *lz;
 	bool upd_first;
+	bool let_sub;           /* let: its value is a substituted form */
+	const struct Nest *nest; /* loop: the nest it heads, or NULL */
 };
+
+/* A perfect nest of loops with constant bounds (the loop variables'
+ * values need no wrapping) whose innermost body is an update closure
+ * (s_update_SUF), or a TensorIR block around one: the block's lets
+ * substituted (VarScope.sub), no T.where, optionally the T.init store of
+ * a constant under a condition that reads only the loops and variables
+ * bound outside the nest. */
+#define NEST_MAX 6
+typedef struct Nest {
+	int d;                       /* loops, outermost first */
+	const CStmt *loop[NEST_MAX];
+	int slot[NEST_MAX];
+	int64_t lo[NEST_MAX], ext[NEST_MAX];
+	const CStmt *u; /* the update */
+	bool block;
+	int pre_steps;       /* the block's steps before u's (block, lets, seq, if) */
+	const CExpr *cond;   /* the init's condition, or NULL */
+	const CStmt *init;   /* the init store */
+	Value initv;         /* its value, converted to the cells' dtype */
+} Nest;
 
 /* ---------- expressions ---------- */
 
@@ -1060,6 +1082,120 @@ static bool affine_line(const Interp *in, const BufState *bs, const Affine *aff,
 	return true;
 }
 
+/* The level of the nest's loop whose variable has frame slot `slot`, or
+ * -1. */
+static inline int nest_level(const Nest *N, int slot)
+{
+	for (int l = 0; l < N->d; l++)
+		if (N->slot[l] == slot)
+			return l;
+	return -1;
+}
+
+/* The offsets of the access (bs, aff, n) over the nest N: base + sum_l
+ * k_l * delta[l] at iteration (k_0, ..., k_{d-1}), when every index of
+ * every iteration is in bounds and no other variable is undefined. Each
+ * index is wrap(x) + sum_l c_l * (lo_l + k_l) computed exactly (then in
+ * bounds, it is the wrapped value): linear in k, so its least and
+ * greatest values over the box are sums of the extreme terms. */
+static bool affine_box(const Interp *in, const BufState *bs, const Affine *aff, int n,
+		       const Nest *N, uint64_t *base, int64_t *delta)
+{
+	const Value *fr = in->frame;
+	int64_t o = 0;
+	for (int l = 0; l < N->d; l++)
+		delta[l] = 0;
+	for (int k = 0; k < n; k++) {
+		const Affine *f = &aff[k];
+		if (f->div)
+			return false;
+		uint64_t x = f->k;
+		int64_t cv[NEST_MAX] = {0};
+		for (int i = 0; i < f->n; i++) {
+			int l = nest_level(N, f->s[i]);
+			if (l >= 0) {
+				cv[l] = wrap_int((int64_t)f->c[i], f->t);
+				continue;
+			}
+			if (f->lets && in->frame_undef[f->s[i]])
+				return false;
+			x += f->c[i] * (uint64_t)fr[f->s[i]].i;
+		}
+		int64_t first = wrap_int((int64_t)x, f->t), t;
+		for (int l = 0; l < N->d; l++)
+			if (__builtin_mul_overflow(cv[l], N->lo[l], &t) ||
+			    __builtin_add_overflow(first, t, &first))
+				return false;
+		int64_t least = first, most = first;
+		for (int l = 0; l < N->d; l++)
+			if (N->ext[l] > 1 &&
+			    (__builtin_mul_overflow(cv[l], N->ext[l] - 1, &t) ||
+			     (t < 0 ? __builtin_add_overflow(least, t, &least)
+				    : __builtin_add_overflow(most, t, &most))))
+				return false;
+		int64_t m = bs->shape[k];
+		if (least < 0 || most >= m)
+			return false;
+		o = o * m + first;
+		for (int l = 0; l < N->d; l++) /* |c_l| < m when the loop steps */
+			delta[l] = delta[l] * m + (N->ext[l] > 1 ? cv[l] : 0);
+	}
+	*base = (uint64_t)o;
+	return true;
+}
+
+/* Whether the nest's steps, at most (every init taken), fit the step
+ * limit: then no step of the nest stops the run. */
+static bool nest_budget(const Interp *in, const Nest *N)
+{
+	unsigned __int128 p = 1, total = 0;
+	for (int l = 0; l < N->d; l++) {
+		total += p; /* the loop statement, once per iteration of the outer loop */
+		p *= (uint64_t)N->ext[l];
+		if (p > ((unsigned __int128)1 << 62))
+			return false;
+		total += p; /* its iterations */
+	}
+	total += p * (unsigned __int128)(1 + N->pre_steps + (N->init ? 1 : 0));
+	return (unsigned __int128)in->steps + total <= in->limit;
+}
+
+/* The rest of the nest from iteration k (k[d-1] not begun, the outer
+ * ones under way) as the loops run it: the variables bound and the loops
+ * entered as they would be, the innermost body and the remaining
+ * iterations of each loop run by their closures, then each loop left. */
+static bool nest_resume(Interp *in, const Nest *N, const int64_t *k)
+{
+	int d = N->d, bound = 0;
+	SavedVar old[NEST_MAX];
+	for (; bound < d; bound++) {
+		const Var *v = N->loop[bound]->s->u.loop.var;
+		Value x = {.i = N->lo[bound] + k[bound]};
+		if (!in_bind_var(in, v, x, &old[bound]))
+			break;
+		if (!in_push_loop(in, v)) {
+			in_unbind_var(in, v, &old[bound]);
+			break;
+		}
+		in->frame[N->slot[bound]] = x;
+	}
+	bool ok = bound == d;
+	for (int l = bound - 1; l >= 0; l--) {
+		const CStmt *c = N->loop[l];
+		const Var *v = c->s->u.loop.var;
+		for (int64_t j = l == d - 1 ? k[l] : k[l] + 1; ok && j < N->ext[l]; j++) {
+			Value x = {.i = N->lo[l] + j};
+			in_slot(in, v)->v = x;
+			in->frame[N->slot[l]] = x;
+			in->counts.iterations++;
+			ok = in_step(in, c->s->span) && run(in, c->body);
+		}
+		in->nloops--;
+		in_unbind_var(in, v, &old[l]);
+	}
+	return ok;
+}
+
 /* The updates X[a] = X[a] + Y[b] * Z[c] and X[a] = X[a] + Y[b] (or the
  * sum the other way round when upd_first is false) of cells and values
  * of one dtype T, all indices affine, all buffers fast. s_update_SUF:
@@ -1165,6 +1301,103 @@ static bool affine_line(const Interp *in, const BufState *bs, const Affine *aff,
 		in->nloops--;                                                            \
 		in_unbind_var(in, v, &old);                                              \
 		return ok;                                                               \
+	}                                                                                \
+	static bool s_nest_##SUF(Interp *in, const CStmt *c)                             \
+	{                                                                                \
+		const Nest *N = c->nest;                                                 \
+		const CStmt *u = N->u, *is = N->init;                                    \
+		const CExpr *ly = u->ly, *lz = u->lz;                                    \
+		int d = N->d, L = d - 1;                                                 \
+		BufState *bx = bufref(in, &u->ref), *by = bufref(in, &ly->ref);          \
+		BufState *bz = NL == 2 ? bufref(in, &lz->ref) : bx;                      \
+		BufState *bi = is ? bufref(in, &is->ref) : bx;                           \
+		uint64_t ox, oy, oz = 0, oi = 0;                                         \
+		int64_t dx[NEST_MAX], dy[NEST_MAX], dz[NEST_MAX] = {0}, di[NEST_MAX] = {0}; \
+		if (!nest_budget(in, N) ||                                               \
+		    !affine_box(in, bx, u->aff, u->s->u.store.nidx, N, &ox, dx) ||       \
+		    !affine_box(in, by, ly->aff, ly->e->u.load.nidx, N, &oy, dy) ||      \
+		    (NL == 2 && !affine_box(in, bz, lz->aff, lz->e->u.load.nidx, N, &oz, dz)) || \
+		    (is && !affine_box(in, bi, is->aff, is->s->u.store.nidx, N, &oi, di))) \
+			return s_for(in, c);                                             \
+		Value *fr = in->frame;                                                   \
+		int64_t k[NEST_MAX];                                                     \
+		in->steps++; /* the outermost loop statement */                          \
+		for (int l = 0; l < d; l++) {                                            \
+			k[l] = 0;                                                        \
+			fr[N->slot[l]].i = N->lo[l];                                     \
+			if (l < L) { /* its first iteration, the next loop statement */  \
+				in->steps += 2;                                          \
+				in->counts.iterations++;                                 \
+			}                                                                \
+		}                                                                        \
+		bool first = u->upd_first;                                               \
+		const bool blk = N->block;                                               \
+		const uint64_t body_steps = 2 + (uint64_t)N->pre_steps;                  \
+		const int64_t eL = N->ext[L];                                            \
+		uint8_t *cx_ = bx->cell, *cy = by->cell, *cz = bz->cell, *ci = bi->cell; \
+		Value *vx = bx->data, *vy = by->data, *vz = bz->data;                    \
+		for (;;) {                                                               \
+			for (; k[L] < eL; k[L]++, ox += (uint64_t)dx[L], oy += (uint64_t)dy[L], \
+					  oz += (uint64_t)dz[L], oi += (uint64_t)di[L]) { \
+				bool init = false;                                       \
+				if (N->cond) {                                           \
+					TVal t;                                          \
+					fr[N->slot[L]].i = N->lo[L] + k[L];              \
+					ev(in, N->cond, &t); /* pure: cannot fail */     \
+					init = truth(t.v, N->cond->e->dtype);            \
+				}                                                        \
+				/* each read cell initialised, perhaps by the init */    \
+				if (!((cx_[ox] == CELL_INIT || (init && bi == bx && oi == ox)) && \
+				      (cy[oy] == CELL_INIT || (init && bi == by && oi == oy)) && \
+				      (NL == 1 || cz[oz] == CELL_INIT ||                 \
+				       (init && bi == bz && oi == oz))))                 \
+					return nest_resume(in, N, k);                    \
+				in->counts.iterations++;                                 \
+				in->steps += body_steps + init;                          \
+				if (blk && N->cond)                                      \
+					in->counts.branches++;                           \
+				if (init) {                                              \
+					bi->data[oi] = N->initv;                         \
+					ci[oi] = CELL_INIT;                              \
+					in->counts.stores++;                             \
+				}                                                        \
+				const Value *x = &vx[ox], *y = &vy[oy], *z = &vz[oz];    \
+				Value r;                                                 \
+				(void)z;                                                 \
+				CALC;                                                    \
+				vx[ox] = r;                                              \
+				cx_[ox] = CELL_INIT;                                     \
+				in->counts.loads += 1 + NL;                              \
+				in->counts.stores++;                                     \
+			}                                                                \
+			int l = L - 1;                                                   \
+			for (; l >= 0; l--) { /* the odometer: level l + 1 ended */      \
+				uint64_t e1 = (uint64_t)N->ext[l + 1];                   \
+				ox -= e1 * (uint64_t)dx[l + 1], oy -= e1 * (uint64_t)dy[l + 1]; \
+				oz -= e1 * (uint64_t)dz[l + 1], oi -= e1 * (uint64_t)di[l + 1]; \
+				k[l + 1] = 0;                                            \
+				fr[N->slot[l + 1]].i = N->lo[l + 1];                     \
+				k[l]++;                                                  \
+				ox += (uint64_t)dx[l], oy += (uint64_t)dy[l];            \
+				oz += (uint64_t)dz[l], oi += (uint64_t)di[l];            \
+				if (k[l] < N->ext[l])                                    \
+					break;                                           \
+			}                                                                \
+			if (l < 0)                                                       \
+				return true;                                             \
+			fr[N->slot[l]].i = N->lo[l] + k[l];                              \
+			/* iteration k[l] of loop l, then the statements and first      \
+			 * iterations of the loops inside it */                          \
+			in->steps++;                                                     \
+			in->counts.iterations++;                                         \
+			for (int m = l + 1; m <= L; m++) {                               \
+				in->steps++;                                             \
+				if (m < L) {                                             \
+					in->steps++;                                     \
+					in->counts.iterations++;                         \
+				}                                                        \
+			}                                                                \
+		}                                                                        \
 	}
 
 /* f32: loads round (c_load_f32), each operation rounds once
@@ -1281,16 +1514,20 @@ static bool s_pass(Interp *in, const CStmt *c)
 static const struct UpdateKind {
 	DType t;
 	CEval load, add, mul;
-	CExec store1, for1, store2, for2;
+	CExec store1, for1, store2, for2, nest1, nest2;
 } update_kinds[] = {
 	{DT_FLOAT32, c_load_f32, c_add_f32, c_mul_f32, s_store_update_add_f32,
-	 s_for_update_add_f32, s_store_update_mul_f32, s_for_update_mul_f32},
+	 s_for_update_add_f32, s_store_update_mul_f32, s_for_update_mul_f32, s_nest_add_f32,
+	 s_nest_mul_f32},
 	{DT_FLOAT64, c_load_f64, c_add_f64, c_mul_f64, s_store_update_add_f64,
-	 s_for_update_add_f64, s_store_update_mul_f64, s_for_update_mul_f64},
+	 s_for_update_add_f64, s_store_update_mul_f64, s_for_update_mul_f64, s_nest_add_f64,
+	 s_nest_mul_f64},
 	{DT_INT32, c_load_i32, c_add_i32, c_mul_i32, s_store_update_add_i32,
-	 s_for_update_add_i32, s_store_update_mul_i32, s_for_update_mul_i32},
+	 s_for_update_add_i32, s_store_update_mul_i32, s_for_update_mul_i32, s_nest_add_i32,
+	 s_nest_mul_i32},
 	{DT_INT64, c_load_i64, c_add_i64, c_mul_i64, s_store_update_add_i64,
-	 s_for_update_add_i64, s_store_update_mul_i64, s_for_update_mul_i64},
+	 s_for_update_add_i64, s_store_update_mul_i64, s_for_update_mul_i64, s_nest_add_i64,
+	 s_nest_mul_i64},
 };
 
 /* Whether the store c is X[a] = X[a] + Y[b] * Z[c] or X[a] = X[a] + Y[b]
@@ -1339,6 +1576,126 @@ static CExec update_loop(CExec body)
 	return NULL;
 }
 
+/* The nest closure of the update closure u, or NULL. */
+static CExec nest_closure(CExec u)
+{
+	for (size_t k = 0; k < sizeof update_kinds / sizeof *update_kinds; k++) {
+		if (u == update_kinds[k].store1)
+			return update_kinds[k].nest1;
+		if (u == update_kinds[k].store2)
+			return update_kinds[k].nest2;
+	}
+	return NULL;
+}
+
+/* Whether the forms read only the nest's loops and variables bound
+ * outside it (the frame holds their values while the nest runs fast). */
+static bool nest_forms(const Nest *N, const Affine *aff, int n)
+{
+	for (int k = 0; k < n; k++)
+		for (int i = 0; i < aff[k].n; i++)
+			if (aff[k].s[i] >= N->slot[0] && nest_level(N, aff[k].s[i]) < 0)
+				return false;
+	return true;
+}
+
+/* A condition that cannot fail and reads what nest_forms allows. */
+static bool nest_pure(const Nest *N, const CExpr *c)
+{
+	if (c->fn == c_const)
+		return true;
+	if (c->fn == c_aff)
+		return nest_forms(N, c->aff, 1);
+	if (c->fn == c_cmp_aff)
+		return nest_forms(N, c->aff, 2);
+	if (c->fn == c_logical)
+		return nest_pure(N, c->a) && nest_pure(N, c->b);
+	return false;
+}
+
+/* b as the innermost body of a nest: an update, or a block (no T.where)
+ * whose lets are substituted over `SEQ{IF cond: init; update}` or the
+ * update, init the store of a constant at affine indices. */
+static bool nest_body(const CStmt *b, Nest *n)
+{
+	if (nest_closure(b->fn)) {
+		n->u = b;
+		return true;
+	}
+	if (b->fn != s_body || !b->s->u.block.info || b->s->u.block.info->has_where)
+		return false;
+	int steps = 1;
+	const CStmt *x = b->body;
+	for (; x->fn == s_let; x = x->body, steps++)
+		if (!x->let_sub)
+			return false;
+	if (x->fn == s_seq) {
+		if (x->s->u.seq.n != 2)
+			return false;
+		const CStmt *i0 = x->items[0], *st = i0->body;
+		if (i0->fn != s_if || i0->els || st->fn != s_store || st->x->fn != c_const ||
+		    !st->aff || !st->ref.fast ||
+		    !in_convert(st->x->k, st->s->u.store.value->dtype, st->ref.dt, &n->initv))
+			return false;
+		n->cond = i0->x;
+		n->init = st;
+		steps += 2;
+		x = x->items[1];
+	}
+	if (!nest_closure(x->fn))
+		return false;
+	n->u = x;
+	n->block = true;
+	n->pre_steps = steps;
+	return true;
+}
+
+/* The nest the loop c heads, or NULL. */
+static const Nest *make_nest(Comp *cp, const CStmt *c)
+{
+	const Stmt *s = c->s;
+	const Var *v = s->u.loop.var;
+	DType tm = s->u.loop.min->dtype, te = s->u.loop.extent->dtype;
+	if (c->slot < 0 || c->x->fn != c_const || c->y->fn != c_const ||
+	    (tm != DT_INT32 && tm != DT_INT64) || (te != DT_INT32 && te != DT_INT64) ||
+	    (v->dtype != DT_INT32 && v->dtype != DT_INT64))
+		return NULL;
+	int64_t lo = c->x->k.i, ext = c->y->k.i, top;
+	if (ext < 1 || __builtin_add_overflow(lo, ext - 1, &top) ||
+	    (v->dtype == DT_INT32 && (lo < INT32_MIN || top > INT32_MAX)))
+		return NULL;
+	Nest n = {0};
+	const CStmt *b = c->body;
+	if (b->nest) {
+		if (b->nest->d == NEST_MAX)
+			return NULL;
+		n = *b->nest;
+		for (int l = n.d; l > 0; l--) {
+			n.loop[l] = n.loop[l - 1];
+			n.slot[l] = n.slot[l - 1];
+			n.lo[l] = n.lo[l - 1];
+			n.ext[l] = n.ext[l - 1];
+		}
+	} else if (!nest_body(b, &n)) {
+		return NULL;
+	}
+	n.loop[0] = c;
+	n.slot[0] = c->slot;
+	n.lo[0] = lo;
+	n.ext[0] = ext;
+	n.d++;
+	const CStmt *u = n.u;
+	if (!nest_forms(&n, u->aff, u->s->u.store.nidx) ||
+	    !nest_forms(&n, u->ly->aff, u->ly->e->u.load.nidx) ||
+	    (u->lz && !nest_forms(&n, u->lz->aff, u->lz->e->u.load.nidx)) ||
+	    (n.init && !nest_forms(&n, n.init->aff, n.init->s->u.store.nidx)) ||
+	    (n.cond && !nest_pure(&n, n.cond)))
+		return NULL;
+	Nest *r = arena_alloc(cp->a, sizeof *r);
+	*r = n;
+	return r;
+}
+
 static const CStmt *cs(Comp *cp, const Stmt *s)
 {
 	CStmt *c = arena_alloc(cp->a, sizeof *c);
@@ -1359,6 +1716,12 @@ static const CStmt *cs(Comp *cp, const Stmt *s)
 		c->body = cs(cp, s->u.loop.body);
 		pop_var(cp, c->slot);
 		c->fn = update_loop(c->body->fn) ? update_loop(c->body->fn) : s_for;
+		/* a nest of one loop over the update keeps s_for_update (its
+		 * bounds need not be constants); deeper ones and blocks run
+		 * as nests */
+		c->nest = make_nest(cp, c);
+		if (c->nest && (c->nest->d > 1 || c->nest->block))
+			c->fn = nest_closure(c->nest->u->fn);
 		break;
 	case ST_IF:
 		c->x = cx(cp, s->u.cond.cond);
@@ -1399,6 +1762,7 @@ static const CStmt *cs(Comp *cp, const Stmt *s)
 		c->slot = is_int_var(s->u.let.var) ? push_var(cp, s->u.let.var, true) : -1;
 		if (c->slot >= 0)
 			cp->vars[cp->nvars - 1].sub = sub;
+		c->let_sub = c->slot >= 0 && sub;
 		c->body = cs(cp, s->u.let.body);
 		pop_var(cp, c->slot);
 		c->fn = s_let;
