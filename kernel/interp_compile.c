@@ -95,9 +95,10 @@ struct CStmt {
 
 /* A perfect nest of loops with constant bounds (the loop variables'
  * values need no wrapping) whose innermost body is an update closure
- * (s_update_SUF), or a TensorIR block around one: the block's lets
- * substituted (VarScope.sub), no T.where, optionally the T.init store of
- * a constant under a condition that reads only the loops and variables
+ * (s_update_SUF), perhaps inside (outermost first) a block, lets that
+ * are substituted (VarScope.sub), an IF without else (T.where, a
+ * padding test) and `SEQ{IF cond: init; update}` (T.init), the init a
+ * store of a constant; the conditions read only the loops and variables
  * bound outside the nest. */
 #define NEST_MAX 6
 typedef struct Nest {
@@ -106,8 +107,10 @@ typedef struct Nest {
 	int slot[NEST_MAX];
 	int64_t lo[NEST_MAX], ext[NEST_MAX];
 	const CStmt *u; /* the update */
-	bool block;
-	int pre_steps;       /* the block's steps before u's (block, lets, seq, if) */
+	bool plain;          /* the body is u itself */
+	int pre_steps;       /* the steps of the block, the lets and the guard's IF */
+	const CExpr *guard;  /* an IF (T.where) around the rest, or NULL */
+	int mid_steps;       /* 2 with an init (the SEQ, the init's IF), else 0 */
 	const CExpr *cond;   /* the init's condition, or NULL */
 	const CStmt *init;   /* the init store */
 	Value initv;         /* its value, converted to the cells' dtype */
@@ -414,23 +417,45 @@ static bool c_aff(Interp *in, const CExpr *c, TVal *out)
 	return true;
 }
 
-/* A comparison of two such forms (aff[0], aff[1]): INT_CMP's result. */
-static bool c_cmp_aff(Interp *in, const CExpr *c, TVal *out)
+/* The value of a comparison of two such forms (aff[0], aff[1]): what
+ * INT_CMP computes. */
+static inline bool cmp_aff_value(const Interp *in, const CExpr *c)
 {
 	int64_t a = affine_value(in, &c->aff[0]), b = affine_value(in, &c->aff[1]);
-	out->undef = false;
 	switch (c->e->u.bin.op) {
-	case OP_EQ: out->v.i = a == b; break;
-	case OP_NE: out->v.i = a != b; break;
-	case OP_LT: out->v.i = a < b; break;
-	case OP_LE: out->v.i = a <= b; break;
-	case OP_GT: out->v.i = a > b; break;
-	case OP_GE: out->v.i = a >= b; break;
+	case OP_EQ: return a == b;
+	case OP_NE: return a != b;
+	case OP_LT: return a < b;
+	case OP_LE: return a <= b;
+	case OP_GT: return a > b;
+	case OP_GE: return a >= b;
 	case OP_ADD: case OP_SUB: case OP_MUL: case OP_DIV: case OP_FLOORDIV: case OP_FLOORMOD:
 	case OP_MIN: case OP_MAX: case OP_SHL: case OP_SHR: case OP_AND: case OP_OR: case OP_COUNT:
-		return in_bin_values(in, c->e, (TVal){{affine_value(in, &c->aff[0])}, false},
-				     (TVal){{affine_value(in, &c->aff[1])}, false}, out);
+		break; /* pure_affine picks comparisons only */
 	}
+	return false;
+}
+
+static bool c_cmp_aff(Interp *in, const CExpr *c, TVal *out)
+{
+	out->undef = false;
+	out->v.i = cmp_aff_value(in, c);
+	return true;
+}
+
+/* `and` / `or` of two such comparisons: neither is undefined, so
+ * in_logical_short and in_logical_join give the plain result. */
+static bool c_and_cmp_aff(Interp *in, const CExpr *c, TVal *out)
+{
+	out->undef = false;
+	out->v.i = cmp_aff_value(in, c->a) && cmp_aff_value(in, c->b);
+	return true;
+}
+
+static bool c_or_cmp_aff(Interp *in, const CExpr *c, TVal *out)
+{
+	out->undef = false;
+	out->v.i = cmp_aff_value(in, c->a) || cmp_aff_value(in, c->b);
 	return true;
 }
 
@@ -855,6 +880,8 @@ static void pure_affine(Comp *cp, CExpr *c)
 		a[1] = x[1];
 		c->aff = a;
 		c->fn = c_cmp_aff;
+	} else if (f == c_logical && c->a->fn == c_cmp_aff && c->b->fn == c_cmp_aff) {
+		c->fn = e->u.bin.op == OP_AND ? c_and_cmp_aff : c_or_cmp_aff;
 	}
 }
 
@@ -1156,7 +1183,7 @@ static bool nest_budget(const Interp *in, const Nest *N)
 			return false;
 		total += p; /* its iterations */
 	}
-	total += p * (unsigned __int128)(1 + N->pre_steps + (N->init ? 1 : 0));
+	total += p * (unsigned __int128)(1 + N->pre_steps + N->mid_steps + (N->init ? 1 : 0));
 	return (unsigned __int128)in->steps + total <= in->limit;
 }
 
@@ -1308,17 +1335,30 @@ static bool nest_resume(Interp *in, const Nest *N, const int64_t *k)
 		const CStmt *u = N->u, *is = N->init;                                    \
 		const CExpr *ly = u->ly, *lz = u->lz;                                    \
 		int d = N->d, L = d - 1;                                                 \
+		int nx = u->s->u.store.nidx, ny = ly->e->u.load.nidx;                    \
+		int nz = NL == 2 ? lz->e->u.load.nidx : 0, ni = is ? is->s->u.store.nidx : 0; \
 		BufState *bx = bufref(in, &u->ref), *by = bufref(in, &ly->ref);          \
 		BufState *bz = NL == 2 ? bufref(in, &lz->ref) : bx;                      \
 		BufState *bi = is ? bufref(in, &is->ref) : bx;                           \
-		uint64_t ox, oy, oz = 0, oi = 0;                                         \
-		int64_t dx[NEST_MAX], dy[NEST_MAX], dz[NEST_MAX] = {0}, di[NEST_MAX] = {0}; \
-		if (!nest_budget(in, N) ||                                               \
-		    !affine_box(in, bx, u->aff, u->s->u.store.nidx, N, &ox, dx) ||       \
-		    !affine_box(in, by, ly->aff, ly->e->u.load.nidx, N, &oy, dy) ||      \
-		    (NL == 2 && !affine_box(in, bz, lz->aff, lz->e->u.load.nidx, N, &oz, dz)) || \
-		    (is && !affine_box(in, bi, is->aff, is->s->u.store.nidx, N, &oi, di))) \
+		if (!nest_budget(in, N))                                                 \
 			return s_for(in, c);                                             \
+		/* each access a line over the box, or computed at each iteration */    \
+		uint64_t ox = 0, oy = 0, oz = 0, oi = 0;                                 \
+		int64_t dx[NEST_MAX], dy[NEST_MAX], dz[NEST_MAX], di[NEST_MAX];          \
+		bool px = !affine_box(in, bx, u->aff, nx, N, &ox, dx);                   \
+		bool py = !affine_box(in, by, ly->aff, ny, N, &oy, dy);                  \
+		bool pz = NL == 2 && !affine_box(in, bz, lz->aff, nz, N, &oz, dz);       \
+		bool pi = is && !affine_box(in, bi, is->aff, ni, N, &oi, di);            \
+		for (int l = 0; l < d; l++) {                                            \
+			if (px)                                                          \
+				dx[l] = 0;                                               \
+			if (py)                                                          \
+				dy[l] = 0;                                               \
+			if (NL == 1 || pz)                                               \
+				dz[l] = 0;                                               \
+			if (!is || pi)                                                   \
+				di[l] = 0;                                               \
+		}                                                                        \
 		Value *fr = in->frame;                                                   \
 		int64_t k[NEST_MAX];                                                     \
 		in->steps++; /* the outermost loop statement */                          \
@@ -1331,42 +1371,73 @@ static bool nest_resume(Interp *in, const Nest *N, const int64_t *k)
 			}                                                                \
 		}                                                                        \
 		bool first = u->upd_first;                                               \
-		const bool blk = N->block;                                               \
-		const uint64_t body_steps = 2 + (uint64_t)N->pre_steps;                  \
+		const uint64_t skip_steps = 1 + (uint64_t)N->pre_steps;                  \
+		const uint64_t body_steps = skip_steps + (uint64_t)N->mid_steps + 1;     \
+		const uint64_t branches = (N->guard != NULL) + (N->cond != NULL);        \
 		const int64_t eL = N->ext[L];                                            \
 		uint8_t *cx_ = bx->cell, *cy = by->cell, *cz = bz->cell, *ci = bi->cell; \
 		Value *vx = bx->data, *vy = by->data, *vz = bz->data;                    \
 		for (;;) {                                                               \
 			for (; k[L] < eL; k[L]++, ox += (uint64_t)dx[L], oy += (uint64_t)dy[L], \
 					  oz += (uint64_t)dz[L], oi += (uint64_t)di[L]) { \
+				TVal t;                                                  \
+				fr[N->slot[L]].i = N->lo[L] + k[L];                      \
+				if (N->guard) { /* pure: cannot fail */                  \
+					ev(in, N->guard, &t);                            \
+					if (!truth(t.v, N->guard->e->dtype)) {           \
+						in->counts.iterations++;                 \
+						in->counts.branches++;                   \
+						in->steps += skip_steps;                 \
+						continue;                                \
+					}                                                \
+				}                                                        \
 				bool init = false;                                       \
 				if (N->cond) {                                           \
-					TVal t;                                          \
-					fr[N->slot[L]].i = N->lo[L] + k[L];              \
-					ev(in, N->cond, &t); /* pure: cannot fail */     \
+					ev(in, N->cond, &t);                             \
 					init = truth(t.v, N->cond->e->dtype);            \
 				}                                                        \
+				uint64_t ax = ox, ay = oy, az = oz, ai = oi;             \
+				int64_t o_;                                              \
+				if (px) {                                                \
+					if (!affine_offset(in, bx, u->aff, nx, &o_))     \
+						return nest_resume(in, N, k);            \
+					ax = (uint64_t)o_;                               \
+				}                                                        \
+				if (py) {                                                \
+					if (!affine_offset(in, by, ly->aff, ny, &o_))    \
+						return nest_resume(in, N, k);            \
+					ay = (uint64_t)o_;                               \
+				}                                                        \
+				if (pz) {                                                \
+					if (!affine_offset(in, bz, lz->aff, nz, &o_))    \
+						return nest_resume(in, N, k);            \
+					az = (uint64_t)o_;                               \
+				}                                                        \
+				if (init && pi) {                                        \
+					if (!affine_offset(in, bi, is->aff, ni, &o_))    \
+						return nest_resume(in, N, k);            \
+					ai = (uint64_t)o_;                               \
+				}                                                        \
 				/* each read cell initialised, perhaps by the init */    \
-				if (!((cx_[ox] == CELL_INIT || (init && bi == bx && oi == ox)) && \
-				      (cy[oy] == CELL_INIT || (init && bi == by && oi == oy)) && \
-				      (NL == 1 || cz[oz] == CELL_INIT ||                 \
-				       (init && bi == bz && oi == oz))))                 \
+				if (!((cx_[ax] == CELL_INIT || (init && bi == bx && ai == ax)) && \
+				      (cy[ay] == CELL_INIT || (init && bi == by && ai == ay)) && \
+				      (NL == 1 || cz[az] == CELL_INIT ||                 \
+				       (init && bi == bz && ai == az))))                 \
 					return nest_resume(in, N, k);                    \
 				in->counts.iterations++;                                 \
 				in->steps += body_steps + init;                          \
-				if (blk && N->cond)                                      \
-					in->counts.branches++;                           \
+				in->counts.branches += branches;                         \
 				if (init) {                                              \
-					bi->data[oi] = N->initv;                         \
-					ci[oi] = CELL_INIT;                              \
+					bi->data[ai] = N->initv;                         \
+					ci[ai] = CELL_INIT;                              \
 					in->counts.stores++;                             \
 				}                                                        \
-				const Value *x = &vx[ox], *y = &vy[oy], *z = &vz[oz];    \
+				const Value *x = &vx[ax], *y = &vy[ay], *z = &vz[az];    \
 				Value r;                                                 \
 				(void)z;                                                 \
 				CALC;                                                    \
-				vx[ox] = r;                                              \
-				cx_[ox] = CELL_INIT;                                     \
+				vx[ax] = r;                                              \
+				cx_[ax] = CELL_INIT;                                     \
 				in->counts.loads += 1 + NL;                              \
 				in->counts.stores++;                                     \
 			}                                                                \
@@ -1608,27 +1679,33 @@ static bool nest_pure(const Nest *N, const CExpr *c)
 		return nest_forms(N, c->aff, 1);
 	if (c->fn == c_cmp_aff)
 		return nest_forms(N, c->aff, 2);
-	if (c->fn == c_logical)
+	if (c->fn == c_logical || c->fn == c_and_cmp_aff || c->fn == c_or_cmp_aff)
 		return nest_pure(N, c->a) && nest_pure(N, c->b);
 	return false;
 }
 
-/* b as the innermost body of a nest: an update, or a block (no T.where)
- * whose lets are substituted over `SEQ{IF cond: init; update}` or the
- * update, init the store of a constant at affine indices. */
+/* b as the innermost body of a nest (Nest says which shapes). */
 static bool nest_body(const CStmt *b, Nest *n)
 {
 	if (nest_closure(b->fn)) {
 		n->u = b;
+		n->plain = true;
 		return true;
 	}
-	if (b->fn != s_body || !b->s->u.block.info || b->s->u.block.info->has_where)
-		return false;
-	int steps = 1;
-	const CStmt *x = b->body;
+	int steps = 0;
+	const CStmt *x = b;
+	if (x->fn == s_body) {
+		x = x->body;
+		steps++;
+	}
 	for (; x->fn == s_let; x = x->body, steps++)
 		if (!x->let_sub)
 			return false;
+	if (x->fn == s_if && !x->els && (x->body->fn == s_seq || nest_closure(x->body->fn))) {
+		n->guard = x->x;
+		x = x->body;
+		steps++;
+	}
 	if (x->fn == s_seq) {
 		if (x->s->u.seq.n != 2)
 			return false;
@@ -1639,13 +1716,12 @@ static bool nest_body(const CStmt *b, Nest *n)
 			return false;
 		n->cond = i0->x;
 		n->init = st;
-		steps += 2;
+		n->mid_steps = 2;
 		x = x->items[1];
 	}
 	if (!nest_closure(x->fn))
 		return false;
 	n->u = x;
-	n->block = true;
 	n->pre_steps = steps;
 	return true;
 }
@@ -1689,7 +1765,7 @@ static const Nest *make_nest(Comp *cp, const CStmt *c)
 	    !nest_forms(&n, u->ly->aff, u->ly->e->u.load.nidx) ||
 	    (u->lz && !nest_forms(&n, u->lz->aff, u->lz->e->u.load.nidx)) ||
 	    (n.init && !nest_forms(&n, n.init->aff, n.init->s->u.store.nidx)) ||
-	    (n.cond && !nest_pure(&n, n.cond)))
+	    (n.cond && !nest_pure(&n, n.cond)) || (n.guard && !nest_pure(&n, n.guard)))
 		return NULL;
 	Nest *r = arena_alloc(cp->a, sizeof *r);
 	*r = n;
@@ -1720,7 +1796,7 @@ static const CStmt *cs(Comp *cp, const Stmt *s)
 		 * bounds need not be constants); deeper ones and blocks run
 		 * as nests */
 		c->nest = make_nest(cp, c);
-		if (c->nest && (c->nest->d > 1 || c->nest->block))
+		if (c->nest && (c->nest->d > 1 || !c->nest->plain))
 			c->fn = nest_closure(c->nest->u->fn);
 		break;
 	case ST_IF:
