@@ -93,8 +93,9 @@ struct CStmt {
 	const struct Nest *nest; /* loop: the nest it heads, or NULL */
 };
 
-/* A perfect nest of loops with constant bounds (the loop variables'
- * values need no wrapping) whose innermost body is an update closure
+/* A nest of loops with constant bounds (the loop variables'
+ * values need no wrapping), perfect but for one prologue (below), whose
+ * innermost body is an update closure
  * (s_update_SUF), perhaps inside (outermost first) a block, lets that
  * are substituted (VarScope.sub), an IF without else (T.where, a
  * padding test) and `SEQ{IF cond: init; update}` (T.init), the init a
@@ -114,6 +115,12 @@ typedef struct Nest {
 	const CExpr *cond;   /* the init's condition, or NULL */
 	const CStmt *init;   /* the init store */
 	Value initv;         /* its value, converted to the cells' dtype */
+	/* a loop (level pro, -1: none) whose body is SEQ{pstore; the next
+	 * loop}, pstore the store of a constant: the zeroing of an
+	 * accumulator before its reduction */
+	int pro;
+	const CStmt *pstore;
+	Value pval;
 } Nest;
 
 /* ---------- expressions ---------- */
@@ -1182,18 +1189,20 @@ static bool nest_budget(const Interp *in, const Nest *N)
 		if (p > ((unsigned __int128)1 << 62))
 			return false;
 		total += p; /* its iterations */
+		if (l == N->pro)
+			total += 2 * p; /* the SEQ and the prologue's store */
 	}
 	total += p * (unsigned __int128)(1 + N->pre_steps + N->mid_steps + (N->init ? 1 : 0));
 	return (unsigned __int128)in->steps + total <= in->limit;
 }
 
-/* The rest of the nest from iteration k (k[d-1] not begun, the outer
- * ones under way) as the loops run it: the variables bound and the loops
- * entered as they would be, the innermost body and the remaining
+/* The rest of the nest from iteration k of its loops [0, d) (k[d-1]
+ * not begun, the outer ones under way) as the loops run it: the
+ * variables bound and the loops entered as they would be, the remaining
  * iterations of each loop run by their closures, then each loop left. */
-static bool nest_resume(Interp *in, const Nest *N, const int64_t *k)
+static bool nest_resume(Interp *in, const Nest *N, const int64_t *k, int d)
 {
-	int d = N->d, bound = 0;
+	int bound = 0;
 	SavedVar old[NEST_MAX];
 	for (; bound < d; bound++) {
 		const Var *v = N->loop[bound]->s->u.loop.var;
@@ -1221,6 +1230,33 @@ static bool nest_resume(Interp *in, const Nest *N, const int64_t *k)
 		in_unbind_var(in, v, &old[l]);
 	}
 	return ok;
+}
+
+/* Enter iteration k[l] of the nest's loop l (its step not counted) and
+ * the first iterations of the loops inside it, down to the innermost
+ * loop's statement: their steps, and the prologue's store when loop
+ * N->pro is among them. False, with nothing of loop N->pro's iteration
+ * done, when the prologue's cell is not in bounds: then the loops
+ * resume at that iteration (nest_resume of N->pro + 1 loops). */
+static bool nest_enter(Interp *in, const Nest *N, BufState *bp, const int64_t *k, int l)
+{
+	for (int m = l; m < N->d - 1; m++) {
+		int64_t off;
+		if (m == N->pro &&
+		    !affine_offset(in, bp, N->pstore->aff, N->pstore->s->u.store.nidx, &off))
+			return false;
+		in->steps++; /* iteration k[m] of loop m */
+		in->counts.iterations++;
+		if (m == N->pro) {
+			in->steps += 2; /* the SEQ, the store */
+			bp->data[off] = N->pval;
+			bp->cell[off] = CELL_INIT;
+			in->counts.stores++;
+		}
+		in->steps++; /* the statement of loop m + 1 */
+	}
+	(void)k;
+	return true;
 }
 
 /* The updates X[a] = X[a] + Y[b] * Z[c] and X[a] = X[a] + Y[b] (or the
@@ -1361,15 +1397,14 @@ static bool nest_resume(Interp *in, const Nest *N, const int64_t *k)
 		}                                                                        \
 		Value *fr = in->frame;                                                   \
 		int64_t k[NEST_MAX];                                                     \
+		BufState *bp = N->pstore ? bufref(in, &N->pstore->ref) : bx;             \
 		in->steps++; /* the outermost loop statement */                          \
 		for (int l = 0; l < d; l++) {                                            \
 			k[l] = 0;                                                        \
 			fr[N->slot[l]].i = N->lo[l];                                     \
-			if (l < L) { /* its first iteration, the next loop statement */  \
-				in->steps += 2;                                          \
-				in->counts.iterations++;                                 \
-			}                                                                \
 		}                                                                        \
+		if (!nest_enter(in, N, bp, k, 0))                                        \
+			return nest_resume(in, N, k, N->pro + 1);                        \
 		bool first = u->upd_first;                                               \
 		const uint64_t skip_steps = 1 + (uint64_t)N->pre_steps;                  \
 		const uint64_t body_steps = skip_steps + (uint64_t)N->mid_steps + 1;     \
@@ -1400,22 +1435,22 @@ static bool nest_resume(Interp *in, const Nest *N, const int64_t *k)
 				int64_t o_;                                              \
 				if (px) {                                                \
 					if (!affine_offset(in, bx, u->aff, nx, &o_))     \
-						return nest_resume(in, N, k);            \
+						return nest_resume(in, N, k, d);            \
 					ax = (uint64_t)o_;                               \
 				}                                                        \
 				if (py) {                                                \
 					if (!affine_offset(in, by, ly->aff, ny, &o_))    \
-						return nest_resume(in, N, k);            \
+						return nest_resume(in, N, k, d);            \
 					ay = (uint64_t)o_;                               \
 				}                                                        \
 				if (pz) {                                                \
 					if (!affine_offset(in, bz, lz->aff, nz, &o_))    \
-						return nest_resume(in, N, k);            \
+						return nest_resume(in, N, k, d);            \
 					az = (uint64_t)o_;                               \
 				}                                                        \
 				if (init && pi) {                                        \
 					if (!affine_offset(in, bi, is->aff, ni, &o_))    \
-						return nest_resume(in, N, k);            \
+						return nest_resume(in, N, k, d);            \
 					ai = (uint64_t)o_;                               \
 				}                                                        \
 				/* each read cell initialised, perhaps by the init */    \
@@ -1423,7 +1458,7 @@ static bool nest_resume(Interp *in, const Nest *N, const int64_t *k)
 				      (cy[ay] == CELL_INIT || (init && bi == by && ai == ay)) && \
 				      (NL == 1 || cz[az] == CELL_INIT ||                 \
 				       (init && bi == bz && ai == az))))                 \
-					return nest_resume(in, N, k);                    \
+					return nest_resume(in, N, k, d);                    \
 				in->counts.iterations++;                                 \
 				in->steps += body_steps + init;                          \
 				in->counts.branches += branches;                         \
@@ -1457,17 +1492,8 @@ static bool nest_resume(Interp *in, const Nest *N, const int64_t *k)
 			if (l < 0)                                                       \
 				return true;                                             \
 			fr[N->slot[l]].i = N->lo[l] + k[l];                              \
-			/* iteration k[l] of loop l, then the statements and first      \
-			 * iterations of the loops inside it */                          \
-			in->steps++;                                                     \
-			in->counts.iterations++;                                         \
-			for (int m = l + 1; m <= L; m++) {                               \
-				in->steps++;                                             \
-				if (m < L) {                                             \
-					in->steps++;                                     \
-					in->counts.iterations++;                         \
-				}                                                        \
-			}                                                                \
+			if (!nest_enter(in, N, bp, k, l))                                \
+				return nest_resume(in, N, k, N->pro + 1);                \
 		}                                                                        \
 	}
 
@@ -1740,17 +1766,33 @@ static const Nest *make_nest(Comp *cp, const CStmt *c)
 	if (ext < 1 || __builtin_add_overflow(lo, ext - 1, &top) ||
 	    (v->dtype == DT_INT32 && (lo < INT32_MIN || top > INT32_MAX)))
 		return NULL;
-	Nest n = {0};
-	const CStmt *b = c->body;
+	Nest n = {.pro = -1};
+	const CStmt *b = c->body, *ps = NULL;
+	if (b->fn == s_seq && b->s->u.seq.n == 2 && b->items[0]->fn == s_store &&
+	    b->items[1]->nest && b->items[1]->nest->pro < 0) {
+		ps = b->items[0];
+		b = b->items[1];
+		if (ps->x->fn != c_const || !ps->aff || !ps->ref.fast ||
+		    !in_convert(ps->x->k, ps->s->u.store.value->dtype, ps->ref.dt, &n.pval))
+			return NULL;
+	}
 	if (b->nest) {
 		if (b->nest->d == NEST_MAX)
 			return NULL;
+		Value pval = n.pval;
 		n = *b->nest;
 		for (int l = n.d; l > 0; l--) {
 			n.loop[l] = n.loop[l - 1];
 			n.slot[l] = n.slot[l - 1];
 			n.lo[l] = n.lo[l - 1];
 			n.ext[l] = n.ext[l - 1];
+		}
+		if (n.pro >= 0)
+			n.pro++;
+		if (ps) {
+			n.pro = 0;
+			n.pstore = ps;
+			n.pval = pval;
 		}
 	} else if (!nest_body(b, &n)) {
 		return NULL;
@@ -1765,7 +1807,8 @@ static const Nest *make_nest(Comp *cp, const CStmt *c)
 	    !nest_forms(&n, u->ly->aff, u->ly->e->u.load.nidx) ||
 	    (u->lz && !nest_forms(&n, u->lz->aff, u->lz->e->u.load.nidx)) ||
 	    (n.init && !nest_forms(&n, n.init->aff, n.init->s->u.store.nidx)) ||
-	    (n.cond && !nest_pure(&n, n.cond)) || (n.guard && !nest_pure(&n, n.guard)))
+	    (n.cond && !nest_pure(&n, n.cond)) || (n.guard && !nest_pure(&n, n.guard)) ||
+	    (n.pstore && !nest_forms(&n, n.pstore->aff, n.pstore->s->u.store.nidx)))
 		return NULL;
 	Nest *r = arena_alloc(cp->a, sizeof *r);
 	*r = n;
