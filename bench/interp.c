@@ -202,6 +202,7 @@ int main(int argc, char **argv)
 	ok &= bench_one("matmul 128^3 blocks", matmul_blocks, NULL);
 	ok &= bench_one("conv2d 16x32x32, 16x3x3", conv2d, NULL);
 	ok &= bench_one("elementwise exp 4M", elementwise, NULL);
+	ok &= bench_one("elementwise 2*A 4M (bench)", NULL, "bench/elementwise.tir");
 	ok &= bench_one("rowsum int32 2048x1022", rowsum, NULL);
 	ok &= bench_one("conv1d (layouts, facts)", NULL, "bench/conv1d_branchy.tir");
 	out("load average at the end %.2f\n", load_average());

@@ -90,6 +90,7 @@ struct CStmt {
 	const CExpr *ly, *lz;
 	bool upd_first;
 	bool let_sub;           /* let: its value is a substituted form */
+	const struct Map *map;  /* loop over a map store: see s_for_map */
 	const struct Nest *nest; /* loop: the nest it heads, or NULL */
 };
 
@@ -1519,6 +1520,169 @@ UPDATE(mul_i64, 2, int64_t a = x->i; int64_t p = (int64_t)((uint64_t)y->i * (uin
        r.i = SUM_I(a, p, W64))
 UPDATE(add_i64, 1, int64_t a = x->i; int64_t p = y->i; r.i = SUM_I(a, p, W64))
 
+/* A store X[a] = f(Y[b]) of a float dtype T whose value is one typed
+ * load and a chain of operations with constants (+ - * / on either side)
+ * and one-operand math calls, each in T: the element-wise map. */
+#define MAP_OPS 8
+typedef struct MapOp {
+	const Expr *e; /* the node: a binary operator or a call */
+	bool call;
+	bool k_left; /* the constant is the first operand */
+	double k;    /* rounded to T */
+} MapOp;
+
+typedef struct Map {
+	DType t;
+	const CExpr *load;
+	int nops;
+	MapOp ops[MAP_OPS];
+} Map;
+
+/* The chain's value from the loaded cell's value: what the typed load,
+ * FLOAT_OP (or in_bin_values for /) and c_call compute when no operand
+ * is undefined, in the same order. */
+static inline double map_value(Interp *in, const Map *m, double v)
+{
+	DType t = m->t;
+	v = round_float(v, t);
+	for (int i = 0; i < m->nops; i++) {
+		const MapOp *o = &m->ops[i];
+		if (o->call) {
+			Value arg[MATH_MAX_ARGS] = {{0}};
+			TVal r;
+			arg[0].f = round_float(v, t);
+			in_call_values(in, o->e, arg, &r); /* a float call does not fail */
+			v = r.v.f;
+			continue;
+		}
+		double a = o->k_left ? o->k : round_float(v, t);
+		double b = o->k_left ? round_float(v, t) : o->k;
+		float_arith(o->e->u.bin.op, a, b, t, &v);
+	}
+	return v;
+}
+
+/* s_for_map: a loop over a map store whose target is a line over the
+ * loop (affine_line) and whose step budget holds for the whole loop: an
+ * iteration whose loaded cell is in bounds and initialised computes
+ * map_value and stores it; any other binds the variable and runs s_store
+ * (the shared code, its message). As s_for_update otherwise. */
+static bool s_for_map(Interp *in, const CStmt *c)
+{
+	const Stmt *s = c->s;
+	const CStmt *u = c->body;
+	const Map *m = c->map;
+	const CExpr *ld = m->load;
+	const Var *v = s->u.loop.var;
+	int64_t lo, ext;
+	if (!loop_bounds(in, c, &lo, &ext))
+		return false;
+	__int128 top = (__int128)lo + ext - 1;
+	bool vt32 = v->dtype == DT_INT32;
+	BufState *bx = bufref(in, &u->ref), *by = bufref(in, &ld->ref);
+	uint64_t ox, dx, oy = 0, dy = 0;
+	if (c->slot < 0 || ext <= 0 || (!vt32 && v->dtype != DT_INT64) ||
+	    (vt32 && (lo < INT32_MIN || top > INT32_MAX)) || top > INT64_MAX ||
+	    (unsigned __int128)in->steps + 2 * (unsigned __int128)ext > in->limit ||
+	    !affine_line(in, bx, u->aff, u->s->u.store.nidx, c->slot, lo, ext, &ox, &dx))
+		return loop_run(in, c, lo, ext, s_store);
+	int ny = ld->e->u.load.nidx;
+	bool line = affine_line(in, by, ld->aff, ny, c->slot, lo, ext, &oy, &dy);
+	SavedVar old;
+	if (!in_bind_var(in, v, (Value){.i = 0}, &old))
+		return false;
+	if (!in_push_loop(in, v)) {
+		in_unbind_var(in, v, &old);
+		return false;
+	}
+	bool ok = true;
+	uint8_t *cx_ = bx->cell, *cy = by->cell;
+	Value *vx = bx->data, *vy = by->data;
+	uint64_t nfast = 0; /* the fast iterations' counts, added in bulk */
+	for (int64_t k = 0; k < ext; k++, ox += dx, oy += dy) {
+		int64_t o = (int64_t)oy;
+		if (!line) /* the load's offset reads the loop's value */
+			in->frame[c->slot].i = lo + k;
+		if ((line || affine_offset(in, by, ld->aff, ny, &o)) && cy[o] == CELL_INIT) {
+			vx[ox].f = round_float(map_value(in, m, vy[o].f), m->t);
+			cx_[ox] = CELL_INIT;
+			nfast++;
+			continue;
+		}
+		in->steps += 2 * nfast;
+		in->counts.iterations += nfast;
+		in->counts.loads += nfast;
+		in->counts.stores += nfast;
+		nfast = 0;
+		Value xv = {.i = lo + k};
+		in->frame[c->slot] = xv;
+		in_slot(in, v)->v = xv;
+		in->counts.iterations++;
+		in->steps++;
+		if (!s_store(in, u)) {
+			ok = false;
+			break;
+		}
+	}
+	in->steps += 2 * nfast;
+	in->counts.iterations += nfast;
+	in->counts.loads += nfast;
+	in->counts.stores += nfast;
+	in->nloops--;
+	in_unbind_var(in, v, &old);
+	return ok;
+}
+
+/* The chain of c (of dtype m->t) into m, innermost operation first. */
+static bool map_chain(const CExpr *c, Map *m)
+{
+	DType t = m->t;
+	const Expr *e = c->e;
+	if (e->dtype != t)
+		return false;
+	if (c->fn == (t == DT_FLOAT32 ? c_load_f32 : c_load_f64)) {
+		if (m->load)
+			return false;
+		m->load = c;
+		return true;
+	}
+	if (e->kind == EX_CALL && c->fn == c_call) {
+		if (e->u.call.nargs != 1 || e->u.call.args[0]->dtype != t ||
+		    !map_chain(c->ops[0], m) || m->nops == MAP_OPS)
+			return false;
+		m->ops[m->nops++] = (MapOp){.e = e, .call = true};
+		return true;
+	}
+	if (e->kind != EX_BIN || e->u.bin.a->dtype != t || e->u.bin.b->dtype != t)
+		return false;
+	BinOp op = e->u.bin.op;
+	if (op != OP_ADD && op != OP_SUB && op != OP_MUL && op != OP_DIV)
+		return false;
+	/* the closures bin_fn picks for these: FLOAT_OP, or c_bin for / */
+	bool kl = c->a->fn == c_const;
+	const CExpr *k = kl ? c->a : c->b, *x = kl ? c->b : c->a;
+	if (k->fn != c_const || !map_chain(x, m) || m->nops == MAP_OPS)
+		return false;
+	m->ops[m->nops++] = (MapOp){.e = e, .k_left = kl, .k = round_float(k->k.f, t)};
+	return true;
+}
+
+/* The map of the store u, or NULL. */
+static const Map *make_map(Comp *cp, const CStmt *u)
+{
+	if (u->fn != s_store || !u->aff || !u->ref.fast)
+		return NULL;
+	DType t = u->ref.dt;
+	if ((t != DT_FLOAT32 && t != DT_FLOAT64) || u->s->u.store.value->dtype != t)
+		return NULL;
+	Map m = {.t = t};
+	if (!map_chain(u->x, &m) || !m.load || !m.load->ref.fast || !m.load->aff)
+		return NULL;
+	Map *r = arena_alloc(cp->a, sizeof *r);
+	*r = m;
+	return r;
+}
+
 static bool s_eval(Interp *in, const CStmt *c)
 {
 	TVal x;
@@ -1841,6 +2005,8 @@ static const CStmt *cs(Comp *cp, const Stmt *s)
 		c->nest = make_nest(cp, c);
 		if (c->nest && (c->nest->d > 1 || !c->nest->plain))
 			c->fn = nest_closure(c->nest->u->fn);
+		else if (c->fn == s_for && (c->map = make_map(cp, c->body)))
+			c->fn = s_for_map;
 		break;
 	case ST_IF:
 		c->x = cx(cp, s->u.cond.cond);
