@@ -16,7 +16,22 @@
  * otherwise runs the general closures, whose failures go through the
  * shared code: a fast path never decides a message. T.undef(), expression
  * lets, opaque calls and the `X[t] == T.undef()` of facts are handed to
- * the tree walk itself. */
+ * the tree walk itself.
+ *
+ * Whole loops run as one closure in three shapes, each checking what the
+ * statements it stands for would check before it changes anything, and
+ * otherwise handing the rest to the loops' own closures exactly where it
+ * stopped (the variables bound as they would be): an update loop
+ * (s_for_update_SUF); a nest of loops with constant bounds over an
+ * update, perhaps inside a TensorIR block with T.where and T.init, perhaps
+ * with the zeroing of the accumulator before the reduction
+ * (s_nest_SUF, struct Nest: the indices are lines over the nest's box
+ * checked once at its entry, or computed at each iteration); an
+ * element-wise map X[a] = f(Y[b]) (s_for_map). Their step budget is
+ * checked for the whole loop at its entry (a loop that might reach the
+ * limit runs statement by statement, which stops at the exact step).
+ * Let values that are affine are substituted into the forms that read
+ * them (VarScope.sub), so a block's indices are affine in its loops. */
 #include <stdlib.h>
 
 #include "kernel/interp_int.h"
@@ -122,6 +137,7 @@ typedef struct Nest {
 	int pro;
 	const CStmt *pstore;
 	Value pval;
+	const struct Map *map; /* s_nest_map: u is this map's store */
 } Nest;
 
 /* ---------- expressions ---------- */
@@ -1532,6 +1548,7 @@ typedef struct MapOp {
 } MapOp;
 
 typedef struct Map {
+	bool const_bounds; /* the loop's bounds are integer constants */
 	DType t;
 	const CExpr *load;
 	int nops;
@@ -1575,8 +1592,14 @@ static bool s_for_map(Interp *in, const CStmt *c)
 	const CExpr *ld = m->load;
 	const Var *v = s->u.loop.var;
 	int64_t lo, ext;
-	if (!loop_bounds(in, c, &lo, &ext))
+	if (m->const_bounds) { /* loop_bounds of two integer constants */
+		if (!in_step(in, s->span))
+			return false;
+		lo = c->x->k.i;
+		ext = c->y->k.i;
+	} else if (!loop_bounds(in, c, &lo, &ext)) {
 		return false;
+	}
 	__int128 top = (__int128)lo + ext - 1;
 	bool vt32 = v->dtype == DT_INT32;
 	BufState *bx = bufref(in, &u->ref), *by = bufref(in, &ld->ref);
@@ -1588,13 +1611,10 @@ static bool s_for_map(Interp *in, const CStmt *c)
 		return loop_run(in, c, lo, ext, s_store);
 	int ny = ld->e->u.load.nidx;
 	bool line = affine_line(in, by, ld->aff, ny, c->slot, lo, ext, &oy, &dy);
+	/* the variable is bound and the loop entered at the first iteration
+	 * that runs s_store: nothing else reads the environment */
 	SavedVar old;
-	if (!in_bind_var(in, v, (Value){.i = 0}, &old))
-		return false;
-	if (!in_push_loop(in, v)) {
-		in_unbind_var(in, v, &old);
-		return false;
-	}
+	bool bound = false;
 	bool ok = true;
 	uint8_t *cx_ = bx->cell, *cy = by->cell;
 	Value *vx = bx->data, *vy = by->data;
@@ -1615,6 +1635,15 @@ static bool s_for_map(Interp *in, const CStmt *c)
 		in->counts.stores += nfast;
 		nfast = 0;
 		Value xv = {.i = lo + k};
+		if (!bound) {
+			if (!in_bind_var(in, v, xv, &old))
+				return false;
+			if (!in_push_loop(in, v)) {
+				in_unbind_var(in, v, &old);
+				return false;
+			}
+			bound = true;
+		}
 		in->frame[c->slot] = xv;
 		in_slot(in, v)->v = xv;
 		in->counts.iterations++;
@@ -1628,9 +1657,84 @@ static bool s_for_map(Interp *in, const CStmt *c)
 	in->counts.iterations += nfast;
 	in->counts.loads += nfast;
 	in->counts.stores += nfast;
-	in->nloops--;
-	in_unbind_var(in, v, &old);
+	if (bound) {
+		in->nloops--;
+		in_unbind_var(in, v, &old);
+	}
 	return ok;
+}
+
+/* A nest (struct Nest, no prologue) of loops whose innermost body is a
+ * map store: the target a line over the box (else the loops run as
+ * they are), the load a line or computed at each iteration; at the first
+ * iteration whose loaded cell is not in bounds or not initialised the
+ * loops resume there (nest_resume). */
+static bool s_nest_map(Interp *in, const CStmt *c)
+{
+	const Nest *N = c->nest;
+	const CStmt *u = N->u;
+	const Map *m = N->map;
+	const CExpr *ld = m->load;
+	int d = N->d, L = d - 1, nx = u->s->u.store.nidx, ny = ld->e->u.load.nidx;
+	BufState *bx = bufref(in, &u->ref), *by = bufref(in, &ld->ref);
+	uint64_t ox, oy = 0;
+	int64_t dx[NEST_MAX], dy[NEST_MAX], k[NEST_MAX];
+	if (!nest_budget(in, N) || !affine_box(in, bx, u->aff, nx, N, &ox, dx))
+		return s_for(in, c);
+	bool py = !affine_box(in, by, ld->aff, ny, N, &oy, dy);
+	Value *fr = in->frame;
+	for (int l = 0; l < d; l++) {
+		if (py)
+			dy[l] = 0;
+		k[l] = 0;
+		fr[N->slot[l]].i = N->lo[l];
+	}
+	in->steps++; /* the outermost loop statement */
+	nest_enter(in, N, bx, k, 0); /* no prologue: cannot fail */
+	uint8_t *cx_ = bx->cell, *cy = by->cell;
+	Value *vx = bx->data, *vy = by->data;
+	const int64_t eL = N->ext[L];
+	uint64_t nfast = 0; /* the innermost iterations' counts, added in bulk */
+	bool done = false;
+	while (!done) {
+		for (; k[L] < eL; k[L]++, ox += (uint64_t)dx[L], oy += (uint64_t)dy[L]) {
+			int64_t o = (int64_t)oy;
+			if (py) {
+				fr[N->slot[L]].i = N->lo[L] + k[L];
+				if (!affine_offset(in, by, ld->aff, ny, &o))
+					break;
+			}
+			if (cy[o] != CELL_INIT)
+				break;
+			vx[ox].f = round_float(map_value(in, m, vy[o].f), m->t);
+			cx_[ox] = CELL_INIT;
+			nfast++;
+		}
+		if (k[L] < eL)
+			break; /* resume */
+		int l = L - 1;
+		for (; l >= 0; l--) { /* the odometer, as s_nest_SUF's */
+			uint64_t e1 = (uint64_t)N->ext[l + 1];
+			ox -= e1 * (uint64_t)dx[l + 1], oy -= e1 * (uint64_t)dy[l + 1];
+			k[l + 1] = 0;
+			fr[N->slot[l + 1]].i = N->lo[l + 1];
+			k[l]++;
+			ox += (uint64_t)dx[l], oy += (uint64_t)dy[l];
+			if (k[l] < N->ext[l])
+				break;
+		}
+		if (l < 0) {
+			done = true;
+		} else {
+			fr[N->slot[l]].i = N->lo[l] + k[l];
+			nest_enter(in, N, bx, k, l);
+		}
+	}
+	in->steps += 2 * nfast;
+	in->counts.iterations += nfast;
+	in->counts.loads += nfast;
+	in->counts.stores += nfast;
+	return done || nest_resume(in, N, k, d);
 }
 
 /* The chain of c (of dtype m->t) into m, innermost operation first. */
@@ -1667,8 +1771,8 @@ static bool map_chain(const CExpr *c, Map *m)
 	return true;
 }
 
-/* The map of the store u, or NULL. */
-static const Map *make_map(Comp *cp, const CStmt *u)
+/* The map of the loop c's store u, or NULL. */
+static const Map *make_map(Comp *cp, const CStmt *c, const CStmt *u)
 {
 	if (u->fn != s_store || !u->aff || !u->ref.fast)
 		return NULL;
@@ -1678,6 +1782,10 @@ static const Map *make_map(Comp *cp, const CStmt *u)
 	Map m = {.t = t};
 	if (!map_chain(u->x, &m) || !m.load || !m.load->ref.fast || !m.load->aff)
 		return NULL;
+	const Stmt *s = c->s;
+	DType tm = s->u.loop.min->dtype, te = s->u.loop.extent->dtype;
+	m.const_bounds = c->x->fn == c_const && c->y->fn == c_const &&
+			 (tm == DT_INT32 || tm == DT_INT64) && (te == DT_INT32 || te == DT_INT64);
 	Map *r = arena_alloc(cp->a, sizeof *r);
 	*r = m;
 	return r;
@@ -1916,8 +2024,10 @@ static bool nest_body(const CStmt *b, Nest *n)
 	return true;
 }
 
-/* The nest the loop c heads, or NULL. */
-static const Nest *make_nest(Comp *cp, const CStmt *c)
+/* Whether the loop c can be a level of a nest: a frame slot, integer
+ * constant bounds (lo, ext), at least one iteration, values that need
+ * no wrapping. */
+static bool nest_loop(const CStmt *c, int64_t *lo, int64_t *ext)
 {
 	const Stmt *s = c->s;
 	const Var *v = s->u.loop.var;
@@ -1925,15 +2035,42 @@ static const Nest *make_nest(Comp *cp, const CStmt *c)
 	if (c->slot < 0 || c->x->fn != c_const || c->y->fn != c_const ||
 	    (tm != DT_INT32 && tm != DT_INT64) || (te != DT_INT32 && te != DT_INT64) ||
 	    (v->dtype != DT_INT32 && v->dtype != DT_INT64))
-		return NULL;
-	int64_t lo = c->x->k.i, ext = c->y->k.i, top;
-	if (ext < 1 || __builtin_add_overflow(lo, ext - 1, &top) ||
-	    (v->dtype == DT_INT32 && (lo < INT32_MIN || top > INT32_MAX)))
+		return false;
+	int64_t top;
+	*lo = c->x->k.i;
+	*ext = c->y->k.i;
+	return *ext >= 1 && !__builtin_add_overflow(*lo, *ext - 1, &top) &&
+	       (v->dtype != DT_INT32 || (*lo >= INT32_MIN && top <= INT32_MAX));
+}
+
+/* n with the loop c (bounds lo, ext) as its new outermost level. */
+static void nest_prepend(Nest *n, const CStmt *c, int64_t lo, int64_t ext)
+{
+	for (int l = n->d; l > 0; l--) {
+		n->loop[l] = n->loop[l - 1];
+		n->slot[l] = n->slot[l - 1];
+		n->lo[l] = n->lo[l - 1];
+		n->ext[l] = n->ext[l - 1];
+	}
+	if (n->pro >= 0)
+		n->pro++;
+	n->loop[0] = c;
+	n->slot[0] = c->slot;
+	n->lo[0] = lo;
+	n->ext[0] = ext;
+	n->d++;
+}
+
+/* The nest the loop c heads, or NULL. */
+static const Nest *make_nest(Comp *cp, const CStmt *c)
+{
+	int64_t lo, ext;
+	if (!nest_loop(c, &lo, &ext))
 		return NULL;
 	Nest n = {.pro = -1};
 	const CStmt *b = c->body, *ps = NULL;
 	if (b->fn == s_seq && b->s->u.seq.n == 2 && b->items[0]->fn == s_store &&
-	    b->items[1]->nest && b->items[1]->nest->pro < 0) {
+	    b->items[1]->nest && !b->items[1]->nest->map && b->items[1]->nest->pro < 0) {
 		ps = b->items[0];
 		b = b->items[1];
 		if (ps->x->fn != c_const || !ps->aff || !ps->ref.fast ||
@@ -1941,7 +2078,7 @@ static const Nest *make_nest(Comp *cp, const CStmt *c)
 			return NULL;
 	}
 	if (b->nest) {
-		if (b->nest->d == NEST_MAX)
+		if (b->nest->d == NEST_MAX || b->nest->map)
 			return NULL;
 		Value pval = n.pval;
 		n = *b->nest;
@@ -1979,6 +2116,35 @@ static const Nest *make_nest(Comp *cp, const CStmt *c)
 	return r;
 }
 
+/* The nest of maps the loop c heads (c's body a map loop or such a
+ * nest), or NULL. */
+static const Nest *make_map_nest(Comp *cp, const CStmt *c)
+{
+	int64_t lo, ext, lo1, ext1;
+	const CStmt *b = c->body;
+	Nest n = {.pro = -1};
+	if (!nest_loop(c, &lo, &ext))
+		return NULL;
+	if (b->fn == s_nest_map && b->nest->d < NEST_MAX) {
+		n = *b->nest;
+	} else if (b->fn == s_for_map && nest_loop(b, &lo1, &ext1)) {
+		n.u = b->body;
+		n.map = b->map;
+		n.plain = true;
+		nest_prepend(&n, b, lo1, ext1);
+	} else {
+		return NULL;
+	}
+	nest_prepend(&n, c, lo, ext);
+	const CExpr *ld = n.map->load;
+	if (!nest_forms(&n, n.u->aff, n.u->s->u.store.nidx) ||
+	    !nest_forms(&n, ld->aff, ld->e->u.load.nidx))
+		return NULL;
+	Nest *r = arena_alloc(cp->a, sizeof *r);
+	*r = n;
+	return r;
+}
+
 static const CStmt *cs(Comp *cp, const Stmt *s)
 {
 	CStmt *c = arena_alloc(cp->a, sizeof *c);
@@ -2005,8 +2171,10 @@ static const CStmt *cs(Comp *cp, const Stmt *s)
 		c->nest = make_nest(cp, c);
 		if (c->nest && (c->nest->d > 1 || !c->nest->plain))
 			c->fn = nest_closure(c->nest->u->fn);
-		else if (c->fn == s_for && (c->map = make_map(cp, c->body)))
+		else if (c->fn == s_for && (c->map = make_map(cp, c, c->body)))
 			c->fn = s_for_map;
+		else if (c->fn == s_for && (c->nest = make_map_nest(cp, c)))
+			c->fn = s_nest_map;
 		break;
 	case ST_IF:
 		c->x = cx(cp, s->u.cond.cond);
