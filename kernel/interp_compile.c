@@ -54,6 +54,7 @@ typedef struct Affine {
 	 * (i + 2) // 8, (i + 2) % 8 */
 	int64_t div;
 	bool mod;
+	int shift; /* div == 2^shift: floor_div is >> shift, floor_mod & (div - 1) */
 } Affine;
 
 /* A buffer as compiling resolved it: a parameter's state, or the slot of
@@ -411,7 +412,9 @@ affine_offset(const Interp *in, const BufState *bs, const Affine *aff, int n, in
 				if (in->frame_undef[f->s[i]])
 					return false;
 		int64_t ix = wrap_int((int64_t)x, f->t);
-		if (f->div) /* no overflow: div > 0 */
+		if (f->div && f->shift >= 0) /* two's complement: the floor */
+			ix = f->mod ? ix & (f->div - 1) : ix >> f->shift;
+		else if (f->div) /* no overflow: div > 0 */
 			ix = f->mod ? floor_mod(ix, f->div) : floor_div(ix, f->div);
 		if (ix < 0 || ix >= bs->shape[k])
 			return false;
@@ -780,6 +783,8 @@ static const Affine *index_affine(const Comp *cp, Expr *const *idx, int n)
 			/* c_floor_int of a wrapped form by a wrapped divisor > 0 */
 			aff[k].div = wrap_int(x->u.bin.b->u.ival, t);
 			aff[k].mod = x->u.bin.op == OP_FLOORMOD;
+			aff[k].shift = (aff[k].div & (aff[k].div - 1)) == 0
+					       ? __builtin_ctzll((unsigned long long)aff[k].div) : -1;
 			x = x->u.bin.a;
 		}
 		if (!affine_add(cp, &aff[k], x, 1))
