@@ -880,7 +880,7 @@ START_TEST(compiled_nests_agree_with_the_tree)
 	static const char *const names[] = {
 		"conv2d", "conv2d_oob", "partial", "int_nest", "block_two_reduce",
 		"block_split", "block_alias", "block_init_other", "block_where", "layout_div",
-		"prologue", "prologue_first", "map", "map_nest",
+		"prologue", "prologue_first", "map", "map_nest", "div_neg",
 	};
 	for (size_t k = 0; k < sizeof names / sizeof *names; k++) {
 		Arena a;
