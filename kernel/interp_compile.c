@@ -1563,9 +1563,9 @@ typedef struct Map {
 /* The chain's value from the loaded cell's value: what the typed load,
  * FLOAT_OP (or in_bin_values for /) and c_call compute when no operand
  * is undefined, in the same order. */
-static inline double map_value(Interp *in, const Map *m, double v)
+static inline __attribute__((always_inline)) double map_value_t(Interp *in, const Map *m,
+								  double v, DType t)
 {
-	DType t = m->t;
 	v = round_float(v, t);
 	for (int i = 0; i < m->nops; i++) {
 		const MapOp *o = &m->ops[i];
@@ -1582,6 +1582,14 @@ static inline double map_value(Interp *in, const Map *m, double v)
 		float_arith(o->e->u.bin.op, a, b, t, &v);
 	}
 	return v;
+}
+
+/* map_value_t with the dtype a constant in each branch (its roundings
+ * inline), rounded to the cells' dtype as the store converts it. */
+static inline __attribute__((always_inline)) double map_value(Interp *in, const Map *m, double v)
+{
+	return m->t == DT_FLOAT32 ? (double)(float)map_value_t(in, m, v, DT_FLOAT32)
+				  : map_value_t(in, m, v, DT_FLOAT64);
 }
 
 /* s_for_map: a loop over a map store whose target is a line over the
@@ -1629,7 +1637,7 @@ static bool s_for_map(Interp *in, const CStmt *c)
 		if (!line) /* the load's offset reads the loop's value */
 			in->frame[c->slot].i = lo + k;
 		if ((line || affine_offset(in, by, ld->aff, ny, &o)) && cy[o] == CELL_INIT) {
-			vx[ox].f = round_float(map_value(in, m, vy[o].f), m->t);
+			vx[ox].f = map_value(in, m, vy[o].f);
 			cx_[ox] = CELL_INIT;
 			nfast++;
 			continue;
@@ -1711,7 +1719,7 @@ static bool s_nest_map(Interp *in, const CStmt *c)
 			}
 			if (cy[o] != CELL_INIT)
 				break;
-			vx[ox].f = round_float(map_value(in, m, vy[o].f), m->t);
+			vx[ox].f = map_value(in, m, vy[o].f);
 			cx_[ox] = CELL_INIT;
 			nfast++;
 		}
