@@ -572,6 +572,32 @@ START_TEST(cli_build_and_jit_exit_statuses)
 	ck_assert_int_eq(run_cli("build tests/data/backend/syntax_error.tir --emit llvm", &out), 2);
 	assert_contains(out, "syntax_error.tir:3:");
 	free(out);
+	/* --cpu / --cpu-features: an unknown name is unusable input (exit 2,
+	 * before any scheduling); an AVX2 target builds, and runs here when
+	 * the host has AVX2 */
+	ck_assert_int_eq(run_cli("build examples/backend/rowsum.tir --emit asm --cpu pentium9", &out), 2);
+	assert_contains(out, "error: unknown CPU 'pentium9'");
+	free(out);
+	ck_assert_int_eq(run_cli("jit examples/backend/rowsum.tir --cpu-features=avx2", &out), 2);
+	assert_contains(out, "expected a comma-separated list of +feature or -feature");
+	free(out);
+	ck_assert_int_eq(run_cli("build examples/backend/rowsum.tir --emit asm -o /dev/null --cpu haswell "
+				 "--cpu-features=-fma",
+				 &out),
+			 0);
+	free(out);
+	if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma")) {
+		ck_assert_int_eq(run_cli("jit examples/backend/rowsum.tir --schedule examples/backend/rowsum.sched "
+					 "--trials 2 --repeat 1 --cpu x86-64-v3",
+					 &out),
+				 0);
+		assert_contains(out, "agrees with the interpreter");
+		free(out);
+	}
+	/* code the host may not run: built, not run (exit 2, the reason) */
+	ck_assert_int_eq(run_cli("jit examples/backend/rowsum.tir --trials 1 --cpu sapphirerapids", &out), 2);
+	assert_contains(out, "cannot run code compiled for CPU sapphirerapids in this process");
+	free(out);
 }
 END_TEST
 
@@ -807,6 +833,7 @@ Suite *suite_backend(void)
 	suite_add_tcase(s, tc);
 
 	suite_add_tcase(s, backend_emission_tcase());
+	suite_add_tcase(s, backend_target_cpu_tcase());
 
 	tc = tcase_create("api_cli");
 	tcase_set_timeout(tc, 120);
