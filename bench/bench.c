@@ -275,6 +275,9 @@ static void bench_rowsum(int rows, const char *tir, const char *bw_what)
 			Ap[(size_t)i * RS_PAD + j] = A[(size_t)i * RS_COLS + j] =
 				(int32_t)(hash((uint32_t)((size_t)i * RS_COLS + j)) % 201) - 100;
 	Compiled s, u;
+	if (rows == 2048)
+		out("rowsum: schedule bench/rowsum.sched on every CPU (pads rows to 512, no vector width\n"
+		    "  in it: LLVM vectorizes for the host; bandwidth-bound, against a read of the same bytes)\n");
 	if (rows == 2048) { /* once: both schedules at 16 rows against the interpreter */
 		const char *scheds[] = {"bench/rowsum.sched", "bench/rowsum_branchy.sched"};
 		for (int k = 0; k < 2; k++) {
@@ -331,6 +334,7 @@ static void bench_conv1d(void)
 	for (int i = 0; i < CV_N; i++)
 		Ap[i + 2] = A[i] = small_float((uint32_t)i);
 	Compiled s, u;
+	out("conv1d: no schedule on any CPU (both forms written as .tir; LLVM vectorizes for the host)\n");
 	compile("bench/conv1d_overcompute.tir", NULL, "conv1d", &s);
 	compile("bench/conv1d_branchy.tir", NULL, "conv1d", &u);
 	Run rs = {.call = call3, .fn = s.fn, .a = Ap, .b = F, .c = Bs}, ru = {.call = call3, .fn = u.fn, .a = Ap, .b = F, .c = Bu};
@@ -363,6 +367,8 @@ static void bench_elementwise(void)
 	for (int i = 0; i < EW_ROWS * 4; i++)
 		A[i] = i < EW_N ? small_float((uint32_t)i) : 12345.0f; /* padding: anything */
 	Compiled s, u;
+	out("elementwise: schedule bench/elementwise.sched on every CPU (rows of 4 vectorized: 4 lanes\n"
+	    "  whatever the vector width; bandwidth-bound)\n");
 	compile("bench/elementwise.tir", "bench/elementwise.sched", "elementwise", &s);
 	compile("bench/elementwise.tir", "bench/elementwise_branchy.sched", "elementwise", &u);
 	Run rs = {.call = call2, .fn = s.fn, .a = A, .b = Bs}, ru = {.call = call2, .fn = u.fn, .a = A, .b = Bu};
@@ -748,6 +754,8 @@ static void bench_dot_threads(void)
 		A[i] = small_float((uint32_t)i);
 		B[i] = small_float((uint32_t)(i + DOT_N));
 	}
+	out("dot threads: schedule bench/dot_par.sched on every CPU (four 8-lane partial sums per\n"
+	    "  thread: one AVX2 register each; wider vectors streamed no faster here)\n");
 	double tcheck = check_small("bench/dot.tir", "4194304", "65536", "bench/dot_par.sched", "dot");
 	Compiled s, u;
 	compile("bench/dot.tir", "bench/dot_par.sched", "dot", &s);
@@ -880,7 +888,7 @@ static const char *conv2d_schedule(const char **why)
 		*why = "AVX-512: 32 vector registers, 28 pixels x 16 channels";
 		return "bench/conv2d_avx512.sched";
 	}
-	*why = "no AVX-512: 16 vector registers, 4 pixels x 16 channels";
+	*why = "no AVX-512: 16 vector registers, 6 pixels x 16 channels, a 2-pixel tail";
 	return "bench/conv2d_avx2.sched";
 }
 
@@ -1480,13 +1488,15 @@ static void compile_avx2(const char *tir, const char *sched, const char *func, C
 }
 
 /* Three rounds of reps calls of a and b in turns (a, b, a, b, ...): the
- * best of the rounds' median times of each, and per round the median of
- * the ratios b / a of the calls made side by side, in `rounds` ("0.91
- * 0.93 0.92"): on a loaded machine a pair sees about the same load, the
+ * best of the rounds' median times of each; the median over all rounds of
+ * the ratios b / a of two calls made side by side (returned: the "x blas"
+ * figure), and per round the median of its ratios in `rounds` ("0.91
+ * 0.93 0.92"). On a loaded machine a pair sees about the same load; the
  * medians of a whole round less so. */
-static void alternate_rounds(Run *a, Run *b, int reps, double *ta, double *tb, char *rounds, size_t n)
+static double alternate_rounds(Run *a, Run *b, int reps, double *ta, double *tb, char *rounds, size_t n)
 {
-	double x[64], y[64], q[64];
+	double x[64], y[64], q[64], all[3 * 64], xmin = 1e9, ymin = 1e9;
+	int nall = 0;
 	reps = reps > 64 ? 64 : reps;
 	*ta = *tb = 1e9;
 	rounds[0] = 0;
@@ -1500,7 +1510,9 @@ static void alternate_rounds(Run *a, Run *b, int reps, double *ta, double *tb, c
 			b->call(b);
 			x[i] = t1 - t0;
 			y[i] = now() - t1;
-			q[i] = y[i] / x[i];
+			q[i] = all[nall++] = y[i] / x[i];
+			xmin = x[i] < xmin ? x[i] : xmin;
+			ymin = y[i] < ymin ? y[i] : ymin;
 		}
 		qsort(x, (size_t)reps, sizeof *x, cmp_double);
 		qsort(y, (size_t)reps, sizeof *y, cmp_double);
@@ -1509,6 +1521,10 @@ static void alternate_rounds(Run *a, Run *b, int reps, double *ta, double *tb, c
 		*tb = y[reps / 2] < *tb ? y[reps / 2] : *tb;
 		snprintf(rounds + strlen(rounds), n - strlen(rounds), "%s%.2f", r ? " " : "", q[reps / 2]);
 	}
+	qsort(all, (size_t)nall, sizeof *all, cmp_double);
+	snprintf(rounds + strlen(rounds), n - strlen(rounds), "; fastest calls %.3f vs %.3f ms: %.2fx",
+		 xmin * 1e3, ymin * 1e3, ymin / xmin);
+	return all[nall / 2];
 }
 
 /* An AVX2 matmul row: the schedule on the n^3 kernel, its result against
@@ -1550,8 +1566,8 @@ static void avx2_matmul_row(const char *name, int n, const char *tir, const char
 	Run rs = {.call = call3, .fn = s.fn, .a = A, .b = B, .c = Cs};
 	Run rb = {.call = call_blas, .a = A, .b = B, .c = Cb, .n = n};
 	double ts, tb;
-	char rounds[64];
-	alternate_rounds(&rs, &rb, 11, &ts, &tb, rounds, sizeof rounds);
+	char rounds[128];
+	double ratio = alternate_rounds(&rs, &rb, 11, &ts, &tb, rounds, sizeof rounds);
 	for (size_t i = 0; i < nn; i++)
 		if (!close_enough(Cs[i], Cb[i], 1e-3f)) {
 			fprintf(stderr, "bench: %s differs from OpenBLAS at %zu: %g vs %g\n", name, i, Cs[i], Cb[i]);
@@ -1559,7 +1575,7 @@ static void avx2_matmul_row(const char *name, int n, const char *tir, const char
 		}
 	out("%-22s %11.3f %11s %11s %11.3f %8s %8s %8.2f %.3f s (%d, %d)  %.1f GFLOP/s vs OpenBLAS %.1f "
 	    "(%s; pairs, per round: %s); %s = interpreter (%.1f s)\n",
-	    name, ts * 1e3, "-", "-", tb * 1e3, "-", "-", tb / ts, s.verify_seconds, s.steps, s.obligations,
+	    name, ts * 1e3, "-", "-", tb * 1e3, "-", "-", ratio, s.verify_seconds, s.steps, s.obligations,
 	    2.0 * n * n * n / ts * 1e-9, 2.0 * n * n * n / tb * 1e-9, sched, rounds,
 	    check_tir ? "16x40x250" : "128^3", tcheck);
 	release(&s);
@@ -1571,7 +1587,8 @@ static void avx2_matmul_row(const char *name, int n, const char *tir, const char
  * the interpreter and at the full size against oneDNN. */
 static void avx2_conv2d_row(void)
 {
-	const char *sched = "bench/conv2d_avx2.sched";
+	const char *sched = getenv("VS_BENCH_AVX2_CONV2D_SCHEDULE"); /* while tuning */
+	sched = sched && *sched ? sched : "bench/conv2d_avx2.sched";
 	conv2d_check_small(sched, NULL);
 	size_t nio = (size_t)C2_CB * C2_HW * C2_HW * 16, npad = (size_t)C2_CB * C2_P * C2_P * 16,
 	       nw = (size_t)C2_CB * C2_CB * 9 * 256;
@@ -1612,8 +1629,8 @@ static void avx2_conv2d_row(void)
 	}
 	Run rs = {.call = call3, .fn = s.fn, .a = Xp, .b = W, .c = Os}, rd = {.call = call_onednn, .fn = &d};
 	double ts, td;
-	char rounds[64];
-	alternate_rounds(&rs, &rd, 21, &ts, &td, rounds, sizeof rounds);
+	char rounds[128];
+	double ratio = alternate_rounds(&rs, &rd, 21, &ts, &td, rounds, sizeof rounds);
 	for (int c = 0; c < C; c++)
 		for (int hw = 0; hw < C2_HW * C2_HW; hw++)
 			Od[((size_t)(c / 16) * C2_HW * C2_HW + hw) * 16 + c % 16] =
@@ -1622,7 +1639,7 @@ static void avx2_conv2d_row(void)
 	double flop = 2.0 * C2_HW * C2_HW * (C2_CB * 16) * (C2_CB * 16) * 9;
 	out("%-22s %11.3f %11s %11s %11.3f %8s %8s %8.2f %.3f s (%d, %d)  %.1f GFLOP/s vs oneDNN %.1f "
 	    "(%s, nChw8c; pairs, per round: %s); small size = interpreter\n",
-	    "AVX2 conv2d 3x3 64c", ts * 1e3, "-", "-", td * 1e3, "-", "-", td / ts, s.verify_seconds, s.steps,
+	    "AVX2 conv2d 3x3 64c", ts * 1e3, "-", "-", td * 1e3, "-", "-", ratio, s.verify_seconds, s.steps,
 	    s.obligations, flop / ts * 1e-9, flop / td * 1e-9, d.impl, rounds);
 	onednn_free(&d);
 	release(&s);
@@ -1642,7 +1659,9 @@ static int avx2_main(void)
 	out("AVX2 code on %s: vsched compiled for x86-64-v3 (AVX2 + FMA; the assembly is checked:\n"
 	    "no zmm or mask register), OpenBLAS core %s, oneDNN limited to AVX2 (%s). The same ISA as an\n"
 	    "AVX2 machine, not its microarchitecture (this CPU's caches, ports and clock): a proxy.\n"
-	    "Schedules: bench/NAME_avx2.sched (16 vector registers), each verified in this run.\n",
+	    "Schedules: bench/NAME_avx2.sched (16 vector registers), each verified in this run. x blas:\n"
+	    "the median ratio of calls made side by side (3 rounds); the fastest call of each is the\n"
+	    "steadier figure for a call of a few ms on a loaded machine.\n",
 	    cpu_model, openblas_get_corename(),
 	    st == dnnl_success ? "dnnl_set_max_cpu_isa(avx2)" : "ONEDNN_MAX_CPU_ISA=AVX2");
 	/* the schedule an AVX2 host picks (matmul_schedule), and the 4 x 16
