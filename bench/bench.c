@@ -1656,9 +1656,10 @@ static int avx2_main(void)
 	const char *only = getenv("VS_BENCH_ONLY");
 #define WANT(name) (!only || strstr(name, only))
 	read_cpu_model();
-	out("AVX2 code on %s: vsched compiled for x86-64-v3 (AVX2 + FMA; the assembly is checked:\n"
-	    "no zmm or mask register), OpenBLAS core %s, oneDNN limited to AVX2 (%s). The same ISA as an\n"
-	    "AVX2 machine, not its microarchitecture (this CPU's caches, ports and clock): a proxy.\n"
+	out("\nAVX2 code on %s: vsched compiled for x86-64-v3 (AVX2 + FMA; the assembly is\n"
+	    "checked: no zmm or mask register), OpenBLAS core %s, oneDNN limited to AVX2\n"
+	    "(%s). The same ISA as an AVX2 machine, not its microarchitecture\n"
+	    "(this CPU's caches, ports and clock): a proxy.\n"
 	    "Schedules: bench/NAME_avx2.sched (16 vector registers), each verified in this run. x blas:\n"
 	    "the median ratio of calls made side by side (3 rounds); the fastest call of each is the\n"
 	    "steadier figure for a call of a few ms on a loaded machine.\n",

@@ -911,6 +911,9 @@ static int cmd_jit(vs_context *ctx, const Opts *o)
 		vs_program_stats(p, &nobs, &widened, &solver, &compile);
 		printf("lowering: %d obligations proven (flattening, annotations; %d indices widened "
 		       "to int64), solver %.3f s; compiled in %.3f s\n", nobs, widened, solver, compile);
+		if (o->cpu || o->cpu_features)
+			printf("target: CPU %s%s%s (both forms), run on this host\n", o->cpu ? o->cpu : "host",
+			       o->cpu_features ? ", features " : "", o->cpu_features ? o->cpu_features : "");
 		if (vs_program_warning(p))
 			printf("note: %s\n", vs_program_warning(p));
 	}
