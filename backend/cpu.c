@@ -201,6 +201,7 @@ void target_check_runs_on_host(Target *t, const char *cpu, const char *user_feat
 	}
 	size_t n = strlen(base) + (user_features ? strlen(user_features) : 0) + 2;
 	char *all = malloc(n);
+	snprintf(t->why_not_host, sizeof t->why_not_host, "out of memory");
 	if (all) {
 		snprintf(all, n, "%s%s%s", base, *base && user_features && *user_features ? "," : "",
 			 user_features ? user_features : "");

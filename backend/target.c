@@ -64,8 +64,13 @@ bool target_init(Target *t, const BackendOptions *o, DiagList *d)
 		if (all)
 			snprintf(all, n, "%s%s%s", base, *base && *extra ? "," : "", extra);
 		LLVMDisposeMessage(base);
+		if (!all) {
+			diag_add(d, DIAG_ERROR, (Span){0}, "out of memory for the target's features");
+			target_dispose(t);
+			return false;
+		}
 		t->cpu = host ? LLVMGetHostCPUName() : LLVMCreateMessage(o->cpu);
-		t->features = LLVMCreateMessage(all ? all : "");
+		t->features = LLVMCreateMessage(all);
 		free(all);
 		target_check_runs_on_host(t, o->cpu, o->features);
 	}
