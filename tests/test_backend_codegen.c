@@ -805,8 +805,10 @@ START_TEST(avx2_target_emits_no_avx512_and_agrees)
 		char *as = vector_asm(&opt, &b);
 		ck_assert_msg(!strstr(as, "zmm"), "%s %s: zmm in the assembly", targets[i].cpu,
 			      targets[i].features);
-		ck_assert_msg(strstr(as, "ymm"), "%s %s: no ymm in the assembly", targets[i].cpu,
-			      targets[i].features);
+		/* the host's CPU without AVX-512 has ymm only if it has AVX2 */
+		bool named = targets[i].cpu && strcmp(targets[i].cpu, "host") != 0;
+		ck_assert_msg(strstr(as, "ymm") || !(named || __builtin_cpu_supports("avx2")),
+			      "%s %s: no ymm in the assembly", targets[i].cpu, targets[i].features);
 		free(as);
 		if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma"))
 			assert_jit_agrees(b.p, 4, 0);
