@@ -1319,6 +1319,14 @@ vs_status vs_lift_alloc(vs_schedule *vs, const char *buffer, int n_lifts)
 	API_STEP(vs, desc, rw_lift_alloc(c, buffer, n_lifts));
 }
 
+vs_status vs_specialize(vs_schedule *vs, const char *var, long long value)
+{
+	if (!api_check(vs->ctx, PRIM_SPECIALIZE, "var", var, NULL))
+		return VS_BAD_INPUT;
+	const char *desc = arena_printf(&vs->ctx->arena, "specialize(\"%s\", %lld)", var, value);
+	API_STEP(vs, desc, rw_specialize(c, var, (int64_t)value));
+}
+
 vs_status vs_transform_block_layout(vs_schedule *vs, const char *block, const char *index_map)
 {
 	if (!api_check(vs->ctx, PRIM_TRANSFORM_BLOCK_LAYOUT, "block", block, "index_map", index_map,

@@ -122,7 +122,8 @@ static void put_kernel(StrBuf *b, const LoweredFunc *lf)
 		if (fb)
 			put_buffer_doc(b, fb);
 	}
-	sb_puts(b, " * Returns 0, or 1 when a local buffer could not be allocated. */\n");
+	sb_puts(b, " * Returns 0; 1 when a local buffer could not be allocated; 2 when a T.assume\n"
+		 " * on the scalar parameters does not hold (checked first: nothing is written). */\n");
 	sb_printf(b, "int32_t %s(", sym);
 	for (int i = 0; i < f->nparams; i++) {
 		const Param *p = &f->params[i];

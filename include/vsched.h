@@ -276,6 +276,13 @@ vs_status vs_reduce_loop_extents(vs_schedule *s, const char *block);
  * no value carried across iterations in it, no race where a parallel
  * or vectorized loop is crossed (proofs/lift_alloc.md). */
 vs_status vs_lift_alloc(vs_schedule *s, const char *buffer, int n_lifts);
+/* TVM's PrimFunc.specialize on one size: the integer scalar parameter
+ * `var` becomes `value` in every shape, bound and expression, and the
+ * function starts with T.assume(var == value), the caller's contract
+ * (the compiled kernel returns an error for another value). Proven: the
+ * facts on `var` hold at the value, shapes stay non-negative; a value
+ * outside the dtype's range is rejected (proofs/specialize.md). */
+vs_status vs_specialize(vs_schedule *s, const char *var, long long value);
 
 /* ---- block primitives of TVM's API (proofs/decompose_reduction.md,
  * rfactor.md, transform_block_layout.md, reindex.md), by block and loop
