@@ -403,7 +403,7 @@ RwStatus rw_specialize(RwCtx *c, const char *var, int64_t value)
 			params[i].buf = sp_buffer(&s, params[i].buf);
 	}
 	Stmt *body = sp_stmt(&s, f->body, true);
-	Expr *pin = ir_bin(a, OP_EQ, ir_varref(a, n, (Span){0}), ir_int(a, value, n->dtype, (Span){0}), c->call_span);
+	Expr *pin = ir_bin(a, OP_EQ, ir_varref(a, n, (Span){0}), ir_int(a, value, n->dtype, (Span){0}), (Span){0});
 	Stmt *fact = ir_assume(a, pin, c->call_span);
 	Stmt **items;
 	int nitems;
@@ -433,7 +433,11 @@ RwStatus rw_specialize(RwCtx *c, const char *var, int64_t value)
 			StrBuf t = {0};
 			print_expr_to(&t, with[i]);
 			char *txt = sb_take(&t);
-			lines = arena_printf(a, "%s%sline %d: %s", lines, i ? "; " : "", with[i]->span.line, txt);
+			/* a fact an earlier specialize stated has no line of the kernel */
+			if (with[i]->span.src && with[i]->span.src == f->span.src)
+				lines = arena_printf(a, "%s%sline %d: %s", lines, i ? "; " : "", with[i]->span.line, txt);
+			else
+				lines = arena_printf(a, "%s%s%s", lines, i ? "; " : "", txt);
 			free(txt);
 		}
 		Obligation *o = spec_obligation(
