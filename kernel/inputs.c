@@ -336,8 +336,11 @@ static bool choose_scalars(const Func *f, Rng *r, int n, int64_t *out,
 		int k = 0;
 		for (int i = 0; i < f->nparams; i++)
 			if (f->params[i].kind == PARAM_SCALAR) {
-				out[k] = pinned[k] ? pin[k]
-						   : pick_scalar(r, f->params[i].var->dtype, t >= SCALAR_TRIES / 2);
+				/* drawn all the same: the random stream stays the one
+				 * of a function without the pin */
+				out[k] = pick_scalar(r, f->params[i].var->dtype, t >= SCALAR_TRIES / 2);
+				if (pinned[k])
+					out[k] = pin[k];
 				k++;
 			}
 		InterpResult res;

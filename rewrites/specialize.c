@@ -120,10 +120,13 @@ static BufRegion *sp_regions(Spec *s, int n, const BufRegion *rs)
 	return out;
 }
 
-static Stmt *sp_block(Spec *s, Stmt *st)
+static Stmt *sp_block(Spec *s, Stmt *st, bool top)
 {
 	const BlockInfo *info = st->u.block.info;
-	Stmt *body = sp_stmt(s, st->u.block.body, false);
+	/* a plain block (the root block) is crossed like a sequence: the
+	 * facts in it are top-level facts (rw_add_context_hyps takes them);
+	 * so is a block without iter vars */
+	Stmt *body = sp_stmt(s, st->u.block.body, top && (!info || info->niters == 0));
 	if (!info)
 		return ir_block_with(s->a, st, body);
 	BlockInfo *ni = arena_alloc(s->a, sizeof *ni);
@@ -189,7 +192,7 @@ static Stmt *sp_stmt(Spec *s, Stmt *st, bool top)
 		return ir_alloc(a, nb, body, st->span);
 	}
 	case ST_BLOCK:
-		return sp_block(s, st);
+		return sp_block(s, st, top);
 	case ST_LET:
 		return ir_letstmt(a, st->u.let.var, sp_expr(s, st->u.let.value), sp_stmt(s, st->u.let.body, top),
 				  st->span);

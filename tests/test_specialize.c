@@ -137,6 +137,18 @@ START_TEST(a_shape_with_another_size_is_proven_non_negative)
 }
 END_TEST
 
+START_TEST(facts_in_the_root_block_go_too)
+{
+	TsRun t = accept("specialize/root.tir", "sch.specialize(var=\"n\", value=8)");
+	char *ir = ts_print(&arena, ts_func(&t, NULL));
+	ts_lacks(ir, "% 4");
+	ts_lacks(ir, "T.assume(0 == 0)");
+	ts_has(ir, "with T.block(\"root\"):");
+	ts_has(t.r->note, "1 fact on n dropped");
+	sched_free(t.s);
+}
+END_TEST
+
 /* every value: committed exactly where the fact n % 8 == 0 holds, and
  * then equal to the original there (ts_accept runs the interpreter) */
 START_TEST(commits_exactly_where_the_facts_hold)
@@ -309,7 +321,8 @@ Suite *suite_specialize(void)
 	} cases[] = {
 		{"accept", {size_is_substituted_and_pinned, arithmetic_on_the_size_is_folded,
 			    allocations_regions_and_inner_facts_follow, later_steps_are_proven_on_the_constants,
-			    the_same_value_again_changes_nothing, a_shape_with_another_size_is_proven_non_negative}},
+			    the_same_value_again_changes_nothing, a_shape_with_another_size_is_proven_non_negative,
+			    facts_in_the_root_block_go_too}},
 		{"property", {commits_exactly_where_the_facts_hold}},
 		{"reject", {a_contradicting_fact_is_refuted, values_outside_the_dtype_are_refused,
 			    names_that_are_no_size_are_refused, a_negative_shape_is_refused}},
