@@ -231,6 +231,11 @@ vs_status vs_program_check(vs_program *p, const char *func, int trials,
 /* Median wall time of `repeat` JIT runs on the admissible input of `seed`. */
 vs_status vs_program_time(vs_program *p, const char *func, unsigned long seed,
 			  int repeat, double *seconds);
+/* The same on the sizes of `like`'s input for `seed` (its scalar
+ * parameters, by name), e.g. the kernel as written timed at the sizes a
+ * schedule specialized; VS_REJECTED when they are not admissible here. */
+vs_status vs_program_time_like(vs_program *p, const char *func, vs_program *like,
+			       unsigned long seed, int repeat, double *seconds);
 /* Lowering's obligations (flattening; freedom from races of every parallel
  * and vectorized loop), the indices widened to int64, their solver
  * time, and the time to lower, generate and optimise. */

@@ -312,6 +312,45 @@ START_TEST(c_api)
 }
 END_TEST
 
+/* vsched jit times the kernel as written at the sizes of the scheduled
+ * one: with a specialized schedule, at the specialized value */
+START_TEST(as_written_is_timed_at_the_specialized_sizes)
+{
+	vs_context *ctx = vs_context_new();
+	const char *text = tu_fixture("specialize/scale.tir");
+	vs_module *m = vs_parse_string(ctx, "scale.tir", text);
+	ck_assert_ptr_nonnull(m);
+	vs_schedule *s = vs_schedule_new(ctx, m, NULL), *us = vs_schedule_new(ctx, m, NULL);
+	ck_assert_int_eq(vs_specialize(s, "n", 8), VS_OK);
+	vs_program *p = vs_build(s, NULL), *up = vs_build(us, NULL);
+	ck_assert_ptr_nonnull(p);
+	ck_assert_ptr_nonnull(up);
+	double t = 0;
+	ck_assert_int_eq(vs_program_time_like(up, "scale", p, 3, 1, &t), VS_OK);
+	/* a kernel as written that admits no n = 8: the sizes came from p */
+	char *small = strdup(text), *at = strstr(small, "    B = T.alloc_buffer");
+	ck_assert_ptr_nonnull(at);
+	char *k2 = NULL;
+	ck_assert_int_gt(asprintf(&k2, "%.*s    T.assume(n < 4)\n%s", (int)(at - small), small, at), 0);
+	vs_module *m2 = vs_parse_string(ctx, "scale2.tir", k2);
+	ck_assert_ptr_nonnull(m2);
+	vs_schedule *s2 = vs_schedule_new(ctx, m2, NULL);
+	vs_program *p2 = vs_build(s2, NULL);
+	ck_assert_ptr_nonnull(p2);
+	ck_assert_int_eq(vs_program_time_like(p2, "scale", p, 3, 1, &t), VS_REJECTED);
+	ck_assert_int_eq(vs_program_time(p2, "scale", 3, 1, &t), VS_OK);
+	free(small);
+	free(k2);
+	vs_program_free(p);
+	vs_program_free(up);
+	vs_program_free(p2);
+	vs_schedule_free(s);
+	vs_schedule_free(us);
+	vs_schedule_free(s2);
+	vs_context_free(ctx);
+}
+END_TEST
+
 Suite *suite_specialize(void)
 {
 	Suite *s = suite_create("specialize");
@@ -327,7 +366,8 @@ Suite *suite_specialize(void)
 		{"reject", {a_contradicting_fact_is_refuted, values_outside_the_dtype_are_refused,
 			    names_that_are_no_size_are_refused, a_negative_shape_is_refused}},
 		{"script_and_api", {script_arguments, c_api}},
-		{"contract", {the_interpreter_refuses_another_value, the_compiled_kernel_checks_the_value}},
+		{"contract", {the_interpreter_refuses_another_value, the_compiled_kernel_checks_the_value,
+			      as_written_is_timed_at_the_specialized_sizes}},
 	};
 	for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
 		TCase *tc = tcase_create(cases[i].name);
