@@ -464,7 +464,10 @@ RwStatus rw_specialize(RwCtx *c, const char *var, int64_t value)
 						       var, (long long)value, d, ob->name, (long long)ext);
 				continue;
 			}
-			if (!mentions_n(&s, ob->shape[d]))
+			/* at n = value the shape is what the original's was: only
+			 * a shape of the parameters alone is asked about (one that
+			 * names a loop variable is the kernel's own business) */
+			if (!mentions_n(&s, ob->shape[d]) || !an_scalar_only(f, ob->shape[d]))
 				continue;
 			Expr *goal = ir_bin(a, OP_LE, ir_int(a, 0, nb->shape[d]->dtype, (Span){0}), nb->shape[d],
 					    (Span){0});
