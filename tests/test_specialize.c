@@ -286,6 +286,7 @@ START_TEST(the_compiled_kernel_checks_the_value)
 	/* the header says what 2 means */
 	char *h = backend_header_text(p, NULL);
 	ts_has(h, "2 when a T.assume");
+	ts_has(h, " *   requires: n == 8\n");
 	free(h);
 	backend_free(p);
 	sched_free(t.s);
