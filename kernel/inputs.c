@@ -967,6 +967,9 @@ int interp_equiv(const Func *a, const Func *b, int trials, uint64_t seed,
 		rc = 2;
 	} else if (rc == 0) {
 		sb_printf(&rep, "%d trials agree", usable);
+		if (restricts(a, b))
+			sb_puts(&rep, " (inputs drawn from the second function: its entry facts fix a size "
+				      "the first leaves free)");
 		if (skipped)
 			sb_printf(&rep, " (%d inputs skipped: %s does not run on them)",
 				  skipped, a->name);
