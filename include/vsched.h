@@ -235,7 +235,12 @@ void vs_program_free(vs_program *p);
 /* kind: "llvm", "asm", "obj" or "header"; path NULL writes text to stdout */
 vs_status vs_program_emit(vs_program *p, const char *kind, const char *path);
 /* The JIT-compiled kernel (ORC LLJIT): `int32_t f(T *buf..., scalars...)`
- * as declared by the "header" emission. NULL + vs_last_error. */
+ * as declared by the "header" emission. NULL + vs_last_error. Each buffer
+ * argument must be memory of its own that no other buffer argument
+ * overlaps (the kernel language's buffers are distinct; the code is
+ * compiled with the pointers `noalias`, the header declares them
+ * `restrict`): passing overlapping arrays, or one array twice, is
+ * undefined behaviour, as it is for the emitted object file. */
 void *vs_program_lookup(vs_program *p, const char *func);
 /* JIT against the reference interpreter on `trials` admissible inputs;
  * VS_OK if all agree (integers exactly; floats exactly in ieee mode, within

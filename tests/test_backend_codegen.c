@@ -523,6 +523,9 @@ START_TEST(emits_llvm_assembly_object_and_header)
 	unlink(path);
 	char *h = backend_header_text(b.p, NULL);
 	assert_contains(h, "int32_t k(int32_t *restrict A, int32_t *restrict B);");
+	/* the code takes the buffers noalias: the header states the contract
+	 * that justifies it (red team, issue 14) */
+	assert_contains(h, "must not overlap");
 	assert_contains(h, "logical shape (16, 14)");
 	assert_contains(h, "stored flat as (224,)");
 	free(h);
