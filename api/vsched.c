@@ -1041,6 +1041,47 @@ vs_status vs_program_time(vs_program *vp, const char *func, unsigned long seed,
 	return ok ? VS_OK : VS_REJECTED;
 }
 
+vs_status vs_program_time_like(vs_program *vp, const char *func, vs_program *like,
+			       unsigned long seed, int repeat, double *seconds)
+{
+	const LoweredFunc *lf = backend_find(vp->p, func);
+	const LoweredFunc *ll = like ? backend_find(like->p, func) : NULL;
+	if (!lf || !ll) {
+		set_error_text(vp->ctx, "no such kernel in the program");
+		return VS_BAD_INPUT;
+	}
+	Arena a;
+	arena_init(&a);
+	DiagList d;
+	diag_init(&d, &vp->ctx->arena);
+	State *ref = interp_gen_input(&a, ll->source, seed, &d);
+	State *in = ref ? interp_gen_input(&a, lf->source, seed, &d) : NULL;
+	/* the scalars (sizes) of like's input, by name: a specialized
+	 * schedule fixes some that the kernel as written would draw */
+	bool differ = false;
+	int64_t *sc = arena_alloc(&a, sizeof(int64_t) * (size_t)(in ? in->nscalars + 1 : 1));
+	for (int i = 0; in && i < in->nscalars; i++) {
+		int j = 0;
+		while (j < ref->nscalars && strcmp(ref->scalar_vars[j]->name, in->scalar_vars[i]->name) != 0)
+			j++;
+		if (j == ref->nscalars) {
+			differ = false;
+			break;
+		}
+		bool fl = dtype_is_float(ref->scalar_vars[j]->dtype);
+		sc[i] = fl ? (int64_t)ref->scalars[j].f : ref->scalars[j].i;
+		int64_t own = dtype_is_float(in->scalar_vars[i]->dtype) ? (int64_t)in->scalars[i].f : in->scalars[i].i;
+		differ = differ || sc[i] != own;
+	}
+	if (differ)
+		in = interp_gen_input_scalars(&a, lf->source, seed, sc, &d);
+	bool ok = in && backend_run(vp->p, lf->func->name, in, repeat, seconds, &d);
+	if (!ok)
+		set_error(vp->ctx, &d);
+	arena_free(&a);
+	return ok ? VS_OK : VS_REJECTED;
+}
+
 void vs_program_stats(const vs_program *vp, int *obligations, int *widened,
 		      double *solver_seconds, double *compile_seconds)
 {
@@ -1357,6 +1398,14 @@ vs_status vs_lift_alloc(vs_schedule *vs, const char *buffer, int n_lifts)
 		return VS_BAD_INPUT;
 	const char *desc = arena_printf(&vs->ctx->arena, "lift_alloc(\"%s\", n_lifts=%d)", buffer, n_lifts);
 	API_STEP(vs, desc, rw_lift_alloc(c, buffer, n_lifts));
+}
+
+vs_status vs_specialize(vs_schedule *vs, const char *var, long long value)
+{
+	if (!api_check(vs->ctx, PRIM_SPECIALIZE, "var", var, NULL))
+		return VS_BAD_INPUT;
+	const char *desc = arena_printf(&vs->ctx->arena, "specialize(\"%s\", %lld)", var, value);
+	API_STEP(vs, desc, rw_specialize(c, var, (int64_t)value));
 }
 
 vs_status vs_transform_block_layout(vs_schedule *vs, const char *block, const char *index_map)

@@ -11,6 +11,10 @@
 #include "kernel/interp.h"
 #include "smt/smt.h"
 
+/* What a compiled kernel returns: 0, or one of these. */
+#define VS_KERNEL_ALLOC_FAILED 1  /* a local buffer could not be allocated */
+#define VS_KERNEL_ASSUME_FAILED 2 /* a T.assume on the scalar parameters does not hold */
+
 /* ---------- lowering (lower.c, flatten.c) ---------- */
 
 /* RemoveAssume: every T.assume is dropped (assumptions are hypotheses of

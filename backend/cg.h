@@ -92,7 +92,9 @@ LLVMValueRef cg_int64(Cg *cg, int64_t v);
 
 /* ---- statements and functions (cg_stmt.c) ---- */
 /* Define the kernel of lf in cg->mod: `i32 name(params...)`, returning 0,
- * or 1 when a local buffer could not be allocated. */
+ * VS_KERNEL_ALLOC_FAILED when a local buffer could not be allocated, or
+ * VS_KERNEL_ASSUME_FAILED when a fact on the scalar parameters does not
+ * hold (checked at entry). */
 LLVMValueRef cg_define_kernel(Cg *cg, const LoweredFunc *lf);
 /* `i32 __vsched_call_<name>(i8** args)`: args[i] is the data pointer of
  * buffer parameter i, or a pointer to the value of scalar parameter i. */

@@ -750,6 +750,41 @@ static void bind_params(Cg *cg, const Func *f, LLVMValueRef fn)
 	}
 }
 
+/* The facts over scalar parameters every proof took as hypotheses
+ * (T.assume at the top level, not under a loop or an if; the lowering's
+ * index widths too) are checked once at entry: a call that breaks one
+ * returns VS_KERNEL_ASSUME_FAILED before touching memory (specialize's
+ * `n == 128`, a divisibility fact). Scalars never change, so the check
+ * can come first. A fact whose evaluation may fault (a division by a
+ * parameter) is not checked: it stays the caller's contract. */
+static void check_entry_facts(Cg *cg, const Func *src, const Stmt *s)
+{
+	switch (s->kind) {
+	case ST_SEQ:
+		for (int i = 0; i < s->u.seq.n; i++)
+			check_entry_facts(cg, src, s->u.seq.items[i]);
+		return;
+	case ST_ASSUME: {
+		if (!an_scalar_only(src, s->u.expr) || an_expr_may_fault(s->u.expr, true))
+			return;
+		LLVMValueRef ok = cg_truth(cg, cg_expr(cg, s->u.expr), s->u.expr->dtype);
+		LLVMBasicBlockRef fail = new_block(cg, "assume_failed"), next = new_block(cg, "assume_ok");
+		LLVMBuildCondBr(cg->b, ok, next, fail);
+		LLVMPositionBuilderAtEnd(cg->b, fail);
+		LLVMBuildRet(cg->b, LLVMConstInt(i32t(cg), VS_KERNEL_ASSUME_FAILED, 0));
+		LLVMPositionBuilderAtEnd(cg->b, next);
+		return;
+	}
+	case ST_ALLOC:
+		if (s->u.alloc.body)
+			check_entry_facts(cg, src, s->u.alloc.body);
+		return;
+	case ST_BLOCK: check_entry_facts(cg, src, s->u.block.body); return;
+	case ST_LET: check_entry_facts(cg, src, s->u.let.body); return;
+	case ST_FOR: case ST_IF: case ST_STORE: case ST_EVAL: case ST_PASS: case ST_COUNT: return;
+	}
+}
+
 LLVMValueRef cg_define_kernel(Cg *cg, const LoweredFunc *lf)
 {
 	const Func *f = lf->func;
@@ -778,6 +813,8 @@ LLVMValueRef cg_define_kernel(Cg *cg, const LoweredFunc *lf)
 	LLVMBasicBlockRef start = LLVMAppendBasicBlockInContext(cg->ctx, fn, "body");
 	LLVMPositionBuilderAtEnd(cg->b, start);
 	bind_params(cg, f, fn);
+	if (lf->source)
+		check_entry_facts(cg, lf->source, lf->source->body);
 	stmt(cg, f->body);
 	LLVMBuildRet(cg->b, LLVMConstNull(i32t(cg)));
 	LLVMPositionBuilderAtEnd(cg->b, cg->entry);

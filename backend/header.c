@@ -104,6 +104,32 @@ static const FlatBuffer *flat_of(const LoweredFunc *lf, const Buffer *flat)
 	return NULL;
 }
 
+/* The facts the kernel checks at entry (cg_stmt.c's check_entry_facts:
+ * top-level T.assume over scalar parameters), one line each. */
+static void put_requires(StrBuf *b, const Func *src, const Stmt *s)
+{
+	switch (s->kind) {
+	case ST_SEQ:
+		for (int i = 0; i < s->u.seq.n; i++)
+			put_requires(b, src, s->u.seq.items[i]);
+		return;
+	case ST_ASSUME:
+		if (!an_scalar_only(src, s->u.expr))
+			return;
+		sb_puts(b, " *   requires: ");
+		print_expr_to(b, s->u.expr);
+		sb_puts(b, an_expr_may_fault(s->u.expr, true) ? " (not checked: it may fault)\n" : "\n");
+		return;
+	case ST_ALLOC:
+		if (s->u.alloc.body)
+			put_requires(b, src, s->u.alloc.body);
+		return;
+	case ST_BLOCK: put_requires(b, src, s->u.block.body); return;
+	case ST_LET: put_requires(b, src, s->u.let.body); return;
+	case ST_FOR: case ST_IF: case ST_STORE: case ST_EVAL: case ST_PASS: case ST_COUNT: return;
+	}
+}
+
 static void put_kernel(StrBuf *b, const LoweredFunc *lf)
 {
 	const Func *f = lf->func;
@@ -122,7 +148,10 @@ static void put_kernel(StrBuf *b, const LoweredFunc *lf)
 		if (fb)
 			put_buffer_doc(b, fb);
 	}
-	sb_puts(b, " * Returns 0, or 1 when a local buffer could not be allocated. */\n");
+	if (lf->source)
+		put_requires(b, lf->source, lf->source->body);
+	sb_puts(b, " * Returns 0; 1 when a local buffer could not be allocated; 2 when a T.assume\n"
+		 " * on the scalar parameters does not hold (checked first: nothing is written). */\n");
 	sb_printf(b, "int32_t %s(", sym);
 	for (int i = 0; i < f->nparams; i++) {
 		const Param *p = &f->params[i];

@@ -576,8 +576,10 @@ bool backend_run(Program *p, const char *func, State *st, int repeat, double *se
 	free(times);
 	marshal_free(&m);
 	if (status != 0) {
-		diag_add(d, DIAG_ERROR, (Span){0}, "kernel %s returned %d: a local buffer could not be allocated",
-			 lf->func->name, status);
+		diag_add(d, DIAG_ERROR, (Span){0}, "kernel %s returned %d: %s", lf->func->name, status,
+			 status == VS_KERNEL_ASSUME_FAILED
+				 ? "a T.assume on its scalar parameters does not hold for these values (the caller's contract)"
+				 : "a local buffer could not be allocated");
 		return false;
 	}
 	return true;

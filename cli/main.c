@@ -944,7 +944,8 @@ static int cmd_jit(vs_context *ctx, const Opts *o)
 		int repeat = o->repeat ? o->repeat : 5;
 		if (vs_program_time(p, f, o->seed, repeat, &t) != VS_OK)
 			continue;
-		bool have_u = up && vs_program_time(up, f, o->seed, repeat, &tu) == VS_OK;
+		/* at the scheduled kernel's sizes: a schedule may specialize one */
+		bool have_u = up && vs_program_time_like(up, f, p, o->seed, repeat, &tu) == VS_OK;
 		if (o->json) {
 			printf("{\"type\":\"time\",\"function\":");
 			json_str(stdout, f);

@@ -265,6 +265,11 @@ vs_status vs_program_check(vs_program *p, const char *func, int trials,
 /* Median wall time of `repeat` JIT runs on the admissible input of `seed`. */
 vs_status vs_program_time(vs_program *p, const char *func, unsigned long seed,
 			  int repeat, double *seconds);
+/* The same on the sizes of `like`'s input for `seed` (its scalar
+ * parameters, by name), e.g. the kernel as written timed at the sizes a
+ * schedule specialized; VS_REJECTED when they are not admissible here. */
+vs_status vs_program_time_like(vs_program *p, const char *func, vs_program *like,
+			       unsigned long seed, int repeat, double *seconds);
 /* Lowering's obligations (flattening; freedom from races of every parallel
  * and vectorized loop), the indices widened to int64, their solver
  * time, and the time to lower, generate and optimise. */
@@ -310,6 +315,13 @@ vs_status vs_reduce_loop_extents(vs_schedule *s, const char *block);
  * no value carried across iterations in it, no race where a parallel
  * or vectorized loop is crossed (proofs/lift_alloc.md). */
 vs_status vs_lift_alloc(vs_schedule *s, const char *buffer, int n_lifts);
+/* TVM's PrimFunc.specialize on one size: the integer scalar parameter
+ * `var` becomes `value` in every shape, bound and expression, and the
+ * function starts with T.assume(var == value), the caller's contract
+ * (the compiled kernel returns an error for another value). Proven: the
+ * facts on `var` hold at the value, shapes stay non-negative; a value
+ * outside the dtype's range is rejected (proofs/specialize.md). */
+vs_status vs_specialize(vs_schedule *s, const char *var, long long value);
 
 /* ---- block primitives of TVM's API (proofs/decompose_reduction.md,
  * rfactor.md, transform_block_layout.md, reindex.md), by block and loop

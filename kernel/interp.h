@@ -92,7 +92,8 @@ RunStatus interp_run_engine(const Func *f, State *st, uint64_t step_limit,
 			    InterpEngine engine, InterpResult *r);
 
 /* A random admissible input for f from seed: scalar params chosen small
- * (0..64) satisfying the entry T.assume facts, every cell of every buffer
+ * (0..64) satisfying the entry T.assume facts (a param an entry fact pins,
+ * `T.assume(n == 128)`, takes that value), every cell of every buffer
  * parameter initialised with a small random value (floats are small
  * dyadic rationals so re-associated sums stay exact), then cells repaired
  * to satisfy facts of the shapes `cond or X[t] == v` and `X[t] ==
@@ -123,7 +124,9 @@ bool state_equal(const State *before, const State *after, bool ieee,
 		 double rel_tol, char **diff);
 
 /* Differential check: `trials` random admissible inputs of a, transferred
- * to b, both run, compared. Returns 0 if all agree, 1 on a difference or
+ * to b, both run, compared. When b is a restriction of a (its entry facts
+ * pin a scalar param that a's leave free: specialize), the inputs are b's,
+ * transferred to a: the claim holds on b's inputs only. Returns 0 if all agree, 1 on a difference or
  * UB in b (report says which and the input), 2 if inputs cannot be made
  * or transferred (report says why). report is malloc'ed. */
 int interp_equiv(const Func *a, const Func *b, int trials, uint64_t seed,

@@ -189,6 +189,10 @@ RwStatus rw_add_unit_loop(RwCtx *c, const char *target, bool is_block, const cha
  * order) out of the n_lifts loops or ifs around it
  * (rewrites/lift_alloc.c). */
 RwStatus rw_lift_alloc(RwCtx *c, const char *buffer, int n_lifts);
+/* specialize (TVM's PrimFunc.specialize on one size): the integer scalar
+ * parameter `var` replaced by `value` everywhere, with the entry fact
+ * `T.assume(var == value)` (rewrites/specialize.c, proofs/specialize.md). */
+RwStatus rw_specialize(RwCtx *c, const char *var, int64_t value);
 /* When evaluating e cannot fault (rewrites/hoist.c): its loads inside
  * their buffers' shapes (parameter buffers without a layout: every cell
  * is an input), its divisors not zero, its shift amounts in range. NULL

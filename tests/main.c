@@ -26,7 +26,7 @@
 	X(backend) X(compute_at) X(examples) X(hoist) X(merge) X(cache)        \
 	X(simplify) X(seq_access) X(layering) X(verify) X(tvm) \
 	X(analysis) X(tensorir) X(pcache) X(scale) X(reindex) \
-	X(lift_alloc)
+	X(lift_alloc) X(specialize)
 
 #define X(name) Suite *suite_##name(void);
 VS_SUITES(X)

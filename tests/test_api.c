@@ -780,6 +780,7 @@ START_TEST(every_string_argument_is_checked)
 	INJECTED(vs_rfactor(s, x, 0), name);
 	INJECTED(vs_add_unit_loop(s, x), name);
 	INJECTED(vs_lift_alloc(s, x, 1), name);
+	INJECTED(vs_specialize(s, x, 16), name);
 	INJECTED(vs_transform_block_layout(s, x, "lambda i, j, k: (i, j, k)"), name);
 	INJECTED(vs_transform_block_layout(s, "C", "lambda i, j, k: (i, j, k)) ; sch.simplify("),
 		 "index_map:1:");

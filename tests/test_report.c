@@ -539,7 +539,7 @@ START_TEST(proofs_pages_examples_still_hold)
 					    "hoist.md", "merge.md", "merge_conditionals.md", "cache.md",
 					    "compute_at.md", "transform_layout.md", "overcompute.md",
 					    "simplify.md", "sequential_buffer_access.md", "decompose_reduction.md",
-					    "rfactor.md", "reindex.md", "lift_alloc.md"};
+					    "rfactor.md", "reindex.md", "lift_alloc.md", "specialize.md"};
 	for (size_t i = 0; i < sizeof pages / sizeof *pages; i++) {
 		int accepted = 0, rejected = 0, refuted = 0;
 		check_page(pages[i], &accepted, &rejected, &refuted);

@@ -166,6 +166,14 @@ const PrimSpec prim_table[] = {
 	 "written earlier in the same iteration (no value carried across iterations; replayed as an "
 	 "uninitialised read), a parallel or vectorized loop crossed has no race on the now shared "
 	 "buffer, the shape is non-negative and cannot fault where it lands (`proofs/lift_alloc.md`)"},
+	{PRIM_SPECIALIZE, "specialize", false, 2, {REQ("var", PK_NAME), REQ("value", PK_INT)},
+	 "vs_specialize",
+	 "TVM's `PrimFunc.specialize` on one size: the integer scalar parameter `var` (`n: T.int32` or "
+	 "`n = T.int32()`) is `value` in every shape, bound and expression, folded; the entry "
+	 "`T.assume(var == value)` is the caller's contract (the interpreter refuses another value, the "
+	 "compiled kernel returns an error); the value is in the dtype's range, the facts on `var` hold at "
+	 "it for every admissible value of the other parameters (a contradicting fact is refuted), shapes "
+	 "stay non-negative (`proofs/specialize.md`)"},
 	/* ---- handles and settings (scripts) ---- */
 	{PRIM_GET_BLOCK, "get_block", false, 2, {REQ("name", PK_NAME), NAME_OPT("func_name", PK_FUNC)},
 	 NULL, "none: a handle to the block"},

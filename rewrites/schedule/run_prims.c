@@ -412,6 +412,21 @@ static StepStatus do_lift_alloc(Call *k, RwCtx *c)
 	return rs_finish(k, c, rw_lift_alloc(c, buffer, n ? (int)n->ival : 1));
 }
 
+/* sch.specialize(var="n", value=128) (TVM's PrimFunc.specialize) */
+static StepStatus do_specialize(Call *k, RwCtx *c)
+{
+	const char *m = "specialize";
+	const char *var = rs_arg_name(k, 0, "var");
+	if (!var)
+		return rs_bad(k, NULL, "%s: expected a scalar parameter, e.g. (var=\"n\", value=128)", m);
+	const ScriptArg *v = script_arg(k->call, 1, "value");
+	if (!v || v->kind != ARG_INT)
+		return rs_bad(k, v, "%s: value must be an integer", m);
+	if (k->call->nlhs != 0)
+		return rs_bad(k, NULL, "%s: creates nothing to name", m);
+	return rs_finish(k, c, rw_specialize(c, var, (int64_t)v->ival));
+}
+
 /* ---------- TVM-style split and fuse ---------- */
 
 static bool mul_fits(int64_t x, int64_t y, int64_t *out)
@@ -1063,6 +1078,7 @@ StepStatus rs_run_rewrite(Call *k, const PrimSpec *sig, RwCtx *c)
 	case PRIM_RFACTOR: return do_rfactor(k, c);
 	case PRIM_ADD_UNIT_LOOP: return do_add_unit_loop(k, c);
 	case PRIM_LIFT_ALLOC: return do_lift_alloc(k, c);
+	case PRIM_SPECIALIZE: return do_specialize(k, c);
 	case PRIM_FISSION: return do_fission(k, c);
 	case PRIM_CACHE_READ: return do_cache(k, c, false);
 	case PRIM_CACHE_WRITE: return do_cache(k, c, true);
@@ -1118,7 +1134,7 @@ bool rs_run_other(Call *k, const PrimSpec *sig, StepStatus *st)
 	case PRIM_CACHE_READ_TVM: case PRIM_CACHE_WRITE_TVM: case PRIM_REINDEX:
 	case PRIM_REINDEX_CACHE_READ: case PRIM_REINDEX_CACHE_WRITE: case PRIM_COMPUTE_AT:
 	case PRIM_REVERSE_COMPUTE_AT: case PRIM_DECOMPOSE_REDUCTION: case PRIM_RFACTOR:
-	case PRIM_ADD_UNIT_LOOP: case PRIM_LIFT_ALLOC: case PRIM_COUNT:
+	case PRIM_ADD_UNIT_LOOP: case PRIM_LIFT_ALLOC: case PRIM_SPECIALIZE: case PRIM_COUNT:
 		break;
 	}
 	return false;

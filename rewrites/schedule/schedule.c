@@ -806,6 +806,7 @@ static const struct {
 	{"tile.", "tile with factors that cover the extents"},
 	{"reduce.", "narrow loops whose guard is a bound on the loop variable"},
 	{"lift_alloc.", "keep the allocation inside the loop (fewer n_lifts), or have each iteration write every cell it reads before reading it"},
+	{"specialize.", "specialize on a value the kernel's T.assume facts admit (specialize a size a fact ties to this one first)"},
 };
 
 static const char *fix_hint(const char *kind)
