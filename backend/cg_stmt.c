@@ -627,6 +627,11 @@ static bool register_reduction(Cg *cg, const Stmt *l, const LoopBounds *lb)
 	LLVMValueRef init = LLVMConstVector(ids, (unsigned)r.lanes);
 	free(ids);
 	init = LLVMBuildInsertElement(cg->b, init, x0, LLVMConstNull(i32t(cg)), "");
+	/* alive from here to the reduction (again in each run of an
+	 * enclosing loop): LLVM need not store the registers back */
+	LLVMValueRef life[2] = {cg_int64(cg, r.lanes * (int64_t)ealign),
+				LLVMBuildPointerCast(cg->b, acc, i8p(cg), "")};
+	cg_call_intrinsic(cg, "llvm.lifetime.start", i8p(cg), life, 2);
 	LLVMSetAlignment(LLVMBuildStore(cg->b, init, vp), ealign);
 	cg->red.load = r.load;
 	cg->red.store = st;
@@ -638,6 +643,8 @@ static bool register_reduction(Cg *cg, const Stmt *l, const LoopBounds *lb)
 	memset(&cg->red, 0, sizeof cg->red);
 	LLVMValueRef all = LLVMBuildLoad2(cg->b, vt, vp, "");
 	LLVMSetAlignment(all, ealign);
+	life[1] = LLVMBuildPointerCast(cg->b, acc, i8p(cg), "");
+	cg_call_intrinsic(cg, "llvm.lifetime.end", i8p(cg), life, 2);
 	LLVMValueRef sum = cg_call_intrinsic(cg, reduction_intrinsic(r.op, x->dtype), vt, &all, 1);
 	LLVMBuildStore(cg->b, sum, p);
 	return true;

@@ -362,8 +362,9 @@ START_TEST(vectorized_integer_reduction_stays_in_registers)
 {
 	Built b = build(tu_fixture("backend/register_reduction.tir"), NULL);
 	ck_assert_int_eq(backend_stats(b.p)->lower.nserialized, 0);
-	ck_assert_int_eq(backend_stats(b.p)->nvectorized_loops, 9);
-	ck_assert_int_eq(backend_stats(b.p)->nregister_reductions, 7);
+	ck_assert_int_eq(backend_stats(b.p)->nvectorized_loops, 10);
+	ck_assert_int_eq(backend_stats(b.p)->nparallel_loops, 1);
+	ck_assert_int_eq(backend_stats(b.p)->nregister_reductions, 8);
 	DiagList d;
 	diag_init(&d, &arena);
 	char *ir = backend_emit_string(b.p, EMIT_LLVM, &d);
