@@ -297,7 +297,7 @@ static void bench_rowsum(int rows, const char *tir, const char *bw_what)
 	for (int k = 0; k < NREAD; k++)
 		runs[2 + k] = (Run){.call = call_read_sum, .fn = (void *)read_sums[k].fn, .a = Ap, .n = (int)pcells};
 	double t[2 + NREAD];
-	in_rounds(runs, 2 + NREAD, big ? 3 : 5, big ? 5 : 15, t);
+	in_rounds(runs, 2 + NREAD, big ? 7 : 5, big ? 5 : 15, t);
 	int best = 0;
 	for (int k = 1; k < NREAD; k++)
 		if (t[2 + k] < t[2 + best])
