@@ -63,6 +63,8 @@ typedef struct Cg {
 		LLVMValueRef acc; /* W elements on the stack */
 		const Var *lane;  /* the vectorized loop's variable */
 		int64_t lane_lo;
+		const void *vloop; /* the vectorized loop */
+		int64_t lanes, elem_bytes;
 	} red;
 } Cg;
 
