@@ -3,8 +3,10 @@
  * proven to fit), `parallel` loops outlined into a body function run by
  * the pthread pool of runtime.c, `vectorize` as forced loop
  * vectorization metadata, `unroll` by replicating the body (metadata past
- * UNROLL_LIMIT iterations), local buffers on the stack or the heap, the
- * kernel function and its JIT entry wrapper. */
+ * UNROLL_LIMIT iterations), a vectorized integer reduction's partial
+ * results kept in vector registers across the serial loops around it,
+ * local buffers on the stack or the heap, the kernel function and its JIT
+ * entry wrapper. */
 #include "backend/cg.h"
 #include "kernel/analysis/expr_query.h"
 
