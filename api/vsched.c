@@ -330,6 +330,22 @@ vs_status vs_split(vs_schedule *vs, const char *loop, long factor, const char *t
 	API_STEP(vs, desc, rw_split(c, loop, factor, t, outer, inner));
 }
 
+vs_status vs_split_tail(vs_schedule *vs, const char *loop, long factor, const char *tail,
+			const char *outer, const char *inner, const char *tail_loop)
+{
+	SplitTail t = TAIL_CUT;
+	if (!api_check(vs->ctx, PRIM_SPLIT, "loop", loop, "tail", tail, "outer", outer, "inner", inner,
+		       "tail_loop", tail_loop, NULL))
+		return VS_BAD_INPUT;
+	/* a word of the row (api_check); guard and perfect make no tail:
+	 * rw_split_tail says so */
+	if (tail)
+		split_tail_from_name(tail, &t);
+	const char *desc = arena_printf(&vs->ctx->arena, "split(\"%s\", factor=%ld, tail=\"%s\", tail_loop=\"%s\")",
+					loop, factor, split_tail_name(t), tail_loop);
+	API_STEP(vs, desc, rw_split_tail(c, loop, factor, t, outer, inner, tail_loop));
+}
+
 vs_status vs_fuse(vs_schedule *vs, const char *outer, const char *inner, const char *fused)
 {
 	if (!api_check(vs->ctx, PRIM_FUSE, "loops", outer, "loops", inner, "fused", fused, NULL))
@@ -415,6 +431,18 @@ vs_status vs_fission(vs_schedule *vs, const char *loop, long after)
 		return VS_BAD_INPUT;
 	const char *desc = arena_printf(&vs->ctx->arena, "fission(\"%s\", after=%ld)", loop, after);
 	API_STEP(vs, desc, rw_fission(c, loop, after));
+}
+
+vs_status vs_fission_before(vs_schedule *vs, const char *loop, const char *before)
+{
+	if (!api_check(vs->ctx, PRIM_FISSION, "loop", loop, "before", before, NULL) ||
+	    null_arg(vs->ctx, "fission: before", before))
+		return VS_BAD_INPUT;
+	const char *desc = arena_printf(&vs->ctx->arena, "fission(\"%s\", before=\"%s\")", loop, before);
+	DiagList d;
+	diag_init(&d, &vs->ctx->arena);
+	return compound_status(vs, &d, sched_fission_before(vs->s, desc, (Span){0}, &d, loop, before,
+								 NULL, NULL));
 }
 
 vs_status vs_merge_conditionals(vs_schedule *vs, const char *block, bool strict)

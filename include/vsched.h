@@ -83,6 +83,14 @@ vs_status vs_float_mode(vs_schedule *s, const char *mode); /* "real" | "ieee" */
  * outer/inner name the new loops (NULL: i_o, i_i). */
 vs_status vs_split(vs_schedule *s, const char *loop, long factor, const char *tail,
 		   const char *outer, const char *inner);
+/* vs_split naming the tail loop, as `io, ii, it = sch.split(..., tail="cut")`:
+ * tail "cut" (NULL) or "cut_and_guard"; tail_loop (required) names the
+ * tail loop, whose copy of the body gets loops, blocks ("C_tail") and
+ * allocations ("tmp_tail") of its own, so that it can be scheduled apart
+ * from the main part (vs_fission_before). Bad input when the extent is
+ * a constant the factor divides: there is no tail to name. */
+vs_status vs_split_tail(vs_schedule *s, const char *loop, long factor, const char *tail,
+			const char *outer, const char *inner, const char *tail_loop);
 vs_status vs_fuse(vs_schedule *s, const char *outer, const char *inner, const char *fused);
 vs_status vs_reorder(vs_schedule *s, int nloops, const char *const *loops);
 vs_status vs_parallel(vs_schedule *s, const char *loop);
@@ -95,6 +103,13 @@ vs_status vs_unroll(vs_schedule *s, const char *loop);
 vs_status vs_merge_adjacent_loops(vs_schedule *s, const char *l1, const char *l2);
 /* Split loop's body after its statement `after` (0-based) into two loops. */
 vs_status vs_fission(vs_schedule *s, const char *loop, long after);
+/* Exo's fission with lifts, `sch.fission(loop, before=L)`: every loop from
+ * `loop` down to the one whose body holds loop `before` is fissioned just
+ * before the statement holding it, innermost first, each fission proven;
+ * the statements from `before` on get a nest of their own (a cut tail
+ * becomes a nest apart from the main part). The report's note names the
+ * second nest's loops ("i#2, jt"). */
+vs_status vs_fission_before(vs_schedule *s, const char *loop, const char *before);
 /* Merge adjacent if statements with identical or complementary conditions
  * in block (NULL: the whole function); strict: any pair left apart rejects. */
 vs_status vs_merge_conditionals(vs_schedule *s, const char *block, bool strict);

@@ -84,33 +84,62 @@ static bool binds_loop_var(const Stmt *s, const Var *v)
 	return false;
 }
 
-/* A renaming of bound variables: the program is the same. A loop of a
- * copy that shares its Var with a loop of the original would make a loop
- * handle (which names a loop by its Var) ambiguous; the copy's loops get
- * their own Vars (same names) and the handles keep the original's. */
-/* Whether a block of s is named `name`. */
-static bool has_block_named(const Stmt *s, const char *name)
-{
-	if (!s)
-		return false;
-	if (s->kind == ST_BLOCK && strcmp(s->u.block.name, name) == 0)
-		return true;
-	int n = stmt_nchildren(s);
-	for (int i = 0; i < n; i++)
-		if (has_block_named(stmt_child(s, i), name))
-			return true;
-	return false;
-}
-
-/* "C_tail", or "C_tail_2", ...: a name no block of `root` has */
-static const char *tail_block_name(Arena *a, const char *name, const Stmt *root)
+/* "C_tail", or "C_tail_2", ...: a name `taken` says no block (or
+ * buffer) of `root` has */
+static const char *tail_name(Arena *a, const char *name, const Stmt *root,
+			     bool (*taken)(const Stmt *root, const char *name))
 {
 	const char *n = arena_printf(a, "%s_tail", name);
-	for (int k = 2; has_block_named(root, n); k++)
+	for (int k = 2; taken(root, n); k++)
 		n = arena_printf(a, "%s_tail_%d", name, k);
 	return n;
 }
 
+static bool block_taken(const Stmt *root, const char *name)
+{
+	return stmt_find_block(root, name) != NULL;
+}
+
+static bool loads_named(const Expr *e, void *name)
+{
+	return e->kind == EX_LOAD && strcmp(e->u.load.buf->name, name) == 0;
+}
+
+static bool stores_named(const Stmt *s, void *name)
+{
+	return s->kind == ST_STORE && strcmp(s->u.store.buf->name, name) == 0;
+}
+
+/* a buffer of that name is allocated or accessed in root (a parameter
+ * the body never touches cannot be confused with the new buffer) */
+static bool buffer_taken(const Stmt *root, const char *name)
+{
+	return stmt_find_alloc(root, name) || stmt_find(root, stores_named, (void *)name) ||
+	       stmt_any_expr(root, loads_named, (void *)name);
+}
+
+/* An allocation of the copy, with blocks_of: a buffer of its own
+ * ("tmp_tail"), the copy's accesses moved to it. The original and the
+ * copy sharing one Buffer would be one buffer allocated twice: lifting
+ * either allocation over the other breaks scoping. */
+static Stmt *fresh_alloc(Arena *a, Stmt *s, const Stmt *shared_with, const Stmt *blocks_of)
+{
+	Buffer *buf = s->u.alloc.buf;
+	Stmt *body = s->u.alloc.body;
+	if (blocks_of) {
+		buf = ir_buffer_copy(a, buf);
+		buf->name = tail_name(a, buf->name, blocks_of, buffer_taken);
+		if (body)
+			body = ir_replace_buffer(a, body, s->u.alloc.buf, buf);
+	}
+	Stmt *b = rw_fresh_loop_vars(a, body, shared_with, blocks_of);
+	return b == s->u.alloc.body && buf == s->u.alloc.buf ? s : ir_alloc(a, buf, b, s->span);
+}
+
+/* A renaming of bound variables: the program is the same. A loop of a
+ * copy that shares its Var with a loop of the original would make a loop
+ * handle (which names a loop by its Var) ambiguous; the copy's loops get
+ * their own Vars (same names) and the handles keep the original's. */
 Stmt *rw_fresh_loop_vars(Arena *a, Stmt *s, const Stmt *shared_with, const Stmt *blocks_of)
 {
 	if (!s)
@@ -147,15 +176,13 @@ Stmt *rw_fresh_loop_vars(Arena *a, Stmt *s, const Stmt *shared_with, const Stmt 
 			return s;
 		return ir_if(a, s->u.cond.cond, t, e, s->span);
 	}
-	case ST_ALLOC: {
-		Stmt *b = rw_fresh_loop_vars(a, s->u.alloc.body, shared_with, blocks_of);
-		return b == s->u.alloc.body ? s : ir_alloc(a, s->u.alloc.buf, b, s->span);
-	}
+	case ST_ALLOC:
+		return fresh_alloc(a, s, shared_with, blocks_of);
 	case ST_BLOCK: {
 		Stmt *b = rw_fresh_loop_vars(a, s->u.block.body, shared_with, blocks_of);
 		if (!blocks_of)
 			return ir_block_with(a, s, b);
-		return ir_block_info(a, tail_block_name(a, s->u.block.name, blocks_of), s->u.block.info, b,
+		return ir_block_info(a, tail_name(a, s->u.block.name, blocks_of, block_taken), s->u.block.info, b,
 				     s->span);
 	}
 	case ST_LET: {

@@ -161,11 +161,19 @@ RwStatus rw_split(RwCtx *c, const char *loop, int64_t factor, SplitTail tail,
  * names), so that loop handles keep naming the main part's loops. */
 RwStatus rw_split_tail(RwCtx *c, const char *loop, int64_t factor, SplitTail tail,
 		       const char *outer_name, const char *inner_name, const char *tail_name);
+/* Why a split of `loop` by factor with `tail` makes no tail loop to name
+ * (a tail other than cut / cut_and_guard, or a constant extent that the
+ * factor divides), or NULL. rw_split_tail given a tail name is bad input
+ * then. */
+const char *rw_split_no_tail(Arena *a, const Stmt *loop, int64_t factor, SplitTail tail);
 /* A copy of s whose loops binding a Var that a loop of `shared_with` binds
  * (NULL: every loop) bind fresh Vars of the same names instead: the same
  * program (rewrites/fission.c). With blocks_of, every block of the copy
- * is renamed "NAME_tail" (with a number if a block of blocks_of has it):
- * a copy's blocks must not share the names of the original's. */
+ * is renamed "NAME_tail" (with a number if a block of blocks_of has it),
+ * and every buffer it allocates is a new buffer "NAME_tail" (the same
+ * rule over the buffers blocks_of allocates or accesses): a copy's
+ * blocks must not share the names of the original's, nor its
+ * allocations the original's buffers. */
 Stmt *rw_fresh_loop_vars(Arena *a, Stmt *s, const Stmt *shared_with, const Stmt *blocks_of);
 /* TVM's factors=[outer, None] on a symbolic extent N: `outer` tiles of
  * (N + outer - 1) // outer iterations, guarded (proofs/split.md). */

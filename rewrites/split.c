@@ -6,7 +6,8 @@
  * positive for negative N. Guarded forms also need split.no_overflow:
  * io*c + ii runs up to N + c - 2 in the loop variable's dtype. The cut
  * tail's loop may be named (rw_split_tail); the loops of its copy of the
- * body get Vars of their own and its blocks names of their own ("C_tail"),
+ * body get Vars of their own, its blocks names of their own ("C_tail") and
+ * its allocations buffers of their own ("tmp_tail"),
  * so that handles keep naming the main part and fission(outer,
  * before=tail) can lift the tail into its own nest. */
 #include "rewrites/rewrite.h"
@@ -146,6 +147,17 @@ static void no_overflow_obligation(RwCtx *c, ObligationList *list, const StmtCtx
 			 goal);
 }
 
+const char *rw_split_no_tail(Arena *a, const Stmt *loop, int64_t factor, SplitTail tail)
+{
+	if (tail != TAIL_CUT && tail != TAIL_CUT_AND_GUARD)
+		return "split: only tail=\"cut\" or \"cut_and_guard\" makes a tail loop to name";
+	int64_t n;
+	if (factor >= 1 && an_const_int(loop->u.loop.extent, &n) && n >= 0 && n % factor == 0)
+		return arena_printf(a, "split: the extent %lld of loop '%s' is a multiple of %lld: there is no tail loop to name",
+				    (long long)n, loop->u.loop.var->name, (long long)factor);
+	return NULL;
+}
+
 RwStatus rw_split(RwCtx *c, const char *loop, int64_t factor, SplitTail tail,
 		  const char *outer_name, const char *inner_name)
 {
@@ -173,6 +185,9 @@ RwStatus rw_split_tail(RwCtx *c, const char *loop, int64_t factor, SplitTail tai
 		return rw_fail(c, RW_UNSUPPORTED, sc.stmt->span,
 			       "split: the range of loop '%s' reads a buffer that the loop writes (the split loop would read it again later)",
 			       sc.stmt->u.loop.var->name);
+	const char *no_tail = tail_name ? rw_split_no_tail(a, sc.stmt, factor, tail) : NULL;
+	if (no_tail)
+		return rw_fail(c, RW_BAD_INPUT, c->call_span, "%s", no_tail);
 	SplitParts p;
 	p.loop = sc.stmt;
 	p.i = sc.stmt->u.loop.var;

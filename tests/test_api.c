@@ -727,6 +727,11 @@ START_TEST(every_string_argument_is_checked)
 	INJECTED(vs_split(s, "k", 4, x, NULL, NULL), "split: tail must be one of guard, perfect, cut, cut_and_guard");
 	INJECTED(vs_split(s, "k", 4, NULL, x, NULL), name);
 	INJECTED(vs_split(s, "k", 4, NULL, NULL, x), name);
+	INJECTED(vs_split_tail(s, x, 4, NULL, NULL, NULL, "kt"), name);
+	INJECTED(vs_split_tail(s, "k", 4, x, NULL, NULL, "kt"), "split: tail must be one of guard, perfect, cut, cut_and_guard");
+	INJECTED(vs_split_tail(s, "k", 4, NULL, x, NULL, "kt"), name);
+	INJECTED(vs_split_tail(s, "k", 4, NULL, NULL, x, "kt"), name);
+	INJECTED(vs_split_tail(s, "k", 4, NULL, NULL, NULL, x), name);
 	INJECTED(vs_fuse(s, x, "j", NULL), name);
 	INJECTED(vs_fuse(s, "i", x, NULL), name);
 	INJECTED(vs_fuse(s, "i", "j", x), name);
@@ -737,6 +742,8 @@ START_TEST(every_string_argument_is_checked)
 	INJECTED(vs_merge_adjacent_loops(s, x, "j"), name);
 	INJECTED(vs_merge_adjacent_loops(s, "i", x), name);
 	INJECTED(vs_fission(s, x, 0), name);
+	INJECTED(vs_fission_before(s, x, "k"), name);
+	INJECTED(vs_fission_before(s, "i", x), name);
 	INJECTED(vs_merge_conditionals(s, x, false), name);
 	INJECTED(vs_cache_read(s, x, "A", NULL, NULL), name);
 	INJECTED(vs_cache_read(s, NULL, x, NULL, NULL), name);
@@ -846,21 +853,23 @@ START_TEST(primitive_table_drives_readme_api_and_scripts)
 		ck_assert_msg(strstr(vs_last_error(ctx), "unknown schedule primitive") == NULL, "%s: %s", prim,
 			      vs_last_error(ctx));
 		vs_schedule_free(s);
-		/* its C API function: "| `vs_split` |" */
+		/* its C API functions: "| `vs_split`, `vs_split_tail` |" */
 		const char *api = strstr(p, " | `vs_");
 		const char *eol = strchr(p, '\n');
 		if (!api || (eol && api > eol))
 			continue;
-		apis++;
-		api += 4;
-		n = strcspn(api, "`");
-		ck_assert_uint_lt(n, sizeof fn - 1);
-		memcpy(fn, api, n);
-		fn[n] = '(';
-		fn[n + 1] = 0;
-		ck_assert_msg(strstr(header, fn) != NULL, "%s is not declared in vsched.h", fn);
-		snprintf(call, sizeof call, "%ss", fn);
-		ck_assert_msg(strstr(tests, call) != NULL, "%s has no typed test in tests/test_*.c", fn);
+		const char *cell_end = strstr(api + 3, " | ");
+		for (const char *q = strstr(api, "`vs_"); q && q < cell_end; q = strstr(q + 1, "`vs_")) {
+			apis++;
+			n = strcspn(q + 1, "`");
+			ck_assert_uint_lt(n, sizeof fn - 1);
+			memcpy(fn, q + 1, n);
+			fn[n] = '(';
+			fn[n + 1] = 0;
+			ck_assert_msg(strstr(header, fn) != NULL, "%s is not declared in vsched.h", fn);
+			snprintf(call, sizeof call, "%ss", fn);
+			ck_assert_msg(strstr(tests, call) != NULL, "%s has no typed test in tests/test_*.c", fn);
+		}
 	}
 	ck_assert_int_ge(rows, 30);
 	ck_assert_int_ge(apis, 25);
@@ -993,6 +1002,103 @@ START_TEST(block_primitives_are_typed_calls)
 }
 END_TEST
 
+/* A schedule of the kernel at path (*m) whose loop j is split by 4 with a
+ * cut tail named jt. */
+static vs_schedule *cut_tail_of_j(const char *path, vs_module **m)
+{
+	*m = vs_parse_file(ctx, path);
+	ck_assert_ptr_nonnull(*m);
+	vs_schedule *s = vs_schedule_new(ctx, *m, NULL);
+	ck_assert_int_eq(vs_split_tail(s, "j", 4, NULL, NULL, NULL, "jt"), VS_OK);
+	return s;
+}
+
+/* A cut tail named and lifted into a nest of its own by typed calls, as
+ * the script's `jo, ji, jt = sch.split(..., tail="cut")` and
+ * `sch.fission(io, before=jt)`: each part then scheduled on its own, the
+ * result computing what the kernel did; the calls that cannot name or
+ * lift a tail say why. */
+START_TEST(split_tail_and_fission_before_are_typed_calls)
+{
+	vs_module *m = vs_parse_file(ctx, "tests/data/loops/tail_colsum.tir");
+	ck_assert_ptr_nonnull(m);
+	vs_schedule *s = vs_schedule_new(ctx, m, NULL);
+	ck_assert_int_eq(vs_split(s, "i", 4, "perfect", "io", "ii"), VS_OK);
+	ck_assert_int_eq(vs_split_tail(s, "j", 4, NULL, "jo", "ji", "jt"), VS_OK);
+	ck_assert_str_eq(vs_report_step(vs_last_report(s)),
+			 "split(\"j\", factor=4, tail=\"cut\", tail_loop=\"jt\")");
+	assert_same(m, s, NULL);
+	ck_assert_int_eq(vs_fission_before(s, "io", "jt"), VS_OK);
+	const vs_report *r = vs_last_report(s);
+	ck_assert_str_eq(vs_report_step(r), "fission(\"io\", before=\"jt\")");
+	ck_assert_msg(strstr(vs_report_note(r), "2 loops lifted; the second nest's loops: io#2, ii#2, jt, k#2"),
+		      "%s", vs_report_note(r));
+	bool fission_proven = false;
+	for (int i = 0; i < vs_report_num_obligations(r); i++) {
+		const char *kind, *verdict;
+		vs_report_obligation(r, i, &kind, NULL, &verdict, NULL);
+		ck_assert_str_eq(verdict, "proven");
+		fission_proven |= strcmp(kind, "fission.no_conflict") == 0;
+	}
+	ck_assert(fission_proven);
+	assert_same(m, s, NULL);
+	const char *main_order[] = {"jo", "io#1", "ii#1", "ji"}, *tail_order[] = {"jt", "io#2", "ii#2"};
+	ck_assert_int_eq(vs_reorder(s, 4, main_order), VS_OK);
+	ck_assert_int_eq(vs_vectorize(s, "ji"), VS_OK);
+	ck_assert_int_eq(vs_reorder(s, 3, tail_order), VS_OK);
+	ck_assert_int_eq(vs_unroll(s, "ii#2"), VS_OK);
+	assert_same(m, s, NULL);
+	char *text = vs_module_print(vs_schedule_result(s));
+	ck_assert_msg(strstr(text, "for jo, io, ii in T.grid(3, 2, 4):") && strstr(text, "for ji in T.vectorized(4):") &&
+			      strstr(text, "for jt, io in T.grid(2, 2):") && strstr(text, "for ii in T.unroll(4):"),
+		      "%s", text);
+	free(text);
+	vs_schedule_free(s);
+
+	/* no tail to name, a tail that is not cut, no name: bad input */
+	s = vs_schedule_new(ctx, m, NULL);
+	ck_assert_int_eq(vs_split_tail(s, "j", 7, NULL, NULL, NULL, "jt"), VS_BAD_INPUT);
+	ck_assert_msg(strstr(vs_last_error(ctx), "the extent 14 of loop 'j' is a multiple of 7: there is no tail loop to name"),
+		      "%s", vs_last_error(ctx));
+	ck_assert_int_eq(vs_split_tail(s, "j", 4, "guard", NULL, NULL, "jt"), VS_BAD_INPUT);
+	ck_assert_msg(strstr(vs_last_error(ctx), "only tail=\"cut\" or \"cut_and_guard\" makes a tail loop to name"), "%s", vs_last_error(ctx));
+	ck_assert_int_eq(vs_split_tail(s, "j", 4, "cut", NULL, NULL, NULL), VS_BAD_INPUT);
+	ck_assert_msg(strstr(vs_last_error(ctx), "split: tail_loop: missing (NULL) argument"), "%s", vs_last_error(ctx));
+	ck_assert_int_eq(vs_fission_before(s, "i", NULL), VS_BAD_INPUT);
+	ck_assert_msg(strstr(vs_last_error(ctx), "fission: before: missing (NULL) argument"), "%s", vs_last_error(ctx));
+	/* before= must be inside the loop, with something before it */
+	ck_assert_int_eq(vs_fission_before(s, "i", "j"), VS_REJECTED);
+	ck_assert_msg(strstr(vs_report_reason(vs_last_report(s)), "nothing stands before loop 'j'"), "%s",
+		      vs_report_reason(vs_last_report(s)));
+	ck_assert_int_eq(vs_split_tail(s, "j", 4, "cut_and_guard", NULL, NULL, "edge"), VS_OK);
+	ck_assert_int_eq(vs_fission_before(s, "edge", "i"), VS_REJECTED);
+	ck_assert_msg(strstr(vs_last_error(ctx), "loop 'i' is not inside loop 'edge'"), "%s", vs_last_error(ctx));
+	ck_assert_int_eq(vs_fission_before(s, "i", "nope"), VS_BAD_INPUT);
+	ck_assert_msg(strstr(vs_last_error(ctx), "no loop 'nope'"), "%s", vs_last_error(ctx));
+	assert_same(m, s, NULL);
+	vs_schedule_free(s);
+
+	/* lifting the tail across a dependence: refuted, replayed */
+	s = cut_tail_of_j("tests/data/loops/tail_mirror.tir", &m);
+	ck_assert_int_eq(vs_fission_before(s, "i", "jt"), VS_REJECTED);
+	r = vs_last_report(s);
+	ck_assert_str_eq(vs_report_cex_obligation(r), "fission.no_conflict");
+	ck_assert_msg(strstr(vs_report_reason(r), "obligation fission.no_conflict refuted"), "%s", vs_report_reason(r));
+	ck_assert_str_eq(vs_report_replay(r), "confirmed");
+	assert_same(m, s, NULL);
+	vs_schedule_free(s);
+
+	/* the tail's scratch buffer is its own: each part's lifted and vectorized */
+	s = cut_tail_of_j("tests/data/loops/tail_scratch.tir", &m);
+	ck_assert_int_eq(vs_lift_alloc(s, "tmp", 3), VS_OK);
+	ck_assert_int_eq(vs_lift_alloc(s, "tmp_tail", 2), VS_OK);
+	ck_assert_int_eq(vs_vectorize(s, "k#1"), VS_OK);
+	ck_assert_int_eq(vs_vectorize(s, "k#2"), VS_OK);
+	assert_same(m, s, NULL);
+	vs_schedule_free(s);
+}
+END_TEST
+
 Suite *suite_api(void)
 {
 	Suite *s = suite_create("api");
@@ -1009,6 +1115,7 @@ Suite *suite_api(void)
 				     scripts_check_strings_by_the_same_table}},
 		{"names", {misspelled_blocks_and_buffers_get_did_you_mean}},
 		{"block_primitives", {block_primitives_are_typed_calls}},
+		{"tails", {split_tail_and_fission_before_are_typed_calls}},
 		{"limits", {tiny_resource_limit_rejects_as_not_proven}},
 		{"interp", {interp_and_equiv}},
 		{"logs", {proof_log_written_shown_and_checked}},

@@ -287,6 +287,45 @@ START_TEST(tail_lifts_across_later_rows_and_float_sums)
 }
 END_TEST
 
+/* The tail's copy of an allocation in the split loop's body is a buffer
+ * of its own ("tmp_tail", named like the copies of blocks): the main
+ * part's scratch buffer and the tail's are each lifted and their loops
+ * vectorized on their own. (With one buffer shared by both copies,
+ * lifting the main part's out of i was an IR verifier error.) */
+START_TEST(split_cut_tail_allocates_a_buffer_of_its_own)
+{
+	const char *k = tu_fixture("loops/tail_scratch.tir");
+	const char *cut = "jo, ji, jt = sch.split(\"j\", factor=4, tail=\"cut\")\n";
+	TsRun t = ts_accept(&arena, k, cut, 6);
+	char *text = ts_print(&arena, sched_func(t.s));
+	ts_has(text, "tmp_tail = T.alloc_buffer");
+	ts_has(text, "tmp_tail[k] = A[i, 12 + jt] * k");
+	ts_lacks(text, "tmp_1");
+	sched_free(t.s);
+	t = ts_accept(&arena, k,
+		      arena_printf(&arena,
+				   "%ssch.lift_alloc(\"tmp\", 3)\n"
+				   "sch.lift_alloc(\"tmp_tail\", 2)\n"
+				   "sch.vectorize(\"k#1\")\n"
+				   "sch.vectorize(\"k#2\")",
+				   cut),
+		      6);
+	text = ts_print(&arena, sched_func(t.s));
+	/* both allocations now stand before the nest, each part vectorized */
+	ck_assert_int_eq(sched_func(t.s)->body->kind, ST_ALLOC);
+	ck_assert_int_eq(sched_func(t.s)->body->u.alloc.body->kind, ST_ALLOC);
+	ck_assert_int_eq(ts_count_kind(sched_func(t.s)->body, ST_FOR), 6);
+	ts_has(text, "for k in T.vectorized(4):\n                tmp[k]");
+	ts_has(text, "for k in T.vectorized(4):\n                tmp_tail[k]");
+	ts_assert_reparses(&arena, sched_func(t.s));
+	sched_free(t.s);
+	/* the tail's buffer lifted out of i alone: the main part's stays */
+	t = ts_accept(&arena, k, arena_printf(&arena, "%ssch.lift_alloc(\"tmp_tail\", 2)", cut), 6);
+	ts_has(ts_print(&arena, sched_func(t.s)), "            tmp = T.alloc_buffer");
+	sched_free(t.s);
+}
+END_TEST
+
 START_TEST(tail_forms_that_are_not_supported_say_why)
 {
 	const char *k = tu_fixture(tail_colsum);
@@ -878,6 +917,7 @@ Suite *suite_split(void)
 	tcase_add_test(tc, reorder_wrong_only_in_the_tail_is_refuted_there);
 	tcase_add_test(tc, lifting_a_tail_across_a_dependence_is_refuted);
 	tcase_add_test(tc, tail_forms_that_are_not_supported_say_why);
+	tcase_add_test(tc, split_cut_tail_allocates_a_buffer_of_its_own);
 	suite_add_tcase(s, tc);
 	tc = tcase_create("arguments");
 	tcase_add_checked_fixture(tc, setup, teardown);

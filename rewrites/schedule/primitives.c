@@ -20,8 +20,9 @@ const PrimSpec prim_table[] = {
 	/* ---- loops ---- */
 	{PRIM_SPLIT, "split", false, 3,
 	 {REQ("loop", PK_LOOP), REQ("factor", PK_INT), {"tail", PK_WORD, "\"guard\"", 0, TAILS},
-	  {"outer", PK_NAME, "\"i_o\"", PA_API_ONLY, NULL}, {"inner", PK_NAME, "\"i_i\"", PA_API_ONLY, NULL}},
-	 "vs_split", "divisibility, no index overflow; `io, ii, it = sch.split(..., tail=\"cut\")` names the tail loop (scripts only)"},
+	  {"outer", PK_NAME, "\"i_o\"", PA_API_ONLY, NULL}, {"inner", PK_NAME, "\"i_i\"", PA_API_ONLY, NULL},
+	  {"tail_loop", PK_NAME, NULL, PA_API_ONLY, NULL}},
+	 "vs_split, vs_split_tail", "divisibility, no index overflow; `io, ii, it = sch.split(..., tail=\"cut\")` names the tail loop"},
 	{PRIM_SPLIT_TVM, "split", true, 4,
 	 {REQ("loop", PK_LOOP), REQ("factors", PK_INTS), BOOL_OPT("preserve_unit_iters", "True"),
 	  BOOL_OPT("disable_predication", "False"), {"tail", PK_WORD, "\"guard\"", 0, TAILS}},
@@ -99,8 +100,8 @@ const PrimSpec prim_table[] = {
 	 "for i > j, S1(i) and S2(j) commute; no loops named: every adjacent pair, level by level"},
 	{PRIM_FISSION, "fission", false, 2,
 	 {REQ("loop", PK_LOOP), {"after", PK_INT, "None", 0, NULL}, NAME_OPT("before", PK_LOOP)},
-	 "vs_fission",
-	 "the same condition as merge; `before=L` (scripts only; one of `after=`, `before=`): every loop "
+	 "vs_fission, vs_fission_before",
+	 "the same condition as merge; `before=L` (one of `after=`, `before=`): every loop "
 	 "from `loop` down to L's is fissioned before L, innermost first, each fission proven"},
 	{PRIM_MERGE_CONDITIONALS, "merge_conditionals", false, 0,
 	 {NAME_OPT("block", PK_BLOCK), BOOL_OPT("strict", "False")}, "vs_merge_conditionals",
@@ -320,6 +321,22 @@ static void cell(StrBuf *b, const char *text)
 		sb_puts(b, *d == '|' ? "\\|" : (char[]){*d, 0});
 }
 
+/* "vs_split, vs_split_tail" -> "`vs_split`, `vs_split_tail`" */
+static void api_cell(StrBuf *b, const char *api)
+{
+	if (!api) {
+		sb_puts(b, "scripts only");
+		return;
+	}
+	for (const char *p = api; *p;) {
+		size_t n = strcspn(p, ",");
+		sb_printf(b, "`%.*s`", (int)n, p);
+		p += n;
+		for (; *p == ',' || *p == ' '; p++)
+			sb_puts(b, *p == ',' ? ", " : "");
+	}
+}
+
 char *prim_doc_markdown(void)
 {
 	StrBuf b = {0};
@@ -332,8 +349,9 @@ char *prim_doc_markdown(void)
 		sb_puts(&b, "| ");
 		cell(&b, text);
 		free(text);
-		sb_printf(&b, " | %s%s%s | ", p->api ? "`" : "", p->api ? p->api : "scripts only",
-			  p->api ? "`" : "");
+		sb_puts(&b, " | ");
+		api_cell(&b, p->api);
+		sb_puts(&b, " | ");
 		cell(&b, p->doc);
 		sb_puts(&b, " |\n");
 	}

@@ -105,7 +105,8 @@ typedef struct PrimSpec {
 	bool tvm_form;	  /* TVM's form of a primitive vsched also writes its own way */
 	int npos;	  /* the first npos arguments may come by position; -1: loops only */
 	PrimArg args[PRIM_MAX_ARGS];
-	const char *api; /* the C API function ("vs_split"), or NULL: scripts only */
+	/* the C API functions ("vs_split, vs_split_tail"), or NULL: scripts only */
+	const char *api;
 	const char *doc; /* what a committed step has proven */
 } PrimSpec;
 

@@ -32,16 +32,14 @@ static StepStatus do_split(Call *k, RwCtx *c)
 	 * tail loop's (issue 14: tails that can be scheduled on their own) */
 	int want = 2;
 	if (k->call->nlhs == 3 && k->call->lhs_star < 0) {
-		if (tail != TAIL_CUT && tail != TAIL_CUT_AND_GUARD)
-			return rs_bad(k, NULL, "%s: only tail=\"cut\" or \"cut_and_guard\" makes a third loop (the tail): write `io, ii = sch.split(...)`", "split");
 		StmtCtx sc;
 		RwStatus st = rw_find_loop(c, loop, &sc);
 		if (st != RW_OK)
 			return rs_finish(k, c, st);
-		int64_t n;
-		if (an_const_int(sc.stmt->u.loop.extent, &n) && f->ival >= 1 && n >= 0 && n % f->ival == 0)
-			return rs_bad(k, f, "%s", arena_printf(k->s->arena, "split: the extent %lld of loop '%s' is a multiple of %lld: there is no tail loop to name; write `io, ii = sch.split(...)`",
-							    (long long)n, loop, (long long)f->ival));
+		const char *no_tail = rw_split_no_tail(k->s->arena, sc.stmt, f->ival, tail);
+		if (no_tail)
+			return rs_bad(k, t && tail != TAIL_CUT && tail != TAIL_CUT_AND_GUARD ? t : f,
+				      "%s; write `io, ii = sch.split(...)`", no_tail);
 		want = 3;
 	} else if (!rs_unpack_ok(k, 2)) {
 		return rs_bad(k, NULL, "%s: split makes two loops, three with a cut tail: write `io, ii = sch.split(...)` or `io, ii, it = sch.split(..., tail=\"cut\")`", "split");
@@ -236,97 +234,31 @@ static StepStatus do_merge_adjacent_loops(Call *k)
 	return st;
 }
 
-/* sch.fission(outer, before=L): Exo's fission with lifts. Every loop from
- * `outer` down to the loop whose body holds L is fissioned just before
- * the statement that holds L, innermost first, each one a proven
- * fission(X, after=K) (fission.no_conflict, semantics.md section 4): the
- * statements from L on end up in a nest of their own after the first,
- * with copies of the lifted loops around them. The first nest keeps the
- * loops (and handles); the call returns the second nest's loops: the
- * copies of the lifted loops, outermost first, then L and the loops
- * perfectly nested in it. With a cut tail (`jo, ji, jt = sch.split(...,
- * tail="cut")`, then `sch.fission(i, before=jt)`) the main part and the
- * tail become separate nests that reorder, split, vectorize and unroll
- * each on its own (issue 14, Exo's edge kernels). */
-static StepStatus do_fission_before(Call *k, RwCtx *c, const char *outer, const char *before)
+/* sch.fission(outer, before=L) (step_fission.c): Exo's fission with
+ * lifts; the call returns the second nest's loops. With a cut tail (`jo,
+ * ji, jt = sch.split(..., tail="cut")`, then `sch.fission(i, before=jt)`)
+ * the main part and the tail become separate nests that reorder, split,
+ * vectorize and unroll each on its own (issue 14, Exo's edge kernels). */
+static StepStatus do_fission_before(Call *k)
 {
-	Arena *a = k->s->arena;
-	StmtCtx oc, lc;
-	RwStatus st = rw_find_loop(c, outer, &oc);
-	if (st == RW_OK)
-		st = rw_find_loop(c, before, &lc);
-	if (st != RW_OK)
-		return rs_finish(k, c, st);
-	int lev = -1;
-	for (int i = 0; i < lc.nloops; i++)
-		if (lc.loops[i] == oc.stmt)
-			lev = i;
-	if (lev < 0)
-		return rs_finish(k, c, rw_fail(c, RW_PRECONDITION, c->call_span,
-					    "fission: loop '%s' is not inside loop '%s'", before, outer));
-	for (int d = oc.depth; d < lc.depth; d++) {
-		const Stmt *x = an_stmt_at(c->func->body, lc.path, d);
-		if (x->kind != ST_FOR && x->kind != ST_SEQ)
-			return rs_finish(k, c, rw_fail(c, RW_UNSUPPORTED, x->span,
-						    "fission: not supported: only loops and statement sequences may stand between loop '%s' and loop '%s' (a block, allocation, let or if is not lifted)",
-						    outer, before));
-	}
-	const Stmt *parent = an_stmt_at(c->func->body, lc.path, lc.depth - 1);
-	if (parent->kind != ST_SEQ || lc.path[lc.depth - 1] < 1)
-		return rs_finish(k, c, rw_fail(c, RW_PRECONDITION, lc.stmt->span,
-					    "fission: nothing stands before loop '%s' in the body around it: there is nothing to separate it from",
-					    before));
-	Var *lvar = lc.stmt->u.loop.var;
-	int nlift = lc.nloops - lev;
-	Var **lifted = arena_alloc(a, sizeof(Var *) * (size_t)nlift);
-	Var **copies = arena_alloc(a, sizeof(Var *) * (size_t)nlift);
-	for (int j = 0; j < nlift; j++)
-		lifted[j] = lc.loops[lev + j]->u.loop.var;
-	Compound cp;
-	sched_compound_begin(k->s, &cp, rs_describe(k), k->call->span, c->diag);
-	for (int j = nlift - 1; j >= 0; j--) {
-		const Func *cur = sched_compound_func(&cp);
-		Stmt *ls = hv_find_loop(a, cur, lvar), *xs = hv_find_loop(a, cur, lifted[j]);
-		StmtCtx lx, xx;
-		const char *why = "a loop to lift is not found once";
-		const char *xref = xs ? hv_loop_ref(a, cur, lifted[j], &why) : NULL;
-		if (!ls || !xref || !an_find_stmt(a, cur, ls, &lx) || !an_find_stmt(a, cur, xs, &xx))
-			return sched_compound_end(&cp, STEP_REJECTED, arena_printf(a, "not supported: %s", why))->status;
-		if (lx.depth < xx.depth + 2 || xs->u.loop.body->kind != ST_SEQ)
-			return sched_compound_end(&cp, STEP_REJECTED,
-						  arena_printf(a, "not supported: the body of loop '%s' is not a sequence holding loop '%s'",
-							       xref, before))->status;
-		int idx = lx.path[xx.depth + 1];
-		RwCtx sub;
-		sched_sub_begin(&cp, &sub, arena_printf(a, "fission(\"%s\", after=%d)", xref, idx - 1));
-		Stmt *second = NULL;
-		st = rw_fission_at(&sub, &xx, idx - 1, &second);
-		bool proven;
-		sched_sub_finish(&cp, &sub, st, &proven);
-		if (st != RW_OK || !proven)
-			return sched_compound_end(&cp, st == RW_BAD_INPUT ? STEP_BAD_INPUT : STEP_REJECTED, NULL)->status;
-		copies[j] = second->u.loop.var;
-	}
-	/* the second nest's loops: the copies, then L's perfect chain */
-	const Func *end = sched_compound_func(&cp);
-	int n = nlift, cap = nlift + AN_MAX_DEPTH;
-	Value **items = arena_alloc(a, sizeof(Value *) * (size_t)(cap + 1));
-	for (int j = 0; j < nlift; j++)
-		items[j] = hv_loop(k->env, end->name, copies[j]);
-	for (const Stmt *l = hv_find_loop(a, end, lvar); l && l->kind == ST_FOR && n < cap; l = l->u.loop.body)
-		items[n++] = hv_loop(k->env, end->name, l->u.loop.var);
-	StrBuf names = {0};
-	for (int j = 0; j < n; j++) {
-		const char *why = NULL, *ref = hv_loop_ref(a, end, items[j]->loop, &why);
-		sb_printf(&names, "%s%s", j ? ", " : "", ref ? ref : items[j]->loop->name);
-	}
-	char *text = sb_take(&names);
-	sched_compound_note(&cp, "%d loop%s lifted; the second nest's loops: %s", nlift, nlift == 1 ? "" : "s", text);
-	free(text);
-	StepStatus r = sched_compound_end(&cp, STEP_COMMITTED, NULL)->status;
-	if (r == STEP_COMMITTED)
-		k->result = hv_list(k->env, n, items);
-	return r;
+	static const char *const kws[] = {"loop", "after", "before", NULL};
+	if (check_keywords(k, kws) != STEP_COMMITTED)
+		return STEP_BAD_INPUT;
+	const char *outer = rs_arg_name(k, 0, "loop"), *before = rs_arg_name(k, -1, "before");
+	if (!outer || script_arg(k->call, 1, "after"))
+		return rs_bad(k, NULL, "%s: expected a loop and before=L (a loop inside it), e.g. sch.fission(\"i\", before=jt), without after=", "fission");
+	Var **vars = NULL;
+	int n = 0;
+	StepStatus st = (StepStatus)sched_fission_before(k->s, rs_describe(k), k->call->span, k->d,
+							 outer, before, &vars, &n);
+	if (st != STEP_COMMITTED)
+		return st;
+	const char *func = sched_func(k->s)->name;
+	Value **items = arena_alloc(k->s->arena, sizeof(Value *) * (size_t)(n + 1));
+	for (int j = 0; j < n; j++)
+		items[j] = hv_loop(k->env, func, vars[j]);
+	k->result = hv_list(k->env, n, items);
+	return st;
 }
 
 static StepStatus do_fission(Call *k, RwCtx *c)
@@ -335,12 +267,6 @@ static StepStatus do_fission(Call *k, RwCtx *c)
 	if (check_keywords(k, kws) != STEP_COMMITTED)
 		return STEP_BAD_INPUT;
 	const char *loop = rs_arg_name(k, 0, "loop");
-	const char *before = rs_arg_name(k, -1, "before");
-	if (before) {
-		if (!loop || script_arg(k->call, 1, "after"))
-			return rs_bad(k, NULL, "%s: expected a loop and before=L (a loop inside it), e.g. sch.fission(\"i\", before=jt), without after=", "fission");
-		return do_fission_before(k, c, loop, before);
-	}
 	if (script_arg(k->call, -1, "before"))
 		return rs_bad(k, script_arg(k->call, -1, "before"), "%s: before= must name a loop", "fission");
 	const ScriptArg *after = script_arg(k->call, 1, "after");
@@ -732,6 +658,29 @@ static const char *buffer_by_index(Call *k, const ScriptArg *arg, const Stmt *b,
 	return NULL;
 }
 
+/* The buffer argument of the TVM-style cache calls (cache_read/write,
+ * reindex_cache_read/write): its position among block b's reads (write:
+ * writes), or its name; then the storage scope, a string. STEP_COMMITTED,
+ * or bad input with its diagnostic. */
+static StepStatus cache_buffer_and_scope(Call *k, const Stmt *b, bool write, const ScriptArg *idx,
+					 const ScriptArg *scope, const char **buffer, const char **scope_name)
+{
+	const char *m = k->call->method;
+	if (idx && idx->kind == ARG_INT)
+		*buffer = buffer_by_index(k, idx, b, write);
+	else if (idx && idx->kind == ARG_STRING)
+		*buffer = idx->str;
+	else
+		return rs_bad(k, idx, "%s: expected the index of the buffer among the block's %s, or its name", m,
+			   write ? "writes" : "reads");
+	if (!*buffer)
+		return STEP_BAD_INPUT;
+	if (!scope || scope->kind != ARG_STRING)
+		return rs_bad(k, scope, "%s: storage_scope must be a string: \"global\", \"local\" or \"shared\"", m);
+	*scope_name = scope->str;
+	return STEP_COMMITTED;
+}
+
 static StepStatus do_cache_tvm(Call *k, RwCtx *c, bool write)
 {
 	const char *m = k->call->method;
@@ -741,20 +690,10 @@ static StepStatus do_cache_tvm(Call *k, RwCtx *c, bool write)
 	Stmt *b = block_arg(k, 0, "block", &args.block);
 	if (!b)
 		return STEP_BAD_INPUT;
-	const ScriptArg *idx = script_arg(k->call, 1, idx_kw);
-	if (idx && idx->kind == ARG_INT)
-		args.buffer = buffer_by_index(k, idx, b, write);
-	else if (idx && idx->kind == ARG_STRING)
-		args.buffer = idx->str;
-	else
-		return rs_bad(k, idx, "%s: expected the index of the buffer among the block's %s, or its name", m,
-			   write ? "writes" : "reads");
-	if (!args.buffer)
+	if (cache_buffer_and_scope(k, b, write, script_arg(k->call, 1, idx_kw),
+				   script_arg(k->call, 2, "storage_scope"), &args.buffer,
+				   &args.scope) != STEP_COMMITTED)
 		return STEP_BAD_INPUT;
-	const ScriptArg *scope = script_arg(k->call, 2, "storage_scope");
-	if (!scope || scope->kind != ARG_STRING)
-		return rs_bad(k, scope, "%s: storage_scope must be a string: \"global\", \"local\" or \"shared\"", m);
-	args.scope = scope->str;
 	const ScriptArg *consumers = script_arg(k->call, 3, "consumer_blocks");
 	if (consumers && consumers->kind != ARG_NONE) {
 		if (consumers->kind != ARG_LIST)
@@ -826,21 +765,11 @@ static StepStatus do_reindex_cache(Call *k, RwCtx *c, bool write)
 	const ScriptArg *idx = script_arg(k->call, 1, idx_kw);
 	if (!idx)
 		idx = script_arg(k->call, -1, "buffer");
-	if (idx && idx->kind == ARG_INT)
-		args.buffer = buffer_by_index(k, idx, b, write);
-	else if (idx && idx->kind == ARG_STRING)
-		args.buffer = idx->str;
-	else
-		return rs_bad(k, idx, "%s: expected the index of the buffer among the block's %s, or its name", m,
-			   write ? "writes" : "reads");
-	if (!args.buffer)
-		return STEP_BAD_INPUT;
 	const ScriptArg *scope = script_arg(k->call, 2, "storage_scope");
 	if (!scope)
 		scope = script_arg(k->call, -1, "scope");
-	if (!scope || scope->kind != ARG_STRING)
-		return rs_bad(k, scope, "%s: storage_scope must be a string: \"global\", \"local\" or \"shared\"", m);
-	args.scope = scope->str;
+	if (cache_buffer_and_scope(k, b, write, idx, scope, &args.buffer, &args.scope) != STEP_COMMITTED)
+		return STEP_BAD_INPUT;
 	const ScriptArg *map = script_arg(k->call, 3, "index_map");
 	if (!map || map->kind != ARG_LAMBDA)
 		return rs_bad(k, map, "%s: expected index_map=lambda ...: (...), a lambda of the block's iter vars", m);
@@ -1177,13 +1106,19 @@ bool rs_run_other(Call *k, const PrimSpec *sig, StepStatus *st)
 	case PRIM_REMOVE_NO_OP: *st = do_remove_no_op(k); return true;
 	case PRIM_MERGE_ADJACENT_LOOPS: *st = do_merge_adjacent_loops(k); return true;
 	case PRIM_MERGE_CONDITIONALS: *st = do_merge_conditionals(k); return true;
+	case PRIM_FISSION:
+		/* with before=L, a compound call; otherwise one rewrite */
+		if (!rs_arg_name(k, -1, "before"))
+			return false;
+		*st = do_fission_before(k);
+		return true;
 	case PRIM_SPLIT: case PRIM_SPLIT_TVM: case PRIM_FUSE: case PRIM_REORDER: case PRIM_PARALLEL:
 	case PRIM_VECTORIZE: case PRIM_UNROLL: case PRIM_TRANSFORM_LAYOUT: case PRIM_TRANSFORM_LAYOUT_TVM:
 	case PRIM_TRANSFORM_BLOCK_LAYOUT: case PRIM_CACHE_READ: case PRIM_CACHE_WRITE:
 	case PRIM_CACHE_READ_TVM: case PRIM_CACHE_WRITE_TVM: case PRIM_REINDEX:
 	case PRIM_REINDEX_CACHE_READ: case PRIM_REINDEX_CACHE_WRITE: case PRIM_COMPUTE_AT:
 	case PRIM_REVERSE_COMPUTE_AT: case PRIM_DECOMPOSE_REDUCTION: case PRIM_RFACTOR:
-	case PRIM_ADD_UNIT_LOOP: case PRIM_LIFT_ALLOC: case PRIM_FISSION: case PRIM_COUNT:
+	case PRIM_ADD_UNIT_LOOP: case PRIM_LIFT_ALLOC: case PRIM_COUNT:
 		break;
 	}
 	return false;

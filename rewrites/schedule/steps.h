@@ -14,6 +14,19 @@
  * merged and some pair failed. */
 int sched_merge_all_loops(Schedule *s, const char *desc, Span span, DiagList *d);
 
+/* `sch.fission(outer, before=L)` (step_fission.c): Exo's fission with
+ * lifts. Every loop from `outer` down to the loop whose body holds loop L
+ * is fissioned just before the statement that holds L, innermost first,
+ * each fission proven on its own (fission.no_conflict): the statements
+ * from L on end up in a nest of their own after the first, with copies of
+ * the lifted loops around them; the first nest keeps the loops. The
+ * report's note names the second nest's loops; on commit, when loops is
+ * not NULL, *loops gets them (the copies of the lifted loops, outermost
+ * first, then L and the loops perfectly nested in it), *nloops their
+ * number. */
+int sched_fission_before(Schedule *s, const char *desc, Span span, DiagList *d, const char *outer,
+			 const char *before, Var ***loops, int *nloops);
+
 /* `sch.merge_conditionals(block=, strict=)` (step_merge_conditionals.c):
  * every adjacent pair of ifs in `block` (NULL: the function), repeatedly,
  * each merge proven on its own. Rejects when some pair could not be
