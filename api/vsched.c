@@ -925,6 +925,16 @@ struct vs_program {
 	Program *p;
 };
 
+vs_status vs_check_target(vs_context *ctx, const char *cpu, const char *features)
+{
+	DiagList d;
+	diag_init(&d, &ctx->arena);
+	if (target_check_spec(cpu, features, &d))
+		return VS_OK;
+	set_error(ctx, &d);
+	return VS_BAD_INPUT;
+}
+
 vs_program *vs_build(vs_schedule *vs, const vs_build_options *opt)
 {
 	BackendOptions bo = {0};
@@ -934,6 +944,8 @@ vs_program *vs_build(vs_schedule *vs, const vs_build_options *opt)
 		bo.no_host_cpu = opt->generic_cpu;
 		bo.contract_fma = opt->contract_fma;
 		bo.flatten.allow_int64 = !opt->no_int64_widening;
+		bo.cpu = opt->cpu;
+		bo.features = opt->features;
 	}
 	DiagList d;
 	diag_init(&d, &vs->ctx->arena);

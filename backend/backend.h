@@ -102,6 +102,10 @@ bool emit_kind_from_name(const char *name, EmitKind *out);
 typedef struct BackendOptions {
 	int opt_level;       /* 1..3; 0 means the default, 3; < 0: no optimisation */
 	bool no_host_cpu;    /* generic x86-64 instead of the host's CPU */
+	/* the target CPU (NULL or "host": the host's) and features added to
+	 * the CPU's ("-avx512f", "+avx2,-fma"), both checked by
+	 * target_check_spec; ignored with no_host_cpu */
+	const char *cpu, *features;
 	/* real mode only: let the target fuse x * y + z (llvm.fmuladd). Off by
 	 * default: a fused and an unfused copy of one product differ by a
 	 * rounding the interpreter never makes (x * c - x * c != 0), which a
@@ -122,6 +126,11 @@ typedef struct BackendStats {
 } BackendStats;
 
 typedef struct Program Program;
+
+/* cpu.c: a CPU name LLVM knows for x86-64 (or NULL, "host", "native") and
+ * a feature list "+f,-g" of features LLVM detects; false + diagnostic. */
+bool target_check_spec(const char *cpu, const char *features, DiagList *d);
+bool target_cpu_is_host(const char *cpu);
 
 /* Compile a schedule's proven result (sched_proven_module): every
  * committed step was proven and every parallel or vectorized loop proven

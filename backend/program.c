@@ -193,7 +193,7 @@ Program *backend_build(const ProvenModule *s, const BackendOptions *opt, DiagLis
 		backend_free(p);
 		return NULL;
 	}
-	if (!lower_all(p, &o, d) || !target_init(&p->target, !o.no_host_cpu, d) || !generate(p, d)) {
+	if (!lower_all(p, &o, d) || !target_init(&p->target, &o, d) || !generate(p, d)) {
 		backend_free(p);
 		return NULL;
 	}
@@ -352,6 +352,13 @@ bool backend_jit(Program *p, DiagList *d)
 {
 	if (p->jit)
 		return true;
+	if (!p->target.runs_on_host) {
+		diag_add(d, DIAG_ERROR, (Span){0},
+			 "cannot run code compiled for CPU %s in this process: %s; emit it "
+			 "(vsched build) and run it on such a machine",
+			 p->target.cpu, p->target.why_not_host);
+		return false;
+	}
 	LLVMOrcLLJITBuilderRef jb = LLVMOrcCreateLLJITBuilder();
 	LLVMOrcJITTargetMachineBuilderRef jtmb =
 		LLVMOrcJITTargetMachineBuilderCreateFromTargetMachine(target_machine(&p->target));

@@ -30,9 +30,11 @@ const char *target_error_text(Arena *a, LLVMErrorRef err)
 	return r;
 }
 
-bool target_init(Target *t, bool host_cpu, DiagList *d)
+bool target_init(Target *t, const BackendOptions *o, DiagList *d)
 {
 	memset(t, 0, sizeof *t);
+	if (!o->no_host_cpu && !target_check_spec(o->cpu, o->features, d))
+		return false;
 	pthread_once(&init_once, init_native);
 	if (!init_ok) {
 		diag_add(d, DIAG_ERROR, (Span){0}, "LLVM: the native target is not available");
@@ -49,8 +51,29 @@ bool target_init(Target *t, bool host_cpu, DiagList *d)
 		target_dispose(t);
 		return false;
 	}
-	t->cpu = host_cpu ? LLVMGetHostCPUName() : LLVMCreateMessage("x86-64");
-	t->features = host_cpu ? LLVMGetHostCPUFeatures() : LLVMCreateMessage("");
+	if (o->no_host_cpu) {
+		t->cpu = LLVMCreateMessage("x86-64");
+		t->features = LLVMCreateMessage("");
+		target_check_runs_on_host(t, "x86-64", NULL);
+	} else {
+		bool host = target_cpu_is_host(o->cpu);
+		const char *extra = o->features ? o->features : "";
+		char *base = host ? LLVMGetHostCPUFeatures() : LLVMCreateMessage("");
+		size_t n = strlen(base) + strlen(extra) + 2;
+		char *all = malloc(n);
+		if (all)
+			snprintf(all, n, "%s%s%s", base, *base && *extra ? "," : "", extra);
+		LLVMDisposeMessage(base);
+		if (!all) {
+			diag_add(d, DIAG_ERROR, (Span){0}, "out of memory for the target's features");
+			target_dispose(t);
+			return false;
+		}
+		t->cpu = host ? LLVMGetHostCPUName() : LLVMCreateMessage(o->cpu);
+		t->features = LLVMCreateMessage(all);
+		free(all);
+		target_check_runs_on_host(t, o->cpu, o->features);
+	}
 	t->tm = target_machine(t);
 	if (!t->tm) {
 		diag_add(d, DIAG_ERROR, (Span){0}, "LLVM: cannot create a target machine for %s (%s)",

@@ -13,11 +13,19 @@ typedef struct Target {
 	char *triple, *cpu, *features; /* LLVM messages */
 	LLVMTargetRef target;
 	LLVMTargetMachineRef tm;
+	/* whether this process may run the code (backend_jit): every feature
+	 * of the target CPU is on in the host's; why_not_host says which is not */
+	bool runs_on_host;
+	char why_not_host[256];
 } Target;
 
-/* The host's triple; its CPU and features unless host_cpu is false
- * (then generic x86-64). */
-bool target_init(Target *t, bool host_cpu, DiagList *d);
+/* The host's triple. The CPU and features: generic x86-64 with
+ * o->no_host_cpu; else o->cpu (NULL or "host": the host's CPU and its
+ * features) with o->features appended ("+f,-g"; later entries win).
+ * false + diagnostic for a name target_check_spec refuses. */
+bool target_init(Target *t, const BackendOptions *o, DiagList *d);
+/* cpu.c: sets t->runs_on_host and t->why_not_host for cpu + features */
+void target_check_runs_on_host(Target *t, const char *cpu, const char *features);
 void target_dispose(Target *t);
 /* A new target machine like t->tm (the caller owns it). */
 LLVMTargetMachineRef target_machine(const Target *t);

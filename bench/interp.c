@@ -58,6 +58,26 @@ static const char conv2d[] =
 	"        for rc, kh, kw in T.grid(16, 3, 3):\n"
 	"            O[c, h, w] = O[c, h, w] + I[rc, h + kh, w + kw] * W[c, rc, kh, kw]\n";
 
+/* conv2d as TensorIR writes it: one block, six loops, the init inside */
+static const char conv2d_blocks[] =
+	"@T.prim_func\n"
+	"def conv2d(I: T.Buffer((16, 34, 34), \"float32\"), W: T.Buffer((16, 16, 3, 3), \"float32\"),"
+	" O: T.Buffer((16, 32, 32), \"float32\")):\n"
+	"    for c, h, w, rc, kh, kw in T.grid(16, 32, 32, 16, 3, 3):\n"
+	"        with T.block(\"O\"):\n"
+	"            vc, vh, vw, vrc, vkh, vkw = T.axis.remap(\"SSSRRR\", [c, h, w, rc, kh, kw])\n"
+	"            with T.init():\n"
+	"                O[vc, vh, vw] = T.float32(0)\n"
+	"            O[vc, vh, vw] = O[vc, vh, vw] + I[vrc, vh + vkh, vw + vkw] * W[vc, vrc, vkh, vkw]\n";
+
+/* short loops: a 4-wide inner loop under a long one */
+static const char short_loops[] =
+	"@T.prim_func\n"
+	"def scale(A: T.Buffer((1048576, 4), \"float32\"), B: T.Buffer((1048576, 4), \"float32\")):\n"
+	"    for i in T.serial(1048576):\n"
+	"        for j in T.serial(4):\n"
+	"            B[i, j] = A[i, j] * 2.0 + 1.0\n";
+
 static const char elementwise[] =
 	"@T.prim_func\n"
 	"def elementwise(A: T.Buffer((4194302,), \"float32\"), B: T.Buffer((4194302,), \"float32\")):\n"
@@ -201,7 +221,10 @@ int main(int argc, char **argv)
 	ok &= bench_one("matmul 256^3 tiled", matmul_tiled, NULL);
 	ok &= bench_one("matmul 128^3 blocks", matmul_blocks, NULL);
 	ok &= bench_one("conv2d 16x32x32, 16x3x3", conv2d, NULL);
+	ok &= bench_one("conv2d as one block", conv2d_blocks, NULL);
+	ok &= bench_one("short loops 1M x 4", short_loops, NULL);
 	ok &= bench_one("elementwise exp 4M", elementwise, NULL);
+	ok &= bench_one("elementwise 2*A 4M (bench)", NULL, "bench/elementwise.tir");
 	ok &= bench_one("rowsum int32 2048x1022", rowsum, NULL);
 	ok &= bench_one("conv1d (layouts, facts)", NULL, "bench/conv1d_branchy.tir");
 	out("load average at the end %.2f\n", load_average());

@@ -19,9 +19,10 @@ static const char usage[] =
 	"  vsched interp KERNEL.tir [--func F] [--seed N]\n"
 	"  vsched equiv A.tir B.tir [--func F] [--trials N] [--seed N]\n"
 	"  vsched build KERNEL.tir [--schedule S.sched] --emit llvm|asm|obj|header -o OUT\n"
-	"             [--fma] [--cache DIR]\n"
+	"             [--fma] [--cpu NAME] [--cpu-features LIST] [--cache DIR]\n"
 	"  vsched jit KERNEL.tir [--schedule S.sched] [--func F] [--trials N] [--seed N]\n"
-	"             [--repeat N] [--log DIR] [--fma] [--cache DIR]\n"
+	"             [--repeat N] [--log DIR] [--fma] [--cpu NAME] [--cpu-features LIST]\n"
+	"             [--cache DIR]\n"
 	"  vsched log show DIR [--json]\n"
 	"  vsched log check DIR [--solver z3|cvc5] [--rebuild | --json]\n"
 	"  vsched --version\n"
@@ -34,6 +35,7 @@ typedef struct Opts {
 	const char *pos[3];
 	int npos;
 	const char *schedule, *floatmode, *log, *out, *func, *solver, *emit, *cache;
+	const char *cpu, *cpu_features; /* build, jit: the target CPU */
 	unsigned timeout_ms;
 	unsigned long seed;
 	int trials;
@@ -270,7 +272,7 @@ static const Command commands[] = {
 };
 
 enum { OPT_SCHEDULE, OPT_FLOAT, OPT_LOG, OPT_OUT, OPT_FUNC, OPT_SOLVER, OPT_EMIT, OPT_CACHE,
-       OPT_JSON, OPT_FMA, OPT_REPEAT, OPT_TIMEOUT, OPT_TRIALS, OPT_SEED, OPT_REBUILD };
+       OPT_JSON, OPT_FMA, OPT_CPU, OPT_CPU_FEATURES, OPT_REPEAT, OPT_TIMEOUT, OPT_TRIALS, OPT_SEED, OPT_REBUILD };
 
 typedef struct Option {
 	const char *name, *value; /* value: its placeholder, NULL for a flag */
@@ -291,6 +293,10 @@ static const Option options[] = {
 	[OPT_JSON] = {"--json", NULL, C_RUN | C_JIT | C_LOG_SHOW | C_LOG_CHECK,
 		      "JSON lines on stdout (README: JSON output)"},
 	[OPT_FMA] = {"--fma", NULL, C_BUILD | C_JIT, "fuse x * y + z into fma in real mode"},
+	[OPT_CPU] = {"--cpu", "NAME", C_BUILD | C_JIT,
+		     "target CPU: host (default), x86-64-v3 (AVX2), haswell, znver3, ..."},
+	[OPT_CPU_FEATURES] = {"--cpu-features", "LIST", C_BUILD | C_JIT,
+			      "features added to the CPU's, e.g. -avx512f or +avx2,-fma"},
 	[OPT_REPEAT] = {"--repeat", "N", C_JIT, "timed runs (1..100000)"},
 	[OPT_TIMEOUT] = {"--timeout-ms", "N", C_SCHED, "time limit per solver query"},
 	[OPT_TRIALS] = {"--trials", "N", C_EQUIV | C_JIT, "random inputs to compare on (1..100000)"},
@@ -394,6 +400,8 @@ static int parse_opts(int argc, char **argv, int first, Opts *o)
 		case OPT_CACHE: o->cache = val; break;
 		case OPT_JSON: o->json = 1; break;
 		case OPT_FMA: o->fma = 1; break;
+		case OPT_CPU: o->cpu = val; break;
+		case OPT_CPU_FEATURES: o->cpu_features = val; break;
 		case OPT_REBUILD: o->rebuild = 1; break;
 		case OPT_REPEAT:
 			if (!parse_number(val, &n) || n < 1 || n > 100000)
@@ -771,6 +779,10 @@ static int schedule_and_build(vs_context *ctx, const Opts *o, const char *cmd,
 	*sched = NULL;
 	if (o->npos != 1)
 		return die_usage(cmd, "needs exactly one kernel file");
+	if (vs_check_target(ctx, o->cpu, o->cpu_features) != VS_OK) {
+		print_error(ctx);
+		return 2;
+	}
 	vs_schedule *s;
 	int failed = open_schedule(ctx, o, &s);
 	if (failed)
@@ -792,6 +804,8 @@ static int schedule_and_build(vs_context *ctx, const Opts *o, const char *cmd,
 	}
 	vs_build_options bo = {0};
 	bo.contract_fma = o->fma;
+	bo.cpu = o->cpu;
+	bo.features = o->cpu_features;
 	*out = vs_build(s, &bo);
 	if (!*out) {
 		print_error(ctx);
@@ -856,6 +870,8 @@ static vs_program *build_unscheduled(vs_context *ctx, const Opts *o, vs_schedule
 	*s = m ? vs_schedule_new(ctx, m, NULL) : NULL;
 	vs_build_options bo = {0};
 	bo.contract_fma = o->fma;
+	bo.cpu = o->cpu;
+	bo.features = o->cpu_features;
 	return *s ? vs_build(*s, &bo) : NULL;
 }
 
@@ -895,6 +911,9 @@ static int cmd_jit(vs_context *ctx, const Opts *o)
 		vs_program_stats(p, &nobs, &widened, &solver, &compile);
 		printf("lowering: %d obligations proven (flattening, annotations; %d indices widened "
 		       "to int64), solver %.3f s; compiled in %.3f s\n", nobs, widened, solver, compile);
+		if (o->cpu || o->cpu_features)
+			printf("target: CPU %s%s%s (both forms), run on this host\n", o->cpu ? o->cpu : "host",
+			       o->cpu_features ? ", features " : "", o->cpu_features ? o->cpu_features : "");
 		if (vs_program_warning(p))
 			printf("note: %s\n", vs_program_warning(p));
 	}

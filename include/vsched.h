@@ -228,14 +228,33 @@ typedef struct vs_build_options {
 	 * rounding, and a comparison or integer conversion of such a value
 	 * can differ outright (x * c - x * c is no longer 0). Off by default. */
 	bool contract_fma;
+	/* The CPU to generate code for: NULL or "host" (the host's CPU and
+	 * its features), an x86-64 level ("x86-64-v3": AVX2, FMA, no
+	 * AVX-512) or a CPU name LLVM knows ("haswell", "znver3"); and
+	 * features added to that CPU's, "+f,-g" ("-avx512f": the host's CPU
+	 * without AVX-512). Unknown names fail the build (vs_check_target).
+	 * Code for a CPU whose features the host may lack can be emitted but
+	 * not run here: vs_program_lookup/check/time then fail with the
+	 * feature missing (the JIT runs host, x86-64, x86-64-v2..v4, haswell,
+	 * skylake-avx512, znver2, znver3 when the host has their features). */
+	const char *cpu, *features;
 } vs_build_options;
+
+/* VS_OK when cpu and features (either may be NULL) name a CPU and
+ * features LLVM knows; VS_BAD_INPUT + vs_last_error otherwise. */
+vs_status vs_check_target(vs_context *ctx, const char *cpu, const char *features);
 
 vs_program *vs_build(vs_schedule *s, const vs_build_options *opt); /* NULL + vs_last_error */
 void vs_program_free(vs_program *p);
 /* kind: "llvm", "asm", "obj" or "header"; path NULL writes text to stdout */
 vs_status vs_program_emit(vs_program *p, const char *kind, const char *path);
 /* The JIT-compiled kernel (ORC LLJIT): `int32_t f(T *buf..., scalars...)`
- * as declared by the "header" emission. NULL + vs_last_error. */
+ * as declared by the "header" emission. NULL + vs_last_error. Each buffer
+ * argument must be memory of its own that no other buffer argument
+ * overlaps (the kernel language's buffers are distinct; the code is
+ * compiled with the pointers `noalias`, the header declares them
+ * `restrict`): passing overlapping arrays, or one array twice, is
+ * undefined behaviour, as it is for the emitted object file. */
 void *vs_program_lookup(vs_program *p, const char *func);
 /* JIT against the reference interpreter on `trials` admissible inputs;
  * VS_OK if all agree (integers exactly; floats exactly in ieee mode, within

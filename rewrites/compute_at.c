@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "kernel/analysis/expr_query.h"
 #include "kernel/print.h"
 
 /* The producer: `with T.block(name): for p1..pk: [if g:] B[..] = v` with
@@ -653,6 +654,63 @@ static void injective_obligation(RwCtx *c, const AttachSite *s, const Producer *
 	o->goal = ir_or(a, ir_not(a, same_cell, (Span){0}), same_inst);
 	obligation_add_related(a, o, p->store->span);
 	oblist_push(a, &c->obs, o);
+}
+
+/* range_safe: the moved producer runs at the start of every iteration of
+ * the attach loop, and its new ranges (and the base of the shrunk
+ * buffer, in its store and in the rebased reads) come from the
+ * consumer's indices: evaluated there, they must not fault, even in an
+ * iteration where the consumer's read did not run (red team: a read
+ * Bp[ko * 4 // m] under `if m != 0` gave the producer the range
+ * ko * 4 // m, evaluated at m = 0). Loop k's range is evaluated for the
+ * values of the loops outside it, whatever the loops inside it do. False
+ * (c's failure set) when the safety of an expression cannot be stated. */
+static bool range_safe_obligations(RwCtx *c, const AttachSite *s, const Producer *p, const Plan *pl)
+{
+	Arena *a = c->arena;
+	const char *name = p->block->u.block.name;
+	for (int k = 0; k <= p->nloops; k++) {
+		Expr *e[AN_MAX_DEPTH + 2];
+		int ne = 0;
+		if (k < p->nloops) {
+			e[ne++] = pl->lo[k];
+			e[ne++] = pl->ext[k];
+		} else {
+			for (int d = 0; d < p->buf->ndim; d++)
+				if (pl->base[d])
+					e[ne++] = pl->base[d];
+		}
+		Expr *goal = NULL;
+		for (int i = 0; i < ne; i++) {
+			if (!an_expr_may_fault(e[i], true))
+				continue;
+			Expr *ok = rw_safe_to_eval(a, c->func, e[i]);
+			if (!ok) {
+				rw_fail(c, RW_UNSUPPORTED, p->block->span,
+					"compute_at: not supported: the new range of block \"%s\" may fault (it reads a buffer that is not a parameter) and would be evaluated in every iteration of '%s'",
+					name, s->loop.stmt->u.loop.var->name);
+				return false;
+			}
+			goal = ir_and(a, goal, ok);
+		}
+		if (!goal)
+			continue;
+		char *stmt = k < p->nloops
+			? arena_printf(a, "the new range of loop %s of block \"%s\" cannot fault where it is evaluated (reads inside their buffers, divisors not zero)",
+				       p->loops[k]->u.loop.var->name, name)
+			: arena_printf(a, "the base of the region of %s cannot fault in any iteration of %s", p->buf->name,
+				       s->loop.stmt->u.loop.var->name);
+		Obligation *o = attach_base(c, s, "compute_at.range_safe", stmt, goal, p->block->span);
+		for (int j = 0; j < k && j < p->nloops; j++) {
+			Var *v = p->loops[j]->u.loop.var;
+			Expr *r = ir_varref(a, v, (Span){0});
+			obligation_add_var(a, o, v);
+			obligation_add_hyp(a, o, ir_and(a, ir_bin(a, OP_LE, pl->lo[j], r, (Span){0}),
+							ir_bin(a, OP_LT, r, ir_add(a, pl->lo[j], pl->ext[j]), (Span){0})));
+		}
+		oblist_push(a, &c->obs, o);
+	}
+	return true;
 }
 
 /* ---------- the moved producer ---------- */
@@ -1451,6 +1509,8 @@ static RwStatus compute_at(RwCtx *c, const char *block, const char *loop)
 	Stmt *new_loop = ir_for(a, l->u.loop.var, l->u.loop.min, l->u.loop.extent, l->u.loop.kind,
 				ir_seq(a, nb + 1, items, l->span), l->span);
 	/* index and cover obligations came with the rewritten code above */
+	if (!range_safe_obligations(c, &s, &p, &pl))
+		return RW_UNSUPPORTED;
 	within_obligation(c, &s, &p, &pl);
 	if (p.init)
 		init_first_obligation(c, &s, &p, &pl);

@@ -8,6 +8,8 @@
  * fits the loop variable's dtype. */
 #include "rewrites/rewrite.h"
 
+#include "kernel/analysis/expr_query.h"
+
 /* A fused loop keeps a label only when both loops had it: parallel or
  * vectorized pairs (i, j) != (i', j') commute because either i != i'
  * (outer label) or j != j' (inner label); a vectorized or unrolled loop
@@ -86,6 +88,18 @@ RwStatus rw_fuse(RwCtx *c, const char *outer, const char *inner, const char *fus
 				 goal);
 	}
 	no_overflow_obligation(c, &so, i, j, n, m);
+	/* fuse.extent_safe: the fused extent N * M evaluates M where the
+	 * outer loop starts, also when it runs no iteration and the nest as
+	 * written never evaluated M (red team: M = T.min(100 // m, 8) under
+	 * N = T.min(m, 8) divided by zero at m = 0) */
+	if (an_expr_may_fault(m, true)) {
+		Expr *safe = rw_safe_to_eval(a, c->func, m);
+		Expr *runs = ir_bin(a, OP_GT, n, ir_int(a, 0, n->dtype, (Span){0}), (Span){0});
+		rw_obligation_at(c, &c->obs, &so, "fuse.extent_safe",
+				 arena_printf(a, "loop %s runs, or evaluating the extent of %s before it cannot fault (reads inside their buffers, divisors not zero)",
+					      i->name, j->name),
+				 safe ? ir_or(a, runs, safe) : runs);
+	}
 	Var *k = ir_var(a, fused_name ? fused_name : arena_printf(a, "%s_%s_fused", i->name, j->name),
 			i->dtype, lo->span);
 	Expr *kr = ir_varref(a, k, (Span){0});

@@ -87,8 +87,9 @@ static bool invariant_in(Arena *a, const Expr *c, const Stmt *l)
 
 /* When evaluating e cannot fault: its loads inside their buffers' shapes
  * (parameter buffers without padding: every cell is an input) and its
- * divisors not zero. NULL when that cannot be stated here. */
-static Expr *safe_to_eval(Arena *a, const Func *f, const Expr *e)
+ * divisors not zero. NULL when that cannot be stated here. (Also
+ * lift_alloc's, for a shape evaluated where the allocation did not run.) */
+Expr *rw_safe_to_eval(Arena *a, const Func *f, const Expr *e)
 {
 	int64_t k;
 	Expr *x, *y;
@@ -109,14 +110,14 @@ static Expr *safe_to_eval(Arena *a, const Func *f, const Expr *e)
 			return NULL;
 		Expr *all = imap_in_box(a, e->u.load.nidx, e->u.load.idx, b->shape);
 		for (int i = 0; i < e->u.load.nidx && all; i++) {
-			Expr *s = safe_to_eval(a, f, e->u.load.idx[i]);
+			Expr *s = rw_safe_to_eval(a, f, e->u.load.idx[i]);
 			all = s ? ir_and(a, all, s) : NULL;
 		}
 		return all;
 	}
 	case EX_BIN:
-		x = safe_to_eval(a, f, e->u.bin.a);
-		y = safe_to_eval(a, f, e->u.bin.b);
+		x = rw_safe_to_eval(a, f, e->u.bin.a);
+		y = rw_safe_to_eval(a, f, e->u.bin.b);
 		if (!x || !y)
 			return NULL;
 		x = ir_and(a, x, y);
@@ -134,23 +135,95 @@ static Expr *safe_to_eval(Arena *a, const Func *f, const Expr *e)
 		}
 		return x;
 	case EX_NOT: case EX_NEG: case EX_CAST:
-		return safe_to_eval(a, f, e->u.un.a);
+		return rw_safe_to_eval(a, f, e->u.un.a);
 	case EX_SELECT:
-		x = safe_to_eval(a, f, e->u.sel.cond);
-		y = safe_to_eval(a, f, e->u.sel.a);
-		Expr *z = safe_to_eval(a, f, e->u.sel.b);
+		x = rw_safe_to_eval(a, f, e->u.sel.cond);
+		y = rw_safe_to_eval(a, f, e->u.sel.a);
+		Expr *z = rw_safe_to_eval(a, f, e->u.sel.b);
 		return x && y && z ? ir_and(a, x, ir_and(a, y, z)) : NULL;
 	case EX_LET:
 		return NULL;
 	case EX_CALL: /* a math call itself never faults (NaN is a value) */
 		x = ir_bool(a, true);
 		for (int i = 0; i < e->u.call.nargs && x; i++) {
-			y = safe_to_eval(a, f, e->u.call.args[i]);
+			y = rw_safe_to_eval(a, f, e->u.call.args[i]);
 			x = y ? ir_and(a, x, y) : NULL;
 		}
 		return x;
 	}
 	return NULL;
+}
+
+/* A variable of e that is not a scalar parameter of f (bound inside the
+ * function), or NULL. */
+static const Var *inner_var(const Func *f, const Expr *e)
+{
+	const Var *v = NULL;
+	switch (e->kind) {
+	case EX_INT: case EX_FLOAT: case EX_UNDEF:
+		return NULL;
+	case EX_VAR:
+		for (int i = 0; i < f->nparams; i++)
+			if (f->params[i].kind == PARAM_SCALAR && f->params[i].var == e->u.var)
+				return NULL;
+		return e->u.var;
+	case EX_LOAD:
+		for (int i = 0; i < e->u.load.nidx && !v; i++)
+			v = inner_var(f, e->u.load.idx[i]);
+		return v;
+	case EX_BIN:
+		v = inner_var(f, e->u.bin.a);
+		return v ? v : inner_var(f, e->u.bin.b);
+	case EX_NOT: case EX_NEG: case EX_CAST:
+		return inner_var(f, e->u.un.a);
+	case EX_SELECT:
+		v = inner_var(f, e->u.sel.cond);
+		v = v ? v : inner_var(f, e->u.sel.a);
+		return v ? v : inner_var(f, e->u.sel.b);
+	case EX_LET:
+		return e->u.let.var; /* bound here: not taken apart */
+	case EX_CALL:
+		for (int i = 0; i < e->u.call.nargs && !v; i++)
+			v = inner_var(f, e->u.call.args[i]);
+		return v;
+	case EX_OPAQUE: case EX_COUNT:
+		break;
+	}
+	return NULL;
+}
+
+bool rw_entry_shape_obligation(RwCtx *c, const char *kind, const Buffer *b, Span origin)
+{
+	Arena *a = c->arena;
+	Expr *goal = NULL;
+	for (int d = 0; d < b->ndim; d++) {
+		Expr *e = b->shape[d];
+		int64_t v;
+		if (an_const_int(e, &v) && v >= 0)
+			continue;
+		const Var *iv = inner_var(c->func, e);
+		Expr *safe = an_expr_may_fault(e, true) ? rw_safe_to_eval(a, c->func, e) : ir_bool(a, true);
+		if (iv || !safe) {
+			rw_fail(c, RW_UNSUPPORTED, origin,
+				iv ? "the shape of %s uses '%s', bound inside the function, and %s is allocated for the whole function"
+				   : "the shape of %s may fault (it reads a buffer that is not a parameter)%s, and %s is allocated for the whole function",
+				b->name, iv ? iv->name : "", b->name);
+			return false;
+		}
+		goal = ir_and(a, goal, ir_and(a, safe, ir_bin(a, OP_LE, ir_int(a, 0, e->dtype, nospan()), e, nospan())));
+	}
+	if (!goal)
+		return true;
+	StmtCtx tc;
+	if (!an_find_stmt(a, c->func, c->func->body, &tc)) {
+		rw_fail(c, RW_UNSUPPORTED, origin, "the function body is not found");
+		return false;
+	}
+	rw_obligation_at(c, &c->obs, &tc, kind,
+			 arena_printf(a, "the shape of %s is not negative and cannot fault at the function's entry, where %s is allocated",
+				      b->name, b->name),
+			 goal);
+	return true;
 }
 
 /* ---------- loops in scope ---------- */
@@ -553,7 +626,7 @@ static void attempt(HoistFind *h, const Expr *cond, bool whole_if)
 	Stmt *dest = destination(h, cond);
 	if (!dest)
 		return;
-	if (an_expr_may_fault(cond, true) && !whole_if && !safe_to_eval(h->a, h->f, cond))
+	if (an_expr_may_fault(cond, true) && !whole_if && !rw_safe_to_eval(h->a, h->f, cond))
 		return; /* nothing says it may be evaluated before the loop */
 	h->loop = dest;
 	h->cond = cond;
@@ -879,7 +952,7 @@ static bool nonempty_obligation(RwCtx *c, const StmtCtx *sc, Stmt *l, const Expr
 	Arena *a = c->arena;
 	if (!an_expr_may_fault(e, true))
 		return true;
-	Expr *goal = safe_to_eval(a, c->func, e);
+	Expr *goal = rw_safe_to_eval(a, c->func, e);
 	Expr *runs = NULL;
 	const Stmt *s = l;
 	while (s->kind == ST_FOR && s != at) {

@@ -12,7 +12,10 @@
  *     crossed is checked again with X shared by its iterations (an X the
  *     iterations index apart, already expanded by the loop, passes);
  *   lift_alloc.shape — a shape that is not a literal is non-negative
- *     where it is now evaluated, even when the loop runs no iteration.
+ *     where it is now evaluated, even when the loop runs no iteration;
+ *   lift_alloc.shape_safe — evaluating it there cannot fault (its loads
+ *     inside their buffers, its divisors not zero); a shape whose safety
+ *     cannot be stated (a load of an allocated buffer) is not supported.
  * The shape must not use a variable of a loop or let it leaves
  * (RW_PRECONDITION), as Exo's "Cannot lift allocation statement". */
 #include "rewrites/rewrite.h"
@@ -263,18 +266,38 @@ RwStatus rw_lift_alloc(RwCtx *c, const char *buffer, int n_lifts)
 		rw_add_context_hyps(c, base, &lc);
 		rw_race_obligations(c, kind, base, nl);
 	}
-	/* the shape is now evaluated where the outermost statement left starts */
-	Expr *nonneg = NULL;
+	/* the shape is now evaluated where the outermost statement left
+	 * starts, also where the allocation did not run before (an `if`
+	 * whose condition is false, a loop of no iteration): there it must
+	 * not be negative, and evaluating it must not fault (red team: a
+	 * shape T.max(N[i], 1) lifted out of `if i < 4` read N[4] out of
+	 * bounds; T.max(100 // m, 1) lifted out of a loop of T.min(m, 8)
+	 * iterations divided by zero at m == 0) */
+	Expr *nonneg = NULL, *safe = NULL;
 	for (int d = 0; d < buf->ndim; d++) {
 		int64_t v;
-		if (!an_const_int(buf->shape[d], &v))
-			nonneg = ir_and(a, nonneg, ir_bin(a, OP_LE, ir_int(a, 0, buf->shape[d]->dtype, (Span){0}),
-							  buf->shape[d], (Span){0}));
+		if (an_const_int(buf->shape[d], &v))
+			continue;
+		nonneg = ir_and(a, nonneg, ir_bin(a, OP_LE, ir_int(a, 0, buf->shape[d]->dtype, (Span){0}),
+						  buf->shape[d], (Span){0}));
+		if (!an_expr_may_fault(buf->shape[d], true))
+			continue;
+		Expr *ok = rw_safe_to_eval(a, c->func, buf->shape[d]);
+		if (!ok)
+			return rw_fail(c, RW_UNSUPPORTED, al->span,
+				       "lift_alloc: not supported: the shape of %s may fault (it reads a buffer that is not a parameter, or converts a float to an integer), and it would be evaluated where the allocation did not run",
+				       buffer);
+		safe = ir_and(a, safe, ok);
 	}
 	if (nonneg) {
 		StmtCtx tc;
 		if (!an_find_stmt(a, c->func, an_stmt_at(root, sc->path, target), &tc))
 			return rw_fail(c, RW_UNSUPPORTED, al->span, "lift_alloc: the lifted statement is not found");
+		if (safe)
+			rw_obligation_at(c, &c->obs, &tc, "lift_alloc.shape_safe",
+					 arena_printf(a, "evaluating the shape of %s where it is now allocated cannot fault (reads inside their buffers, divisors not zero)",
+						      buffer),
+					 safe);
 		rw_obligation_at(c, &c->obs, &tc, "lift_alloc.shape",
 				 arena_printf(a, "the shape of %s is not negative where it is now allocated", buffer),
 				 nonneg);

@@ -35,6 +35,7 @@
 
 #include <string.h>
 
+#include "kernel/analysis/expr_query.h"
 #include "kernel/analysis/facts.h"
 #include "kernel/analysis/index_map.h"
 #include "kernel/print.h"
@@ -715,6 +716,21 @@ RwStatus rw_reindex(RwCtx *c, const ReindexArgs *r)
 		name = arena_printf(a, "%s_%d", base, k);
 	ri.y = ir_buffer(a, name, ri.x->dtype, ri.ny, ri.shape, c->call_span);
 	ri.y->scope = scope;
+	/* reindex.shape: Y is allocated for the whole function, its shape
+	 * (the iter domains) evaluated at entry, also where the block's loops
+	 * run nothing (red team: a domain T.min(m - 5, 16) gave a negative
+	 * extent at m = 4, T.max(T.min(100 // m, 16), 1) under `if m != 0`
+	 * divided by zero at m = 0; both committed). The copy evaluates the
+	 * ranges of the loops it copies where the site is: one that may fault
+	 * is not supported. */
+	if (!rw_entry_shape_obligation(c, "reindex.shape", ri.y, c->call_span))
+		return RW_UNSUPPORTED;
+	for (int i = 0; i < ri.nb; i++)
+		if (ri.inc[i] && (an_expr_may_fault(ri.bl[i]->u.loop.min, true) ||
+				  an_expr_may_fault(ri.bl[i]->u.loop.extent, true)))
+			return rw_fail(c, RW_UNSUPPORTED, c->call_span,
+				       "%s: the range of loop %s may fault (a division by a non-constant), and the copy evaluates it where it is placed",
+				       what, ri.bl[i]->u.loop.var->name);
 
 	obligations(c, &tsc, &ri);
 

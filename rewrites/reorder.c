@@ -7,10 +7,14 @@
  * the same associative-commutative operator commute in real mode). A
  * parallel or vectorized loop of the chain whose set of enclosing chain
  * loops changes gets its race check again where it lands
- * (parallel.no_race / vectorize.no_race; proofs/reorder.md). */
+ * (parallel.no_race / vectorize.no_race; proofs/reorder.md). A range
+ * that may fault and moves outside a loop that was around it is proven
+ * safe to evaluate there (reorder.range_safe). */
 #include "rewrites/rewrite.h"
 
 #include <string.h>
+
+#include "kernel/analysis/expr_query.h"
 
 /* (x1, ..., xn) < (y1, ..., yn) lexicographically, in the given order */
 static Expr *lex_less(Arena *a, int n, const int *order, Expr **x, Expr **y)
@@ -82,6 +86,60 @@ static void recheck_label(RwCtx *c, const StmtCtx *top, Stmt *const *chain,
 	rw_race_obligations(c, kind, base, l);
 }
 
+/* reorder.range_safe: the range of the loop placed at new depth d is
+ * evaluated wherever its new outer loops run, also where a loop that was
+ * outside it (and now is inside) runs no iteration, where the nest as
+ * written never evaluated it. A range that may fault (a load, a divisor
+ * that is not a non-zero literal) must be safe to evaluate there, or
+ * those loops must run (red team: `for i in T.serial(T.min(m, 8)): for j
+ * in T.serial(T.min(100 // m, 8))` reordered divided by zero at m = 0).
+ * False (c's failure set) when neither can be stated. */
+static bool range_safe_obligation(RwCtx *c, const StmtCtx *top, Stmt *const *chain, const int *newpos,
+				  int n, int d)
+{
+	Arena *a = c->arena;
+	const Stmt *l = chain[newpos[d]];
+	Expr *runs = NULL;
+	bool moved_in = false, runs_ok = true;
+	for (int e = d + 1; e < n; e++) {
+		const Stmt *x = chain[newpos[e]];
+		if (newpos[e] > newpos[d])
+			continue; /* inside it before too */
+		moved_in = true;
+		for (int k = 0; k < n; k++)
+			runs_ok &= !ir_expr_uses_var(x->u.loop.extent, chain[k]->u.loop.var);
+		runs = ir_and(a, runs, ir_bin(a, OP_GT, x->u.loop.extent,
+					      ir_int(a, 0, x->u.loop.extent->dtype, (Span){0}), (Span){0}));
+	}
+	if (!moved_in || (!an_expr_may_fault(l->u.loop.min, true) && !an_expr_may_fault(l->u.loop.extent, true)))
+		return true;
+	Expr *lo = rw_safe_to_eval(a, c->func, l->u.loop.min);
+	Expr *ext = rw_safe_to_eval(a, c->func, l->u.loop.extent);
+	Expr *goal = lo && ext ? ir_and(a, lo, ext) : NULL;
+	if (runs_ok)
+		goal = goal ? ir_or(a, runs, goal) : runs;
+	if (!goal) {
+		rw_fail(c, RW_UNSUPPORTED, l->span,
+			"reorder: not supported: the range of loop '%s' may fault (it reads a buffer that is not a parameter) and would be evaluated where a loop now inside it runs no iteration",
+			l->u.loop.var->name);
+		return false;
+	}
+	Obligation *o = obligation_new(a, "reorder.range_safe",
+				       arena_printf(a, "the range of loop %s cannot fault where it now starts (reads inside their buffers, divisors not zero), or the loops moved inside it run",
+						    l->u.loop.var->name),
+				       0, NULL, 0, NULL, goal, l->span);
+	o->rewrite = c->desc;
+	rw_add_context_hyps(c, o, top);
+	for (int e = 0; e < d; e++) {
+		const Stmt *outer = chain[newpos[e]];
+		obligation_add_var(a, o, outer->u.loop.var);
+		obligation_add_hyp(a, o, an_loop_range(a, outer, ir_varref(a, outer->u.loop.var, (Span){0})));
+	}
+	obligation_add_related(a, o, l->span);
+	oblist_push(a, &c->obs, o);
+	return true;
+}
+
 RwStatus rw_reorder(RwCtx *c, int nloops, const char *const *loops)
 {
 	Arena *a = c->arena;
@@ -148,6 +206,9 @@ RwStatus rw_reorder(RwCtx *c, int nloops, const char *const *loops)
 			return rw_fail(c, RW_UNSUPPORTED, chain[d]->span,
 				       "reorder: the range of loop '%s' reads a buffer that the nest writes",
 				       chain[d]->u.loop.var->name);
+	for (int d = 0; d < n; d++)
+		if (!range_safe_obligation(c, &ctx[top], chain, newpos, n, d))
+			return RW_UNSUPPORTED;
 	/* obligation: swapped pairs of iterations commute */
 	Obligation *base = obligation_new(a, "reorder.no_conflict", "", 0, NULL, 0, NULL,
 					  ir_bool(a, true), chain[0]->span);

@@ -189,6 +189,19 @@ RwStatus rw_add_unit_loop(RwCtx *c, const char *target, bool is_block, const cha
  * order) out of the n_lifts loops or ifs around it
  * (rewrites/lift_alloc.c). */
 RwStatus rw_lift_alloc(RwCtx *c, const char *buffer, int n_lifts);
+/* When evaluating e cannot fault (rewrites/hoist.c): its loads inside
+ * their buffers' shapes (parameter buffers without a layout: every cell
+ * is an input), its divisors not zero, its shift amounts in range. NULL
+ * when that cannot be stated (a load of an allocated buffer, a let, an
+ * opaque call, a float-to-integer conversion). */
+Expr *rw_safe_to_eval(Arena *a, const Func *f, const Expr *e);
+/* KIND, at the function's entry, for a new buffer b allocated for the
+ * whole function (rfactor's, reindex's): every dimension of its shape
+ * that is not a non-negative literal uses only scalar parameters, is not
+ * negative and cannot fault there (the nest it serves may never evaluate
+ * it: under an `if`, in a loop of no iteration). False (c's failure set,
+ * RW_UNSUPPORTED) when that cannot be stated. */
+bool rw_entry_shape_obligation(RwCtx *c, const char *kind, const Buffer *b, Span origin);
 RwStatus rw_parallel(RwCtx *c, const char *loop);
 RwStatus rw_vectorize(RwCtx *c, const char *loop);
 RwStatus rw_unroll(RwCtx *c, const char *loop);

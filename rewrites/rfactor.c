@@ -30,6 +30,7 @@
 
 #include <string.h>
 
+
 static Span nospan(void) { return (Span){0}; }
 
 typedef struct Rf {
@@ -665,6 +666,12 @@ RwStatus rw_rfactor(RwCtx *c, const char *loop, int64_t factor_axis)
 	for (int k = 0, j = 0; k <= nd; k++)
 		shape[k] = k == axis ? rl->u.loop.extent : r.x->shape[j++];
 	Buffer *rfb = ir_buffer(a, bname, r.x->dtype, nd + 1, shape, r.block->span);
+	/* rfactor.shape: X_rf is allocated for the whole function, its shape
+	 * (the factored loop's extent among X's) evaluated at entry, also on
+	 * runs where the nest never evaluates it (red team: under `if m !=
+	 * 0`, T.max(T.min(100 // m, 4), 1) divided by zero at m = 0) */
+	if (!rw_entry_shape_obligation(c, "rfactor.shape", rfb, rl->span))
+		return RW_UNSUPPORTED;
 
 	Expr **rf_bind;
 	Stmt *rf_block = build_rf_block(a, &r, rfb, axis, &rf_bind);

@@ -519,6 +519,29 @@ START_TEST(api_builds_and_calls_the_jit_kernel)
 	ck_assert_ptr_null(vs_program_lookup(p, "nope"));
 	assert_contains(vs_last_error(ctx), "no kernel named nope");
 	vs_program_free(p);
+	/* the target CPU: checked names, an AVX2 build that runs here when
+	 * the host has AVX2 and FMA, a foreign CPU built but not run */
+	ck_assert_int_eq(vs_check_target(ctx, "x86-64-v3", "-fma"), VS_OK);
+	ck_assert_int_eq(vs_check_target(ctx, "x86-64-v9", NULL), VS_BAD_INPUT);
+	assert_contains(vs_last_error(ctx), "unknown CPU 'x86-64-v9'");
+	vs_build_options bad = {.cpu = "k7"};
+	ck_assert_ptr_null(vs_build(s, &bad));
+	assert_contains(vs_last_error(ctx), "unknown CPU 'k7'");
+	__builtin_cpu_init();
+	if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma")) {
+		vs_build_options avx2 = {.cpu = "x86-64-v3"};
+		p = vs_build(s, &avx2);
+		ck_assert_ptr_nonnull(p);
+		ck_assert_int_eq(vs_program_check(p, "axpy", 2, 1, &report), VS_OK);
+		free(report);
+		vs_program_free(p);
+	}
+	vs_build_options foreign = {.cpu = "cannonlake"};
+	p = vs_build(s, &foreign);
+	ck_assert_ptr_nonnull(p);
+	ck_assert_ptr_null(vs_program_lookup(p, "axpy"));
+	assert_contains(vs_last_error(ctx), "does not know which instructions CPU 'cannonlake' has");
+	vs_program_free(p);
 	vs_schedule_free(s);
 	vs_context_free(ctx);
 }
@@ -571,6 +594,32 @@ START_TEST(cli_build_and_jit_exit_statuses)
 	/* a syntax error: file:line:col, exit 2 */
 	ck_assert_int_eq(run_cli("build tests/data/backend/syntax_error.tir --emit llvm", &out), 2);
 	assert_contains(out, "syntax_error.tir:3:");
+	free(out);
+	/* --cpu / --cpu-features: an unknown name is unusable input (exit 2,
+	 * before any scheduling); an AVX2 target builds, and runs here when
+	 * the host has AVX2 */
+	ck_assert_int_eq(run_cli("build examples/backend/rowsum.tir --emit asm --cpu pentium9", &out), 2);
+	assert_contains(out, "error: unknown CPU 'pentium9'");
+	free(out);
+	ck_assert_int_eq(run_cli("jit examples/backend/rowsum.tir --cpu-features=avx2", &out), 2);
+	assert_contains(out, "expected a comma-separated list of +feature or -feature");
+	free(out);
+	ck_assert_int_eq(run_cli("build examples/backend/rowsum.tir --emit asm -o /dev/null --cpu haswell "
+				 "--cpu-features=-fma",
+				 &out),
+			 0);
+	free(out);
+	if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma")) {
+		ck_assert_int_eq(run_cli("jit examples/backend/rowsum.tir --schedule examples/backend/rowsum.sched "
+					 "--trials 2 --repeat 1 --cpu x86-64-v3",
+					 &out),
+				 0);
+		assert_contains(out, "agrees with the interpreter");
+		free(out);
+	}
+	/* code the host may not run: built, not run (exit 2, the reason) */
+	ck_assert_int_eq(run_cli("jit examples/backend/rowsum.tir --trials 1 --cpu sapphirerapids", &out), 2);
+	assert_contains(out, "cannot run code compiled for CPU sapphirerapids in this process");
 	free(out);
 }
 END_TEST
@@ -717,7 +766,7 @@ END_TEST
  * with the parallel steps the bench adds for all cores) are accepted on
  * the benchmarked kernel and, at the small size, compiled code agrees
  * with the interpreter. */
-static void conv2d_schedule_agrees(const char *sched_path, bool par)
+static void conv2d_schedule_agrees(const char *sched_path, bool par, const char *cpu)
 {
 	char *sched = tu_read_file(sched_path);
 	char script[4096];
@@ -730,18 +779,60 @@ static void conv2d_schedule_agrees(const char *sched_path, bool par)
 	sched_free(s);
 	free(big);
 	char *small = tu_read_file("bench/conv2d_small.tir");
-	BackendOptions o = {.contract_fma = true};
+	BackendOptions o = {.contract_fma = true, .cpu = cpu};
 	Built b = build_opts(small, script, &o);
 	free(small);
 	assert_jit_agrees(b.p, 2, BACKEND_REAL_TOLERANCE);
 	built_free(&b);
 }
 
+/* The AVX2 code of the bench's AVX2 section: compiled for x86-64-v3 when
+ * this host can run it, else for the host. */
+static const char *avx2_cpu(void)
+{
+	__builtin_cpu_init();
+	return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma") ? "x86-64-v3" : NULL;
+}
+
 START_TEST(conv2d_bench_schedules_agree_with_the_interpreter)
 {
-	conv2d_schedule_agrees("bench/conv2d_avx512.sched", false);
-	conv2d_schedule_agrees("bench/conv2d_avx2.sched", false);
-	conv2d_schedule_agrees("bench/conv2d_avx512.sched", true);
+	conv2d_schedule_agrees("bench/conv2d_avx512.sched", false, NULL);
+	conv2d_schedule_agrees("bench/conv2d_avx2.sched", false, avx2_cpu());
+	conv2d_schedule_agrees("bench/conv2d_avx2.sched", true, avx2_cpu());
+	conv2d_schedule_agrees("bench/conv2d_avx512.sched", true, NULL);
+}
+END_TEST
+
+/* make bench's AVX2 matmul schedules (6 x 16 tiles with row tails; 1024:
+ * B packed) at a small size, compiled for AVX2, against the interpreter:
+ * 1024's at 128^3 (21 tiles of 6 rows and a 2-row tail), 1000's on the
+ * 16 x 40 x 250 kernel with 1000's tails (the bench's own checks). */
+START_TEST(avx2_matmul_bench_schedules_agree_with_the_interpreter)
+{
+	char *big = tu_read_file("bench/matmul1024.tir");
+	char *small = malloc(strlen(big) + 1), *o = small;
+	for (const char *p = big; *p;)
+		if (strncmp(p, "1024", 4) == 0)
+			memcpy(o, "128", 3), o += 3, p += 4;
+		else
+			*o++ = *p++;
+	*o = 0;
+	BackendOptions opt = {.contract_fma = true, .cpu = avx2_cpu()};
+	opt.flatten.allow_int64 = true;
+	char *script = tu_read_file("bench/matmul_6x16_avx2.sched");
+	Built b = build_opts(small, script, &opt);
+	assert_jit_agrees(b.p, 1, BACKEND_REAL_TOLERANCE);
+	built_free(&b);
+	free(script);
+	free(small);
+	free(big);
+	char *tail = tu_read_file("bench/matmul_tail_check.tir");
+	script = tu_read_file("bench/matmul1000_avx2.sched");
+	b = build_opts(tail, script, &opt);
+	assert_jit_agrees(b.p, 2, BACKEND_REAL_TOLERANCE);
+	built_free(&b);
+	free(script);
+	free(tail);
 }
 END_TEST
 
@@ -809,6 +900,7 @@ Suite *suite_backend(void)
 	suite_add_tcase(s, tc);
 
 	suite_add_tcase(s, backend_emission_tcase());
+	suite_add_tcase(s, backend_target_cpu_tcase());
 
 	tc = tcase_create("api_cli");
 	tcase_set_timeout(tc, 120);
@@ -828,6 +920,7 @@ Suite *suite_backend(void)
 	tcase_set_timeout(tc, 300);
 	tcase_add_test(tc, conv2d_bench_schedules_agree_with_the_interpreter);
 	tcase_add_test(tc, rowsum_bench_schedules_agree_with_the_interpreter);
+	tcase_add_test(tc, avx2_matmul_bench_schedules_agree_with_the_interpreter);
 	suite_add_tcase(s, tc);
 
 	tc = tcase_create("runtime");

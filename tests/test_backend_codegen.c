@@ -549,6 +549,9 @@ START_TEST(emits_llvm_assembly_object_and_header)
 	unlink(path);
 	char *h = backend_header_text(b.p, NULL);
 	assert_contains(h, "int32_t k(int32_t *restrict A, int32_t *restrict B);");
+	/* the code takes the buffers noalias: the header states the contract
+	 * that justifies it (red team, issue 14) */
+	assert_contains(h, "must not overlap");
 	assert_contains(h, "logical shape (16, 14)");
 	assert_contains(h, "stored flat as (224,)");
 	free(h);
@@ -791,6 +794,151 @@ START_TEST(math_calls_lower_to_libm_calls_and_exact_intrinsics)
 	built_free(&b);
 }
 END_TEST
+
+/* ---------- the target CPU (BackendOptions.cpu, .features) ---------- */
+
+/* The assembly of the vectorized 64 x 64 loop for a target. */
+static char *vector_asm(const BackendOptions *opt, Built *out)
+{
+	*out = build_opts(tu_fixture("backend/vectorized_loop_gives_vector_code.tir"),
+			  "sch.vectorize(\"j\")", opt);
+	DiagList d;
+	diag_init(&d, &arena);
+	char *as = backend_emit_string(out->p, EMIT_ASM, &d);
+	ck_assert_msg(as != NULL, "%s", diag_render(&d));
+	return as;
+}
+
+/* Restricted to an AVX2 CPU (x86-64-v3, haswell, or the host without
+ * AVX-512), a vectorized loop uses ymm registers and never a zmm one,
+ * on an AVX-512 host too; where the host can run it, the code agrees
+ * with the interpreter. */
+START_TEST(avx2_target_emits_no_avx512_and_agrees)
+{
+	static const struct {
+		const char *cpu, *features;
+	} targets[] = {{"x86-64-v3", NULL}, {"haswell", NULL}, {NULL, "-avx512f"}, {"host", "-avx512f"}};
+	__builtin_cpu_init();
+	if (__builtin_cpu_supports("avx512f")) {
+		/* the host's target does use zmm: the check below can fail */
+		Built b;
+		char *as = vector_asm(NULL, &b);
+		assert_contains(as, "zmm");
+		free(as);
+		built_free(&b);
+	}
+	for (size_t i = 0; i < sizeof targets / sizeof *targets; i++) {
+		BackendOptions opt = {.cpu = targets[i].cpu, .features = targets[i].features};
+		opt.flatten.allow_int64 = true;
+		Built b;
+		char *as = vector_asm(&opt, &b);
+		ck_assert_msg(!strstr(as, "zmm"), "%s %s: zmm in the assembly", targets[i].cpu,
+			      targets[i].features);
+		/* the host's CPU without AVX-512 has ymm only if it has AVX2 */
+		bool named = targets[i].cpu && strcmp(targets[i].cpu, "host") != 0;
+		ck_assert_msg(strstr(as, "ymm") || !(named || __builtin_cpu_supports("avx2")),
+			      "%s %s: no ymm in the assembly", targets[i].cpu, targets[i].features);
+		free(as);
+		if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma"))
+			assert_jit_agrees(b.p, 4, 0);
+		built_free(&b);
+	}
+}
+END_TEST
+
+/* x86-64 without AVX (x86-64-v2): the same loop in xmm registers. */
+START_TEST(sse_target_emits_xmm_only)
+{
+	BackendOptions opt = {.cpu = "x86-64-v2"};
+	opt.flatten.allow_int64 = true;
+	Built b;
+	char *as = vector_asm(&opt, &b);
+	ck_assert(!strstr(as, "ymm") && !strstr(as, "zmm"));
+	assert_contains(as, "xmm");
+	free(as);
+	assert_jit_agrees(b.p, 4, 0);
+	built_free(&b);
+}
+END_TEST
+
+/* An unknown CPU name, an unknown feature or a malformed feature list is
+ * an error naming it; LLVM alone would warn on stderr and fall back. */
+START_TEST(unknown_cpu_or_feature_is_refused)
+{
+	static const struct {
+		const char *cpu, *features, *why;
+	} bad[] = {
+		{"pentium9", NULL, "unknown CPU 'pentium9'"},
+		{"", "-avx512q", "unknown CPU feature 'avx512q'"},
+		{"haswell", "avx2", "expected a comma-separated list of +feature or -feature"},
+		{NULL, "+avx2,,-fma", "found ''"},
+	};
+	for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
+		Module *m = tu_parse(&arena, "k.tir",
+				     tu_fixture("backend/vectorized_loop_gives_vector_code.tir"));
+		Schedule *s = tu_schedule(&arena, m);
+		BackendOptions opt = {.cpu = bad[i].cpu, .features = bad[i].features};
+		DiagList d;
+		diag_init(&d, &arena);
+		Program *p = build_proven(s, &opt, &d);
+		ck_assert_msg(p == NULL, "%s %s accepted", bad[i].cpu, bad[i].features);
+		assert_contains(diag_render(&d), bad[i].why);
+		sched_free(s);
+	}
+}
+END_TEST
+
+/* Code for a CPU whose features vsched does not know, or whose features
+ * the host lacks, is emitted but the JIT refuses to run it (it could
+ * stop on an illegal instruction), naming why. */
+START_TEST(jit_refuses_code_the_host_may_not_run)
+{
+	static const struct {
+		const char *cpu, *features, *why;
+	} foreign[] = {
+		{"sapphirerapids", NULL, "does not know which instructions CPU 'sapphirerapids' has"},
+		{"x86-64-v3", "+fma4", "the host does not have fma4"},
+	};
+	__builtin_cpu_init();
+	for (size_t i = 0; i < sizeof foreign / sizeof *foreign; i++) {
+		/* the first feature missing is named: fma4 only where the host
+		 * has the rest of x86-64-v3 */
+		if (i == 1 && (__builtin_cpu_supports("fma4") || !__builtin_cpu_supports("avx2") ||
+			       !__builtin_cpu_supports("fma")))
+			continue;
+		BackendOptions opt = {.cpu = foreign[i].cpu, .features = foreign[i].features};
+		opt.flatten.allow_int64 = true;
+		Built b;
+		char *as = vector_asm(&opt, &b);
+		assert_contains(as, "f:");
+		free(as);
+		DiagList d;
+		diag_init(&d, &arena);
+		ck_assert_ptr_null(backend_lookup(b.p, "f", &d));
+		assert_contains(diag_render(&d), foreign[i].why);
+		built_free(&b);
+	}
+	/* a later -feature wins over the CPU's +feature: runnable */
+	BackendOptions opt = {.cpu = "x86-64-v3", .features = "+fma4,-fma4"};
+	opt.flatten.allow_int64 = true;
+	Built b = build_opts(tu_fixture("backend/vectorized_loop_gives_vector_code.tir"), NULL, &opt);
+	if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma"))
+		assert_jit_agrees(b.p, 2, 0);
+	built_free(&b);
+}
+END_TEST
+
+TCase *backend_target_cpu_tcase(void)
+{
+	TCase *tc = tcase_create("target_cpu");
+	tcase_add_checked_fixture(tc, setup, teardown);
+	tcase_set_timeout(tc, 120);
+	tcase_add_test(tc, avx2_target_emits_no_avx512_and_agrees);
+	tcase_add_test(tc, sse_target_emits_xmm_only);
+	tcase_add_test(tc, unknown_cpu_or_feature_is_refused);
+	tcase_add_test(tc, jit_refuses_code_the_host_may_not_run);
+	return tc;
+}
 
 TCase *backend_codegen_tcase(void)
 {

@@ -177,5 +177,6 @@ TCase *backend_float16_tcase(void);
 TCase *backend_math_calls_tcase(void);
 TCase *backend_loops_tcase(void);
 TCase *backend_emission_tcase(void);
+TCase *backend_target_cpu_tcase(void);
 
 #endif

@@ -526,6 +526,65 @@ START_TEST(packed_cache_is_computed_per_k_block)
 }
 END_TEST
 
+/* ---------- red team (issue 14) ---------- */
+
+/* compute_at over a packed layout: a split pair `j // 8`, `j % 8` is one
+ * logical dimension, but cover still asks that the guessed writer stores
+ * exactly the cell read, so no reading of the pair can make it accept a
+ * wrong move. Probes: the consumer reads the other k block (accepted: the
+ * box follows the read, checked with the interpreter), then the consumer
+ * loop split and reordered; a pair `j // 4`, `j % 8` (not a pair: not
+ * supported); a producer that writes 12 of the 16 columns a consumer
+ * reads (cover refuted); a second consumer outside ko (not supported); a
+ * layout that needs padding, with or without pad_value (not supported). */
+static const char *pair_fn(const char *fn, const char *more)
+{
+	return arena_printf(&arena, "sch.work_on(\"%s\")\nsch.compute_at(block=\"Bp\", loop=\"ko\")\n%s", fn, more);
+}
+
+START_TEST(red_team_packed_pairs_never_accept_a_wrong_move)
+{
+	const char *k = tu_fixture("compute_at/packed_pairs.tir");
+	sched_free(accept_text(k, pair_fn("same_block", "")));
+	Schedule *s = accept_text(k, pair_fn("other_block", ""));
+	ts_has(tu_last(s)->note, "region of Bp per iteration: [0:2, (ko * 8 + 8) % 16:(ko * 8 + 8) % 16 + 8, 0:8]");
+	sched_free(s);
+	sched_free(accept_text(k, pair_fn("same_block", "jo, ji = sch.split(\"j#2\", factor=8)\nsch.reorder(\"jo\", \"ki\")\n")));
+	reject(k, pair_fn("mismatched_pair", ""), "not supported: the store of block \"Bp\" must index Bp");
+	StepReport *r = reject(k, pair_fn("partial_rows", ""), "compute_at.cover refuted");
+	ck_assert_int_eq(r->results[r->failed].verdict, VERDICT_REFUTED);
+	reject(k, pair_fn("second_consumer", ""), "not supported: the read of Bp at line 51 is not under loop 'ko'");
+	/* u = j + 3 (accepted); u = 15 - j and a pair with its % first are
+	 * not read as pairs (not supported); the k axis packed, the consumer
+	 * reading the next row's cell across the block edge (accepted) */
+	sched_free(accept_text(k, pair_fn("offset", "")));
+	reject(k, pair_fn("reversed", ""), "not supported: the store of block \"Bp\" must index Bp");
+	reject(k, pair_fn("pair_last", ""), "not supported: the store of block \"Bp\" must index Bp");
+	sched_free(accept_text(k, pair_fn("k_packed_shifted", "")));
+	const char *nd = tu_fixture("compute_at/packed_not_divisible.tir");
+	reject(nd, "sch.transform_layout(buffer=\"Bp\", index_map=lambda k, j: [j // 8, k, j % 8])\n"
+		   "sch.compute_at(block=\"Bp\", loop=\"ko\")",
+	       "not supported: Bp has a padded transformed layout");
+	reject(nd, "sch.transform_layout(buffer=\"Bp\", index_map=lambda k, j: [j // 8, k, j % 8], pad_value=0.0)\n"
+		   "sch.compute_at(block=\"Bp\", loop=\"ko\")",
+	       "not supported: Bp has a padded transformed layout");
+}
+END_TEST
+
+/* Unsound accept before the fix: the producer's new range comes from the
+ * consumer's index ko * 4 // m, read only under `if m != 0`, but the
+ * moved producer runs in every iteration: at m = 0 it divided by zero
+ * (`vsched equiv` found it). compute_at.range_safe is refuted, the
+ * replay shows the fault. */
+START_TEST(red_team_range_from_a_guarded_read_must_not_fault)
+{
+	StepReport *r = ts_refuted(&arena, tu_fixture("compute_at/range_from_a_guarded_read.tir"),
+				   "sch.compute_at(block=\"Bp\", loop=\"ko\")", "compute_at.range_safe");
+	ts_has(r->replay_text, "integer division by zero");
+	ts_has(r->replay_text, "before: runs without undefined behaviour");
+}
+END_TEST
+
 /* ---------- rejections with counterexamples ---------- */
 
 static const char read_before_written[] = "compute_at/read_before_written.tir";
@@ -973,6 +1032,8 @@ Suite *suite_compute_at(void)
 					reverse_retiles_a_consumer_with_nested_ranges,
 					reverse_index_inserts_before_a_body_statement}},
 		{"api", {api_compute_at_reports_region_note}},
+		{"red_team", {red_team_packed_pairs_never_accept_a_wrong_move,
+			      red_team_range_from_a_guarded_read_must_not_fault}},
 	};
 	for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
 		TCase *tc = tcase_create(cases[i].name);

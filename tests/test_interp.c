@@ -869,6 +869,53 @@ START_TEST(compiled_update_fast_paths_agree_with_the_tree)
 }
 END_TEST
 
+/* The compiled form's nests (perfect nests of constant loops over an
+ * update, or over a TensorIR block around one: tests/data/interp/nests/)
+ * against the tree walk: each kernel run to the end, on inputs with
+ * cells T.undef() or uninitialised and on an empty state
+ * (engines_agree_on), and stopped by the step limit at steps all through
+ * its nests, where the message names the limit. */
+START_TEST(compiled_nests_agree_with_the_tree)
+{
+	static const char *const names[] = {
+		"conv2d", "conv2d_oob", "partial", "int_nest", "block_two_reduce",
+		"block_split", "block_alias", "block_init_other", "block_where", "layout_div",
+		"prologue", "prologue_first", "map", "map_nest", "div_neg",
+	};
+	for (size_t k = 0; k < sizeof names / sizeof *names; k++) {
+		Arena a;
+		arena_init(&a);
+		DiagList d;
+		diag_init(&d, &a);
+		char path[128];
+		snprintf(path, sizeof path, "interp/nests/%s.tir", names[k]);
+		Module *m = tu_parse(&a, path, tu_fixture(path));
+		const Func *f = m->funcs[0];
+		ck_assert_int_gt(engines_agree_on(path, f, 1000000), 0);
+		State *in = interp_gen_input(&a, f, 7, &d);
+		ck_assert_ptr_nonnull(in);
+		State *st = state_clone(&a, in);
+		InterpResult r;
+		interp_run_engine(f, st, 0, INTERP_TREE, &r);
+		uint64_t total = r.steps, stride = total / 250 + 1;
+		for (uint64_t limit = 1; limit < total; limit += stride + (limit % 3)) {
+			char what[256];
+			snprintf(what, sizeof what, "%s stopped at %llu steps", path,
+				 (unsigned long long)limit);
+			ck_assert(!engines_agree(what, f, in, limit));
+			st = state_clone(&a, in);
+			interp_run_engine(f, st, limit, INTERP_COMPILED, &r);
+			char want[64];
+			snprintf(want, sizeof want, "step limit of %llu reached",
+				 (unsigned long long)limit);
+			ck_assert_msg(r.status != RUN_LIMIT || strstr(r.message, want), "%s: %s", what,
+				      r.message);
+		}
+		arena_free(&a);
+	}
+}
+END_TEST
+
 /* T.allocate_const: its cells hold the constants, row-major, and are
  * initialised (reading them is no UB). */
 START_TEST(allocate_const_cells_hold_the_constants)
@@ -934,6 +981,7 @@ Suite *suite_interp(void)
 		 {compiled_form_agrees_on_every_fixture, compiled_form_agrees_on_random_kernels,
 		  compiled_form_reports_ub_as_the_tree_does,
 		  compiled_update_fast_paths_agree_with_the_tree}},
+		{"compiled_nests", {compiled_nests_agree_with_the_tree}},
 	};
 	interp_add_cases(s, cases, sizeof cases / sizeof *cases);
 	interp_states_add_cases(s);

@@ -270,6 +270,47 @@ START_TEST(blocks_and_names)
 }
 END_TEST
 
+/* Red team (unsound accept before the fix): the shape is evaluated where
+ * the allocation lands, also where it did not run before. T.max(N[i], 1)
+ * lifted out of `if i < 4` read N[4] out of bounds, and T.max(100 // m, 1)
+ * lifted out of a loop of T.min(m, 8) iterations divided by zero at m ==
+ * 0: both committed (lift_alloc.shape holds, the max is at least 1) and
+ * `vsched equiv` found the UB. Now lift_alloc.shape_safe is refuted, the
+ * replay shows the fault; under `if m > 0` the same shape lifts. */
+START_TEST(shape_that_faults_where_it_lands_is_refuted)
+{
+	StepReport *r = ts_refuted(&arena, tu_fixture("lift_alloc/shape_divides_out_of_loop.tir"),
+				   "sch.lift_alloc(\"tmp\")", "lift_alloc.shape_safe");
+	ts_has(r->replay_text, "division by zero");
+	ts_has(r->replay_text, "before: runs without undefined behaviour");
+	r = ts_rejected(&arena, tu_fixture("lift_alloc/shape_faults_out_of_if.tir"), "sch.lift_alloc(\"tmp\")",
+			"obligation lift_alloc.shape_safe refuted");
+	ck_assert_int_eq(r->results[r->failed].verdict, VERDICT_REFUTED);
+	TsRun t = accept("lift_alloc/shape_divides_guarded.tir", "sch.lift_alloc(\"tmp\")");
+	ck_assert(ts_has_obligation(t.r, "lift_alloc.shape_safe", VERDICT_PROVEN));
+	sched_free(t.s);
+}
+END_TEST
+
+/* Red team: loops that run iterations at once, crossed. One cell shared
+ * by the lanes of a vectorized loop races (vectorize.no_race refuted); a
+ * cell per lane lifts; an unrolled loop runs its iterations in order and
+ * lifts; out of the serial loop inside a parallel one the buffer stays
+ * per thread (lifted), out of both it is
+ * shared by the threads and races. */
+START_TEST(loops_running_iterations_at_once_are_checked_again)
+{
+	const char *k = tu_fixture("lift_alloc/vectorized_and_parallel.tir");
+	ts_rejected(&arena, k, "sch.work_on(\"vec_shared\")\nsch.lift_alloc(\"tmp\")",
+		    "obligation vectorize.no_race refuted");
+	sched_free(ts_accept(&arena, k, "sch.work_on(\"vec_lanes\")\nsch.lift_alloc(\"tmp\")", 6).s);
+	sched_free(ts_accept(&arena, k, "sch.work_on(\"unrolled\")\nsch.lift_alloc(\"tmp\")", 6).s);
+	sched_free(ts_accept(&arena, k, "sch.work_on(\"par_in_serial\")\nsch.lift_alloc(\"tmp\")", 6).s);
+	ts_rejected(&arena, k, "sch.work_on(\"par_in_serial\")\nsch.lift_alloc(\"tmp\", n_lifts=2)",
+		    "obligation parallel.no_race refuted");
+}
+END_TEST
+
 Suite *suite_lift_alloc(void)
 {
 	Suite *s = suite_create("lift_alloc");
@@ -287,7 +328,9 @@ Suite *suite_lift_alloc(void)
 		{"property", {random_scratch_rows_commit_only_when_equivalent}},
 		{"script_and_api", {script_and_api}},
 		{"red_team", {shape_reading_what_the_statement_left_writes_is_not_lifted,
-			      reads_the_iteration_did_not_write_are_refuted, blocks_and_names}},
+			      reads_the_iteration_did_not_write_are_refuted, blocks_and_names,
+			      shape_that_faults_where_it_lands_is_refuted,
+			      loops_running_iterations_at_once_are_checked_again}},
 	};
 	for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
 		TCase *tc = tcase_create(cases[i].name);

@@ -892,6 +892,114 @@ START_TEST(parallel_reduction_and_a_scan_stay_races)
 }
 END_TEST
 
+/* ---------- red team (issue 14): faulting ranges, reduction operators ---------- */
+
+static const char range_faults[] = "loops/range_faults_when_moved_out.tir";
+
+/* Unsound accepts before the fix: j's range T.max(T.min(100 // m, 8), 0)
+ * (or N[m - 1]) is evaluated only where i runs, i.e. m > 0; reordered
+ * (j outside) or fused (extent N * M) it was evaluated at m = 0 too,
+ * dividing by zero (reading N[-1]): both committed and `vsched equiv`
+ * found the UB. Now reorder.range_safe / fuse.extent_safe are refuted,
+ * the replay shows the fault; a range reading N[0], or a nest whose
+ * outer loop surely runs (T.assume(m >= 1)), still moves. */
+static const char *on_func(const char *fn, const char *step)
+{
+	return arena_printf(&arena, "sch.work_on(\"%s\")\n%s", fn, step);
+}
+
+/* ---------- red team (issue 14): cut tails ---------- */
+
+static const char tail_where[] = "loops/tail_where_block.tir";
+
+/* A block with a T.where predicate, split with a named cut tail and the
+ * tail lifted (fission(i, before=jt)): a read of the next row's last
+ * column, which that row's tail writes later, is refuted with a replay;
+ * a read of its own row is lifted (checked with the interpreter). The
+ * tail nest of an integer row sum takes reorder and vectorize in ieee
+ * mode; reorder of a tail with the main part (not one chain) is a
+ * precondition. A tail named like the outer loop ("i") is renamed in
+ * print and reads back as the same program. */
+START_TEST(red_team_tails_of_where_blocks_and_reductions)
+{
+	const char *cut = "jo, ji, jt = sch.split(\"j\", factor=4, tail=\"cut\")\nsch.fission(\"i\", before=jt)";
+	StepReport *r = ts_refuted(&arena, tu_fixture(tail_where), on_func("cross_rows", cut), "fission.no_conflict");
+	ts_has(r->reason, "read of B at 13:41");
+	sched_free(accept(tu_fixture(tail_where), on_func("own_row", cut)));
+	sched_free(accept(tu_fixture(tail_where),
+			  on_func("sum_ints", "sch.float_mode(\"ieee\")\njo, ji, jt = sch.split(\"j\", factor=4, tail=\"cut\")\n"
+					      "ti, tj = sch.fission(\"i\", before=jt)\nsch.reorder(tj, ti)\nsch.vectorize(ji)")));
+	reject(tu_fixture(tail_where),
+	       on_func("sum_ints", "jo, ji, jt = sch.split(\"j\", factor=4, tail=\"cut\")\nsch.reorder(jt, jo)"),
+	       "must form one perfectly nested chain");
+	TsRun t = ts_accept(&arena, tu_fixture(tail_where),
+			    on_func("own_row", "jo, ji, i = sch.split(\"j\", factor=4, tail=\"cut\")"), 6);
+	ts_has(ts_print(&arena, ts_func(&t, NULL)), "for i_1 in T.serial(2):");
+	ts_assert_reparses(&arena, ts_func(&t, NULL));
+	sched_free(t.s);
+}
+END_TEST
+
+START_TEST(reorder_range_that_faults_where_it_lands_is_refuted)
+{
+	StepReport *r = ts_refuted(&arena, tu_fixture(range_faults), on_func("divides", "sch.reorder(\"j\", \"i\")"),
+				   "reorder.range_safe");
+	ts_has(r->replay_text, "integer division by zero (100 // 0)");
+	r = ts_refuted(&arena, tu_fixture(range_faults), on_func("reads", "sch.reorder(\"j\", \"i\")"),
+		       "reorder.range_safe");
+	ts_has(r->replay_text, "load N[-1] out of bounds");
+	sched_free(accept(tu_fixture(range_faults), on_func("reads_param", "sch.reorder(\"j\", \"i\")")));
+	TsRun t = ts_accept(&arena, tu_fixture(range_faults), on_func("runs", "sch.reorder(\"j\", \"i\")"), 6);
+	ck_assert(ts_has_obligation(t.r, "reorder.range_safe", VERDICT_PROVEN));
+	sched_free(t.s);
+}
+END_TEST
+
+START_TEST(fuse_extent_that_faults_before_the_outer_loop_is_refuted)
+{
+	StepReport *r = ts_refuted(&arena, tu_fixture(range_faults), on_func("divides", "sch.fuse(\"i\", \"j\")"),
+				   "fuse.extent_safe");
+	ts_has(r->replay_text, "integer division by zero (100 // 0)");
+	ts_refuted(&arena, tu_fixture(range_faults), on_func("reads", "sch.fuse(\"i\", \"j\")"), "fuse.extent_safe");
+	sched_free(accept(tu_fixture(range_faults), on_func("reads_param", "sch.fuse(\"i\", \"j\")")));
+	TsRun t = ts_accept(&arena, tu_fixture(range_faults), on_func("runs", "sch.fuse(\"i\", \"j\")"), 6);
+	ck_assert(ts_has_obligation(t.r, "fuse.extent_safe", VERDICT_PROVEN));
+	sched_free(t.s);
+}
+END_TEST
+
+/* vectorize of a reduction loop for the operators the first tests leave
+ * out (float * min max, float64 +, int * min, bool and/or), in each float
+ * mode: exact operators commit in both modes (checked with the
+ * interpreter), float ones commit in real mode and are refuted in ieee
+ * mode (+ and * at values whose roundings differ; min and max at signed
+ * zeros or NaN, where the order of the select decides); parallel of each
+ * stays a race. */
+START_TEST(vectorize_reduction_each_operator_and_float_mode)
+{
+	static const struct {
+		const char *fn;
+		bool exact; /* also in ieee mode */
+	} ops[] = {{"prod_f32", false}, {"max_f32", false}, {"min_f32", false}, {"sum_f64", false},
+		   {"prod_i32", true},	{"min_i32", true},  {"all_bool", true}, {"any_bool", true}};
+	const char *k = tu_fixture("loops/vectorize_reduction_ops.tir");
+	for (size_t i = 0; i < sizeof ops / sizeof ops[0]; i++) {
+		for (int ieee = 0; ieee < 2; ieee++) {
+			const char *script = arena_printf(&arena, "sch.work_on(\"%s\")\nsch.float_mode(\"%s\")\nsch.vectorize(\"j\")",
+							  ops[i].fn, ieee ? "ieee" : "real");
+			if (!ieee || ops[i].exact) {
+				sched_free(accept(k, script));
+				continue;
+			}
+			StepReport *r = reject(k, script, "vectorize.reassociate refuted");
+			ck_assert_int_eq(r->replay, REPLAY_IMPOSSIBLE);
+		}
+		reject(k, arena_printf(&arena, "sch.work_on(\"%s\")\nsch.parallel(\"j\")", ops[i].fn),
+		       "parallel.no_race");
+	}
+}
+END_TEST
+
 Suite *suite_split(void)
 {
 	Suite *s = suite_create("split");
@@ -919,6 +1027,9 @@ Suite *suite_split(void)
 	tcase_add_test(tc, tail_forms_that_are_not_supported_say_why);
 	tcase_add_test(tc, split_cut_tail_allocates_a_buffer_of_its_own);
 	suite_add_tcase(s, tc);
+	tc = loops_tcase("red_team");
+	tcase_add_test(tc, red_team_tails_of_where_blocks_and_reductions);
+	suite_add_tcase(s, tc);
 	tc = tcase_create("arguments");
 	tcase_add_checked_fixture(tc, setup, teardown);
 	tcase_add_test(tc, split_bad_arguments_are_bad_input);
@@ -936,6 +1047,9 @@ Suite *suite_fuse(void)
 	tcase_add_test(tc, fuse_symbolic_extents_must_not_both_be_negative);
 	suite_add_tcase(s, tc);
 	suite_add_tcase(s, fuse_review_cases());
+	tc = loops_tcase("red_team");
+	tcase_add_test(tc, fuse_extent_that_faults_before_the_outer_loop_is_refuted);
+	suite_add_tcase(s, tc);
 	return s;
 }
 
@@ -959,6 +1073,9 @@ Suite *suite_reorder(void)
 	tcase_add_test(tc, reorder_rejects_triangular_and_non_chain);
 	suite_add_tcase(s, tc);
 	suite_add_tcase(s, reorder_review_cases());
+	tc = loops_tcase("red_team");
+	tcase_add_test(tc, reorder_range_that_faults_where_it_lands_is_refuted);
+	suite_add_tcase(s, tc);
 	return s;
 }
 
@@ -977,6 +1094,9 @@ Suite *suite_parallel(void)
 	tcase_add_test(tc, vectorize_of_a_reduction_loop_proves_the_reassociation);
 	tcase_add_test(tc, vectorize_of_a_float_reduction_is_refuted_in_ieee_mode);
 	tcase_add_test(tc, parallel_reduction_and_a_scan_stay_races);
+	suite_add_tcase(s, tc);
+	tc = loops_tcase("red_team");
+	tcase_add_test(tc, vectorize_reduction_each_operator_and_float_mode);
 	suite_add_tcase(s, tc);
 	return s;
 }

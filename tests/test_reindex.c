@@ -258,6 +258,34 @@ START_TEST(red_team_reindex_cache_maps_that_merge_cells_are_refuted)
 }
 END_TEST
 
+/* Unsound accepts before the fix: the reindex buffer is allocated for the
+ * whole function with the iter domains as its shape. A domain T.min(m -
+ * 5, 16) is negative for m < 5, where the block's loop runs nothing: the
+ * allocation failed at m = 4 (`vsched equiv` found it); a domain that
+ * divides by m under `if m != 0` divided by zero at m = 0. Now
+ * reindex.shape is refuted with a replay, the copy of a range that may
+ * fault is not supported, and a domain the entry facts bound still
+ * reindexes. */
+START_TEST(red_team_reindex_buffer_shape_is_safe_at_entry)
+{
+	const char *k = tu_fixture("reindex/shapes_at_entry.tir");
+	for (int w = 0; w < 2; w++) {
+		const char *side = w ? "write" : "read";
+		StepReport *r = ts_refuted(&arena, k,
+					   arena_printf(&arena, "sch.work_on(\"negative_domain\")\nsch.reindex(\"B\", (\"%s\", 0))", side),
+					   "reindex.shape");
+		ts_has(r->replay_text, "has negative extent");
+		ts_rejected(&arena, k,
+			    arena_printf(&arena, "sch.work_on(\"guarded_div\")\nsch.reindex(\"B\", (\"%s\", 0))", side),
+			    "not supported: reindex: the range of loop j may fault");
+		TsRun t = ts_accept(&arena, k,
+				    arena_printf(&arena, "sch.work_on(\"assumed\")\nsch.reindex(\"B\", (\"%s\", 0))", side), 6);
+		ck_assert(ts_has_obligation(t.r, "reindex.shape", VERDICT_PROVEN));
+		sched_free(t.s);
+	}
+}
+END_TEST
+
 Suite *suite_reindex(void)
 {
 	Suite *s = suite_create("reindex");
@@ -282,6 +310,7 @@ Suite *suite_reindex(void)
 	tcase_set_timeout(tc, 120);
 	tcase_add_test(tc, red_team_reindex_of_a_buffer_read_and_written_is_refused);
 	tcase_add_test(tc, red_team_reindex_cache_maps_that_merge_cells_are_refuted);
+	tcase_add_test(tc, red_team_reindex_buffer_shape_is_safe_at_entry);
 	suite_add_tcase(s, tc);
 	return s;
 }

@@ -1202,6 +1202,164 @@ START_TEST(sequential_access_without_the_fission_check_is_caught)
 }
 END_TEST
 
+/* ---------- moved ranges and shapes (red team, issue 14) ----------
+ * reorder, fuse and lift_alloc move a loop range or an allocation shape
+ * to where it is evaluated on runs where the kernel as written never
+ * evaluated it (an outer loop of no iteration, an `if` not taken), and
+ * compute_at gives the moved producer a range from a read that may run
+ * under an `if` (a quarter of the kernels). A
+ * range or shape that divides by m - b or reads N[m - c] faults there
+ * for some m; each committed step must agree with the original for
+ * every m in -3..12 (enumerated, not drawn: the fault sits at one value),
+ * with no undefined behaviour the original does not have. */
+static char *gen_moved(int *prim, int *nlift)
+{
+	static const char *const outers[] = {"T.max(T.min(m - %u, 6), 0)", "4", "T.max(T.min(N[0], 6), 0)"};
+	static const char *const inners[] = {"T.max(T.min(100 // (m - %u), 6), 0)", "T.max(T.min(N[m - %u], 6), 0)",
+					     "T.max(T.min(N[0], 6), 0)", "3"};
+	static const char *const shapes[] = {"1", "T.max(100 // (m - %u), 1)", "T.max(N[m - %u], 1)",
+					     "T.max(N[0], 1)"};
+	StrBuf b = {0};
+	bool guard = rnd(3) == 0;
+	sb_puts(&b, "@T.prim_func\ndef moved(A: T.Buffer((6, 6), \"int32\"), N: T.Buffer((4,), \"int32\"), m: T.int32, "
+		    "B: T.Buffer((6, 6), \"int32\")):\n");
+	sb_puts(&b, "    for i in T.serial(");
+	sb_printf(&b, outers[rnd(3)], rnd(4));
+	sb_puts(&b, "):\n        for j in T.serial(");
+	sb_printf(&b, inners[rnd(4)], rnd(4));
+	sb_puts(&b, "):\n");
+	const char *ind = "            ";
+	if (guard) {
+		sb_printf(&b, "            if m > %u:\n", rnd(4));
+		ind = "                ";
+	}
+	sb_printf(&b, "%stmp = T.alloc_buffer([", ind);
+	sb_printf(&b, shapes[rnd(4)], rnd(4));
+	sb_printf(&b, "], \"int32\")\n%stmp[0] = A[i, j]\n%sB[i, j] = tmp[0] + 1\n", ind, ind);
+	*prim = (int)rnd(3);
+	*nlift = 1 + (int)rnd(guard ? 3 : 2);
+	return sb_take(&b);
+}
+
+/* compute_at of a producer whose region comes from a read that divides
+ * by m - b or reads N[m - c], under `if m > d` or not */
+static char *gen_moved_attach(void)
+{
+	static const char *const idxs[] = {"ko * 4 // (m - %u)", "ko * 4 + T.min(N[m - %u], 0)", "ko * 4 + %u",
+					   "ko * 4 + T.min(N[0], %u)"};
+	StrBuf b = {0};
+	sb_puts(&b, "@T.prim_func\ndef moved(A: T.Buffer((16,), \"int32\"), N: T.Buffer((4,), \"int32\"), m: T.int32, "
+		    "C: T.Buffer((4,), \"int32\")):\n"
+		    "    Bp = T.alloc_buffer([16], \"int32\")\n"
+		    "    with T.block(\"Bp\"):\n"
+		    "        for k in T.serial(16):\n"
+		    "            Bp[k] = A[k] * 2\n"
+		    "    for ko in T.serial(4):\n");
+	const char *ind = "        ";
+	if (rnd(3)) {
+		sb_printf(&b, "        if m > %u:\n", rnd(4));
+		ind = "            ";
+	}
+	sb_printf(&b, "%sC[ko] = Bp[T.max(T.min(", ind);
+	sb_printf(&b, idxs[rnd(4)], rnd(4));
+	sb_puts(&b, ", 15), 0)]\n");
+	return sb_take(&b);
+}
+
+/* 0: agree; 1: disagree (report in *why) */
+static int moved_agree(Arena *a, const Func *before, const Func *after, char **why)
+{
+	for (int64_t m = -3; m <= 12; m++) {
+		DiagList d;
+		diag_init(&d, a);
+		State *in = interp_gen_input_scalars(a, before, 7, &m, &d);
+		if (!in)
+			continue;
+		State *s1 = state_clone(a, in);
+		InterpResult r1, r2;
+		if (interp_run(before, s1, 0, &r1) != RUN_OK)
+			continue; /* the original's own UB: anything goes */
+		State *s2 = state_transfer(a, in, after, &d);
+		if (!s2) {
+			*why = strdup("input not transferable");
+			return 1;
+		}
+		if (interp_run(after, s2, 0, &r2) != RUN_OK) {
+			char buf[512];
+			snprintf(buf, sizeof buf, "m = %lld: after: %s", (long long)m, r2.message ? r2.message : "not ok");
+			*why = strdup(buf);
+			return 1;
+		}
+		char *diff = NULL;
+		if (!state_equal(s1, s2, false, 0, &diff)) {
+			char buf[512];
+			snprintf(buf, sizeof buf, "m = %lld: %s", (long long)m, diff ? diff : "differ");
+			free(diff);
+			*why = strdup(buf);
+			return 1;
+		}
+	}
+	return 0;
+}
+
+START_TEST(random_moved_ranges_and_shapes_agree_for_every_m)
+{
+	const char *env = getenv("VS_SOUNDNESS_STEPS");
+	int target = env ? atoi(env) / 10 : 150;
+	if (target < 60)
+		target = 60;
+	const char *seed = getenv("VS_SOUNDNESS_SEED");
+	rng_state = seed && *seed ? rng_seed_state(strtoull(seed, NULL, 0) + 77) : 0x9E3779B97F4A7C15ull;
+	static const char *const names[] = {"reorder", "fuse", "lift_alloc", "compute_at"};
+	int calls[4] = {0}, committed[4] = {0}, disagreements = 0;
+	char first[4096] = "";
+	for (int k = 0; k < target; k++) {
+		Arena a;
+		arena_init(&a);
+		int prim, nlift;
+		char *text = gen_moved(&prim, &nlift);
+		if (rnd(4) == 0) {
+			free(text);
+			text = gen_moved_attach();
+			prim = 3;
+		}
+		Module *mod = tu_parse(&a, "moved.tir", text);
+		ck_assert_msg(mod != NULL, "generated kernel does not parse:\n%s", text);
+		Schedule *s = tu_schedule(&a, mod);
+		char script[128];
+		if (prim == 0)
+			snprintf(script, sizeof script, "sch.reorder(\"j\", \"i\")");
+		else if (prim == 1)
+			snprintf(script, sizeof script, "sch.fuse(\"i\", \"j\")");
+		else if (prim == 2)
+			snprintf(script, sizeof script, "sch.lift_alloc(\"tmp\", n_lifts=%d)", nlift);
+		else
+			snprintf(script, sizeof script, "sch.compute_at(block=\"Bp\", loop=\"ko\")");
+		calls[prim]++;
+		if (tu_run(s, script) == STEP_COMMITTED) {
+			committed[prim]++;
+			char *why = NULL;
+			if (moved_agree(&a, mod->funcs[0], sched_func(s), &why)) {
+				if (!disagreements++)
+					snprintf(first, sizeof first, "%s\n%s\n%s", text, script, why);
+			}
+			free(why);
+		}
+		sched_free(s);
+		free(text);
+		arena_free(&a);
+	}
+	fprintf(stderr, "soundness (moved ranges and shapes): %d kernels, %d disagreements;", target, disagreements);
+	for (int i = 0; i < 4; i++)
+		fprintf(stderr, " %s %d/%d committed", names[i], committed[i], calls[i]);
+	fprintf(stderr, "\n");
+	ck_assert_msg(disagreements == 0, "disagreement:\n%s", first);
+	for (int i = 0; i < 4; i++) /* both outcomes for each */
+		ck_assert_msg(committed[i] > 0 && committed[i] < calls[i], "%s: %d/%d committed", names[i],
+			      committed[i], calls[i]);
+}
+END_TEST
+
 Suite *suite_soundness(void)
 {
 	Suite *s = suite_create("soundness");
@@ -1216,6 +1374,10 @@ Suite *suite_soundness(void)
 	tc = tcase_create("random_block_schedules");
 	tcase_set_timeout(tc, 900);
 	tcase_add_test(tc, random_block_schedules_agree_with_interpreter);
+	suite_add_tcase(s, tc);
+	tc = tcase_create("random_moved_ranges");
+	tcase_set_timeout(tc, 900);
+	tcase_add_test(tc, random_moved_ranges_and_shapes_agree_for_every_m);
 	suite_add_tcase(s, tc);
 	tc = tcase_create("checks_can_fail");
 	tcase_add_checked_fixture(tc, setup, teardown);

@@ -832,6 +832,26 @@ static const char *on(const char *fn, const char *lines)
 	return arena_printf(&arena, "sch.work_on(\"%s\")\n%s\n", fn, lines);
 }
 
+/* Unsound accept before the fix: the rfactor buffer is allocated for the
+ * whole function with the factored loop's extent as its shape; under `if
+ * m != 0` that extent T.max(T.min(100 // m, 4), 1) was evaluated at entry
+ * also at m = 0 (division by zero; `vsched equiv` found it). Now
+ * rfactor.shape is refuted with a replay; an extent using a loop outside
+ * the nest (it failed the IR verifier: an internal error) is not
+ * supported; a symbolic extent the entry facts bound still factors. */
+START_TEST(red_team_rfactor_buffer_shape_is_safe_at_entry)
+{
+	const char *k = tu_fixture("tensorir/rfactor_shape.tir");
+	StepReport *r = ts_refuted(&arena, k, on("guarded_div", "sch.rfactor(\"ko\", 0)"), "rfactor.shape");
+	ts_has(r->replay_text, "integer division by zero (100 // 0)");
+	ts_rejected(&arena, k, on("outer_var", "sch.rfactor(\"ko\", 0)"),
+		    "not supported: the shape of B_rf uses 'n', bound inside the function");
+	TsRun t = ts_accept(&arena, k, on("assumed", "sch.rfactor(\"ko\", 0)"), 6);
+	ck_assert(ts_has_obligation(t.r, "rfactor.shape", VERDICT_PROVEN));
+	sched_free(t.s);
+}
+END_TEST
+
 START_TEST(red_team_rfactor_of_a_wrong_reduction_is_refused)
 {
 	const char *k = tu_fixture(red_team);
@@ -1003,7 +1023,8 @@ Suite *suite_tensorir(void)
 		 {red_team_rfactor_of_a_wrong_reduction_is_refused, red_team_rfactor_needless_refusals_and_fresh_names,
 		  red_team_block_layout_that_reorders_or_misses_instances_is_refused,
 		  red_team_vectorize_of_a_wrong_reduction_is_refused,
-		  red_team_decompose_reduction_that_moves_an_init_too_far_is_refuted}},
+		  red_team_decompose_reduction_that_moves_an_init_too_far_is_refuted,
+		  red_team_rfactor_buffer_shape_is_safe_at_entry}},
 	};
 	for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
 		TCase *tc = tcase_create(cases[i].name);

@@ -30,9 +30,9 @@ const PrimSpec prim_table[] = {
 	{PRIM_FUSE, "fuse", false, -1,
 	 {REQ("loops", PK_LOOPS), BOOL_OPT("preserve_unit_iters", "True"),
 	  {"fused", PK_NAME, "\"i_j_fused\"", PA_API_ONLY, NULL}},
-	 "vs_fuse", "non-negative extents, no overflow"},
+	 "vs_fuse", "non-negative extents, no overflow; the inner extent cannot fault where the outer loop runs nothing"},
 	{PRIM_REORDER, "reorder", false, -1, {REQ("loops", PK_LOOPS)}, "vs_reorder",
-	 "swapped iteration pairs commute (float reductions only in `real` mode)"},
+	 "swapped iteration pairs commute (float reductions only in `real` mode); a range moved out of a loop that may run nothing cannot fault"},
 	{PRIM_PARALLEL, "parallel", false, 1, {REQ("loop", PK_LOOP)}, "vs_parallel",
 	 "no race between iterations; constant extents"},
 	{PRIM_VECTORIZE, "vectorize", false, 1, {REQ("loop", PK_LOOP)}, "vs_vectorize",
@@ -127,7 +127,7 @@ const PrimSpec prim_table[] = {
 	 "`buffer` is `(\"read\"|\"write\", K)` or a buffer's name; the access is one point of the iter vars (TVM's check); the new buffer's index inside its "
 	 "shape; instances sharing a cell of it share the buffer's cell (read), or exactly those "
 	 "(write); the copy reads initialised cells; a write read back needs `T.init` to write the "
-	 "cell first (`proofs/reindex.md`)"},
+	 "cell first; the new buffer's shape is non-negative and cannot fault at entry (`proofs/reindex.md`)"},
 	{PRIM_REINDEX_CACHE_READ, "reindex_cache_read", false, 4,
 	 {REQ("block", PK_BLOCK), REQ("read_buffer_index", PK_BUFFER_INDEX),
 	  REQ("storage_scope", PK_SCOPE), REQ("index_map", PK_MAP),
@@ -142,7 +142,7 @@ const PrimSpec prim_table[] = {
 	{PRIM_COMPUTE_AT, "compute_at", false, 4,
 	 {REQ("block", PK_BLOCK), REQ("loop", PK_LOOP), BOOL_OPT("preserve_unit_loops", "False"),
 	  {"index", PK_INT, "-1", 0, NULL}},
-	 "vs_compute_at", "per-iteration region inferred and proven (cover, within, fit, inputs unchanged); "
+	 "vs_compute_at", "per-iteration region inferred and proven (cover, within, fit, inputs unchanged, new ranges cannot fault); "
 	 "a cache packed by `transform_layout` (`[j // 32, k, j % 32]`) is read in logical dimensions"},
 	{PRIM_REVERSE_COMPUTE_AT, "reverse_compute_at", false, 4,
 	 {REQ("block", PK_BLOCK), REQ("loop", PK_LOOP), BOOL_OPT("preserve_unit_loops", "False"),
@@ -156,8 +156,8 @@ const PrimSpec prim_table[] = {
 	 "`op` associative and commutative on the dtype in the float mode (float `+ *` in `real` mode "
 	 "only; refuted in `ieee` mode at values whose roundings differ), the init is `op`'s identity, "
 	 "the factored loop is a reduction loop (from the accesses), each spatial point updates its own "
-	 "cell, the inits run at the first reduction point, the folded value reads no updated cell "
-	 "(`proofs/rfactor.md`)"},
+	 "cell, the inits run at the first reduction point, the folded value reads no updated cell, the "
+	 "rfactor buffer's shape is non-negative and cannot fault at entry (`proofs/rfactor.md`)"},
 	{PRIM_ADD_UNIT_LOOP, "add_unit_loop", false, 1, {REQ("block_or_loop", PK_BLOCK_OR_LOOP)},
 	 "vs_add_unit_loop", "none: a fresh loop of one iteration runs its body once"},
 	{PRIM_LIFT_ALLOC, "lift_alloc", false, 2,
@@ -165,7 +165,7 @@ const PrimSpec prim_table[] = {
 	 "Exo's: the allocation leaves `n_lifts` loops or ifs; every read of the buffer finds its cell "
 	 "written earlier in the same iteration (no value carried across iterations; replayed as an "
 	 "uninitialised read), a parallel or vectorized loop crossed has no race on the now shared "
-	 "buffer (`proofs/lift_alloc.md`)"},
+	 "buffer, the shape is non-negative and cannot fault where it lands (`proofs/lift_alloc.md`)"},
 	/* ---- handles and settings (scripts) ---- */
 	{PRIM_GET_BLOCK, "get_block", false, 2, {REQ("name", PK_NAME), NAME_OPT("func_name", PK_FUNC)},
 	 NULL, "none: a handle to the block"},
