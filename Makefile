@@ -193,9 +193,13 @@ BENCH := $(BUILD)/bench/bench
 $(BUILD)/bench/naive.o: bench/naive.c
 	@mkdir -p $(dir $@)
 	clang -O3 -march=native -c $< -o $@
-$(BENCH): bench/bench.c $(BUILD)/bench/naive.o $(LIBVS)
+# the read kernels behind the row sum's bandwidth figure, compiled alike
+$(BUILD)/bench/readbw.o: bench/readbw.c
+	@mkdir -p $(dir $@)
+	clang -O3 -march=native -c $< -o $@
+$(BENCH): bench/bench.c $(BUILD)/bench/naive.o $(BUILD)/bench/readbw.o $(LIBVS)
 	$(CC) $(ALL_CFLAGS) $(shell pkg-config --cflags openblas) -o $@ bench/bench.c \
-	  $(BUILD)/bench/naive.o $(LIBVS) $(LIBS) $(shell pkg-config --libs openblas) -ldnnl -lgomp
+	  $(BUILD)/bench/naive.o $(BUILD)/bench/readbw.o $(LIBVS) $(LIBS) $(shell pkg-config --libs openblas) -ldnnl -lgomp
 # the interpreter's speed, tree walk vs compiled form (appended to the
 # results; `make bench-interp` runs it alone)
 INTERP_BENCH := $(BUILD)/bench/interp_bench

@@ -123,6 +123,9 @@ typedef struct BackendStats {
 	double lower_seconds, codegen_seconds, optimize_seconds;
 	int nfuncs;
 	int nparallel_loops, nvectorized_loops, nunrolled_loops;
+	/* vectorized integer reductions whose per-lane partial results stay
+	 * in one vector accumulator across the serial loops around them */
+	int nregister_reductions;
 	int nllvm_warnings; /* e.g. a vectorize annotation LLVM did not carry out */
 } BackendStats;
 

@@ -54,6 +54,18 @@ typedef struct Cg {
 	DiagList *d;
 	bool failed;
 	PtrMap access_map; /* node -> const FlatAccess * */
+	/* a vectorized reduction kept in a vector accumulator across the
+	 * serial loops around it (cg_stmt.c, register_reduction): while its
+	 * nest is generated, the update's load and store address lane
+	 * (lane - lane_lo) of acc instead of the reduced cell */
+	struct {
+		const void *load, *store;
+		LLVMValueRef acc; /* W elements on the stack */
+		const Var *lane;  /* the vectorized loop's variable */
+		int64_t lane_lo;
+		const void *vloop; /* the vectorized loop */
+		int64_t lanes, elem_bytes;
+	} red;
 } Cg;
 
 /* ---- types ---- */

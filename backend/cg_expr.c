@@ -718,6 +718,16 @@ LLVMValueRef cg_address(Cg *cg, const Buffer *b, int nidx, Expr *const *idx, Spa
 		cg_fail(cg, sp, "internal: buffer %s is not in scope in the code generator", b->name);
 		return NULL;
 	}
+	if (cg->red.acc && node && (node == cg->red.load || node == cg->red.store)) {
+		CgVar *lv = cg_lookup(cg, cg->red.lane);
+		if (!lv) {
+			cg_fail(cg, sp, "internal: the reduction lane is not bound");
+			return NULL;
+		}
+		CgVal k = cg_convert(cg, (CgVal){lv->v, lv->r}, cg->red.lane->dtype, DT_INT64);
+		LLVMValueRef off = LLVMBuildSub(cg->b, k.v, cg_int64(cg, cg->red.lane_lo), "");
+		return LLVMBuildInBoundsGEP2(cg->b, cg_mem_type(cg, b->dtype), cg->red.acc, &off, 1, "");
+	}
 	const FlatAccess *acc = find_access(cg, node);
 	LLVMValueRef nested = acc ? nested_address(cg, cb, acc) : NULL;
 	if (nested) {

@@ -3,9 +3,12 @@
  * proven to fit), `parallel` loops outlined into a body function run by
  * the pthread pool of runtime.c, `vectorize` as forced loop
  * vectorization metadata, `unroll` by replicating the body (metadata past
- * UNROLL_LIMIT iterations), local buffers on the stack or the heap, the
- * kernel function and its JIT entry wrapper. */
+ * UNROLL_LIMIT iterations), a vectorized integer reduction's partial
+ * results kept in vector registers across the serial loops around it,
+ * local buffers on the stack or the heap, the kernel function and its JIT
+ * entry wrapper. */
 #include "backend/cg.h"
+#include "kernel/analysis/expr_query.h"
 
 #include <llvm-c/DebugInfo.h>
 #include <stdio.h>
@@ -464,6 +467,218 @@ static LLVMMetadataRef vectorized_followup(Cg *cg)
 	return LLVMMDNodeInContext2(cg->ctx, ops, 2);
 }
 
+/* ---------- vectorized reductions kept in registers ----------
+ *
+ * A nest `for serial ...: for v in vectorized(W): X[idx] = X[idx] op e`
+ * whose cell X[idx] is the same in every iteration of the nest: LLVM's
+ * vectorizer reduces the W lanes into X at the end of every run of the
+ * vectorized loop (a horizontal reduction per 16 elements of a row). It
+ * is generated instead with one accumulator of W lanes for the whole
+ * nest: lane 0 starts at X[idx], the others at op's identity; the update
+ * of iteration v goes to lane v - lo; after the nest, X[idx] = the
+ * reduction of the lanes. That regroups the updates of the serial loops
+ * too, which is exact for the wrapping integer + and *, min and max
+ * (semantics.md, Reductions): integers only, so float results never
+ * change. The nest's loops have literal ranges of at least one
+ * iteration, so X[idx] is read and written exactly when the kernel as
+ * written reads and writes it. */
+
+static const Stmt *only_stmt(const Stmt *s)
+{
+	while (s && s->kind == ST_SEQ && s->u.seq.n == 1)
+		s = s->u.seq.items[0];
+	return s;
+}
+
+static bool literal_range(const Stmt *l, int64_t *lo, int64_t *ext)
+{
+	return an_const_int(l->u.loop.min, lo) && an_const_int(l->u.loop.extent, ext) && *ext >= 1;
+}
+
+static bool same_cell(const Expr *e, const Stmt *st)
+{
+	if (e->kind != EX_LOAD || e->u.load.buf != st->u.store.buf || e->dtype != st->u.store.buf->dtype ||
+	    e->u.load.nidx != st->u.store.nidx)
+		return false;
+	for (int k = 0; k < e->u.load.nidx; k++)
+		if (!ir_expr_equal(e->u.load.idx[k], st->u.store.idx[k]))
+			return false;
+	return true;
+}
+
+typedef struct RegReduction {
+	const Stmt *vloop, *store;
+	const Expr *load;
+	BinOp op;
+	int64_t lane_lo, lanes;
+} RegReduction;
+
+#define REG_REDUCTION_DEPTH 16
+static bool register_reduction_match(const Stmt *l, RegReduction *r)
+{
+	const Var *vars[REG_REDUCTION_DEPTH + 1];
+	int nv = 0;
+	int64_t lo, ext;
+	const Stmt *s = l;
+	while (s && s->kind == ST_FOR && s->u.loop.kind == FOR_SERIAL) {
+		if (nv == REG_REDUCTION_DEPTH || !literal_range(s, &lo, &ext))
+			return false;
+		vars[nv++] = s->u.loop.var;
+		s = only_stmt(s->u.loop.body);
+	}
+	if (!s || s->kind != ST_FOR || s->u.loop.kind != FOR_VECTORIZED || !literal_range(s, &lo, &ext) ||
+	    ext < 2 || ext > MAX_VECTOR_LANES || (ext & (ext - 1)) != 0)
+		return false;
+	vars[nv++] = s->u.loop.var;
+	r->vloop = s;
+	r->lane_lo = lo;
+	r->lanes = ext;
+	const Stmt *st = only_stmt(s->u.loop.body);
+	if (!st || st->kind != ST_STORE)
+		return false;
+	const Buffer *x = st->u.store.buf;
+	const Expr *v = st->u.store.value;
+	if (!dtype_is_int(x->dtype) || v->kind != EX_BIN || v->dtype != x->dtype)
+		return false;
+	r->op = v->u.bin.op;
+	switch (r->op) {
+	case OP_ADD: case OP_MUL: case OP_MIN: case OP_MAX:
+		break;
+	case OP_SUB: case OP_DIV: case OP_FLOORDIV: case OP_FLOORMOD: case OP_SHL: case OP_SHR:
+	case OP_EQ: case OP_NE: case OP_LT: case OP_LE: case OP_GT: case OP_GE:
+	case OP_AND: case OP_OR: case OP_COUNT:
+		return false;
+	}
+	const Expr *a = v->u.bin.a, *b = v->u.bin.b;
+	r->load = same_cell(a, st) ? a : same_cell(b, st) ? b : NULL;
+	if (!r->load || an_expr_reads(r->load == a ? b : a, x))
+		return false;
+	/* the cell is the same in every iteration of the nest */
+	for (int k = 0; k < st->u.store.nidx; k++) {
+		const Expr *ix = st->u.store.idx[k];
+		if (an_expr_reads(ix, x))
+			return false;
+		for (int i = 0; i < nv; i++)
+			if (ir_expr_uses_var(ix, vars[i]))
+				return false;
+	}
+	r->store = st;
+	return true;
+}
+
+/* op's identity on the dtype: 0, 1, the largest or the smallest value */
+static LLVMValueRef reduction_identity(LLVMTypeRef et, BinOp op, DType t)
+{
+	unsigned bits = LLVMGetIntTypeWidth(et);
+	unsigned long long top = 1ull << (bits - 1);
+	bool sgn = dtype_is_signed(t);
+	switch (op) {
+	case OP_MUL: return LLVMConstInt(et, 1, 0);
+	case OP_MIN: return sgn ? LLVMConstInt(et, top - 1, 0) : LLVMConstAllOnes(et);
+	case OP_MAX: return sgn ? LLVMConstInt(et, top, 0) : LLVMConstNull(et);
+	case OP_ADD: case OP_SUB: case OP_DIV: case OP_FLOORDIV: case OP_FLOORMOD: case OP_SHL: case OP_SHR:
+	case OP_EQ: case OP_NE: case OP_LT: case OP_LE: case OP_GT: case OP_GE:
+	case OP_AND: case OP_OR: case OP_COUNT:
+		break;
+	}
+	return LLVMConstNull(et);
+}
+
+static const char *reduction_intrinsic(BinOp op, DType t)
+{
+	bool sgn = dtype_is_signed(t);
+	switch (op) {
+	case OP_MUL: return "llvm.vector.reduce.mul";
+	case OP_MIN: return sgn ? "llvm.vector.reduce.smin" : "llvm.vector.reduce.umin";
+	case OP_MAX: return sgn ? "llvm.vector.reduce.smax" : "llvm.vector.reduce.umax";
+	case OP_ADD: case OP_SUB: case OP_DIV: case OP_FLOORDIV: case OP_FLOORMOD: case OP_SHL: case OP_SHR:
+	case OP_EQ: case OP_NE: case OP_LT: case OP_LE: case OP_GT: case OP_GE:
+	case OP_AND: case OP_OR: case OP_COUNT:
+		break;
+	}
+	return "llvm.vector.reduce.add";
+}
+
+/* The serial loops of a register reduction's nest stay loops: fully
+ * unrolled, a row of make bench's row sum became 64 loads in an order
+ * LLVM's scheduler picks, not by address, and ran 1.2x (8 MB) to 1.6x
+ * (256 MB) slower than the loop, which reads each row in order (AMD
+ * EPYC, AVX-512, side by side in one run, load average 10). The loop
+ * right around the vectorized one is unrolled so that an iteration reads
+ * at least 256 bytes (a 4-lane int32 sum kept as a loop of one vector
+ * add ran 1.2x to 1.5x slower than fully unrolled); the others not. */
+static void keep_loop(Cg *cg, LLVMValueRef latch_br, const Stmt *l)
+{
+	LLVMMetadataRef p;
+	int64_t bytes = cg->red.lanes * cg->red.elem_bytes;
+	if (only_stmt(l->u.loop.body) == cg->red.vloop && bytes < 256) {
+		LLVMMetadataRef ops[2];
+		ops[0] = LLVMMDStringInContext2(cg->ctx, "llvm.loop.unroll.count", 22);
+		ops[1] = LLVMValueAsMetadata(LLVMConstInt(LLVMInt32TypeInContext(cg->ctx),
+							  (unsigned long long)(256 / bytes), 0));
+		p = LLVMMDNodeInContext2(cg->ctx, ops, 2);
+	} else {
+		p = md_prop(cg, "llvm.loop.unroll.disable", false);
+	}
+	set_loop_metadata(cg, latch_br, 1, &p);
+}
+
+/* The serial loop l as a nest with a register reduction, if it is one. */
+static bool register_reduction(Cg *cg, const Stmt *l, const LoopBounds *lb)
+{
+	RegReduction r;
+	if (cg->red.acc || !register_reduction_match(l, &r))
+		return false;
+	const Stmt *st = r.store;
+	const Buffer *x = st->u.store.buf;
+	LLVMValueRef p = cg_address(cg, x, st->u.store.nidx, st->u.store.idx, st->span, st);
+	if (!p)
+		return true;
+	LLVMTypeRef et = cg_mem_type(cg, x->dtype), vt = LLVMVectorType(et, (unsigned)r.lanes);
+	unsigned ealign = LLVMGetIntTypeWidth(et) / 8;
+	LLVMValueRef x0 = LLVMBuildLoad2(cg->b, et, p, "");
+	CgBuf *cb = cg_find_buffer(cg, x);
+	if (cb && cb->freeze) /* as load() reads it */
+		x0 = LLVMBuildFreeze(cg->b, x0, "");
+	LLVMValueRef acc = entry_alloca(cg, et, cg_int64(cg, r.lanes), 64);
+	LLVMValueRef vp = LLVMBuildPointerCast(cg->b, acc, LLVMPointerType(vt, 0), "");
+	LLVMValueRef id = reduction_identity(et, r.op, x->dtype);
+	LLVMValueRef *ids = calloc((size_t)r.lanes, sizeof *ids);
+	if (!ids) {
+		cg_fail(cg, st->span, "out of memory");
+		return true;
+	}
+	for (int64_t k = 0; k < r.lanes; k++)
+		ids[k] = id;
+	LLVMValueRef init = LLVMConstVector(ids, (unsigned)r.lanes);
+	free(ids);
+	init = LLVMBuildInsertElement(cg->b, init, x0, LLVMConstNull(i32t(cg)), "");
+	/* alive from here to the reduction (again in each run of an
+	 * enclosing loop): LLVM need not store the registers back */
+	LLVMValueRef life[2] = {cg_int64(cg, r.lanes * (int64_t)ealign),
+				LLVMBuildPointerCast(cg->b, acc, i8p(cg), "")};
+	cg_call_intrinsic(cg, "llvm.lifetime.start", i8p(cg), life, 2);
+	LLVMSetAlignment(LLVMBuildStore(cg->b, init, vp), ealign);
+	cg->red.load = r.load;
+	cg->red.store = st;
+	cg->red.acc = acc;
+	cg->red.lane = r.vloop->u.loop.var;
+	cg->red.lane_lo = r.lane_lo;
+	cg->red.vloop = r.vloop;
+	cg->red.lanes = r.lanes;
+	cg->red.elem_bytes = ealign;
+	cg->stats->nregister_reductions++;
+	keep_loop(cg, serial_loop(cg, lb, l->u.loop.body), l);
+	memset(&cg->red, 0, sizeof cg->red);
+	LLVMValueRef all = LLVMBuildLoad2(cg->b, vt, vp, "");
+	LLVMSetAlignment(all, ealign);
+	life[1] = LLVMBuildPointerCast(cg->b, acc, i8p(cg), "");
+	cg_call_intrinsic(cg, "llvm.lifetime.end", i8p(cg), life, 2);
+	LLVMValueRef sum = cg_call_intrinsic(cg, reduction_intrinsic(r.op, x->dtype), vt, &all, 1);
+	LLVMBuildStore(cg->b, sum, p);
+	return true;
+}
+
 static void for_loop(Cg *cg, const Stmt *s)
 {
 	LoopBounds lb = loop_bounds(cg, s);
@@ -472,7 +687,11 @@ static void for_loop(Cg *cg, const Stmt *s)
 	LLVMValueRef br;
 	switch (s->u.loop.kind) {
 	case FOR_SERIAL:
-		serial_loop(cg, &lb, body);
+		if (register_reduction(cg, s, &lb))
+			return;
+		br = serial_loop(cg, &lb, body);
+		if (cg->red.acc) /* inside a register reduction's nest */
+			keep_loop(cg, br, s);
 		return;
 	case FOR_PARALLEL:
 		cg->stats->nparallel_loops++;

@@ -352,6 +352,32 @@ START_TEST(vectorized_loop_gives_vector_code)
 }
 END_TEST
 
+/* A vectorized integer reduction into one cell across serial loops keeps
+ * one vector of partial results for the whole nest and reduces it once
+ * (register_reduction): on odd extents, + * min max, int8 to int64 and
+ * uint8, values that wrap, the cell on either side of the operator, it
+ * computes exactly what the interpreter does. A cell per lane, or a float
+ * sum, stays LLVM's own vectorization. */
+START_TEST(vectorized_integer_reduction_stays_in_registers)
+{
+	Built b = build(tu_fixture("backend/register_reduction.tir"), NULL);
+	ck_assert_int_eq(backend_stats(b.p)->lower.nserialized, 0);
+	ck_assert_int_eq(backend_stats(b.p)->nvectorized_loops, 10);
+	ck_assert_int_eq(backend_stats(b.p)->nparallel_loops, 1);
+	ck_assert_int_eq(backend_stats(b.p)->nregister_reductions, 8);
+	DiagList d;
+	diag_init(&d, &arena);
+	char *ir = backend_emit_string(b.p, EMIT_LLVM, &d);
+	ck_assert_ptr_nonnull(ir);
+	assert_contains(ir, "llvm.vector.reduce.mul");
+	assert_contains(ir, "llvm.vector.reduce.smin");
+	assert_contains(ir, "llvm.vector.reduce.umax");
+	free(ir);
+	assert_jit_agrees(b.p, 6, 0.0);
+	built_free(&b);
+}
+END_TEST
+
 START_TEST(unrolled_loop_is_replicated)
 {
 	const char *k = tu_fixture("backend/unrolled_loop_is_replicated.tir");
@@ -962,6 +988,7 @@ TCase *backend_loops_tcase(void)
 	tcase_add_test(tc, parallel_body_keeps_the_buffers_noalias);
 	tcase_add_test(tc, vectorized_loop_gives_vector_code);
 	tcase_add_test(tc, vectorized_reduction_keeps_vector_partial_sums);
+	tcase_add_test(tc, vectorized_integer_reduction_stays_in_registers);
 	tcase_add_test(tc, unrolled_loop_is_replicated);
 	tcase_add_test(tc, long_unrolled_loop_is_unrolled_partially);
 	tcase_add_test(tc, huge_allocation_fails_instead_of_wrapping);
