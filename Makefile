@@ -197,8 +197,8 @@ $(BUILD)/bench/naive.o: bench/naive.c
 $(BUILD)/bench/readbw.o: bench/readbw.c
 	@mkdir -p $(dir $@)
 	clang -O3 -march=native -c $< -o $@
-$(BENCH): bench/bench.c $(BUILD)/bench/naive.o $(BUILD)/bench/readbw.o $(LIBVS)
-	$(CC) $(ALL_CFLAGS) $(shell pkg-config --cflags openblas) -o $@ bench/bench.c \
+$(BENCH): bench/bench.c bench/bench_scale.c bench/bench.h $(BUILD)/bench/naive.o $(BUILD)/bench/readbw.o $(LIBVS)
+	$(CC) $(ALL_CFLAGS) $(shell pkg-config --cflags openblas) -o $@ bench/bench.c bench/bench_scale.c \
 	  $(BUILD)/bench/naive.o $(BUILD)/bench/readbw.o $(LIBVS) $(LIBS) $(shell pkg-config --libs openblas) -ldnnl -lgomp
 # the interpreter's speed, tree walk vs compiled form (appended to the
 # results; `make bench-interp` runs it alone)
