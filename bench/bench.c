@@ -412,26 +412,37 @@ static void call_blas(Run *r)
 
 static void call_naive_matmul(Run *r) { naive_matmul(r->a, r->b, r->c, r->n); }
 
+/* The schedule file for this CPU: env (a variable naming a file) if set,
+ * else the AVX-512 one where the CPU has AVX-512, else the other; *why
+ * says which and why, for the results. */
+static const char *schedule_for_host(const char *env, const char *avx512, const char *why_avx512,
+				     const char *other, const char *why_other, const char **why)
+{
+	const char *file = env ? getenv(env) : NULL;
+	if (file && *file) {
+		*why = env;
+		return file;
+	}
+	__builtin_cpu_init();
+	bool wide = __builtin_cpu_supports("avx512f");
+	*why = wide ? why_avx512 : why_other;
+	return wide ? avx512 : other;
+}
+
 /* The matmul schedule for this CPU (issue 14: schedules for the host): the
  * register tile follows the vector register file, 32 AVX-512 registers of
  * 16 floats or 16 AVX2 registers of 8; VS_BENCH_MATMUL_SCHEDULE=FILE
  * overrides. *why says which and why, for the results. */
 static const char *matmul_schedule(const char **why)
 {
-	const char *env = getenv("VS_BENCH_MATMUL_SCHEDULE");
-	if (env && *env) {
-		*why = "VS_BENCH_MATMUL_SCHEDULE";
-		return env;
-	}
 	__builtin_cpu_init();
-	if (__builtin_cpu_supports("avx512f")) {
-		*why = "the CPU has AVX-512: 32 vector registers, 8 x 32 tiles";
-		return "bench/matmul_avx512.sched";
-	}
-	*why = __builtin_cpu_supports("avx2")
-		       ? "the CPU has AVX2, no AVX-512: 16 vector registers, 6 x 16 tiles, B packed"
-		       : "no AVX2: the AVX2 schedule's 6 x 16 tiles (narrower vectors split)";
-	return "bench/matmul_6x16_avx2.sched";
+	return schedule_for_host("VS_BENCH_MATMUL_SCHEDULE", "bench/matmul_avx512.sched",
+				 "the CPU has AVX-512: 32 vector registers, 8 x 32 tiles",
+				 "bench/matmul_6x16_avx2.sched",
+				 __builtin_cpu_supports("avx2")
+					 ? "the CPU has AVX2, no AVX-512: 16 vector registers, 6 x 16 tiles, B packed"
+					 : "no AVX2: the AVX2 schedule's 6 x 16 tiles (narrower vectors split)",
+				 why);
 }
 
 static void bench_matmul(int n, const char *tir)
@@ -572,18 +583,11 @@ static void choose_threads(void)
  * VS_BENCH_MATMUL_PAR_SCHEDULE overrides. */
 static const char *matmul_par_schedule(const char **why)
 {
-	const char *env = getenv("VS_BENCH_MATMUL_PAR_SCHEDULE");
-	if (env && *env) {
-		*why = "VS_BENCH_MATMUL_PAR_SCHEDULE";
-		return env;
-	}
-	__builtin_cpu_init();
-	if (__builtin_cpu_supports("avx512f")) {
-		*why = "AVX-512: 8 x 32 tiles, B packed, parallel over 8-row panels inside each k block";
-		return "bench/matmul_avx512_par.sched";
-	}
-	*why = "no AVX-512: 4 x 16 tiles, B packed, parallel over 4-row panels inside each k block";
-	return "bench/matmul_avx2_par.sched";
+	return schedule_for_host("VS_BENCH_MATMUL_PAR_SCHEDULE", "bench/matmul_avx512_par.sched",
+				 "AVX-512: 8 x 32 tiles, B packed, parallel over 8-row panels inside each k block",
+				 "bench/matmul_avx2_par.sched",
+				 "no AVX-512: 4 x 16 tiles, B packed, parallel over 4-row panels inside each k block",
+				 why);
 }
 
 /* The cost of one fork/join of vsched's pool: the median time of a call
@@ -895,13 +899,9 @@ enum { C2_CB = 4, C2_HW = 56, C2_P = C2_HW + 2 };
 
 static const char *conv2d_schedule(const char **why)
 {
-	__builtin_cpu_init();
-	if (__builtin_cpu_supports("avx512f")) {
-		*why = "AVX-512: 32 vector registers, 28 pixels x 16 channels";
-		return "bench/conv2d_avx512.sched";
-	}
-	*why = "no AVX-512: 16 vector registers, 6 pixels x 16 channels, a 2-pixel tail";
-	return "bench/conv2d_avx2.sched";
+	return schedule_for_host(NULL, "bench/conv2d_avx512.sched", "AVX-512: 32 vector registers, 28 pixels x 16 channels",
+				 "bench/conv2d_avx2.sched",
+				 "no AVX-512: 16 vector registers, 6 pixels x 16 channels, a 2-pixel tail", why);
 }
 
 /* The schedule (and extra steps, or NULL) applied to bench/conv2d_small.tir,
